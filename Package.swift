@@ -1,0 +1,19 @@
+// swift-tools-version:6.0
+// Targets and their one-way dependencies are described in docs/architecture.md.
+import PackageDescription
+
+let package = Package(
+    name: "Herald",
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "Realtime", dependencies: ["CLinux", "COpenSSL"]),
+        .target(name: "API", dependencies: ["Realtime", "COpenSSL"]),
+        .executableTarget(name: "herald", dependencies: ["API", "Realtime"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Realtime"], exclude: ["Fixtures"]),
+    ]
+)

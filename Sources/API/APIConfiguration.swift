@@ -1,0 +1,25 @@
+import Realtime
+
+/// What the HTTP API needs to know beyond the realtime core: credentials and body limits.
+public struct APIConfiguration: Sendable {
+    /// Bearer key of the app backend for the server API (`HERALD_SERVER_KEY`); nil refuses all.
+    public var serverKey: String?
+    /// Keys access tokens may be signed with (HS256 secret and/or a PEM public key).
+    public var verificationKeys: [VerificationKey]
+    /// Signs `POST /v1/dev/token` tokens; non-nil only in dev mode (`HERALD_DEV=1`).
+    public var devIssuer: AccessTokenIssuer?
+    /// Clock skew allowed on `exp`/`nbf`, seconds (RT-3: 60).
+    public var leewaySeconds: Int64 = 60
+    /// Largest published `data`, bytes of compact JSON (RT-4: 64 KiB).
+    public var maxDataBytes: Int = 64 * 1024
+    /// Most channels one stream may ask for with `?channels=`.
+    public var maxChannelsPerStream: Int = 64
+    /// Most messages in one `POST /v1/publish/batch`.
+    public var maxBatchMessages: Int = 1000
+
+    public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
+        self.serverKey = serverKey
+        self.verificationKeys = verificationKeys
+        self.devIssuer = devIssuer
+    }
+}

@@ -1,0 +1,47 @@
+/// Why an access token was refused.
+///
+/// Every case maps to the same HTTP 401 `{"error":"invalid_token"}` upstream: telling a client
+/// *which* check failed helps an attacker more than it helps a legitimate client. The cases exist
+/// for logs and tests; `message` is the human-readable text for logs.
+public enum AccessTokenError: Error, Equatable, Sendable {
+    /// The token is not a well-formed JWS compact serialization (RFC 7515 §7.1) or its
+    /// header/payload is not the JSON object this server requires. The string says what was wrong.
+    case malformed(String)
+    /// The header names an algorithm this server never accepts, notably `none` in any spelling
+    /// (RFC 7518 §3.6 unsecured JWS) or an algorithm outside `JWTAlgorithm`.
+    /// The string is the (sanitized) `alg` value.
+    case unsupportedAlgorithm(String)
+    /// The header names a supported algorithm that is not the configured key's algorithm. Refusing this
+    /// prevents the key-confusion attack (an HS256 token "signed" with an RSA public key's PEM bytes).
+    case algorithmMismatch(expected: JWTAlgorithm, got: String)
+    /// The signature did not verify, including signatures of the wrong length.
+    case badSignature
+    /// `exp` (RFC 7519 §4.1.4) is in the past by more than the leeway.
+    case expired
+    /// `nbf` (RFC 7519 §4.1.5) is in the future by more than the leeway.
+    case notYetValid
+    /// A claim this server requires (`sub`, `exp`) is absent. The string is the claim name.
+    case missingClaim(String)
+    /// A claim is present with the wrong JSON type or an unusable value. The string is the claim name.
+    case invalidClaim(String)
+
+    /// Human-readable description for logs. Never sent to clients.
+    public var message: String {
+        switch self {
+        case .malformed(let detail): "malformed token: \(detail)"
+        case .unsupportedAlgorithm(let alg): "unsupported token algorithm \"\(alg)\""
+        case .algorithmMismatch(let expected, let got):
+            "token algorithm \"\(got)\" does not match the key's algorithm \(expected.rawValue)"
+        case .badSignature: "token signature verification failed"
+        case .expired: "token expired"
+        case .notYetValid: "token not yet valid (nbf)"
+        case .missingClaim(let name): "token is missing required claim \"\(name)\""
+        case .invalidClaim(let name): "token claim \"\(name)\" has an invalid type or value"
+        }
+    }
+}
+
+extension AccessTokenError: CustomStringConvertible {
+    /// Same as `message`, so string interpolation in log lines reads naturally.
+    public var description: String { message }
+}

@@ -1,0 +1,60 @@
+import COpenSSL
+import Realtime
+
+/// Decides who is calling: a client with an access token (RT-3) or the app backend with the
+/// server key. Every refusal is an `HTTPError` 401 with the one JSON error shape.
+public struct Authenticator: Sendable {
+    private let verifiers: [AccessTokenVerifier]
+    private let serverKey: [UInt8]?
+
+    public init(configuration: APIConfiguration) {
+        verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
+        serverKey = configuration.serverKey.map { Array($0.utf8) }
+    }
+
+    /// Verifies the request's access token (`Authorization: Bearer` or `?access_token=`).
+    ///
+    /// - Parameter now: unix seconds.
+    /// - Returns: the token's claims.
+    /// - Throws: `HTTPError` 401 `invalid_token` when the token is missing, malformed, signed with
+    ///   another algorithm or key, expired or not yet valid.
+    public func client(_ context: RequestContext, now: Int64) throws(HTTPError) -> AccessClaims {
+        guard let token = context.bearerToken, !token.isEmpty else {
+            throw HTTPError(401, "invalid_token", "an access token is required (Authorization: Bearer or ?access_token=)")
+        }
+        guard !verifiers.isEmpty else {
+            throw HTTPError(401, "invalid_token", "access tokens are not configured on this server (HERALD_JWT_SECRET or HERALD_JWT_PUBLIC_KEY)")
+        }
+        var firstError: AccessTokenError?
+        for verifier in verifiers {
+            do {
+                return try verifier.verify(token, now: now)
+            } catch {
+                // With two keys configured, a token signed for the other one is not a failure yet.
+                if case .algorithmMismatch = error, firstError != nil { continue }
+                if case .algorithmMismatch = error { firstError = error; continue }
+                throw HTTPError(401, "invalid_token", error.message)
+            }
+        }
+        throw HTTPError(401, "invalid_token", firstError?.message ?? "the access token was refused")
+    }
+
+    /// Checks the server key (`Authorization: Bearer <HERALD_SERVER_KEY>`) in constant time.
+    ///
+    /// - Throws: `HTTPError` 401 `unauthorized` when it is missing, wrong, or no key is configured.
+    public func server(_ context: RequestContext) throws(HTTPError) {
+        guard let serverKey else {
+            throw HTTPError(401, "unauthorized", "the server API is disabled: HERALD_SERVER_KEY is not set")
+        }
+        guard let header = context.request.headers["Authorization"] else {
+            throw HTTPError(401, "unauthorized", "the server key is required (Authorization: Bearer <server key>)")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        let given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
+        guard given.count == serverKey.count,
+              given.withUnsafeBytes({ a in serverKey.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } }) == 0
+        else {
+            throw HTTPError(401, "unauthorized", "the server key is wrong")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Realtime
+
+/// Decodes JSON request bodies into typed values, turning every decoding failure into a 400
+/// `invalid_request` that names the offending field (`messages[2].channel`).
+enum RequestBody {
+    /// - Throws: `HTTPError` 415 for a non-JSON content type, 400 for malformed JSON or a field of
+    ///   the wrong type or missing.
+    static func decode<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
+        if let contentType = request.headers["Content-Type"]?.lowercased(),
+           !contentType.hasPrefix("application/json"), !contentType.contains("+json") {
+            throw HTTPError(415, "unsupported_media_type", "the body must be application/json")
+        }
+        guard !request.body.isEmpty else {
+            throw HTTPError(400, "invalid_request", "the request needs a JSON body")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(request.body))
+        } catch let error as DecodingError {
+            throw describe(error)
+        } catch {
+            throw HTTPError(400, "invalid_request", "the body is not valid JSON")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> HTTPError {
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath + [key])
+            return HTTPError(400, "invalid_request", "\(field) is required", field: field)
+        case .typeMismatch(let type, let context):
+            let field = path(context.codingPath)
+            if field.isEmpty { return HTTPError(400, "invalid_request", "the body must be a JSON object") }
+            return HTTPError(400, "invalid_request", "\(field) has the wrong type (expected \(typeName(type)))", field: field)
+        case .valueNotFound(let type, let context):
+            let field = path(context.codingPath)
+            return HTTPError(400, "invalid_request", "\(field) must not be null (expected \(typeName(type)))", field: field)
+        case .dataCorrupted(let context):
+            let field = path(context.codingPath)
+            if field.isEmpty { return HTTPError(400, "invalid_request", "the body is not valid JSON") }
+            return HTTPError(400, "invalid_request", "\(field) is invalid", field: field)
+        @unknown default:
+            return HTTPError(400, "invalid_request", "the body is not valid")
+        }
+    }
+
+    private static func path(_ keys: [CodingKey]) -> String {
+        var out = ""
+        for key in keys {
+            if let index = key.intValue {
+                out += "[\(index)]"
+            } else {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return out
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "string"
+        case is Bool.Type: return "boolean"
+        case is Int.Type, is Int64.Type, is Double.Type: return "number"
+        default:
+            let name = "\(type)"
+            if name.hasPrefix("Array") { return "array" }
+            if name.hasPrefix("Dictionary") { return "object" }
+            return name
+        }
+    }
+}
+
+extension HTTPError {
+    /// 400 `invalid_request` naming `field`.
+    static func invalid(_ field: String, _ message: String) -> HTTPError {
+        HTTPError(400, "invalid_request", message, field: field)
+    }
+}

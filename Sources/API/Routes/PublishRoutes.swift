@@ -1,0 +1,73 @@
+import Realtime
+
+/// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), server key only.
+struct PublishRoutes {
+    let authenticator: Authenticator
+    let configuration: APIConfiguration
+    let broker: any Broker
+
+    /// One message as the app backend sends it.
+    struct MessageBody: Decodable {
+        let channel: String
+        let event: String?
+        let data: JSONValue
+        let retain: Bool?
+    }
+
+    struct BatchBody: Decodable {
+        let messages: [MessageBody]
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.post("/v1/publish") { context in try routes.publish(context) }
+        router.post("/v1/publish/batch") { context in try routes.publishBatch(context) }
+    }
+
+    func publish(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        let body = try RequestBody.decode(MessageBody.self, from: context.request)
+        let request = try validate(body, field: "")
+        let receipt = broker.publish([request])[0]
+        return .response(.json(200, Self.json(receipt)))
+    }
+
+    func publishBatch(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        let body = try RequestBody.decode(BatchBody.self, from: context.request)
+        guard !body.messages.isEmpty else { throw HTTPError.invalid("messages", "messages must not be empty") }
+        guard body.messages.count <= configuration.maxBatchMessages else {
+            throw HTTPError.invalid("messages", "at most \(configuration.maxBatchMessages) messages per batch")
+        }
+        // Validate all first: a batch with one bad message publishes nothing.
+        var requests: [PublishRequest] = []
+        for (index, message) in body.messages.enumerated() {
+            requests.append(try validate(message, field: "messages[\(index)]."))
+        }
+        let receipts = broker.publish(requests)
+        return .response(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
+    }
+
+    private func validate(_ body: MessageBody, field prefix: String) throws(HTTPError) -> PublishRequest {
+        guard let channel = ChannelName(body.channel) else {
+            throw HTTPError.invalid(prefix + "channel", "channel must be 1-200 characters of A-Z a-z 0-9 _ - : . @")
+        }
+        var event = EventName.message
+        if let raw = body.event {
+            guard let name = EventName(raw) else {
+                throw HTTPError.invalid(prefix + "event", "event must be 1-64 characters of A-Z a-z 0-9 _ - . :")
+            }
+            event = name
+        }
+        let data = body.data.compactText
+        guard data.utf8.count <= configuration.maxDataBytes else {
+            throw HTTPError(413, "payload_too_large", "data is \(data.utf8.count) bytes; the limit is \(configuration.maxDataBytes)",
+                            field: prefix + "data")
+        }
+        return PublishRequest(channel: channel, event: event, data: data, retain: body.retain ?? false)
+    }
+
+    private static func json(_ receipt: PublishReceipt) -> String {
+        "{\"id\":\"\(receipt.message.cursor)\",\"channel\":\(JSONText.quote(receipt.message.channel.rawValue)),\"offset\":\(receipt.message.offset),\"delivered\":\(receipt.delivered)}"
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Realtime
+
+/// `GET /v1/stream` (RT-1, RT-3, RT-5): authenticates, grants channels, and hands the
+/// connection to the SSE transport.
+struct StreamRoutes {
+    let authenticator: Authenticator
+    let configuration: APIConfiguration
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/v1/stream") { context in try routes.openStream(context) }
+    }
+
+    func openStream(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        guard let personal = ChannelName.personal(userID: claims.subject) else {
+            throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-190 characters of A-Z a-z 0-9 _ - : . @)")
+        }
+        let channels = try requestedChannels(context.request, claims: claims, personal: personal)
+        let state = context.request.queryValue("state") ?? "foreground"
+        guard state == "foreground" || state == "background" else {
+            throw HTTPError.invalid("state", "state must be foreground or background")
+        }
+        let lastEventID = context.request.headers["Last-Event-ID"] ?? context.request.queryValue("last_event_id")
+        let resume: ResumePoint
+        if let lastEventID, !lastEventID.isEmpty {
+            resume = StreamCursor(lastEventID).map(ResumePoint.cursor) ?? .invalid
+        } else {
+            resume = .fresh
+        }
+        return .eventStream(EventStreamRequest(
+            userID: claims.subject, sessionID: claims.sessionID, channels: channels, resume: resume,
+            expiresAt: claims.expiresAt + configuration.leewaySeconds, appState: state))
+    }
+
+    /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.
+    /// - Throws: 400 for a malformed name or too many; 403 `forbidden_channel` naming the first
+    ///   channel the token does not grant.
+    private func requestedChannels(_ request: HTTPRequest, claims: AccessClaims, personal: ChannelName) throws(HTTPError) -> [ChannelName] {
+        var channels = [personal]
+        let raw = request.queryItems().filter { $0.name == "channels" }.flatMap { $0.value.split(separator: ",") }
+        guard raw.count <= configuration.maxChannelsPerStream else {
+            throw HTTPError.invalid("channels", "at most \(configuration.maxChannelsPerStream) channels per stream")
+        }
+        let grants = claims.channels.compactMap(ChannelGrant.init)
+        for item in raw {
+            let text = item.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            guard let channel = ChannelName(text) else {
+                throw HTTPError.invalid("channels", "'\(text.prefix(64))' is not a valid channel name (1-200 characters of A-Z a-z 0-9 _ - : . @)")
+            }
+            if channels.contains(channel) { continue }
+            guard grants.contains(where: { $0.allows(channel) }) else {
+                throw HTTPError(403, "forbidden_channel", "the access token does not grant channel \(channel)",
+                                field: "channels", extra: ["channel": channel.rawValue])
+            }
+            channels.append(channel)
+        }
+        return channels
+    }
+}

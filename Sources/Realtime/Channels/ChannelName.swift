@@ -1,0 +1,65 @@
+/// A channel's name: 1–200 characters of `A-Z a-z 0-9 _ - : . @` (SPEC RT-1), e.g. `user:42`,
+/// `generation:9f1c`. Validated once at the edge so the hub never sees a bad name.
+public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The longest name accepted, in characters (all ASCII, so also bytes).
+    public static let maxLength = 200
+
+    /// The validated name.
+    public let rawValue: String
+
+    /// - Returns: nil when `raw` is empty, longer than 200 or has a character outside the set.
+    public init?(_ raw: some StringProtocol) {
+        let utf8 = raw.utf8
+        guard !utf8.isEmpty, utf8.count <= Self.maxLength, utf8.allSatisfy(Self.isAllowed) else { return nil }
+        rawValue = String(raw)
+    }
+
+    /// The personal channel of a user: `user:{sub}`; nil when `sub` cannot form a valid name.
+    public static func personal(userID: String) -> ChannelName? {
+        ChannelName("user:" + userID)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ChannelName, rhs: ChannelName) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    @inline(__always)
+    static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "@"):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// A grant from an access token's `channels` claim: an exact channel name, or `prefix:*` which
+/// grants every channel whose name starts with `prefix:` (SPEC RT-3).
+public struct ChannelGrant: Hashable, Sendable {
+    private let exact: String?
+    private let prefix: String?
+
+    /// - Returns: nil for a pattern that is neither a valid name nor `something*` with a valid stem.
+    public init?(_ pattern: String) {
+        if pattern.hasSuffix("*") {
+            let stem = pattern.dropLast()
+            guard !stem.isEmpty, ChannelName(stem) != nil else { return nil }
+            exact = nil
+            prefix = String(stem)
+        } else {
+            guard ChannelName(pattern) != nil else { return nil }
+            exact = pattern
+            prefix = nil
+        }
+    }
+
+    /// True when this grant covers `channel`.
+    public func allows(_ channel: ChannelName) -> Bool {
+        if let exact { return channel.rawValue == exact }
+        if let prefix { return channel.rawValue.hasPrefix(prefix) && channel.rawValue.utf8.count > prefix.utf8.count }
+        return false
+    }
+}

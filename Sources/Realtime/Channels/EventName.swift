@@ -1,0 +1,33 @@
+/// An event's name: 1–64 characters of `A-Z a-z 0-9 _ - . :` (SPEC RT-8a). It lands on an SSE
+/// `event:` line, so the character set is what keeps CR, LF and NUL out of the stream.
+public struct EventName: Hashable, Sendable, CustomStringConvertible {
+    /// The longest name accepted.
+    public static let maxLength = 64
+
+    /// The event name used when a publisher gives none.
+    public static let message = EventName(validated: "message")
+
+    public let rawValue: String
+
+    /// - Returns: nil when empty, too long or with a character outside the set.
+    public init?(_ raw: some StringProtocol) {
+        let utf8 = raw.utf8
+        guard !utf8.isEmpty, utf8.count <= Self.maxLength, utf8.allSatisfy(Self.isAllowed) else { return nil }
+        rawValue = String(raw)
+    }
+
+    private init(validated: String) { rawValue = validated }
+
+    public var description: String { rawValue }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"):
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// A connection that receives channel messages (an SSE stream; later a WebSocket).
+///
+/// - Important: Called on the subscriber's own loop only.
+public protocol StreamSubscriber: AnyObject {
+    /// Writes one message (or queues it). Must not close synchronously: a subscriber that has to
+    /// go asks the hub with `LoopHub.scheduleClose`.
+    func deliver(_ message: ChannelMessage)
+    /// Where this subscriber sits in the hub's lists, kept by the hub for O(1) removal.
+    var hubSlots: [HubSlot] { get set }
+}
+
+/// One subscriber's place in one channel's list.
+public struct HubSlot {
+    let list: SubscriberList
+    var index: Int
+}
+
+/// The subscribers of one channel on one loop.
+public final class SubscriberList {
+    struct Entry {
+        let subscriber: StreamSubscriber
+        /// Messages at or below this sequence were replayed or predate the subscription.
+        let since: UInt64
+    }
+    let channel: ChannelName
+    var entries: ContiguousArray<Entry> = []
+    init(channel: ChannelName) { self.channel = channel }
+}
+
+/// The per-loop shard of the hub (DESIGN: sharded per loop): `channel → subscribers` for this
+/// loop's connections only, so writing a message never takes a lock.
+///
+/// Owned by its event loop: every method must be called on that loop.
+public final class LoopHub: @unchecked Sendable {
+    public let loop: EventLoop
+    private var channels: [ChannelName: SubscriberList] = [:]
+    private var pendingClose: [() -> Void] = []
+    private var delivering = false
+    /// Messages written to subscribers on this loop (metrics).
+    public private(set) var deliveredCount: UInt64 = 0
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    /// Number of channels with at least one subscriber on this loop.
+    public var channelCount: Int { channels.count }
+
+    /// Subscribers of `channel` on this loop.
+    public func subscriberCount(_ channel: ChannelName) -> Int { channels[channel]?.entries.count ?? 0 }
+
+    /// Adds `subscriber` to `channel`; live messages with a sequence ≤ `since` are skipped for it.
+    public func add(_ subscriber: StreamSubscriber, to channel: ChannelName, since: UInt64) {
+        loop.assertInEventLoop()
+        let list: SubscriberList
+        if let existing = channels[channel] {
+            list = existing
+        } else {
+            list = SubscriberList(channel: channel)
+            channels[channel] = list
+        }
+        subscriber.hubSlots.append(HubSlot(list: list, index: list.entries.count))
+        list.entries.append(SubscriberList.Entry(subscriber: subscriber, since: since))
+    }
+
+    /// Removes `subscriber` from every channel it is on (swap-remove, O(channels)).
+    public func removeAll(_ subscriber: StreamSubscriber) {
+        loop.assertInEventLoop()
+        let slots = subscriber.hubSlots
+        subscriber.hubSlots = []
+        for slot in slots { remove(at: slot) }
+    }
+
+    /// Removes `subscriber` from one channel.
+    public func remove(_ subscriber: StreamSubscriber, from channel: ChannelName) {
+        loop.assertInEventLoop()
+        guard let position = subscriber.hubSlots.firstIndex(where: { $0.list.channel == channel }) else { return }
+        let slot = subscriber.hubSlots.remove(at: position)
+        remove(at: slot)
+    }
+
+    private func remove(at slot: HubSlot) {
+        let list = slot.list
+        let last = list.entries.count - 1
+        assert(slot.index <= last, "hub slot out of range")
+        if slot.index != last {
+            let moved = list.entries[last]
+            list.entries[slot.index] = moved
+            if let i = moved.subscriber.hubSlots.firstIndex(where: { $0.list === list }) {
+                moved.subscriber.hubSlots[i].index = slot.index
+            }
+        }
+        list.entries.removeLast()
+        if list.entries.isEmpty { channels[list.channel] = nil }
+    }
+
+    /// Writes each message to every subscriber of its channel on this loop, in order.
+    public func deliver(_ messages: [ChannelMessage]) {
+        loop.assertInEventLoop()
+        delivering = true
+        for message in messages {
+            guard let list = channels[message.channel] else { continue }
+            let sequence = message.sequence
+            for entry in list.entries where sequence > entry.since {
+                entry.subscriber.deliver(message)
+                deliveredCount &+= 1
+            }
+        }
+        delivering = false
+        runPendingCloses()
+    }
+
+    /// Runs `close` now, or right after the current delivery pass so lists are not mutated while
+    /// they are being walked.
+    public func scheduleClose(_ close: @escaping () -> Void) {
+        if delivering { pendingClose.append(close) } else { close() }
+    }
+
+    private func runPendingCloses() {
+        while !pendingClose.isEmpty {
+            let closes = pendingClose
+            pendingClose.removeAll()
+            for close in closes { close() }
+        }
+    }
+}

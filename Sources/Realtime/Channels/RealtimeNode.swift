@@ -1,0 +1,22 @@
+/// The realtime core of one process: its event loops, the per-loop hub shards and the broker
+/// that feeds them. The API publishes through `broker`; transports subscribe through it.
+public final class RealtimeNode: Sendable {
+    public let group: EventLoopGroup
+    public let broker: any Broker
+    /// Hub shard of each loop, indexed like `group.loops`.
+    public let hubs: [LoopHub]
+
+    /// - Parameters:
+    ///   - group: the event loops (not yet started is fine).
+    ///   - historyLimits: per-channel ring bounds (RT-5).
+    ///   - epoch: cursor epoch; random per start unless a test pins it.
+    public init(group: EventLoopGroup, historyLimits: MemoryBroker.Limits, epoch: UInt32 = UInt32.random(in: 1...UInt32.max)) {
+        self.group = group
+        let hubs = group.loops.map { LoopHub(loop: $0) }
+        self.hubs = hubs
+        self.broker = MemoryBroker(epoch: epoch, loopCount: hubs.count, limits: historyLimits) { loop, messages in
+            let hub = hubs[loop]
+            hub.loop.execute { hub.deliver(messages) }
+        }
+    }
+}

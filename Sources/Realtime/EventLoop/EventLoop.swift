@@ -1,0 +1,208 @@
+import CLinux
+import Foundation
+import Glibc
+import Synchronization
+
+/// An object the loop calls when its descriptor is ready.
+///
+/// - Important: Called on the owning event loop only.
+public protocol EventLoopHandler: AnyObject {
+    /// - Parameter events: the `epoll_event.events` bits (`EPOLLIN`, `EPOLLOUT`, `EPOLLHUP`…).
+    func handleEvents(_ events: UInt32)
+}
+
+/// One epoll loop on its own thread. It owns its descriptors, handlers and timers; nothing else
+/// touches them. Other threads reach it only through `execute(_:)`: a mutex-guarded inbox plus an
+/// eventfd wake-up.
+///
+/// # Thread safety
+/// `execute`, `inEventLoop` and `stop` may be called from any thread. Every other method must be
+/// called on the loop's own thread.
+public final class EventLoop: @unchecked Sendable {
+    /// Position of this loop in its group (0-based); shards (hub, broker counts) are indexed by it.
+    public let index: Int
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    /// Protected by its own mutex: the only state written from other threads.
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    /// pthread of the loop, 0 until `run` starts; written once by the loop thread.
+    private let threadID = Atomic<UInt>(0)
+    private let stopping = Atomic<Bool>(false)
+
+    // Protected by the loop thread.
+    private var handlers: [EventLoopHandler?] = []
+    private var generations: [UInt32] = []
+    private var timers = TimerHeap()
+    private var drained: [@Sendable () -> Void] = []
+    /// Monotonic time (ns) read at the top of each iteration; cheap "now" for handlers.
+    public private(set) var now: UInt64 = monotonicNanoseconds()
+
+    /// Creates the epoll set and the wake-up eventfd; the thread starts with `start()`.
+    /// - Throws: `IOError` from `epoll_create1` or `eventfd`.
+    public init(index: Int) throws(IOError) {
+        self.index = index
+        let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
+        if ep < 0 { throw IOError("epoll_create1", errno: errno) }
+        let ev = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        if ev < 0 {
+            let err = errno
+            close(ep)
+            throw IOError("eventfd", errno: err)
+        }
+        epollFD = ep
+        wakeFD = ev
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = UInt64.max
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    /// True when called on this loop's thread. A fast-path hint and an assertion aid.
+    public var inEventLoop: Bool {
+        threadID.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
+    /// Asserts (debug builds) that the caller runs on this loop.
+    @inline(__always)
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inEventLoop, "must be called on event loop \(index)", file: file, line: line)
+    }
+
+    /// Runs `task` on the loop thread, after the tasks already queued (FIFO per caller).
+    /// Safe from any thread; never blocks on the loop.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let wasEmpty = inbox.withLock { queue -> Bool in
+            queue.append(task)
+            return queue.count == 1
+        }
+        if wasEmpty { wake() }
+    }
+
+    /// Starts the loop's thread.
+    public func start(name: String) {
+        let thread = Thread { [self] in self.run() }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Asks the loop to return after its current iteration. Safe from any thread.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        wake()
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: - Descriptors (loop thread only)
+
+    /// Adds `fd` to the epoll set, edge-triggered, reporting to `handler`.
+    ///
+    /// - Parameter events: extra `EPOLL*` bits; `EPOLLET` is always added.
+    /// - Throws: `IOError` from `epoll_ctl`.
+    public func register(fd: Int32, events: UInt32, handler: EventLoopHandler) throws(IOError) {
+        assertInEventLoop()
+        let slot = Int(fd)
+        if slot >= handlers.count {
+            let newCount = max(slot + 1, handlers.count * 2, 64)
+            handlers.append(contentsOf: repeatElement(nil, count: newCount - handlers.count))
+            generations.append(contentsOf: repeatElement(0, count: newCount - generations.count))
+        }
+        generations[slot] &+= 1
+        handlers[slot] = handler
+        var event = epoll_event()
+        event.events = events | EPOLLET.rawValue
+        event.data.u64 = UInt64(generations[slot]) << 32 | UInt64(UInt32(bitPattern: fd))
+        if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) != 0 {
+            handlers[slot] = nil
+            throw IOError("epoll_ctl", errno: errno)
+        }
+    }
+
+    /// Removes `fd` from the set and forgets its handler. Call before `close(fd)`.
+    public func deregister(fd: Int32) {
+        assertInEventLoop()
+        let slot = Int(fd)
+        guard slot < handlers.count, handlers[slot] != nil else { return }
+        handlers[slot] = nil
+        generations[slot] &+= 1
+        var event = epoll_event()
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
+    }
+
+    // MARK: - Timers (loop thread only)
+
+    /// Runs `task` on this loop after `delay` nanoseconds.
+    /// - Returns: an id for `cancel(timer:)`.
+    @discardableResult
+    public func schedule(afterNanoseconds delay: UInt64, _ task: @escaping () -> Void) -> TimerID {
+        assertInEventLoop()
+        return timers.insert(deadline: monotonicNanoseconds() &+ delay, task: task)
+    }
+
+    /// Runs `task` every `interval` nanoseconds until the loop stops.
+    public func scheduleRepeating(everyNanoseconds interval: UInt64, _ task: @escaping () -> Void) {
+        assertInEventLoop()
+        schedule(afterNanoseconds: interval) { [weak self] in
+            task()
+            self?.scheduleRepeating(everyNanoseconds: interval, task)
+        }
+    }
+
+    /// Cancels a timer that has not fired yet; a no-op otherwise.
+    public func cancel(timer: TimerID) {
+        assertInEventLoop()
+        timers.cancel(timer)
+    }
+
+    // MARK: - The loop
+
+    private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .relaxed)
+        var events = [epoll_event](repeating: epoll_event(), count: 1024)
+        while !stopping.load(ordering: .relaxed) {
+            now = monotonicNanoseconds()
+            let timeout = timers.millisecondsUntilNextDeadline(now: now)
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeout)
+            }
+            now = monotonicNanoseconds()
+            if count > 0 {
+                for i in 0..<Int(count) {
+                    let event = events[i]
+                    let data = event.data.u64
+                    if data == UInt64.max {
+                        var value: UInt64 = 0
+                        _ = Glibc.read(wakeFD, &value, 8)
+                        continue
+                    }
+                    let slot = Int(UInt32(truncatingIfNeeded: data))
+                    let generation = UInt32(truncatingIfNeeded: data >> 32)
+                    // A stale event for a descriptor closed (and maybe reused) earlier in this batch.
+                    guard slot < handlers.count, generations[slot] == generation, let handler = handlers[slot] else { continue }
+                    handler.handleEvents(event.events)
+                }
+            }
+            runInbox()
+            let due = monotonicNanoseconds()
+            while let task = timers.popDue(now: due) { task() }
+        }
+    }
+
+    private func runInbox() {
+        // Swap the queue out so producers never wait while tasks run.
+        inbox.withLock { queue in swap(&queue, &drained) }
+        if drained.isEmpty { return }
+        for task in drained { task() }
+        drained.removeAll(keepingCapacity: true)
+    }
+}

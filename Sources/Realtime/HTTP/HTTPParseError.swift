@@ -1,0 +1,59 @@
+/// Why a request could not be parsed, mapped to the response the server should
+/// send before closing the connection.
+///
+/// Every case is terminal: once ``HTTPRequestParser/next()`` has thrown one,
+/// the byte stream can no longer be framed reliably (RFC 9112 §11.2 warns that
+/// guessing here enables request smuggling), so the connection must be closed
+/// after the error response.
+public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// 400 Bad Request. The associated text is a short, client-safe reason.
+    case badRequest(String)
+    /// 431 Request Header Fields Too Large: request line plus header section
+    /// (or a trailer section) exceeded the configured byte or field-count limit.
+    case headerTooLarge
+    /// 413 Content Too Large: the declared or accumulated body exceeds the
+    /// configured limit (RFC 9110 §15.5.14).
+    case payloadTooLarge
+    /// 501 Not Implemented: a transfer coding other than `chunked` was applied
+    /// (RFC 9112 §6.1). The associated text names the coding.
+    case notImplemented(String)
+    /// 505 HTTP Version Not Supported: an HTTP/0.9 request or a major version
+    /// other than 1 on the HTTP/1.x request line (RFC 9110 §15.6.6).
+    case versionNotSupported
+
+    /// The HTTP status code to answer with.
+    public var status: Int {
+        switch self {
+        case .badRequest: return 400
+        case .headerTooLarge: return 431
+        case .payloadTooLarge: return 413
+        case .notImplemented: return 501
+        case .versionNotSupported: return 505
+        }
+    }
+
+    /// A stable machine-readable identifier for error bodies and metrics.
+    public var code: String {
+        switch self {
+        case .badRequest: return "bad_request"
+        case .headerTooLarge: return "header_too_large"
+        case .payloadTooLarge: return "payload_too_large"
+        case .notImplemented: return "not_implemented"
+        case .versionNotSupported: return "http_version_not_supported"
+        }
+    }
+
+    /// Human-readable explanation, safe to echo to the client (it never
+    /// contains request bytes other than a transfer-coding token).
+    public var message: String {
+        switch self {
+        case .badRequest(let reason): return reason
+        case .headerTooLarge: return "request header fields too large"
+        case .payloadTooLarge: return "request body too large"
+        case .notImplemented(let reason): return reason
+        case .versionNotSupported: return "HTTP version not supported"
+        }
+    }
+
+    public var description: String { "\(status) \(code): \(message)" }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// What a route handler asks the connection to do.
+public enum RouteResult: Sendable {
+    /// Send this response now.
+    case response(HTTPResponse)
+    /// The handler finishes elsewhere (worker pool, database) and calls the writer exactly once,
+    /// from any thread; later pipelined requests wait their turn.
+    case deferred(@Sendable (ResponseWriter) -> Void)
+    /// Turn the connection into an SSE stream (RT-1).
+    case eventStream(EventStreamRequest)
+}
+
+/// A route handler: a plain function of the request (Hummingbird style). Throw an
+/// `HTTPResponseError` to answer with its response; anything else becomes a 500.
+public typealias RouteHandler = @Sendable (RequestContext) throws -> RouteResult
+
+/// Per-request data handed to a route; it lives as long as the request.
+public struct RequestContext: Sendable {
+    public let request: HTTPRequest
+    /// Percent-decoded values of the `{name}` segments of the matched pattern.
+    public let pathParameters: [String: String]
+    /// The peer's numeric IP address.
+    public let remoteAddress: String
+    /// Index of the event loop serving the connection.
+    public let loopIndex: Int
+
+    /// The bearer token from `Authorization: Bearer …`, else from `?access_token=` (RT-3; browsers'
+    /// EventSource cannot set headers).
+    public var bearerToken: String? {
+        if let header = request.headers["Authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                return parts[1].trimmingCharacters(in: .whitespaces)
+            }
+            return nil
+        }
+        return request.queryValue("access_token")
+    }
+}
+
+/// Finishes a `.deferred` route from any thread by handing the response back to the loop.
+public struct ResponseWriter: Sendable {
+    let deliver: @Sendable (HTTPResponse) -> Void
+    /// Sends `response`; only the first call counts.
+    public func complete(_ response: HTTPResponse) { deliver(response) }
+}
+
+/// Method + path-pattern routing with `{param}` segments.
+public struct Router: Sendable {
+    private struct Route: Sendable {
+        let method: HTTPMethod
+        let segments: [Segment]
+        let handler: RouteHandler
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// Outcome of matching a request.
+    public enum Match {
+        case found(RouteHandler, [String: String])
+        /// The path exists under other methods (→ 405 with `Allow`).
+        case methodNotAllowed([HTTPMethod])
+        case notFound
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Adds a route. `pattern` is `/literal/{param}/…`.
+    public mutating func on(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping RouteHandler) {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part -> Segment in
+            if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method, segments: segments, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping RouteHandler) { on(.get, pattern, handler) }
+    public mutating func post(_ pattern: String, _ handler: @escaping RouteHandler) { on(.post, pattern, handler) }
+    public mutating func put(_ pattern: String, _ handler: @escaping RouteHandler) { on(.put, pattern, handler) }
+    public mutating func delete(_ pattern: String, _ handler: @escaping RouteHandler) { on(.delete, pattern, handler) }
+
+    /// Finds the handler for `method` and `path`. HEAD matches GET routes.
+    public func match(method: HTTPMethod, path: String) -> Match {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        var allowed: [HTTPMethod] = []
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
+            if route.method == method || (method == .head && route.method == .get) {
+                return .found(route.handler, parameters)
+            }
+            allowed.append(route.method)
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
+    }
+
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
+        guard segments.count == parts.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            switch segment {
+            case .literal(let literal):
+                guard part == literal else { return nil }
+            case .parameter(let name):
+                guard let decoded = String(part).removingPercentEncoding, !decoded.isEmpty else { return nil }
+                parameters[name] = decoded
+            }
+        }
+        return parameters
+    }
+}
+
+/// Cross-origin rules for browsers (Fetch standard, CORS protocol). Empty `allowedOrigins`
+/// means no CORS headers at all; `["*"]` allows every origin.
+public struct CORSPolicy: Sendable {
+    public var allowedOrigins: [String]
+    public var allowedHeaders = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key"
+    public var allowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
+    public var maxAgeSeconds = 600
+
+    public init(allowedOrigins: [String] = []) {
+        self.allowedOrigins = allowedOrigins
+    }
+
+    /// The `Access-Control-Allow-Origin` value for a request's `Origin`, or nil to send none.
+    public func allowOrigin(for origin: String?) -> String? {
+        guard let origin, !allowedOrigins.isEmpty else { return nil }
+        if allowedOrigins.contains("*") { return "*" }
+        return allowedOrigins.contains(origin) ? origin : nil
+    }
+}

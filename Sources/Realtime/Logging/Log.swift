@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// Severity, lowest first (`HERALD_LOG_LEVEL`).
+public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
+    case debug, info, warning, error
+
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "debug": self = .debug
+        case "info": self = .info
+        case "warning", "warn": self = .warning
+        case "error": self = .error
+        default: return nil
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .debug: return "debug"
+        case .info: return "info"
+        case .warning: return "warning"
+        case .error: return "error"
+        }
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Line format (`HERALD_LOG_FORMAT`): one JSON object per line, or logfmt-style text (OP-4).
+public enum LogFormat: String, Sendable {
+    case json, text
+}
+
+/// Process-wide structured logging to standard error. Configure once at start with
+/// `Log.bootstrap`; callers pass metadata as string pairs, never secrets or whole tokens.
+public enum Log {
+    private struct Settings {
+        var level: LogLevel = .info
+        var format: LogFormat = .json
+    }
+
+    private static let settings = Mutex(Settings())
+
+    /// Sets level and format; call before the loops start.
+    public static func bootstrap(level: LogLevel, format: LogFormat) {
+        settings.withLock { $0 = Settings(level: level, format: format) }
+    }
+
+    public static func debug(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.debug, message, metadata) }
+    public static func info(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.info, message, metadata) }
+    public static func warning(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.warning, message, metadata) }
+    public static func error(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.error, message, metadata) }
+
+    /// True when `level` would be written (skip building expensive metadata otherwise).
+    public static func enabled(_ level: LogLevel) -> Bool { settings.withLock { $0.level } <= level }
+
+    private static func write(_ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, String>) {
+        let current = settings.withLock { $0 }
+        guard level >= current.level else { return }
+        let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        var line: String
+        switch current.format {
+        case .json:
+            line = "{\"ts\":\(JSONText.quote(time)),\"level\":\"\(level.name)\",\"msg\":\(JSONText.quote(message))"
+            for (key, value) in metadata { line += ",\(JSONText.quote(key)):\(JSONText.quote(value))" }
+            line += "}\n"
+        case .text:
+            line = "\(time) \(level.name.uppercased()) \(message)"
+            for (key, value) in metadata {
+                let quoted = value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? JSONText.quote(value) : value
+                line += " \(key)=\(quoted)"
+            }
+            line += "\n"
+        }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}

@@ -1,0 +1,29 @@
+/// What a route hands the transport to open an SSE stream (RT-1): who the caller is, which
+/// channels it may hear, and where it resumes. Authentication and grants are decided before.
+public struct EventStreamRequest: Sendable {
+    /// The token's `sub`.
+    public var userID: String
+    /// The token's `sid`, if any.
+    public var sessionID: String?
+    /// Channels to subscribe, personal channel first, no duplicates.
+    public var channels: [ChannelName]
+    /// From `Last-Event-ID` or `?last_event_id=`.
+    public var resume: ResumePoint
+    /// Unix seconds at which the stream must end with `token_expired` (RT-8c); nil = never.
+    public var expiresAt: Int64?
+    /// `foreground` or `background` (`?state=`), for presence (RT-7).
+    public var appState: String
+    /// Extra response headers (CORS).
+    public var headers: HTTPHeaders
+
+    public init(userID: String, sessionID: String?, channels: [ChannelName], resume: ResumePoint,
+                expiresAt: Int64?, appState: String = "foreground", headers: HTTPHeaders = HTTPHeaders()) {
+        self.userID = userID
+        self.sessionID = sessionID
+        self.channels = channels
+        self.resume = resume
+        self.expiresAt = expiresAt
+        self.appState = appState
+        self.headers = headers
+    }
+}

@@ -1,0 +1,450 @@
+import CLinux
+import Glibc
+
+/// One accepted TCP connection: HTTP/1.1 requests answered in order, or, after `GET /v1/stream`,
+/// an SSE stream fed by the hub.
+///
+/// Owned by the event loop that accepted it (`context.loop`); every method runs there.
+final class HTTPConnection: EventLoopHandler, StreamSubscriber {
+    private enum State {
+        /// Reading and answering requests.
+        case reading
+        /// A `.deferred` route is running elsewhere; later pipelined requests wait.
+        case awaiting(Pending)
+        /// An open SSE stream.
+        case stream(EventStream)
+        /// Sending the last bytes, then closing (also: lingering after `shutdown(SHUT_WR)`).
+        case closing
+        case closed
+    }
+
+    private struct Pending {
+        let ticket: UInt64
+        let keepAlive: Bool
+        let isHead: Bool
+        let versionMinor: Int
+        let allowOrigin: String?
+    }
+
+    /// The SSE side of a connection once it streams.
+    final class EventStream {
+        let connectionID: String
+        let userID: String
+        let sessionID: String?
+        let channels: [ChannelName]
+        let expiresAt: Int64?
+        let appState: String
+        init(connectionID: String, request: EventStreamRequest) {
+            self.connectionID = connectionID
+            self.userID = request.userID
+            self.sessionID = request.sessionID
+            self.channels = request.channels
+            self.expiresAt = request.expiresAt
+            self.appState = request.appState
+        }
+    }
+
+    let fd: Int32
+    let remoteAddress: String
+    unowned let context: LoopContext
+    var registryIndex = -1
+    var hubSlots: [HubSlot] = []
+
+    private var state: State = .reading
+    private var parser: HTTPRequestParser?
+    private var outbound = OutboundQueue()
+    /// When the request being received began (monotonic ns); 0 when between requests.
+    private var requestStartedAt: UInt64
+    private var lastActivityAt: UInt64
+    private var lastWriteAt: UInt64
+    private var closeDeadline: UInt64 = 0
+    private var readPaused = false
+    private var ticketCounter: UInt64 = 0
+    private var lingering = false
+
+    private var configuration: HTTPServerConfiguration { context.configuration }
+
+    init(fd: Int32, address: String, context: LoopContext) {
+        self.fd = fd
+        self.remoteAddress = address
+        self.context = context
+        self.parser = HTTPRequestParser(limits: context.configuration.parserLimits)
+        let now = context.loop.now
+        requestStartedAt = now
+        lastActivityAt = now
+        lastWriteAt = now
+    }
+
+    // MARK: - Events
+
+    func handleEvents(_ events: UInt32) {
+        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            readAvailable()
+        }
+    }
+
+    /// Edge-triggered: read until the socket is empty (or input is paused).
+    private func readAvailable() {
+        let buffer = context.readBuffer
+        while !readPaused {
+            if case .closed = state { return }
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 {
+                lastActivityAt = context.loop.now
+                switch state {
+                case .reading:
+                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    processRequests()
+                case .awaiting:
+                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    // Pipelined input beyond one full request waits in the kernel, not in memory.
+                    let cap = configuration.parserLimits.maxHeadBytes + configuration.parserLimits.maxBodyBytes
+                    if (parser?.bufferedByteCount ?? 0) > cap { readPaused = true }
+                case .stream, .closing:
+                    continue  // SSE clients have nothing more to say; drain and ignore.
+                case .closed:
+                    return
+                }
+            } else if n == 0 {
+                close()
+                return
+            } else {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return
+                default:
+                    close()
+                    return
+                }
+            }
+        }
+    }
+
+    private func processRequests() {
+        while case .reading = state, parser != nil {
+            let request: HTTPRequest?
+            do {
+                request = try parser!.next()
+            } catch {
+                refuse(status: error.status, code: error.code, message: error.message)
+                return
+            }
+            guard let request else {
+                // The parser notices `Expect: 100-continue` while looking for the body.
+                if parser!.takeContinueRequest() { write(Self.continueBytes) }
+                if parser!.isIdle {
+                    requestStartedAt = 0
+                } else if requestStartedAt == 0 {
+                    requestStartedAt = context.loop.now
+                }
+                return
+            }
+            requestStartedAt = parser!.isIdle ? 0 : context.loop.now
+            handle(request)
+        }
+    }
+
+    private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    // MARK: - Requests
+
+    private func handle(_ request: HTTPRequest) {
+        let origin = request.headers["Origin"]
+        let allowOrigin = configuration.cors.allowOrigin(for: origin)
+        if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {
+            var response = HTTPResponse.empty(204)
+            if allowOrigin != nil {
+                response.headers.add(name: "Access-Control-Allow-Methods", value: configuration.cors.allowedMethods)
+                response.headers.add(name: "Access-Control-Allow-Headers", value: configuration.cors.allowedHeaders)
+                response.headers.add(name: "Access-Control-Max-Age", value: "\(configuration.cors.maxAgeSeconds)")
+            }
+            send(response, to: request, allowOrigin: allowOrigin)
+            return
+        }
+        switch context.server.router.match(method: request.method, path: request.path) {
+        case .notFound:
+            send(.error(404, code: "not_found", message: "no route for \(request.method) \(request.path)"), to: request, allowOrigin: allowOrigin)
+        case .methodNotAllowed(let methods):
+            var names = methods.map(\.rawValue)
+            if names.contains("GET") { names.append("HEAD") }
+            var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(request.path)")
+            response.headers.add(name: "Allow", value: names.joined(separator: ", "))
+            send(response, to: request, allowOrigin: allowOrigin)
+        case .found(let handler, let parameters):
+            let requestContext = RequestContext(request: request, pathParameters: parameters,
+                                                remoteAddress: remoteAddress, loopIndex: context.loop.index)
+            let result: RouteResult
+            do {
+                result = try handler(requestContext)
+            } catch let error as HTTPResponseError {
+                result = .response(error.response)
+            } catch {
+                Log.error("route failed", ["path": request.path, "error": "\(error)"])
+                result = .response(.error(500, code: "internal_error", message: "internal error"))
+            }
+            switch result {
+            case .response(let response):
+                send(response, to: request, allowOrigin: allowOrigin)
+            case .deferred(let work):
+                ticketCounter += 1
+                let pending = Pending(ticket: ticketCounter, keepAlive: request.keepAlive, isHead: request.method == .head,
+                                      versionMinor: request.versionMinor, allowOrigin: allowOrigin)
+                state = .awaiting(pending)
+                work(makeWriter(ticket: pending.ticket))
+            case .eventStream(let streamRequest):
+                openStream(streamRequest, request: request, allowOrigin: allowOrigin)
+            }
+        }
+    }
+
+    private func makeWriter(ticket: UInt64) -> ResponseWriter {
+        let reference = LoopBound(self, loop: context.loop)
+        let loop = context.loop
+        return ResponseWriter { response in
+            loop.execute { reference.value.completeDeferred(response, ticket: ticket) }
+        }
+    }
+
+    private func completeDeferred(_ response: HTTPResponse, ticket: UInt64) {
+        guard case .awaiting(let pending) = state, pending.ticket == ticket else { return }
+        state = .reading
+        write(response, keepAlive: pending.keepAlive, isHead: pending.isHead, versionMinor: pending.versionMinor,
+              allowOrigin: pending.allowOrigin)
+        guard case .reading = state else { return }
+        processRequests()
+        if readPaused, case .reading = state {
+            readPaused = false
+            readAvailable()
+        }
+    }
+
+    private func send(_ response: HTTPResponse, to request: HTTPRequest, allowOrigin: String?) {
+        write(response, keepAlive: request.keepAlive, isHead: request.method == .head,
+              versionMinor: request.versionMinor, allowOrigin: allowOrigin)
+    }
+
+    private func write(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, versionMinor: Int, allowOrigin: String?) {
+        var response = response
+        if let allowOrigin {
+            response.headers.add(name: "Access-Control-Allow-Origin", value: allowOrigin)
+            if allowOrigin != "*" { response.headers.add(name: "Vary", value: "Origin") }
+        }
+        let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
+        var bytes = response.serializedHead(keepAlive: keepAlive, versionMinor: versionMinor,
+                                            contentLength: hasBody ? response.body.count : nil)
+        if hasBody && !isHead { bytes.append(contentsOf: response.body) }
+        write(bytes)
+        if !keepAlive { beginClosing() }
+    }
+
+    /// Answers a request that cannot be parsed (400/413/431/408…) and closes: the byte stream can
+    /// no longer be trusted to hold request boundaries (RFC 9112 §9.6 and §11.2).
+    private func refuse(status: Int, code: String, message: String) {
+        parser = nil
+        let response = HTTPResponse.error(status, code: code, message: message)
+        write(response.serializedHead(keepAlive: false, versionMinor: 1, contentLength: response.body.count) + response.body)
+        beginClosing()
+    }
+
+    // MARK: - SSE
+
+    private func openStream(_ request: EventStreamRequest, request http: HTTPRequest, allowOrigin: String?) {
+        var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
+        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        if let allowOrigin {
+            head += "Access-Control-Allow-Origin: \(allowOrigin)\r\n"
+            if allowOrigin != "*" { head += "Vary: Origin\r\n" }
+        }
+        // The stream is delimited by the connection's end (RFC 9112 §6.3), so every subscriber
+        // gets identical event bytes with no per-connection chunk framing.
+        head += "Connection: close\r\n\r\n"
+        parser = nil
+        if http.method == .head {
+            write(Array(head.utf8))
+            beginClosing()
+            return
+        }
+        let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
+        state = .stream(stream)
+        let snapshot = context.server.node.broker.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
+        for channel in request.channels {
+            context.hub.add(self, to: channel, since: snapshot.since)
+        }
+        var first = Array(head.utf8)
+        first += SSEEncoder.retry(milliseconds: configuration.retryMilliseconds)
+        let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
+            + (stream.sessionID.map(JSONText.quote) ?? "null")
+            + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
+        first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
+        if !snapshot.reset.isEmpty {
+            first += SSEEncoder.event(id: nil, event: "reset", data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
+        }
+        write(first)
+        for message in snapshot.replay { write(message.sseBytes) }
+        for message in snapshot.retained { write(message.snapshotSSEBytes) }
+        let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
+        if live != snapshot.position {
+            // A bare `id:` moves the client's Last-Event-ID past what it was just given without
+            // firing an event (WHATWG SSE: the id is set before the empty-data check).
+            write(Array("id: \(live)\n\n".utf8))
+        }
+    }
+
+    func deliver(_ message: ChannelMessage) {
+        guard case .stream = state else { return }
+        if !outbound.isEmpty,
+           outbound.byteCount + message.sseBytes.count > configuration.outboundMaxBytes
+            || outbound.count >= configuration.outboundMaxEvents {
+            endStream(error: "slow_consumer", message: "the client did not read fast enough; reconnect with Last-Event-ID", dropQueued: true)
+            return
+        }
+        write(message.sseBytes)
+    }
+
+    /// Ends an SSE stream with a final `event: error` (RT-8, RT-8c) and closes once it is sent.
+    private func endStream(error code: String, message: String, dropQueued: Bool) {
+        guard case .stream = state else { return }
+        if dropQueued { outbound.dropAllButPartialHead() }
+        write(SSEEncoder.event(id: nil, event: "error", data: "{\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))}"))
+        beginClosing()
+    }
+
+    private func leaveStream(_ stream: EventStream) {
+        let hub = context.hub
+        let broker = context.server.node.broker
+        let loopIndex = context.loop.index
+        hub.scheduleClose { [self] in
+            hub.removeAll(self)
+            broker.unsubscribe(stream.channels, loop: loopIndex)
+        }
+    }
+
+    // MARK: - Writing
+
+    private func write(_ bytes: [UInt8]) {
+        switch state {
+        case .closed: return
+        default: break
+        }
+        if outbound.isEmpty {
+            let sent = bytes.withUnsafeBytes { Socket.send(fd, $0) }
+            if sent == bytes.count {
+                lastWriteAt = context.loop.now
+                return
+            }
+            if sent == -1 {
+                close()
+                return
+            }
+            outbound.append(bytes, alreadySent: max(sent, 0))
+        } else {
+            outbound.append(bytes)
+        }
+    }
+
+    private func flush() {
+        guard !outbound.isEmpty else { return }
+        switch outbound.flush(to: fd) {
+        case .drained:
+            lastWriteAt = context.loop.now
+            if case .closing = state { finishClosing() }
+        case .wouldBlock:
+            lastWriteAt = context.loop.now
+        case .failed:
+            close()
+        }
+    }
+
+    // MARK: - Timers
+
+    func tick(now: UInt64, unixNow: Int64) {
+        switch state {
+        case .reading:
+            let timeout = UInt64(configuration.requestTimeoutSeconds) * 1_000_000_000
+            if requestStartedAt != 0, now &- requestStartedAt > timeout {
+                refuse(status: 408, code: "request_timeout", message: "the request was not received in time")
+            } else if requestStartedAt == 0, outbound.isEmpty,
+                      now &- lastActivityAt > UInt64(configuration.idleTimeoutSeconds) * 1_000_000_000 {
+                close()
+            }
+        case .awaiting:
+            break
+        case .stream(let stream):
+            if let expiresAt = stream.expiresAt, unixNow >= expiresAt {
+                endStream(error: "token_expired", message: "the access token expired; reconnect with a fresh token and Last-Event-ID", dropQueued: false)
+            } else if outbound.isEmpty, now &- lastWriteAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000 {
+                write(context.heartbeatBytes)
+            }
+        case .closing:
+            if now > closeDeadline { close() }
+        case .closed:
+            break
+        }
+    }
+
+    /// Server shutdown: streams are told to reconnect elsewhere, idle connections closed.
+    func shutdown() {
+        switch state {
+        case .stream:
+            write(SSEEncoder.event(id: nil, event: "shutdown", data: "{\"reconnect\":true}"))
+            beginClosing()
+        case .reading where requestStartedAt == 0:
+            close()
+        default:
+            break
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Stops taking requests or events; closes once queued bytes are out or the grace ends.
+    private func beginClosing() {
+        switch state {
+        case .closing, .closed: return
+        case .stream(let stream): leaveStream(stream)
+        default: break
+        }
+        state = .closing
+        closeDeadline = context.loop.now &+ UInt64(configuration.closeGraceSeconds) * 1_000_000_000
+        if outbound.isEmpty { finishClosing() }
+    }
+
+    /// Half-closes and lingers until the peer closes (or the grace ends), so a client still
+    /// sending does not get a reset that would destroy the response it has not read yet.
+    private func finishClosing() {
+        guard !lingering else { return }
+        lingering = true
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        closeDeadline = min(closeDeadline, context.loop.now &+ 2_000_000_000)
+    }
+
+    func close() {
+        switch state {
+        case .closed: return
+        case .stream(let stream): leaveStream(stream)
+        default: break
+        }
+        state = .closed
+        parser = nil
+        outbound = OutboundQueue()
+        context.loop.deregister(fd: fd)
+        Glibc.close(fd)
+        context.forget(self)
+    }
+}
+
+/// Carries a loop-owned object through a `@Sendable` closure back to its loop. Sendability is
+/// checked at run time (debug builds): the value may only be touched on `loop`.
+struct LoopBound<Value: AnyObject>: @unchecked Sendable {
+    private let wrapped: Value
+    private let loop: EventLoop
+    init(_ value: Value, loop: EventLoop) {
+        wrapped = value
+        self.loop = loop
+    }
+    var value: Value {
+        loop.assertInEventLoop()
+        return wrapped
+    }
+}

@@ -1,0 +1,177 @@
+import CLinux
+import Glibc
+import Synchronization
+
+/// The HTTP/1.1 server: one `SO_REUSEPORT` listener per event loop, connections served on the
+/// loop that accepted them, routes from a `Router`, SSE streams fed by the node's hub.
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    public let node: RealtimeNode
+    let router: Router
+    let contexts: [LoopContext]
+    let perIP: ConnectionCounter
+    private let boundPort = Atomic<Int>(0)
+
+    /// - Parameters:
+    ///   - configuration: address, limits and timeouts.
+    ///   - router: the routes (API target).
+    ///   - node: loops, hubs and broker.
+    public init(configuration: HTTPServerConfiguration, router: Router, node: RealtimeNode) {
+        self.configuration = configuration
+        self.router = router
+        self.node = node
+        self.perIP = ConnectionCounter(limit: configuration.maxConnectionsPerIP)
+        self.contexts = node.hubs.map { LoopContext(hub: $0, configuration: configuration) }
+    }
+
+    /// The port actually listened on (useful with port 0); 0 before `start`.
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    /// Opens the listeners, starts the loops and begins accepting.
+    ///
+    /// - Returns: the bound port.
+    /// - Throws: `ListenError` when an address is invalid or a port is taken.
+    @discardableResult
+    public func start() throws(ListenError) -> Int {
+        var port = configuration.port
+        var listeners: [Int32] = []
+        do {
+            for _ in contexts {
+                let opened = try Socket.listen(host: configuration.host, port: port, reusePort: true)
+                listeners.append(opened.fd)
+                port = opened.port
+            }
+        } catch {
+            for fd in listeners { close(fd) }
+            throw error
+        }
+        boundPort.store(port, ordering: .relaxed)
+        signal(SIGPIPE, SIG_IGN)
+        node.group.start()
+        for (context, fd) in zip(contexts, listeners) {
+            let server = self
+            context.loop.execute {
+                context.attach(server: server)
+                let listener = Listener(fd: fd, context: context)
+                do {
+                    try context.loop.register(fd: fd, events: EPOLLIN.rawValue, handler: listener)
+                    context.listener = listener
+                } catch {
+                    Log.error("cannot watch listening socket", ["error": "\(error)"])
+                }
+                context.loop.scheduleRepeating(everyNanoseconds: 1_000_000_000) { context.tick() }
+            }
+        }
+        // History TTL and idle channels, once every few seconds, off the hot path.
+        let broker = node.broker
+        let first = contexts[0]
+        first.loop.execute {
+            first.loop.scheduleRepeating(everyNanoseconds: 5_000_000_000) { broker.sweep() }
+        }
+        return port
+    }
+
+    /// Stops accepting, tells every stream to reconnect, and stops the loops.
+    public func shutdown() {
+        for context in contexts {
+            context.loop.execute { context.shutdown() }
+        }
+        node.group.stop()
+    }
+
+    /// Open connections per loop (runs on each loop; for metrics and tests).
+    public func connectionCounts(_ done: @escaping @Sendable ([Int]) -> Void) {
+        let results = Mutex<[Int?]>(Array(repeating: nil, count: contexts.count))
+        for (i, context) in contexts.enumerated() {
+            context.loop.execute {
+                let count = context.connectionCount
+                let all = results.withLock { r -> [Int]? in
+                    r[i] = count
+                    return r.allSatisfy { $0 != nil } ? r.map { $0! } : nil
+                }
+                if let all { done(all) }
+            }
+        }
+    }
+}
+
+/// Counts connections per IP across loops (RT-9 limit).
+final class ConnectionCounter: Sendable {
+    private let limit: Int
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes a slot for `address`; false when the address is at its limit.
+    func acquire(_ address: String) -> Bool {
+        guard limit > 0 else { return true }
+        return counts.withLock { counts in
+            let current = counts[address, default: 0]
+            if current >= limit { return false }
+            counts[address] = current + 1
+            return true
+        }
+    }
+
+    func release(_ address: String) {
+        guard limit > 0 else { return }
+        counts.withLock { counts in
+            let current = counts[address, default: 0]
+            counts[address] = current > 1 ? current - 1 : nil
+        }
+    }
+}
+
+/// Accepts connections on one loop's listening socket.
+final class Listener: EventLoopHandler {
+    let fd: Int32
+    unowned let context: LoopContext
+    private var retryScheduled = false
+
+    init(fd: Int32, context: LoopContext) {
+        self.fd = fd
+        self.context = context
+    }
+
+    func handleEvents(_ events: UInt32) { acceptAll() }
+
+    /// Edge-triggered: accept until the queue is empty.
+    func acceptAll() {
+        while !context.isShuttingDown {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) { ptr in
+                ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(fd, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if client >= 0 {
+                var one: Int32 = 1
+                setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                context.adopt(fd: client, address: Socket.address(of: storage))
+                continue
+            }
+            switch errno {
+            case EINTR, ECONNABORTED, EPROTO:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                return
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                // Out of descriptors: the pending connection stays queued and edge-triggered epoll
+                // will not repeat the event, so try again shortly.
+                if !retryScheduled {
+                    retryScheduled = true
+                    Log.warning("accept: out of file descriptors; retrying", ["errno": "\(errno)"])
+                    context.loop.schedule(afterNanoseconds: 100_000_000) { [weak self] in
+                        self?.retryScheduled = false
+                        self?.acceptAll()
+                    }
+                }
+                return
+            default:
+                Log.error("accept failed", ["errno": "\(errno)"])
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import CLinux
+import Glibc
+
+/// Everything one event loop needs to serve its connections: the hub shard, the connection
+/// registry swept once a second for timeouts and heartbeats, and one read buffer shared by all
+/// its connections (so an idle connection holds no read buffer of its own).
+///
+/// Owned by its event loop: every member is read and written on that loop only.
+final class LoopContext: @unchecked Sendable {
+    let loop: EventLoop
+    let hub: LoopHub
+    let configuration: HTTPServerConfiguration
+    /// Set once on the loop before the first connection.
+    unowned(unsafe) var server: HTTPServer!
+    var listener: Listener?
+    private(set) var isShuttingDown = false
+
+    private var connections: [HTTPConnection] = []
+    let readBuffer: UnsafeMutableRawBufferPointer
+    private var connectionCounter: UInt64 = 0
+
+    /// Pre-encoded stream bytes shared by every connection of the loop.
+    let heartbeatBytes = SSEEncoder.comment("heartbeat")
+
+    init(hub: LoopHub, configuration: HTTPServerConfiguration) {
+        self.loop = hub.loop
+        self.hub = hub
+        self.configuration = configuration
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    func attach(server: HTTPServer) { self.server = server }
+
+    var connectionCount: Int { connections.count }
+
+    /// A connection id unique in this process: loop index, counter and the cursor epoch.
+    func makeConnectionID() -> String {
+        connectionCounter += 1
+        let epoch = String(server.node.broker.epoch, radix: 16)
+        return "c\(epoch)\(loop.index)x\(String(connectionCounter, radix: 36))"
+    }
+
+    func adopt(fd: Int32, address: String) {
+        guard server.perIP.acquire(address) else {
+            let body = HTTPResponse.error(429, code: "too_many_connections", message: "too many connections from \(address)")
+            let bytes = body.serializedHead(keepAlive: false, versionMinor: 1, contentLength: body.body.count) + body.body
+            _ = bytes.withUnsafeBytes { Socket.send(fd, $0) }
+            close(fd)
+            return
+        }
+        let connection = HTTPConnection(fd: fd, address: address, context: self)
+        do {
+            try loop.register(fd: fd, events: EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue, handler: connection)
+        } catch {
+            server.perIP.release(address)
+            close(fd)
+            return
+        }
+        connection.registryIndex = connections.count
+        connections.append(connection)
+    }
+
+    func forget(_ connection: HTTPConnection) {
+        let index = connection.registryIndex
+        guard index >= 0, index < connections.count, connections[index] === connection else { return }
+        let last = connections.removeLast()
+        if index < connections.count {
+            connections[index] = last
+            last.registryIndex = index
+        }
+        connection.registryIndex = -1
+        server.perIP.release(connection.remoteAddress)
+    }
+
+    /// Once a second: timeouts, token expiry and heartbeats.
+    func tick() {
+        let now = monotonicNanoseconds()
+        let wallClock = unixSeconds()
+        // A copy, because a tick may close (and so unregister) connections.
+        for connection in connections { connection.tick(now: now, unixNow: wallClock) }
+    }
+
+    /// Stops accepting and ends every connection (SSE streams get `event: shutdown`).
+    func shutdown() {
+        isShuttingDown = true
+        if let listener {
+            loop.deregister(fd: listener.fd)
+            close(listener.fd)
+            self.listener = nil
+        }
+        for connection in connections { connection.shutdown() }
+    }
+}

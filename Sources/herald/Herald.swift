@@ -1,0 +1,92 @@
+import API
+import Foundation
+import Glibc
+import Realtime
+
+/// The `herald` command: `serve` (default) and `--help`.
+@main
+enum Herald {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case nil, "serve":
+            exit(serve())
+        case "--help", "-h", "help":
+            print(Settings.helpText, terminator: "")
+        default:
+            FileHandle.standardError.write(Data("herald: unknown command '\(arguments[0])'\n\n\(Settings.helpText)".utf8))
+            exit(2)
+        }
+    }
+
+    private static func serve() -> Int32 {
+        let settings: Settings
+        do {
+            settings = try Settings(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            FileHandle.standardError.write(Data("herald: \(error)\n".utf8))
+            return 2
+        }
+        Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
+
+        var keys: [VerificationKey] = []
+        var issuer: AccessTokenIssuer?
+        do {
+            if let secret = settings.jwtSecret {
+                keys.append(try VerificationKey.hmac(secret: Array(secret.utf8)))
+                if settings.dev { issuer = AccessTokenIssuer(secret: Array(secret.utf8)) }
+            }
+            if let pem = settings.jwtPublicKeyPEM {
+                keys.append(try VerificationKey.publicKey(pem: pem))
+            }
+        } catch {
+            Log.error("cannot load the access-token key", ["error": error.message])
+            return 2
+        }
+        if keys.isEmpty {
+            Log.warning("no access-token key configured (HERALD_JWT_SECRET or HERALD_JWT_PUBLIC_KEY): every client request will be refused")
+        }
+
+        // Block the stop signals before any thread starts, so every thread inherits the mask and
+        // the main thread alone receives them through sigwait.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let group: EventLoopGroup
+        do {
+            group = try EventLoopGroup(count: settings.loops)
+        } catch {
+            Log.error("cannot create event loops", ["error": "\(error)"])
+            return 1
+        }
+        let node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(
+            historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
+        var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
+        apiConfiguration.maxDataBytes = settings.maxDataBytes
+        let router = HeraldAPI.router(configuration: apiConfiguration, node: node)
+        let server = HTTPServer(configuration: settings.server, router: router, node: node)
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            Log.error("cannot listen", ["error": "\(error)"])
+            return 1
+        }
+        Log.info("herald started", settings.startMetadata)
+        Log.info("listening", ["url": "http://\(settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host):\(port)"])
+        for (name, value) in settings.generated {
+            Log.warning("dev mode generated a credential; set it in the environment to keep it across restarts", ["name": name, "value": value])
+        }
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        Log.info("shutting down", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
+        server.shutdown()
+        // Give streams a moment to take their `shutdown` event before the process ends.
+        usleep(200_000)
+        return 0
+    }
+}

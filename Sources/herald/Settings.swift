@@ -1,0 +1,185 @@
+import Foundation
+import Realtime
+
+/// One environment variable Herald reads: its name, default and meaning (`herald --help`).
+struct SettingSpec {
+    let name: String
+    let defaultValue: String
+    let help: String
+    /// Secrets are never printed in the start line.
+    var secret = false
+}
+
+/// Why the environment cannot be used.
+enum SettingsError: Error, CustomStringConvertible {
+    case invalid(name: String, value: String, expected: String)
+    case unreadable(name: String, path: String)
+
+    var description: String {
+        switch self {
+        case .invalid(let name, let value, let expected): return "\(name)='\(value)' is invalid: expected \(expected)"
+        case .unreadable(let name, let path): return "\(name): cannot read '\(path)'"
+        }
+    }
+}
+
+/// Herald's configuration, read once from the environment (SPEC "Settings", OP-2).
+struct Settings {
+    static let specs: [SettingSpec] = [
+        SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
+        SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
+        SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
+        SettingSpec(name: "HERALD_JWT_SECRET", defaultValue: "", help: "HS256 secret for access tokens", secret: true),
+        SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
+        SettingSpec(name: "HERALD_JWT_PUBLIC_KEY_PATH", defaultValue: "", help: "file holding that PEM public key"),
+        SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset"),
+        SettingSpec(name: "HERALD_LOOPS", defaultValue: "cores", help: "event-loop threads (default: number of cores)"),
+        SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "SSE comment heartbeat interval"),
+        SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
+        SettingSpec(name: "HERALD_HISTORY_TTL_SECONDS", defaultValue: "600", help: "age after which history messages are dropped"),
+        SettingSpec(name: "HERALD_MAX_BODY_BYTES", defaultValue: "1048576", help: "largest request body (413 above)"),
+        SettingSpec(name: "HERALD_MAX_HEADER_BYTES", defaultValue: "16384", help: "largest request line + headers (431 above)"),
+        SettingSpec(name: "HERALD_MAX_DATA_BYTES", defaultValue: "65536", help: "largest published data, compact JSON bytes"),
+        SettingSpec(name: "HERALD_REQUEST_TIMEOUT_SECONDS", defaultValue: "10", help: "a request not fully received this long after its first byte gets 408"),
+        SettingSpec(name: "HERALD_IDLE_TIMEOUT_SECONDS", defaultValue: "75", help: "keep-alive connections idle this long are closed"),
+        SettingSpec(name: "HERALD_OUTBOUND_MAX_BYTES", defaultValue: "1048576", help: "per-connection unsent bytes before a stream reader counts as slow"),
+        SettingSpec(name: "HERALD_OUTBOUND_MAX_EVENTS", defaultValue: "1000", help: "per-connection unsent events before a stream reader counts as slow"),
+        SettingSpec(name: "HERALD_MAX_CONNECTIONS_PER_IP", defaultValue: "0", help: "simultaneous connections from one IP address (0 = unlimited)"),
+        SettingSpec(name: "HERALD_CORS_ORIGINS", defaultValue: "", help: "comma-separated origins allowed by CORS, or * (empty = no CORS headers)"),
+        SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
+        SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
+    ]
+
+    var server = HTTPServerConfiguration()
+    var loops: Int
+    var historySize = 256
+    var historyTTLSeconds = 600
+    var serverKey: String?
+    var jwtSecret: String?
+    var jwtPublicKeyPEM: String?
+    var dev = false
+    var maxDataBytes = 64 * 1024
+    var logLevel = LogLevel.info
+    var logFormat = LogFormat.json
+    /// Values generated in dev mode, printed once at start.
+    var generated: [(String, String)] = []
+
+    init(environment: [String: String]) throws(SettingsError) {
+        func value(_ name: String) -> String? {
+            guard let raw = environment[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+            return raw
+        }
+        func integer(_ name: String, _ fallback: Int, min: Int, max: Int = Int.max) throws(SettingsError) -> Int {
+            guard let raw = value(name) else { return fallback }
+            guard let number = Int(raw), number >= min, number <= max else {
+                throw .invalid(name: name, value: raw, expected: "an integer from \(min) to \(max == Int.max ? "∞" : String(max))")
+            }
+            return number
+        }
+        func flag(_ name: String) throws(SettingsError) -> Bool {
+            guard let raw = value(name) else { return false }
+            switch raw.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw .invalid(name: name, value: raw, expected: "0 or 1")
+            }
+        }
+
+        server.host = value("HERALD_HOST") ?? "127.0.0.1"
+        server.port = try integer("HERALD_PORT", 8080, min: 0, max: 65535)
+        loops = try integer("HERALD_LOOPS", ProcessInfo.processInfo.activeProcessorCount, min: 1, max: 256)
+        server.heartbeatSeconds = try integer("HERALD_HEARTBEAT_SECONDS", 15, min: 1, max: 3600)
+        historySize = try integer("HERALD_HISTORY_SIZE", 256, min: 1, max: 1_000_000)
+        historyTTLSeconds = try integer("HERALD_HISTORY_TTL_SECONDS", 600, min: 1, max: 30 * 86_400)
+        server.parserLimits.maxBodyBytes = try integer("HERALD_MAX_BODY_BYTES", 1 << 20, min: 1024, max: 1 << 30)
+        server.parserLimits.maxHeadBytes = try integer("HERALD_MAX_HEADER_BYTES", 16 * 1024, min: 1024, max: 1 << 20)
+        maxDataBytes = try integer("HERALD_MAX_DATA_BYTES", 64 * 1024, min: 16, max: 1 << 30)
+        server.requestTimeoutSeconds = try integer("HERALD_REQUEST_TIMEOUT_SECONDS", 10, min: 1, max: 3600)
+        server.idleTimeoutSeconds = try integer("HERALD_IDLE_TIMEOUT_SECONDS", 75, min: 1, max: 86_400)
+        server.outboundMaxBytes = try integer("HERALD_OUTBOUND_MAX_BYTES", 1 << 20, min: 4096, max: 1 << 30)
+        server.outboundMaxEvents = try integer("HERALD_OUTBOUND_MAX_EVENTS", 1000, min: 1, max: 1_000_000)
+        server.maxConnectionsPerIP = try integer("HERALD_MAX_CONNECTIONS_PER_IP", 0, min: 0)
+        server.cors = CORSPolicy(allowedOrigins: (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        serverKey = value("HERALD_SERVER_KEY")
+        jwtSecret = value("HERALD_JWT_SECRET")
+        if let pem = value("HERALD_JWT_PUBLIC_KEY") {
+            jwtPublicKeyPEM = pem.replacingOccurrences(of: "\\n", with: "\n")
+        } else if let path = value("HERALD_JWT_PUBLIC_KEY_PATH") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw .unreadable(name: "HERALD_JWT_PUBLIC_KEY_PATH", path: path)
+            }
+            jwtPublicKeyPEM = text
+        }
+        dev = try flag("HERALD_DEV")
+        if let raw = value("HERALD_LOG_LEVEL") {
+            guard let level = LogLevel(name: raw) else { throw .invalid(name: "HERALD_LOG_LEVEL", value: raw, expected: "debug, info, warning or error") }
+            logLevel = level
+        }
+        if let raw = value("HERALD_LOG_FORMAT") {
+            guard let format = LogFormat(rawValue: raw.lowercased()) else { throw .invalid(name: "HERALD_LOG_FORMAT", value: raw, expected: "json or text") }
+            logFormat = format
+        }
+        if dev {
+            if jwtSecret == nil {
+                jwtSecret = Self.randomToken()
+                generated.append(("HERALD_JWT_SECRET", jwtSecret!))
+            }
+            if serverKey == nil {
+                serverKey = Self.randomToken()
+                generated.append(("HERALD_SERVER_KEY", serverKey!))
+            }
+        }
+    }
+
+    /// The effective configuration for the start line; secrets show only whether they are set.
+    var startMetadata: KeyValuePairs<String, String> {
+        [
+            "host": server.host, "port": String(server.port), "loops": String(loops),
+            "dev": dev ? "1" : "0",
+            "server_key": serverKey == nil ? "unset" : "set",
+            "jwt": [jwtSecret == nil ? nil : "HS256", jwtPublicKeyPEM == nil ? nil : "public-key"].compactMap { $0 }.joined(separator: "+").ifEmpty("none"),
+            "heartbeat_seconds": String(server.heartbeatSeconds),
+            "history_size": String(historySize), "history_ttl_seconds": String(historyTTLSeconds),
+            "max_body_bytes": String(server.parserLimits.maxBodyBytes), "max_header_bytes": String(server.parserLimits.maxHeadBytes),
+            "max_data_bytes": String(maxDataBytes),
+            "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
+            "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
+            "max_connections_per_ip": String(server.maxConnectionsPerIP),
+            "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "log_level": logLevel.name, "log_format": logFormat.rawValue,
+        ]
+    }
+
+    static var helpText: String {
+        var text = """
+        herald — realtime sync server with a push bridge
+
+        Usage:
+          herald [serve]      run the server (default)
+          herald --help       this text
+
+        Settings (environment variables):
+
+        """
+        let width = specs.map(\.name.count).max() ?? 0
+        for spec in specs {
+            let name = spec.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            let fallback = spec.defaultValue.isEmpty ? "unset" : spec.defaultValue
+            text += "  \(name)  \(spec.help) (default: \(fallback))\n"
+        }
+        return text
+    }
+
+    private static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+}
+
+extension String {
+    func ifEmpty(_ fallback: String) -> String { isEmpty ? fallback : self }
+}
