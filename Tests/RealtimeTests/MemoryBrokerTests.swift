@@ -145,3 +145,32 @@ private func publish(_ broker: MemoryBroker, _ name: String, _ data: String = "1
         #expect(StreamCursor(text) == nil)
     }
 }
+
+@Suite struct HistoryRingTests {
+    private func message(_ sequence: UInt64, at time: UInt64 = 0) -> ChannelMessage {
+        ChannelMessage(channel: ChannelName("a")!, event: .message, offset: sequence,
+                       cursor: StreamCursor(epoch: 1, sequence: sequence), data: "\(sequence)", publishedAt: time, retain: false)
+    }
+
+    @Test func keepsTheNewestUpToCapacityAndRemembersWhatItDropped() {
+        var ring = HistoryRing(capacity: 3)
+        for s in 1...5 { ring.append(message(UInt64(s))) }
+        #expect(ring.messages(after: 0).map(\.sequence) == [3, 4, 5])
+        #expect(ring.evictedThrough == 2)
+        #expect(ring.messages(after: 4).map(\.sequence) == [5])
+    }
+
+    @Test func growsAgainInOrderAfterExpiryWrappedIt() {
+        var ring = HistoryRing(capacity: 4)
+        for s in 1...3 { ring.append(message(UInt64(s), at: UInt64(s))) }
+        ring.expire(olderThan: 2)          // drops 1: head moves, ring not full
+        for s in 4...6 { ring.append(message(UInt64(s), at: UInt64(s))) }
+        #expect(ring.messages(after: 0).map(\.sequence) == [3, 4, 5, 6])
+        #expect(ring.evictedThrough == 2)
+        ring.expire(olderThan: 100)
+        #expect(ring.count == 0)
+        #expect(ring.evictedThrough == 6)
+        ring.append(message(7, at: 200))
+        #expect(ring.messages(after: 0).map(\.sequence) == [7])
+    }
+}

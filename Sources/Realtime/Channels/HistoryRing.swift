@@ -1,26 +1,34 @@
 /// A channel's recent messages for resume (RT-5): at most `capacity` of them, none older than the
 /// TTL. Remembers the newest sequence it has dropped, which is what tells a resuming client
 /// whether its gap is still fully covered.
+///
+/// Storage grows with use up to `capacity`: most channels (a user's personal one) hold a few
+/// messages or none, and a ring allocated whole would cost every idle subscriber kilobytes.
 struct HistoryRing {
-    private var slots: [ChannelMessage?]
+    private var slots: [ChannelMessage?] = []
     private var head = 0      // index of the oldest
     private(set) var count = 0
+    let capacity: Int
     /// Sequence of the newest message evicted (by size or age); 0 when none was.
     private(set) var evictedThrough: UInt64 = 0
 
     init(capacity: Int) {
-        slots = Array(repeating: nil, count: max(capacity, 1))
+        self.capacity = max(capacity, 1)
     }
 
-    var capacity: Int { slots.count }
-
     mutating func append(_ message: ChannelMessage) {
-        if count == slots.count {
+        if count == capacity {
             if let oldest = slots[head] { evictedThrough = max(evictedThrough, oldest.sequence) }
             slots[head] = message
-            head = (head + 1) % slots.count
+            head = (head + 1) % capacity
         } else {
-            slots[(head + count) % slots.count] = message
+            if count == slots.count {
+                // Storage full but below capacity: grow, oldest-first so appending stays in order.
+                if head != 0 { unwrap() }
+                slots.append(message)
+            } else {
+                slots[(head + count) % slots.count] = message
+            }
             count += 1
         }
     }
@@ -33,6 +41,11 @@ struct HistoryRing {
             head = (head + 1) % slots.count
             count -= 1
         }
+        if count == 0 {
+            // Give the storage back: an emptied ring is the common state of an idle channel.
+            slots = []
+            head = 0
+        }
     }
 
     /// Messages with a sequence above `sequence`, oldest first.
@@ -42,5 +55,14 @@ struct HistoryRing {
             if let message = slots[(head + i) % slots.count], message.sequence > sequence { out.append(message) }
         }
         return out
+    }
+
+    /// Rewrites a wrapped, not-yet-full ring in oldest-first order so it can grow by appending.
+    private mutating func unwrap() {
+        var ordered: [ChannelMessage?] = []
+        ordered.reserveCapacity(min(capacity, max(count * 2, 4)))
+        for i in 0..<count { ordered.append(slots[(head + i) % slots.count]) }
+        slots = ordered
+        head = 0
     }
 }
