@@ -45,6 +45,7 @@ struct Settings {
         SettingSpec(name: "HERALD_OUTBOUND_MAX_BYTES", defaultValue: "1048576", help: "per-connection unsent bytes before a stream reader counts as slow"),
         SettingSpec(name: "HERALD_OUTBOUND_MAX_EVENTS", defaultValue: "1000", help: "per-connection unsent events before a stream reader counts as slow"),
         SettingSpec(name: "HERALD_MAX_CONNECTIONS_PER_IP", defaultValue: "0", help: "simultaneous connections from one IP address (0 = unlimited)"),
+        SettingSpec(name: "HERALD_MAX_STREAMS_PER_USER", defaultValue: "64", help: "simultaneous streams of one user on this node (0 = unlimited; 429 beyond)"),
         SettingSpec(name: "HERALD_CORS_ORIGINS", defaultValue: "", help: "comma-separated origins allowed by CORS, or * (empty = no CORS headers)"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
@@ -99,6 +100,7 @@ struct Settings {
         server.outboundMaxBytes = try integer("HERALD_OUTBOUND_MAX_BYTES", 1 << 20, min: 4096, max: 1 << 30)
         server.outboundMaxEvents = try integer("HERALD_OUTBOUND_MAX_EVENTS", 1000, min: 1, max: 1_000_000)
         server.maxConnectionsPerIP = try integer("HERALD_MAX_CONNECTIONS_PER_IP", 0, min: 0)
+        server.maxStreamsPerUser = try integer("HERALD_MAX_STREAMS_PER_USER", 64, min: 0)
         server.cors = CORSPolicy(allowedOrigins: (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         serverKey = value("HERALD_SERVER_KEY")
@@ -146,6 +148,7 @@ struct Settings {
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
+            "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
         ]

@@ -259,12 +259,19 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         // The stream is delimited by the connection's end (RFC 9112 §6.3), so every subscriber
         // gets identical event bytes with no per-connection chunk framing.
         head += "Connection: close\r\n\r\n"
-        parser = nil
         if http.method == .head {
+            parser = nil
             write(Array(head.utf8))
             beginClosing()
             return
         }
+        guard context.server.perUser.acquire(request.userID) else {
+            send(.error(429, code: "too_many_streams",
+                        message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
+                 to: http, allowOrigin: allowOrigin)
+            return
+        }
+        parser = nil
         let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
         state = .stream(stream)
         let snapshot = context.server.node.broker.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
@@ -311,6 +318,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     }
 
     private func leaveStream(_ stream: EventStream) {
+        context.server.perUser.release(stream.userID)
         let hub = context.hub
         let broker = context.server.node.broker
         let loopIndex = context.loop.index

@@ -10,6 +10,7 @@ public final class HTTPServer: Sendable {
     let router: Router
     let contexts: [LoopContext]
     let perIP: ConnectionCounter
+    let perUser: ConnectionCounter
     private let boundPort = Atomic<Int>(0)
 
     /// - Parameters:
@@ -21,6 +22,7 @@ public final class HTTPServer: Sendable {
         self.router = router
         self.node = node
         self.perIP = ConnectionCounter(limit: configuration.maxConnectionsPerIP)
+        self.perUser = ConnectionCounter(limit: configuration.maxStreamsPerUser)
         self.contexts = node.hubs.map { LoopContext(hub: $0, configuration: configuration) }
     }
 
@@ -95,7 +97,7 @@ public final class HTTPServer: Sendable {
     }
 }
 
-/// Counts connections per IP across loops (RT-9 limit).
+/// Counts connections per key (IP address, user) across loops (RT-9 limits).
 final class ConnectionCounter: Sendable {
     private let limit: Int
     private let counts = Mutex<[String: Int]>([:])

@@ -22,6 +22,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var closeGraceSeconds: Int = 5
     /// Most simultaneous connections from one IP address (0 = unlimited).
     public var maxConnectionsPerIP: Int = 0
+    /// Most simultaneous streams of one user (`sub`) on this node (0 = unlimited).
+    public var maxStreamsPerUser: Int = 64
     /// Browser cross-origin rules.
     public var cors = CORSPolicy()
 
