@@ -10,10 +10,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Realtime", dependencies: ["CLinux", "COpenSSL"]),
+        .target(name: "Storage", dependencies: ["CSQLite"]),
         .target(name: "API", dependencies: ["Realtime", "COpenSSL"]),
         .executableTarget(name: "herald", dependencies: ["API", "Realtime"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "APITests", dependencies: ["API", "Realtime"], exclude: ["Fixtures"]),
     ]
 )

@@ -16,6 +16,8 @@ public struct APIConfiguration: Sendable {
     public var maxChannelsPerStream: Int = 64
     /// Most messages in one `POST /v1/publish/batch`.
     public var maxBatchMessages: Int = 1000
+    /// Serve the unauthenticated `/v1/ws/echo` endpoint (`HERALD_WS_ECHO=1`, conformance tests only).
+    public var webSocketEcho = false
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

@@ -9,7 +9,10 @@ public enum HeraldAPI {
         var router = Router()
         let authenticator = Authenticator(configuration: configuration)
         router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
-        StreamRoutes(authenticator: authenticator, configuration: configuration).register(in: &router)
+        let streams = StreamRoutes(authenticator: authenticator, configuration: configuration)
+        streams.register(in: &router)
+        WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &router)
+        PresenceRoutes(authenticator: authenticator, presence: node.presence).register(in: &router)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &router)
         if let issuer = configuration.devIssuer {
             DevRoutes(issuer: issuer).register(in: &router)

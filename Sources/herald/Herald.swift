@@ -63,9 +63,11 @@ enum Herald {
             return 1
         }
         let node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(
-            historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
+            historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds),
+            presence: Presence(leaseSeconds: settings.foregroundLeaseSeconds))
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
+        apiConfiguration.webSocketEcho = settings.webSocketEcho
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node)
         let server = HTTPServer(configuration: settings.server, router: router, node: node)
         let port: Int

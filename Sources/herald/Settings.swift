@@ -37,6 +37,10 @@ struct Settings {
         SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "SSE comment heartbeat interval"),
         SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
         SettingSpec(name: "HERALD_HISTORY_TTL_SECONDS", defaultValue: "600", help: "age after which history messages are dropped"),
+        SettingSpec(name: "HERALD_FOREGROUND_LEASE_SECONDS", defaultValue: "45", help: "how long app-level life keeps a session foreground (RT-7a)"),
+        SettingSpec(name: "HERALD_WS_MAX_MESSAGE_BYTES", defaultValue: "65536", help: "largest WebSocket message from a client (close 1009 above)"),
+        SettingSpec(name: "HERALD_WS_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "a WebSocket that sends nothing, not even a pong, this long is closed"),
+        SettingSpec(name: "HERALD_WS_ECHO", defaultValue: "0", help: "1 = serve the unauthenticated /v1/ws/echo endpoint (conformance testing only)"),
         SettingSpec(name: "HERALD_MAX_BODY_BYTES", defaultValue: "1048576", help: "largest request body (413 above)"),
         SettingSpec(name: "HERALD_MAX_HEADER_BYTES", defaultValue: "16384", help: "largest request line + headers (431 above)"),
         SettingSpec(name: "HERALD_MAX_DATA_BYTES", defaultValue: "65536", help: "largest published data, compact JSON bytes"),
@@ -60,6 +64,8 @@ struct Settings {
     var jwtPublicKeyPEM: String?
     var dev = false
     var maxDataBytes = 64 * 1024
+    var foregroundLeaseSeconds = 45
+    var webSocketEcho = false
     var logLevel = LogLevel.info
     var logFormat = LogFormat.json
     /// Values generated in dev mode, printed once at start.
@@ -114,6 +120,10 @@ struct Settings {
             jwtPublicKeyPEM = text
         }
         dev = try flag("HERALD_DEV")
+        webSocketEcho = try flag("HERALD_WS_ECHO")
+        foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
+        server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
+        server.webSocketIdleTimeoutSeconds = try integer("HERALD_WS_IDLE_TIMEOUT_SECONDS", 60, min: 2, max: 86_400)
         if let raw = value("HERALD_LOG_LEVEL") {
             guard let level = LogLevel(name: raw) else { throw .invalid(name: "HERALD_LOG_LEVEL", value: raw, expected: "debug, info, warning or error") }
             logLevel = level
@@ -145,6 +155,9 @@ struct Settings {
             "history_size": String(historySize), "history_ttl_seconds": String(historyTTLSeconds),
             "max_body_bytes": String(server.parserLimits.maxBodyBytes), "max_header_bytes": String(server.parserLimits.maxHeadBytes),
             "max_data_bytes": String(maxDataBytes),
+            "foreground_lease_seconds": String(foregroundLeaseSeconds),
+            "ws_max_message_bytes": String(server.webSocketMaxMessageBytes),
+            "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds), "ws_echo": webSocketEcho ? "1" : "0",
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),

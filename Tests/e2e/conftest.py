@@ -1,12 +1,28 @@
 """Black-box fixtures: start the built herald binary on a free loopback port and talk to it
-with real third-party clients (httpx, httpx-sse)."""
+with real third-party clients (httpx, httpx-sse).
+
+Shared helpers for the suite:
+
+- `Herald`: one running process (`herald` fixture, or `herald_factory(**env)` for settings);
+  `token()`, `publish()`, `publish_batch()`, `stream()`, `restart()`, `stop()`.
+- `SSEStream` (`herald.stream(...)`): an open `GET /v1/stream` read on a background thread and
+  parsed by a WHATWG-conformant event-stream parser (or by httpx-sse with `client="httpx-sse"`);
+  the test awaits events with bounded timeouts (`next`, `expect`, `take`, `wait_closed`).
+- `RawHTTP`: a plain TCP socket for malformed HTTP, with a small response reader.
+"""
+import json
 import os
+import queue
 import socket
 import subprocess
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import httpx
+import httpx_sse
 import jwt
 import pytest
 
@@ -20,6 +36,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+_UNREAPED = []
+
+
+def _reap(proc, timeout=10):
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class Herald:
@@ -41,6 +68,7 @@ class Herald:
         self.env.update(env)
         self.log_path = tmp_path / f"herald-{self.port}.log"
         self.proc = None
+        self.streams = []
         self.start()
 
     def start(self):
@@ -58,18 +86,20 @@ class Herald:
             time.sleep(0.05)
         raise RuntimeError("herald did not become healthy in 20 s")
 
-    def stop(self, sig=None):
+    def stop(self, sig=None, wait=True):
+        """Stops the process (SIGTERM unless `sig`). `wait=False` leaves the exit to be reaped
+        at the end of the session, so test teardown does not sit through the graceful stop."""
         if self.proc and self.proc.poll() is None:
             if sig is None:
                 self.proc.terminate()
             else:
                 self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+            if wait:
+                _reap(self.proc)
+            else:
+                _UNREAPED.append(self.proc)
+        if not self.log.closed:
+            self.log.close()
 
     def restart(self):
         self.stop()
@@ -77,6 +107,9 @@ class Herald:
 
     def logs(self) -> str:
         return self.log_path.read_text()
+
+    def url(self, path: str) -> str:
+        return self.base + path
 
     def token(self, sub="alice", sid="s1", channels=None, ttl=3600, **extra) -> str:
         now = int(time.time())
@@ -99,6 +132,391 @@ class Herald:
         assert r.status_code == expect, r.text
         return r.json()
 
+    def publish_batch(self, messages, expect=200):
+        r = httpx.post(self.base + "/v1/publish/batch", json={"messages": messages},
+                       headers=self.server_headers(), timeout=10)
+        assert r.status_code == expect, r.text
+        return r.json()
+
+    def stream(self, token=None, channels=None, last_event_id=None, params=None, headers=None,
+               expect=200, client="raw", via_query=False) -> "SSEStream":
+        """Opens `GET /v1/stream`. `token=None` uses a default token for alice; `token=""` sends
+        none. `channels` is a list (joined with commas) or a string. `last_event_id` goes in the
+        `Last-Event-ID` header, or in `?last_event_id=` with `via_query=True`."""
+        if token is None:
+            token = self.token()
+        query = dict(params or {})
+        if channels:
+            query["channels"] = channels if isinstance(channels, str) else ",".join(channels)
+        hdrs = dict(headers or {})
+        if token:
+            hdrs["Authorization"] = f"Bearer {token}"
+        if last_event_id is not None:
+            if via_query:
+                query["last_event_id"] = last_event_id
+            else:
+                hdrs["Last-Event-ID"] = last_event_id
+        s = SSEStream(self.base + "/v1/stream", query, hdrs, client=client)
+        self.streams.append(s)
+        if expect is not None:
+            assert s.status == expect, f"stream status {s.status}, expected {expect}: {s.body!r}"
+        return s
+
+    def wait_exit(self, timeout=10) -> int:
+        return self.proc.wait(timeout=timeout)
+
+
+# --- SSE -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Event:
+    """One dispatched SSE event (WHATWG HTML §9.2.6)."""
+    event: str
+    data: str
+    id: Optional[str]          # the last event ID in effect when the event was dispatched
+    has_id: Optional[bool]     # whether the event block itself carried an `id:` line (raw parser only)
+
+    def json(self):
+        return json.loads(self.data)
+
+
+class StreamClosed(AssertionError):
+    """The stream ended (EOF or connection error) while an event was awaited."""
+
+
+_EOF = object()
+
+
+class EventStreamParser:
+    """Incremental parser of `text/event-stream` bytes (WHATWG HTML "event stream
+    interpretation"): CR, LF and CRLF line ends; comments; `id`, `event`, `data`, `retry`."""
+
+    def __init__(self, on_event, on_comment, on_id):
+        self.buffer = b""
+        self.pending_cr = False
+        self.data: list = []
+        self.event_type = ""
+        self.last_event_id = ""
+        self.block_has_id = False
+        self.retry = None
+        self.on_event, self.on_comment, self.on_id = on_event, on_comment, on_id
+
+    def feed(self, chunk: bytes):
+        if self.pending_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self.pending_cr = False
+        self.buffer += chunk
+        while True:
+            cr, lf = self.buffer.find(b"\r"), self.buffer.find(b"\n")
+            ends = [i for i in (cr, lf) if i >= 0]
+            if not ends:
+                return
+            i = min(ends)
+            line = self.buffer[:i]
+            if self.buffer[i:i + 1] == b"\r":
+                if i + 1 == len(self.buffer):
+                    self.pending_cr = True
+                    self.buffer = b""
+                elif self.buffer[i + 1:i + 2] == b"\n":
+                    self.buffer = self.buffer[i + 2:]
+                else:
+                    self.buffer = self.buffer[i + 1:]
+            else:
+                self.buffer = self.buffer[i + 1:]
+            self.line(line.decode("utf-8", errors="replace"))
+
+    def line(self, line: str):
+        if line == "":
+            self.dispatch()
+            return
+        if line.startswith(":"):
+            text = line[1:]
+            self.on_comment(text[1:] if text.startswith(" ") else text)
+            return
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            self.event_type = value
+        elif name == "data":
+            self.data.append(value)
+        elif name == "id":
+            if "\0" not in value:
+                self.last_event_id = value
+                self.block_has_id = True
+        elif name == "retry":
+            if value.isdigit():
+                self.retry = int(value)
+
+    def dispatch(self):
+        has_id, self.block_has_id = self.block_has_id, False
+        if not self.data:
+            if has_id:
+                self.on_id(self.last_event_id)
+            self.event_type = ""
+            return
+        event = Event(self.event_type or "message", "\n".join(self.data), self.last_event_id, has_id)
+        self.data, self.event_type = [], ""
+        self.on_event(event)
+
+
+class SSEStream:
+    """An open SSE response read on a daemon thread; events are awaited with bounded timeouts."""
+
+    def __init__(self, url, params, headers, client="raw", read_timeout=30.0):
+        self.client = httpx.Client(timeout=httpx.Timeout(10.0, read=read_timeout))
+        self.kind = client
+        if client == "httpx-sse":
+            headers = dict(headers, Accept="text/event-stream")
+        request = self.client.build_request("GET", url, params=params, headers=headers)
+        self.response = self.client.send(request, stream=True)
+        self.status = self.response.status_code
+        self.headers = self.response.headers
+        self.body = None
+        self.raw = bytearray()
+        self.comments: "queue.Queue[str]" = queue.Queue()
+        self.ids: list = []                 # bare `id:` blocks (no data), in order
+        self.events: list = []              # every dispatched event, in order
+        self.last_event_id = ""
+        self.retry = None
+        self.end_reason = None
+        self._queue: "queue.Queue" = queue.Queue()
+        self._thread = None
+        self._closed = False
+        if self.status != 200:
+            self.body = self.response.read()
+            self.close()
+            return
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def json_body(self):
+        return json.loads(self.body)
+
+    # reader thread
+    def _push_event(self, event: Event):
+        self.events.append(event)
+        if event.id is not None:
+            self.last_event_id = event.id
+        self._queue.put(event)
+
+    def _push_id(self, value):
+        self.ids.append(value)
+        self.last_event_id = value
+
+    def _run(self):
+        try:
+            if self.kind == "httpx-sse":
+                for sse in httpx_sse.EventSource(self.response).iter_sse():
+                    if sse.retry is not None:
+                        self.retry = sse.retry
+                    if sse.data == "":
+                        # id-only or retry-only block: WHATWG dispatches nothing
+                        if sse.id:
+                            self._push_id(sse.id)
+                        continue
+                    self._push_event(Event(sse.event or "message", sse.data, sse.id, None))
+            else:
+                parser = EventStreamParser(self._push_event, self.comments.put, self._push_id)
+                for chunk in self.response.iter_raw():
+                    self.raw += chunk
+                    parser.feed(chunk)
+                    self.retry = parser.retry
+            self.end_reason = "eof"
+        except Exception as exc:  # connection reset, closed by us, …
+            self.end_reason = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._queue.put(_EOF)
+
+    # test side
+    def next(self, timeout=5.0) -> Event:
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no SSE event within {timeout}s; last bytes: {bytes(self.raw[-300:])!r}") from None
+        if item is _EOF:
+            self._queue.put(_EOF)
+            raise StreamClosed(f"stream ended ({self.end_reason}); last bytes: {bytes(self.raw[-300:])!r}")
+        return item
+
+    def expect(self, name, timeout=5.0) -> Event:
+        event = self.next(timeout)
+        assert event.event == name, f"expected event {name!r}, got {event}"
+        return event
+
+    def ready(self, timeout=5.0) -> dict:
+        return self.expect("ready", timeout).json()
+
+    def take(self, n, timeout=5.0) -> list:
+        deadline = time.monotonic() + timeout
+        return [self.next(max(0.01, deadline - time.monotonic())) for _ in range(n)]
+
+    def wait_closed(self, timeout=5.0) -> list:
+        """Events received until the stream ends; fails if it does not end within `timeout`."""
+        deadline = time.monotonic() + timeout
+        got = []
+        while True:
+            try:
+                got.append(self.next(max(0.01, deadline - time.monotonic())))
+            except StreamClosed:
+                return got
+
+    def wait_comment(self, timeout=5.0) -> str:
+        try:
+            return self.comments.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no SSE comment within {timeout}s; last bytes: {bytes(self.raw[-300:])!r}") from None
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            sock = self.response.extensions["network_stream"].get_extra_info("socket")
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:
+            pass
+        if self._thread is not None:
+            self._thread.join(timeout=3)
+        try:
+            self.response.close()
+        except Exception:
+            pass
+        self.client.close()
+
+
+# --- Messages ------------------------------------------------------------------------------
+
+
+def envelope(event: Event) -> dict:
+    """The `{channel, offset, data}` of a message event, checked for shape."""
+    body = event.json()
+    assert set(body) == {"channel", "offset", "data"}, body
+    return body
+
+
+def summary(events) -> list:
+    """(channel, data) pairs of message events, for order comparisons."""
+    return [(envelope(e)["channel"], envelope(e)["data"]) for e in events]
+
+
+# --- Raw HTTP ------------------------------------------------------------------------------
+
+
+@dataclass
+class RawResponse:
+    status: int
+    reason: str
+    version: str
+    headers: list = field(default_factory=list)
+    body: bytes = b""
+
+    def header(self, name) -> Optional[str]:
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class RawHTTP:
+    """A plain TCP connection for requests httpx would refuse to send."""
+
+    def __init__(self, herald: Herald, timeout=5.0, rcvbuf=None):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf is not None:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", herald.port))
+        self.buffer = b""
+        self.eof = False
+
+    def send(self, data: bytes):
+        self.sock.sendall(data)
+
+    def send_lenient(self, data: bytes):
+        """Sends, ignoring a peer that already answered and closed (it may refuse early)."""
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _fill(self, deadline) -> bool:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or self.eof:
+            return False
+        self.sock.settimeout(remaining)
+        try:
+            chunk = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            self.eof = True
+            return False
+        if not chunk:
+            self.eof = True
+            return False
+        self.buffer += chunk
+        return True
+
+    def read_until(self, marker: bytes, timeout=5.0) -> bytes:
+        deadline = time.monotonic() + timeout
+        while marker not in self.buffer:
+            if not self._fill(deadline):
+                raise AssertionError(f"{marker!r} not received within {timeout}s (eof={self.eof}); got {self.buffer[:500]!r}")
+        i = self.buffer.index(marker) + len(marker)
+        out, self.buffer = self.buffer[:i], self.buffer[i:]
+        return out
+
+    def read_response(self, head=False, timeout=5.0) -> RawResponse:
+        """One response framed by Content-Length (no body for HEAD, 1xx, 204, 304)."""
+        raw = self.read_until(b"\r\n\r\n", timeout).decode("latin-1")
+        lines = raw[:-4].split("\r\n")
+        version, status, reason = (lines[0].split(" ", 2) + [""])[:3]
+        headers = []
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers.append((name, value.strip()))
+        response = RawResponse(int(status), reason, version, headers)
+        length = response.header("Content-Length")
+        if not head and length is not None and not (100 <= response.status < 200 or response.status in (204, 304)):
+            n = int(length)
+            deadline = time.monotonic() + timeout
+            while len(self.buffer) < n:
+                if not self._fill(deadline):
+                    raise AssertionError(f"body of {n} bytes not received; got {self.buffer!r}")
+            response.body, self.buffer = self.buffer[:n], self.buffer[n:]
+        return response
+
+    def closed_by_peer(self, timeout=3.0) -> bool:
+        """True when the server closes the connection (EOF or reset) within `timeout` with no
+        further bytes; bytes that do arrive are kept in `buffer` (and make this False)."""
+        deadline = time.monotonic() + timeout
+        before = len(self.buffer)
+        while not self.eof:
+            if not self._fill(deadline) and not self.eof:
+                return False
+        return len(self.buffer) == before
+
+    def read_all(self, timeout=5.0) -> bytes:
+        """Everything until EOF/reset; fails if the connection stays open past `timeout`."""
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            if not self._fill(deadline) and not self.eof:
+                raise AssertionError(f"connection still open after {timeout}s; got {self.buffer[-300:]!r}")
+        out, self.buffer = self.buffer, b""
+        return out
+
+    def close(self):
+        self.sock.close()
+
+
+# --- Fixtures ------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def herald_factory(tmp_path):
@@ -111,9 +529,33 @@ def herald_factory(tmp_path):
 
     yield make
     for h in started:
-        h.stop()
+        h.stop(wait=False)
+        for s in h.streams:
+            s.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reap_heralds():
+    yield
+    while _UNREAPED:
+        _reap(_UNREAPED.pop())
 
 
 @pytest.fixture
 def herald(herald_factory):
     return herald_factory()
+
+
+@pytest.fixture
+def raw():
+    """`raw(herald)` opens a raw TCP connection to that herald; all are closed at teardown."""
+    opened = []
+
+    def connect(target: Herald, timeout=5.0, **kwargs) -> RawHTTP:
+        c = RawHTTP(target, timeout=timeout, **kwargs)
+        opened.append(c)
+        return c
+
+    yield connect
+    for c in opened:
+        c.close()

@@ -6,10 +6,12 @@ import Realtime
 public struct Authenticator: Sendable {
     private let verifiers: [AccessTokenVerifier]
     private let serverKey: [UInt8]?
+    private let leewaySeconds: Int64
 
     public init(configuration: APIConfiguration) {
         verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
         serverKey = configuration.serverKey.map { Array($0.utf8) }
+        leewaySeconds = configuration.leewaySeconds
     }
 
     /// Verifies the request's access token (`Authorization: Bearer` or `?access_token=`).
@@ -22,6 +24,12 @@ public struct Authenticator: Sendable {
         guard let token = context.bearerToken, !token.isEmpty else {
             throw HTTPError(401, "invalid_token", "an access token is required (Authorization: Bearer or ?access_token=)")
         }
+        return try verify(token: token, now: now)
+    }
+
+    /// Verifies one access token (from a header, a query or a WebSocket `auth` frame).
+    /// - Throws: `HTTPError` 401 `invalid_token`.
+    public func verify(token: String, now: Int64) throws(HTTPError) -> AccessClaims {
         guard !verifiers.isEmpty else {
             throw HTTPError(401, "invalid_token", "access tokens are not configured on this server (HERALD_JWT_SECRET or HERALD_JWT_PUBLIC_KEY)")
         }
@@ -37,6 +45,13 @@ public struct Authenticator: Sendable {
             }
         }
         throw HTTPError(401, "invalid_token", firstError?.message ?? "the access token was refused")
+    }
+
+    /// The stream identity of a verified token: user, session, grants and the moment the stream
+    /// must end (`exp` plus leeway, RT-8c).
+    public func identity(_ claims: AccessClaims) -> StreamIdentity {
+        StreamIdentity(userID: claims.subject, sessionID: claims.sessionID,
+                       grants: claims.channels.compactMap(ChannelGrant.init), expiresAt: claims.expiresAt + leewaySeconds)
     }
 
     /// Checks the server key (`Authorization: Bearer <HERALD_SERVER_KEY>`) in constant time.

@@ -18,8 +18,7 @@ struct StreamRoutes {
             throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-190 characters of A-Z a-z 0-9 _ - : . @)")
         }
         let channels = try requestedChannels(context.request, claims: claims, personal: personal)
-        let state = context.request.queryValue("state") ?? "foreground"
-        guard state == "foreground" || state == "background" else {
+        guard let state = AppState(context.request.queryValue("state") ?? "foreground") else {
             throw HTTPError.invalid("state", "state must be foreground or background")
         }
         let lastEventID = context.request.headers["Last-Event-ID"] ?? context.request.queryValue("last_event_id")
@@ -37,7 +36,7 @@ struct StreamRoutes {
     /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.
     /// - Throws: 400 for a malformed name or too many; 403 `forbidden_channel` naming the first
     ///   channel the token does not grant.
-    private func requestedChannels(_ request: HTTPRequest, claims: AccessClaims, personal: ChannelName) throws(HTTPError) -> [ChannelName] {
+    func requestedChannels(_ request: HTTPRequest, claims: AccessClaims, personal: ChannelName) throws(HTTPError) -> [ChannelName] {
         var channels = [personal]
         let raw = request.queryItems().filter { $0.name == "channels" }.flatMap { $0.value.split(separator: ",") }
         guard raw.count <= configuration.maxChannelsPerStream else {

@@ -18,6 +18,10 @@ public final class ChannelMessage: Sendable {
     /// The same event without `id:`: how a retained message is shown to a new subscriber, so the
     /// client's Last-Event-ID stays at the stream position it was given in `ready`.
     public let snapshotSSEBytes: [UInt8]
+    /// The complete WebSocket text frame `{"type":"event",…}` (docs/protocol.md), built once too.
+    public let webSocketFrame: [UInt8]
+    /// The retained-message form of the frame: `"id":null,"retained":true`.
+    public let snapshotWebSocketFrame: [UInt8]
 
     public var sequence: UInt64 { cursor.sequence }
 
@@ -33,6 +37,9 @@ public final class ChannelMessage: Sendable {
         let envelope = Self.envelope(channel: channel, offset: offset, data: data)
         sseBytes = SSEEncoder.event(id: cursor.description, event: event.rawValue, data: envelope)
         snapshotSSEBytes = retain ? SSEEncoder.event(id: nil, event: event.rawValue, data: envelope) : []
+        let common = "{\"type\":\"event\",\"channel\":\"\(channel.rawValue)\",\"event\":\"\(event.rawValue)\",\"offset\":\(offset),\"data\":\(data)"
+        webSocketFrame = WebSocketFrameEncoder.text(common + ",\"id\":\"\(cursor)\"}")
+        snapshotWebSocketFrame = retain ? WebSocketFrameEncoder.text(common + ",\"id\":null,\"retained\":true}") : []
     }
 
     /// The JSON carried on the `data:` line: `{"channel":…,"offset":…,"data":…}` (docs/protocol.md).

@@ -5,13 +5,18 @@ public final class RealtimeNode: Sendable {
     public let broker: any Broker
     /// Hub shard of each loop, indexed like `group.loops`.
     public let hubs: [LoopHub]
+    /// Who is connected and in the foreground (RT-7).
+    public let presence: Presence
 
     /// - Parameters:
     ///   - group: the event loops (not yet started is fine).
     ///   - historyLimits: per-channel ring bounds (RT-5).
     ///   - epoch: cursor epoch; random per start unless a test pins it.
-    public init(group: EventLoopGroup, historyLimits: MemoryBroker.Limits, epoch: UInt32 = UInt32.random(in: 1...UInt32.max)) {
+    ///   - presence: connection and session presence; its lease is `HERALD_FOREGROUND_LEASE_SECONDS`.
+    public init(group: EventLoopGroup, historyLimits: MemoryBroker.Limits, presence: Presence = Presence(),
+                epoch: UInt32 = UInt32.random(in: 1...UInt32.max)) {
         self.group = group
+        self.presence = presence
         let hubs = group.loops.map { LoopHub(loop: $0) }
         self.hubs = hubs
         self.broker = MemoryBroker(epoch: epoch, loopCount: hubs.count, limits: historyLimits) { loop, messages in

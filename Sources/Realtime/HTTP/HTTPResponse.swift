@@ -61,18 +61,28 @@ public struct HTTPError: HTTPResponseError, Equatable, CustomStringConvertible {
     public let message: String
     /// Extra string fields in the error object, e.g. `[("field", "channel")]`.
     public let extra: [String: String]
+    /// Response headers, e.g. `Sec-WebSocket-Version` on a 426.
+    public let headers: [(String, String)]
 
-    public init(_ status: Int, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:]) {
+    public init(_ status: Int, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:],
+                headers: [(String, String)] = []) {
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
         var extra = extra
         if let field { extra["field"] = field }
         self.extra = extra
     }
 
     public var response: HTTPResponse {
-        .error(status, code: code, message: message, extra: extra.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        var response = HTTPResponse.error(status, code: code, message: message, extra: extra.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        for (name, value) in headers { response.headers.add(name: name, value: value) }
+        return response
+    }
+
+    public static func == (lhs: HTTPError, rhs: HTTPError) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message && lhs.extra == rhs.extra
     }
 
     public var description: String { "\(status) \(code): \(message)" }

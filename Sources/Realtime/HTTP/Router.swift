@@ -9,6 +9,8 @@ public enum RouteResult: Sendable {
     case deferred(@Sendable (ResponseWriter) -> Void)
     /// Turn the connection into an SSE stream (RT-1).
     case eventStream(EventStreamRequest)
+    /// Upgrade the connection to a WebSocket (RT-2).
+    case webSocket(WebSocketRequest)
 }
 
 /// A route handler: a plain function of the request (Hummingbird style). Throw an

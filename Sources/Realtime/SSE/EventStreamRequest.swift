@@ -11,13 +11,13 @@ public struct EventStreamRequest: Sendable {
     public var resume: ResumePoint
     /// Unix seconds at which the stream must end with `token_expired` (RT-8c); nil = never.
     public var expiresAt: Int64?
-    /// `foreground` or `background` (`?state=`), for presence (RT-7).
-    public var appState: String
+    /// `?state=`, for presence (RT-7).
+    public var appState: AppState
     /// Extra response headers (CORS).
     public var headers: HTTPHeaders
 
     public init(userID: String, sessionID: String?, channels: [ChannelName], resume: ResumePoint,
-                expiresAt: Int64?, appState: String = "foreground", headers: HTTPHeaders = HTTPHeaders()) {
+                expiresAt: Int64?, appState: AppState = .foreground, headers: HTTPHeaders = HTTPHeaders()) {
         self.userID = userID
         self.sessionID = sessionID
         self.channels = channels

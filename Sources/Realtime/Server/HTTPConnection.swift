@@ -6,42 +6,26 @@ import Glibc
 ///
 /// Owned by the event loop that accepted it (`context.loop`); every method runs there.
 final class HTTPConnection: EventLoopHandler, StreamSubscriber {
-    private enum State {
+    enum State {
         /// Reading and answering requests.
         case reading
         /// A `.deferred` route is running elsewhere; later pipelined requests wait.
         case awaiting(Pending)
         /// An open SSE stream.
         case stream(EventStream)
+        /// An open WebSocket.
+        case websocket(WebSocketSession)
         /// Sending the last bytes, then closing (also: lingering after `shutdown(SHUT_WR)`).
         case closing
         case closed
     }
 
-    private struct Pending {
+    struct Pending {
         let ticket: UInt64
         let keepAlive: Bool
         let isHead: Bool
         let versionMinor: Int
         let allowOrigin: String?
-    }
-
-    /// The SSE side of a connection once it streams.
-    final class EventStream {
-        let connectionID: String
-        let userID: String
-        let sessionID: String?
-        let channels: [ChannelName]
-        let expiresAt: Int64?
-        let appState: String
-        init(connectionID: String, request: EventStreamRequest) {
-            self.connectionID = connectionID
-            self.userID = request.userID
-            self.sessionID = request.sessionID
-            self.channels = request.channels
-            self.expiresAt = request.expiresAt
-            self.appState = request.appState
-        }
     }
 
     let fd: Int32
@@ -50,19 +34,19 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     var registryIndex = -1
     var hubSlots: [HubSlot] = []
 
-    private var state: State = .reading
-    private var parser: HTTPRequestParser?
-    private var outbound = OutboundQueue()
+    var state: State = .reading
+    var parser: HTTPRequestParser?
+    var outbound = OutboundQueue()
     /// When the request being received began (monotonic ns); 0 when between requests.
     private var requestStartedAt: UInt64
     private var lastActivityAt: UInt64
-    private var lastWriteAt: UInt64
+    var lastWriteAt: UInt64
     private var closeDeadline: UInt64 = 0
     private var readPaused = false
     private var ticketCounter: UInt64 = 0
     private var lingering = false
 
-    private var configuration: HTTPServerConfiguration { context.configuration }
+    var configuration: HTTPServerConfiguration { context.configuration }
 
     init(fd: Int32, address: String, context: LoopContext) {
         self.fd = fd
@@ -101,6 +85,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                     // Pipelined input beyond one full request waits in the kernel, not in memory.
                     let cap = configuration.parserLimits.maxHeadBytes + configuration.parserLimits.maxBodyBytes
                     if (parser?.bufferedByteCount ?? 0) > cap { readPaused = true }
+                case .websocket(let session):
+                    readWebSocket(session, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 case .stream, .closing:
                     continue  // SSE clients have nothing more to say; drain and ignore.
                 case .closed:
@@ -194,6 +180,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                 work(makeWriter(ticket: pending.ticket))
             case .eventStream(let streamRequest):
                 openStream(streamRequest, request: request, allowOrigin: allowOrigin)
+            case .webSocket(let webSocketRequest):
+                openWebSocket(webSocketRequest, request: request)
             }
         }
     }
@@ -219,7 +207,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
-    private func send(_ response: HTTPResponse, to request: HTTPRequest, allowOrigin: String?) {
+    func send(_ response: HTTPResponse, to request: HTTPRequest, allowOrigin: String?) {
         write(response, keepAlive: request.keepAlive, isHead: request.method == .head,
               versionMinor: request.versionMinor, allowOrigin: allowOrigin)
     }
@@ -247,90 +235,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         beginClosing()
     }
 
-    // MARK: - SSE
-
-    private func openStream(_ request: EventStreamRequest, request http: HTTPRequest, allowOrigin: String?) {
-        var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
-        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
-        if let allowOrigin {
-            head += "Access-Control-Allow-Origin: \(allowOrigin)\r\n"
-            if allowOrigin != "*" { head += "Vary: Origin\r\n" }
-        }
-        // The stream is delimited by the connection's end (RFC 9112 §6.3), so every subscriber
-        // gets identical event bytes with no per-connection chunk framing.
-        head += "Connection: close\r\n\r\n"
-        if http.method == .head {
-            parser = nil
-            write(Array(head.utf8))
-            beginClosing()
-            return
-        }
-        guard context.server.perUser.acquire(request.userID) else {
-            send(.error(429, code: "too_many_streams",
-                        message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
-                 to: http, allowOrigin: allowOrigin)
-            return
-        }
-        parser = nil
-        let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
-        state = .stream(stream)
-        let snapshot = context.server.node.broker.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
-        for channel in request.channels {
-            context.hub.add(self, to: channel, since: snapshot.since)
-        }
-        var first = Array(head.utf8)
-        first += SSEEncoder.retry(milliseconds: configuration.retryMilliseconds)
-        let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
-            + (stream.sessionID.map(JSONText.quote) ?? "null")
-            + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
-        first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
-        if !snapshot.reset.isEmpty {
-            first += SSEEncoder.event(id: nil, event: "reset", data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
-        }
-        write(first)
-        for message in snapshot.replay { write(message.sseBytes) }
-        for message in snapshot.retained { write(message.snapshotSSEBytes) }
-        let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
-        if live != snapshot.position {
-            // A bare `id:` moves the client's Last-Event-ID past what it was just given without
-            // firing an event (WHATWG SSE: the id is set before the empty-data check).
-            write(Array("id: \(live)\n\n".utf8))
-        }
-    }
-
-    func deliver(_ message: ChannelMessage) {
-        guard case .stream = state else { return }
-        if !outbound.isEmpty,
-           outbound.byteCount + message.sseBytes.count > configuration.outboundMaxBytes
-            || outbound.count >= configuration.outboundMaxEvents {
-            endStream(error: "slow_consumer", message: "the client did not read fast enough; reconnect with Last-Event-ID", dropQueued: true)
-            return
-        }
-        write(message.sseBytes)
-    }
-
-    /// Ends an SSE stream with a final `event: error` (RT-8, RT-8c) and closes once it is sent.
-    private func endStream(error code: String, message: String, dropQueued: Bool) {
-        guard case .stream = state else { return }
-        if dropQueued { outbound.dropAllButPartialHead() }
-        write(SSEEncoder.event(id: nil, event: "error", data: "{\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))}"))
-        beginClosing()
-    }
-
-    private func leaveStream(_ stream: EventStream) {
-        context.server.perUser.release(stream.userID)
-        let hub = context.hub
-        let broker = context.server.node.broker
-        let loopIndex = context.loop.index
-        hub.scheduleClose { [self] in
-            hub.removeAll(self)
-            broker.unsubscribe(stream.channels, loop: loopIndex)
-        }
-    }
-
     // MARK: - Writing
 
-    private func write(_ bytes: [UInt8]) {
+    func write(_ bytes: [UInt8]) {
         switch state {
         case .closed: return
         default: break
@@ -384,6 +291,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             } else if outbound.isEmpty, now &- lastWriteAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000 {
                 write(context.heartbeatBytes)
             }
+        case .websocket(let session):
+            tickWebSocket(session, now: now, unixNow: unixNow)
         case .closing:
             if now > closeDeadline { close() }
         case .closed:
@@ -397,6 +306,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         case .stream:
             write(SSEEncoder.event(id: nil, event: "shutdown", data: "{\"reconnect\":true}"))
             beginClosing()
+        case .websocket(let session):
+            shutdownWebSocket(session)
         case .reading where requestStartedAt == 0:
             close()
         default:
@@ -407,10 +318,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     // MARK: - Closing
 
     /// Stops taking requests or events; closes once queued bytes are out or the grace ends.
-    private func beginClosing() {
+    func beginClosing() {
         switch state {
         case .closing, .closed: return
         case .stream(let stream): leaveStream(stream)
+        case .websocket(let session): leaveWebSocket(session)
         default: break
         }
         state = .closing
@@ -431,6 +343,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         switch state {
         case .closed: return
         case .stream(let stream): leaveStream(stream)
+        case .websocket(let session): leaveWebSocket(session)
         default: break
         }
         state = .closed

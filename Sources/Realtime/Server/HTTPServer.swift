@@ -64,11 +64,15 @@ public final class HTTPServer: Sendable {
                 context.loop.scheduleRepeating(everyNanoseconds: 1_000_000_000) { context.tick() }
             }
         }
-        // History TTL and idle channels, once every few seconds, off the hot path.
+        // History TTL, idle channels and stale sessions, once every few seconds, off the hot path.
         let broker = node.broker
+        let presence = node.presence
         let first = contexts[0]
         first.loop.execute {
-            first.loop.scheduleRepeating(everyNanoseconds: 5_000_000_000) { broker.sweep() }
+            first.loop.scheduleRepeating(everyNanoseconds: 5_000_000_000) {
+                broker.sweep()
+                presence.sweep()
+            }
         }
         return port
     }

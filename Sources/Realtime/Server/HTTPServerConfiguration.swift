@@ -24,6 +24,16 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnectionsPerIP: Int = 0
     /// Most simultaneous streams of one user (`sub`) on this node (0 = unlimited).
     public var maxStreamsPerUser: Int = 64
+    /// Most channels one WebSocket may be subscribed to.
+    public var maxChannelsPerConnection: Int = 64
+    /// Largest WebSocket message (reassembled), bytes; larger → close 1009.
+    public var webSocketMaxMessageBytes: Int = 64 * 1024
+    /// The same for the conformance echo endpoint, which Autobahn's 9.* cases drive to 16 MiB.
+    public var webSocketEchoMaxMessageBytes: Int = 16 * 1024 * 1024
+    /// A WebSocket opened without a token must send `auth` within this.
+    public var webSocketAuthTimeoutSeconds: Int = 5
+    /// A WebSocket that sends nothing (not even a pong) this long is closed with 1001.
+    public var webSocketIdleTimeoutSeconds: Int = 60
     /// Browser cross-origin rules.
     public var cors = CORSPolicy()
 

@@ -58,6 +58,14 @@ public func monotonicNanoseconds() -> UInt64 {
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
+/// Wall-clock time in milliseconds since 1970 (times shown to API callers).
+@inline(__always)
+public func unixMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
 /// Wall-clock time in whole seconds since 1970 (token expiry, `exp`/`nbf` checks).
 @inline(__always)
 public func unixSeconds() -> Int64 {

@@ -1,0 +1,89 @@
+import Realtime
+
+/// Presence and app state (RT-7, RT-7a): the client reports state and acks; the app backend asks
+/// who is connected.
+struct PresenceRoutes {
+    let authenticator: Authenticator
+    let presence: Presence
+
+    struct StateBody: Decodable {
+        let state: String
+    }
+
+    struct AcksBody: Decodable {
+        let ids: [String]
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.put("/v1/me/sessions/current/state") { context in try routes.setState(context) }
+        router.post("/v1/me/acks") { context in try routes.acknowledge(context) }
+        router.get("/v1/channels/{name}/presence") { context in try routes.channelPresence(context) }
+        router.get("/v1/users/{id}/sessions/live") { context in try routes.liveSessions(context) }
+    }
+
+    /// `PUT /v1/me/sessions/current/state {state}` → every live connection of the caller's session.
+    func setState(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        guard let sessionID = claims.sessionID else {
+            throw HTTPError(403, "session_required", "the access token has no sid, so it has no session")
+        }
+        let body = try RequestBody.decode(StateBody.self, from: context.request)
+        guard let state = AppState(body.state) else { throw HTTPError.invalid("state", "state must be foreground or background") }
+        let changed = presence.setState(sessionID: sessionID, state)
+        return .response(.json(200, "{\"session_id\":\(JSONText.quote(sessionID)),\"state\":\"\(state)\",\"connections\":\(changed)}"))
+    }
+
+    /// `POST /v1/me/acks {ids:[…]}`: the session received these events (SSE clients' acks).
+    func acknowledge(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        guard let sessionID = claims.sessionID else {
+            throw HTTPError(403, "session_required", "the access token has no sid, so it has no session")
+        }
+        let body = try RequestBody.decode(AcksBody.self, from: context.request)
+        guard !body.ids.isEmpty, body.ids.count <= 1000 else { throw HTTPError.invalid("ids", "ids must hold 1 to 1000 event ids") }
+        for id in body.ids where id.isEmpty || id.utf8.count > 64 {
+            throw HTTPError.invalid("ids", "each id is an event id of 1-64 characters")
+        }
+        presence.acknowledge(sessionID: sessionID, connectionID: nil, userID: claims.subject, ids: body.ids)
+        return .response(.json(200, "{\"acknowledged\":\(body.ids.count)}"))
+    }
+
+    /// `GET /v1/channels/{name}/presence` (server key).
+    func channelPresence(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        guard let raw = context.pathParameters["name"], let channel = ChannelName(raw) else {
+            throw HTTPError.invalid("name", "not a valid channel name")
+        }
+        let sessions = presence.sessions(channel: channel)
+        let connections = sessions.reduce(0) { $0 + $1.connections.count }
+        var users: [String: [Presence.SessionSummary]] = [:]
+        for session in sessions { users[session.userID, default: []].append(session) }
+        let usersJSON = users.keys.sorted().map { user in
+            "{\"user_id\":\(JSONText.quote(user)),\"sessions\":[" + users[user]!.map(json).joined(separator: ",") + "]}"
+        }
+        return .response(.json(200, "{\"channel\":\(JSONText.quote(channel.rawValue)),\"connections\":\(connections),\"users\":[" + usersJSON.joined(separator: ",") + "]}"))
+    }
+
+    /// `GET /v1/users/{id}/sessions/live` (server key).
+    func liveSessions(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        guard let userID = context.pathParameters["id"] else { throw HTTPError.invalid("id", "a user id is required") }
+        let sessions = presence.sessions(userID: userID)
+        return .response(.json(200, "{\"user_id\":\(JSONText.quote(userID)),\"sessions\":[" + sessions.map(json).joined(separator: ",") + "]}"))
+    }
+
+    private func json(_ session: Presence.SessionSummary) -> String {
+        let connections = session.connections.map { c in
+            "{\"connection_id\":\(JSONText.quote(c.connectionID)),\"transport\":\"\(c.transport.rawValue)\",\"state\":\"\(c.state)\","
+                + "\"lease_fresh\":\(presence.isLeaseFresh(c)),\"lease_age_ms\":\(presence.leaseAgeMilliseconds(c)),"
+                + "\"channels\":\(JSONText.array(c.channels.map(\.rawValue).sorted())),\"opened_at\":\(c.openedAt)}"
+        }
+        let state = session.connections.contains { $0.state == .foreground } ? "foreground" : "background"
+        return "{\"session_id\":\(session.sessionID.map(JSONText.quote) ?? "null"),\"user_id\":\(JSONText.quote(session.userID)),"
+            + "\"live\":\(!session.connections.isEmpty),\"state\":\"\(state)\",\"foreground\":\(session.foreground),"
+            + "\"last_change_at\":\(session.lastChangeAt),\"lease_age_ms\":\(session.leaseAgeMilliseconds),"
+            + "\"last_ack_id\":\(session.lastAck.map(JSONText.quote) ?? "null"),\"last_ack_at\":\(session.lastAckAt.map(String.init) ?? "null"),"
+            + "\"connections\":[" + connections.joined(separator: ",") + "]}"
+    }
+}

@@ -1,0 +1,58 @@
+import Realtime
+
+/// `GET /v1/ws` (RT-2): the WebSocket twin of `/v1/stream`, and the conformance echo endpoint.
+struct WebSocketRoutes {
+    let authenticator: Authenticator
+    let streams: StreamRoutes
+    let echoEnabled: Bool
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/v1/ws") { context in try routes.open(context) }
+        if echoEnabled {
+            router.get("/v1/ws/echo") { context in
+                let key = try WebSocketUpgrade.validate(context.request)
+                return .webSocket(WebSocketRequest(mode: .echo, key: key, identity: nil) { _ in
+                    .failure(HTTPError(401, "invalid_token", "the echo endpoint has no authentication"))
+                })
+            }
+        }
+    }
+
+    func open(_ context: RequestContext) throws -> RouteResult {
+        let key = try WebSocketUpgrade.validate(context.request)
+        let request = context.request
+        guard let appState = AppState(request.queryValue("state") ?? "foreground") else {
+            throw HTTPError.invalid("state", "state must be foreground or background")
+        }
+        let lastEventID = request.queryValue("last_event_id")
+        let resume: ResumePoint = lastEventID.map { $0.isEmpty ? .fresh : (StreamCursor($0).map(ResumePoint.cursor) ?? .invalid) } ?? .fresh
+        let authenticator = self.authenticator
+        let verifyToken: StreamTokenVerifier = { token in
+            Result { () throws(HTTPError) in authenticator.identity(try authenticator.verify(token: token, now: unixSeconds())) }
+        }
+        var identity: StreamIdentity?
+        var channels: [ChannelName] = []
+        if context.bearerToken != nil {
+            // Token on the upgrade: refuse bad tokens and ungranted channels before upgrading, as SSE does.
+            let claims = try authenticator.client(context, now: unixSeconds())
+            guard let personal = ChannelName.personal(userID: claims.subject) else {
+                throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel")
+            }
+            identity = authenticator.identity(claims)
+            channels = try streams.requestedChannels(request, claims: claims, personal: personal)
+        } else {
+            // Authentication comes in the first frame; grants are checked then.
+            for item in request.queryItems() where item.name == "channels" {
+                for name in item.value.split(separator: ",") {
+                    guard let channel = ChannelName(name) else {
+                        throw HTTPError.invalid("channels", "'\(name.prefix(64))' is not a valid channel name")
+                    }
+                    channels.append(channel)
+                }
+            }
+        }
+        return .webSocket(WebSocketRequest(mode: .herald, key: key, identity: identity, channels: channels,
+                                           resume: resume, appState: appState, verifyToken: verifyToken))
+    }
+}

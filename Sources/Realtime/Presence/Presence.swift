@@ -1,0 +1,330 @@
+import Synchronization
+
+/// Who is connected, per session and per channel, and whether each session is in the foreground
+/// (RT-7, RT-7a). The one place the push planner asks "is session S live and in the foreground
+/// right now, and did it receive message M". Thread-safe: transports on every loop report into it;
+/// the API reads it from any thread. Each call holds one lock for a few dictionary operations.
+///
+/// Foreground is a lease, not a flag: a connection counts only while it showed app-level life
+/// (a WebSocket frame or pong, a state report, an ack, or opening) within `leaseNanoseconds`.
+public final class Presence: Sendable {
+    /// One live connection as presence sees it.
+    public struct Connection: Sendable {
+        public let connectionID: String
+        public let userID: String
+        public let sessionID: String?
+        public let transport: StreamTransport
+        public var state: AppState
+        /// Channels the connection is subscribed to.
+        public var channels: Set<ChannelName>
+        /// Wall-clock ms of opening.
+        public let openedAt: Int64
+        /// Monotonic ns of the last app-level life.
+        var lastLifeAt: UInt64
+        /// Sequence of the newest message on the personal channel written to this connection.
+        var personalSequence: UInt64
+    }
+
+    /// A session's summary (`GET /v1/users/{id}/sessions/live`).
+    public struct SessionSummary: Sendable {
+        public let sessionID: String?
+        public let userID: String
+        public let connections: [Connection]
+        /// True when a connection is `foreground` with a fresh lease.
+        public let foreground: Bool
+        /// Wall-clock ms of the last state change or connect/disconnect.
+        public let lastChangeAt: Int64
+        /// Age of the freshest app-level life, ms.
+        public let leaseAgeMilliseconds: Int64
+        /// Newest event id the session acknowledged, if any.
+        public let lastAck: String?
+        public let lastAckAt: Int64?
+    }
+
+    private struct Session {
+        let userID: String
+        var connectionIDs: Set<String> = []
+        var lastChangeAt: Int64 = 0
+        var lastLifeAt: UInt64 = 0
+        /// Acknowledged event ids, oldest first, bounded.
+        var acks: [String] = []
+        var ackSet: Set<String> = []
+        var lastAckAt: Int64?
+    }
+
+    private struct State: ~Copyable {
+        var connections: [String: Connection] = [:]
+        var sessions: [String: Session] = [:]
+        var byUser: [String: Set<String>] = [:]        // user → session keys
+        var byChannel: [ChannelName: Set<String>] = [:] // channel → connection ids
+    }
+
+    private let state = Mutex(State())
+    /// RT-7a lease (`HERALD_FOREGROUND_LEASE_SECONDS`), ns.
+    public let leaseNanoseconds: UInt64
+    /// Acks kept per session.
+    public let maxAcksPerSession: Int
+    private let monotonic: @Sendable () -> UInt64
+    private let wallClockMilliseconds: @Sendable () -> Int64
+
+    /// - Parameters:
+    ///   - leaseSeconds: how long app-level life keeps a connection foreground.
+    ///   - maxAcksPerSession: bound of the per-session ack memory.
+    ///   - monotonic / wallClockMilliseconds: injected clocks (tests).
+    public init(leaseSeconds: Int = 45, maxAcksPerSession: Int = 256,
+                monotonic: @escaping @Sendable () -> UInt64 = monotonicNanoseconds,
+                wallClockMilliseconds: @escaping @Sendable () -> Int64 = unixMilliseconds) {
+        self.leaseNanoseconds = UInt64(max(leaseSeconds, 1)) * 1_000_000_000
+        self.maxAcksPerSession = max(maxAcksPerSession, 1)
+        self.monotonic = monotonic
+        self.wallClockMilliseconds = wallClockMilliseconds
+    }
+
+    private static func sessionKey(_ sessionID: String?, connectionID: String) -> String {
+        // A token without `sid` has no session to share: its connection is its own session.
+        sessionID.map { "s:" + $0 } ?? "c:" + connectionID
+    }
+
+    // MARK: - Reports from transports
+
+    /// A connection opened (counts as app-level life).
+    public func connected(connectionID: String, userID: String, sessionID: String?, transport: StreamTransport,
+                          state appState: AppState, channels: [ChannelName]) {
+        let now = monotonic()
+        let wall = wallClockMilliseconds()
+        state.withLock { state in
+            let key = Self.sessionKey(sessionID, connectionID: connectionID)
+            state.connections[connectionID] = Connection(
+                connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport,
+                state: appState, channels: Set(channels), openedAt: wall, lastLifeAt: now, personalSequence: 0)
+            state.sessions[key, default: Session(userID: userID)].connectionIDs.insert(connectionID)
+            state.sessions[key]!.lastChangeAt = wall
+            state.sessions[key]!.lastLifeAt = now
+            state.byUser[userID, default: []].insert(key)
+            for channel in channels { state.byChannel[channel, default: []].insert(connectionID) }
+        }
+    }
+
+    /// A connection closed.
+    public func disconnected(connectionID: String) {
+        let wall = wallClockMilliseconds()
+        state.withLock { state in
+            guard let connection = state.connections.removeValue(forKey: connectionID) else { return }
+            for channel in connection.channels { Self.remove(connectionID, from: channel, in: &state) }
+            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            state.sessions[key]?.connectionIDs.remove(connectionID)
+            state.sessions[key]?.lastChangeAt = wall
+            // A session with a sid keeps its acks while its client reconnects (`sweep` ends that);
+            // a connection-only session ends with its connection.
+            if let session = state.sessions[key], session.connectionIDs.isEmpty,
+               connection.sessionID == nil || session.acks.isEmpty {
+                Self.forget(key, userID: session.userID, in: &state)
+            }
+        }
+    }
+
+    /// Channels added to or removed from a live connection (WebSocket subscribe/unsubscribe).
+    public func channelsChanged(connectionID: String, added: [ChannelName], removed: [ChannelName]) {
+        state.withLock { state in
+            guard state.connections[connectionID] != nil else { return }
+            for channel in added {
+                state.connections[connectionID]!.channels.insert(channel)
+                state.byChannel[channel, default: []].insert(connectionID)
+            }
+            for channel in removed {
+                state.connections[connectionID]!.channels.remove(channel)
+                Self.remove(connectionID, from: channel, in: &state)
+            }
+        }
+    }
+
+    /// App-level life on a connection (a WebSocket frame or pong): renews its lease.
+    public func life(connectionID: String) {
+        let now = monotonic()
+        state.withLock { state in
+            guard let connection = state.connections[connectionID] else { return }
+            state.connections[connectionID]!.lastLifeAt = now
+            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            state.sessions[key]?.lastLifeAt = now
+        }
+    }
+
+    /// One connection reports its app state (WebSocket `state` frame). Renews its lease.
+    public func setState(connectionID: String, _ appState: AppState) {
+        let now = monotonic()
+        let wall = wallClockMilliseconds()
+        state.withLock { state in
+            guard let connection = state.connections[connectionID] else { return }
+            state.connections[connectionID]!.state = appState
+            state.connections[connectionID]!.lastLifeAt = now
+            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            state.sessions[key]?.lastChangeAt = wall
+            state.sessions[key]?.lastLifeAt = now
+        }
+    }
+
+    /// Every live connection of a session takes `appState` (`PUT /v1/me/sessions/current/state`).
+    /// - Returns: how many connections changed.
+    @discardableResult
+    public func setState(sessionID: String, _ appState: AppState) -> Int {
+        let now = monotonic()
+        let wall = wallClockMilliseconds()
+        return state.withLock { state in
+            let key = "s:" + sessionID
+            guard let session = state.sessions[key] else { return 0 }
+            for id in session.connectionIDs {
+                state.connections[id]?.state = appState
+                state.connections[id]?.lastLifeAt = now
+            }
+            state.sessions[key]!.lastChangeAt = wall
+            state.sessions[key]!.lastLifeAt = now
+            return session.connectionIDs.count
+        }
+    }
+
+    /// A session acknowledges event ids (WebSocket `ack`, `POST /v1/me/acks`); renews the lease of
+    /// its connections. Kept per session, bounded (oldest dropped first).
+    public func acknowledge(sessionID: String?, connectionID: String?, userID: String, ids: [String]) {
+        let now = monotonic()
+        let wall = wallClockMilliseconds()
+        state.withLock { state in
+            let key: String
+            if let sessionID {
+                key = "s:" + sessionID
+            } else if let connectionID {
+                key = "c:" + connectionID
+            } else {
+                return
+            }
+            var session = state.sessions[key] ?? Session(userID: userID)
+            for id in ids where !session.ackSet.contains(id) {
+                session.acks.append(id)
+                session.ackSet.insert(id)
+            }
+            if session.acks.count > maxAcksPerSession {
+                let excess = session.acks.count - maxAcksPerSession
+                for id in session.acks.prefix(excess) { session.ackSet.remove(id) }
+                session.acks.removeFirst(excess)
+            }
+            session.lastAckAt = wall
+            session.lastLifeAt = now
+            for id in session.connectionIDs { state.connections[id]?.lastLifeAt = now }
+            if state.sessions[key] == nil { state.byUser[userID, default: []].insert(key) }
+            state.sessions[key] = session
+        }
+    }
+
+    /// Records that a message of the connection's personal channel was written to it.
+    public func deliveredPersonal(connectionID: String, sequence: UInt64) {
+        state.withLock { state in
+            guard let current = state.connections[connectionID]?.personalSequence, sequence > current else { return }
+            state.connections[connectionID]!.personalSequence = sequence
+        }
+    }
+
+    // MARK: - Queries
+
+    /// True when session `sessionID` has a live `foreground` connection whose lease is fresh.
+    public func isForeground(sessionID: String) -> Bool {
+        let now = monotonic()
+        return state.withLock { state in
+            guard let session = state.sessions["s:" + sessionID] else { return false }
+            return session.connectionIDs.contains { id in
+                guard let c = state.connections[id] else { return false }
+                return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds
+            }
+        }
+    }
+
+    /// True when a live, foreground (fresh lease) connection of the session was written the
+    /// personal-channel message with stream sequence `sequence` (or a later one).
+    public func receivedInForeground(sessionID: String, personalSequence sequence: UInt64) -> Bool {
+        let now = monotonic()
+        return state.withLock { state in
+            guard let session = state.sessions["s:" + sessionID] else { return false }
+            return session.connectionIDs.contains { id in
+                guard let c = state.connections[id] else { return false }
+                return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds && c.personalSequence >= sequence
+            }
+        }
+    }
+
+    /// True when the session acknowledged event id `id`.
+    public func hasAcknowledged(sessionID: String, id: String) -> Bool {
+        state.withLock { $0.sessions["s:" + sessionID]?.ackSet.contains(id) ?? false }
+    }
+
+    /// Live (and recently acknowledging) sessions of a user, newest change first.
+    public func sessions(userID: String) -> [SessionSummary] {
+        let now = monotonic()
+        return state.withLock { state in
+            (state.byUser[userID] ?? []).compactMap { key in summary(key, state: state, now: now) }
+                .filter { !$0.connections.isEmpty }
+                .sorted { $0.lastChangeAt > $1.lastChangeAt }
+        }
+    }
+
+    /// Sessions with a connection subscribed to `channel`, each listing only those connections.
+    public func sessions(channel: ChannelName) -> [SessionSummary] {
+        let now = monotonic()
+        return state.withLock { state in
+            let ids = state.byChannel[channel] ?? []
+            var keys: Set<String> = []
+            for id in ids {
+                if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, connectionID: id)) }
+            }
+            return keys.compactMap { key -> SessionSummary? in
+                guard let full = summary(key, state: state, now: now) else { return nil }
+                let onChannel = full.connections.filter { ids.contains($0.connectionID) }
+                return SessionSummary(sessionID: full.sessionID, userID: full.userID, connections: onChannel,
+                                      foreground: full.foreground, lastChangeAt: full.lastChangeAt,
+                                      leaseAgeMilliseconds: full.leaseAgeMilliseconds, lastAck: full.lastAck, lastAckAt: full.lastAckAt)
+            }.sorted { ($0.userID, $0.sessionID ?? "") < ($1.userID, $1.sessionID ?? "") }
+        }
+    }
+
+    /// Whether a connection's lease is fresh now.
+    public func isLeaseFresh(_ connection: Connection) -> Bool {
+        monotonic() &- connection.lastLifeAt <= leaseNanoseconds
+    }
+
+    /// Age of a connection's last app-level life, ms.
+    public func leaseAgeMilliseconds(_ connection: Connection) -> Int64 {
+        Int64((monotonic() &- connection.lastLifeAt) / 1_000_000)
+    }
+
+    private func summary(_ key: String, state: borrowing State, now: UInt64) -> SessionSummary? {
+        guard let session = state.sessions[key] else { return nil }
+        let connections = session.connectionIDs.compactMap { state.connections[$0] }.sorted { $0.openedAt < $1.openedAt }
+        let userID = session.userID
+        let foreground = connections.contains { $0.state == .foreground && now &- $0.lastLifeAt <= leaseNanoseconds }
+        let sessionID: String? = key.hasPrefix("s:") ? String(key.dropFirst(2)) : nil
+        return SessionSummary(sessionID: sessionID, userID: userID, connections: connections, foreground: foreground,
+                              lastChangeAt: session.lastChangeAt,
+                              leaseAgeMilliseconds: Int64((now &- session.lastLifeAt) / 1_000_000),
+                              lastAck: session.acks.last, lastAckAt: session.lastAckAt)
+    }
+
+    /// Forgets sessions that have had no connection and no ack for `idleSeconds` (their acks
+    /// matter only within the ack-or-push window). Called periodically.
+    public func sweep(idleSeconds: Int64 = 600) {
+        let cutoff = wallClockMilliseconds() - idleSeconds * 1000
+        state.withLock { state in
+            let stale = state.sessions.filter { _, s in
+                s.connectionIDs.isEmpty && max(s.lastChangeAt, s.lastAckAt ?? 0) < cutoff
+            }
+            for (key, session) in stale { Self.forget(key, userID: session.userID, in: &state) }
+        }
+    }
+
+    private static func forget(_ key: String, userID: String, in state: inout State) {
+        state.sessions[key] = nil
+        state.byUser[userID]?.remove(key)
+        if state.byUser[userID]?.isEmpty == true { state.byUser[userID] = nil }
+    }
+
+    private static func remove(_ connectionID: String, from channel: ChannelName, in state: inout State) {
+        state.byChannel[channel]?.remove(connectionID)
+        if state.byChannel[channel]?.isEmpty == true { state.byChannel[channel] = nil }
+    }
+}

@@ -1,0 +1,119 @@
+/// The SSE side of `HTTPConnection` (RT-1, RT-5, RT-6, RT-8).
+extension HTTPConnection {
+    /// The SSE side of a connection once it streams.
+    /// What an open SSE stream needs to remember.
+    final class EventStream {
+        let connectionID: String
+        let userID: String
+        let sessionID: String?
+        let channels: [ChannelName]
+        let expiresAt: Int64?
+        let personal: ChannelName?
+        init(connectionID: String, request: EventStreamRequest) {
+            self.connectionID = connectionID
+            self.userID = request.userID
+            self.sessionID = request.sessionID
+            self.channels = request.channels
+            self.expiresAt = request.expiresAt
+            self.personal = request.channels.first
+        }
+    }
+
+    // MARK: - SSE
+
+    func openStream(_ request: EventStreamRequest, request http: HTTPRequest, allowOrigin: String?) {
+        var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
+        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        if let allowOrigin {
+            head += "Access-Control-Allow-Origin: \(allowOrigin)\r\n"
+            if allowOrigin != "*" { head += "Vary: Origin\r\n" }
+        }
+        // The stream is delimited by the connection's end (RFC 9112 §6.3), so every subscriber
+        // gets identical event bytes with no per-connection chunk framing.
+        head += "Connection: close\r\n\r\n"
+        if http.method == .head {
+            parser = nil
+            write(Array(head.utf8))
+            beginClosing()
+            return
+        }
+        guard context.server.perUser.acquire(request.userID) else {
+            send(.error(429, code: "too_many_streams",
+                        message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
+                 to: http, allowOrigin: allowOrigin)
+            return
+        }
+        parser = nil
+        let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
+        state = .stream(stream)
+        context.server.node.presence.connected(connectionID: stream.connectionID, userID: stream.userID, sessionID: stream.sessionID,
+                                               transport: .sse, state: request.appState, channels: request.channels)
+        let snapshot = context.server.node.broker.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
+        for channel in request.channels {
+            context.hub.add(self, to: channel, since: snapshot.since)
+        }
+        var first = Array(head.utf8)
+        first += SSEEncoder.retry(milliseconds: configuration.retryMilliseconds)
+        let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
+            + (stream.sessionID.map(JSONText.quote) ?? "null")
+            + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
+        first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
+        if !snapshot.reset.isEmpty {
+            first += SSEEncoder.event(id: nil, event: "reset", data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
+        }
+        write(first)
+        for message in snapshot.replay { deliverEvent(message, to: stream) }
+        for message in snapshot.retained { write(message.snapshotSSEBytes) }
+        let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
+        if live != snapshot.position {
+            // A bare `id:` moves the client's Last-Event-ID past what it was just given without
+            // firing an event (WHATWG SSE: the id is set before the empty-data check).
+            write(Array("id: \(live)\n\n".utf8))
+        }
+    }
+
+    func deliver(_ message: ChannelMessage) {
+        switch state {
+        case .stream(let stream):
+            deliverEvent(message, to: stream)
+        case .websocket(let session):
+            deliverFrame(message, to: session)
+        default:
+            return
+        }
+    }
+
+    private func deliverEvent(_ message: ChannelMessage, to stream: EventStream) {
+        if !outbound.isEmpty,
+           outbound.byteCount + message.sseBytes.count > configuration.outboundMaxBytes
+            || outbound.count >= configuration.outboundMaxEvents {
+            endStream(error: "slow_consumer", message: "the client did not read fast enough; reconnect with Last-Event-ID", dropQueued: true)
+            return
+        }
+        write(message.sseBytes)
+        if message.channel == stream.personal {
+            context.server.node.presence.deliveredPersonal(connectionID: stream.connectionID, sequence: message.sequence)
+        }
+    }
+
+    /// Ends an SSE stream with a final `event: error` (RT-8, RT-8c) and closes once it is sent.
+    func endStream(error code: String, message: String, dropQueued: Bool) {
+        guard case .stream = state else { return }
+        if dropQueued { outbound.dropAllButPartialHead() }
+        write(SSEEncoder.event(id: nil, event: "error", data: "{\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))}"))
+        beginClosing()
+    }
+
+    func leaveStream(_ stream: EventStream) {
+        context.server.perUser.release(stream.userID)
+        context.server.node.presence.disconnected(connectionID: stream.connectionID)
+        let hub = context.hub
+        let broker = context.server.node.broker
+        let loopIndex = context.loop.index
+        hub.scheduleClose { [self] in
+            hub.removeAll(self)
+            broker.unsubscribe(stream.channels, loop: loopIndex)
+        }
+    }
+
+}

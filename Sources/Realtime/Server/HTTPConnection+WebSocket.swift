@@ -1,0 +1,367 @@
+import Foundation
+
+/// The WebSocket side of `HTTPConnection` (RT-2): the upgrade, the frame loop, the JSON protocol
+/// of docs/protocol.md, and the same hub, history and slow-consumer rules as SSE.
+extension HTTPConnection {
+    /// What an open WebSocket needs to remember. Owned by the connection's loop.
+    final class WebSocketSession {
+        let connectionID: String
+        let mode: WebSocketRequest.Mode
+        var parser: WebSocketFrameParser
+        let verifyToken: StreamTokenVerifier
+        /// nil until the client authenticated (upgrade token or `auth` frame).
+        var identity: StreamIdentity?
+        var channels: [ChannelName] = []
+        let initialChannels: [ChannelName]
+        let initialResume: ResumePoint
+        let initialState: AppState
+        /// Monotonic ns by which an unauthenticated client must have sent `auth`.
+        var authDeadline: UInt64 = 0
+        var lastReceivedAt: UInt64
+        var lastPingAt: UInt64
+        /// A close frame was sent; only the peer's close (or the grace) remains.
+        var closeSent = false
+        /// The user's stream slot is held (released on close).
+        var holdsUserSlot = false
+
+        init(connectionID: String, request: WebSocketRequest, maxMessageBytes: Int, now: UInt64) {
+            self.connectionID = connectionID
+            self.mode = request.mode
+            self.parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes)
+            self.verifyToken = request.verifyToken
+            self.initialChannels = request.channels
+            self.initialResume = request.resume
+            self.initialState = request.appState
+            self.lastReceivedAt = now
+            self.lastPingAt = now
+        }
+
+        var personal: ChannelName? { identity?.personalChannel }
+    }
+
+    // MARK: - Upgrade
+
+    func openWebSocket(_ request: WebSocketRequest, request http: HTTPRequest) {
+        let leftover = parser?.takeUnconsumedBytes() ?? []
+        parser = nil
+        let now = context.loop.now
+        let maxBytes = request.mode == .echo ? configuration.webSocketEchoMaxMessageBytes : configuration.webSocketMaxMessageBytes
+        let session = WebSocketSession(connectionID: context.makeConnectionID(), request: request, maxMessageBytes: maxBytes, now: now)
+        state = .websocket(session)
+        write(Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: request.key))\r\n\r\n").utf8))
+        if request.mode == .herald {
+            if let identity = request.identity {
+                start(session, identity: identity)
+            } else {
+                session.authDeadline = now &+ UInt64(configuration.webSocketAuthTimeoutSeconds) * 1_000_000_000
+            }
+        }
+        if !leftover.isEmpty {
+            session.parser.append(leftover)
+            processFrames(session)
+        }
+    }
+
+    /// Authenticated: take a stream slot, report presence, subscribe the personal and URL channels.
+    private func start(_ session: WebSocketSession, identity: StreamIdentity) {
+        guard let personal = identity.personalChannel else {
+            failWebSocket(session, code: .policyViolation, error: "invalid_token", message: "the token's sub cannot name a channel")
+            return
+        }
+        guard context.server.perUser.acquire(identity.userID) else {
+            failWebSocket(session, code: .policyViolation, error: "too_many_streams",
+                          message: "this user already has \(configuration.maxStreamsPerUser) open streams")
+            return
+        }
+        session.holdsUserSlot = true
+        session.identity = identity
+        session.authDeadline = 0
+        context.server.node.presence.connected(connectionID: session.connectionID, userID: identity.userID,
+                                               sessionID: identity.sessionID, transport: .websocket,
+                                               state: session.initialState, channels: [])
+        var channels = [personal]
+        for channel in session.initialChannels where !channels.contains(channel) {
+            guard identity.allows(channel) else {
+                sendError(session, "forbidden_channel", "the access token does not grant channel \(channel)", extra: ["channel": channel.rawValue])
+                continue
+            }
+            channels.append(channel)
+        }
+        let ready = "{\"type\":\"ready\",\"connection_id\":\(JSONText.quote(session.connectionID)),\"session_id\":"
+            + (identity.sessionID.map(JSONText.quote) ?? "null")
+            + ",\"user_id\":\(JSONText.quote(identity.userID))"
+        subscribe(session, channels, resume: session.initialResume, readyPrefix: ready)
+    }
+
+    // MARK: - Frames
+
+    func readWebSocket(_ session: WebSocketSession, _ bytes: UnsafeRawBufferPointer) {
+        session.parser.append(bytes)
+        processFrames(session)
+    }
+
+    private func processFrames(_ session: WebSocketSession) {
+        while case .websocket = state {
+            let event: WebSocketEvent?
+            do {
+                event = try session.parser.next()
+            } catch {
+                failWebSocket(session, code: error.closeCode, error: nil, message: error.reason)
+                return
+            }
+            guard let event else { return }
+            session.lastReceivedAt = context.loop.now
+            if session.identity != nil, !session.closeSent {
+                context.server.node.presence.life(connectionID: session.connectionID)
+            }
+            switch event {
+            case .text(let text):
+                if session.mode == .echo {
+                    write(WebSocketFrameEncoder.text(text))
+                } else {
+                    handleMessage(session, text)
+                }
+            case .binary(let bytes):
+                if session.mode == .echo {
+                    write(WebSocketFrameEncoder.frame(.binary, payload: bytes))
+                } else {
+                    failWebSocket(session, code: .unsupportedData, error: nil, message: "binary messages are not supported; send JSON text")
+                }
+            case .ping(let payload):
+                if !session.closeSent { write(WebSocketFrameEncoder.pong(payload)) }
+            case .pong:
+                break
+            case .close(let code, _):
+                if session.closeSent {
+                    close()
+                } else {
+                    // Echo the status code back (RFC 6455 §5.5.1), then the server closes TCP first.
+                    session.closeSent = true
+                    write(WebSocketFrameEncoder.close(code))
+                    beginClosing()
+                }
+                return
+            }
+        }
+    }
+
+    // MARK: - The JSON protocol
+
+    private func handleMessage(_ session: WebSocketSession, _ text: String) {
+        guard !session.closeSent else { return }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+              let type = object["type"] as? String else {
+            sendError(session, "invalid_request", "messages are JSON objects with a string \"type\"", field: "type")
+            return
+        }
+        guard let identity = session.identity else {
+            if type == "auth" {
+                authenticate(session, object)
+            } else {
+                sendError(session, "unauthenticated", "send {\"type\":\"auth\",\"access_token\":…} first")
+            }
+            return
+        }
+        switch type {
+        case "subscribe":
+            guard let names = object["channels"] as? [String], !names.isEmpty else {
+                sendError(session, "invalid_request", "channels must be a non-empty array of channel names", field: "channels")
+                return
+            }
+            var channels: [ChannelName] = []
+            for name in names {
+                guard let channel = ChannelName(name) else {
+                    sendError(session, "invalid_request", "'\(name.prefix(64))' is not a valid channel name", field: "channels")
+                    return
+                }
+                guard identity.allows(channel) else {
+                    sendError(session, "forbidden_channel", "the access token does not grant channel \(channel)", extra: ["channel": channel.rawValue])
+                    return
+                }
+                if !session.channels.contains(channel), !channels.contains(channel) { channels.append(channel) }
+            }
+            guard session.channels.count + channels.count <= configuration.maxChannelsPerConnection else {
+                sendError(session, "invalid_request", "at most \(configuration.maxChannelsPerConnection) channels per connection", field: "channels")
+                return
+            }
+            var resume = ResumePoint.fresh
+            if let raw = object["last_event_id"] {
+                guard let text = raw as? String else {
+                    sendError(session, "invalid_request", "last_event_id must be a string", field: "last_event_id")
+                    return
+                }
+                if !text.isEmpty { resume = StreamCursor(text).map(ResumePoint.cursor) ?? .invalid }
+            }
+            subscribe(session, channels, resume: resume, readyPrefix: nil)
+        case "unsubscribe":
+            guard let names = object["channels"] as? [String] else {
+                sendError(session, "invalid_request", "channels must be an array of channel names", field: "channels")
+                return
+            }
+            let removed = session.channels.filter { names.contains($0.rawValue) && $0 != session.personal }
+            if names.contains(where: { $0 == session.personal?.rawValue }) {
+                sendError(session, "invalid_request", "the personal channel cannot be unsubscribed", field: "channels")
+                return
+            }
+            for channel in removed { context.hub.remove(self, from: channel) }
+            session.channels.removeAll { removed.contains($0) }
+            context.server.node.broker.unsubscribe(removed, loop: context.loop.index)
+            context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: [], removed: removed)
+            write(WebSocketFrameEncoder.text("{\"type\":\"unsubscribed\",\"channels\":\(JSONText.array(removed.map(\.rawValue)))}"))
+        case "state":
+            guard let raw = object["state"] as? String, let appState = AppState(raw) else {
+                sendError(session, "invalid_request", "state must be foreground or background", field: "state")
+                return
+            }
+            context.server.node.presence.setState(connectionID: session.connectionID, appState)
+        case "ack":
+            var ids: [String] = []
+            if let id = object["id"] as? String { ids.append(id) }
+            if let more = object["ids"] as? [String] { ids += more }
+            guard !ids.isEmpty, ids.count <= 1000, ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
+                sendError(session, "invalid_request", "ack needs an event id (id) or ids", field: "id")
+                return
+            }
+            context.server.node.presence.acknowledge(sessionID: identity.sessionID, connectionID: session.connectionID,
+                                                     userID: identity.userID, ids: ids)
+        case "ping":
+            write(WebSocketFrameEncoder.text("{\"type\":\"pong\"}"))
+        case "refresh":
+            refresh(session, object)
+        case "auth":
+            sendError(session, "invalid_request", "already authenticated; use refresh for a new token", field: "type")
+        default:
+            sendError(session, "invalid_request", "unknown message type '\(type.prefix(32))'", field: "type")
+        }
+    }
+
+    private func authenticate(_ session: WebSocketSession, _ object: [String: Any]) {
+        guard let token = object["access_token"] as? String else {
+            sendError(session, "invalid_request", "access_token is required", field: "access_token")
+            return
+        }
+        switch session.verifyToken(token) {
+        case .success(let identity):
+            start(session, identity: identity)
+        case .failure(let error):
+            failWebSocket(session, code: .policyViolation, error: error.code, message: error.message)
+        }
+    }
+
+    /// RT-8c: a later token for the same user extends the connection's life.
+    private func refresh(_ session: WebSocketSession, _ object: [String: Any]) {
+        guard let current = session.identity, let token = object["access_token"] as? String else {
+            sendError(session, "invalid_request", "access_token is required", field: "access_token")
+            return
+        }
+        switch session.verifyToken(token) {
+        case .success(let identity):
+            guard identity.userID == current.userID, identity.sessionID == current.sessionID else {
+                sendError(session, "invalid_token", "the new token belongs to another user or session")
+                return
+            }
+            session.identity?.expiresAt = identity.expiresAt
+            session.identity?.grants = identity.grants
+            let expires = identity.expiresAt.map(String.init) ?? "null"
+            write(WebSocketFrameEncoder.text("{\"type\":\"refreshed\",\"expires_at\":\(expires)}"))
+        case .failure(let error):
+            sendError(session, error.code, error.message)
+        }
+    }
+
+    /// Subscribes, then sends `ready` (first time) or `subscribed`, `reset`, replay and retained
+    /// messages — the same snapshot rules as SSE.
+    private func subscribe(_ session: WebSocketSession, _ channels: [ChannelName], resume: ResumePoint, readyPrefix: String?) {
+        let snapshot = context.server.node.broker.subscribe(channels, loop: context.loop.index, resume: resume)
+        for channel in channels { context.hub.add(self, to: channel, since: snapshot.since) }
+        session.channels += channels
+        context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: channels, removed: [])
+        let list = JSONText.array(channels.map(\.rawValue))
+        if let readyPrefix {
+            write(WebSocketFrameEncoder.text(readyPrefix + ",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}"))
+        } else {
+            write(WebSocketFrameEncoder.text("{\"type\":\"subscribed\",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}"))
+        }
+        if !snapshot.reset.isEmpty {
+            write(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}"))
+        }
+        for message in snapshot.replay { deliverFrame(message, to: session) }
+        for message in snapshot.retained { write(message.snapshotWebSocketFrame) }
+    }
+
+    func deliverFrame(_ message: ChannelMessage, to session: WebSocketSession) {
+        guard !session.closeSent else { return }
+        let frame = message.webSocketFrame
+        if !outbound.isEmpty,
+           outbound.byteCount + frame.count > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents {
+            outbound.dropAllButPartialHead()
+            failWebSocket(session, code: .tryAgainLater, error: "slow_consumer",
+                          message: "the client did not read fast enough; reconnect and resume with last_event_id")
+            return
+        }
+        write(frame)
+        if message.channel == session.personal {
+            context.server.node.presence.deliveredPersonal(connectionID: session.connectionID, sequence: message.sequence)
+        }
+    }
+
+    private func sendError(_ session: WebSocketSession, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:]) {
+        var json = "{\"type\":\"error\",\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))"
+        if let field { json += ",\"field\":\(JSONText.quote(field))" }
+        for (key, value) in extra.sorted(by: { $0.key < $1.key }) { json += ",\(JSONText.quote(key)):\(JSONText.quote(value))" }
+        write(WebSocketFrameEncoder.text(json + "}"))
+    }
+
+    /// Ends the WebSocket: an `error` message when there is an application reason, then a close
+    /// frame with `code`, then the TCP close once the peer answers or the grace ends.
+    func failWebSocket(_ session: WebSocketSession, code: WebSocketCloseCode, error: String?, message: String) {
+        guard !session.closeSent else { return }
+        if let error { sendError(session, error, message) }
+        session.closeSent = true
+        write(WebSocketFrameEncoder.close(code, reason: error ?? message))
+        beginClosing()
+    }
+
+    /// Leaves the hub and presence when the connection ends.
+    func leaveWebSocket(_ session: WebSocketSession) {
+        guard let identity = session.identity else { return }
+        if session.holdsUserSlot {
+            context.server.perUser.release(identity.userID)
+            session.holdsUserSlot = false
+        }
+        context.server.node.presence.disconnected(connectionID: session.connectionID)
+        let hub = context.hub
+        let broker = context.server.node.broker
+        let loopIndex = context.loop.index
+        let channels = session.channels
+        hub.scheduleClose { [self] in
+            hub.removeAll(self)
+            broker.unsubscribe(channels, loop: loopIndex)
+        }
+    }
+
+    /// Once a second: auth timeout, token expiry, pings and the idle timeout.
+    func tickWebSocket(_ session: WebSocketSession, now: UInt64, unixNow: Int64) {
+        guard !session.closeSent else { return }
+        if session.authDeadline != 0, now > session.authDeadline {
+            failWebSocket(session, code: .policyViolation, error: "unauthenticated", message: "no auth message in time")
+        } else if let expiresAt = session.identity?.expiresAt, unixNow >= expiresAt {
+            failWebSocket(session, code: WebSocketCloseCode(rawValue: 4003), error: "token_expired",
+                          message: "the access token expired; reconnect with a fresh token, or send refresh before exp")
+        } else if now &- session.lastReceivedAt > UInt64(configuration.webSocketIdleTimeoutSeconds) * 1_000_000_000 {
+            failWebSocket(session, code: .goingAway, error: nil, message: "idle timeout")
+        } else if now &- session.lastPingAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000, outbound.isEmpty {
+            session.lastPingAt = now
+            write(WebSocketFrameEncoder.ping([]))
+        }
+    }
+
+    /// Server shutdown: tell the client to reconnect, then close with 1001.
+    func shutdownWebSocket(_ session: WebSocketSession) {
+        if session.mode == .herald, session.identity != nil, !session.closeSent {
+            write(WebSocketFrameEncoder.text("{\"type\":\"shutdown\",\"reconnect\":true}"))
+        }
+        failWebSocket(session, code: .goingAway, error: nil, message: "server shutting down")
+    }
+}

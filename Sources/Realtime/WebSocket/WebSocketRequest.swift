@@ -1,0 +1,91 @@
+import Foundation
+
+/// Who a stream belongs to and what it may hear, as decided by the API from an access token.
+public struct StreamIdentity: Sendable {
+    /// The token's `sub`.
+    public var userID: String
+    /// The token's `sid`, if any.
+    public var sessionID: String?
+    /// Channels granted beyond the personal one (the token's `channels` claim).
+    public var grants: [ChannelGrant]
+    /// Unix seconds at which the stream must end (token `exp` plus leeway); nil = never.
+    public var expiresAt: Int64?
+
+    public init(userID: String, sessionID: String?, grants: [ChannelGrant], expiresAt: Int64?) {
+        self.userID = userID
+        self.sessionID = sessionID
+        self.grants = grants
+        self.expiresAt = expiresAt
+    }
+
+    /// The personal channel `user:{sub}`.
+    public var personalChannel: ChannelName? { ChannelName.personal(userID: userID) }
+
+    /// True when the identity may subscribe to `channel`: its personal channel or a granted one.
+    public func allows(_ channel: ChannelName) -> Bool {
+        channel == personalChannel || grants.contains { $0.allows(channel) }
+    }
+}
+
+/// Verifies an access token sent inside a WebSocket (`auth` and `refresh` frames): the identity,
+/// or the error to report.
+public typealias StreamTokenVerifier = @Sendable (String) -> Result<StreamIdentity, HTTPError>
+
+/// What a route hands the transport to upgrade a connection to a WebSocket (RT-2).
+public struct WebSocketRequest: Sendable {
+    /// `herald`: the JSON protocol of docs/protocol.md. `echo`: every message echoed back, no
+    /// auth (conformance testing only, behind `HERALD_WS_ECHO=1`).
+    public enum Mode: Sendable { case herald, echo }
+
+    public var mode: Mode
+    /// The validated `Sec-WebSocket-Key`.
+    public var key: String
+    /// Known from the upgrade request's token; nil = the client must send an `auth` frame first.
+    public var identity: StreamIdentity?
+    /// Channels from `?channels=` to subscribe once authenticated (grants are checked then).
+    public var channels: [ChannelName]
+    /// `?last_event_id=` for those channels.
+    public var resume: ResumePoint
+    /// `?state=`.
+    public var appState: AppState
+    /// Checks tokens of `auth` / `refresh` frames.
+    public var verifyToken: StreamTokenVerifier
+
+    public init(mode: Mode, key: String, identity: StreamIdentity?, channels: [ChannelName] = [], resume: ResumePoint = .fresh,
+                appState: AppState = .foreground, verifyToken: @escaping StreamTokenVerifier) {
+        self.mode = mode
+        self.key = key
+        self.identity = identity
+        self.channels = channels
+        self.resume = resume
+        self.appState = appState
+        self.verifyToken = verifyToken
+    }
+}
+
+/// Checks an HTTP request is a valid WebSocket opening handshake (RFC 6455 §4.2.1).
+public enum WebSocketUpgrade {
+    /// - Returns: the `Sec-WebSocket-Key`.
+    /// - Throws: `HTTPError` 400 `upgrade_required` when it is not an upgrade (no `Upgrade: websocket`
+    ///   / `Connection: upgrade`, not HTTP/1.1, bad key); 426 `unsupported_websocket_version` with
+    ///   `Sec-WebSocket-Version: 13` for any other version.
+    public static func validate(_ request: HTTPRequest) throws(HTTPError) -> String {
+        let upgrade = request.headers.values("Upgrade").flatMap { $0.split(separator: ",") }
+            .contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "websocket" }
+        let connection = request.headers.values("Connection").flatMap { $0.split(separator: ",") }
+            .contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" }
+        guard upgrade, connection, request.versionMinor >= 1 else {
+            throw HTTPError(400, "upgrade_required", "this endpoint needs a WebSocket upgrade (Upgrade: websocket, Connection: Upgrade, HTTP/1.1)")
+        }
+        guard request.headers["Sec-WebSocket-Version"]?.trimmingCharacters(in: .whitespaces) == "13" else {
+            throw HTTPError(426, "unsupported_websocket_version", "only WebSocket version 13 is supported",
+                            headers: [("Sec-WebSocket-Version", "13")])
+        }
+        guard let key = request.headers["Sec-WebSocket-Key"]?.trimmingCharacters(in: .whitespaces),
+              WebSocketHandshake.isValidKey(key) else {
+            throw HTTPError(400, "upgrade_required", "Sec-WebSocket-Key must be the base64 of 16 bytes")
+        }
+        return key
+    }
+}
+

@@ -1,0 +1,52 @@
+import CSQLite
+
+/// A connection's idle prepared statements, keyed by SQL text.
+///
+/// Herald's SQL is a fixed set of string constants, so compiling each once per connection and
+/// reusing it saves the parse and plan on every request. A statement is *checked out* while a
+/// `Statement` object uses it and *checked in* (reset, bindings cleared) when that object goes
+/// away, so two live `Statement`s never share one `sqlite3_stmt` — a nested query with the same
+/// SQL simply compiles a second one, which is then finalized or cached on check-in.
+///
+/// Bounded by `capacity`: a statement checked in while the cache is full is finalized, not cached.
+/// Owned by its connection, and like it used by one thread at a time.
+final class StatementCache {
+    let capacity: Int
+    private var idle: [String: OpaquePointer] = [:]
+    /// Compilations (`sqlite3_prepare_v3` calls) through the cache: tests read it to see reuse.
+    private(set) var compiledCount = 0
+
+    init(capacity: Int) {
+        precondition(capacity >= 0, "statement cache capacity must not be negative")
+        self.capacity = capacity
+    }
+
+    /// Number of idle cached statements.
+    var count: Int { idle.count }
+
+    /// Takes the idle statement for `sql`, if any; the caller owns it until `checkIn`.
+    func checkOut(_ sql: String) -> OpaquePointer? {
+        idle.removeValue(forKey: sql)
+    }
+
+    func noteCompiled() { compiledCount += 1 }
+
+    /// Returns a statement: reset (which also ends any read snapshot it held) and cached, or
+    /// finalized when the cache is full or already holds one for `sql`.
+    func checkIn(_ sql: String, _ handle: OpaquePointer) {
+        // The reset's result repeats the last step's error, which was reported already.
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        if idle.count < capacity, idle[sql] == nil {
+            idle[sql] = handle
+        } else {
+            sqlite3_finalize(handle)
+        }
+    }
+
+    /// Finalizes every idle statement; the connection calls it before closing.
+    func finalizeAll() {
+        for handle in idle.values { sqlite3_finalize(handle) }
+        idle.removeAll()
+    }
+}

@@ -1,0 +1,112 @@
+import Synchronization
+import Testing
+@testable import Realtime
+
+/// Clocks the test moves by hand.
+private final class TestClocks: Sendable {
+    let monotonic = Atomic<UInt64>(1_000_000_000_000)
+    let wall = Atomic<Int64>(1_800_000_000_000)
+    func advance(seconds: Int) {
+        monotonic.add(UInt64(seconds) * 1_000_000_000, ordering: .relaxed)
+        wall.add(Int64(seconds) * 1000, ordering: .relaxed)
+    }
+    func presence(lease: Int = 45, maxAcks: Int = 256) -> Presence {
+        Presence(leaseSeconds: lease, maxAcksPerSession: maxAcks,
+                 monotonic: { self.monotonic.load(ordering: .relaxed) },
+                 wallClockMilliseconds: { self.wall.load(ordering: .relaxed) })
+    }
+}
+
+private let personal = ChannelName("user:u1")!
+private let room = ChannelName("room:1")!
+
+@Suite struct PresenceTests {
+    @Test func foregroundIsALeaseThatLapsesWithoutAppLevelLife() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        #expect(presence.isForeground(sessionID: "s1"))
+        clocks.advance(seconds: 46)
+        #expect(!presence.isForeground(sessionID: "s1"), "an open socket alone proves nothing (RT-7a)")
+        presence.life(connectionID: "c1")
+        #expect(presence.isForeground(sessionID: "s1"))
+    }
+
+    @Test func backgroundConnectionsNeverCountAsForeground() {
+        let clocks = TestClocks()
+        let presence = clocks.presence()
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .background, channels: [personal])
+        #expect(!presence.isForeground(sessionID: "s1"))
+        presence.setState(connectionID: "c1", .foreground)
+        #expect(presence.isForeground(sessionID: "s1"))
+    }
+
+    @Test func sessionStateChangesEveryConnectionOfTheSessionOnly() {
+        let clocks = TestClocks()
+        let presence = clocks.presence()
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        presence.connected(connectionID: "c3", userID: "u1", sessionID: "s2", transport: .sse, state: .foreground, channels: [personal])
+        #expect(presence.setState(sessionID: "s1", .background) == 2)
+        #expect(!presence.isForeground(sessionID: "s1"))
+        #expect(presence.isForeground(sessionID: "s2"))
+        #expect(presence.setState(sessionID: "nobody", .background) == 0)
+    }
+
+    @Test func acksRenewTheLeaseAndAreBounded() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 10, maxAcks: 3)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        clocks.advance(seconds: 11)
+        presence.acknowledge(sessionID: "s1", connectionID: nil, userID: "u1", ids: ["a", "b", "c", "d"])
+        #expect(presence.isForeground(sessionID: "s1"))
+        #expect(!presence.hasAcknowledged(sessionID: "s1", id: "a"))
+        #expect(presence.hasAcknowledged(sessionID: "s1", id: "d"))
+        #expect(presence.sessions(userID: "u1").first?.lastAck == "d")
+    }
+
+    @Test func receivedInForegroundNeedsTheDeliveryAFreshLeaseAndForeground() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        presence.deliveredPersonal(connectionID: "c1", sequence: 7)
+        #expect(presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 8))
+        presence.setState(connectionID: "c1", .background)
+        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        presence.setState(connectionID: "c1", .foreground)
+        clocks.advance(seconds: 46)
+        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+    }
+
+    @Test func channelPresenceListsOnlyConnectionsOnTheChannel() {
+        let clocks = TestClocks()
+        let presence = clocks.presence()
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal, room])
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        presence.connected(connectionID: "c3", userID: "u2", sessionID: nil, transport: .websocket, state: .background, channels: [])
+        presence.channelsChanged(connectionID: "c3", added: [room], removed: [])
+        let sessions = presence.sessions(channel: room)
+        #expect(sessions.map(\.userID) == ["u1", "u2"])
+        #expect(sessions[0].connections.map(\.connectionID) == ["c1"])
+        #expect(sessions[1].sessionID == nil)
+        presence.channelsChanged(connectionID: "c3", added: [], removed: [room])
+        presence.disconnected(connectionID: "c1")
+        #expect(presence.sessions(channel: room).isEmpty)
+    }
+
+    @Test func disconnectEndsLivenessButKeepsRecentAcksUntilTheSweep() {
+        let clocks = TestClocks()
+        let presence = clocks.presence()
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        presence.acknowledge(sessionID: "s1", connectionID: nil, userID: "u1", ids: ["x"])
+        presence.disconnected(connectionID: "c1")
+        #expect(!presence.isForeground(sessionID: "s1"))
+        #expect(presence.sessions(userID: "u1").isEmpty)
+        #expect(presence.hasAcknowledged(sessionID: "s1", id: "x"))
+        clocks.advance(seconds: 601)
+        presence.sweep(idleSeconds: 600)
+        #expect(!presence.hasAcknowledged(sessionID: "s1", id: "x"))
+    }
+}

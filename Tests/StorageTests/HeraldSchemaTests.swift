@@ -1,0 +1,80 @@
+import Testing
+@testable import Storage
+
+@Suite struct HeraldSchemaTests {
+    private func migrated() throws -> SQLiteConnection {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn)
+        try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)", ["s1", "u1", 1000, 1000])
+        return conn
+    }
+
+    private func insertDevice(_ conn: SQLiteConnection, id: String, platform: String = "ios", token: String = "t1",
+                              sid: String? = "s1") throws(StorageError) {
+        try conn.run("""
+            INSERT INTO devices (id, user_id, sid, platform, provider, token, created_at, last_seen_at)
+            VALUES (:id, 'u1', :sid, :platform, 'apns', :token, 1000, 1000)
+            """, [":id": id, ":sid": sid, ":platform": platform, ":token": token])
+    }
+
+    @Test func createsTablesAndIndexes() throws {
+        let conn = try migrated()
+        let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+            .map { try $0[0, as: String.self] }
+        #expect(names == ["devices", "devices_last_seen_at", "devices_sid", "devices_user_id", "jobs", "jobs_state_run_at", "sessions"])
+        let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
+        #expect(try session["app", as: String.self] == "default")
+        #expect(try session["expires_at", as: Int64?.self] == nil)
+    }
+
+    @Test func devicesAreUniquePerAppPlatformToken() throws {
+        let conn = try migrated()
+        try insertDevice(conn, id: "d1")
+        try insertDevice(conn, id: "d2", platform: "android")  // same token, other platform: fine
+        let error = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d3") }
+        #expect(error == .constraint(.unique, message: "UNIQUE constraint failed: devices.app, devices.platform, devices.token"))
+    }
+
+    @Test func platformAndJobStateAreChecked() throws {
+        let conn = try migrated()
+        let platform = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d1", platform: "blackberry") }
+        guard case .constraint(.check, _)? = platform else { Issue.record("got \(String(describing: platform))"); return }
+        let state = #expect(throws: StorageError.self) {
+            try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('push.deliver', '{}', 'running', 1, 1)")
+        }
+        guard case .constraint(.check, _)? = state else { Issue.record("got \(String(describing: state))"); return }
+    }
+
+    @Test func deviceSessionIsAForeignKeySetToNullOnDelete() throws {
+        let conn = try migrated()
+        let orphan = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d0", sid: "nope") }
+        #expect(orphan == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"))
+        try insertDevice(conn, id: "d1")
+        try insertDevice(conn, id: "d2", token: "t2", sid: nil)
+        try conn.run("DELETE FROM sessions WHERE sid = ?", ["s1"])
+        let sids = try conn.query("SELECT sid FROM devices ORDER BY id").map { try $0["sid", as: String?.self] }
+        #expect(sids == [nil, nil])
+    }
+
+    @Test func strictTablesRejectWrongTypes() throws {
+        let conn = try migrated()
+        let error = #expect(throws: StorageError.self) {
+            try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES ('s2', 'u', 'yesterday', 1)")
+        }
+        guard case .constraint(.other(let code), let message)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(code.primary == .constraint)
+        #expect(message.contains("sessions.created_at"))
+    }
+
+    @Test func jobsGetIdsAndDefaults() throws {
+        let conn = try migrated()
+        let rows = try conn.query("""
+            INSERT INTO jobs (kind, payload_json, state, run_at, created_at)
+            VALUES ('push.deliver', :payload, 'queued', :now, :now)
+            RETURNING id, attempts, lease_until
+            """, [":payload": #"{"device":"d1"}"#, ":now": 5])
+        #expect(rows.map(\.values) == [[1, 0, nil]])
+        let plan = try conn.query("EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at LIMIT 10", [10])
+        #expect(try plan.contains { try $0["detail", as: String.self].contains("jobs_state_run_at") })
+    }
+}

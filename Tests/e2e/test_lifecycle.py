@@ -1,0 +1,249 @@
+"""The process: dev mode, graceful shutdown, `--help`, invalid settings (README.md,
+docs/operations.md)."""
+import re
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from conftest import BINARY, SERVER_KEY, envelope, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_binary(args, env=None, timeout=10):
+    base = {"PATH": "/usr/bin:/bin", "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(free_port())}
+    base.update(env or {})
+    return subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=timeout)
+
+
+# --- dev mode ----------------------------------------------------------------------------
+
+
+def test_dev_token_works_on_stream(herald_factory):
+    h = herald_factory(HERALD_DEV=1)
+    r = httpx.post(h.url("/v1/dev/token"), json={"user_id": "42", "session_id": "phone-1",
+                                                 "channels": ["generation:*"], "ttl_seconds": 600})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["token_type"] == "Bearer" and isinstance(body["access_token"], str)
+    assert isinstance(body["expires_at"], int)
+    s = h.stream(body["access_token"], channels="generation:9f1c")
+    ready = s.ready()
+    assert ready["user_id"] == "42" and ready["session_id"] == "phone-1"
+    assert ready["channels"] == ["user:42", "generation:9f1c"]
+    receipt = h.publish("generation:9f1c", {"state": "running", "progress": 40}, event="status", retain=True)
+    m = s.next()
+    assert m.id == receipt["id"] and envelope(m)["data"] == {"state": "running", "progress": 40}
+    # the grant is what was asked for, nothing more
+    assert h.stream(body["access_token"], channels="order:1", expect=403).json_body()["channel"] == "order:1"
+
+
+def test_dev_token_defaults(herald_factory):
+    h = herald_factory(HERALD_DEV=1)
+    r = httpx.post(h.url("/v1/dev/token"), json={"user_id": "7"})
+    assert r.status_code == 200, r.text
+    ready = h.stream(r.json()["access_token"]).ready()
+    assert ready["user_id"] == "7" and ready["session_id"] is None and ready["channels"] == ["user:7"]
+
+
+def test_dev_mode_generates_credentials(herald_factory):
+    h = herald_factory(HERALD_DEV=1, HERALD_JWT_SECRET="", HERALD_SERVER_KEY="")
+    r = httpx.post(h.url("/v1/dev/token"), json={"user_id": "42"})
+    assert r.status_code == 200, r.text
+    h.stream(r.json()["access_token"]).ready()
+    logs = h.logs()
+    keys = re.findall(r'"name":"HERALD_SERVER_KEY","value":"([^"]+)"|"value":"([^"]+)","name":"HERALD_SERVER_KEY"', logs)
+    assert keys, logs
+    key = next(k for pair in keys for k in pair if k)
+    r = httpx.post(h.url("/v1/publish"), json={"channel": "user:42", "data": 1}, headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 200, r.text
+
+
+def test_dev_route_absent_without_dev_mode(herald):
+    r = httpx.post(herald.url("/v1/dev/token"), json={"user_id": "42"})
+    assert r.status_code == 404 and r.json()["error"] == "not_found"
+
+
+@pytest.mark.parametrize("body,field", [
+    ({}, "user_id"),
+    ({"user_id": ""}, "user_id"),
+    ({"user_id": "a b"}, "user_id"),
+    ({"user_id": 42}, "user_id"),
+    ({"user_id": "x" * 191}, "user_id"),
+    ({"user_id": "42", "session_id": ""}, "session_id"),
+    ({"user_id": "42", "channels": ["bad name"]}, "channels"),
+    ({"user_id": "42", "channels": "generation:*"}, "channels"),
+    ({"user_id": "42", "ttl_seconds": 0}, "ttl_seconds"),
+    ({"user_id": "42", "ttl_seconds": 86401}, "ttl_seconds"),
+    ({"user_id": "42", "ttl_seconds": "60"}, "ttl_seconds"),
+])
+def test_bad_dev_token_body_is_400(herald_factory, body, field):
+    h = herald_factory(HERALD_DEV=1)
+    r = httpx.post(h.url("/v1/dev/token"), json=body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "invalid_request" and r.json().get("field") == field, r.json()
+
+
+def test_dev_token_body_not_json(herald_factory):
+    h = herald_factory(HERALD_DEV=1)
+    r = httpx.post(h.url("/v1/dev/token"), content=b"user_id=42", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+
+
+# --- shutdown ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_graceful_shutdown_tells_streams(herald, sig):
+    a = herald.stream()
+    b = herald.stream(herald.token(sub="bob"), client="httpx-sse")
+    a.ready()
+    b.ready()
+    herald.proc.send_signal(sig)
+    for s in (a, b):
+        events = s.wait_closed(timeout=5)
+        assert [e.event for e in events] == ["shutdown"], events
+        assert events[0].json() == {"reconnect": True}
+    assert herald.wait_exit(timeout=5) == 0
+    with pytest.raises(httpx.TransportError):
+        httpx.get(herald.url("/healthz"), timeout=1)
+
+
+def test_shutdown_with_idle_connections_exits_promptly(herald, raw):
+    c = raw(herald)
+    c.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert c.read_response().status == 200
+    herald.proc.send_signal(signal.SIGTERM)
+    assert herald.wait_exit(timeout=5) == 0
+    assert c.closed_by_peer(3)
+
+
+def test_resume_after_shutdown_on_restarted_server(herald):
+    s = herald.stream()
+    s.ready()
+    herald.publish("user:alice", 1)
+    last = s.next().id
+    herald.restart()
+    assert [e.event for e in s.wait_closed(5)] == ["shutdown"]
+    s2 = herald.stream(last_event_id=last)
+    s2.ready()
+    assert s2.expect("reset").json() == {"channels": ["user:alice"]}
+
+
+# --- settings ----------------------------------------------------------------------------
+
+
+def documented_settings():
+    """Names in docs/operations.md: spelled out, plus shorthands like "`HERALD_JWT_PUBLIC_KEY` /
+    `_PATH`" (appended) or "`HERALD_OUTBOUND_MAX_BYTES` / `_EVENTS`" (last word replaced), each
+    returned as its candidate spellings."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    names = set(re.findall(r"`(HERALD_[A-Z_]+)`", text))
+    shorthands = [{base + suffix, base.rsplit("_", 1)[0] + suffix}
+                  for base, suffix in re.findall(r"`(HERALD_[A-Z_]+)`\s*/\s*`(_[A-Z_]+)`", text)]
+    return names, shorthands
+
+
+EXPECTED_SETTINGS = {
+    "HERALD_HOST", "HERALD_PORT", "HERALD_SERVER_KEY", "HERALD_JWT_SECRET", "HERALD_JWT_PUBLIC_KEY",
+    "HERALD_JWT_PUBLIC_KEY_PATH", "HERALD_DEV", "HERALD_LOOPS", "HERALD_HEARTBEAT_SECONDS",
+    "HERALD_HISTORY_SIZE", "HERALD_HISTORY_TTL_SECONDS", "HERALD_MAX_BODY_BYTES", "HERALD_MAX_HEADER_BYTES",
+    "HERALD_MAX_DATA_BYTES", "HERALD_REQUEST_TIMEOUT_SECONDS", "HERALD_IDLE_TIMEOUT_SECONDS",
+    "HERALD_OUTBOUND_MAX_BYTES", "HERALD_OUTBOUND_MAX_EVENTS", "HERALD_MAX_CONNECTIONS_PER_IP",
+    "HERALD_CORS_ORIGINS", "HERALD_LOG_LEVEL", "HERALD_LOG_FORMAT",
+}
+
+
+def test_help_lists_every_setting():
+    result = run_binary(["--help"])
+    assert result.returncode == 0
+    listed = set(re.findall(r"\bHERALD_[A-Z_]+\b", result.stdout))
+    assert EXPECTED_SETTINGS <= listed, f"--help lacks {EXPECTED_SETTINGS - listed}"
+    names, shorthands = documented_settings()
+    assert names <= listed, f"--help lacks documented {names - listed}"
+    for candidates in shorthands:
+        assert candidates & listed, f"--help lacks any of {candidates}"
+    documented = names | {n for c in shorthands for n in c}
+    assert EXPECTED_SETTINGS <= documented, f"docs/operations.md lacks {EXPECTED_SETTINGS - documented}"
+    # every listed setting shows its default
+    for line in result.stdout.splitlines():
+        if line.strip().startswith("HERALD_"):
+            assert "default" in line, line
+
+
+@pytest.mark.parametrize("env,name", [
+    ({"HERALD_PORT": "abc"}, "HERALD_PORT"),
+    ({"HERALD_PORT": "70000"}, "HERALD_PORT"),
+    ({"HERALD_HEARTBEAT_SECONDS": "0"}, "HERALD_HEARTBEAT_SECONDS"),
+    ({"HERALD_HISTORY_SIZE": "-1"}, "HERALD_HISTORY_SIZE"),
+    ({"HERALD_DEV": "maybe"}, "HERALD_DEV"),
+    ({"HERALD_LOG_LEVEL": "loud"}, "HERALD_LOG_LEVEL"),
+    ({"HERALD_JWT_PUBLIC_KEY_PATH": "/nonexistent/key.pem"}, "HERALD_JWT_PUBLIC_KEY_PATH"),
+])
+def test_invalid_setting_stops_with_named_error(env, name):
+    result = run_binary(["serve"], env=env)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert name in result.stderr, result.stderr
+
+
+@pytest.mark.xfail(reason="BUG: an unparsable HERALD_JWT_PUBLIC_KEY stops the server (exit 2) but the "
+                          "message does not name the setting", strict=True)
+@pytest.mark.parametrize("kind", ["garbage", "rsa-1024", "ec-p384"])
+def test_unusable_public_key_stops_with_named_error(kind):
+    if kind == "garbage":
+        pem = "not a pem"
+    else:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=1024) if kind == "rsa-1024" \
+            else ec.generate_private_key(ec.SECP384R1())
+        pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    result = run_binary(["serve"], env={"HERALD_JWT_PUBLIC_KEY": pem})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "HERALD_JWT_PUBLIC_KEY" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("kind", ["garbage", "rsa-1024", "ec-p384"])
+def test_unusable_public_key_stops_the_server(kind):
+    if kind == "garbage":
+        pem = "not a pem"
+    else:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=1024) if kind == "rsa-1024" \
+            else ec.generate_private_key(ec.SECP384R1())
+        pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    result = run_binary(["serve"], env={"HERALD_JWT_PUBLIC_KEY": pem})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+
+
+def test_unknown_command_exits_non_zero():
+    result = run_binary(["frobnicate"])
+    assert result.returncode != 0
+    assert "HERALD_PORT" in result.stderr  # prints the help
+
+
+def test_port_in_use_exits_non_zero():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        result = run_binary(["serve"], env={"HERALD_PORT": str(port), "HERALD_JWT_SECRET": "x"})
+    assert result.returncode != 0
+
+
+def test_start_line_hides_secrets(herald):
+    logs = herald.logs()
+    assert '"msg":"herald started"' in logs or "herald started" in logs
+    assert SERVER_KEY not in logs
+    assert "e2e-secret" not in logs
+
+
+def test_text_log_format(herald_factory):
+    h = herald_factory(HERALD_LOG_FORMAT="text")
+    assert "herald started" in h.logs()
+    assert httpx.get(h.url("/healthz")).status_code == 200

@@ -1,0 +1,109 @@
+"""Slow readers are cut off without holding anyone else up (docs/protocol.md, "Slow readers")."""
+import re
+import time
+
+from conftest import envelope
+
+# 4 KiB events; the kernel's socket buffers on loopback absorb ~2 MB before Herald's own
+# per-connection queue starts to fill, so publish well over that (≈5 MB, in 1 MiB-bounded batches).
+N_MESSAGES = 1200
+BATCH = 200
+PAYLOAD = "p" * 4096
+
+
+def _stalled_reader(raw, h, token, channels):
+    """A raw-socket SSE client with a tiny receive buffer that stops reading after the head."""
+    c = raw(h, timeout=5, rcvbuf=2048)
+    c.send(f"GET /v1/stream?channels={channels} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+    head = c.read_response(head=True)
+    assert head.status == 200
+    c.read_until(b"event: ready\n")
+    c.read_until(b"\n\n")
+    return c
+
+
+def test_slow_consumer_is_cut_and_others_get_everything(herald_factory, raw):
+    h = herald_factory(HERALD_OUTBOUND_MAX_BYTES=65536, HERALD_OUTBOUND_MAX_EVENTS=64)
+    token = h.token(channels=["room:*"])
+    stalled = _stalled_reader(raw, h, token, "room:1")
+    fast = h.stream(token, channels="room:1", client="httpx-sse")
+    fast.ready()
+
+    started = time.monotonic()
+    results = []
+    for start in range(0, N_MESSAGES, BATCH):
+        batch = [{"channel": "room:1", "event": "chunk", "data": {"i": i, "pad": PAYLOAD}}
+                 for i in range(start, start + BATCH)]
+        results += h.publish_batch(batch)["results"]
+    assert results[0]["delivered"] == 2
+
+    got = fast.take(N_MESSAGES, timeout=15)
+    elapsed = time.monotonic() - started
+    assert [envelope(e)["data"]["i"] for e in got] == list(range(N_MESSAGES))
+    assert [e.id for e in got] == [r["id"] for r in results]
+    assert elapsed < 10, f"the healthy subscriber waited {elapsed:.1f}s"
+
+    # the stalled reader finally reads: a prefix of the messages, then `error` slow_consumer
+    # and EOF — or a reset connection if the server gave up on it first
+    read_after = time.monotonic() - started
+    rest = stalled.buffer + stalled.read_all(timeout=10)
+    text = rest.decode("utf-8", errors="replace")
+    delivered = len(re.findall(r"^event: chunk$", text, re.M))
+    assert delivered < N_MESSAGES, "the stalled reader was never cut off"
+    if read_after < 4:
+        # read inside the server's close grace (5 s): the final error event must be there
+        assert "event: error" in text, text[-300:]
+    if "event: error" in text:
+        tail = text[text.index("event: error"):]
+        assert re.match(r'event: error\ndata: \{"error":"slow_consumer","message":"[^"\n]*"\}\n\n$', tail), tail[:300]
+        # the error comes after whole events only: the stream before it parses cleanly
+        before = text[:text.index("event: error")]
+        assert before.endswith("\n\n")
+    # the healthy subscriber keeps receiving afterwards, and the cut one is no longer counted
+    r = h.publish("room:1", {"after": True})
+    assert fast.next().id == r["id"]
+    for _ in range(50):
+        if h.publish("room:1", {"probe": True})["delivered"] == 1:
+            break
+    else:
+        raise AssertionError("the cut connection is still counted as a subscriber")
+
+
+def test_slow_consumer_by_event_count(herald_factory, raw):
+    """1 KiB events and the default 1 MiB byte bound: the event bound (10) cuts the reader."""
+    h = herald_factory(HERALD_OUTBOUND_MAX_EVENTS=10)
+    token = h.token(channels=["room:*"])
+    stalled = _stalled_reader(raw, h, token, "room:2")
+    fast = h.stream(token, channels="room:2")
+    fast.ready()
+    n = 4000
+    for start in range(0, n, 800):
+        h.publish_batch([{"channel": "room:2", "data": {"i": i, "pad": "q" * 1024}} for i in range(start, start + 800)])
+    got = fast.take(n, timeout=20)
+    assert [envelope(e)["data"]["i"] for e in got] == list(range(n))
+    text = (stalled.buffer + stalled.read_all(timeout=10)).decode("utf-8", errors="replace")
+    assert len(re.findall(r"^event: message$", text, re.M)) < n
+    if "event: error" in text:
+        assert '"error":"slow_consumer"' in text
+
+
+def test_reconnect_after_cut_resumes_without_gap(herald_factory, raw):
+    h = herald_factory(HERALD_OUTBOUND_MAX_BYTES=65536, HERALD_OUTBOUND_MAX_EVENTS=64,
+                       HERALD_HISTORY_SIZE=N_MESSAGES)
+    token = h.token(channels=["room:*"])
+    stalled = _stalled_reader(raw, h, token, "room:3")
+    results = []
+    for start in range(0, N_MESSAGES, BATCH):
+        results += h.publish_batch([{"channel": "room:3", "data": {"i": i, "pad": PAYLOAD}}
+                                    for i in range(start, start + BATCH)])["results"]
+    text = (stalled.buffer + stalled.read_all(timeout=10)).decode("utf-8", errors="replace")
+    # the last complete event the client saw
+    ids = re.findall(r"^id: (\S+)\nevent: message\ndata: [^\n]*\n\n", text, re.M)
+    assert len(ids) < N_MESSAGES
+    last = ids[-1] if ids else None
+    assert last is not None, "no complete event before the cut"
+    s = h.stream(token, channels="room:3", last_event_id=last)
+    assert s.expect("ready").id == last
+    start = [r["id"] for r in results].index(last) + 1
+    got = s.take(N_MESSAGES - start, timeout=15)
+    assert [e.id for e in got] == [r["id"] for r in results[start:]]
