@@ -36,11 +36,17 @@ enum Herald {
                 keys.append(try VerificationKey.hmac(secret: Array(secret.utf8)))
                 if settings.dev { issuer = AccessTokenIssuer(secret: Array(secret.utf8)) }
             }
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_JWT_SECRET is unusable: \(error.message)\n".utf8))
+            return 2
+        }
+        do {
             if let pem = settings.jwtPublicKeyPEM {
                 keys.append(try VerificationKey.publicKey(pem: pem))
             }
         } catch {
-            Log.error("cannot load the access-token key", ["error": error.message])
+            let source = settings.jwtPublicKeySource ?? "HERALD_JWT_PUBLIC_KEY"
+            FileHandle.standardError.write(Data("herald: \(source) is unusable: \(error.message)\n".utf8))
             return 2
         }
         if keys.isEmpty {

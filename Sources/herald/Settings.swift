@@ -62,6 +62,8 @@ struct Settings {
     var serverKey: String?
     var jwtSecret: String?
     var jwtPublicKeyPEM: String?
+    /// Which setting the public key came from, for error messages.
+    var jwtPublicKeySource: String?
     var dev = false
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
@@ -113,11 +115,13 @@ struct Settings {
         jwtSecret = value("HERALD_JWT_SECRET")
         if let pem = value("HERALD_JWT_PUBLIC_KEY") {
             jwtPublicKeyPEM = pem.replacingOccurrences(of: "\\n", with: "\n")
+            jwtPublicKeySource = "HERALD_JWT_PUBLIC_KEY"
         } else if let path = value("HERALD_JWT_PUBLIC_KEY_PATH") {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw .unreadable(name: "HERALD_JWT_PUBLIC_KEY_PATH", path: path)
             }
             jwtPublicKeyPEM = text
+            jwtPublicKeySource = "HERALD_JWT_PUBLIC_KEY_PATH"
         }
         dev = try flag("HERALD_DEV")
         webSocketEcho = try flag("HERALD_WS_ECHO")

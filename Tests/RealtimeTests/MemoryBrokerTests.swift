@@ -132,6 +132,22 @@ private func publish(_ broker: MemoryBroker, _ name: String, _ data: String = "1
     }
 }
 
+extension MemoryBrokerTests {
+    @Test func aChannelRecreatedAfterBeingForgottenStillResetsOldCursors() {
+        let clock = ManualClock()
+        let broker = MemoryBroker(epoch: 1, loopCount: 1, limits: .init(historySize: 10, historyTTLSeconds: 1),
+                                  clock: clock.read, deliver: DeliveryLog().delivery)
+        let seen = publish(broker, "a", "1")
+        _ = publish(broker, "a", "2")       // missed, then expired and forgotten
+        clock.advance(seconds: 5)
+        broker.sweep()
+        #expect(broker.channelCount == 0)
+        _ = publish(broker, "a", "3")       // a new incarnation of the channel
+        let resumed = broker.subscribe([channel("a")], loop: 0, resume: .cursor(seen.message.cursor))
+        #expect(resumed.reset == [channel("a")])
+    }
+}
+
 @Suite struct StreamCursorTests {
     @Test func roundTrips() {
         let cursor = StreamCursor(epoch: 0xab, sequence: 42)

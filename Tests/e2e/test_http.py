@@ -27,6 +27,7 @@ REFUSED = {
     "conflicting content-length list": (
         b"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\nhello!", 400),
     "negative content-length": (b"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+    "huge content-length": (b"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", (400, 413)),
     "non-numeric content-length": (b"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 1e3\r\n\r\n", 400),
     "bad chunk size": (b"POST /v1/publish HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400),
     "chunk size overflow": (
@@ -353,3 +354,19 @@ def test_head_of_stream_still_authenticates(herald, raw):
     c = raw(herald)
     c.send(b"HEAD /v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
     assert c.read_response(head=True).status == 401
+
+
+def test_expect_continue_with_oversized_body_is_413_without_continue(herald, raw):
+    c = raw(herald)
+    c.send(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SERVER_KEY}\r\n"
+           f"Content-Type: application/json\r\nContent-Length: {2 * 1024 * 1024}\r\nExpect: 100-continue\r\n\r\n".encode())
+    assert_json_error(c.read_response(timeout=3), 413)
+
+
+def test_long_pipeline_answered_in_order(herald, raw):
+    c = raw(herald)
+    n = 300
+    c.send(b"".join(b"GET /healthz?n=%d HTTP/1.1\r\nHost: x\r\n\r\n" % i if i % 3 else
+                    b"GET /nope-%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(n)))
+    statuses = [c.read_response().status for _ in range(n)]
+    assert statuses == [404 if i % 3 == 0 else 200 for i in range(n)]

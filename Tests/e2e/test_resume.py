@@ -290,8 +290,6 @@ def _sweep_forgot_channel(h, cursor, deadline):
     return False
 
 
-@pytest.mark.xfail(reason="BUG: a channel forgotten by the sweep and re-created by a new publish "
-                          "resumes without reset, silently losing the expired messages", strict=True)
 def test_forgotten_then_recreated_channel_still_resets(herald_factory):
     h = herald_factory(HERALD_HISTORY_TTL_SECONDS=1)
     token = h.token(channels=["generation:*"])

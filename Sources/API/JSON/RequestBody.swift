@@ -14,6 +14,9 @@ enum RequestBody {
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
+        guard nestingDepth(request.body) <= maxNestingDepth else {
+            throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(request.body))
         } catch let error as DecodingError {
@@ -21,6 +24,32 @@ enum RequestBody {
         } catch {
             throw HTTPError(400, "invalid_request", "the body is not valid JSON")
         }
+    }
+
+    /// Deepest array/object nesting accepted. Decoding recurses once per level, so this bounds
+    /// the stack a hostile body can make a loop thread use.
+    static let maxNestingDepth = 64
+
+    /// The deepest `[`/`{` nesting in `bytes`, ignoring brackets inside strings. A cheap pre-scan:
+    /// malformed JSON is left for the decoder to refuse.
+    static func nestingDepth(_ bytes: [UInt8]) -> Int {
+        var depth = 0, deepest = 0
+        var inString = false, escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
     }
 
     private static func describe(_ error: DecodingError) -> HTTPError {

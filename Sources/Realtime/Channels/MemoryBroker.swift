@@ -20,9 +20,13 @@ public final class MemoryBroker: Broker {
         var retained: ChannelMessage?
         var subscribers: [Int]
         var subscriberTotal = 0
-        init(historySize: Int, loopCount: Int) {
+        /// What the broker had already forgotten when this state was created: a resume from
+        /// before it may have lost messages of an earlier incarnation of the channel.
+        let floor: UInt64
+        init(historySize: Int, loopCount: Int, floor: UInt64) {
             ring = HistoryRing(capacity: historySize)
             subscribers = Array(repeating: 0, count: loopCount)
+            self.floor = floor
         }
     }
 
@@ -106,13 +110,12 @@ public final class MemoryBroker: Broker {
                 reset = channels
             }
             for name in channels {
-                let known = state.channels[name] != nil
                 let channel = channelState(name, in: &state)
                 channel.ring.expire(olderThan: cutoff)
                 channel.subscribers[loop] += 1
                 channel.subscriberTotal += 1
                 if let from {
-                    let gap = known ? channel.ring.evictedThrough > from : from < state.forgottenThrough
+                    let gap = channel.ring.evictedThrough > from || from < channel.floor
                     if gap {
                         reset.append(name)
                         if let message = channel.retained { retained.append(message) }
@@ -163,7 +166,7 @@ public final class MemoryBroker: Broker {
 
     private func channelState(_ name: ChannelName, in state: inout State) -> ChannelState {
         if let existing = state.channels[name] { return existing }
-        let created = ChannelState(historySize: limits.historySize, loopCount: loopCount)
+        let created = ChannelState(historySize: limits.historySize, loopCount: loopCount, floor: state.forgottenThrough)
         state.channels[name] = created
         return created
     }

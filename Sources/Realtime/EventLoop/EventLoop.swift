@@ -88,7 +88,8 @@ public final class EventLoop: @unchecked Sendable {
     public func start(name: String) {
         let thread = Thread { [self] in self.run() }
         thread.name = name
-        thread.stackSize = 1 << 20
+        // Generous: only touched pages cost memory, and request decoding recurses.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
