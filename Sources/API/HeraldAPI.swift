@@ -1,19 +1,27 @@
 import Realtime
+import Storage
 
 /// Builds the router of every HTTP route Herald serves (docs/api.md).
 public enum HeraldAPI {
     /// - Parameters:
     ///   - configuration: credentials and limits.
     ///   - node: the realtime core the routes publish to and stream from.
-    public static func router(configuration: APIConfiguration, node: RealtimeNode) -> Router {
+    ///   - database: sessions and devices.
+    ///   - sessions: ended sessions, loaded from `database` at start.
+    public static func router(configuration: APIConfiguration, node: RealtimeNode, database: Database,
+                              sessions: SessionRegistry) -> Router {
         var router = Router()
-        let authenticator = Authenticator(configuration: configuration)
+        let authenticator = Authenticator(configuration: configuration, sessions: sessions)
+        let responder = DatabaseResponder(database: database)
+        let toucher = SessionToucher(database: database)
         router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
-        let streams = StreamRoutes(authenticator: authenticator, configuration: configuration)
+        let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &router)
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &router)
         PresenceRoutes(authenticator: authenticator, presence: node.presence).register(in: &router)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &router)
+        DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &router)
+        SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &router)
         if let issuer = configuration.devIssuer {
             DevRoutes(issuer: issuer).register(in: &router)
         }

@@ -2,6 +2,7 @@ import API
 import Foundation
 import Glibc
 import Realtime
+import Storage
 
 /// The `herald` command: `serve` (default) and `--help`.
 @main
@@ -11,6 +12,8 @@ enum Herald {
         switch arguments.first {
         case nil, "serve":
             exit(serve())
+        case "migrate":
+            exit(migrate())
         case "--help", "-h", "help":
             print(Settings.helpText, terminator: "")
         default:
@@ -19,14 +22,32 @@ enum Herald {
         }
     }
 
-    private static func serve() -> Int32 {
-        let settings: Settings
+    private static func loadSettings() -> Settings? {
         do {
-            settings = try Settings(environment: ProcessInfo.processInfo.environment)
+            return try Settings(environment: ProcessInfo.processInfo.environment)
         } catch {
             FileHandle.standardError.write(Data("herald: \(error)\n".utf8))
-            return 2
+            return nil
         }
+    }
+
+    /// `herald migrate`: applies the missing schema migrations and exits.
+    private static func migrate() -> Int32 {
+        guard let settings = loadSettings() else { return 2 }
+        Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        do {
+            let applied = try Database.migrate(path: settings.databasePath)
+            Log.info("database migrated", ["database": settings.databasePath,
+                                           "applied": applied.map(String.init).joined(separator: ",").ifEmpty("none")])
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    private static func serve() -> Int32 {
+        guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
 
         var keys: [VerificationKey] = []
@@ -68,13 +89,22 @@ enum Herald {
             Log.error("cannot create event loops", ["error": "\(error)"])
             return 1
         }
+        let database: Database
+        let sessions: SessionRegistry
+        do {
+            database = try Database.open(path: settings.databasePath)
+            sessions = SessionRegistry(ended: try database.readSync { try SessionStore.endedSessionIDs($0) })
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            return 2
+        }
         let node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(
             historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds),
             presence: Presence(leaseSeconds: settings.foregroundLeaseSeconds))
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
-        let router = HeraldAPI.router(configuration: apiConfiguration, node: node)
+        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions)
         let server = HTTPServer(configuration: settings.server, router: router, node: node)
         let port: Int
         do {
@@ -89,12 +119,17 @@ enum Herald {
             Log.warning("dev mode generated a credential; set it in the environment to keep it across restarts", ["name": name, "value": value])
         }
 
+        let purge = DevicePurge(database: database, retentionDays: settings.deviceRetentionDays)
+        purge.start()
+
         var received: Int32 = 0
         sigwait(&signals, &received)
         Log.info("shutting down", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
         server.shutdown()
         // Give streams a moment to take their `shutdown` event before the process ends.
         usleep(200_000)
+        purge.stop()
+        database.close()
         return 0
     }
 }

@@ -28,6 +28,8 @@ struct Settings {
     static let specs: [SettingSpec] = [
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
+        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
+        SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
         SettingSpec(name: "HERALD_JWT_SECRET", defaultValue: "", help: "HS256 secret for access tokens", secret: true),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
@@ -67,6 +69,8 @@ struct Settings {
     var dev = false
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
+    var databasePath = "./herald.db"
+    var deviceRetentionDays = 90
     var webSocketEcho = false
     var logLevel = LogLevel.info
     var logFormat = LogFormat.json
@@ -124,6 +128,8 @@ struct Settings {
             jwtPublicKeySource = "HERALD_JWT_PUBLIC_KEY_PATH"
         }
         dev = try flag("HERALD_DEV")
+        databasePath = value("HERALD_DATABASE") ?? "./herald.db"
+        deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         webSocketEcho = try flag("HERALD_WS_ECHO")
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
@@ -152,6 +158,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
+            "database": databasePath, "device_retention_days": String(deviceRetentionDays),
             "dev": dev ? "1" : "0",
             "server_key": serverKey == nil ? "unset" : "set",
             "jwt": [jwtSecret == nil ? nil : "HS256", jwtPublicKeyPEM == nil ? nil : "public-key"].compactMap { $0 }.joined(separator: "+").ifEmpty("none"),
@@ -177,6 +184,7 @@ struct Settings {
 
         Usage:
           herald [serve]      run the server (default)
+          herald migrate      create or upgrade the database (HERALD_DATABASE) and exit
           herald --help       this text
 
         Settings (environment variables):

@@ -83,7 +83,7 @@ class Herald:
                     return
             except httpx.TransportError:
                 pass
-            time.sleep(0.05)
+            time.sleep(0.01)
         raise RuntimeError("herald did not become healthy in 20 s")
 
     def stop(self, sig=None, wait=True):

@@ -7,8 +7,10 @@ public struct Authenticator: Sendable {
     private let verifiers: [AccessTokenVerifier]
     private let serverKey: [UInt8]?
     private let leewaySeconds: Int64
+    private let sessions: SessionRegistry?
 
-    public init(configuration: APIConfiguration) {
+    public init(configuration: APIConfiguration, sessions: SessionRegistry? = nil) {
+        self.sessions = sessions
         verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
         serverKey = configuration.serverKey.map { Array($0.utf8) }
         leewaySeconds = configuration.leewaySeconds
@@ -35,14 +37,22 @@ public struct Authenticator: Sendable {
         }
         var firstError: AccessTokenError?
         for verifier in verifiers {
+            let claims: AccessClaims
             do {
-                return try verifier.verify(token, now: now)
+                claims = try verifier.verify(token, now: now)
             } catch {
                 // With two keys configured, a token signed for the other one is not a failure yet.
-                if case .algorithmMismatch = error, firstError != nil { continue }
-                if case .algorithmMismatch = error { firstError = error; continue }
+                if case .algorithmMismatch = error {
+                    if firstError == nil { firstError = error }
+                    continue
+                }
                 throw HTTPError(401, "invalid_token", error.message)
             }
+            // DV-4: an ended session's tokens are refused at once, before they expire.
+            if let sid = claims.sessionID, sessions?.isEnded(sid) == true {
+                throw HTTPError(401, "session_ended", "the session has ended; sign in again")
+            }
+            return claims
         }
         throw HTTPError(401, "invalid_token", firstError?.message ?? "the access token was refused")
     }

@@ -6,6 +6,7 @@ import Realtime
 struct StreamRoutes {
     let authenticator: Authenticator
     let configuration: APIConfiguration
+    let sessions: SessionToucher
 
     func register(in router: inout Router) {
         let routes = self
@@ -18,6 +19,7 @@ struct StreamRoutes {
             throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-190 characters of A-Z a-z 0-9 _ - : . @)")
         }
         let channels = try requestedChannels(context.request, claims: claims, personal: personal)
+        sessions.touch(claims)
         guard let state = AppState(context.request.queryValue("state") ?? "foreground") else {
             throw HTTPError.invalid("state", "state must be foreground or background")
         }

@@ -40,6 +40,7 @@ struct WebSocketRoutes {
                 throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel")
             }
             identity = authenticator.identity(claims)
+            streams.sessions.touch(claims)
             channels = try streams.requestedChannels(request, claims: claims, personal: personal)
         } else {
             // Authentication comes in the first frame; grants are checked then.

@@ -1,5 +1,7 @@
 /// The realtime core of one process: its event loops, the per-loop hub shards and the broker
 /// that feeds them. The API publishes through `broker`; transports subscribe through it.
+import Synchronization
+
 public final class RealtimeNode: Sendable {
     public let group: EventLoopGroup
     public let broker: any Broker
@@ -7,6 +9,8 @@ public final class RealtimeNode: Sendable {
     public let hubs: [LoopHub]
     /// Who is connected and in the foreground (RT-7).
     public let presence: Presence
+    /// Transports that can end a session's connections; the server registers at start.
+    private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
 
     /// - Parameters:
     ///   - group: the event loops (not yet started is fine).
@@ -23,5 +27,16 @@ public final class RealtimeNode: Sendable {
             let hub = hubs[loop]
             hub.loop.execute { hub.deliver(messages) }
         }
+    }
+
+    /// Closes every live connection of session `sid` on every loop (DV-4): SSE streams get
+    /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. Safe from any thread.
+    public func endSession(_ sid: String) {
+        for end in sessionEnders.withLock({ $0 }) { end(sid) }
+    }
+
+    /// Registers a transport's way of ending a session's connections.
+    public func onEndSession(_ end: @escaping @Sendable (String) -> Void) {
+        sessionEnders.withLock { $0.append(end) }
     }
 }

@@ -300,6 +300,18 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
+    /// The session was ended by the app backend (DV-4): its streams stop for good.
+    func endSession(_ sid: String) {
+        switch state {
+        case .stream(let stream) where stream.sessionID == sid:
+            endStream(error: "session_ended", message: "the session has ended; sign in again", dropQueued: false)
+        case .websocket(let session) where session.identity?.sessionID == sid:
+            failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "session_ended", message: "the session has ended; sign in again")
+        default:
+            break
+        }
+    }
+
     /// Server shutdown: streams are told to reconnect elsewhere, idle connections closed.
     func shutdown() {
         switch state {

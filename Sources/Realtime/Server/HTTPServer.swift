@@ -48,6 +48,10 @@ public final class HTTPServer: Sendable {
             throw error
         }
         boundPort.store(port, ordering: .relaxed)
+        let contexts = self.contexts
+        node.onEndSession { sid in
+            for context in contexts { context.loop.execute { context.endSession(sid) } }
+        }
         signal(SIGPIPE, SIG_IGN)
         node.group.start()
         for (context, fd) in zip(contexts, listeners) {

@@ -82,6 +82,11 @@ final class LoopContext: @unchecked Sendable {
         for connection in connections { connection.tick(now: now, unixNow: wallClock) }
     }
 
+    /// Ends every stream of session `sid` on this loop.
+    func endSession(_ sid: String) {
+        for connection in connections { connection.endSession(sid) }
+    }
+
     /// Stops accepting and ends every connection (SSE streams get `event: shutdown`).
     func shutdown() {
         isShuttingDown = true

@@ -1,0 +1,219 @@
+import Foundation
+import Realtime
+import Storage
+
+/// Push devices (DV-1 to DV-3) and the compatibility routes of the seed apps (DV-5).
+struct DeviceRoutes {
+    let authenticator: Authenticator
+    let responder: DatabaseResponder
+
+    struct RegisterBody: Decodable {
+        let platform: String
+        let token: String
+        let provider: String?
+        let environment: String?
+        let installation_id: String?
+        let locale: String?
+        let app_version: String?
+        let device_name: String?
+    }
+
+    /// Seed 003: `platform` is only the OS label; the token is an FCM token on both.
+    struct LegacyBody: Decodable {
+        let token: String
+        let platform: String
+        let device_id: String?
+    }
+
+    /// Seed 002: camelCase, `platform` ios|android.
+    struct DeviceTokenBody: Decodable {
+        let token: String
+        let platform: String?
+        let appVersion: String?
+        let locale: String?
+    }
+
+    struct TokenOnlyBody: Decodable {
+        let token: String
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.post("/v1/me/devices") { context in try routes.registerDevice(context) }
+        router.get("/v1/me/devices") { context in try routes.listDevices(context) }
+        router.delete("/v1/me/devices/{id}") { context in try routes.deleteDevice(context) }
+        router.post("/v1/devices") { context in try routes.registerLegacy(context) }
+        router.delete("/v1/devices/{token}") { context in try routes.deleteLegacy(context) }
+        router.post("/v1/users/me/device-tokens") { context in try routes.registerDeviceToken(context) }
+        router.delete("/v1/users/me/device-tokens") { context in try routes.deleteDeviceToken(context) }
+    }
+
+    // MARK: - /v1/me/devices
+
+    func registerDevice(_ context: RequestContext) throws -> RouteResult {
+        let claims = try sessionClaims(context)
+        let body = try RequestBody.decode(RegisterBody.self, from: context.request)
+        guard let platform = DevicePlatform(rawValue: body.platform) else {
+            throw HTTPError.invalid("platform", "platform must be ios, android or web")
+        }
+        var provider = platform.defaultProvider
+        if let raw = body.provider {
+            guard let chosen = PushProvider(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm or webpush") }
+            guard Self.allowed(chosen, on: platform) else {
+                throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
+            }
+            provider = chosen
+        }
+        guard let token = DeviceToken(body.token, provider: provider) else {
+            throw HTTPError.invalid("token", provider == .apns
+                ? "an APNs token is an even number (16-200) of hex digits"
+                : "a token is 1-4096 printable ASCII characters")
+        }
+        var environment: String?
+        if let raw = body.environment {
+            guard platform == .ios else { throw HTTPError.invalid("environment", "environment is for ios devices only") }
+            guard let value = APNsEnvironment(rawValue: raw) else { throw HTTPError.invalid("environment", "environment must be sandbox or production") }
+            environment = value.rawValue
+        } else if platform == .ios {
+            environment = APNsEnvironment.production.rawValue
+        }
+        let registration = DeviceRegistration(
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
+            token: token.rawValue, environment: environment,
+            installationID: try Self.text(body.installation_id, field: "installation_id", max: 128),
+            locale: try Self.locale(body.locale, field: "locale"),
+            appVersion: try Self.text(body.app_version, field: "app_version", max: 64),
+            deviceName: try Self.text(body.device_name, field: "device_name", max: 128))
+        return store(registration, claims: claims) { device, created in
+            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: claims.sessionID, maskToken: false))
+        }
+    }
+
+    func listDevices(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        return responder.read { connection in
+            let devices = try DeviceStore.list(connection, userID: claims.subject, now: unixMilliseconds())
+            let items = devices.map { DeviceJSON.encode($0, callerSessionID: claims.sessionID, maskToken: true) }
+            return .json(200, "{\"devices\":[" + items.joined(separator: ",") + "]}")
+        }
+    }
+
+    func deleteDevice(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let id = context.pathParameters["id"] ?? ""
+        return responder.write { connection in
+            // Another user's device is "not found" too: never reveal that it exists.
+            guard try DeviceStore.delete(connection, id: id, userID: claims.subject) else {
+                throw HTTPError(404, "not_found", "no such device")
+            }
+            return .empty(204)
+        }
+    }
+
+    // MARK: - Compatibility (DV-5)
+
+    func registerLegacy(_ context: RequestContext) throws -> RouteResult {
+        let claims = try sessionClaims(context)
+        let body = try RequestBody.decode(LegacyBody.self, from: context.request)
+        let platform: DevicePlatform
+        switch body.platform {
+        case "fcm": platform = .android
+        case "apns": platform = .ios
+        default: throw HTTPError.invalid("platform", "platform must be fcm or apns")
+        }
+        guard let token = DeviceToken(body.token, provider: .fcm) else {
+            throw HTTPError.invalid("token", "a token is 1-4096 printable ASCII characters")
+        }
+        let registration = DeviceRegistration(
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProvider.fcm.rawValue,
+            token: token.rawValue, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
+        return store(registration, claims: claims) { _, _ in .empty(204) }
+    }
+
+    func deleteLegacy(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let token = context.pathParameters["token"] ?? ""
+        return responder.write { connection in
+            try DeviceStore.delete(connection, token: token, userID: claims.subject)
+            return .empty(204)
+        }
+    }
+
+    func registerDeviceToken(_ context: RequestContext) throws -> RouteResult {
+        let claims = try sessionClaims(context)
+        let body = try RequestBody.decode(DeviceTokenBody.self, from: context.request)
+        let platform = body.platform.flatMap(DevicePlatform.init(rawValue:)) ?? .android
+        if let raw = body.platform, DevicePlatform(rawValue: raw) == nil || raw == "web" {
+            throw HTTPError.invalid("platform", "platform must be ios or android")
+        }
+        // Seed 002's apps register FCM tokens on both platforms.
+        guard let token = DeviceToken(body.token, provider: .fcm) else {
+            throw HTTPError.invalid("token", "a token is 1-4096 printable ASCII characters")
+        }
+        let registration = DeviceRegistration(
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProvider.fcm.rawValue,
+            token: token.rawValue, locale: try Self.locale(body.locale, field: "locale"),
+            appVersion: try Self.text(body.appVersion, field: "appVersion", max: 64))
+        return store(registration, claims: claims) { device, created in
+            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: claims.sessionID, maskToken: false))
+        }
+    }
+
+    func deleteDeviceToken(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let body = try RequestBody.decode(TokenOnlyBody.self, from: context.request)
+        return responder.write { connection in
+            try DeviceStore.delete(connection, token: body.token, userID: claims.subject)
+            return .empty(204)
+        }
+    }
+
+    // MARK: - Shared
+
+    /// Registering needs a session to bind the device to (DV-3).
+    private func sessionClaims(_ context: RequestContext) throws(HTTPError) -> AccessClaims {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        guard claims.sessionID != nil else {
+            throw HTTPError(403, "session_required", "devices are bound to a session: the access token needs a sid")
+        }
+        return claims
+    }
+
+    private func store(_ registration: DeviceRegistration, claims: AccessClaims,
+                       answer: @escaping @Sendable (DeviceRecord, Bool) -> HTTPResponse) -> RouteResult {
+        let sessionExpiresAt = claims.sessionExpiresAt.map { $0 * 1000 }
+        return responder.write { connection in
+            do {
+                let (device, created) = try DeviceStore.register(connection, registration, sessionExpiresAt: sessionExpiresAt,
+                                                                 newID: UUID().uuidString.lowercased(), now: unixMilliseconds())
+                return answer(device, created)
+            } catch DeviceStoreError.installationMismatch {
+                throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
+            } catch DeviceStoreError.sessionEnded {
+                throw HTTPError(401, "session_ended", "the session has ended; sign in again")
+            }
+        }
+    }
+
+    private static func allowed(_ provider: PushProvider, on platform: DevicePlatform) -> Bool {
+        switch (platform, provider) {
+        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm): return true
+        default: return false
+        }
+    }
+
+    /// An optional printable text field, at most `max` characters.
+    private static func text(_ value: String?, field: String, max: Int) throws(HTTPError) -> String? {
+        guard let value else { return nil }
+        guard !value.isEmpty, value.count <= max, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw HTTPError.invalid(field, "\(field) must be 1-\(max) printable characters")
+        }
+        return value
+    }
+
+    private static func locale(_ value: String?, field: String) throws(HTTPError) -> String? {
+        guard let value else { return nil }
+        guard let tag = LocaleTag(value) else { throw HTTPError.invalid(field, "\(field) must be a BCP 47 language tag such as pt-BR") }
+        return tag.rawValue
+    }
+}

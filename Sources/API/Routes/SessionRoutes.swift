@@ -1,0 +1,72 @@
+import Realtime
+import Storage
+
+/// Session lifecycle from the app backend (DV-4), server key only.
+struct SessionRoutes {
+    let authenticator: Authenticator
+    let responder: DatabaseResponder
+    let registry: SessionRegistry
+    let node: RealtimeNode
+
+    struct ExpiryBody: Decodable {
+        /// Unix seconds, or null to clear.
+        let expires_at: Int64?
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.delete("/v1/sessions/{sid}") { context in try routes.end(context) }
+        router.put("/v1/sessions/{sid}") { context in try routes.setExpiry(context) }
+    }
+
+    /// `DELETE /v1/sessions/{sid}`: logout, password change, refresh-token reuse. Its devices are
+    /// deleted, its tokens refused from now on, its live streams closed.
+    func end(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        let sid = try Self.sid(context)
+        let registry = self.registry
+        let node = self.node
+        return responder.write { connection in
+            let deleted = try SessionStore.end(connection, sid: sid, now: unixMilliseconds())
+            registry.markEnded(sid)
+            node.endSession(sid)
+            return .json(200, "{\"session_id\":\(JSONText.quote(sid)),\"ended\":true,\"devices_deleted\":\(deleted)}")
+        }
+    }
+
+    /// `PUT /v1/sessions/{sid} {expires_at}`: a session past its expiry keeps its rows but gets no pushes.
+    func setExpiry(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        let sid = try Self.sid(context)
+        let body = try RequestBody.decode(ExpiryBody.self, from: context.request)
+        if let seconds = body.expires_at, seconds < 0 || seconds > 253_402_300_799 {
+            throw HTTPError.invalid("expires_at", "expires_at is unix seconds (or null)")
+        }
+        return responder.write { connection in
+            guard try SessionStore.setExpiry(connection, sid: sid, expiresAt: body.expires_at.map { $0 * 1000 }) else {
+                throw HTTPError(404, "not_found", "no such session")
+            }
+            guard let session = try SessionStore.find(connection, sid: sid) else { throw HTTPError(404, "not_found", "no such session") }
+            return .json(200, SessionJSON.encode(session, now: unixMilliseconds()))
+        }
+    }
+
+    private static func sid(_ context: RequestContext) throws(HTTPError) -> String {
+        guard let sid = context.pathParameters["sid"], !sid.isEmpty, sid.utf8.count <= 200 else {
+            throw HTTPError.invalid("sid", "a session id of 1-200 characters is required")
+        }
+        return sid
+    }
+}
+
+/// The session object of the API.
+enum SessionJSON {
+    static func encode(_ session: SessionRecord, now: Int64) -> String {
+        "{\"session_id\":\(JSONText.quote(session.sid)),\"user_id\":\(JSONText.quote(session.userID)),"
+            + "\"created_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: session.createdAt))),"
+            + "\"last_seen_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: session.lastSeenAt))),"
+            + "\"expires_at\":\(session.expiresAt.map { JSONText.quote(Timestamp.iso8601(milliseconds: $0)) } ?? "null"),"
+            + "\"ended_at\":\(session.endedAt.map { JSONText.quote(Timestamp.iso8601(milliseconds: $0)) } ?? "null"),"
+            + "\"active\":\(session.isActive(at: now))}"
+    }
+}

@@ -1,0 +1,55 @@
+/// The SQL for sessions (DV-4). Functions of a connection: callers choose the thread (the
+/// `Database` writer for writes) and the transaction.
+public enum SessionStore {
+    /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
+    /// `session_exp`). An ended session stays ended.
+    ///
+    /// - Parameters:
+    ///   - expiresAt: unix ms from the token's `session_exp`, if any.
+    ///   - now: unix ms.
+    /// - Returns: the stored session.
+    public static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
+                             expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
+        try connection.run("""
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+                expires_at = COALESCE(excluded.expires_at, sessions.expires_at)
+            """, [sid, app, userID, now, now, expiresAt])
+        guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
+            throw .misuse(message: "session \(sid) vanished inside its own transaction")
+        }
+        return try SessionRecord(row: row)
+    }
+
+    /// The session, if known.
+    public static func find(_ connection: SQLiteConnection, sid: String) throws(StorageError) -> SessionRecord? {
+        try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(StorageError) in try SessionRecord(row: row) }
+    }
+
+    /// Ends a session: marks it ended (creating the row if Herald never saw it, so its tokens
+    /// are refused from now on) and deletes its devices.
+    ///
+    /// - Returns: the number of devices deleted.
+    public static func end(_ connection: SQLiteConnection, sid: String, now: Int64) throws -> Int {
+        try connection.transaction { connection in
+            try connection.run("""
+                INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES (?, '', ?, ?, ?)
+                ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
+                """, [sid, now, now, now])
+            try connection.run("DELETE FROM devices WHERE sid = ?", [sid])
+            return connection.changes
+        }
+    }
+
+    /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
+    /// - Returns: false when the session is unknown.
+    public static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
+        try connection.run("UPDATE sessions SET expires_at = ? WHERE sid = ?", [expiresAt, sid])
+        return connection.changes > 0
+    }
+
+    /// Every ended session id (loaded at start so tokens of ended sessions are refused at once).
+    public static func endedSessionIDs(_ connection: SQLiteConnection) throws(StorageError) -> [String] {
+        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(StorageError) in try row["sid"] }
+    }
+}
