@@ -239,11 +239,18 @@ def test_token_expiry_ends_open_stream(herald):
     s = herald.stream(token)
     s.ready()
     started = time.monotonic()
+    first = herald.publish("user:alice", {"n": 1})
+    assert s.next().id == first["id"]
     events = s.wait_closed(timeout=6)
     assert [e.event for e in events] == ["error"], events
     body = events[0].json()
     assert body["error"] == "token_expired" and isinstance(body.get("message"), str)
     assert time.monotonic() - started < 6
+    # reconnecting with a fresh token and the last id has no gap
+    missed = herald.publish("user:alice", {"n": 2})
+    s2 = herald.stream(herald.token(), last_event_id=s.last_event_id)
+    assert s2.expect("ready").id == first["id"]
+    assert s2.next().id == missed["id"]
 
 
 def test_long_lived_token_stream_is_not_ended(herald):

@@ -110,7 +110,8 @@ public struct AccessTokenVerifier: Sendable {
 }
 
 extension Int64 {
-    fileprivate func addingSaturating(_ other: Int64) -> Int64 {
+    /// `self + other`, clamped to the type's range instead of trapping (token times are attacker-chosen).
+    func addingSaturating(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
     }

@@ -61,7 +61,7 @@ public struct Authenticator: Sendable {
     /// must end (`exp` plus leeway, RT-8c).
     public func identity(_ claims: AccessClaims) -> StreamIdentity {
         StreamIdentity(userID: claims.subject, sessionID: claims.sessionID,
-                       grants: claims.channels.compactMap(ChannelGrant.init), expiresAt: claims.expiresAt + leewaySeconds)
+                       grants: claims.channels.compactMap(ChannelGrant.init), expiresAt: claims.expiresAt.addingSaturating(leewaySeconds))
     }
 
     /// Checks the server key (`Authorization: Bearer <HERALD_SERVER_KEY>`) in constant time.

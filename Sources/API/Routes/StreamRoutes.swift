@@ -32,7 +32,7 @@ struct StreamRoutes {
         }
         return .eventStream(EventStreamRequest(
             userID: claims.subject, sessionID: claims.sessionID, channels: channels, resume: resume,
-            expiresAt: claims.expiresAt + configuration.leewaySeconds, appState: state))
+            expiresAt: claims.expiresAt.addingSaturating(configuration.leewaySeconds), appState: state))
     }
 
     /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.

@@ -62,38 +62,17 @@ extension HTTPConnection {
             first += SSEEncoder.event(id: nil, event: "reset", data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
         }
         write(first)
-        for message in snapshot.replay { deliverEvent(message, to: stream) }
-        for message in snapshot.retained { write(message.snapshotSSEBytes) }
+        for message in snapshot.replay { backlog.append(.message(message)) }
+        var tail: [UInt8] = []
+        for message in snapshot.retained { tail += message.snapshotSSEBytes }
         let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
         if live != snapshot.position {
             // A bare `id:` moves the client's Last-Event-ID past what it was just given without
             // firing an event (WHATWG SSE: the id is set before the empty-data check).
-            write(Array("id: \(live)\n\n".utf8))
+            tail += Array("id: \(live)\n\n".utf8)
         }
-    }
-
-    func deliver(_ message: ChannelMessage) {
-        switch state {
-        case .stream(let stream):
-            deliverEvent(message, to: stream)
-        case .websocket(let session):
-            deliverFrame(message, to: session)
-        default:
-            return
-        }
-    }
-
-    private func deliverEvent(_ message: ChannelMessage, to stream: EventStream) {
-        if !outbound.isEmpty,
-           outbound.byteCount + message.sseBytes.count > configuration.outboundMaxBytes
-            || outbound.count >= configuration.outboundMaxEvents {
-            endStream(error: "slow_consumer", message: "the client did not read fast enough; reconnect with Last-Event-ID", dropQueued: true)
-            return
-        }
-        write(message.sseBytes)
-        if message.channel == stream.personal {
-            context.server.node.presence.deliveredPersonal(connectionID: stream.connectionID, sequence: message.sequence)
-        }
+        if !tail.isEmpty { backlog.append(.bytes(tail)) }
+        refill()
     }
 
     /// Ends an SSE stream with a final `event: error` (RT-8, RT-8c) and closes once it is sent.

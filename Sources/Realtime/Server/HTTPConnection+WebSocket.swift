@@ -278,32 +278,18 @@ extension HTTPConnection {
         session.channels += channels
         context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: channels, removed: [])
         let list = JSONText.array(channels.map(\.rawValue))
+        // Through the backlog, so an answer never overtakes a replay still being paced out.
         if let readyPrefix {
-            write(WebSocketFrameEncoder.text(readyPrefix + ",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}"))
+            backlog.append(.bytes(WebSocketFrameEncoder.text(readyPrefix + ",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}")))
         } else {
-            write(WebSocketFrameEncoder.text("{\"type\":\"subscribed\",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}"))
+            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"subscribed\",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}")))
         }
         if !snapshot.reset.isEmpty {
-            write(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}"))
+            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")))
         }
-        for message in snapshot.replay { deliverFrame(message, to: session) }
-        for message in snapshot.retained { write(message.snapshotWebSocketFrame) }
-    }
-
-    func deliverFrame(_ message: ChannelMessage, to session: WebSocketSession) {
-        guard !session.closeSent else { return }
-        let frame = message.webSocketFrame
-        if !outbound.isEmpty,
-           outbound.byteCount + frame.count > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents {
-            outbound.dropAllButPartialHead()
-            failWebSocket(session, code: .tryAgainLater, error: "slow_consumer",
-                          message: "the client did not read fast enough; reconnect and resume with last_event_id")
-            return
-        }
-        write(frame)
-        if message.channel == session.personal {
-            context.server.node.presence.deliveredPersonal(connectionID: session.connectionID, sequence: message.sequence)
-        }
+        for message in snapshot.replay { backlog.append(.message(message)) }
+        for message in snapshot.retained { backlog.append(.bytes(message.snapshotWebSocketFrame)) }
+        refill()
     }
 
     private func sendError(_ session: WebSocketSession, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:]) {

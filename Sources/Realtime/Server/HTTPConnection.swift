@@ -37,6 +37,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     var state: State = .reading
     var parser: HTTPRequestParser?
     var outbound = OutboundQueue()
+    /// Stream messages waiting for room in `outbound` (replays, paced).
+    var backlog = StreamBacklog()
     /// When the request being received began (monotonic ns); 0 when between requests.
     private var requestStartedAt: UInt64
     private var lastActivityAt: UInt64
@@ -268,7 +270,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             lastWriteAt = context.loop.now
         case .failed:
             close()
+            return
         }
+        if !backlog.isEmpty { refill() }
     }
 
     // MARK: - Timers

@@ -1,0 +1,94 @@
+/// Writing channel messages to a stream (SSE or WebSocket): the hub's entry point, the paced
+/// backlog, and the slow-consumer rule (RT-8).
+extension HTTPConnection {
+    /// Called by the hub for every live message of a subscribed channel.
+    func deliver(_ message: ChannelMessage) {
+        switch state {
+        case .stream:
+            break
+        case .websocket(let session) where !session.closeSent:
+            break
+        default:
+            return
+        }
+        if !backlog.isEmpty {
+            // Behind a replay: queue in order, as bounded as the outbound queue itself.
+            guard backlog.liveCount < configuration.outboundMaxEvents else {
+                cutSlowConsumer()
+                return
+            }
+            backlog.append(.message(message), live: true)
+            return
+        }
+        let size = isWebSocket ? message.webSocketFrame.count : message.sseBytes.count
+        if !outbound.isEmpty,
+           outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents {
+            cutSlowConsumer()
+            return
+        }
+        writeStreamMessage(message)
+    }
+
+    /// Moves backlog items into the outbound queue while it is below half its bounds, so a
+    /// replay flows at the reader's pace without ever looking like a slow reader.
+    func refill() {
+        while !backlog.isEmpty,
+              outbound.byteCount < configuration.outboundMaxBytes / 2,
+              outbound.count < max(configuration.outboundMaxEvents / 2, 1) {
+            switch state {
+            case .stream: break
+            case .websocket(let session) where !session.closeSent: break
+            default: return
+            }
+            switch backlog.popFirst() {
+            case .message(let message)?: writeStreamMessage(message)
+            case .bytes(let bytes)?: write(bytes)
+            case nil: return
+            }
+        }
+    }
+
+    private var isWebSocket: Bool {
+        if case .websocket = state { return true }
+        return false
+    }
+
+    /// Writes one message in the stream's encoding and notes personal-channel deliveries for
+    /// presence (the push planner's "did this session receive it").
+    private func writeStreamMessage(_ message: ChannelMessage) {
+        let connectionID: String
+        let personal: ChannelName?
+        switch state {
+        case .stream(let stream):
+            write(message.sseBytes)
+            connectionID = stream.connectionID
+            personal = stream.personal
+        case .websocket(let session):
+            write(message.webSocketFrame)
+            connectionID = session.connectionID
+            personal = session.personal
+        default:
+            return
+        }
+        if message.channel == personal {
+            context.server.node.presence.deliveredPersonal(connectionID: connectionID, sequence: message.sequence)
+        }
+    }
+
+    /// The reader fell too far behind: what it was not yet sent is dropped, it gets a final
+    /// `slow_consumer` error (SSE event, or WebSocket message and close 1013) and is closed.
+    /// It resumes with its last id.
+    private func cutSlowConsumer() {
+        backlog = StreamBacklog()
+        outbound.dropAllButPartialHead()
+        let message = "the client did not read fast enough; reconnect and resume with the last event id"
+        switch state {
+        case .stream:
+            endStream(error: "slow_consumer", message: message, dropQueued: false)
+        case .websocket(let session):
+            failWebSocket(session, code: .tryAgainLater, error: "slow_consumer", message: message)
+        default:
+            break
+        }
+    }
+}
