@@ -73,6 +73,20 @@ public struct Router: Sendable {
 
     public init() {}
 
+    /// Every registered route as `(method, pattern)`, in registration order (the OpenAPI test
+    /// compares them with the document).
+    public var routeSignatures: [(method: String, pattern: String)] {
+        routes.map { route in
+            let path = route.segments.map { segment -> String in
+                switch segment {
+                case .literal(let text): return text
+                case .parameter(let name): return "{\(name)}"
+                }
+            }
+            return (route.method.rawValue, "/" + path.joined(separator: "/"))
+        }
+    }
+
     /// Adds a route. `pattern` is `/literal/{param}/…`.
     public mutating func on(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping RouteHandler) {
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part -> Segment in
