@@ -22,6 +22,7 @@ public enum HeraldAPI {
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &router)
         DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &router)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &router)
+        JobRoutes(authenticator: authenticator, responder: responder).register(in: &router)
         if let issuer = configuration.devIssuer {
             DevRoutes(issuer: issuer).register(in: &router)
         }

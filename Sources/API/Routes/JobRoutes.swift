@@ -1,0 +1,66 @@
+import Realtime
+import Storage
+
+/// The delivery queue seen from the app backend (PU-5): dead letters listed and retried.
+struct JobRoutes {
+    let authenticator: Authenticator
+    let responder: DatabaseResponder
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/v1/jobs") { context in try routes.list(context) }
+        router.post("/v1/jobs/{id}/retry") { context in try routes.retry(context) }
+    }
+
+    /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key), newest first.
+    func list(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        let request = context.request
+        guard let state = JobState(rawValue: request.queryValue("state") ?? "dead") else {
+            throw HTTPError.invalid("state", "state must be queued, leased, done or dead")
+        }
+        var limit = 50
+        if let raw = request.queryValue("limit") {
+            guard let value = Int(raw), (1...500).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-500") }
+            limit = value
+        }
+        var before: Int64?
+        if let raw = request.queryValue("cursor") {
+            guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
+            before = value
+        }
+        let pageSize = limit, beforeID = before
+        return responder.read { connection in
+            let jobs = try JobStore.list(connection, state: state, limit: pageSize, beforeID: beforeID)
+            let next = jobs.count == pageSize ? jobs.last.map { "\"\($0.id)\"" } ?? "null" : "null"
+            return .json(200, "{\"jobs\":[" + jobs.map(JobJSON.encode).joined(separator: ",") + "],\"next_cursor\":\(next)}")
+        }
+    }
+
+    /// `POST /v1/jobs/{id}/retry` (server key): a dead job goes back to the queue, due now.
+    func retry(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        guard let raw = context.pathParameters["id"], let id = Int64(raw), id > 0 else {
+            throw HTTPError(404, "not_found", "no such job")
+        }
+        return responder.write { connection in
+            guard let job = try JobStore.find(connection, id: id) else { throw HTTPError(404, "not_found", "no such job") }
+            guard try JobStore.resurrect(connection, id: id, now: unixMilliseconds()) else {
+                throw HTTPError(409, "job_not_dead", "only dead jobs can be retried; this one is \(job.state.rawValue)")
+            }
+            let updated = try JobStore.find(connection, id: id) ?? job
+            return .json(200, JobJSON.encode(updated))
+        }
+    }
+}
+
+/// The job object of the API.
+enum JobJSON {
+    static func encode(_ job: JobRecord) -> String {
+        "{\"id\":\"\(job.id)\",\"kind\":\(JSONText.quote(job.kind)),\"state\":\"\(job.state.rawValue)\",\"attempts\":\(job.attempts),"
+            + "\"run_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: job.runAt))),"
+            + "\"last_error\":\(job.lastError.map(JSONText.quote) ?? "null"),"
+            + "\"created_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: job.createdAt))),"
+            + "\"payload\":\(job.payloadJSON)}"
+    }
+}

@@ -1,0 +1,94 @@
+/// The durable job queue's SQL (PU-5). A job is claimed with a lease: a worker that crashes while
+/// holding it leaves it due again once the lease passes, so a `kill -9` loses nothing. Writes run
+/// on the `Database` writer, which also makes claims atomic.
+public enum JobStore {
+    /// Adds a job. - Returns: its id.
+    /// - Parameters:
+    ///   - runAt: unix ms at which it becomes due.
+    ///   - now: unix ms.
+    @discardableResult
+    public static func enqueue(_ connection: SQLiteConnection, kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try connection.run("INSERT INTO jobs (kind, payload_json, state, attempts, run_at, created_at) VALUES (?, ?, 'queued', 0, ?, ?)",
+                           [kind, payloadJSON, runAt, now])
+        return connection.lastInsertRowID
+    }
+
+    /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with an expired lease),
+    /// oldest due first, counting an attempt for each.
+    ///
+    /// - Parameters:
+    ///   - leaseMilliseconds: how long the worker may hold them.
+    ///   - now: unix ms.
+    public static func claim(_ connection: SQLiteConnection, kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
+        try connection.query("""
+            UPDATE jobs SET state = 'leased', lease_until = :until, attempts = attempts + 1
+            WHERE id IN (
+                SELECT id FROM jobs
+                WHERE kind = :kind AND ((state = 'queued' AND run_at <= :now) OR (state = 'leased' AND lease_until <= :now))
+                ORDER BY run_at, id LIMIT :limit)
+            RETURNING *
+            """, [":until": now + leaseMilliseconds, ":kind": kind, ":now": now, ":limit": limit])
+            .map { row throws(StorageError) in try JobRecord(row: row) }
+            .sorted { ($0.runAt, $0.id) < ($1.runAt, $1.id) }
+    }
+
+    /// Marks a leased job done.
+    public static func complete(_ connection: SQLiteConnection, id: Int64) throws(StorageError) {
+        try connection.run("UPDATE jobs SET state = 'done', lease_until = NULL WHERE id = ?", [id])
+    }
+
+    /// Puts a job back in the queue, due at `runAt` (unix ms), remembering why.
+    public static func retry(_ connection: SQLiteConnection, id: Int64, runAt: Int64, error: String) throws(StorageError) {
+        try connection.run("UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                           [runAt, error, id])
+    }
+
+    /// Gives a job up with its reason (a dead letter).
+    public static func deadLetter(_ connection: SQLiteConnection, id: Int64, error: String) throws(StorageError) {
+        try connection.run("UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ? WHERE id = ?", [error, id])
+    }
+
+    /// Cancels a queued job that has not started (e.g. a push suppressed by an ack in time).
+    /// - Returns: false when it was already leased or finished.
+    public static func cancel(_ connection: SQLiteConnection, id: Int64, reason: String) throws(StorageError) -> Bool {
+        try connection.run("UPDATE jobs SET state = 'done', last_error = ? WHERE id = ? AND state = 'queued'", [reason, id])
+        return connection.changes > 0
+    }
+
+    /// A job by id.
+    public static func find(_ connection: SQLiteConnection, id: Int64) throws(StorageError) -> JobRecord? {
+        try connection.queryOne("SELECT * FROM jobs WHERE id = ?", [id]).map { row throws(StorageError) in try JobRecord(row: row) }
+    }
+
+    /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (cursor paging).
+    public static func list(_ connection: SQLiteConnection, state: JobState, limit: Int, beforeID: Int64? = nil) throws(StorageError) -> [JobRecord] {
+        try connection.query("SELECT * FROM jobs WHERE state = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                             [state.rawValue, beforeID ?? Int64.max, limit])
+            .map { row throws(StorageError) in try JobRecord(row: row) }
+    }
+
+    /// Sends a dead job back to the queue with fresh attempts, due now.
+    /// - Returns: false when the job does not exist or is not dead.
+    public static func resurrect(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(StorageError) -> Bool {
+        try connection.run("UPDATE jobs SET state = 'queued', attempts = 0, run_at = ?, lease_until = NULL WHERE id = ? AND state = 'dead'",
+                           [now, id])
+        return connection.changes > 0
+    }
+
+    /// Jobs per state, and the age (ms) of the oldest due job (queue depth and lag for /metrics).
+    public static func depth(_ connection: SQLiteConnection, now: Int64) throws(StorageError) -> (counts: [JobState: Int], oldestDueAgeMilliseconds: Int64) {
+        var counts: [JobState: Int] = [:]
+        for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
+            if let state = JobState(rawValue: try row["state"]) { counts[state] = Int(try row["n", as: Int64.self]) }
+        }
+        let oldest: Int64? = try connection.queryOne("SELECT MIN(run_at) AS t FROM jobs WHERE state = 'queued' AND run_at <= ?", [now])?["t"]
+        return (counts, oldest.map { now - $0 } ?? 0)
+    }
+
+    /// Deletes finished jobs older than `cutoff` (unix ms by creation). - Returns: how many.
+    @discardableResult
+    public static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(StorageError) -> Int {
+        try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < ?", [cutoff])
+        return connection.changes
+    }
+}
