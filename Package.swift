@@ -13,10 +13,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Realtime", dependencies: ["CLinux", "COpenSSL"]),
         .target(name: "Storage", dependencies: ["CSQLite"]),
-        .target(name: "API", dependencies: ["Realtime", "Storage", "COpenSSL"]),
+        .target(name: "PushBridge", dependencies: ["Storage", "COpenSSL"]),
+        .target(name: "API", dependencies: ["Realtime", "PushBridge", "Storage", "COpenSSL"]),
         .executableTarget(name: "herald", dependencies: ["API", "Realtime", "Storage"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
         .testTarget(name: "APITests", dependencies: ["API", "Realtime"], exclude: ["Fixtures"]),
     ]
 )
