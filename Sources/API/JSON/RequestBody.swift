@@ -7,18 +7,29 @@ enum RequestBody {
     /// - Throws: `HTTPError` 415 for a non-JSON content type, 400 for malformed JSON or a field of
     ///   the wrong type or missing.
     static func decode<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
-        if let contentType = request.headers["Content-Type"]?.lowercased(),
-           !contentType.hasPrefix("application/json"), !contentType.contains("+json") {
-            throw HTTPError(415, "unsupported_media_type", "the body must be application/json")
+        // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
+        if let contentType = request.headers["Content-Type"] {
+            let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
+            guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+                throw HTTPError(415, "unsupported_media_type", "the body must be application/json")
+            }
         }
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
-        guard nestingDepth(request.body) <= maxNestingDepth else {
+        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth) {
+        case nil: break
+        case .tooDeep?:
             throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
+        case .invalid(let offset)?:
+            throw HTTPError(400, "invalid_request", "the body is not valid JSON (at byte \(offset))")
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(request.body))
+        } catch let error as HTTPError {
+            throw error
         } catch let error as DecodingError {
             throw describe(error)
         } catch {
@@ -29,28 +40,6 @@ enum RequestBody {
     /// Deepest array/object nesting accepted. Decoding recurses once per level, so this bounds
     /// the stack a hostile body can make a loop thread use.
     static let maxNestingDepth = 64
-
-    /// The deepest `[`/`{` nesting in `bytes`, ignoring brackets inside strings. A cheap pre-scan:
-    /// malformed JSON is left for the decoder to refuse.
-    static func nestingDepth(_ bytes: [UInt8]) -> Int {
-        var depth = 0, deepest = 0
-        var inString = false, escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
-    }
 
     private static func describe(_ error: DecodingError) -> HTTPError {
         switch error {
@@ -66,7 +55,11 @@ enum RequestBody {
             return HTTPError(400, "invalid_request", "\(field) must not be null (expected \(typeName(type)))", field: field)
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
-            if field.isEmpty { return HTTPError(400, "invalid_request", "the body is not valid JSON") }
+            // The syntax was checked first, so Foundation's "not valid JSON" here means a number
+            // that does not fit its field (a fraction where a whole number goes, or beyond 64 bits).
+            if field.isEmpty {
+                return HTTPError(400, "invalid_request", "a number in the body does not fit its field: expected a whole number, or a value within 64-bit range")
+            }
             return HTTPError(400, "invalid_request", "\(field) is invalid", field: field)
         @unknown default:
             return HTTPError(400, "invalid_request", "the body is not valid")

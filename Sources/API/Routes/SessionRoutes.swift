@@ -8,9 +8,18 @@ struct SessionRoutes {
     let registry: SessionRegistry
     let node: RealtimeNode
 
+    /// `{"expires_at": <unix seconds> | null}`; the key is required, so `{}` cannot clear an
+    /// expiry by accident.
     struct ExpiryBody: Decodable {
-        /// Unix seconds, or null to clear.
-        let expires_at: Int64?
+        let expiresAt: Double?
+        enum CodingKeys: String, CodingKey { case expires_at }
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.contains(.expires_at) else {
+                throw HTTPError.invalid("expires_at", "expires_at is required: unix seconds, or null to clear the expiry")
+            }
+            expiresAt = try container.decodeIfPresent(Double.self, forKey: .expires_at)
+        }
     }
 
     func register(in router: inout Router) {
@@ -39,11 +48,12 @@ struct SessionRoutes {
         try authenticator.server(context)
         let sid = try Self.sid(context)
         let body = try RequestBody.decode(ExpiryBody.self, from: context.request)
-        if let seconds = body.expires_at, seconds < 0 || seconds > 253_402_300_799 {
-            throw HTTPError.invalid("expires_at", "expires_at is unix seconds (or null)")
+        if let seconds = body.expiresAt, seconds < 0 || seconds > 253_402_300_799 || seconds.rounded() != seconds {
+            throw HTTPError.invalid("expires_at", "expires_at is whole unix seconds (or null)")
         }
+        let expiresAt = body.expiresAt.map { Int64($0) * 1000 }
         return responder.write { connection in
-            guard try SessionStore.setExpiry(connection, sid: sid, expiresAt: body.expires_at.map { $0 * 1000 }) else {
+            guard try SessionStore.setExpiry(connection, sid: sid, expiresAt: expiresAt) else {
                 throw HTTPError(404, "not_found", "no such session")
             }
             guard let session = try SessionStore.find(connection, sid: sid) else { throw HTTPError(404, "not_found", "no such session") }

@@ -106,11 +106,14 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: - Descriptors (loop thread only)
 
-    /// Adds `fd` to the epoll set, edge-triggered, reporting to `handler`.
+    /// Adds `fd` to the epoll set, reporting to `handler`.
     ///
-    /// - Parameter events: extra `EPOLL*` bits; `EPOLLET` is always added.
+    /// - Parameters:
+    ///   - events: `EPOLL*` bits.
+    ///   - edgeTriggered: adds `EPOLLET` (connections); the shared listening socket is level-
+    ///     triggered with `EPOLLEXCLUSIVE` instead, so one loop wakes per new connection.
     /// - Throws: `IOError` from `epoll_ctl`.
-    public func register(fd: Int32, events: UInt32, handler: EventLoopHandler) throws(IOError) {
+    public func register(fd: Int32, events: UInt32, edgeTriggered: Bool = true, handler: EventLoopHandler) throws(IOError) {
         assertInEventLoop()
         let slot = Int(fd)
         if slot >= handlers.count {
@@ -121,7 +124,7 @@ public final class EventLoop: @unchecked Sendable {
         generations[slot] &+= 1
         handlers[slot] = handler
         var event = epoll_event()
-        event.events = events | EPOLLET.rawValue
+        event.events = edgeTriggered ? events | EPOLLET.rawValue : events
         event.data.u64 = UInt64(generations[slot]) << 32 | UInt64(UInt32(bitPattern: fd))
         if epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) != 0 {
             handlers[slot] = nil

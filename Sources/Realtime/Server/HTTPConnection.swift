@@ -111,6 +111,12 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     private func processRequests() {
         while case .reading = state, parser != nil {
+            // A client that pipelines requests but does not read the answers must not make us
+            // buffer them without bound: stop parsing and reading until it catches up.
+            if outbound.byteCount > configuration.outboundMaxBytes {
+                readPaused = true
+                return
+            }
             let request: HTTPRequest?
             do {
                 request = try parser!.next()
@@ -203,10 +209,15 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
               allowOrigin: pending.allowOrigin)
         guard case .reading = state else { return }
         processRequests()
-        if readPaused, case .reading = state {
-            readPaused = false
-            readAvailable()
-        }
+        resumeReading()
+    }
+
+    /// Reads again after a pause (a deferred answer arrived, or unread answers drained).
+    private func resumeReading() {
+        guard readPaused, case .reading = state, outbound.byteCount <= configuration.outboundMaxBytes / 2 else { return }
+        readPaused = false
+        processRequests()
+        if !readPaused { readAvailable() }
     }
 
     func send(_ response: HTTPResponse, to request: HTTPRequest, allowOrigin: String?) {
@@ -273,6 +284,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             return
         }
         if !backlog.isEmpty { refill() }
+        if readPaused { resumeReading() }
     }
 
     // MARK: - Timers

@@ -2,8 +2,11 @@ import CLinux
 import Glibc
 import Synchronization
 
-/// The HTTP/1.1 server: one `SO_REUSEPORT` listener per event loop, connections served on the
-/// loop that accepted them, routes from a `Router`, SSE streams fed by the node's hub.
+/// The HTTP/1.1 server: one listening socket watched by every event loop (`EPOLLEXCLUSIVE`, so a
+/// new connection wakes one loop), connections served on the loop that accepted them, routes from
+/// a `Router`, streams fed by the node's hub. One socket rather than `SO_REUSEPORT` listeners:
+/// with those, a second Herald started on the same port by mistake would silently take half the
+/// connections instead of failing with "address in use".
 public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     public let node: RealtimeNode
@@ -12,6 +15,7 @@ public final class HTTPServer: Sendable {
     let perIP: ConnectionCounter
     let perUser: ConnectionCounter
     private let boundPort = Atomic<Int>(0)
+    private let listeningFD = Atomic<Int32>(-1)
 
     /// - Parameters:
     ///   - configuration: address, limits and timeouts.
@@ -35,32 +39,23 @@ public final class HTTPServer: Sendable {
     /// - Throws: `ListenError` when an address is invalid or a port is taken.
     @discardableResult
     public func start() throws(ListenError) -> Int {
-        var port = configuration.port
-        var listeners: [Int32] = []
-        do {
-            for _ in contexts {
-                let opened = try Socket.listen(host: configuration.host, port: port, reusePort: true)
-                listeners.append(opened.fd)
-                port = opened.port
-            }
-        } catch {
-            for fd in listeners { close(fd) }
-            throw error
-        }
+        let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, reusePort: false)
         boundPort.store(port, ordering: .relaxed)
+        listeningFD.store(fd, ordering: .relaxed)
         let contexts = self.contexts
         node.onEndSession { sid in
             for context in contexts { context.loop.execute { context.endSession(sid) } }
         }
         signal(SIGPIPE, SIG_IGN)
         node.group.start()
-        for (context, fd) in zip(contexts, listeners) {
+        for context in contexts {
             let server = self
             context.loop.execute {
                 context.attach(server: server)
                 let listener = Listener(fd: fd, context: context)
                 do {
-                    try context.loop.register(fd: fd, events: EPOLLIN.rawValue, handler: listener)
+                    try context.loop.register(fd: fd, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue,
+                                              edgeTriggered: false, handler: listener)
                     context.listener = listener
                 } catch {
                     Log.error("cannot watch listening socket", ["error": "\(error)"])
@@ -86,6 +81,8 @@ public final class HTTPServer: Sendable {
         for context in contexts {
             context.loop.execute { context.shutdown() }
         }
+        let fd = listeningFD.exchange(-1, ordering: .relaxed)
+        if fd >= 0 { close(fd) }
         node.group.stop()
     }
 
@@ -145,9 +142,11 @@ final class Listener: EventLoopHandler {
 
     func handleEvents(_ events: UInt32) { acceptAll() }
 
-    /// Edge-triggered: accept until the queue is empty.
+    /// Accepts a batch; the level-triggered listener wakes a loop again while more wait, which
+    /// spreads a burst over the loops instead of one loop taking it all.
     func acceptAll() {
-        while !context.isShuttingDown {
+        var accepted = 0
+        while !context.isShuttingDown, accepted < 64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let client = withUnsafeMutablePointer(to: &storage) { ptr in
@@ -159,6 +158,7 @@ final class Listener: EventLoopHandler {
                 var one: Int32 = 1
                 setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 context.adopt(fd: client, address: Socket.address(of: storage))
+                accepted += 1
                 continue
             }
             switch errno {
@@ -167,14 +167,17 @@ final class Listener: EventLoopHandler {
             case EAGAIN, EWOULDBLOCK:
                 return
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                // Out of descriptors: the pending connection stays queued and edge-triggered epoll
-                // will not repeat the event, so try again shortly.
+                // Out of descriptors: the pending connection stays queued and would wake us again at
+                // once; back off instead of spinning.
                 if !retryScheduled {
                     retryScheduled = true
-                    Log.warning("accept: out of file descriptors; retrying", ["errno": "\(errno)"])
+                    Log.warning("accept: out of file descriptors; pausing accepts for 100 ms", ["errno": "\(errno)"])
+                    context.loop.deregister(fd: fd)
                     context.loop.schedule(afterNanoseconds: 100_000_000) { [weak self] in
-                        self?.retryScheduled = false
-                        self?.acceptAll()
+                        guard let self, !self.context.isShuttingDown else { return }
+                        self.retryScheduled = false
+                        try? self.context.loop.register(fd: self.fd, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue,
+                                                        edgeTriggered: false, handler: self)
                     }
                 }
                 return

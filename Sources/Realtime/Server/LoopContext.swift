@@ -91,8 +91,8 @@ final class LoopContext: @unchecked Sendable {
     func shutdown() {
         isShuttingDown = true
         if let listener {
+            // The socket is shared by every loop; the server closes it once.
             loop.deregister(fd: listener.fd)
-            close(listener.fd)
             self.listener = nil
         }
         for connection in connections { connection.shutdown() }

@@ -59,5 +59,10 @@ public enum HeraldSchema {
             ) STRICT;
             CREATE INDEX jobs_state_run_at ON jobs (state, run_at);  -- "next due job" is an index range scan
             """),
+        Migration(version: 2, name: "who set a session's expiry", sql: """
+            -- 'server' when the app backend set expires_at (PUT /v1/sessions/{sid}): a client's
+            -- token, even one carrying session_exp, must not undo it. NULL or 'token' otherwise.
+            ALTER TABLE sessions ADD COLUMN expiry_source TEXT CHECK (expiry_source IN ('token', 'server'));
+            """),
     ]
 }

@@ -2,7 +2,8 @@
 /// `Database` writer for writes) and the transaction.
 public enum SessionStore {
     /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
-    /// `session_exp`). An ended session stays ended.
+    /// `session_exp`, unless the app backend set the expiry itself: that one wins). An ended
+    /// session stays ended.
     ///
     /// - Parameters:
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
@@ -11,10 +12,14 @@ public enum SessionStore {
     public static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
                              expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
         try connection.run("""
-            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
+            VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE 'token' END)
             ON CONFLICT (sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
-                expires_at = COALESCE(excluded.expires_at, sessions.expires_at)
-            """, [sid, app, userID, now, now, expiresAt])
+                expires_at = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
+                                  THEN sessions.expires_at ELSE excluded.expires_at END,
+                expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
+                                     THEN sessions.expiry_source ELSE 'token' END
+            """, [sid, app, userID, now, now, expiresAt, expiresAt])
         guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
         }
@@ -44,7 +49,7 @@ public enum SessionStore {
     /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
     /// - Returns: false when the session is unknown.
     public static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
-        try connection.run("UPDATE sessions SET expires_at = ? WHERE sid = ?", [expiresAt, sid])
+        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ?", [expiresAt, sid])
         return connection.changes > 0
     }
 
