@@ -104,7 +104,7 @@ class APNs:
         self.accept_der = accept_der
         self.connections = connections if connections is not None else []
         self.expired_jwts: set = set()
-        self.verified_jwts: set = set()  # signatures already checked (ECDSA verify is the hot path)
+        self.verified_jwts: dict = {}  # JWT -> notes; signatures already checked (ECDSA verify is the hot path)
 
     # -- responses -------------------------------------------------------------------------
 
@@ -265,10 +265,15 @@ class APNs:
         if header.get("kid") != self.key_id:
             notes.append(f"JWT kid {header.get('kid')!r} is not the key {self.key_id!r}")
             return 403, "InvalidProviderToken"
-        if bearer not in self.verified_jwts:
-            if not self._signature_ok(f"{h64}.{c64}".encode(), sig, notes):
+        if bearer in self.verified_jwts:
+            notes.extend(self.verified_jwts[bearer])
+        else:
+            sig_notes: list = []
+            ok = self._signature_ok(f"{h64}.{c64}".encode(), sig, sig_notes)
+            notes.extend(sig_notes)
+            if not ok:
                 return 403, "InvalidProviderToken"
-            self.verified_jwts.add(bearer)  # the claims are still checked on every use
+            self.verified_jwts[bearer] = sig_notes  # the claims are still checked on every use
         extra_h = sorted(set(header) - {"alg", "kid", "typ"})
         extra_c = sorted(set(claims) - {"iss", "iat"})
         if extra_h or extra_c:

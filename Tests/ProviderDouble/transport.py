@@ -360,6 +360,8 @@ class H11Session:
                 continue
             if isinstance(ev, h11.Request):
                 req_ev, body, size = ev, bytearray(), 0
+                if self.conn.they_are_waiting_for_100_continue:  # curl does for bodies > 1 KiB
+                    await self._write(h11.InformationalResponse(status_code=100, headers=[]))
             elif isinstance(ev, h11.Data):
                 size += len(ev.data)
                 room = self.server.max_body - len(body)

@@ -546,6 +546,51 @@ def herald(herald_factory):
     return herald_factory()
 
 
+@pytest.fixture(scope="module")
+def _module_heralds(tmp_path_factory):
+    started = {}
+
+    def get(**env):
+        env = {k: str(v) for k, v in env.items()}
+        key = tuple(sorted(env.items()))
+        h = started.get(key)
+        if h is None or h.proc.poll() is not None:
+            # a process that died is replaced, so one crash fails one test, not the module
+            h = Herald(env, tmp_path_factory.mktemp("shared"))
+            started[key] = h
+        return h
+
+    yield get
+    for h in started.values():
+        h.stop(wait=False)
+        for s in h.streams:
+            s.close()
+
+
+@pytest.fixture
+def shared_herald_factory(_module_heralds):
+    """Like `herald_factory`, but one process per test module and settings, for tests that need
+    no fresh server state (they use their own channel and user names, or state that repeats
+    harmlessly). Streams a test opens are closed after it."""
+    used = {}
+
+    def get(**env):
+        h = _module_heralds(**env)
+        used.setdefault(id(h), (h, len(h.streams)))
+        return h
+
+    yield get
+    for h, before in used.values():
+        for s in h.streams[before:]:
+            s.close()
+        del h.streams[before:]
+
+
+@pytest.fixture
+def shared_herald(shared_herald_factory):
+    return shared_herald_factory()
+
+
 @pytest.fixture
 def raw():
     """`raw(herald)` opens a raw TCP connection to that herald; all are closed at teardown."""

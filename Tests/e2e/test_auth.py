@@ -15,6 +15,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from conftest import JWT_SECRET
 
 
+@pytest.fixture
+def herald(shared_herald):
+    """These checks need no fresh state: one server per module (see conftest)."""
+    return shared_herald
+
+
 @pytest.fixture(scope="module")
 def rsa_key():
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)

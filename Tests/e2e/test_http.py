@@ -46,6 +46,12 @@ REFUSED = {
 }
 
 
+@pytest.fixture
+def herald(shared_herald):
+    """Most tests here need no fresh state: one server per module (see conftest)."""
+    return shared_herald
+
+
 def assert_json_error(response, status):
     allowed = status if isinstance(status, tuple) else (status,)
     assert response.status in allowed, (response.status, response.body)
@@ -119,7 +125,8 @@ def test_chunked_body_over_limit_is_413(herald, raw):
     assert_healthy(herald)
 
 
-def test_chunked_publish_is_accepted(herald, raw):
+def test_chunked_publish_is_accepted(herald_factory, raw):
+    herald = herald_factory()  # counts on a fresh server
     body = json.dumps({"channel": "c:1", "data": {"via": "chunked"}}).encode()
     c = raw(herald)
     c.send(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SERVER_KEY}\r\n"
@@ -196,7 +203,8 @@ def test_keepalive_and_pipelining(herald, raw):
     assert r.header("Connection") is None
 
 
-def test_pipelined_publishes_keep_order(herald, raw):
+def test_pipelined_publishes_keep_order(herald_factory, raw):
+    herald = herald_factory()  # counts on a fresh server
     s = herald.stream()
     s.ready()
     reqs = b""
@@ -335,7 +343,8 @@ def test_cors_preflight_and_headers(herald_factory):
     s.ready()
 
 
-def test_head_of_stream_sends_headers_only(herald, raw):
+def test_head_of_stream_sends_headers_only(herald_factory, raw):
+    herald = herald_factory()  # counts on a fresh server
     c = raw(herald)
     c.send(f"HEAD /v1/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {herald.token()}\r\n\r\n".encode())
     head = c.read_response(head=True)

@@ -83,8 +83,8 @@ def test_dev_route_absent_without_dev_mode(herald):
     ({"user_id": "42", "ttl_seconds": 86401}, "ttl_seconds"),
     ({"user_id": "42", "ttl_seconds": "60"}, "ttl_seconds"),
 ])
-def test_bad_dev_token_body_is_400(herald_factory, body, field):
-    h = herald_factory(HERALD_DEV=1)
+def test_bad_dev_token_body_is_400(shared_herald_factory, body, field):
+    h = shared_herald_factory(HERALD_DEV=1)
     r = httpx.post(h.url("/v1/dev/token"), json=body)
     assert r.status_code == 400, r.text
     assert r.json()["error"] == "invalid_request" and r.json().get("field") == field, r.json()

@@ -489,3 +489,23 @@ def test_libcurl_client_interoperates(provider_double, apns_token):
     assert first.returncode == 0 and first.stdout.startswith("HTTP/2 200")
     assert curl().returncode != 0  # GOAWAY: the stream fails, which Herald must treat as retryable
     assert [e["outcome"] for e in d.requests("apns")] == ["ok", "goaway"]
+
+
+def test_flags_key_environment_and_der_leniency(provider_double_factory):
+    import base64
+    from cryptography.hazmat.primitives import hashes
+
+    d = provider_double_factory("--apns-key-environment", "production", "--accept-der-signatures")
+    key = serialization.load_pem_private_key(Path(d.apns["key_path"]).read_bytes(), None)
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()  # noqa: E731
+    signing_input = b64(b'{"alg":"ES256","kid":"TESTKEY01"}') + "." + b64(
+        json.dumps({"iss": "TEAM123456", "iat": int(time.time())}).encode())
+    der_jwt = signing_input + "." + b64(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
+    with d.client() as c:
+        r = c.post(f"/sandbox/3/device/{random_apns_token()}", content=json.dumps(ALERT),
+                   headers=apns_headers(der_jwt))
+        assert (r.status_code, r.json()) == (403, {"reason": "BadEnvironmentKeyIdInToken"})
+        r = c.post(f"/production/3/device/{random_apns_token()}", content=json.dumps(ALERT),
+                   headers=apns_headers(der_jwt))
+        assert r.status_code == 200
+    assert any("DER" in n for n in d.requests("apns")[-1]["notes"])

@@ -1,5 +1,6 @@
 """The server API: `POST /v1/publish` and `POST /v1/publish/batch` (docs/api.md)."""
 import re
+import uuid
 
 import httpx
 import pytest
@@ -31,16 +32,24 @@ def assert_error(r, status, code, field=None):
 GOOD = {"channel": "generation:1", "event": "status", "data": {"a": 1}}
 
 
+def unique(prefix="c"):
+    """A channel (or user) name no other test uses, for tests on the module's shared server."""
+    return f"{prefix}:{uuid.uuid4().hex[:12]}"
+
+
 @pytest.mark.parametrize("path", ["/v1/publish", "/v1/publish/batch"])
-def test_server_key_required(herald, path):
-    body = GOOD if path == "/v1/publish" else {"messages": [GOOD]}
+def test_server_key_required(shared_herald, path):
+    herald = shared_herald
+    channel = unique()
+    good = dict(GOOD, channel=channel)
+    body = good if path == "/v1/publish" else {"messages": [good]}
     assert_error(post(herald, path, body, headers={}), 401, "unauthorized")
     assert_error(post(herald, path, body, headers={"Authorization": "Bearer wrong-key"}), 401, "unauthorized")
     assert_error(post(herald, path, body, headers={"Authorization": f"Bearer {SERVER_KEY}x"}), 401, "unauthorized")
     assert_error(post(herald, path, body, headers={"Authorization": SERVER_KEY}), 401, "unauthorized")
     assert_error(post(herald, path, body, headers={"Authorization": f"Bearer {herald.token()}"}), 401, "unauthorized")
     # and nothing was published
-    r = herald.publish("generation:1", {"check": True})
+    r = herald.publish(channel, {"check": True})
     assert r["offset"] == 1
 
 
@@ -108,12 +117,16 @@ def test_data_null_is_allowed_and_data_is_required(herald):
     ({"channel": "c:1", "data": 1, "retain": "yes"}, "retain"),
     ({"channel": "c:1", "data": 1, "retain": 1}, "retain"),
 ])
-def test_bad_publish_bodies_are_400_with_field(herald, body, field):
-    s = herald.stream(herald.token(channels=["c:*"]), channels="c:1")
+def test_bad_publish_bodies_are_400_with_field(shared_herald, body, field):
+    herald = shared_herald
+    channel = unique()
+    if body.get("channel") == "c:1":
+        body = dict(body, channel=channel)
+    s = herald.stream(herald.token(channels=["c:*"]), channels=channel)
     s.ready()
     assert_error(post(herald, "/v1/publish", body), 400, "invalid_request", field)
     # bad input changes nothing: the next message is offset 1 and the only one delivered
-    r = herald.publish("c:1", {"sentinel": True})
+    r = herald.publish(channel, {"sentinel": True})
     assert r["offset"] == 1
     m = s.next()
     assert m.id == r["id"]
@@ -130,8 +143,8 @@ def test_longest_event_name_and_allowed_characters(herald):
 
 @pytest.mark.parametrize("content", [b"{not json", b"", b"[]", b'[{"channel":"c:1","data":1}]', b'"string"',
                                      b"null", b'{"channel":"c:1","data":1', b"\xff\xfe"])
-def test_body_not_a_json_object_is_400(herald, content):
-    r = post(herald, "/v1/publish", content=content)
+def test_body_not_a_json_object_is_400(shared_herald, content):
+    r = post(shared_herald, "/v1/publish", content=content)
     assert_error(r, 400, "invalid_request")
 
 
@@ -232,8 +245,8 @@ def test_batch_with_one_invalid_message_publishes_nothing(herald):
     ({"messages": "x"}, "messages"),
     ({"messages": {"channel": "c:1", "data": 1}}, "messages"),
 ])
-def test_bad_batch_bodies(herald, body, field):
-    assert_error(post(herald, "/v1/publish/batch", body), 400, "invalid_request", field)
+def test_bad_batch_bodies(shared_herald, body, field):
+    assert_error(post(shared_herald, "/v1/publish/batch", body), 400, "invalid_request", field)
 
 
 def test_batch_size_limit(herald):
@@ -259,10 +272,12 @@ def _nested(depth):
 
 
 @pytest.mark.parametrize("depth", [10, 63, 64, 100, 450, 511, 600, 5000])
-def test_deeply_nested_data_does_not_crash(herald, depth):
-    s = herald.stream()
+def test_deeply_nested_data_does_not_crash(shared_herald, depth):
+    herald = shared_herald
+    user = unique("u").replace(":", "-")
+    s = herald.stream(herald.token(sub=user))
     s.ready()
-    body = '{"channel":"user:alice","data":' + "[" * depth + "]" * depth + "}"
+    body = '{"channel":"user:%s","data":' % user + "[" * depth + "]" * depth + "}"
     try:
         r = post(herald, "/v1/publish", content=body.encode())
         status = r.status_code
