@@ -110,8 +110,8 @@ enum Herald {
         do {
             port = try server.start()
         } catch {
-            Log.error("cannot listen", ["error": "\(error)"])
-            return 1
+            FileHandle.standardError.write(Data("herald: cannot listen on HERALD_HOST=\(settings.server.host) HERALD_PORT=\(settings.server.port): \(error)\n".utf8))
+            return 2
         }
         Log.info("herald started", settings.startMetadata)
         Log.info("listening", ["url": "http://\(settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host):\(port)"])

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Realtime
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).
@@ -35,7 +36,7 @@ struct Settings {
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY_PATH", defaultValue: "", help: "file holding that PEM public key"),
         SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset"),
-        SettingSpec(name: "HERALD_LOOPS", defaultValue: "cores", help: "event-loop threads (default: number of cores)"),
+        SettingSpec(name: "HERALD_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),
         SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "SSE comment heartbeat interval"),
         SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
         SettingSpec(name: "HERALD_HISTORY_TTL_SECONDS", defaultValue: "600", help: "age after which history messages are dropped"),
@@ -99,6 +100,10 @@ struct Settings {
         }
 
         server.host = value("HERALD_HOST") ?? "127.0.0.1"
+        var probe = in6_addr()
+        guard inet_pton(AF_INET, server.host, &probe) == 1 || inet_pton(AF_INET6, server.host, &probe) == 1 else {
+            throw .invalid(name: "HERALD_HOST", value: server.host, expected: "a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::")
+        }
         server.port = try integer("HERALD_PORT", 8080, min: 0, max: 65535)
         loops = try integer("HERALD_LOOPS", ProcessInfo.processInfo.activeProcessorCount, min: 1, max: 256)
         server.heartbeatSeconds = try integer("HERALD_HEARTBEAT_SECONDS", 15, min: 1, max: 3600)

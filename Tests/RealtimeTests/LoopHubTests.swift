@@ -151,6 +151,9 @@ private func message(_ channel: String, _ data: String, sequence: UInt64) -> Cha
         #expect(!prefix.allows(ChannelName("generation:")!))
         #expect(!prefix.allows(ChannelName("generations:1")!))
         #expect(ChannelGrant("*") == nil)
+        #expect(ChannelGrant(":*") == nil)
+        #expect(ChannelGrant("gen*") == nil, "a star only after a colon")
+        #expect(ChannelGrant("user:4*") == nil)
         #expect(ChannelGrant("a b") == nil)
     }
 

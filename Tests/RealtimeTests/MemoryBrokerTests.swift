@@ -156,7 +156,7 @@ extension MemoryBrokerTests {
     }
 
     @Test(arguments: ["", "abc", "000000ab", "000000ab-", "000000ab--1", "0000000g-1", "000000AB-1", "00000ab-1",
-                      "000000ab-1x", "000000ab-1-2", "000000ab-123456789012345678901", "000000ab- 1"])
+                      "000000ab-1x", "000000ab-1-2", "000000ab-01", "000000ab-123456789012345678901", "000000ab- 1"])
     func rejectsWhatHeraldCouldNotHaveIssued(_ text: String) {
         #expect(StreamCursor(text) == nil)
     }

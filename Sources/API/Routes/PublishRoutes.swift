@@ -57,6 +57,9 @@ struct PublishRoutes {
             guard let name = EventName(raw) else {
                 throw HTTPError.invalid(prefix + "event", "event must be 1-64 characters of A-Z a-z 0-9 _ - . :")
             }
+            guard !name.isReserved else {
+                throw HTTPError.invalid(prefix + "event", "'\(raw)' is reserved by the stream protocol (\(EventName.reserved.sorted().joined(separator: ", ")))")
+            }
             event = name
         }
         let data = body.data.compactText

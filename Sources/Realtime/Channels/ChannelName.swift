@@ -37,16 +37,18 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
 }
 
 /// A grant from an access token's `channels` claim: an exact channel name, or `prefix:*` which
-/// grants every channel whose name starts with `prefix:` (SPEC RT-3).
+/// grants every channel whose name starts with `prefix:` (SPEC RT-3). The star only follows a
+/// colon: `gen*` would grant `generation:9` and `user:4*` every user from 4 to 49…, so such
+/// patterns are refused rather than read as plain string prefixes.
 public struct ChannelGrant: Hashable, Sendable {
     private let exact: String?
     private let prefix: String?
 
-    /// - Returns: nil for a pattern that is neither a valid name nor `something*` with a valid stem.
+    /// - Returns: nil for a pattern that is neither a valid name nor `prefix:*` with a valid stem.
     public init?(_ pattern: String) {
         if pattern.hasSuffix("*") {
             let stem = pattern.dropLast()
-            guard !stem.isEmpty, ChannelName(stem) != nil else { return nil }
+            guard stem.count >= 2, stem.hasSuffix(":"), ChannelName(stem) != nil else { return nil }
             exact = nil
             prefix = String(stem)
         } else {

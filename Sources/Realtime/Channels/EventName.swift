@@ -20,6 +20,13 @@ public struct EventName: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
+    /// Names the stream protocol itself uses (docs/protocol.md); a published message may not take
+    /// them, or clients would read it as a `reset` or `shutdown`.
+    public static let reserved: Set<String> = ["ready", "reset", "error", "shutdown", "subscribed", "unsubscribed", "pong", "refreshed"]
+
+    /// True when the name belongs to the protocol.
+    public var isReserved: Bool { Self.reserved.contains(rawValue) }
+
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

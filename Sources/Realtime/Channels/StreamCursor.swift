@@ -20,7 +20,7 @@ public struct StreamCursor: Hashable, Sendable, CustomStringConvertible {
         guard parts.count == 2, parts[0].utf8.count == 8, (1...20).contains(parts[1].utf8.count),
               parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
               let epoch = UInt32(parts[0], radix: 16), parts[0].lowercased() == parts[0],
-              let sequence = UInt64(parts[1]) else { return nil }
+              let sequence = UInt64(parts[1]), String(sequence) == parts[1] else { return nil }
         self.init(epoch: epoch, sequence: sequence)
     }
 

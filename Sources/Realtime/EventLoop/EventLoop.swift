@@ -200,6 +200,8 @@ public final class EventLoop: @unchecked Sendable {
             let due = monotonicNanoseconds()
             while let task = timers.popDue(now: due) { task() }
         }
+        // Tasks queued together with `stop()` (shutdown notices to clients) still run.
+        runInbox()
     }
 
     private func runInbox() {

@@ -53,24 +53,24 @@ extension HTTPConnection {
             context.hub.add(self, to: channel, since: snapshot.since)
         }
         var first = Array(head.utf8)
-        first += SSEEncoder.retry(milliseconds: configuration.retryMilliseconds)
+        // `retry:` shares the ready event's block: a block without data is no event to browsers
+        // but some client libraries report it as an empty `message`.
+        first += Array("retry: \(configuration.retryMilliseconds)\n".utf8)
         let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
             + (stream.sessionID.map(JSONText.quote) ?? "null")
             + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
         first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
-        if !snapshot.reset.isEmpty {
-            first += SSEEncoder.event(id: nil, event: "reset", data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
-        }
         write(first)
         for message in snapshot.replay { backlog.append(.message(message)) }
         var tail: [UInt8] = []
-        for message in snapshot.retained { tail += message.snapshotSSEBytes }
-        let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
-        if live != snapshot.position {
-            // A bare `id:` moves the client's Last-Event-ID past what it was just given without
-            // firing an event (WHATWG SSE: the id is set before the empty-data check).
-            tail += Array("id: \(live)\n\n".utf8)
+        if !snapshot.reset.isEmpty {
+            // After the replay of the other channels, carrying the live position as its id: a
+            // client that reconnects later is not reset again for the same gap.
+            let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
+            tail += SSEEncoder.event(id: live.description, event: "reset",
+                                     data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
         }
+        for message in snapshot.retained { tail += message.snapshotSSEBytes }
         if !tail.isEmpty { backlog.append(.bytes(tail)) }
         refill()
     }

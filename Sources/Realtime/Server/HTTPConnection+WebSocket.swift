@@ -42,6 +42,17 @@ extension HTTPConnection {
     // MARK: - Upgrade
 
     func openWebSocket(_ request: WebSocketRequest, request http: HTTPRequest) {
+        // Known user: refuse over the stream limit with an HTTP answer, before upgrading, as SSE does.
+        var slotHeld = false
+        if let identity = request.identity {
+            guard context.server.perUser.acquire(identity.userID) else {
+                send(.error(429, code: "too_many_streams",
+                            message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
+                     to: http, allowOrigin: nil)
+                return
+            }
+            slotHeld = true
+        }
         let leftover = parser?.takeUnconsumedBytes() ?? []
         parser = nil
         let now = context.loop.now
@@ -52,6 +63,7 @@ extension HTTPConnection {
             + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: request.key))\r\n\r\n").utf8))
         if request.mode == .herald {
             if let identity = request.identity {
+                session.holdsUserSlot = slotHeld
                 start(session, identity: identity)
             } else {
                 session.authDeadline = now &+ UInt64(configuration.webSocketAuthTimeoutSeconds) * 1_000_000_000
@@ -65,17 +77,19 @@ extension HTTPConnection {
 
     /// Authenticated: take a stream slot, report presence, subscribe the personal and URL channels.
     private func start(_ session: WebSocketSession, identity: StreamIdentity) {
+        session.identity = identity
         guard let personal = identity.personalChannel else {
             failWebSocket(session, code: .policyViolation, error: "invalid_token", message: "the token's sub cannot name a channel")
             return
         }
-        guard context.server.perUser.acquire(identity.userID) else {
-            failWebSocket(session, code: .policyViolation, error: "too_many_streams",
-                          message: "this user already has \(configuration.maxStreamsPerUser) open streams")
-            return
+        if !session.holdsUserSlot {
+            guard context.server.perUser.acquire(identity.userID) else {
+                failWebSocket(session, code: .policyViolation, error: "too_many_streams",
+                              message: "this user already has \(configuration.maxStreamsPerUser) open streams")
+                return
+            }
+            session.holdsUserSlot = true
         }
-        session.holdsUserSlot = true
-        session.identity = identity
         session.authDeadline = 0
         context.server.node.presence.connected(connectionID: session.connectionID, userID: identity.userID,
                                                sessionID: identity.sessionID, transport: .websocket,

@@ -1,0 +1,20 @@
+/// `aps.interruption-level` (iOS 15+, push-providers.md §1.4): how strongly an alert may break
+/// through Focus. SPEC NO-7: `high` and `urgent` notifications are `time-sensitive` (which needs
+/// the app's Time Sensitive entitlement; without it iOS treats the push as `active`).
+public struct InterruptionLevel: Hashable, Sendable, CustomStringConvertible {
+    /// The JSON string value.
+    public let rawValue: String
+
+    private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// Delivered quietly to the notification list.
+    public static let passive = InterruptionLevel("passive")
+    /// Default: sound and banner, respects Focus.
+    public static let active = InterruptionLevel("active")
+    /// Breaks through Focus (entitlement required).
+    public static let timeSensitive = InterruptionLevel("time-sensitive")
+    /// Bypasses mute and Focus (special Apple entitlement).
+    public static let critical = InterruptionLevel("critical")
+
+    public var description: String { rawValue }
+}

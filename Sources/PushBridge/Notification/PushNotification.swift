@@ -1,0 +1,104 @@
+/// One push to one device, independent of the provider: what the notification planner decides,
+/// and what `APNsRequestBuilder` / `FCMRequestBuilder` turn into wire requests (SPEC PU-3, PU-4,
+/// NO-1, NO-7; seed 001 shapes, seed 003 wake-ups, seed 004 root key).
+public struct PushNotification: Sendable, Equatable {
+    /// A visible alert, or a silent wake-up that carries ids only (seed 003) and makes the app refetch.
+    public enum Kind: Sendable, Equatable {
+        /// APNs `alert` push / FCM `notification` message.
+        case alert
+        /// APNs `background` push with `content-available: 1`, priority 5 / FCM data-only, high priority.
+        case wakeup
+    }
+
+    /// SPEC NO-1 `priority`. `high` and `urgent` map to Android `high` and iOS
+    /// `interruption-level: time-sensitive` (NO-7); `normal` to Android `normal` and no interruption level.
+    /// APNs `apns-priority` does not follow it: alerts are always 10, wake-ups 5 (PU-1).
+    public enum Priority: String, Sendable, Equatable {
+        case normal, high, urgent
+    }
+
+    public var kind: Kind
+    /// Alert title (`aps.alert.title`, FCM `notification.title`).
+    public var title: String?
+    /// Alert subtitle (`aps.alert.subtitle`; FCM has none — dropped there). Seed 001: the store name.
+    public var subtitle: String?
+    /// Alert body.
+    public var body: String?
+    /// Sound name, e.g. `default` (`aps.sound`, `android.notification.sound`).
+    public var sound: String?
+    /// App icon badge (`aps.badge`; also Android `notification_count` unless `notificationCount` is set).
+    public var badge: Int?
+    /// `aps.thread-id`, e.g. `conv-<id>` / `store-<id>` (seed 001).
+    public var threadID: String?
+    /// `apns-collapse-id` and FCM `android.collapse_key` (and the Android `tag` unless `tag` is set).
+    public var collapseKey: String?
+    /// Flat string data: top-level APNs keys / FCM `data` — or, with `rootKey`, one object under it.
+    public var data: [String: String]
+    public var priority: Priority
+    /// Seconds the provider keeps trying; default 3600 (seed 001: "expire after an hour"). 0 = now or never.
+    public var ttlSeconds: Int?
+    /// Absolute expiry (UNIX seconds); wins over `ttlSeconds`.
+    public var expiresAt: Int?
+    /// `android.notification.channel_id`, e.g. `orders`.
+    public var androidChannelID: String?
+    /// `android.notification.tag`; default `collapseKey`.
+    public var tag: String?
+    /// `android.notification.notification_count`; default `badge`.
+    public var notificationCount: Int?
+    /// Overrides the interruption level derived from `priority`.
+    public var interruptionLevel: InterruptionLevel?
+    /// Seed 004: put `data` under this key — iOS a top-level object next to `aps`, Android one JSON
+    /// string in `data[rootKey]`. `nil`: data keys at the top level (seed 001).
+    public var rootKey: String?
+
+    /// Seconds a notification lives when neither `ttlSeconds` nor `expiresAt` is given.
+    public static let defaultTTLSeconds = 3600
+
+    public init(kind: Kind = .alert, title: String? = nil, subtitle: String? = nil, body: String? = nil,
+                sound: String? = nil, badge: Int? = nil, threadID: String? = nil, collapseKey: String? = nil,
+                data: [String: String] = [:], priority: Priority = .normal, ttlSeconds: Int? = nil,
+                expiresAt: Int? = nil, androidChannelID: String? = nil, tag: String? = nil,
+                notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil) {
+        self.kind = kind
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+        self.sound = sound
+        self.badge = badge
+        self.threadID = threadID
+        self.collapseKey = collapseKey
+        self.data = data
+        self.priority = priority
+        self.ttlSeconds = ttlSeconds
+        self.expiresAt = expiresAt
+        self.androidChannelID = androidChannelID
+        self.tag = tag
+        self.notificationCount = notificationCount
+        self.interruptionLevel = interruptionLevel
+        self.rootKey = rootKey
+    }
+
+    /// A wake-up push carrying only `data` (ids), as seed 003 describes.
+    public static func wakeup(data: [String: String], collapseKey: String? = nil, ttlSeconds: Int? = nil, rootKey: String? = nil) -> PushNotification {
+        PushNotification(kind: .wakeup, collapseKey: collapseKey, data: data, priority: .high, ttlSeconds: ttlSeconds, rootKey: rootKey)
+    }
+
+    /// Seconds left to live at `now`.
+    ///
+    /// - Throws: `.expired` when `expiresAt` is not after `now`; `.invalidTTL` for a negative TTL.
+    func remainingTTL(now: Int) throws(PushPayloadError) -> Int {
+        if let expiresAt {
+            guard expiresAt > now else { throw .expired }
+            return expiresAt - now
+        }
+        let ttl = ttlSeconds ?? Self.defaultTTLSeconds
+        guard ttl >= 0 else { throw .invalidTTL(ttl) }
+        return ttl
+    }
+
+    /// The interruption level to send: the override, else `time-sensitive` for high/urgent, else none.
+    var effectiveInterruptionLevel: InterruptionLevel? {
+        if let interruptionLevel { return interruptionLevel }
+        return priority == .normal ? nil : .timeSensitive
+    }
+}
