@@ -101,3 +101,19 @@ public enum DeviceStore {
         return connection.changes
     }
 }
+
+extension DeviceStore {
+    /// Deletes a device a provider reported invalid (DV-6), unless it was registered again after
+    /// the provider's verdict (PU-5c: APNs 410 carries the moment the token stopped being valid).
+    ///
+    /// - Parameter invalidSince: unix ms from the provider, if it gave one.
+    /// - Returns: true when the device was deleted.
+    public static func deleteInvalid(_ connection: SQLiteConnection, id: String, invalidSince: Int64?) throws(StorageError) -> Bool {
+        if let invalidSince {
+            try connection.run("DELETE FROM devices WHERE id = ? AND last_seen_at <= ?", [id, invalidSince])
+        } else {
+            try connection.run("DELETE FROM devices WHERE id = ?", [id])
+        }
+        return connection.changes > 0
+    }
+}

@@ -32,9 +32,9 @@ public enum JobStore {
             .sorted { ($0.runAt, $0.id) < ($1.runAt, $1.id) }
     }
 
-    /// Marks a leased job done.
-    public static func complete(_ connection: SQLiteConnection, id: Int64) throws(StorageError) {
-        try connection.run("UPDATE jobs SET state = 'done', lease_until = NULL WHERE id = ?", [id])
+    /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
+    public static func complete(_ connection: SQLiteConnection, id: Int64, note: String? = nil) throws(StorageError) {
+        try connection.run("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) WHERE id = ?", [note, id])
     }
 
     /// Puts a job back in the queue, due at `runAt` (unix ms), remembering why.

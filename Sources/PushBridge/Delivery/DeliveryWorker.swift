@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+import Storage
+import Synchronization
+
+/// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each
+/// through the `PushDispatcher`, and records the outcome — done, retried with backoff and jitter,
+/// dead-lettered, or the device deleted when the provider says its token is dead (DV-6).
+/// A crash while jobs are leased loses nothing: their leases expire and they are due again.
+///
+/// Its bookkeeping (`inFlight`, `claiming`) is confined to `queue`.
+public final class DeliveryWorker: @unchecked Sendable {
+    /// Limits of the worker, with safe defaults.
+    public struct Configuration: Sendable {
+        /// Jobs claimed per round.
+        public var batchSize = 64
+        /// Most jobs being sent at once.
+        public var maxInFlight = 256
+        /// How long a claimed job is held before another worker may take it, ms.
+        public var leaseMilliseconds: Int64 = 60_000
+        /// How often the queue is polled when nobody wakes the worker, ms.
+        public var pollMilliseconds = 250
+        public var retry = RetryPolicy()
+        public init() {}
+    }
+
+    /// Counts of outcomes since start (metrics, tests).
+    public struct Counters: Sendable, Equatable {
+        public var delivered = 0, retried = 0, dead = 0, devicesDeleted = 0
+    }
+
+    private let database: Database
+    private let dispatcher: PushDispatcher
+    private let configuration: Configuration
+    private let queue = DispatchQueue(label: "herald.delivery")
+    private let timer: DispatchSourceTimer
+    private let counters = Mutex(Counters())
+    private let log: PushLog
+    // Confined to `queue`.
+    private var inFlight = 0
+    private var claiming = false
+    private var stopped = false
+
+    public init(database: Database, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent) {
+        self.log = log
+        self.database = database
+        self.dispatcher = dispatcher
+        self.configuration = configuration
+        self.timer = DispatchSource.makeTimerSource(queue: queue)
+    }
+
+    public var outcomeCounts: Counters { counters.withLock { $0 } }
+
+    /// Starts polling the queue.
+    public func start() {
+        timer.setEventHandler { [weak self] in self?.poll() }
+        timer.schedule(deadline: .now(), repeating: .milliseconds(configuration.pollMilliseconds))
+        timer.resume()
+    }
+
+    /// Asks for a poll now (after jobs were enqueued), instead of at the next tick.
+    public func wake() {
+        queue.async { [weak self] in self?.poll() }
+    }
+
+    /// Stops claiming; sends in flight finish and record their outcome, queued jobs stay for the
+    /// next start (OP-5).
+    public func stop() {
+        queue.sync {
+            stopped = true
+            timer.cancel()
+        }
+    }
+
+    private func poll() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !stopped, !claiming, inFlight < configuration.maxInFlight else { return }
+        claiming = true
+        let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
+        let lease = configuration.leaseMilliseconds
+        database.write({ connection in
+            try JobStore.claim(connection, kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: unixMillisecondsNow())
+        }) { [self] result in
+            queue.async { [self] in
+                claiming = false
+                switch result {
+                case .success(let jobs):
+                    inFlight += jobs.count
+                    for job in jobs { process(job) }
+                    if jobs.count == want { poll() }
+                case .failure(let error):
+                    log.error("claiming push jobs failed", ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    private func process(_ job: JobRecord) {
+        let payload: DeliveryJobPayload
+        do {
+            payload = try DeliveryJobPayload.decode(job.payloadJSON)
+        } catch {
+            return finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil)
+        }
+        let deviceID = payload.deviceID
+        database.read({ connection in try DeviceStore.find(connection, id: deviceID, now: unixMillisecondsNow()) }) { [self] result in
+            switch result {
+            case .failure(let error):
+                finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil)
+            case .success(nil):
+                // Deleted since the job was queued (logout, dead token): nothing to send.
+                finish(job, .delivered(providerMessageID: nil), device: nil, note: "device_gone")
+            case .success(let device?):
+                guard let apnsID = APNsID(payload.apnsID) else {
+                    return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device)
+                }
+                let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
+                dispatcher.send(payload.notification.notification, to: target, apnsID: apnsID) { [self] classification in
+                    finish(job, classification.outcome, device: device)
+                }
+            }
+        }
+    }
+
+    /// Records one job's outcome, then frees its slot.
+    private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, note: String? = nil) {
+        let policy = configuration.retry
+        let log = self.log
+        database.write({ [self] connection in
+            let now = unixMillisecondsNow()
+            switch outcome {
+            case .delivered(let messageID):
+                try JobStore.complete(connection, id: job.id, note: note ?? messageID.map { "delivered: \($0)" })
+                self.counters.withLock { $0.delivered += 1 }
+            case .deleteDevice(let reason, let timestamp):
+                var deleted = false
+                if let device { deleted = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp) }
+                try JobStore.complete(connection, id: job.id, note: deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)")
+                if deleted {
+                    self.counters.withLock { $0.devicesDeleted += 1 }
+                    log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
+                }
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+                // The dispatcher already used its one auth refresh; what is left is a plain retry.
+                var retryAfter: Int64?
+                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
+                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
+                case .retry(let delay):
+                    try JobStore.retry(connection, id: job.id, runAt: now + delay, error: reason)
+                    self.counters.withLock { $0.retried += 1 }
+                case .giveUp:
+                    try JobStore.deadLetter(connection, id: job.id, error: "\(reason) (after \(job.attempts) attempts)")
+                    self.counters.withLock { $0.dead += 1 }
+                    log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                }
+            case .deadLetter(let reason):
+                try JobStore.deadLetter(connection, id: job.id, error: reason)
+                self.counters.withLock { $0.dead += 1 }
+                log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
+            }
+        }) { [self] result in
+            if case .failure(let error) = result {
+                // The lease will expire and the job come back: nothing is lost, it may be sent twice.
+                log.error("recording a push outcome failed", ["job_id": String(job.id), "error": "\(error)"])
+            }
+            queue.async { [self] in
+                inFlight -= 1
+                poll()
+            }
+        }
+    }
+}
+
+/// Wall-clock unix milliseconds.
+func unixMillisecondsNow() -> Int64 {
+    Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+}
