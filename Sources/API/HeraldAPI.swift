@@ -8,8 +8,9 @@ public enum HeraldAPI {
     ///   - node: the realtime core the routes publish to and stream from.
     ///   - database: sessions and devices.
     ///   - sessions: ended sessions, loaded from `database` at start.
+    ///   - push: delivery, when a provider has credentials (PU-6).
     public static func router(configuration: APIConfiguration, node: RealtimeNode, database: Database,
-                              sessions: SessionRegistry) -> Router {
+                              sessions: SessionRegistry, push: PushService? = nil) -> Router {
         var router = Router()
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)
@@ -23,6 +24,7 @@ public enum HeraldAPI {
         DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &router)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &router)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &router)
+        PushRoutes(authenticator: authenticator, responder: responder, push: push).register(in: &router)
         if let issuer = configuration.devIssuer {
             DevRoutes(issuer: issuer).register(in: &router)
         }

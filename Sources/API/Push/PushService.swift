@@ -1,0 +1,28 @@
+import PushBridge
+import Storage
+
+/// What the API needs of push delivery: send now (the test push), or enqueue durable jobs for the
+/// worker. Absent when no provider has credentials (PU-6): routes then answer 503.
+public struct PushService: Sendable {
+    public let dispatcher: PushDispatcher
+    public let worker: DeliveryWorker
+
+    public init(dispatcher: PushDispatcher, worker: DeliveryWorker) {
+        self.dispatcher = dispatcher
+        self.worker = worker
+    }
+}
+
+/// "Notifications are working on this device" in the device's language (DV-7, NO-5).
+enum TestPushText {
+    /// - Returns: (title, body) for a BCP 47 `locale`; English when the language is not known.
+    static func text(locale: String?) -> (String, String) {
+        let language = locale?.split(separator: "-").first.map { $0.lowercased() } ?? "en"
+        switch language {
+        case "pt": return ("Notificação de teste", "As notificações estão funcionando neste dispositivo")
+        case "es": return ("Notificación de prueba", "Las notificaciones funcionan en este dispositivo")
+        case "zh": return ("测试通知", "此设备上的通知功能正常")
+        default: return ("Test notification", "Notifications are working on this device")
+        }
+    }
+}

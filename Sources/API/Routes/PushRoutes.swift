@@ -1,0 +1,153 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+
+/// Push sending from the API: the device test push (DV-7) and `POST /v1/push`, which queues one
+/// durable `push.deliver` job per device (PU-5).
+struct PushRoutes {
+    let authenticator: Authenticator
+    let responder: DatabaseResponder
+    let push: PushService?
+
+    /// `POST /v1/push` body: whom, and what.
+    struct SendBody: Decodable {
+        let user_id: String?
+        let device_ids: [String]?
+        let notification: NotificationBody
+    }
+
+    struct NotificationBody: Decodable {
+        let kind: String?
+        let title: String?
+        let subtitle: String?
+        let body: String?
+        let sound: String?
+        let badge: Int?
+        let data: [String: String]?
+        let priority: String?
+        let ttl_seconds: Int?
+        let collapse_key: String?
+        let thread_id: String?
+        let android_channel_id: String?
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.post("/v1/me/devices/{id}/test") { context in try routes.testPush(context) }
+        router.post("/v1/push") { context in try routes.send(context) }
+    }
+
+    /// `POST /v1/me/devices/{id}/test`: a localized test push, sent now, bypassing the queue.
+    func testPush(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let id = context.pathParameters["id"] ?? ""
+        let push = self.push
+        let database = responder.database
+        return .deferred { writer in
+            database.read({ connection in try DeviceStore.find(connection, id: id, now: unixMilliseconds()) }) { result in
+                guard case .success(let found) = result, let device = found, device.userID == claims.subject else {
+                    if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
+                    return writer.complete(.error(404, code: "not_found", message: "no such device"))
+                }
+                guard let push, push.dispatcher.isEnabled(device.provider) else {
+                    return writer.complete(.error(503, code: "push_not_configured",
+                                                  message: "\(device.provider) has no credentials on this server"))
+                }
+                let (title, body) = TestPushText.text(locale: device.locale)
+                let notification = PushNotification(title: title, body: body, data: ["type": "test"], priority: .high)
+                let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
+                push.dispatcher.send(notification, to: target, apnsID: .random()) { classification in
+                    switch classification.outcome {
+                    case .delivered(let messageID):
+                        writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"
+                            + "\"provider_message_id\":\(messageID.map(JSONText.quote) ?? "null")}"))
+                    case .deleteDevice(let reason, let timestamp):
+                        database.write({ connection in
+                            _ = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp)
+                        }) { _ in
+                            writer.complete(.error(410, code: "push_token_invalid", message: "the provider rejected this device's token; it was removed",
+                                                   extra: [("reason", reason)]))
+                        }
+                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .deadLetter(let reason):
+                        writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push",
+                                               extra: [("error", reason)]))
+                    }
+                }
+            }
+        }
+    }
+
+    /// `POST /v1/push` (server key): one job per device of `user_id` (devices of live sessions
+    /// only) or per listed device → 202 with the job ids.
+    func send(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        guard let push else {
+            throw HTTPError(503, "push_not_configured", "no push provider has credentials on this server")
+        }
+        let body = try RequestBody.decode(SendBody.self, from: context.request)
+        guard (body.user_id == nil) != (body.device_ids == nil) else {
+            throw HTTPError.invalid("user_id", "give exactly one of user_id and device_ids")
+        }
+        if let ids = body.device_ids, ids.isEmpty || ids.count > 1000 {
+            throw HTTPError.invalid("device_ids", "device_ids must hold 1 to 1000 ids")
+        }
+        let notification = try Self.notification(body.notification)
+        let userID = body.user_id, deviceIDs = body.device_ids
+        let worker = push.worker
+        return responder.write { connection in
+            let now = unixMilliseconds()
+            let response = try connection.transaction { connection -> HTTPResponse in
+                var devices: [DeviceRecord]
+                if let userID {
+                    devices = try DeviceStore.list(connection, userID: userID, now: now)
+                } else {
+                    devices = try (deviceIDs ?? []).compactMap { try DeviceStore.find(connection, id: $0, now: now) }
+                }
+                var queued: [String] = []
+                var skipped: [String] = []
+                for device in devices {
+                    guard device.sessionActive else {
+                        skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")
+                        continue
+                    }
+                    let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
+                    let jobID = try JobStore.enqueue(connection, kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+                    queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
+                }
+                return .json(202, "{\"queued\":\(queued.count),\"jobs\":[" + queued.joined(separator: ",") + "],\"skipped\":["
+                    + skipped.joined(separator: ",") + "]}")
+            }
+            worker.wake()
+            return response
+        }
+    }
+
+    private static func notification(_ body: NotificationBody) throws(HTTPError) -> PushNotification {
+        let kind: PushNotification.Kind
+        switch body.kind ?? "alert" {
+        case "alert": kind = .alert
+        case "wakeup": kind = .wakeup
+        default: throw HTTPError.invalid("notification.kind", "kind must be alert or wakeup")
+        }
+        let priority: PushNotification.Priority
+        switch body.priority ?? (kind == .wakeup ? "high" : "normal") {
+        case "normal": priority = .normal
+        case "high": priority = .high
+        case "urgent": priority = .urgent
+        default: throw HTTPError.invalid("notification.priority", "priority must be normal, high or urgent")
+        }
+        if kind == .alert, body.title == nil, body.body == nil {
+            throw HTTPError.invalid("notification.body", "an alert needs a title or a body")
+        }
+        if let ttl = body.ttl_seconds, !(0...2_419_200).contains(ttl) {
+            throw HTTPError.invalid("notification.ttl_seconds", "ttl_seconds must be 0 to 2419200 (28 days)")
+        }
+        if let key = body.collapse_key, key.utf8.count > 64 {
+            throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes")
+        }
+        return PushNotification(kind: kind, title: body.title, subtitle: body.subtitle, body: body.body, sound: body.sound,
+                                badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key, data: body.data ?? [:],
+                                priority: priority, ttlSeconds: body.ttl_seconds, androidChannelID: body.android_channel_id)
+    }
+}
