@@ -16,6 +16,7 @@ public enum HeraldAPI {
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
         router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
+        router.get("/openapi.json") { _ in .response(.json(200, OpenAPIDocument.json)) }
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &router)
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &router)

@@ -1,6 +1,7 @@
 import API
 import Foundation
 import Glibc
+import PushBridge
 import Realtime
 import Storage
 
@@ -104,7 +105,23 @@ enum Herald {
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
-        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions)
+        let environment = ProcessInfo.processInfo.environment
+        let providers = PushSetup.providers(environment: environment)
+        var push: PushService?
+        var pushClient: HTTP2Client?
+        if providers.apns != nil || providers.fcm != nil {
+            do {
+                let client = try HTTP2Client(configuration: .fromEnvironment(environment))
+                let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
+                let worker = DeliveryWorker(database: database, dispatcher: dispatcher, log: PushSetup.log)
+                worker.start()
+                push = PushService(dispatcher: dispatcher, worker: worker)
+                pushClient = client
+            } catch {
+                Log.error("push notifications disabled: the HTTP/2 client could not start", ["error": "\(error)"])
+            }
+        }
+        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions, push: push)
         let server = HTTPServer(configuration: settings.server, router: router, node: node)
         let port: Int
         do {
@@ -128,6 +145,9 @@ enum Herald {
         server.shutdown()
         // Give streams a moment to take their `shutdown` event before the process ends.
         usleep(200_000)
+        // Jobs being sent finish and record their outcome; queued ones wait for the next start (OP-5).
+        push?.worker.stop()
+        pushClient?.shutdown()
         purge.stop()
         database.close()
         return 0

@@ -237,3 +237,15 @@ def test_far_future_exp_does_not_crash(herald, exp):
 def test_far_future_exp_within_range_is_accepted(herald):
     token = jwt.encode({"sub": "alice", "exp": 2**62}, JWT_SECRET, algorithm="HS256")
     herald.stream(token).ready()
+
+
+@pytest.mark.parametrize("pattern,channel", [
+    ("generation*", "generation:1"),     # the star must follow a colon
+    ("generation*", "generationx"),
+    ("user:4*", "user:42"),
+    ("*", "anything"),
+    (":*", "x"),
+])
+def test_grant_patterns_other_than_prefix_colon_star_grant_nothing(herald, pattern, channel):
+    s = herald.stream(herald.token(channels=[pattern]), channels=channel, expect=403)
+    assert s.json_body()["channel"] == channel

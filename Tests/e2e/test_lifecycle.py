@@ -232,3 +232,19 @@ def test_text_log_format(herald_factory):
     h = herald_factory(HERALD_LOG_FORMAT="text")
     assert "herald started" in h.logs()
     assert httpx.get(h.url("/healthz")).status_code == 200
+
+
+def test_shutdown_does_not_wait_for_a_stalled_reader(herald, raw):
+    """A reader whose buffers are full cannot take its `shutdown` event; the process still
+    exits promptly, and a healthy stream still gets its event."""
+    token = herald.token(channels=["room:*"])
+    stalled = raw(herald, rcvbuf=4096)
+    stalled.send(f"GET /v1/stream?channels=room:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+    stalled.read_until(b"event: ready\n")
+    healthy = herald.stream(token, channels="room:9")
+    healthy.ready()
+    for _ in range(4):
+        herald.publish_batch([{"channel": "room:1", "data": {"pad": "z" * 4096}} for _ in range(200)])
+    herald.proc.send_signal(signal.SIGTERM)
+    assert [e.event for e in healthy.wait_closed(timeout=5)] == ["shutdown"]
+    assert herald.wait_exit(timeout=5) == 0

@@ -290,3 +290,15 @@ def test_deeply_nested_data_does_not_crash(shared_herald, depth):
     if status == 200:
         assert envelope(s.next())["data"] == _nested(depth)
     assert httpx.get(herald.url("/healthz")).status_code == 200
+
+
+@pytest.mark.parametrize("name", ["ready", "reset", "error", "shutdown", "subscribed", "unsubscribed", "pong", "refreshed"])
+def test_protocol_event_names_are_refused(shared_herald, name):
+    herald = shared_herald
+    channel = unique()
+    assert_error(post(herald, "/v1/publish", {"channel": channel, "event": name, "data": 1}), 400, "invalid_request", "event")
+    batch = {"messages": [{"channel": channel, "data": 1}, {"channel": channel, "event": name, "data": 2}]}
+    assert_error(post(herald, "/v1/publish/batch", batch), 400, "invalid_request", "messages[1].event")
+    assert herald.publish(channel, 0)["offset"] == 1
+    # names that only resemble them are ordinary
+    assert herald.publish(channel, 0, event=name.upper())["offset"] == 2

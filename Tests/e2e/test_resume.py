@@ -326,3 +326,51 @@ def test_header_and_query_cursor_agree(herald):
     s2 = _open(herald, last_event_id=ready.id, via_query=True)
     assert s2.expect("ready").id == ready.id
     assert s2.next().id == r["id"]
+
+
+def test_non_canonical_cursor_is_malformed(herald):
+    """A cursor Herald did not issue (here the right epoch and sequence with a leading zero)
+    resets; the canonical spelling resumes."""
+    s = _open(herald)
+    ready = s.expect("ready")
+    herald.publish("order:77", {"n": 1})
+    s.next()
+    s.close()
+    epoch, seq = ready.id.split("-")
+    bad = _open(herald, last_event_id=f"{epoch}-0{seq}")
+    bad.ready()
+    assert bad.next().event == "reset"
+    good = _open(herald, last_event_id=ready.id)
+    good.ready()
+    m = good.next()
+    assert m.event == "update" and envelope(m)["data"] == {"n": 1}
+
+
+def test_partial_reset_order_replay_then_reset_then_retained(herald_factory):
+    """docs/protocol.md: after `ready`, the replay of the channels that could be replayed, then
+    one `reset` (carrying the live position as its id), then the reset channel's retained
+    message (no id), then live messages."""
+    h = herald_factory(HERALD_HISTORY_SIZE=2)
+    s = _open(h)
+    s.ready()
+    h.publish("generation:1", {"n": 0})
+    cursor = s.next().id
+    s.close()
+    h.publish("generation:1", {"state": "old"}, retain=True)
+    for i in range(3):
+        h.publish("generation:1", {"n": i + 1})
+    latest = h.publish("generation:1", {"state": "latest"}, retain=True)
+    kept = h.publish("order:77", {"kept": 1})
+
+    s2 = _open(h, last_event_id=cursor)
+    assert s2.expect("ready").id == cursor
+    replayed = s2.next()
+    assert replayed.id == kept["id"]
+    reset = s2.expect("reset")
+    assert reset.json() == {"channels": ["generation:1"]} and reset.has_id and reset.id == kept["id"]
+    snap = s2.next()
+    assert snap.has_id is False and envelope(snap) == {"channel": "generation:1", "offset": latest["offset"],
+                                                      "data": {"state": "latest"}}
+    assert s2.last_event_id == kept["id"]
+    live = h.publish("generation:1", {"n": "live"})
+    assert s2.next().id == live["id"]

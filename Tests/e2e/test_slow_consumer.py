@@ -189,3 +189,39 @@ def test_a_replay_larger_than_the_queue_is_paced_not_cut(herald_factory):
     got = s2.take(len(published), timeout=30)
     assert [e.id for e in got] == published
     assert all(e.event == "message" for e in got)
+
+
+@pytest.mark.xfail(reason="BUG: live messages queued behind a paced replay are bounded only by "
+                          "HERALD_OUTBOUND_MAX_EVENTS, not HERALD_OUTBOUND_MAX_BYTES", strict=True)
+def test_live_messages_behind_a_replay_respect_the_byte_bound(herald_factory, raw):
+    """A stalled reader resuming a large replay while large live messages keep coming: once the
+    live messages waiting behind the replay pass the byte bound (64 KiB here; 300 × 4 KiB are
+    sent), the reader is cut as a slow consumer instead of the server holding ~1.2 MB for it."""
+    import httpx
+
+    h = herald_factory(HERALD_OUTBOUND_MAX_BYTES=65536, HERALD_HISTORY_SIZE=2000, HERALD_LOOPS=1)
+    token = h.token(channels=["a:*"])
+    s = h.stream(token, channels="a:1")
+    cursor = s.expect("ready").id
+    s.close()
+    for _ in range(5):  # a 4 MB replay: more than the kernel buffers hold, so it stays queued
+        h.publish_batch([{"channel": "a:1", "data": {"pad": PAYLOAD}} for _ in range(200)])
+    c = raw(h, rcvbuf=4096)
+    c.send(f"GET /v1/stream?channels=a:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+           f"Last-Event-ID: {cursor}\r\n\r\n".encode())
+    c.read_until(b"\r\n\r\n")
+    assert httpx.get(h.url("/healthz"), timeout=10).status_code == 200  # the stream is set up
+    for _ in range(3):
+        h.publish_batch([{"channel": "a:1", "data": {"live": i, "pad": PAYLOAD}} for i in range(100)])
+    h.publish("a:1", {"live": "end"})
+    # read until the stream ends (cut) or the last live message arrives (not cut)
+    deadline = time.monotonic() + 20
+    marker = b'"live":"end"'
+    tail = b""
+    while not c.eof and time.monotonic() < deadline:
+        c._fill(deadline)
+        tail, c.buffer = (tail + c.buffer)[-4096:], b""
+        if marker in tail:
+            break
+    assert b"slow_consumer" in tail or (c.eof and marker not in tail), \
+        "all 1.2 MB of live messages were held behind the replay; the reader was never cut"

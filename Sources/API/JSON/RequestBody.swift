@@ -52,6 +52,7 @@ enum RequestBody {
             return HTTPError(400, "invalid_request", "\(field) has the wrong type (expected \(typeName(type)))", field: field)
         case .valueNotFound(let type, let context):
             let field = path(context.codingPath)
+            if field.isEmpty { return HTTPError(400, "invalid_request", "the body must be a JSON object") }
             return HTTPError(400, "invalid_request", "\(field) must not be null (expected \(typeName(type)))", field: field)
         case .dataCorrupted(let context):
             let field = path(context.codingPath)

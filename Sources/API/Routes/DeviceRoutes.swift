@@ -205,7 +205,9 @@ struct DeviceRoutes {
     /// An optional printable text field, at most `max` characters.
     private static func text(_ value: String?, field: String, max: Int) throws(HTTPError) -> String? {
         guard let value else { return nil }
-        guard !value.isEmpty, value.count <= max, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Unicode scalars, not Characters: combining marks must not let a "short" value store kilobytes.
+        guard !value.isEmpty, value.unicodeScalars.count <= max,
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw HTTPError.invalid(field, "\(field) must be 1-\(max) printable characters")
         }
         return value

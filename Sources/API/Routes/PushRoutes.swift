@@ -70,8 +70,9 @@ struct PushRoutes {
                                                    extra: [("reason", reason)]))
                         }
                     case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .deadLetter(let reason):
-                        writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push",
-                                               extra: [("error", reason)]))
+                        // The reason goes in `reason`: `error` is the code in Herald's one error shape.
+                        writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push: \(reason)",
+                                               extra: [("reason", reason)]))
                     }
                 }
             }

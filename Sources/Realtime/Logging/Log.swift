@@ -52,10 +52,19 @@ public enum Log {
     public static func warning(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.warning, message, metadata) }
     public static func error(_ message: String, _ metadata: KeyValuePairs<String, String> = [:]) { write(.error, message, metadata) }
 
+    /// A line whose metadata is built at run time (bridged from other modules' logs).
+    public static func log(_ level: LogLevel, _ message: String, metadata: [(String, String)]) {
+        write(level, message, metadata)
+    }
+
     /// True when `level` would be written (skip building expensive metadata otherwise).
     public static func enabled(_ level: LogLevel) -> Bool { settings.withLock { $0.level } <= level }
 
     private static func write(_ level: LogLevel, _ message: String, _ metadata: KeyValuePairs<String, String>) {
+        write(level, message, metadata.map { ($0.key, $0.value) })
+    }
+
+    private static func write(_ level: LogLevel, _ message: String, _ metadata: [(String, String)]) {
         let current = settings.withLock { $0 }
         guard level >= current.level else { return }
         let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))

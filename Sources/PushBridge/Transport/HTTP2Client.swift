@@ -1,0 +1,589 @@
+import CCurl
+import CCurlShim
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What libcurl reported about one finished exchange (for metrics and tests).
+public struct PushTransferInfo: Sendable, Equatable {
+    /// The HTTP version actually used: "2", "1.1", "1.0", "3", or "" when no response arrived.
+    public var httpVersion: String
+    /// New connections this transfer had to open (0 when it reused / multiplexed onto one).
+    public var newConnections: Int
+    /// Time from `send` to completion, including time queued behind other streams.
+    public var elapsed: Duration
+
+    public init(httpVersion: String, newConnections: Int, elapsed: Duration) {
+        self.httpVersion = httpVersion
+        self.newConnections = newConnections
+        self.elapsed = elapsed
+    }
+}
+
+/// An HTTP/2 (over TLS, ALPN `h2`) POST client for push providers, built on libcurl's multi interface.
+///
+/// Design:
+/// - One driver pthread owns the `CURLM` handle and every easy handle. Other threads only append
+///   to a `Mutex`-guarded inbox and call `curl_multi_wakeup`; the driver loops
+///   `curl_multi_poll` → `curl_multi_perform` → `curl_multi_info_read`.
+/// - Transfers are multiplexed (`CURLPIPE_MULTIPLEX` + `CURLOPT_PIPEWAIT`), so requests to one host share
+///   a connection; at most `maxHostConnections` connections per host are opened, each carrying at most
+///   `min(maxConcurrentStreams, server SETTINGS_MAX_CONCURRENT_STREAMS)` streams. At most `maxInFlight`
+///   transfers are handed to libcurl; the rest wait in a FIFO in the driver. Handed-over transfers that
+///   find no free stream wait inside libcurl (its "pending" state; their timeout clock is running).
+/// - GOAWAY: streams the server did not process are retried by libcurl on a new connection (up to 5
+///   times); what still fails surfaces as `.protocolError`. libcurl 7.88 does not expose GOAWAY debug data.
+/// - Completions run **on the driver thread**: keep them short and never block in them (they may call
+///   `send` again; calling `shutdown` from one is allowed and does not wait).
+/// - An HTTP response of any status is a `.success`; only transport failures are `PushTransportError`s.
+public final class HTTP2Client: Sendable {
+    public struct Configuration: Sendable {
+        /// `CURLMOPT_MAX_HOST_CONNECTIONS`: connections per host (APNs/FCM: one or two multiplexed ones).
+        public var maxHostConnections: Int
+        /// `CURLMOPT_MAX_CONCURRENT_STREAMS` (libcurl ≥ 7.67; default 100 there). The server's own
+        /// SETTINGS_MAX_CONCURRENT_STREAMS still applies — libcurl uses the smaller of the two.
+        public var maxConcurrentStreams: Int
+        /// `CURLOPT_CONNECTTIMEOUT_MS`: TCP + TLS handshake.
+        public var connectTimeoutMs: Int
+        /// `CURLOPT_TIMEOUT_MS`: the whole exchange, measured by libcurl from when the transfer is handed to
+        /// it (see `maxInFlight`): connection setup, waiting for a free stream, request and response.
+        public var requestTimeoutMs: Int
+        /// `HERALD_CA_FILE` → `CURLOPT_CAINFO`: a PEM bundle of extra trust anchors (e.g. the provider
+        /// double's CA). It **adds to** the system CAs: it replaces only libcurl's default CA *file*, while
+        /// `CURLOPT_CAPATH` is pinned to libcurl's built-in CA directory (Debian: `/etc/ssl/certs`, which
+        /// holds the same public roots as hashed links), so public roots stay trusted.
+        public var caFile: String?
+        /// `CURLOPT_USERAGENT`; `nil` sends no User-Agent header.
+        public var userAgent: String?
+        /// Response bodies longer than this fail with `.responseTooLarge` (provider answers are small JSON).
+        public var maxResponseBodyBytes: Int
+        /// `CURLOPT_MAXAGE_CONN`: an idle connection older than this is not reused (libcurl default 118 s;
+        /// Apple asks to keep connections for hours, so the default is one hour). TCP keep-alive probes
+        /// (`CURLOPT_TCP_KEEPALIVE`, idle `tcpKeepAliveSeconds`) keep NAT state alive meanwhile.
+        public var maxIdleConnectionSeconds: Int
+        /// `CURLOPT_TCP_KEEPIDLE` / `CURLOPT_TCP_KEEPINTVL`.
+        public var tcpKeepAliveSeconds: Int
+        /// `CURLOPT_DNS_CACHE_TIMEOUT`. Apple asks for an uncached DNS query before each new connection;
+        /// 0 disables libcurl's cache (lookups happen only when a new connection is opened).
+        public var dnsCacheTimeoutSeconds: Int
+        /// Transfers handed to libcurl at once; later ones wait in a FIFO inside the client (cheap) and get
+        /// no easy handle until a slot frees up. This bounds memory (each easy handle carries ~16 KB of
+        /// buffers) and the per-`curl_multi_perform` cost (libcurl 7.88 walks every added handle), and
+        /// makes `requestTimeoutMs` measure time on the wire rather than time queued behind a burst.
+        public var maxInFlight: Int
+        /// `CURLOPT_VERBOSE`: libcurl's own trace on stderr (debugging only; it prints request headers,
+        /// including `authorization`).
+        public var verbose: Bool
+
+        public init(
+            maxHostConnections: Int = 2,
+            maxConcurrentStreams: Int = 1000,
+            connectTimeoutMs: Int = 10_000,
+            requestTimeoutMs: Int = 30_000,
+            caFile: String? = nil,
+            userAgent: String? = "herald-push/1",
+            maxResponseBodyBytes: Int = 64 * 1024,
+            maxIdleConnectionSeconds: Int = 3600,
+            tcpKeepAliveSeconds: Int = 60,
+            dnsCacheTimeoutSeconds: Int = 0,
+            maxInFlight: Int = 1000,
+            verbose: Bool = false
+        ) {
+            self.maxHostConnections = maxHostConnections
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.connectTimeoutMs = connectTimeoutMs
+            self.requestTimeoutMs = requestTimeoutMs
+            self.caFile = caFile
+            self.userAgent = userAgent
+            self.maxResponseBodyBytes = maxResponseBodyBytes
+            self.maxIdleConnectionSeconds = maxIdleConnectionSeconds
+            self.tcpKeepAliveSeconds = tcpKeepAliveSeconds
+            self.dnsCacheTimeoutSeconds = dnsCacheTimeoutSeconds
+            self.maxInFlight = maxInFlight
+            self.verbose = verbose
+        }
+
+        /// Defaults, with `caFile` from `HERALD_CA_FILE` when it is set and non-empty. `environment`
+        /// replaces the process environment (for tests; avoids `setenv` races).
+        public static func fromEnvironment(_ environment: [String: String]? = nil) -> Configuration {
+            var c = Configuration()
+            let value: String?
+            if let environment {
+                value = environment["HERALD_CA_FILE"]
+            } else {
+                value = getenv("HERALD_CA_FILE").map { String(cString: $0) }
+            }
+            if let value, !value.isEmpty { c.caFile = value }
+            return c
+        }
+    }
+
+    public let configuration: Configuration
+    private let shared: CurlDriverShared
+    private let thread: pthread_t
+
+    /// Starts the driver thread. Throws `.other` only if libcurl or the thread cannot be initialised.
+    public init(configuration: Configuration = Configuration()) throws(PushTransportError) {
+        guard curlGlobalInitResult == CURLE_OK else {
+            throw .other(code: Int(curlGlobalInitResult.rawValue), message: "curl_global_init failed")
+        }
+        guard let multi = curl_multi_init() else {
+            throw .other(code: -1, message: "curl_multi_init failed")
+        }
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxHostConnections))
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, configuration.maxConcurrentStreams))
+
+        self.configuration = configuration
+        let shared = CurlDriverShared(multi: multi)
+        self.shared = shared
+        let driver = CurlDriver(shared: shared, configuration: configuration)
+        guard let tid = startDriverThread(driver) else {
+            curl_multi_cleanup(multi)
+            throw .other(code: -1, message: "could not start the HTTP/2 driver thread")
+        }
+        self.thread = tid
+    }
+
+    deinit { shutdown() }
+
+    /// Total connections opened so far (sum of `CURLINFO_NUM_CONNECTS` over finished transfers).
+    public var connectionsOpened: Int { shared.connectionsOpened.load(ordering: .relaxed) }
+    /// Transfers finished so far (success or failure).
+    public var requestsCompleted: Int { shared.completed.load(ordering: .relaxed) }
+
+    /// Queues one POST. `completion` is called exactly once, on the driver thread (or synchronously on the
+    /// caller's thread if the client is already shut down).
+    public func send(
+        _ request: PushHTTPRequest,
+        completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>) -> Void
+    ) {
+        sendReportingInfo(request) { result, _ in completion(result) }
+    }
+
+    /// Like `send(_:completion:)`, also passing what libcurl reported (HTTP version, new connections).
+    public func sendReportingInfo(
+        _ request: PushHTTPRequest,
+        completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
+    ) {
+        let transfer = CurlTransfer(request: request, maxBody: configuration.maxResponseBodyBytes, completion: completion)
+        let accepted = shared.inbox.withLock { inbox -> Bool in
+            guard inbox.state == .running else { return false }
+            inbox.pending.append(transfer)
+            // The driver drains the whole inbox at once, so one wake-up per non-empty inbox suffices.
+            if inbox.pending.count == 1 { _ = curl_multi_wakeup(shared.multi.raw) }
+            return true
+        }
+        if !accepted { transfer.finish(.failure(.shutdown), httpVersion: "", newConnections: 0) }
+    }
+
+    /// Async variant of `send`. The exchange is not cancelled with the task; it ends with a response,
+    /// a transport error, the request timeout, or `.shutdown`.
+    public func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse {
+        let result = await withCheckedContinuation { (cont: CheckedContinuation<Result<PushHTTPResponse, PushTransportError>, Never>) in
+            send(request) { cont.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// Completes every queued and in-flight request with `.shutdown`, closes all connections, stops and
+    /// joins the driver thread. Idempotent. After it returns (when not called from a completion handler),
+    /// every completion has run; later `send`s complete at once with `.shutdown`.
+    public func shutdown() {
+        let first = shared.inbox.withLock { inbox -> Bool in
+            guard inbox.state == .running else { return false }
+            inbox.state = .stopping
+            _ = curl_multi_wakeup(shared.multi.raw)
+            return true
+        }
+        guard first else { return }
+        if pthread_equal(pthread_self(), thread) != 0 {
+            pthread_detach(thread)          // called from a completion: the loop exits when it returns
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+}
+
+// MARK: - Internals
+
+/// libcurl's global init, run once (Swift globals are initialised lazily and thread-safely).
+private let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+/// libcurl's built-in CA directory (`/etc/ssl/certs` on Debian), kept when a CA file is added.
+private let builtInCAPath: String? = {
+    guard let info = curl_version_info(CURLVERSION_ELEVENTH), let p = info.pointee.capath else { return nil }
+    return String(cString: p)
+}()
+
+/// A `CURLM*`; only the driver thread uses it, except `curl_multi_wakeup` (documented thread-safe),
+/// which other threads call under the inbox lock while the handle is known to be alive.
+struct CurlMultiHandle: @unchecked Sendable { let raw: UnsafeMutableRawPointer }
+
+struct CurlInbox {
+    enum State { case running, stopping }
+    var state: State = .running
+    var pending: [CurlTransfer] = []
+}
+
+final class CurlDriverShared: Sendable {
+    let multi: CurlMultiHandle
+    let inbox = Mutex(CurlInbox())
+    let connectionsOpened = Atomic<Int>(0)
+    let completed = Atomic<Int>(0)
+    init(multi: UnsafeMutableRawPointer) { self.multi = CurlMultiHandle(raw: multi) }
+}
+
+/// One request and everything libcurl points into while it runs. Created on the sending thread, then
+/// owned and mutated only by the driver thread (hence `@unchecked Sendable`).
+final class CurlTransfer: @unchecked Sendable {
+    let request: PushHTTPRequest
+    let maxBody: Int
+    let started = ContinuousClock.now
+    private let completion: @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
+
+    /// Request body copy that libcurl reads from (CURLOPT_POSTFIELDS does not copy); freed in deinit,
+    /// i.e. after the easy handle is cleaned up.
+    var postBody: UnsafeMutablePointer<UInt8>?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    var responseHeaders: [(String, String)] = []
+    var responseBody: [UInt8] = []
+    var bodyTooLarge = false
+
+    init(request: PushHTTPRequest, maxBody: Int,
+         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void) {
+        self.request = request
+        self.maxBody = maxBody
+        self.completion = completion
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        postBody?.deallocate()
+        errorBuffer.deallocate()
+    }
+
+    func finish(_ result: Result<PushHTTPResponse, PushTransportError>, httpVersion: String, newConnections: Int) {
+        completion(result, PushTransferInfo(httpVersion: httpVersion, newConnections: newConnections,
+                                            elapsed: ContinuousClock.now - started))
+    }
+
+    var errorText: String {
+        errorBuffer[0] == 0 ? "" : String(cString: errorBuffer)
+    }
+
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        // Trim CR/LF as bytes: in Swift "\r\n" is ONE Character, so `line.last == "\r"` never matches.
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A { end -= 1 }
+        if end == 0 { return }
+        let line = Substring(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self))
+        if line.hasPrefix("HTTP/") {            // a new status line (1xx, redirect, final): start over
+            responseHeaders.removeAll(keepingCapacity: true)
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingOWS
+        let value = line[line.index(after: colon)...].trimmingOWS
+        responseHeaders.append((String(name), String(value)))
+    }
+
+    /// Returns false when the body would exceed the cap (libcurl then aborts with CURLE_WRITE_ERROR).
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if responseBody.count + bytes.count > maxBody { bodyTooLarge = true; return false }
+        responseBody.append(contentsOf: bytes)
+        return true
+    }
+}
+
+private extension Substring {
+    var trimmingOWS: Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return s
+    }
+}
+
+private let headerCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
+    let n = size * nmemb
+    guard let userdata else { return n }
+    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        .receiveHeaderLine(UnsafeRawBufferPointer(start: ptr, count: n))
+    return n
+}
+
+private let writeCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
+    let n = size * nmemb
+    guard let userdata else { return n }
+    let ok = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        .receiveBody(UnsafeRawBufferPointer(start: ptr, count: n))
+    return ok ? n : 0
+}
+
+/// Starts the driver on its own pthread. A nonisolated function (not top-level code), so the C entry
+/// closure is not inferred `@MainActor` (which traps at runtime on the new thread).
+nonisolated private func startDriverThread(_ driver: CurlDriver) -> pthread_t? {
+    var tid = pthread_t()
+    let arg = Unmanaged.passRetained(driver).toOpaque()
+    let rc = pthread_create(&tid, nil, { raw in
+        guard let raw else { return nil }
+        let driver = Unmanaged<CurlDriver>.fromOpaque(raw).takeRetainedValue()
+        driver.run()
+        return nil
+    }, arg)
+    if rc != 0 {
+        Unmanaged<CurlDriver>.fromOpaque(arg).release()
+        return nil
+    }
+    return tid
+}
+
+/// The driver-thread side: owns the multi handle and all easy handles.
+final class CurlDriver: @unchecked Sendable {
+    private let shared: CurlDriverShared
+    private let configuration: Configuration
+    private var multi: UnsafeMutableRawPointer { shared.multi.raw }
+    /// In-flight transfers keyed by easy handle; the dictionary keeps each `CurlTransfer` alive while libcurl
+    /// holds pointers into it.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Submitted transfers not yet handed to libcurl (FIFO: `waiting[waitingHead...]`).
+    private var waiting: [CurlTransfer] = []
+    private var waitingHead = 0
+    /// Easy handles kept for reuse (`curl_easy_reset`), saving libcurl's per-handle allocations.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private static let maxIdleHandles = 64
+    private var inFlightCap: Int { max(1, configuration.maxInFlight) }
+
+    typealias Configuration = HTTP2Client.Configuration
+
+    init(shared: CurlDriverShared, configuration: Configuration) {
+        self.shared = shared
+        self.configuration = configuration
+    }
+
+    func run() {
+        var running: Int32 = 0
+        var numfds: Int32 = 0
+        while true {
+            let (incoming, stopping) = shared.inbox.withLock { inbox -> ([CurlTransfer], Bool) in
+                let taken = inbox.pending
+                inbox.pending.removeAll()
+                return (taken, inbox.state != .running)
+            }
+            if stopping {
+                stopAll(extra: incoming)
+                return
+            }
+            waiting.append(contentsOf: incoming)
+            admit()
+            _ = curl_multi_perform(multi, &running)
+            drainFinished()
+            // Slots freed and transfers waiting: admit them right away instead of sleeping in poll.
+            if waitingHead < waiting.count && active.count < inFlightCap { continue }
+            _ = curl_multi_poll(multi, nil, 0, 1000, &numfds)
+        }
+    }
+
+    /// Hands waiting transfers to libcurl while there is room.
+    private func admit() {
+        while waitingHead < waiting.count && active.count < inFlightCap {
+            let t = waiting[waitingHead]
+            waitingHead += 1
+            start(t)
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: waiting.count < 4096)
+            waitingHead = 0
+        } else if waitingHead > 1024 && waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    // MARK: starting a transfer
+
+    private func start(_ t: CurlTransfer) {
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+            complete(t, .failure(.other(code: -1, message: "curl_easy_init failed")), httpVersion: "", newConnections: 0)
+            return
+        }
+        if let error = configure(easy, t) {
+            release(easy)
+            complete(t, .failure(error), httpVersion: "", newConnections: 0)
+            return
+        }
+        let mc = curl_multi_add_handle(multi, easy)
+        guard mc == CURLM_OK else {
+            release(easy)
+            complete(t, .failure(.other(code: -Int(mc.rawValue), message: String(cString: curl_multi_strerror(mc)))),
+                     httpVersion: "", newConnections: 0)
+            return
+        }
+        active[easy] = t
+    }
+
+    /// Sets every option; returns an error for a bad request or a failing setopt.
+    private func configure(_ h: UnsafeMutableRawPointer, _ t: CurlTransfer) -> PushTransportError? {
+        let c = configuration
+        var failure: PushTransportError?
+        func check(_ code: CURLcode, _ what: String) {
+            if code != CURLE_OK && failure == nil {
+                failure = .other(code: Int(code.rawValue), message: "\(what): \(String(cString: curl_easy_strerror(code)))")
+            }
+        }
+        // Request headers: validated, plus suppression of libcurl's defaults the caller did not ask for.
+        var list: UnsafeMutablePointer<curl_slist>?
+        var hasAccept = false, hasContentType = false
+        for (name, value) in t.request.headers {
+            guard Self.isValidHeader(name: name, value: value) else {
+                if let list { curl_slist_free_all(list) }
+                return .other(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue), message: "invalid request header \(name.debugDescription)")
+            }
+            let lower = name.lowercased()
+            if lower == "accept" { hasAccept = true }
+            if lower == "content-type" { hasContentType = true }
+            // "name;" is libcurl's syntax for a header with an empty value.
+            list = curl_slist_append(list, value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        if !hasAccept { list = curl_slist_append(list, "Accept:") }
+        if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
+        list = curl_slist_append(list, "Expect:")
+        t.headerList = list
+
+        // Body: our own copy, alive until the CurlTransfer is released (after curl_easy_cleanup).
+        let body = t.request.body
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, body.count))
+        body.withUnsafeBufferPointer { src in
+            if let base = src.baseAddress { buffer.initialize(from: base, count: src.count) }
+        }
+        t.postBody = buffer
+
+        let me = Unmanaged.passUnretained(t).toOpaque()
+        check(ccurl_easy_setopt_str(h, CURLOPT_URL, t.request.url), "CURLOPT_URL")
+        check(ccurl_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
+        check(ccurl_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        check(ccurl_easy_setopt_long(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS), "CURLOPT_HTTP_VERSION")
+        check(ccurl_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1), "CURLOPT_PIPEWAIT")
+        check(ccurl_easy_setopt_long(h, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
+        check(ccurl_easy_setopt_long(h, CURLOPT_TCP_KEEPIDLE, c.tcpKeepAliveSeconds), "CURLOPT_TCP_KEEPIDLE")
+        check(ccurl_easy_setopt_long(h, CURLOPT_TCP_KEEPINTVL, c.tcpKeepAliveSeconds), "CURLOPT_TCP_KEEPINTVL")
+        check(ccurl_easy_setopt_long(h, CURLOPT_MAXAGE_CONN, c.maxIdleConnectionSeconds), "CURLOPT_MAXAGE_CONN")
+        check(ccurl_easy_setopt_long(h, CURLOPT_DNS_CACHE_TIMEOUT, c.dnsCacheTimeoutSeconds), "CURLOPT_DNS_CACHE_TIMEOUT")
+        check(ccurl_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, c.connectTimeoutMs), "CURLOPT_CONNECTTIMEOUT_MS")
+        check(ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, c.requestTimeoutMs), "CURLOPT_TIMEOUT_MS")
+        check(ccurl_easy_setopt_long(h, CURLOPT_POST, 1), "CURLOPT_POST")
+        check(ccurl_easy_setopt_off_t(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+        check(ccurl_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, buffer), "CURLOPT_POSTFIELDS")
+        check(ccurl_easy_setopt_ptr(h, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+        if let ua = c.userAgent { check(ccurl_easy_setopt_str(h, CURLOPT_USERAGENT, ua), "CURLOPT_USERAGENT") }
+        if let ca = c.caFile {
+            check(ccurl_easy_setopt_str(h, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO")
+            if let dir = builtInCAPath { check(ccurl_easy_setopt_str(h, CURLOPT_CAPATH, dir), "CURLOPT_CAPATH") }
+        }
+        if c.verbose { check(ccurl_easy_setopt_long(h, CURLOPT_VERBOSE, 1), "CURLOPT_VERBOSE") }
+        check(ccurl_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, t.errorBuffer), "CURLOPT_ERRORBUFFER")
+        check(ccurl_easy_setopt_data_cb(h, CURLOPT_HEADERFUNCTION, headerCallback), "CURLOPT_HEADERFUNCTION")
+        check(ccurl_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+        check(ccurl_easy_setopt_data_cb(h, CURLOPT_WRITEFUNCTION, writeCallback), "CURLOPT_WRITEFUNCTION")
+        check(ccurl_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        return failure
+    }
+
+    static func isValidHeader(name: String, value: String) -> Bool {
+        if name.isEmpty { return false }
+        for u in name.utf8 where u <= 0x20 || u == UInt8(ascii: ":") || u >= 0x7F { return false }
+        for u in value.utf8 where u == 0x0D || u == 0x0A || u == 0 { return false }
+        return true
+    }
+
+    // MARK: finishing
+
+    private func drainFinished() {
+        var left: Int32 = 0
+        while let msg = curl_multi_info_read(multi, &left) {
+            guard msg.pointee.msg == CURLMSG_DONE, let easy = msg.pointee.easy_handle else { continue }
+            let code = msg.pointee.data.result
+            finish(easy, code: code)
+        }
+    }
+
+    private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
+        guard let t = active.removeValue(forKey: easy) else {
+            curl_multi_remove_handle(multi, easy)
+            curl_easy_cleanup(easy)
+            return
+        }
+        curl_multi_remove_handle(multi, easy)
+        var status = 0, version = 0, connects = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        release(easy)
+
+        let result: Result<PushHTTPResponse, PushTransportError>
+        if code == CURLE_OK {
+            result = .success(PushHTTPResponse(status: status, headers: t.responseHeaders, body: t.responseBody))
+        } else {
+            let text = t.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : t.errorText
+            result = .failure(PushTransportError.from(code: code, message: text, bodyTooLarge: t.bodyTooLarge))
+        }
+        complete(t, result, httpVersion: Self.versionName(version), newConnections: connects)
+    }
+
+    /// Returns a finished (already removed) easy handle to the idle pool, or frees it. After this, libcurl
+    /// holds no pointer into the CurlTransfer (reset clears every option and callback).
+    private func release(_ easy: UnsafeMutableRawPointer) {
+        if idleHandles.count < Self.maxIdleHandles {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    private func complete(_ t: CurlTransfer, _ result: Result<PushHTTPResponse, PushTransportError>,
+                          httpVersion: String, newConnections: Int) {
+        if newConnections > 0 { shared.connectionsOpened.add(newConnections, ordering: .relaxed) }
+        shared.completed.add(1, ordering: .relaxed)
+        t.finish(result, httpVersion: httpVersion, newConnections: newConnections)
+    }
+
+    static func versionName(_ v: Int) -> String {
+        switch v {
+        case CURL_HTTP_VERSION_1_0: return "1.0"
+        case CURL_HTTP_VERSION_1_1: return "1.1"
+        case CURL_HTTP_VERSION_2_0: return "2"
+        case CURL_HTTP_VERSION_3: return "3"
+        default: return ""
+        }
+    }
+
+    /// Shutdown: abort every in-flight and queued transfer with `.shutdown`, then free the multi handle.
+    private func stopAll(extra: [CurlTransfer]) {
+        var aborted: [CurlTransfer] = []
+        for (easy, t) in active {
+            curl_multi_remove_handle(multi, easy)
+            curl_easy_cleanup(easy)
+            aborted.append(t)
+        }
+        active.removeAll()
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles.removeAll()
+        aborted += waiting[waitingHead...]
+        waiting.removeAll()
+        waitingHead = 0
+        for t in aborted + extra {
+            complete(t, .failure(.shutdown), httpVersion: "", newConnections: 0)
+        }
+        // `send` no longer touches the multi handle (state is .stopping, checked under the same lock),
+        // and `shutdown` only wakes it while the state is still .running, so it is safe to free now.
+        shared.inbox.withLock { _ in }
+        curl_multi_cleanup(multi)
+    }
+}

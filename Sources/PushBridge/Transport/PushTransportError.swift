@@ -1,0 +1,69 @@
+import CCurl
+
+/// Why an HTTP/2 exchange with a push provider produced no response.
+///
+/// An HTTP answer of any status (including 4xx/5xx) is *not* an error: it arrives as a
+/// `PushHTTPResponse`. These cases cover transport failures only, mapped from libcurl's
+/// `CURLcode`; the `String` payloads carry libcurl's error-buffer text (or `curl_easy_strerror`).
+public enum PushTransportError: Error, Sendable, Equatable {
+    /// The connection could not be established: refused, unreachable, DNS failure, or reset/closed by
+    /// the peer during the TLS handshake.
+    case connect(String)
+    /// The connect timeout or the whole-request timeout elapsed.
+    case timeout
+    /// TLS failed for a TLS reason: certificate verification (unknown CA, name mismatch, expiry),
+    /// handshake/protocol negotiation. Not transient: fix the configuration (e.g. HERALD_CA_FILE).
+    case tls(String)
+    /// The connection or stream broke after it was established: HTTP/2 framing error,
+    /// RST_STREAM, GOAWAY refusing the stream, connection reset or closed mid-response,
+    /// empty reply. Safe to retry on a new connection.
+    case protocolError(String)
+    /// The response body exceeded `HTTP2Client.Configuration.maxResponseBodyBytes`.
+    case responseTooLarge
+    /// The client was shut down before the request completed (or after it was shut down).
+    case shutdown
+    /// Any other libcurl failure (`code` is the raw `CURLcode`; negative codes are ours).
+    case other(code: Int, message: String)
+
+    /// True for failures where the request may not have been processed and trying again
+    /// (on a fresh connection, after a back-off) is reasonable: connect, timeout, protocol errors.
+    public var isTransient: Bool {
+        switch self {
+        case .connect, .timeout, .protocolError: return true
+        case .tls, .responseTooLarge, .shutdown, .other: return false
+        }
+    }
+
+    /// libcurl keeps the *first* failure text of a transfer in its error buffer: a socket error during the
+    /// TLS handshake reads "Recv failure: …"/"Send failure: …" (from the socket layer) or mentions
+    /// OpenSSL's SSL_ERROR_SYSCALL (EOF), even though the final code is CURLE_SSL_CONNECT_ERROR.
+    static func isSocketFailureDuringHandshake(_ message: String) -> Bool {
+        message.hasPrefix("Recv failure") || message.hasPrefix("Send failure") || message.contains("SSL_ERROR_SYSCALL")
+    }
+
+    /// Maps a failed transfer's `CURLcode` (never `CURLE_OK`) to a transport error.
+    static func from(code: CURLcode, message: String, bodyTooLarge: Bool) -> PushTransportError {
+        if bodyTooLarge { return .responseTooLarge }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return .connect(message)
+        case CURLE_SSL_CONNECT_ERROR where isSocketFailureDuringHandshake(message):
+            // The peer reset or closed the TCP connection mid-handshake (server restarting, killed,
+            // overloaded): a network condition, not a TLS configuration problem.
+            return .connect(message)
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timeout
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
+             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE,
+             CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED,
+             CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
+            return .tls(message)
+        case CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR,
+             CURLE_PARTIAL_FILE, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3:
+            return .protocolError(message)
+        default:
+            return .other(code: Int(code.rawValue), message: message)
+        }
+    }
+}

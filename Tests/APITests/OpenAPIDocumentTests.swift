@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@testable import API
+import Realtime
+import Storage
+
+/// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.
+@Suite("OpenAPI document")
+struct OpenAPIDocumentTests {
+    /// The methods an OpenAPI path item may hold.
+    static let operationKeys: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+    /// The parsed document.
+    static func document() throws -> [String: Any] {
+        let parsed = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8))
+        return try #require(parsed as? [String: Any], "the document is not a JSON object")
+    }
+
+    /// Every operation of the document as `(METHOD, path, operation)`.
+    static func operations(_ document: [String: Any]) throws -> [(method: String, path: String, operation: [String: Any])] {
+        let paths = try #require(document["paths"] as? [String: Any], "paths is not an object")
+        var out: [(String, String, [String: Any])] = []
+        for (path, item) in paths.sorted(by: { $0.key < $1.key }) {
+            let item = try #require(item as? [String: Any], "\(path) is not a path item object")
+            for (key, value) in item where operationKeys.contains(key) {
+                out.append((key.uppercased(), path, try #require(value as? [String: Any], "\(key) \(path) is not an operation")))
+            }
+        }
+        return out
+    }
+
+    /// The router Herald serves, with every optional route on except the conformance-only echo.
+    static func routeSignatures() throws -> Set<String> {
+        var configuration = APIConfiguration(serverKey: "k", verificationKeys: [], devIssuer: AccessTokenIssuer(secret: Array("x".utf8)))
+        configuration.webSocketEcho = false
+        let group = try EventLoopGroup(count: 1)
+        let database = try Database.open(path: ":memory:")
+        defer { database.close() }
+        let router = HeraldAPI.router(configuration: configuration,
+                                      node: RealtimeNode(group: group, historyLimits: .init()),
+                                      database: database, sessions: SessionRegistry())
+        return Set(router.routeSignatures.map { "\($0.method) \($0.pattern)" })
+    }
+
+    @Test("parses as an OpenAPI 3.1.0 document of Herald")
+    func parses() throws {
+        let document = try Self.document()
+        #expect(document["openapi"] as? String == "3.1.0")
+        let info = try #require(document["info"] as? [String: Any])
+        #expect(info["title"] as? String == "Herald")
+        #expect(info["version"] as? String == "0.1.0")
+        let servers = try #require(document["servers"] as? [[String: Any]])
+        #expect(servers.first?["url"] as? String == "/")
+        let components = try #require(document["components"] as? [String: Any])
+        let schemes = try #require(components["securitySchemes"] as? [String: Any])
+        let accessToken = try #require(schemes["accessToken"] as? [String: Any])
+        #expect(accessToken["type"] as? String == "http")
+        #expect(accessToken["scheme"] as? String == "bearer")
+        #expect(accessToken["bearerFormat"] as? String == "JWT")
+        let serverKey = try #require(schemes["serverKey"] as? [String: Any])
+        #expect(serverKey["type"] as? String == "http")
+        #expect(serverKey["scheme"] as? String == "bearer")
+        let schemas = try #require(components["schemas"] as? [String: Any])
+        let error = try #require(schemas["Error"] as? [String: Any])
+        #expect(Set(error["required"] as? [String] ?? []) == ["error", "message"])
+        let properties = try #require(error["properties"] as? [String: Any])
+        #expect(Set(properties.keys).isSuperset(of: ["error", "message", "field", "channel"]))
+        #expect(error["additionalProperties"] as? Bool == false)
+    }
+
+    @Test("documents every route, and no route that does not exist")
+    func routesMatchDocument() throws {
+        let routes = try Self.routeSignatures()
+        let documented = Set(try Self.operations(Self.document()).map { "\($0.method) \($0.path)" })
+        let undocumented = routes.subtracting(documented).sorted()
+        let unrouted = documented.subtracting(routes).sorted()
+        #expect(undocumented.isEmpty, "routes missing from Sources/API/OpenAPI/OpenAPIDocument.swift: \(undocumented)")
+        #expect(unrouted.isEmpty, "documented operations that HeraldAPI.router does not register: \(unrouted)")
+        #expect(routes.contains("GET /openapi.json"))
+    }
+
+    @Test("every $ref resolves inside the document")
+    func referencesResolve() throws {
+        let document = try Self.document()
+        var references: [String] = []
+        func collect(_ value: Any) {
+            if let object = value as? [String: Any] {
+                for (key, member) in object {
+                    if key == "$ref", let text = member as? String { references.append(text) } else { collect(member) }
+                }
+            } else if let array = value as? [Any] {
+                array.forEach(collect)
+            }
+        }
+        collect(document)
+        #expect(!references.isEmpty)
+        for reference in Set(references).sorted() {
+            #expect(Self.resolve(reference, in: document) != nil, "unresolved $ref \(reference)")
+        }
+    }
+
+    @Test("every operation declares security, its path parameters, a success and an error response")
+    func operationsAreComplete() throws {
+        let document = try Self.document()
+        let components = try #require(document["components"] as? [String: Any])
+        let schemes = try #require(components["securitySchemes"] as? [String: Any])
+        for (method, path, operation) in try Self.operations(document) {
+            let name = "\(method) \(path)"
+            let responses = try #require(operation["responses"] as? [String: Any], "\(name) has no responses")
+            let statuses = responses.keys.compactMap { Int($0) }
+            #expect(statuses.contains { (200..<300).contains($0) || $0 == 101 }, "\(name) has no 2xx/101 response")
+            #expect(statuses.contains { $0 >= 400 }, "\(name) has no error response")
+            #expect(statuses.count == responses.count, "\(name) has a response key that is not a status code")
+
+            let security = try #require(operation["security"] as? [[String: Any]], "\(name) does not declare its security")
+            for requirement in security {
+                for scheme in requirement.keys { #expect(schemes[scheme] != nil, "\(name) names unknown security scheme \(scheme)") }
+            }
+
+            let declared = Set(try (operation["parameters"] as? [Any] ?? []).compactMap { item -> String? in
+                var parameter = try #require(item as? [String: Any])
+                if let reference = parameter["$ref"] as? String {
+                    parameter = try #require(Self.resolve(reference, in: document) as? [String: Any])
+                }
+                return parameter["in"] as? String == "path" ? parameter["name"] as? String : nil
+            })
+            let template = Set(path.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) })
+            #expect(declared == template, "\(name) declares path parameters \(declared.sorted()), its path has \(template.sorted())")
+        }
+    }
+
+    @Test("is served by the router at GET /openapi.json")
+    func served() throws {
+        var configuration = APIConfiguration(serverKey: nil, verificationKeys: [])
+        configuration.webSocketEcho = false
+        let database = try Database.open(path: ":memory:")
+        defer { database.close() }
+        let router = HeraldAPI.router(configuration: configuration,
+                                      node: RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init()),
+                                      database: database, sessions: SessionRegistry())
+        guard case .found = router.match(method: .get, path: "/openapi.json") else {
+            Issue.record("GET /openapi.json is not routed")
+            return
+        }
+    }
+
+    /// Resolves a local JSON pointer (`#/components/schemas/Error`).
+    static func resolve(_ reference: String, in document: [String: Any]) -> Any? {
+        guard reference.hasPrefix("#/") else { return nil }
+        var current: Any = document
+        for raw in reference.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false) {
+            let token = raw.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            if let object = current as? [String: Any], let next = object[token] {
+                current = next
+            } else if let array = current as? [Any], let index = Int(token), array.indices.contains(index) {
+                current = array[index]
+            } else {
+                return nil
+            }
+        }
+        return current
+    }
+}
