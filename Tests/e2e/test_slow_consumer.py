@@ -191,8 +191,6 @@ def test_a_replay_larger_than_the_queue_is_paced_not_cut(herald_factory):
     assert all(e.event == "message" for e in got)
 
 
-@pytest.mark.xfail(reason="BUG: live messages queued behind a paced replay are bounded only by "
-                          "HERALD_OUTBOUND_MAX_EVENTS, not HERALD_OUTBOUND_MAX_BYTES", strict=True)
 def test_live_messages_behind_a_replay_respect_the_byte_bound(herald_factory, raw):
     """A stalled reader resuming a large replay while large live messages keep coming: once the
     live messages waiting behind the replay pass the byte bound (64 KiB here; 300 × 4 KiB are

@@ -11,16 +11,17 @@ extension HTTPConnection {
         default:
             return
         }
+        let size = isWebSocket ? message.webSocketFrame.count : message.sseBytes.count
         if !backlog.isEmpty {
             // Behind a replay: queue in order, as bounded as the outbound queue itself.
-            guard backlog.liveCount < configuration.outboundMaxEvents else {
+            guard backlog.liveCount < configuration.outboundMaxEvents,
+                  backlog.liveBytes + size <= configuration.outboundMaxBytes else {
                 cutSlowConsumer()
                 return
             }
-            backlog.append(.message(message), live: true)
+            backlog.append(.message(message), liveBytes: max(size, 1))
             return
         }
-        let size = isWebSocket ? message.webSocketFrame.count : message.sseBytes.count
         if !outbound.isEmpty,
            outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents {
             cutSlowConsumer()

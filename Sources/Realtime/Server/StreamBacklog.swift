@@ -12,27 +12,36 @@ struct StreamBacklog {
         case bytes([UInt8])
     }
 
-    private var items: [Item] = []
+    /// An item and, for a live message, its encoded size (0 for replay and protocol bytes).
+    private var items: [(item: Item, liveBytes: Int)] = []
     private var head = 0
-    /// Live messages waiting behind the replay.
+    /// Live messages waiting behind the replay, and their bytes: bounded like the outbound queue.
     private(set) var liveCount = 0
+    private(set) var liveBytes = 0
 
     var isEmpty: Bool { head == items.count }
 
-    mutating func append(_ item: Item, live: Bool = false) {
-        items.append(item)
-        if live { liveCount += 1 }
+    /// - Parameter liveBytes: for a live message, its encoded size; 0 for replay items.
+    mutating func append(_ item: Item, liveBytes: Int = 0) {
+        items.append((item, liveBytes))
+        if liveBytes > 0 {
+            liveCount += 1
+            self.liveBytes += liveBytes
+        }
     }
 
     mutating func popFirst() -> Item? {
         guard head < items.count else { return nil }
-        let item = items[head]
+        let (item, size) = items[head]
         head += 1
+        if size > 0 {
+            liveCount -= 1
+            liveBytes -= size
+        }
         if head == items.count {
             // Drained: release the storage, the common state of a stream.
             items = []
             head = 0
-            liveCount = 0
         }
         return item
     }
