@@ -15,6 +15,8 @@ enum Herald {
             exit(serve())
         case "migrate":
             exit(migrate())
+        case "send-test":
+            exit(SendTest.run(arguments: Array(arguments.dropFirst())))
         case "--help", "-h", "help":
             print(Settings.helpText, terminator: "")
         default:
@@ -23,7 +25,7 @@ enum Herald {
         }
     }
 
-    private static func loadSettings() -> Settings? {
+    static func loadSettings() -> Settings? {
         do {
             return try Settings(environment: ProcessInfo.processInfo.environment)
         } catch {
@@ -113,7 +115,9 @@ enum Herald {
             do {
                 let client = try HTTP2Client(configuration: .fromEnvironment(environment))
                 let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
-                let worker = DeliveryWorker(database: database, dispatcher: dispatcher, log: PushSetup.log)
+                var workerConfiguration = DeliveryWorker.Configuration()
+                workerConfiguration.retry = settings.retryPolicy
+                let worker = DeliveryWorker(database: database, dispatcher: dispatcher, configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
                 push = PushService(dispatcher: dispatcher, worker: worker)
                 pushClient = client

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PushBridge
 import Realtime
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).
@@ -54,6 +55,21 @@ struct Settings {
         SettingSpec(name: "HERALD_MAX_CONNECTIONS_PER_IP", defaultValue: "0", help: "simultaneous connections from one IP address (0 = unlimited)"),
         SettingSpec(name: "HERALD_MAX_STREAMS_PER_USER", defaultValue: "64", help: "simultaneous streams of one user on this node (0 = unlimited; 429 beyond)"),
         SettingSpec(name: "HERALD_CORS_ORIGINS", defaultValue: "", help: "comma-separated origins allowed by CORS, or * (empty = no CORS headers)"),
+        SettingSpec(name: "APNS_KEY_P8", defaultValue: "", help: "APNs .p8 key text (one line, \\n escapes allowed); or APNS_KEY_PATH", secret: true),
+        SettingSpec(name: "APNS_KEY_PATH", defaultValue: "", help: "file holding the APNs .p8 key"),
+        SettingSpec(name: "APNS_KEY_ID", defaultValue: "", help: "APNs key id (JWT kid)"),
+        SettingSpec(name: "APNS_TEAM_ID", defaultValue: "", help: "Apple team id (JWT iss)"),
+        SettingSpec(name: "APNS_TOPIC", defaultValue: "", help: "apns-topic: the app's bundle id"),
+        SettingSpec(name: "FCM_SERVICE_ACCOUNT_JSON", defaultValue: "", help: "Google service account JSON text; or FCM_SERVICE_ACCOUNT_PATH", secret: true),
+        SettingSpec(name: "FCM_SERVICE_ACCOUNT_PATH", defaultValue: "", help: "file holding the service account JSON"),
+        SettingSpec(name: "FCM_PROJECT_ID", defaultValue: "the account's project_id", help: "Firebase project"),
+        SettingSpec(name: "HERALD_APNS_URL", defaultValue: "https://api.push.apple.com", help: "APNs production gateway"),
+        SettingSpec(name: "HERALD_APNS_SANDBOX_URL", defaultValue: "https://api.sandbox.push.apple.com", help: "APNs sandbox gateway"),
+        SettingSpec(name: "HERALD_FCM_URL", defaultValue: "https://fcm.googleapis.com", help: "FCM base URL (the OAuth URL comes from the account's token_uri)"),
+        SettingSpec(name: "HERALD_CA_FILE", defaultValue: "system CAs", help: "extra CA bundle trusted for outgoing TLS (tests, private gateways)"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_BASE_MS", defaultValue: "1000", help: "first retry delay scale; doubles per attempt, full jitter"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "300000", help: "largest retry backoff before jitter"),
+        SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "5", help: "attempts before a push job is dead-lettered"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
     ]
@@ -71,6 +87,7 @@ struct Settings {
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
+    var retryPolicy = RetryPolicy()
     var deviceRetentionDays = 90
     var webSocketEcho = false
     var logLevel = LogLevel.info
@@ -135,6 +152,10 @@ struct Settings {
         dev = try flag("HERALD_DEV")
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
+        let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", 1000, min: 1, max: 3_600_000)
+        let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", 300_000, min: retryBase, max: 86_400_000)
+        retryPolicy = RetryPolicy(baseMilliseconds: Int64(retryBase), capMilliseconds: Int64(retryCap),
+                                  maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", 5, min: 1, max: 100))
         webSocketEcho = try flag("HERALD_WS_ECHO")
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
@@ -190,6 +211,10 @@ struct Settings {
         Usage:
           herald [serve]      run the server (default)
           herald migrate      create or upgrade the database (HERALD_DATABASE) and exit
+          herald send-test --device-token T --platform ios|android [--provider apns|fcm]
+                           [--environment sandbox|production] [--title T] [--body B]
+                              send one push now with the APNS_*/FCM_* credentials and print
+                              the provider's answer (exit 0 when delivered)
           herald --help       this text
 
         Settings (environment variables):

@@ -35,13 +35,17 @@ public final class DeliveryWorker: @unchecked Sendable {
     private let queue = DispatchQueue(label: "herald.delivery")
     private let timer: DispatchSourceTimer
     private let counters = Mutex(Counters())
+    /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
+    public let massDeletionGuard: MassDeletionGuard
     private let log: PushLog
     // Confined to `queue`.
     private var inFlight = 0
     private var claiming = false
     private var stopped = false
 
-    public init(database: Database, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent) {
+    public init(database: Database, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent,
+                massDeletionGuard: MassDeletionGuard = MassDeletionGuard()) {
+        self.massDeletionGuard = massDeletionGuard
         self.log = log
         self.database = database
         self.dispatcher = dispatcher
@@ -116,7 +120,20 @@ public final class DeliveryWorker: @unchecked Sendable {
                 }
                 let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
                 dispatcher.send(payload.notification.notification, to: target, apnsID: apnsID) { [self] classification in
-                    finish(job, classification.outcome, device: device)
+                    var outcome = classification.outcome
+                    switch outcome {
+                    case .deleteDevice(let reason, _):
+                        if !massDeletionGuard.allowDeletion(provider: device.provider, reason: reason) {
+                            log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
+                                      ["provider": device.provider, "reason": reason])
+                            outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
+                        }
+                    case .delivered:
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: true)
+                    default:
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: false)
+                    }
+                    finish(job, outcome, device: device)
                 }
             }
         }

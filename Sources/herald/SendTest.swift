@@ -1,0 +1,85 @@
+import Dispatch
+import Foundation
+import PushBridge
+import Realtime
+
+/// `herald send-test`: one push, sent now with the environment's credentials, and the provider's
+/// answer printed as one JSON line (PU-6). For operators checking keys, topics and tokens.
+enum SendTest {
+    static func run(arguments: [String]) -> Int32 {
+        var options: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            let name = arguments[index]
+            guard name.hasPrefix("--"), index + 1 < arguments.count else {
+                return usage("expected --name value pairs, got '\(name)'")
+            }
+            options[String(name.dropFirst(2))] = arguments[index + 1]
+            index += 2
+        }
+        let known: Set<String> = ["device-token", "platform", "provider", "environment", "title", "body"]
+        if let unknown = options.keys.first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
+        guard let token = options["device-token"], !token.isEmpty else { return usage("--device-token is required") }
+        guard let platform = options["platform"], platform == "ios" || platform == "android" else {
+            return usage("--platform must be ios or android")
+        }
+        let provider = options["provider"] ?? (platform == "ios" ? "apns" : "fcm")
+        guard provider == "apns" || provider == "fcm" else { return usage("--provider must be apns or fcm") }
+        guard let settings = Herald.loadSettings() else { return 2 }
+        Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
+
+        let environment = ProcessInfo.processInfo.environment
+        let providers = PushSetup.providers(environment: environment)
+        let client: HTTP2Client
+        do {
+            client = try HTTP2Client(configuration: .fromEnvironment(environment))
+        } catch {
+            FileHandle.standardError.write(Data("herald: the HTTP/2 client could not start: \(error)\n".utf8))
+            return 1
+        }
+        defer { client.shutdown() }
+        let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
+        guard dispatcher.isEnabled(provider) else {
+            FileHandle.standardError.write(Data("herald: \(provider) has no usable credentials (see herald --help)\n".utf8))
+            return 2
+        }
+        let notification = PushNotification(title: options["title"] ?? "Herald", body: options["body"] ?? "Notifications are working on this device",
+                                            data: ["type": "test"], priority: .high)
+        let target = PushTarget(provider: provider, token: token,
+                                environment: provider == "apns" ? (options["environment"] ?? "production") : nil)
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        dispatcher.send(notification, to: target, apnsID: .random()) { classification in
+            result.set(classification)
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 60) == .success, let classification = result.get() else {
+            print("{\"outcome\":\"timeout\"}")
+            return 1
+        }
+        let (outcome, detail): (String, String?) = {
+            switch classification.outcome {
+            case .delivered(let id): return ("delivered", id)
+            case .deleteDevice(let reason, _): return ("token_invalid", reason)
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason): return ("retryable_error", reason)
+            case .deadLetter(let reason): return ("rejected", reason)
+            }
+        }()
+        print("{\"provider\":\(JSONText.quote(provider)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"
+            + "\"detail\":\(detail.map(JSONText.quote) ?? "null")}")
+        return outcome == "delivered" ? 0 : 1
+    }
+
+    private static func usage(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android [--provider apns|fcm] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
+        return 2
+    }
+
+    /// The dispatcher's answer, handed from its thread to the waiting one.
+    private final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: PushClassification?
+        func set(_ v: PushClassification) { lock.lock(); value = v; lock.unlock() }
+        func get() -> PushClassification? { lock.lock(); defer { lock.unlock() }; return value }
+    }
+}
