@@ -145,8 +145,10 @@ def documented_settings():
     returned as its candidate spellings."""
     text = (ROOT / "docs" / "operations.md").read_text()
     names = set(re.findall(r"`(HERALD_[A-Z_]+)`", text))
-    shorthands = [{base + suffix, base.rsplit("_", 1)[0] + suffix}
-                  for base, suffix in re.findall(r"`(HERALD_[A-Z_]+)`\s*/\s*`(_[A-Z_]+)`", text)]
+    shorthands = []
+    for base, suffix in re.findall(r"`(HERALD_[A-Z_]+)`\s*/\s*`(_[A-Z_]+)`", text):
+        words = suffix.count("_")  # `_CAP_MS` replaces the last two words of `…_BASE_MS`
+        shorthands.append({base + suffix, base.rsplit("_", words)[0] + suffix})
     return names, shorthands
 
 
