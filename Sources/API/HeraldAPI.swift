@@ -15,7 +15,7 @@ public enum HeraldAPI {
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
-        router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
+        OperationsRoutes(node: node, database: database, push: push).register(in: &router)
         router.get("/openapi.json") { _ in .response(.json(200, OpenAPIDocument.json)) }
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &router)

@@ -36,6 +36,42 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/readyz": {
+          "get": {
+            "tags": ["operations"],
+            "summary": "Readiness",
+            "description": "Ready when the database takes a write and every event loop answers. `push` shows each provider: disabled, ok, or provider_misconfigured while the mass-deletion guard holds.",
+            "operationId": "ready",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "Ready.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}
+              },
+              "503": {
+                "description": "Not ready; `problems` says why.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}
+              },
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
+        "/metrics": {
+          "get": {
+            "tags": ["operations"],
+            "summary": "Prometheus metrics",
+            "description": "Text exposition format 0.0.4: connections, streams by state, sessions, messages published and delivered, slow-consumer disconnects, HTTP responses by route and status, push jobs by state and the oldest due job's age, provider answers by outcome, provider latency histogram.",
+            "operationId": "metrics",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "The metrics.",
+                "content": {"text/plain": {"schema": {"type": "string"}}}
+              },
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
         "/openapi.json": {
           "get": {
             "tags": ["operations"],
@@ -880,6 +916,16 @@ enum OpenAPIDocument {
             "description": "RFC 3339 UTC with milliseconds, e.g. `2026-11-29T19:44:07.123Z`."
           },
           "UnixMilliseconds": {"type": "integer", "description": "Unix time in milliseconds."},
+          "Readiness": {
+            "type": "object",
+            "required": ["status", "loops", "problems", "push"],
+            "properties": {
+              "status": {"type": "string", "enum": ["ready", "not_ready"]},
+              "loops": {"type": "integer", "minimum": 0},
+              "problems": {"type": "array", "items": {"type": "string"}},
+              "push": {"type": "object", "additionalProperties": {"type": "string"}}
+            }
+          },
           "Health": {
             "type": "object",
             "required": ["status"],

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Sends one notification to one device through APNs or FCM and says what happened, with the
 /// provider-auth rules applied on the way: one APNs JWT per team and key, one FCM access token,
 /// each renewed once when the provider says it expired (PU-1, PU-2). Queue decisions (retry,
@@ -29,6 +31,8 @@ public final class PushDispatcher: Sendable {
     private let fcm: FCM?
     private let fcmTokens: FCMAccessTokenCache?
     private let clock: UnixClock
+    /// Provider answers and latency, for `/metrics`.
+    public let metrics = PushMetrics()
 
     /// - Parameters:
     ///   - transport: the HTTP/2 client.
@@ -63,6 +67,14 @@ public final class PushDispatcher: Sendable {
     ///   - completion: called once, from any thread, with the classified outcome.
     public func send(_ notification: PushNotification, to target: PushTarget, apnsID: APNsID,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let metrics = self.metrics
+        let provider = target.provider
+        let completion: @Sendable (PushClassification) -> Void = { classification in
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
+            metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: seconds)
+            completion(classification)
+        }
         switch target.provider {
         case "apns":
             guard let apns, let apnsTokens else { return completion(Self.notConfigured("apns")) }

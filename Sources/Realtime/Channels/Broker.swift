@@ -65,6 +65,8 @@ public protocol Broker: Sendable {
     func unsubscribe(_ channels: [ChannelName], loop: Int)
     /// Drops history past its age and forgets idle channels; called periodically.
     func sweep()
+    /// Messages published since start (metrics).
+    var publishedCount: UInt64 { get }
 }
 
 /// How a broker hands messages to an event loop: `(loop index, messages in publish order)`.

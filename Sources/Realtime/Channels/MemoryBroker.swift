@@ -161,6 +161,8 @@ public final class MemoryBroker: Broker {
         }
     }
 
+    public var publishedCount: UInt64 { state.withLock { $0.sequence } }
+
     /// Number of channels currently tracked (tests and metrics).
     public var channelCount: Int { state.withLock { $0.channels.count } }
 

@@ -11,6 +11,8 @@ public final class RealtimeNode: Sendable {
     public let presence: Presence
     /// Transports that can end a session's connections; the server registers at start.
     private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
+    /// The server's counters, once it has started.
+    private let snapshotSource = Mutex<(@Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void)?>(nil)
 
     /// - Parameters:
     ///   - group: the event loops (not yet started is fine).
@@ -38,5 +40,15 @@ public final class RealtimeNode: Sendable {
     /// Registers a transport's way of ending a session's connections.
     public func onEndSession(_ end: @escaping @Sendable (String) -> Void) {
         sessionEnders.withLock { $0.append(end) }
+    }
+
+    /// The loops' counters summed (`/metrics`, `/readyz`); an empty snapshot before the server starts.
+    public func snapshot(_ done: @escaping @Sendable (ServerSnapshot) -> Void) {
+        if let source = snapshotSource.withLock({ $0 }) { source(done) } else { done(ServerSnapshot()) }
+    }
+
+    /// Registers where snapshots come from (the HTTP server, at start).
+    public func onSnapshot(_ source: @escaping @Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void) {
+        snapshotSource.withLock { $0 = source }
     }
 }

@@ -52,6 +52,7 @@ public struct ResponseWriter: Sendable {
 public struct Router: Sendable {
     private struct Route: Sendable {
         let method: HTTPMethod
+        let pattern: String
         let segments: [Segment]
         let handler: RouteHandler
     }
@@ -63,7 +64,8 @@ public struct Router: Sendable {
 
     /// Outcome of matching a request.
     public enum Match {
-        case found(RouteHandler, [String: String])
+        /// The handler, the path parameters, and the route's pattern (a bounded metrics label).
+        case found(RouteHandler, [String: String], pattern: String)
         /// The path exists under other methods (→ 405 with `Allow`).
         case methodNotAllowed([HTTPMethod])
         case notFound
@@ -93,7 +95,7 @@ public struct Router: Sendable {
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, segments: segments, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping RouteHandler) { on(.get, pattern, handler) }
@@ -108,7 +110,7 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
             if route.method == method || (method == .head && route.method == .get) {
-                return .found(route.handler, parameters)
+                return .found(route.handler, parameters, pattern: route.pattern)
             }
             allowed.append(route.method)
         }

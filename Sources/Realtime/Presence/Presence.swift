@@ -283,6 +283,31 @@ public final class Presence: Sendable {
         }
     }
 
+    /// Sessions with a live connection, and those of them in the foreground with a fresh lease.
+    public func sessionCounts() -> (live: Int, foreground: Int) {
+        let now = monotonic()
+        return state.withLock { state in
+            var live = 0, foreground = 0
+            for session in state.sessions.values where !session.connectionIDs.isEmpty {
+                live += 1
+                if session.connectionIDs.contains(where: { id in
+                    guard let c = state.connections[id] else { return false }
+                    return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds
+                }) { foreground += 1 }
+            }
+            return (live, foreground)
+        }
+    }
+
+    /// Open connections by transport and reported state, e.g. `["sse|foreground": 3]`.
+    public func connectionCounts() -> [String: Int] {
+        state.withLock { state in
+            var counts: [String: Int] = [:]
+            for c in state.connections.values { counts["\(c.transport.rawValue)|\(c.state)", default: 0] += 1 }
+            return counts
+        }
+    }
+
     /// Whether a connection's lease is fresh now.
     public func isLeaseFresh(_ connection: Connection) -> Bool {
         monotonic() &- connection.lastLifeAt <= leaseNanoseconds

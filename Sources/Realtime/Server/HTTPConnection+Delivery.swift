@@ -80,6 +80,7 @@ extension HTTPConnection {
     /// `slow_consumer` error (SSE event, or WebSocket message and close 1013) and is closed.
     /// It resumes with its last id.
     private func cutSlowConsumer() {
+        context.metrics.slowConsumerCuts += 1
         backlog = StreamBacklog()
         outbound.dropAllButPartialHead()
         let message = "the client did not read fast enough; reconnect and resume with the last event id"

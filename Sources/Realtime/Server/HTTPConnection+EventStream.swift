@@ -44,6 +44,7 @@ extension HTTPConnection {
             return
         }
         parser = nil
+        context.metrics.countResponse(route: currentRoute, status: 200)
         let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
         state = .stream(stream)
         context.server.node.presence.connected(connectionID: stream.connectionID, userID: stream.userID, sessionID: stream.sessionID,

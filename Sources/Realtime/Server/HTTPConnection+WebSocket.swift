@@ -53,6 +53,7 @@ extension HTTPConnection {
             }
             slotHeld = true
         }
+        context.metrics.countResponse(route: currentRoute, status: 101)
         let leftover = parser?.takeUnconsumedBytes() ?? []
         parser = nil
         let now = context.loop.now

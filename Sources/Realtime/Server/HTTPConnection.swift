@@ -46,6 +46,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     private var closeDeadline: UInt64 = 0
     private var readPaused = false
     private var ticketCounter: UInt64 = 0
+    /// `METHOD /pattern` of the request being answered: the metrics label (bounded: patterns, not paths).
+    var currentRoute = "unparsed"
     private var lingering = false
 
     var configuration: HTTPServerConfiguration { context.configuration }
@@ -144,6 +146,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     // MARK: - Requests
 
     private func handle(_ request: HTTPRequest) {
+        currentRoute = "unmatched"
         let origin = request.headers["Origin"]
         let allowOrigin = configuration.cors.allowOrigin(for: origin)
         if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {
@@ -165,7 +168,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(request.path)")
             response.headers.add(name: "Allow", value: names.joined(separator: ", "))
             send(response, to: request, allowOrigin: allowOrigin)
-        case .found(let handler, let parameters):
+        case .found(let handler, let parameters, let pattern):
+            currentRoute = "\(request.method == .head ? HTTPMethod.get : request.method) \(pattern)"
             let requestContext = RequestContext(request: request, pathParameters: parameters,
                                                 remoteAddress: remoteAddress, loopIndex: context.loop.index)
             let result: RouteResult
@@ -235,6 +239,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         var bytes = response.serializedHead(keepAlive: keepAlive, versionMinor: versionMinor,
                                             contentLength: hasBody ? response.body.count : nil)
         if hasBody && !isHead { bytes.append(contentsOf: response.body) }
+        context.metrics.countResponse(route: currentRoute, status: response.status)
         write(bytes)
         if !keepAlive { beginClosing() }
     }
@@ -244,6 +249,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     private func refuse(status: Int, code: String, message: String) {
         parser = nil
         let response = HTTPResponse.error(status, code: code, message: message)
+        context.metrics.countResponse(route: currentRoute == "unparsed" ? "unparsed" : currentRoute, status: status)
         write(response.serializedHead(keepAlive: false, versionMinor: 1, contentLength: response.body.count) + response.body)
         beginClosing()
     }
@@ -313,6 +319,15 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             if now > closeDeadline { close() }
         case .closed:
             break
+        }
+    }
+
+    /// `http`, `sse` or `websocket`: what the connection is now (metrics).
+    var kind: String {
+        switch state {
+        case .stream: return "sse"
+        case .websocket: return "websocket"
+        default: return "http"
         }
     }
 

@@ -1,4 +1,5 @@
 import CLinux
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -43,6 +44,10 @@ public final class HTTPServer: Sendable {
         boundPort.store(port, ordering: .relaxed)
         listeningFD.store(fd, ordering: .relaxed)
         let contexts = self.contexts
+        node.onSnapshot { [weak self] done in
+            guard let self else { return done(ServerSnapshot()) }
+            self.snapshot(done)
+        }
         node.onEndSession { sid in
             for context in contexts { context.loop.execute { context.endSession(sid) } }
         }
@@ -84,6 +89,40 @@ public final class HTTPServer: Sendable {
         let fd = listeningFD.exchange(-1, ordering: .relaxed)
         if fd >= 0 { close(fd) }
         node.group.stop()
+    }
+
+    /// Asks every loop for its counters and sums them. `done` runs once, on the last loop to
+    /// answer, or with what arrived when `timeoutNanoseconds` passes (a stuck loop shows as
+    /// `loopsAnswering < loopCount`, which `/readyz` reports).
+    public func snapshot(timeoutNanoseconds: UInt64 = 1_000_000_000, _ done: @escaping @Sendable (ServerSnapshot) -> Void) {
+        let total = contexts.count
+        let gathered = Mutex<(parts: [ServerSnapshot], finished: Bool)>(([], false))
+        @Sendable func finish(force: Bool) {
+            let result = gathered.withLock { state -> ServerSnapshot? in
+                guard !state.finished, force || state.parts.count == total else { return nil }
+                state.finished = true
+                return state.parts.reduce(into: ServerSnapshot()) { sum, part in
+                    for (k, v) in part.connections { sum.connections[k, default: 0] += v }
+                    sum.connectionsAccepted += part.connectionsAccepted
+                    sum.slowConsumerCuts += part.slowConsumerCuts
+                    sum.messagesDelivered += part.messagesDelivered
+                    sum.responses += part.responses
+                    sum.loopsAnswering += part.loopsAnswering
+                }
+            }
+            if var result {
+                result.loopCount = total
+                done(result)
+            }
+        }
+        for context in contexts {
+            context.loop.execute {
+                let part = context.snapshot()
+                gathered.withLock { $0.parts.append(part) }
+                finish(force: false)
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeoutNanoseconds))) { finish(force: true) }
     }
 
     /// Open connections per loop (runs on each loop; for metrics and tests).

@@ -19,6 +19,9 @@ final class LoopContext: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     private var connectionCounter: UInt64 = 0
 
+    /// This loop's counters.
+    let metrics = LoopMetrics()
+
     /// Pre-encoded stream bytes shared by every connection of the loop.
     let heartbeatBytes = SSEEncoder.comment("heartbeat")
 
@@ -60,6 +63,7 @@ final class LoopContext: @unchecked Sendable {
         }
         connection.registryIndex = connections.count
         connections.append(connection)
+        metrics.connectionsAccepted &+= 1
     }
 
     func forget(_ connection: HTTPConnection) {
@@ -80,6 +84,20 @@ final class LoopContext: @unchecked Sendable {
         let wallClock = unixSeconds()
         // A copy, because a tick may close (and so unregister) connections.
         for connection in connections { connection.tick(now: now, unixNow: wallClock) }
+    }
+
+    /// This loop's part of a `ServerSnapshot`.
+    func snapshot() -> ServerSnapshot {
+        var snapshot = ServerSnapshot()
+        for connection in connections {
+            snapshot.connections[connection.kind, default: 0] += 1
+        }
+        snapshot.connectionsAccepted = metrics.connectionsAccepted
+        snapshot.slowConsumerCuts = metrics.slowConsumerCuts
+        snapshot.messagesDelivered = hub.deliveredCount
+        snapshot.responses = metrics.responses.map { ($0.key.route, $0.key.status, $0.value) }
+        snapshot.loopsAnswering = 1
+        return snapshot
     }
 
     /// Ends every stream of session `sid` on this loop.

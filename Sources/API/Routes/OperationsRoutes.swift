@@ -1,0 +1,143 @@
+import PushBridge
+import Realtime
+import Storage
+
+/// Health, readiness and metrics (OP-3).
+struct OperationsRoutes {
+    let node: RealtimeNode
+    let database: Database
+    let push: PushService?
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
+        router.get("/readyz") { _ in routes.readiness() }
+        router.get("/metrics") { _ in routes.metrics() }
+    }
+
+    /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
+    /// what is wrong otherwise. A provider whose mass-deletion guard tripped (PU-5a) is reported.
+    func readiness() -> RouteResult {
+        let node = self.node, database = self.database, push = self.push
+        return .deferred { writer in
+            node.snapshot { snapshot in
+                database.write({ connection in
+                    // BEGIN IMMEDIATE takes the write lock: proof the file is writable right now.
+                    try connection.transaction { _ in }
+                }) { result in
+                    var problems: [String] = []
+                    if case .failure(let error) = result { problems.append("database not writable: \(error)") }
+                    if snapshot.loopsAnswering < snapshot.loopCount {
+                        problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
+                    }
+                    var providers: [String] = []
+                    for provider in ["apns", "fcm"] {
+                        guard let push, push.dispatcher.isEnabled(provider) else {
+                            providers.append("\"\(provider)\":\"disabled\"")
+                            continue
+                        }
+                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider) {
+                            providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
+                        } else {
+                            providers.append("\"\(provider)\":\"ok\"")
+                        }
+                    }
+                    let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
+                        + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))}}"
+                    writer.complete(.json(problems.isEmpty ? 200 : 503, body))
+                }
+            }
+        }
+    }
+
+    /// `GET /metrics`: Prometheus text exposition format 0.0.4.
+    func metrics() -> RouteResult {
+        let node = self.node, database = self.database, push = self.push
+        return .deferred { writer in
+            node.snapshot { snapshot in
+                database.read({ connection in try JobStore.depth(connection, now: unixMilliseconds()) }) { depthResult in
+                    var text = PrometheusText()
+                    text.metric("herald_connections", "Open connections by kind (http, sse, websocket).", type: "gauge",
+                                snapshot.connections.sorted { $0.key < $1.key }.map { (["kind": $0.key], Double($0.value)) })
+                    let byState = node.presence.connectionCounts().sorted { $0.key < $1.key }.map { key, value -> ([String: String], Double) in
+                        let parts = key.split(separator: "|").map(String.init)
+                        return (["transport": parts[0], "state": parts.count > 1 ? parts[1] : ""], Double(value))
+                    }
+                    text.metric("herald_streams", "Open streams by transport and reported app state.", type: "gauge", byState)
+                    let sessions = node.presence.sessionCounts()
+                    text.metric("herald_sessions_live", "Sessions with a live connection.", type: "gauge", [([:], Double(sessions.live))])
+                    text.metric("herald_sessions_foreground", "Live sessions in the foreground with a fresh lease.", type: "gauge",
+                                [([:], Double(sessions.foreground))])
+                    text.metric("herald_connections_accepted_total", "Connections accepted.", type: "counter",
+                                [([:], Double(snapshot.connectionsAccepted))])
+                    text.metric("herald_messages_published_total", "Messages published to channels.", type: "counter",
+                                [([:], Double(node.broker.publishedCount))])
+                    text.metric("herald_messages_delivered_total", "Messages written to subscribers.", type: "counter",
+                                [([:], Double(snapshot.messagesDelivered))])
+                    text.metric("herald_slow_consumer_disconnects_total", "Streams cut for reading too slowly.", type: "counter",
+                                [([:], Double(snapshot.slowConsumerCuts))])
+                    var responses: [String: UInt64] = [:]
+                    for r in snapshot.responses { responses["\(r.route)\u{0}\(r.status)", default: 0] += r.count }
+                    text.metric("herald_http_responses_total", "HTTP responses by route and status.", type: "counter",
+                                responses.sorted { $0.key < $1.key }.map { key, count in
+                                    let parts = key.split(separator: "\u{0}").map(String.init)
+                                    return (["route": parts[0], "status": parts[1]], Double(count))
+                                })
+                    if case .success(let depth) = depthResult {
+                        text.metric("herald_push_jobs", "Push jobs by state.", type: "gauge",
+                                    JobState.allCases.map { (["state": $0.rawValue], Double(depth.counts[$0] ?? 0)) })
+                        text.metric("herald_push_queue_oldest_due_seconds", "Age of the oldest due push job.", type: "gauge",
+                                    [([:], Double(depth.oldestDueAgeMilliseconds) / 1000)])
+                    }
+                    if let push {
+                        text.metric("herald_push_results_total", "Provider answers by provider and outcome.", type: "counter",
+                                    push.dispatcher.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
+                        text.histogram("herald_push_request_seconds", "Provider request latency.",
+                                       push.dispatcher.metrics.latency.map { ($0.provider, $0.histogram) })
+                        text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
+                                    ["apns", "fcm"].map { (["provider": $0], push.worker.massDeletionGuard.trippedReason(provider: $0) == nil ? 0 : 1) })
+                    }
+                    var response = HTTPResponse(status: 200, body: Array(text.output.utf8))
+                    response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+                    writer.complete(response)
+                }
+            }
+        }
+    }
+}
+
+/// Builds Prometheus text exposition (format 0.0.4).
+struct PrometheusText {
+    private(set) var output = ""
+
+    mutating func metric(_ name: String, _ help: String, type: String, _ samples: [([String: String], Double)]) {
+        output += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for (labels, value) in samples { output += "\(name)\(Self.labels(labels)) \(Self.number(value))\n" }
+    }
+
+    mutating func histogram(_ name: String, _ help: String, _ series: [(String, PushMetrics.Histogram)]) {
+        output += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        for (provider, h) in series {
+            for (i, bound) in PushMetrics.latencyBuckets.enumerated() {
+                output += "\(name)_bucket\(Self.labels(["provider": provider, "le": Self.number(bound)])) \(h.buckets[i])\n"
+            }
+            output += "\(name)_bucket\(Self.labels(["provider": provider, "le": "+Inf"])) \(h.count)\n"
+            output += "\(name)_sum\(Self.labels(["provider": provider])) \(Self.number(h.sum))\n"
+            output += "\(name)_count\(Self.labels(["provider": provider])) \(h.count)\n"
+        }
+    }
+
+    private static func labels(_ labels: [String: String]) -> String {
+        guard !labels.isEmpty else { return "" }
+        let parts = labels.sorted { $0.key < $1.key }.map { key, value in
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n")
+            return "\(key)=\"\(escaped)\""
+        }
+        return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
