@@ -360,6 +360,7 @@ int main(int argc, char **argv) {
     uint64_t connect_deadline = t0 + (uint64_t)(connect_timeout * 1e9);
     uint64_t deadline = t0 + (uint64_t)(timeout * 1e9);
     uint64_t ready_at = 0;
+    struct rusage ru_ready = {0};
     int announced = 0;
     struct epoll_event evs[1024];
 
@@ -372,6 +373,7 @@ int main(int argc, char **argv) {
         if (!announced && (n_ready + n_failed >= nconns || now >= connect_deadline)) {
             announced = 1;
             ready_at = now;
+            getrusage(RUSAGE_SELF, &ru_ready);
             print_ready_line();
         }
         if (announced && expect > 0 && n_complete >= n_ready) break;  // every ready stream is done
@@ -397,6 +399,8 @@ int main(int argc, char **argv) {
     uint64_t end = now_ns(CLOCK_MONOTONIC);
     if (!announced) print_ready_line();
 
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);  // the client's own CPU since READY: it competes with the server
     uint64_t expected = (uint64_t)nconns * expect, losses = 0, extra = 0;
     for (int i = 0; i < nconns; i++) {
         uint32_t got = conns[i].count;
@@ -419,7 +423,9 @@ int main(int argc, char **argv) {
         printf("%s[%llu,%llu]", first ? "" : ",", (unsigned long long)hlower(b), (unsigned long long)hist[b]);
         first = 0;
     }
-    printf("],\"max_us\":%llu}\n", (unsigned long long)lat_max_us);
+    printf("],\"max_us\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n", (unsigned long long)lat_max_us,
+           (double)(ru.ru_utime.tv_sec - ru_ready.ru_utime.tv_sec) + (ru.ru_utime.tv_usec - ru_ready.ru_utime.tv_usec) / 1e6,
+           (double)(ru.ru_stime.tv_sec - ru_ready.ru_stime.tv_sec) + (ru.ru_stime.tv_usec - ru_ready.ru_stime.tv_usec) / 1e6);
     fflush(stdout);
     for (int i = 0; i < nconns; i++)
         if (conns[i].state != S_CLOSED && conns[i].state != S_FREE) close(conns[i].fd);

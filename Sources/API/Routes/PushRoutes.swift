@@ -64,8 +64,14 @@ struct PushRoutes {
                             + "\"provider_message_id\":\(messageID.map(JSONText.quote) ?? "null")}"))
                     case .deleteDevice(let reason, let timestamp):
                         database.write({ connection in
-                            _ = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp)
-                        }) { _ in
+                            try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp)
+                        }) { result in
+                            if case .success(false) = result {
+                                // Registered again after the provider's verdict (PU-5c): kept, so not "invalid".
+                                return writer.complete(.error(502, code: "push_provider_error",
+                                                              message: "the provider rejected a token this device has since replaced: \(reason)",
+                                                              extra: [("reason", reason)]))
+                            }
                             writer.complete(.error(410, code: "push_token_invalid", message: "the provider rejected this device's token; it was removed",
                                                    extra: [("reason", reason)]))
                         }
@@ -99,14 +105,21 @@ struct PushRoutes {
         return responder.write { connection in
             let now = unixMilliseconds()
             let response = try connection.transaction { connection -> HTTPResponse in
-                var devices: [DeviceRecord]
+                var devices: [DeviceRecord] = []
+                var skipped: [String] = []
                 if let userID {
                     devices = try DeviceStore.list(connection, userID: userID, now: now)
                 } else {
-                    devices = try (deviceIDs ?? []).compactMap { try DeviceStore.find(connection, id: $0, now: now) }
+                    var seen: Set<String> = []
+                    for id in deviceIDs ?? [] where seen.insert(id).inserted {   // one job per device
+                        if let device = try DeviceStore.find(connection, id: id, now: now) {
+                            devices.append(device)
+                        } else {
+                            skipped.append("{\"device_id\":\(JSONText.quote(id)),\"reason\":\"not_found\"}")
+                        }
+                    }
                 }
                 var queued: [String] = []
-                var skipped: [String] = []
                 for device in devices {
                     guard device.sessionActive else {
                         skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")

@@ -55,8 +55,17 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     public var outcomeCounts: Counters { counters.withLock { $0 } }
 
-    /// Starts polling the queue.
+    /// Starts polling the queue, first making due again the jobs a previous process left leased.
     public func start() {
+        let log = self.log
+        do {
+            let released = try database.writeSync { connection in
+                try JobStore.releaseLeases(connection, kind: DeliveryJobPayload.kind, now: unixMillisecondsNow())
+            }
+            if released > 0 { log.info("push jobs left leased by a previous run are due again", ["count": String(released)]) }
+        } catch {
+            log.error("could not release leased push jobs; they come back when their lease expires", ["error": "\(error)"])
+        }
         timer.setEventHandler { [weak self] in self?.poll() }
         timer.schedule(deadline: .now(), repeating: .milliseconds(configuration.pollMilliseconds))
         timer.resume()

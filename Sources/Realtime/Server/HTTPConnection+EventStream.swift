@@ -45,6 +45,7 @@ extension HTTPConnection {
         }
         parser = nil
         context.metrics.countResponse(route: currentRoute, status: 200)
+        logRequest(status: 200)
         let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
         state = .stream(stream)
         context.server.node.presence.connected(connectionID: stream.connectionID, userID: stream.userID, sessionID: stream.sessionID,
@@ -78,7 +79,8 @@ extension HTTPConnection {
 
     /// Ends an SSE stream with a final `event: error` (RT-8, RT-8c) and closes once it is sent.
     func endStream(error code: String, message: String, dropQueued: Bool) {
-        guard case .stream = state else { return }
+        guard case .stream(let stream) = state else { return }
+        Log.info("stream ended", ["connection_id": stream.connectionID, "user_id": stream.userID, "reason": code])
         if dropQueued { outbound.dropAllButPartialHead() }
         write(SSEEncoder.event(id: nil, event: "error", data: "{\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))}"))
         beginClosing()

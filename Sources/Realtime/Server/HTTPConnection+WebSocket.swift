@@ -54,6 +54,7 @@ extension HTTPConnection {
             slotHeld = true
         }
         context.metrics.countResponse(route: currentRoute, status: 101)
+        logRequest(status: 101)
         let leftover = parser?.takeUnconsumedBytes() ?? []
         parser = nil
         let now = context.loop.now
@@ -318,6 +319,10 @@ extension HTTPConnection {
     /// frame with `code`, then the TCP close once the peer answers or the grace ends.
     func failWebSocket(_ session: WebSocketSession, code: WebSocketCloseCode, error: String?, message: String) {
         guard !session.closeSent else { return }
+        if session.mode == .herald {
+            Log.info("websocket closed", ["connection_id": session.connectionID, "user_id": session.identity?.userID ?? "",
+                                          "code": String(code.rawValue), "reason": error ?? message])
+        }
         if let error { sendError(session, error, message) }
         session.closeSent = true
         write(WebSocketFrameEncoder.close(code, reason: error ?? message))

@@ -48,6 +48,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     private var ticketCounter: UInt64 = 0
     /// `METHOD /pattern` of the request being answered: the metrics label (bounded: patterns, not paths).
     var currentRoute = "unparsed"
+    /// The request's id (`X-Request-Id`, echoed), its method and path (no query: it may hold a
+    /// token), and when it arrived — for the request log.
+    var requestID = ""
+    var requestLine = ""
+    var requestStartedForLog: UInt64 = 0
     private var lingering = false
 
     var configuration: HTTPServerConfiguration { context.configuration }
@@ -147,6 +152,15 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     private func handle(_ request: HTTPRequest) {
         currentRoute = "unmatched"
+        // A caller's X-Request-Id is kept when it is short and printable, so logs line up across services.
+        if let given = request.headers["X-Request-Id"], (1...64).contains(given.utf8.count),
+           given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            requestID = given
+        } else {
+            requestID = context.makeRequestID()
+        }
+        requestStartedForLog = context.loop.now
+        requestLine = "\(request.method) \(request.path)"
         let origin = request.headers["Origin"]
         let allowOrigin = configuration.cors.allowOrigin(for: origin)
         if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {
@@ -231,6 +245,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     private func write(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, versionMinor: Int, allowOrigin: String?) {
         var response = response
+        if !requestID.isEmpty { response.headers.add(name: "X-Request-Id", value: requestID) }
         if let allowOrigin {
             response.headers.add(name: "Access-Control-Allow-Origin", value: allowOrigin)
             if allowOrigin != "*" { response.headers.add(name: "Vary", value: "Origin") }
@@ -240,6 +255,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                                             contentLength: hasBody ? response.body.count : nil)
         if hasBody && !isHead { bytes.append(contentsOf: response.body) }
         context.metrics.countResponse(route: currentRoute, status: response.status)
+        logRequest(status: response.status)
         write(bytes)
         if !keepAlive { beginClosing() }
     }
@@ -320,6 +336,17 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         case .closed:
             break
         }
+    }
+
+    /// One structured line per answered request: errors at `warning` (5xx) or `info` (4xx), the
+    /// rest at `debug`. Paths only: a query may carry an access token.
+    func logRequest(status: Int) {
+        let level: LogLevel = status >= 500 ? .warning : status >= 400 ? .info : .debug
+        guard Log.enabled(level) else { return }
+        let ms = Double(context.loop.now &- requestStartedForLog) / 1_000_000
+        Log.log(level, "request", metadata: [("request_id", requestID), ("request", requestLine), ("route", currentRoute),
+                                               ("status", String(status)), ("duration_ms", String(format: "%.2f", ms)),
+                                               ("remote", remoteAddress)])
     }
 
     /// `http`, `sse` or `websocket`: what the connection is now (metrics).

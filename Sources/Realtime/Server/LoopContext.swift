@@ -38,6 +38,14 @@ final class LoopContext: @unchecked Sendable {
 
     var connectionCount: Int { connections.count }
 
+    private var requestCounter: UInt64 = 0
+
+    /// A request id unique in this process (`X-Request-Id` when the caller sent none).
+    func makeRequestID() -> String {
+        requestCounter += 1
+        return "r\(String(server.node.broker.epoch, radix: 16))\(loop.index)x\(String(requestCounter, radix: 36))"
+    }
+
     /// A connection id unique in this process: loop index, counter and the cursor epoch.
     func makeConnectionID() -> String {
         connectionCounter += 1

@@ -32,6 +32,16 @@ public enum JobStore {
             .sorted { ($0.runAt, $0.id) < ($1.runAt, $1.id) }
     }
 
+    /// Makes every leased job of `kind` due now. Run at start: with one process per database, a
+    /// lease still held belongs to a process that died (`kill -9`), and waiting out the lease
+    /// would only delay its pushes. - Returns: how many.
+    @discardableResult
+    public static func releaseLeases(_ connection: SQLiteConnection, kind: String, now: Int64) throws(StorageError) -> Int {
+        try connection.run("UPDATE jobs SET state = 'queued', lease_until = NULL, run_at = MIN(run_at, ?) WHERE kind = ? AND state = 'leased'",
+                           [now, kind])
+        return connection.changes
+    }
+
     /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
     public static func complete(_ connection: SQLiteConnection, id: Int64, note: String? = nil) throws(StorageError) {
         try connection.run("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) WHERE id = ?", [note, id])

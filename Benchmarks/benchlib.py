@@ -1,0 +1,541 @@
+"""Shared pieces of the benchmark drivers (fanout.py, idle.py): the two servers, the load
+client, the publisher and /proc readings. Standard library plus PyJWT only.
+
+Every process started here is remembered by pid and stopped by pid (Procs.stop_all), also when a
+driver is interrupted; every wait has a timeout.
+"""
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+NCHAN_MODULE = "/usr/lib/nginx/modules/ngx_nchan_module.so"
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def _die_with_parent():
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def exit_on_sigterm():
+    """SIGTERM/SIGHUP raise SystemExit so that `finally` blocks stop the children."""
+    def h(sig, frame):
+        raise SystemExit(128 + sig)
+    signal.signal(signal.SIGTERM, h)
+    signal.signal(signal.SIGHUP, h)
+
+
+class Procs:
+    """Every child we start, so that all of them are stopped by pid on any exit."""
+
+    def __init__(self):
+        self.items = []  # (Popen, name)
+
+    def start(self, name, argv, **kw):
+        # If the driver dies without cleaning up, the kernel sends the child SIGTERM (herald and
+        # nginx shut down on it, loadclient prints and exits), so nothing is left running.
+        p = subprocess.Popen(argv, preexec_fn=_die_with_parent, **kw)
+        self.items.append((p, name))
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=10.0):
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
+        self.items = [(q, n) for q, n in self.items if q is not p]
+
+    def stop_all(self):
+        for p, _ in list(self.items):
+            self.stop(p, timeout=5)
+
+
+# ---------------------------------------------------------------- /proc readings
+
+def proc_cpu_seconds(pid):
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def proc_cpu_split(pid):
+    """(user, system) CPU seconds of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def thread_cpu(pid):
+    """{thread name/tid: (user, system) cpu seconds} for every thread of pid (where the CPU goes)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw.rsplit(")", 1)[1].split()
+        out[f"{name}/{tid}"] = (int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK)
+    return out
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def machine_busy_seconds():
+    """Busy CPU seconds of the whole machine (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    v = [int(x) for x in parts]
+    idle = v[3] + v[4]
+    return (sum(v[:8]) - idle) / CLK_TCK
+
+
+# ---------------------------------------------------------------- servers
+
+class Herald:
+    name = "herald"
+
+    def __init__(self, procs, binary, workdir, loops=2, heartbeat=60, extra_env=None):
+        self.procs, self.binary, self.workdir = procs, binary, workdir
+        self.port = free_port()
+        self.server_key = secrets.token_hex(24)
+        self.jwt_secret = secrets.token_hex(32)
+        self.env = dict(os.environ)
+        self.env.update({
+            "HERALD_DEV": "0", "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(self.port),
+            "HERALD_DATABASE": os.path.join(workdir, "herald.db"),
+            "HERALD_JWT_SECRET": self.jwt_secret, "HERALD_SERVER_KEY": self.server_key,
+            "HERALD_MAX_STREAMS_PER_USER": "0", "HERALD_HEARTBEAT_SECONDS": str(heartbeat),
+            "HERALD_LOOPS": str(loops),
+        })
+        self.env.update(extra_env or {})
+        self.p = None
+
+    def start(self):
+        self.logf = open(os.path.join(self.workdir, "herald.log"), "w")
+        self.p = self.procs.start("herald", [self.binary], env=self.env, cwd=self.workdir,
+                                  stdout=self.logf, stderr=subprocess.STDOUT)
+        if not wait_port(self.port):
+            raise RuntimeError("herald did not listen; see " + self.logf.name)
+
+    def stop(self):
+        if self.p:
+            self.procs.stop(self.p)
+            self.p = None
+            self.logf.close()
+
+    def pids(self):
+        return [self.p.pid]
+
+    def make_tokens(self, n, path):
+        """Line i: an HS256 token for user str(i), session s{i}, granted the channel 'bench'."""
+        import jwt  # PyJWT
+        exp = int(time.time()) + 3 * 3600
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write(jwt.encode({"sub": str(i), "sid": f"s{i}", "exp": exp, "channels": ["bench"]},
+                                   self.jwt_secret, algorithm="HS256") + "\n")
+        return path
+
+    def client_args(self, shape, tokens):
+        path = "/v1/stream?channels=bench" if shape == "shared" else "/v1/stream"
+        return ["--port", str(self.port), "--path", path, "--tokens", tokens, "--ready-event", "ready"]
+
+    def publish_request(self, channel_index, t_ns, k, batch=1):
+        """HTTP request bytes publishing one message (or a batch of `batch` consecutive ones)."""
+        if batch == 1:
+            ch = "bench" if channel_index is None else f"user:{channel_index}"
+            body = f'{{"channel":"{ch}","data":{{"t":{t_ns},"i":{k}}}}}'
+            target = "/v1/publish"
+        else:
+            msgs = []
+            for j in range(batch):
+                ch = "bench" if channel_index is None else f"user:{channel_index + j}"
+                msgs.append(f'{{"channel":"{ch}","data":{{"t":{t_ns},"i":{k + j}}}}}')
+            body = '{"messages":[' + ",".join(msgs) + "]}"
+            target = "/v1/publish/batch"
+        b = body.encode()
+        return (f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+                f"Authorization: Bearer {self.server_key}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(b)}\r\n\r\n").encode() + b
+
+    @property
+    def publish_port(self):
+        return self.port
+
+
+class Nchan:
+    name = "nchan"
+
+    def __init__(self, procs, workdir, workers=2, ping_interval=0):
+        self.procs, self.workdir, self.workers = procs, workdir, workers
+        self.pub_port, self.sub_port = free_port(), free_port()
+        self.ping_interval = ping_interval
+        self.p = None
+
+    def start(self):
+        w = self.workdir
+        for d in ("logs", "tmp"):
+            os.makedirs(os.path.join(w, d), exist_ok=True)
+        ping = (f"nchan_eventsource_ping_interval {self.ping_interval};"
+                if self.ping_interval else "")
+        conf = f"""
+load_module {NCHAN_MODULE};
+worker_processes {self.workers};
+worker_rlimit_nofile 20000;
+daemon off;
+pid {w}/nginx.pid;
+error_log {w}/logs/error.log warn;
+events {{ worker_connections 19500; }}
+http {{
+  access_log off;
+  client_body_temp_path {w}/tmp/body; proxy_temp_path {w}/tmp/proxy;
+  fastcgi_temp_path {w}/tmp/fcgi; uwsgi_temp_path {w}/tmp/uwsgi; scgi_temp_path {w}/tmp/scgi;
+  nchan_shared_memory_size 256m;
+  server {{ listen 127.0.0.1:{self.pub_port};
+    keepalive_requests 1000000;  # nginx closes a keep-alive connection after 1000 by default
+    location ~ ^/pub/(\\w+)$ {{ nchan_publisher; nchan_channel_id $1;
+      nchan_message_buffer_length 100; nchan_message_timeout 5m; }} }}
+  server {{ listen 127.0.0.1:{self.sub_port} reuseport backlog=4096;
+    location ~ ^/sub/(\\w+)$ {{ nchan_subscriber; nchan_channel_id $1;
+      nchan_subscriber_first_message newest; {ping} }} }}
+}}
+"""
+        path = os.path.join(w, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        # daemon off: the master stays our child, so it is stopped by pid like everything else.
+        self.logf = open(os.path.join(w, "nginx.out"), "w")
+        self.p = self.procs.start("nginx", ["nginx", "-p", w, "-c", path], stdout=self.logf,
+                                  stderr=subprocess.STDOUT)
+        if not (wait_port(self.pub_port) and wait_port(self.sub_port)):
+            raise RuntimeError("nginx did not listen; see " + self.logf.name)
+        end = time.monotonic() + 10
+        while len(self.pids()) < self.workers and time.monotonic() < end:
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.p:
+            self.procs.stop(self.p, sig=signal.SIGQUIT)  # graceful; SIGKILL after 10 s
+            self.p = None
+            self.logf.close()
+
+    def pids(self):
+        """The worker processes (they hold the connections and do the work)."""
+        out = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            if ppid == self.p.pid:
+                out.append(int(pid))
+        return sorted(out)
+
+    def client_args(self, shape, tokens=None):
+        path = "/sub/bench" if shape == "shared" else "/sub/u%d"
+        return ["--port", str(self.sub_port), "--path", path]
+
+    def publish_request(self, channel_index, t_ns, k, batch=1):
+        assert batch == 1, "nchan has no batch publish"
+        ch = "bench" if channel_index is None else f"u{channel_index}"
+        b = f'{{"t":{t_ns},"i":{k}}}'.encode()
+        return (f"POST /pub/{ch} HTTP/1.1\r\nHost: 127.0.0.1:{self.pub_port}\r\n"
+                f"Accept: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode() + b
+
+    @property
+    def publish_port(self):
+        return self.pub_port
+
+
+# ---------------------------------------------------------------- load clients
+
+def build_loadclient(outdir):
+    exe = os.path.join(outdir, "loadclient")
+    subprocess.run(["cc", "-O2", "-Wall", "-o", exe, os.path.join(HERE, "loadclient.c")], check=True,
+                   timeout=60)
+    return exe
+
+
+class Clients:
+    """`procs` loadclient processes sharing `n` connections; indices are global (tokens, %d)."""
+
+    def __init__(self, procs, exe, n, nprocs, server_args, expect, timeout, outdir, tag):
+        self.procs = procs
+        self.ps = []
+        per = (n + nprocs - 1) // nprocs
+        for k in range(nprocs):
+            base, cnt = k * per, min(per, n - k * per)
+            if cnt <= 0:
+                break
+            argv = [exe, "-n", str(cnt), "--base", str(base), "--expect", str(expect),
+                    "--timeout", str(timeout), "--connect-timeout", "60"] + server_args
+            err = open(os.path.join(outdir, f"client-{tag}-{k}.err"), "w")
+            p = procs.start(f"loadclient{k}", argv, stdout=subprocess.PIPE, stderr=err, text=True)
+            self.ps.append((p, err))
+
+    def wait_ready(self, timeout=90.0):
+        """Reads each client's READY line. Returns (ready, failed)."""
+        ready = failed = 0
+        end = time.monotonic() + timeout
+        for p, _ in self.ps:
+            line = readline_timeout(p.stdout, end - time.monotonic())
+            if not line.startswith("READY"):
+                raise RuntimeError(f"load client said {line!r} instead of READY")
+            _, r, f = line.split()
+            ready += int(r)
+            failed += int(f)
+        return ready, failed
+
+    def results(self, timeout):
+        """Waits up to `timeout` s for the clients to finish by themselves, then SIGTERMs them."""
+        end = time.monotonic() + timeout
+        out = []
+        for p, err in self.ps:
+            try:
+                p.wait(timeout=max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGTERM)
+        for p, err in self.ps:
+            line = readline_timeout(p.stdout, 15.0)
+            self.procs.stop(p)
+            err.close()
+            if line.strip():
+                out.append(json.loads(line))
+        return out
+
+    def stop(self):
+        for p, err in self.ps:
+            self.procs.stop(p)
+            err.close()
+
+
+def readline_timeout(f, timeout):
+    import select
+    r, _, _ = select.select([f], [], [], max(0.0, timeout))
+    if not r:
+        raise RuntimeError("timed out waiting for a load client line")
+    return f.readline()
+
+
+def merge(results):
+    """Combines the clients' JSON lines: sums, and percentiles from the merged histograms."""
+    tot = {k: sum(r[k] for r in results) for k in
+           ("connections", "requested", "failed", "closed_by_server", "deliveries", "expected",
+            "losses", "extra", "cpu_user_s", "cpu_sys_s")}
+    hist = {}
+    for r in results:
+        for lo, c in r["hist"]:
+            hist[lo] = hist.get(lo, 0) + c
+    n = sum(hist.values())
+
+    def pct(q):
+        want, seen = max(1, int(q * n + 0.5)), 0
+        for lo in sorted(hist):
+            seen += hist[lo]
+            if seen >= want:
+                return lo / 1000.0
+        return 0.0
+
+    tot["p50_ms"] = pct(0.50) if n else None
+    tot["p99_ms"] = pct(0.99) if n else None
+    tot["max_ms"] = max(r["max_us"] for r in results) / 1000.0 if n else None
+    firsts = [r["first_rx_ns"] for r in results if r["first_rx_ns"]]
+    tot["first_rx_ns"] = min(firsts) if firsts else 0
+    tot["last_rx_ns"] = max(r["last_rx_ns"] for r in results)
+    tot["connect_s"] = max(r["connect_s"] for r in results)
+    return tot
+
+
+# ---------------------------------------------------------------- publisher
+
+def publish(server, count, rate=0.0, channel_of=None, conns=4, window=32, batch=1, timeout=60.0):
+    """Publishes `count` messages carrying {"t": CLOCK_REALTIME ns at send, "i": k}.
+
+    rate > 0: one keep-alive connection, message k sent at start + k/rate (each request is built
+    just before it is sent, so "t" is the send time). rate == 0: full speed, pipelined over `conns`
+    keep-alive connections with up to `window` requests in flight each. channel_of(k) gives the
+    channel index for message k (None = the shared channel). Returns a summary dict.
+    """
+    import selectors
+    if rate > 0:
+        conns, window = 1, 1 << 30
+    sel = selectors.DefaultSelector()
+    socks = []
+    for _ in range(conns):
+        s = socket.create_connection(("127.0.0.1", server.publish_port), timeout=5)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        st = {"sock": s, "buf": b"", "out": 0, "pending": b""}
+        sel.register(s, selectors.EVENT_READ, st)
+        socks.append(st)
+    statuses = {}
+    sent = answered = 0
+    nreq = (count + batch - 1) // batch
+    first_send = last_send = 0
+    start = time.monotonic()
+    deadline = start + timeout
+    rr = 0
+
+    def parse(st):
+        nonlocal answered
+        while True:
+            h = st["buf"].find(b"\r\n\r\n")
+            if h < 0:
+                return
+            head = st["buf"][:h].decode("latin-1")
+            length = 0
+            for line in head.split("\r\n")[1:]:
+                k, _, v = line.partition(":")
+                if k.strip().lower() == "content-length":
+                    length = int(v)
+            if len(st["buf"]) < h + 4 + length:
+                return
+            code = head.split(" ", 2)[1]
+            statuses[code] = statuses.get(code, 0) + 1
+            st["buf"] = st["buf"][h + 4 + length:]
+            st["out"] -= 1
+            answered += 1
+
+    while answered < nreq and time.monotonic() < deadline:
+        # Send what the rate (or the windows) allow.
+        while sent < nreq:
+            if rate > 0 and time.monotonic() < start + sent / rate:
+                break
+            st = socks[rr % conns]
+            if st["out"] >= window:
+                if all(x["out"] >= window for x in socks):
+                    break
+                rr += 1
+                continue
+            k = sent * batch
+            t = time.time_ns()
+            req = server.publish_request(channel_of(k) if channel_of else None, t, k,
+                                         batch=min(batch, count - k))
+            if not first_send:
+                first_send = t
+            last_send = t
+            st["pending"] += req
+            st["out"] += 1
+            sent += 1
+            rr += 1
+            if rate > 0:
+                break
+        for st in socks:
+            if st["pending"]:
+                try:
+                    n = st["sock"].send(st["pending"])
+                    st["pending"] = st["pending"][n:]
+                except BlockingIOError:
+                    pass
+        if rate > 0 and sent < nreq:
+            wait = max(0.0, start + sent / rate - time.monotonic())
+        else:
+            wait = 0.05
+        for key, _ in sel.select(timeout=min(wait, 0.05)):
+            st = key.data
+            try:
+                data = st["sock"].recv(65536)
+            except BlockingIOError:
+                continue
+            if not data:
+                raise RuntimeError("publisher connection closed by the server")
+            st["buf"] += data
+            parse(st)
+    for st in socks:
+        sel.unregister(st["sock"])
+        st["sock"].close()
+    return {"requests": nreq, "answered": answered, "statuses": statuses, "first_send_ns": first_send,
+            "last_send_ns": last_send, "publish_s": time.monotonic() - start}
+
+
+# ---------------------------------------------------------------- building Herald
+
+def herald_binary(arg):
+    """The release binary: `arg` when given, else `swift build -c release --product herald`."""
+    if arg:
+        return os.path.abspath(arg)
+    log("building herald (swift build -c release --product herald) ...")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=REPO, check=True,
+                   timeout=1200)
+    bindir = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=REPO,
+                            check=True, timeout=120, capture_output=True, text=True).stdout.strip()
+    return os.path.join(bindir, "herald")
+
+
+def git_commit():
+    try:
+        c = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
+                           text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "Sources"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return c + ("+dirty-Sources" if dirty else "")
+    except Exception:
+        return "unknown"
+
+
+def check_tools():
+    missing = []
+    if not shutil.which("nginx") or not os.path.exists(NCHAN_MODULE):
+        missing.append("apt-get install nginx libnginx-mod-nchan")
+    if not shutil.which("cc"):
+        missing.append("apt-get install gcc")
+    try:
+        import jwt  # noqa: F401
+    except ImportError:
+        missing.append("pip install pyjwt")
+    if missing:
+        sys.exit("missing: " + "; ".join(missing))
+
+
+def workdir():
+    return tempfile.mkdtemp(prefix="herald-bench-")

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Fan-out benchmark: Herald against nginx + nchan, same machine, same run, same client.
+
+    python3 Benchmarks/fanout.py                      # builds Herald (release) first
+    python3 Benchmarks/fanout.py --herald-bin .build/release/herald --repeat 3
+
+Phases, each with fresh subscribers (N SSE streams over --procs loadclient processes):
+  shared/rate     N subscribers on one channel; M messages at a fixed rate (latency under load)
+  shared/burst    the same; M messages at full speed (throughput: deliveries/s)
+  personal/burst  N subscribers each on its own channel (Herald user:{i}, nchan u{i});
+                  N publishes, one per channel, at full speed
+  personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
+Every message carries {"t": send time in ns}; the clients record latency = receive - t.
+deliveries/s = deliveries / (last receive - first send). Output: a table per run, medians over
+--repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
+    n = args.subs
+    if shape == "shared":
+        expect, count = args.msgs, args.msgs
+        channel_of = None
+    else:
+        expect, count = 1, n
+        channel_of = (lambda k: k)
+    rate = args.rate if phase == "rate" else 0.0
+    batch = 1000 if phase == "batch" else 1
+    publish_bound = (count / rate if rate else 0) + 60
+    clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens), expect,
+                        timeout=60 + publish_bound + args.grace + 30, outdir=wd,
+                        tag=f"{server.name}-{shape}-{phase}")
+    try:
+        ready, failed = clients.wait_ready(timeout=90)
+        if ready < n:
+            B.log(f"  {server.name} {shape}/{phase}: only {ready}/{n} connected ({failed} failed)")
+        time.sleep(args.settle)  # let the connect burst's after-effects (acks, timers) pass
+        pids = server.pids()
+        cpu0 = [B.proc_cpu_split(p) for p in pids]
+        thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
+        busy0, load = B.machine_busy_seconds(), B.loadavg()
+        pub = B.publish(server, count, rate=rate, channel_of=channel_of, batch=batch,
+                        timeout=publish_bound)
+        res = B.merge(clients.results(timeout=args.grace))
+        cpu1 = [B.proc_cpu_split(p) for p in pids]
+        thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
+        busy1 = B.machine_busy_seconds()
+    finally:
+        clients.stop()
+    window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
+    out = {
+        "server": server.name, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
+        "rate": rate, **{k: res[k] for k in ("connections", "failed", "closed_by_server", "deliveries",
+                                             "expected", "losses", "extra", "p50_ms", "p99_ms",
+                                             "max_ms", "connect_s")},
+        "deliveries_per_s": round(res["deliveries"] / window) if window > 0 else 0,
+        "window_s": round(window, 3), "publish_s": round(pub["publish_s"], 3),
+        "publish_statuses": pub["statuses"],
+        "server_cpu_s": round(sum(a[0] + a[1] for a in cpu1) - sum(a[0] + a[1] for a in cpu0), 2),
+        "server_user_s": round(sum(a[0] for a in cpu1) - sum(a[0] for a in cpu0), 2),
+        "server_sys_s": round(sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0), 2),
+        "clients_cpu_s": round(res["cpu_user_s"] + res["cpu_sys_s"], 2),
+        "machine_busy_cores": round((busy1 - busy0) / max(1e-9, window or 1), 2), "loadavg_before": load,
+    }
+    if thr0:
+        # per thread: [user, system] seconds during the phase
+        out["herald_threads_cpu_s"] = {
+            k: [round(thr1[k][0] - v[0], 2), round(thr1[k][1] - v[1], 2)] for k, v in thr0.items()
+            if k in thr1 and sum(thr1[k]) - sum(v) >= 0.01}
+    return out
+
+
+def fmt(r):
+    def f(x, nd=1):
+        return "-" if x is None else f"{x:.{nd}f}"
+    return (f"{r['server']:7} {r['shape']:8} {r['phase']:6} conns={r['connections']:>6} "
+            f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
+            f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
+            f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
+            f"clients={r['clients_cpu_s']}s  load={r['loadavg_before']}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    ap.add_argument("--subs", type=int, default=10000, help="subscribers (default 10000)")
+    ap.add_argument("--procs", type=int, default=2, help="loadclient processes (<=19k conns each)")
+    ap.add_argument("--msgs", type=int, default=100, help="messages per shared phase (default 100)")
+    ap.add_argument("--rate", type=float, default=10.0, help="messages/s in the rate phase")
+    ap.add_argument("--phases", default="shared/rate,shared/burst,personal/burst,personal/batch")
+    ap.add_argument("--servers", default="herald,nchan")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
+    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS (and nginx workers)")
+    ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
+    ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
+    args = ap.parse_args()
+    B.check_tools()
+    B.exit_on_sigterm()
+    start = time.monotonic()
+    procs = B.Procs()
+    wd = B.workdir()
+    runs = []
+    args.out = args.out or os.path.join(wd, "fanout-results.jsonl")
+    try:
+        binary = B.herald_binary(args.herald_bin) if "herald" in args.servers else None
+        exe = B.build_loadclient(wd)
+        phases = [tuple(p.split("/")) for p in args.phases.split(",")]
+        servers = args.servers.split(",")
+        B.log(f"workdir {wd}; commit {B.git_commit()}; loadavg {B.loadavg()}")
+        for rep in range(args.repeat):
+            order = servers if rep % 2 == 0 else servers[::-1]  # alternate who goes first
+            for name in order:
+                sd = os.path.join(wd, f"{name}-{rep}")
+                os.makedirs(sd)
+                if name == "herald":
+                    server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60)
+                else:
+                    server = B.Nchan(procs, sd, workers=args.loops)
+                server.start()
+                try:
+                    tokens = (server.make_tokens(args.subs, os.path.join(sd, "tokens.txt"))
+                              if name == "herald" else None)
+                    for shape, phase in phases:
+                        if phase == "batch" and name != "herald":
+                            continue
+                        if time.monotonic() - start > args.budget:
+                            B.log(f"budget of {args.budget}s spent: skipping {name} {shape}/{phase}")
+                            continue
+                        r = run_phase(args, procs, server, exe, sd, shape, phase, tokens)
+                        r["repeat"] = rep
+                        runs.append(r)
+                        print(fmt(r), flush=True)
+                        with open(args.out, "a") as f:
+                            f.write(json.dumps(r) + "\n")
+                finally:
+                    server.stop()
+    finally:
+        procs.stop_all()
+
+    print("\nmedians over runs (ratio = Herald / nchan; deliveries/s higher is better, latency lower)")
+    for shape, phase in phases:
+        rows = {}
+        for name in servers:
+            rs = [r for r in runs if r["server"] == name and r["shape"] == shape and r["phase"] == phase]
+            if rs:
+                rows[name] = {k: statistics.median([r[k] for r in rs if r[k] is not None] or [0])
+                              for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms")}
+                rows[name]["losses"] = sum(r["losses"] for r in rs)
+                rows[name]["runs"] = len(rs)
+        for name, m in rows.items():
+            print(f"  {shape}/{phase:6} {name:7} runs={m['runs']} {m['deliveries_per_s']:>9.0f} deliv/s  "
+                  f"p50 {m['p50_ms']:.1f}  p99 {m['p99_ms']:.1f}  max {m['max_ms']:.1f} ms  "
+                  f"losses {m['losses']}")
+        if "herald" in rows and "nchan" in rows:
+            h, n = rows["herald"], rows["nchan"]
+            ratio = lambda a, b: f"{a / b:.2f}x" if b else "-"  # noqa: E731
+            print(f"  {shape}/{phase:6} ratio   deliveries/s {ratio(h['deliveries_per_s'], n['deliveries_per_s'])}"
+                  f"  p50 {ratio(h['p50_ms'], n['p50_ms'])}  p99 {ratio(h['p99_ms'], n['p99_ms'])}")
+        elif "herald" in rows and phase == "batch":
+            n = [r for r in runs if r["server"] == "nchan" and r["shape"] == shape and r["phase"] == "burst"]
+            if n:
+                nd = statistics.median(r["deliveries_per_s"] for r in n)
+                np99 = statistics.median(r["p99_ms"] for r in n)
+                print(f"  {shape}/batch  vs nchan {shape}/burst: deliveries/s "
+                      f"{rows['herald']['deliveries_per_s'] / nd:.2f}x  p99 {rows['herald']['p99_ms'] / np99:.2f}x")
+    print(f"\ntotal {time.monotonic() - start:.0f}s; raw results appended to {args.out}; workdir {wd}")
+
+
+if __name__ == "__main__":
+    main()
