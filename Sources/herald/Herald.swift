@@ -113,7 +113,9 @@ enum Herald {
         var pushClient: HTTP2Client?
         if providers.apns != nil || providers.fcm != nil {
             do {
-                let client = try HTTP2Client(configuration: .fromEnvironment(environment))
+                var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
+                clientConfiguration.maxHostConnections = settings.pushMaxConnections
+                let client = try HTTP2Client(configuration: clientConfiguration)
                 let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
                 var workerConfiguration = DeliveryWorker.Configuration()
                 workerConfiguration.retry = settings.retryPolicy

@@ -67,6 +67,7 @@ struct Settings {
         SettingSpec(name: "HERALD_APNS_SANDBOX_URL", defaultValue: "https://api.sandbox.push.apple.com", help: "APNs sandbox gateway"),
         SettingSpec(name: "HERALD_FCM_URL", defaultValue: "https://fcm.googleapis.com", help: "FCM base URL (the OAuth URL comes from the account's token_uri)"),
         SettingSpec(name: "HERALD_CA_FILE", defaultValue: "system CAs", help: "extra CA bundle trusted for outgoing TLS (tests, private gateways)"),
+        SettingSpec(name: "HERALD_PUSH_MAX_CONNECTIONS", defaultValue: "2", help: "HTTP/2 connections per provider host (each multiplexes many pushes)"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BASE_MS", defaultValue: "1000", help: "first retry delay scale; doubles per attempt, full jitter"),
         SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "300000", help: "largest retry backoff before jitter"),
         SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "5", help: "attempts before a push job is dead-lettered"),
@@ -88,6 +89,7 @@ struct Settings {
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
     var retryPolicy = RetryPolicy()
+    var pushMaxConnections = 2
     var deviceRetentionDays = 90
     var webSocketEcho = false
     var logLevel = LogLevel.info
@@ -152,6 +154,7 @@ struct Settings {
         dev = try flag("HERALD_DEV")
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
+        pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
         let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", 1000, min: 1, max: 3_600_000)
         let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", 300_000, min: retryBase, max: 86_400_000)
         retryPolicy = RetryPolicy(baseMilliseconds: Int64(retryBase), capMilliseconds: Int64(retryCap),
