@@ -223,7 +223,10 @@ class Nchan:
         w = self.workdir
         for d in ("logs", "tmp"):
             os.makedirs(os.path.join(w, d), exist_ok=True)
-        ping = (f"nchan_eventsource_ping_interval {self.ping_interval};"
+        # nchan sends no keep-alive by default; for the idle comparison it sends a comment
+        # ":heartbeat" like Herald's ": heartbeat".
+        ping = (f'nchan_eventsource_ping_interval {self.ping_interval}; nchan_eventsource_ping_event ""; '
+                f'nchan_eventsource_ping_comment "heartbeat"; nchan_eventsource_ping_data "";'
                 if self.ping_interval else "")
         conf = f"""
 load_module {NCHAN_MODULE};
@@ -371,7 +374,7 @@ def merge(results):
     """Combines the clients' JSON lines: sums, and percentiles from the merged histograms."""
     tot = {k: sum(r[k] for r in results) for k in
            ("connections", "requested", "failed", "closed_by_server", "deliveries", "expected",
-            "losses", "extra", "cpu_user_s", "cpu_sys_s")}
+            "losses", "extra", "cpu_user_s", "cpu_sys_s", "comments_after_ready")}
     hist = {}
     for r in results:
         for lo, c in r["hist"]:

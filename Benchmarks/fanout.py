@@ -10,6 +10,8 @@ Phases, each with fresh subscribers (N SSE streams over --procs loadclient proce
   personal/burst  N subscribers each on its own channel (Herald user:{i}, nchan u{i});
                   N publishes, one per channel, at full speed
   personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
+--perf DIR records Herald with `perf record -e cpu-clock -g` during each phase (read it with
+`perf report -i DIR/perf-shared-burst.data --no-children --sort dso,symbol`).
 Every message carries {"t": send time in ns}; the clients record latency = receive - t.
 deliveries/s = deliveries / (last receive - first send). Output: a table per run, medians over
 --repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
@@ -17,7 +19,9 @@ deliveries/s = deliveries / (last receive - first send). Output: a table per run
 import argparse
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -48,12 +52,22 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
         busy0, load = B.machine_busy_seconds(), B.loadavg()
+        perf = None
+        if args.perf and server.name == "herald":
+            # cpu-clock sampling (no hardware counters in this VM), call graphs, Herald only.
+            data = os.path.join(args.perf, f"perf-{shape}-{phase}.data")
+            perf = procs.start("perf", ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
+                                        "-p", str(pids[0]), "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         pub = B.publish(server, count, rate=rate, channel_of=channel_of, batch=batch,
                         timeout=publish_bound)
         res = B.merge(clients.results(timeout=args.grace))
         cpu1 = [B.proc_cpu_split(p) for p in pids]
         thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
         busy1 = B.machine_busy_seconds()
+        if perf:
+            procs.stop(perf, sig=signal.SIGINT, timeout=30)
     finally:
         clients.stop()
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
@@ -103,10 +117,14 @@ def main():
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
     ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during each phase into DIR")
     ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
     args = ap.parse_args()
     B.check_tools()
     B.exit_on_sigterm()
+    if args.perf:
+        args.perf = os.path.abspath(args.perf)
+        os.makedirs(args.perf, exist_ok=True)
     start = time.monotonic()
     procs = B.Procs()
     wd = B.workdir()
@@ -117,7 +135,7 @@ def main():
         exe = B.build_loadclient(wd)
         phases = [tuple(p.split("/")) for p in args.phases.split(",")]
         servers = args.servers.split(",")
-        B.log(f"workdir {wd}; commit {B.git_commit()}; loadavg {B.loadavg()}")
+        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; loadavg {B.loadavg()}")
         for rep in range(args.repeat):
             order = servers if rep % 2 == 0 else servers[::-1]  # alternate who goes first
             for name in order:

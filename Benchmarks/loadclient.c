@@ -111,7 +111,8 @@ static int epfd;
 // Results.
 static int n_ready, n_failed, n_closed, n_complete, n_inflight, n_next;
 static int err_connect, err_status, err_eof_before_ready;
-static uint64_t deliveries, first_rx_ns, last_rx_ns;
+static uint64_t deliveries, comments, first_rx_ns, last_rx_ns;
+static int announced;  // READY printed
 static char readybuf[64];
 static size_t ready_len;
 
@@ -222,6 +223,8 @@ static void on_line(struct conn *c, const char *s, size_t len, uint64_t rx_real)
         if (!first_rx_ns) first_rx_ns = rx_real;
         last_rx_ns = rx_real;
         if (++c->count == expect) n_complete++;
+    } else if (len > 0 && s[0] == ':') {
+        if (announced) comments++;  // heartbeats after READY (Herald ": heartbeat", nchan pings)
     } else if (ready_event && !c->ready && len == ready_len && memcmp(s, readybuf, len) == 0) {
         mark_ready(c);
     }
@@ -361,7 +364,6 @@ int main(int argc, char **argv) {
     uint64_t deadline = t0 + (uint64_t)(timeout * 1e9);
     uint64_t ready_at = 0;
     struct rusage ru_ready = {0};
-    int announced = 0;
     struct epoll_event evs[1024];
 
     while (!stop_flag) {
@@ -409,11 +411,11 @@ int main(int argc, char **argv) {
     }
     printf("{\"connections\":%d,\"requested\":%d,\"failed\":%d,\"closed_by_server\":%d,"
            "\"err_connect\":%d,\"err_status\":%d,\"err_eof_before_ready\":%d,"
-           "\"deliveries\":%llu,\"expected\":%llu,\"losses\":%llu,\"extra\":%llu,"
+           "\"deliveries\":%llu,\"comments_after_ready\":%llu,\"expected\":%llu,\"losses\":%llu,\"extra\":%llu,"
            "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,"
            "\"connect_s\":%.3f,\"elapsed_s\":%.3f,\"first_rx_ns\":%llu,\"last_rx_ns\":%llu,\"hist\":[",
            n_ready, nconns, n_failed, n_closed, err_connect, err_status, err_eof_before_ready,
-           (unsigned long long)deliveries, (unsigned long long)expected, (unsigned long long)losses,
+           (unsigned long long)deliveries, (unsigned long long)comments, (unsigned long long)expected, (unsigned long long)losses,
            (unsigned long long)extra, hpercentile(0.50, deliveries), hpercentile(0.99, deliveries),
            (double)lat_max_us / 1000.0, ready_at ? (double)(ready_at - t0) / 1e9 : -1.0,
            (double)(end - t0) / 1e9, (unsigned long long)first_rx_ns, (unsigned long long)last_rx_ns);

@@ -1,3 +1,4 @@
+import PushBridge
 import COpenSSL
 import Dispatch
 import Synchronization

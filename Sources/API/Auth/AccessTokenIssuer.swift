@@ -1,3 +1,5 @@
+import PushBridge
+
 /// Issues HS256 access tokens (RFC 7519 §7.1) for dev mode, where Herald is its own identity provider.
 ///
 /// Production deployments should have their auth service issue tokens and give Herald only the

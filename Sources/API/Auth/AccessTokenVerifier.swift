@@ -1,3 +1,5 @@
+import PushBridge
+
 /// Verifies JWS-compact access tokens (RFC 7515 §7.1, RFC 7519 §7.2) against one key.
 ///
 /// Order of checks, chosen so that nothing from the payload is trusted — or even parsed — before the

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Idle-connection benchmark: what an open, quiet SSE stream costs Herald and nginx + nchan.
+
+    python3 Benchmarks/idle.py                          # builds Herald (release) first
+    python3 Benchmarks/idle.py --herald-bin .build/release/herald --conns 10000,19000
+
+For each server and each N (a fresh server each time): RSS of the server before any stream,
+then N streams from --procs loadclient processes (Herald: user i on its personal channel user:{i};
+nchan: /sub/u{i}), RSS again after --settle s, then the server's CPU over --idle s of silence.
+Heartbeats every --heartbeat s on both (HERALD_HEARTBEAT_SECONDS; nchan_eventsource_ping_interval
+with a comment, since nchan sends none by default). nchan's figures are summed over its worker
+processes (the master holds no connections). Printed: RSS delta per stream (bytes) and CPU as a
+percentage of one core. Targets (issue 8): <= 2 KiB per stream at 10k, heartbeat CPU < 2 %.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def measure(args, procs, exe, wd, name, binary, n):
+    sd = os.path.join(wd, f"{name}-{n}")
+    os.makedirs(sd)
+    if name == "herald":
+        server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=args.heartbeat)
+    else:
+        server = B.Nchan(procs, sd, workers=args.loops, ping_interval=args.heartbeat)
+    server.start()
+    clients = None
+    try:
+        tokens = server.make_tokens(n, os.path.join(sd, "tokens.txt")) if name == "herald" else None
+        time.sleep(args.settle)
+        pids = server.pids()
+        rss0 = sum(B.proc_rss_kib(p) for p in pids)
+        clients = B.Clients(procs, exe, n, args.procs, server.client_args("personal", tokens), 0,
+                            timeout=90 + args.settle + args.idle + 60, outdir=sd, tag=name)
+        ready, failed = clients.wait_ready(timeout=90)
+        time.sleep(args.settle)
+        rss1 = sum(B.proc_rss_kib(p) for p in pids)
+        load = B.loadavg()
+        cpu0 = [B.proc_cpu_split(p) for p in pids]
+        t0 = time.monotonic()
+        time.sleep(args.idle)
+        cpu1 = [B.proc_cpu_split(p) for p in pids]
+        dt = time.monotonic() - t0
+        rss2 = sum(B.proc_rss_kib(p) for p in pids)
+        res = B.merge(clients.results(timeout=0))
+        clients = None
+        user = sum(a[0] for a in cpu1) - sum(a[0] for a in cpu0)
+        sys_ = sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0)
+        return {
+            "server": name, "streams": ready, "failed": failed,
+            "closed_by_server": res["closed_by_server"], "rss_before_kib": rss0,
+            "rss_connected_kib": rss1, "rss_after_idle_kib": rss2,
+            "bytes_per_stream": round((rss1 - rss0) * 1024 / max(1, ready)),
+            "bytes_per_stream_after_idle": round((rss2 - rss0) * 1024 / max(1, ready)),
+            "idle_s": round(dt, 1), "cpu_user_s": round(user, 2), "cpu_sys_s": round(sys_, 2),
+            "cpu_pct_of_core": round(100 * (user + sys_) / dt, 2),
+            "heartbeats_received": res["comments_after_ready"], "heartbeat_s": args.heartbeat,
+            "connect_s": res["connect_s"], "loadavg_before_idle": load, "server_pids": len(pids),
+        }
+    finally:
+        if clients:
+            clients.stop()
+        server.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    ap.add_argument("--conns", default="10000", help="comma-separated stream counts (<= 19000)")
+    ap.add_argument("--servers", default="herald,nchan")
+    ap.add_argument("--procs", type=int, default=2, help="loadclient processes")
+    ap.add_argument("--idle", type=float, default=30.0, help="seconds of silence measured")
+    ap.add_argument("--heartbeat", type=int, default=15)
+    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS (and nginx workers)")
+    ap.add_argument("--settle", type=float, default=3.0)
+    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
+    args = ap.parse_args()
+    B.check_tools()
+    B.exit_on_sigterm()
+    procs = B.Procs()
+    wd = B.workdir()
+    args.out = args.out or os.path.join(wd, "idle-results.jsonl")
+    start = time.monotonic()
+    rows = []
+    try:
+        binary = B.herald_binary(args.herald_bin) if "herald" in args.servers else None
+        exe = B.build_loadclient(wd)
+        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; loadavg {B.loadavg()}")
+        for n in [int(x) for x in args.conns.split(",")]:
+            for name in args.servers.split(","):
+                r = measure(args, procs, exe, wd, name, binary, n)
+                rows.append(r)
+                print(f"{name:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
+                      f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
+                      f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle)  "
+                      f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
+                      f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}",
+                      flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+    finally:
+        procs.stop_all()
+    for n in sorted({r["streams"] for r in rows}):
+        by = {r["server"]: r for r in rows if r["streams"] == n}
+        if "herald" in by and "nchan" in by and by["nchan"]["bytes_per_stream"]:
+            h, c = by["herald"], by["nchan"]
+            print(f"ratio at {n}: memory/stream {h['bytes_per_stream'] / c['bytes_per_stream']:.2f}x, "
+                  f"idle CPU {h['cpu_pct_of_core'] / c['cpu_pct_of_core'] if c['cpu_pct_of_core'] else float('nan'):.2f}x "
+                  f"(Herald / nchan)")
+    print(f"total {time.monotonic() - start:.0f}s; raw results in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
