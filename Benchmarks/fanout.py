@@ -51,7 +51,7 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         pids = server.pids()
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
-        busy0, load = B.machine_busy_seconds(), B.loadavg()
+        busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
         perf = None
         if args.perf and server.name == "herald":
             # cpu-clock sampling (no hardware counters in this VM), call graphs, Herald only.
@@ -65,7 +65,7 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         res = B.merge(clients.results(timeout=args.grace))
         cpu1 = [B.proc_cpu_split(p) for p in pids]
         thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
-        busy1 = B.machine_busy_seconds()
+        busy1, own1, t1 = B.machine_busy_seconds(), time.process_time(), time.monotonic()
         if perf:
             procs.stop(perf, sig=signal.SIGINT, timeout=30)
     finally:
@@ -83,8 +83,13 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         "server_user_s": round(sum(a[0] for a in cpu1) - sum(a[0] for a in cpu0), 2),
         "server_sys_s": round(sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0), 2),
         "clients_cpu_s": round(res["cpu_user_s"] + res["cpu_sys_s"], 2),
-        "machine_busy_cores": round((busy1 - busy0) / max(1e-9, window or 1), 2), "loadavg_before": load,
+        "publisher_cpu_s": round(own1 - own0, 2), "loadavg_before": load,
+        "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
+    # CPU the machine spent on anything but this server, the clients and the publisher (other
+    # work on a shared machine, plus softirq time charged to no process): the noise indicator.
+    own = out["server_cpu_s"] + out["clients_cpu_s"] + out["publisher_cpu_s"]
+    out["other_cores"] = round(max(0.0, (busy1 - busy0) - own) / (t1 - t0), 2)
     if thr0:
         # per thread: [user, system] seconds during the phase
         out["herald_threads_cpu_s"] = {
@@ -100,7 +105,7 @@ def fmt(r):
             f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
-            f"clients={r['clients_cpu_s']}s  load={r['loadavg_before']}")
+            f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores")
 
 
 def main():
@@ -173,13 +178,13 @@ def main():
             rs = [r for r in runs if r["server"] == name and r["shape"] == shape and r["phase"] == phase]
             if rs:
                 rows[name] = {k: statistics.median([r[k] for r in rs if r[k] is not None] or [0])
-                              for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms")}
+                              for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms", "other_cores")}
                 rows[name]["losses"] = sum(r["losses"] for r in rs)
                 rows[name]["runs"] = len(rs)
         for name, m in rows.items():
             print(f"  {shape}/{phase:6} {name:7} runs={m['runs']} {m['deliveries_per_s']:>9.0f} deliv/s  "
                   f"p50 {m['p50_ms']:.1f}  p99 {m['p99_ms']:.1f}  max {m['max_ms']:.1f} ms  "
-                  f"losses {m['losses']}")
+                  f"losses {m['losses']}  (other load {m['other_cores']:.2f} cores)")
         if "herald" in rows and "nchan" in rows:
             h, n = rows["herald"], rows["nchan"]
             ratio = lambda a, b: f"{a / b:.2f}x" if b else "-"  # noqa: E731
