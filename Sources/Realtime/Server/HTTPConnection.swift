@@ -78,10 +78,22 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     }
 
     /// Edge-triggered: read until the socket is empty (or input is paused).
+    /// Reads per wake-up before the connection yields to the rest of the loop: a busy publisher
+    /// must not hold up the deliveries its own publishes queued (edge-triggered, so the rest is
+    /// picked up by a task queued behind them).
+    private static let readsPerTurn = 8
+
     private func readAvailable() {
         let buffer = context.readBuffer
+        var reads = 0
         while !readPaused {
             if case .closed = state { return }
+            if reads == Self.readsPerTurn {
+                let reference = LoopBound(self, loop: context.loop)
+                context.loop.execute { reference.value.readAvailable() }
+                return
+            }
+            reads += 1
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n > 0 {
                 lastActivityAt = context.loop.now
