@@ -604,3 +604,36 @@ def raw():
     yield connect
     for c in opened:
         c.close()
+
+
+# --- WebSocket helpers shared by the WebSocket and session tests -------------------------------
+
+WS_TIMEOUT = 5
+
+
+def ws_url(h, path="/v1/ws", **query):
+    """The WebSocket URL of herald `h`, with query parameters."""
+    q = "&".join(f"{k}={v}" for k, v in query.items())
+    return f"ws://127.0.0.1:{h.port}{path}" + (f"?{q}" if q else "")
+
+
+async def recv_json(ws, timeout=WS_TIMEOUT):
+    """The next WebSocket message as JSON, within `timeout` seconds."""
+    import asyncio
+    import json
+    return json.loads(await asyncio.wait_for(ws.recv(), timeout))
+
+
+async def recv_until(ws, predicate, timeout=WS_TIMEOUT):
+    """The first message for which `predicate` holds, within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        message = await recv_json(ws, max(deadline - time.monotonic(), 0.01))
+        if predicate(message):
+            return message
+
+
+def run_async(coro, timeout=30):
+    """Runs a test scenario coroutine with an overall bound."""
+    import asyncio
+    return asyncio.run(asyncio.wait_for(coro, timeout))

@@ -74,20 +74,7 @@ def ws_url(h, token):
     return f"ws://127.0.0.1:{h.port}/v1/ws?access_token={token}"
 
 
-async def recv_json(ws, timeout=TIMEOUT):
-    return json.loads(await asyncio.wait_for(ws.recv(), timeout))
-
-
-async def recv_until(ws, predicate, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        message = await recv_json(ws, max(deadline - time.monotonic(), 0.01))
-        if predicate(message):
-            return message
-
-
-def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 30))
+from conftest import recv_json, recv_until, run_async as run
 
 
 def client_calls(h, token):

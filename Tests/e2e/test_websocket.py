@@ -12,25 +12,7 @@ import websockets
 TIMEOUT = 5
 
 
-def ws_url(h, path="/v1/ws", **query):
-    q = "&".join(f"{k}={v}" for k, v in query.items())
-    return f"ws://127.0.0.1:{h.port}{path}" + (f"?{q}" if q else "")
-
-
-async def recv_json(ws, timeout=TIMEOUT):
-    return json.loads(await asyncio.wait_for(ws.recv(), timeout))
-
-
-async def recv_until(ws, predicate, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while True:
-        message = await recv_json(ws, max(deadline - time.monotonic(), 0.01))
-        if predicate(message):
-            return message
-
-
-def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 30))
+from conftest import recv_json, recv_until, ws_url, run_async as run
 
 
 def test_ready_subscribe_and_receive(herald):
