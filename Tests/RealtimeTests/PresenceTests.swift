@@ -25,20 +25,20 @@ private let room = ChannelName("room:1")!
         let clocks = TestClocks()
         let presence = clocks.presence(lease: 45)
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
-        #expect(presence.isForeground(sessionID: "s1"))
+        #expect(presence.isForeground(userID: "u1", sessionID: "s1"))
         clocks.advance(seconds: 46)
-        #expect(!presence.isForeground(sessionID: "s1"), "an open socket alone proves nothing (RT-7a)")
+        #expect(!presence.isForeground(userID: "u1", sessionID: "s1"), "an open socket alone proves nothing (RT-7a)")
         presence.life(connectionID: "c1")
-        #expect(presence.isForeground(sessionID: "s1"))
+        #expect(presence.isForeground(userID: "u1", sessionID: "s1"))
     }
 
     @Test func backgroundConnectionsNeverCountAsForeground() {
         let clocks = TestClocks()
         let presence = clocks.presence()
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .background, channels: [personal])
-        #expect(!presence.isForeground(sessionID: "s1"))
+        #expect(!presence.isForeground(userID: "u1", sessionID: "s1"))
         presence.setState(connectionID: "c1", .foreground)
-        #expect(presence.isForeground(sessionID: "s1"))
+        #expect(presence.isForeground(userID: "u1", sessionID: "s1"))
     }
 
     @Test func sessionStateChangesEveryConnectionOfTheSessionOnly() {
@@ -47,10 +47,10 @@ private let room = ChannelName("room:1")!
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
         presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
         presence.connected(connectionID: "c3", userID: "u1", sessionID: "s2", transport: .sse, state: .foreground, channels: [personal])
-        #expect(presence.setState(sessionID: "s1", .background) == 2)
-        #expect(!presence.isForeground(sessionID: "s1"))
-        #expect(presence.isForeground(sessionID: "s2"))
-        #expect(presence.setState(sessionID: "nobody", .background) == 0)
+        #expect(presence.setState(userID: "u1", sessionID: "s1", .background) == 2)
+        #expect(!presence.isForeground(userID: "u1", sessionID: "s1"))
+        #expect(presence.isForeground(userID: "u1", sessionID: "s2"))
+        #expect(presence.setState(userID: "u1", sessionID: "nobody", .background) == 0)
     }
 
     @Test func acksRenewTheLeaseAndAreBounded() {
@@ -59,9 +59,9 @@ private let room = ChannelName("room:1")!
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
         clocks.advance(seconds: 11)
         presence.acknowledge(sessionID: "s1", connectionID: nil, userID: "u1", ids: ["a", "b", "c", "d"])
-        #expect(presence.isForeground(sessionID: "s1"))
-        #expect(!presence.hasAcknowledged(sessionID: "s1", id: "a"))
-        #expect(presence.hasAcknowledged(sessionID: "s1", id: "d"))
+        #expect(presence.isForeground(userID: "u1", sessionID: "s1"))
+        #expect(!presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "a"))
+        #expect(presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "d"))
         #expect(presence.sessions(userID: "u1").first?.lastAck == "d")
     }
 
@@ -69,15 +69,15 @@ private let room = ChannelName("room:1")!
         let clocks = TestClocks()
         let presence = clocks.presence(lease: 45)
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
-        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        #expect(!presence.receivedInForeground(userID: "u1", sessionID: "s1", personalSequence: 7))
         presence.deliveredPersonal(connectionID: "c1", sequence: 7)
-        #expect(presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
-        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 8))
+        #expect(presence.receivedInForeground(userID: "u1", sessionID: "s1", personalSequence: 7))
+        #expect(!presence.receivedInForeground(userID: "u1", sessionID: "s1", personalSequence: 8))
         presence.setState(connectionID: "c1", .background)
-        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        #expect(!presence.receivedInForeground(userID: "u1", sessionID: "s1", personalSequence: 7))
         presence.setState(connectionID: "c1", .foreground)
         clocks.advance(seconds: 46)
-        #expect(!presence.receivedInForeground(sessionID: "s1", personalSequence: 7))
+        #expect(!presence.receivedInForeground(userID: "u1", sessionID: "s1", personalSequence: 7))
     }
 
     @Test func channelPresenceListsOnlyConnectionsOnTheChannel() {
@@ -96,17 +96,30 @@ private let room = ChannelName("room:1")!
         #expect(presence.sessions(channel: room).isEmpty)
     }
 
+    @Test func twoUsersWithTheSameSidDoNotShareASession() {
+        let clocks = TestClocks()
+        let presence = clocks.presence()
+        presence.connected(connectionID: "c1", userID: "alice", sessionID: "sess-1", transport: .sse, state: .foreground, channels: [])
+        presence.connected(connectionID: "c2", userID: "bob", sessionID: "sess-1", transport: .sse, state: .foreground, channels: [])
+        #expect(presence.setState(userID: "bob", sessionID: "sess-1", .background) == 1)
+        #expect(presence.isForeground(userID: "alice", sessionID: "sess-1"))
+        #expect(!presence.isForeground(userID: "bob", sessionID: "sess-1"))
+        presence.acknowledge(sessionID: "sess-1", connectionID: nil, userID: "bob", ids: ["x"])
+        #expect(!presence.hasAcknowledged(userID: "alice", sessionID: "sess-1", id: "x"))
+        #expect(presence.sessions(userID: "alice").first?.sessionID == "sess-1")
+    }
+
     @Test func disconnectEndsLivenessButKeepsRecentAcksUntilTheSweep() {
         let clocks = TestClocks()
         let presence = clocks.presence()
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
         presence.acknowledge(sessionID: "s1", connectionID: nil, userID: "u1", ids: ["x"])
         presence.disconnected(connectionID: "c1")
-        #expect(!presence.isForeground(sessionID: "s1"))
+        #expect(!presence.isForeground(userID: "u1", sessionID: "s1"))
         #expect(presence.sessions(userID: "u1").isEmpty)
-        #expect(presence.hasAcknowledged(sessionID: "s1", id: "x"))
+        #expect(presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "x"))
         clocks.advance(seconds: 601)
         presence.sweep(idleSeconds: 600)
-        #expect(!presence.hasAcknowledged(sessionID: "s1", id: "x"))
+        #expect(!presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "x"))
     }
 }

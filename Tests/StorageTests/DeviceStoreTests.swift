@@ -85,6 +85,14 @@ import Testing
         }
     }
 
+    @Test func rotationNeverTouchesAnotherUsersDeviceUnderTheSameSid() throws {
+        try withDatabase { db in
+            _ = try DeviceStore.register(db, registration(user: "alice", session: "sess-1", token: "a"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
+            _ = try DeviceStore.register(db, registration(user: "bob", session: "sess-1", token: "b"), sessionExpiresAt: nil, newID: "d2", now: 2_000)
+            #expect(try DeviceStore.list(db, userID: "alice", now: 2_000).map(\.id) == ["d1"])
+        }
+    }
+
     @Test func deleteByIDIsScopedToTheUser() throws {
         try withDatabase { db in
             _ = try DeviceStore.register(db, registration(), sessionExpiresAt: nil, newID: "d1", now: 1_000)

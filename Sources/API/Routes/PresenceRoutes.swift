@@ -30,7 +30,7 @@ struct PresenceRoutes {
         }
         let body = try RequestBody.decode(StateBody.self, from: context.request)
         guard let state = AppState(body.state) else { throw HTTPError.invalid("state", "state must be foreground or background") }
-        let changed = presence.setState(sessionID: sessionID, state)
+        let changed = presence.setState(userID: claims.subject, sessionID: sessionID, state)
         return .response(.json(200, "{\"session_id\":\(JSONText.quote(sessionID)),\"state\":\"\(state)\",\"connections\":\(changed)}"))
     }
 

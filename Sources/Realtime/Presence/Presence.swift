@@ -80,9 +80,14 @@ public final class Presence: Sendable {
         self.wallClockMilliseconds = wallClockMilliseconds
     }
 
-    private static func sessionKey(_ sessionID: String?, connectionID: String) -> String {
+    /// Sessions are per user: two users whose tokens carry the same `sid` never share one.
+    private static func sessionKey(_ sessionID: String?, userID: String, connectionID: String) -> String {
         // A token without `sid` has no session to share: its connection is its own session.
-        sessionID.map { "s:" + $0 } ?? "c:" + connectionID
+        sessionID.map { sessionKey(userID: userID, sessionID: $0) } ?? "c:" + connectionID
+    }
+
+    private static func sessionKey(userID: String, sessionID: String) -> String {
+        "s:" + userID + "\u{0}" + sessionID
     }
 
     // MARK: - Reports from transports
@@ -93,7 +98,7 @@ public final class Presence: Sendable {
         let now = monotonic()
         let wall = wallClockMilliseconds()
         state.withLock { state in
-            let key = Self.sessionKey(sessionID, connectionID: connectionID)
+            let key = Self.sessionKey(sessionID, userID: userID, connectionID: connectionID)
             state.connections[connectionID] = Connection(
                 connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport,
                 state: appState, channels: Set(channels), openedAt: wall, lastLifeAt: now, personalSequence: 0)
@@ -111,7 +116,7 @@ public final class Presence: Sendable {
         state.withLock { state in
             guard let connection = state.connections.removeValue(forKey: connectionID) else { return }
             for channel in connection.channels { Self.remove(connectionID, from: channel, in: &state) }
-            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
             state.sessions[key]?.connectionIDs.remove(connectionID)
             state.sessions[key]?.lastChangeAt = wall
             // A session with a sid keeps its acks while its client reconnects (`sweep` ends that);
@@ -144,7 +149,7 @@ public final class Presence: Sendable {
         state.withLock { state in
             guard let connection = state.connections[connectionID] else { return }
             state.connections[connectionID]!.lastLifeAt = now
-            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
             state.sessions[key]?.lastLifeAt = now
         }
     }
@@ -157,7 +162,7 @@ public final class Presence: Sendable {
             guard let connection = state.connections[connectionID] else { return }
             state.connections[connectionID]!.state = appState
             state.connections[connectionID]!.lastLifeAt = now
-            let key = Self.sessionKey(connection.sessionID, connectionID: connectionID)
+            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
             state.sessions[key]?.lastChangeAt = wall
             state.sessions[key]?.lastLifeAt = now
         }
@@ -166,11 +171,11 @@ public final class Presence: Sendable {
     /// Every live connection of a session takes `appState` (`PUT /v1/me/sessions/current/state`).
     /// - Returns: how many connections changed.
     @discardableResult
-    public func setState(sessionID: String, _ appState: AppState) -> Int {
+    public func setState(userID: String, sessionID: String, _ appState: AppState) -> Int {
         let now = monotonic()
         let wall = wallClockMilliseconds()
         return state.withLock { state in
-            let key = "s:" + sessionID
+            let key = Self.sessionKey(userID: userID, sessionID: sessionID)
             guard let session = state.sessions[key] else { return 0 }
             for id in session.connectionIDs {
                 state.connections[id]?.state = appState
@@ -190,7 +195,7 @@ public final class Presence: Sendable {
         state.withLock { state in
             let key: String
             if let sessionID {
-                key = "s:" + sessionID
+                key = Self.sessionKey(userID: userID, sessionID: sessionID)
             } else if let connectionID {
                 key = "c:" + connectionID
             } else {
@@ -225,10 +230,10 @@ public final class Presence: Sendable {
     // MARK: - Queries
 
     /// True when session `sessionID` has a live `foreground` connection whose lease is fresh.
-    public func isForeground(sessionID: String) -> Bool {
+    public func isForeground(userID: String, sessionID: String) -> Bool {
         let now = monotonic()
         return state.withLock { state in
-            guard let session = state.sessions["s:" + sessionID] else { return false }
+            guard let session = state.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)] else { return false }
             return session.connectionIDs.contains { id in
                 guard let c = state.connections[id] else { return false }
                 return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds
@@ -238,10 +243,10 @@ public final class Presence: Sendable {
 
     /// True when a live, foreground (fresh lease) connection of the session was written the
     /// personal-channel message with stream sequence `sequence` (or a later one).
-    public func receivedInForeground(sessionID: String, personalSequence sequence: UInt64) -> Bool {
+    public func receivedInForeground(userID: String, sessionID: String, personalSequence sequence: UInt64) -> Bool {
         let now = monotonic()
         return state.withLock { state in
-            guard let session = state.sessions["s:" + sessionID] else { return false }
+            guard let session = state.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)] else { return false }
             return session.connectionIDs.contains { id in
                 guard let c = state.connections[id] else { return false }
                 return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds && c.personalSequence >= sequence
@@ -250,8 +255,8 @@ public final class Presence: Sendable {
     }
 
     /// True when the session acknowledged event id `id`.
-    public func hasAcknowledged(sessionID: String, id: String) -> Bool {
-        state.withLock { $0.sessions["s:" + sessionID]?.ackSet.contains(id) ?? false }
+    public func hasAcknowledged(userID: String, sessionID: String, id: String) -> Bool {
+        state.withLock { $0.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)]?.ackSet.contains(id) ?? false }
     }
 
     /// Live (and recently acknowledging) sessions of a user, newest change first.
@@ -271,7 +276,7 @@ public final class Presence: Sendable {
             let ids = state.byChannel[channel] ?? []
             var keys: Set<String> = []
             for id in ids {
-                if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, connectionID: id)) }
+                if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, userID: c.userID, connectionID: id)) }
             }
             return keys.compactMap { key -> SessionSummary? in
                 guard let full = summary(key, state: state, now: now) else { return nil }
@@ -323,7 +328,7 @@ public final class Presence: Sendable {
         let connections = session.connectionIDs.compactMap { state.connections[$0] }.sorted { $0.openedAt < $1.openedAt }
         let userID = session.userID
         let foreground = connections.contains { $0.state == .foreground && now &- $0.lastLifeAt <= leaseNanoseconds }
-        let sessionID: String? = key.hasPrefix("s:") ? String(key.dropFirst(2)) : nil
+        let sessionID: String? = key.hasPrefix("s:") ? key.split(separator: "\u{0}", maxSplits: 1).last.map(String.init) : nil
         return SessionSummary(sessionID: sessionID, userID: userID, connections: connections, foreground: foreground,
                               lastChangeAt: session.lastChangeAt,
                               leaseAgeMilliseconds: Int64((now &- session.lastLifeAt) / 1_000_000),

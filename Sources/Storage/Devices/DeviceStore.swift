@@ -59,8 +59,8 @@ public enum DeviceStore {
                           registration.provider, registration.token, registration.environment, registration.installationID,
                           registration.locale, registration.appVersion, registration.deviceName, now, now])
             }
-            try connection.run("DELETE FROM devices WHERE sid = ? AND platform = ? AND id <> ?",
-                               [registration.sessionID, registration.platform, id])
+            try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
+                               [registration.sessionID, registration.userID, registration.platform, id])
             guard let device = try find(connection, id: id, now: now) else {
                 throw StorageError.misuse(message: "device \(id) vanished inside its own transaction")
             }
