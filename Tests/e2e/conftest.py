@@ -637,3 +637,17 @@ def run_async(coro, timeout=30):
     """Runs a test scenario coroutine with an overall bound."""
     import asyncio
     return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def assert_error(r, status, code=None, field=None):
+    """The one JSON error shape: `status`, a JSON body with a non-empty `error` (= `code` when given)
+    and `field` when given. Returns the body."""
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json"), r.headers
+    body = r.json()
+    assert isinstance(body.get("error"), str) and body["error"], body
+    if code is not None:
+        assert body["error"] == code, body
+    if field is not None:
+        assert body.get("field") == field, body
+    return body

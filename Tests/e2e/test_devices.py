@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from conftest import Herald
+from conftest import assert_error
 
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 DEVICE_KEYS = {"id", "platform", "provider", "token", "environment", "locale", "app_version", "device_name",
@@ -64,16 +65,6 @@ def delete(h, token, path, **kwargs):
     return HTTP.request("DELETE", h.url(path), headers=auth(token), timeout=10, **kwargs)
 
 
-def assert_error(r, status, code=None, field=None):
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"].startswith("application/json"), r.headers
-    body = r.json()
-    assert isinstance(body.get("error"), str) and body["error"], body
-    if code is not None:
-        assert body["error"] == code, body
-    if field is not None:
-        assert body.get("field") == field, body
-    return body
 
 
 def parse_time(value) -> datetime:

@@ -13,6 +13,7 @@ import pytest
 import websockets
 
 from conftest import BINARY, SERVER_KEY
+from conftest import assert_error
 
 TIMEOUT = 5
 HTTP = httpx.Client(timeout=10)
@@ -58,16 +59,6 @@ def set_expiry(h, sid, body, headers=None):
     return HTTP.put(h.url(f"/v1/sessions/{sid}"), json=body, headers=h.server_headers() if headers is None else headers)
 
 
-def assert_error(r, status, code=None, field=None):
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"].startswith("application/json"), r.headers
-    body = r.json()
-    assert isinstance(body.get("error"), str) and body["error"], body
-    if code is not None:
-        assert body["error"] == code, body
-    if field is not None:
-        assert body.get("field") == field, body
-    return body
 
 
 def ws_url(h, token):
