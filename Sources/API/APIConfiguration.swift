@@ -18,10 +18,29 @@ public struct APIConfiguration: Sendable {
     public var maxBatchMessages: Int = 1000
     /// Serve the unauthenticated `/v1/ws/echo` endpoint (`HERALD_WS_ECHO=1`, conformance tests only).
     public var webSocketEcho = false
+    /// The web demo's files (`HERALD_WEB_DEMO_DIR`), served at `/` and `/demo/` in dev mode only (OP-6).
+    public var webDemoDirectory = "./web-demo"
+    /// The local push demo's provider double (`HERALD_DEMO_DOUBLE_URL`), whose request log the demo
+    /// page shows; nil when the demo runs without it.
+    public var demoPushDouble: DemoPushDouble?
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey
         self.verificationKeys = verificationKeys
         self.devIssuer = devIssuer
+    }
+}
+
+/// Where the local push demo's provider double (Tests/ProviderDouble) listens, so that the dev-only
+/// `GET /v1/dev/push-double/requests` can show the page what each push looked like on arrival.
+public struct DemoPushDouble: Sendable {
+    /// The double's base URL, e.g. `https://127.0.0.1:41234`; its control API is under `/_double`.
+    public var baseURL: String
+    /// The double's throw-away CA (`HERALD_CA_FILE`), or nil for the system CAs.
+    public var caFile: String?
+
+    public init(baseURL: String, caFile: String?) {
+        self.baseURL = baseURL
+        self.caFile = caFile
     }
 }

@@ -108,6 +108,10 @@ enum Herald {
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
         let environment = ProcessInfo.processInfo.environment
+        apiConfiguration.webDemoDirectory = settings.webDemoDirectory
+        if let url = settings.demoDoubleURL {
+            apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
+        }
         let providers = PushSetup.providers(environment: environment)
         var push: PushService?
         var pushClient: HTTP2Client?
@@ -119,6 +123,13 @@ enum Herald {
                 let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
                 var workerConfiguration = DeliveryWorker.Configuration()
                 workerConfiguration.retry = settings.retryPolicy
+                // NO-2 `unless_acked`: the session acknowledged the live event in its window.
+                let presence = node.presence
+                workerConfiguration.suppression = { origin in
+                    guard let event = origin.ackEventID, let session = origin.sessionID,
+                          presence.hasAcknowledged(userID: origin.userID, sessionID: session, id: event) else { return nil }
+                    return "acked"
+                }
                 let worker = DeliveryWorker(database: database, dispatcher: dispatcher, configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
                 push = PushService(dispatcher: dispatcher, worker: worker)
@@ -127,7 +138,19 @@ enum Herald {
                 Log.error("push notifications disabled: the HTTP/2 client could not start", ["error": "\(error)"])
             }
         }
-        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions, push: push)
+        var catalog = NotificationCatalog.empty
+        if let path = settings.catalogPath {
+            do {
+                catalog = try NotificationCatalog.load(path: path)
+                Log.info("notification catalog loaded", ["path": path, "kinds": String(catalog.kinds.count)])
+            } catch {
+                FileHandle.standardError.write(Data("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n".utf8))
+                return 2
+            }
+        }
+        let notifier = Notifier(database: database, node: node, push: push, catalog: catalog)
+        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
+                                      push: push, notifier: notifier)
         let server = HTTPServer(configuration: settings.server, router: router, node: node)
         let port: Int
         do {
@@ -138,12 +161,17 @@ enum Herald {
         }
         Log.info("herald started", settings.startMetadata)
         Log.info("listening", ["url": "http://\(settings.server.host.contains(":") ? "[\(settings.server.host)]" : settings.server.host):\(port)"])
+        if settings.dev, !FileManager.default.fileExists(atPath: settings.webDemoDirectory + "/index.html") {
+            Log.warning("the web demo is not served: no index.html in HERALD_WEB_DEMO_DIR (run from the repository root, or set it)",
+                        ["web_demo": settings.webDemoDirectory])
+        }
         for (name, value) in settings.generated {
             Log.warning("dev mode generated a credential; set it in the environment to keep it across restarts", ["name": name, "value": value])
         }
 
         let purge = DevicePurge(database: database, retentionDays: settings.deviceRetentionDays)
         purge.start()
+        notifier.start()
 
         var received: Int32 = 0
         sigwait(&signals, &received)
@@ -152,7 +180,10 @@ enum Herald {
         // Give streams a moment to take their `shutdown` event before the process ends.
         usleep(200_000)
         // Jobs being sent finish and record their outcome; queued ones wait for the next start (OP-5).
-        push?.worker.stop()
+        notifier.stop()
+        if let left = push?.worker.stop(deadline: 10), left > 0 {
+            Log.warning("pushes still in flight at the shutdown deadline; the next start sends them again", ["count": String(left)])
+        }
         pushClient?.shutdown()
         purge.stop()
         database.close()

@@ -32,11 +32,14 @@ struct Settings {
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
+        SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
         SettingSpec(name: "HERALD_JWT_SECRET", defaultValue: "", help: "HS256 secret for access tokens", secret: true),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY_PATH", defaultValue: "", help: "file holding that PEM public key"),
         SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset"),
+        SettingSpec(name: "HERALD_WEB_DEMO_DIR", defaultValue: "./web-demo", help: "dev mode: directory of the web demo served at / and /demo/"),
+        SettingSpec(name: "HERALD_DEMO_DOUBLE_URL", defaultValue: "", help: "dev mode: base URL of the local provider double whose request log the demo shows (HERALD_DEMO_PUSH=1 scripts/run sets it)"),
         SettingSpec(name: "HERALD_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),
         SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "SSE comment heartbeat interval"),
         SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
@@ -91,7 +94,13 @@ struct Settings {
     var retryPolicy = RetryPolicy()
     var pushMaxConnections = 2
     var deviceRetentionDays = 90
+    /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
+    var catalogPath: String?
     var webSocketEcho = false
+    /// `HERALD_WEB_DEMO_DIR`: the web demo's files (OP-6), served in dev mode only.
+    var webDemoDirectory = "./web-demo"
+    /// `HERALD_DEMO_DOUBLE_URL`: the local push demo's provider double, if it runs.
+    var demoDoubleURL: String?
     var logLevel = LogLevel.info
     var logFormat = LogFormat.json
     /// Values generated in dev mode, printed once at start.
@@ -152,8 +161,16 @@ struct Settings {
             jwtPublicKeySource = "HERALD_JWT_PUBLIC_KEY_PATH"
         }
         dev = try flag("HERALD_DEV")
+        webDemoDirectory = value("HERALD_WEB_DEMO_DIR") ?? "./web-demo"
+        if let url = value("HERALD_DEMO_DOUBLE_URL") {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+                throw .invalid(name: "HERALD_DEMO_DOUBLE_URL", value: url, expected: "an http:// or https:// URL")
+            }
+            demoDoubleURL = url
+        }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
+        catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
         let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", 1000, min: 1, max: 3_600_000)
         let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", 300_000, min: retryBase, max: 86_400_000)
@@ -188,7 +205,10 @@ struct Settings {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
             "database": databasePath, "device_retention_days": String(deviceRetentionDays),
+            "catalog": catalogPath ?? "none",
             "dev": dev ? "1" : "0",
+            "web_demo": dev ? webDemoDirectory : "off",
+            "push_demo_double": dev ? demoDoubleURL ?? "none" : "off",
             "server_key": serverKey == nil ? "unset" : "set",
             "jwt": [jwtSecret == nil ? nil : "HS256", jwtPublicKeyPEM == nil ? nil : "public-key"].compactMap { $0 }.joined(separator: "+").ifEmpty("none"),
             "heartbeat_seconds": String(server.heartbeatSeconds),

@@ -12,7 +12,7 @@ import Testing
                                        topic: "com.mobiari.merchant", authToken: "eyJ.jwt.sig", apnsID: id, now: now)
     }
 
-    /// Seed 001's iOS example, with high priority (→ time-sensitive, SPEC NO-7).
+    /// Seed 001's iOS example, with high priority (no interruption level: only urgent is time-sensitive).
     static let seed001 = PushNotification(
         title: "Pedido #1042 pago", subtitle: "Loja Azul", body: "R$ 1.234,56 · Ana Souza", sound: "default", badge: 3,
         threadID: "store-0199a0c4", collapseKey: "order-paid-0199b7e2",
@@ -32,7 +32,7 @@ import Testing
             "apns-collapse-id: order-paid-0199b7e2",
             "content-type: application/json",
         ])
-        #expect(request.bodyText == #"{"aps":{"alert":{"body":"R$ 1.234,56 · Ana Souza","subtitle":"Loja Azul","title":"Pedido #1042 pago"},"badge":3,"interruption-level":"time-sensitive","sound":"default","thread-id":"store-0199a0c4"},"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"}"#)
+        #expect(request.bodyText == #"{"aps":{"alert":{"body":"R$ 1.234,56 · Ana Souza","subtitle":"Loja Azul","title":"Pedido #1042 pago"},"badge":3,"sound":"default","thread-id":"store-0199a0c4"},"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"}"#)
     }
 
     @Test func normalPriorityHasNoInterruptionLevelAndOverrideWins() throws {

@@ -100,4 +100,20 @@ import Testing
             #expect(try DeviceStore.delete(db, id: "d1", userID: "u1"))
         }
     }
+
+    @Test func listOfManyUsersGroupsByUserNewestFirstWithActive() throws {
+        try withDatabase { db in
+            _ = try DeviceStore.register(db, registration(user: "u2", session: "s2", token: "b1"), sessionExpiresAt: nil, newID: "d3", now: 1_000)
+            _ = try DeviceStore.register(db, registration(user: "u1", token: "a1"), sessionExpiresAt: 5_000, newID: "d1", now: 1_000)
+            _ = try DeviceStore.register(db, registration(user: "u1", platform: "web", token: "a2"), sessionExpiresAt: 5_000, newID: "d2", now: 2_000)
+            _ = try DeviceStore.register(db, registration(user: "u3", session: "s3", token: "c1"), sessionExpiresAt: nil, newID: "d4", now: 1_000)
+            let devices = try DeviceStore.list(db, userIDs: ["u2", "ghost", "u1"], now: 6_000)
+            #expect(devices.map(\.id) == ["d2", "d1", "d3"])
+            #expect(devices.map(\.sessionActive) == [false, false, true], "u1's session expired at 5 000")
+            #expect(try DeviceStore.list(db, userIDs: [], now: 6_000).isEmpty)
+            #expect(try DeviceStore.list(db, userIDs: ["u1"], app: "other", now: 6_000).isEmpty)
+            // A quote or bracket in an id is data inside the bound JSON, not SQL or JSON syntax.
+            #expect(try DeviceStore.list(db, userIDs: ["u1\"]) --", "u3"], now: 6_000).map(\.id) == ["d4"])
+        }
+    }
 }

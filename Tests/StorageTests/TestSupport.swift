@@ -42,3 +42,10 @@ final class Shared<Value: Sendable>: Sendable {
 func count(_ connection: SQLiteConnection, _ table: String) throws -> Int {
     try connection.queryOne("SELECT count(*) FROM \(table)")![0, as: Int.self]
 }
+
+/// Runs `body` with a private in-memory database at the newest schema.
+func withMigratedDatabase(_ body: (SQLiteConnection) throws -> Void) throws {
+    let connection = try SQLiteConnection(path: ":memory:")
+    try Migrator.migrate(connection)
+    try body(connection)
+}

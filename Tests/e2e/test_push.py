@@ -206,7 +206,7 @@ def test_apns_alert_headers_and_payload_field_by_field(herald_factory, provider_
     prod, sandbox = ios(h), ios(h, environment="sandbox")
     notification = {"kind": "alert", "title": "Order #77", "subtitle": "Corner Shop", "body": "Paid",
                     "sound": "default", "badge": 3, "data": {"order_id": "77", "store": "s-1"},
-                    "priority": "high", "ttl_seconds": 120, "collapse_key": "order-77", "thread_id": "orders",
+                    "priority": "urgent", "ttl_seconds": 120, "collapse_key": "order-77", "thread_id": "orders",
                     "android_channel_id": "orders"}
     job_id = push_one(h, prod, notification)
     job = wait_job(h, job_id, "done")

@@ -2,13 +2,13 @@
 /// `GET /openapi.json`. `OpenAPIDocumentTests` fails when a route is missing here or a path here
 /// has no route: extend it together with the routes (docs/api.md).
 enum OpenAPIDocument {
-    static let json: String = #"""
+    private static let coreJSON: String = #"""
     {
       "openapi": "3.1.0",
       "info": {
         "title": "Herald",
         "version": "0.1.0",
-        "summary": "Realtime invalidation streams (SSE and WebSocket), presence, and the push-device registry.",
+        "summary": "Realtime invalidation streams (SSE and WebSocket), presence, the push-device registry, and notifications (inbox, preferences, push planning).",
         "description": "Herald's HTTP API (docs/api.md; stream protocol in docs/protocol.md). Every error is `{\"error\", \"message\"}` plus `field` for validation errors. `HEAD` is answered for every `GET` route; unknown paths are 404 `not_found`, other methods on a known path 405 `method_not_allowed` with `Allow`. Malformed HTTP is refused before routing (400, 408, 413, 431, 501, 505)."
       },
       "servers": [{"url": "/"}],
@@ -18,6 +18,7 @@ enum OpenAPIDocument {
         {"name": "devices", "description": "Push devices of the caller (DV-1 to DV-3)."},
         {"name": "compatibility", "description": "The routes of the seed apps (DV-5)."},
         {"name": "server", "description": "The app backend, with the server key: publishing, presence, sessions, jobs."},
+        {"name": "notifications", "description": "Notifications (NO-1 to NO-8): sending and delivery records (server key), the inbox and push preferences (access token), scope members (server key)."},
         {"name": "dev", "description": "Dev mode only (`HERALD_DEV=1`)."}
       ],
       "paths": {
@@ -819,6 +820,462 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/v1/notifications": {
+          "post": {
+            "tags": ["notifications"],
+            "summary": "Send a notification (the choke point)",
+            "description": "For every recipient: stores the notification (the inbox, unless `persist` is false), publishes `notification.created` `{\"id\",\"kind\",\"scope\"}` on `user:{id}`, then plans a push per device of the user (NO-1, NO-2): skipped when the session ended or expired, the audience is excluded, the preferences turn the kind off or `push.policy` is `never`; suppressed when a foreground connection of the device's session received the event (`auto`); otherwise one `push.deliver` job (after `ack_window_ms` for `unless_acked`). The whole body is validated before anything is stored.",
+            "operationId": "sendNotification",
+            "security": [{"serverKey": []}],
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationRequest"}}}
+            },
+            "responses": {
+              "201": {
+                "description": "Stored, broadcast and planned.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationSent"}}},
+                "links": {
+                  "Deliveries": {
+                    "operationId": "notificationDeliveries",
+                    "parameters": {"id": "$response.body#/notifications/0/id"},
+                    "description": "The first notification's delivery record."
+                  }
+                }
+              },
+              "200": {
+                "description": "The same `idempotency_key` and the same body within 24 h: the first call's answer again; nothing is stored or sent twice.",
+                "headers": {
+                  "Idempotent-Replayed": {"required": true, "description": "Marks a replayed answer.", "schema": {"type": "string", "const": "true"}}
+                },
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationSent"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "409": {
+                "description": "The `idempotency_key` was used with a different body in the last 24 h (`idempotency_key_reused`), or a call with it is still being processed (`idempotency_in_progress`; retry shortly).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "allOf": [
+                        {"$ref": "#/components/schemas/Error"},
+                        {"properties": {"error": {"enum": ["idempotency_key_reused", "idempotency_in_progress"]}}}
+                      ]
+                    }
+                  }
+                }
+              },
+              "413": {
+                "description": "The body is over `HERALD_MAX_BODY_BYTES`, `data` is over 2048 bytes or `live.data` over `HERALD_MAX_DATA_BYTES` as compact JSON (`payload_too_large`, with `field`), or a scope rule reaches more than 10000 members (`too_many_recipients`).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "allOf": [
+                        {"$ref": "#/components/schemas/Error"},
+                        {"properties": {"error": {"enum": ["payload_too_large", "too_many_recipients"]}}}
+                      ]
+                    }
+                  }
+                }
+              },
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/notifications/{id}/deliveries": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "A notification's delivery record",
+            "description": "Every outcome per device and per live connection, oldest first, and the latest outcome of each (NO-8).",
+            "operationId": "notificationDeliveries",
+            "security": [{"serverKey": []}],
+            "parameters": [{"$ref": "#/components/parameters/NotificationID"}],
+            "responses": {
+              "200": {
+                "description": "The record.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationDeliveries"}}}
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/deliveries/{id}/opened": {
+          "post": {
+            "tags": ["notifications"],
+            "summary": "Record that the user opened a tracked push",
+            "description": "The open beacon (NO-8, seed 004): the `delivery_id` a push carries in its data when the call set `track_opens`. Idempotent.",
+            "operationId": "deliveryOpened",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "description": "The push's `delivery_id`.",
+                "schema": {"type": "string", "minLength": 1}
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Recorded, or recorded before (`already_recorded`).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeliveryOpened"}}}
+              },
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {
+                "description": "No such delivery for the caller (`not_found`): another user's is never revealed.",
+                "content": {
+                  "application/json": {
+                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
+                  }
+                }
+              },
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/users/{id}/reachability": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "How a notification would reach a user now",
+            "description": "Per live session and per device: `live_foreground`, `live_background`, `push_only` (an active session and a provider with credentials) or `unreachable`.",
+            "operationId": "reachability",
+            "security": [{"serverKey": []}],
+            "parameters": [{"$ref": "#/components/parameters/UserIDPath"}],
+            "responses": {
+              "200": {
+                "description": "The user's reachability (an unknown user is `unreachable`).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Reachability"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/me/notifications": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "The caller's inbox",
+            "description": "Newest first (NO-3). Notifications sent with `persist: false` are not listed.",
+            "operationId": "listInbox",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [
+              {
+                "name": "cursor",
+                "in": "query",
+                "required": false,
+                "description": "The `next_cursor` of the previous page.",
+                "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}
+              },
+              {
+                "name": "limit",
+                "in": "query",
+                "required": false,
+                "description": "Page size, 1-100; default 20.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 100}
+              },
+              {
+                "name": "unread",
+                "in": "query",
+                "required": false,
+                "description": "`true`: unread notifications only. Default `false`.",
+                "schema": {"type": "boolean"}
+              },
+              {
+                "name": "locale",
+                "in": "query",
+                "required": false,
+                "description": "The language of `title`, `subtitle` and `body` (NO-5); else the first tag of `Accept-Language`, else the catalog's default.",
+                "schema": {"$ref": "#/components/schemas/LocaleTag"}
+              },
+              {
+                "name": "Accept-Language",
+                "in": "header",
+                "required": false,
+                "description": "Read when there is no `locale`: its first tag, when it is a well-formed tag (otherwise ignored).",
+                "schema": {"type": "string"}
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "A page of the inbox.",
+                "headers": {"Herald-Cursor": {"$ref": "#/components/headers/HeraldCursor"}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InboxPage"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/me/notifications/unread-count": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "The caller's unread count",
+            "operationId": "unreadCount",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "responses": {
+              "200": {
+                "description": "Unread notifications in the inbox.",
+                "headers": {"Herald-Cursor": {"$ref": "#/components/headers/HeraldCursor"}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UnreadCount"}}}
+              },
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/me/notifications/{id}/read": {
+          "post": {
+            "tags": ["notifications"],
+            "summary": "Mark one notification read",
+            "description": "The first time, `notification.read` `{\"ids\":[id],\"unread_count\":n}` is published on `user:{sub}` so the user's other sessions update; marking again keeps the first `read_at` and publishes nothing.",
+            "operationId": "markRead",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [{"$ref": "#/components/parameters/NotificationID"}],
+            "responses": {
+              "200": {
+                "description": "Read.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationRead"}}}
+              },
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {
+                "description": "Not one of the caller's notifications (`not_found`): another user's is never revealed.",
+                "content": {
+                  "application/json": {
+                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
+                  }
+                }
+              },
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/me/notifications/read-all": {
+          "post": {
+            "tags": ["notifications"],
+            "summary": "Mark every notification read",
+            "description": "When any was unread, `notification.read` `{\"all\":true,\"unread_count\":0}` is published on `user:{sub}`. No body.",
+            "operationId": "markAllRead",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "responses": {
+              "200": {
+                "description": "All read.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationsReadAll"}}}
+              },
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/me/push-preferences": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "The caller's global push switch",
+            "description": "Off silences every push to the user's devices, whatever the scoped preferences say (NO-4, seed 002).",
+            "operationId": "getGlobalPushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          },
+          "put": {
+            "tags": ["notifications"],
+            "summary": "Set the caller's global push switch",
+            "operationId": "putGlobalPushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "requestBody": {"$ref": "#/components/requestBodies/PushPreferencesUpdate"},
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/scopes/{scope}/me/push-preferences": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "The caller's push preferences in a scope",
+            "description": "Until saved, the catalog's defaults (`is_default: true`) (NO-4).",
+            "operationId": "getPushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [{"$ref": "#/components/parameters/ScopePath"}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          },
+          "put": {
+            "tags": ["notifications"],
+            "summary": "Set the caller's push preferences in a scope",
+            "operationId": "putPushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [{"$ref": "#/components/parameters/ScopePath"}],
+            "requestBody": {"$ref": "#/components/requestBodies/PushPreferencesUpdate"},
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/stores/{store_id}/me/push-preferences": {
+          "get": {
+            "tags": ["notifications", "compatibility"],
+            "summary": "The caller's push preferences in a store (compatibility, seed 001)",
+            "description": "The scope `store:{store_id}`.",
+            "operationId": "getStorePushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [{"$ref": "#/components/parameters/StoreID"}],
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          },
+          "put": {
+            "tags": ["notifications", "compatibility"],
+            "summary": "Set the caller's push preferences in a store (compatibility, seed 001)",
+            "description": "The scope `store:{store_id}`.",
+            "operationId": "putStorePushPreferences",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [{"$ref": "#/components/parameters/StoreID"}],
+            "requestBody": {"$ref": "#/components/requestBodies/PushPreferencesUpdate"},
+            "responses": {
+              "200": {"$ref": "#/components/responses/PushPreferences"},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/scopes/{scope}/members": {
+          "get": {
+            "tags": ["notifications"],
+            "summary": "A scope's members",
+            "description": "By user id (NO-6).",
+            "operationId": "listMembers",
+            "security": [{"serverKey": []}],
+            "parameters": [
+              {"$ref": "#/components/parameters/ScopePath"},
+              {
+                "name": "cursor",
+                "in": "query",
+                "required": false,
+                "description": "The `next_cursor` of the previous page (members after this user id).",
+                "schema": {"type": "string"}
+              },
+              {
+                "name": "limit",
+                "in": "query",
+                "required": false,
+                "description": "Page size, 1-1000; default 100.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 1000}
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "A page of members (an unknown scope has none).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MemberList"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/scopes/{scope}/members/{user_id}": {
+          "put": {
+            "tags": ["notifications"],
+            "summary": "Add or update a member of a scope",
+            "description": "Replaces the member's permissions (NO-6); the recipient rules and `available_events` read them.",
+            "operationId": "putMember",
+            "security": [{"serverKey": []}],
+            "parameters": [{"$ref": "#/components/parameters/ScopePath"}, {"$ref": "#/components/parameters/MemberUserID"}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MemberUpdate"}}}},
+            "responses": {
+              "200": {
+                "description": "An existing member, updated.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Member"}}}
+              },
+              "201": {
+                "description": "A new member.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Member"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          },
+          "delete": {
+            "tags": ["notifications"],
+            "summary": "Remove a member from a scope",
+            "operationId": "deleteMember",
+            "security": [{"serverKey": []}],
+            "parameters": [{"$ref": "#/components/parameters/ScopePath"}, {"$ref": "#/components/parameters/MemberUserID"}],
+            "responses": {
+              "204": {"description": "Removed."},
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "431": {"$ref": "#/components/responses/HeaderTooLarge"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
         "/v1/dev/token": {
           "post": {
             "tags": ["dev"],
@@ -944,12 +1401,8 @@ enum OpenAPIDocument {
             "properties": {
               "channel": {"$ref": "#/components/schemas/ChannelName"},
               "event": {
-                "type": ["string", "null"],
-                "minLength": 1,
-                "maxLength": 64,
-                "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
-                "not": {"enum": ["ready", "reset", "error", "shutdown", "subscribed", "unsubscribed", "pong", "refreshed"]},
-                "description": "Event name (1-64 of `A-Z a-z 0-9 _ - . :`, not one of the protocol's own names); absent or null means `message`."
+                "oneOf": [{"$ref": "#/components/schemas/PublishEventName"}, {"type": "null"}],
+                "description": "Absent or null means `message`."
               },
               "data": {
                 "description": "Any JSON value, null included; at most `HERALD_MAX_DATA_BYTES` (64 KiB) as compact JSON (413 `payload_too_large` above). Object keys are re-emitted sorted."
@@ -1592,6 +2045,547 @@ enum OpenAPIDocument {
               }
             },
             "additionalProperties": false
+          },
+          "UserID": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 195,
+            "pattern": "^[A-Za-z0-9_:.@-]{1,195}$",
+            "description": "A user id (`sub`) that forms the channel `user:{id}`: 1-195 characters of `A-Z a-z 0-9 _ - : . @`.",
+            "examples": ["42"]
+          },
+          "Name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+            "description": "A notification kind or a permission: 1-64 characters of `A-Z a-z 0-9 _ - . :`.",
+            "examples": ["order.paid"]
+          },
+          "Scope": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "pattern": "^[A-Za-z0-9_.:-]{1,200}$",
+            "description": "A scope (a store, a team): 1-200 characters of `A-Z a-z 0-9 _ - . :`.",
+            "examples": ["store:17"]
+          },
+          "LocaleTag": {
+            "type": "string",
+            "minLength": 2,
+            "maxLength": 35,
+            "pattern": "^[A-Za-z0-9]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$",
+            "description": "A language tag such as `pt`, `en` or `pt-BR`: 2-3 letters or digits, then up to three `-` subtags of 1-8; at most 35 characters.",
+            "examples": ["pt-BR"]
+          },
+          "PublishEventName": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+            "not": {"enum": ["ready", "reset", "error", "shutdown", "subscribed", "unsubscribed", "pong", "refreshed"]},
+            "description": "An event name a publisher may use: 1-64 of `A-Z a-z 0-9 _ - . :`, not one of the protocol's own names."
+          },
+          "NotificationText": {
+            "description": "One text for every language, or a map from language tag to text (NO-5). Each text is 1-1024 bytes of UTF-8. `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
+            "oneOf": [
+              {"$ref": "#/components/schemas/NotificationTextTemplate"},
+              {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"$ref": "#/components/schemas/LocaleTag"},
+                "additionalProperties": {"$ref": "#/components/schemas/NotificationTextTemplate"}
+              }
+            ],
+            "examples": ["Pedido #77 pago", {"pt": "Pedido #77 pago", "en": "Order #77 paid"}]
+          },
+          "NotificationTextTemplate": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024,
+            "pattern": "^([^{}]|\\{\\{|\\}\\})*$"
+          },
+          "NotificationRecipients": {
+            "type": "object",
+            "description": "Exactly one rule (NO-6). `user_ids`: these users (repeats count once). `scope` alone: the members holding the kind's required permission (every member when the kind requires none). `scope` + `permission`: the members holding it. `scope` + `assignee`: the assignee when a member holding the kind's permission (else listed in `skipped_recipients`); `assignee: null` means nobody is assigned: every member holding it. Unknown members are ignored.",
+            "properties": {
+              "user_ids": {"type": ["array", "null"], "minItems": 1, "maxItems": 1000, "items": {"$ref": "#/components/schemas/UserID"}},
+              "scope": {"oneOf": [{"$ref": "#/components/schemas/Scope"}, {"type": "null"}]},
+              "permission": {"oneOf": [{"$ref": "#/components/schemas/Name"}, {"type": "null"}]},
+              "assignee": {"oneOf": [{"$ref": "#/components/schemas/UserID"}, {"type": "null"}]}
+            },
+            "oneOf": [
+              {
+                "required": ["user_ids"],
+                "properties": {"user_ids": {"type": "array"}, "scope": {"type": "null"}, "permission": {"type": "null"}},
+                "not": {"required": ["assignee"]}
+              },
+              {
+                "required": ["scope"],
+                "properties": {"user_ids": {"type": "null"}, "scope": {"type": "string"}},
+                "if": {"required": ["assignee"]},
+                "then": {"properties": {"permission": {"type": "null"}}}
+              }
+            ],
+            "examples": [{"user_ids": ["42"]}, {"scope": "store:17", "permission": "orders.view"}, {"scope": "store:17", "assignee": "42"}]
+          },
+          "LiveMessage": {
+            "type": "object",
+            "description": "A message for a resource channel, published once per call (not per recipient). Unknown members are ignored.",
+            "required": ["channel"],
+            "properties": {
+              "channel": {"$ref": "#/components/schemas/ChannelName"},
+              "event": {
+                "oneOf": [{"$ref": "#/components/schemas/PublishEventName"}, {"type": "null"}],
+                "description": "Absent or null means `message`."
+              },
+              "data": {"description": "Any JSON value (default null); at most `HERALD_MAX_DATA_BYTES` as compact JSON (413)."},
+              "retain": {"type": ["boolean", "null"]}
+            }
+          },
+          "NotificationPushOptions": {
+            "type": "object",
+            "description": "Unknown members are ignored.",
+            "properties": {
+              "policy": {
+                "type": ["string", "null"],
+                "enum": ["auto", "always", "never", "unless_acked", null],
+                "description": "Default `auto`: no push to a device whose session has a foreground connection that received the event. `always`, `never`, or `unless_acked`: push after `ack_window_ms` unless the session acknowledged the event (WebSocket `ack` or `POST /v1/me/acks`)."
+              },
+              "ack_window_ms": {
+                "type": ["integer", "null"],
+                "minimum": 0,
+                "maximum": 600000,
+                "description": "Only with `unless_acked`; default 3000."
+              },
+              "type": {
+                "type": ["string", "null"],
+                "enum": ["alert", "wakeup", null],
+                "description": "Default `alert`. `wakeup`: a silent push without texts whose data carries `cursor` (the event id)."
+              }
+            },
+            "if": {"required": ["ack_window_ms"], "properties": {"ack_window_ms": {"type": "integer"}}},
+            "then": {"required": ["policy"], "properties": {"policy": {"const": "unless_acked"}}}
+          },
+          "NotificationRequest": {
+            "type": "object",
+            "description": "One call for every recipient (NO-1). An alert needs a `title` or a `body` unless the catalog (`HERALD_CATALOG_PATH`) gives the kind texts. Unknown members are ignored.",
+            "required": ["recipients", "kind"],
+            "properties": {
+              "recipients": {"$ref": "#/components/schemas/NotificationRecipients"},
+              "kind": {"$ref": "#/components/schemas/Name"},
+              "scope": {
+                "oneOf": [{"$ref": "#/components/schemas/Scope"}, {"type": "null"}],
+                "description": "Default: the recipients' `scope`. Preferences of this scope apply."
+              },
+              "title": {"oneOf": [{"$ref": "#/components/schemas/NotificationText"}, {"type": "null"}]},
+              "body": {"oneOf": [{"$ref": "#/components/schemas/NotificationText"}, {"type": "null"}]},
+              "args": {
+                "type": ["object", "null"],
+                "additionalProperties": {"type": "string"},
+                "description": "Values for the `{name}` placeholders of the texts (the call's or the catalog's); they win over `data`."
+              },
+              "data": {
+                "type": ["object", "null"],
+                "additionalProperties": {"type": "string"},
+                "propertyNames": {
+                  "minLength": 1,
+                  "not": {
+                    "anyOf": [
+                      {
+                        "enum": ["aps", "from", "message_type", "collapse_key", "notification", "cursor", "delivery_id", "kind", "notification_id"]
+                      },
+                      {"pattern": "^(google|gcm)\\."}
+                    ]
+                  }
+                },
+                "description": "Flat string data for the inbox and the push; at most 2048 bytes as compact JSON (413). Reserved keys (400): `aps`, `from`, `message_type`, `collapse_key`, `notification`, `cursor`, `delivery_id`, `google.*`, `gcm.*`, and the catalog's kind and notification id keys (default `kind` and `notification_id`)."
+              },
+              "collapse_key": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "1-64 bytes of UTF-8; default the kind's (NO-7)."
+              },
+              "thread_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "description": "1-200 bytes of UTF-8."},
+              "sound": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "description": "1-200 bytes of UTF-8."},
+              "android_channel_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 200, "description": "1-200 bytes of UTF-8."},
+              "priority": {
+                "type": ["string", "null"],
+                "enum": ["normal", "high", "urgent", null],
+                "description": "Default the kind's, else `normal`. `high` and `urgent` are Android high priority; `urgent` is iOS `time-sensitive`."
+              },
+              "ttl_seconds": {"type": ["integer", "null"], "minimum": 0, "maximum": 2419200, "description": "0 to 28 days; not with `expires_at`."},
+              "expires_at": {
+                "oneOf": [
+                  {"type": "integer", "minimum": 1, "description": "Unix milliseconds."},
+                  {"type": "string", "format": "date-time", "description": "RFC 3339, e.g. `2026-12-01T10:00:00Z`."},
+                  {"type": "null"}
+                ],
+                "description": "At most 28 days ahead; not with `ttl_seconds`. Default: the providers' (one hour)."
+              },
+              "badge": {
+                "oneOf": [{"type": "integer", "minimum": 0, "maximum": 99999}, {"type": "string", "const": "unread"}, {"type": "null"}],
+                "description": "A number, or `unread`: the recipient's unread inbox count."
+              },
+              "persist": {"type": ["boolean", "null"], "description": "Default true: into the inbox. False: live event and push only."},
+              "live": {"oneOf": [{"$ref": "#/components/schemas/LiveMessage"}, {"type": "null"}]},
+              "push": {"oneOf": [{"$ref": "#/components/schemas/NotificationPushOptions"}, {"type": "null"}]},
+              "audience": {
+                "oneOf": [{"$ref": "#/components/schemas/Name"}, {"type": "null"}],
+                "description": "Default the kind's, else `everyone`; the catalog may exclude audiences from pushes (`skipped_audience`)."
+              },
+              "track_opens": {
+                "type": ["boolean", "null"],
+                "description": "Pushes carry `data.delivery_id` for `POST /v1/deliveries/{id}/opened`."
+              },
+              "idempotency_key": {
+                "type": ["string", "null"],
+                "minLength": 1,
+                "maxLength": 255,
+                "description": "1-255 bytes of UTF-8. The same key with the same body within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
+              }
+            },
+            "allOf": [
+              {
+                "not": {
+                  "required": ["ttl_seconds", "expires_at"],
+                  "properties": {"ttl_seconds": {"type": "integer"}, "expires_at": {"type": ["integer", "string"]}}
+                }
+              },
+              {
+                "if": {
+                  "required": ["push"],
+                  "properties": {"push": {"type": "object", "required": ["type"], "properties": {"type": {"const": "wakeup"}}}}
+                },
+                "else": {
+                  "anyOf": [
+                    {"required": ["title"], "properties": {"title": {"type": ["string", "object"]}}},
+                    {"required": ["body"], "properties": {"body": {"type": ["string", "object"]}}}
+                  ]
+                }
+              }
+            ],
+            "examples": [
+              {
+                "recipients": {"user_ids": ["42"]},
+                "kind": "order.paid",
+                "scope": "store:17",
+                "title": {"pt": "Pedido #77 pago", "en": "Order #77 paid"},
+                "data": {"order_id": "77"},
+                "priority": "high"
+              }
+            ]
+          },
+          "NotificationID": {
+            "type": "string",
+            "pattern": "^ntf_[0-9a-z]{20}$",
+            "description": "`ntf_` and 20 characters.",
+            "examples": ["ntf_8k2m4q6s8v0x2z4b6d8f"]
+          },
+          "NotificationSent": {
+            "type": "object",
+            "required": ["notifications", "live_delivered", "push_queued", "push_suppressed", "skipped", "skipped_recipients"],
+            "properties": {
+              "notifications": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": ["id", "user_id", "event_id"],
+                  "properties": {
+                    "id": {"$ref": "#/components/schemas/NotificationID"},
+                    "user_id": {"type": "string"},
+                    "event_id": {
+                      "oneOf": [{"$ref": "#/components/schemas/Cursor"}, {"type": "null"}],
+                      "description": "The cursor of `notification.created` on `user:{id}`: resume a stream from it."
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "description": "One per recipient."
+              },
+              "live_delivered": {"type": "integer", "minimum": 0, "description": "Connections that received the event."},
+              "push_queued": {"type": "integer", "minimum": 0, "description": "`push.deliver` jobs queued."},
+              "push_suppressed": {"type": "integer", "minimum": 0, "description": "Devices not pushed because their session saw the event in the foreground."},
+              "skipped": {"type": "integer", "minimum": 0, "description": "Devices not pushed for another reason (session, audience, preferences, policy, expiry, no credentials)."},
+              "skipped_recipients": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": ["user_id", "reason"],
+                  "properties": {"user_id": {"type": "string"}, "reason": {"type": "string", "enum": ["not_a_member", "missing_permission"]}},
+                  "additionalProperties": false
+                },
+                "description": "An `assignee` who could not be reached."
+              }
+            },
+            "additionalProperties": false
+          },
+          "DeliveryOutcome": {
+            "type": "string",
+            "enum": [
+              "live_delivered",
+              "suppressed_foreground",
+              "suppressed_acked",
+              "skipped_preferences",
+              "skipped_session",
+              "skipped_audience",
+              "skipped_policy",
+              "expired",
+              "queued",
+              "sent",
+              "retrying",
+              "failed",
+              "dead",
+              "opened"
+            ]
+          },
+          "DeliveryEntry": {
+            "type": "object",
+            "description": "One outcome for one device or connection.",
+            "required": [
+              "outcome",
+              "device_id",
+              "connection_id",
+              "session_id",
+              "provider_message_id",
+              "job_id",
+              "delivery_id",
+              "detail",
+              "at"
+            ],
+            "properties": {
+              "outcome": {"$ref": "#/components/schemas/DeliveryOutcome"},
+              "device_id": {"type": ["string", "null"]},
+              "connection_id": {"type": ["string", "null"], "description": "For `live_delivered`."},
+              "session_id": {"type": ["string", "null"]},
+              "provider_message_id": {"type": ["string", "null"], "description": "For `sent`: the APNs `apns-id` or FCM message name."},
+              "job_id": {"type": ["string", "null"], "pattern": "^[1-9][0-9]*$", "description": "The `push.deliver` job (`GET /v1/jobs`)."},
+              "delivery_id": {"type": ["string", "null"], "description": "With `track_opens`: the open beacon's id."},
+              "detail": {"type": ["string", "null"], "description": "Why: a provider reason, a suppression cause."},
+              "at": {"$ref": "#/components/schemas/Timestamp"}
+            },
+            "additionalProperties": false
+          },
+          "NotificationDeliveries": {
+            "type": "object",
+            "required": ["notification_id", "user_id", "kind", "planned", "targets", "deliveries"],
+            "properties": {
+              "notification_id": {"type": "string"},
+              "user_id": {"type": "string"},
+              "kind": {"type": "string"},
+              "planned": {"type": "boolean", "description": "The pushes have been planned (false only for a moment, or until recovery after a crash)."},
+              "targets": {
+                "type": "array",
+                "description": "The latest outcome per device and per connection.",
+                "items": {
+                  "type": "object",
+                  "required": ["session_id", "outcome", "at"],
+                  "properties": {
+                    "device_id": {"type": "string"},
+                    "connection_id": {"type": "string"},
+                    "session_id": {"type": ["string", "null"]},
+                    "outcome": {"$ref": "#/components/schemas/DeliveryOutcome"},
+                    "at": {"$ref": "#/components/schemas/Timestamp"}
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/DeliveryEntry"}, "description": "Every outcome, oldest first."}
+            },
+            "additionalProperties": false
+          },
+          "DeliveryOpened": {
+            "type": "object",
+            "required": ["delivery_id", "notification_id", "already_recorded"],
+            "properties": {
+              "delivery_id": {"type": "string"},
+              "notification_id": {"type": "string"},
+              "already_recorded": {"type": "boolean", "description": "An earlier call recorded the open."}
+            },
+            "additionalProperties": false
+          },
+          "Reachability": {
+            "type": "object",
+            "required": ["user_id", "reachability", "sessions", "devices"],
+            "properties": {
+              "user_id": {"type": "string"},
+              "reachability": {
+                "type": "string",
+                "enum": ["live_foreground", "live_background", "push_only", "unreachable"],
+                "description": "The best of the sessions and devices."
+              },
+              "sessions": {
+                "type": "array",
+                "description": "Sessions with live connections.",
+                "items": {
+                  "type": "object",
+                  "required": ["session_id", "reachability", "connections", "has_device"],
+                  "properties": {
+                    "session_id": {"type": ["string", "null"]},
+                    "reachability": {"type": "string", "enum": ["live_foreground", "live_background"]},
+                    "connections": {"type": "integer", "minimum": 0},
+                    "has_device": {"type": "boolean", "description": "A push device is registered by this session."}
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "devices": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": ["device_id", "platform", "provider", "session_id", "reachability", "reason"],
+                  "properties": {
+                    "device_id": {"type": "string"},
+                    "platform": {"type": "string", "enum": ["ios", "android", "web"]},
+                    "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+                    "session_id": {"type": ["string", "null"]},
+                    "reachability": {"type": "string", "enum": ["live_foreground", "live_background", "push_only", "unreachable"]},
+                    "reason": {
+                      "type": ["string", "null"],
+                      "enum": ["session_inactive", "push_not_configured", null],
+                      "description": "Why `unreachable`."
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              }
+            },
+            "additionalProperties": false
+          },
+          "InboxItem": {
+            "type": "object",
+            "required": [
+              "id",
+              "kind",
+              "scope",
+              "title",
+              "subtitle",
+              "body",
+              "locale",
+              "data",
+              "priority",
+              "read",
+              "read_at",
+              "event_id",
+              "created_at"
+            ],
+            "properties": {
+              "id": {"type": "string"},
+              "kind": {"type": "string"},
+              "scope": {"type": ["string", "null"]},
+              "title": {"type": ["string", "null"], "description": "Rendered in the asked language; null when there is none or it can no longer be rendered."},
+              "subtitle": {"type": ["string", "null"]},
+              "body": {"type": ["string", "null"]},
+              "locale": {"type": ["string", "null"], "description": "The tag the texts were taken from; null for a text that is the same in every language."},
+              "data": {"type": "object", "additionalProperties": {"type": "string"}},
+              "priority": {"type": "string", "enum": ["normal", "high", "urgent"]},
+              "read": {"type": "boolean"},
+              "read_at": {"oneOf": [{"$ref": "#/components/schemas/Timestamp"}, {"type": "null"}]},
+              "event_id": {
+                "oneOf": [{"$ref": "#/components/schemas/Cursor"}, {"type": "null"}],
+                "description": "The cursor of its `notification.created` event."
+              },
+              "created_at": {"$ref": "#/components/schemas/Timestamp"}
+            },
+            "additionalProperties": false
+          },
+          "InboxPage": {
+            "type": "object",
+            "required": ["notifications", "next_cursor"],
+            "properties": {
+              "notifications": {"type": "array", "items": {"$ref": "#/components/schemas/InboxItem"}, "description": "Newest first."},
+              "next_cursor": {
+                "type": ["string", "null"],
+                "pattern": "^[1-9][0-9]*$",
+                "description": "Pass as `cursor` for the next page; null on the last page."
+              }
+            },
+            "additionalProperties": false
+          },
+          "UnreadCount": {
+            "type": "object",
+            "required": ["unread_count"],
+            "properties": {"unread_count": {"type": "integer", "minimum": 0}},
+            "additionalProperties": false
+          },
+          "NotificationRead": {
+            "type": "object",
+            "required": ["id", "read_at", "unread_count"],
+            "properties": {
+              "id": {"type": "string"},
+              "read_at": {"$ref": "#/components/schemas/Timestamp"},
+              "unread_count": {"type": "integer", "minimum": 0}
+            },
+            "additionalProperties": false
+          },
+          "NotificationsReadAll": {
+            "type": "object",
+            "required": ["marked", "unread_count"],
+            "properties": {
+              "marked": {"type": "integer", "minimum": 0, "description": "Notifications that were unread."},
+              "unread_count": {"type": "integer", "const": 0}
+            },
+            "additionalProperties": false
+          },
+          "PushPreferencesUpdate": {
+            "type": "object",
+            "description": "Unknown members are ignored.",
+            "required": ["is_enabled"],
+            "properties": {
+              "is_enabled": {"type": "boolean"},
+              "enabled_events": {
+                "type": ["array", "null"],
+                "maxItems": 500,
+                "items": {"$ref": "#/components/schemas/Name"},
+                "description": "The kinds to push; absent or null: the catalog's defaults. With a catalog loaded, a kind it lacks is 400."
+              }
+            }
+          },
+          "PushPreferences": {
+            "type": "object",
+            "required": ["scope", "is_enabled", "enabled_events", "available_events", "is_default"],
+            "properties": {
+              "scope": {"type": ["string", "null"], "description": "Null for the global switch."},
+              "is_enabled": {"type": "boolean"},
+              "enabled_events": {"type": "array", "items": {"type": "string"}, "description": "Sorted, each once."},
+              "available_events": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Catalog kinds the user may get here: those whose permission their membership holds (every kind for the global switch)."
+              },
+              "is_default": {"type": "boolean", "description": "Nothing saved: `is_enabled` true and the kinds enabled by default."}
+            },
+            "additionalProperties": false
+          },
+          "MemberUpdate": {
+            "type": "object",
+            "description": "Unknown members are ignored.",
+            "required": ["permissions"],
+            "properties": {
+              "permissions": {"type": "array", "maxItems": 200, "items": {"$ref": "#/components/schemas/Name"}}
+            }
+          },
+          "Member": {
+            "type": "object",
+            "required": ["scope", "user_id", "permissions", "updated_at"],
+            "properties": {
+              "scope": {"$ref": "#/components/schemas/Scope"},
+              "user_id": {"$ref": "#/components/schemas/UserID"},
+              "permissions": {"type": "array", "items": {"$ref": "#/components/schemas/Name"}, "description": "Sorted, each once."},
+              "updated_at": {"$ref": "#/components/schemas/Timestamp"}
+            },
+            "additionalProperties": false
+          },
+          "MemberList": {
+            "type": "object",
+            "required": ["scope", "members", "next_cursor"],
+            "properties": {
+              "scope": {"$ref": "#/components/schemas/Scope"},
+              "members": {"type": "array", "items": {"$ref": "#/components/schemas/Member"}, "description": "By user id."},
+              "next_cursor": {"type": ["string", "null"], "description": "Pass as `cursor` for the next page; null on the last page."}
+            },
+            "additionalProperties": false
           }
         },
         "responses": {
@@ -1714,6 +2708,10 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "PushPreferences": {
+            "description": "The preferences: the saved ones, else the defaults (`is_default: true`).",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferences"}}}
           }
         },
         "parameters": {
@@ -1746,9 +2744,338 @@ enum OpenAPIDocument {
             "required": false,
             "description": "Resume after this cursor (same as the `Last-Event-ID` header). A cursor Herald did not issue gives a `reset`.",
             "schema": {"type": "string"}
+          },
+          "NotificationID": {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The notification id (`ntf_…`).",
+            "schema": {"type": "string", "minLength": 1}
+          },
+          "UserIDPath": {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "The user id (`sub`).",
+            "schema": {"$ref": "#/components/schemas/UserID"}
+          },
+          "MemberUserID": {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "description": "The member's user id (`sub`).",
+            "schema": {"$ref": "#/components/schemas/UserID"}
+          },
+          "ScopePath": {
+            "name": "scope",
+            "in": "path",
+            "required": true,
+            "description": "The scope, e.g. `store:17` (percent-encoding is optional for `:`).",
+            "schema": {"$ref": "#/components/schemas/Scope"}
+          },
+          "StoreID": {
+            "name": "store_id",
+            "in": "path",
+            "required": true,
+            "description": "The store; the scope is `store:{store_id}`.",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 194, "pattern": "^[A-Za-z0-9_.:-]{1,194}$"}
+          }
+        },
+        "requestBodies": {
+          "PushPreferencesUpdate": {
+            "required": true,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferencesUpdate"}}}
+          }
+        },
+        "headers": {
+          "HeraldCursor": {
+            "required": true,
+            "description": "The stream position taken before the read: open the SSE stream with it as `Last-Event-ID` (or the WebSocket with `last_event_id`) to get every change after what this answer shows.",
+            "schema": {"$ref": "#/components/schemas/Cursor"}
           }
         }
       }
     }
+    """#
+}
+
+// MARK: - Web demo and its dev-only helpers (issue 7, OP-6; DemoRoutes)
+
+extension OpenAPIDocument {
+    /// The served document: `coreJSON` with `demoPaths` added at the start of its `paths`.
+    static let json: String = {
+        guard let paths = coreJSON.range(of: "\"paths\": {") else { preconditionFailure("the OpenAPI document has no paths") }
+        return coreJSON.replacingCharacters(in: paths, with: "\"paths\": {\n" + demoPaths + ",")
+    }()
+
+    /// Path items of `DemoRoutes`: the web demo's files and the `/v1/dev/…` helpers it calls with
+    /// the demo user's access token.
+    static let demoPaths: String = #"""
+        "/": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "The web demo (dev mode only)",
+            "description": "Only when `HERALD_DEV=1`: `index.html` of `HERALD_WEB_DEMO_DIR`. Otherwise 404.",
+            "operationId": "demoRoot",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "The demo page (`Cache-Control: no-cache`).",
+                "content": {"text/html": {"schema": {"type": "string"}}}
+              },
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
+        "/demo": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "The web demo (dev mode only)",
+            "description": "`GET /demo/` (with or without the slash): the same page as `GET /`.",
+            "operationId": "demoIndex",
+            "security": [],
+            "responses": {
+              "200": {
+                "description": "The demo page (`Cache-Control: no-cache`).",
+                "content": {"text/html": {"schema": {"type": "string"}}}
+              },
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
+        "/demo/{file}": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "A file of the web demo (dev mode only)",
+            "description": "A plain file name of `HERALD_WEB_DEMO_DIR` (no directories) with a known extension: html, js, mjs, css, json, svg, png, ico, txt. Anything else is 404.",
+            "operationId": "demoFile",
+            "security": [],
+            "parameters": [
+              {
+                "name": "file",
+                "in": "path",
+                "required": true,
+                "description": "The file name, e.g. `herald-client.js`.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 100}
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The file, typed by its extension (`Cache-Control: no-cache`).",
+                "content": {
+                  "text/html": {"schema": {"type": "string"}},
+                  "text/javascript": {"schema": {"type": "string"}},
+                  "text/css": {"schema": {"type": "string"}},
+                  "application/json": {},
+                  "image/svg+xml": {"schema": {"type": "string"}},
+                  "image/png": {"schema": {"type": "string", "contentMediaType": "image/png"}},
+                  "image/x-icon": {"schema": {"type": "string", "contentMediaType": "image/x-icon"}},
+                  "text/plain": {"schema": {"type": "string"}}
+                }
+              },
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
+        "/v1/dev/notifications": {
+          "post": {
+            "tags": ["dev"],
+            "summary": "Send a notification as the app backend would (dev mode only)",
+            "description": "The demo page's stand-in for `POST /v1/notifications`, which needs the server key a browser must never hold. Takes the same body and answers the same way; `recipients` defaults to the caller.",
+            "operationId": "devSendNotification",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object",
+                    "description": "The `POST /v1/notifications` body; `recipients` may be left out (then the caller).",
+                    "required": ["kind"],
+                    "properties": {
+                      "recipients": {"type": "object"},
+                      "kind": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"},
+                      "title": {"type": ["string", "object"]},
+                      "body": {"type": ["string", "object"]},
+                      "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                      "priority": {"type": "string", "enum": ["normal", "high", "urgent"]},
+                      "persist": {"type": "boolean"},
+                      "live": {"type": "object"},
+                      "push": {"type": "object"},
+                      "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 255}
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "Stored, published and planned per device (as `POST /v1/notifications`).",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["notifications", "live_delivered", "push_queued", "push_suppressed", "skipped", "skipped_recipients"],
+                      "properties": {
+                        "notifications": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "required": ["id", "user_id", "event_id"],
+                            "properties": {
+                              "id": {"type": "string"},
+                              "user_id": {"type": "string"},
+                              "event_id": {"type": ["string", "null"]}
+                            }
+                          }
+                        },
+                        "live_delivered": {"type": "integer", "minimum": 0},
+                        "push_queued": {"type": "integer", "minimum": 0},
+                        "push_suppressed": {"type": "integer", "minimum": 0},
+                        "skipped": {"type": "integer", "minimum": 0},
+                        "skipped_recipients": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "required": ["user_id", "reason"],
+                            "properties": {"user_id": {"type": "string"}, "reason": {"type": "string"}}
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "200": {
+                "description": "A repeated `idempotency_key`: the first answer again, with `Idempotent-Replayed: true`.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+                "headers": {"Idempotent-Replayed": {"schema": {"type": "string", "const": "true"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "409": {
+                "description": "The `idempotency_key` was used with another body (`idempotency_key_reused`) or is still in flight (`idempotency_in_progress`).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+              },
+              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/dev/notifications/{id}/deliveries": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "A notification's delivery record (dev mode only)",
+            "description": "The answer of `GET /v1/notifications/{id}/deliveries`, for the demo page: every outcome oldest first (`live_delivered`, `suppressed_foreground`, `queued`, `sent`, `failed`, …) and the latest per device and connection.",
+            "operationId": "devNotificationDeliveries",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "description": "The notification id.", "schema": {"type": "string", "minLength": 1}}
+            ],
+            "responses": {
+              "200": {
+                "description": "The record.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["notification_id", "user_id", "kind", "planned", "targets", "deliveries"],
+                      "properties": {
+                        "notification_id": {"type": "string"},
+                        "user_id": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "planned": {"type": "boolean"},
+                        "targets": {"type": "array", "items": {"type": "object", "required": ["session_id", "outcome", "at"]}},
+                        "deliveries": {"type": "array", "items": {"type": "object", "required": ["outcome", "at"]}}
+                      }
+                    }
+                  }
+                }
+              },
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "503": {"$ref": "#/components/responses/DatabaseBusy"}
+            }
+          }
+        },
+        "/v1/dev/channels/{name}/presence": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "Who is connected to a channel (dev mode only)",
+            "description": "The answer of `GET /v1/channels/{name}/presence`, for the demo page.",
+            "operationId": "devChannelPresence",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "description": "The channel.", "schema": {"$ref": "#/components/schemas/ChannelName"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "The channel's connections, by user and session.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ChannelPresence"}}}
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {"$ref": "#/components/responses/NotFound"},
+              "429": {"$ref": "#/components/responses/TooManyConnections"}
+            }
+          }
+        },
+        "/v1/dev/push-double/requests": {
+          "get": {
+            "tags": ["dev"],
+            "summary": "What the provider double received (local push demo only)",
+            "description": "With `HERALD_DEMO_PUSH=1 scripts/run`, Herald pushes to a local APNs/FCM double (Tests/ProviderDouble); this is its request log: per request `seq`, `provider`, `path`, `headers`, `body` (the payload), `jwt` (decoded), `status`, `outcome`, `notes`.",
+            "operationId": "devPushDoubleRequests",
+            "security": [{"accessToken": []}, {"accessTokenQuery": []}],
+            "parameters": [
+              {"name": "since", "in": "query", "required": false, "description": "Only requests after this `seq`.", "schema": {"type": "integer", "minimum": 0}},
+              {
+                "name": "provider",
+                "in": "query",
+                "required": false,
+                "description": "Comma-separated `apns`, `fcm`, `oauth` (default `apns,fcm`).",
+                "schema": {"type": "string", "pattern": "^(apns|fcm|oauth)(,(apns|fcm|oauth))*$"}
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The log, oldest first.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["requests"],
+                      "properties": {
+                        "requests": {"type": "array", "items": {"type": "object", "required": ["seq", "provider", "path", "headers"]}}
+                      },
+                      "additionalProperties": false
+                    }
+                  }
+                }
+              },
+              "400": {"$ref": "#/components/responses/InvalidRequest"},
+              "401": {"$ref": "#/components/responses/InvalidToken"},
+              "404": {
+                "description": "The local push demo is not running (`push_demo_off`).",
+                "content": {
+                  "application/json": {
+                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["push_demo_off", "not_found"]}}}]}
+                  }
+                }
+              },
+              "429": {"$ref": "#/components/responses/TooManyConnections"},
+              "502": {
+                "description": "The provider double did not answer (`push_double_unreachable`).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+              }
+            }
+          }
+        }
     """#
 }

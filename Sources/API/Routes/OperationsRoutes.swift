@@ -7,6 +7,7 @@ struct OperationsRoutes {
     let node: RealtimeNode
     let database: Database
     let push: PushService?
+    let notifier: Notifier
 
     func register(in router: inout Router) {
         let routes = self
@@ -52,7 +53,7 @@ struct OperationsRoutes {
 
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push
+        let node = self.node, database = self.database, push = self.push, notifier = self.notifier
         return .deferred { writer in
             node.snapshot { snapshot in
                 database.read({ connection in try JobStore.depth(connection, now: unixMilliseconds()) }) { depthResult in
@@ -82,6 +83,13 @@ struct OperationsRoutes {
                                 responses.sorted { $0.key < $1.key }.map { key, count in
                                     let parts = key.split(separator: "\u{0}").map(String.init)
                                     return (["route": parts[0], "status": parts[1]], Double(count))
+                                })
+                    let notifications = notifier.metrics
+                    text.metric("herald_notifications_total", "Notifications stored and planned (one per recipient).", type: "counter",
+                                [([:], Double(notifications.stored))])
+                    text.metric("herald_notification_targets_total", "Planning outcomes of notifications by outcome.", type: "counter",
+                                ["live_delivered", "queued", "suppressed_foreground", "skipped"].map {
+                                    (["outcome": $0], Double(notifications.outcomes[$0] ?? 0))
                                 })
                     if case .success(let depth) = depthResult {
                         text.metric("herald_push_jobs", "Push jobs by state.", type: "gauge",

@@ -52,7 +52,15 @@ struct PresenceRoutes {
     /// `GET /v1/channels/{name}/presence` (server key).
     func channelPresence(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        guard let raw = context.pathParameters["name"], let channel = ChannelName(raw) else {
+        return try channelPresence(named: context.pathParameters["name"])
+    }
+
+    /// Who is connected to channel `name`, for a caller already checked: the server key here, the
+    /// demo user in `DemoRoutes`.
+    ///
+    /// - Throws: `HTTPError` 400 when `name` is not a channel name.
+    func channelPresence(named name: String?) throws -> RouteResult {
+        guard let raw = name, let channel = ChannelName(raw) else {
             throw HTTPError.invalid("name", "not a valid channel name")
         }
         let sessions = presence.sessions(channel: channel)

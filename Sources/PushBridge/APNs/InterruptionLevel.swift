@@ -1,5 +1,5 @@
 /// `aps.interruption-level` (iOS 15+, push-providers.md §1.4): how strongly an alert may break
-/// through Focus. SPEC NO-7: `high` and `urgent` notifications are `time-sensitive` (which needs
+/// through Focus. NO-7: `urgent` notifications are `time-sensitive` (which needs
 /// the app's Time Sensitive entitlement; without it iOS treats the push as `active`).
 public struct InterruptionLevel: Hashable, Sendable, CustomStringConvertible {
     /// The JSON string value.

@@ -9,18 +9,44 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     public var deviceID: String
     public var apnsID: String
     public var notification: NotificationPayload
-    /// What the push belongs to (a notification id, `test`, …), for the delivery record.
-    public var reference: String?
+    /// The notification this push belongs to (NO-8): set, the worker records each outcome in its
+    /// delivery record; nil for a plain `POST /v1/push`.
+    public var origin: Origin?
 
-    enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id", apnsID = "apns_id", notification, reference
+    /// Where a planned push came from, and what may still stop it.
+    public struct Origin: Codable, Sendable, Equatable {
+        public var notificationID: String
+        public var userID: String
+        /// The device's session (the one whose ack suppresses an `unless_acked` push).
+        public var sessionID: String?
+        /// `unless_acked`: the live event id the session must acknowledge before `run_at` (NO-2).
+        public var ackEventID: String?
+        /// The open beacon's key, when the push carries one (NO-8, seed 004).
+        public var deliveryID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case notificationID = "notification_id", userID = "user_id", sessionID = "session_id"
+            case ackEventID = "ack_event_id", deliveryID = "delivery_id"
+        }
+
+        public init(notificationID: String, userID: String, sessionID: String?, ackEventID: String? = nil, deliveryID: String? = nil) {
+            self.notificationID = notificationID
+            self.userID = userID
+            self.sessionID = sessionID
+            self.ackEventID = ackEventID
+            self.deliveryID = deliveryID
+        }
     }
 
-    public init(deviceID: String, apnsID: APNsID, notification: PushNotification, reference: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id", apnsID = "apns_id", notification, origin
+    }
+
+    public init(deviceID: String, apnsID: APNsID, notification: PushNotification, origin: Origin? = nil) {
         self.deviceID = deviceID
         self.apnsID = apnsID.value
         self.notification = NotificationPayload(notification)
-        self.reference = reference
+        self.origin = origin
     }
 
     /// The JSON text for the `payload_json` column (keys sorted, stable).

@@ -21,6 +21,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// How often the queue is polled when nobody wakes the worker, ms.
         public var pollMilliseconds = 250
         public var retry = RetryPolicy()
+        /// Asked just before a planned push is sent: a reason to drop it (e.g. `acked`: the
+        /// session acknowledged the live event within its window, NO-2 `unless_acked`), or nil
+        /// to send. The API supplies it from presence; PushBridge knows nothing of connections.
+        public var suppression: (@Sendable (DeliveryJobPayload.Origin) -> String?)?
         public init() {}
     }
 
@@ -76,12 +80,24 @@ public final class DeliveryWorker: @unchecked Sendable {
         queue.async { [weak self] in self?.poll() }
     }
 
-    /// Stops claiming; sends in flight finish and record their outcome, queued jobs stay for the
-    /// next start (OP-5).
-    public func stop() {
+    /// Stops claiming, then waits up to `deadline` for the sends in flight to finish and record
+    /// their outcome; queued jobs stay for the next start (OP-5). A send still running at the
+    /// deadline keeps its lease, which the next start releases: it may go twice, never zero times.
+    ///
+    /// - Parameter deadline: seconds to wait for in-flight sends.
+    /// - Returns: how many sends were still in flight when it gave up (0 = drained).
+    @discardableResult
+    public func stop(deadline seconds: Double = 10) -> Int {
         queue.sync {
             stopped = true
             timer.cancel()
+        }
+        let until = DispatchTime.now() + seconds
+        while true {
+            let left = queue.sync { inFlight }
+            if left == 0 || DispatchTime.now() >= until { return left }
+            // Shutdown only: a short poll keeps the send paths free of drain bookkeeping.
+            usleep(10_000)
         }
     }
 
@@ -113,19 +129,30 @@ public final class DeliveryWorker: @unchecked Sendable {
         do {
             payload = try DeliveryJobPayload.decode(job.payloadJSON)
         } catch {
-            return finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil)
+            return finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil)
         }
         let deviceID = payload.deviceID
+        let origin = payload.origin
+        if let expiresAt = payload.notification.expiresAt, Int64(expiresAt) * 1000 <= unixMillisecondsNow() {
+            // NO-2: an expired notification is never sent, however late its job runs.
+            return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired")
+        }
+        if let origin, let reason = configuration.suppression?(origin) {
+            return skip(job, origin: origin, deviceID: deviceID, outcome: .suppressedAcked, note: reason)
+        }
         database.read({ connection in try DeviceStore.find(connection, id: deviceID, now: unixMillisecondsNow()) }) { [self] result in
             switch result {
             case .failure(let error):
-                finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil)
+                finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: origin)
             case .success(nil):
                 // Deleted since the job was queued (logout, dead token): nothing to send.
-                finish(job, .delivered(providerMessageID: nil), device: nil, note: "device_gone")
+                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone")
+            case .success(let device?) where origin != nil && !device.sessionActive:
+                // The session ended or expired after planning (DV-4): its devices get no pushes.
+                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive")
             case .success(let device?):
                 guard let apnsID = APNsID(payload.apnsID) else {
-                    return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device)
+                    return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin)
                 }
                 let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
                 dispatcher.send(payload.notification.notification, to: target, apnsID: apnsID) { [self] classification in
@@ -142,47 +169,86 @@ public final class DeliveryWorker: @unchecked Sendable {
                     default:
                         massDeletionGuard.recordOther(provider: device.provider, delivered: false)
                     }
-                    finish(job, outcome, device: device)
+                    finish(job, outcome, device: device, origin: origin)
                 }
             }
         }
     }
 
+    /// Completes a planned push that must not be sent, recording why in its delivery record.
+    private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String) {
+        database.write({ connection in
+            try connection.transaction { connection in
+                try JobStore.complete(connection, id: job.id, note: note)
+                try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note)
+            }
+        }) { [self] result in
+            if case .failure(let error) = result {
+                log.error("recording a skipped push failed", ["job_id": String(job.id), "error": "\(error)"])
+            }
+            queue.async { [self] in
+                inFlight -= 1
+                poll()
+            }
+        }
+    }
+
+    /// Appends to a planned push's delivery record (NO-8); plain pushes have none.
+    private static func record(_ connection: SQLiteConnection, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
+                               outcome: DeliveryOutcome, messageID: String? = nil, detail: String? = nil) throws(StorageError) {
+        guard let origin else { return }
+        try DeliveryStore.record(connection, DeliveryEntry(
+            notificationID: origin.notificationID, userID: origin.userID, deviceID: deviceID, sessionID: origin.sessionID,
+            outcome: outcome, providerMessageID: messageID, jobID: jobID, deliveryID: origin.deliveryID, detail: detail,
+            at: unixMillisecondsNow()))
+    }
+
     /// Records one job's outcome, then frees its slot.
-    private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, note: String? = nil) {
+    private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?) {
         let policy = configuration.retry
         let log = self.log
+        let deviceID = device?.id ?? ""
         database.write({ [self] connection in
-            let now = unixMillisecondsNow()
-            switch outcome {
-            case .delivered(let messageID):
-                try JobStore.complete(connection, id: job.id, note: note ?? messageID.map { "delivered: \($0)" })
-                self.counters.withLock { $0.delivered += 1 }
-            case .deleteDevice(let reason, let timestamp):
-                var deleted = false
-                if let device { deleted = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp) }
-                try JobStore.complete(connection, id: job.id, note: deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)")
-                if deleted {
-                    self.counters.withLock { $0.devicesDeleted += 1 }
-                    log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
-                }
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
-                // The dispatcher already used its one auth refresh; what is left is a plain retry.
-                var retryAfter: Int64?
-                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
-                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
-                case .retry(let delay):
-                    try JobStore.retry(connection, id: job.id, runAt: now + delay, error: reason)
-                    self.counters.withLock { $0.retried += 1 }
-                case .giveUp:
-                    try JobStore.deadLetter(connection, id: job.id, error: "\(reason) (after \(job.attempts) attempts)")
+            try connection.transaction { connection in
+                let now = unixMillisecondsNow()
+                switch outcome {
+                case .delivered(let messageID):
+                    try JobStore.complete(connection, id: job.id, note: messageID.map { "delivered: \($0)" })
+                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID)
+                    self.counters.withLock { $0.delivered += 1 }
+                case .deleteDevice(let reason, let timestamp):
+                    var deleted = false
+                    if let device { deleted = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp) }
+                    let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
+                    try JobStore.complete(connection, id: job.id, note: note)
+                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note)
+                    if deleted {
+                        self.counters.withLock { $0.devicesDeleted += 1 }
+                        log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
+                    }
+                case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+                    // The dispatcher already used its one auth refresh; what is left is a plain retry.
+                    var retryAfter: Int64?
+                    if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
+                    switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
+                    case .retry(let delay):
+                        try JobStore.retry(connection, id: job.id, runAt: now + delay, error: reason)
+                        try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
+                                        detail: "\(reason); next attempt in \(delay) ms")
+                        self.counters.withLock { $0.retried += 1 }
+                    case .giveUp:
+                        let error = "\(reason) (after \(job.attempts) attempts)"
+                        try JobStore.deadLetter(connection, id: job.id, error: error)
+                        try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error)
+                        self.counters.withLock { $0.dead += 1 }
+                        log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                    }
+                case .deadLetter(let reason):
+                    try JobStore.deadLetter(connection, id: job.id, error: reason)
+                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason)
                     self.counters.withLock { $0.dead += 1 }
-                    log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                    log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
                 }
-            case .deadLetter(let reason):
-                try JobStore.deadLetter(connection, id: job.id, error: reason)
-                self.counters.withLock { $0.dead += 1 }
-                log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
             }
         }) { [self] result in
             if case .failure(let error) = result {

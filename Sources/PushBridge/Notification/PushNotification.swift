@@ -10,8 +10,10 @@ public struct PushNotification: Sendable, Equatable {
         case wakeup
     }
 
-    /// SPEC NO-1 `priority`. `high` and `urgent` map to Android `high` and iOS
-    /// `interruption-level: time-sensitive` (NO-7); `normal` to Android `normal` and no interruption level.
+    /// SPEC NO-1 `priority`. `high` and `urgent` map to Android `high`; only `urgent` adds iOS
+    /// `interruption-level: time-sensitive` (issue 6's reading of NO-7: seed 001's high-priority
+    /// order alerts carry no level, seed 002 reserves time-sensitive for urgent); `normal` maps to
+    /// Android `normal` and no interruption level.
     /// APNs `apns-priority` does not follow it: alerts are always 10, wake-ups 5 (PU-1).
     public enum Priority: String, Sendable, Equatable {
         case normal, high, urgent
@@ -96,9 +98,10 @@ public struct PushNotification: Sendable, Equatable {
         return ttl
     }
 
-    /// The interruption level to send: the override, else `time-sensitive` for high/urgent, else none.
+    /// The interruption level to send: the override, else `time-sensitive` for urgent, else none
+    /// (seed 001's high-priority order alerts carry none; seed 002 keeps time-sensitive for urgent).
     var effectiveInterruptionLevel: InterruptionLevel? {
         if let interruptionLevel { return interruptionLevel }
-        return priority == .normal ? nil : .timeSensitive
+        return priority == .urgent ? .timeSensitive : nil
     }
 }

@@ -209,10 +209,10 @@ public final class HTTP2Client: Sendable {
 // MARK: - Internals
 
 /// libcurl's global init, run once (Swift globals are initialised lazily and thread-safely).
-private let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
 
 /// libcurl's built-in CA directory (`/etc/ssl/certs` on Debian), kept when a CA file is added.
-private let builtInCAPath: String? = {
+let builtInCAPath: String? = {
     guard let info = curl_version_info(CURLVERSION_ELEVENTH), let p = info.pointee.capath else { return nil }
     return String(cString: p)
 }()

@@ -14,9 +14,10 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
         rawValue = String(raw)
     }
 
-    /// The personal channel of a user: `user:{sub}`; nil when `sub` cannot form a valid name.
+    /// The personal channel of a user: `user:{sub}`; nil when `sub` is empty or cannot form a
+    /// valid name.
     public static func personal(userID: String) -> ChannelName? {
-        ChannelName("user:" + userID)
+        userID.isEmpty ? nil : ChannelName("user:" + userID)
     }
 
     public var description: String { rawValue }

@@ -1,5 +1,6 @@
 /// The realtime core of one process: its event loops, the per-loop hub shards and the broker
 /// that feeds them. The API publishes through `broker`; transports subscribe through it.
+import Dispatch
 import Synchronization
 
 public final class RealtimeNode: Sendable {
@@ -37,6 +38,23 @@ public final class RealtimeNode: Sendable {
         for end in sessionEnders.withLock({ $0 }) { end(sid) }
     }
 
+    /// Calls `done` once every loop has run the work queued on it before this call, so every
+    /// message published before it has been written to (or queued for) its subscribers: the push
+    /// planner then asks presence who received it (NO-2). A loop that does not answer within
+    /// `timeoutNanoseconds` (stopped, or wedged) does not hold the caller forever: `done` runs
+    /// then, and the planner treats that loop's connections as not having received the message.
+    ///
+    /// - Parameters:
+    ///   - timeoutNanoseconds: the longest wait.
+    ///   - done: called exactly once, on a loop thread or a dispatch thread.
+    public func afterPendingDeliveries(timeoutNanoseconds: UInt64 = 1_000_000_000, _ done: @escaping @Sendable () -> Void) {
+        let barrier = Barrier(count: group.loops.count, done)
+        for loop in group.loops {
+            loop.execute { barrier.arrive() }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeoutNanoseconds)), execute: { barrier.expire() })
+    }
+
     /// Registers a transport's way of ending a session's connections.
     public func onEndSession(_ end: @escaping @Sendable (String) -> Void) {
         sessionEnders.withLock { $0.append(end) }
@@ -50,5 +68,31 @@ public final class RealtimeNode: Sendable {
     /// Registers where snapshots come from (the HTTP server, at start).
     public func onSnapshot(_ source: @escaping @Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void) {
         snapshotSource.withLock { $0 = source }
+    }
+}
+
+/// Counts loops down to zero, then runs its action once (or at expiry, whichever is first).
+private final class Barrier: Sendable {
+    private let state: Mutex<(remaining: Int, action: (@Sendable () -> Void)?)>
+
+    init(count: Int, _ action: @escaping @Sendable () -> Void) {
+        state = Mutex((count, action))
+    }
+
+    func arrive() {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            state.remaining -= 1
+            guard state.remaining <= 0 else { return nil }
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+
+    func expire() {
+        state.withLock { state -> (@Sendable () -> Void)? in
+            defer { state.action = nil }
+            return state.action
+        }?()
     }
 }

@@ -32,4 +32,9 @@ public enum JSONText {
     public static func array(_ values: [String]) -> String {
         "[" + values.map(quote).joined(separator: ",") + "]"
     }
+
+    /// A JSON object of string values, keys in the order given: `{"a":"1","b":"2"}`.
+    public static func object(_ pairs: [(String, String)]) -> String {
+        "{" + pairs.map { quote($0.0) + ":" + quote($0.1) }.joined(separator: ",") + "}"
+    }
 }

@@ -254,6 +254,37 @@ public final class Presence: Sendable {
         }
     }
 
+    /// How one connection of a user stands towards one personal-channel message.
+    public struct Receipt: Sendable, Equatable {
+        public let connectionID: String
+        public let sessionID: String?
+        public let transport: StreamTransport
+        /// The message (or a later one of the personal channel) was written to the connection.
+        public let received: Bool
+        /// `foreground` with a fresh lease (RT-7a) right now.
+        public let foreground: Bool
+    }
+
+    /// Every live connection of `userID` and whether it was written the personal-channel message
+    /// with stream sequence `sequence` (NO-2, NO-8). One lock for the whole answer, so the planner
+    /// sees one consistent picture of a user.
+    public func receipts(userID: String, personalSequence sequence: UInt64) -> [Receipt] {
+        let now = monotonic()
+        return state.withLock { state in
+            var receipts: [Receipt] = []
+            for key in state.byUser[userID] ?? [] {
+                guard let session = state.sessions[key] else { continue }
+                for id in session.connectionIDs {
+                    guard let c = state.connections[id] else { continue }
+                    receipts.append(Receipt(connectionID: id, sessionID: c.sessionID, transport: c.transport,
+                                            received: c.personalSequence >= sequence,
+                                            foreground: c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds))
+                }
+            }
+            return receipts.sorted { $0.connectionID < $1.connectionID }
+        }
+    }
+
     /// True when the session acknowledged event id `id`.
     public func hasAcknowledged(userID: String, sessionID: String, id: String) -> Bool {
         state.withLock { $0.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)]?.ackSet.contains(id) ?? false }

@@ -1,8 +1,9 @@
 /// The SQL for push devices (DV-1, DV-2, DV-4, DV-6). Functions of a connection: callers run
 /// writes on the `Database` writer.
 public enum DeviceStore {
-    /// `active` as a column: the device's session is alive at `:now`.
-    private static let selectWithActive = """
+    /// `active` as a column: the device's session is alive at `:now`. Internal for the
+    /// many-users list in DeviceStore+Recipients.swift.
+    static let selectWithActive = """
         SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
         FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
         """

@@ -64,5 +64,106 @@ public enum HeraldSchema {
             -- token, even one carrying session_exp, must not undo it. NULL or 'token' otherwise.
             ALTER TABLE sessions ADD COLUMN expiry_source TEXT CHECK (expiry_source IN ('token', 'server'));
             """),
+        Migration(version: 3, name: "notifications, deliveries, push preferences, scope members, idempotency keys", sql: """
+            -- One notification for one recipient (NO-1): the inbox row (NO-3) and the source of its
+            -- pushes. seq is the rowid: it grows with insertion, so it pages the inbox without
+            -- skips or repeats when two rows share a created_at. plan_json is set while the pushes
+            -- are not planned yet; a crash between storing and planning leaves it set, and the
+            -- start-up recovery plans those rows again. in_inbox = 0 rows (push-only) are kept for
+            -- the delivery record but never listed or counted.
+            CREATE TABLE notifications (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                app          TEXT NOT NULL DEFAULT 'default',
+                user_id      TEXT NOT NULL,
+                kind         TEXT NOT NULL,
+                scope        TEXT,
+                title_json   TEXT,
+                body_json    TEXT,
+                args_json    TEXT,
+                data_json    TEXT NOT NULL DEFAULT '{}',
+                collapse_key TEXT,
+                thread_id    TEXT,
+                priority     TEXT NOT NULL CHECK (priority IN ('normal', 'high', 'urgent')),
+                expires_at   INTEGER,
+                in_inbox     INTEGER NOT NULL DEFAULT 1,
+                cursor       TEXT,
+                plan_json    TEXT,
+                created_at   INTEGER NOT NULL,
+                read_at      INTEGER
+            ) STRICT;
+            CREATE INDEX notifications_inbox ON notifications (app, user_id, seq);  -- a user's inbox page, newest first
+            CREATE INDEX notifications_unread ON notifications (app, user_id, seq)  -- unread page, count, read-all
+                WHERE read_at IS NULL AND in_inbox = 1;
+            CREATE INDEX notifications_unplanned ON notifications (seq)             -- crash recovery at start
+                WHERE plan_json IS NOT NULL;
+            CREATE INDEX notifications_created_at ON notifications (created_at);    -- the retention purge
+
+            -- What happened to a notification on each device and connection (NO-8), appended in
+            -- order. No foreign key to notifications: a late provider answer or open beacon must
+            -- still be recordable, and the retention purge deletes both sides itself. The outcome
+            -- list is DeliveryOutcome's raw values; a later outcome needs a new migration.
+            CREATE TABLE deliveries (
+                id                  INTEGER PRIMARY KEY,
+                notification_id     TEXT NOT NULL,
+                user_id             TEXT NOT NULL,
+                device_id           TEXT,
+                connection_id       TEXT,
+                session_id          TEXT,
+                outcome             TEXT NOT NULL CHECK (outcome IN (
+                                        'live_delivered', 'suppressed_foreground', 'suppressed_acked',
+                                        'skipped_preferences', 'skipped_session', 'skipped_audience', 'skipped_policy',
+                                        'expired', 'queued', 'sent', 'retrying', 'failed', 'dead', 'opened')),
+                provider_message_id TEXT,
+                job_id              INTEGER,
+                delivery_id         TEXT,
+                detail              TEXT,
+                at                  INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX deliveries_notification ON deliveries (notification_id, id);  -- the record, in order
+            -- A campaign push's delivery id (seed 004): the open beacon looks up its 'queued' entry
+            -- and whether it was 'opened' already. Not UNIQUE: re-planning after a crash may queue
+            -- the same delivery id again, and that must not fail the recovery.
+            CREATE INDEX deliveries_delivery_id ON deliveries (delivery_id, outcome) WHERE delivery_id IS NOT NULL;
+
+            -- A user's push switch per scope (NO-4); scope '' is the user's global switch (seed 002),
+            -- since a NULL in a primary key would let one user hold several global rows.
+            -- enabled_events_json NULL means the app catalog's defaults.
+            CREATE TABLE push_preferences (
+                app                 TEXT NOT NULL DEFAULT 'default',
+                user_id             TEXT NOT NULL,
+                scope               TEXT NOT NULL,
+                is_enabled          INTEGER NOT NULL,
+                enabled_events_json TEXT,
+                updated_at          INTEGER NOT NULL,
+                PRIMARY KEY (app, user_id, scope)
+            ) STRICT;
+
+            -- Scope membership with permissions, synced by the app backend (NO-6).
+            -- permissions_json is a sorted JSON array of strings, matched with json_each.
+            CREATE TABLE scope_members (
+                app              TEXT NOT NULL DEFAULT 'default',
+                scope            TEXT NOT NULL,
+                user_id          TEXT NOT NULL,
+                permissions_json TEXT NOT NULL,
+                updated_at       INTEGER NOT NULL,
+                PRIMARY KEY (app, scope, user_id)
+            ) STRICT;
+            CREATE INDEX scope_members_user ON scope_members (app, user_id);  -- a user's scopes
+
+            -- POST /v1/notifications idempotency (NO-1): the first call reserves the key with its
+            -- request hash (complete = 0), then stores its answer; a repeat with the same hash gets
+            -- that answer, one with another hash is refused.
+            CREATE TABLE idempotency_keys (
+                app           TEXT NOT NULL DEFAULT 'default',
+                key           TEXT NOT NULL,
+                request_hash  TEXT NOT NULL,
+                response_json TEXT NOT NULL,
+                complete      INTEGER NOT NULL,
+                created_at    INTEGER NOT NULL,
+                PRIMARY KEY (app, key)
+            ) STRICT;
+            CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);  -- the expiry purge
+            """),
     ]
 }

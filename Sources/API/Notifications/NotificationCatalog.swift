@@ -1,0 +1,94 @@
+import Foundation
+
+/// An app's kind catalog (`HERALD_CATALOG_PATH`, NO-4, NO-5, NO-7): for each notification kind its
+/// category and Android channel, whether it is on by default, the permission it needs, how its
+/// pushes collapse and group, and its title and body per language.
+///
+/// `examples/catalogs/merchant.json` (seeds 000/001) and `logistics.json` (seed 002) show the format.
+/// `parse` checks all of it when the server starts, so a mistake in the file stops the start with
+/// its path instead of reaching a phone.
+public struct NotificationCatalog: Sendable {
+    /// The app the catalog belongs to (`default`, `merchant`, `logistics`).
+    public let app: String
+    /// The language used when a device's is missing from a text (NO-5), normalised (`pt-BR`).
+    public let defaultLocale: String
+    /// The push data key that carries the notification's id; nil when pushes carry no id (seed 001
+    /// payloads have none). Absent from the file: `notification_id`.
+    public let notificationIDKey: String?
+    /// The push data key that carries the kind (`kind`, seed 001; `type`, seed 002). Default `kind`.
+    public let kindKey: String
+    /// Audiences that are never pushed (seed 002: `staff`), whether the kind or the call names them (NO-2).
+    public let excludedAudiences: Set<String>
+    /// Categories by name.
+    public let categories: [String: NotificationCategory]
+    /// Kinds by name.
+    public let kinds: [String: NotificationKind]
+
+    /// The priorities a kind or a call may name (NO-1).
+    public static let priorities: Set<String> = ["normal", "high", "urgent"]
+
+    /// An empty catalog, for apps that send every text in the call: no kinds, default locale `en`,
+    /// notification ids under `notification_id`.
+    public static let empty = NotificationCatalog(
+        app: "default", defaultLocale: "en", notificationIDKey: "notification_id", kindKey: "kind",
+        excludedAudiences: [], categories: [:], kinds: [:])
+
+    /// The largest catalog file read; a catalog is a few kilobytes per kind.
+    static let maxFileBytes = 4 << 20
+
+    /// Reads and checks a catalog file.
+    ///
+    /// - Throws: `CatalogError.unreadable` when the file cannot be read, `.invalid` as `parse` does.
+    public static func load(path: String) throws(CatalogError) -> NotificationCatalog {
+        guard let file = fopen(path, "rb") else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            bytes.append(contentsOf: chunk[..<count])
+            guard bytes.count <= maxFileBytes else {
+                throw .unreadable(path: path, reason: "larger than \(maxFileBytes) bytes")
+            }
+            if count < chunk.count {
+                if ferror(file) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+                break
+            }
+        }
+        return try parse(bytes)
+    }
+
+    /// Parses and checks a catalog: the JSON itself, unknown fields (keys starting with `_` are
+    /// comments), kind and category names (1–64 of `A-Z a-z 0-9 _ . : -`), that every kind's
+    /// category exists, every template parses, every priority is normal|high|urgent, every locale
+    /// key is a language tag, and every title and body has a text for the default locale.
+    ///
+    /// - Throws: `CatalogError.invalid` naming the first offending field.
+    public static func parse(_ bytes: [UInt8]) throws(CatalogError) -> NotificationCatalog {
+        try CatalogParser.parse(bytes)
+    }
+
+    /// The kind named `name`, if the catalog has it.
+    public func kind(_ name: String) -> NotificationKind? {
+        kinds[name]
+    }
+
+    /// Whether notifications for `audience` are never pushed in this app (NO-2).
+    public func excludes(audience: String?) -> Bool {
+        audience.map(excludedAudiences.contains) ?? false
+    }
+
+    /// The kinds a member holding `permissions` may choose in push preferences (`available_events`,
+    /// NO-4, NO-6): those without `requires` or whose permission they hold, leaving out kinds
+    /// preferences do not govern and kinds of excluded audiences. Sorted by name.
+    public func availableKinds(permissions: Set<String>) -> [NotificationKind] {
+        kinds.values
+            .filter { kind in
+                kind.inPreferences && !excludes(audience: kind.audience)
+                    && (kind.requires.map(permissions.contains) ?? true)
+            }
+            .sorted { $0.name < $1.name }
+    }
+}

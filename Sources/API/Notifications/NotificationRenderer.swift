@@ -1,0 +1,127 @@
+/// The texts and grouping of one notification for one device, ready for a push payload (NO-5, NO-7).
+public struct RenderedNotification: Sendable, Equatable {
+    public var title: String?
+    /// iOS only (`aps.alert.subtitle`).
+    public var subtitle: String?
+    public var body: String?
+    /// `apns-collapse-id` and FCM `android.collapse_key`.
+    public var collapseKey: String?
+    /// FCM `android.notification.tag`.
+    public var tag: String?
+    /// `aps.thread-id`.
+    public var threadID: String?
+    /// FCM `android.notification.channel_id`.
+    public var androidChannelID: String?
+    /// `aps.sound` and FCM `android.notification.sound`; nil for a silent push.
+    public var sound: String?
+    /// The language tag the title (else the body) was taken from; nil for a text that is the same in every language.
+    public var locale: String?
+}
+
+/// Renders a notification for each device from the call and the app's kind catalog (NO-5, NO-7).
+///
+/// Precedence, field by field:
+/// - title, body: the call's texts when it gives them, else the kind's; in either, the device's
+///   language by `LocalizedText`'s rule, else the app default. Texts given in a call that has neither
+///   fall back to their first language in tag order rather than to nothing.
+/// - collapse key, thread, sound, Android channel: the call's, else the kind's (templates rendered).
+/// - tag: the call's collapse key, else the kind's tag, else the kind's collapse key, as seed 001 pushes
+///   carry the same value in both.
+/// - subtitle: the kind's, dropped when an argument is missing (seed 001's store name is optional).
+///
+/// Template arguments are the call's `args` over its `data` (`args` win), so `conv-{conversation_id}`
+/// works from the deep-link data without repeating it.
+public struct NotificationRenderer: Sendable {
+    public let catalog: NotificationCatalog
+
+    public init(catalog: NotificationCatalog) {
+        self.catalog = catalog
+    }
+
+    /// - Parameters:
+    ///   - kind: the notification's kind; one the catalog lacks renders from the call alone.
+    ///   - deviceLocale: the device's language tag, nil when unknown.
+    ///   - title, body: the call's texts, nil to use the kind's.
+    ///   - arguments: the call's `args`.
+    ///   - data: the call's flat string `data`.
+    ///   - collapseKey, threadID, sound, androidChannelID: the call's values, nil to use the kind's.
+    /// - Throws: `CatalogError.missingArgument` when the title, body, collapse key, tag or thread
+    ///   needs an argument neither `arguments` nor `data` has.
+    public func render(kind: String, deviceLocale: String?, title: LocalizedText?, body: LocalizedText?,
+                       arguments: [String: String], data: [String: String],
+                       collapseKey: String?, threadID: String?, sound: String?,
+                       androidChannelID: String?) throws(CatalogError) -> RenderedNotification {
+        let definition = catalog.kind(kind)
+        let values = data.merging(arguments) { _, argument in argument }
+        let chosenTitle = choose(call: title, kind: definition?.title, for: deviceLocale)
+        let chosenBody = choose(call: body, kind: definition?.body, for: deviceLocale)
+        var out = RenderedNotification()
+        out.title = try chosenTitle.map { chosen throws(CatalogError) in try chosen.template.render(values, field: Self.field("title", chosen.locale)) }
+        out.body = try chosenBody.map { chosen throws(CatalogError) in try chosen.template.render(values, field: Self.field("body", chosen.locale)) }
+        out.locale = chosenTitle?.locale ?? chosenBody?.locale
+        out.subtitle = try? definition?.subtitle?.render(values, field: "subtitle")
+        if let collapseKey {
+            out.collapseKey = collapseKey
+            out.tag = collapseKey
+        } else {
+            out.collapseKey = try definition?.collapse?.render(values, field: "collapse")
+            let tag = try definition?.tag?.render(values, field: "tag")
+            out.tag = tag ?? out.collapseKey
+        }
+        if let threadID {
+            out.threadID = threadID
+        } else {
+            out.threadID = try definition?.thread?.render(values, field: "thread")
+        }
+        out.androidChannelID = androidChannelID ?? definition?.androidChannelID
+        out.sound = sound ?? definition?.sound
+        return out
+    }
+
+    /// Checks a call once, before anything is stored, so a bad call fails with 400 and changes
+    /// nothing: every language of the texts that will be used (the call's, else the kind's) renders
+    /// with these arguments, and so do the kind's collapse key, tag and thread unless the call
+    /// gives its own.
+    ///
+    /// - Throws: `CatalogError.missingArgument` for the first text that needs an absent argument.
+    public func validate(kind: String, title: LocalizedText?, body: LocalizedText?,
+                         arguments: [String: String], data: [String: String],
+                         collapseKey: String? = nil, threadID: String? = nil) throws(CatalogError) {
+        let definition = catalog.kind(kind)
+        let values = data.merging(arguments) { _, argument in argument }
+        for (name, text) in [("title", title ?? definition?.title), ("body", body ?? definition?.body)] {
+            for entry in text?.entries ?? [] {
+                _ = try entry.template.render(values, field: Self.field(name, entry.locale))
+            }
+        }
+        if collapseKey == nil {
+            _ = try definition?.collapse?.render(values, field: "collapse")
+            _ = try definition?.tag?.render(values, field: "tag")
+        }
+        if threadID == nil {
+            _ = try definition?.thread?.render(values, field: "thread")
+        }
+    }
+
+    /// FCM `android.priority` for a notification priority (NO-7): `high` for high and urgent, else `normal`.
+    public static func androidPriority(_ priority: String?) -> String {
+        priority == "high" || priority == "urgent" ? "high" : "normal"
+    }
+
+    /// APNs `aps.interruption-level` for a notification priority (NO-7): `time-sensitive` for urgent,
+    /// else nil (the system's default, `active`).
+    public static func interruptionLevel(_ priority: String?) -> String? {
+        priority == "urgent" ? "time-sensitive" : nil
+    }
+
+    private func choose(call: LocalizedText?, kind: LocalizedText?, for deviceLocale: String?) -> (locale: String?, template: TextTemplate)? {
+        if let call {
+            return call.choose(for: deviceLocale, defaultLocale: catalog.defaultLocale) ?? call.first
+        }
+        return kind?.choose(for: deviceLocale, defaultLocale: catalog.defaultLocale)
+    }
+
+    private static func field(_ name: String, _ locale: String?) -> String {
+        locale.map { "\(name).\($0)" } ?? name
+    }
+}

@@ -1,0 +1,389 @@
+import Foundation
+import Realtime
+
+/// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names
+/// are the wire names; `NotificationRequest.init(body:)` turns it into checked, typed values.
+struct NotificationBody: Decodable {
+    let recipients: RecipientsBody
+    let kind: String
+    let scope: String?
+    let title: TextInput?
+    let body: TextInput?
+    let args: [String: String]?
+    let data: [String: String]?
+    let collapse_key: String?
+    let thread_id: String?
+    let sound: String?
+    let android_channel_id: String?
+    let priority: String?
+    let ttl_seconds: Int?
+    let expires_at: Instant?
+    let badge: Badge?
+    let persist: Bool?
+    let live: LiveBody?
+    let push: PushBody?
+    let audience: String?
+    let track_opens: Bool?
+    let idempotency_key: String?
+
+    /// `{user_ids}` or `{scope, permission?}` or `{scope, assignee}`; `assignee: null` differs
+    /// from no `assignee` (NO-6: "the assignee, or every member when there is none").
+    struct RecipientsBody: Decodable {
+        let userIDs: [String]?
+        let scope: String?
+        let permission: String?
+        /// nil: no assignee rule; `.some(nil)`: the rule with nobody assigned.
+        let assignee: String??
+
+        enum CodingKeys: String, CodingKey { case user_ids, scope, permission, assignee }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            userIDs = try container.decodeIfPresent([String].self, forKey: .user_ids)
+            scope = try container.decodeIfPresent(String.self, forKey: .scope)
+            permission = try container.decodeIfPresent(String.self, forKey: .permission)
+            if container.contains(.assignee) {
+                assignee = .some(try container.decodeNil(forKey: .assignee) ? nil : container.decode(String.self, forKey: .assignee))
+            } else {
+                assignee = nil
+            }
+        }
+    }
+
+    /// One text for every locale, or a per-locale map (`{"pt": "…", "en": "…"}`).
+    enum TextInput: Decodable {
+        case single(String)
+        case byLocale([String: String])
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .single(text)
+            } else {
+                self = .byLocale(try container.decode([String: String].self))
+            }
+        }
+    }
+
+    /// A unix-ms integer or an RFC 3339 string.
+    enum Instant: Decodable {
+        case milliseconds(Int64)
+        case text(String)
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Int64.self) {
+                self = .milliseconds(value)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    /// A number, or `"unread"`: the recipient's unread inbox count when planned.
+    enum Badge: Decodable {
+        case number(Int)
+        case keyword(String)
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Int.self) {
+                self = .number(value)
+            } else {
+                self = .keyword(try container.decode(String.self))
+            }
+        }
+    }
+
+    struct LiveBody: Decodable {
+        let channel: String
+        let event: String?
+        let data: JSONValue?
+        let retain: Bool?
+    }
+
+    struct PushBody: Decodable {
+        let policy: String?
+        let ack_window_ms: Int?
+        let type: String?
+    }
+}
+
+/// Whom a notification is for (NO-1, NO-6).
+enum Recipients: Sendable, Equatable {
+    /// These users, as given (deduplicated, order kept).
+    case users([String])
+    /// Members of `scope` holding `permission` (every member when nil).
+    case scopePermission(scope: String, permission: String?)
+    /// The assignee when there is one, else every member of `scope` holding the kind's permission.
+    case scopeAssignee(scope: String, assignee: String?)
+}
+
+/// A validated `POST /v1/notifications` call: recipients, the idempotency key and the plan every
+/// recipient's notification follows.
+struct NotificationRequest: Sendable {
+    let recipients: Recipients
+    let plan: NotificationPlan
+    /// Extra message for a resource channel, published once per call.
+    let live: PublishRequest?
+    let idempotencyKey: String?
+
+    /// Most recipients one call may reach.
+    static let maxRecipients = 1000
+    /// Most bytes of `data` as compact JSON: with the texts it must fit a 4 KiB push (PU-3).
+    static let maxDataBytes = 2048
+    /// Most bytes of one title or body text.
+    static let maxTextBytes = 1024
+    /// Longest `ack_window_ms`: past it, the push would be late anyway.
+    static let maxAckWindowMilliseconds = 600_000
+    /// Data keys the providers or Herald itself use.
+    static let reservedDataKeys: Set<String> = ["aps", "from", "message_type", "collapse_key", "notification", "cursor", "delivery_id"]
+
+    /// - Parameters:
+    ///   - now: unix ms (resolves `ttl_seconds`).
+    ///   - catalog: the app's kind catalog (kind defaults, text checks).
+    /// - Throws: `HTTPError` 400 `invalid_request` naming the field, or 413 for oversized data.
+    init(body: NotificationBody, now: Int64, catalog: NotificationCatalog, maxLiveDataBytes: Int) throws(HTTPError) {
+        let recipients = try Self.recipients(body.recipients)
+        self.recipients = recipients
+        guard Self.isName(body.kind) else {
+            throw HTTPError.invalid("kind", "kind must be 1-64 characters of A-Z a-z 0-9 _ - . :")
+        }
+        let kind = catalog.kind(body.kind)
+        let scope = body.scope ?? {
+            switch recipients {
+            case .users: return nil
+            case .scopePermission(let scope, _), .scopeAssignee(let scope, _): return scope
+            }
+        }()
+        if let scope, !Self.isName(scope, max: 200) {
+            throw HTTPError.invalid("scope", "scope must be 1-200 characters of A-Z a-z 0-9 _ - . :")
+        }
+        let title = try Self.texts(body.title, field: "title")
+        let text = try Self.texts(body.body, field: "body")
+        let data = body.data ?? [:]
+        for key in data.keys {
+            if key.isEmpty || Self.reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+                || key == catalog.kindKey || key == catalog.notificationIDKey {
+                throw HTTPError.invalid("data", "data key '\(key)' is reserved by the push providers or by Herald")
+            }
+        }
+        let dataBytes = JSONText.object(data.sorted { $0.key < $1.key }).utf8.count
+        guard dataBytes <= Self.maxDataBytes else {
+            throw HTTPError(413, "payload_too_large", "data is \(dataBytes) bytes; a push carries at most \(Self.maxDataBytes)", field: "data")
+        }
+        let push = try Self.push(body.push)
+        let priority = try Self.priority(body.priority ?? kind?.priority ?? "normal")
+        let expiresAt = try Self.expiry(ttlSeconds: body.ttl_seconds, expiresAt: body.expires_at, now: now)
+        var badge: NotificationPlan.Badge?
+        switch body.badge {
+        case nil: badge = nil
+        case .number(let n)?:
+            guard (0...99_999).contains(n) else { throw HTTPError.invalid("badge", "badge must be 0 to 99999 or \"unread\"") }
+            badge = .number(n)
+        case .keyword("unread")?: badge = .unread
+        case .keyword?: throw HTTPError.invalid("badge", "badge must be a number or \"unread\"")
+        }
+        if let key = body.collapse_key, key.isEmpty || key.utf8.count > 64 {
+            throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit)")
+        }
+        if let thread = body.thread_id, thread.isEmpty || thread.utf8.count > 200 {
+            throw HTTPError.invalid("thread_id", "thread_id is 1-200 bytes")
+        }
+        if let sound = body.sound, sound.isEmpty || sound.utf8.count > 200 {
+            throw HTTPError.invalid("sound", "sound is 1-200 bytes")
+        }
+        if let channel = body.android_channel_id, channel.isEmpty || channel.utf8.count > 200 {
+            throw HTTPError.invalid("android_channel_id", "android_channel_id is 1-200 bytes")
+        }
+        let audience = body.audience ?? kind?.audience ?? "everyone"
+        guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }
+        if push.type == .alert {
+            guard title != nil || text != nil || kind?.title != nil || kind?.body != nil else {
+                throw HTTPError.invalid("body", "kind '\(body.kind)' is not in the catalog: give title or body")
+            }
+        }
+        let arguments = body.args ?? [:]
+        do {
+            try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: title?.localized, body: text?.localized,
+                                                                arguments: arguments, data: data,
+                                                                collapseKey: body.collapse_key, threadID: body.thread_id)
+        } catch {
+            throw HTTPError.invalid(error.field ?? "body", error.message)
+        }
+        plan = NotificationPlan(
+            kind: body.kind, scope: scope, title: title?.byLocale, body: text?.byLocale, arguments: arguments, data: data,
+            collapseKey: body.collapse_key, threadID: body.thread_id, sound: body.sound, androidChannelID: body.android_channel_id,
+            priority: priority, expiresAt: expiresAt, ttlSeconds: body.ttl_seconds, badge: badge, persist: body.persist ?? true, policy: push.policy,
+            ackWindowMilliseconds: push.ackWindow, type: push.type, audience: audience, trackOpens: body.track_opens ?? false,
+            idempotencyKey: body.idempotency_key)
+        live = try body.live.map { live throws(HTTPError) in try Self.live(live, maxDataBytes: maxLiveDataBytes) }
+        if let key = body.idempotency_key, key.isEmpty || key.utf8.count > 255 {
+            throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
+        }
+        idempotencyKey = body.idempotency_key
+    }
+
+    /// The request in one canonical text (sorted keys, defaults filled in), so the idempotency
+    /// check compares meaning, not bytes: the same call with its keys reordered is the same call.
+    var canonicalText: String {
+        let liveText = live.map { "\($0.channel.rawValue)\u{0}\($0.event.rawValue)\u{0}\($0.data)\u{0}\($0.retain)" } ?? ""
+        return "\(recipients)\u{0}\(plan.jsonText())\u{0}\(liveText)"
+    }
+
+    private static func recipients(_ body: NotificationBody.RecipientsBody) throws(HTTPError) -> Recipients {
+        if let ids = body.userIDs {
+            guard body.scope == nil, body.permission == nil, body.assignee == nil else {
+                throw HTTPError.invalid("recipients", "give user_ids, or scope with permission or assignee, not both")
+            }
+            guard !ids.isEmpty, ids.count <= maxRecipients else {
+                throw HTTPError.invalid("recipients.user_ids", "user_ids must hold 1 to \(maxRecipients) user ids")
+            }
+            var seen: Set<String> = []
+            var unique: [String] = []
+            for id in ids {
+                guard ChannelName.personal(userID: id) != nil else {
+                    throw HTTPError.invalid("recipients.user_ids", "'\(id)' is not a valid user id (it must form the channel user:{id})")
+                }
+                if seen.insert(id).inserted { unique.append(id) }
+            }
+            return .users(unique)
+        }
+        guard let scope = body.scope, isName(scope, max: 200) else {
+            throw HTTPError.invalid("recipients", "recipients needs user_ids, or a scope of 1-200 characters of A-Z a-z 0-9 _ - . :")
+        }
+        if let assignee = body.assignee {
+            guard body.permission == nil else {
+                throw HTTPError.invalid("recipients.permission", "the assignee rule uses the kind's permission; give permission or assignee, not both")
+            }
+            if let assignee, ChannelName.personal(userID: assignee) == nil {
+                throw HTTPError.invalid("recipients.assignee", "'\(assignee)' is not a valid user id")
+            }
+            return .scopeAssignee(scope: scope, assignee: assignee)
+        }
+        if let permission = body.permission, !isName(permission, max: 64) {
+            throw HTTPError.invalid("recipients.permission", "permission must be 1-64 characters of A-Z a-z 0-9 _ - . :")
+        }
+        return .scopePermission(scope: scope, permission: body.permission)
+    }
+
+    private struct Texts {
+        let byLocale: [String: String]
+        let localized: LocalizedText
+    }
+
+    private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts? {
+        guard let input else { return nil }
+        let map: [String: String]
+        switch input {
+        case .single(let text): map = ["*": text]
+        case .byLocale(let byLocale):
+            guard !byLocale.isEmpty else { throw HTTPError.invalid(field, "\(field) needs at least one locale") }
+            for tag in byLocale.keys where !isLocaleTag(tag) {
+                throw HTTPError.invalid(field, "'\(tag)' is not a locale tag such as pt, en or pt-BR")
+            }
+            map = byLocale
+        }
+        for (_, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
+            throw HTTPError.invalid(field, "each \(field) is 1-\(maxTextBytes) bytes")
+        }
+        do {
+            return Texts(byLocale: map, localized: try NotificationPlan.localized(map))
+        } catch {
+            throw HTTPError.invalid(field, error.message)
+        }
+    }
+
+    private static func push(_ body: NotificationBody.PushBody?) throws(HTTPError) -> (policy: NotificationPlan.Policy, ackWindow: Int, type: NotificationPlan.PushType) {
+        let policy: NotificationPlan.Policy
+        switch body?.policy ?? "auto" {
+        case "auto": policy = .auto
+        case "always": policy = .always
+        case "never": policy = .never
+        case "unless_acked": policy = .unlessAcked
+        default: throw HTTPError.invalid("push.policy", "policy must be auto, always, never or unless_acked")
+        }
+        let window = body?.ack_window_ms ?? 3000
+        guard (0...maxAckWindowMilliseconds).contains(window) else {
+            throw HTTPError.invalid("push.ack_window_ms", "ack_window_ms must be 0 to \(maxAckWindowMilliseconds)")
+        }
+        if body?.ack_window_ms != nil, policy != .unlessAcked {
+            throw HTTPError.invalid("push.ack_window_ms", "ack_window_ms applies to policy unless_acked only")
+        }
+        let type: NotificationPlan.PushType
+        switch body?.type ?? "alert" {
+        case "alert": type = .alert
+        case "wakeup": type = .wakeup
+        default: throw HTTPError.invalid("push.type", "type must be alert or wakeup")
+        }
+        return (policy, window, type)
+    }
+
+    private static func priority(_ raw: String) throws(HTTPError) -> String {
+        guard ["normal", "high", "urgent"].contains(raw) else {
+            throw HTTPError.invalid("priority", "priority must be normal, high or urgent")
+        }
+        return raw
+    }
+
+    /// - Returns: unix ms, or nil for the providers' default (one hour, seed 001).
+    private static func expiry(ttlSeconds: Int?, expiresAt: NotificationBody.Instant?, now: Int64) throws(HTTPError) -> Int64? {
+        switch (ttlSeconds, expiresAt) {
+        case (_?, _?):
+            throw HTTPError.invalid("ttl_seconds", "give ttl_seconds or expires_at, not both")
+        case (let ttl?, nil):
+            guard (0...2_419_200).contains(ttl) else { throw HTTPError.invalid("ttl_seconds", "ttl_seconds must be 0 to 2419200 (28 days)") }
+            return now + Int64(ttl) * 1000
+        case (nil, .milliseconds(let ms)?):
+            guard ms > 0, ms <= now + 2_419_200_000 else {
+                throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds within the next 28 days")
+            }
+            return ms
+        case (nil, .text(let text)?):
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let plain = ISO8601DateFormatter()
+            guard let date = formatter.date(from: text) ?? plain.date(from: text) else {
+                throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds or an RFC 3339 time such as 2026-12-01T10:00:00Z")
+            }
+            let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+            guard ms <= now + 2_419_200_000 else { throw HTTPError.invalid("expires_at", "expires_at must be within the next 28 days") }
+            return ms
+        case (nil, nil):
+            return nil
+        }
+    }
+
+    private static func live(_ body: NotificationBody.LiveBody, maxDataBytes: Int) throws(HTTPError) -> PublishRequest {
+        guard let channel = ChannelName(body.channel) else {
+            throw HTTPError.invalid("live.channel", "channel must be 1-200 characters of A-Z a-z 0-9 _ - : . @")
+        }
+        var event = EventName.message
+        if let raw = body.event {
+            guard let name = EventName(raw), !name.isReserved else {
+                throw HTTPError.invalid("live.event", "event must be 1-64 characters of A-Z a-z 0-9 _ - . : and not a reserved name")
+            }
+            event = name
+        }
+        let data = (body.data ?? .null).compactText
+        guard data.utf8.count <= maxDataBytes else {
+            throw HTTPError(413, "payload_too_large", "live.data is \(data.utf8.count) bytes; the limit is \(maxDataBytes)", field: "live.data")
+        }
+        return PublishRequest(channel: channel, event: event, data: data, retain: body.retain ?? false)
+    }
+
+    static func isName(_ value: String, max: Int = 64) -> Bool {
+        !value.isEmpty && value.utf8.count <= max && value.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F || byte == 0x2D || byte == 0x2E || byte == 0x3A
+        }
+    }
+
+    static func isLocaleTag(_ tag: String) -> Bool {
+        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count), tag.utf8.count <= 35 else { return false }
+        return parts.allSatisfy { part in
+            (1...8).contains(part.utf8.count) && part.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }
+        } && parts[0].utf8.count >= 2 && parts[0].utf8.count <= 3
+    }
+}

@@ -1,0 +1,481 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+import Synchronization
+
+/// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its
+/// invalidation event on `user:{id}`, then plans pushes — only to devices whose session did not
+/// see the event live in the foreground. Never both, never neither:
+///
+/// 1. one writer transaction stores the rows, each with its plan (`plan_json`), and reserves the
+///    idempotency key;
+/// 2. after the commit, the events are published (so a reader who took `Herald-Cursor` before its
+///    GET either sees the row or gets the event);
+/// 3. once every loop has written what was queued before (`afterPendingDeliveries`), presence says
+///    which connections received each event;
+/// 4. a second transaction decides per device, enqueues `push.deliver` jobs, writes the delivery
+///    record and clears `plan_json`.
+///
+/// A crash between 1 and 4 leaves `plan_json` set; `recover()` (at start and periodically)
+/// re-broadcasts and plans those, so a stored notification is never left unpushed.
+public final class Notifier: Sendable {
+    private let database: Database
+    private let node: RealtimeNode
+    private let push: PushService?
+    let catalog: NotificationCatalog
+    private let planner: PushPlanner
+    private let renderer: NotificationRenderer
+    private let recovery = DispatchQueue(label: "herald.notifier.recovery")
+    /// Since start: notifications stored, and planning outcomes by name (`/metrics`).
+    private let counts = Mutex<(stored: Int, outcomes: [String: Int])>((0, [:]))
+    /// Resumed at once with no schedule (a source released while suspended crashes Dispatch);
+    /// `start` schedules it. Dispatch sources are thread-safe.
+    nonisolated(unsafe) private let timer: any DispatchSourceTimer
+
+    /// How long an idempotency key answers with its first result (NO-1: 24 h).
+    static let idempotencyWindowMilliseconds: Int64 = 24 * 3600 * 1000
+    /// Most members a scope rule may reach in one call.
+    static let maxScopeRecipients = 10_000
+    /// The live event every recipient gets on `user:{id}`.
+    static let createdEvent = EventName("notification.created")!
+
+    /// - Parameters:
+    ///   - push: delivery, when a provider has credentials; without it devices are recorded `failed`.
+    ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
+    public init(database: Database, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog) {
+        self.database = database
+        self.node = node
+        self.push = push
+        self.catalog = catalog
+        self.planner = PushPlanner(catalog: catalog)
+        self.renderer = NotificationRenderer(catalog: catalog)
+        self.timer = DispatchSource.makeTimerSource(queue: recovery)
+        timer.resume()
+    }
+
+    /// What `send` answers.
+    struct Outcome: Sendable {
+        var notifications: [(id: String, userID: String, eventID: String?)] = []
+        var liveDelivered = 0, pushQueued = 0, pushSuppressed = 0, skipped = 0
+        var skippedRecipients: [(userID: String, reason: String)] = []
+
+        var json: String {
+            let list = notifications.map { n in
+                "{\"id\":\(JSONText.quote(n.id)),\"user_id\":\(JSONText.quote(n.userID)),\"event_id\":\(n.eventID.map(JSONText.quote) ?? "null")}"
+            }
+            let skippedList = skippedRecipients.map { "{\"user_id\":\(JSONText.quote($0.userID)),\"reason\":\(JSONText.quote($0.reason))}" }
+            return "{\"notifications\":[" + list.joined(separator: ",") + "],\"live_delivered\":\(liveDelivered),"
+                + "\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),\"skipped\":\(skipped),"
+                + "\"skipped_recipients\":[" + skippedList.joined(separator: ",") + "]}"
+        }
+    }
+
+    private enum Stored: Sendable {
+        case replay(String)
+        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)])
+    }
+
+    /// One call waiting for its turn in a batch.
+    private struct Call: Sendable {
+        let request: NotificationRequest
+        let hash: String
+        let completion: @Sendable (HTTPResponse) -> Void
+    }
+
+    /// One call's stored rows on their way to being broadcast and planned.
+    private struct Planning: Sendable {
+        let stored: [NotificationRecord]
+        let plan: NotificationPlan
+        let live: PublishRequest?
+        let skipped: [(userID: String, reason: String)]
+        let completion: @Sendable (Result<Outcome, any Error>) -> Void
+    }
+
+    /// Calls waiting for the writer, and whether a batch is being stored now. Group commit: while
+    /// one batch is in the writer, the calls that arrive queue here and go together in the next
+    /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
+    /// instead of per call.
+    private let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
+    /// Most calls stored in one transaction.
+    static let maxBatch = 128
+
+    /// Runs one `POST /v1/notifications` call; `completion` gets the HTTP answer (201, or 200 for
+    /// an idempotent replay, or an error).
+    ///
+    /// - Parameter requestHash: digest of the request, so one key cannot mean two requests.
+    func send(_ request: NotificationRequest, requestHash: String, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        let first = intake.withLock { intake -> Bool in
+            intake.pending.append(Call(request: request, hash: requestHash, completion: completion))
+            guard !intake.storing else { return false }
+            intake.storing = true
+            return true
+        }
+        if first { storeBatch() }
+    }
+
+    /// Step 1 for every waiting call, each in its own savepoint so one call's refusal (an
+    /// idempotency conflict, too many recipients) leaves the others stored.
+    private func storeBatch() {
+        let calls = intake.withLock { intake -> [Call] in
+            let taken = Array(intake.pending.prefix(Self.maxBatch))
+            intake.pending.removeFirst(taken.count)
+            return taken
+        }
+        database.write({ [self] connection -> [Result<Stored, HTTPError>] in
+            try connection.transaction { connection -> [Result<Stored, HTTPError>] in
+                var results: [Result<Stored, HTTPError>] = []
+                for call in calls {
+                    try connection.execute("SAVEPOINT call")
+                    do {
+                        results.append(.success(try store(call, connection: connection)))
+                        try connection.execute("RELEASE call")
+                    } catch let refusal as HTTPError {
+                        try connection.execute("ROLLBACK TO call")
+                        try connection.execute("RELEASE call")
+                        results.append(.failure(refusal))
+                    }
+                }
+                return results
+            }
+        }) { [self] result in
+            // The writer is free for the next batch while this one is broadcast and planned.
+            let more = intake.withLock { intake -> Bool in
+                if intake.pending.isEmpty { intake.storing = false }
+                return !intake.pending.isEmpty
+            }
+            if more { storeBatch() }
+            let results: [Result<Stored, HTTPError>]
+            switch result {
+            case .failure(let error):
+                let response = DatabaseResponder.response(.failure(error))
+                for call in calls { call.completion(response) }
+                return
+            case .success(let stored):
+                results = stored
+            }
+            var planning: [Planning] = []
+            for (call, result) in zip(calls, results) {
+                switch result {
+                case .failure(let refusal):
+                    call.completion(refusal.response)
+                case .success(.replay(let json)):
+                    var response = HTTPResponse.json(200, json)
+                    response.headers.add(name: "Idempotent-Replayed", value: "true")
+                    call.completion(response)
+                case .success(.fresh(let stored, let skipped)):
+                    let completion = call.completion
+                    planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped) { result in
+                        switch result {
+                        case .success(let outcome):
+                            completion(.json(201, outcome.json))
+                        case .failure(let error):
+                            // Stored but not planned: `recover()` finishes the job; the caller may
+                            // retry with its idempotency key.
+                            Log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
+                            completion(DatabaseResponder.response(.failure(error)))
+                        }
+                    })
+                }
+            }
+            if !planning.isEmpty { broadcastAndPlan(planning) }
+        }
+    }
+
+    /// Step 1 for one call, inside the batch transaction.
+    private func store(_ call: Call, connection: SQLiteConnection) throws -> Stored {
+        let request = call.request, plan = request.plan
+        let now = unixMilliseconds()
+        if let key = request.idempotencyKey,
+           let existing = try IdempotencyStore.find(connection, key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
+            guard existing.requestHash == call.hash else {
+                throw HTTPError(409, "idempotency_key_reused", "this idempotency_key was used with a different request in the last 24 hours",
+                                field: "idempotency_key")
+            }
+            guard existing.complete else {
+                throw HTTPError(409, "idempotency_in_progress", "a request with this idempotency_key is still being processed; retry shortly",
+                                field: "idempotency_key")
+            }
+            return .replay(existing.responseJSON)
+        }
+        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
+        let planJSON = plan.jsonText()
+        let titleJSON = plan.title.map(Self.json), bodyJSON = plan.body.map(Self.json)
+        let argsJSON = plan.arguments.isEmpty ? nil : Self.json(plan.arguments), dataJSON = Self.json(plan.data)
+        var stored: [NotificationRecord] = []
+        stored.reserveCapacity(users.count)
+        for user in users {
+            stored.append(try NotificationStore.insert(connection, NewNotification(
+                id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: titleJSON, bodyJSON: bodyJSON,
+                argsJSON: argsJSON, dataJSON: dataJSON, collapseKey: plan.collapseKey, threadID: plan.threadID,
+                priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planJSON: planJSON, createdAt: now)))
+        }
+        if let key = request.idempotencyKey {
+            var provisional = Outcome()
+            provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
+            provisional.skippedRecipients = skipped
+            try IdempotencyStore.reserve(connection, IdempotencyRecord(
+                app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
+        }
+        return .fresh(stored, skipped: skipped)
+    }
+
+    /// Steps 2-4 for the stored notifications of one batch: one publish, one barrier, one
+    /// planning transaction.
+    private func broadcastAndPlan(_ calls: [Planning]) {
+        var batch: [PublishRequest] = []
+        var ids: [String] = []
+        for call in calls {
+            for record in call.stored {
+                guard let channel = ChannelName.personal(userID: record.userID) else { continue }
+                let data = "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(record.scope.map(JSONText.quote) ?? "null")}"
+                batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data))
+                ids.append(record.id)
+            }
+        }
+        for call in calls { if let live = call.live { batch.append(live) } }
+        let receipts = batch.isEmpty ? [] : node.broker.publish(batch)
+        var events: [String: ChannelMessage] = [:]
+        for (index, id) in ids.enumerated() { events[id] = receipts[index].message }
+        let sequences = events
+        node.afterPendingDeliveries { [self] in
+            var seen: [String: [Presence.Receipt]] = [:]
+            for call in calls {
+                for record in call.stored {
+                    if let message = sequences[record.id] {
+                        seen[record.id] = node.presence.receipts(userID: record.userID, personalSequence: message.sequence)
+                    }
+                }
+            }
+            let presence = seen
+            database.write({ [self] connection in
+                try connection.transaction { connection in
+                    try calls.map { call in
+                        try planPushes(call.stored, plan: call.plan, events: sequences, receipts: presence, skipped: call.skipped,
+                                       connection: connection)
+                    }
+                }
+            }) { [self] result in
+                switch result {
+                case .success(let outcomes):
+                    if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
+                    for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
+                case .failure(let error):
+                    for call in calls { call.completion(.failure(error)) }
+                }
+            }
+        }
+    }
+
+    /// Step 4, inside the writer transaction.
+    private func planPushes(_ stored: [NotificationRecord], plan: NotificationPlan, events: [String: ChannelMessage],
+                      receipts: [String: [Presence.Receipt]], skipped: [(userID: String, reason: String)],
+                      connection: SQLiteConnection) throws -> Outcome {
+        let now = unixMilliseconds()
+        var outcome = Outcome()
+        outcome.skippedRecipients = skipped
+        let devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: Array(Set(stored.map(\.userID))), now: now), by: \.userID)
+        for record in stored {
+            let eventID = events[record.id].map { String(describing: $0.cursor) }
+            outcome.notifications.append((record.id, record.userID, eventID))
+            let global = try PreferenceStore.find(connection, userID: record.userID, scope: nil)
+            var scoped: PushPreferenceRecord?
+            if let scope = plan.scope { scoped = try PreferenceStore.find(connection, userID: record.userID, scope: scope) }
+            let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
+            var unread: Int?
+            if plan.badge == .unread { unread = try NotificationStore.unreadCount(connection, userID: record.userID) }
+            let seen = receipts[record.id] ?? []
+            for receipt in seen where receipt.received {
+                outcome.liveDelivered += 1
+                try DeliveryStore.record(connection, DeliveryEntry(
+                    notificationID: record.id, userID: record.userID, connectionID: receipt.connectionID, sessionID: receipt.sessionID,
+                    outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
+            }
+            for device in devices[record.userID] ?? [] {
+                let enabled = push?.dispatcher.isEnabled(device.provider) ?? false
+                let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
+                                              allowedByPreferences: allowed, providerEnabled: enabled, now: now)
+                switch decision {
+                case .skip(let result, let detail):
+                    if result == .suppressedForeground { outcome.pushSuppressed += 1 } else { outcome.skipped += 1 }
+                    try DeliveryStore.record(connection, DeliveryEntry(
+                        notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                        outcome: result, detail: detail, at: now))
+                case .enqueue(let runAt, let ackEventID):
+                    let deliveryID = plan.trackOpens ? Self.newID("dlv") : nil
+                    let notification: PushNotification
+                    do {
+                        notification = try pushNotification(plan, record: record, device: device, eventID: eventID, unread: unread,
+                                                            deliveryID: deliveryID, now: now)
+                    } catch {
+                        outcome.skipped += 1
+                        try DeliveryStore.record(connection, DeliveryEntry(
+                            notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                            outcome: .failed, detail: "could not render: \(error.message)", at: now))
+                        continue
+                    }
+                    let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
+                        notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
+                    let jobID = try JobStore.enqueue(connection, kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: runAt, now: now)
+                    outcome.pushQueued += 1
+                    try DeliveryStore.record(connection, DeliveryEntry(
+                        notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                        outcome: .queued, jobID: jobID, deliveryID: deliveryID,
+                        detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
+                }
+            }
+            try NotificationStore.markPlanned(connection, id: record.id, cursor: eventID)
+        }
+        if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
+        counts.withLock { counts in
+            counts.stored += stored.count
+            counts.outcomes["live_delivered", default: 0] += outcome.liveDelivered
+            counts.outcomes["queued", default: 0] += outcome.pushQueued
+            counts.outcomes["suppressed_foreground", default: 0] += outcome.pushSuppressed
+            counts.outcomes["skipped", default: 0] += outcome.skipped
+        }
+        return outcome
+    }
+
+    /// The push for one device: texts in its locale (NO-5), grouping (NO-7), badge, ids.
+    func pushNotification(_ plan: NotificationPlan, record: NotificationRecord, device: DeviceRecord, eventID: String?,
+                          unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
+        var data = plan.data
+        data[catalog.kindKey] = plan.kind
+        if let key = catalog.notificationIDKey { data[key] = record.id }
+        if let deliveryID { data["delivery_id"] = deliveryID }
+        var ttlSeconds: Int?
+        var expiresAt: Int?
+        if plan.ttlSeconds == 0 {
+            ttlSeconds = 0   // "now or never" keeps its meaning at the provider
+        } else if let at = plan.expiresAt {
+            expiresAt = Int((at + 999) / 1000)
+        }
+        let badge: Int? = switch plan.badge {
+        case .number(let n)?: n
+        case .unread?: unread
+        case nil: nil
+        }
+        let rendered = try renderer.render(kind: plan.kind, deviceLocale: device.locale,
+                                           title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized),
+                                           arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
+                                           sound: plan.sound, androidChannelID: plan.androidChannelID)
+        let priority = PushNotification.Priority(rawValue: plan.priority) ?? .normal
+        if plan.type == .wakeup {
+            if let eventID { data["cursor"] = eventID }
+            var wakeup = PushNotification.wakeup(data: data, collapseKey: rendered.collapseKey, ttlSeconds: ttlSeconds)
+            wakeup.expiresAt = expiresAt
+            wakeup.badge = badge
+            return wakeup
+        }
+        return PushNotification(kind: .alert, title: rendered.title, subtitle: rendered.subtitle, body: rendered.body, sound: rendered.sound,
+                                badge: badge, threadID: rendered.threadID, collapseKey: rendered.collapseKey, data: data, priority: priority,
+                                ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag)
+    }
+
+    /// NO-6: recipients as user ids, plus those a scope rule named but could not reach.
+    private func resolve(_ recipients: Recipients, kind: String, connection: SQLiteConnection) throws -> ([String], [(userID: String, reason: String)]) {
+        let requires = catalog.kind(kind)?.requires
+        switch recipients {
+        case .users(let ids):
+            return (ids, [])
+        case .scopePermission(let scope, let permission):
+            let members = try MemberStore.holding(connection, scope: scope, permission: permission ?? requires)
+            guard members.count <= Self.maxScopeRecipients else {
+                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
+                                field: "recipients")
+            }
+            return (members.map(\.userID), [])
+        case .scopeAssignee(let scope, let assignee?):
+            guard let member = try MemberStore.find(connection, scope: scope, userID: assignee) else {
+                return ([], [(assignee, "not_a_member")])
+            }
+            if let requires, !member.permissions.contains(requires) { return ([], [(assignee, "missing_permission")]) }
+            return ([assignee], [])
+        case .scopeAssignee(let scope, nil):
+            let members = try MemberStore.holding(connection, scope: scope, permission: requires)
+            guard members.count <= Self.maxScopeRecipients else {
+                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
+                                field: "recipients")
+            }
+            return (members.map(\.userID), [])
+        }
+    }
+
+    /// Notifications stored and planned since start, and planning outcomes
+    /// (`live_delivered`, `queued`, `suppressed_foreground`, `skipped`) for `/metrics`.
+    var metrics: (stored: Int, outcomes: [String: Int]) { counts.withLock { $0 } }
+
+    // MARK: - Recovery
+
+    /// Runs recovery now and every `intervalSeconds`, and drops idempotency keys past their 24 h.
+    public func start(intervalSeconds: Int = 30) {
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            runRecovery()
+            do {
+                _ = try database.writeSync { try IdempotencyStore.purge($0, createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
+            } catch {
+                Log.error("purging idempotency keys failed", ["error": "\(error)"])
+            }
+        }
+        timer.schedule(deadline: .now(), repeating: .seconds(max(intervalSeconds, 1)))
+    }
+
+    public func stop() {
+        timer.cancel()
+    }
+
+    /// Broadcasts and plans notifications stored but never planned (a crash or a database error
+    /// between the two transactions). Presence is asked as for a live call, so a client that is
+    /// connected now is not pushed twice.
+    public func recover() {
+        recovery.async { [self] in runRecovery() }
+    }
+
+    private func runRecovery() {
+        let records: [NotificationRecord]
+        do {
+            records = try database.readSync { try NotificationStore.unplanned($0, limit: 500) }
+        } catch {
+            Log.error("could not read unplanned notifications", ["error": "\(error)"])
+            return
+        }
+        guard !records.isEmpty else { return }
+        // Rows of one call share a plan; plan them together, each plan on its own.
+        let groups = Dictionary(grouping: records, by: { $0.planJSON ?? "" })
+        for (json, group) in groups {
+            let oldest = group.map(\.createdAt).min() ?? 0
+            // A call still between its two transactions is not ours to finish.
+            guard unixMilliseconds() - oldest > 10_000 else { continue }
+            guard let plan = try? NotificationPlan.decode(json) else {
+                Log.error("unreadable notification plan; marking planned without pushes", ["ids": group.map(\.id).joined(separator: ",")])
+                try? database.writeSync { connection in
+                    for record in group { try NotificationStore.markPlanned(connection, id: record.id, cursor: nil) }
+                }
+                continue
+            }
+            let done = DispatchSemaphore(value: 0)
+            broadcastAndPlan([Planning(stored: group, plan: plan, live: nil, skipped: []) { result in
+                if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
+                done.signal()
+            }])
+            done.wait()
+            Log.warning("planned notifications left unplanned by an earlier run", ["count": String(group.count)])
+        }
+    }
+
+    // MARK: - Helpers
+
+    static func newID(_ prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
+        var bytes: [UInt8] = Array(prefix.utf8) + [UInt8(ascii: "_")]
+        for _ in 0..<20 { bytes.append(alphabet[Int(generator.next() % 32)]) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func json(_ map: [String: String]) -> String {
+        JSONText.object(map.sorted { $0.key < $1.key })
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Realtime
+import Storage
+
+/// The inbox over plain GET (NO-3): the live event only invalidates, the data comes from here.
+/// Every answer carries `Herald-Cursor`, taken before the read: a client that opens its stream
+/// from it gets every event after the state it was shown, so nothing falls between the two.
+struct InboxRoutes {
+    let authenticator: Authenticator
+    let database: Database
+    let broker: any Broker
+    let renderer: NotificationRenderer
+    let catalog: NotificationCatalog
+
+    /// The live event telling a user's other sessions that read state changed.
+    static let readEvent = EventName("notification.read")!
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/v1/me/notifications") { context in try routes.list(context) }
+        router.get("/v1/me/notifications/unread-count") { context in try routes.unreadCount(context) }
+        router.post("/v1/me/notifications/read-all") { context in try routes.readAll(context) }
+        router.post("/v1/me/notifications/{id}/read") { context in try routes.read(context) }
+    }
+
+    /// `GET /v1/me/notifications?cursor=&limit=&unread=true&locale=` → `{notifications, next_cursor}`,
+    /// newest first. Texts are in `locale` (else `Accept-Language`, else the catalog default).
+    func list(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let request = context.request
+        var limit = 20
+        if let raw = request.queryValue("limit") {
+            guard let value = Int(raw), (1...100).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-100") }
+            limit = value
+        }
+        var before: Int64?
+        if let raw = request.queryValue("cursor") {
+            guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
+            before = value
+        }
+        var unreadOnly = false
+        if let raw = request.queryValue("unread") {
+            guard raw == "true" || raw == "false" else { throw HTTPError.invalid("unread", "unread must be true or false") }
+            unreadOnly = raw == "true"
+        }
+        let locale = try Self.locale(request)
+        let cursor = position()
+        let pageSize = limit, beforeSequence = before, unread = unreadOnly
+        let renderer = self.renderer
+        return .deferred { writer in
+            database.read({ connection in
+                try NotificationStore.page(connection, userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
+            }) { result in
+                switch result {
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                case .success(let records):
+                    let next = records.count == pageSize ? records.last.map { "\"\($0.sequence)\"" } ?? "null" : "null"
+                    var response = HTTPResponse.json(200, "{\"notifications\":["
+                        + records.map { Self.json($0, locale: locale, renderer: renderer) }.joined(separator: ",")
+                        + "],\"next_cursor\":\(next)}")
+                    response.headers.add(name: "Herald-Cursor", value: cursor)
+                    writer.complete(response)
+                }
+            }
+        }
+    }
+
+    /// `GET /v1/me/notifications/unread-count` → `{unread_count}`.
+    func unreadCount(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let cursor = position()
+        return .deferred { writer in
+            database.read({ connection in try NotificationStore.unreadCount(connection, userID: claims.subject) }) { result in
+                switch result {
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                case .success(let count):
+                    var response = HTTPResponse.json(200, "{\"unread_count\":\(count)}")
+                    response.headers.add(name: "Herald-Cursor", value: cursor)
+                    writer.complete(response)
+                }
+            }
+        }
+    }
+
+    /// `POST /v1/me/notifications/{id}/read` → `{id, read_at, unread_count}`; 404 for another
+    /// user's or an unknown id. Marking twice keeps the first time and broadcasts nothing.
+    func read(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let id = context.pathParameters["id"] ?? ""
+        let broker = self.broker
+        return .deferred { writer in
+            database.write({ connection in
+                try connection.transaction { connection -> (MarkReadResult, Int) in
+                    let result = try NotificationStore.markRead(connection, userID: claims.subject, id: id, now: unixMilliseconds())
+                    return (result, try NotificationStore.unreadCount(connection, userID: claims.subject))
+                }
+            }) { result in
+                switch result {
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                case .success((.notFound, _)):
+                    writer.complete(.error(404, code: "not_found", message: "no such notification"))
+                case .success((.alreadyRead(let at), let unread)):
+                    writer.complete(.json(200, Self.readJSON(id: id, at: at, unread: unread)))
+                case .success((.marked(let at), let unread)):
+                    Self.broadcastRead(broker, userID: claims.subject, ids: [id], unread: unread)
+                    writer.complete(.json(200, Self.readJSON(id: id, at: at, unread: unread)))
+                }
+            }
+        }
+    }
+
+    /// `POST /v1/me/notifications/read-all` → `{marked, unread_count}`.
+    func readAll(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let broker = self.broker
+        return .deferred { writer in
+            database.write({ connection in
+                try NotificationStore.markAllRead(connection, userID: claims.subject, now: unixMilliseconds())
+            }) { result in
+                switch result {
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                case .success(let marked):
+                    if marked > 0 { Self.broadcastRead(broker, userID: claims.subject, ids: nil, unread: 0) }
+                    writer.complete(.json(200, "{\"marked\":\(marked),\"unread_count\":0}"))
+                }
+            }
+        }
+    }
+
+    /// The stream position now, as an SSE id (`Herald-Cursor`).
+    private func position() -> String {
+        String(describing: StreamCursor(epoch: broker.epoch, sequence: broker.publishedCount))
+    }
+
+    /// `notification.read {ids | all, unread_count}` on `user:{id}`, after the commit.
+    private static func broadcastRead(_ broker: any Broker, userID: String, ids: [String]?, unread: Int) {
+        guard let channel = ChannelName.personal(userID: userID) else { return }
+        let which = ids.map { "\"ids\":" + JSONText.array($0) } ?? "\"all\":true"
+        _ = broker.publish([PublishRequest(channel: channel, event: readEvent, data: "{\(which),\"unread_count\":\(unread)}")])
+    }
+
+    private static func readJSON(id: String, at: Int64, unread: Int) -> String {
+        "{\"id\":\(JSONText.quote(id)),\"read_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: at))),\"unread_count\":\(unread)}"
+    }
+
+    /// `?locale=`, else the first `Accept-Language` tag, else nil (the catalog default).
+    private static func locale(_ request: HTTPRequest) throws(HTTPError) -> String? {
+        if let raw = request.queryValue("locale") {
+            guard NotificationRequest.isLocaleTag(raw) else { throw HTTPError.invalid("locale", "locale is a tag such as pt-BR or en") }
+            return raw
+        }
+        guard let header = request.headers["Accept-Language"] else { return nil }
+        let first = header.split(separator: ",").first.map { $0.split(separator: ";").first.map(String.init) ?? "" }?
+            .trimmingCharacters(in: .whitespaces)
+        return first.flatMap { NotificationRequest.isLocaleTag($0) ? $0 : nil }
+    }
+
+    /// One inbox item; texts rendered for `locale` (nil when they cannot be).
+    static func json(_ record: NotificationRecord, locale: String?, renderer: NotificationRenderer) -> String {
+        func map(_ json: String?) -> [String: String]? {
+            json.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+        }
+        let data = map(record.dataJSON) ?? [:]
+        // A catalog changed since the notification was stored may no longer render it: the item
+        // still lists, with null texts, rather than failing the whole page.
+        let title = map(record.titleJSON).flatMap { try? NotificationPlan.localized($0) }
+        let body = map(record.bodyJSON).flatMap { try? NotificationPlan.localized($0) }
+        let rendered = try? renderer.render(kind: record.kind, deviceLocale: locale, title: title, body: body,
+                                            arguments: map(record.argsJSON) ?? [:], data: data, collapseKey: record.collapseKey,
+                                            threadID: record.threadID, sound: nil, androidChannelID: nil)
+        func string(_ value: String?) -> String { value.map(JSONText.quote) ?? "null" }
+        return "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(string(record.scope)),"
+            + "\"title\":\(string(rendered?.title)),\"subtitle\":\(string(rendered?.subtitle)),\"body\":\(string(rendered?.body)),"
+            + "\"locale\":\(string(rendered?.locale)),\"data\":\(record.dataJSON),\"priority\":\(JSONText.quote(record.priority)),"
+            + "\"read\":\(record.readAt != nil),\"read_at\":\(record.readAt.map { JSONText.quote(Timestamp.iso8601(milliseconds: $0)) } ?? "null"),"
+            + "\"event_id\":\(string(record.cursor)),"
+            + "\"created_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: record.createdAt)))}"
+    }
+}

@@ -1,0 +1,159 @@
+import COpenSSL
+import Foundation
+import Realtime
+import Storage
+
+/// The choke point from the app backend (NO-1), its delivery record (NO-8), the open beacon and
+/// a user's reachability.
+struct NotificationRoutes {
+    let authenticator: Authenticator
+    let configuration: APIConfiguration
+    let responder: DatabaseResponder
+    let notifier: Notifier
+    let presence: Presence
+    let push: PushService?
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.post("/v1/notifications") { context in try routes.send(context) }
+        router.get("/v1/notifications/{id}/deliveries") { context in try routes.deliveries(context) }
+        router.post("/v1/deliveries/{id}/opened") { context in try routes.opened(context) }
+        router.get("/v1/users/{id}/reachability") { context in try routes.reachability(context) }
+    }
+
+    /// `POST /v1/notifications` (server key) → 201 `{notifications, live_delivered, push_queued,
+    /// push_suppressed, skipped, skipped_recipients}`; 200 with `Idempotent-Replayed: true` for a
+    /// repeated `idempotency_key`.
+    func send(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        return try submit(RequestBody.decode(NotificationBody.self, from: context.request))
+    }
+
+    /// Validates `body` and hands it to the notifier: the one path of `POST /v1/notifications` and
+    /// of the web demo's dev-only helper (`DemoRoutes`), which has already checked its caller.
+    ///
+    /// - Throws: `HTTPError` 400 for a body `NotificationRequest` refuses.
+    func submit(_ body: NotificationBody) throws -> RouteResult {
+        let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: notifier.catalog,
+                                              maxLiveDataBytes: configuration.maxDataBytes)
+        let hash = Self.sha256Hex(Array(request.canonicalText.utf8))
+        let notifier = self.notifier
+        return .deferred { writer in
+            notifier.send(request, requestHash: hash) { writer.complete($0) }
+        }
+    }
+
+    /// `GET /v1/notifications/{id}/deliveries` (server key): every outcome, oldest first, and
+    /// the latest outcome per device and per connection.
+    func deliveries(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        return deliveryRecord(id: context.pathParameters["id"] ?? "")
+    }
+
+    /// The delivery record of notification `id` (404 `not_found` when there is none), for a
+    /// caller already checked: the server key here, the demo user in `DemoRoutes`.
+    func deliveryRecord(id: String) -> RouteResult {
+        responder.read { connection in
+            guard let notification = try NotificationStore.find(connection, id: id) else {
+                throw HTTPError(404, "not_found", "no such notification")
+            }
+            let entries = try DeliveryStore.list(connection, notificationID: id)
+            var latest: [String: DeliveryEntry] = [:]
+            var order: [String] = []
+            for entry in entries {
+                let key = entry.deviceID.map { "d:" + $0 } ?? entry.connectionID.map { "c:" + $0 } ?? "n:"
+                if latest[key] == nil { order.append(key) }
+                latest[key] = entry
+            }
+            let targets = order.compactMap { latest[$0] }.map { entry in
+                "{" + (entry.deviceID.map { "\"device_id\":\(JSONText.quote($0))," } ?? "")
+                    + (entry.connectionID.map { "\"connection_id\":\(JSONText.quote($0))," } ?? "")
+                    + "\"session_id\":\(entry.sessionID.map(JSONText.quote) ?? "null"),\"outcome\":\"\(entry.outcome.rawValue)\","
+                    + "\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
+            }
+            return .json(200, "{\"notification_id\":\(JSONText.quote(notification.id)),\"user_id\":\(JSONText.quote(notification.userID)),"
+                + "\"kind\":\(JSONText.quote(notification.kind)),\"planned\":\(notification.planJSON == nil),"
+                + "\"targets\":[" + targets.joined(separator: ",") + "],"
+                + "\"deliveries\":[" + entries.map(Self.json).joined(separator: ",") + "]}")
+        }
+    }
+
+    /// `POST /v1/deliveries/{id}/opened` (client token): the user opened a tracked push (NO-8,
+    /// seed 004). Idempotent: a second open answers 200 with `already_recorded: true`.
+    func opened(_ context: RequestContext) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let deliveryID = context.pathParameters["id"] ?? ""
+        return responder.write { connection in
+            guard let queued = try DeliveryStore.queued(connection, deliveryID: deliveryID), queued.userID == claims.subject else {
+                throw HTTPError(404, "not_found", "no such delivery for this user")
+            }
+            if try DeliveryStore.exists(connection, deliveryID: deliveryID, outcome: .opened) {
+                return .json(200, "{\"delivery_id\":\(JSONText.quote(deliveryID)),\"notification_id\":\(JSONText.quote(queued.notificationID)),\"already_recorded\":true}")
+            }
+            try DeliveryStore.record(connection, DeliveryEntry(
+                notificationID: queued.notificationID, userID: queued.userID, deviceID: queued.deviceID, sessionID: claims.sessionID,
+                outcome: .opened, deliveryID: deliveryID, at: unixMilliseconds()))
+            return .json(200, "{\"delivery_id\":\(JSONText.quote(deliveryID)),\"notification_id\":\(JSONText.quote(queued.notificationID)),\"already_recorded\":false}")
+        }
+    }
+
+    /// `GET /v1/users/{id}/reachability` (server key): how each session and device of the user
+    /// would get a notification now — `live_foreground`, `live_background`, `push_only` or
+    /// `unreachable`.
+    func reachability(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
+            throw HTTPError.invalid("id", "not a valid user id")
+        }
+        let sessions = presence.sessions(userID: userID)
+        let push = self.push
+        return responder.read { connection in
+            let devices = try DeviceStore.list(connection, userID: userID, now: unixMilliseconds())
+            var live: [String: Presence.SessionSummary] = [:]
+            for session in sessions { if let sid = session.sessionID { live[sid] = session } }
+            func liveState(_ session: Presence.SessionSummary) -> String { session.foreground ? "live_foreground" : "live_background" }
+            var deviceSessions: Set<String> = []
+            let deviceJSON = devices.map { device -> String in
+                if let sid = device.sessionID { deviceSessions.insert(sid) }
+                let state: String
+                if let sid = device.sessionID, let session = live[sid] {
+                    state = liveState(session)
+                } else if device.sessionActive, push?.dispatcher.isEnabled(device.provider) == true {
+                    state = "push_only"
+                } else {
+                    state = "unreachable"
+                }
+                let reason: String? = state != "unreachable" ? nil
+                    : !device.sessionActive ? "session_inactive" : "push_not_configured"
+                return "{\"device_id\":\(JSONText.quote(device.id)),\"platform\":\(JSONText.quote(device.platform)),"
+                    + "\"provider\":\(JSONText.quote(device.provider)),\"session_id\":\(device.sessionID.map(JSONText.quote) ?? "null"),"
+                    + "\"reachability\":\"\(state)\",\"reason\":\(reason.map(JSONText.quote) ?? "null")}"
+            }
+            let sessionJSON = sessions.map { session in
+                "{\"session_id\":\(session.sessionID.map(JSONText.quote) ?? "null"),\"reachability\":\"\(liveState(session))\","
+                    + "\"connections\":\(session.connections.count),"
+                    + "\"has_device\":\(session.sessionID.map { deviceSessions.contains($0) } ?? false)}"
+            }
+            let overall = sessions.contains { $0.foreground } ? "live_foreground"
+                : !sessions.isEmpty ? "live_background"
+                : deviceJSON.contains { $0.contains("\"push_only\"") } ? "push_only" : "unreachable"
+            return .json(200, "{\"user_id\":\(JSONText.quote(userID)),\"reachability\":\"\(overall)\","
+                + "\"sessions\":[" + sessionJSON.joined(separator: ",") + "],\"devices\":[" + deviceJSON.joined(separator: ",") + "]}")
+        }
+    }
+
+    static func json(_ entry: DeliveryEntry) -> String {
+        func string(_ value: String?) -> String { value.map(JSONText.quote) ?? "null" }
+        return "{\"outcome\":\"\(entry.outcome.rawValue)\",\"device_id\":\(string(entry.deviceID)),\"connection_id\":\(string(entry.connectionID)),"
+            + "\"session_id\":\(string(entry.sessionID)),\"provider_message_id\":\(string(entry.providerMessageID)),"
+            + "\"job_id\":\(entry.jobID.map { "\"\($0)\"" } ?? "null"),\"delivery_id\":\(string(entry.deliveryID)),"
+            + "\"detail\":\(string(entry.detail)),\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
+    }
+
+    /// Lower-case hex SHA-256 (the idempotency check's request digest).
+    static func sha256Hex(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &digest) }
+        return digest.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,95 @@
+import Realtime
+import Storage
+
+/// Push preferences (NO-4): per scope (`/v1/scopes/{scope}/…`, alias `/v1/stores/{id}/…` for
+/// scope `store:{id}`, seed 001) and the user's global switch (seed 002). They apply to every
+/// device of the user; the planner reads them for each notification.
+struct PreferenceRoutes {
+    let authenticator: Authenticator
+    let responder: DatabaseResponder
+    let catalog: NotificationCatalog
+
+    struct ScopeBody: Decodable {
+        let is_enabled: Bool
+        let enabled_events: [String]?
+    }
+
+    func register(in router: inout Router) {
+        let routes = self
+        router.get("/v1/scopes/{scope}/me/push-preferences") { context in try routes.get(context, scope: context.pathParameters["scope"]) }
+        router.put("/v1/scopes/{scope}/me/push-preferences") { context in try routes.put(context, scope: context.pathParameters["scope"]) }
+        router.get("/v1/stores/{store_id}/me/push-preferences") { context in try routes.get(context, scope: Self.storeScope(context)) }
+        router.put("/v1/stores/{store_id}/me/push-preferences") { context in try routes.put(context, scope: Self.storeScope(context)) }
+        router.get("/v1/me/push-preferences") { context in try routes.get(context, scope: nil) }
+        router.put("/v1/me/push-preferences") { context in try routes.put(context, scope: nil) }
+    }
+
+    /// Seed 001's stores are scopes named `store:{store_id}`.
+    private static func storeScope(_ context: RequestContext) -> String? {
+        context.pathParameters["store_id"].map { "store:" + $0 }
+    }
+
+    private func checked(_ scope: String?) throws(HTTPError) -> String? {
+        guard let scope else { return nil }
+        guard NotificationRequest.isName(scope, max: 200) else {
+            throw HTTPError.invalid("scope", "scope must be 1-200 characters of A-Z a-z 0-9 _ - . :")
+        }
+        return scope
+    }
+
+    /// `GET …/push-preferences` → `{scope, is_enabled, enabled_events, available_events, is_default}`.
+    func get(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let scope = try checked(rawScope)
+        let catalog = self.catalog
+        return responder.read { connection in
+            let saved = try PreferenceStore.find(connection, userID: claims.subject, scope: scope)
+            let available = try Self.available(connection, catalog: catalog, userID: claims.subject, scope: scope)
+            return .json(200, Self.json(scope: scope, saved: saved, available: available, catalog: catalog))
+        }
+    }
+
+    /// `PUT …/push-preferences {is_enabled, enabled_events?}`; unknown kinds → 400, nothing saved.
+    func put(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let scope = try checked(rawScope)
+        let body = try RequestBody.decode(ScopeBody.self, from: context.request)
+        var events: [String]?
+        if let given = body.enabled_events {
+            guard given.count <= 500 else { throw HTTPError.invalid("enabled_events", "at most 500 kinds") }
+            for kind in given {
+                guard NotificationRequest.isName(kind), catalog.kinds.isEmpty || catalog.kind(kind) != nil else {
+                    throw HTTPError.invalid("enabled_events", "'\(kind)' is not a notification kind of this app")
+                }
+            }
+            events = Array(Set(given)).sorted()
+        }
+        let catalog = self.catalog
+        let record = PushPreferenceRecord(userID: claims.subject, scope: scope, isEnabled: body.is_enabled, enabledEvents: events,
+                                          updatedAt: unixMilliseconds())
+        return responder.write { connection in
+            try PreferenceStore.save(connection, record)
+            let available = try Self.available(connection, catalog: catalog, userID: claims.subject, scope: scope)
+            return .json(200, Self.json(scope: scope, saved: record, available: available, catalog: catalog))
+        }
+    }
+
+    /// Kinds the user may receive in `scope`: those whose `requires` their membership holds (for
+    /// the global switch: every kind preferences govern).
+    private static func available(_ connection: SQLiteConnection, catalog: NotificationCatalog, userID: String,
+                                  scope: String?) throws -> [NotificationKind] {
+        // The global switch governs every kind a preference can name, whatever the scope permissions.
+        guard let scope else {
+            return catalog.kinds.values.filter { $0.inPreferences && !catalog.excludes(audience: $0.audience) }.sorted { $0.name < $1.name }
+        }
+        let member = try MemberStore.find(connection, scope: scope, userID: userID)
+        return catalog.availableKinds(permissions: Set(member?.permissions ?? []))
+    }
+
+    private static func json(scope: String?, saved: PushPreferenceRecord?, available: [NotificationKind], catalog: NotificationCatalog) -> String {
+        let enabled = saved?.enabledEvents ?? available.filter(\.defaultEnabled).map(\.name)
+        return "{\"scope\":\(scope.map(JSONText.quote) ?? "null"),\"is_enabled\":\(saved?.isEnabled ?? true),"
+            + "\"enabled_events\":\(JSONText.array(enabled)),\"available_events\":\(JSONText.array(available.map(\.name))),"
+            + "\"is_default\":\(saved == nil)}"
+    }
+}

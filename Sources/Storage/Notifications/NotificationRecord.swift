@@ -1,0 +1,124 @@
+/// One notification for one recipient as stored (NO-1): an inbox row (NO-3) and the source of
+/// its pushes (NO-2). Texts stay JSON as the API received them; Storage does not read them.
+public struct NotificationRecord: Sendable, Equatable {
+    /// The row's `seq`: grows with insertion, the inbox's paging cursor.
+    public var sequence: Int64
+    public var id: String
+    public var app: String
+    public var userID: String
+    public var kind: String
+    public var scope: String?
+    /// Per-locale texts or a catalog key, JSON (NO-5).
+    public var titleJSON: String?
+    public var bodyJSON: String?
+    /// Catalog arguments, JSON.
+    public var argsJSON: String?
+    /// Flat string map, JSON object.
+    public var dataJSON: String
+    public var collapseKey: String?
+    public var threadID: String?
+    /// `normal`, `high` or `urgent`.
+    public var priority: String
+    /// Unix ms after which no push is sent; nil = no expiry.
+    public var expiresAt: Int64?
+    /// False for push-only notifications: never listed or counted in the inbox.
+    public var inInbox: Bool
+    /// The stream cursor of its live event, set once broadcast.
+    public var cursor: String?
+    /// The push plan's input, JSON; non-nil until pushes are planned (crash recovery re-plans).
+    public var planJSON: String?
+    /// Unix ms.
+    public var createdAt: Int64
+    /// Unix ms the user read it; nil while unread.
+    public var readAt: Int64?
+
+    public init(sequence: Int64, id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
+                titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
+                collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
+                inInbox: Bool = true, cursor: String? = nil, planJSON: String? = nil, createdAt: Int64, readAt: Int64? = nil) {
+        self.sequence = sequence
+        self.id = id
+        self.app = app
+        self.userID = userID
+        self.kind = kind
+        self.scope = scope
+        self.titleJSON = titleJSON
+        self.bodyJSON = bodyJSON
+        self.argsJSON = argsJSON
+        self.dataJSON = dataJSON
+        self.collapseKey = collapseKey
+        self.threadID = threadID
+        self.priority = priority
+        self.expiresAt = expiresAt
+        self.inInbox = inInbox
+        self.cursor = cursor
+        self.planJSON = planJSON
+        self.createdAt = createdAt
+        self.readAt = readAt
+    }
+
+    init(row: Row) throws(StorageError) {
+        self.init(sequence: try row["seq"], id: try row["id"], app: try row["app"], userID: try row["user_id"],
+                  kind: try row["kind"], scope: try row["scope"], titleJSON: try row["title_json"], bodyJSON: try row["body_json"],
+                  argsJSON: try row["args_json"], dataJSON: try row["data_json"], collapseKey: try row["collapse_key"],
+                  threadID: try row["thread_id"], priority: try row["priority"], expiresAt: try row["expires_at"],
+                  inInbox: try row["in_inbox"], cursor: try row["cursor"], planJSON: try row["plan_json"],
+                  createdAt: try row["created_at"], readAt: try row["read_at"])
+    }
+}
+
+/// A notification to store (validated by the API before it gets here). The store assigns `seq`.
+public struct NewNotification: Sendable {
+    public var id: String
+    public var app: String = "default"
+    public var userID: String
+    public var kind: String
+    public var scope: String?
+    public var titleJSON: String?
+    public var bodyJSON: String?
+    public var argsJSON: String?
+    public var dataJSON: String = "{}"
+    public var collapseKey: String?
+    public var threadID: String?
+    /// `normal`, `high` or `urgent` (the table checks it).
+    public var priority: String = "normal"
+    /// Unix ms.
+    public var expiresAt: Int64?
+    public var inInbox: Bool = true
+    /// Set when pushes are still to be planned after the insert commits; cleared by `markPlanned`.
+    public var planJSON: String?
+    /// Unix ms.
+    public var createdAt: Int64
+
+    public init(id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
+                titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
+                collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
+                inInbox: Bool = true, planJSON: String? = nil, createdAt: Int64) {
+        self.id = id
+        self.app = app
+        self.userID = userID
+        self.kind = kind
+        self.scope = scope
+        self.titleJSON = titleJSON
+        self.bodyJSON = bodyJSON
+        self.argsJSON = argsJSON
+        self.dataJSON = dataJSON
+        self.collapseKey = collapseKey
+        self.threadID = threadID
+        self.priority = priority
+        self.expiresAt = expiresAt
+        self.inInbox = inInbox
+        self.planJSON = planJSON
+        self.createdAt = createdAt
+    }
+}
+
+/// What marking one notification read found (NO-3).
+public enum MarkReadResult: Sendable, Equatable {
+    /// No such notification for this user (another user's counts as missing).
+    case notFound
+    /// Read before, at this unix ms; nothing changed.
+    case alreadyRead(at: Int64)
+    /// Marked read now, at this unix ms.
+    case marked(at: Int64)
+}

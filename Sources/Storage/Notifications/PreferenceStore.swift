@@ -1,0 +1,26 @@
+/// The SQL for push preferences (NO-4). Only stored choices live here; the catalog's defaults
+/// for a user who never chose are the caller's.
+public enum PreferenceStore {
+    /// The user's stored preference for `scope` (nil: the global switch), if they ever saved one.
+    public static func find(_ connection: SQLiteConnection, app: String = "default", userID: String,
+                            scope: String?) throws(StorageError) -> PushPreferenceRecord? {
+        try connection.queryOne("SELECT * FROM push_preferences WHERE app = ? AND user_id = ? AND scope = ?",
+                                [app, userID, column(scope: scope)])
+            .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
+    }
+
+    /// Stores the preference, replacing the one for the same (app, user, scope).
+    public static func save(_ connection: SQLiteConnection, _ record: PushPreferenceRecord) throws(StorageError) {
+        try connection.run("""
+            INSERT INTO push_preferences (app, user_id, scope, is_enabled, enabled_events_json, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (app, user_id, scope) DO UPDATE SET is_enabled = excluded.is_enabled,
+                enabled_events_json = excluded.enabled_events_json, updated_at = excluded.updated_at
+            """, [record.app, record.userID, column(scope: record.scope), record.isEnabled,
+                  record.enabledEvents.map(JSONStringArray.encode), record.updatedAt])
+    }
+
+    // The global switch is scope '' in the table: a NULL in the primary key would not be unique.
+    static func column(scope: String?) -> String { scope ?? "" }
+    static func scope(fromColumn value: String) -> String? { value.isEmpty ? nil : value }
+}

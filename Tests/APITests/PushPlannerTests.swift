@@ -1,0 +1,94 @@
+import Testing
+@testable import API
+@testable import Realtime
+import Storage
+
+/// NO-2 and NO-4: which device is pushed, which is not, and why — without a server.
+@Suite struct PushPlannerTests {
+    static let catalog = try! NotificationCatalog.parse(Array("""
+        {"default_locale": "en", "exclude_audiences": ["staff"],
+         "categories": {"orders": {"android_channel_id": "orders"}},
+         "kinds": {
+           "orders.paid": {"category": "orders", "default_enabled": true, "title": {"en": "Paid"}},
+           "inventory.low_stock": {"category": "orders", "default_enabled": false, "title": {"en": "Low"}},
+           "audit.entry": {"audience": "staff", "title": {"en": "Audit"}}
+         }}
+        """.utf8))
+    let planner = PushPlanner(catalog: Self.catalog)
+
+    func plan(_ policy: NotificationPlan.Policy = .auto, kind: String = "orders.paid", expiresAt: Int64? = nil,
+              audience: String = "everyone") -> NotificationPlan {
+        NotificationPlan(kind: kind, scope: nil, title: nil, body: nil, arguments: [:], data: [:], collapseKey: nil, threadID: nil,
+                         sound: nil, androidChannelID: nil, priority: "normal", expiresAt: expiresAt, badge: nil, persist: true,
+                         policy: policy, ackWindowMilliseconds: 3000, type: .alert, audience: audience, trackOpens: false)
+    }
+
+    func device(session: String = "s1", active: Bool = true) -> DeviceRecord {
+        DeviceRecord(id: "d1", app: "default", userID: "u1", sessionID: session, platform: "ios", provider: "apns", token: "ab",
+                     environment: "production", installationID: nil, locale: "en", appVersion: nil, deviceName: nil,
+                     createdAt: 0, lastSeenAt: 0, sessionActive: active)
+    }
+
+    func receipt(session: String?, received: Bool, foreground: Bool) -> Presence.Receipt {
+        Presence.Receipt(connectionID: "c1", sessionID: session, transport: .sse, received: received, foreground: foreground)
+    }
+
+    func decide(_ plan: NotificationPlan, device: DeviceRecord? = nil, receipts: [Presence.Receipt] = [], allowed: Bool = true,
+                enabled: Bool = true) -> PushPlanner.Decision {
+        planner.decide(plan, device: device ?? self.device(), eventID: "0000000a-7", receipts: receipts,
+                       allowedByPreferences: allowed, providerEnabled: enabled, now: 1_000)
+    }
+
+    @Test func aForegroundSessionThatReceivedTheEventIsNotPushed() {
+        let decision = decide(plan(), receipts: [receipt(session: "s1", received: true, foreground: true)])
+        guard case .skip(.suppressedForeground, _) = decision else { Issue.record("\(decision)"); return }
+    }
+
+    @Test func backgroundOrNotReceivedOrAnotherSessionIsPushedNow() {
+        for receipts in [[receipt(session: "s1", received: true, foreground: false)],
+                         [receipt(session: "s1", received: false, foreground: true)],
+                         [receipt(session: "s2", received: true, foreground: true)], []] {
+            #expect(decide(plan(), receipts: receipts) == .enqueue(runAt: 1_000, ackEventID: nil), "\(receipts)")
+        }
+    }
+
+    @Test func alwaysPushesEvenToAForegroundSessionAndNeverDoesNot() {
+        let foreground = [receipt(session: "s1", received: true, foreground: true)]
+        #expect(decide(plan(.always), receipts: foreground) == .enqueue(runAt: 1_000, ackEventID: nil))
+        guard case .skip(.skippedPolicy, _) = decide(plan(.never)) else { Issue.record("never pushed"); return }
+    }
+
+    @Test func unlessAckedWaitsTheWindowAndNamesTheEvent() {
+        #expect(decide(plan(.unlessAcked)) == .enqueue(runAt: 4_000, ackEventID: "0000000a-7"))
+    }
+
+    @Test func skipsInTheIssuesOrder() {
+        // An ended session wins over everything after it.
+        guard case .skip(.skippedSession, _) = decide(plan(expiresAt: 10), device: device(active: false), allowed: false) else {
+            Issue.record("session"); return
+        }
+        guard case .skip(.expired, _) = decide(plan(expiresAt: 1_000), allowed: false) else { Issue.record("expired"); return }
+        guard case .skip(.skippedAudience, _) = decide(plan(audience: "staff"), allowed: false) else { Issue.record("audience"); return }
+        guard case .skip(.skippedPreferences, _) = decide(plan(), allowed: false) else { Issue.record("preferences"); return }
+        guard case .skip(.failed, let why) = decide(plan(), enabled: false) else { Issue.record("provider"); return }
+        #expect(why.hasPrefix("push_not_configured"))
+    }
+
+    @Test func preferencesGlobalSwitchScopeListAndCatalogDefaults() {
+        func saved(_ scope: String?, _ enabled: Bool, _ events: [String]?) -> PushPreferenceRecord {
+            PushPreferenceRecord(userID: "u1", scope: scope, isEnabled: enabled, enabledEvents: events, updatedAt: 0)
+        }
+        // Defaults: on for orders.paid, off for low stock, on for a kind the catalog does not know.
+        #expect(planner.allows(kind: "orders.paid", scope: "store:1", global: nil, scoped: nil))
+        #expect(!planner.allows(kind: "inventory.low_stock", scope: "store:1", global: nil, scoped: nil))
+        #expect(planner.allows(kind: "brand.new", scope: nil, global: nil, scoped: nil))
+        // A saved list decides for its scope.
+        #expect(planner.allows(kind: "inventory.low_stock", scope: "store:1", global: nil, scoped: saved("store:1", true, ["inventory.low_stock"])))
+        #expect(!planner.allows(kind: "orders.paid", scope: "store:1", global: nil, scoped: saved("store:1", true, [])))
+        // A silenced scope, and the global switch over everything.
+        #expect(!planner.allows(kind: "orders.paid", scope: "store:1", global: nil, scoped: saved("store:1", false, nil)))
+        #expect(!planner.allows(kind: "orders.paid", scope: "store:1", global: saved(nil, false, nil), scoped: saved("store:1", true, nil)))
+        // Without a scope, the global list decides.
+        #expect(!planner.allows(kind: "orders.paid", scope: nil, global: saved(nil, true, ["inventory.low_stock"]), scoped: nil))
+    }
+}

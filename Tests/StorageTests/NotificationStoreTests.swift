@@ -1,0 +1,135 @@
+import Testing
+@testable import Storage
+
+@Suite struct NotificationStoreTests {
+    private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true,
+                     plan: String? = nil) -> NewNotification {
+        NewNotification(id: id, userID: user, kind: "order.paid", inInbox: inInbox, planJSON: plan, createdAt: at)
+    }
+
+    @Test func insertReturnsTheStoredRowWithDefaults() throws {
+        try withMigratedDatabase { db in
+            let first = try NotificationStore.insert(db, NewNotification(
+                id: "n1", userID: "u1", kind: "conversation.message", scope: "store-1", titleJSON: #"{"en":"Hi"}"#,
+                collapseKey: "conv-1", priority: "high", expiresAt: 9_000, planJSON: "{}", createdAt: 1_000))
+            let second = try NotificationStore.insert(db, new("n2"))
+            #expect(second.sequence > first.sequence)
+            #expect(first.app == "default" && first.dataJSON == "{}" && first.inInbox && first.readAt == nil && first.cursor == nil)
+            #expect(try NotificationStore.find(db, id: "n1") == first)
+            #expect(try NotificationStore.find(db, id: "missing") == nil)
+            let duplicate = #expect(throws: StorageError.self) { _ = try NotificationStore.insert(db, new("n1")) }
+            #expect(duplicate?.isUniqueViolation == true)
+            let priority = #expect(throws: StorageError.self) {
+                _ = try NotificationStore.insert(db, NewNotification(id: "n3", userID: "u1", kind: "k", priority: "loud", createdAt: 1))
+            }
+            guard case .constraint(.check, _)? = priority else { Issue.record("got \(String(describing: priority))"); return }
+        }
+    }
+
+    @Test func pagesNewestFirstWithoutSkipsOrRepeats() throws {
+        try withMigratedDatabase { db in
+            // The same created_at for all: only seq orders them.
+            let ids = try (0..<7).map { try NotificationStore.insert(db, new("n\($0)")).id }
+            _ = try NotificationStore.insert(db, new("other", user: "u2"))
+            var seen: [String] = []
+            var before: Int64?
+            while true {
+                let page = try NotificationStore.page(db, userID: "u1", unreadOnly: false, before: before, limit: 3)
+                if page.isEmpty { break }
+                #expect(page.count <= 3)
+                seen += page.map(\.id)
+                before = page.last?.sequence
+            }
+            #expect(seen == ids.reversed())
+        }
+    }
+
+    @Test func unreadFilterCountsAndPushOnlyRowsStayOutOfTheInbox() throws {
+        try withMigratedDatabase { db in
+            for id in ["a", "b", "c"] { _ = try NotificationStore.insert(db, new(id)) }
+            _ = try NotificationStore.insert(db, new("push-only", inInbox: false))
+            _ = try NotificationStore.insert(db, new("elsewhere", user: "u2"))
+            #expect(try NotificationStore.unreadCount(db, userID: "u1") == 3)
+            #expect(try NotificationStore.markRead(db, userID: "u1", id: "b", now: 2_000) == .marked(at: 2_000))
+            #expect(try NotificationStore.unreadCount(db, userID: "u1") == 2)
+            #expect(try NotificationStore.page(db, userID: "u1", unreadOnly: true, before: nil, limit: 10).map(\.id) == ["c", "a"])
+            let all = try NotificationStore.page(db, userID: "u1", unreadOnly: false, before: nil, limit: 10)
+            #expect(all.map(\.id) == ["c", "b", "a"])
+            #expect(all[1].readAt == 2_000)
+            #expect(try NotificationStore.unreadCount(db, app: "other-app", userID: "u1") == 0)
+        }
+    }
+
+    @Test func unreadPagesUseThePartialIndex() throws {
+        try withMigratedDatabase { db in
+            let plan = try db.query("""
+                EXPLAIN QUERY PLAN SELECT * FROM notifications
+                WHERE app = 'default' AND user_id = 'u1' AND read_at IS NULL AND in_inbox = 1 AND seq < 10
+                ORDER BY seq DESC LIMIT 5
+                """)
+            #expect(try plan.contains { try $0["detail", as: String.self].contains("notifications_unread") })
+        }
+    }
+
+    @Test func markReadOnlyTouchesTheUsersOwnNotification() throws {
+        try withMigratedDatabase { db in
+            _ = try NotificationStore.insert(db, new("n1"))
+            #expect(try NotificationStore.markRead(db, userID: "intruder", id: "n1", now: 2_000) == .notFound)
+            #expect(try NotificationStore.markRead(db, userID: "u1", id: "missing", now: 2_000) == .notFound)
+            #expect(try NotificationStore.find(db, id: "n1")?.readAt == nil)
+            #expect(try NotificationStore.markRead(db, userID: "u1", id: "n1", now: 3_000) == .marked(at: 3_000))
+            #expect(try NotificationStore.markRead(db, userID: "u1", id: "n1", now: 4_000) == .alreadyRead(at: 3_000))
+            #expect(try NotificationStore.find(db, id: "n1")?.readAt == 3_000)
+        }
+    }
+
+    @Test func aPushOnlyNotificationIsNotInTheInboxSoCannotBeMarkedRead() throws {
+        try withMigratedDatabase { db in
+            _ = try NotificationStore.insert(db, new("p1", inInbox: false))
+            #expect(try NotificationStore.markRead(db, userID: "u1", id: "p1", now: 2_000) == .notFound)
+            #expect(try NotificationStore.find(db, id: "p1")?.readAt == nil)
+        }
+    }
+
+    @Test func markAllReadCountsTheUsersUnreadInboxRowsOnly() throws {
+        try withMigratedDatabase { db in
+            for id in ["a", "b", "c"] { _ = try NotificationStore.insert(db, new(id)) }
+            _ = try NotificationStore.insert(db, new("push-only", inInbox: false))
+            _ = try NotificationStore.insert(db, new("theirs", user: "u2"))
+            _ = try NotificationStore.markRead(db, userID: "u1", id: "a", now: 1_500)
+            #expect(try NotificationStore.markAllRead(db, userID: "u1", now: 2_000) == 2)
+            #expect(try NotificationStore.markAllRead(db, userID: "u1", now: 3_000) == 0)
+            #expect(try NotificationStore.find(db, id: "a")?.readAt == 1_500, "an earlier read keeps its time")
+            #expect(try NotificationStore.unreadCount(db, userID: "u2") == 1)
+        }
+    }
+
+    @Test func unplannedRowsComeBackOldestFirstUntilMarkedPlanned() throws {
+        try withMigratedDatabase { db in
+            _ = try NotificationStore.insert(db, new("planned-at-once"))
+            _ = try NotificationStore.insert(db, new("p1", plan: #"{"devices":1}"#))
+            _ = try NotificationStore.insert(db, new("p2", plan: "{}"))
+            _ = try NotificationStore.insert(db, new("p3", plan: "{}"))
+            #expect(try NotificationStore.unplanned(db, limit: 2).map(\.id) == ["p1", "p2"])
+            try NotificationStore.markPlanned(db, id: "p1", cursor: "42-7")
+            try NotificationStore.markPlanned(db, id: "p2", cursor: nil)
+            #expect(try NotificationStore.unplanned(db, limit: 10).map(\.id) == ["p3"])
+            let planned = try #require(try NotificationStore.find(db, id: "p1"))
+            #expect(planned.cursor == "42-7" && planned.planJSON == nil)
+        }
+    }
+
+    @Test func purgeDeletesOldNotificationsWithTheirDeliveries() throws {
+        try withMigratedDatabase { db in
+            _ = try NotificationStore.insert(db, new("old", at: 1_000))
+            _ = try NotificationStore.insert(db, new("new", at: 5_000))
+            for id in ["old", "new"] {
+                try DeliveryStore.record(db, DeliveryEntry(notificationID: id, userID: "u1", outcome: .queued, at: 5_000))
+            }
+            #expect(try NotificationStore.purge(db, createdBefore: 5_000) == 1)
+            #expect(try NotificationStore.find(db, id: "old") == nil)
+            #expect(try DeliveryStore.list(db, notificationID: "old").isEmpty)
+            #expect(try DeliveryStore.list(db, notificationID: "new").count == 1)
+        }
+    }
+}

@@ -1,0 +1,284 @@
+"""The web demo in a real browser (issue 7, SPEC OP-6): headless Chromium driven by Selenium
+opens the page Herald serves in dev mode, with the provider double as APNs and FCM (the local
+push demo), and uses it as a person would:
+
+- signs in and receives a published event over SSE, also on a channel added afterwards;
+- signs in again with `?transport=ws` and receives one over WebSocket;
+- registers a simulated iOS device for that session, switches to Background, sends a
+  notification from the page and sees it pushed: the delivery record says `sent` and the page
+  shows what the double received (headers and payload);
+- switches back to Foreground and sees the next one arrive live with the push suppressed.
+
+A screenshot of the final page goes to Tests/e2e/artifacts/ (not committed). Every wait is a
+bounded WebDriverWait; the test is skipped only when Chromium or its driver is not installed
+(scripts/bootstrap --test installs both).
+"""
+import os
+import sys
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "Tests" / "ProviderDouble"))
+from fixture import start_double  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ARTIFACTS = ROOT / "Tests" / "e2e" / "artifacts"
+WAIT = 20  # seconds; every wait below is bounded by this
+
+pytestmark = pytest.mark.skipif(
+    not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)),
+    reason=f"headless Chromium is not installed ({CHROMIUM}, {CHROMEDRIVER}); scripts/bootstrap --test installs "
+           "Debian's chromium and chromium-driver",
+)
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+@pytest.fixture
+def double(tmp_path):
+    d = start_double(tmp_path / "double")
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def demo(herald_factory, double):
+    """Herald in dev mode serving the repository's web demo, pushing to the double."""
+    return herald_factory(HERALD_DEV=1, HERALD_WEB_DEMO_DIR=str(ROOT / "web-demo"),
+                          HERALD_DEMO_DOUBLE_URL=double.base_url, **double.herald_env())
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    # The page is laid out for a 1280x800 viewport (the window's size would include its frame).
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    driver.set_page_load_timeout(WAIT)
+    yield driver
+    driver.quit()
+
+
+@contextmanager
+def evidence(driver, name):
+    """On failure: a screenshot and the browser console, so a red CI run shows what the page saw."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / f"{name}-failure.png"))
+        try:
+            for entry in driver.get_log("browser"):
+                print("browser:", entry.get("level"), entry.get("message"))
+            print("event log:", driver.find_element(By.ID, "event-log").text)
+        except Exception:
+            pass
+        raise
+
+
+# --- page helpers ------------------------------------------------------------------------------
+
+
+def wait(driver, condition, message):
+    # The page re-renders lists (chips, delivery records) as data arrives: an element found a
+    # moment ago may be gone, which only means "look again".
+    return WebDriverWait(driver, WAIT, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(condition, message)
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def sign_in(driver, base, user, transport=None):
+    query = f"?user={user}" + (f"&transport={transport}" if transport else "")
+    driver.get(base + "/" + query)
+    wait(driver, lambda d: d.find_element(By.ID, "sign-in").is_enabled(), "the sign-in button is not ready")
+    driver.find_element(By.ID, "sign-in").click()
+    expected = {"ws": "WebSocket"}.get(transport, "SSE")
+    wait(driver, lambda d: text(d, "conn-state") == "open" and text(d, "conn-transport") == expected,
+         f"the page did not connect over {expected}")
+
+
+def first_text(driver, selector):
+    """The visible text of the first element matching `selector`, or None."""
+    found = driver.find_elements(By.CSS_SELECTOR, selector)
+    return found[0].text if found else None
+
+
+def event_row(driver, event, channel, event_id):
+    """The log row of one message, or None."""
+    for row in driver.find_elements(By.CSS_SELECTOR, f'#event-log li[data-event="{event}"]'):
+        if row.get_attribute("data-channel") == channel and row.get_attribute("data-id") == event_id:
+            return row
+    return None
+
+
+def publish_and_see(driver, herald, channel, data):
+    receipt = herald.publish(channel, data, event="status")
+    row = wait(driver, lambda d: event_row(d, "status", channel, receipt["id"]),
+               f"the published event {receipt['id']} on {channel} did not show in the log")
+    assert str(data["progress"]) in row.text
+
+
+def own_session_state(driver, state):
+    """The presence panel lists this page's session ("you") in `state`."""
+    return bool(driver.find_elements(By.CSS_SELECTOR, f'#presence li.presence-session[data-mine="true"][data-state="{state}"]'))
+
+
+def set_state(driver, state):
+    driver.find_element(By.ID, f"state-{state}").click()
+    wait(driver, lambda d: d.find_element(By.ID, f"state-{state}").get_attribute("aria-pressed") == "true",
+         f"the {state} toggle did not switch")
+    # The page refreshes presence after reporting the state (and every 5 s): wait until Herald has it.
+    wait(driver, lambda d: own_session_state(d, state), f"presence never showed this session in the {state}")
+
+
+def send(driver, title):
+    field = driver.find_element(By.ID, "send-title-input")
+    field.clear()
+    field.send_keys(title)
+    result = driver.find_element(By.ID, "send-result")
+    before = result.get_attribute("data-notification-id")
+    driver.find_element(By.ID, "send-button").click()
+    return wait(driver, lambda d: (lambda v: v if v and v != before else None)(result.get_attribute("data-notification-id")),
+                f"sending {title!r} gave no notification id: {result.text}")
+
+
+def outcomes(driver, notification_id):
+    """The outcomes the page shows for one notification, read in one step (the card is
+    re-rendered every second while the record changes)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(`article.delivery[data-notification-id='${arguments[0]}'] li[data-outcome]`)]"
+        ".map((li) => li.dataset.outcome);", notification_id)
+
+
+# --- the scenario ------------------------------------------------------------------------------
+
+
+def test_demo_page_streams_switches_state_and_pushes(demo, double, browser):
+    user = f"demo-{uuid.uuid4().hex[:8]}"
+    with evidence(browser, "demo-browser"):
+        # The page and its files come from Herald itself, typed and uncached.
+        r = httpx.get(demo.url("/demo/herald-client.js"))
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), r.headers
+        assert r.headers["cache-control"] == "no-cache"
+
+        # 1. SSE: a published event arrives, also on a channel added later (the stream reopens
+        #    with the new list and the last id).
+        sign_in(browser, demo.base, user)
+        assert text(browser, "push-demo-state") != "off"
+        publish_and_see(browser, demo, "generation:demo", {"progress": 40})
+        browser.find_element(By.ID, "channel-input").send_keys("order:77")
+        browser.find_element(By.ID, "channel-add").click()
+        wait(browser, lambda d: d.execute_script(
+            "return [...document.querySelectorAll('#channel-list .chip:not(.pending)')].some((c) => c.textContent.startsWith('order:77'));"),
+            "order:77 was not subscribed")
+        publish_and_see(browser, demo, "order:77", {"progress": 41})
+
+        # 2. WebSocket, as `?transport=ws` asks.
+        sign_in(browser, demo.base, user, transport="ws")
+        assert browser.find_element(By.ID, "transport-select").get_attribute("value") == "ws"
+        publish_and_see(browser, demo, "generation:demo", {"progress": 80})
+        wait(browser, lambda d: "push demo" in d.find_element(By.ID, "push-demo-pill").text
+             and text(d, "push-demo-state").startswith("on"), "the page did not find the local push demo")
+
+        # 3. A simulated iOS device for this session.
+        browser.find_element(By.ID, "register-device").click()
+        device = wait(browser, lambda d: first_text(d, '#device-list li[data-platform="ios"]'), "the simulated device did not show")
+        assert "this session" in device
+
+        # 4. Background: the next notification is pushed, through the double.
+        set_state(browser, "background")
+        away = send(browser, "While you were away")
+        wait(browser, lambda d: "sent" in outcomes(d, away), f"the delivery record of {away} never said sent")
+        assert "suppressed_foreground" not in outcomes(browser, away)
+        shown = wait(browser, lambda d: first_text(d, f'article.delivery[data-notification-id="{away}"] .double-request[data-provider="apns"]'),
+                     "the page did not show what the double received")
+        assert "/sandbox/3/device/" in shown
+        pushes = [p for p in double.requests(provider="apns") if p["body"].get("notification_id") == away]
+        assert len(pushes) == 1 and pushes[0]["status"] == 200, pushes
+        assert pushes[0]["body"]["aps"]["alert"]["title"] == "While you were away"
+        assert pushes[0]["headers"]["authorization"].startswith("bearer "), pushes[0]["headers"]
+        assert pushes[0]["jwt"]["header"]["alg"] == "ES256", pushes[0]["jwt"]
+
+        # 5. Foreground again: the next one arrives live and its push is suppressed.
+        set_state(browser, "foreground")
+        here = send(browser, "While you are here")
+        wait(browser, lambda d: {"live_delivered", "suppressed_foreground"} <= set(outcomes(d, here)),
+             f"the delivery record of {here} did not show live delivery with the push suppressed")
+        assert "sent" not in outcomes(browser, here) and "queued" not in outcomes(browser, here)
+        created = wait(browser, lambda d: [row for row in d.find_elements(By.CSS_SELECTOR, '#event-log li[data-event="notification.created"]')
+                                           if here in row.text], "notification.created did not show in the log")
+        assert created[0].get_attribute("data-channel") == f"user:{user}"
+        assert not [p for p in double.requests(provider="apns") if p["body"].get("notification_id") == here]
+
+        # The inbox was refetched on each notification.created: both are there, unread.
+        wait(browser, lambda d: text(d, "unread-badge") == "2", "the unread badge did not reach 2")
+        inbox = browser.find_element(By.ID, "inbox").text
+        assert "While you were away" in inbox and "While you are here" in inbox
+
+        # The artifact shows the pushed notification's record, with what the double received.
+        pushed = browser.find_element(By.CSS_SELECTOR, f'article.delivery[data-notification-id="{away}"]')
+        pushed.find_element(By.CSS_SELECTOR, ".double-request summary").click()
+        browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", pushed)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "demo-browser.png"))
+
+
+def test_client_falls_back_from_sse_to_websocket_then_polling(demo, browser):
+    """herald-client.js on its own: SSE refused (a channel the token does not grant is a 403
+    before the stream starts) → WebSocket, which refuses only that channel; and with no server
+    at all: SSE → WebSocket → polling."""
+    with evidence(browser, "demo-client-fallback"):
+        browser.get(demo.url("/demo/"))
+        browser.set_script_timeout(WAIT)
+        browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import("/demo/herald-client.js").then(({ HeraldClient }) => {
+              const watch = (client) => {
+                const seen = { transports: [], polls: 0, client };
+                client.addEventListener("status", (e) => {
+                  const t = e.detail.transport;
+                  if (t && seen.transports[seen.transports.length - 1] !== t) seen.transports.push(t);
+                });
+                client.addEventListener("poll", () => { seen.polls += 1; });
+                return seen;
+              };
+              const token = async () => {
+                const r = await fetch("/v1/dev/token", { method: "POST", headers: { "Content-Type": "application/json" },
+                                                        body: JSON.stringify({ user_id: "fallback", session_id: "fb-1" }) });
+                return r.json();
+              };
+              window.refused = watch(new HeraldClient({ getToken: token, channels: ["secret:1"] }));
+              window.unreachable = watch(new HeraldClient({ getToken: token, baseUrl: "http://127.0.0.1:9", pollIntervalMs: 200 }));
+              window.refused.client.start();
+              window.unreachable.client.start();
+              done();
+            }, (error) => done(String(error)));
+        """)
+
+        def seen(name):
+            return browser.execute_script(f"const s = window.{name}; return {{transports: s.transports, polls: s.polls, "
+                                          f"state: s.client.status.state}};")
+
+        wait(browser, lambda d: seen("refused")["state"] == "open" and seen("refused")["transports"][-1] == "ws",
+             "the client did not fall back to an open WebSocket")
+        assert seen("refused")["transports"] == ["sse", "ws"], seen("refused")
+        wait(browser, lambda d: seen("unreachable")["polls"] >= 2, "the client did not end up polling")
+        assert seen("unreachable")["transports"] == ["sse", "ws", "poll"], seen("unreachable")

@@ -1,0 +1,443 @@
+"""The choke point end to end (issue 6, SPEC NO-1, NO-2, NO-8): one `POST /v1/notifications`
+stores, broadcasts on `user:{id}` and pushes only to devices whose session did not see the event
+live in the foreground — never both, never neither.
+
+Clients are real: SSE streams and WebSockets of a user's sessions, devices registered by those
+sessions, and the provider double (Tests/ProviderDouble) standing in for APNs and FCM. Waits poll
+with bounded timeouts.
+"""
+import json
+import random
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from conftest import Herald, recv_json, recv_until, run_async, ws_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
+from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
+
+HTTP = httpx.Client(timeout=10)
+FINAL = {"suppressed_foreground", "suppressed_acked", "sent", "failed", "dead", "skipped_session",
+         "skipped_preferences", "skipped_audience", "skipped_policy", "expired"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_client():
+    yield
+    HTTP.close()
+
+
+def auth(access) -> dict:
+    return {"Authorization": f"Bearer {access}"}
+
+
+def fcm_token() -> str:
+    return f"f{uuid.uuid4().hex[:12]}:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7_B338q"
+
+
+class Session:
+    """One sign-in of a user on one device: its access token and the push device it registered."""
+
+    def __init__(self, h: Herald, user: str, platform: str = "ios", **extra):
+        self.h, self.user, self.platform = h, user, platform
+        self.sid = f"s-{uuid.uuid4().hex[:10]}"
+        self.access = h.token(sub=user, sid=self.sid)
+        self.token = random_apns_token() if platform == "ios" else fcm_token()
+        r = HTTP.post(h.url("/v1/me/devices"), json={"platform": platform, "token": self.token, **extra},
+                      headers=auth(self.access))
+        assert r.status_code == 201, r.text
+        self.device_id = r.json()["id"]
+
+    def stream(self, state="foreground"):
+        s = self.h.stream(token=self.access, params={"state": state})
+        s.ready()
+        return s
+
+    def set_state(self, state):
+        r = HTTP.put(self.h.url("/v1/me/sessions/current/state"), json={"state": state}, headers=auth(self.access))
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def requests(self, double):
+        provider = "apns" if self.platform == "ios" else "fcm"
+        out = []
+        for e in double.requests(provider):
+            if e["outcome"] is None:
+                continue
+            if provider == "apns" and e["path"].endswith("/3/device/" + self.token):
+                out.append(e)
+            elif provider == "fcm" and ((e.get("body") or {}).get("message") or {}).get("token") == self.token:
+                out.append(e)
+        return out
+
+
+def notify(h, users, expect=201, **body) -> dict:
+    body.setdefault("kind", "chat.message")
+    body.setdefault("title", "New message")
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": users}, **body}, headers=h.server_headers())
+    assert r.status_code == expect, r.text
+    return r.json()
+
+
+def deliveries(h, notification_id) -> dict:
+    r = HTTP.get(h.url(f"/v1/notifications/{notification_id}/deliveries"), headers=h.server_headers())
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def outcome_of(record, device_id):
+    return next((t["outcome"] for t in record["targets"] if t.get("device_id") == device_id), None)
+
+
+def wait_outcome(h, notification_id, device_id, wanted, timeout=10.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        record = deliveries(h, notification_id)
+        if outcome_of(record, device_id) in wanted or time.monotonic() > deadline:
+            assert outcome_of(record, device_id) in wanted, (wanted, record)
+            return record
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def h(herald_factory, provider_double):
+    return herald_factory(**provider_double.herald_env())
+
+
+def test_foreground_session_gets_it_live_and_the_background_device_gets_the_push(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")          # open, in the foreground
+    tablet = Session(h, user, "android")     # no connection: push only
+    live = phone.stream()
+
+    answer = notify(h, [user], data={"chat_id": "c1"})
+    [n] = answer["notifications"]
+    assert n["user_id"] == user and n["id"].startswith("ntf_")
+    assert answer["live_delivered"] == 1 and answer["push_suppressed"] == 1 and answer["push_queued"] == 1, answer
+
+    event = live.expect("notification.created")
+    assert event.json()["data"] == {"id": n["id"], "kind": "chat.message", "scope": None}
+    assert event.id == n["event_id"]
+
+    record = wait_outcome(h, n["id"], tablet.device_id, {"sent"})
+    assert outcome_of(record, phone.device_id) == "suppressed_foreground", record
+    [sent] = [d for d in record["deliveries"] if d["outcome"] == "sent"]
+    assert sent["device_id"] == tablet.device_id and sent["provider_message_id"], sent
+    [seen] = [d for d in record["deliveries"] if d["outcome"] == "live_delivered"]
+    assert seen["session_id"] == phone.sid and seen["connection_id"], seen
+    # Never both: the foreground phone got no push; the tablet got exactly one.
+    assert phone.requests(provider_double) == []
+    [push] = tablet.requests(provider_double)
+    message = push["body"]["message"]
+    assert message["notification"] == {"title": "New message"}, message
+    assert message["data"] == {"chat_id": "c1", "kind": "chat.message", "notification_id": n["id"]}, message
+
+
+def test_switching_to_background_makes_the_next_notification_push(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    live = phone.stream()
+    first = notify(h, [user])["notifications"][0]
+    live.expect("notification.created")
+    assert outcome_of(deliveries(h, first["id"]), phone.device_id) == "suppressed_foreground"
+
+    assert phone.set_state("background")["connections"] == 1
+    second = notify(h, [user])["notifications"][0]
+    # Still connected, so it gets the event live too; the push goes because it is in the background.
+    assert live.expect("notification.created").json()["data"]["id"] == second["id"]
+    wait_outcome(h, second["id"], phone.device_id, {"sent"})
+    assert len(phone.requests(provider_double)) == 1
+
+    phone.set_state("foreground")
+    third = notify(h, [user])["notifications"][0]
+    live.expect("notification.created")
+    assert outcome_of(deliveries(h, third["id"]), phone.device_id) == "suppressed_foreground"
+    assert len(phone.requests(provider_double)) == 1
+
+
+def test_a_stream_opened_in_the_background_and_a_closed_stream_both_mean_push(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    background = phone.stream(state="background")
+    n = notify(h, [user])["notifications"][0]
+    background.expect("notification.created")
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    background.close()
+    n = notify(h, [user])["notifications"][0]
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    assert len(phone.requests(provider_double)) == 2
+
+
+def test_websocket_state_frames_decide(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android")
+
+    async def scenario():
+        async with websockets.connect(ws_url(h, access_token=phone.access)) as ws:
+            assert (await recv_json(ws))["type"] == "ready"
+            n = notify(h, [user])["notifications"][0]
+            got = await recv_until(ws, lambda m: m.get("type") == "event")
+            assert got["event"] == "notification.created" and got["id"] == n["event_id"]
+            assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_foreground"
+
+            await ws.send(json.dumps({"type": "state", "state": "background"}))
+            await ws.send(json.dumps({"type": "ping"}))
+            await recv_until(ws, lambda m: m.get("type") == "pong")
+            n = notify(h, [user])["notifications"][0]
+            await recv_until(ws, lambda m: m.get("type") == "event")
+            wait_outcome(h, n["id"], phone.device_id, {"sent"})
+
+    run_async(scenario())
+    assert len(phone.requests(provider_double)) == 1
+
+
+def test_unless_acked_pushes_without_an_ack_and_not_with_one(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    live = phone.stream()
+    policy = {"policy": "unless_acked", "ack_window_ms": 700}
+
+    # Acked in time: no push.
+    n = notify(h, [user], push=policy)["notifications"][0]
+    event = live.expect("notification.created")
+    r = HTTP.post(h.url("/v1/me/acks"), json={"ids": [event.id]}, headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    record = wait_outcome(h, n["id"], phone.device_id, {"suppressed_acked", "sent"})
+    assert outcome_of(record, phone.device_id) == "suppressed_acked", record
+    queued = [d for d in record["deliveries"] if d["outcome"] == "queued"]
+    assert len(queued) == 1 and event.id in queued[0]["detail"], record
+
+    # Not acked: pushed once the window has passed, not before.
+    started = time.monotonic()
+    n = notify(h, [user], push=policy)["notifications"][0]
+    live.expect("notification.created")
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    assert time.monotonic() - started >= 0.6
+    assert len(phone.requests(provider_double)) == 1
+
+
+def test_expired_notifications_are_never_sent(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    past = int(time.time() * 1000) - 1000
+    n = notify(h, [user], expires_at=past)
+    assert n["push_queued"] == 0 and n["skipped"] == 1, n
+    assert outcome_of(deliveries(h, n["notifications"][0]["id"]), phone.device_id) == "expired"
+    # An unless_acked push whose notification expires inside the window is dropped at send time.
+    soon = int(time.time() * 1000) + 300
+    n = notify(h, [user], expires_at=soon, push={"policy": "unless_acked", "ack_window_ms": 1200})
+    assert n["push_queued"] == 1, n
+    wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"expired"})
+    assert phone.requests(provider_double) == []
+
+
+def test_wakeup_carries_ids_and_the_stream_cursor(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    n = notify(h, [user], push={"type": "wakeup"}, data={"order_id": "o-9"})["notifications"][0]
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    [push] = phone.requests(provider_double)
+    assert push["headers"]["apns-push-type"] == "background" and push["headers"]["apns-priority"] == "5"
+    assert push["body"] == {"aps": {"content-available": 1}, "order_id": "o-9", "kind": "chat.message",
+                            "notification_id": n["id"], "cursor": n["event_id"]}, push["body"]
+
+
+def test_policies_always_and_never(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    live = phone.stream()
+    n = notify(h, [user], push={"policy": "always"})["notifications"][0]
+    live.expect("notification.created")
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    n = notify(h, [user], push={"policy": "never"})
+    assert n["push_queued"] == 0 and n["skipped"] == 1
+    assert outcome_of(deliveries(h, n["notifications"][0]["id"]), phone.device_id) == "skipped_policy"
+    assert len(phone.requests(provider_double)) == 1
+
+
+def test_delivery_record_lists_every_outcome(h, provider_double):
+    double = provider_double
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    ok, gone, flaky, ended = (Session(h, user, "ios") for _ in range(4))
+    double.set_outcomes("apns", gone.token, [{"status": 410, "reason": "Unregistered"}])
+    double.set_outcomes("apns", flaky.token, [{"status": 503, "reason": "ServiceUnavailable"}])
+    r = HTTP.delete(h.url(f"/v1/sessions/{ended.sid}"), headers=h.server_headers())
+    assert r.status_code in (200, 204), r.text
+
+    n = notify(h, [user], track_opens=True)
+    nid = n["notifications"][0]["id"]
+    wait_outcome(h, nid, ok.device_id, {"sent"})
+    wait_outcome(h, nid, gone.device_id, {"failed"})
+    record = wait_outcome(h, nid, flaky.device_id, {"sent"}, timeout=15)
+    outcomes = [(d["device_id"], d["outcome"]) for d in record["deliveries"]]
+    assert (flaky.device_id, "retrying") in outcomes, outcomes
+    # The ended session's devices are gone (DV-4), so it is not even a target.
+    assert all(t.get("device_id") != ended.device_id for t in record["targets"]), record
+    for d in record["deliveries"]:
+        assert d["at"].endswith("Z"), d
+    # The open beacon: the push carries a delivery id; the recipient records the open once.
+    [push] = ok.requests(double)
+    delivery_id = push["body"]["delivery_id"]
+    assert delivery_id.startswith("dlv_")
+    for already in (False, True):
+        r = HTTP.post(h.url(f"/v1/deliveries/{delivery_id}/opened"), headers=auth(ok.access))
+        assert r.status_code == 200 and r.json()["already_recorded"] is already, r.text
+    stranger = h.token(sub="someone-else", sid="x")
+    assert HTTP.post(h.url(f"/v1/deliveries/{delivery_id}/opened"), headers=auth(stranger)).status_code == 404
+    record = deliveries(h, nid)
+    assert [d["outcome"] for d in record["deliveries"]].count("opened") == 1
+    assert outcome_of(record, ok.device_id) == "opened"
+
+
+def test_reachability(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    fg, bg, push_only = Session(h, user, "ios"), Session(h, user, "ios"), Session(h, user, "android")
+    fg_stream, bg_stream = fg.stream(), bg.stream(state="background")
+    r = HTTP.get(h.url(f"/v1/users/{user}/reachability"), headers=h.server_headers())
+    assert r.status_code == 200, r.text
+    body = r.json()
+    by_device = {d["device_id"]: d["reachability"] for d in body["devices"]}
+    assert by_device == {fg.device_id: "live_foreground", bg.device_id: "live_background", push_only.device_id: "push_only"}
+    assert body["reachability"] == "live_foreground"
+    fg_stream.close()
+    bg_stream.close()
+    r = HTTP.get(h.url("/v1/users/nobody-here/reachability"), headers=h.server_headers())
+    assert r.json()["reachability"] == "unreachable" and r.json()["devices"] == []
+    assert HTTP.get(h.url(f"/v1/users/{user}/reachability")).status_code == 401
+
+
+def test_without_push_credentials_devices_are_recorded_failed(herald_factory):
+    h = herald_factory()
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    n = notify(h, [user])
+    assert n["push_queued"] == 0 and n["skipped"] == 1, n
+    record = deliveries(h, n["notifications"][0]["id"])
+    [entry] = [d for d in record["deliveries"] if d["device_id"] == phone.device_id]
+    assert entry["outcome"] == "failed" and entry["detail"].startswith("push_not_configured"), entry
+
+
+def test_recovery_plans_what_a_crash_left_unplanned(h, provider_double):
+    """A notification stored but not planned (the process died between the two transactions)
+    is broadcast and pushed by the next process."""
+    import sqlite3
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    n = notify(h, [user])["notifications"][0]
+    wait_outcome(h, n["id"], phone.device_id, {"sent"})
+    h.stop()
+    # Simulate the crash window: a second row with its plan still pending, created 20 s ago.
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    row = db.execute("SELECT plan_json FROM notifications WHERE id = ?", (n["id"],)).fetchone()
+    old = int(time.time() * 1000) - 20_000
+    db.execute("""INSERT INTO notifications (id, user_id, kind, data_json, priority, plan_json, created_at)
+                  VALUES ('ntf_crashed', ?, 'chat.message', '{}', 'normal', ?, ?)""", (user, row[0] or json.dumps({
+        "kind": "chat.message", "arguments": {}, "data": {}, "priority": "normal", "persist": True, "policy": "auto",
+        "ackWindowMilliseconds": 3000, "type": "alert", "audience": "everyone", "trackOpens": False,
+        "title": {"*": "New message"}}), old))
+    db.commit()
+    db.close()
+    h.restart()
+    wait_outcome(h, "ntf_crashed", phone.device_id, {"sent"}, timeout=15)
+    assert deliveries(h, "ntf_crashed")["planned"] is True
+
+
+def test_randomized_flipping_never_both_never_neither(herald_factory, provider_double):
+    """20 users x 3 sessions, each with a device and most with a live stream, flip between
+    foreground and background while 500 notifications flow. Every (notification, device) ends
+    pushed, or suppressed because that session's foreground stream really received the event."""
+    # A long lease: the run outlasts the default 45 s and SSE streams show no app-level life.
+    h = herald_factory(**provider_double.herald_env(), HERALD_FOREGROUND_LEASE_SECONDS="900")
+    rng = random.Random(6)
+    users = [f"r{i}-{uuid.uuid4().hex[:6]}" for i in range(20)]
+    sessions = {u: [Session(h, u, rng.choice(["ios", "android"])) for _ in range(3)] for u in users}
+    streams = {}
+    states = {}
+    for u in users:
+        for s in sessions[u]:
+            if rng.random() < 0.8:
+                states[s.sid] = rng.choice(["foreground", "background"])
+                streams[s.sid] = s.stream(state=states[s.sid])
+    sent_ids = []
+    for i in range(500):
+        u = rng.choice(users)
+        if rng.random() < 0.15:
+            s = rng.choice(sessions[u])
+            if s.sid in streams:
+                states[s.sid] = "background" if states[s.sid] == "foreground" else "foreground"
+                s.set_state(states[s.sid])
+        answer = notify(h, [u])
+        snapshot = {s.sid: states.get(s.sid) for s in sessions[u]}
+        sent_ids.append((u, answer["notifications"][0]["id"], answer["notifications"][0]["event_id"], snapshot))
+
+    # What each stream saw live.
+    seen = {}
+    for sid, stream in streams.items():
+        got = set()
+        while True:
+            try:
+                event = stream.next(timeout=0.5)
+            except AssertionError:
+                break
+            if event.event == "notification.created":
+                got.add(event.id)
+        seen[sid] = got
+
+    expected_pushes = 0
+    deadline = time.monotonic() + 60
+    for u, nid, event_id, snapshot in sent_ids:
+        while True:
+            record = deliveries(h, nid)
+            outcomes = {s.device_id: outcome_of(record, s.device_id) for s in sessions[u]}
+            if all(o in FINAL for o in outcomes.values()) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        for s in sessions[u]:
+            outcome = outcomes[s.device_id]
+            assert outcome in ("sent", "suppressed_foreground"), (nid, s.sid, outcome, record)
+            if outcome == "suppressed_foreground":
+                # Never neither: suppressed only when this session's stream really got it.
+                assert event_id in seen.get(s.sid, set()), (nid, s.sid, "suppressed but never received")
+            else:
+                # Never both: state changes here complete before the call, so a session that was
+                # in the foreground with its stream open received it and must not be pushed.
+                assert not (snapshot[s.sid] == "foreground" and event_id in seen.get(s.sid, set())), \
+                    (nid, s.sid, "pushed although received live in the foreground")
+                expected_pushes += 1
+    # Never both twice over: the double got exactly one push per `sent`, none for suppressed ones.
+    total = sum(len(s.requests(provider_double)) for u in users for s in sessions[u])
+    assert total == expected_pushes, (total, expected_pushes)
+
+
+def test_ttl_zero_means_now_or_never_not_expired(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    n = notify(h, [user], ttl_seconds=0)
+    assert n["push_queued"] == 1, n
+    wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent"})
+    [push] = phone.requests(provider_double)
+    assert push["headers"]["apns-expiration"] == "0", push["headers"]
+
+
+def test_idempotency_compares_meaning_not_bytes(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    Session(h, user, "ios")
+    key = f"order-{uuid.uuid4().hex[:6]}-paid"
+    first = HTTP.post(h.url("/v1/notifications"), headers={**h.server_headers(), "Content-Type": "application/json"},
+                      content=json.dumps({"recipients": {"user_ids": [user]}, "kind": "orders.paid", "title": "Paid",
+                                          "data": {"a": "1", "b": "2"}, "idempotency_key": key}))
+    assert first.status_code == 201, first.text
+    # The same call, keys in another order and with whitespace: the first answer, nothing new.
+    again = HTTP.post(h.url("/v1/notifications"), headers={**h.server_headers(), "Content-Type": "application/json"},
+                      content='{ "idempotency_key": "%s", "data": {"b": "2", "a": "1"}, "title": "Paid",'
+                              ' "kind": "orders.paid", "recipients": {"user_ids": ["%s"]} }' % (key, user))
+    assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true", again.text
+    assert again.json() == first.json()
+    r = HTTP.get(h.url("/v1/me/notifications"), headers=auth(h.token(sub=user, sid="any")))
+    assert len(r.json()["notifications"]) == 1

@@ -1,0 +1,128 @@
+"""Operations (issue 7 item 3, SPEC OP-3 to OP-5): `/metrics` parses as Prometheus text and
+holds every family the operator guide promises; request ids line up between answers and logs;
+SIGTERM lets in-flight pushes finish and exits 0."""
+import json
+import signal
+import sqlite3
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
+from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
+
+HTTP = httpx.Client(timeout=10)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_client():
+    yield
+    HTTP.close()
+
+
+def auth(access):
+    return {"Authorization": f"Bearer {access}"}
+
+
+def register_ios(h, user):
+    sid = f"s-{uuid.uuid4().hex[:8]}"
+    access = h.token(sub=user, sid=sid)
+    token = random_apns_token()
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": token}, headers=auth(access))
+    assert r.status_code == 201, r.text
+    return access, token, r.json()["id"]
+
+
+def families(h) -> dict:
+    r = HTTP.get(h.url("/metrics"))
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4"), r.text
+    return {f.name: f for f in text_string_to_metric_families(r.text)}
+
+
+def samples(family, name=None) -> list:
+    return [s for s in family.samples if name is None or s.name == name]
+
+
+def test_metrics_parse_and_cover_the_promised_families(herald_factory, provider_double):
+    h = herald_factory(**provider_double.herald_env())
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    access, token, device_id = register_ios(h, user)
+    stream = h.stream(token=h.token(sub="watcher", sid="w1"), params={"state": "background"})
+    stream.ready()
+    h.publish("user:watcher", {"n": 1})
+    stream.expect("update")
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": [user]}, "kind": "k", "title": "T"},
+                  headers=h.server_headers())
+    assert r.status_code == 201, r.text
+    deadline = time.monotonic() + 10
+    while True:
+        fams = families(h)
+        sent = [s for s in samples(fams["herald_push_results"]) if s.labels == {"provider": "apns", "outcome": "delivered"}] \
+            if "herald_push_results" in fams else []
+        if sent or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    # prometheus_client strips `_total` from counter family names.
+    for name in ("herald_connections", "herald_streams", "herald_sessions_live", "herald_sessions_foreground",
+                 "herald_connections_accepted", "herald_messages_published", "herald_messages_delivered",
+                 "herald_slow_consumer_disconnects", "herald_http_responses", "herald_push_jobs",
+                 "herald_push_queue_oldest_due_seconds", "herald_push_results", "herald_push_request_seconds",
+                 "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets"):
+        assert name in fams, (name, sorted(fams))
+    assert fams["herald_push_request_seconds"].type == "histogram"
+    assert sent and sent[0].value >= 1, samples(fams["herald_push_results"])
+    streams = {(s.labels["transport"], s.labels["state"]): s.value for s in samples(fams["herald_streams"])}
+    assert streams.get(("sse", "background")) == 1, streams
+    assert samples(fams["herald_messages_published"])[0].value >= 2
+    assert samples(fams["herald_notifications"])[0].value == 1
+    routes = {(s.labels["route"], s.labels["status"]) for s in samples(fams["herald_http_responses"])}
+    assert ("POST /v1/notifications", "201") in routes, routes
+    jobs = {s.labels["state"]: s.value for s in samples(fams["herald_push_jobs"])}
+    assert set(jobs) == {"queued", "leased", "done", "dead"}, jobs
+
+
+def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
+    # Successful requests log at debug; errors at info and above.
+    herald = herald_factory(HERALD_LOG_LEVEL="debug")
+    r = HTTP.post(herald.url("/v1/publish"), json={"channel": "c", "data": 1},
+                  headers={**herald.server_headers(), "X-Request-Id": "trace-abc-123"})
+    assert r.status_code == 200 and r.headers["x-request-id"] == "trace-abc-123"
+    generated = HTTP.get(herald.url("/healthz")).headers["x-request-id"]
+    assert generated
+    deadline = time.monotonic() + 5
+    while "trace-abc-123" not in herald.logs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in herald.logs().splitlines() if line.startswith("{")]
+    [line] = [l for l in lines if l.get("request_id") == "trace-abc-123"]
+    assert line["request"] == "POST /v1/publish" and line["status"] == "200", line
+    server_key = herald.server_headers()["Authorization"].split()[1]
+    assert server_key not in herald.logs()
+
+
+def test_sigterm_lets_an_in_flight_push_finish_and_exits_zero(herald_factory, provider_double):
+    h = herald_factory(**provider_double.herald_env())
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    _, token, device_id = register_ios(h, user)
+    provider_double.set_outcomes("apns", token, [{"status": 200, "delay_ms": 1500}])
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": [user]}, "kind": "k", "title": "T"},
+                  headers=h.server_headers())
+    assert r.status_code == 201 and r.json()["push_queued"] == 1, r.text
+    deadline = time.monotonic() + 10
+    while not [e for e in provider_double.requests("apns") if e["path"].endswith(token)]:
+        assert time.monotonic() < deadline, "the push never reached the double"
+        time.sleep(0.02)
+    # The double holds the answer for 1.5 s; stop Herald while the request is in flight.
+    h.proc.send_signal(signal.SIGTERM)
+    assert h.wait_exit(timeout=15) == 0
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    states = [row[0] for row in db.execute("SELECT state FROM jobs")]
+    outcomes = [row[0] for row in db.execute("SELECT outcome FROM deliveries WHERE device_id = ?", (device_id,))]
+    db.close()
+    assert states == ["done"], states
+    assert outcomes == ["queued", "sent"], outcomes
+    assert "pushes still in flight" not in h.logs()
