@@ -92,3 +92,26 @@ import Storage
         #expect(!planner.allows(kind: "orders.paid", scope: nil, global: saved(nil, true, ["inventory.low_stock"]), scoped: nil))
     }
 }
+
+/// The hand-written plan JSON reads back through the `Codable` decoder unchanged.
+@Suite struct NotificationPlanJSONTests {
+    @Test func roundTripsFullAndMinimalPlans() throws {
+        let full = NotificationPlan(
+            kind: "orders.paid", scope: "store:1", title: ["pt": "Pedido \"#{n}\" pago", "en": "Order\n{n}"], body: ["*": "{total} · ✓"],
+            arguments: ["n": "1042", "total": "R$ 1,00"], data: ["order_id": "o/1", "z": ""], collapseKey: "order-paid-o1",
+            threadID: "store-1", sound: "default", androidChannelID: "orders", priority: "urgent", expiresAt: 1_800_000_000_000,
+            ttlSeconds: 0, badge: .unread, persist: false, policy: .unlessAcked, ackWindowMilliseconds: 2500, type: .wakeup,
+            audience: "staff", trackOpens: true, idempotencyKey: "k-1")
+        var minimal = PushPlannerTests().plan()
+        minimal.badge = .number(7)
+        for plan in [full, minimal] {
+            #expect(try NotificationPlan.decode(plan.jsonText()) == plan)
+        }
+        // Stable text: the idempotency digest depends on it.
+        #expect(full.jsonText() == full.jsonText())
+    }
+
+    @Test func digestIsLowerCaseHexSHA256() {
+        #expect(NotificationRoutes.sha256Hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}

@@ -127,6 +127,8 @@ struct NotificationRequest: Sendable {
     /// Extra message for a resource channel, published once per call.
     let live: PublishRequest?
     let idempotencyKey: String?
+    /// `plan.jsonText()`, made once: it is stored with every recipient's row.
+    let planJSON: String
 
     /// Most recipients one call may reach.
     static let maxRecipients = 1000
@@ -222,13 +224,14 @@ struct NotificationRequest: Sendable {
             throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
         }
         idempotencyKey = body.idempotency_key
+        planJSON = plan.jsonText()
     }
 
     /// The request in one canonical text (sorted keys, defaults filled in), so the idempotency
     /// check compares meaning, not bytes: the same call with its keys reordered is the same call.
     var canonicalText: String {
         let liveText = live.map { "\($0.channel.rawValue)\u{0}\($0.event.rawValue)\u{0}\($0.data)\u{0}\($0.retain)" } ?? ""
-        return "\(recipients)\u{0}\(plan.jsonText())\u{0}\(liveText)"
+        return "\(recipients)\u{0}\(planJSON)\u{0}\(liveText)"
     }
 
     private static func recipients(_ body: NotificationBody.RecipientsBody) throws(HTTPError) -> Recipients {

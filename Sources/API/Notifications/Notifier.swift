@@ -199,7 +199,7 @@ public final class Notifier: Sendable {
             return .replay(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
-        let planJSON = plan.jsonText()
+        let planJSON = request.planJSON
         let titleJSON = plan.title.map(Self.json), bodyJSON = plan.body.map(Self.json)
         let argsJSON = plan.arguments.isEmpty ? nil : Self.json(plan.arguments), dataJSON = Self.json(plan.data)
         var stored: [NotificationRecord] = []

@@ -36,7 +36,8 @@ struct NotificationRoutes {
     func submit(_ body: NotificationBody) throws -> RouteResult {
         let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: notifier.catalog,
                                               maxLiveDataBytes: configuration.maxDataBytes)
-        let hash = Self.sha256Hex(Array(request.canonicalText.utf8))
+        // Only a call with an idempotency key is ever compared with another.
+        let hash = request.idempotencyKey == nil ? "" : Self.sha256Hex(Array(request.canonicalText.utf8))
         let notifier = self.notifier
         return .deferred { writer in
             notifier.send(request, requestHash: hash) { writer.complete($0) }
@@ -154,6 +155,13 @@ struct NotificationRoutes {
     static func sha256Hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &digest) }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
