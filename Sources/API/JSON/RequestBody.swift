@@ -7,6 +7,22 @@ enum RequestBody {
     /// - Throws: `HTTPError` 415 for a non-JSON content type, 400 for malformed JSON or a field of
     ///   the wrong type or missing.
     static func decode<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
+        try check(request)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(request.body))
+        } catch let error as HTTPError {
+            throw error
+        } catch let error as DecodingError {
+            throw describe(error)
+        } catch {
+            throw HTTPError(400, "invalid_request", "the body is not valid JSON")
+        }
+    }
+
+    /// The checks every JSON body passes before it is read: a JSON content type (or none), a
+    /// non-empty body, strict RFC 8259 syntax and bounded nesting.
+    /// - Throws: `HTTPError` 415 or 400.
+    static func check(_ request: HTTPRequest) throws(HTTPError) {
         // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
         if let contentType = request.headers["Content-Type"] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
@@ -25,15 +41,6 @@ enum RequestBody {
             throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
         case .invalid(let offset)?:
             throw HTTPError(400, "invalid_request", "the body is not valid JSON (at byte \(offset))")
-        }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(request.body))
-        } catch let error as HTTPError {
-            throw error
-        } catch let error as DecodingError {
-            throw describe(error)
-        } catch {
-            throw HTTPError(400, "invalid_request", "the body is not valid JSON")
         }
     }
 

@@ -1405,7 +1405,7 @@ enum OpenAPIDocument {
                 "description": "Absent or null means `message`."
               },
               "data": {
-                "description": "Any JSON value, null included; at most `HERALD_MAX_DATA_BYTES` (64 KiB) as compact JSON (413 `payload_too_large` above). Object keys are re-emitted sorted."
+                "description": "Any JSON value, null included; at most `HERALD_MAX_DATA_BYTES` (64 KiB) as compact JSON (413 `payload_too_large` above). Carried as sent, compacted: key order, number spelling and string escapes are kept; a key given twice in the body is a 400."
               },
               "retain": {"type": ["boolean", "null"], "description": "Keep as the channel's retained message for new subscribers."}
             }

@@ -26,34 +26,60 @@ struct PublishRoutes {
 
     func publish(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        let body = try RequestBody.decode(MessageBody.self, from: context.request)
-        let request = try validate(body, field: "")
+        try RequestBody.check(context.request)
+        let request: PublishRequest
+        switch PublishBodyScanner.message(context.request.body) {
+        case .value(let message):
+            request = try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain, field: "")
+        case .duplicate(let field):
+            throw HTTPError.invalid(field, "\(field) is given twice")
+        case .fallback:
+            let body = try RequestBody.decode(MessageBody.self, from: context.request)
+            request = try validate(body, field: "")
+        }
         let receipt = broker.publish([request])[0]
         return .response(.json(200, Self.json(receipt)))
     }
 
     func publishBatch(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        let body = try RequestBody.decode(BatchBody.self, from: context.request)
-        guard !body.messages.isEmpty else { throw HTTPError.invalid("messages", "messages must not be empty") }
-        guard body.messages.count <= configuration.maxBatchMessages else {
+        try RequestBody.check(context.request)
+        let messages: [(channel: String, event: String?, data: String, retain: Bool?)]
+        switch PublishBodyScanner.batch(context.request.body) {
+        case .value(let scanned):
+            messages = scanned.map { ($0.channel, $0.event, $0.data, $0.retain) }
+        case .duplicate(let field):
+            throw HTTPError.invalid(field, "\(field) is given twice")
+        case .fallback:
+            let body = try RequestBody.decode(BatchBody.self, from: context.request)
+            messages = body.messages.map { ($0.channel, $0.event, $0.data.compactText, $0.retain) }
+        }
+        guard !messages.isEmpty else { throw HTTPError.invalid("messages", "messages must not be empty") }
+        guard messages.count <= configuration.maxBatchMessages else {
             throw HTTPError.invalid("messages", "at most \(configuration.maxBatchMessages) messages per batch")
         }
         // Validate all first: a batch with one bad message publishes nothing.
         var requests: [PublishRequest] = []
-        for (index, message) in body.messages.enumerated() {
-            requests.append(try validate(message, field: "messages[\(index)]."))
+        for (index, message) in messages.enumerated() {
+            requests.append(try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain,
+                                         field: "messages[\(index)]."))
         }
         let receipts = broker.publish(requests)
         return .response(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
     }
 
     private func validate(_ body: MessageBody, field prefix: String) throws(HTTPError) -> PublishRequest {
-        guard let channel = ChannelName(body.channel) else {
+        try validate(channel: body.channel, event: body.event, data: body.data.compactText, retain: body.retain, field: prefix)
+    }
+
+    /// - Parameter data: the message's compact JSON text.
+    private func validate(channel rawChannel: String, event rawEvent: String?, data: String, retain: Bool?,
+                          field prefix: String) throws(HTTPError) -> PublishRequest {
+        guard let channel = ChannelName(rawChannel) else {
             throw HTTPError.invalid(prefix + "channel", "channel must be 1-200 characters of A-Z a-z 0-9 _ - : . @")
         }
         var event = EventName.message
-        if let raw = body.event {
+        if let raw = rawEvent {
             guard let name = EventName(raw) else {
                 throw HTTPError.invalid(prefix + "event", "event must be 1-64 characters of A-Z a-z 0-9 _ - . :")
             }
@@ -62,12 +88,11 @@ struct PublishRoutes {
             }
             event = name
         }
-        let data = body.data.compactText
         guard data.utf8.count <= configuration.maxDataBytes else {
             throw HTTPError(413, "payload_too_large", "data is \(data.utf8.count) bytes; the limit is \(configuration.maxDataBytes)",
                             field: prefix + "data")
         }
-        return PublishRequest(channel: channel, event: event, data: data, retain: body.retain ?? false)
+        return PublishRequest(channel: channel, event: event, data: data, retain: retain ?? false)
     }
 
     private static func json(_ receipt: PublishReceipt) -> String {
