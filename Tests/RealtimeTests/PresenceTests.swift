@@ -123,3 +123,42 @@ private let room = ChannelName("room:1")!
         #expect(!presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "x"))
     }
 }
+
+/// The personal channel is not stored per connection, yet presence answers for it; SmallSet
+/// behaves as a set through its one-to-many transitions.
+@Suite struct PresencePersonalChannelTests {
+    @Test func personalChannelPresenceComesFromTheUsersConnections() throws {
+        let presence = Presence()
+        let mine = try #require(ChannelName.personal(userID: "u1"))
+        let room = try #require(ChannelName("room:1"))
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [mine, room])
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s2", transport: .websocket, state: .background, channels: [mine])
+        // Another user granted u1's channel hears it too.
+        presence.connected(connectionID: "c3", userID: "admin", sessionID: "a", transport: .sse, state: .foreground,
+                           channels: [try #require(ChannelName.personal(userID: "admin")), mine])
+        let onMine = presence.sessions(channel: mine).flatMap { $0.connections.map(\.connectionID) }.sorted()
+        #expect(onMine == ["c1", "c2", "c3"])
+        #expect(presence.sessions(channel: room).flatMap { $0.connections.map(\.connectionID) } == ["c1"])
+        let c1 = try #require(presence.sessions(userID: "u1").flatMap(\.connections).first { $0.connectionID == "c1" })
+        #expect(c1.channels == [mine, room])
+        presence.channelsChanged(connectionID: "c1", added: [], removed: [room, mine])
+        #expect(presence.sessions(channel: room).isEmpty)
+        #expect(presence.sessions(channel: mine).flatMap { $0.connections.map(\.connectionID) }.sorted() == ["c1", "c2", "c3"])
+        presence.disconnected(connectionID: "c1")
+        presence.disconnected(connectionID: "c3")
+        #expect(presence.sessions(channel: mine).flatMap { $0.connections.map(\.connectionID) } == ["c2"])
+    }
+
+    @Test func smallSetIsASet() {
+        var set: SmallSet<Int> = []
+        #expect(set.isEmpty && set.count == 0 && !set.contains(1))
+        #expect(set.insert(1) && !set.insert(1) && set.count == 1)
+        #expect(set.insert(2) && set.insert(3) && set.count == 3 && Set(set) == [1, 2, 3])
+        set.remove(2)
+        set.remove(3)
+        #expect(set.count == 1 && Array(set) == [1] && set.contains(1))
+        set.remove(1)
+        set.remove(1)
+        #expect(set.isEmpty && Array(set).isEmpty)
+    }
+}

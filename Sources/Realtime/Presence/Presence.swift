@@ -15,8 +15,13 @@ public final class Presence: Sendable {
         public let sessionID: String?
         public let transport: StreamTransport
         public var state: AppState
-        /// Channels the connection is subscribed to.
-        public var channels: Set<ChannelName>
+        /// Channels beyond the personal one (every stream has `user:{userID}`; it is not stored
+        /// per connection, and presence of a personal channel is answered from `byUser`).
+        var extraChannels: SmallSet<ChannelName>
+        /// Channels the connection is subscribed to, the personal one first.
+        public var channels: [ChannelName] {
+            (ChannelName.personal(userID: userID).map { [$0] } ?? []) + extraChannels.sorted()
+        }
         /// Wall-clock ms of opening.
         public let openedAt: Int64
         /// Monotonic ns of the last app-level life.
@@ -43,7 +48,7 @@ public final class Presence: Sendable {
 
     private struct Session {
         let userID: String
-        var connectionIDs: Set<String> = []
+        var connectionIDs: SmallSet<String> = []
         var lastChangeAt: Int64 = 0
         var lastLifeAt: UInt64 = 0
         /// Acknowledged event ids, oldest first, bounded.
@@ -55,8 +60,8 @@ public final class Presence: Sendable {
     private struct State: ~Copyable {
         var connections: [String: Connection] = [:]
         var sessions: [String: Session] = [:]
-        var byUser: [String: Set<String>] = [:]        // user → session keys
-        var byChannel: [ChannelName: Set<String>] = [:] // channel → connection ids
+        var byUser: [String: SmallSet<String>] = [:]        // user → session keys
+        var byChannel: [ChannelName: SmallSet<String>] = [:] // non-personal channel → connection ids
     }
 
     private let state = Mutex(State())
@@ -97,16 +102,18 @@ public final class Presence: Sendable {
                           state appState: AppState, channels: [ChannelName]) {
         let now = monotonic()
         let wall = wallClockMilliseconds()
+        let personal = ChannelName.personal(userID: userID)
         state.withLock { state in
             let key = Self.sessionKey(sessionID, userID: userID, connectionID: connectionID)
             state.connections[connectionID] = Connection(
                 connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport,
-                state: appState, channels: Set(channels), openedAt: wall, lastLifeAt: now, personalSequence: 0)
+                state: appState, extraChannels: SmallSet(channels.filter { $0 != personal }), openedAt: wall, lastLifeAt: now,
+                personalSequence: 0)
             state.sessions[key, default: Session(userID: userID)].connectionIDs.insert(connectionID)
             state.sessions[key]!.lastChangeAt = wall
             state.sessions[key]!.lastLifeAt = now
             state.byUser[userID, default: []].insert(key)
-            for channel in channels { state.byChannel[channel, default: []].insert(connectionID) }
+            for channel in channels where channel != personal { state.byChannel[channel, default: []].insert(connectionID) }
         }
     }
 
@@ -115,7 +122,7 @@ public final class Presence: Sendable {
         let wall = wallClockMilliseconds()
         state.withLock { state in
             guard let connection = state.connections.removeValue(forKey: connectionID) else { return }
-            for channel in connection.channels { Self.remove(connectionID, from: channel, in: &state) }
+            for channel in connection.extraChannels { Self.remove(connectionID, from: channel, in: &state) }
             let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
             state.sessions[key]?.connectionIDs.remove(connectionID)
             state.sessions[key]?.lastChangeAt = wall
@@ -131,13 +138,14 @@ public final class Presence: Sendable {
     /// Channels added to or removed from a live connection (WebSocket subscribe/unsubscribe).
     public func channelsChanged(connectionID: String, added: [ChannelName], removed: [ChannelName]) {
         state.withLock { state in
-            guard state.connections[connectionID] != nil else { return }
-            for channel in added {
-                state.connections[connectionID]!.channels.insert(channel)
+            guard let connection = state.connections[connectionID] else { return }
+            let personal = ChannelName.personal(userID: connection.userID)
+            for channel in added where channel != personal {
+                state.connections[connectionID]!.extraChannels.insert(channel)
                 state.byChannel[channel, default: []].insert(connectionID)
             }
-            for channel in removed {
-                state.connections[connectionID]!.channels.remove(channel)
+            for channel in removed where channel != personal {
+                state.connections[connectionID]!.extraChannels.remove(channel)
                 Self.remove(connectionID, from: channel, in: &state)
             }
         }
@@ -304,7 +312,14 @@ public final class Presence: Sendable {
     public func sessions(channel: ChannelName) -> [SessionSummary] {
         let now = monotonic()
         return state.withLock { state in
-            let ids = state.byChannel[channel] ?? []
+            var ids = state.byChannel[channel] ?? []
+            // A personal channel `user:{id}`: every connection of that user is on it.
+            if channel.rawValue.hasPrefix("user:") {
+                let userID = String(channel.rawValue.dropFirst(5))
+                for key in state.byUser[userID] ?? [] {
+                    for id in state.sessions[key]?.connectionIDs ?? [] { ids.insert(id) }
+                }
+            }
             var keys: Set<String> = []
             for id in ids {
                 if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, userID: c.userID, connectionID: id)) }
