@@ -3,13 +3,13 @@ import Testing
 
 @Suite struct NotificationStoreTests {
     private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true,
-                     plan: String? = nil) -> NewNotification {
-        NewNotification(id: id, userID: user, kind: "order.paid", inInbox: inInbox, planJSON: plan, createdAt: at)
+                     plan: String? = nil) -> NotificationRecord {
+        NotificationRecord(id: id, userID: user, kind: "order.paid", inInbox: inInbox, planJSON: plan, createdAt: at)
     }
 
     @Test func insertReturnsTheStoredRowWithDefaults() throws {
         try withMigratedDatabase { db in
-            let first = try NotificationStore.insert(db, NewNotification(
+            let first = try NotificationStore.insert(db, NotificationRecord(
                 id: "n1", userID: "u1", kind: "conversation.message", scope: "store-1", titleJSON: #"{"en":"Hi"}"#,
                 collapseKey: "conv-1", priority: "high", expiresAt: 9_000, planJSON: "{}", createdAt: 1_000))
             let second = try NotificationStore.insert(db, new("n2"))
@@ -20,7 +20,7 @@ import Testing
             let duplicate = #expect(throws: StorageError.self) { _ = try NotificationStore.insert(db, new("n1")) }
             #expect(duplicate?.isUniqueViolation == true)
             let priority = #expect(throws: StorageError.self) {
-                _ = try NotificationStore.insert(db, NewNotification(id: "n3", userID: "u1", kind: "k", priority: "loud", createdAt: 1))
+                _ = try NotificationStore.insert(db, NotificationRecord(id: "n3", userID: "u1", kind: "k", priority: "loud", createdAt: 1))
             }
             guard case .constraint(.check, _)? = priority else { Issue.record("got \(String(describing: priority))"); return }
         }

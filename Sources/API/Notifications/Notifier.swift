@@ -205,7 +205,7 @@ public final class Notifier: Sendable {
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
-            stored.append(try NotificationStore.insert(connection, NewNotification(
+            stored.append(try NotificationStore.insert(connection, NotificationRecord(
                 id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: titleJSON, bodyJSON: bodyJSON,
                 argsJSON: argsJSON, dataJSON: dataJSON, collapseKey: plan.collapseKey, threadID: plan.threadID,
                 priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planJSON: planJSON, createdAt: now)))

@@ -468,14 +468,7 @@ enum OpenAPIDocument {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TestPushResult"}}}
               },
               "401": {"$ref": "#/components/responses/InvalidToken"},
-              "404": {
-                "description": "Not one of the caller's devices (`not_found`).",
-                "content": {
-                  "application/json": {
-                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/NotFound", "description": "Not one of the caller's devices (`not_found`)."},
               "410": {
                 "description": "The provider rejected the token as invalid; the device was removed (`push_token_invalid`, with `reason`).",
                 "content": {
@@ -797,14 +790,7 @@ enum OpenAPIDocument {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}}
               },
               "401": {"$ref": "#/components/responses/Unauthorized"},
-              "404": {
-                "description": "No such job (`not_found`).",
-                "content": {
-                  "application/json": {
-                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/NotFound", "description": "No such job (`not_found`)."},
               "409": {
                 "description": "The job is not dead (`job_not_dead`).",
                 "content": {
@@ -927,14 +913,7 @@ enum OpenAPIDocument {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeliveryOpened"}}}
               },
               "401": {"$ref": "#/components/responses/InvalidToken"},
-              "404": {
-                "description": "No such delivery for the caller (`not_found`): another user's is never revealed.",
-                "content": {
-                  "application/json": {
-                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/NotFound", "description": "No such delivery for the caller (`not_found`): another user's is never revealed."},
               "429": {"$ref": "#/components/responses/TooManyConnections"},
               "431": {"$ref": "#/components/responses/HeaderTooLarge"},
               "503": {"$ref": "#/components/responses/DatabaseBusy"}
@@ -1053,14 +1032,7 @@ enum OpenAPIDocument {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NotificationRead"}}}
               },
               "401": {"$ref": "#/components/responses/InvalidToken"},
-              "404": {
-                "description": "Not one of the caller's notifications (`not_found`): another user's is never revealed.",
-                "content": {
-                  "application/json": {
-                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/NotFound", "description": "Not one of the caller's notifications (`not_found`): another user's is never revealed."},
               "429": {"$ref": "#/components/responses/TooManyConnections"},
               "431": {"$ref": "#/components/responses/HeaderTooLarge"},
               "503": {"$ref": "#/components/responses/DatabaseBusy"}
@@ -1293,14 +1265,7 @@ enum OpenAPIDocument {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DevToken"}}}
               },
               "400": {"$ref": "#/components/responses/InvalidRequest"},
-              "404": {
-                "description": "Not in dev mode: the route does not exist (`not_found`).",
-                "content": {
-                  "application/json": {
-                    "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]}
-                  }
-                }
-              },
+              "404": {"$ref": "#/components/responses/NotFound", "description": "Not in dev mode: the route does not exist (`not_found`)."},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "429": {"$ref": "#/components/responses/TooManyConnections"}

@@ -32,7 +32,8 @@ public struct NotificationRecord: Sendable, Equatable {
     /// Unix ms the user read it; nil while unread.
     public var readAt: Int64?
 
-    public init(sequence: Int64, id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
+    /// `sequence` is assigned by the store on insert; a record to insert leaves it 0.
+    public init(sequence: Int64 = 0, id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
                 titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
                 collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
                 inInbox: Bool = true, cursor: String? = nil, planJSON: String? = nil, createdAt: Int64, readAt: Int64? = nil) {
@@ -64,52 +65,6 @@ public struct NotificationRecord: Sendable, Equatable {
                   threadID: try row["thread_id"], priority: try row["priority"], expiresAt: try row["expires_at"],
                   inInbox: try row["in_inbox"], cursor: try row["cursor"], planJSON: try row["plan_json"],
                   createdAt: try row["created_at"], readAt: try row["read_at"])
-    }
-}
-
-/// A notification to store (validated by the API before it gets here). The store assigns `seq`.
-public struct NewNotification: Sendable {
-    public var id: String
-    public var app: String = "default"
-    public var userID: String
-    public var kind: String
-    public var scope: String?
-    public var titleJSON: String?
-    public var bodyJSON: String?
-    public var argsJSON: String?
-    public var dataJSON: String = "{}"
-    public var collapseKey: String?
-    public var threadID: String?
-    /// `normal`, `high` or `urgent` (the table checks it).
-    public var priority: String = "normal"
-    /// Unix ms.
-    public var expiresAt: Int64?
-    public var inInbox: Bool = true
-    /// Set when pushes are still to be planned after the insert commits; cleared by `markPlanned`.
-    public var planJSON: String?
-    /// Unix ms.
-    public var createdAt: Int64
-
-    public init(id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
-                titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
-                collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
-                inInbox: Bool = true, planJSON: String? = nil, createdAt: Int64) {
-        self.id = id
-        self.app = app
-        self.userID = userID
-        self.kind = kind
-        self.scope = scope
-        self.titleJSON = titleJSON
-        self.bodyJSON = bodyJSON
-        self.argsJSON = argsJSON
-        self.dataJSON = dataJSON
-        self.collapseKey = collapseKey
-        self.threadID = threadID
-        self.priority = priority
-        self.expiresAt = expiresAt
-        self.inInbox = inInbox
-        self.planJSON = planJSON
-        self.createdAt = createdAt
     }
 }
 

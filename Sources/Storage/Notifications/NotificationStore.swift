@@ -1,9 +1,10 @@
 /// The SQL for notifications: storing them (NO-1), the push planning hand-off (NO-2) and the
 /// inbox (NO-3). Functions of a connection: callers run writes on the `Database` writer.
 public enum NotificationStore {
-    /// Stores a notification. - Returns: the row, with its `seq`.
+    /// Stores a new notification; the store assigns `sequence`, and `cursor` and `readAt` start
+    /// empty whatever `new` holds. - Returns: the row, with its `seq`.
     /// - Throws: `StorageError.constraint(.unique, _)` for a known id, `.check` for an unknown priority.
-    public static func insert(_ connection: SQLiteConnection, _ new: NewNotification) throws(StorageError) -> NotificationRecord {
+    public static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord) throws(StorageError) -> NotificationRecord {
         let row = try connection.queryOne("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
                                        collapse_key, thread_id, priority, expires_at, in_inbox, plan_json, created_at)
