@@ -181,6 +181,11 @@ enum Herald {
         usleep(200_000)
         // Jobs being sent finish and record their outcome; queued ones wait for the next start (OP-5).
         notifier.stop()
+        // Calls already stored finish planning (their answers may no longer reach the caller;
+        // their pushes still go). What is left after the deadline, recovery plans at the next start.
+        if !notifier.drain(deadline: 5) {
+            Log.warning("notifications still being planned at the shutdown deadline; the next start plans them")
+        }
         if let left = push?.worker.stop(deadline: 10), left > 0 {
             Log.warning("pushes still in flight at the shutdown deadline; the next start sends them again", ["count": String(left)])
         }

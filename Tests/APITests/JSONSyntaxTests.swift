@@ -28,3 +28,25 @@ import Testing
         #expect(JSONSyntax.check(Array("{\"a\":1,}".utf8), maxDepth: 64) == .invalid(offset: 7))
     }
 }
+
+@Suite struct JSONSyntaxDuplicateKeyTests {
+    @Test func duplicateKeysAreFoundAtEveryDepthWhenAsked() {
+        let cases: [(String, String?)] = [
+            (#"{"a":1,"a":2}"#, "a"),
+            (#"{"a":{"b":1,"b":2}}"#, "b"),
+            (#"[{"a":1},{"a":2}]"#, nil),              // siblings are separate objects
+            (#"{"a":{"a":1},"b":[{"a":1,"c":{"a":2}}]}"#, nil),
+            (#"{"x":[1,{"k":1}],"y":{"k":2},"x":0}"#, "x"),
+        ]
+        for (text, duplicate) in cases {
+            let result = JSONSyntax.check(Array(text.utf8), maxDepth: 64, rejectDuplicateKeys: true)
+            if let duplicate {
+                guard case .duplicateKey(_, let key)? = result else { Issue.record("\(text): \(String(describing: result))"); continue }
+                #expect(key == duplicate)
+            } else {
+                #expect(result == nil, "\(text)")
+            }
+            #expect(JSONSyntax.check(Array(text.utf8), maxDepth: 64) == nil, "off by default: \(text)")
+        }
+    }
+}

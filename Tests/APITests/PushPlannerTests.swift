@@ -90,6 +90,8 @@ import Storage
         #expect(!planner.allows(kind: "orders.paid", scope: "store:1", global: saved(nil, false, nil), scoped: saved("store:1", true, nil)))
         // Without a scope, the global list decides.
         #expect(!planner.allows(kind: "orders.paid", scope: nil, global: saved(nil, true, ["inventory.low_stock"]), scoped: nil))
+        // …but not for a kind outside the catalog, which no list can name.
+        #expect(planner.allows(kind: "brand.new", scope: nil, global: saved(nil, true, ["orders.paid"]), scoped: nil))
     }
 }
 

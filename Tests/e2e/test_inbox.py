@@ -61,7 +61,12 @@ def user_token(h, user) -> str:
 
 
 def send(h, body, expect=201) -> httpx.Response:
-    r = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+    """POST /v1/notifications; a str body is sent as raw JSON text (e.g. with a duplicate key)."""
+    if isinstance(body, str):
+        r = HTTP.post(h.url("/v1/notifications"), content=body,
+                      headers={**h.server_headers(), "Content-Type": "application/json"})
+    else:
+        r = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
     assert r.status_code == expect, r.text
     return r
 
@@ -804,6 +809,7 @@ def test_push_only_notification_cannot_be_marked_read(h):
 BAD_CALLS = [
     ("missing recipients", lambda u: {"kind": "news.post", "body": "x"}, 400, "recipients"),
     ("empty user_ids", lambda u: {"recipients": {"user_ids": []}, "kind": "news.post", "body": "x"}, 400, "recipients.user_ids"),
+    ("duplicate key", lambda u: '{"recipients":{"user_ids":["%s"]},"kind":"a","kind":"b","body":"x"}' % u, 400, None),
     ("empty user id", lambda u: {"recipients": {"user_ids": [u, ""]}, "kind": "news.post", "body": "x"}, 400, "recipients.user_ids"),
     ("empty assignee", lambda u: {"recipients": {"scope": "s", "assignee": ""}, "kind": "news.post", "body": "x"}, 400, "recipients.assignee"),
     ("lone brace behind a combining mark", lambda u: {"recipients": {"user_ids": [u]}, "kind": "news.post", "title": "a}\u0301b"}, 400, "title"),

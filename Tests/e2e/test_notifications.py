@@ -441,3 +441,65 @@ def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     assert again.json() == first.json()
     r = HTTP.get(h.url("/v1/me/notifications"), headers=auth(h.token(sub=user, sid="any")))
     assert len(r.json()["notifications"]) == 1
+
+
+def test_idempotent_retry_with_a_relative_ttl_is_the_same_call(h, provider_double):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    body = {"recipients": {"user_ids": [user]}, "kind": "k", "title": "t", "ttl_seconds": 3600,
+            "idempotency_key": f"ttl-{uuid.uuid4().hex[:6]}"}
+    first = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+    assert first.status_code == 201, first.text
+    time.sleep(1.1)  # the clock must move past a second for the expiry to differ; nothing to await
+    again = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+    assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true", again.text
+
+
+@pytest.mark.parametrize("extra, status, field", [
+    ({"title": "{a}", "args": {"a": "x" * 1025}}, 400, "args"),
+    ({"title": "{a}", "args": {f"k{i}": "y" * 200 for i in range(12)} | {"a": "z"}}, 413, "args"),
+    ({"title": {f"l{i:02d}": "t" for i in range(33)}}, 400, "title"),
+])
+def test_oversized_args_and_locale_maps_are_refused(h, extra, status, field):
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": [user]}, "kind": "k", **extra},
+                  headers=h.server_headers())
+    assert r.status_code == status and r.json().get("field") == field, r.text
+
+
+def test_recovery_plans_every_row_of_a_call_and_publishes_its_live_message(h, provider_double):
+    """A crashed call of 600 recipients with an idempotency key and a live message: the next start
+    plans all 600, completes the key's answer with all of them, and publishes the live message."""
+    import sqlite3
+    users = [f"rc{i}-{uuid.uuid4().hex[:4]}" for i in range(600)]
+    key = f"crash-{uuid.uuid4().hex[:6]}"
+    plan = {"kind": "k", "arguments": {}, "data": {}, "priority": "normal", "persist": True, "policy": "auto",
+            "ackWindowMilliseconds": 3000, "type": "alert", "audience": "everyone", "trackOpens": False,
+            "title": {"*": "T"}, "idempotencyKey": key,
+            "live": {"channel": "gen:crash", "event": "done", "data": "{\"ok\":true}", "retain": True}}
+    h.stop()
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    now = int(time.time() * 1000)
+    for i, user in enumerate(users):
+        db.execute("""INSERT INTO notifications (id, user_id, kind, data_json, priority, plan_json, created_at)
+                      VALUES (?, ?, 'k', '{}', 'normal', ?, ?)""", (f"ntf_crash{i:04d}", user, json.dumps(plan), now))
+    db.execute("""INSERT INTO idempotency_keys (key, request_hash, response_json, complete, created_at)
+                  VALUES (?, 'h', '{"notifications":[]}', 0, ?)""", (key, now))
+    db.commit()
+    db.close()
+    h.start()
+    deadline = time.monotonic() + 20
+    while True:
+        db = sqlite3.connect(h.env["HERALD_DATABASE"])
+        left = db.execute("SELECT count(*) FROM notifications WHERE plan_json IS NOT NULL").fetchone()[0]
+        done = db.execute("SELECT complete, response_json FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
+        db.close()
+        if (left == 0 and done[0] == 1) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert left == 0 and done[0] == 1, (left, done[0])
+    assert len(json.loads(done[1])["notifications"]) == 600
+    # The live message went out once (retained, so a new subscriber sees it).
+    s = h.stream(token=h.token(sub="viewer", sid="v", channels=["gen:*"]), channels=["gen:crash"])
+    s.ready()
+    retained = s.expect("done")
+    assert retained.json()["data"] == {"ok": True}

@@ -7,13 +7,19 @@ enum JSONSyntax {
         case invalid(offset: Int)
         /// Arrays/objects nest deeper than allowed.
         case tooDeep
+        /// One object names a key twice (decoders disagree on which copy wins: refuse instead).
+        case duplicateKey(offset: Int, key: String)
     }
 
     private enum Expect { case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, commaOrEnd, done }
 
     /// - Returns: nil when `bytes` is one JSON value (with optional whitespace around it).
-    static func check(_ bytes: [UInt8], maxDepth: Int) -> Failure? {
+    /// - Parameter rejectDuplicateKeys: refuse an object that names a key twice (compared as
+    ///   written, so `"a"` and `"\u0061"` count as different).
+    static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false) -> Failure? {
         var stack: [UInt8] = []
+        // The keys of each open object, innermost last (only when duplicates are refused).
+        var keys: [Set<ArraySlice<UInt8>>] = []
         var expect = Expect.value
         var i = 0
         let n = bytes.count
@@ -33,9 +39,13 @@ enum JSONSyntax {
                 if expect == .keyOrObjectEnd, c == UInt8(ascii: "}") {
                     i += 1
                     stack.removeLast()
+                    if rejectDuplicateKeys { keys.removeLast() }
                     expect = afterValue()
                 } else {
                     guard c == UInt8(ascii: "\""), let end = string(bytes, from: i) else { return .invalid(offset: i) }
+                    if rejectDuplicateKeys, !keys[keys.count - 1].insert(bytes[(i + 1)..<(end - 1)]).inserted {
+                        return .duplicateKey(offset: i, key: String(decoding: bytes[(i + 1)..<(end - 1)], as: UTF8.self))
+                    }
                     i = end
                     expect = .colon
                 }
@@ -47,6 +57,7 @@ enum JSONSyntax {
                 } else if (c == UInt8(ascii: "}") && top == UInt8(ascii: "{")) || (c == UInt8(ascii: "]") && top == UInt8(ascii: "[")) {
                     i += 1
                     stack.removeLast()
+                    if rejectDuplicateKeys, c == UInt8(ascii: "}") { keys.removeLast() }
                     expect = afterValue()
                 } else {
                     return .invalid(offset: i)
@@ -61,6 +72,7 @@ enum JSONSyntax {
                 switch c {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     stack.append(c)
+                    if rejectDuplicateKeys, c == UInt8(ascii: "{") { keys.append([]) }
                     if stack.count > maxDepth { return .tooDeep }
                     i += 1
                     expect = c == UInt8(ascii: "{") ? .keyOrObjectEnd : .valueOrArrayEnd

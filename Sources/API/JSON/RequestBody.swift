@@ -22,7 +22,9 @@ enum RequestBody {
     /// The checks every JSON body passes before it is read: a JSON content type (or none), a
     /// non-empty body, strict RFC 8259 syntax and bounded nesting.
     /// - Throws: `HTTPError` 415 or 400.
-    static func check(_ request: HTTPRequest) throws(HTTPError) {
+    /// - Parameter rejectDuplicateKeys: refuse objects naming a key twice (everywhere but publish,
+    ///   whose `data` is carried as sent and whose top level the publish scanner checks itself).
+    static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true) throws(HTTPError) {
         // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
         if let contentType = request.headers["Content-Type"] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
@@ -35,12 +37,14 @@ enum RequestBody {
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
-        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth) {
+        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys) {
         case nil: break
         case .tooDeep?:
             throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
         case .invalid(let offset)?:
             throw HTTPError(400, "invalid_request", "the body is not valid JSON (at byte \(offset))")
+        case .duplicateKey(let offset, let key)?:
+            throw HTTPError(400, "invalid_request", "the key \"\(key.prefix(64))\" appears twice in one object (at byte \(offset))")
         }
     }
 

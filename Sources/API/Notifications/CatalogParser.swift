@@ -6,13 +6,17 @@ import Foundation
 /// a kind's `sound`) and refuses unknown keys, which `Decodable` does neither of.
 enum CatalogParser {
     static func parse(_ bytes: [UInt8]) throws(CatalogError) -> NotificationCatalog {
-        switch JSONSyntax.check(bytes, maxDepth: 32) {
+        switch JSONSyntax.check(bytes, maxDepth: 32, rejectDuplicateKeys: true) {
         case nil: break
         case .tooDeep?:
             throw .invalid(field: "", reason: "the catalog nests deeper than 32 levels")
         case .invalid(let offset)?:
             let (line, column) = position(of: offset, in: bytes)
             throw .invalid(field: "", reason: "the catalog is not valid JSON (line \(line), column \(column))")
+        case .duplicateKey(let offset, let key)?:
+            // A kind or a locale written twice is a mistake the author should see, not a silent pick.
+            let (line, column) = position(of: offset, in: bytes)
+            throw .invalid(field: "", reason: "the key \"\(key)\" appears twice in one object (line \(line), column \(column))")
         }
         let value: JSONValue
         do {

@@ -70,6 +70,22 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     var trackOpens: Bool
     /// The call's key: recovery completes its stored answer too.
     var idempotencyKey: String?
+    /// The call's extra `live` message, published once per call (so recovery publishes it too).
+    var live: LiveMessage? = nil
+
+    /// `live {channel, event, data, retain}`, validated.
+    struct LiveMessage: Codable, Sendable, Equatable {
+        var channel: String
+        var event: String
+        /// Compact JSON text.
+        var data: String
+        var retain: Bool
+
+        var request: PublishRequest? {
+            guard let channel = ChannelName(channel), let event = EventName(event) else { return nil }
+            return PublishRequest(channel: channel, event: event, data: data, retain: retain)
+        }
+    }
 
     /// The plan as JSON text that `decode` reads back, keys and map entries in a fixed order (the
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
@@ -102,6 +118,10 @@ struct NotificationPlan: Codable, Sendable, Equatable {
         fields.append("\"audience\":" + string(audience))
         fields.append("\"trackOpens\":\(trackOpens)")
         if let idempotencyKey { fields.append("\"idempotencyKey\":" + string(idempotencyKey)) }
+        if let live {
+            fields.append("\"live\":{\"channel\":\(string(live.channel)),\"event\":\(string(live.event)),"
+                + "\"data\":\(string(live.data)),\"retain\":\(live.retain)}")
+        }
         return "{" + fields.joined(separator: ",") + "}"
     }
 

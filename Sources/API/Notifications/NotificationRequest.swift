@@ -123,7 +123,7 @@ enum Recipients: Sendable, Equatable {
 /// recipient's notification follows.
 struct NotificationRequest: Sendable {
     let recipients: Recipients
-    let plan: NotificationPlan
+    private(set) var plan: NotificationPlan
     /// Extra message for a resource channel, published once per call.
     let live: PublishRequest?
     let idempotencyKey: String?
@@ -136,6 +136,12 @@ struct NotificationRequest: Sendable {
     static let maxDataBytes = 2048
     /// Most bytes of one title or body text.
     static let maxTextBytes = 1024
+    /// Most locales in one title or body map.
+    static let maxLocales = 32
+    /// Most bytes of `args` as compact JSON, and of one argument.
+    static let maxArgumentBytes = 2048, maxArgumentValueBytes = 1024
+    /// Most bytes of a whole plan (texts, args, data, live data) as stored with each row.
+    static let maxPlanBytes = 96 * 1024
     /// Longest `ack_window_ms`: past it, the push would be late anyway.
     static let maxAckWindowMilliseconds = 600_000
     /// Data keys the providers or Herald itself use.
@@ -206,6 +212,13 @@ struct NotificationRequest: Sendable {
             }
         }
         let arguments = body.args ?? [:]
+        for (name, value) in arguments where name.isEmpty || name.utf8.count > 64 || value.utf8.count > Self.maxArgumentValueBytes {
+            throw HTTPError.invalid("args", "each argument name is 1-64 bytes and each value at most \(Self.maxArgumentValueBytes) bytes")
+        }
+        let argumentBytes = JSONText.object(arguments.sorted { $0.key < $1.key }).utf8.count
+        guard argumentBytes <= Self.maxArgumentBytes else {
+            throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
+        }
         do {
             try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: title?.localized, body: text?.localized,
                                                                 arguments: arguments, data: data,
@@ -219,19 +232,30 @@ struct NotificationRequest: Sendable {
             priority: priority, expiresAt: expiresAt, ttlSeconds: body.ttl_seconds, badge: badge, persist: body.persist ?? true, policy: push.policy,
             ackWindowMilliseconds: push.ackWindow, type: push.type, audience: audience, trackOpens: body.track_opens ?? false,
             idempotencyKey: body.idempotency_key)
-        live = try body.live.map { live throws(HTTPError) in try Self.live(live, maxDataBytes: maxLiveDataBytes) }
+        let live = try body.live.map { live throws(HTTPError) in try Self.live(live, maxDataBytes: maxLiveDataBytes) }
+        self.live = live
+        var plan = self.plan
+        plan.live = live.map { .init(channel: $0.channel.rawValue, event: $0.event.rawValue, data: $0.data, retain: $0.retain) }
+        self.plan = plan
         if let key = body.idempotency_key, key.isEmpty || key.utf8.count > 255 {
             throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
         }
         idempotencyKey = body.idempotency_key
         planJSON = plan.jsonText()
+        // Every recipient's row stores the plan: bound it, so one call cannot fill the disk.
+        guard planJSON.utf8.count <= Self.maxPlanBytes else {
+            throw HTTPError(413, "payload_too_large", "the notification is \(planJSON.utf8.count) bytes of texts, args, data and live data; the limit is \(Self.maxPlanBytes)")
+        }
     }
 
     /// The request in one canonical text (sorted keys, defaults filled in), so the idempotency
     /// check compares meaning, not bytes: the same call with its keys reordered is the same call.
+    /// A relative `ttl_seconds` stays relative here: the expiry it gives moves with the clock, and a
+    /// retry a second later is still the same call.
     var canonicalText: String {
-        let liveText = live.map { "\($0.channel.rawValue)\u{0}\($0.event.rawValue)\u{0}\($0.data)\u{0}\($0.retain)" } ?? ""
-        return "\(recipients)\u{0}\(planJSON)\u{0}\(liveText)"
+        var timeless = plan
+        if timeless.ttlSeconds != nil { timeless.expiresAt = nil }
+        return "\(recipients)\u{0}\(timeless.jsonText())"
     }
 
     private static func recipients(_ body: NotificationBody.RecipientsBody) throws(HTTPError) -> Recipients {
@@ -282,6 +306,7 @@ struct NotificationRequest: Sendable {
         case .single(let text): map = ["*": text]
         case .byLocale(let byLocale):
             guard !byLocale.isEmpty else { throw HTTPError.invalid(field, "\(field) needs at least one locale") }
+            guard byLocale.count <= maxLocales else { throw HTTPError.invalid(field, "\(field) has at most \(maxLocales) locales") }
             for tag in byLocale.keys where !isLocaleTag(tag) {
                 throw HTTPError.invalid(field, "'\(tag)' is not a locale tag such as pt, en or pt-BR")
             }

@@ -97,6 +97,9 @@ public final class Notifier: Sendable {
     /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
     /// instead of per call.
     private let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
+    /// Ids of the notifications this process has stored and not finished planning. Recovery
+    /// leaves them alone: an unplanned row is abandoned only when no call here still owns it.
+    private let planning = Mutex<Set<String>>([])
     /// Most calls stored in one transaction.
     static let maxBatch = 128
 
@@ -122,13 +125,14 @@ public final class Notifier: Sendable {
             intake.pending.removeFirst(taken.count)
             return taken
         }
+        let owned = IDList()
         database.write({ [self] connection -> [Result<Stored, HTTPError>] in
             try connection.transaction { connection -> [Result<Stored, HTTPError>] in
                 var results: [Result<Stored, HTTPError>] = []
                 for call in calls {
                     try connection.execute("SAVEPOINT call")
                     do {
-                        results.append(.success(try store(call, connection: connection)))
+                        results.append(.success(try store(call, owned: owned, connection: connection)))
                         try connection.execute("RELEASE call")
                     } catch let refusal as HTTPError {
                         try connection.execute("ROLLBACK TO call")
@@ -148,6 +152,8 @@ public final class Notifier: Sendable {
             let results: [Result<Stored, HTTPError>]
             switch result {
             case .failure(let error):
+                // Rolled back: the ids registered inside the transaction name no rows.
+                release(owned.take())
                 let response = DatabaseResponder.response(.failure(error))
                 for call in calls { call.completion(response) }
                 return
@@ -183,7 +189,7 @@ public final class Notifier: Sendable {
     }
 
     /// Step 1 for one call, inside the batch transaction.
-    private func store(_ call: Call, connection: SQLiteConnection) throws -> Stored {
+    private func store(_ call: Call, owned: IDList, connection: SQLiteConnection) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
         if let key = request.idempotencyKey,
@@ -217,6 +223,9 @@ public final class Notifier: Sendable {
             try IdempotencyStore.reserve(connection, IdempotencyRecord(
                 app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
+        // Owned from before the commit, so recovery (reading committed rows) never sees them unowned.
+        planning.withLock { $0.formUnion(stored.map(\.id)) }
+        owned.add(stored.map(\.id))
         return .fresh(stored, skipped: skipped)
     }
 
@@ -256,6 +265,8 @@ public final class Notifier: Sendable {
                     }
                 }
             }) { [self] result in
+                // Planned, or failed and left to recovery: no longer owned by these calls.
+                release(calls.flatMap { $0.stored.map(\.id) })
                 switch result {
                 case .success(let outcomes):
                     if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
@@ -434,34 +445,68 @@ public final class Notifier: Sendable {
     }
 
     private func runRecovery() {
-        let records: [NotificationRecord]
-        do {
-            records = try database.readSync { try NotificationStore.unplanned($0, limit: 500) }
-        } catch {
-            Log.error("could not read unplanned notifications", ["error": "\(error)"])
-            return
-        }
-        guard !records.isEmpty else { return }
-        // Rows of one call share a plan; plan them together, each plan on its own.
-        let groups = Dictionary(grouping: records, by: { $0.planJSON ?? "" })
-        for (json, group) in groups {
-            let oldest = group.map(\.createdAt).min() ?? 0
-            // A call still between its two transactions is not ours to finish.
-            guard unixMilliseconds() - oldest > 10_000 else { continue }
-            guard let plan = try? NotificationPlan.decode(json) else {
-                Log.error("unreadable notification plan; marking planned without pushes", ["ids": group.map(\.id).joined(separator: ",")])
-                try? database.writeSync { connection in
-                    for record in group { try NotificationStore.markPlanned(connection, id: record.id, cursor: nil) }
-                }
-                continue
+        var after: Int64 = 0
+        var seen: Set<String> = []
+        var recovered = 0
+        while true {
+            let page: [NotificationRecord]
+            do {
+                let from = after
+                page = try database.readSync { try NotificationStore.unplanned($0, after: from, limit: 500) }
+            } catch {
+                Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                return
             }
-            let done = DispatchSemaphore(value: 0)
-            broadcastAndPlan([Planning(stored: group, plan: plan, live: nil, skipped: []) { result in
-                if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
-                done.signal()
-            }])
-            done.wait()
-            Log.warning("planned notifications left unplanned by an earlier run", ["count": String(group.count)])
+            guard let last = page.last else { break }
+            after = last.sequence
+            let owned = planning.withLock { $0 }
+            // Rows of one call share a plan: take all of them at once, so the call's stored answer
+            // (idempotency) and its `live` message are made whole, once.
+            for json in Set(page.compactMap(\.planJSON)) where !seen.contains(json) {
+                seen.insert(json)
+                let group: [NotificationRecord]
+                do {
+                    group = try database.readSync { try NotificationStore.unplanned($0, planJSON: json) }.filter { !owned.contains($0.id) }
+                } catch {
+                    Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                    return
+                }
+                guard !group.isEmpty else { continue }
+                guard let plan = try? NotificationPlan.decode(json) else {
+                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(group.count)])
+                    try? database.writeSync { connection in
+                        for record in group { try NotificationStore.markPlanned(connection, id: record.id, cursor: nil) }
+                    }
+                    continue
+                }
+                planning.withLock { $0.formUnion(group.map(\.id)) }
+                let done = DispatchSemaphore(value: 0)
+                broadcastAndPlan([Planning(stored: group, plan: plan, live: plan.live?.request, skipped: []) { result in
+                    if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
+                    done.signal()
+                }])
+                done.wait()
+                recovered += group.count
+            }
+        }
+        if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
+    }
+
+    /// Ends this process's ownership of notifications (planned, or left to recovery).
+    private func release(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        planning.withLock { planning in for id in ids { planning.remove(id) } }
+    }
+
+    /// Waits up to `seconds` for calls being stored or planned to finish (SIGTERM, OP-5), so none
+    /// is cut off by the database closing. - Returns: true when none is left.
+    public func drain(deadline seconds: Double) -> Bool {
+        let until = DispatchTime.now() + seconds
+        while true {
+            let busy = intake.withLock { !$0.pending.isEmpty || $0.storing } || planning.withLock { !$0.isEmpty }
+            if !busy { return true }
+            if DispatchTime.now() >= until { return false }
+            usleep(10_000)   // shutdown only
         }
     }
 
@@ -478,4 +523,11 @@ public final class Notifier: Sendable {
     static func json(_ map: [String: String]) -> String {
         JSONText.object(map.sorted { $0.key < $1.key })
     }
+}
+
+/// Ids registered by one batch's transaction, so a rollback can give them back.
+private final class IDList: Sendable {
+    private let ids = Mutex<[String]>([])
+    func add(_ more: [String]) { ids.withLock { $0.append(contentsOf: more) } }
+    func take() -> [String] { ids.withLock { ids in defer { ids = [] }; return ids } }
 }

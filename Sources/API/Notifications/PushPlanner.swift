@@ -49,14 +49,16 @@ struct PushPlanner: Sendable {
     }
 
     /// NO-4: may `kind` be pushed to this user in `scope`? The global switch silences everything;
-    /// a saved scope (or, without a scope, global) event list decides; otherwise the catalog's
-    /// `default_enabled` (a kind the catalog does not know is on).
+    /// a saved scope (or, without a scope, global) event list decides for the kinds it can name;
+    /// otherwise the catalog's `default_enabled` (a kind the catalog does not know is on).
     func allows(kind: String, scope: String?, global: PushPreferenceRecord?, scoped: PushPreferenceRecord?) -> Bool {
         if let global, !global.isEnabled { return false }
         let saved = scope == nil ? global : scoped
         if let saved {
             guard saved.isEnabled else { return false }
-            if let events = saved.enabledEvents { return events.contains(kind) }
+            // A saved list speaks only for kinds it could name: with a catalog, a kind outside it
+            // cannot be listed (PUT refuses it), so the list does not turn it off.
+            if let events = saved.enabledEvents, catalog.kinds.isEmpty || catalog.kind(kind) != nil { return events.contains(kind) }
         }
         return catalog.kind(kind)?.defaultEnabled ?? true
     }

@@ -30,9 +30,16 @@ public enum NotificationStore {
 
     /// Notifications stored but not planned yet (a crash came between), oldest first, for the
     /// recovery at start.
-    public static func unplanned(_ connection: SQLiteConnection, limit: Int) throws(StorageError) -> [NotificationRecord] {
+    public static func unplanned(_ connection: SQLiteConnection, after sequence: Int64 = 0, limit: Int) throws(StorageError) -> [NotificationRecord] {
         precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
-        return try connection.query("SELECT * FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq LIMIT ?", [limit])
+        return try connection.query("SELECT * FROM notifications WHERE plan_json IS NOT NULL AND seq > ? ORDER BY seq LIMIT ?",
+                                    [sequence, limit])
+            .map { row throws(StorageError) in try NotificationRecord(row: row) }
+    }
+
+    /// Every unplanned row sharing `planJSON`: the rows of one call, which are planned together.
+    public static func unplanned(_ connection: SQLiteConnection, planJSON: String) throws(StorageError) -> [NotificationRecord] {
+        try connection.query("SELECT * FROM notifications WHERE plan_json = ? ORDER BY seq", [planJSON])
             .map { row throws(StorageError) in try NotificationRecord(row: row) }
     }
 
