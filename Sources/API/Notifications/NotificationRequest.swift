@@ -138,8 +138,8 @@ struct NotificationRequest: Sendable {
     static let maxTextBytes = 1024
     /// Most locales in one title or body map.
     static let maxLocales = 32
-    /// Most bytes of `args` as compact JSON, and of one argument.
-    static let maxArgumentBytes = 2048, maxArgumentValueBytes = 1024
+    /// Most bytes of `args` as compact JSON; most arguments; most characters of one value.
+    static let maxArgumentBytes = 2048, maxArguments = 32, maxArgumentValueBytes = 1024
     /// Most bytes of a whole plan (texts, args, data, live data) as stored with each row.
     static let maxPlanBytes = 96 * 1024
     /// Longest `ack_window_ms`: past it, the push would be late anyway.
@@ -212,8 +212,11 @@ struct NotificationRequest: Sendable {
             }
         }
         let arguments = body.args ?? [:]
-        for (name, value) in arguments where name.isEmpty || name.utf8.count > 64 || value.utf8.count > Self.maxArgumentValueBytes {
-            throw HTTPError.invalid("args", "each argument name is 1-64 bytes and each value at most \(Self.maxArgumentValueBytes) bytes")
+        // Counted in Unicode scalars, as JSON Schema's maxLength counts (the OpenAPI document states them).
+        guard arguments.count <= Self.maxArguments else { throw HTTPError.invalid("args", "at most \(Self.maxArguments) arguments") }
+        for (name, value) in arguments
+        where name.isEmpty || name.unicodeScalars.count > 64 || value.unicodeScalars.count > Self.maxArgumentValueBytes {
+            throw HTTPError.invalid("args", "each argument name is 1-64 characters and each value at most \(Self.maxArgumentValueBytes) characters")
         }
         let argumentBytes = JSONText.object(arguments.sorted { $0.key < $1.key }).utf8.count
         guard argumentBytes <= Self.maxArgumentBytes else {

@@ -2058,6 +2058,7 @@ enum OpenAPIDocument {
               {
                 "type": "object",
                 "minProperties": 1,
+                "maxProperties": 32,
                 "propertyNames": {"$ref": "#/components/schemas/LocaleTag"},
                 "additionalProperties": {"$ref": "#/components/schemas/NotificationTextTemplate"}
               }
@@ -2147,8 +2148,10 @@ enum OpenAPIDocument {
               "body": {"oneOf": [{"$ref": "#/components/schemas/NotificationText"}, {"type": "null"}]},
               "args": {
                 "type": ["object", "null"],
-                "additionalProperties": {"type": "string"},
-                "description": "Values for the `{name}` placeholders of the texts (the call's or the catalog's); they win over `data`."
+                "maxProperties": 32,
+                "propertyNames": {"minLength": 1, "maxLength": 64},
+                "additionalProperties": {"type": "string", "maxLength": 1024},
+                "description": "Values for the `{name}` placeholders of the texts (the call's or the catalog's); they win over `data`. At most 32, names 1-64 characters, values at most 1024 characters, and 2048 bytes in all as compact JSON (413)."
               },
               "data": {
                 "type": ["object", "null"],
