@@ -1,5 +1,7 @@
-"""Shared pieces of the benchmark drivers (fanout.py, idle.py): the two servers, the load
-client, the publisher and /proc readings. Standard library plus PyJWT only.
+"""Shared pieces of the benchmark drivers (fanout.py, idle.py, push.py, chokepoint.py): the
+servers, the provider double, the load client, the publisher, h2load and /proc readings. Standard
+library plus PyJWT; the provider double also needs what Tests/ProviderDouble needs (cryptography,
+h2, h11, httpx).
 
 Every process started here is remembered by pid and stopped by pid (Procs.stop_all), also when a
 driver is interrupted; every wait has a timeout.
@@ -136,6 +138,19 @@ def machine_busy_seconds():
     return (sum(v[:8]) - idle) / CLK_TCK
 
 
+def wait_quiet(max_cores, timeout, sample=1.0):
+    """Waits (at most `timeout` s) until the machine's busy CPU over `sample` s is below
+    `max_cores`, and returns the last reading. Call it between phases, when this driver's own
+    children are idle: the reading is then other work on a shared machine."""
+    end = time.monotonic() + timeout
+    while True:
+        b0, t0 = machine_busy_seconds(), time.monotonic()
+        time.sleep(sample)
+        busy = (machine_busy_seconds() - b0) / (time.monotonic() - t0)
+        if busy < max_cores or time.monotonic() >= end:
+            return round(busy, 2)
+
+
 # ---------------------------------------------------------------- servers
 
 class Herald:
@@ -182,6 +197,15 @@ class Herald:
                 f.write(jwt.encode({"sub": str(i), "sid": f"s{i}", "exp": exp, "channels": ["bench"]},
                                    self.jwt_secret, algorithm="HS256") + "\n")
         return path
+
+    def token(self, sub, sid, ttl=3 * 3600):
+        """An HS256 access token for user `sub`, session `sid` (devices are bound to a session)."""
+        import jwt  # PyJWT
+        return jwt.encode({"sub": sub, "sid": sid, "exp": int(time.time()) + ttl}, self.jwt_secret,
+                          algorithm="HS256")
+
+    def server_headers(self):
+        return {"Authorization": f"Bearer {self.server_key}", "Content-Type": "application/json"}
 
     def client_args(self, shape, tokens):
         path = "/v1/stream?channels=bench" if shape == "shared" else "/v1/stream"
@@ -499,6 +523,223 @@ def publish(server, count, rate=0.0, channel_of=None, conns=4, window=32, batch=
         st["sock"].close()
     return {"requests": nreq, "answered": answered, "statuses": statuses, "first_send_ns": first_send,
             "last_send_ns": last_send, "publish_s": time.monotonic() - start}
+
+
+# ---------------------------------------------------------------- HTTP, h2load
+
+class HTTP:
+    """One keep-alive HTTP/1.1 connection to a loopback port, JSON in and out (set-up calls:
+    device registration, enqueueing). Every call has a timeout."""
+
+    def __init__(self, port, timeout=30.0):
+        import http.client
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def call(self, method, path, body=None, headers=None):
+        """(status, parsed JSON or None)."""
+        data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        self.conn.request(method, path, body=data, headers=h)
+        r = self.conn.getresponse()
+        raw = r.read()
+        try:
+            return r.status, json.loads(raw) if raw else None
+        except ValueError:
+            return r.status, {"_raw": raw[:500].decode("utf-8", "replace")}
+
+    def close(self):
+        self.conn.close()
+
+
+def check_h2load():
+    if not shutil.which("h2load"):
+        sys.exit("missing: apt-get install nghttp2-client   # h2load")
+
+
+class H2Load:
+    """One h2load run: start() returns at once, finish() waits (SIGTERM, then SIGKILL, at
+    `timeout` s from start) and returns its parsed summary plus its own CPU seconds (from the
+    rusage of reaped children). Start it from the main thread: PR_SET_PDEATHSIG fires when the
+    *thread* that forked the child ends."""
+
+    def __init__(self, procs, argv, timeout, outdir, tag):
+        self.procs, self.argv, self.timeout = procs, argv, timeout
+        self.out_path = os.path.join(outdir, f"h2load-{tag}.out")
+
+    def start(self):
+        import resource
+        self.before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.out = open(self.out_path, "w")
+        self.end = time.monotonic() + self.timeout
+        self.p = self.procs.start("h2load", ["h2load"] + self.argv, stdout=self.out, stderr=subprocess.STDOUT)
+        return self
+
+    def finish(self):
+        import resource
+        try:
+            self.p.wait(timeout=max(0.1, self.end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log(f"h2load ran past {self.timeout:.0f} s: stopping it")
+        self.procs.stop(self.p)
+        self.out.close()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with open(self.out_path) as f:
+            res = parse_h2load(f.read())
+        res["cpu_s"] = round(after.ru_utime - self.before.ru_utime + after.ru_stime - self.before.ru_stime, 2)
+        res["output"] = self.out_path
+        return res
+
+
+def run_h2load(procs, argv, timeout, outdir, tag):
+    """Runs `h2load argv` to completion; see H2Load."""
+    return H2Load(procs, argv, timeout, outdir, tag).start().finish()
+
+
+def parse_h2load(text):
+    """The figures of h2load's summary: finished_s, req_per_s, requests (total, done, succeeded,
+    failed, errored, timeout), status classes (2xx…5xx) and min/max/mean_ms per request."""
+    import re
+    res = {"finished_s": None, "req_per_s": None}
+    m = re.search(r"finished in ([\d.]+)(ms|s), ([\d.]+) req/s", text)
+    if m:
+        res["finished_s"] = float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
+        res["req_per_s"] = float(m.group(3))
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                  r"(\d+) errored, (\d+) timeout", text)
+    if m:
+        for k, v in zip(("total", "started", "done", "succeeded", "failed", "errored", "timeout"), m.groups()):
+            res[k] = int(v)
+    m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text)
+    if m:
+        for k, v in zip(("2xx", "3xx", "4xx", "5xx"), m.groups()):
+            res[k] = int(v)
+    m = re.search(r"time for request:\s+([\d.]+)(us|ms|s)\s+([\d.]+)(us|ms|s)\s+([\d.]+)(us|ms|s)", text)
+    if m:
+        ms = lambda v, u: round(float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[u], 2)  # noqa: E731
+        res["min_ms"], res["max_ms"], res["mean_ms"] = ms(*m.group(1, 2)), ms(*m.group(3, 4)), ms(*m.group(5, 6))
+    return res
+
+
+# ---------------------------------------------------------------- provider double (push)
+
+DOUBLE_DIR = os.path.join(REPO, "Tests", "ProviderDouble")
+
+
+class ProviderDouble:
+    """Tests/ProviderDouble (APNs + FCM over HTTP/2+TLS) started as its fixture's `start_double`
+    does (same script and flags, then it waits for double.json), but as a child of Procs: stopped by
+    pid and given PR_SET_PDEATHSIG. `api` is the fixture's `Double`: herald_env(), apns_jwt(),
+    fcm_assertion(), stats(), requests(), reset(). `--quiet` drops its line per request on stdout
+    (the same for every client of the double)."""
+
+    name = "double"
+
+    def __init__(self, procs, state_dir, *args):
+        self.procs, self.state_dir, self.args = procs, state_dir, list(args)
+        self.p = None
+        self.api = None
+
+    def start(self, timeout=30.0):
+        sys.path.insert(0, DOUBLE_DIR)
+        import fixture  # Tests/ProviderDouble/fixture.py
+        from pathlib import Path
+        os.makedirs(self.state_dir, exist_ok=True)
+        ready = os.path.join(self.state_dir, "double.json")
+        if os.path.exists(ready):
+            os.unlink(ready)
+        log_path = os.path.join(self.state_dir, "double.log")
+        self.logf = open(log_path, "ab")
+        self.p = self.procs.start("double", [sys.executable, os.path.join(DOUBLE_DIR, "provider_double.py"),
+                                             "--state-dir", self.state_dir, "--port", "0", "--exit-with-parent",
+                                             "--quiet", *self.args],
+                                  stdout=self.logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        end = time.monotonic() + timeout
+        while True:
+            if self.p.poll() is not None:
+                raise RuntimeError(f"provider double exited with {self.p.returncode}; see {log_path}")
+            try:
+                with open(ready) as f:
+                    config = json.load(f)
+                if config.get("pid") == self.p.pid:
+                    break
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > end:
+                raise RuntimeError(f"provider double did not write double.json in {timeout:.0f} s; see {log_path}")
+            time.sleep(0.05)
+        self.api = fixture.Double(self.p, Path(self.state_dir), config, Path(log_path))
+        self.port = config["port"]
+        return self
+
+    def fcm_access_token(self):
+        """An OAuth access token from the double's /token (the JWT-bearer grant FCM clients use)."""
+        with self.api.client(http2=False) as c:
+            r = c.post("/token", data={"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                       "assertion": self.api.fcm_assertion()})
+            r.raise_for_status()
+            return r.json()["access_token"]
+
+    def pids(self):
+        return [self.p.pid]
+
+    def stop(self):
+        if self.p:
+            self.api._client.close()
+            self.procs.stop(self.p)
+            self.p = None
+            self.logf.close()
+
+
+def perf_start(procs, pid, data, call_graph="fp"):
+    """`perf record -e cpu-clock --call-graph fp|dwarf` of `pid` into `data` (no hardware counters
+    in this VM); call it from the main thread (see H2Load). Frame-pointer stacks break in parts of Swift's runtime and in libsqlite3; dwarf
+    unwinds them at a higher cost per sample."""
+    graph = ["--call-graph", "dwarf,16384"] if call_graph == "dwarf" else ["-g"]
+    freq = "499" if call_graph == "dwarf" else "999"
+    p = procs.start("perf", ["perf", "record", "-q", "-e", "cpu-clock", "-F", freq, *graph, "-p", str(pid),
+                             "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return p
+
+
+def perf_stop(procs, p):
+    procs.stop(p, sig=signal.SIGINT, timeout=60)
+
+
+class CPUWindow:
+    """CPU used by some pids and by the whole machine between start() and stop(); `other_cores`
+    is the machine's busy CPU minus those pids and the driver itself (the noise indicator)."""
+
+    def __init__(self, pids, threads_of=None):
+        self.pids = {k: v for k, v in pids.items() if v}
+        self.threads_of = threads_of  # a key of pids: also report its busiest threads
+
+    def start(self):
+        self.c0 = {k: proc_cpu_split(p) for k, p in self.pids.items()}
+        self.thr0 = thread_cpu(self.pids[self.threads_of]) if self.threads_of else {}
+        self.busy0, self.own0, self.t0 = machine_busy_seconds(), time.process_time(), time.monotonic()
+        return self
+
+    def stop(self, extra_cpu_s=0.0):
+        c1 = {k: proc_cpu_split(p) for k, p in self.pids.items()}
+        busy1, own1, t1 = machine_busy_seconds(), time.process_time(), time.monotonic()
+        wall = t1 - self.t0
+        out = {"wall_s": round(wall, 3), "driver_cpu_s": round(own1 - self.own0, 2)}
+        known = own1 - self.own0 + extra_cpu_s
+        for k in self.pids:
+            u, s_ = c1[k][0] - self.c0[k][0], c1[k][1] - self.c0[k][1]
+            out[f"{k}_user_s"], out[f"{k}_sys_s"] = round(u, 2), round(s_, 2)
+            known += u + s_
+        out["other_cores"] = round(max(0.0, (busy1 - self.busy0) - known) / wall, 2) if wall > 0 else 0.0
+        if self.threads_of and wall > 0:
+            # Every Herald thread is named "herald": they are told apart by tid only. A thread near
+            # 1.0 core is a serial bottleneck.
+            thr1 = thread_cpu(self.pids[self.threads_of])
+            # A thread started during the window (libdispatch makes and retires workers) counts from zero.
+            busy = sorted(((sum(v) - sum(self.thr0.get(k, (0, 0)))) / wall for k, v in thr1.items()), reverse=True)
+            out[f"{self.threads_of}_busiest_threads_cores"] = [round(x, 2) for x in busy[:4]]
+        return out
 
 
 # ---------------------------------------------------------------- building Herald

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Choke-point benchmark: notifications/s through POST /v1/notifications (store + broadcast + plan
++ enqueue, durable SQLite), driven by h2load over HTTP/1.1.
+
+    python3 Benchmarks/chokepoint.py                       # builds Herald (release) first
+    python3 Benchmarks/chokepoint.py --herald-bin .build/release/herald --repeat 3
+
+Each phase is a fresh Herald (fresh SQLite file) pointed at the provider double (started once, as
+Tests/ProviderDouble/fixture.py's start_double does), and one constant request body naming R
+recipients (users r0 … r{R-1}); h2load --h1 -c C sends it for --warmup s, then measures for
+--duration s. Shapes:
+  no-device   the recipients have no devices: inbox row + `notification.created` on user:{id} +
+              plan, no push
+  ios-device  each recipient has one iOS device (APNs, push on by default): each notification also
+              queues a push.deliver job, and the worker sends it to the double meanwhile
+notifications/s = h2load's calls/s x R. The double's answers/s during the window show how much
+pushing went on at the same time. Target (issue 8): >= 5 000 notifications/s with one recipient
+each. --perf DIR records Herald with perf during the measured window. Output: a line per phase,
+the medians as a table, then one JSON summary line.
+"""
+import argparse
+import json
+import os
+import secrets
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+SHAPES = ("no-device", "ios-device")
+
+
+def body_for(recipients):
+    return {"recipients": {"user_ids": [f"r{j}" for j in range(recipients)]}, "kind": "bench.created",
+            "title": "Benchmark", "body": "A notification through the choke point", "data": {"source": "bench"}}
+
+
+def register_devices(h, recipients):
+    http = B.HTTP(h.port)
+    try:
+        for j in range(recipients):
+            status, body = http.call("POST", "/v1/me/devices", {"platform": "ios", "token": secrets.token_hex(32)},
+                                     {"Authorization": f"Bearer {h.token(f'r{j}', f's{j}')}"})
+            if status != 201:
+                raise RuntimeError(f"device registration answered {status}: {body}")
+    finally:
+        http.close()
+
+
+def check_one(h, recipients, shape):
+    """One call by hand before the load: the body is accepted, and plans what the shape says."""
+    http = B.HTTP(h.port)
+    try:
+        status, body = http.call("POST", "/v1/notifications", body_for(recipients), h.server_headers())
+    finally:
+        http.close()
+    if status != 201 or len(body["notifications"]) != recipients:
+        raise RuntimeError(f"POST /v1/notifications answered {status}: {body}")
+    want = recipients if shape == "ios-device" else 0
+    if body["push_queued"] != want:
+        raise RuntimeError(f"{shape}: push_queued is {body['push_queued']}, expected {want}: {body}")
+
+
+def run_phase(procs, binary, wd, double, shape, recipients, args):
+    os.makedirs(wd, exist_ok=True)
+    double.api.reset()
+    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=double.api.herald_env())
+    h.start()
+    try:
+        if shape == "ios-device":
+            register_devices(h, recipients)
+        check_one(h, recipients, shape)
+        body_file = os.path.join(wd, "body.json")
+        with open(body_file, "w") as f:
+            json.dump(body_for(recipients), f, separators=(",", ":"))
+        argv = ["--h1", "-c", str(args.c), "-t", str(args.threads), "-D", f"{args.duration:g}",
+                "--warm-up-time", f"{args.warmup:g}", "-d", body_file,
+                "-H", f"authorization: Bearer {h.server_key}", "-H", "content-type: application/json",
+                f"http://127.0.0.1:{h.port}/v1/notifications"]
+        # Herald is idle now: wait for other work on the machine to calm down.
+        quiet = B.wait_quiet(args.quiet_below, args.quiet_wait) if args.quiet_wait > 0 else None
+        # The measured window starts after h2load's warm-up: CPU and the double's counters are read
+        # then, and perf (if asked) starts then.
+        load = B.H2Load(procs, argv, timeout=args.warmup + args.duration + 60, outdir=wd,
+                        tag=f"{shape}-{recipients}").start()
+        time.sleep(args.warmup + 0.3)  # + h2load's own start and connects
+        if load.p.poll() is not None:
+            raise RuntimeError(f"h2load ended before its warm-up did; see {load.out_path}")
+        cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
+        double0, t0 = double.api.stats(), time.monotonic()
+        perf = (B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-chokepoint-{shape}-{recipients}.data"),
+                             args.perf_call_graph) if args.perf else None)
+        res = load.finish()
+        t1 = time.monotonic()
+        double1 = double.api.stats()
+        if perf:
+            B.perf_stop(procs, perf)
+        c = cpu.stop(extra_cpu_s=res["cpu_s"] * (args.duration / (args.duration + args.warmup)))
+        rss = B.proc_rss_kib(h.p.pid)
+    finally:
+        h.stop()
+    answered = lambda st: sum(st["by_status"].get("apns", {}).values())  # noqa: E731
+    calls = res.get("req_per_s") or 0
+    out = {"shape": shape, "recipients": recipients, "connections": args.c, "duration_s": args.duration,
+           "calls_per_s": round(calls), "notifications_per_s": round(calls * recipients),
+           "requests": res.get("succeeded", 0), "failed": res.get("failed", 0) + res.get("errored", 0) + res.get("timeout", 0),
+           "non_2xx": sum(res.get(k, 0) for k in ("3xx", "4xx", "5xx")), "mean_ms": res.get("mean_ms"),
+           "max_ms": res.get("max_ms"),
+           "pushes_answered_per_s": round((answered(double1) - answered(double0)) / (t1 - t0)),
+           "herald_rss_kib": rss, "h2load_cpu_s": res["cpu_s"], "other_cores_before": quiet}
+    out.update(c)
+    return out
+
+
+def fmt(r):
+    return (f"{r['shape']:10} R={r['recipients']:<3} {r['notifications_per_s']:>7}/s notifications "
+            f"({r['calls_per_s']} calls/s, mean {r['mean_ms']} ms, max {r['max_ms']} ms) failed={r['failed']} "
+            f"non2xx={r['non_2xx']} pushes answered {r['pushes_answered_per_s']}/s  cpu herald "
+            f"{r['herald_user_s']}u+{r['herald_sys_s']}s double {r['double_user_s']}u+{r['double_sys_s']}s "
+            f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
+            f"{r.get('herald_busiest_threads_cores')} cores")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    ap.add_argument("--recipients", default="1,100", help="recipients per call (default 1,100)")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--repeat", type=int, default=3, help="runs of every phase; the order alternates")
+    ap.add_argument("-c", type=int, default=32, help="h2load connections (one request in flight each)")
+    ap.add_argument("--threads", type=int, default=1, help="h2load threads")
+    ap.add_argument("--duration", type=int, default=10, help="measured s per phase")
+    ap.add_argument("--warmup", type=int, default=3, help="h2load warm-up s before measuring")
+    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS")
+    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    ap.add_argument("--quiet-below", type=float, default=0.3,
+                    help="before each phase, wait until other work uses less than this many cores ...")
+    ap.add_argument("--quiet-wait", type=float, default=20.0, help="... for at most this many s (0: do not wait)")
+    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during each measured window into DIR")
+    ap.add_argument("--perf-call-graph", choices=("fp", "dwarf"), default="fp", help="perf's stack unwinding")
+    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
+    args = ap.parse_args()
+    B.check_h2load()
+    B.exit_on_sigterm()
+    if args.perf:
+        args.perf = os.path.abspath(args.perf)
+        os.makedirs(args.perf, exist_ok=True)
+    phases = [(s, int(r)) for r in args.recipients.split(",") for s in args.shapes.split(",")]
+    for s, _ in phases:
+        if s not in SHAPES:
+            sys.exit(f"unknown shape {s}; known: {', '.join(SHAPES)}")
+    start = time.monotonic()
+    procs = B.Procs()
+    wd = B.workdir()
+    args.out = args.out or os.path.join(wd, "chokepoint-results.jsonl")
+    runs = []
+    try:
+        binary = B.herald_binary(args.herald_bin)
+        double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
+        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; loadavg {B.loadavg()}")
+        for rep in range(args.repeat):
+            for shape, recipients in (phases if rep % 2 == 0 else phases[::-1]):
+                if time.monotonic() - start > args.budget:
+                    B.log(f"budget of {args.budget}s spent: skipping {shape}/{recipients}")
+                    continue
+                r = run_phase(procs, binary, os.path.join(wd, f"{shape}-{recipients}-{rep}"), double, shape,
+                              recipients, args)
+                r["repeat"] = rep
+                runs.append(r)
+                print(fmt(r), flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+        double.stop()
+    finally:
+        procs.stop_all()
+
+    summary = {"benchmark": "chokepoint", "commit": B.git_commit(), "connections": args.c, "duration_s": args.duration,
+               "repeat": args.repeat, "phases": {}}
+    print("\nmedians over runs (notifications/s = calls/s x recipients per call)")
+    print("| shape | recipients/call | notifications/s | calls/s | runs (notifications/s) | quiet runs (other < 0.3) "
+          "| mean ms | Herald CPU cores | Herald CPU µs/notification | pushes answered/s | other cores |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for shape, recipients in phases:
+        rs = [r for r in runs if r["shape"] == shape and r["recipients"] == recipients]
+        if not rs:
+            continue
+        med = lambda k: statistics.median([r[k] or 0 for r in rs])  # noqa: E731
+        cores = statistics.median([(r["herald_user_s"] + r["herald_sys_s"]) / r["wall_s"] for r in rs])
+        us = statistics.median([(r["herald_user_s"] + r["herald_sys_s"]) / max(1, r["notifications_per_s"] * r["wall_s"]) * 1e6
+                                for r in rs])
+        s = {"notifications_per_s": med("notifications_per_s"), "calls_per_s": med("calls_per_s"),
+             "runs": [r["notifications_per_s"] for r in rs], "mean_ms": med("mean_ms"),
+             "herald_cores": round(cores, 2), "herald_cpu_us_per_notification": round(us), "pushes_answered_per_s": med("pushes_answered_per_s"),
+             "other_cores": max(r["other_cores"] for r in rs),
+             "failed": sum(r["failed"] + r["non_2xx"] for r in rs)}
+        quiet = [r["notifications_per_s"] for r in rs if r["other_cores"] < 0.3]
+        s["quiet_runs"] = len(quiet)
+        s["quiet_notifications_per_s"] = statistics.median(quiet) if quiet else None
+        if recipients == 1:
+            s["target_met"] = s["notifications_per_s"] >= 5000
+        summary["phases"][f"{shape}/{recipients}"] = s
+        print(f"| {shape} | {recipients} | **{s['notifications_per_s']:,.0f}** | {s['calls_per_s']:,.0f} | "
+              f"{' / '.join(f'{x:,}' for x in s['runs'])} | "
+              f"{'-' if s['quiet_notifications_per_s'] is None else format(s['quiet_notifications_per_s'], ',.0f')} "
+              f"({s['quiet_runs']}) | {s['mean_ms']} | {s['herald_cores']} | "
+              f"{s['herald_cpu_us_per_notification']} | "
+              f"{s['pushes_answered_per_s']:,.0f} | max {s['other_cores']} |")
+    summary["total_s"] = round(time.monotonic() - start)
+    print(f"\ntotal {summary['total_s']}s; raw results appended to {args.out}; workdir {wd}")
+    print(json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()

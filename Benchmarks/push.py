@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Push throughput benchmark: Herald's durable queue to the provider double over HTTP/2+TLS,
+against h2load sending the same requests to the same double (the ceiling of the set-up).
+
+    python3 Benchmarks/push.py                       # builds Herald (release) first
+    python3 Benchmarks/push.py --herald-bin .build/release/herald --repeat 3
+
+For each provider (apns, fcm) and each repeat, two phases against one provider double
+(Tests/ProviderDouble, started once; its log and counters are reset before each phase):
+  herald  a fresh Herald (fresh SQLite file) with double.herald_env(); K devices registered
+          (user u{i}, session s{i}); a warm-up of --warmup pushes to other devices opens the
+          HTTP/2 connections (and, for FCM, fetches the OAuth token). Then K jobs are queued with
+          POST /v1/push {device_ids} (1000 per call), and the clock runs from the first enqueue
+          call until the double has answered all K.
+  h2load  h2load sends K requests to the double: the same method, path (APNs: one URI per device
+          token), headers and JSON body as Herald's (captured from the double's log of a probe
+          push at start), with a valid bearer (APNs: double.apns_jwt(); FCM: an access token from
+          the double's /token). -c = Herald's connections per provider, -m = in-flight / -c.
+pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue 8): >= 0.8x.
+Both also get a "send window" rate: K / (first request seen by the double -> last answer).
+--perf DIR records Herald with perf during its phases. Output: a line per phase, the medians with
+the ratios as a table, then one JSON summary line.
+"""
+import argparse
+import json
+import os
+import secrets
+import statistics
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+NOTIFICATION = {"kind": "alert", "title": "Benchmark", "body": "One of many pushes", "data": {"source": "bench"}}
+# Headers not replayed from Herald's request: h2load sets its own length, and the bearer is ours.
+NOT_REPLAYED = {"authorization", "content-length", "host"}
+
+
+def apns_token():
+    return secrets.token_hex(32)
+
+
+def fcm_token():
+    return f"f{uuid.uuid4().hex[:12]}:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7_B338q"
+
+
+PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token)}
+
+
+def start_herald(procs, binary, wd, double, args):
+    env = dict(double.api.herald_env())
+    env["HERALD_PUSH_MAX_CONNECTIONS"] = str(args.conns)
+    os.makedirs(wd, exist_ok=True)
+    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env)
+    h.start()
+    return h
+
+
+def register(h, provider, n, prefix):
+    """Registers n devices of `provider`, user {prefix}{i} with session s{i}; returns
+    [(device id, token)]."""
+    platform, make = PLATFORM[provider]
+    http = B.HTTP(h.port)
+    out = []
+    try:
+        for i in range(n):
+            token = make()
+            status, body = http.call("POST", "/v1/me/devices", {"platform": platform, "token": token},
+                                     {"Authorization": f"Bearer {h.token(f'{prefix}{i}', f's{i}')}"})
+            if status != 201:
+                raise RuntimeError(f"device registration answered {status}: {body}")
+            out.append((body["id"], token))
+    finally:
+        http.close()
+    return out
+
+
+def enqueue(h, device_ids, per_call=1000):
+    """POST /v1/push {device_ids} in calls of `per_call`; returns the jobs queued."""
+    http = B.HTTP(h.port, timeout=60)
+    queued = 0
+    try:
+        for k in range(0, len(device_ids), per_call):
+            status, body = http.call("POST", "/v1/push", {"device_ids": device_ids[k:k + per_call],
+                                                          "notification": NOTIFICATION}, h.server_headers())
+            if status != 202:
+                raise RuntimeError(f"POST /v1/push answered {status}: {body}")
+            queued += body["queued"]
+    finally:
+        http.close()
+    return queued
+
+
+def wait_answered(double, provider, count, timeout):
+    """Polls the double's counters until `count` requests of `provider` were answered (any status)."""
+    key = "apns" if provider == "apns" else "fcm"
+    end = time.monotonic() + timeout
+    while True:
+        st = double.api.stats()
+        done = sum(st["by_status"].get(key, {}).values())
+        if done >= count or time.monotonic() > end:
+            return done, st
+        time.sleep(0.05)
+
+
+def log_window(double, provider):
+    """(entries, first arrival, last answer) of the double's finished requests of `provider`."""
+    entries = [e for e in double.api.requests(provider) if e["outcome"] is not None]
+    if not entries:
+        return entries, None, None
+    return (entries, min(e["time"] for e in entries),
+            max(e["time"] + e["duration_ms"] / 1000.0 for e in entries))
+
+
+def probe(procs, binary, wd, double, args):
+    """One push per provider through a throw-away Herald: the exact request h2load must replay."""
+    h = start_herald(procs, binary, os.path.join(wd, "probe"), double, args)
+    shapes = {}
+    try:
+        for provider in args.providers:
+            double.api.reset()
+            (dev, token), = register(h, provider, 1, f"probe-{provider}-")
+            enqueue(h, [dev])
+            done, _ = wait_answered(double, provider, 1, 30)
+            entries, _, _ = log_window(double, provider)
+            if not entries or entries[0]["status"] != 200:
+                raise RuntimeError(f"probe push to {provider} failed: {entries[:1]}")
+            e = entries[0]
+            headers = {k: v for k, v in e["headers"].items() if k not in NOT_REPLAYED}
+            body = json.dumps(e["body"], separators=(",", ":"), ensure_ascii=False).encode()
+            if len(body) != e["body_bytes"]:
+                B.log(f"  note: the replayed {provider} body is {len(body)} bytes, Herald's was {e['body_bytes']}")
+            path = e["path"]
+            if provider == "apns":  # the token is the last path segment; h2load gets one URI per token
+                path = path.rsplit("/", 1)[0] + "/{token}"
+            shapes[provider] = {"method": e["method"], "path": path, "headers": headers, "body": body}
+            B.log(f"  {provider} request: {e['method']} {path} headers {sorted(headers)} body {len(body)} B")
+    finally:
+        h.stop()
+    return shapes
+
+
+def herald_phase(procs, binary, wd, double, provider, args):
+    double.api.reset()
+    h = start_herald(procs, binary, wd, double, args)
+    try:
+        warm = register(h, provider, args.warmup, "warm")
+        devices = register(h, provider, args.k, "u")
+        if warm:
+            enqueue(h, [d for d, _ in warm])
+            done, _ = wait_answered(double, provider, len(warm), 60)
+            if done < len(warm):
+                raise RuntimeError(f"warm-up: {done}/{len(warm)} pushes answered")
+        time.sleep(args.settle)
+        double.api.reset()
+        quiet = wait_quiet(args)
+        perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-push-{provider}.data"),
+                             args.perf_call_graph) if args.perf else None
+        cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
+        t0 = time.time()
+        queued = enqueue(h, [d for d, _ in devices])
+        t_enq = time.time()
+        done, st = wait_answered(double, provider, args.k, args.timeout)
+        c = cpu.stop()
+        if perf:
+            B.perf_stop(procs, perf)
+    finally:
+        h.stop()
+    entries, first, last = log_window(double, provider)
+    ok = sum(1 for e in entries if e["status"] == 200)
+    out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
+           "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
+           "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
+    if last:
+        out["total_s"] = round(last - t0, 3)
+        out["pushes_per_s"] = round(ok / (last - t0))
+        out["send_window_s"] = round(last - first, 3)
+        out["send_window_per_s"] = round(ok / (last - first)) if last > first else None
+        out["first_request_after_s"] = round(first - t0, 3)
+    out.update(c)
+    return out
+
+
+def h2load_phase(procs, wd, double, provider, shape, tokens, args):
+    os.makedirs(wd, exist_ok=True)
+    double.api.reset()
+    base = double.api.base_url
+    if provider == "apns":
+        bearer = "bearer " + double.api.apns_jwt()
+        uris = [base + shape["path"].replace("{token}", t) for t in tokens]
+    else:
+        bearer = "Bearer " + double.fcm_access_token()
+        uris = [base + shape["path"]]
+        double.api.reset()  # the token request is not part of the phase
+    uri_file = os.path.join(wd, f"uris-{provider}.txt")
+    with open(uri_file, "w") as f:
+        f.write("\n".join(uris) + "\n")
+    body_file = os.path.join(wd, f"body-{provider}.json")
+    with open(body_file, "wb") as f:
+        f.write(shape["body"])
+    argv = ["-n", str(args.k), "-c", str(args.h2load_c), "-m", str(args.h2load_m), "-t", "1",
+            "-i", uri_file, "-d", body_file, "-H", f"authorization: {bearer}"]
+    for k, v in shape["headers"].items():
+        argv += ["-H", f"{k}: {v}"]
+    quiet = wait_quiet(args)
+    cpu = B.CPUWindow({"double": double.p.pid}).start()
+    t0 = time.time()
+    res = B.run_h2load(procs, argv, timeout=args.timeout, outdir=wd, tag=provider)
+    c = cpu.stop(extra_cpu_s=res["cpu_s"])
+    st = double.api.stats()
+    entries, first, last = log_window(double, provider)
+    ok = sum(1 for e in entries if e["status"] == 200)
+    out = {"provider": provider, "client": "h2load", "k": args.k, "answered": len(entries), "ok": ok,
+           "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
+           "h2load": {k: v for k, v in res.items() if k != "output"}, "other_cores_before": quiet}
+    if res["finished_s"]:
+        out["total_s"] = round(res["finished_s"], 3)
+        out["pushes_per_s"] = round(ok / res["finished_s"])
+    if last:
+        out["send_window_s"] = round(last - first, 3)
+        out["send_window_per_s"] = round(ok / (last - first)) if last > first else None
+        out["first_request_after_s"] = round(first - t0, 3)
+    out["h2load_cpu_s"] = res["cpu_s"]
+    out.update(c)
+    return out
+
+
+def quiet_ratio(rows, limit=0.3):
+    h = [r["pushes_per_s"] for r in rows["herald"] if r["other_cores"] < limit and r.get("pushes_per_s")]
+    c = [r["pushes_per_s"] for r in rows["h2load"] if r["other_cores"] < limit and r.get("pushes_per_s")]
+    if not h or not c:
+        return {"quiet_runs": [len(h), len(c)], "quiet_ratio": None}
+    return {"quiet_runs": [len(h), len(c)], "quiet_herald_pushes_per_s": statistics.median(h),
+            "quiet_h2load_pushes_per_s": statistics.median(c),
+            "quiet_ratio": round(statistics.median(h) / statistics.median(c), 2)}
+
+
+def wait_quiet(args):
+    """Just before a timed window (Herald and the double idle): wait for other work to calm down."""
+    return B.wait_quiet(args.quiet_below, args.quiet_wait) if args.quiet_wait > 0 else None
+
+
+def fmt(r):
+    cpu = f"herald {r['herald_user_s']}u+{r['herald_sys_s']}s " if "herald_user_s" in r else f"h2load {r['h2load_cpu_s']}s "
+    return (f"{r['provider']:4} {r['client']:6} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
+            f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
+            f"conns={r['connections']} cpu {cpu}double {r['double_user_s']}u+{r['double_sys_s']}s "
+            f"other={r['other_cores']} cores statuses={r['statuses']}"
+            + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else ""))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
+    ap.add_argument("--providers", default="apns,fcm")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
+    ap.add_argument("--conns", type=int, default=2, help="HERALD_PUSH_MAX_CONNECTIONS (default 2, Herald's)")
+    ap.add_argument("--h2load-c", type=int, default=0, help="h2load connections (default: --conns)")
+    ap.add_argument("--h2load-m", type=int, default=0,
+                    help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
+    ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
+    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS")
+    ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
+    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    ap.add_argument("--quiet-below", type=float, default=0.3,
+                    help="before each phase, wait until other work uses less than this many cores ...")
+    ap.add_argument("--quiet-wait", type=float, default=20.0, help="... for at most this many s (0: do not wait)")
+    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during its phases into DIR")
+    ap.add_argument("--perf-call-graph", choices=("fp", "dwarf"), default="fp", help="perf's stack unwinding")
+    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
+    args = ap.parse_args()
+    args.providers = args.providers.split(",")
+    args.h2load_c = args.h2load_c or args.conns
+    args.h2load_m = args.h2load_m or max(1, 256 // args.h2load_c)
+    B.check_h2load()
+    B.exit_on_sigterm()
+    if args.perf:
+        args.perf = os.path.abspath(args.perf)
+        os.makedirs(args.perf, exist_ok=True)
+    start = time.monotonic()
+    procs = B.Procs()
+    wd = B.workdir()
+    args.out = args.out or os.path.join(wd, "push-results.jsonl")
+    runs = []
+    try:
+        binary = B.herald_binary(args.herald_bin)
+        double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
+        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
+              f"loadavg {B.loadavg()}")
+        shapes = probe(procs, binary, wd, double, args)
+        tokens = {p: [PLATFORM[p][1]() for _ in range(args.k)] for p in args.providers}
+        for rep in range(args.repeat):
+            for provider in args.providers:
+                order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
+                for client in order:
+                    if time.monotonic() - start > args.budget:
+                        B.log(f"budget of {args.budget}s spent: skipping {provider} {client}")
+                        continue
+                    pd = os.path.join(wd, f"{provider}-{client}-{rep}")
+                    if client == "herald":
+                        r = herald_phase(procs, binary, pd, double, provider, args)
+                    else:
+                        r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args)
+                    r["repeat"] = rep
+                    runs.append(r)
+                    print(fmt(r), flush=True)
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(r) + "\n")
+        double.stop()
+    finally:
+        procs.stop_all()
+
+    summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat,
+               "herald_connections": args.conns, "h2load": f"-c {args.h2load_c} -m {args.h2load_m}", "providers": {}}
+    print("\nmedians over runs (pushes/s from the first enqueue / h2load start to the double's last answer)")
+    print(f"| provider | Herald pushes/s | h2load pushes/s | **ratio** | Herald runs | h2load runs | Herald send window/s "
+          f"| h2load send window/s | Herald CPU µs/push | double CPU µs/request (H / h2) | other cores |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for provider in args.providers:
+        rows = {c: [r for r in runs if r["provider"] == provider and r["client"] == c] for c in ("herald", "h2load")}
+        if not rows["herald"] or not rows["h2load"]:
+            continue
+        med = lambda rs, k: statistics.median([r.get(k) or 0 for r in rs])  # noqa: E731
+        h, c = med(rows["herald"], "pushes_per_s"), med(rows["h2load"], "pushes_per_s")
+        ratio = h / c if c else 0
+        s = {"herald_pushes_per_s": h, "h2load_pushes_per_s": c, "ratio": round(ratio, 2),
+             "herald_send_window_per_s": med(rows["herald"], "send_window_per_s"),
+             "h2load_send_window_per_s": med(rows["h2load"], "send_window_per_s"),
+             "herald_runs": [r.get("pushes_per_s") for r in rows["herald"]],
+             "h2load_runs": [r.get("pushes_per_s") for r in rows["h2load"]],
+             "herald_cpu_us_per_push": round(statistics.median(
+                 [(r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+             "double_cpu_us_per_request_herald": round(statistics.median(
+                 [(r["double_user_s"] + r["double_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+             "double_cpu_us_per_request_h2load": round(statistics.median(
+                 [(r["double_user_s"] + r["double_sys_s"]) / r["k"] * 1e6 for r in rows["h2load"]])),
+             "other_cores": max(r["other_cores"] for r in rows["herald"] + rows["h2load"]),
+             "failures": sum(r["k"] - r["ok"] for r in rows["herald"] + rows["h2load"]),
+             # The same over the runs that other work left alone (other < 0.3 cores in the window):
+             # on a shared machine Herald's phase, which needs more CPU, suffers most from it.
+             **quiet_ratio(rows),
+             "target_met": ratio >= 0.8}
+        summary["providers"][provider] = s
+        runs_of = lambda xs: " / ".join(f"{x:,}" for x in xs)  # noqa: E731
+        print(f"| {provider} | {h:,.0f} | {c:,.0f} | **{ratio:.2f}x** | {runs_of(s['herald_runs'])} | "
+              f"{runs_of(s['h2load_runs'])} | {s['herald_send_window_per_s']:,.0f} | {s['h2load_send_window_per_s']:,.0f} | "
+              f"{s['herald_cpu_us_per_push']} | {s['double_cpu_us_per_request_herald']} / "
+              f"{s['double_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
+    for provider, s in summary["providers"].items():
+        if s["quiet_ratio"] is not None:
+            print(f"{provider}: runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load): "
+                  f"{s['quiet_herald_pushes_per_s']:,.0f} / {s['quiet_h2load_pushes_per_s']:,.0f} pushes/s = {s['quiet_ratio']:.2f}x")
+        else:
+            print(f"{provider}: too few runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load)")
+    summary["total_s"] = round(time.monotonic() - start)
+    print(f"\ntotal {summary['total_s']}s; raw results appended to {args.out}; workdir {wd}")
+    print(json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()
