@@ -117,8 +117,8 @@ public final class Notifier: Sendable {
         if first { storeBatch() }
     }
 
-    /// Step 1 for every waiting call, each in its own savepoint so one call's refusal (an
-    /// idempotency conflict, too many recipients) leaves the others stored.
+    /// Step 1 for every waiting call in one transaction; one call's refusal (an idempotency
+    /// conflict, too many recipients) leaves the others stored.
     private func storeBatch() {
         let calls = intake.withLock { intake -> [Call] in
             let taken = Array(intake.pending.prefix(Self.maxBatch))
@@ -130,13 +130,12 @@ public final class Notifier: Sendable {
             try connection.transaction { connection -> [Result<Stored, HTTPError>] in
                 var results: [Result<Stored, HTTPError>] = []
                 for call in calls {
-                    try connection.execute("SAVEPOINT call")
+                    // `store` refuses (HTTPError) only before its first write, so a refused call
+                    // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
+                    // time); a storage error fails the whole batch.
                     do {
                         results.append(.success(try store(call, owned: owned, connection: connection)))
-                        try connection.execute("RELEASE call")
                     } catch let refusal as HTTPError {
-                        try connection.execute("ROLLBACK TO call")
-                        try connection.execute("RELEASE call")
                         results.append(.failure(refusal))
                     }
                 }
@@ -188,7 +187,8 @@ public final class Notifier: Sendable {
         }
     }
 
-    /// Step 1 for one call, inside the batch transaction.
+    /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
+    /// write (the batch relies on it).
     private func store(_ call: Call, owned: IDList, connection: SQLiteConnection) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
@@ -512,13 +512,21 @@ public final class Notifier: Sendable {
 
     // MARK: - Helpers
 
+    /// `<prefix>_` and 20 characters of Crockford-style base32: 100 random bits.
     static func newID(_ prefix: String) -> String {
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
         var bytes: [UInt8] = Array(prefix.utf8) + [UInt8(ascii: "_")]
-        for _ in 0..<20 { bytes.append(alphabet[Int(generator.next() % 32)]) }
+        // Two 64-bit draws give the 100 bits, 5 at a time.
+        for var word in [generator.next() as UInt64, generator.next() as UInt64] {
+            for _ in 0..<10 {
+                bytes.append(idAlphabet[Int(word & 31)])
+                word >>= 5
+            }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    private static let idAlphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 
     static func json(_ map: [String: String]) -> String {
         JSONText.object(map.sorted { $0.key < $1.key })

@@ -188,8 +188,17 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             queue.async { [self] in
                 inFlight -= 1
-                poll()
+                pollAfterFinish()
             }
+        }
+    }
+
+    /// After a send finishes: claim again once a batch's worth of slots is free (or the worker
+    /// is nearly idle), not for every single slot — a claim is a write transaction.
+    private func pollAfterFinish() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if inFlight <= max(configuration.maxInFlight - configuration.batchSize, 0) || inFlight < configuration.batchSize / 2 {
+            poll()
         }
     }
 
@@ -257,7 +266,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             queue.async { [self] in
                 inFlight -= 1
-                poll()
+                pollAfterFinish()
             }
         }
     }

