@@ -27,6 +27,8 @@ public final class Notifier: Sendable {
     private let planner: PushPlanner
     private let renderer: NotificationRenderer
     private let recovery = DispatchQueue(label: "herald.notifier.recovery")
+    /// Where a batch goes after its storing commit, so the writer's queue only runs SQL.
+    private let afterCommit = DispatchQueue(label: "herald.notifier.after-commit")
     /// Since start: notifications stored, and planning outcomes by name (`/metrics`).
     private let counts = Mutex<(stored: Int, outcomes: [String: Int])>((0, [:]))
     /// Resumed at once with no schedule (a source released while suspended crashes Dispatch);
@@ -148,43 +150,51 @@ public final class Notifier: Sendable {
                 return !intake.pending.isEmpty
             }
             if more { storeBatch() }
-            let results: [Result<Stored, HTTPError>]
-            switch result {
-            case .failure(let error):
-                // Rolled back: the ids registered inside the transaction name no rows.
-                release(owned.take())
-                let response = DatabaseResponder.response(.failure(error))
-                for call in calls { call.completion(response) }
-                return
-            case .success(let stored):
-                results = stored
-            }
-            var planning: [Planning] = []
-            for (call, result) in zip(calls, results) {
-                switch result {
-                case .failure(let refusal):
-                    call.completion(refusal.response)
-                case .success(.replay(let json)):
-                    var response = HTTPResponse.json(200, json)
-                    response.headers.add(name: "Idempotent-Replayed", value: "true")
-                    call.completion(response)
-                case .success(.fresh(let stored, let skipped)):
-                    let completion = call.completion
-                    planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped) { result in
-                        switch result {
-                        case .success(let outcome):
-                            completion(.json(201, outcome.json))
-                        case .failure(let error):
-                            // Stored but not planned: `recover()` finishes the job; the caller may
-                            // retry with its idempotency key.
-                            Log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
-                            completion(DatabaseResponder.response(.failure(error)))
-                        }
-                    })
-                }
-            }
-            if !planning.isEmpty { broadcastAndPlan(planning) }
+            // The rest (publish, the loop barrier, answers) runs off the writer's queue: the
+            // writer is the choke point's one serial resource.
+            afterCommit.async { [self] in answer(calls, result, owned: owned) }
         }
+    }
+
+    /// After a batch's storing transaction: answers replays and refusals, and sends the stored
+    /// calls on to be broadcast and planned.
+    private func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>, owned: IDList) {
+        let results: [Result<Stored, HTTPError>]
+        switch result {
+        case .failure(let error):
+            // Rolled back: the ids registered inside the transaction name no rows.
+            release(owned.take())
+            let response = DatabaseResponder.response(.failure(error))
+            for call in calls { call.completion(response) }
+            return
+        case .success(let stored):
+            results = stored
+        }
+        var planning: [Planning] = []
+        for (call, result) in zip(calls, results) {
+            switch result {
+            case .failure(let refusal):
+                call.completion(refusal.response)
+            case .success(.replay(let json)):
+                var response = HTTPResponse.json(200, json)
+                response.headers.add(name: "Idempotent-Replayed", value: "true")
+                call.completion(response)
+            case .success(.fresh(let stored, let skipped)):
+                let completion = call.completion
+                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped) { result in
+                    switch result {
+                    case .success(let outcome):
+                        completion(.json(201, outcome.json))
+                    case .failure(let error):
+                        // Stored but not planned: `recover()` finishes the job; the caller may
+                        // retry with its idempotency key.
+                        Log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
+                        completion(DatabaseResponder.response(.failure(error)))
+                    }
+                })
+            }
+        }
+        if !planning.isEmpty { broadcastAndPlan(planning) }
     }
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
@@ -267,12 +277,14 @@ public final class Notifier: Sendable {
             }) { [self] result in
                 // Planned, or failed and left to recovery: no longer owned by these calls.
                 release(calls.flatMap { $0.stored.map(\.id) })
-                switch result {
-                case .success(let outcomes):
-                    if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
-                    for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
-                case .failure(let error):
-                    for call in calls { call.completion(.failure(error)) }
+                afterCommit.async { [self] in
+                    switch result {
+                    case .success(let outcomes):
+                        if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
+                        for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
+                    case .failure(let error):
+                        for call in calls { call.completion(.failure(error)) }
+                    }
                 }
             }
         }
