@@ -181,6 +181,9 @@ struct NotificationRequest: Sendable {
             throw HTTPError(413, "payload_too_large", "data is \(dataBytes) bytes; a push carries at most \(Self.maxDataBytes)", field: "data")
         }
         let push = try Self.push(body.push)
+        if push.policy == .unlessAcked, body.ttl_seconds == 0 {
+            throw HTTPError.invalid("push.policy", "ttl_seconds 0 means now or never; it cannot wait for an ack window")
+        }
         let priority = try Self.priority(body.priority ?? kind?.priority ?? "normal")
         let expiresAt = try Self.expiry(ttlSeconds: body.ttl_seconds, expiresAt: body.expires_at, now: now)
         var badge: NotificationPlan.Badge?
@@ -366,7 +369,11 @@ struct NotificationRequest: Sendable {
             guard (0...2_419_200).contains(ttl) else { throw HTTPError.invalid("ttl_seconds", "ttl_seconds must be 0 to 2419200 (28 days)") }
             return now + Int64(ttl) * 1000
         case (nil, .milliseconds(let ms)?):
-            guard ms > 0, ms <= now + 2_419_200_000 else {
+            // Seconds given where milliseconds go would mean 1970: every push expired. Refuse.
+            guard ms >= 1_000_000_000_000 else {
+                throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds; \(ms) looks like seconds")
+            }
+            guard ms <= now + 2_419_200_000 else {
                 throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds within the next 28 days")
             }
             return ms

@@ -2186,7 +2186,7 @@ enum OpenAPIDocument {
               "ttl_seconds": {"type": ["integer", "null"], "minimum": 0, "maximum": 2419200, "description": "0 to 28 days; not with `expires_at`."},
               "expires_at": {
                 "oneOf": [
-                  {"type": "integer", "minimum": 1, "description": "Unix milliseconds."},
+                  {"type": "integer", "minimum": 1000000000000, "description": "Unix milliseconds (a value that looks like seconds is 400)."},
                   {"type": "string", "format": "date-time", "description": "RFC 3339, e.g. `2026-12-01T10:00:00Z`."},
                   {"type": "null"}
                 ],
@@ -2219,6 +2219,15 @@ enum OpenAPIDocument {
                 "not": {
                   "required": ["ttl_seconds", "expires_at"],
                   "properties": {"ttl_seconds": {"type": "integer"}, "expires_at": {"type": ["integer", "string"]}}
+                }
+              },
+              {
+                "not": {
+                  "required": ["ttl_seconds", "push"],
+                  "properties": {
+                    "ttl_seconds": {"const": 0},
+                    "push": {"type": "object", "required": ["policy"], "properties": {"policy": {"const": "unless_acked"}}}
+                  }
                 }
               },
               {
