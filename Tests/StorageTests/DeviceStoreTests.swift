@@ -85,11 +85,18 @@ import Testing
         }
     }
 
-    @Test func rotationNeverTouchesAnotherUsersDeviceUnderTheSameSid() throws {
+    @Test func anotherUsersSidIsRefusedAndTheirSessionUntouched() throws {
         try withDatabase { db in
             _ = try DeviceStore.register(db, registration(user: "alice", session: "sess-1", token: "a"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
-            _ = try DeviceStore.register(db, registration(user: "bob", session: "sess-1", token: "b"), sessionExpiresAt: nil, newID: "d2", now: 2_000)
+            #expect(throws: DeviceStoreError.sessionConflict) {
+                _ = try DeviceStore.register(db, registration(user: "bob", session: "sess-1", token: "b"), sessionExpiresAt: 1_500,
+                                             newID: "d2", now: 2_000)
+            }
             #expect(try DeviceStore.list(db, userID: "alice", now: 2_000).map(\.id) == ["d1"])
+            #expect(try DeviceStore.list(db, userID: "bob", now: 2_000).isEmpty)
+            // Bob's token neither refreshed nor expired Alice's session.
+            let session = try #require(try SessionStore.find(db, sid: "sess-1"))
+            #expect(session.userID == "alice" && session.expiresAt == nil && session.lastSeenAt == 1_000)
         }
     }
 

@@ -34,8 +34,9 @@ def shared(tmp_path_factory):
     h.stop(wait=False)
 
 
-def fresh_user(h, sid="s1"):
-    return h.token(sub=f"u-{uuid.uuid4().hex[:12]}", sid=sid)
+def fresh_user(h, sid=None):
+    # Each user its own sid: a sid names one user's session (another user's is 409 session_conflict).
+    return h.token(sub=f"u-{uuid.uuid4().hex[:12]}", sid=sid or f"s-{uuid.uuid4().hex[:10]}")
 
 
 def fcm(tag="") -> str:
@@ -610,3 +611,21 @@ def test_seed002_delete_only_touches_the_callers_token(herald):
     assert len(devices(herald, bob)) == 1
     assert_error(delete(herald, bob, "/v1/users/me/device-tokens", json={}), 400, "invalid_request", "token")
     assert len(devices(herald, bob)) == 1
+
+
+def test_a_sid_names_one_users_session(shared):
+    """Two users whose tokens carry the same sid: the second registration is refused, and the
+    first user's session is neither refreshed, expired nor ended by the other's token."""
+    sid = f"shared-{uuid.uuid4().hex[:8]}"
+    alice = shared.token(sub=f"a-{uuid.uuid4().hex[:8]}", sid=sid)
+    # Bob's token says the session expired a minute ago: applied to Alice's row it would end her pushes.
+    bob = shared.token(sub=f"b-{uuid.uuid4().hex[:8]}", sid=sid, session_exp=int(time.time()) - 60)
+    register(shared, alice, 201, platform="android", token=fcm())
+    stream = shared.stream(token=bob)   # opening a stream records its session (queued on the writer)
+    stream.ready()
+    r = register(shared, bob, platform="android", token=fcm())   # after the touch, on the same writer
+    assert_error(r, 409, "session_conflict")
+    assert devices(shared, bob) == []
+    [mine] = devices(shared, alice)
+    assert mine["active"] is True
+    stream.close()

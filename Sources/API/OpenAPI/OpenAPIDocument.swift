@@ -398,6 +398,7 @@ enum OpenAPIDocument {
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "401": {"$ref": "#/components/responses/InvalidToken"},
               "403": {"$ref": "#/components/responses/DeviceForbidden"},
+              "409": {"$ref": "#/components/responses/SessionConflict"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "429": {"$ref": "#/components/responses/TooManyConnections"},
@@ -523,6 +524,7 @@ enum OpenAPIDocument {
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "401": {"$ref": "#/components/responses/InvalidToken"},
               "403": {"$ref": "#/components/responses/DeviceForbidden"},
+              "409": {"$ref": "#/components/responses/SessionConflict"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "429": {"$ref": "#/components/responses/TooManyConnections"},
@@ -602,6 +604,7 @@ enum OpenAPIDocument {
               "400": {"$ref": "#/components/responses/InvalidRequest"},
               "401": {"$ref": "#/components/responses/InvalidToken"},
               "403": {"$ref": "#/components/responses/DeviceForbidden"},
+              "409": {"$ref": "#/components/responses/SessionConflict"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "429": {"$ref": "#/components/responses/TooManyConnections"},
@@ -2604,6 +2607,14 @@ enum OpenAPIDocument {
                 "schema": {
                   "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["session_required"]}}}]
                 }
+              }
+            }
+          },
+          "SessionConflict": {
+            "description": "The access token's `sid` names another user's session (`session_conflict`; nothing changes): a sid must be unique across users.",
+            "content": {
+              "application/json": {
+                "schema": {"allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["session_conflict"]}}}]}
               }
             }
           },

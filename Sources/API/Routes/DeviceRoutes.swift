@@ -191,6 +191,8 @@ struct DeviceRoutes {
                 throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
             } catch DeviceStoreError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
+            } catch DeviceStoreError.sessionConflict {
+                throw HTTPError(409, "session_conflict", "this token's sid names another user's session; give every sign-in a sid unique across users")
             }
         }
     }

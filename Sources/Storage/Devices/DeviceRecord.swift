@@ -88,4 +88,6 @@ public enum DeviceStoreError: Error, Equatable, Sendable {
     case installationMismatch
     /// The registering session has ended.
     case sessionEnded
+    /// The token's `sid` names another user's session: sids must be unique across users.
+    case sessionConflict
 }

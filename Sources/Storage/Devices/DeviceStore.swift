@@ -26,6 +26,9 @@ public enum DeviceStore {
             let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
                                                  app: registration.app, expiresAt: sessionExpiresAt, now: now)
             if session.endedAt != nil { throw DeviceStoreError.sessionEnded }
+            // Sessions are named by `sid` alone: a device under another user's sid would be ended
+            // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
+            if session.userID != registration.userID { throw DeviceStoreError.sessionConflict }
             let existing = try connection.queryOne(
                 "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND platform = ? AND token = ?",
                 [registration.app, registration.platform, registration.token])

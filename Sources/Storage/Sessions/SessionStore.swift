@@ -3,7 +3,8 @@
 public enum SessionStore {
     /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
     /// `session_exp`, unless the app backend set the expiry itself: that one wins). An ended
-    /// session stays ended.
+    /// session stays ended. A `sid` already held by another user is left untouched (the returned
+    /// record shows its owner), so one user's token never moves another's session.
     ///
     /// - Parameters:
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
@@ -19,6 +20,7 @@ public enum SessionStore {
                                   THEN sessions.expires_at ELSE excluded.expires_at END,
                 expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                      THEN sessions.expiry_source ELSE 'token' END
+            WHERE sessions.user_id = excluded.user_id
             """, [sid, app, userID, now, now, expiresAt, expiresAt])
         guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
