@@ -783,3 +783,12 @@ def check_tools():
 
 def workdir():
     return tempfile.mkdtemp(prefix="herald-bench-")
+
+
+def record_run(runs, result, rep, line, out):
+    """Keeps one phase's result: tagged with its repeat, printed as `line`, appended to `out` (JSON lines)."""
+    result["repeat"] = rep
+    runs.append(result)
+    print(line, flush=True)
+    with open(out, "a") as f:
+        f.write(json.dumps(result) + "\n")

@@ -167,11 +167,7 @@ def main():
                     continue
                 r = run_phase(procs, binary, os.path.join(wd, f"{shape}-{recipients}-{rep}"), double, shape,
                               recipients, args)
-                r["repeat"] = rep
-                runs.append(r)
-                print(fmt(r), flush=True)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(r) + "\n")
+                B.record_run(runs, r, rep, fmt(r), args.out)
         double.stop()
     finally:
         procs.stop_all()

@@ -305,11 +305,7 @@ def main():
                         r = herald_phase(procs, binary, pd, double, provider, args)
                     else:
                         r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args)
-                    r["repeat"] = rep
-                    runs.append(r)
-                    print(fmt(r), flush=True)
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps(r) + "\n")
+                    B.record_run(runs, r, rep, fmt(r), args.out)
         double.stop()
     finally:
         procs.stop_all()
