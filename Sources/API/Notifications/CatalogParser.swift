@@ -1,4 +1,5 @@
 import Foundation
+import Realtime
 
 /// Turns catalog JSON into a `NotificationCatalog`, reporting the first problem with its path
 /// (`kinds["orders.paid"].priority`). The JSON is walked as a `JSONValue` rather than decoded into
@@ -165,16 +166,7 @@ enum CatalogParser {
 
     /// Kind and category names: 1–64 of `A-Z a-z 0-9 _ . : -`.
     static func checkName(_ name: String, field: String, what: String) throws(CatalogError) {
-        let valid = (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "-"):
-                true
-            default:
-                false
-            }
-        }
-        guard valid else {
+        guard EventName.isName(name, maxLength: 64) else {
             throw .invalid(field: field, reason: "a \(what) name is 1-64 letters, digits, _ . : - (got \"\(name)\")")
         }
     }

@@ -92,7 +92,7 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
     func jsonText() -> String {
         func string(_ value: String) -> String { JSONText.quote(value) }
-        func map(_ value: [String: String]) -> String { JSONText.object(value.sorted { $0.key < $1.key }) }
+        func map(_ value: [String: String]) -> String { JSONText.object(value) }
         var fields: [String] = ["\"kind\":" + string(kind)]
         if let scope { fields.append("\"scope\":" + string(scope)) }
         if let title { fields.append("\"title\":" + map(title)) }

@@ -176,7 +176,7 @@ struct NotificationRequest: Sendable {
                 throw HTTPError.invalid("data", "data key '\(key)' is reserved by the push providers or by Herald")
             }
         }
-        let dataBytes = JSONText.object(data.sorted { $0.key < $1.key }).utf8.count
+        let dataBytes = JSONText.object(data).utf8.count
         guard dataBytes <= Self.maxDataBytes else {
             throw HTTPError(413, "payload_too_large", "data is \(dataBytes) bytes; a push carries at most \(Self.maxDataBytes)", field: "data")
         }
@@ -221,7 +221,7 @@ struct NotificationRequest: Sendable {
         where name.isEmpty || name.unicodeScalars.count > 64 || value.unicodeScalars.count > Self.maxArgumentValueBytes {
             throw HTTPError.invalid("args", "each argument name is 1-64 characters and each value at most \(Self.maxArgumentValueBytes) characters")
         }
-        let argumentBytes = JSONText.object(arguments.sorted { $0.key < $1.key }).utf8.count
+        let argumentBytes = JSONText.object(arguments).utf8.count
         guard argumentBytes <= Self.maxArgumentBytes else {
             throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
         }
@@ -410,11 +410,9 @@ struct NotificationRequest: Sendable {
         return PublishRequest(channel: channel, event: event, data: data, retain: body.retain ?? false)
     }
 
+    /// 1–`max` bytes of the event-name character set (`EventName.isName`).
     static func isName(_ value: String, max: Int = 64) -> Bool {
-        !value.isEmpty && value.utf8.count <= max && value.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F || byte == 0x2D || byte == 0x2E || byte == 0x3A
-        }
+        EventName.isName(value, maxLength: max)
     }
 
     static func isLocaleTag(_ tag: String) -> Bool {

@@ -216,8 +216,8 @@ public final class Notifier: Sendable {
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
         let planJSON = request.planJSON
-        let titleJSON = plan.title.map(Self.json), bodyJSON = plan.body.map(Self.json)
-        let argsJSON = plan.arguments.isEmpty ? nil : Self.json(plan.arguments), dataJSON = Self.json(plan.data)
+        let titleJSON = plan.title.map(JSONText.object), bodyJSON = plan.body.map(JSONText.object)
+        let argsJSON = plan.arguments.isEmpty ? nil : JSONText.object(plan.arguments), dataJSON = JSONText.object(plan.data)
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
@@ -298,6 +298,10 @@ public final class Notifier: Sendable {
         var outcome = Outcome()
         outcome.skippedRecipients = skipped
         let devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: Array(Set(stored.map(\.userID))), now: now), by: \.userID)
+        // The call's texts, parsed once for all its devices (each device only picks a locale).
+        let texts = Result { () throws(CatalogError) -> Texts in
+            Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+        }
         for record in stored {
             let eventID = events[record.id].map { String(describing: $0.cursor) }
             outcome.notifications.append((record.id, record.userID, eventID))
@@ -328,8 +332,8 @@ public final class Notifier: Sendable {
                     let deliveryID = plan.trackOpens ? Self.newID("dlv") : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, record: record, device: device, eventID: eventID, unread: unread,
-                                                            deliveryID: deliveryID, now: now)
+                        notification = try pushNotification(plan, texts: texts.get(), record: record, device: device, eventID: eventID,
+                                                            unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
                         outcome.skipped += 1
                         try DeliveryStore.record(connection, DeliveryEntry(
@@ -360,8 +364,14 @@ public final class Notifier: Sendable {
         return outcome
     }
 
+    /// The call's own title and body, parsed.
+    struct Texts {
+        let title: LocalizedText?
+        let body: LocalizedText?
+    }
+
     /// The push for one device: texts in its locale (NO-5), grouping (NO-7), badge, ids.
-    func pushNotification(_ plan: NotificationPlan, record: NotificationRecord, device: DeviceRecord, eventID: String?,
+    func pushNotification(_ plan: NotificationPlan, texts: Texts, record: NotificationRecord, device: DeviceRecord, eventID: String?,
                           unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
         var data = plan.data
         data[catalog.kindKey] = plan.kind
@@ -380,7 +390,7 @@ public final class Notifier: Sendable {
         case nil: nil
         }
         let rendered = try renderer.render(kind: plan.kind, deviceLocale: device.locale,
-                                           title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized),
+                                           title: texts.title, body: texts.body,
                                            arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
                                            sound: plan.sound, androidChannelID: plan.androidChannelID)
         let priority = PushNotification.Priority(rawValue: plan.priority) ?? .normal
@@ -539,10 +549,6 @@ public final class Notifier: Sendable {
     }
 
     private static let idAlphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
-
-    static func json(_ map: [String: String]) -> String {
-        JSONText.object(map.sorted { $0.key < $1.key })
-    }
 }
 
 /// Ids registered by one batch's transaction, so a rollback can give them back.

@@ -11,9 +11,15 @@ public struct EventName: Hashable, Sendable, CustomStringConvertible {
 
     /// - Returns: nil when empty, too long or with a character outside the set.
     public init?(_ raw: some StringProtocol) {
-        let utf8 = raw.utf8
-        guard !utf8.isEmpty, utf8.count <= Self.maxLength, utf8.allSatisfy(Self.isAllowed) else { return nil }
+        guard Self.isName(raw) else { return nil }
         rawValue = String(raw)
+    }
+
+    /// True for 1–`maxLength` bytes of `A-Z a-z 0-9 _ - . :`. The same rule names notification
+    /// kinds, scopes, permissions and catalog categories, which may travel as event data.
+    public static func isName(_ raw: some StringProtocol, maxLength: Int = maxLength) -> Bool {
+        let utf8 = raw.utf8
+        return !utf8.isEmpty && utf8.count <= maxLength && utf8.allSatisfy(isAllowed)
     }
 
     private init(validated: String) { rawValue = validated }

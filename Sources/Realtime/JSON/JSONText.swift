@@ -33,8 +33,8 @@ public enum JSONText {
         "[" + values.map(quote).joined(separator: ",") + "]"
     }
 
-    /// A JSON object of string values, keys in the order given: `{"a":"1","b":"2"}`.
-    public static func object(_ pairs: [(String, String)]) -> String {
-        "{" + pairs.map { quote($0.0) + ":" + quote($0.1) }.joined(separator: ",") + "}"
+    /// A JSON object of string values, keys sorted (so the text is stable): `{"a":"1","b":"2"}`.
+    public static func object(_ values: [String: String]) -> String {
+        "{" + values.sorted { $0.key < $1.key }.map { quote($0.key) + ":" + quote($0.value) }.joined(separator: ",") + "}"
     }
 }
