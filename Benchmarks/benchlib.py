@@ -785,6 +785,42 @@ def workdir():
     return tempfile.mkdtemp(prefix="herald-bench-")
 
 
+def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=True, quiet=False,
+                         perf_call_graph=False):
+    """The options every driver shares: --herald-bin, --loops, --out, and on request --budget,
+    --quiet-below/--quiet-wait and --perf (with --perf-call-graph). `perf_help=None` omits --perf."""
+    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    ap.add_argument("--loops", type=int, default=2, help=loops_help)
+    if budget:
+        ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    if quiet:
+        ap.add_argument("--quiet-below", type=float, default=0.3,
+                        help="before each phase, wait until other work uses less than this many cores ...")
+        ap.add_argument("--quiet-wait", type=float, default=20.0,
+                        help="... for at most this many s (0: do not wait)")
+    if perf_help:
+        ap.add_argument("--perf", metavar="DIR", help=perf_help)
+        if perf_call_graph:
+            ap.add_argument("--perf-call-graph", choices=("fp", "dwarf"), default="fp",
+                            help="perf's stack unwinding")
+    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
+
+
+def prepare_arguments(args, wd, results_name):
+    """Completes the shared options once the work directory exists: --out defaults to
+    `wd/results_name`, and the --perf directory is made absolute and created."""
+    args.out = args.out or os.path.join(wd, results_name)
+    if getattr(args, "perf", None):
+        args.perf = os.path.abspath(args.perf)
+        os.makedirs(args.perf, exist_ok=True)
+
+
+def quiet_reading(args):
+    """Just before a timed window (the driver's children idle): waits, per --quiet-below and
+    --quiet-wait, for other work to calm down, and returns the last reading in cores (None: no wait)."""
+    return wait_quiet(args.quiet_below, args.quiet_wait) if args.quiet_wait > 0 else None
+
+
 def record_run(runs, result, rep, line, out):
     """Keeps one phase's result: tagged with its repeat, printed as `line`, appended to `out` (JSON lines)."""
     result["repeat"] = rep

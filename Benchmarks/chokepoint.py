@@ -80,7 +80,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args):
                 "-H", f"authorization: Bearer {h.server_key}", "-H", "content-type: application/json",
                 f"http://127.0.0.1:{h.port}/v1/notifications"]
         # Herald is idle now: wait for other work on the machine to calm down.
-        quiet = B.wait_quiet(args.quiet_below, args.quiet_wait) if args.quiet_wait > 0 else None
+        quiet = B.quiet_reading(args)
         # The measured window starts after h2load's warm-up: CPU and the double's counters are read
         # then, and perf (if asked) starts then.
         load = B.H2Load(procs, argv, timeout=args.warmup + args.duration + 60, outdir=wd,
@@ -125,7 +125,8 @@ def fmt(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    B.add_common_arguments(ap, quiet=True, perf_call_graph=True,
+                           perf_help="record Herald with perf during each measured window into DIR")
     ap.add_argument("--recipients", default="1,100", help="recipients per call (default 1,100)")
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--repeat", type=int, default=3, help="runs of every phase; the order alternates")
@@ -133,20 +134,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="h2load threads")
     ap.add_argument("--duration", type=int, default=10, help="measured s per phase")
     ap.add_argument("--warmup", type=int, default=3, help="h2load warm-up s before measuring")
-    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS")
-    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
-    ap.add_argument("--quiet-below", type=float, default=0.3,
-                    help="before each phase, wait until other work uses less than this many cores ...")
-    ap.add_argument("--quiet-wait", type=float, default=20.0, help="... for at most this many s (0: do not wait)")
-    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during each measured window into DIR")
-    ap.add_argument("--perf-call-graph", choices=("fp", "dwarf"), default="fp", help="perf's stack unwinding")
-    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
     args = ap.parse_args()
     B.check_h2load()
     B.exit_on_sigterm()
-    if args.perf:
-        args.perf = os.path.abspath(args.perf)
-        os.makedirs(args.perf, exist_ok=True)
     phases = [(s, int(r)) for r in args.recipients.split(",") for s in args.shapes.split(",")]
     for s, _ in phases:
         if s not in SHAPES:
@@ -154,7 +144,7 @@ def main():
     start = time.monotonic()
     procs = B.Procs()
     wd = B.workdir()
-    args.out = args.out or os.path.join(wd, "chokepoint-results.jsonl")
+    B.prepare_arguments(args, wd, "chokepoint-results.jsonl")
     runs = []
     try:
         binary = B.herald_binary(args.herald_bin)

@@ -17,7 +17,6 @@ deliveries/s = deliveries / (last receive - first send). Output: a table per run
 --repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
 """
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -110,7 +109,8 @@ def fmt(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)",
+                           perf_help="record Herald with perf during each phase into DIR")
     ap.add_argument("--subs", type=int, default=10000, help="subscribers (default 10000)")
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes (<=19k conns each)")
     ap.add_argument("--msgs", type=int, default=100, help="messages per shared phase (default 100)")
@@ -118,23 +118,16 @@ def main():
     ap.add_argument("--phases", default="shared/rate,shared/burst,personal/burst,personal/batch")
     ap.add_argument("--servers", default="herald,nchan")
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
-    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS (and nginx workers)")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
-    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
-    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during each phase into DIR")
-    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
     args = ap.parse_args()
     B.check_tools()
     B.exit_on_sigterm()
-    if args.perf:
-        args.perf = os.path.abspath(args.perf)
-        os.makedirs(args.perf, exist_ok=True)
     start = time.monotonic()
     procs = B.Procs()
     wd = B.workdir()
     runs = []
-    args.out = args.out or os.path.join(wd, "fanout-results.jsonl")
+    B.prepare_arguments(args, wd, "fanout-results.jsonl")
     try:
         binary = B.herald_binary(args.herald_bin) if "herald" in args.servers else None
         exe = B.build_loadclient(wd)
@@ -161,11 +154,7 @@ def main():
                             B.log(f"budget of {args.budget}s spent: skipping {name} {shape}/{phase}")
                             continue
                         r = run_phase(args, procs, server, exe, sd, shape, phase, tokens)
-                        r["repeat"] = rep
-                        runs.append(r)
-                        print(fmt(r), flush=True)
-                        with open(args.out, "a") as f:
-                            f.write(json.dumps(r) + "\n")
+                        B.record_run(runs, r, rep, fmt(r), args.out)
                 finally:
                     server.stop()
     finally:

@@ -13,7 +13,6 @@ processes (the master holds no connections). Printed: RSS delta per stream (byte
 percentage of one core. Targets (issue 8): <= 2 KiB per stream at 10k, heartbeat CPU < 2 %.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -69,23 +68,29 @@ def measure(args, procs, exe, wd, name, binary, n):
         server.stop()
 
 
+def fmt(r):
+    return (f"{r['server']:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
+            f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
+            f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle)  "
+            f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
+            f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)", budget=False)
     ap.add_argument("--conns", default="10000", help="comma-separated stream counts (<= 19000)")
     ap.add_argument("--servers", default="herald,nchan")
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes")
     ap.add_argument("--idle", type=float, default=30.0, help="seconds of silence measured")
     ap.add_argument("--heartbeat", type=int, default=15)
-    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS (and nginx workers)")
     ap.add_argument("--settle", type=float, default=3.0)
-    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
     args = ap.parse_args()
     B.check_tools()
     B.exit_on_sigterm()
     procs = B.Procs()
     wd = B.workdir()
-    args.out = args.out or os.path.join(wd, "idle-results.jsonl")
+    B.prepare_arguments(args, wd, "idle-results.jsonl")
     start = time.monotonic()
     rows = []
     try:
@@ -95,24 +100,17 @@ def main():
         for n in [int(x) for x in args.conns.split(",")]:
             for name in args.servers.split(","):
                 r = measure(args, procs, exe, wd, name, binary, n)
-                rows.append(r)
-                print(f"{name:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
-                      f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
-                      f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle)  "
-                      f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
-                      f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}",
-                      flush=True)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(r) + "\n")
+                B.record_run(rows, r, 0, fmt(r), args.out)
     finally:
         procs.stop_all()
     for n in sorted({r["streams"] for r in rows}):
         by = {r["server"]: r for r in rows if r["streams"] == n}
         if "herald" in by and "nchan" in by and by["nchan"]["bytes_per_stream"]:
             h, c = by["herald"], by["nchan"]
+            cpu = (f"{h['cpu_pct_of_core'] / c['cpu_pct_of_core']:.2f}x" if c["cpu_pct_of_core"]
+                   else "- (nchan used no measurable CPU)")
             print(f"ratio at {n}: memory/stream {h['bytes_per_stream'] / c['bytes_per_stream']:.2f}x, "
-                  f"idle CPU {h['cpu_pct_of_core'] / c['cpu_pct_of_core'] if c['cpu_pct_of_core'] else float('nan'):.2f}x "
-                  f"(Herald / nchan)")
+                  f"idle CPU {cpu} (Herald / nchan)")
     print(f"total {time.monotonic() - start:.0f}s; raw results in {args.out}")
 
 

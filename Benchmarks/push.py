@@ -155,7 +155,7 @@ def herald_phase(procs, binary, wd, double, provider, args):
                 raise RuntimeError(f"warm-up: {done}/{len(warm)} pushes answered")
         time.sleep(args.settle)
         double.api.reset()
-        quiet = wait_quiet(args)
+        quiet = B.quiet_reading(args)
         perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-push-{provider}.data"),
                              args.perf_call_graph) if args.perf else None
         cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
@@ -204,7 +204,7 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args):
             "-i", uri_file, "-d", body_file, "-H", f"authorization: {bearer}"]
     for k, v in shape["headers"].items():
         argv += ["-H", f"{k}: {v}"]
-    quiet = wait_quiet(args)
+    quiet = B.quiet_reading(args)
     cpu = B.CPUWindow({"double": double.p.pid}).start()
     t0 = time.time()
     res = B.run_h2load(procs, argv, timeout=args.timeout, outdir=wd, tag=provider)
@@ -237,11 +237,6 @@ def quiet_ratio(rows, limit=0.3):
             "quiet_ratio": round(statistics.median(h) / statistics.median(c), 2)}
 
 
-def wait_quiet(args):
-    """Just before a timed window (Herald and the double idle): wait for other work to calm down."""
-    return B.wait_quiet(args.quiet_below, args.quiet_wait) if args.quiet_wait > 0 else None
-
-
 def fmt(r):
     cpu = f"herald {r['herald_user_s']}u+{r['herald_sys_s']}s " if "herald_user_s" in r else f"h2load {r['h2load_cpu_s']}s "
     return (f"{r['provider']:4} {r['client']:6} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
@@ -253,7 +248,8 @@ def fmt(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
+    B.add_common_arguments(ap, quiet=True, perf_call_graph=True,
+                           perf_help="record Herald with perf during its phases into DIR")
     ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
     ap.add_argument("--providers", default="apns,fcm")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
@@ -262,29 +258,18 @@ def main():
     ap.add_argument("--h2load-m", type=int, default=0,
                     help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
     ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
-    ap.add_argument("--loops", type=int, default=2, help="HERALD_LOOPS")
     ap.add_argument("--settle", type=float, default=1.0)
     ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
-    ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
-    ap.add_argument("--quiet-below", type=float, default=0.3,
-                    help="before each phase, wait until other work uses less than this many cores ...")
-    ap.add_argument("--quiet-wait", type=float, default=20.0, help="... for at most this many s (0: do not wait)")
-    ap.add_argument("--perf", metavar="DIR", help="record Herald with perf during its phases into DIR")
-    ap.add_argument("--perf-call-graph", choices=("fp", "dwarf"), default="fp", help="perf's stack unwinding")
-    ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
     args = ap.parse_args()
     args.providers = args.providers.split(",")
     args.h2load_c = args.h2load_c or args.conns
     args.h2load_m = args.h2load_m or max(1, 256 // args.h2load_c)
     B.check_h2load()
     B.exit_on_sigterm()
-    if args.perf:
-        args.perf = os.path.abspath(args.perf)
-        os.makedirs(args.perf, exist_ok=True)
     start = time.monotonic()
     procs = B.Procs()
     wd = B.workdir()
-    args.out = args.out or os.path.join(wd, "push-results.jsonl")
+    B.prepare_arguments(args, wd, "push-results.jsonl")
     runs = []
     try:
         binary = B.herald_binary(args.herald_bin)
