@@ -207,9 +207,14 @@ class Herald:
     def server_headers(self):
         return {"Authorization": f"Bearer {self.server_key}", "Content-Type": "application/json"}
 
-    def client_args(self, shape, tokens):
-        path = "/v1/stream?channels=bench" if shape == "shared" else "/v1/stream"
-        return ["--port", str(self.port), "--path", path, "--tokens", tokens, "--ready-event", "ready"]
+    def client_args(self, shape, tokens, transport="sse"):
+        """loadclient options for `shape` ("shared": channel bench, else the personal channel) over
+        `transport` ("sse": /v1/stream, "ws": /v1/ws); a stream is ready at Herald's ready event."""
+        path = "/v1/ws" if transport == "ws" else "/v1/stream"
+        if shape == "shared":
+            path += "?channels=bench"
+        ws = ["--ws"] if transport == "ws" else []
+        return ["--port", str(self.port), "--path", path, "--tokens", tokens, "--ready-event", "ready", *ws]
 
     def publish_request(self, channel_index, t_ns, k, batch=1):
         """HTTP request bytes publishing one message (or a batch of `batch` consecutive ones)."""
@@ -308,9 +313,11 @@ http {{
                 out.append(int(pid))
         return sorted(out)
 
-    def client_args(self, shape, tokens=None):
+    def client_args(self, shape, tokens=None, transport="sse"):
+        """loadclient options; nchan's subscriber location serves EventSource and WebSocket alike."""
         path = "/sub/bench" if shape == "shared" else "/sub/u%d"
-        return ["--port", str(self.sub_port), "--path", path]
+        ws = ["--ws"] if transport == "ws" else []
+        return ["--port", str(self.sub_port), "--path", path, *ws]
 
     def publish_request(self, channel_index, t_ns, k, batch=1):
         assert batch == 1, "nchan has no batch publish"
@@ -785,14 +792,15 @@ def workdir():
     return tempfile.mkdtemp(prefix="herald-bench-")
 
 
-def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=True, quiet=False,
+def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=900.0, quiet=False,
                          perf_call_graph=False):
     """The options every driver shares: --herald-bin, --loops, --out, and on request --budget,
-    --quiet-below/--quiet-wait and --perf (with --perf-call-graph). `perf_help=None` omits --perf."""
+    --quiet-below/--quiet-wait and --perf (with --perf-call-graph). `budget` is --budget's default in
+    s (None omits it); `perf_help=None` omits --perf."""
     ap.add_argument("--herald-bin", help="release binary to use (default: build it)")
     ap.add_argument("--loops", type=int, default=2, help=loops_help)
-    if budget:
-        ap.add_argument("--budget", type=float, default=900.0, help="stop starting phases after this many s")
+    if budget is not None:
+        ap.add_argument("--budget", type=float, default=budget, help="stop starting phases after this many s")
     if quiet:
         ap.add_argument("--quiet-below", type=float, default=0.3,
                         help="before each phase, wait until other work uses less than this many cores ...")

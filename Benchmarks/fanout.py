@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
 
-def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
+def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
     n = args.subs
     if shape == "shared":
         expect, count = args.msgs, args.msgs
@@ -39,9 +39,9 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
     rate = args.rate if phase == "rate" else 0.0
     batch = 1000 if phase == "batch" else 1
     publish_bound = (count / rate if rate else 0) + 60
-    clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens), expect,
+    clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens, transport), expect,
                         timeout=60 + publish_bound + args.grace + 30, outdir=wd,
-                        tag=f"{server.name}-{shape}-{phase}")
+                        tag=f"{server.name}-{transport}-{shape}-{phase}")
     try:
         ready, failed = clients.wait_ready(timeout=90)
         if ready < n:
@@ -54,7 +54,7 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         perf = None
         if args.perf and server.name == "herald":
             # cpu-clock sampling (no hardware counters in this VM), call graphs, Herald only.
-            data = os.path.join(args.perf, f"perf-{shape}-{phase}.data")
+            data = os.path.join(args.perf, f"perf-{transport}-{shape}-{phase}.data")
             perf = procs.start("perf", ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
                                         "-p", str(pids[0]), "-o", data],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -71,7 +71,7 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
         clients.stop()
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
     out = {
-        "server": server.name, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
+        "server": server.name, "transport": transport, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
         "rate": rate, **{k: res[k] for k in ("connections", "failed", "closed_by_server", "deliveries",
                                              "expected", "losses", "extra", "p50_ms", "p99_ms",
                                              "max_ms", "connect_s")},
@@ -100,7 +100,7 @@ def run_phase(args, procs, server, exe, wd, shape, phase, tokens):
 def fmt(r):
     def f(x, nd=1):
         return "-" if x is None else f"{x:.{nd}f}"
-    return (f"{r['server']:7} {r['shape']:8} {r['phase']:6} conns={r['connections']:>6} "
+    return (f"{r['server']:7} {r['transport']:3} {r['shape']:8} {r['phase']:6} conns={r['connections']:>6} "
             f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
@@ -109,13 +109,15 @@ def fmt(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)",
+    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)", budget=1800.0,
                            perf_help="record Herald with perf during each phase into DIR")
     ap.add_argument("--subs", type=int, default=10000, help="subscribers (default 10000)")
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes (<=19k conns each)")
     ap.add_argument("--msgs", type=int, default=100, help="messages per shared phase (default 100)")
     ap.add_argument("--rate", type=float, default=10.0, help="messages/s in the rate phase")
     ap.add_argument("--phases", default="shared/rate,shared/burst,personal/burst,personal/batch")
+    ap.add_argument("--transports", default="sse,ws",
+                    help="client transports, each runs every phase (batch: SSE only, it measures publishing)")
     ap.add_argument("--servers", default="herald,nchan")
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
@@ -131,7 +133,8 @@ def main():
     try:
         binary = B.herald_binary(args.herald_bin) if "herald" in args.servers else None
         exe = B.build_loadclient(wd)
-        phases = [tuple(p.split("/")) for p in args.phases.split(",")]
+        phases = [(t, *p.split("/")) for t in args.transports.split(",") for p in args.phases.split(",")
+                  if not (t == "ws" and p.endswith("/batch"))]
         servers = args.servers.split(",")
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; loadavg {B.loadavg()}")
         for rep in range(args.repeat):
@@ -140,20 +143,22 @@ def main():
                 sd = os.path.join(wd, f"{name}-{rep}")
                 os.makedirs(sd)
                 if name == "herald":
-                    server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60)
+                    # A benchmark WebSocket sends nothing but pongs: keep the idle timeout out of the way.
+                    server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60,
+                                      extra_env={"HERALD_WS_IDLE_TIMEOUT_SECONDS": "600"})
                 else:
                     server = B.Nchan(procs, sd, workers=args.loops)
                 server.start()
                 try:
                     tokens = (server.make_tokens(args.subs, os.path.join(sd, "tokens.txt"))
                               if name == "herald" else None)
-                    for shape, phase in phases:
+                    for transport, shape, phase in phases:
                         if phase == "batch" and name != "herald":
                             continue
                         if time.monotonic() - start > args.budget:
-                            B.log(f"budget of {args.budget}s spent: skipping {name} {shape}/{phase}")
+                            B.log(f"budget of {args.budget}s spent: skipping {name} {transport} {shape}/{phase}")
                             continue
-                        r = run_phase(args, procs, server, exe, sd, shape, phase, tokens)
+                        r = run_phase(args, procs, server, exe, sd, transport, shape, phase, tokens)
                         B.record_run(runs, r, rep, fmt(r), args.out)
                 finally:
                     server.stop()
@@ -161,30 +166,33 @@ def main():
         procs.stop_all()
 
     print("\nmedians over runs (ratio = Herald / nchan; deliveries/s higher is better, latency lower)")
-    for shape, phase in phases:
+    for transport, shape, phase in phases:
         rows = {}
+        label = f"{transport} {shape}/{phase:6}"
         for name in servers:
-            rs = [r for r in runs if r["server"] == name and r["shape"] == shape and r["phase"] == phase]
+            rs = [r for r in runs if r["server"] == name and r["transport"] == transport
+                  and r["shape"] == shape and r["phase"] == phase]
             if rs:
                 rows[name] = {k: statistics.median([r[k] for r in rs if r[k] is not None] or [0])
                               for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms", "other_cores")}
                 rows[name]["losses"] = sum(r["losses"] for r in rs)
                 rows[name]["runs"] = len(rs)
         for name, m in rows.items():
-            print(f"  {shape}/{phase:6} {name:7} runs={m['runs']} {m['deliveries_per_s']:>9.0f} deliv/s  "
+            print(f"  {label} {name:7} runs={m['runs']} {m['deliveries_per_s']:>9.0f} deliv/s  "
                   f"p50 {m['p50_ms']:.1f}  p99 {m['p99_ms']:.1f}  max {m['max_ms']:.1f} ms  "
                   f"losses {m['losses']}  (other load {m['other_cores']:.2f} cores)")
         if "herald" in rows and "nchan" in rows:
             h, n = rows["herald"], rows["nchan"]
             ratio = lambda a, b: f"{a / b:.2f}x" if b else "-"  # noqa: E731
-            print(f"  {shape}/{phase:6} ratio   deliveries/s {ratio(h['deliveries_per_s'], n['deliveries_per_s'])}"
+            print(f"  {label} ratio   deliveries/s {ratio(h['deliveries_per_s'], n['deliveries_per_s'])}"
                   f"  p50 {ratio(h['p50_ms'], n['p50_ms'])}  p99 {ratio(h['p99_ms'], n['p99_ms'])}")
         elif "herald" in rows and phase == "batch":
-            n = [r for r in runs if r["server"] == "nchan" and r["shape"] == shape and r["phase"] == "burst"]
+            n = [r for r in runs if r["server"] == "nchan" and r["transport"] == transport
+                 and r["shape"] == shape and r["phase"] == "burst"]
             if n:
                 nd = statistics.median(r["deliveries_per_s"] for r in n)
                 np99 = statistics.median(r["p99_ms"] for r in n)
-                print(f"  {shape}/batch  vs nchan {shape}/burst: deliveries/s "
+                print(f"  {transport} {shape}/batch  vs nchan {shape}/burst: deliveries/s "
                       f"{rows['herald']['deliveries_per_s'] / nd:.2f}x  p99 {rows['herald']['p99_ms'] / np99:.2f}x")
     print(f"\ntotal {time.monotonic() - start:.0f}s; raw results appended to {args.out}; workdir {wd}")
 

@@ -78,7 +78,7 @@ def fmt(r):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)", budget=False)
+    B.add_common_arguments(ap, loops_help="HERALD_LOOPS (and nginx workers)", budget=None)
     ap.add_argument("--conns", default="10000", help="comma-separated stream counts (<= 19000)")
     ap.add_argument("--servers", default="herald,nchan")
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes")

@@ -1,8 +1,10 @@
-// loadclient: holds N Server-Sent-Events streams from one process and measures delivery.
+// loadclient: holds N Server-Sent-Events streams (or, with --ws, WebSockets) from one process and
+// measures delivery.
 //
 //   cc -O2 -o loadclient loadclient.c
 //   loadclient --port 8080 -n 10000 --path '/v1/stream?channels=bench' --tokens tokens.txt
 //              --ready-event ready --expect 100 --timeout 120
+//   loadclient --ws --port 8080 -n 10000 --path '/v1/ws?channels=bench' --tokens tokens.txt ...
 //
 // Why C and epoll: a Python asyncio client tops out near 80k deliveries/s on this machine and would
 // measure itself; one thread on a level-triggered epoll set costs a few hundred ns per event.
@@ -18,6 +20,12 @@
 // publishing before it would race the subscription). An event is counted when a "data:" line
 // contains "t":<integer>; the integer is the publisher's CLOCK_REALTIME send time in ns, so the
 // latency is "received here minus sent there" on one machine's clock.
+//
+// WebSocket (--ws, RFC 6455): the upgrade must answer 101. Every complete text frame is one
+// message: it is an event when it contains "t":<integer> as above, and with --ready-event NAME the
+// frame containing "type":"NAME" makes the connection ready (Herald's {"type":"ready",...}).
+// Pings are answered with pongs and count like SSE comments; a close frame ends the connection.
+// Frames longer than the carry buffer are skipped. The client sends no other messages.
 //
 // Limits: the process fd limit (20000 here) caps -n at about 19.9k; run several processes for more.
 // Source addresses rotate over 127.0.0.2..(1+--srcs) with IP_BIND_ADDRESS_NO_PORT, because one
@@ -57,6 +65,7 @@ struct conn {
     uint8_t skipping;  // inside an over-long line: drop bytes until '\n'
     uint16_t carry_len;
     uint32_t count;    // events received
+    uint32_t skip;     // --ws: payload bytes of an over-long frame still to drop
     char *carry;       // CARRY bytes, allocated when the connection starts
 };
 
@@ -99,7 +108,7 @@ static void on_signal(int sig) { (void)sig; stop_flag = 1; }
 
 // Settings.
 static const char *host = "127.0.0.1", *path = "/", *tokens_file, *ready_event;
-static int port, nconns = 1, base, srcs = 8, inflight_max = 256;
+static int port, nconns = 1, base, srcs = 8, inflight_max = 256, ws;
 static uint32_t expect;
 static double connect_timeout = 60, timeout = 300;
 
@@ -188,15 +197,13 @@ static void send_request(struct conn *c, int i) {
     int gi = base + i;
     char p[512], req[10240];
     snprintf(p, sizeof p, path, gi);  // path may contain one %d: the global connection index
-    int n;
-    if (tokens)
-        n = snprintf(req, sizeof req,
-                     "GET %s HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n"
-                     "Authorization: Bearer %s\r\n\r\n",
-                     p, host, port, tokens[gi % ntokens]);
-    else
-        n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s:%d\r\nAccept: text/event-stream\r\n\r\n",
-                     p, host, port);
+    char auth[9216] = "";
+    if (tokens) snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", tokens[gi % ntokens]);
+    // The key is a fixed 16-byte nonce: the client measures servers, it does not guard against caches.
+    const char *kind = ws ? "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                          : "Accept: text/event-stream\r\n";
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s:%d\r\n%s%s\r\n", p, host, port, kind, auth);
     // A request this small always fits an empty socket buffer; a short write means trouble.
     if (n >= (int)sizeof req || send(c->fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
         err_connect++; conn_close(c, 1); return;
@@ -206,23 +213,29 @@ static void send_request(struct conn *c, int i) {
     epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+// Counts one delivered message when it carries "t":<send time in ns>; returns whether it did.
+static int on_message(struct conn *c, const char *s, size_t len, uint64_t rx_real) {
+    const char *t = memmem(s, len, "\"t\":", 4);
+    if (!t) return 0;
+    t += 4;
+    const char *end = s + len;
+    uint64_t sent = 0;
+    while (t < end && *t >= '0' && *t <= '9') sent = sent * 10 + (uint64_t)(*t++ - '0');
+    uint64_t us = rx_real > sent ? (rx_real - sent) / 1000 : 0;
+    hist[hbucket(us)]++;
+    if (us > lat_max_us) lat_max_us = us;
+    deliveries++;
+    if (!first_rx_ns) first_rx_ns = rx_real;
+    last_rx_ns = rx_real;
+    if (++c->count == expect) n_complete++;
+    return 1;
+}
+
 // One complete SSE line (without the newline).
 static void on_line(struct conn *c, const char *s, size_t len, uint64_t rx_real) {
     if (len > 0 && s[len - 1] == '\r') len--;
     if (len >= 5 && memcmp(s, "data:", 5) == 0) {
-        const char *t = memmem(s, len, "\"t\":", 4);
-        if (!t) return;
-        t += 4;
-        const char *end = s + len;
-        uint64_t sent = 0;
-        while (t < end && *t >= '0' && *t <= '9') sent = sent * 10 + (uint64_t)(*t++ - '0');
-        uint64_t us = rx_real > sent ? (rx_real - sent) / 1000 : 0;
-        hist[hbucket(us)]++;
-        if (us > lat_max_us) lat_max_us = us;
-        deliveries++;
-        if (!first_rx_ns) first_rx_ns = rx_real;
-        last_rx_ns = rx_real;
-        if (++c->count == expect) n_complete++;
+        on_message(c, s, len, rx_real);
     } else if (len > 0 && s[0] == ':') {
         if (announced) comments++;  // heartbeats after READY (Herald ": heartbeat", nchan pings)
     } else if (ready_event && !c->ready && len == ready_len && memcmp(s, readybuf, len) == 0) {
@@ -259,6 +272,91 @@ static void on_body(struct conn *c, const char *p, size_t n, uint64_t rx_real) {
     }
 }
 
+// Sends one masked control frame (a pong) with a payload of at most 125 bytes.
+static void ws_send_control(struct conn *c, uint8_t opcode, const char *payload, size_t len) {
+    uint8_t f[2 + 4 + 125];
+    static const uint8_t mask[4] = {0x12, 0x34, 0x56, 0x78};
+    if (len > 125) len = 125;
+    f[0] = 0x80 | opcode;
+    f[1] = 0x80 | (uint8_t)len;
+    memcpy(f + 2, mask, 4);
+    for (size_t k = 0; k < len; k++) f[6 + k] = (uint8_t)payload[k] ^ mask[k & 3];
+    // A lost pong only risks an idle close, which the results would show as closed_by_server.
+    (void)send(c->fd, f, 6 + len, MSG_NOSIGNAL);
+}
+
+// One complete, unmasked server frame.
+static void on_frame(struct conn *c, uint8_t opcode, const char *payload, size_t len, uint64_t rx_real) {
+    switch (opcode) {
+    case 0x1:  // text: an event, or the ready message
+        if (on_message(c, payload, len, rx_real)) return;
+        if (ready_event && !c->ready && memmem(payload, len, readybuf, ready_len)) mark_ready(c);
+        return;
+    case 0x8:  // close
+        conn_close(c, 0);
+        return;
+    case 0x9:  // ping
+        if (announced) comments++;
+        ws_send_control(c, 0xA, payload, len);
+        return;
+    default:   // pong, binary, continuation: not used by the servers measured
+        return;
+    }
+}
+
+// Splits the bytes into frames; keeps an unfinished frame in c->carry for the next read.
+static void on_ws_bytes(struct conn *c, const char *p, size_t n, uint64_t rx_real) {
+    while (n > 0 && c->state == S_STREAM) {
+        if (c->skip) {
+            size_t k = n < c->skip ? n : c->skip;
+            c->skip -= (uint32_t)k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        // Work on the carry when it holds a partial frame, else straight on the read buffer.
+        const uint8_t *f = (const uint8_t *)p;
+        size_t avail = n, from_carry = 0;
+        if (c->carry_len) {
+            size_t room = (size_t)CARRY - c->carry_len, take = room < n ? room : n;
+            memcpy(c->carry + c->carry_len, p, take);
+            f = (const uint8_t *)c->carry;
+            avail = c->carry_len + take;
+            from_carry = c->carry_len;
+        }
+        size_t hlen = 2;
+        uint64_t plen = avail >= 2 ? f[1] & 0x7F : 0;
+        if (avail >= 2 && plen == 126) hlen = 4;
+        if (avail >= 2 && plen == 127) hlen = 10;
+        if (avail < hlen) goto partial;
+        if (hlen == 4) plen = ((uint64_t)f[2] << 8) | f[3];
+        if (hlen == 10) { plen = 0; for (int k = 2; k < 10; k++) plen = (plen << 8) | f[k]; }
+        if (hlen + plen > CARRY) {
+            // Too long to keep: drop its payload (what this read holds of it, then c->skip more).
+            size_t consumed_here = hlen - from_carry;
+            if (from_carry > hlen) consumed_here = 0;
+            c->carry_len = 0;
+            c->skip = (uint32_t)(plen - (from_carry > hlen ? from_carry - hlen : 0));
+            p += consumed_here;
+            n -= consumed_here;
+            continue;
+        }
+        if (avail < hlen + plen) goto partial;
+        on_frame(c, f[0] & 0x0F, (const char *)f + hlen, (size_t)plen, rx_real);
+        {
+            size_t used = hlen + (size_t)plen - from_carry;  // bytes of this read that the frame used
+            c->carry_len = 0;
+            p += used;
+            n -= used;
+        }
+        continue;
+    partial:
+        if (!c->carry_len) memcpy(c->carry, p, n);
+        c->carry_len = (uint16_t)avail;
+        return;
+    }
+}
+
 static void on_readable(struct conn *c) {
     static char buf[65536];
     for (;;) {
@@ -285,7 +383,7 @@ static void on_readable(struct conn *c) {
                 continue;
             }
             size_t head_len = (size_t)(h + 4 - c->carry);
-            if (c->carry_len < 12 || memcmp(c->carry + 9, "200", 3) != 0) {
+            if (c->carry_len < 12 || memcmp(c->carry + 9, ws ? "101" : "200", 3) != 0) {
                 if (err_status < 3) fprintf(stderr, "loadclient: refused: %.*s\n", 40, c->carry);
                 err_status++;
                 conn_close(c, 1);
@@ -300,7 +398,10 @@ static void on_readable(struct conn *c) {
             p += body_off;
             len -= body_off;
         }
-        if (len) on_body(c, p, len, rx);
+        if (len) {
+            if (ws) on_ws_bytes(c, p, len, rx);
+            else on_body(c, p, len, rx);
+        }
         if (c->state == S_CLOSED) return;
     }
 }
@@ -312,7 +413,7 @@ static void print_ready_line(void) {
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: loadclient --port P [--host 127.0.0.1] -n N --path PATH [--base B]\n"
+            "usage: loadclient --port P [--host 127.0.0.1] -n N --path PATH [--base B] [--ws]\n"
             "       [--tokens FILE] [--ready-event NAME] [--expect K] [--inflight 256]\n"
             "       [--srcs 8] [--connect-timeout 60] [--timeout 300]\n");
     exit(2);
@@ -321,6 +422,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--ws")) { ws = 1; continue; }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) usage();
         if (!strcmp(a, "--host")) host = v;
@@ -350,7 +452,8 @@ int main(int argc, char **argv) {
         }
     }
     if (tokens_file) load_tokens();
-    if (ready_event) ready_len = (size_t)snprintf(readybuf, sizeof readybuf, "event: %s", ready_event);
+    if (ready_event)
+        ready_len = (size_t)snprintf(readybuf, sizeof readybuf, ws ? "\"type\":\"%s\"" : "event: %s", ready_event);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
