@@ -20,22 +20,32 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         case closed
     }
 
-    struct Pending {
+    /// A class, so `State` stays one word plus a tag: every idle stream carries a `State`.
+    final class Pending {
         let ticket: UInt64
         let keepAlive: Bool
         let isHead: Bool
         let versionMinor: Int
         let allowOrigin: String?
+        init(ticket: UInt64, keepAlive: Bool, isHead: Bool, versionMinor: Int, allowOrigin: String?) {
+            self.ticket = ticket
+            self.keepAlive = keepAlive
+            self.isHead = isHead
+            self.versionMinor = versionMinor
+            self.allowOrigin = allowOrigin
+        }
     }
 
     let fd: Int32
     let remoteAddress: String
     unowned let context: LoopContext
     var registryIndex = -1
-    var hubSlots: [HubSlot] = []
+    var hubSlots = HubSlots()
 
     var state: State = .reading
-    var parser: HTTPRequestParser?
+    /// Boxed: a stream or WebSocket drops it after its one request, and inline it would cost every
+    /// idle stream the parser's few hundred bytes (issue 8: ≤ 2 KiB per idle SSE stream).
+    var parser: RequestParserBox?
     var outbound = OutboundQueue()
     /// Stream messages waiting for room in `outbound` (replays, paced).
     var backlog = StreamBacklog()
@@ -61,7 +71,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         self.fd = fd
         self.remoteAddress = address
         self.context = context
-        self.parser = HTTPRequestParser(limits: context.configuration.parserLimits)
+        self.parser = RequestParserBox(HTTPRequestParser(limits: context.configuration.parserLimits))
         let now = context.loop.now
         requestStartedAt = now
         lastActivityAt = now
@@ -99,13 +109,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                 lastActivityAt = context.loop.now
                 switch state {
                 case .reading:
-                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    parser?.value.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     processRequests()
                 case .awaiting:
-                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    parser?.value.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     // Pipelined input beyond one full request waits in the kernel, not in memory.
                     let cap = configuration.parserLimits.maxHeadBytes + configuration.parserLimits.maxBodyBytes
-                    if (parser?.bufferedByteCount ?? 0) > cap { readPaused = true }
+                    if (parser?.value.bufferedByteCount ?? 0) > cap { readPaused = true }
                 case .websocket(let session):
                     readWebSocket(session, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 case .stream, .closing:
@@ -138,22 +148,22 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             }
             let request: HTTPRequest?
             do {
-                request = try parser!.next()
+                request = try parser!.value.next()
             } catch {
                 refuse(status: error.status, code: error.code, message: error.message)
                 return
             }
             guard let request else {
                 // The parser notices `Expect: 100-continue` while looking for the body.
-                if parser!.takeContinueRequest() { write(Self.continueBytes) }
-                if parser!.isIdle {
+                if parser!.value.takeContinueRequest() { write(Self.continueBytes) }
+                if parser!.value.isIdle {
                     requestStartedAt = 0
                 } else if requestStartedAt == 0 {
                     requestStartedAt = context.loop.now
                 }
                 return
             }
-            requestStartedAt = parser!.isIdle ? 0 : context.loop.now
+            requestStartedAt = parser!.value.isIdle ? 0 : context.loop.now
             handle(request)
         }
     }
@@ -435,6 +445,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         Glibc.close(fd)
         context.forget(self)
     }
+}
+
+/// A connection's request parser, in a box of its own (see `HTTPConnection.parser`). Owned by
+/// the connection, on its loop.
+final class RequestParserBox {
+    var value: HTTPRequestParser
+    init(_ value: HTTPRequestParser) { self.value = value }
 }
 
 /// Carries a loop-owned object through a `@Sendable` closure back to its loop. Sendability is
