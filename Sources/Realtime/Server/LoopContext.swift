@@ -82,6 +82,15 @@ final class LoopContext: @unchecked Sendable {
         return "c\(epoch)\(loop.index)x\(String(connectionCounter, radix: 36))"
     }
 
+    /// A connection another loop accepted for this one (`HTTPServer.contextForNextConnection`).
+    func adoptHandedOver(fd: Int32, address: String) {
+        guard !isShuttingDown else {
+            close(fd)
+            return
+        }
+        adopt(fd: fd, address: address)
+    }
+
     func adopt(fd: Int32, address: String) {
         guard server.perIP.acquire(address) else {
             let body = HTTPResponse.error(429, code: "too_many_connections", message: "too many connections from \(address)")
