@@ -740,7 +740,7 @@ class CPUWindow:
             known += u + s_
         out["other_cores"] = round(max(0.0, (busy1 - self.busy0) - known) / wall, 2) if wall > 0 else 0.0
         if self.threads_of and wall > 0:
-            # Every Herald thread is named "herald": they are told apart by tid only. A thread near
+            # The event loops are named herald-loop-N; libdispatch workers change. A thread near
             # 1.0 core is a serial bottleneck.
             thr1 = thread_cpu(self.pids[self.threads_of])
             # A thread started during the window (libdispatch makes and retires workers) counts from zero.

@@ -23,7 +23,7 @@ final class ResultBox<T>: @unchecked Sendable {
 /// A subscriber that records what it was given.
 final class RecordingSubscriber: StreamSubscriber {
     let name: String
-    var hubSlots: [HubSlot] = []
+    var hubSlots = HubSlots()
     var received: [String] = []
     var onDeliver: ((ChannelMessage) -> Void)?
     init(_ name: String) { self.name = name }

@@ -50,6 +50,19 @@ private func publish(_ broker: MemoryBroker, _ name: String, _ data: String = "1
         #expect(publish(broker, "a").delivered == 2)
     }
 
+    @Test func loopsBeyondTheInlineCountsAreCountedToo() {
+        let log = DeliveryLog()
+        let broker = MemoryBroker(epoch: 1, loopCount: 7, deliver: log.delivery)
+        for loop in [1, 4, 6, 6] { _ = broker.subscribe([channel("a")], loop: loop, resume: .fresh) }
+        #expect(publish(broker, "a").delivered == 4)
+        #expect((0..<7).filter { !log.sequences(loop: $0).isEmpty } == [1, 4, 6])
+        broker.unsubscribe([channel("a")], loop: 6)
+        broker.unsubscribe([channel("a")], loop: 4)
+        #expect(publish(broker, "a").delivered == 2)
+        #expect(log.sequences(loop: 4) == [1])
+        #expect(log.sequences(loop: 6) == [1, 2])
+    }
+
     @Test func resumeReplaysEveryMissedMessageOfEveryChannelInOrder() {
         let broker = MemoryBroker(epoch: 1, loopCount: 1, deliver: DeliveryLog().delivery)
         let start = broker.subscribe([channel("a"), channel("b")], loop: 0, resume: .fresh)

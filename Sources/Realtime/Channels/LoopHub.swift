@@ -6,13 +6,53 @@ public protocol StreamSubscriber: AnyObject {
     /// go asks the hub with `LoopHub.scheduleClose`.
     func deliver(_ message: ChannelMessage)
     /// Where this subscriber sits in the hub's lists, kept by the hub for O(1) removal.
-    var hubSlots: [HubSlot] { get set }
+    var hubSlots: HubSlots { get set }
 }
 
 /// One subscriber's place in one channel's list.
 public struct HubSlot {
     let list: SubscriberList
     var index: Int
+}
+
+/// A subscriber's slots. The first is stored inline: most streams are on one channel (their
+/// personal one), and an array of one slot would cost each idle stream a heap block.
+public struct HubSlots {
+    private var first: HubSlot?
+    private var rest: [HubSlot] = []
+
+    public init() {}
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ slot: HubSlot) {
+        if first == nil { first = slot } else { rest.append(slot) }
+    }
+
+    /// Removes and returns every slot.
+    mutating func takeAll() -> (first: HubSlot?, rest: [HubSlot]) {
+        defer { self = HubSlots() }
+        return (first, rest)
+    }
+
+    /// Removes and returns the slot in the list of `channel`.
+    mutating func remove(channel: ChannelName) -> HubSlot? {
+        if let slot = first, slot.list.channel == channel {
+            first = rest.isEmpty ? nil : rest.removeFirst()
+            return slot
+        }
+        guard let position = rest.firstIndex(where: { $0.list.channel == channel }) else { return nil }
+        return rest.remove(at: position)
+    }
+
+    /// Records that this subscriber moved to `index` in `list`.
+    mutating func setIndex(_ index: Int, in list: SubscriberList) {
+        if first?.list === list {
+            first!.index = index
+        } else if let i = rest.firstIndex(where: { $0.list === list }) {
+            rest[i].index = index
+        }
+    }
 }
 
 /// The subscribers of one channel on one loop.
@@ -64,18 +104,25 @@ public final class LoopHub: @unchecked Sendable {
     }
 
     /// Removes `subscriber` from every channel it is on (swap-remove, O(channels)).
-    public func removeAll(_ subscriber: StreamSubscriber) {
+    /// - Returns: the channels it was removed from.
+    @discardableResult
+    public func removeAll(_ subscriber: StreamSubscriber) -> [ChannelName] {
         loop.assertInEventLoop()
-        let slots = subscriber.hubSlots
-        subscriber.hubSlots = []
-        for slot in slots { remove(at: slot) }
+        let slots = subscriber.hubSlots.takeAll()
+        guard let first = slots.first else { return [] }
+        var channels = [first.list.channel]
+        remove(at: first)
+        for slot in slots.rest {
+            channels.append(slot.list.channel)
+            remove(at: slot)
+        }
+        return channels
     }
 
     /// Removes `subscriber` from one channel.
     public func remove(_ subscriber: StreamSubscriber, from channel: ChannelName) {
         loop.assertInEventLoop()
-        guard let position = subscriber.hubSlots.firstIndex(where: { $0.list.channel == channel }) else { return }
-        let slot = subscriber.hubSlots.remove(at: position)
+        guard let slot = subscriber.hubSlots.remove(channel: channel) else { return }
         remove(at: slot)
     }
 
@@ -86,9 +133,7 @@ public final class LoopHub: @unchecked Sendable {
         if slot.index != last {
             let moved = list.entries[last]
             list.entries[slot.index] = moved
-            if let i = moved.subscriber.hubSlots.firstIndex(where: { $0.list === list }) {
-                moved.subscriber.hubSlots[i].index = slot.index
-            }
+            moved.subscriber.hubSlots.setIndex(slot.index, in: list)
         }
         list.entries.removeLast()
         if list.entries.isEmpty { channels[list.channel] = nil }

@@ -18,14 +18,13 @@ public final class MemoryBroker: Broker {
         var nextOffset: UInt64 = 1
         var lastSequence: UInt64 = 0
         var retained: ChannelMessage?
-        var subscribers: [Int]
+        var subscribers = LoopCounts()
         var subscriberTotal = 0
         /// What the broker had already forgotten when this state was created: a resume from
         /// before it may have lost messages of an earlier incarnation of the channel.
         let floor: UInt64
-        init(historySize: Int, loopCount: Int, floor: UInt64) {
+        init(historySize: Int, floor: UInt64) {
             ring = HistoryRing(capacity: historySize)
-            subscribers = Array(repeating: 0, count: loopCount)
             self.floor = floor
         }
     }
@@ -168,7 +167,7 @@ public final class MemoryBroker: Broker {
 
     private func channelState(_ name: ChannelName, in state: inout State) -> ChannelState {
         if let existing = state.channels[name] { return existing }
-        let created = ChannelState(historySize: limits.historySize, loopCount: loopCount, floor: state.forgottenThrough)
+        let created = ChannelState(historySize: limits.historySize, floor: state.forgottenThrough)
         state.channels[name] = created
         return created
     }

@@ -26,6 +26,9 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     /// Protected by its own mutex: the only state written from other threads.
     private let inbox = Mutex<[@Sendable () -> Void]>([])
+    /// True while the inbox may hold tasks (set and cleared under the inbox's mutex; read
+    /// without it between handlers, as a hint).
+    private let inboxPending = Atomic<Bool>(false)
     /// pthread of the loop, 0 until `run` starts; written once by the loop thread.
     private let threadID = Atomic<UInt>(0)
     private let stopping = Atomic<Bool>(false)
@@ -35,6 +38,8 @@ public final class EventLoop: @unchecked Sendable {
     private var generations: [UInt32] = []
     private var timers = TimerHeap()
     private var drained: [@Sendable () -> Void] = []
+    /// Runs after each batch of work: the ready descriptors, the inbox, the due timers.
+    private var turnEnd: (() -> Void)?
     /// Monotonic time (ns) read at the top of each iteration; cheap "now" for handlers.
     public private(set) var now: UInt64 = monotonicNanoseconds()
 
@@ -79,14 +84,21 @@ public final class EventLoop: @unchecked Sendable {
     public func execute(_ task: @escaping @Sendable () -> Void) {
         let wasEmpty = inbox.withLock { queue -> Bool in
             queue.append(task)
+            inboxPending.store(true, ordering: .relaxed)
             return queue.count == 1
         }
         if wasEmpty { wake() }
     }
 
     /// Starts the loop's thread.
+    /// - Parameter name: the thread's name, also in `/proc/<pid>/task/*/comm` (first 15 bytes),
+    ///   so per-thread CPU tells the loops apart.
     public func start(name: String) {
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            // Foundation's `Thread.name` set before `start()` never reaches the kernel.
+            _ = CLinux_setThreadName(name)
+            self.run()
+        }
         thread.name = name
         // Generous: only touched pages cost memory, and request decoding recurses.
         thread.stackSize = 8 << 20
@@ -143,6 +155,13 @@ public final class EventLoop: @unchecked Sendable {
         epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, &event)
     }
 
+    /// Sets what runs after each batch of work (the ready descriptors, the inbox, the due timers):
+    /// where the server sends the writes it coalesced during the batch.
+    public func onTurnEnd(_ action: @escaping () -> Void) {
+        assertInEventLoop()
+        turnEnd = action
+    }
+
     // MARK: - Timers (loop thread only)
 
     /// Runs `task` on this loop after `delay` nanoseconds.
@@ -194,21 +213,40 @@ public final class EventLoop: @unchecked Sendable {
                     // A stale event for a descriptor closed (and maybe reused) earlier in this batch.
                     guard slot < handlers.count, generations[slot] == generation, let handler = handlers[slot] else { continue }
                     handler.handleEvents(event.events)
+                    // Tasks queued meanwhile (deliveries of the publishes this handler just took,
+                    // from this loop or another) run before the next handler rather than after
+                    // the whole batch: a batch of busy publisher connections would otherwise hold
+                    // them back for all of its reads (issue 8, personal-channel latency).
+                    if inboxPending.load(ordering: .relaxed) {
+                        turnEnd?()
+                        if runInbox() { turnEnd?() }
+                    }
                 }
+                turnEnd?()
             }
-            runInbox()
+            if runInbox() { turnEnd?() }
             let due = monotonicNanoseconds()
-            while let task = timers.popDue(now: due) { task() }
+            var ranTimers = false
+            while let task = timers.popDue(now: due) {
+                task()
+                ranTimers = true
+            }
+            if ranTimers { turnEnd?() }
         }
         // Tasks queued together with `stop()` (shutdown notices to clients) still run.
-        runInbox()
+        if runInbox() { turnEnd?() }
     }
 
-    private func runInbox() {
+    /// - Returns: whether any task ran.
+    private func runInbox() -> Bool {
         // Swap the queue out so producers never wait while tasks run.
-        inbox.withLock { queue in swap(&queue, &drained) }
-        if drained.isEmpty { return }
+        inbox.withLock { queue in
+            swap(&queue, &drained)
+            inboxPending.store(false, ordering: .relaxed)
+        }
+        if drained.isEmpty { return false }
         for task in drained { task() }
         drained.removeAll(keepingCapacity: true)
+        return true
     }
 }

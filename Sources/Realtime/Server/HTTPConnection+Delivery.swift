@@ -22,12 +22,20 @@ extension HTTPConnection {
             backlog.append(.message(message), liveBytes: max(size, 1))
             return
         }
-        if !outbound.isEmpty,
-           outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents {
-            cutSlowConsumer()
-            return
+        if !outbound.isEmpty, exceedsOutboundBound(adding: size) {
+            // Only a socket that refused bytes makes a slow reader: what was merely coalesced in
+            // this turn is sent first, then the bound is judged.
+            if flushQueued { flush() }
+            if !outbound.isEmpty, exceedsOutboundBound(adding: size) {
+                cutSlowConsumer()
+                return
+            }
         }
         writeStreamMessage(message)
+    }
+
+    private func exceedsOutboundBound(adding size: Int) -> Bool {
+        outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents
     }
 
     /// Moves backlog items into the outbound queue while it is below half its bounds, so a

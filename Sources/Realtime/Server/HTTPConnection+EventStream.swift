@@ -1,19 +1,17 @@
 /// The SSE side of `HTTPConnection` (RT-1, RT-5, RT-6, RT-8).
 extension HTTPConnection {
-    /// The SSE side of a connection once it streams.
-    /// What an open SSE stream needs to remember.
+    /// What an open SSE stream needs to remember. Its channels are not kept here: the hub's
+    /// slots name them (one array less per idle stream).
     final class EventStream {
         let connectionID: String
         let userID: String
         let sessionID: String?
-        let channels: [ChannelName]
         let expiresAt: Int64?
         let personal: ChannelName?
         init(connectionID: String, request: EventStreamRequest) {
             self.connectionID = connectionID
             self.userID = request.userID
             self.sessionID = request.sessionID
-            self.channels = request.channels
             self.expiresAt = request.expiresAt
             self.personal = request.channels.first
         }
@@ -93,8 +91,7 @@ extension HTTPConnection {
         let broker = context.server.node.broker
         let loopIndex = context.loop.index
         hub.scheduleClose { [self] in
-            hub.removeAll(self)
-            broker.unsubscribe(stream.channels, loop: loopIndex)
+            broker.unsubscribe(hub.removeAll(self), loop: loopIndex)
         }
     }
 

@@ -55,7 +55,7 @@ extension HTTPConnection {
         }
         context.metrics.countResponse(route: currentRoute, status: 101)
         logRequest(status: 101)
-        let leftover = parser?.takeUnconsumedBytes() ?? []
+        let leftover = parser?.value.takeUnconsumedBytes() ?? []
         parser = nil
         let now = context.loop.now
         let maxBytes = request.mode == .echo ? configuration.webSocketEchoMaxMessageBytes : configuration.webSocketMaxMessageBytes

@@ -20,23 +20,35 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         case closed
     }
 
-    struct Pending {
+    /// A class, so `State` stays one word plus a tag: every idle stream carries a `State`.
+    final class Pending {
         let ticket: UInt64
         let keepAlive: Bool
         let isHead: Bool
         let versionMinor: Int
         let allowOrigin: String?
+        init(ticket: UInt64, keepAlive: Bool, isHead: Bool, versionMinor: Int, allowOrigin: String?) {
+            self.ticket = ticket
+            self.keepAlive = keepAlive
+            self.isHead = isHead
+            self.versionMinor = versionMinor
+            self.allowOrigin = allowOrigin
+        }
     }
 
     let fd: Int32
     let remoteAddress: String
     unowned let context: LoopContext
     var registryIndex = -1
-    var hubSlots: [HubSlot] = []
+    var hubSlots = HubSlots()
 
     var state: State = .reading
-    var parser: HTTPRequestParser?
+    /// Boxed: a stream or WebSocket drops it after its one request, and inline it would cost every
+    /// idle stream the parser's few hundred bytes (issue 8: ≤ 2 KiB per idle SSE stream).
+    var parser: RequestParserBox?
     var outbound = OutboundQueue()
+    /// `outbound` holds bytes no `send` has been tried for yet; the loop flushes it at turn end.
+    var flushQueued = false
     /// Stream messages waiting for room in `outbound` (replays, paced).
     var backlog = StreamBacklog()
     /// When the request being received began (monotonic ns); 0 when between requests.
@@ -61,7 +73,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         self.fd = fd
         self.remoteAddress = address
         self.context = context
-        self.parser = HTTPRequestParser(limits: context.configuration.parserLimits)
+        self.parser = RequestParserBox(HTTPRequestParser(limits: context.configuration.parserLimits))
         let now = context.loop.now
         requestStartedAt = now
         lastActivityAt = now
@@ -99,13 +111,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                 lastActivityAt = context.loop.now
                 switch state {
                 case .reading:
-                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    parser?.value.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     processRequests()
                 case .awaiting:
-                    parser?.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    parser?.value.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     // Pipelined input beyond one full request waits in the kernel, not in memory.
                     let cap = configuration.parserLimits.maxHeadBytes + configuration.parserLimits.maxBodyBytes
-                    if (parser?.bufferedByteCount ?? 0) > cap { readPaused = true }
+                    if (parser?.value.bufferedByteCount ?? 0) > cap { readPaused = true }
                 case .websocket(let session):
                     readWebSocket(session, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 case .stream, .closing:
@@ -138,22 +150,22 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             }
             let request: HTTPRequest?
             do {
-                request = try parser!.next()
+                request = try parser!.value.next()
             } catch {
                 refuse(status: error.status, code: error.code, message: error.message)
                 return
             }
             guard let request else {
                 // The parser notices `Expect: 100-continue` while looking for the body.
-                if parser!.takeContinueRequest() { write(Self.continueBytes) }
-                if parser!.isIdle {
+                if parser!.value.takeContinueRequest() { write(Self.continueBytes) }
+                if parser!.value.isIdle {
                     requestStartedAt = 0
                 } else if requestStartedAt == 0 {
                     requestStartedAt = context.loop.now
                 }
                 return
             }
-            requestStartedAt = parser!.isIdle ? 0 : context.loop.now
+            requestStartedAt = parser!.value.isIdle ? 0 : context.loop.now
             handle(request)
         }
     }
@@ -284,30 +296,29 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     // MARK: - Writing
 
+    /// Queues `bytes` behind what is already queued. They go out when the loop ends its current
+    /// turn (`LoopContext.flushPending`), with everything else written to this connection in that
+    /// turn, in one `send`: pipelined answers and a burst of events cost one system call, not one each.
     func write(_ bytes: [UInt8]) {
         switch state {
         case .closed: return
         default: break
         }
-        if outbound.isEmpty {
-            let sent = bytes.withUnsafeBytes { Socket.send(fd, $0) }
-            if sent == bytes.count {
-                lastWriteAt = context.loop.now
-                return
-            }
-            if sent == -1 {
-                close()
-                return
-            }
-            outbound.append(bytes, alreadySent: max(sent, 0))
-        } else {
-            outbound.append(bytes)
+        let wasEmpty = outbound.isEmpty
+        outbound.append(bytes)
+        // A queue that was not empty is already due to flush, or waits for `EPOLLOUT`.
+        if wasEmpty {
+            flushQueued = true
+            context.queueFlush(self)
         }
     }
 
-    private func flush() {
+    /// Sends what is queued now (the loop's turn ended, the socket became writable, or a bound
+    /// is about to be judged), as much as the socket takes.
+    func flush() {
+        flushQueued = false
         guard !outbound.isEmpty else { return }
-        switch outbound.flush(to: fd) {
+        switch outbound.flush(to: fd, scratch: context.writeScratch) {
         case .drained:
             lastWriteAt = context.loop.now
             if case .closing = state { finishClosing() }
@@ -435,6 +446,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         Glibc.close(fd)
         context.forget(self)
     }
+}
+
+/// A connection's request parser, in a box of its own (see `HTTPConnection.parser`). Owned by
+/// the connection, on its loop.
+final class RequestParserBox {
+    var value: HTTPRequestParser
+    init(_ value: HTTPRequestParser) { self.value = value }
 }
 
 /// Carries a loop-owned object through a `@Sendable` closure back to its loop. Sendability is

@@ -16,6 +16,8 @@ public final class HTTPServer: Sendable {
     let perIP: ConnectionCounter
     let perUser: ConnectionCounter
     private let boundPort = Atomic<Int>(0)
+    /// Round-robin position for handing accepted connections to loops.
+    private let nextLoop = Atomic<Int>(0)
     private let listeningFD = Atomic<Int32>(-1)
 
     /// - Parameters:
@@ -141,6 +143,18 @@ public final class HTTPServer: Sendable {
     }
 }
 
+extension HTTPServer {
+    /// The loop context that serves the next accepted connection: the loops in turn. The loop
+    /// that accepts is whichever epoll woke, and it takes a whole batch; a backend's keep-alive
+    /// connections, opened together, would otherwise all land on one loop and its publishes on
+    /// one core (issue 8).
+    func contextForNextConnection() -> LoopContext {
+        let count = contexts.count
+        if count == 1 { return contexts[0] }
+        return contexts[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % count]
+    }
+}
+
 /// Counts connections per key (IP address, user) across loops (RT-9 limits).
 final class ConnectionCounter: Sendable {
     private let limit: Int
@@ -196,7 +210,13 @@ final class Listener: EventLoopHandler {
             if client >= 0 {
                 var one: Int32 = 1
                 setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                context.adopt(fd: client, address: Socket.address(of: storage))
+                let address = Socket.address(of: storage)
+                let target = context.server.contextForNextConnection()
+                if target === context {
+                    context.adopt(fd: client, address: address)
+                } else {
+                    target.loop.execute { target.adoptHandedOver(fd: client, address: address) }
+                }
                 accepted += 1
                 continue
             }

@@ -17,6 +17,11 @@ final class LoopContext: @unchecked Sendable {
 
     private var connections: [HTTPConnection] = []
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// Where a connection gathers several queued chunks for one `send` (see `OutboundQueue`).
+    let writeScratch: UnsafeMutableRawBufferPointer
+    /// Connections written to in this turn of the loop, flushed when the turn ends.
+    private var pendingFlush: [HTTPConnection] = []
+    private var flushing: [HTTPConnection] = []
     private var connectionCounter: UInt64 = 0
 
     /// This loop's counters.
@@ -30,11 +35,35 @@ final class LoopContext: @unchecked Sendable {
         self.hub = hub
         self.configuration = configuration
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        writeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit {
+        readBuffer.deallocate()
+        writeScratch.deallocate()
+    }
 
-    func attach(server: HTTPServer) { self.server = server }
+    /// Flushes `connection` when the loop's current turn ends.
+    func queueFlush(_ connection: HTTPConnection) {
+        pendingFlush.append(connection)
+    }
+
+    /// The loop's turn ended (its ready descriptors handled, or its inbox drained, or its timers
+    /// run): every connection written to in it sends what it queued. Writes made while flushing
+    /// (a replay refilled as the socket drains) are flushed in the same call.
+    func flushPending() {
+        while !pendingFlush.isEmpty {
+            swap(&pendingFlush, &flushing)
+            for connection in flushing where connection.flushQueued { connection.flush() }
+            flushing.removeAll(keepingCapacity: flushing.capacity <= 4096)
+        }
+    }
+
+    /// Runs on the loop, before its first connection.
+    func attach(server: HTTPServer) {
+        self.server = server
+        loop.onTurnEnd { [unowned self] in self.flushPending() }
+    }
 
     var connectionCount: Int { connections.count }
 
@@ -51,6 +80,15 @@ final class LoopContext: @unchecked Sendable {
         connectionCounter += 1
         let epoch = String(server.node.broker.epoch, radix: 16)
         return "c\(epoch)\(loop.index)x\(String(connectionCounter, radix: 36))"
+    }
+
+    /// A connection another loop accepted for this one (`HTTPServer.contextForNextConnection`).
+    func adoptHandedOver(fd: Int32, address: String) {
+        guard !isShuttingDown else {
+            close(fd)
+            return
+        }
+        adopt(fd: fd, address: address)
     }
 
     func adopt(fd: Int32, address: String) {

@@ -1,36 +1,68 @@
 /// Bytes waiting for the socket to accept them, oldest first. Chunks are `[UInt8]` values, so a
 /// shared message's bytes are queued by reference (a retain), never copied per subscriber.
 /// Owned by one connection, on its loop.
+///
+/// One chunk is held without an array (the common case: one event, or one response); several are
+/// sent with one `send` by gathering them into the loop's scratch buffer, so a burst of events
+/// for one reader costs one system call instead of one per event (issue 8, writes coalesced).
 struct OutboundQueue {
-    private var chunks: [[UInt8]] = []
-    private var head = 0
-    /// Bytes of `chunks[head]` already sent.
+    private enum Storage {
+        case empty
+        case one([UInt8])
+        /// Chunks from `head` on are unsent.
+        case many([[UInt8]], head: Int)
+    }
+
+    private var storage = Storage.empty
+    /// Bytes of the oldest chunk already sent.
     private var sentInHead = 0
     /// Unsent bytes in the queue.
     private(set) var byteCount = 0
 
-    var isEmpty: Bool { head == chunks.count }
-    /// Chunks (events) still queued.
-    var count: Int { chunks.count - head }
+    var isEmpty: Bool {
+        if case .empty = storage { return true }
+        return false
+    }
 
+    /// Chunks (events) still queued.
+    var count: Int {
+        switch storage {
+        case .empty: 0
+        case .one: 1
+        case .many(let chunks, let head): chunks.count - head
+        }
+    }
+
+    /// - Parameter alreadySent: bytes of `bytes` already written (only when the queue is empty).
     mutating func append(_ bytes: [UInt8], alreadySent: Int = 0) {
-        if isEmpty { sentInHead = alreadySent }
-        chunks.append(bytes)
+        switch storage {
+        case .empty:
+            sentInHead = alreadySent
+            storage = .one(bytes)
+        case .one(let only):
+            storage = .many([only, bytes], head: 0)
+        case .many(var chunks, let head):
+            storage = .empty   // keep `chunks` uniquely referenced while it grows
+            chunks.append(bytes)
+            storage = .many(chunks, head: head)
+        }
         byteCount += bytes.count - alreadySent
     }
 
     /// Drops every chunk after the one being sent, so a closing message can go next without the
     /// stream breaking in the middle of an event.
     mutating func dropAllButPartialHead() {
-        guard !isEmpty else { return }
+        let partial: [UInt8]
+        switch storage {
+        case .empty: return
+        case .one(let only): partial = only
+        case .many(let chunks, let head): partial = chunks[head]
+        }
         if sentInHead > 0 {
-            let partial = chunks[head]
-            chunks = [partial]
-            head = 0
+            storage = .one(partial)
             byteCount = partial.count - sentInHead
         } else {
-            chunks.removeAll()
-            head = 0
+            storage = .empty
             byteCount = 0
         }
     }
@@ -38,23 +70,85 @@ struct OutboundQueue {
     enum FlushResult { case drained, wouldBlock, failed }
 
     /// Sends as much as the socket takes.
-    mutating func flush(to fd: Int32) -> FlushResult {
-        while head < chunks.count {
-            let result = chunks[head].withUnsafeBytes { buffer -> Int in
-                Socket.send(fd, UnsafeRawBufferPointer(rebasing: buffer[sentInHead...]))
-            }
-            if result < 0 { return result == Socket.wouldBlock ? .wouldBlock : .failed }
-            sentInHead += result
-            byteCount -= result
-            if sentInHead == chunks[head].count {
-                head += 1
+    ///
+    /// - Parameter scratch: where several chunks are gathered for one `send`; its contents are
+    ///   not kept between calls.
+    mutating func flush(to fd: Int32, scratch: UnsafeMutableRawBufferPointer) -> FlushResult {
+        while true {
+            switch storage {
+            case .empty:
+                return .drained
+            case .one(let only):
+                let result = only.withUnsafeBytes { Socket.send(fd, UnsafeRawBufferPointer(rebasing: $0[sentInHead...])) }
+                if result < 0 { return result == Socket.wouldBlock ? .wouldBlock : .failed }
+                sentInHead += result
+                byteCount -= result
+                guard sentInHead == only.count else { return .wouldBlock }
+                storage = .empty
                 sentInHead = 0
-            } else {
-                return .wouldBlock
+                return .drained
+            case .many(var chunks, var head):
+                storage = .empty
+                defer {
+                    if head == chunks.count {
+                        storage = .empty
+                    } else if head == chunks.count - 1 {
+                        storage = .one(chunks[head])
+                    } else {
+                        // A reader that never quite catches up must not grow the array forever.
+                        if head >= 64, head * 2 >= chunks.count {
+                            chunks.removeFirst(head)
+                            head = 0
+                        }
+                        storage = .many(chunks, head: head)
+                    }
+                }
+                let (result, offered) = Self.gatherAndSend(fd, chunks: chunks, from: head, skipping: sentInHead, scratch: scratch)
+                if result < 0 { return result == Socket.wouldBlock ? .wouldBlock : .failed }
+                byteCount -= result
+                var left = result
+                while head < chunks.count {
+                    let rest = chunks[head].count - sentInHead
+                    guard rest <= left else {
+                        sentInHead += left
+                        break
+                    }
+                    left -= rest
+                    chunks[head] = []   // the bytes may be a shared message's: drop our reference now
+                    head += 1
+                    sentInHead = 0
+                }
+                if result < offered { return .wouldBlock }
+                // The socket took all that was gathered; go round again for what did not fit.
             }
         }
-        chunks.removeAll(keepingCapacity: chunks.capacity <= 16)
-        head = 0
-        return .drained
+    }
+
+    /// Copies unsent chunks (the first from `skip` on) into `scratch` until it is full, and sends
+    /// them with one call; a single chunk, or one larger than `scratch`, is sent from its own storage.
+    /// - Returns: bytes sent (or `Socket.wouldBlock`, or -1), and how many were offered.
+    private static func gatherAndSend(_ fd: Int32, chunks: [[UInt8]], from head: Int, skipping skip: Int,
+                                      scratch: UnsafeMutableRawBufferPointer) -> (sent: Int, offered: Int) {
+        if head == chunks.count - 1 || chunks[head].count - skip >= scratch.count {
+            return chunks[head].withUnsafeBytes { bytes in
+                (Socket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[skip...])), bytes.count - skip)
+            }
+        }
+        var filled = 0
+        var index = head
+        var offset = skip
+        while index < chunks.count, filled < scratch.count {
+            filled += chunks[index].withUnsafeBytes { bytes -> Int in
+                let n = min(bytes.count - offset, scratch.count - filled)
+                if n > 0 {
+                    UnsafeMutableRawBufferPointer(rebasing: scratch[filled..<(filled + n)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]))
+                }
+                return n
+            }
+            index += 1
+            offset = 0
+        }
+        return (Socket.send(fd, UnsafeRawBufferPointer(rebasing: scratch[0..<filled])), filled)
     }
 }

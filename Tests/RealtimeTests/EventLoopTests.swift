@@ -1,0 +1,82 @@
+import Dispatch
+import CLinux
+import Glibc
+import Testing
+@testable import Realtime
+
+/// Records the order in which handlers, inbox tasks and turn ends ran (loop thread only).
+private final class Journal: @unchecked Sendable {
+    var entries: [String] = []
+}
+
+/// A pipe's read end, readable before it is registered, so every such pipe lands in one
+/// `epoll_wait` batch.
+private final class ReadyPipe: EventLoopHandler {
+    let readFD: Int32
+    let writeFD: Int32
+    let onEvent: () -> Void
+
+    init(onEvent: @escaping () -> Void) {
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0)
+        readFD = fds[0]
+        writeFD = fds[1]
+        self.onEvent = onEvent
+        var byte: UInt8 = 1
+        _ = write(writeFD, &byte, 1)
+    }
+
+    deinit {
+        close(readFD)
+        close(writeFD)
+    }
+
+    func handleEvents(_ events: UInt32) { onEvent() }
+}
+
+@Suite struct EventLoopTests {
+    @Test func tasksQueuedByAHandlerRunBeforeTheNextHandlerOfTheSameBatch() throws {
+        let loop = try EventLoop(index: 0)
+        loop.start(name: "loop-test")
+        defer { loop.stop() }
+        let journal = Journal()
+        let done = DispatchSemaphore(value: 0)
+        let pipes = SharedBox<[ReadyPipe]>([])
+        loop.execute {
+            loop.onTurnEnd { journal.entries.append("turn end") }
+            var handled = 0
+            let made = (0..<2).map { _ in
+                ReadyPipe {
+                    handled += 1
+                    journal.entries.append("handler \(handled)")
+                    if handled == 1 {
+                        loop.execute { journal.entries.append("task") }
+                    } else {
+                        done.signal()
+                    }
+                }
+            }
+            for pipe in made { try? loop.register(fd: pipe.readFD, events: EPOLLIN.rawValue, handler: pipe) }
+            pipes.value = made
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let entries = DispatchSemaphore(value: 0)
+        let seen = SharedBox<[String]>([])
+        loop.execute {
+            seen.value = journal.entries
+            entries.signal()
+        }
+        entries.wait()
+        // The task the first handler queued ran between the two handlers, each batch of work
+        // followed by a turn end (where coalesced writes go out).
+        let order = seen.value
+        let first = try #require(order.firstIndex(of: "handler 1"))
+        #expect(Array(order[first...].prefix(5)) == ["handler 1", "turn end", "task", "turn end", "handler 2"])
+    }
+}
+
+/// A value handed between the test thread and the loop; a semaphore orders the accesses.
+private final class SharedBox<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,242 @@
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+@testable import Realtime
+
+/// A blocking loopback TCP client with a read timeout, for driving an in-process server.
+private final class TestClient {
+    let fd: Int32
+    private var buffered: [UInt8] = []
+
+    /// - Parameter receiveBuffer: `SO_RCVBUF` set before connecting (a reader that holds little).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw TestClientError.connectFailed(errno)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads until `marker` has arrived; returns everything up to and including it.
+    func read(through marker: String) -> String? {
+        let needle = Array(marker.utf8)
+        while true {
+            if let end = Self.find(needle, in: buffered) {
+                let text = String(decoding: buffered[0..<end], as: UTF8.self)
+                buffered.removeFirst(end)
+                return text
+            }
+            guard readMore() > 0 else { return nil }
+        }
+    }
+
+    /// Reads until the server closes (or the timeout); returns what arrived.
+    func readToEnd() -> String {
+        while readMore() > 0 {}
+        defer { buffered = [] }
+        return String(decoding: buffered, as: UTF8.self)
+    }
+
+    private func readMore() -> Int {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n > 0 { buffered += chunk[0..<n] }
+        return n
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start + needle.count }
+        }
+        return nil
+    }
+}
+
+private enum TestClientError: Error { case connectFailed(Int32) }
+
+private let stoppedServers = Mutex<[HTTPServer]>([])
+
+/// An in-process server on two loops with one SSE route, `GET /s/{user}`: the user's personal
+/// channel, resumed from `Last-Event-ID`.
+private final class TestServer {
+    let group: EventLoopGroup
+    let node: RealtimeNode
+    let server: HTTPServer
+    let port: Int
+
+    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        group = try EventLoopGroup(count: 2)
+        node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(historySize: 1000))
+        var router = Router()
+        router.get("/s/{user}") { context in
+            let user = context.pathParameters["user"]!
+            let resume: ResumePoint = context.request.headers["Last-Event-ID"].map { StreamCursor($0).map(ResumePoint.cursor) ?? .invalid } ?? .fresh
+            return .eventStream(EventStreamRequest(userID: user, sessionID: "s-" + user,
+                                                   channels: [ChannelName.personal(userID: user)!],
+                                                   resume: resume, expiresAt: nil))
+        }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configure(&configuration)
+        server = HTTPServer(configuration: configuration, router: router, node: node)
+        port = try server.start()
+    }
+
+    deinit {
+        server.shutdown()
+        // Loops hold the server `unowned(unsafe)` and may still be closing connections: a server
+        // lives as long as its process, so the test's does too.
+        stoppedServers.withLock { $0.append(server) }
+    }
+
+    func publish(_ user: String, count: Int, bytes: Int = 0) {
+        let padding = String(repeating: "p", count: bytes)
+        _ = node.broker.publish((1...count).map {
+            PublishRequest(channel: ChannelName.personal(userID: user)!, event: .message,
+                           data: "{\"i\":\($0),\"p\":\"\(padding)\"}")
+        })
+    }
+
+    func connectionCounts() -> [Int] {
+        let done = DispatchSemaphore(value: 0)
+        let counts = Mutex<[Int]>([])
+        server.connectionCounts { all in
+            counts.withLock { $0 = all }
+            done.signal()
+        }
+        done.wait()
+        return counts.withLock { $0 }
+    }
+
+    func slowConsumerCuts() -> UInt64 {
+        let done = DispatchSemaphore(value: 0)
+        let cuts = Mutex<UInt64>(0)
+        server.snapshot { snapshot in
+            cuts.withLock { $0 = snapshot.slowConsumerCuts }
+            done.signal()
+        }
+        done.wait()
+        return cuts.withLock { $0 }
+    }
+
+    /// Opens a stream and returns it once `ready` has arrived.
+    func openStream(_ user: String, lastEventID: String? = nil, receiveBuffer: Int32? = nil) throws -> (TestClient, String) {
+        let client = try TestClient(port: port, receiveBuffer: receiveBuffer)
+        client.send("GET /s/\(user) HTTP/1.1\r\nHost: x\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "") + "\r\n")
+        let ready = try #require(client.read(through: "event: ready\n"))
+        _ = client.read(through: "\n\n")
+        return (client, ready)
+    }
+}
+
+/// `(id, i)` of each `message` event in an SSE text.
+private func messages(in text: String) -> [(id: String, i: Int)] {
+    text.components(separatedBy: "\n\n").compactMap { block in
+        let lines = block.split(separator: "\n")
+        guard lines.contains("event: message"),
+              let id = lines.first(where: { $0.hasPrefix("id: ") })?.dropFirst(4),
+              let data = lines.first(where: { $0.hasPrefix("data: ") }),
+              let range = data.range(of: "\"i\":") else { return nil }
+        let digits = data[range.upperBound...].prefix { $0.isNumber }
+        return (String(id), Int(digits)!)
+    }
+}
+
+@Suite(.serialized) struct HTTPServerTests {
+    @Test func acceptedConnectionsAreSpreadOverTheLoops() throws {
+        let server = try TestServer()
+        // Opened together, like a backend's keep-alive pool: one loop wakes and accepts them all.
+        let clients = try (0..<4).map { _ in try TestClient(port: server.port) }
+        var counts: [Int] = []
+        for _ in 0..<200 {
+            counts = server.connectionCounts()
+            if counts.reduce(0, +) == clients.count { break }
+            usleep(10_000)
+        }
+        #expect(counts == [2, 2])
+    }
+
+    @Test func eventsWrittenInOneTurnArriveInOrderAndResumeFromTheirIds() throws {
+        let server = try TestServer()
+        let (client, _) = try server.openStream("u1")
+        // One publish call: one inbox task on the stream's loop, so all 50 are coalesced.
+        server.publish("u1", count: 50)
+        var text = ""
+        while messages(in: text).count < 50 {
+            text += try #require(client.read(through: "\n\n"))
+        }
+        let received = messages(in: text)
+        #expect(received.map(\.i) == Array(1...50))
+        let sequences = received.map { UInt64($0.id.split(separator: "-")[1])! }
+        #expect(sequences == sequences.sorted() && Set(sequences).count == 50)
+        #expect(!text.contains("event: error"))
+
+        // Resuming from the 20th id replays exactly the 30 after it.
+        let (resumed, ready) = try server.openStream("u1", lastEventID: received[19].id)
+        #expect(ready.contains("id: \(received[19].id)\n"))
+        var replay = ""
+        while messages(in: replay).count < 30 {
+            replay += try #require(resumed.read(through: "\n\n"))
+        }
+        #expect(messages(in: replay).map(\.i) == Array(21...50))
+        #expect(messages(in: replay).map(\.id) == received[20...].map(\.id))
+    }
+
+    @Test func aReaderThatKeepsUpIsNotCutWhenMoreThanTheBoundIsWrittenInOneTurn() throws {
+        // More events in one turn than the outbound bound: they were coalesced, not refused, so
+        // they are sent before the bound is judged (as when each was sent at once).
+        let server = try TestServer { $0.outboundMaxEvents = 10 }
+        let (client, _) = try server.openStream("u2")
+        server.publish("u2", count: 200)
+        var text = ""
+        while messages(in: text).count < 200 {
+            text += try #require(client.read(through: "\n\n"))
+        }
+        #expect(messages(in: text).map(\.i) == Array(1...200))
+        #expect(!text.contains("slow_consumer"))
+        #expect(server.slowConsumerCuts() == 0)
+    }
+
+    @Test func aReaderThatStopsReadingIsStillCut() throws {
+        let server = try TestServer { $0.outboundMaxEvents = 20 }
+        let (stalled, _) = try server.openStream("u3", receiveBuffer: 4096)
+        let (reading, _) = try server.openStream("u4")
+        // Far more than the socket buffers hold, published one by one as an app backend would.
+        for _ in 0..<600 { server.publish("u3", count: 1, bytes: 16 * 1024) }
+        server.publish("u4", count: 5)
+        var others = ""
+        while messages(in: others).count < 5 {
+            others += try #require(reading.read(through: "\n\n"))
+        }
+        #expect(messages(in: others).map(\.i) == [1, 2, 3, 4, 5])
+        let tail = stalled.readToEnd()
+        let got = messages(in: tail)
+        #expect(got.count < 600)
+        #expect(got.map(\.i) == Array(repeating: 1, count: got.count))
+        #expect(tail.hasSuffix("event: error\ndata: {\"error\":\"slow_consumer\",\"message\":\"the client did not read fast enough; reconnect and resume with the last event id\"}\n\n"))
+        #expect(server.slowConsumerCuts() == 1)
+    }
+}
