@@ -59,8 +59,8 @@ def start_herald(procs, binary, wd, double, args):
 
 
 def register(h, provider, n, prefix):
-    """Registers n devices of `provider`, user {prefix}{i} with session s{i}; returns
-    [(device id, token)]."""
+    """Registers n devices of `provider`, user {prefix}{i} with session {prefix}s{i} (a sid names one
+    user's session); returns [(device id, token)]."""
     platform, make = PLATFORM[provider]
     http = B.HTTP(h.port)
     out = []
@@ -68,7 +68,7 @@ def register(h, provider, n, prefix):
         for i in range(n):
             token = make()
             status, body = http.call("POST", "/v1/me/devices", {"platform": platform, "token": token},
-                                     {"Authorization": f"Bearer {h.token(f'{prefix}{i}', f's{i}')}"})
+                                     {"Authorization": f"Bearer {h.token(f'{prefix}{i}', f'{prefix}s{i}')}"})
             if status != 201:
                 raise RuntimeError(f"device registration answered {status}: {body}")
             out.append((body["id"], token))

@@ -241,6 +241,65 @@ struct HTTP2ClientTests {
         client.shutdown()
     }
 
+    /// 300 streams on one connection: the read hold-off is at its cap (5 ms), and every answer still
+    /// arrives, on one connection, and soon after the server sends it.
+    @Test func threeHundredConcurrentRequestsOnOneConnectionAllComplete() throws {
+        let server = try HTTP2ClientTestServer(maxStreams: 1000)
+        defer { server.stop() }
+        let client = try HTTP2Client(configuration: Self.config(server) { $0.maxHostConnections = 1 })
+        defer { client.shutdown() }
+        let completions = HTTP2ClientCompletions()
+        for n in 0..<300 {
+            client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo"), headers: [], body: Array("body-\(n)".utf8)),
+                                     completion: completions.record(n))
+        }
+        let results = completions.wait(for: 300, timeout: 30)
+        #expect(results.count == 300)
+        for (n, item) in results {
+            guard case .success(let response) = item.result else { Issue.record("request \(n) failed: \(item.result)"); continue }
+            let echo = try JSONDecoder().decode(Echo.self, from: Data(response.body))
+            #expect(Data(base64Encoded: echo.body_b64) == Data("body-\(n)".utf8))
+        }
+        #expect(client.connectionsOpened == 1)
+        // The hold-off bounds how late an answer is handled; a lone request afterwards is not held back.
+        let start = ContinuousClock.now
+        let lone = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect(lone.result.successValue?.status == 200)
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    /// With 200 streams hanging (hold-off at its cap), each one's request timeout still fires on time,
+    /// and a shutdown right after completes the rest at once.
+    @Test func timeoutsAndShutdownWithManyStreamsInFlight() throws {
+        let server = try HTTP2ClientTestServer(maxStreams: 1000)
+        defer { server.stop() }
+        let client = try HTTP2Client(configuration: Self.config(server) { $0.requestTimeoutMs = 1_500 })
+        _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))   // connect first
+        let timedOut = HTTP2ClientCompletions()
+        let start = ContinuousClock.now
+        for n in 0..<200 {
+            client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []),
+                                     completion: timedOut.record(n))
+        }
+        let results = timedOut.wait(for: 200, timeout: 20)
+        let elapsed = ContinuousClock.now - start
+        #expect(results.count == 200)
+        #expect(results.values.allSatisfy { $0.result.failureValue == .timeout })
+        #expect(elapsed >= .milliseconds(1_400) && elapsed < .seconds(6), "elapsed \(elapsed)")
+
+        let stopped = HTTP2ClientCompletions()
+        for n in 0..<200 {
+            client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []),
+                                     completion: stopped.record(n))
+        }
+        let gate = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=400"), headers: [], body: [])))
+        #expect(gate.result.successValue?.status == 200)
+        client.shutdown()
+        let aborted = stopped.snapshot
+        #expect(aborted.count == 200)
+        #expect(aborted.values.allSatisfy { $0.result.failureValue == .shutdown })
+    }
+
     @Test func caFileOptionDecidesTrust() throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }

@@ -26,7 +26,17 @@ public struct PushTransferInfo: Sendable, Equatable {
 /// Design:
 /// - One driver pthread owns the `CURLM` handle and every easy handle. Other threads only append
 ///   to a `Mutex`-guarded inbox and call `curl_multi_wakeup`; the driver loops
-///   `curl_multi_poll` → `curl_multi_perform` → `curl_multi_info_read`.
+///   `curl_multi_poll` → read hold-off → `curl_multi_perform` → `curl_multi_info_read`.
+/// - Read hold-off: libcurl 7.88 makes each `curl_multi_perform` run every added transfer, and each
+///   multiplexed transfer then `poll(2)`s the shared socket; each `curl_multi_poll` first asks every
+///   transfer for its sockets. With hundreds of streams that cost is paid per wake-up, and a provider's
+///   answers each wake the driver. So after a wake-up the driver lets the rest of a short interval pass
+///   since its last `curl_multi_perform` (20 µs per transfer in flight, at most
+///   `maxReadDelayMilliseconds`: 5 ms at 256) and handles every answer that arrived meanwhile in one
+///   pass. A lone request is not held back; with many in flight, answers wait at most that interval.
+///   (Driving libcurl with `curl_multi_socket_action` on epoll instead does not avoid the cost: an event
+///   on a socket still runs every transfer multiplexed on it. Tried with 7.88, it also left transfers
+///   waiting for their timeout when GOAWAY replaced connections.)
 /// - Transfers are multiplexed (`CURLPIPE_MULTIPLEX` + `CURLOPT_PIPEWAIT`), so requests to one host share
 ///   a connection; at most `maxHostConnections` connections per host are opened, each carrying at most
 ///   `min(maxConcurrentStreams, server SETTINGS_MAX_CONCURRENT_STREAMS)` streams. At most `maxInFlight`
@@ -69,9 +79,15 @@ public final class HTTP2Client: Sendable {
         public var dnsCacheTimeoutSeconds: Int
         /// Transfers handed to libcurl at once; later ones wait in a FIFO inside the client (cheap) and get
         /// no easy handle until a slot frees up. This bounds memory (each easy handle carries ~16 KB of
-        /// buffers) and the per-`curl_multi_perform` cost (libcurl 7.88 walks every added handle), and
-        /// makes `requestTimeoutMs` measure time on the wire rather than time queued behind a burst.
+        /// buffers) and the per-`curl_multi_perform` cost (libcurl 7.88 walks every added handle, see the
+        /// read hold-off), and makes `requestTimeoutMs` measure time on the wire rather than time queued
+        /// behind a burst.
         public var maxInFlight: Int
+        /// The read hold-off's cap, in ms (see the type's doc): at most this long between two
+        /// `curl_multi_perform` passes while many transfers are in flight, 20 µs per transfer below it.
+        /// It bounds how late an answer is handled, and how long a new request or a due timeout waits to
+        /// be handed to libcurl, while the hold-off runs. 0 disables it.
+        public var maxReadDelayMilliseconds: Int
         /// `CURLOPT_VERBOSE`: libcurl's own trace on stderr (debugging only; it prints request headers,
         /// including `authorization`).
         public var verbose: Bool
@@ -88,6 +104,7 @@ public final class HTTP2Client: Sendable {
             tcpKeepAliveSeconds: Int = 60,
             dnsCacheTimeoutSeconds: Int = 0,
             maxInFlight: Int = 1000,
+            maxReadDelayMilliseconds: Int = 5,
             verbose: Bool = false
         ) {
             self.maxHostConnections = maxHostConnections
@@ -101,6 +118,7 @@ public final class HTTP2Client: Sendable {
             self.tcpKeepAliveSeconds = tcpKeepAliveSeconds
             self.dnsCacheTimeoutSeconds = dnsCacheTimeoutSeconds
             self.maxInFlight = maxInFlight
+            self.maxReadDelayMilliseconds = maxReadDelayMilliseconds
             self.verbose = verbose
         }
 
@@ -370,6 +388,7 @@ final class CurlDriver: @unchecked Sendable {
     func run() {
         var running: Int32 = 0
         var numfds: Int32 = 0
+        var performedAt: UInt64 = 0
         while true {
             let (incoming, stopping) = shared.inbox.withLock { inbox -> ([CurlTransfer], Bool) in
                 let taken = inbox.pending
@@ -382,12 +401,40 @@ final class CurlDriver: @unchecked Sendable {
             }
             waiting.append(contentsOf: incoming)
             admit()
+            performedAt = Self.monotonicNanoseconds()
             _ = curl_multi_perform(multi, &running)
             drainFinished()
-            // Slots freed and transfers waiting: admit them right away instead of sleeping in poll.
-            if waitingHead < waiting.count && active.count < inFlightCap { continue }
+            // Slots freed and transfers waiting: admit them without waiting for activity in poll.
+            if waitingHead < waiting.count && active.count < inFlightCap {
+                holdOff(since: performedAt)
+                continue
+            }
             _ = curl_multi_poll(multi, nil, 0, 1000, &numfds)
+            holdOff(since: performedAt)
         }
+    }
+
+    /// The read hold-off (see the type's doc): sleeps until `performedAt` plus 20 µs per transfer in
+    /// flight, at most `maxReadDelayMilliseconds`; returns at once when that has passed.
+    private func holdOff(since performedAt: UInt64) {
+        let cap = UInt64(min(max(0, configuration.maxReadDelayMilliseconds), 1000)) * 1_000_000
+        let holdOff = min(UInt64(active.count) &* Self.holdOffPerTransferNanoseconds, cap)
+        let elapsed = Self.monotonicNanoseconds() &- performedAt
+        guard holdOff > elapsed else { return }
+        let rest = holdOff - elapsed
+        var request = timespec(tv_sec: Int(rest / 1_000_000_000), tv_nsec: Int(rest % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
+    /// One pass over the transfers costs about 1 µs each (a `poll` and libcurl's bookkeeping), so 20 µs
+    /// per transfer keeps those passes near 5 % of a core however many are in flight.
+    private static let holdOffPerTransferNanoseconds: UInt64 = 20_000
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 
     /// Hands waiting transfers to libcurl while there is room.
