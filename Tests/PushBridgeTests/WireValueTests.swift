@@ -58,6 +58,17 @@ import Testing
         #expect(random.value == random.value.lowercased())
         #expect(Array(random.value)[14] == "4")
         #expect(APNsID.random() != random)
+        // 36 bytes but not 36 ASCII characters, a dash out of place, a dash where a digit belongs.
+        #expect(APNsID("eabeae54-14a8-11e5-b60b-1697f925eé") == nil)
+        #expect(APNsID("eabeae541-4a8-11e5-b60b-1697f925ec7b") == nil)
+        #expect(APNsID("eabeae54-14a8-11e5-b60b-1697f925e-7b") == nil)
+        // Every random id is canonical: version 4, variant 10 (8, 9, a or b), dashes at 8-4-4-4-12.
+        for _ in 0..<200 {
+            let id = Array(APNsID.random().value)
+            #expect(id.count == 36 && id[14] == "4" && "89ab".contains(id[19]))
+            #expect([8, 13, 18, 23].allSatisfy { id[$0] == "-" })
+            #expect(APNsID(String(id)) != nil)
+        }
     }
 
     @Test func jsonIsCompactSortedAndEscaped() {
