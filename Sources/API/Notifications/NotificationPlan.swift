@@ -91,38 +91,65 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
     func jsonText() -> String {
-        func string(_ value: String) -> String { JSONText.quote(value) }
-        func map(_ value: [String: String]) -> String { JSONText.object(value) }
-        var fields: [String] = ["\"kind\":" + string(kind)]
-        if let scope { fields.append("\"scope\":" + string(scope)) }
-        if let title { fields.append("\"title\":" + map(title)) }
-        if let body { fields.append("\"body\":" + map(body)) }
-        fields.append("\"arguments\":" + map(arguments))
-        fields.append("\"data\":" + map(data))
-        if let collapseKey { fields.append("\"collapseKey\":" + string(collapseKey)) }
-        if let threadID { fields.append("\"threadID\":" + string(threadID)) }
-        if let sound { fields.append("\"sound\":" + string(sound)) }
-        if let androidChannelID { fields.append("\"androidChannelID\":" + string(androidChannelID)) }
-        fields.append("\"priority\":" + string(priority))
-        if let expiresAt { fields.append("\"expiresAt\":\(expiresAt)") }
-        if let ttlSeconds { fields.append("\"ttlSeconds\":\(ttlSeconds)") }
+        var out = "{"
+        var first = true
+        // One string grown in place: the plan is made for every call on the event loops.
+        func key(_ name: StaticString) {
+            if !first { out += "," }
+            first = false
+            out += "\""
+            out += name.description
+            out += "\":"
+        }
+        func string(_ name: StaticString, _ value: String) {
+            key(name)
+            JSONText.appendQuoted(value, to: &out)
+        }
+        func map(_ name: StaticString, _ value: [String: String]) {
+            key(name)
+            out += JSONText.object(value)
+        }
+        func literal(_ name: StaticString, _ value: some CustomStringConvertible) {
+            key(name)
+            out += value.description
+        }
+        string("kind", kind)
+        if let scope { string("scope", scope) }
+        if let title { map("title", title) }
+        if let body { map("body", body) }
+        map("arguments", arguments)
+        map("data", data)
+        if let collapseKey { string("collapseKey", collapseKey) }
+        if let threadID { string("threadID", threadID) }
+        if let sound { string("sound", sound) }
+        if let androidChannelID { string("androidChannelID", androidChannelID) }
+        string("priority", priority)
+        if let expiresAt { literal("expiresAt", expiresAt) }
+        if let ttlSeconds { literal("ttlSeconds", ttlSeconds) }
         switch badge {
-        case .number(let n)?: fields.append("\"badge\":\(n)")
-        case .unread?: fields.append("\"badge\":\"unread\"")
+        case .number(let n)?: literal("badge", n)
+        case .unread?: string("badge", "unread")
         case nil: break
         }
-        fields.append("\"persist\":\(persist)")
-        fields.append("\"policy\":" + string(policy.rawValue))
-        fields.append("\"ackWindowMilliseconds\":\(ackWindowMilliseconds)")
-        fields.append("\"type\":" + string(type.rawValue))
-        fields.append("\"audience\":" + string(audience))
-        fields.append("\"trackOpens\":\(trackOpens)")
-        if let idempotencyKey { fields.append("\"idempotencyKey\":" + string(idempotencyKey)) }
+        literal("persist", persist)
+        string("policy", policy.rawValue)
+        literal("ackWindowMilliseconds", ackWindowMilliseconds)
+        string("type", type.rawValue)
+        string("audience", audience)
+        literal("trackOpens", trackOpens)
+        if let idempotencyKey { string("idempotencyKey", idempotencyKey) }
         if let live {
-            fields.append("\"live\":{\"channel\":\(string(live.channel)),\"event\":\(string(live.event)),"
-                + "\"data\":\(string(live.data)),\"retain\":\(live.retain)}")
+            key("live")
+            out += "{\"channel\":"
+            JSONText.appendQuoted(live.channel, to: &out)
+            out += ",\"event\":"
+            JSONText.appendQuoted(live.event, to: &out)
+            out += ",\"data\":"
+            JSONText.appendQuoted(live.data, to: &out)
+            out += ",\"retain\":\(live.retain)}"
         }
-        return "{" + fields.joined(separator: ",") + "}"
+        out += "}"
+        return out
     }
 
     static func decode(_ text: String) throws -> NotificationPlan {

@@ -127,8 +127,11 @@ struct NotificationRequest: Sendable {
     /// Extra message for a resource channel, published once per call.
     let live: PublishRequest?
     let idempotencyKey: String?
-    /// `plan.jsonText()`, made once: it is stored with every recipient's row.
+    /// `plan.jsonText()`, made once: it is stored as the call's plan until its pushes are planned.
     let planJSON: String
+    /// The texts, arguments and data as every recipient's row stores them (JSON objects, keys
+    /// sorted), made here on the event loop instead of in the writer's transaction.
+    let titleJSON: String?, bodyJSON: String?, argsJSON: String?, dataJSON: String
 
     /// Most recipients one call may reach.
     static let maxRecipients = 1000
@@ -176,7 +179,8 @@ struct NotificationRequest: Sendable {
                 throw HTTPError.invalid("data", "data key '\(key)' is reserved by the push providers or by Herald")
             }
         }
-        let dataBytes = JSONText.object(data).utf8.count
+        let dataJSON = JSONText.object(data)
+        let dataBytes = dataJSON.utf8.count
         guard dataBytes <= Self.maxDataBytes else {
             throw HTTPError(413, "payload_too_large", "data is \(dataBytes) bytes; a push carries at most \(Self.maxDataBytes)", field: "data")
         }
@@ -221,7 +225,8 @@ struct NotificationRequest: Sendable {
         where name.isEmpty || name.unicodeScalars.count > 64 || value.unicodeScalars.count > Self.maxArgumentValueBytes {
             throw HTTPError.invalid("args", "each argument name is 1-64 characters and each value at most \(Self.maxArgumentValueBytes) characters")
         }
-        let argumentBytes = JSONText.object(arguments).utf8.count
+        let argumentsJSON = JSONText.object(arguments)
+        let argumentBytes = argumentsJSON.utf8.count
         guard argumentBytes <= Self.maxArgumentBytes else {
             throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
         }
@@ -247,8 +252,12 @@ struct NotificationRequest: Sendable {
             throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
         }
         idempotencyKey = body.idempotency_key
+        titleJSON = plan.title.map(JSONText.object)
+        bodyJSON = plan.body.map(JSONText.object)
+        argsJSON = arguments.isEmpty ? nil : argumentsJSON
+        self.dataJSON = dataJSON
         planJSON = plan.jsonText()
-        // Every recipient's row stores the plan: bound it, so one call cannot fill the disk.
+        // Bound the stored plan and texts, so one call cannot fill the disk.
         guard planJSON.utf8.count <= Self.maxPlanBytes else {
             throw HTTPError(413, "payload_too_large", "the notification is \(planJSON.utf8.count) bytes of texts, args, data and live data; the limit is \(Self.maxPlanBytes)")
         }

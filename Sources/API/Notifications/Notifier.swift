@@ -8,17 +8,17 @@ import Synchronization
 /// invalidation event on `user:{id}`, then plans pushes — only to devices whose session did not
 /// see the event live in the foreground. Never both, never neither:
 ///
-/// 1. one writer transaction stores the rows, each with its plan (`plan_json`), and reserves the
-///    idempotency key;
+/// 1. one writer transaction stores the rows and the call's plan (a `PendingPlan`), and reserves
+///    the idempotency key;
 /// 2. after the commit, the events are published (so a reader who took `Herald-Cursor` before its
 ///    GET either sees the row or gets the event);
 /// 3. once every loop has written what was queued before (`afterPendingDeliveries`), presence says
 ///    which connections received each event;
 /// 4. a second transaction decides per device, enqueues `push.deliver` jobs, writes the delivery
-///    record and clears `plan_json`.
+///    record and the live event's cursor, and deletes the plan.
 ///
-/// A crash between 1 and 4 leaves `plan_json` set; `recover()` (at start and periodically)
-/// re-broadcasts and plans those, so a stored notification is never left unpushed.
+/// A crash between 1 and 4 leaves the plan; `recover()` (at start and periodically) re-broadcasts
+/// and plans those calls, so a stored notification is never left unpushed.
 public final class Notifier: Sendable {
     private let database: Database
     private let node: RealtimeNode
@@ -75,7 +75,8 @@ public final class Notifier: Sendable {
 
     private enum Stored: Sendable {
         case replay(String)
-        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)])
+        /// `plan`: the first `seq` of the call's stored plan; nil when it reached nobody.
+        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
     }
 
     /// One call waiting for its turn in a batch.
@@ -91,6 +92,8 @@ public final class Notifier: Sendable {
         let plan: NotificationPlan
         let live: PublishRequest?
         let skipped: [(userID: String, reason: String)]
+        /// The stored plan (its first `seq`) that planning deletes; nil when there is none.
+        let pending: Int64?
         let completion: @Sendable (Result<Outcome, any Error>) -> Void
     }
 
@@ -99,9 +102,9 @@ public final class Notifier: Sendable {
     /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
     /// instead of per call.
     private let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
-    /// Ids of the notifications this process has stored and not finished planning. Recovery
-    /// leaves them alone: an unplanned row is abandoned only when no call here still owns it.
-    private let planning = Mutex<Set<String>>([])
+    /// The plans (by first `seq`) this process has stored or taken up and not finished planning.
+    /// Recovery leaves them alone: a plan is abandoned only when no call here still owns it.
+    private let planning = Mutex<Set<Int64>>([])
     /// Most calls stored in one transaction.
     static let maxBatch = 128
 
@@ -127,7 +130,7 @@ public final class Notifier: Sendable {
             intake.pending.removeFirst(taken.count)
             return taken
         }
-        let owned = IDList()
+        let owned = OwnedPlans()
         database.write({ [self] connection -> [Result<Stored, HTTPError>] in
             try connection.transaction { connection -> [Result<Stored, HTTPError>] in
                 var results: [Result<Stored, HTTPError>] = []
@@ -144,6 +147,9 @@ public final class Notifier: Sendable {
                 return results
             }
         }) { [self] result in
+            // Rolled back: the plans registered inside the transaction do not exist. Given back
+            // before the next batch, which may store plans starting at the same (freed) seq.
+            if case .failure = result { release(owned.take()) }
             // The writer is free for the next batch while this one is broadcast and planned.
             let more = intake.withLock { intake -> Bool in
                 if intake.pending.isEmpty { intake.storing = false }
@@ -152,18 +158,16 @@ public final class Notifier: Sendable {
             if more { storeBatch() }
             // The rest (publish, the loop barrier, answers) runs off the writer's queue: the
             // writer is the choke point's one serial resource.
-            afterCommit.async { [self] in answer(calls, result, owned: owned) }
+            afterCommit.async { [self] in answer(calls, result) }
         }
     }
 
     /// After a batch's storing transaction: answers replays and refusals, and sends the stored
     /// calls on to be broadcast and planned.
-    private func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>, owned: IDList) {
+    private func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>) {
         let results: [Result<Stored, HTTPError>]
         switch result {
         case .failure(let error):
-            // Rolled back: the ids registered inside the transaction name no rows.
-            release(owned.take())
             let response = DatabaseResponder.response(.failure(error))
             for call in calls { call.completion(response) }
             return
@@ -179,9 +183,10 @@ public final class Notifier: Sendable {
                 var response = HTTPResponse.json(200, json)
                 response.headers.add(name: "Idempotent-Replayed", value: "true")
                 call.completion(response)
-            case .success(.fresh(let stored, let skipped)):
+            case .success(.fresh(let stored, let skipped, let pending)):
                 let completion = call.completion
-                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped) { result in
+                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
+                                         pending: pending) { result in
                     switch result {
                     case .success(let outcome):
                         completion(.json(201, outcome.json))
@@ -199,7 +204,7 @@ public final class Notifier: Sendable {
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
     /// write (the batch relies on it).
-    private func store(_ call: Call, owned: IDList, connection: SQLiteConnection) throws -> Stored {
+    private func store(_ call: Call, owned: OwnedPlans, connection: SQLiteConnection) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
         if let key = request.idempotencyKey,
@@ -215,16 +220,24 @@ public final class Notifier: Sendable {
             return .replay(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
-        let planJSON = request.planJSON
-        let titleJSON = plan.title.map(JSONText.object), bodyJSON = plan.body.map(JSONText.object)
-        let argsJSON = plan.arguments.isEmpty ? nil : JSONText.object(plan.arguments), dataJSON = JSONText.object(plan.data)
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
             stored.append(try NotificationStore.insert(connection, NotificationRecord(
-                id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: titleJSON, bodyJSON: bodyJSON,
-                argsJSON: argsJSON, dataJSON: dataJSON, collapseKey: plan.collapseKey, threadID: plan.threadID,
-                priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planJSON: planJSON, createdAt: now)))
+                id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
+                bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
+        }
+        var pending: Int64?
+        if let first = stored.first, let last = stored.last {
+            // One plan for the call, whatever its number of recipients: they are the rows just
+            // stored one after another.
+            try NotificationStore.insertPlan(connection, PendingPlan(firstSequence: first.sequence, lastSequence: last.sequence,
+                                                                     planJSON: request.planJSON, createdAt: now))
+            pending = first.sequence
+            // Owned from before the commit, so recovery (reading committed plans) never sees it unowned.
+            planning.withLock { _ = $0.insert(first.sequence) }
+            owned.add(first.sequence)
         }
         if let key = request.idempotencyKey {
             var provisional = Outcome()
@@ -233,10 +246,7 @@ public final class Notifier: Sendable {
             try IdempotencyStore.reserve(connection, IdempotencyRecord(
                 app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
-        // Owned from before the commit, so recovery (reading committed rows) never sees them unowned.
-        planning.withLock { $0.formUnion(stored.map(\.id)) }
-        owned.add(stored.map(\.id))
-        return .fresh(stored, skipped: skipped)
+        return .fresh(stored, skipped: skipped, plan: pending)
     }
 
     /// Steps 2-4 for the stored notifications of one batch: one publish, one barrier, one
@@ -269,14 +279,17 @@ public final class Notifier: Sendable {
             let presence = seen
             database.write({ [self] connection in
                 try connection.transaction { connection in
-                    try calls.map { call in
-                        try planPushes(call.stored, plan: call.plan, events: sequences, receipts: presence, skipped: call.skipped,
-                                       connection: connection)
+                    let now = unixMilliseconds()
+                    // The planning reads of every call in the batch, in one query each instead of
+                    // one per call (one-recipient calls come in batches of dozens).
+                    let context = try PlanningContext(calls, now: now, connection: connection)
+                    return try calls.map { call in
+                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, connection: connection)
                     }
                 }
             }) { [self] result in
                 // Planned, or failed and left to recovery: no longer owned by these calls.
-                release(calls.flatMap { $0.stored.map(\.id) })
+                release(calls.compactMap(\.pending))
                 afterCommit.async { [self] in
                     switch result {
                     case .success(let outcomes):
@@ -290,14 +303,35 @@ public final class Notifier: Sendable {
         }
     }
 
-    /// Step 4, inside the writer transaction.
-    private func planPushes(_ stored: [NotificationRecord], plan: NotificationPlan, events: [String: ChannelMessage],
-                      receipts: [String: [Presence.Receipt]], skipped: [(userID: String, reason: String)],
-                      connection: SQLiteConnection) throws -> Outcome {
-        let now = unixMilliseconds()
+    /// What planning reads for every recipient of a batch: their devices and push preferences.
+    private struct PlanningContext {
+        let devices: [String: [DeviceRecord]]
+        /// By user, then by scope (nil: the user's global switch).
+        let preferences: [String: [String?: PushPreferenceRecord]]
+
+        init(_ calls: [Planning], now: Int64, connection: SQLiteConnection) throws {
+            var users: Set<String> = []
+            var scopes: Set<String> = []
+            for call in calls {
+                for record in call.stored { users.insert(record.userID) }
+                if let scope = call.plan.scope { scopes.insert(scope) }
+            }
+            let userIDs = Array(users)
+            devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: userIDs, now: now), by: \.userID)
+            var preferences: [String: [String?: PushPreferenceRecord]] = [:]
+            for record in try PreferenceStore.list(connection, userIDs: userIDs, scopes: Array(scopes)) {
+                preferences[record.userID, default: [:]][record.scope] = record
+            }
+            self.preferences = preferences
+        }
+    }
+
+    /// Step 4 for one call, inside the writer transaction.
+    private func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
+                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome {
+        let stored = call.stored, plan = call.plan, devices = context.devices
         var outcome = Outcome()
-        outcome.skippedRecipients = skipped
-        let devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: Array(Set(stored.map(\.userID))), now: now), by: \.userID)
+        outcome.skippedRecipients = call.skipped
         // The call's texts, parsed once for all its devices (each device only picks a locale).
         let texts = Result { () throws(CatalogError) -> Texts in
             Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
@@ -305,9 +339,9 @@ public final class Notifier: Sendable {
         for record in stored {
             let eventID = events[record.id].map { String(describing: $0.cursor) }
             outcome.notifications.append((record.id, record.userID, eventID))
-            let global = try PreferenceStore.find(connection, userID: record.userID, scope: nil)
-            var scoped: PushPreferenceRecord?
-            if let scope = plan.scope { scoped = try PreferenceStore.find(connection, userID: record.userID, scope: scope) }
+            let preferences = context.preferences[record.userID]
+            let global = preferences?[String?.none]
+            let scoped = plan.scope.flatMap { preferences?[$0] }
             let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
             var unread: Int?
             if plan.badge == .unread { unread = try NotificationStore.unreadCount(connection, userID: record.userID) }
@@ -351,8 +385,9 @@ public final class Notifier: Sendable {
                         detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
                 }
             }
-            try NotificationStore.markPlanned(connection, id: record.id, cursor: eventID)
+            if let eventID { try NotificationStore.setCursor(connection, sequence: record.sequence, cursor: eventID) }
         }
+        if let pending = call.pending { try NotificationStore.markPlanned(connection, firstSequence: pending) }
         if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
@@ -467,57 +502,65 @@ public final class Notifier: Sendable {
     }
 
     private func runRecovery() {
+        do {
+            let adopted = try database.writeSync { try NotificationStore.adoptLegacyPlans($0) }
+            if adopted > 0 { Log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
+        } catch {
+            Log.error("could not take up the push plans an older build left", ["error": "\(error)"])
+            return
+        }
         var after: Int64 = 0
-        var seen: Set<String> = []
         var recovered = 0
         while true {
-            let page: [NotificationRecord]
+            // Owned plans first, then the committed ones: a plan a live call finishes in between
+            // is either still owned here or already gone from what the read sees.
+            let owned = planning.withLock { $0 }
+            let page: [PendingPlan]
             do {
                 let from = after
-                page = try database.readSync { try NotificationStore.unplanned($0, after: from, limit: 500) }
+                page = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
             } catch {
                 Log.error("could not read unplanned notifications", ["error": "\(error)"])
                 return
             }
             guard let last = page.last else { break }
-            after = last.sequence
-            let owned = planning.withLock { $0 }
-            // Rows of one call share a plan: take all of them at once, so the call's stored answer
-            // (idempotency) and its `live` message are made whole, once.
-            for json in Set(page.compactMap(\.planJSON)) where !seen.contains(json) {
-                seen.insert(json)
-                let group: [NotificationRecord]
+            after = last.firstSequence
+            var calls: [Planning] = []
+            let done = DispatchGroup()
+            for pending in page where !owned.contains(pending.firstSequence) {
+                let stored: [NotificationRecord]
                 do {
-                    group = try database.readSync { try NotificationStore.unplanned($0, planJSON: json) }.filter { !owned.contains($0.id) }
+                    stored = try database.readSync { try NotificationStore.notifications($0, of: pending) }
                 } catch {
                     Log.error("could not read unplanned notifications", ["error": "\(error)"])
                     return
                 }
-                guard !group.isEmpty else { continue }
-                guard let plan = try? NotificationPlan.decode(json) else {
-                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(group.count)])
-                    try? database.writeSync { connection in
-                        for record in group { try NotificationStore.markPlanned(connection, id: record.id, cursor: nil) }
-                    }
+                guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
+                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
+                    _ = try? database.writeSync { try NotificationStore.markPlanned($0, firstSequence: pending.firstSequence) }
                     continue
                 }
-                planning.withLock { $0.formUnion(group.map(\.id)) }
-                let done = DispatchSemaphore(value: 0)
-                broadcastAndPlan([Planning(stored: group, plan: plan, live: plan.live?.request, skipped: []) { result in
+                planning.withLock { _ = $0.insert(pending.firstSequence) }
+                done.enter()
+                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.firstSequence) { result in
                     if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
-                    done.signal()
-                }])
-                done.wait()
-                recovered += group.count
+                    done.leave()
+                })
+                recovered += stored.count
             }
+            // A page's calls are planned as one batch, like live calls.
+            for start in stride(from: 0, to: calls.count, by: Self.maxBatch) {
+                broadcastAndPlan(Array(calls[start..<min(start + Self.maxBatch, calls.count)]))
+            }
+            done.wait()
         }
         if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
     }
 
-    /// Ends this process's ownership of notifications (planned, or left to recovery).
-    private func release(_ ids: [String]) {
-        guard !ids.isEmpty else { return }
-        planning.withLock { planning in for id in ids { planning.remove(id) } }
+    /// Ends this process's ownership of plans (planned, or left to recovery).
+    private func release(_ plans: [Int64]) {
+        guard !plans.isEmpty else { return }
+        planning.withLock { planning in for plan in plans { planning.remove(plan) } }
     }
 
     /// Waits up to `seconds` for calls being stored or planned to finish (SIGTERM, OP-5), so none
@@ -551,9 +594,9 @@ public final class Notifier: Sendable {
     private static let idAlphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 }
 
-/// Ids registered by one batch's transaction, so a rollback can give them back.
-private final class IDList: Sendable {
-    private let ids = Mutex<[String]>([])
-    func add(_ more: [String]) { ids.withLock { $0.append(contentsOf: more) } }
-    func take() -> [String] { ids.withLock { ids in defer { ids = [] }; return ids } }
+/// Plans (first `seq`) registered by one batch's transaction, so a rollback can give them back.
+private final class OwnedPlans: Sendable {
+    private let plans = Mutex<[Int64]>([])
+    func add(_ plan: Int64) { plans.withLock { $0.append(plan) } }
+    func take() -> [Int64] { plans.withLock { plans in defer { plans = [] }; return plans } }
 }

@@ -59,6 +59,7 @@ struct NotificationRoutes {
                 throw HTTPError(404, "not_found", "no such notification")
             }
             let entries = try DeliveryStore.list(connection, notificationID: id)
+            let planned = try NotificationStore.isPlanned(connection, notification)
             var latest: [String: DeliveryEntry] = [:]
             var order: [String] = []
             for entry in entries {
@@ -73,7 +74,7 @@ struct NotificationRoutes {
                     + "\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
             }
             return .json(200, "{\"notification_id\":\(JSONText.quote(notification.id)),\"user_id\":\(JSONText.quote(notification.userID)),"
-                + "\"kind\":\(JSONText.quote(notification.kind)),\"planned\":\(notification.planJSON == nil),"
+                + "\"kind\":\(JSONText.quote(notification.kind)),\"planned\":\(planned),"
                 + "\"targets\":[" + targets.joined(separator: ",") + "],"
                 + "\"deliveries\":[" + entries.map(Self.json).joined(separator: ",") + "]}")
         }

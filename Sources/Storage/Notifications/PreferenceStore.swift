@@ -9,6 +9,22 @@ public enum PreferenceStore {
             .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
     }
 
+    /// The stored preferences of many users in one query, for planning a batch of notifications
+    /// (NO-2): each user's global switch and their preference for each of `scopes`, if saved.
+    ///
+    /// The lists are bound as JSON arrays and expanded by `json_each`, so the SQL text (and its
+    /// cached statement) is the same whatever their length.
+    public static func list(_ connection: SQLiteConnection, app: String = "default", userIDs: [String],
+                            scopes: [String]) throws(StorageError) -> [PushPreferenceRecord] {
+        if userIDs.isEmpty { return [] }
+        return try connection.query("""
+            SELECT * FROM push_preferences
+            WHERE app = :app AND user_id IN (SELECT value FROM json_each(:users))
+              AND scope IN (SELECT value FROM json_each(:scopes))
+            """, [":app": app, ":users": JSONStringArray.encode(userIDs), ":scopes": JSONStringArray.encode([""] + scopes.map { column(scope: $0) })])
+            .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
+    }
+
     /// Stores the preference, replacing the one for the same (app, user, scope).
     public static func save(_ connection: SQLiteConnection, _ record: PushPreferenceRecord) throws(StorageError) {
         try connection.run("""
