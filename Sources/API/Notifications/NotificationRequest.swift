@@ -3,7 +3,7 @@ import Realtime
 
 /// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names
 /// are the wire names; `NotificationRequest.init(body:)` turns it into checked, typed values.
-struct NotificationBody: Decodable {
+struct NotificationBody: Decodable, Equatable {
     let recipients: RecipientsBody
     let kind: String
     let scope: String?
@@ -28,7 +28,7 @@ struct NotificationBody: Decodable {
 
     /// `{user_ids}` or `{scope, permission?}` or `{scope, assignee}`; `assignee: null` differs
     /// from no `assignee` (NO-6: "the assignee, or every member when there is none").
-    struct RecipientsBody: Decodable {
+    struct RecipientsBody: Decodable, Equatable {
         let userIDs: [String]?
         let scope: String?
         let permission: String?
@@ -36,6 +36,13 @@ struct NotificationBody: Decodable {
         let assignee: String??
 
         enum CodingKeys: String, CodingKey { case user_ids, scope, permission, assignee }
+
+        init(userIDs: [String]?, scope: String?, permission: String?, assignee: String??) {
+            self.userIDs = userIDs
+            self.scope = scope
+            self.permission = permission
+            self.assignee = assignee
+        }
 
         init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -51,7 +58,7 @@ struct NotificationBody: Decodable {
     }
 
     /// One text for every locale, or a per-locale map (`{"pt": "…", "en": "…"}`).
-    enum TextInput: Decodable {
+    enum TextInput: Decodable, Equatable {
         case single(String)
         case byLocale([String: String])
 
@@ -66,7 +73,7 @@ struct NotificationBody: Decodable {
     }
 
     /// A unix-ms integer or an RFC 3339 string.
-    enum Instant: Decodable {
+    enum Instant: Decodable, Equatable {
         case milliseconds(Int64)
         case text(String)
 
@@ -81,7 +88,7 @@ struct NotificationBody: Decodable {
     }
 
     /// A number, or `"unread"`: the recipient's unread inbox count when planned.
-    enum Badge: Decodable {
+    enum Badge: Decodable, Equatable {
         case number(Int)
         case keyword(String)
 
@@ -95,14 +102,14 @@ struct NotificationBody: Decodable {
         }
     }
 
-    struct LiveBody: Decodable {
+    struct LiveBody: Decodable, Equatable {
         let channel: String
         let event: String?
         let data: JSONValue?
         let retain: Bool?
     }
 
-    struct PushBody: Decodable {
+    struct PushBody: Decodable, Equatable {
         let policy: String?
         let ack_window_ms: Int?
         let type: String?

@@ -224,7 +224,7 @@ public final class Notifier: Sendable {
         stored.reserveCapacity(users.count)
         for user in users {
             stored.append(try NotificationStore.insert(connection, NotificationRecord(
-                id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
+                id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
                 bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
                 threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
         }
@@ -363,7 +363,7 @@ public final class Notifier: Sendable {
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
                         outcome: result, detail: detail, at: now))
                 case .enqueue(let runAt, let ackEventID):
-                    let deliveryID = plan.trackOpens ? Self.newID("dlv") : nil
+                    let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
                         notification = try pushNotification(plan, texts: texts.get(), record: record, device: device, eventID: eventID,
@@ -577,16 +577,25 @@ public final class Notifier: Sendable {
 
     // MARK: - Helpers
 
-    /// `<prefix>_` and 20 characters of Crockford-style base32: 100 random bits.
-    static func newID(_ prefix: String) -> String {
+    /// `<prefix>_` and 20 characters of Crockford-style base32: 45 bits of the unix ms, most
+    /// significant first, then 55 random bits. Ids made later sort after earlier ones, so a
+    /// batch's inserts land at the right edge of the UNIQUE id index instead of on a random
+    /// page each (one page per notification was most of the choke point's WAL writes); 55 random
+    /// bits per millisecond keep them unguessable and, in practice, unique.
+    static func newID(_ prefix: String, now: Int64 = unixMilliseconds()) -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = Array(prefix.utf8) + [UInt8(ascii: "_")]
-        // Two 64-bit draws give the 100 bits, 5 at a time.
-        for var word in [generator.next() as UInt64, generator.next() as UInt64] {
-            for _ in 0..<10 {
-                bytes.append(idAlphabet[Int(word & 31)])
-                word >>= 5
-            }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(prefix.utf8.count + 21)
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(UInt8(ascii: "_"))
+        let time = UInt64(truncatingIfNeeded: now) & (1 << 45 - 1)
+        for shift in stride(from: 40, through: 0, by: -5) {
+            bytes.append(idAlphabet[Int(time >> UInt64(shift) & 31)])
+        }
+        var random = generator.next() as UInt64
+        for _ in 0..<11 {
+            bytes.append(idAlphabet[Int(random & 31)])
+            random >>= 5
         }
         return String(decoding: bytes, as: UTF8.self)
     }

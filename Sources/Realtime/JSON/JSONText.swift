@@ -64,6 +64,12 @@ public enum JSONText {
     public static func object(_ values: [String: String]) -> String {
         if values.isEmpty { return "{}" }
         var out = "{"
+        if values.count == 1, let (key, value) = values.first {
+            appendQuoted(key, to: &out)
+            out += ":"
+            appendQuoted(value, to: &out)
+            return out + "}"
+        }
         for (index, entry) in values.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { out += "," }
             appendQuoted(entry.key, to: &out)

@@ -17,11 +17,13 @@ public enum PreferenceStore {
     public static func list(_ connection: SQLiteConnection, app: String = "default", userIDs: [String],
                             scopes: [String]) throws(StorageError) -> [PushPreferenceRecord] {
         if userIDs.isEmpty { return [] }
+        // Joins (CROSS JOIN keeps the lists as outer loops, so each pair is one primary-key
+        // lookup) rather than `IN (SELECT …)`, which builds a temporary index per list per call.
         return try connection.query("""
-            SELECT * FROM push_preferences
-            WHERE app = :app AND user_id IN (SELECT value FROM json_each(:users))
-              AND scope IN (SELECT value FROM json_each(:scopes))
-            """, [":app": app, ":users": JSONStringArray.encode(userIDs), ":scopes": JSONStringArray.encode([""] + scopes.map { column(scope: $0) })])
+            SELECT p.* FROM json_each(:users) AS u CROSS JOIN json_each(:scopes) AS s
+            CROSS JOIN push_preferences AS p ON p.app = :app AND p.user_id = u.value AND p.scope = s.value
+            """, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))),
+                  ":scopes": JSONStringArray.encode(Array(Set([""] + scopes.map { column(scope: $0) })))])
             .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
     }
 
