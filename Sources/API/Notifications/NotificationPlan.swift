@@ -2,8 +2,8 @@ import Foundation
 import Realtime
 
 /// What every recipient's copy of one notification follows: texts, data, grouping, expiry and
-/// the push policy (NO-1, NO-2). Stored as `notifications.plan_json` until the pushes are planned,
-/// so a crash between storing and planning re-plans from it at the next start.
+/// the push policy (NO-1, NO-2). Stored as the call's `notification_plans` row until the pushes
+/// are planned, so a crash between storing and planning re-plans from it at the next start.
 struct NotificationPlan: Codable, Sendable, Equatable {
     /// NO-2 push policies.
     enum Policy: String, Codable, Sendable {
@@ -91,62 +91,47 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
     func jsonText() -> String {
-        var out = "{"
-        var first = true
-        // One string grown in place: the plan is made for every call on the event loops.
-        func key(_ name: StaticString) {
-            if !first { out += "," }
-            first = false
-            out += "\""
-            out += name.description
-            out += "\":"
-        }
-        func string(_ name: StaticString, _ value: String) {
-            key(name)
+        // One string grown in place (the plan is made for every call, on the event loops); each
+        // field after `kind` brings its own comma, key and colon as one literal.
+        var out = "{\"kind\":"
+        func string(_ key: String, _ value: String) {
+            out += key
             JSONText.appendQuoted(value, to: &out)
         }
-        func map(_ name: StaticString, _ value: [String: String]) {
-            key(name)
+        func map(_ key: String, _ value: [String: String]) {
+            out += key
             out += JSONText.object(value)
         }
-        func literal(_ name: StaticString, _ value: some CustomStringConvertible) {
-            key(name)
-            out += value.description
-        }
-        string("kind", kind)
-        if let scope { string("scope", scope) }
-        if let title { map("title", title) }
-        if let body { map("body", body) }
-        map("arguments", arguments)
-        map("data", data)
-        if let collapseKey { string("collapseKey", collapseKey) }
-        if let threadID { string("threadID", threadID) }
-        if let sound { string("sound", sound) }
-        if let androidChannelID { string("androidChannelID", androidChannelID) }
-        string("priority", priority)
-        if let expiresAt { literal("expiresAt", expiresAt) }
-        if let ttlSeconds { literal("ttlSeconds", ttlSeconds) }
+        JSONText.appendQuoted(kind, to: &out)
+        if let scope { string(",\"scope\":", scope) }
+        if let title { map(",\"title\":", title) }
+        if let body { map(",\"body\":", body) }
+        map(",\"arguments\":", arguments)
+        map(",\"data\":", data)
+        if let collapseKey { string(",\"collapseKey\":", collapseKey) }
+        if let threadID { string(",\"threadID\":", threadID) }
+        if let sound { string(",\"sound\":", sound) }
+        if let androidChannelID { string(",\"androidChannelID\":", androidChannelID) }
+        string(",\"priority\":", priority)
+        if let expiresAt { out += ",\"expiresAt\":\(expiresAt)" }
+        if let ttlSeconds { out += ",\"ttlSeconds\":\(ttlSeconds)" }
         switch badge {
-        case .number(let n)?: literal("badge", n)
-        case .unread?: string("badge", "unread")
+        case .number(let n)?: out += ",\"badge\":\(n)"
+        case .unread?: out += ",\"badge\":\"unread\""
         case nil: break
         }
-        literal("persist", persist)
-        string("policy", policy.rawValue)
-        literal("ackWindowMilliseconds", ackWindowMilliseconds)
-        string("type", type.rawValue)
-        string("audience", audience)
-        literal("trackOpens", trackOpens)
-        if let idempotencyKey { string("idempotencyKey", idempotencyKey) }
+        out += persist ? ",\"persist\":true" : ",\"persist\":false"
+        string(",\"policy\":", policy.rawValue)
+        out += ",\"ackWindowMilliseconds\":\(ackWindowMilliseconds)"
+        string(",\"type\":", type.rawValue)
+        string(",\"audience\":", audience)
+        out += trackOpens ? ",\"trackOpens\":true" : ",\"trackOpens\":false"
+        if let idempotencyKey { string(",\"idempotencyKey\":", idempotencyKey) }
         if let live {
-            key("live")
-            out += "{\"channel\":"
-            JSONText.appendQuoted(live.channel, to: &out)
-            out += ",\"event\":"
-            JSONText.appendQuoted(live.event, to: &out)
-            out += ",\"data\":"
-            JSONText.appendQuoted(live.data, to: &out)
-            out += ",\"retain\":\(live.retain)}"
+            string(",\"live\":{\"channel\":", live.channel)
+            string(",\"event\":", live.event)
+            string(",\"data\":", live.data)
+            out += live.retain ? ",\"retain\":true}" : ",\"retain\":false}"
         }
         out += "}"
         return out

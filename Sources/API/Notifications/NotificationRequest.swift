@@ -150,7 +150,7 @@ struct NotificationRequest: Sendable {
     static let maxLocales = 32
     /// Most bytes of `args` as compact JSON; most arguments; most characters of one value.
     static let maxArgumentBytes = 2048, maxArguments = 32, maxArgumentValueBytes = 1024
-    /// Most bytes of a whole plan (texts, args, data, live data) as stored with each row.
+    /// Most bytes of a whole plan (texts, args, data, live data) as stored for the call.
     static let maxPlanBytes = 96 * 1024
     /// Longest `ack_window_ms`: past it, the push would be late anyway.
     static let maxAckWindowMilliseconds = 600_000

@@ -62,14 +62,30 @@ public final class Notifier: Sendable {
         var liveDelivered = 0, pushQueued = 0, pushSuppressed = 0, skipped = 0
         var skippedRecipients: [(userID: String, reason: String)] = []
 
+        /// The 201 body (and an idempotent replay's), grown in one string: it is made for every call.
         var json: String {
-            let list = notifications.map { n in
-                "{\"id\":\(JSONText.quote(n.id)),\"user_id\":\(JSONText.quote(n.userID)),\"event_id\":\(n.eventID.map(JSONText.quote) ?? "null")}"
+            var out = "{\"notifications\":["
+            out.reserveCapacity(96 + notifications.count * 96)
+            for (index, n) in notifications.enumerated() {
+                out += index == 0 ? "{\"id\":" : ",{\"id\":"
+                JSONText.appendQuoted(n.id, to: &out)
+                out += ",\"user_id\":"
+                JSONText.appendQuoted(n.userID, to: &out)
+                out += ",\"event_id\":"
+                if let eventID = n.eventID { JSONText.appendQuoted(eventID, to: &out) } else { out += "null" }
+                out += "}"
             }
-            let skippedList = skippedRecipients.map { "{\"user_id\":\(JSONText.quote($0.userID)),\"reason\":\(JSONText.quote($0.reason))}" }
-            return "{\"notifications\":[" + list.joined(separator: ",") + "],\"live_delivered\":\(liveDelivered),"
-                + "\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),\"skipped\":\(skipped),"
-                + "\"skipped_recipients\":[" + skippedList.joined(separator: ",") + "]}"
+            out += "],\"live_delivered\":\(liveDelivered),\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),"
+            out += "\"skipped\":\(skipped),\"skipped_recipients\":["
+            for (index, recipient) in skippedRecipients.enumerated() {
+                out += index == 0 ? "{\"user_id\":" : ",{\"user_id\":"
+                JSONText.appendQuoted(recipient.userID, to: &out)
+                out += ",\"reason\":"
+                JSONText.appendQuoted(recipient.reason, to: &out)
+                out += "}"
+            }
+            out += "]}"
+            return out
         }
     }
 
@@ -332,9 +348,16 @@ public final class Notifier: Sendable {
         let stored = call.stored, plan = call.plan, devices = context.devices
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
-        // The call's texts, parsed once for all its devices (each device only picks a locale).
-        let texts = Result { () throws(CatalogError) -> Texts in
-            Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+        // The call's texts, parsed once for all its devices (each device only picks a locale), and
+        // only when one is pushed to: most recipients of the choke point have no device.
+        var parsed: Result<Texts, CatalogError>?
+        func texts() throws(CatalogError) -> Texts {
+            if parsed == nil {
+                parsed = Result { () throws(CatalogError) -> Texts in
+                    Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+                }
+            }
+            return try parsed!.get()
         }
         for record in stored {
             let eventID = events[record.id].map { String(describing: $0.cursor) }
@@ -366,7 +389,7 @@ public final class Notifier: Sendable {
                     let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, texts: texts.get(), record: record, device: device, eventID: eventID,
+                        notification = try pushNotification(plan, texts: texts(), record: record, device: device, eventID: eventID,
                                                             unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
                         outcome.skipped += 1
@@ -512,12 +535,9 @@ public final class Notifier: Sendable {
         var after: Int64 = 0
         var recovered = 0
         while true {
-            // Owned plans first, then the committed ones: a plan a live call finishes in between
-            // is either still owned here or already gone from what the read sees.
-            let owned = planning.withLock { $0 }
+            let from = after
             let page: [PendingPlan]
             do {
-                let from = after
                 page = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
             } catch {
                 Log.error("could not read unplanned notifications", ["error": "\(error)"])
@@ -525,22 +545,41 @@ public final class Notifier: Sendable {
             }
             guard let last = page.last else { break }
             after = last.firstSequence
+            // A plan is abandoned when it is stored and no call here owns it. A live call owns its
+            // plan from before the commit that stores it, so one this read sees is owned unless
+            // its call is over: claim the unowned ones, then read again, because a call that
+            // ended between the two reads deleted its plan.
+            let claimed = planning.withLock { planning in Set(page.map(\.firstSequence).filter { planning.insert($0).inserted }) }
+            guard !claimed.isEmpty else { continue }
+            var abandoned: [PendingPlan] = []
+            do {
+                abandoned = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
+                    .filter { claimed.contains($0.firstSequence) }
+            } catch {
+                release(Array(claimed))
+                Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                return
+            }
+            release(Array(claimed.subtracting(abandoned.map(\.firstSequence))))
             var calls: [Planning] = []
+            var failed = false
             let done = DispatchGroup()
-            for pending in page where !owned.contains(pending.firstSequence) {
+            for (index, pending) in abandoned.enumerated() {
                 let stored: [NotificationRecord]
                 do {
                     stored = try database.readSync { try NotificationStore.notifications($0, of: pending) }
                 } catch {
+                    release(abandoned[index...].map(\.firstSequence))
                     Log.error("could not read unplanned notifications", ["error": "\(error)"])
-                    return
+                    failed = true
+                    break
                 }
                 guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
                     Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
                     _ = try? database.writeSync { try NotificationStore.markPlanned($0, firstSequence: pending.firstSequence) }
+                    release([pending.firstSequence])
                     continue
                 }
-                planning.withLock { _ = $0.insert(pending.firstSequence) }
                 done.enter()
                 calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.firstSequence) { result in
                     if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
@@ -548,11 +587,12 @@ public final class Notifier: Sendable {
                 })
                 recovered += stored.count
             }
-            // A page's calls are planned as one batch, like live calls.
+            // A page's calls are planned in batches, like live calls (each releases its plans).
             for start in stride(from: 0, to: calls.count, by: Self.maxBatch) {
                 broadcastAndPlan(Array(calls[start..<min(start + Self.maxBatch, calls.count)]))
             }
             done.wait()
+            if failed { return }
         }
         if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
     }
