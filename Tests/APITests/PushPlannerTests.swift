@@ -113,6 +113,77 @@ import Storage
         #expect(full.jsonText() == full.jsonText())
     }
 
+    /// The plan text as the release before the one-string writer made it: stored idempotency
+    /// digests were taken over it, so a retry after an upgrade must hash the same bytes.
+    private func earlierText(_ plan: NotificationPlan) -> String {
+        func string(_ value: String) -> String { JSONText.quote(value) }
+        func map(_ value: [String: String]) -> String {
+            "{" + value.sorted { $0.key < $1.key }.map { string($0.key) + ":" + string($0.value) }.joined(separator: ",") + "}"
+        }
+        var fields: [String] = ["\"kind\":" + string(plan.kind)]
+        if let scope = plan.scope { fields.append("\"scope\":" + string(scope)) }
+        if let title = plan.title { fields.append("\"title\":" + map(title)) }
+        if let body = plan.body { fields.append("\"body\":" + map(body)) }
+        fields.append("\"arguments\":" + map(plan.arguments))
+        fields.append("\"data\":" + map(plan.data))
+        if let collapseKey = plan.collapseKey { fields.append("\"collapseKey\":" + string(collapseKey)) }
+        if let threadID = plan.threadID { fields.append("\"threadID\":" + string(threadID)) }
+        if let sound = plan.sound { fields.append("\"sound\":" + string(sound)) }
+        if let androidChannelID = plan.androidChannelID { fields.append("\"androidChannelID\":" + string(androidChannelID)) }
+        fields.append("\"priority\":" + string(plan.priority))
+        if let expiresAt = plan.expiresAt { fields.append("\"expiresAt\":\(expiresAt)") }
+        if let ttlSeconds = plan.ttlSeconds { fields.append("\"ttlSeconds\":\(ttlSeconds)") }
+        switch plan.badge {
+        case .number(let n)?: fields.append("\"badge\":\(n)")
+        case .unread?: fields.append("\"badge\":\"unread\"")
+        case nil: break
+        }
+        fields.append("\"persist\":\(plan.persist)")
+        fields.append("\"policy\":" + string(plan.policy.rawValue))
+        fields.append("\"ackWindowMilliseconds\":\(plan.ackWindowMilliseconds)")
+        fields.append("\"type\":" + string(plan.type.rawValue))
+        fields.append("\"audience\":" + string(plan.audience))
+        fields.append("\"trackOpens\":\(plan.trackOpens)")
+        if let idempotencyKey = plan.idempotencyKey { fields.append("\"idempotencyKey\":" + string(idempotencyKey)) }
+        if let live = plan.live {
+            fields.append("\"live\":{\"channel\":\(string(live.channel)),\"event\":\(string(live.event)),"
+                + "\"data\":\(string(live.data)),\"retain\":\(live.retain)}")
+        }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    @Test func theTextIsTheOneEarlierReleasesMade() {
+        var full = NotificationPlan(
+            kind: "orders.paid", scope: "store:1", title: ["pt": "Pedido \"#{n}\" pago", "en": "Order\n{n}", "é": "\u{2028}…"],
+            body: ["*": "{total} · ✓"], arguments: ["n": "1042", "total": "R$ 1,00", "b": "\\"], data: ["order_id": "o/1", "z": "", "\u{1}": "\t"],
+            collapseKey: "order-paid-o1", threadID: "store-1", sound: "default", androidChannelID: "orders", priority: "urgent",
+            expiresAt: 1_800_000_000_000, ttlSeconds: 0, badge: .number(3), persist: true, policy: .unlessAcked, ackWindowMilliseconds: 2500,
+            type: .wakeup, audience: "staff", trackOpens: false, idempotencyKey: "k-1")
+        full.live = .init(channel: "gen:1", event: "done", data: #"{"ok":true,"s":"\n"}"#, retain: true)
+        var minimal = PushPlannerTests().plan()
+        minimal.badge = .unread
+        var single = minimal
+        single.data = ["only": "one"]
+        single.live = .init(channel: "c", event: "e", data: "null", retain: false)
+        for plan in [full, minimal, single] {
+            #expect(plan.jsonText() == earlierText(plan))
+        }
+    }
+
+    @Test func theAnswerIsTheOneEarlierReleasesMade() {
+        var outcome = Notifier.Outcome()
+        #expect(outcome.json == #"{"notifications":[],"live_delivered":0,"push_queued":0,"push_suppressed":0,"skipped":0,"skipped_recipients":[]}"#)
+        outcome.notifications = [("ntf_1", "u\"1", "e1-2"), ("ntf_2", "u2", nil)]
+        outcome.liveDelivered = 1
+        outcome.pushQueued = 2
+        outcome.pushSuppressed = 3
+        outcome.skipped = 4
+        outcome.skippedRecipients = [("a", "not_a_member"), ("b", "missing_permission")]
+        #expect(outcome.json == #"{"notifications":[{"id":"ntf_1","user_id":"u\"1","event_id":"e1-2"},{"id":"ntf_2","user_id":"u2","event_id":null}],"#
+            + #""live_delivered":1,"push_queued":2,"push_suppressed":3,"skipped":4,"#
+            + #""skipped_recipients":[{"user_id":"a","reason":"not_a_member"},{"user_id":"b","reason":"missing_permission"}]}"#)
+    }
+
     @Test func digestIsLowerCaseHexSHA256() {
         #expect(NotificationRoutes.sha256Hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }

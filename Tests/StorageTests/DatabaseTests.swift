@@ -187,6 +187,35 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
         #expect(code.primary == SQLiteResultCode(rawValue: 14))  // SQLITE_CANTOPEN
     }
 
+    @Test func theWALIsCheckpointedOffTheWriterAndStaysBounded() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath()
+            let db = try Database.open(path: path, migrations: counterSchema)
+            let wal = path + "-wal"
+            var largest = 0
+            // Each commit of a 4 KiB row adds a page or two; 3 000 of them cross the threshold
+            // (1 000 pages) several times.
+            for n in 0..<3_000 {
+                try db.writeSync { conn in try conn.run("INSERT INTO events VALUES (?, length(zeroblob(4000)))", [n]) }
+                let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+                largest = max(largest, size)
+            }
+            let deadline = Date().addingTimeInterval(5)
+            while db.checkpointCount == 0, Date() < deadline { usleep(1_000) }
+            #expect(db.checkpointCount > 0)
+            // Restarted after checkpoints instead of growing with every commit (6 000 pages): about
+            // the writer's own threshold at most (a few commits more while the queue's checkpoint
+            // holds the checkpoint lock).
+            #expect(largest <= (Int(Checkpointer.writerThreshold) + 100) * (4096 + 24) + 32, "the WAL grew to \(largest) bytes")
+            #expect(try db.readSync { try count($0, "events") } == 3_000)
+            db.close()
+            #expect(!FileManager.default.fileExists(atPath: wal), "the writer, closing last, checkpoints and removes the WAL")
+            let reopened = try Database.open(path: path, migrations: counterSchema)
+            defer { reopened.close() }
+            #expect(try reopened.readSync { try count($0, "events") } == 3_000)
+        }
+    }
+
     @Test func walIsOnForFiles() throws {
         try withTemporaryDirectory { directory in
             let conn = try SQLiteConnection(path: directory.databasePath())

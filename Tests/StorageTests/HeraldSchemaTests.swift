@@ -23,12 +23,27 @@ import Testing
             .map { try $0[0, as: String.self] }
         #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_last_seen_at",
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
-                          "jobs_state_run_at", "notifications", "notifications_created_at", "notifications_inbox",
+                          "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
                           "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
                           "scope_members_user", "sessions"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
         #expect(try session["expires_at", as: Int64?.self] == nil)
+    }
+
+    @Test func version4KeepsRowsAnOlderBuildLeftUnplannedForRecoveryToTakeUp() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(3)))
+        try conn.run("""
+            INSERT INTO notifications (id, user_id, kind, priority, plan_json, created_at)
+            VALUES ('n1', 'u1', 'k', 'normal', '{"kind":"k"}', 1), ('n2', 'u2', 'k', 'normal', '{"kind":"k"}', 1)
+            """)
+        #expect(try Migrator.migrate(conn) == [4])
+        #expect(try Migrator.version(of: conn) == 4)
+        #expect(try NotificationStore.pendingPlans(conn, limit: 10).isEmpty)
+        #expect(try NotificationStore.adoptLegacyPlans(conn) == 1)
+        let plan = try #require(try NotificationStore.pendingPlans(conn, limit: 10).first)
+        #expect(try NotificationStore.notifications(conn, of: plan).map(\.id) == ["n1", "n2"])
     }
 
     @Test func devicesAreUniquePerAppPlatformToken() throws {

@@ -104,18 +104,65 @@ import Testing
         }
     }
 
-    @Test func unplannedRowsComeBackOldestFirstUntilMarkedPlanned() throws {
+    @Test func aCallsPlanCoversItsRowsUntilMarkedPlanned() throws {
         try withMigratedDatabase { db in
-            _ = try NotificationStore.insert(db, new("planned-at-once"))
-            _ = try NotificationStore.insert(db, new("p1", plan: #"{"devices":1}"#))
-            _ = try NotificationStore.insert(db, new("p2", plan: "{}"))
-            _ = try NotificationStore.insert(db, new("p3", plan: "{}"))
-            #expect(try NotificationStore.unplanned(db, limit: 2).map(\.id) == ["p1", "p2"])
-            try NotificationStore.markPlanned(db, id: "p1", cursor: "42-7")
-            try NotificationStore.markPlanned(db, id: "p2", cursor: nil)
-            #expect(try NotificationStore.unplanned(db, limit: 10).map(\.id) == ["p3"])
-            let planned = try #require(try NotificationStore.find(db, id: "p1"))
-            #expect(planned.cursor == "42-7" && planned.planJSON == nil)
+            let alone = try NotificationStore.insert(db, new("planned-at-once"))
+            let rows = try ["a", "b", "c"].map { try NotificationStore.insert(db, new($0, user: "u-\($0)")) }
+            let other = try NotificationStore.insert(db, new("d"))
+            try NotificationStore.insertPlan(db, PendingPlan(firstSequence: rows[0].sequence, lastSequence: rows[2].sequence,
+                                                             planJSON: #"{"kind":"k"}"#, createdAt: 1_000))
+            try NotificationStore.insertPlan(db, PendingPlan(firstSequence: other.sequence, lastSequence: other.sequence,
+                                                             planJSON: "{}", createdAt: 1_000))
+            let pending = try NotificationStore.pendingPlans(db, limit: 10)
+            #expect(pending.map(\.firstSequence) == [rows[0].sequence, other.sequence])
+            #expect(try NotificationStore.pendingPlans(db, after: rows[0].sequence, limit: 10).map(\.firstSequence) == [other.sequence])
+            #expect(try NotificationStore.pendingPlans(db, limit: 1).count == 1)
+            #expect(try NotificationStore.notifications(db, of: pending[0]).map(\.id) == ["a", "b", "c"])
+            #expect(try NotificationStore.isPlanned(db, alone))
+            #expect(try rows.allSatisfy { try !NotificationStore.isPlanned(db, $0) })
+            #expect(try !NotificationStore.isPlanned(db, other))
+
+            try NotificationStore.markPlanned(db, firstSequence: rows[0].sequence)
+            #expect(try rows.allSatisfy { try NotificationStore.isPlanned(db, $0) })
+            #expect(try !NotificationStore.isPlanned(db, other))
+            #expect(try NotificationStore.pendingPlans(db, limit: 10).map(\.firstSequence) == [other.sequence])
+            let empty = #expect(throws: StorageError.self) {
+                try NotificationStore.insertPlan(db, PendingPlan(firstSequence: 9, lastSequence: 8, planJSON: "{}", createdAt: 1))
+            }
+            guard case .constraint(.check, _)? = empty else { Issue.record("got \(String(describing: empty))"); return }
+        }
+    }
+
+    @Test func insertStoresEveryColumnAndNoPlanOnTheRow() throws {
+        try withMigratedDatabase { db in
+            let stored = try NotificationStore.insert(db, NotificationRecord(
+                id: "n1", userID: "u1", kind: "k", scope: "s", titleJSON: #"{"*":"T"}"#, bodyJSON: #"{"en":"B"}"#,
+                argsJSON: #"{"a":"1"}"#, dataJSON: #"{"d":"2"}"#, collapseKey: "c", threadID: "t", priority: "urgent",
+                expiresAt: 7, inInbox: false, cursor: "ignored", createdAt: 5, readAt: 6))
+            #expect(stored.cursor == nil && stored.readAt == nil && stored.planJSON == nil)
+            #expect(try NotificationStore.find(db, id: "n1") == stored)
+            try NotificationStore.setCursor(db, sequence: stored.sequence, cursor: "e1-9")
+            #expect(try NotificationStore.find(db, id: "n1")?.cursor == "e1-9")
+        }
+    }
+
+    @Test func rowsAnOlderBuildLeftWithPlanJSONBecomeOnePlanPerCall() throws {
+        try withMigratedDatabase { db in
+            // Two calls of an older build: a run of three rows with one plan, a row with another,
+            // then a planned row, then a row whose plan equals the first call's (a separate call).
+            let first = try (0..<3).map { try NotificationStore.insert(db, new("a\($0)", plan: "P")) }
+            let second = try NotificationStore.insert(db, new("b", plan: "Q"))
+            _ = try NotificationStore.insert(db, new("planned"))
+            let third = try NotificationStore.insert(db, new("c", plan: "P"))
+            #expect(try NotificationStore.adoptLegacyPlans(db) == 3)
+            let plans = try NotificationStore.pendingPlans(db, limit: 10)
+            #expect(plans == [
+                PendingPlan(firstSequence: first[0].sequence, lastSequence: first[2].sequence, planJSON: "P", createdAt: 1_000),
+                PendingPlan(firstSequence: second.sequence, lastSequence: second.sequence, planJSON: "Q", createdAt: 1_000),
+                PendingPlan(firstSequence: third.sequence, lastSequence: third.sequence, planJSON: "P", createdAt: 1_000),
+            ])
+            #expect(try db.queryOne("SELECT count(*) FROM notifications WHERE plan_json IS NOT NULL")?[0, as: Int.self] == 0)
+            #expect(try NotificationStore.adoptLegacyPlans(db) == 0)
         }
     }
 

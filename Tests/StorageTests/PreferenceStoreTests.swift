@@ -26,6 +26,25 @@ import Testing
         }
     }
 
+    @Test func listReadsTheGlobalSwitchAndTheGivenScopesOfManyUsers() throws {
+        try withMigratedDatabase { db in
+            let saved = [
+                PushPreferenceRecord(userID: "u1", scope: nil, isEnabled: false, updatedAt: 1),
+                PushPreferenceRecord(userID: "u1", scope: "s1", isEnabled: true, updatedAt: 1),
+                PushPreferenceRecord(userID: "u1", scope: "s2", isEnabled: true, updatedAt: 1),
+                PushPreferenceRecord(userID: "u2", scope: "s1", isEnabled: false, enabledEvents: ["a"], updatedAt: 1),
+                PushPreferenceRecord(userID: "u3", scope: nil, isEnabled: true, updatedAt: 1),
+                PushPreferenceRecord(app: "other", userID: "u1", scope: "s1", isEnabled: true, updatedAt: 1),
+            ]
+            for record in saved { try PreferenceStore.save(db, record) }
+            let found = try PreferenceStore.list(db, userIDs: ["u1", "u2", "nobody"], scopes: ["s1"])
+            #expect(Set(found.map { "\($0.userID)/\($0.scope ?? "-")" }) == ["u1/-", "u1/s1", "u2/s1"])
+            #expect(found.contains(saved[3]))
+            #expect(try PreferenceStore.list(db, userIDs: ["u1"], scopes: []).map(\.scope) == [nil])
+            #expect(try PreferenceStore.list(db, userIDs: [], scopes: ["s1"]).isEmpty)
+        }
+    }
+
     @Test func anEmptyEventListIsNotTheDefaults() throws {
         try withMigratedDatabase { db in
             try PreferenceStore.save(db, PushPreferenceRecord(userID: "u1", scope: "s", isEnabled: true, enabledEvents: [], updatedAt: 1))

@@ -348,6 +348,43 @@ def test_recovery_plans_what_a_crash_left_unplanned(h, provider_double):
     assert deliveries(h, "ntf_crashed")["planned"] is True
 
 
+def test_recovery_plans_a_call_whose_plan_row_a_crash_left(h, provider_double):
+    """The crash window as this build leaves it: a call's rows and its one notification_plans row
+    committed, planning never run. Until recovery runs the delivery record says planned: false;
+    the next process broadcasts and pushes the call's every row, and deletes the plan."""
+    import sqlite3
+    users = [f"u-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    phones = [Session(h, user, "ios") for user in users]
+    first = notify(h, [users[0]])["notifications"][0]
+    wait_outcome(h, first["id"], phones[0].device_id, {"sent"})
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    assert db.execute("SELECT count(*) FROM notification_plans").fetchone()[0] == 0
+    assert db.execute("SELECT plan_json FROM notifications WHERE id = ?", (first["id"],)).fetchone()[0] is None
+    plan = {"kind": "chat.message", "arguments": {}, "data": {}, "priority": "normal", "persist": True, "policy": "auto",
+            "ackWindowMilliseconds": 3000, "type": "alert", "audience": "everyone", "trackOpens": False,
+            "title": {"*": "New message"}}
+    now = int(time.time() * 1000)
+    seqs = []
+    for i, user in enumerate(users):
+        cur = db.execute("""INSERT INTO notifications (id, user_id, kind, data_json, priority, created_at)
+                            VALUES (?, ?, 'chat.message', '{}', 'normal', ?)""", (f"ntf_planrow{i}", user, now))
+        seqs.append(cur.lastrowid)
+    db.execute("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (?, ?, ?, ?)",
+               (seqs[0], seqs[-1], json.dumps(plan), now))
+    db.commit()
+    db.close()
+    assert deliveries(h, "ntf_planrow1")["planned"] is False
+    assert deliveries(h, first["id"])["planned"] is True
+    h.restart()
+    for i, phone in enumerate(phones):
+        wait_outcome(h, f"ntf_planrow{i}", phone.device_id, {"sent"}, timeout=15)
+        assert deliveries(h, f"ntf_planrow{i}")["planned"] is True
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    assert db.execute("SELECT count(*) FROM notification_plans").fetchone()[0] == 0
+    assert all(row[0] for row in db.execute("SELECT cursor FROM notifications WHERE id LIKE 'ntf_planrow%'"))
+    db.close()
+
+
 def test_randomized_flipping_never_both_never_neither(herald_factory, provider_double):
     """20 users x 3 sessions, each with a device and most with a live stream, flip between
     foreground and background while 500 notifications flow. Every (notification, device) ends

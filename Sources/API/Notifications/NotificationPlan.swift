@@ -2,8 +2,8 @@ import Foundation
 import Realtime
 
 /// What every recipient's copy of one notification follows: texts, data, grouping, expiry and
-/// the push policy (NO-1, NO-2). Stored as `notifications.plan_json` until the pushes are planned,
-/// so a crash between storing and planning re-plans from it at the next start.
+/// the push policy (NO-1, NO-2). Stored as the call's `notification_plans` row until the pushes
+/// are planned, so a crash between storing and planning re-plans from it at the next start.
 struct NotificationPlan: Codable, Sendable, Equatable {
     /// NO-2 push policies.
     enum Policy: String, Codable, Sendable {
@@ -91,38 +91,50 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
     func jsonText() -> String {
-        func string(_ value: String) -> String { JSONText.quote(value) }
-        func map(_ value: [String: String]) -> String { JSONText.object(value) }
-        var fields: [String] = ["\"kind\":" + string(kind)]
-        if let scope { fields.append("\"scope\":" + string(scope)) }
-        if let title { fields.append("\"title\":" + map(title)) }
-        if let body { fields.append("\"body\":" + map(body)) }
-        fields.append("\"arguments\":" + map(arguments))
-        fields.append("\"data\":" + map(data))
-        if let collapseKey { fields.append("\"collapseKey\":" + string(collapseKey)) }
-        if let threadID { fields.append("\"threadID\":" + string(threadID)) }
-        if let sound { fields.append("\"sound\":" + string(sound)) }
-        if let androidChannelID { fields.append("\"androidChannelID\":" + string(androidChannelID)) }
-        fields.append("\"priority\":" + string(priority))
-        if let expiresAt { fields.append("\"expiresAt\":\(expiresAt)") }
-        if let ttlSeconds { fields.append("\"ttlSeconds\":\(ttlSeconds)") }
+        // One string grown in place (the plan is made for every call, on the event loops); each
+        // field after `kind` brings its own comma, key and colon as one literal.
+        var out = "{\"kind\":"
+        func string(_ key: String, _ value: String) {
+            out += key
+            JSONText.appendQuoted(value, to: &out)
+        }
+        func map(_ key: String, _ value: [String: String]) {
+            out += key
+            out += JSONText.object(value)
+        }
+        JSONText.appendQuoted(kind, to: &out)
+        if let scope { string(",\"scope\":", scope) }
+        if let title { map(",\"title\":", title) }
+        if let body { map(",\"body\":", body) }
+        map(",\"arguments\":", arguments)
+        map(",\"data\":", data)
+        if let collapseKey { string(",\"collapseKey\":", collapseKey) }
+        if let threadID { string(",\"threadID\":", threadID) }
+        if let sound { string(",\"sound\":", sound) }
+        if let androidChannelID { string(",\"androidChannelID\":", androidChannelID) }
+        string(",\"priority\":", priority)
+        if let expiresAt { out += ",\"expiresAt\":\(expiresAt)" }
+        if let ttlSeconds { out += ",\"ttlSeconds\":\(ttlSeconds)" }
         switch badge {
-        case .number(let n)?: fields.append("\"badge\":\(n)")
-        case .unread?: fields.append("\"badge\":\"unread\"")
+        case .number(let n)?: out += ",\"badge\":\(n)"
+        case .unread?: out += ",\"badge\":\"unread\""
         case nil: break
         }
-        fields.append("\"persist\":\(persist)")
-        fields.append("\"policy\":" + string(policy.rawValue))
-        fields.append("\"ackWindowMilliseconds\":\(ackWindowMilliseconds)")
-        fields.append("\"type\":" + string(type.rawValue))
-        fields.append("\"audience\":" + string(audience))
-        fields.append("\"trackOpens\":\(trackOpens)")
-        if let idempotencyKey { fields.append("\"idempotencyKey\":" + string(idempotencyKey)) }
+        out += persist ? ",\"persist\":true" : ",\"persist\":false"
+        string(",\"policy\":", policy.rawValue)
+        out += ",\"ackWindowMilliseconds\":\(ackWindowMilliseconds)"
+        string(",\"type\":", type.rawValue)
+        string(",\"audience\":", audience)
+        out += trackOpens ? ",\"trackOpens\":true" : ",\"trackOpens\":false"
+        if let idempotencyKey { string(",\"idempotencyKey\":", idempotencyKey) }
         if let live {
-            fields.append("\"live\":{\"channel\":\(string(live.channel)),\"event\":\(string(live.event)),"
-                + "\"data\":\(string(live.data)),\"retain\":\(live.retain)}")
+            string(",\"live\":{\"channel\":", live.channel)
+            string(",\"event\":", live.event)
+            string(",\"data\":", live.data)
+            out += live.retain ? ",\"retain\":true}" : ",\"retain\":false}"
         }
-        return "{" + fields.joined(separator: ",") + "}"
+        out += "}"
+        return out
     }
 
     static func decode(_ text: String) throws -> NotificationPlan {

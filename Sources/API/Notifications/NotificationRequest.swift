@@ -3,7 +3,7 @@ import Realtime
 
 /// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names
 /// are the wire names; `NotificationRequest.init(body:)` turns it into checked, typed values.
-struct NotificationBody: Decodable {
+struct NotificationBody: Decodable, Equatable {
     let recipients: RecipientsBody
     let kind: String
     let scope: String?
@@ -28,7 +28,7 @@ struct NotificationBody: Decodable {
 
     /// `{user_ids}` or `{scope, permission?}` or `{scope, assignee}`; `assignee: null` differs
     /// from no `assignee` (NO-6: "the assignee, or every member when there is none").
-    struct RecipientsBody: Decodable {
+    struct RecipientsBody: Decodable, Equatable {
         let userIDs: [String]?
         let scope: String?
         let permission: String?
@@ -36,6 +36,13 @@ struct NotificationBody: Decodable {
         let assignee: String??
 
         enum CodingKeys: String, CodingKey { case user_ids, scope, permission, assignee }
+
+        init(userIDs: [String]?, scope: String?, permission: String?, assignee: String??) {
+            self.userIDs = userIDs
+            self.scope = scope
+            self.permission = permission
+            self.assignee = assignee
+        }
 
         init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -51,7 +58,7 @@ struct NotificationBody: Decodable {
     }
 
     /// One text for every locale, or a per-locale map (`{"pt": "…", "en": "…"}`).
-    enum TextInput: Decodable {
+    enum TextInput: Decodable, Equatable {
         case single(String)
         case byLocale([String: String])
 
@@ -66,7 +73,7 @@ struct NotificationBody: Decodable {
     }
 
     /// A unix-ms integer or an RFC 3339 string.
-    enum Instant: Decodable {
+    enum Instant: Decodable, Equatable {
         case milliseconds(Int64)
         case text(String)
 
@@ -81,7 +88,7 @@ struct NotificationBody: Decodable {
     }
 
     /// A number, or `"unread"`: the recipient's unread inbox count when planned.
-    enum Badge: Decodable {
+    enum Badge: Decodable, Equatable {
         case number(Int)
         case keyword(String)
 
@@ -95,14 +102,14 @@ struct NotificationBody: Decodable {
         }
     }
 
-    struct LiveBody: Decodable {
+    struct LiveBody: Decodable, Equatable {
         let channel: String
         let event: String?
         let data: JSONValue?
         let retain: Bool?
     }
 
-    struct PushBody: Decodable {
+    struct PushBody: Decodable, Equatable {
         let policy: String?
         let ack_window_ms: Int?
         let type: String?
@@ -127,8 +134,11 @@ struct NotificationRequest: Sendable {
     /// Extra message for a resource channel, published once per call.
     let live: PublishRequest?
     let idempotencyKey: String?
-    /// `plan.jsonText()`, made once: it is stored with every recipient's row.
+    /// `plan.jsonText()`, made once: it is stored as the call's plan until its pushes are planned.
     let planJSON: String
+    /// The texts, arguments and data as every recipient's row stores them (JSON objects, keys
+    /// sorted), made here on the event loop instead of in the writer's transaction.
+    let titleJSON: String?, bodyJSON: String?, argsJSON: String?, dataJSON: String
 
     /// Most recipients one call may reach.
     static let maxRecipients = 1000
@@ -140,7 +150,7 @@ struct NotificationRequest: Sendable {
     static let maxLocales = 32
     /// Most bytes of `args` as compact JSON; most arguments; most characters of one value.
     static let maxArgumentBytes = 2048, maxArguments = 32, maxArgumentValueBytes = 1024
-    /// Most bytes of a whole plan (texts, args, data, live data) as stored with each row.
+    /// Most bytes of a whole plan (texts, args, data, live data) as stored for the call.
     static let maxPlanBytes = 96 * 1024
     /// Longest `ack_window_ms`: past it, the push would be late anyway.
     static let maxAckWindowMilliseconds = 600_000
@@ -176,7 +186,8 @@ struct NotificationRequest: Sendable {
                 throw HTTPError.invalid("data", "data key '\(key)' is reserved by the push providers or by Herald")
             }
         }
-        let dataBytes = JSONText.object(data).utf8.count
+        let dataJSON = JSONText.object(data)
+        let dataBytes = dataJSON.utf8.count
         guard dataBytes <= Self.maxDataBytes else {
             throw HTTPError(413, "payload_too_large", "data is \(dataBytes) bytes; a push carries at most \(Self.maxDataBytes)", field: "data")
         }
@@ -221,7 +232,8 @@ struct NotificationRequest: Sendable {
         where name.isEmpty || name.unicodeScalars.count > 64 || value.unicodeScalars.count > Self.maxArgumentValueBytes {
             throw HTTPError.invalid("args", "each argument name is 1-64 characters and each value at most \(Self.maxArgumentValueBytes) characters")
         }
-        let argumentBytes = JSONText.object(arguments).utf8.count
+        let argumentsJSON = JSONText.object(arguments)
+        let argumentBytes = argumentsJSON.utf8.count
         guard argumentBytes <= Self.maxArgumentBytes else {
             throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
         }
@@ -247,8 +259,12 @@ struct NotificationRequest: Sendable {
             throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
         }
         idempotencyKey = body.idempotency_key
+        titleJSON = plan.title.map(JSONText.object)
+        bodyJSON = plan.body.map(JSONText.object)
+        argsJSON = arguments.isEmpty ? nil : argumentsJSON
+        self.dataJSON = dataJSON
         planJSON = plan.jsonText()
-        // Every recipient's row stores the plan: bound it, so one call cannot fill the disk.
+        // Bound the stored plan and texts, so one call cannot fill the disk.
         guard planJSON.utf8.count <= Self.maxPlanBytes else {
             throw HTTPError(413, "payload_too_large", "the notification is \(planJSON.utf8.count) bytes of texts, args, data and live data; the limit is \(Self.maxPlanBytes)")
         }

@@ -8,17 +8,17 @@ import Synchronization
 /// invalidation event on `user:{id}`, then plans pushes — only to devices whose session did not
 /// see the event live in the foreground. Never both, never neither:
 ///
-/// 1. one writer transaction stores the rows, each with its plan (`plan_json`), and reserves the
-///    idempotency key;
+/// 1. one writer transaction stores the rows and the call's plan (a `PendingPlan`), and reserves
+///    the idempotency key;
 /// 2. after the commit, the events are published (so a reader who took `Herald-Cursor` before its
 ///    GET either sees the row or gets the event);
 /// 3. once every loop has written what was queued before (`afterPendingDeliveries`), presence says
 ///    which connections received each event;
 /// 4. a second transaction decides per device, enqueues `push.deliver` jobs, writes the delivery
-///    record and clears `plan_json`.
+///    record and the live event's cursor, and deletes the plan.
 ///
-/// A crash between 1 and 4 leaves `plan_json` set; `recover()` (at start and periodically)
-/// re-broadcasts and plans those, so a stored notification is never left unpushed.
+/// A crash between 1 and 4 leaves the plan; `recover()` (at start and periodically) re-broadcasts
+/// and plans those calls, so a stored notification is never left unpushed.
 public final class Notifier: Sendable {
     private let database: Database
     private let node: RealtimeNode
@@ -62,20 +62,37 @@ public final class Notifier: Sendable {
         var liveDelivered = 0, pushQueued = 0, pushSuppressed = 0, skipped = 0
         var skippedRecipients: [(userID: String, reason: String)] = []
 
+        /// The 201 body (and an idempotent replay's), grown in one string: it is made for every call.
         var json: String {
-            let list = notifications.map { n in
-                "{\"id\":\(JSONText.quote(n.id)),\"user_id\":\(JSONText.quote(n.userID)),\"event_id\":\(n.eventID.map(JSONText.quote) ?? "null")}"
+            var out = "{\"notifications\":["
+            out.reserveCapacity(96 + notifications.count * 96)
+            for (index, n) in notifications.enumerated() {
+                out += index == 0 ? "{\"id\":" : ",{\"id\":"
+                JSONText.appendQuoted(n.id, to: &out)
+                out += ",\"user_id\":"
+                JSONText.appendQuoted(n.userID, to: &out)
+                out += ",\"event_id\":"
+                if let eventID = n.eventID { JSONText.appendQuoted(eventID, to: &out) } else { out += "null" }
+                out += "}"
             }
-            let skippedList = skippedRecipients.map { "{\"user_id\":\(JSONText.quote($0.userID)),\"reason\":\(JSONText.quote($0.reason))}" }
-            return "{\"notifications\":[" + list.joined(separator: ",") + "],\"live_delivered\":\(liveDelivered),"
-                + "\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),\"skipped\":\(skipped),"
-                + "\"skipped_recipients\":[" + skippedList.joined(separator: ",") + "]}"
+            out += "],\"live_delivered\":\(liveDelivered),\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),"
+            out += "\"skipped\":\(skipped),\"skipped_recipients\":["
+            for (index, recipient) in skippedRecipients.enumerated() {
+                out += index == 0 ? "{\"user_id\":" : ",{\"user_id\":"
+                JSONText.appendQuoted(recipient.userID, to: &out)
+                out += ",\"reason\":"
+                JSONText.appendQuoted(recipient.reason, to: &out)
+                out += "}"
+            }
+            out += "]}"
+            return out
         }
     }
 
     private enum Stored: Sendable {
         case replay(String)
-        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)])
+        /// `plan`: the first `seq` of the call's stored plan; nil when it reached nobody.
+        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
     }
 
     /// One call waiting for its turn in a batch.
@@ -91,6 +108,8 @@ public final class Notifier: Sendable {
         let plan: NotificationPlan
         let live: PublishRequest?
         let skipped: [(userID: String, reason: String)]
+        /// The stored plan (its first `seq`) that planning deletes; nil when there is none.
+        let pending: Int64?
         let completion: @Sendable (Result<Outcome, any Error>) -> Void
     }
 
@@ -99,9 +118,9 @@ public final class Notifier: Sendable {
     /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
     /// instead of per call.
     private let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
-    /// Ids of the notifications this process has stored and not finished planning. Recovery
-    /// leaves them alone: an unplanned row is abandoned only when no call here still owns it.
-    private let planning = Mutex<Set<String>>([])
+    /// The plans (by first `seq`) this process has stored or taken up and not finished planning.
+    /// Recovery leaves them alone: a plan is abandoned only when no call here still owns it.
+    private let planning = Mutex<Set<Int64>>([])
     /// Most calls stored in one transaction.
     static let maxBatch = 128
 
@@ -127,7 +146,7 @@ public final class Notifier: Sendable {
             intake.pending.removeFirst(taken.count)
             return taken
         }
-        let owned = IDList()
+        let owned = OwnedPlans()
         database.write({ [self] connection -> [Result<Stored, HTTPError>] in
             try connection.transaction { connection -> [Result<Stored, HTTPError>] in
                 var results: [Result<Stored, HTTPError>] = []
@@ -144,6 +163,9 @@ public final class Notifier: Sendable {
                 return results
             }
         }) { [self] result in
+            // Rolled back: the plans registered inside the transaction do not exist. Given back
+            // before the next batch, which may store plans starting at the same (freed) seq.
+            if case .failure = result { release(owned.take()) }
             // The writer is free for the next batch while this one is broadcast and planned.
             let more = intake.withLock { intake -> Bool in
                 if intake.pending.isEmpty { intake.storing = false }
@@ -152,18 +174,16 @@ public final class Notifier: Sendable {
             if more { storeBatch() }
             // The rest (publish, the loop barrier, answers) runs off the writer's queue: the
             // writer is the choke point's one serial resource.
-            afterCommit.async { [self] in answer(calls, result, owned: owned) }
+            afterCommit.async { [self] in answer(calls, result) }
         }
     }
 
     /// After a batch's storing transaction: answers replays and refusals, and sends the stored
     /// calls on to be broadcast and planned.
-    private func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>, owned: IDList) {
+    private func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>) {
         let results: [Result<Stored, HTTPError>]
         switch result {
         case .failure(let error):
-            // Rolled back: the ids registered inside the transaction name no rows.
-            release(owned.take())
             let response = DatabaseResponder.response(.failure(error))
             for call in calls { call.completion(response) }
             return
@@ -179,9 +199,10 @@ public final class Notifier: Sendable {
                 var response = HTTPResponse.json(200, json)
                 response.headers.add(name: "Idempotent-Replayed", value: "true")
                 call.completion(response)
-            case .success(.fresh(let stored, let skipped)):
+            case .success(.fresh(let stored, let skipped, let pending)):
                 let completion = call.completion
-                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped) { result in
+                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
+                                         pending: pending) { result in
                     switch result {
                     case .success(let outcome):
                         completion(.json(201, outcome.json))
@@ -199,7 +220,7 @@ public final class Notifier: Sendable {
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
     /// write (the batch relies on it).
-    private func store(_ call: Call, owned: IDList, connection: SQLiteConnection) throws -> Stored {
+    private func store(_ call: Call, owned: OwnedPlans, connection: SQLiteConnection) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
         if let key = request.idempotencyKey,
@@ -215,16 +236,24 @@ public final class Notifier: Sendable {
             return .replay(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
-        let planJSON = request.planJSON
-        let titleJSON = plan.title.map(JSONText.object), bodyJSON = plan.body.map(JSONText.object)
-        let argsJSON = plan.arguments.isEmpty ? nil : JSONText.object(plan.arguments), dataJSON = JSONText.object(plan.data)
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
             stored.append(try NotificationStore.insert(connection, NotificationRecord(
-                id: Self.newID("ntf"), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: titleJSON, bodyJSON: bodyJSON,
-                argsJSON: argsJSON, dataJSON: dataJSON, collapseKey: plan.collapseKey, threadID: plan.threadID,
-                priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planJSON: planJSON, createdAt: now)))
+                id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
+                bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
+        }
+        var pending: Int64?
+        if let first = stored.first, let last = stored.last {
+            // One plan for the call, whatever its number of recipients: they are the rows just
+            // stored one after another.
+            try NotificationStore.insertPlan(connection, PendingPlan(firstSequence: first.sequence, lastSequence: last.sequence,
+                                                                     planJSON: request.planJSON, createdAt: now))
+            pending = first.sequence
+            // Owned from before the commit, so recovery (reading committed plans) never sees it unowned.
+            planning.withLock { _ = $0.insert(first.sequence) }
+            owned.add(first.sequence)
         }
         if let key = request.idempotencyKey {
             var provisional = Outcome()
@@ -233,10 +262,7 @@ public final class Notifier: Sendable {
             try IdempotencyStore.reserve(connection, IdempotencyRecord(
                 app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
-        // Owned from before the commit, so recovery (reading committed rows) never sees them unowned.
-        planning.withLock { $0.formUnion(stored.map(\.id)) }
-        owned.add(stored.map(\.id))
-        return .fresh(stored, skipped: skipped)
+        return .fresh(stored, skipped: skipped, plan: pending)
     }
 
     /// Steps 2-4 for the stored notifications of one batch: one publish, one barrier, one
@@ -269,14 +295,17 @@ public final class Notifier: Sendable {
             let presence = seen
             database.write({ [self] connection in
                 try connection.transaction { connection in
-                    try calls.map { call in
-                        try planPushes(call.stored, plan: call.plan, events: sequences, receipts: presence, skipped: call.skipped,
-                                       connection: connection)
+                    let now = unixMilliseconds()
+                    // The planning reads of every call in the batch, in one query each instead of
+                    // one per call (one-recipient calls come in batches of dozens).
+                    let context = try PlanningContext(calls, now: now, connection: connection)
+                    return try calls.map { call in
+                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, connection: connection)
                     }
                 }
             }) { [self] result in
                 // Planned, or failed and left to recovery: no longer owned by these calls.
-                release(calls.flatMap { $0.stored.map(\.id) })
+                release(calls.compactMap(\.pending))
                 afterCommit.async { [self] in
                     switch result {
                     case .success(let outcomes):
@@ -290,24 +319,52 @@ public final class Notifier: Sendable {
         }
     }
 
-    /// Step 4, inside the writer transaction.
-    private func planPushes(_ stored: [NotificationRecord], plan: NotificationPlan, events: [String: ChannelMessage],
-                      receipts: [String: [Presence.Receipt]], skipped: [(userID: String, reason: String)],
-                      connection: SQLiteConnection) throws -> Outcome {
-        let now = unixMilliseconds()
+    /// What planning reads for every recipient of a batch: their devices and push preferences.
+    private struct PlanningContext {
+        let devices: [String: [DeviceRecord]]
+        /// By user, then by scope (nil: the user's global switch).
+        let preferences: [String: [String?: PushPreferenceRecord]]
+
+        init(_ calls: [Planning], now: Int64, connection: SQLiteConnection) throws {
+            var users: Set<String> = []
+            var scopes: Set<String> = []
+            for call in calls {
+                for record in call.stored { users.insert(record.userID) }
+                if let scope = call.plan.scope { scopes.insert(scope) }
+            }
+            let userIDs = Array(users)
+            devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: userIDs, now: now), by: \.userID)
+            var preferences: [String: [String?: PushPreferenceRecord]] = [:]
+            for record in try PreferenceStore.list(connection, userIDs: userIDs, scopes: Array(scopes)) {
+                preferences[record.userID, default: [:]][record.scope] = record
+            }
+            self.preferences = preferences
+        }
+    }
+
+    /// Step 4 for one call, inside the writer transaction.
+    private func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
+                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome {
+        let stored = call.stored, plan = call.plan, devices = context.devices
         var outcome = Outcome()
-        outcome.skippedRecipients = skipped
-        let devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: Array(Set(stored.map(\.userID))), now: now), by: \.userID)
-        // The call's texts, parsed once for all its devices (each device only picks a locale).
-        let texts = Result { () throws(CatalogError) -> Texts in
-            Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+        outcome.skippedRecipients = call.skipped
+        // The call's texts, parsed once for all its devices (each device only picks a locale), and
+        // only when one is pushed to: most recipients of the choke point have no device.
+        var parsed: Result<Texts, CatalogError>?
+        func texts() throws(CatalogError) -> Texts {
+            if parsed == nil {
+                parsed = Result { () throws(CatalogError) -> Texts in
+                    Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+                }
+            }
+            return try parsed!.get()
         }
         for record in stored {
             let eventID = events[record.id].map { String(describing: $0.cursor) }
             outcome.notifications.append((record.id, record.userID, eventID))
-            let global = try PreferenceStore.find(connection, userID: record.userID, scope: nil)
-            var scoped: PushPreferenceRecord?
-            if let scope = plan.scope { scoped = try PreferenceStore.find(connection, userID: record.userID, scope: scope) }
+            let preferences = context.preferences[record.userID]
+            let global = preferences?[String?.none]
+            let scoped = plan.scope.flatMap { preferences?[$0] }
             let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
             var unread: Int?
             if plan.badge == .unread { unread = try NotificationStore.unreadCount(connection, userID: record.userID) }
@@ -329,10 +386,10 @@ public final class Notifier: Sendable {
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
                         outcome: result, detail: detail, at: now))
                 case .enqueue(let runAt, let ackEventID):
-                    let deliveryID = plan.trackOpens ? Self.newID("dlv") : nil
+                    let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, texts: texts.get(), record: record, device: device, eventID: eventID,
+                        notification = try pushNotification(plan, texts: texts(), record: record, device: device, eventID: eventID,
                                                             unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
                         outcome.skipped += 1
@@ -351,8 +408,9 @@ public final class Notifier: Sendable {
                         detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
                 }
             }
-            try NotificationStore.markPlanned(connection, id: record.id, cursor: eventID)
+            if let eventID { try NotificationStore.setCursor(connection, sequence: record.sequence, cursor: eventID) }
         }
+        if let pending = call.pending { try NotificationStore.markPlanned(connection, firstSequence: pending) }
         if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
@@ -467,57 +525,82 @@ public final class Notifier: Sendable {
     }
 
     private func runRecovery() {
+        do {
+            let adopted = try database.writeSync { try NotificationStore.adoptLegacyPlans($0) }
+            if adopted > 0 { Log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
+        } catch {
+            Log.error("could not take up the push plans an older build left", ["error": "\(error)"])
+            return
+        }
         var after: Int64 = 0
-        var seen: Set<String> = []
         var recovered = 0
         while true {
-            let page: [NotificationRecord]
+            let from = after
+            let page: [PendingPlan]
             do {
-                let from = after
-                page = try database.readSync { try NotificationStore.unplanned($0, after: from, limit: 500) }
+                page = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
             } catch {
                 Log.error("could not read unplanned notifications", ["error": "\(error)"])
                 return
             }
             guard let last = page.last else { break }
-            after = last.sequence
-            let owned = planning.withLock { $0 }
-            // Rows of one call share a plan: take all of them at once, so the call's stored answer
-            // (idempotency) and its `live` message are made whole, once.
-            for json in Set(page.compactMap(\.planJSON)) where !seen.contains(json) {
-                seen.insert(json)
-                let group: [NotificationRecord]
+            after = last.firstSequence
+            // A plan is abandoned when it is stored and no call here owns it. A live call owns its
+            // plan from before the commit that stores it, so one this read sees is owned unless
+            // its call is over: claim the unowned ones, then read again, because a call that
+            // ended between the two reads deleted its plan.
+            let claimed = planning.withLock { planning in Set(page.map(\.firstSequence).filter { planning.insert($0).inserted }) }
+            guard !claimed.isEmpty else { continue }
+            var abandoned: [PendingPlan] = []
+            do {
+                abandoned = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
+                    .filter { claimed.contains($0.firstSequence) }
+            } catch {
+                release(Array(claimed))
+                Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                return
+            }
+            release(Array(claimed.subtracting(abandoned.map(\.firstSequence))))
+            var calls: [Planning] = []
+            var failed = false
+            let done = DispatchGroup()
+            for (index, pending) in abandoned.enumerated() {
+                let stored: [NotificationRecord]
                 do {
-                    group = try database.readSync { try NotificationStore.unplanned($0, planJSON: json) }.filter { !owned.contains($0.id) }
+                    stored = try database.readSync { try NotificationStore.notifications($0, of: pending) }
                 } catch {
+                    release(abandoned[index...].map(\.firstSequence))
                     Log.error("could not read unplanned notifications", ["error": "\(error)"])
-                    return
+                    failed = true
+                    break
                 }
-                guard !group.isEmpty else { continue }
-                guard let plan = try? NotificationPlan.decode(json) else {
-                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(group.count)])
-                    try? database.writeSync { connection in
-                        for record in group { try NotificationStore.markPlanned(connection, id: record.id, cursor: nil) }
-                    }
+                guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
+                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
+                    _ = try? database.writeSync { try NotificationStore.markPlanned($0, firstSequence: pending.firstSequence) }
+                    release([pending.firstSequence])
                     continue
                 }
-                planning.withLock { $0.formUnion(group.map(\.id)) }
-                let done = DispatchSemaphore(value: 0)
-                broadcastAndPlan([Planning(stored: group, plan: plan, live: plan.live?.request, skipped: []) { result in
+                done.enter()
+                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.firstSequence) { result in
                     if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
-                    done.signal()
-                }])
-                done.wait()
-                recovered += group.count
+                    done.leave()
+                })
+                recovered += stored.count
             }
+            // A page's calls are planned in batches, like live calls (each releases its plans).
+            for start in stride(from: 0, to: calls.count, by: Self.maxBatch) {
+                broadcastAndPlan(Array(calls[start..<min(start + Self.maxBatch, calls.count)]))
+            }
+            done.wait()
+            if failed { return }
         }
         if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
     }
 
-    /// Ends this process's ownership of notifications (planned, or left to recovery).
-    private func release(_ ids: [String]) {
-        guard !ids.isEmpty else { return }
-        planning.withLock { planning in for id in ids { planning.remove(id) } }
+    /// Ends this process's ownership of plans (planned, or left to recovery).
+    private func release(_ plans: [Int64]) {
+        guard !plans.isEmpty else { return }
+        planning.withLock { planning in for plan in plans { planning.remove(plan) } }
     }
 
     /// Waits up to `seconds` for calls being stored or planned to finish (SIGTERM, OP-5), so none
@@ -534,16 +617,25 @@ public final class Notifier: Sendable {
 
     // MARK: - Helpers
 
-    /// `<prefix>_` and 20 characters of Crockford-style base32: 100 random bits.
-    static func newID(_ prefix: String) -> String {
+    /// `<prefix>_` and 20 characters of Crockford-style base32: 45 bits of the unix ms, most
+    /// significant first, then 55 random bits. Ids made later sort after earlier ones, so a
+    /// batch's inserts land at the right edge of the UNIQUE id index instead of on a random
+    /// page each (one page per notification was most of the choke point's WAL writes); 55 random
+    /// bits per millisecond keep them unguessable and, in practice, unique.
+    static func newID(_ prefix: String, now: Int64 = unixMilliseconds()) -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = Array(prefix.utf8) + [UInt8(ascii: "_")]
-        // Two 64-bit draws give the 100 bits, 5 at a time.
-        for var word in [generator.next() as UInt64, generator.next() as UInt64] {
-            for _ in 0..<10 {
-                bytes.append(idAlphabet[Int(word & 31)])
-                word >>= 5
-            }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(prefix.utf8.count + 21)
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(UInt8(ascii: "_"))
+        let time = UInt64(truncatingIfNeeded: now) & (1 << 45 - 1)
+        for shift in stride(from: 40, through: 0, by: -5) {
+            bytes.append(idAlphabet[Int(time >> UInt64(shift) & 31)])
+        }
+        var random = generator.next() as UInt64
+        for _ in 0..<11 {
+            bytes.append(idAlphabet[Int(random & 31)])
+            random >>= 5
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -551,9 +643,9 @@ public final class Notifier: Sendable {
     private static let idAlphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 }
 
-/// Ids registered by one batch's transaction, so a rollback can give them back.
-private final class IDList: Sendable {
-    private let ids = Mutex<[String]>([])
-    func add(_ more: [String]) { ids.withLock { $0.append(contentsOf: more) } }
-    func take() -> [String] { ids.withLock { ids in defer { ids = [] }; return ids } }
+/// Plans (first `seq`) registered by one batch's transaction, so a rollback can give them back.
+private final class OwnedPlans: Sendable {
+    private let plans = Mutex<[Int64]>([])
+    func add(_ plan: Int64) { plans.withLock { $0.append(plan) } }
+    func take() -> [Int64] { plans.withLock { plans in defer { plans = [] }; return plans } }
 }

@@ -110,7 +110,7 @@ struct DemoRoutes {
         if !probe.hasRecipients {
             request.body = try Self.insertingRecipients(userID: claims.subject, into: request.body)
         }
-        return try notifications.submit(RequestBody.decode(NotificationBody.self, from: request))
+        return try notifications.submit(NotificationRoutes.body(request))
     }
 
     /// `GET /v1/dev/notifications/{id}/deliveries`: as the server-key route answers.

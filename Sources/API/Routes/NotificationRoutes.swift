@@ -26,7 +26,16 @@ struct NotificationRoutes {
     /// repeated `idempotency_key`.
     func send(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        return try submit(RequestBody.decode(NotificationBody.self, from: context.request))
+        return try submit(Self.body(context.request))
+    }
+
+    /// The body, read in one pass by `NotificationBodyScanner`; one it leaves is decoded by
+    /// `JSONDecoder`, whose errors name the field.
+    /// - Throws: `HTTPError` 415 or 400, as `RequestBody.decode`.
+    static func body(_ request: HTTPRequest) throws(HTTPError) -> NotificationBody {
+        try RequestBody.check(request)
+        if let body = NotificationBodyScanner.scan(request.body) { return body }
+        return try RequestBody.decode(NotificationBody.self, from: request)
     }
 
     /// Validates `body` and hands it to the notifier: the one path of `POST /v1/notifications` and
@@ -59,6 +68,7 @@ struct NotificationRoutes {
                 throw HTTPError(404, "not_found", "no such notification")
             }
             let entries = try DeliveryStore.list(connection, notificationID: id)
+            let planned = try NotificationStore.isPlanned(connection, notification)
             var latest: [String: DeliveryEntry] = [:]
             var order: [String] = []
             for entry in entries {
@@ -73,7 +83,7 @@ struct NotificationRoutes {
                     + "\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
             }
             return .json(200, "{\"notification_id\":\(JSONText.quote(notification.id)),\"user_id\":\(JSONText.quote(notification.userID)),"
-                + "\"kind\":\(JSONText.quote(notification.kind)),\"planned\":\(notification.planJSON == nil),"
+                + "\"kind\":\(JSONText.quote(notification.kind)),\"planned\":\(planned),"
                 + "\"targets\":[" + targets.joined(separator: ",") + "],"
                 + "\"deliveries\":[" + entries.map(Self.json).joined(separator: ",") + "]}")
         }

@@ -12,6 +12,8 @@ public final class RealtimeNode: Sendable {
     public let presence: Presence
     /// Transports that can end a session's connections; the server registers at start.
     private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
+    /// Times out `afterPendingDeliveries` barriers.
+    private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
     private let snapshotSource = Mutex<(@Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void)?>(nil)
 
@@ -45,14 +47,14 @@ public final class RealtimeNode: Sendable {
     /// then, and the planner treats that loop's connections as not having received the message.
     ///
     /// - Parameters:
-    ///   - timeoutNanoseconds: the longest wait.
+    ///   - timeoutNanoseconds: the longest wait, give or take `BarrierWatchdog.tickNanoseconds`.
     ///   - done: called exactly once, on a loop thread or a dispatch thread.
     public func afterPendingDeliveries(timeoutNanoseconds: UInt64 = 1_000_000_000, _ done: @escaping @Sendable () -> Void) {
         let barrier = Barrier(count: group.loops.count, done)
+        watchdog.watch(barrier, timeoutNanoseconds: timeoutNanoseconds)
         for loop in group.loops {
             loop.execute { barrier.arrive() }
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeoutNanoseconds)), execute: { barrier.expire() })
     }
 
     /// Registers a transport's way of ending a session's connections.
@@ -94,5 +96,53 @@ private final class Barrier: Sendable {
             defer { state.action = nil }
             return state.action
         }?()
+    }
+
+    /// Its action ran (every loop arrived, or it expired).
+    var isDone: Bool { state.withLock { $0.action == nil } }
+}
+
+/// Expires the barriers whose loops did not all arrive in time, with one timer for all of them.
+/// A dispatch timer per barrier (one per published batch at the choke point) kept libdispatch's
+/// manager thread waking thousands of times a second, for timeouts that almost never fire.
+private final class BarrierWatchdog: Sendable {
+    /// How often waiting barriers are checked: a timeout fires up to this much late.
+    static let tickNanoseconds: UInt64 = 50_000_000
+
+    /// Barriers not known to be done, with their deadlines (uptime ns); whether a tick is queued.
+    private let state = Mutex<(waiting: [(deadline: UInt64, barrier: Barrier)], ticking: Bool)>(([], false))
+    private let queue = DispatchQueue(label: "herald.barrier-watchdog")
+
+    func watch(_ barrier: Barrier, timeoutNanoseconds: UInt64) {
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ timeoutNanoseconds
+        let start = state.withLock { state -> Bool in
+            state.waiting.append((deadline, barrier))
+            defer { state.ticking = true }
+            return !state.ticking
+        }
+        if start { scheduleTick() }
+    }
+
+    private func scheduleTick() {
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.tickNanoseconds))) { [self] in tick() }
+    }
+
+    /// Drops the barriers that are done, expires those past their deadline, and ticks again
+    /// while any is left.
+    private func tick() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (expired, again) = state.withLock { state -> ([Barrier], Bool) in
+            var expired: [Barrier] = []
+            state.waiting.removeAll { entry in
+                if entry.barrier.isDone { return true }
+                guard entry.deadline <= now else { return false }
+                expired.append(entry.barrier)
+                return true
+            }
+            state.ticking = !state.waiting.isEmpty
+            return (expired, state.ticking)
+        }
+        for barrier in expired { barrier.expire() }
+        if again { scheduleTick() }
     }
 }

@@ -4,8 +4,31 @@ public enum JSONText {
     /// `value` as a JSON string literal, quotes included (RFC 8259 §7): `"`, `\` and every
     /// control character are escaped, so the result never holds a raw CR or LF.
     public static func quote(_ value: String) -> String {
-        var out = "\""
+        var out = ""
         out.reserveCapacity(value.utf8.count + 2)
+        appendQuoted(value, to: &out)
+        return out
+    }
+
+    /// Appends `quote(value)` to `out` without making the quoted text on its own.
+    public static func appendQuoted(_ value: String, to out: inout String) {
+        out += "\""
+        if needsEscaping(value) {
+            appendEscaped(value, to: &out)
+        } else {
+            out += value
+        }
+        out += "\""
+    }
+
+    /// Whether some byte of `value` may need an escape: a control character, `"`, `\`, or the
+    /// lead byte 0xE2 that U+2028 and U+2029 start with (a few other characters share it; they
+    /// just take the slow path). Most texts have none and are copied whole.
+    private static func needsEscaping(_ value: String) -> Bool {
+        value.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0xE2 }
+    }
+
+    private static func appendEscaped(_ value: String, to out: inout String) {
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -24,17 +47,36 @@ public enum JSONText {
                 }
             }
         }
-        out += "\""
-        return out
     }
 
     /// A JSON array of strings.
     public static func array(_ values: [String]) -> String {
-        "[" + values.map(quote).joined(separator: ",") + "]"
+        var out = "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += "," }
+            appendQuoted(value, to: &out)
+        }
+        out += "]"
+        return out
     }
 
     /// A JSON object of string values, keys sorted (so the text is stable): `{"a":"1","b":"2"}`.
     public static func object(_ values: [String: String]) -> String {
-        "{" + values.sorted { $0.key < $1.key }.map { quote($0.key) + ":" + quote($0.value) }.joined(separator: ",") + "}"
+        if values.isEmpty { return "{}" }
+        var out = "{"
+        if values.count == 1, let (key, value) = values.first {
+            appendQuoted(key, to: &out)
+            out += ":"
+            appendQuoted(value, to: &out)
+            return out + "}"
+        }
+        for (index, entry) in values.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { out += "," }
+            appendQuoted(entry.key, to: &out)
+            out += ":"
+            appendQuoted(entry.value, to: &out)
+        }
+        out += "}"
+        return out
     }
 }

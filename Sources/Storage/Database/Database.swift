@@ -26,6 +26,8 @@ import Synchronization
 ///   each statement sees the data committed when it started (use `conn.transaction` in a read for
 ///   one snapshot across several statements). A body that tries to write fails with `SQLITE_READONLY`.
 ///   With `readers: 0` (forced for `":memory:"`, which cannot be shared) reads run on the writer.
+/// - The WAL is checkpointed by a connection and queue of its own (`Checkpointer`), not inside
+///   the writer's commits.
 /// - Completion handlers run on the storage queue that did the work: keep them short and hand
 ///   results to their event loop.
 /// - Work is not cancellable once submitted; cancelling the awaiting task does not stop it.
@@ -45,11 +47,14 @@ public final class Database: Sendable {
 
     private let writer: ConnectionWorker
     private let readers: ReaderPool?
+    /// Checkpoints the WAL off the writer's queue; nil in memory (no WAL).
+    private let checkpointer: Checkpointer?
 
-    private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, appliedMigrations: [Int]) {
+    private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
         self.path = path
         self.writer = writer
         self.readers = readers
+        self.checkpointer = checkpointer
         self.readerCount = readers?.workers.count ?? 0
         self.appliedMigrations = appliedMigrations
     }
@@ -77,9 +82,15 @@ public final class Database: Sendable {
             let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMS: busyTimeoutMS)
             workers.append(ConnectionWorker(label: "herald.storage.reader.\(index)", connection: connection))
         }
+        var checkpointer: Checkpointer?
+        if !SQLiteConnection.isInMemory(path) {
+            checkpointer = Checkpointer(connection: try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS))
+            checkpointer?.attach(to: writerConnection)
+        }
         return Database(path: path,
                         writer: ConnectionWorker(label: "herald.storage.writer", connection: writerConnection),
                         readers: workers.isEmpty ? nil : ReaderPool(workers: workers),
+                        checkpointer: checkpointer,
                         appliedMigrations: applied)
     }
 
@@ -167,13 +178,17 @@ public final class Database: Sendable {
 
     // MARK: Lifecycle
 
-    /// Waits for submitted work, then closes every connection: readers first, so the writer is the
-    /// last connection and checkpoints the WAL into the main file. Later work fails with
-    /// `StorageError.closed`. Dropping the last reference without `close()` also closes the
-    /// connections, without waiting.
+    /// Waits for submitted work, then closes every connection: readers and the checkpointer
+    /// first, so the writer is the last connection and checkpoints the WAL into the main file.
+    /// Later work fails with `StorageError.closed`. Dropping the last reference without `close()`
+    /// also closes the connections, without waiting.
     /// - Important: Must not be called from a `read` or `write` body.
     public func close() {
         for worker in readers?.workers ?? [] { worker.close() }
+        checkpointer?.close()
         writer.close()
     }
+
+    /// WAL checkpoints run off the writer since the database opened (0 in memory).
+    var checkpointCount: Int { checkpointer?.count ?? 0 }
 }

@@ -25,7 +25,9 @@ public struct NotificationRecord: Sendable, Equatable {
     public var inInbox: Bool
     /// The stream cursor of its live event, set once broadcast.
     public var cursor: String?
-    /// The push plan's input, JSON; non-nil until pushes are planned (crash recovery re-plans).
+    /// The push plan's input, JSON, as builds before schema 4 stored it on every row until the
+    /// pushes were planned. Herald now keeps one `PendingPlan` per call instead and leaves this
+    /// nil; recovery adopts rows that still have it (`NotificationStore.adoptLegacyPlans`).
     public var planJSON: String?
     /// Unix ms.
     public var createdAt: Int64

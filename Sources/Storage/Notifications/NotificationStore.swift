@@ -5,15 +5,19 @@ public enum NotificationStore {
     /// empty whatever `new` holds. - Returns: the row, with its `seq`.
     /// - Throws: `StorageError.constraint(.unique, _)` for a known id, `.check` for an unknown priority.
     public static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord) throws(StorageError) -> NotificationRecord {
-        let row = try connection.queryOne("""
+        // Every column is given, so the stored row is `new` with its rowid: no `RETURNING *`, whose
+        // result rows SQLite buffers and Herald decodes by column name (a fifth of the insert).
+        try connection.run("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
                                        collapse_key, thread_id, priority, expires_at, in_inbox, plan_json, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            RETURNING *
             """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
                   new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planJSON, new.createdAt])
-        guard let row else { throw .misuse(message: "INSERT … RETURNING gave no row for notification \(new.id)") }
-        return try NotificationRecord(row: row)
+        var stored = new
+        stored.sequence = connection.lastInsertRowID
+        stored.cursor = nil
+        stored.readAt = nil
+        return stored
     }
 
     /// A notification by id, whoever it belongs to.
@@ -22,25 +26,87 @@ public enum NotificationStore {
             .map { row throws(StorageError) in try NotificationRecord(row: row) }
     }
 
-    /// Records that the notification's pushes are planned (NO-2): sets the live event's cursor
-    /// (nil when nothing was broadcast) and clears `plan_json`, so recovery leaves it alone.
-    public static func markPlanned(_ connection: SQLiteConnection, id: String, cursor: String?) throws(StorageError) {
-        try connection.run("UPDATE notifications SET cursor = ?, plan_json = NULL WHERE id = ?", [cursor, id])
+    /// Sets the stream cursor of the notification's live event once it is broadcast (NO-2).
+    /// - Parameter sequence: the row's `seq`.
+    public static func setCursor(_ connection: SQLiteConnection, sequence: Int64, cursor: String) throws(StorageError) {
+        try connection.run("UPDATE notifications SET cursor = ? WHERE seq = ?", [cursor, sequence])
     }
 
-    /// Notifications stored but not planned yet (a crash came between), oldest first, for the
-    /// recovery at start.
-    public static func unplanned(_ connection: SQLiteConnection, after sequence: Int64 = 0, limit: Int) throws(StorageError) -> [NotificationRecord] {
+    // MARK: Push plans (NO-2)
+
+    /// Stores a call's push plan until its pushes are planned; the call's notifications are
+    /// `plan.firstSequence…plan.lastSequence`.
+    /// - Throws: `StorageError.constraint(.primaryKey or .unique, _)` when a plan already covers
+    ///   `firstSequence`, `.check` when the range is empty.
+    public static func insertPlan(_ connection: SQLiteConnection, _ plan: PendingPlan) throws(StorageError) {
+        try connection.run("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (?, ?, ?, ?)",
+                           [plan.firstSequence, plan.lastSequence, plan.planJSON, plan.createdAt])
+    }
+
+    /// Records that the pushes of the call whose plan starts at `firstSequence` are planned: the
+    /// plan goes, so recovery leaves the call alone.
+    public static func markPlanned(_ connection: SQLiteConnection, firstSequence: Int64) throws(StorageError) {
+        try connection.run("DELETE FROM notification_plans WHERE first_seq = ?", [firstSequence])
+    }
+
+    /// Plans stored and not planned yet (a crash or a failed planning came between), oldest
+    /// first, for recovery.
+    /// - Parameter sequence: only plans starting after this `seq` (paging).
+    public static func pendingPlans(_ connection: SQLiteConnection, after sequence: Int64 = 0,
+                                    limit: Int) throws(StorageError) -> [PendingPlan] {
         precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
-        return try connection.query("SELECT * FROM notifications WHERE plan_json IS NOT NULL AND seq > ? ORDER BY seq LIMIT ?",
-                                    [sequence, limit])
+        return try connection.query("SELECT * FROM notification_plans WHERE first_seq > ? ORDER BY first_seq LIMIT ?", [sequence, limit])
+            .map { row throws(StorageError) in try PendingPlan(row: row) }
+    }
+
+    /// The notifications a plan covers, in order (fewer than the range when the retention purge
+    /// took some).
+    public static func notifications(_ connection: SQLiteConnection, of plan: PendingPlan) throws(StorageError) -> [NotificationRecord] {
+        try connection.query("SELECT * FROM notifications WHERE seq BETWEEN ? AND ? ORDER BY seq", [plan.firstSequence, plan.lastSequence])
             .map { row throws(StorageError) in try NotificationRecord(row: row) }
     }
 
-    /// Every unplanned row sharing `planJSON`: the rows of one call, which are planned together.
-    public static func unplanned(_ connection: SQLiteConnection, planJSON: String) throws(StorageError) -> [NotificationRecord] {
-        try connection.query("SELECT * FROM notifications WHERE plan_json = ? ORDER BY seq", [planJSON])
-            .map { row throws(StorageError) in try NotificationRecord(row: row) }
+    /// Whether the notification's pushes are planned: no plan covers it, and it has no
+    /// `plan_json` of an older build.
+    public static func isPlanned(_ connection: SQLiteConnection, _ record: NotificationRecord) throws(StorageError) -> Bool {
+        guard record.planJSON == nil else { return false }
+        // The plan covering `seq` is the one with the greatest first_seq at or below it: one
+        // rowid lookup, whatever the number of plans.
+        let row = try connection.queryOne("SELECT last_seq FROM notification_plans WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1",
+                                          [record.sequence])
+        guard let row else { return true }
+        let last: Int64 = try row[0]
+        return last < record.sequence
+    }
+
+    /// Turns rows an older build stored with `plan_json` (one per recipient, cleared once planned)
+    /// into plans, in one transaction: each run of consecutive rows sharing one `plan_json` was
+    /// stored by one call and becomes one plan. Recovery runs it first. - Returns: plans made.
+    @discardableResult
+    public static func adoptLegacyPlans(_ connection: SQLiteConnection) throws(StorageError) -> Int {
+        do {
+            return try connection.transaction { connection throws(StorageError) -> Int in
+                let rows = try connection.query("SELECT seq, plan_json, created_at FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq")
+                guard !rows.isEmpty else { return 0 }
+                var plans: [PendingPlan] = []
+                for row in rows {
+                    let sequence: Int64 = try row[0], json: String = try row[1], createdAt: Int64 = try row[2]
+                    if let last = plans.last, last.planJSON == json, last.lastSequence == sequence - 1 {
+                        plans[plans.count - 1].lastSequence = sequence
+                    } else {
+                        plans.append(PendingPlan(firstSequence: sequence, lastSequence: sequence, planJSON: json, createdAt: createdAt))
+                    }
+                }
+                for plan in plans { try insertPlan(connection, plan) }
+                try connection.run("UPDATE notifications SET plan_json = NULL WHERE plan_json IS NOT NULL")
+                return plans.count
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            // The body throws only StorageError; transaction's signature just does not say so.
+            throw .misuse(message: "adopting legacy plans: \(error)")
+        }
     }
 
     // Two statements instead of `(:unread = 0 OR read_at IS NULL)`: SQLite uses a partial index

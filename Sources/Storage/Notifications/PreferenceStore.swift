@@ -9,6 +9,24 @@ public enum PreferenceStore {
             .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
     }
 
+    /// The stored preferences of many users in one query, for planning a batch of notifications
+    /// (NO-2): each user's global switch and their preference for each of `scopes`, if saved.
+    ///
+    /// The lists are bound as JSON arrays and expanded by `json_each`, so the SQL text (and its
+    /// cached statement) is the same whatever their length.
+    public static func list(_ connection: SQLiteConnection, app: String = "default", userIDs: [String],
+                            scopes: [String]) throws(StorageError) -> [PushPreferenceRecord] {
+        if userIDs.isEmpty { return [] }
+        // Joins (CROSS JOIN keeps the lists as outer loops, so each pair is one primary-key
+        // lookup) rather than `IN (SELECT …)`, which builds a temporary index per list per call.
+        return try connection.query("""
+            SELECT p.* FROM json_each(:users) AS u CROSS JOIN json_each(:scopes) AS s
+            CROSS JOIN push_preferences AS p ON p.app = :app AND p.user_id = u.value AND p.scope = s.value
+            """, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))),
+                  ":scopes": JSONStringArray.encode(Array(Set([""] + scopes.map { column(scope: $0) })))])
+            .map { row throws(StorageError) in try PushPreferenceRecord(row: row) }
+    }
+
     /// Stores the preference, replacing the one for the same (app, user, scope).
     public static func save(_ connection: SQLiteConnection, _ record: PushPreferenceRecord) throws(StorageError) {
         try connection.run("""

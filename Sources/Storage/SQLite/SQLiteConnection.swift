@@ -30,6 +30,8 @@ public final class SQLiteConnection {
     let statementCache: StatementCache
     /// Depth of nested `transaction` calls running as savepoints (see `transaction`).
     var savepointDepth = 0
+    /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
+    private var commitHook: CommitHook?
 
     /// Opens (and for `.readWrite`, creates) the database at `path` and configures it.
     /// - Parameters:
@@ -117,6 +119,42 @@ public final class SQLiteConnection {
     public var cachedStatementCount: Int { statementCache.count }
     /// Statements compiled for the cache since the connection opened; stays flat while SQL is reused.
     public var compiledStatementCount: Int { statementCache.compiledCount }
+
+    // MARK: WAL
+
+    /// Calls `handler` after every commit with the number of pages in the WAL, on the thread that
+    /// committed (SQLite's `sqlite3_wal_hook`). This replaces SQLite's auto-checkpoint: when the
+    /// handler returns true, this connection checkpoints (PASSIVE) there and then, as the
+    /// auto-checkpoint would. nil removes the hook (and leaves no auto-checkpoint).
+    /// - Important: Not for in-memory databases, which have no WAL; the handler must be quick.
+    func onCommit(_ handler: (@Sendable (Int32) -> Bool)?) {
+        commitHook = handler.map(CommitHook.init)
+        guard let hook = commitHook else {
+            sqlite3_wal_hook(handle, nil, nil)
+            return
+        }
+        // Unretained: `commitHook` keeps it alive as long as this connection, the only caller.
+        sqlite3_wal_hook(handle, { context, db, _, pages in
+            guard let context else { return SQLITE_OK }
+            if Unmanaged<CommitHook>.fromOpaque(context).takeUnretainedValue().handler(pages) {
+                // What SQLite's own hook does; a busy or failed checkpoint is not the commit's error.
+                sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
+    /// Copies what it can of the WAL into the database file without waiting for any lock
+    /// (`SQLITE_CHECKPOINT_PASSIVE`).
+    /// - Returns: frames in the WAL, and how many of them are in the database file now.
+    /// - Throws: `StorageError.step` (or `.busy` while another connection checkpoints).
+    @discardableResult
+    func checkpoint() throws(StorageError) -> (walFrames: Int, checkpointed: Int) {
+        var frames: Int32 = 0, done: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &done)
+        guard rc == SQLITE_OK else { throw failure(rc) { .step(code: $0, message: $1) } }
+        return (Int(frames), Int(done))
+    }
 
     // MARK: Statements
 
@@ -242,6 +280,12 @@ public final class SQLiteConnection {
         let message = errorMessage
         return StorageError.classify(SQLiteResultCode(rc), message: message) { fallback($0, message) }
     }
+}
+
+/// A commit handler, boxed so SQLite can hold a pointer to it.
+private final class CommitHook {
+    let handler: @Sendable (Int32) -> Bool
+    init(_ handler: @escaping @Sendable (Int32) -> Bool) { self.handler = handler }
 }
 
 @available(*, unavailable, message: "a connection is used by one thread at a time; share a Database instead")

@@ -165,5 +165,20 @@ public enum HeraldSchema {
             ) STRICT;
             CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);  -- the expiry purge
             """),
+        Migration(version: 4, name: "one push plan per call", sql: """
+            -- A call's push plan while its pushes are not planned yet (NO-2): one row per call
+            -- instead of notifications.plan_json on every recipient's row, which had to be
+            -- rewritten to clear it. A call's notifications are stored one after another in one
+            -- transaction, so they are the rows seq first_seq..last_seq; first_seq is the rowid.
+            -- Planning deletes the row; a crash in between leaves it, and recovery plans the call
+            -- from it. notifications.plan_json is no longer written: recovery turns rows an older
+            -- build left with it into rows here first.
+            CREATE TABLE notification_plans (
+                first_seq  INTEGER PRIMARY KEY,
+                last_seq   INTEGER NOT NULL CHECK (last_seq >= first_seq),
+                plan_json  TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            ) STRICT;
+            """),
     ]
 }

@@ -1,0 +1,250 @@
+/// The lexical pieces of Herald's one-pass body readers (`PublishBodyScanner`,
+/// `NotificationBodyScanner`): functions of the body's bytes and an index into them.
+///
+/// They run only on bytes `JSONSyntax.check` accepted, so they may assume valid JSON; each
+/// returns nil or false when the value at the index is not of the kind asked for, leaving the
+/// caller to fall back to `JSONDecoder`.
+enum JSONScanner {
+    /// A JSON string, escapes decoded (`\uXXXX` with surrogate pairs); nil when not at a string.
+    static func jsonString(_ b: [UInt8], _ i: inout Int) -> String? {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+        var j = i + 1
+        var plain = true
+        while j < b.count, b[j] != UInt8(ascii: "\"") {
+            if b[j] == UInt8(ascii: "\\") { plain = false; j += 2 } else { j += 1 }
+        }
+        guard j < b.count else { return nil }
+        defer { i = j + 1 }
+        if plain { return String(decoding: b[(i + 1)..<j], as: UTF8.self) }
+        var out: [UInt8] = []
+        var k = i + 1
+        while k < j {
+            guard b[k] == UInt8(ascii: "\\") else { out.append(b[k]); k += 1; continue }
+            let e = b[k + 1]
+            k += 2
+            switch e {
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(b, k) else { return nil }
+                k += 4
+                if (0xD800...0xDBFF).contains(scalar), k + 6 <= j, b[k] == UInt8(ascii: "\\"), b[k + 1] == UInt8(ascii: "u"),
+                   let low = hex4(b, k + 2), (0xDC00...0xDFFF).contains(low) {
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    k += 6
+                }
+                // A lone surrogate decodes to U+FFFD, as Foundation does.
+                out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8))
+            default: out.append(e)   // \" \\ \/
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hex4(_ b: [UInt8], _ at: Int) -> UInt32? {
+        guard at + 4 <= b.count else { return nil }
+        var value: UInt32 = 0
+        for c in b[at..<(at + 4)] {
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            default: return nil
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+
+    static func skipLiteral(_ b: [UInt8], _ i: inout Int, _ literal: StaticString) -> Bool {
+        let n = literal.utf8CodeUnitCount
+        guard i + n <= b.count else { return false }
+        let matches = literal.withUTF8Buffer { word in (0..<n).allSatisfy { b[i + $0] == word[$0] } }
+        if matches { i += n }
+        return matches
+    }
+
+    /// Past one valid JSON value (strings, numbers, literals, nested arrays and objects).
+    static func skipValue(_ b: [UInt8], _ i: inout Int) -> Bool {
+        var depth = 0
+        var inString = false
+        while i < b.count {
+            let c = b[i]
+            if inString {
+                if c == UInt8(ascii: "\\") { i += 2; continue }
+                if c == UInt8(ascii: "\"") {
+                    inString = false
+                    i += 1
+                    if depth == 0 { return true }
+                    continue
+                }
+                i += 1
+                continue
+            }
+            switch c {
+            case UInt8(ascii: "\""):
+                inString = true
+                i += 1
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                guard depth > 0 else { return true }   // the end of the enclosing container
+                depth -= 1
+                i += 1
+                if depth == 0 { return true }
+            case UInt8(ascii: ","):
+                if depth == 0 { return true }
+                i += 1
+            case 0x20, 0x09, 0x0A, 0x0D:
+                if depth == 0 { return true }
+                i += 1
+            default:
+                i += 1
+            }
+        }
+        return depth == 0 && !inString
+    }
+
+    /// The value's bytes without the whitespace between tokens (strings untouched).
+    static func compact(_ value: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(value.count)
+        var inString = false
+        var escaped = false
+        for c in value {
+            if inString {
+                out.append(c)
+                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch c {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "\""): inString = true; out.append(c)
+            default: out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func skipSpace(_ b: [UInt8], _ from: Int) -> Int {
+        var i = from
+        while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+        return i
+    }
+
+    /// An object key without escapes (nil for one with a `\`: two spellings of one key are left
+    /// to the decoder).
+    static func plainKey(_ b: [UInt8], _ i: inout Int) -> String? {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+        var j = i + 1
+        while j < b.count, b[j] != UInt8(ascii: "\"") {
+            if b[j] == UInt8(ascii: "\\") { return nil }
+            j += 1
+        }
+        guard j < b.count else { return nil }
+        defer { i = j + 1 }
+        return String(decoding: b[(i + 1)..<j], as: UTF8.self)
+    }
+
+    /// A whole number written without fraction or exponent that fits `Int64`; nil for any other
+    /// number or value.
+    static func integer(_ b: [UInt8], _ i: inout Int) -> Int64? {
+        var j = i
+        let negative = j < b.count && b[j] == UInt8(ascii: "-")
+        if negative { j += 1 }
+        let digits = j
+        var value: Int64 = 0
+        while j < b.count, b[j] >= UInt8(ascii: "0"), b[j] <= UInt8(ascii: "9") {
+            let digit = Int64(b[j] - UInt8(ascii: "0"))
+            // Accumulated negatively, so Int64.min fits.
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times.subtractingReportingOverflow(digit)
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+            j += 1
+        }
+        guard j > digits else { return nil }
+        if j < b.count, b[j] == UInt8(ascii: ".") || b[j] == UInt8(ascii: "e") || b[j] == UInt8(ascii: "E") { return nil }
+        if !negative {
+            guard value != Int64.min else { return nil }
+            value = -value
+        }
+        i = j
+        return value
+    }
+
+    /// `true` or `false`.
+    static func bool(_ b: [UInt8], _ i: inout Int) -> Bool? {
+        if skipLiteral(b, &i, "true") { return true }
+        if skipLiteral(b, &i, "false") { return false }
+        return nil
+    }
+
+    /// Reads an object's members, calling `member` with each key and the index of its value
+    /// (past the whitespace) to read the value; false when the value is not an object, a key has
+    /// an escape, or `member` returns false.
+    static func object(_ b: [UInt8], _ i: inout Int, _ member: (String, inout Int) -> Bool) -> Bool {
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
+        i = skipSpace(b, i + 1)
+        if i < b.count, b[i] == UInt8(ascii: "}") {
+            i += 1
+            return true
+        }
+        while true {
+            guard let key = plainKey(b, &i) else { return false }
+            i = skipSpace(b, i)
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
+            i = skipSpace(b, i + 1)
+            guard member(key, &i) else { return false }
+            i = skipSpace(b, i)
+            guard i < b.count else { return false }
+            if b[i] == UInt8(ascii: ",") {
+                i = skipSpace(b, i + 1)
+                continue
+            }
+            guard b[i] == UInt8(ascii: "}") else { return false }
+            i += 1
+            return true
+        }
+    }
+
+    /// An array of strings.
+    static func strings(_ b: [UInt8], _ i: inout Int) -> [String]? {
+        guard i < b.count, b[i] == UInt8(ascii: "[") else { return nil }
+        i = skipSpace(b, i + 1)
+        var values: [String] = []
+        if i < b.count, b[i] == UInt8(ascii: "]") {
+            i += 1
+            return values
+        }
+        while true {
+            guard let value = jsonString(b, &i) else { return nil }
+            values.append(value)
+            i = skipSpace(b, i)
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") {
+                i = skipSpace(b, i + 1)
+                continue
+            }
+            guard b[i] == UInt8(ascii: "]") else { return nil }
+            i += 1
+            return values
+        }
+    }
+
+    /// An object of string values.
+    static func stringMap(_ b: [UInt8], _ i: inout Int) -> [String: String]? {
+        var map: [String: String] = [:]
+        let read = object(b, &i) { key, i in
+            guard let value = jsonString(b, &i) else { return false }
+            map[key] = value
+            return true
+        }
+        return read ? map : nil
+    }
+}

@@ -1,0 +1,166 @@
+/// A fast path for `POST /v1/notifications` bodies (NO-1): Foundation's `JSONDecoder` was the
+/// largest single cost of the choke point's event loops. One pass over the bytes instead.
+///
+/// It runs only after `JSONSyntax.check` accepted the bytes. It takes a body when every field it
+/// knows has the type the `Decodable` `NotificationBody` expects (`null` for an optional field
+/// is its absence, unknown keys are ignored) and gives what the decoder would give. Anything
+/// else returns nil, so `JSONDecoder` reads it and names the field in its error: a wrong type, a
+/// number with a fraction or beyond 64 bits, a key written with escapes, and `live` (its `data`
+/// is any JSON, which the decoder's `JSONValue` normalises).
+enum NotificationBodyScanner {
+    static func scan(_ b: [UInt8]) -> NotificationBody? {
+        var i = JSONScanner.skipSpace(b, 0)
+        var fields = Fields()
+        guard JSONScanner.object(b, &i, { key, i in fields.read(key, b, &i) }), JSONScanner.skipSpace(b, i) == b.count,
+              let recipients = fields.recipients, let kind = fields.kind else { return nil }
+        return NotificationBody(
+            recipients: recipients, kind: kind, scope: fields.scope, title: fields.title, body: fields.body, args: fields.args,
+            data: fields.data, collapse_key: fields.collapseKey, thread_id: fields.threadID, sound: fields.sound,
+            android_channel_id: fields.androidChannelID, priority: fields.priority, ttl_seconds: fields.ttlSeconds,
+            expires_at: fields.expiresAt, badge: fields.badge, persist: fields.persist, live: nil, push: fields.push,
+            audience: fields.audience, track_opens: fields.trackOpens, idempotency_key: fields.idempotencyKey)
+    }
+
+    /// The fields read so far.
+    private struct Fields {
+        var recipients: NotificationBody.RecipientsBody?
+        var kind: String?
+        var scope, collapseKey, threadID, sound, androidChannelID, priority, audience, idempotencyKey: String?
+        var title, body: NotificationBody.TextInput?
+        var args, data: [String: String]?
+        var ttlSeconds: Int?
+        var expiresAt: NotificationBody.Instant?
+        var badge: NotificationBody.Badge?
+        var persist, trackOpens: Bool?
+        var push: NotificationBody.PushBody?
+
+        /// Reads the value of `key`; false to leave the body to the decoder.
+        mutating func read(_ key: String, _ b: [UInt8], _ i: inout Int) -> Bool {
+            // `null` is an absent optional, as `decodeIfPresent` reads it; `recipients` and
+            // `kind` are required, so a null there stays nil and the decoder reports it.
+            if b[i] == UInt8(ascii: "n") {
+                return JSONScanner.skipLiteral(b, &i, "null")
+            }
+            switch key {
+            case "recipients":
+                recipients = Self.recipients(b, &i)
+                return recipients != nil
+            case "kind": return Self.string(b, &i, into: &kind)
+            case "scope": return Self.string(b, &i, into: &scope)
+            case "collapse_key": return Self.string(b, &i, into: &collapseKey)
+            case "thread_id": return Self.string(b, &i, into: &threadID)
+            case "sound": return Self.string(b, &i, into: &sound)
+            case "android_channel_id": return Self.string(b, &i, into: &androidChannelID)
+            case "priority": return Self.string(b, &i, into: &priority)
+            case "audience": return Self.string(b, &i, into: &audience)
+            case "idempotency_key": return Self.string(b, &i, into: &idempotencyKey)
+            case "title":
+                title = Self.text(b, &i)
+                return title != nil
+            case "body":
+                body = Self.text(b, &i)
+                return body != nil
+            case "args":
+                args = JSONScanner.stringMap(b, &i)
+                return args != nil
+            case "data":
+                data = JSONScanner.stringMap(b, &i)
+                return data != nil
+            case "ttl_seconds":
+                guard let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) else { return false }
+                ttlSeconds = int
+                return true
+            case "expires_at":
+                if let value = JSONScanner.integer(b, &i) {
+                    expiresAt = .milliseconds(value)
+                } else if let text = JSONScanner.jsonString(b, &i) {
+                    expiresAt = .text(text)
+                } else {
+                    return false
+                }
+                return true
+            case "badge":
+                if let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) {
+                    badge = .number(int)
+                } else if let text = JSONScanner.jsonString(b, &i) {
+                    badge = .keyword(text)
+                } else {
+                    return false
+                }
+                return true
+            case "persist":
+                persist = JSONScanner.bool(b, &i)
+                return persist != nil
+            case "track_opens":
+                trackOpens = JSONScanner.bool(b, &i)
+                return trackOpens != nil
+            case "push":
+                push = Self.push(b, &i)
+                return push != nil
+            case "live":
+                return false
+            default:
+                return JSONScanner.skipValue(b, &i)
+            }
+        }
+
+        private static func string(_ b: [UInt8], _ i: inout Int, into field: inout String?) -> Bool {
+            field = JSONScanner.jsonString(b, &i)
+            return field != nil
+        }
+
+        /// One text, or a per-locale map of texts.
+        private static func text(_ b: [UInt8], _ i: inout Int) -> NotificationBody.TextInput? {
+            if let single = JSONScanner.jsonString(b, &i) { return .single(single) }
+            return JSONScanner.stringMap(b, &i).map { .byLocale($0) }
+        }
+
+        private static func recipients(_ b: [UInt8], _ i: inout Int) -> NotificationBody.RecipientsBody? {
+            var userIDs: [String]?, scope: String?, permission: String?, assignee: String??
+            let read = JSONScanner.object(b, &i) { key, i in
+                let null = b[i] == UInt8(ascii: "n")
+                if null, !JSONScanner.skipLiteral(b, &i, "null") { return false }
+                switch key {
+                case "user_ids":
+                    if null { return true }
+                    userIDs = JSONScanner.strings(b, &i)
+                    return userIDs != nil
+                case "scope":
+                    return null || string(b, &i, into: &scope)
+                case "permission":
+                    return null || string(b, &i, into: &permission)
+                case "assignee":
+                    // Present: null means "the rule with nobody assigned", unlike no key at all.
+                    if null {
+                        assignee = .some(nil)
+                        return true
+                    }
+                    guard let value = JSONScanner.jsonString(b, &i) else { return false }
+                    assignee = .some(value)
+                    return true
+                default:
+                    return null || JSONScanner.skipValue(b, &i)
+                }
+            }
+            guard read else { return nil }
+            return NotificationBody.RecipientsBody(userIDs: userIDs, scope: scope, permission: permission, assignee: assignee)
+        }
+
+        private static func push(_ b: [UInt8], _ i: inout Int) -> NotificationBody.PushBody? {
+            var policy: String?, ackWindow: Int?, type: String?
+            let read = JSONScanner.object(b, &i) { key, i in
+                if b[i] == UInt8(ascii: "n") { return JSONScanner.skipLiteral(b, &i, "null") }
+                switch key {
+                case "policy": return string(b, &i, into: &policy)
+                case "type": return string(b, &i, into: &type)
+                case "ack_window_ms":
+                    guard let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) else { return false }
+                    ackWindow = int
+                    return true
+                default: return JSONScanner.skipValue(b, &i)
+                }
+            }
+            return read ? NotificationBody.PushBody(policy: policy, ack_window_ms: ackWindow, type: type) : nil
+        }
+    }
+}

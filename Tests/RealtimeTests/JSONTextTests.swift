@@ -1,0 +1,45 @@
+import Testing
+@testable import Realtime
+
+@Suite struct JSONTextTests {
+    /// Scalar by scalar, as `quote` always escaped: the fast path must give the same text.
+    private func reference(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    @Test(arguments: ["", "plain", "ntf_01hx", "quote \" and \\ back", "line\nbreak\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}",
+                      "…ellipsis ‘quotes’ €", "\u{2028}sep\u{2029}", "日本語 🎉", "a\u{2027}b\u{202A}"])
+    func quoteEscapesExactlyWhatItDid(_ value: String) {
+        #expect(JSONText.quote(value) == reference(value))
+        var out = "x"
+        JSONText.appendQuoted(value, to: &out)
+        #expect(out == "x" + reference(value))
+    }
+
+    @Test func objectsSortKeysAndArraysKeepOrder() {
+        #expect(JSONText.object([:]) == "{}")
+        #expect(JSONText.object(["k": "v\n"]) == #"{"k":"v\n"}"#)
+        #expect(JSONText.object(["b": "2", "a": "1", "é": "3", "Z": "0"]) == #"{"Z":"0","a":"1","b":"2","é":"3"}"#)
+        #expect(JSONText.array([]) == "[]")
+        #expect(JSONText.array(["b", "a\""]) == #"["b","a\""]"#)
+    }
+}
