@@ -237,6 +237,14 @@ def quiet_ratio(rows, limit=0.3):
             "quiet_ratio": round(statistics.median(h) / statistics.median(c), 2)}
 
 
+def paired_ratios(rows):
+    """Herald / h2load per repeat: the two runs of a repeat are back to back, so they share the
+    machine's state (the double's speed drifts between runs on this VM; see RESULTS.md)."""
+    h2 = {r["repeat"]: r.get("pushes_per_s") for r in rows["h2load"]}
+    return [round(r["pushes_per_s"] / h2[r["repeat"]], 2) for r in rows["herald"]
+            if r.get("pushes_per_s") and h2.get(r["repeat"])]
+
+
 def fmt(r):
     cpu = f"herald {r['herald_user_s']}u+{r['herald_sys_s']}s " if "herald_user_s" in r else f"h2load {r['h2load_cpu_s']}s "
     return (f"{r['provider']:4} {r['client']:6} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
@@ -324,7 +332,9 @@ def main():
              # The same over the runs that other work left alone (other < 0.3 cores in the window):
              # on a shared machine Herald's phase, which needs more CPU, suffers most from it.
              **quiet_ratio(rows),
+             "paired_ratios": paired_ratios(rows),
              "target_met": ratio >= 0.8}
+        s["paired_ratio"] = statistics.median(s["paired_ratios"]) if s["paired_ratios"] else None
         summary["providers"][provider] = s
         runs_of = lambda xs: " / ".join(f"{x:,}" for x in xs)  # noqa: E731
         print(f"| {provider} | {h:,.0f} | {c:,.0f} | **{ratio:.2f}x** | {runs_of(s['herald_runs'])} | "
@@ -332,6 +342,9 @@ def main():
               f"{s['herald_cpu_us_per_push']} | {s['double_cpu_us_per_request_herald']} / "
               f"{s['double_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
     for provider, s in summary["providers"].items():
+        if s["paired_ratio"] is not None:
+            print(f"{provider}: Herald / h2load per repeat (back-to-back runs): "
+                  f"{' / '.join(f'{x:.2f}' for x in s['paired_ratios'])}; median {s['paired_ratio']:.2f}x")
         if s["quiet_ratio"] is not None:
             print(f"{provider}: runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load): "
                   f"{s['quiet_herald_pushes_per_s']:,.0f} / {s['quiet_h2load_pushes_per_s']:,.0f} pushes/s = {s['quiet_ratio']:.2f}x")

@@ -118,10 +118,15 @@ enum Herald {
         if providers.apns != nil || providers.fcm != nil {
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
+                var workerConfiguration = DeliveryWorker.Configuration()
                 clientConfiguration.maxHostConnections = settings.pushMaxConnections
+                // Spread the worker's pushes in flight over every allowed connection (Apple advises
+                // several connections for volume) instead of filling the first one up to the
+                // provider's stream limit before a second is opened.
+                clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
+                                                                    / settings.pushMaxConnections)
                 let client = try HTTP2Client(configuration: clientConfiguration)
                 let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
-                var workerConfiguration = DeliveryWorker.Configuration()
                 workerConfiguration.retry = settings.retryPolicy
                 // NO-2 `unless_acked`: the session acknowledged the live event in its window.
                 let presence = node.presence
