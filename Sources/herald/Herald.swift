@@ -181,16 +181,21 @@ enum Herald {
         var received: Int32 = 0
         sigwait(&signals, &received)
         Log.info("shutting down", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
-        server.shutdown()
-        // Give streams a moment to take their `shutdown` event before the process ends.
-        usleep(200_000)
-        // Jobs being sent finish and record their outcome; queued ones wait for the next start (OP-5).
+        // No new connections; streams are told to reconnect; requests in progress go on (OP-5).
+        server.beginShutdown()
         notifier.stop()
-        // Calls already stored finish planning (their answers may no longer reach the caller;
-        // their pushes still go). What is left after the deadline, recovery plans at the next start.
+        // Calls already stored finish planning. What is left after the deadline, recovery plans
+        // at the next start.
         if !notifier.drain(deadline: 5) {
             Log.warning("notifications still being planned at the shutdown deadline; the next start plans them")
         }
+        // Their answers go out before the loops stop, so a caller never sees a stored call fail
+        // (and retry it without an idempotency key). Streams have had their `shutdown` event.
+        let unanswered = server.finishShutdown(deadlineSeconds: 1)
+        if unanswered > 0 {
+            Log.warning("connections still busy at the shutdown deadline", ["count": String(unanswered)])
+        }
+        // Jobs being sent finish and record their outcome; queued ones wait for the next start.
         if let left = push?.worker.stop(deadline: 10), left > 0 {
             Log.warning("pushes still in flight at the shutdown deadline; the next start sends them again", ["count": String(left)])
         }

@@ -275,6 +275,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             if allowOrigin != "*" { response.headers.add(name: "Vary", value: "Origin") }
         }
         let hasBody = response.status != 204 && response.status != 304 && !(100..<200).contains(response.status)
+        // While the server stops, an answer is the connection's last (`Connection: close`).
+        let keepAlive = keepAlive && !context.isShuttingDown
         var bytes = response.serializedHead(keepAlive: keepAlive, versionMinor: versionMinor,
                                             contentLength: hasBody ? response.body.count : nil)
         if hasBody && !isHead { bytes.append(contentsOf: response.body) }
@@ -405,6 +407,17 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             close()
         default:
             break
+        }
+    }
+
+    /// Whether a graceful stop should still wait for this connection: a request being received
+    /// or answered, or bytes not yet sent.
+    var isBusyForShutdown: Bool {
+        switch state {
+        case .closed: return false
+        case .awaiting: return true
+        case .reading: return requestStartedAt != 0 || !outbound.isEmpty
+        case .closing, .stream, .websocket: return !outbound.isEmpty
         }
     }
 

@@ -85,12 +85,55 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting, tells every stream to reconnect, and stops the loops.
     public func shutdown() {
+        beginShutdown()
+        node.group.stop()
+    }
+
+    /// The first half of a graceful stop (OP-5): stops accepting, tells every stream and
+    /// WebSocket to reconnect, and closes idle keep-alive connections. Requests already being
+    /// received or answered go on; their answers close the connection. The loops keep running
+    /// until `finishShutdown`.
+    public func beginShutdown() {
         for context in contexts {
             context.loop.execute { context.shutdown() }
         }
         let fd = listeningFD.exchange(-1, ordering: .relaxed)
         if fd >= 0 { close(fd) }
+    }
+
+    /// The second half: waits until no connection has a request in progress or an answer still
+    /// queued (a deferred answer, e.g. a stored notification call, is written before its
+    /// connection closes), at most `deadlineSeconds`, then stops the loops. Returns how many
+    /// connections were still busy at the deadline (0: every answer went out). Blocks the caller;
+    /// call it from the main thread, never from a loop.
+    @discardableResult
+    public func finishShutdown(deadlineSeconds: Double) -> Int {
+        let until = DispatchTime.now() + .nanoseconds(Int(deadlineSeconds * 1e9))
+        var busy = 0
+        while true {
+            busy = busyConnections()
+            if busy == 0 || DispatchTime.now() >= until { break }
+            usleep(10_000)   // shutdown only
+        }
         node.group.stop()
+        return busy
+    }
+
+    /// Connections on every loop with a request in progress or bytes still queued.
+    private func busyConnections() -> Int {
+        let total = Mutex(0)
+        let group = DispatchGroup()
+        for context in contexts {
+            group.enter()
+            context.loop.execute {
+                let busy = context.busyConnectionCount()
+                total.withLock { $0 += busy }
+                group.leave()
+            }
+        }
+        // A loop that does not answer within a second counts as busy rather than blocking the stop.
+        if group.wait(timeout: .now() + 1) == .timedOut { return max(1, total.withLock { $0 }) }
+        return total.withLock { $0 }
     }
 
     /// Asks every loop for its counters and sums them. `done` runs once, on the last loop to

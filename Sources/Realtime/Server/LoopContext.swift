@@ -161,4 +161,9 @@ final class LoopContext: @unchecked Sendable {
         }
         for connection in connections { connection.shutdown() }
     }
+
+    /// Connections that still owe an answer or have bytes queued (`HTTPServer.finishShutdown`).
+    func busyConnectionCount() -> Int {
+        connections.reduce(0) { $0 + ($1.isBusyForShutdown ? 1 : 0) }
+    }
 }
