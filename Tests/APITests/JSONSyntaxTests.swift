@@ -50,3 +50,80 @@ import Testing
         }
     }
 }
+
+/// RFC 8259 §8.1: strings are UTF-8; a `\u` escape of a surrogate comes in a high-low pair.
+@Suite struct JSONSyntaxTextTests {
+    private func check(_ bytes: [UInt8]) -> JSONSyntax.Failure? {
+        JSONSyntax.check(bytes, maxDepth: 64, rejectDuplicateKeys: true)
+    }
+
+    @Test(arguments: [
+        Array(#"{"a":"é ✓ 😀"}"#.utf8),                           // 2, 3 and 4 byte sequences
+        [0x22, 0xEF, 0xBF, 0xBD, 0x22],                            // U+FFFD written as itself
+        [0x22, 0xF4, 0x8F, 0xBF, 0xBF, 0x22],                      // U+10FFFF
+        [0x22, 0xED, 0x9F, 0xBF, 0x22],                            // U+D7FF, just below the surrogates
+        Array(#""\ud83d\ude00 \uD83D\uDE00 \u00e9 \uffff""#.utf8),  // pairs in either case
+    ])
+    func acceptsUTF8AndPairedSurrogates(_ bytes: [UInt8]) {
+        #expect(check(bytes) == nil)
+    }
+
+    @Test(arguments: [
+        [0x22, 0x68, 0xFF, 0xFE, 0x69, 0x22],                      // "h\xff\xfei"
+        [0x22, 0xC0, 0xAF, 0x22],                                  // overlong "/"
+        [0x22, 0xE0, 0x80, 0xAF, 0x22],                            // overlong, three bytes
+        [0x22, 0xED, 0xA0, 0x80, 0x22],                            // an encoded surrogate
+        [0x22, 0xE2, 0x82, 0x22],                                  // truncated euro sign
+        [0x22, 0xE2, 0x82],                                        // truncated at the end of the body
+        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],                      // past U+10FFFF
+        [0x22, 0x80, 0x22],                                        // a lone continuation byte
+        Array(#"{"data":{""#.utf8) + [0xFF] + Array(#"":"1"}}"#.utf8),  // in a key
+        Array(#""h\ud83d""#.utf8),                                 // high surrogate at the end
+        Array(#""h\ude00x""#.utf8),                                // a lone low surrogate
+        Array(#""h\ud83d\u0041""#.utf8),                           // high then not a low
+        Array(#""h\ud83dx\ude00""#.utf8),                          // high, a character, low
+        Array(#""\ud83d\ud83d""#.utf8),                            // two highs
+    ])
+    func refusesInvalidUTF8AndLoneSurrogates(_ bytes: [UInt8]) {
+        guard case .invalid? = check(bytes) else {
+            Issue.record("accepted \(bytes)"); return
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"ki\u006ed":"a","kind":"b"}"#, "kind"),
+        (#"{"data":{"a":"1","\u0061":"2"}}"#, "a"),
+        (#"{"idempotency_key":"a","idempotency\u005fkey":"b"}"#, "idempotency_key"),
+        (#"{"\u00e9":1,"é":2}"#, "é"),
+        (#"{"\ud83d\ude00":1,"😀":2}"#, "😀"),
+        (#"{"a\/b":1,"a/b":2}"#, "a/b"),
+    ])
+    func duplicateKeysAreComparedDecoded(_ text: String, _ key: String) {
+        guard case .duplicateKey(_, let found)? = check(Array(text.utf8)) else {
+            Issue.record("accepted \(text)"); return
+        }
+        #expect(found == key)
+    }
+
+    @Test func keysThatDecodeDifferentlyAreNotDuplicates() {
+        #expect(check(Array(#"{"a":1,"\u0062":2,"a\\":3,"a\\\\":4}"#.utf8)) == nil)
+    }
+
+    @Test func largeObjectsAreCheckedToo() {
+        // Past the linear-search size, and a nested object closing in between.
+        let keys = (0..<200).map { "\"k\($0)\":{\"k\($0)\":1}" }
+        let distinct = "{" + keys.joined(separator: ",") + "}"
+        #expect(check(Array(distinct.utf8)) == nil)
+        let twice = "{" + keys.joined(separator: ",") + ",\"k1\\u0037\":2}"
+        guard case .duplicateKey(_, let key)? = check(Array(twice.utf8)) else {
+            Issue.record("duplicate past the linear limit accepted"); return
+        }
+        #expect(key == "k17")
+        let inner = "{\"o\":{" + (0..<40).map { "\"k\($0)\":1" }.joined(separator: ",") + ",\"k39\":2},\"k39\":1}"
+        guard case .duplicateKey(_, "k39")? = check(Array(inner.utf8)) else {
+            Issue.record("nested duplicate accepted"); return
+        }
+        let siblings = "[{" + (0..<40).map { "\"k\($0)\":1" }.joined(separator: ",") + "},{\"k1\":1}]"
+        #expect(check(Array(siblings.utf8)) == nil)
+    }
+}

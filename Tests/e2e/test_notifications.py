@@ -540,3 +540,46 @@ def test_recovery_plans_every_row_of_a_call_and_publishes_its_live_message(h, pr
     s.ready()
     retained = s.expect("done")
     assert retained.json()["data"] == {"ok": True}
+
+
+def post_raw(h, content: bytes):
+    return HTTP.post(h.url("/v1/notifications"), content=content,
+                     headers={**h.server_headers(), "Content-Type": "application/json"})
+
+
+PREFIX = b'{"recipients":{"user_ids":["u-strict"]},"kind":"k",'
+
+
+@pytest.mark.parametrize("member", [
+    b'"title":"h\xff\xfei"', b'"title":"\xc0\xaf"', b'"title":"\xed\xa0\x80"', b'"title":"\xe2\x82"',
+    b'"title":"t","data":{"\xff":"1"}', b'"title":"h\\ud83d"', b'"title":"h\\ude00x"', b'"title":"h\\ud83d\\u0041"',
+    b'"kind":"k2","title":"t"', b'"ki\\u006ed":"k2","title":"t"', b'"title":"t","data":{"a":"1","\\u0061":"2"}',
+    b'"title":"t","idempotency_key":"a","idempotency\\u005fkey":"b"',
+])
+def test_invalid_utf8_lone_surrogates_and_duplicate_keys_are_400(h, member):
+    r = post_raw(h, PREFIX + member + b"}")
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request", r.text
+
+
+@pytest.mark.parametrize("extra, field, words", [
+    ({"ttl_seconds": 1.5}, "ttl_seconds", "whole number"),
+    ({"ttl_seconds": 1.0}, "ttl_seconds", "whole number"),
+    ({"ttl_seconds": 18446744073709551616}, "ttl_seconds", "whole number"),
+    ({"push": {"policy": "unless_acked", "ack_window_ms": 1e30}}, "push.ack_window_ms", "whole number"),
+    ({"badge": 2.5}, "badge", "0 to 99999"),
+    ({"badge": True}, "badge", "0 to 99999"),
+    ({"badge": 1.0}, "badge", "0 to 99999"),
+    ({"badge": 100.0}, "badge", "0 to 99999"),
+    ({"title": {"en": ""}}, "title.en", "bytes"),
+    ({"data": {"": "x"}}, "data", "empty"),
+])
+def test_number_and_text_errors_name_the_field(h, extra, field, words):
+    body = {"recipients": {"user_ids": ["u-strict"]}, "kind": "k", "title": "t", **extra}
+    r = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+    assert r.status_code == 400 and r.json().get("field") == field and words in r.json()["message"], r.text
+
+
+def test_badge_exponent_and_huge_numbers_are_400_with_field(h):
+    for raw in (b'"badge":1e2', b'"badge":1e400', b'"expires_at":1.7e12'):
+        r = post_raw(h, PREFIX + b'"title":"t",' + raw + b"}")
+        assert r.status_code == 400 and r.json().get("field") in ("badge", "expires_at"), r.text

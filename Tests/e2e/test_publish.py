@@ -302,3 +302,20 @@ def test_protocol_event_names_are_refused(shared_herald, name):
     assert herald.publish(channel, 0)["offset"] == 1
     # names that only resemble them are ordinary
     assert herald.publish(channel, 0, event=name.upper())["offset"] == 2
+
+
+@pytest.mark.parametrize("content", [
+    b'{"channel":"c:1","data":"h\xff\xfei"}', b'{"channel":"c:1","data":"\xc0\xaf"}', b'{"channel":"c:1","data":"\xed\xa0\x80"}',
+    b'{"channel":"c:1","data":"\xe2\x82"}', b'{"channel":"c:1","data":{"\xff":1}}', b'{"channel":"c:1","data":"h\\ud83d"}',
+    b'{"channel":"c:1","data":"h\\ude00x"}', b'{"channel":"c:1","data":"h\\ud83d\\u0041"}',
+    b'{"channel":"c:dup","data":{"a":1,"a":2}}', b'{"channel":"c:dup","data":{"a":1,"\\u0061":2}}',
+    b'{"channel":"c:1","chan\\u006eel":"c:2","data":1}', b'{"messages":[{"channel":"c:1","data":[{"x":1,"x":1}]}]}',
+])
+def test_invalid_utf8_lone_surrogates_and_duplicate_keys_are_400(shared_herald, content):
+    path = "/v1/publish/batch" if content.startswith(b'{"messages"') else "/v1/publish"
+    assert_error(post(shared_herald, path, content=content), 400, "invalid_request")
+
+
+def test_paired_surrogates_and_utf8_are_carried(shared_herald):
+    r = post(shared_herald, "/v1/publish", content='{"channel":"c:1","data":"\\ud83d\\ude00 é"}'.encode())
+    assert r.status_code == 200, r.text

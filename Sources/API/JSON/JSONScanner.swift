@@ -1,7 +1,8 @@
 /// The lexical pieces of Herald's one-pass body readers (`PublishBodyScanner`,
 /// `NotificationBodyScanner`): functions of the body's bytes and an index into them.
 ///
-/// They run only on bytes `JSONSyntax.check` accepted, so they may assume valid JSON; each
+/// They run only on bytes `JSONSyntax.check` accepted, so they may assume valid JSON (valid
+/// UTF-8, surrogate escapes in pairs, no key twice in one object); each
 /// returns nil or false when the value at the index is not of the kind asked for, leaving the
 /// caller to fall back to `JSONDecoder`.
 enum JSONScanner {
@@ -36,7 +37,7 @@ enum JSONScanner {
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     k += 6
                 }
-                // A lone surrogate decodes to U+FFFD, as Foundation does.
+                // A lone surrogate never gets here (`JSONSyntax.check` refuses it); U+FFFD if one did.
                 out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar) ?? "\u{FFFD}")).utf8))
             default: out.append(e)   // \" \\ \/
             }
@@ -137,20 +138,6 @@ enum JSONScanner {
         return i
     }
 
-    /// An object key without escapes (nil for one with a `\`: two spellings of one key are left
-    /// to the decoder).
-    static func plainKey(_ b: [UInt8], _ i: inout Int) -> String? {
-        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
-        var j = i + 1
-        while j < b.count, b[j] != UInt8(ascii: "\"") {
-            if b[j] == UInt8(ascii: "\\") { return nil }
-            j += 1
-        }
-        guard j < b.count else { return nil }
-        defer { i = j + 1 }
-        return String(decoding: b[(i + 1)..<j], as: UTF8.self)
-    }
-
     /// A whole number written without fraction or exponent that fits `Int64`; nil for any other
     /// number or value.
     static func integer(_ b: [UInt8], _ i: inout Int) -> Int64? {
@@ -185,9 +172,9 @@ enum JSONScanner {
         return nil
     }
 
-    /// Reads an object's members, calling `member` with each key and the index of its value
-    /// (past the whitespace) to read the value; false when the value is not an object, a key has
-    /// an escape, or `member` returns false.
+    /// Reads an object's members, calling `member` with each key (escapes decoded) and the index
+    /// of its value (past the whitespace) to read the value; false when the value is not an
+    /// object or `member` returns false.
     static func object(_ b: [UInt8], _ i: inout Int, _ member: (String, inout Int) -> Bool) -> Bool {
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
         i = skipSpace(b, i + 1)
@@ -196,7 +183,7 @@ enum JSONScanner {
             return true
         }
         while true {
-            guard let key = plainKey(b, &i) else { return false }
+            guard let key = jsonString(b, &i) else { return false }
             i = skipSpace(b, i)
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
             i = skipSpace(b, i + 1)

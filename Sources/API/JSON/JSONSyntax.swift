@@ -1,6 +1,7 @@
 /// A strict RFC 8259 syntax check run before decoding. Foundation's decoders accept trailing
-/// commas (`{"a":1,}`), which is not JSON; this refuses them, and bounds nesting without
-/// recursion so a hostile body cannot exhaust a thread's stack.
+/// commas (`{"a":1,}`), invalid UTF-8 and lone surrogate escapes (both read as U+FFFD), none of
+/// which is JSON (RFC 8259 §7, §8.1); this refuses them, and bounds nesting without recursion so a
+/// hostile body cannot exhaust a thread's stack.
 enum JSONSyntax {
     enum Failure: Error, Equatable {
         /// Not JSON; `offset` is the byte where it stops being JSON.
@@ -14,12 +15,12 @@ enum JSONSyntax {
     private enum Expect { case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, commaOrEnd, done }
 
     /// - Returns: nil when `bytes` is one JSON value (with optional whitespace around it).
-    /// - Parameter rejectDuplicateKeys: refuse an object that names a key twice (compared as
-    ///   written, so `"a"` and `"\u0061"` count as different).
+    /// - Parameter rejectDuplicateKeys: refuse an object that names a key twice (compared
+    ///   decoded, so `"a"` and `"\u0061"` are the same key).
     static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false) -> Failure? {
         var stack: [UInt8] = []
-        // The keys of each open object, innermost last (only when duplicates are refused).
-        var keys: [Set<ArraySlice<UInt8>>] = []
+        // The keys of each open object (only when duplicates are refused).
+        var keys = OpenKeys()
         var expect = Expect.value
         var i = 0
         let n = bytes.count
@@ -39,12 +40,20 @@ enum JSONSyntax {
                 if expect == .keyOrObjectEnd, c == UInt8(ascii: "}") {
                     i += 1
                     stack.removeLast()
-                    if rejectDuplicateKeys { keys.removeLast() }
+                    if rejectDuplicateKeys { keys.close() }
                     expect = afterValue()
                 } else {
                     guard c == UInt8(ascii: "\""), let end = string(bytes, from: i) else { return .invalid(offset: i) }
-                    if rejectDuplicateKeys, !keys[keys.count - 1].insert(bytes[(i + 1)..<(end - 1)]).inserted {
-                        return .duplicateKey(offset: i, key: String(decoding: bytes[(i + 1)..<(end - 1)], as: UTF8.self))
+                    if rejectDuplicateKeys {
+                        var key = bytes[(i + 1)..<(end - 1)]
+                        // Only a key with an escape needs decoding to compare.
+                        if key.contains(UInt8(ascii: "\\")) {
+                            var at = i
+                            key = ArraySlice((JSONScanner.jsonString(bytes, &at) ?? "").utf8)
+                        }
+                        if !keys.insert(key) {
+                            return .duplicateKey(offset: i, key: String(decoding: key, as: UTF8.self))
+                        }
                     }
                     i = end
                     expect = .colon
@@ -57,7 +66,7 @@ enum JSONSyntax {
                 } else if (c == UInt8(ascii: "}") && top == UInt8(ascii: "{")) || (c == UInt8(ascii: "]") && top == UInt8(ascii: "[")) {
                     i += 1
                     stack.removeLast()
-                    if rejectDuplicateKeys, c == UInt8(ascii: "}") { keys.removeLast() }
+                    if rejectDuplicateKeys, c == UInt8(ascii: "}") { keys.close() }
                     expect = afterValue()
                 } else {
                     return .invalid(offset: i)
@@ -72,7 +81,7 @@ enum JSONSyntax {
                 switch c {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     stack.append(c)
-                    if rejectDuplicateKeys, c == UInt8(ascii: "{") { keys.append([]) }
+                    if rejectDuplicateKeys, c == UInt8(ascii: "{") { keys.open() }
                     if stack.count > maxDepth { return .tooDeep }
                     i += 1
                     expect = c == UInt8(ascii: "{") ? .keyOrObjectEnd : .valueOrArrayEnd
@@ -96,7 +105,9 @@ enum JSONSyntax {
         }
     }
 
-    /// The index after the string starting at `start` (a `"`), or nil.
+    /// The index after the string starting at `start` (a `"`), or nil: for a control character,
+    /// a bad escape, a `\u` surrogate not in a high-low pair, or bytes that are not UTF-8
+    /// (RFC 3629: no overlong forms, no encoded surrogates, nothing past U+10FFFF).
     private static func string(_ b: [UInt8], from start: Int) -> Int? {
         var i = start + 1
         while i < b.count {
@@ -110,16 +121,60 @@ enum JSONSyntax {
                      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     i += 2
                 case UInt8(ascii: "u"):
-                    guard i + 5 < b.count, b[(i + 2)...(i + 5)].allSatisfy(isHex) else { return nil }
+                    guard let unit = hex4(b, i + 2) else { return nil }
                     i += 6
+                    if (0xDC00...0xDFFF).contains(unit) { return nil }
+                    if (0xD800...0xDBFF).contains(unit) {
+                        guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u"),
+                              let low = hex4(b, i + 2), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        i += 6
+                    }
                 default:
                     return nil
                 }
                 continue
             }
-            i += 1
+            if c < 0x80 {
+                i += 1
+                continue
+            }
+            guard let next = utf8Sequence(b, at: i) else { return nil }
+            i = next
         }
         return nil
+    }
+
+    /// The index after the one multi-byte UTF-8 sequence at `at` (lead byte >= 0x80), or nil.
+    private static func utf8Sequence(_ b: [UInt8], at: Int) -> Int? {
+        let lead = b[at]
+        let length: Int
+        // The second byte's range is narrower after E0, ED, F0 and F4: that rules out overlong
+        // forms, UTF-16 surrogates and scalars past U+10FFFF.
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: return nil
+        }
+        guard at + length <= b.count, (low...high).contains(b[at + 1]) else { return nil }
+        for k in (at + 2)..<(at + length) where !(0x80...0xBF).contains(b[k]) { return nil }
+        return at + length
+    }
+
+    private static func hex4(_ b: [UInt8], _ at: Int) -> UInt32? {
+        guard at + 4 <= b.count else { return nil }
+        var value: UInt32 = 0
+        for c in b[at..<(at + 4)] {
+            guard isHex(c) else { return nil }
+            let digit = isDigit(c) ? c - UInt8(ascii: "0") : (c | 0x20) - UInt8(ascii: "a") + 10
+            value = value << 4 | UInt32(digit)
+        }
+        return value
     }
 
     /// The index after the number starting at `start`, or nil (RFC 8259 §6 grammar).
@@ -152,5 +207,41 @@ enum JSONSyntax {
     private static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
     private static func isHex(_ c: UInt8) -> Bool {
         isDigit(c) || (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "f")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F"))
+    }
+}
+
+/// The keys of the open objects, innermost last, for the duplicate-key check: one flat list
+/// searched linearly while an object is small (no allocation per object, which publish bodies
+/// at fan-out rates would pay), and a set for an object past `linearLimit` keys so a body of
+/// many keys stays linear.
+private struct OpenKeys {
+    private var flat: [ArraySlice<UInt8>] = []
+    /// Where each open object's keys start in `flat`.
+    private var starts: [Int] = []
+    /// The keys of the large open objects, by depth (index into `starts`).
+    private var sets: [Int: Set<ArraySlice<UInt8>>] = [:]
+    private static let linearLimit = 16
+
+    mutating func open() { starts.append(flat.count) }
+
+    mutating func close() {
+        flat.removeSubrange(starts.removeLast()...)
+        if !sets.isEmpty { sets[starts.count] = nil }
+    }
+
+    /// False when the innermost open object already has `key`.
+    mutating func insert(_ key: ArraySlice<UInt8>) -> Bool {
+        let depth = starts.count - 1
+        if !sets.isEmpty, sets[depth] != nil { return sets[depth]!.insert(key).inserted }
+        let start = starts[depth]
+        if flat[start...].contains(key) { return false }
+        if flat.count - start < Self.linearLimit {
+            flat.append(key)
+        } else {
+            var set = Set(flat[start...])
+            set.insert(key)
+            sets[depth] = set
+        }
+        return true
     }
 }

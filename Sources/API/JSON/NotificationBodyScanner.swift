@@ -1,17 +1,37 @@
+import Realtime
+
 /// A fast path for `POST /v1/notifications` bodies (NO-1): Foundation's `JSONDecoder` was the
 /// largest single cost of the choke point's event loops. One pass over the bytes instead.
 ///
 /// It runs only after `JSONSyntax.check` accepted the bytes. It takes a body when every field it
 /// knows has the type the `Decodable` `NotificationBody` expects (`null` for an optional field
 /// is its absence, unknown keys are ignored) and gives what the decoder would give. Anything
-/// else returns nil, so `JSONDecoder` reads it and names the field in its error: a wrong type, a
-/// number with a fraction or beyond 64 bits, a key written with escapes, and `live` (its `data`
-/// is any JSON, which the decoder's `JSONValue` normalises).
+/// else returns nil, so `JSONDecoder` reads it and names the field in its error: a wrong type
+/// and `live` (its `data` is any JSON, which the decoder's `JSONValue` normalises).
+///
+/// Whole-number fields are judged here alone, on every body, since the decoder would take `1.0`
+/// and `1e2` yet refuse `1.5` without naming the field: a fraction, an exponent or a number
+/// beyond 64 bits is a 400 naming it.
 enum NotificationBodyScanner {
-    static func scan(_ b: [UInt8]) -> NotificationBody? {
+    /// - Returns: the body, or nil for the decoder to read it.
+    /// - Throws: `HTTPError` 400 naming the field for `ttl_seconds`, `expires_at`, `badge` or
+    ///   `push.ack_window_ms` written as a number that is not a whole number within 64 bits, or a
+    ///   `badge` neither number nor string.
+    static func scan(_ b: [UInt8]) throws(HTTPError) -> NotificationBody? {
         var i = JSONScanner.skipSpace(b, 0)
         var fields = Fields()
-        guard JSONScanner.object(b, &i, { key, i in fields.read(key, b, &i) }), JSONScanner.skipSpace(b, i) == b.count,
+        var complete = true
+        let read = JSONScanner.object(b, &i) { key, i in
+            let start = i
+            if fields.read(key, b, &i) { return true }
+            guard fields.failure == nil else { return false }
+            // Left to the decoder, but the rest is still read for the number checks above.
+            complete = false
+            i = start
+            return JSONScanner.skipValue(b, &i)
+        }
+        if let failure = fields.failure { throw failure }
+        guard read, complete, JSONScanner.skipSpace(b, i) == b.count,
               let recipients = fields.recipients, let kind = fields.kind else { return nil }
         return NotificationBody(
             recipients: recipients, kind: kind, scope: fields.scope, title: fields.title, body: fields.body, args: fields.args,
@@ -33,6 +53,8 @@ enum NotificationBodyScanner {
         var badge: NotificationBody.Badge?
         var persist, trackOpens: Bool?
         var push: NotificationBody.PushBody?
+        /// Set by a read that found a number its field cannot take.
+        var failure: HTTPError?
 
         /// Reads the value of `key`; false to leave the body to the decoder.
         mutating func read(_ key: String, _ b: [UInt8], _ i: inout Int) -> Bool {
@@ -67,24 +89,27 @@ enum NotificationBodyScanner {
                 data = JSONScanner.stringMap(b, &i)
                 return data != nil
             case "ttl_seconds":
-                guard let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) else { return false }
+                guard let value = Self.wholeNumber(b, &i, "ttl_seconds", "ttl_seconds must be a whole number of seconds", &failure),
+                      let int = Int(exactly: value) else { return false }
                 ttlSeconds = int
                 return true
             case "expires_at":
-                if let value = JSONScanner.integer(b, &i) {
+                if let value = Self.wholeNumber(b, &i, "expires_at", "expires_at must be whole unix milliseconds or an RFC 3339 string", &failure) {
                     expiresAt = .milliseconds(value)
-                } else if let text = JSONScanner.jsonString(b, &i) {
+                } else if failure == nil, let text = JSONScanner.jsonString(b, &i) {
                     expiresAt = .text(text)
                 } else {
                     return false
                 }
                 return true
             case "badge":
-                if let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) {
+                let message = "badge must be a whole number 0 to 99999 or \"unread\""
+                if let value = Self.wholeNumber(b, &i, "badge", message, &failure), let int = Int(exactly: value) {
                     badge = .number(int)
-                } else if let text = JSONScanner.jsonString(b, &i) {
+                } else if failure == nil, let text = JSONScanner.jsonString(b, &i) {
                     badge = .keyword(text)
                 } else {
+                    failure = failure ?? HTTPError.invalid("badge", message)
                     return false
                 }
                 return true
@@ -95,13 +120,23 @@ enum NotificationBodyScanner {
                 trackOpens = JSONScanner.bool(b, &i)
                 return trackOpens != nil
             case "push":
-                push = Self.push(b, &i)
+                push = Self.push(b, &i, &failure)
                 return push != nil
             case "live":
                 return false
             default:
                 return JSONScanner.skipValue(b, &i)
             }
+        }
+
+        /// The whole number at `i`; nil for a value that is not a number, and nil with `failure`
+        /// set (`field`, `message`) for a number with a fraction or exponent or beyond 64 bits.
+        private static func wholeNumber(_ b: [UInt8], _ i: inout Int, _ field: String, _ message: String,
+                                        _ failure: inout HTTPError?) -> Int64? {
+            guard i < b.count, b[i] == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) else { return nil }
+            if let value = JSONScanner.integer(b, &i) { return value }
+            failure = HTTPError.invalid(field, "\(message), written without a fraction or exponent and within 64 bits")
+            return nil
         }
 
         private static func string(_ b: [UInt8], _ i: inout Int, into field: inout String?) -> Bool {
@@ -146,21 +181,30 @@ enum NotificationBodyScanner {
             return NotificationBody.RecipientsBody(userIDs: userIDs, scope: scope, permission: permission, assignee: assignee)
         }
 
-        private static func push(_ b: [UInt8], _ i: inout Int) -> NotificationBody.PushBody? {
+        private static func push(_ b: [UInt8], _ i: inout Int, _ failure: inout HTTPError?) -> NotificationBody.PushBody? {
             var policy: String?, ackWindow: Int?, type: String?
+            var complete = true
             let read = JSONScanner.object(b, &i) { key, i in
                 if b[i] == UInt8(ascii: "n") { return JSONScanner.skipLiteral(b, &i, "null") }
+                let start = i
+                let took: Bool
                 switch key {
-                case "policy": return string(b, &i, into: &policy)
-                case "type": return string(b, &i, into: &type)
+                case "policy": took = string(b, &i, into: &policy)
+                case "type": took = string(b, &i, into: &type)
                 case "ack_window_ms":
-                    guard let value = JSONScanner.integer(b, &i), let int = Int(exactly: value) else { return false }
-                    ackWindow = int
-                    return true
-                default: return JSONScanner.skipValue(b, &i)
+                    let value = wholeNumber(b, &i, "push.ack_window_ms", "ack_window_ms must be a whole number of milliseconds", &failure)
+                    ackWindow = value.flatMap { Int(exactly: $0) }
+                    took = ackWindow != nil
+                default: took = JSONScanner.skipValue(b, &i)
                 }
+                if took { return true }
+                guard failure == nil else { return false }
+                // Left to the decoder; the other members are still read for the number check.
+                complete = false
+                i = start
+                return JSONScanner.skipValue(b, &i)
             }
-            return read ? NotificationBody.PushBody(policy: policy, ack_window_ms: ackWindow, type: type) : nil
+            return read && complete ? NotificationBody.PushBody(policy: policy, ack_window_ms: ackWindow, type: type) : nil
         }
     }
 }

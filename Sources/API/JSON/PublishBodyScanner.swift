@@ -8,7 +8,9 @@ import Realtime
 /// every well-typed body — string `channel`, optional string `event`, any `data`, optional bool
 /// `retain`, unknown keys ignored — and returns `.fallback` for anything else, so the `JSONDecoder`
 /// path gives each type error its precise message. A key given twice is refused (`.duplicate`):
-/// which copy would win is not something to leave to a decoder's whim.
+/// which copy would win is not something to leave to a decoder's whim. (`RequestBody.check`
+/// already refuses a key twice anywhere in the body, `data` included, comparing keys decoded;
+/// this is the backstop that names the field.)
 ///
 /// `data` is carried as sent: only the whitespace between tokens is removed, so key order, number
 /// spelling (a 30-digit integer stays exact) and string escapes reach subscribers unchanged.

@@ -20,10 +20,11 @@ enum RequestBody {
     }
 
     /// The checks every JSON body passes before it is read: a JSON content type (or none), a
-    /// non-empty body, strict RFC 8259 syntax and bounded nesting.
+    /// non-empty body, strict RFC 8259 syntax (valid UTF-8, no lone surrogate escapes) and bounded
+    /// nesting.
     /// - Throws: `HTTPError` 415 or 400.
-    /// - Parameter rejectDuplicateKeys: refuse objects naming a key twice (everywhere but publish,
-    ///   whose `data` is carried as sent and whose top level the publish scanner checks itself).
+    /// - Parameter rejectDuplicateKeys: refuse objects naming a key twice, at any depth (keys
+    ///   compared decoded, so `"a"` and `"\u0061"` are one key).
     static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true) throws(HTTPError) {
         // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
         if let contentType = request.headers["Content-Type"] {

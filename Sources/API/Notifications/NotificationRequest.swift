@@ -181,7 +181,8 @@ struct NotificationRequest: Sendable {
         let text = try Self.texts(body.body, field: "body")
         let data = body.data ?? [:]
         for key in data.keys {
-            if key.isEmpty || Self.reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+            guard !key.isEmpty else { throw HTTPError.invalid("data", "data keys must not be empty") }
+            if Self.reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.")
                 || key == catalog.kindKey || key == catalog.notificationIDKey {
                 throw HTTPError.invalid("data", "data key '\(key)' is reserved by the push providers or by Herald")
             }
@@ -201,10 +202,10 @@ struct NotificationRequest: Sendable {
         switch body.badge {
         case nil: badge = nil
         case .number(let n)?:
-            guard (0...99_999).contains(n) else { throw HTTPError.invalid("badge", "badge must be 0 to 99999 or \"unread\"") }
+            guard (0...99_999).contains(n) else { throw HTTPError.invalid("badge", "badge must be a whole number 0 to 99999 or \"unread\"") }
             badge = .number(n)
         case .keyword("unread")?: badge = .unread
-        case .keyword?: throw HTTPError.invalid("badge", "badge must be a number or \"unread\"")
+        case .keyword?: throw HTTPError.invalid("badge", "badge must be a whole number 0 to 99999 or \"unread\"")
         }
         if let key = body.collapse_key, key.isEmpty || key.utf8.count > 64 {
             throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit)")
@@ -324,8 +325,11 @@ struct NotificationRequest: Sendable {
     private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts? {
         guard let input else { return nil }
         let map: [String: String]
+        var single = false
         switch input {
-        case .single(let text): map = ["*": text]
+        case .single(let text):
+            map = ["*": text]
+            single = true
         case .byLocale(let byLocale):
             guard !byLocale.isEmpty else { throw HTTPError.invalid(field, "\(field) needs at least one locale") }
             guard byLocale.count <= maxLocales else { throw HTTPError.invalid(field, "\(field) has at most \(maxLocales) locales") }
@@ -334,8 +338,8 @@ struct NotificationRequest: Sendable {
             }
             map = byLocale
         }
-        for (_, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
-            throw HTTPError.invalid(field, "each \(field) is 1-\(maxTextBytes) bytes")
+        for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
+            throw HTTPError.invalid(single ? field : "\(field).\(locale)", "each \(field) is 1-\(maxTextBytes) bytes")
         }
         do {
             return Texts(byLocale: map, localized: try NotificationPlan.localized(map))

@@ -34,7 +34,7 @@ struct NotificationRoutes {
     /// - Throws: `HTTPError` 415 or 400, as `RequestBody.decode`.
     static func body(_ request: HTTPRequest) throws(HTTPError) -> NotificationBody {
         try RequestBody.check(request)
-        if let body = NotificationBodyScanner.scan(request.body) { return body }
+        if let body = try NotificationBodyScanner.scan(request.body) { return body }
         return try RequestBody.decode(NotificationBody.self, from: request)
     }
 

@@ -26,7 +26,7 @@ struct PublishRoutes {
 
     func publish(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        try RequestBody.check(context.request, rejectDuplicateKeys: false)
+        try RequestBody.check(context.request)
         let request: PublishRequest
         switch PublishBodyScanner.message(context.request.body) {
         case .value(let message):
@@ -43,7 +43,7 @@ struct PublishRoutes {
 
     func publishBatch(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
-        try RequestBody.check(context.request, rejectDuplicateKeys: false)
+        try RequestBody.check(context.request)
         let messages: [(channel: String, event: String?, data: String, retain: Bool?)]
         switch PublishBodyScanner.batch(context.request.body) {
         case .value(let scanned):
