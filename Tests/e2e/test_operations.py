@@ -126,3 +126,55 @@ def test_sigterm_lets_an_in_flight_push_finish_and_exits_zero(herald_factory, pr
     assert states == ["done"], states
     assert outcomes == ["queued", "sent"], outcomes
     assert "pushes still in flight" not in h.logs()
+
+
+def test_sigterm_answers_every_call_it_stored(herald_factory):
+    """Keep-alive callers post notifications while SIGTERM arrives. A call that was stored gets
+    its answer before its connection closes (even one answered in the very loop turn the stop
+    began), so a caller without an idempotency key never retries a call that went through; a call
+    that got no answer was not stored."""
+    import threading
+    h = herald_factory()
+    results = []          # (idempotency key, status, or None when no answer arrived)
+    errors = {}
+    lock = threading.Lock()
+
+    def caller(n):
+        with httpx.Client(timeout=10) as client:
+            for i in range(100_000):
+                key = f"t{n}-{i}"
+                try:
+                    r = client.post(h.url("/v1/notifications"), headers={**h.server_headers(), "X-Request-Id": key},
+                                    json={"recipients": {"user_ids": [f"u{n}-{j}" for j in range(5)]},
+                                          "kind": "k", "title": "T", "idempotency_key": key})
+                    status = r.status_code
+                except httpx.HTTPError as error:
+                    status = None
+                    errors[key] = repr(error)[:200]
+                with lock:
+                    results.append((key, status))
+                if status is None:
+                    return
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(results) < 300:
+        assert time.monotonic() < deadline, "the callers did not get going"
+        time.sleep(0.01)
+    h.proc.send_signal(signal.SIGTERM)
+    assert h.wait_exit(timeout=20) == 0
+    for t in threads:
+        t.join(timeout=15)
+        assert not t.is_alive()
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    stored = {key: complete for key, complete in db.execute("SELECT key, complete FROM idempotency_keys")}
+    db.close()
+    assert all(status in (201, None) for _, status in results), {status for _, status in results}
+    answered = {key for key, status in results if status == 201}
+    assert answered <= stored.keys()
+    lost = [key for key, status in results if status is None and key in stored]
+    assert not lost, ("stored calls went unanswered", [(key, stored[key], errors.get(key)) for key in lost])
+    # Every stored call was planned before the exit (the 5 s drain).
+    assert all(stored[key] == 1 for key in answered)

@@ -404,7 +404,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         case .websocket(let session):
             shutdownWebSocket(session)
         case .reading where requestStartedAt == 0:
-            close()
+            // Between requests, but the last answer may still be queued for this turn's flush:
+            // closing now would drop it (a stored call's 201 lost at SIGTERM).
+            beginClosing()
         default:
             break
         }
