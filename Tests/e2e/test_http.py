@@ -397,3 +397,40 @@ def test_long_pipeline_answered_in_order(herald, raw):
                     b"GET /nope-%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(n)))
     statuses = [c.read_response().status for _ in range(n)]
     assert statuses == [404 if i % 3 == 0 else 200 for i in range(n)]
+
+
+def _read_to_eof(sock, timeout=5.0) -> bytes:
+    sock.settimeout(timeout)
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+@pytest.mark.parametrize("pipelined", [1, 3])
+def test_half_closed_client_still_gets_every_answer(herald, pipelined):
+    """A client may shut down its sending side once its requests are out (RFC 9112 §9.6): the
+    answers, which wait for the end of the loop turn, must still be sent before the close."""
+    for _ in range(10):
+        sock = socket.create_connection(("127.0.0.1", herald.port))
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * pipelined)
+        sock.shutdown(socket.SHUT_WR)
+        data = _read_to_eof(sock)
+        sock.close()
+        assert data.count(b"HTTP/1.1 200 ") == pipelined, data[:200]
+
+
+def test_half_closed_client_gets_a_deferred_answer(herald):
+    """The same for an answer that comes later from another thread (a stored notification call)."""
+    body = json.dumps({"recipients": {"user_ids": ["half-close"]}, "kind": "k", "title": "T"}).encode()
+    sock = socket.create_connection(("127.0.0.1", herald.port))
+    sock.sendall(b"POST /v1/notifications HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Authorization: Bearer " + SERVER_KEY.encode() + b"\r\n"
+                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sock.shutdown(socket.SHUT_WR)
+    data = _read_to_eof(sock)
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 201 "), data[:200]
+    assert b"Connection: close" in data or b"connection: close" in data.lower()

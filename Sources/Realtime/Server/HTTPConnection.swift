@@ -66,6 +66,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     var requestLine = ""
     var requestStartedForLog: UInt64 = 0
     private var lingering = false
+    /// The peer half-closed (read returned 0) while an answer was still owed or queued: finish
+    /// sending it, then close without lingering for an EOF that already came.
+    private var peerClosed = false
 
     var configuration: HTTPServerConfiguration { context.configuration }
 
@@ -126,8 +129,20 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                     return
                 }
             } else if n == 0 {
-                close()
-                return
+                // A client may half-close once its request is sent (RFC 9112 §9.6): what it is
+                // owed still goes out, since answers wait for the end of the loop turn.
+                switch state {
+                case .awaiting:
+                    peerClosed = true
+                    return
+                case .reading where !outbound.isEmpty, .closing where !outbound.isEmpty:
+                    peerClosed = true
+                    beginClosing()
+                    return
+                default:
+                    close()
+                    return
+                }
             } else {
                 switch errno {
                 case EINTR: continue
@@ -247,8 +262,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     private func completeDeferred(_ response: HTTPResponse, ticket: UInt64) {
         guard case .awaiting(let pending) = state, pending.ticket == ticket else { return }
         state = .reading
-        write(response, keepAlive: pending.keepAlive, isHead: pending.isHead, versionMinor: pending.versionMinor,
-              allowOrigin: pending.allowOrigin)
+        write(response, keepAlive: pending.keepAlive && !peerClosed, isHead: pending.isHead,
+              versionMinor: pending.versionMinor, allowOrigin: pending.allowOrigin)
         guard case .reading = state else { return }
         processRequests()
         resumeReading()
@@ -441,6 +456,10 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     /// Half-closes and lingers until the peer closes (or the grace ends), so a client still
     /// sending does not get a reset that would destroy the response it has not read yet.
     private func finishClosing() {
+        if peerClosed {
+            close()
+            return
+        }
         guard !lingering else { return }
         lingering = true
         Glibc.shutdown(fd, Int32(SHUT_WR))
