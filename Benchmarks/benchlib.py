@@ -814,13 +814,15 @@ def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=9
     ap.add_argument("--out", help="raw results, JSON lines (default: in the temp workdir)")
 
 
-def prepare_arguments(args, wd, results_name):
-    """Completes the shared options once the work directory exists: --out defaults to
-    `wd/results_name`, and the --perf directory is made absolute and created."""
+def prepare_arguments(args, results_name):
+    """Makes the run's work directory and returns it, completing the shared options: --out
+    defaults to `<workdir>/results_name`, and the --perf directory is made absolute and created."""
+    wd = workdir()
     args.out = args.out or os.path.join(wd, results_name)
     if getattr(args, "perf", None):
         args.perf = os.path.abspath(args.perf)
         os.makedirs(args.perf, exist_ok=True)
+    return wd
 
 
 def quiet_reading(args):

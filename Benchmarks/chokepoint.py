@@ -143,8 +143,7 @@ def main():
             sys.exit(f"unknown shape {s}; known: {', '.join(SHAPES)}")
     start = time.monotonic()
     procs = B.Procs()
-    wd = B.workdir()
-    B.prepare_arguments(args, wd, "chokepoint-results.jsonl")
+    wd = B.prepare_arguments(args, "chokepoint-results.jsonl")
     runs = []
     try:
         binary = B.herald_binary(args.herald_bin)

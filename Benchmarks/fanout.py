@@ -127,9 +127,8 @@ def main():
     B.exit_on_sigterm()
     start = time.monotonic()
     procs = B.Procs()
-    wd = B.workdir()
     runs = []
-    B.prepare_arguments(args, wd, "fanout-results.jsonl")
+    wd = B.prepare_arguments(args, "fanout-results.jsonl")
     try:
         binary = B.herald_binary(args.herald_bin) if "herald" in args.servers else None
         exe = B.build_loadclient(wd)

@@ -89,8 +89,7 @@ def main():
     B.check_tools()
     B.exit_on_sigterm()
     procs = B.Procs()
-    wd = B.workdir()
-    B.prepare_arguments(args, wd, "idle-results.jsonl")
+    wd = B.prepare_arguments(args, "idle-results.jsonl")
     start = time.monotonic()
     rows = []
     try:

@@ -276,8 +276,7 @@ def main():
     B.exit_on_sigterm()
     start = time.monotonic()
     procs = B.Procs()
-    wd = B.workdir()
-    B.prepare_arguments(args, wd, "push-results.jsonl")
+    wd = B.prepare_arguments(args, "push-results.jsonl")
     runs = []
     try:
         binary = B.herald_binary(args.herald_bin)

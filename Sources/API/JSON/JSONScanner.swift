@@ -200,28 +200,38 @@ enum JSONScanner {
         }
     }
 
-    /// An array of strings.
-    static func strings(_ b: [UInt8], _ i: inout Int) -> [String]? {
-        guard i < b.count, b[i] == UInt8(ascii: "[") else { return nil }
+    /// An array at `i`: `element` reads each value (with `i` at its first byte) and returns
+    /// false to stop. Returns false when the array is not well formed or `element` stopped it.
+    static func array(_ b: [UInt8], _ i: inout Int, _ element: (inout Int) -> Bool) -> Bool {
+        guard i < b.count, b[i] == UInt8(ascii: "[") else { return false }
         i = skipSpace(b, i + 1)
-        var values: [String] = []
         if i < b.count, b[i] == UInt8(ascii: "]") {
             i += 1
-            return values
+            return true
         }
         while true {
-            guard let value = jsonString(b, &i) else { return nil }
-            values.append(value)
+            guard element(&i) else { return false }
             i = skipSpace(b, i)
-            guard i < b.count else { return nil }
+            guard i < b.count else { return false }
             if b[i] == UInt8(ascii: ",") {
                 i = skipSpace(b, i + 1)
                 continue
             }
-            guard b[i] == UInt8(ascii: "]") else { return nil }
+            guard b[i] == UInt8(ascii: "]") else { return false }
             i += 1
-            return values
+            return true
         }
+    }
+
+    /// An array of strings.
+    static func strings(_ b: [UInt8], _ i: inout Int) -> [String]? {
+        var values: [String] = []
+        let read = array(b, &i) { i in
+            guard let value = jsonString(b, &i) else { return false }
+            values.append(value)
+            return true
+        }
+        return read ? values : nil
     }
 
     /// An object of string values.

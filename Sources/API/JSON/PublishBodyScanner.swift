@@ -60,75 +60,56 @@ enum PublishBodyScanner {
         i = JSONScanner.skipSpace(bytes, i)
         guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
         i = JSONScanner.skipSpace(bytes, i + 1)
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "[") else { return nil }
-        i = JSONScanner.skipSpace(bytes, i + 1)
         var messages: [Message] = []
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
-            i += 1
-        } else {
-            while true {
-                guard let message = object(bytes, &i, duplicate: &duplicate) else {
-                    if let field = duplicate { duplicate = "messages[\(messages.count)]." + field }
-                    return nil
-                }
-                messages.append(message)
-                i = JSONScanner.skipSpace(bytes, i)
-                guard i < bytes.count else { return nil }
-                if bytes[i] == UInt8(ascii: ",") { i = JSONScanner.skipSpace(bytes, i + 1); continue }
-                guard bytes[i] == UInt8(ascii: "]") else { return nil }
-                i += 1
-                break
+        let read = JSONScanner.array(bytes, &i) { i in
+            guard let message = object(bytes, &i, duplicate: &duplicate) else {
+                if let field = duplicate { duplicate = "messages[\(messages.count)]." + field }
+                return false
             }
+            messages.append(message)
+            return true
         }
+        guard read else { return nil }
         i = JSONScanner.skipSpace(bytes, i)
         guard i < bytes.count, bytes[i] == UInt8(ascii: "}"), JSONScanner.skipSpace(bytes, i + 1) == bytes.count else { return nil }
         return messages
     }
 
     private static func object(_ b: [UInt8], _ i: inout Int, duplicate: inout String?) -> Message? {
-        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
-        i = JSONScanner.skipSpace(b, i + 1)
         var channel: String?, event: String?, data: String?, retain: Bool?
-        if i < b.count, b[i] == UInt8(ascii: "}") { return nil }
         var seen: Set<String> = []
-        while true {
-            guard let key = JSONScanner.jsonString(b, &i) else { return nil }
+        var found: String?
+        let read = JSONScanner.object(b, &i) { key, i in
             guard seen.insert(key).inserted else {
-                duplicate = key
-                return nil
+                found = key
+                return false
             }
-            i = JSONScanner.skipSpace(b, i)
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
-            i = JSONScanner.skipSpace(b, i + 1)
-            guard i < b.count else { return nil }
+            guard i < b.count else { return false }
             switch key {
             case "channel":
-                guard let value = JSONScanner.jsonString(b, &i) else { return nil }
+                guard let value = JSONScanner.jsonString(b, &i) else { return false }
                 channel = value
             case "event":
                 if b[i] == UInt8(ascii: "n") {
-                    guard JSONScanner.skipLiteral(b, &i, "null") else { return nil }
+                    guard JSONScanner.skipLiteral(b, &i, "null") else { return false }
                 } else {
-                    guard let value = JSONScanner.jsonString(b, &i) else { return nil }
+                    guard let value = JSONScanner.jsonString(b, &i) else { return false }
                     event = value
                 }
             case "retain":
-                if JSONScanner.skipLiteral(b, &i, "true") { retain = true } else if JSONScanner.skipLiteral(b, &i, "false") { retain = false } else { return nil }
+                if JSONScanner.skipLiteral(b, &i, "true") { retain = true } else if JSONScanner.skipLiteral(b, &i, "false") { retain = false } else { return false }
             case "data":
                 let start = i
-                guard JSONScanner.skipValue(b, &i) else { return nil }
+                guard JSONScanner.skipValue(b, &i) else { return false }
                 data = JSONScanner.compact(b[start..<i])
             default:
                 // Unknown keys are ignored, as the decoder does.
-                guard JSONScanner.skipValue(b, &i) else { return nil }
+                guard JSONScanner.skipValue(b, &i) else { return false }
             }
-            i = JSONScanner.skipSpace(b, i)
-            guard i < b.count else { return nil }
-            if b[i] == UInt8(ascii: ",") { i = JSONScanner.skipSpace(b, i + 1); continue }
-            guard b[i] == UInt8(ascii: "}") else { return nil }
-            i += 1
-            break
+            return true
         }
+        if let found { duplicate = found }
+        guard read else { return nil }
         guard let channel, let data else { return nil }
         return Message(channel: channel, event: event, data: data, retain: retain)
     }
