@@ -1,0 +1,63 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+import Synchronization
+
+/// Steps 2 and 3: one publish per batch after its commit, then one barrier on every loop before
+/// presence is asked who received each event.
+extension Notifier {
+    /// Steps 2-4 for the stored notifications of one batch: one publish, one barrier, one
+    /// planning transaction.
+    func broadcastAndPlan(_ calls: [Planning]) {
+        var batch: [PublishRequest] = []
+        var ids: [String] = []
+        for call in calls {
+            for record in call.stored {
+                guard let channel = ChannelName.personal(userID: record.userID) else { continue }
+                let data = "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(record.scope.map(JSONText.quote) ?? "null")}"
+                batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data))
+                ids.append(record.id)
+            }
+        }
+        for call in calls { if let live = call.live { batch.append(live) } }
+        let receipts = batch.isEmpty ? [] : node.broker.publish(batch)
+        var events: [String: ChannelMessage] = [:]
+        for (index, id) in ids.enumerated() { events[id] = receipts[index].message }
+        let sequences = events
+        node.afterPendingDeliveries { [self] in
+            var seen: [String: [Presence.Receipt]] = [:]
+            for call in calls {
+                for record in call.stored {
+                    if let message = sequences[record.id] {
+                        seen[record.id] = node.presence.receipts(userID: record.userID, personalSequence: message.sequence)
+                    }
+                }
+            }
+            let presence = seen
+            database.write({ [self] connection in
+                try connection.transaction { connection in
+                    let now = unixMilliseconds()
+                    // The planning reads of every call in the batch, in one query each instead of
+                    // one per call (one-recipient calls come in batches of dozens).
+                    let context = try PlanningContext(calls, now: now, connection: connection)
+                    return try calls.map { call in
+                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, connection: connection)
+                    }
+                }
+            }) { [self] result in
+                // Planned, or failed and left to recovery: no longer owned by these calls.
+                release(calls.compactMap(\.pending))
+                afterCommit.async { [self] in
+                    switch result {
+                    case .success(let outcomes):
+                        if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
+                        for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
+                    case .failure(let error):
+                        for call in calls { call.completion(.failure(error)) }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+import Synchronization
+
+/// Intake and group commit: calls queue while a batch is in the writer and are stored together
+/// (step 1), then answered or handed on to be broadcast and planned.
+extension Notifier {
+    /// Step 1 for every waiting call in one transaction; one call's refusal (an idempotency
+    /// conflict, too many recipients) leaves the others stored.
+    func storeBatch() {
+        let calls = intake.withLock { intake -> [Call] in
+            let taken = Array(intake.pending.prefix(Self.maxBatch))
+            intake.pending.removeFirst(taken.count)
+            return taken
+        }
+        let owned = OwnedPlans()
+        database.write({ [self] connection -> [Result<Stored, HTTPError>] in
+            try connection.transaction { connection -> [Result<Stored, HTTPError>] in
+                var results: [Result<Stored, HTTPError>] = []
+                for call in calls {
+                    // `store` refuses (HTTPError) only before its first write, so a refused call
+                    // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
+                    // time); a storage error fails the whole batch.
+                    do {
+                        results.append(.success(try store(call, owned: owned, connection: connection)))
+                    } catch let refusal as HTTPError {
+                        results.append(.failure(refusal))
+                    }
+                }
+                return results
+            }
+        }) { [self] result in
+            // Rolled back: the plans registered inside the transaction do not exist. Given back
+            // before the next batch, which may store plans starting at the same (freed) seq.
+            if case .failure = result { release(owned.take()) }
+            // The writer is free for the next batch while this one is broadcast and planned.
+            let more = intake.withLock { intake -> Bool in
+                if intake.pending.isEmpty { intake.storing = false }
+                return !intake.pending.isEmpty
+            }
+            if more { storeBatch() }
+            // The rest (publish, the loop barrier, answers) runs off the writer's queue: the
+            // writer is the choke point's one serial resource.
+            afterCommit.async { [self] in answer(calls, result) }
+        }
+    }
+
+    /// After a batch's storing transaction: answers replays and refusals, and sends the stored
+    /// calls on to be broadcast and planned.
+    func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>) {
+        let results: [Result<Stored, HTTPError>]
+        switch result {
+        case .failure(let error):
+            let response = DatabaseResponder.response(.failure(error))
+            for call in calls { call.completion(response) }
+            return
+        case .success(let stored):
+            results = stored
+        }
+        var planning: [Planning] = []
+        for (call, result) in zip(calls, results) {
+            switch result {
+            case .failure(let refusal):
+                call.completion(refusal.response)
+            case .success(.replay(let json)):
+                var response = HTTPResponse.json(200, json)
+                response.headers.add(name: "Idempotent-Replayed", value: "true")
+                call.completion(response)
+            case .success(.fresh(let stored, let skipped, let pending)):
+                let completion = call.completion
+                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
+                                         pending: pending) { result in
+                    switch result {
+                    case .success(let outcome):
+                        completion(.json(201, outcome.json))
+                    case .failure(let error):
+                        // Stored but not planned: `recover()` finishes the job; the caller may
+                        // retry with its idempotency key.
+                        Log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
+                        completion(DatabaseResponder.response(.failure(error)))
+                    }
+                })
+            }
+        }
+        if !planning.isEmpty { broadcastAndPlan(planning) }
+    }
+
+    /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
+    /// write (the batch relies on it).
+    func store(_ call: Call, owned: OwnedPlans, connection: SQLiteConnection) throws -> Stored {
+        let request = call.request, plan = request.plan
+        let now = unixMilliseconds()
+        if let key = request.idempotencyKey,
+           let existing = try IdempotencyStore.find(connection, key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
+            guard existing.requestHash == call.hash else {
+                throw HTTPError(409, "idempotency_key_reused", "this idempotency_key was used with a different request in the last 24 hours",
+                                field: "idempotency_key")
+            }
+            guard existing.complete else {
+                throw HTTPError(409, "idempotency_in_progress", "a request with this idempotency_key is still being processed; retry shortly",
+                                field: "idempotency_key")
+            }
+            return .replay(existing.responseJSON)
+        }
+        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
+        var stored: [NotificationRecord] = []
+        stored.reserveCapacity(users.count)
+        for user in users {
+            stored.append(try NotificationStore.insert(connection, NotificationRecord(
+                id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
+                bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
+        }
+        var pending: Int64?
+        if let first = stored.first, let last = stored.last {
+            // One plan for the call, whatever its number of recipients: they are the rows just
+            // stored one after another.
+            try NotificationStore.insertPlan(connection, PendingPlan(firstSequence: first.sequence, lastSequence: last.sequence,
+                                                                     planJSON: request.planJSON, createdAt: now))
+            pending = first.sequence
+            // Owned from before the commit, so recovery (reading committed plans) never sees it unowned.
+            planning.withLock { _ = $0.insert(first.sequence) }
+            owned.add(first.sequence)
+        }
+        if let key = request.idempotencyKey {
+            var provisional = Outcome()
+            provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
+            provisional.skippedRecipients = skipped
+            try IdempotencyStore.reserve(connection, IdempotencyRecord(
+                app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
+        }
+        return .fresh(stored, skipped: skipped, plan: pending)
+    }
+
+    /// NO-6: recipients as user ids, plus those a scope rule named but could not reach.
+    func resolve(_ recipients: Recipients, kind: String, connection: SQLiteConnection) throws -> ([String], [(userID: String, reason: String)]) {
+        let requires = catalog.kind(kind)?.requires
+        switch recipients {
+        case .users(let ids):
+            return (ids, [])
+        case .scopePermission(let scope, let permission):
+            let members = try MemberStore.holding(connection, scope: scope, permission: permission ?? requires)
+            guard members.count <= Self.maxScopeRecipients else {
+                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
+                                field: "recipients")
+            }
+            return (members.map(\.userID), [])
+        case .scopeAssignee(let scope, let assignee?):
+            guard let member = try MemberStore.find(connection, scope: scope, userID: assignee) else {
+                return ([], [(assignee, "not_a_member")])
+            }
+            if let requires, !member.permissions.contains(requires) { return ([], [(assignee, "missing_permission")]) }
+            return ([assignee], [])
+        case .scopeAssignee(let scope, nil):
+            let members = try MemberStore.holding(connection, scope: scope, permission: requires)
+            guard members.count <= Self.maxScopeRecipients else {
+                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
+                                field: "recipients")
+            }
+            return (members.map(\.userID), [])
+        }
+    }
+}
+
+/// Plans (first `seq`) registered by one batch's transaction, so a rollback can give them back.
+final class OwnedPlans: Sendable {
+    private let plans = Mutex<[Int64]>([])
+    func add(_ plan: Int64) { plans.withLock { $0.append(plan) } }
+    func take() -> [Int64] { plans.withLock { plans in defer { plans = [] }; return plans } }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+import Synchronization
+
+/// Step 4: per device, the planner's decision, the job, the delivery record and the cursor, in
+/// the batch's planning transaction.
+extension Notifier {
+    /// What planning reads for every recipient of a batch: their devices and push preferences.
+    struct PlanningContext {
+        let devices: [String: [DeviceRecord]]
+        /// By user, then by scope (nil: the user's global switch).
+        let preferences: [String: [String?: PushPreferenceRecord]]
+
+        init(_ calls: [Planning], now: Int64, connection: SQLiteConnection) throws {
+            var users: Set<String> = []
+            var scopes: Set<String> = []
+            for call in calls {
+                for record in call.stored { users.insert(record.userID) }
+                if let scope = call.plan.scope { scopes.insert(scope) }
+            }
+            let userIDs = Array(users)
+            devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: userIDs, now: now), by: \.userID)
+            var preferences: [String: [String?: PushPreferenceRecord]] = [:]
+            for record in try PreferenceStore.list(connection, userIDs: userIDs, scopes: Array(scopes)) {
+                preferences[record.userID, default: [:]][record.scope] = record
+            }
+            self.preferences = preferences
+        }
+    }
+
+    /// Step 4 for one call, inside the writer transaction.
+    func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
+                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome {
+        let stored = call.stored, plan = call.plan, devices = context.devices
+        var outcome = Outcome()
+        outcome.skippedRecipients = call.skipped
+        // The call's texts, parsed once for all its devices (each device only picks a locale), and
+        // only when one is pushed to: most recipients of the choke point have no device.
+        var parsed: Result<Texts, CatalogError>?
+        func texts() throws(CatalogError) -> Texts {
+            if parsed == nil {
+                parsed = Result { () throws(CatalogError) -> Texts in
+                    Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+                }
+            }
+            return try parsed!.get()
+        }
+        for record in stored {
+            let eventID = events[record.id].map { String(describing: $0.cursor) }
+            outcome.notifications.append((record.id, record.userID, eventID))
+            let preferences = context.preferences[record.userID]
+            let global = preferences?[String?.none]
+            let scoped = plan.scope.flatMap { preferences?[$0] }
+            let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
+            var unread: Int?
+            if plan.badge == .unread { unread = try NotificationStore.unreadCount(connection, userID: record.userID) }
+            let seen = receipts[record.id] ?? []
+            for receipt in seen where receipt.received {
+                outcome.liveDelivered += 1
+                try DeliveryStore.record(connection, DeliveryEntry(
+                    notificationID: record.id, userID: record.userID, connectionID: receipt.connectionID, sessionID: receipt.sessionID,
+                    outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
+            }
+            for device in devices[record.userID] ?? [] {
+                let enabled = push?.dispatcher.isEnabled(device.provider) ?? false
+                let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
+                                              allowedByPreferences: allowed, providerEnabled: enabled, now: now)
+                switch decision {
+                case .skip(let result, let detail):
+                    if result == .suppressedForeground { outcome.pushSuppressed += 1 } else { outcome.skipped += 1 }
+                    try DeliveryStore.record(connection, DeliveryEntry(
+                        notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                        outcome: result, detail: detail, at: now))
+                case .enqueue(let runAt, let ackEventID):
+                    let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
+                    let notification: PushNotification
+                    do {
+                        notification = try pushNotification(plan, texts: texts(), record: record, device: device, eventID: eventID,
+                                                            unread: unread, deliveryID: deliveryID, now: now)
+                    } catch {
+                        outcome.skipped += 1
+                        try DeliveryStore.record(connection, DeliveryEntry(
+                            notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                            outcome: .failed, detail: "could not render: \(error.message)", at: now))
+                        continue
+                    }
+                    let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
+                        notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
+                    let jobID = try JobStore.enqueue(connection, kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: runAt, now: now)
+                    outcome.pushQueued += 1
+                    try DeliveryStore.record(connection, DeliveryEntry(
+                        notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
+                        outcome: .queued, jobID: jobID, deliveryID: deliveryID,
+                        detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
+                }
+            }
+            if let eventID { try NotificationStore.setCursor(connection, sequence: record.sequence, cursor: eventID) }
+        }
+        if let pending = call.pending { try NotificationStore.markPlanned(connection, firstSequence: pending) }
+        if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
+        counts.withLock { counts in
+            counts.stored += stored.count
+            counts.outcomes["live_delivered", default: 0] += outcome.liveDelivered
+            counts.outcomes["queued", default: 0] += outcome.pushQueued
+            counts.outcomes["suppressed_foreground", default: 0] += outcome.pushSuppressed
+            counts.outcomes["skipped", default: 0] += outcome.skipped
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import PushBridge
+import Realtime
+import Storage
+import Synchronization
+
+/// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its
+/// invalidation event on `user:{id}`, then plans pushes — only to devices whose session did not
+/// see the event live in the foreground. Never both, never neither:
+///
+/// 1. one writer transaction stores the rows and the call's plan (a `PendingPlan`), and reserves
+///    the idempotency key;
+/// 2. after the commit, the events are published (so a reader who took `Herald-Cursor` before its
+///    GET either sees the row or gets the event);
+/// 3. once every loop has written what was queued before (`afterPendingDeliveries`), presence says
+///    which connections received each event;
+/// 4. a second transaction decides per device, enqueues `push.deliver` jobs, writes the delivery
+///    record and the live event's cursor, and deletes the plan.
+///
+/// A crash between 1 and 4 leaves the plan; `recover()` (at start and periodically) re-broadcasts
+/// and plans those calls, so a stored notification is never left unpushed.
+public final class Notifier: Sendable {
+    let database: Database
+    let node: RealtimeNode
+    let push: PushService?
+    let catalog: NotificationCatalog
+    let planner: PushPlanner
+    let renderer: NotificationRenderer
+    let recovery = DispatchQueue(label: "herald.notifier.recovery")
+    /// Where a batch goes after its storing commit, so the writer's queue only runs SQL.
+    let afterCommit = DispatchQueue(label: "herald.notifier.after-commit")
+    /// Since start: notifications stored, and planning outcomes by name (`/metrics`).
+    let counts = Mutex<(stored: Int, outcomes: [String: Int])>((0, [:]))
+    /// Resumed at once with no schedule (a source released while suspended crashes Dispatch);
+    /// `start` schedules it. Dispatch sources are thread-safe.
+    nonisolated(unsafe) let timer: any DispatchSourceTimer
+
+    /// How long an idempotency key answers with its first result (NO-1: 24 h).
+    static let idempotencyWindowMilliseconds: Int64 = 24 * 3600 * 1000
+    /// Most members a scope rule may reach in one call.
+    static let maxScopeRecipients = 10_000
+    /// The live event every recipient gets on `user:{id}`.
+    static let createdEvent = EventName("notification.created")!
+
+    /// - Parameters:
+    ///   - push: delivery, when a provider has credentials; without it devices are recorded `failed`.
+    ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
+    public init(database: Database, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog) {
+        self.database = database
+        self.node = node
+        self.push = push
+        self.catalog = catalog
+        self.planner = PushPlanner(catalog: catalog)
+        self.renderer = NotificationRenderer(catalog: catalog)
+        self.timer = DispatchSource.makeTimerSource(queue: recovery)
+        timer.resume()
+    }
+
+    enum Stored: Sendable {
+        case replay(String)
+        /// `plan`: the first `seq` of the call's stored plan; nil when it reached nobody.
+        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
+    }
+
+    /// One call waiting for its turn in a batch.
+    struct Call: Sendable {
+        let request: NotificationRequest
+        let hash: String
+        let completion: @Sendable (HTTPResponse) -> Void
+    }
+
+    /// One call's stored rows on their way to being broadcast and planned.
+    struct Planning: Sendable {
+        let stored: [NotificationRecord]
+        let plan: NotificationPlan
+        let live: PublishRequest?
+        let skipped: [(userID: String, reason: String)]
+        /// The stored plan (its first `seq`) that planning deletes; nil when there is none.
+        let pending: Int64?
+        let completion: @Sendable (Result<Outcome, any Error>) -> Void
+    }
+
+    /// Calls waiting for the writer, and whether a batch is being stored now. Group commit: while
+    /// one batch is in the writer, the calls that arrive queue here and go together in the next
+    /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
+    /// instead of per call.
+    let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
+    /// The plans (by first `seq`) this process has stored or taken up and not finished planning.
+    /// Recovery leaves them alone: a plan is abandoned only when no call here still owns it.
+    let planning = Mutex<Set<Int64>>([])
+    /// Most calls stored in one transaction.
+    static let maxBatch = 128
+
+    /// Runs one `POST /v1/notifications` call; `completion` gets the HTTP answer (201, or 200 for
+    /// an idempotent replay, or an error).
+    ///
+    /// - Parameter requestHash: digest of the request, so one key cannot mean two requests.
+    func send(_ request: NotificationRequest, requestHash: String, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        let first = intake.withLock { intake -> Bool in
+            intake.pending.append(Call(request: request, hash: requestHash, completion: completion))
+            guard !intake.storing else { return false }
+            intake.storing = true
+            return true
+        }
+        if first { storeBatch() }
+    }
+
+    /// Notifications stored and planned since start, and planning outcomes
+    /// (`live_delivered`, `queued`, `suppressed_foreground`, `skipped`) for `/metrics`.
+    var metrics: (stored: Int, outcomes: [String: Int]) { counts.withLock { $0 } }
+}
