@@ -24,6 +24,6 @@ let package = Package(
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "Storage", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "Storage", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

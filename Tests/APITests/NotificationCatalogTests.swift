@@ -1,6 +1,7 @@
 import Testing
 
 @testable import API
+@testable import HeraldCore
 
 /// NO-4, NO-5, NO-7: kind catalogs, text templates, locale choice and rendering.
 @Suite struct NotificationCatalogTests {

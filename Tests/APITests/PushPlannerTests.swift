@@ -1,5 +1,6 @@
 import Testing
 @testable import API
+@testable import HeraldCore
 @testable import Realtime
 import Storage
 

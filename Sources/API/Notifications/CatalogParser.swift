@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Realtime
 
 /// Turns catalog JSON into a `NotificationCatalog`, reporting the first problem with its path

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Realtime
 
 /// What every recipient's copy of one notification follows: texts, data, grouping, expiry and

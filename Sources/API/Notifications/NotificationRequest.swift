@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Realtime
 
 /// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names

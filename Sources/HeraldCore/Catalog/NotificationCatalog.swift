@@ -33,43 +33,6 @@ public struct NotificationCatalog: Sendable {
         app: "default", defaultLocale: "en", notificationIDKey: "notification_id", kindKey: "kind",
         excludedAudiences: [], categories: [:], kinds: [:])
 
-    /// The largest catalog file read; a catalog is a few kilobytes per kind.
-    static let maxFileBytes = 4 << 20
-
-    /// Reads and checks a catalog file.
-    ///
-    /// - Throws: `CatalogError.unreadable` when the file cannot be read, `.invalid` as `parse` does.
-    public static func load(path: String) throws(CatalogError) -> NotificationCatalog {
-        guard let file = fopen(path, "rb") else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            bytes.append(contentsOf: chunk[..<count])
-            guard bytes.count <= maxFileBytes else {
-                throw .unreadable(path: path, reason: "larger than \(maxFileBytes) bytes")
-            }
-            if count < chunk.count {
-                if ferror(file) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-                break
-            }
-        }
-        return try parse(bytes)
-    }
-
-    /// Parses and checks a catalog: the JSON itself, unknown fields (keys starting with `_` are
-    /// comments), kind and category names (1–64 of `A-Z a-z 0-9 _ . : -`), that every kind's
-    /// category exists, every template parses, every priority is normal|high|urgent, every locale
-    /// key is a language tag, and every title and body has a text for the default locale.
-    ///
-    /// - Throws: `CatalogError.invalid` naming the first offending field.
-    public static func parse(_ bytes: [UInt8]) throws(CatalogError) -> NotificationCatalog {
-        try CatalogParser.parse(bytes)
-    }
-
     /// The kind named `name`, if the catalog has it.
     public func kind(_ name: String) -> NotificationKind? {
         kinds[name]
@@ -90,5 +53,16 @@ public struct NotificationCatalog: Sendable {
                     && (kind.requires.map(permissions.contains) ?? true)
             }
             .sorted { $0.name < $1.name }
+    }
+
+    /// Every field as the catalog parser checked it.
+    public init(app: String, defaultLocale: String, notificationIDKey: String?, kindKey: String, excludedAudiences: Set<String>, categories: [String: NotificationCategory], kinds: [String: NotificationKind]) {
+        self.app = app
+        self.defaultLocale = defaultLocale
+        self.notificationIDKey = notificationIDKey
+        self.kindKey = kindKey
+        self.excludedAudiences = excludedAudiences
+        self.categories = categories
+        self.kinds = kinds
     }
 }

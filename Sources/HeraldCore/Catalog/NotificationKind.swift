@@ -33,6 +33,25 @@ public struct NotificationKind: Sendable {
     /// The title and body by language (NO-5).
     public let title: LocalizedText?
     public let body: LocalizedText?
+
+    /// Every field as the catalog parser checked it.
+    public init(name: String, category: String?, androidChannelID: String?, defaultEnabled: Bool, requires: String?, audience: String, priority: String?, sound: String?, inPreferences: Bool, collapse: TextTemplate?, tag: TextTemplate?, thread: TextTemplate?, subtitle: TextTemplate?, title: LocalizedText?, body: LocalizedText?) {
+        self.name = name
+        self.category = category
+        self.androidChannelID = androidChannelID
+        self.defaultEnabled = defaultEnabled
+        self.requires = requires
+        self.audience = audience
+        self.priority = priority
+        self.sound = sound
+        self.inPreferences = inPreferences
+        self.collapse = collapse
+        self.tag = tag
+        self.thread = thread
+        self.subtitle = subtitle
+        self.title = title
+        self.body = body
+    }
 }
 
 /// A group of kinds that share an Android notification channel, which users can mute on its own
@@ -51,4 +70,13 @@ public struct NotificationCategory: Sendable {
 
     /// Channel importances Android knows (`NotificationManager.IMPORTANCE_*`).
     public static let importances: Set<String> = ["min", "low", "default", "high", "max"]
+
+    /// Every field as the catalog parser checked it.
+    public init(name: String, androidChannelID: String, importance: String, sound: String?, displayName: LocalizedText?) {
+        self.name = name
+        self.androidChannelID = androidChannelID
+        self.importance = importance
+        self.sound = sound
+        self.displayName = displayName
+    }
 }
