@@ -31,11 +31,7 @@ enum OpenAPIComponents {
         "name": "access_token",
         "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). Read only when the request has no `Authorization` header. A token in a URL may end up in logs: keep such tokens short-lived."
       },
-      "serverKey": {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "`HERALD_SERVER_KEY`, for the app backend."
-      }
+      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY`, for the app backend."}
     }
     """#
 
@@ -47,18 +43,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_request"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["invalid_request"]}}}
               ]
             }
           }
@@ -70,19 +56,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "invalid_token",
-                        "session_ended"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["invalid_token", "session_ended"]}}}
               ]
             }
           }
@@ -93,20 +68,7 @@ enum OpenAPIComponents {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "unauthorized"
-                      ]
-                    }
-                  }
-                }
-              ]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["unauthorized"]}}}]
             }
           }
         }
@@ -117,18 +79,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "session_required"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_required"]}}}
               ]
             }
           }
@@ -140,18 +92,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "session_conflict"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_conflict"]}}}
               ]
             }
           }
@@ -163,19 +105,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "session_required",
-                        "installation_mismatch"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_required", "installation_mismatch"]}}}
               ]
             }
           }
@@ -186,20 +117,7 @@ enum OpenAPIComponents {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "not_found"
-                      ]
-                    }
-                  }
-                }
-              ]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]
             }
           }
         }
@@ -210,18 +128,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "payload_too_large"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["payload_too_large"]}}}
               ]
             }
           }
@@ -233,18 +141,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "unsupported_media_type"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["unsupported_media_type"]}}}
               ]
             }
           }
@@ -255,20 +153,7 @@ enum OpenAPIComponents {
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "database_busy"
-                      ]
-                    }
-                  }
-                }
-              ]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_busy"]}}}]
             }
           }
         }
@@ -279,18 +164,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "too_many_connections"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["too_many_connections"]}}}
               ]
             }
           }
@@ -302,18 +177,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "header_too_large"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["header_too_large"]}}}
               ]
             }
           }
@@ -325,18 +190,8 @@ enum OpenAPIComponents {
           "application/json": {
             "schema": {
               "allOf": [
-                {
-                  "$ref": "#/components/schemas/Error"
-                },
-                {
-                  "properties": {
-                    "error": {
-                      "enum": [
-                        "forbidden_channel"
-                      ]
-                    }
-                  }
-                }
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["forbidden_channel"]}}}
               ]
             }
           }
@@ -344,13 +199,7 @@ enum OpenAPIComponents {
       },
       "PushPreferences": {
         "description": "The preferences: the saved ones, else the defaults (`is_default: true`).",
-        "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/PushPreferences"
-            }
-          }
-        }
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferences"}}}
       }
     }
     """#
@@ -378,67 +227,49 @@ enum OpenAPIComponents {
         "in": "query",
         "required": false,
         "description": "Whether the app is visible; default `foreground`.",
-        "schema": {
-          "$ref": "#/components/schemas/AppState"
-        }
+        "schema": {"$ref": "#/components/schemas/AppState"}
       },
       "LastEventIDQuery": {
         "name": "last_event_id",
         "in": "query",
         "required": false,
         "description": "Resume after this cursor (same as the `Last-Event-ID` header). A cursor Herald did not issue gives a `reset`.",
-        "schema": {
-          "type": "string"
-        }
+        "schema": {"type": "string"}
       },
       "NotificationID": {
         "name": "id",
         "in": "path",
         "required": true,
         "description": "The notification id (`ntf_…`).",
-        "schema": {
-          "type": "string",
-          "minLength": 1
-        }
+        "schema": {"type": "string", "minLength": 1}
       },
       "UserIDPath": {
         "name": "id",
         "in": "path",
         "required": true,
         "description": "The user id (`sub`).",
-        "schema": {
-          "$ref": "#/components/schemas/UserID"
-        }
+        "schema": {"$ref": "#/components/schemas/UserID"}
       },
       "MemberUserID": {
         "name": "user_id",
         "in": "path",
         "required": true,
         "description": "The member's user id (`sub`).",
-        "schema": {
-          "$ref": "#/components/schemas/UserID"
-        }
+        "schema": {"$ref": "#/components/schemas/UserID"}
       },
       "ScopePath": {
         "name": "scope",
         "in": "path",
         "required": true,
         "description": "The scope, e.g. `store:17` (percent-encoding is optional for `:`).",
-        "schema": {
-          "$ref": "#/components/schemas/Scope"
-        }
+        "schema": {"$ref": "#/components/schemas/Scope"}
       },
       "StoreID": {
         "name": "store_id",
         "in": "path",
         "required": true,
         "description": "The store; the scope is `store:{store_id}`.",
-        "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 194,
-          "pattern": "^[A-Za-z0-9_.:-]{1,194}$"
-        }
+        "schema": {"type": "string", "minLength": 1, "maxLength": 194, "pattern": "^[A-Za-z0-9_.:-]{1,194}$"}
       }
     }
     """#
@@ -447,13 +278,7 @@ enum OpenAPIComponents {
     {
       "PushPreferencesUpdate": {
         "required": true,
-        "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/PushPreferencesUpdate"
-            }
-          }
-        }
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferencesUpdate"}}}
       }
     }
     """#
@@ -463,9 +288,7 @@ enum OpenAPIComponents {
       "HeraldCursor": {
         "required": true,
         "description": "The stream position taken before the read: open the SSE stream with it as `Last-Event-ID` (or the WebSocket with `last_event_id`) to get every change after what this answer shows.",
-        "schema": {
-          "$ref": "#/components/schemas/Cursor"
-        }
+        "schema": {"$ref": "#/components/schemas/Cursor"}
       }
     }
     """#

@@ -44,57 +44,18 @@ extension DemoRoutes {
             {
               "type": "object",
               "description": "The `POST /v1/notifications` body; `recipients` may be left out (then the caller).",
-              "required": [
-                "kind"
-              ],
+              "required": ["kind"],
               "properties": {
-                "recipients": {
-                  "type": "object"
-                },
-                "kind": {
-                  "type": "string",
-                  "pattern": "^[A-Za-z0-9_.:-]{1,64}$"
-                },
-                "title": {
-                  "type": [
-                    "string",
-                    "object"
-                  ]
-                },
-                "body": {
-                  "type": [
-                    "string",
-                    "object"
-                  ]
-                },
-                "data": {
-                  "type": "object",
-                  "additionalProperties": {
-                    "type": "string"
-                  }
-                },
-                "priority": {
-                  "type": "string",
-                  "enum": [
-                    "normal",
-                    "high",
-                    "urgent"
-                  ]
-                },
-                "persist": {
-                  "type": "boolean"
-                },
-                "live": {
-                  "type": "object"
-                },
-                "push": {
-                  "type": "object"
-                },
-                "idempotency_key": {
-                  "type": "string",
-                  "minLength": 1,
-                  "maxLength": 255
-                }
+                "recipients": {"type": "object"},
+                "kind": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"},
+                "title": {"type": ["string", "object"]},
+                "body": {"type": ["string", "object"]},
+                "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                "priority": {"type": "string", "enum": ["normal", "high", "urgent"]},
+                "persist": {"type": "boolean"},
+                "live": {"type": "object"},
+                "push": {"type": "object"},
+                "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 255}
               }
             }
             """#)),
@@ -116,59 +77,24 @@ extension DemoRoutes {
                           "type": "array",
                           "items": {
                             "type": "object",
-                            "required": [
-                              "id",
-                              "user_id",
-                              "event_id"
-                            ],
+                            "required": ["id", "user_id", "event_id"],
                             "properties": {
-                              "id": {
-                                "type": "string"
-                              },
-                              "user_id": {
-                                "type": "string"
-                              },
-                              "event_id": {
-                                "type": [
-                                  "string",
-                                  "null"
-                                ]
-                              }
+                              "id": {"type": "string"},
+                              "user_id": {"type": "string"},
+                              "event_id": {"type": ["string", "null"]}
                             }
                           }
                         },
-                        "live_delivered": {
-                          "type": "integer",
-                          "minimum": 0
-                        },
-                        "push_queued": {
-                          "type": "integer",
-                          "minimum": 0
-                        },
-                        "push_suppressed": {
-                          "type": "integer",
-                          "minimum": 0
-                        },
-                        "skipped": {
-                          "type": "integer",
-                          "minimum": 0
-                        },
+                        "live_delivered": {"type": "integer", "minimum": 0},
+                        "push_queued": {"type": "integer", "minimum": 0},
+                        "push_suppressed": {"type": "integer", "minimum": 0},
+                        "skipped": {"type": "integer", "minimum": 0},
                         "skipped_recipients": {
                           "type": "array",
                           "items": {
                             "type": "object",
-                            "required": [
-                              "user_id",
-                              "reason"
-                            ],
-                            "properties": {
-                              "user_id": {
-                                "type": "string"
-                              },
-                              "reason": {
-                                "type": "string"
-                              }
-                            }
+                            "required": ["user_id", "reason"],
+                            "properties": {"user_id": {"type": "string"}, "reason": {"type": "string"}}
                           }
                         }
                       }
@@ -194,48 +120,17 @@ extension DemoRoutes {
                 200: .json("The record.", .json(#"""
                     {
                       "type": "object",
-                      "required": [
-                        "notification_id",
-                        "user_id",
-                        "kind",
-                        "planned",
-                        "targets",
-                        "deliveries"
-                      ],
+                      "required": ["notification_id", "user_id", "kind", "planned", "targets", "deliveries"],
                       "properties": {
-                        "notification_id": {
-                          "type": "string"
-                        },
-                        "user_id": {
-                          "type": "string"
-                        },
-                        "kind": {
-                          "type": "string"
-                        },
-                        "planned": {
-                          "type": "boolean"
-                        },
+                        "notification_id": {"type": "string"},
+                        "user_id": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "planned": {"type": "boolean"},
                         "targets": {
                           "type": "array",
-                          "items": {
-                            "type": "object",
-                            "required": [
-                              "session_id",
-                              "outcome",
-                              "at"
-                            ]
-                          }
+                          "items": {"type": "object", "required": ["session_id", "outcome", "at"]}
                         },
-                        "deliveries": {
-                          "type": "array",
-                          "items": {
-                            "type": "object",
-                            "required": [
-                              "outcome",
-                              "at"
-                            ]
-                          }
-                        }
+                        "deliveries": {"type": "array", "items": {"type": "object", "required": ["outcome", "at"]}}
                       }
                     }
                     """#)),
@@ -272,21 +167,11 @@ extension DemoRoutes {
                 200: .json("The log, oldest first.", .json(#"""
                     {
                       "type": "object",
-                      "required": [
-                        "requests"
-                      ],
+                      "required": ["requests"],
                       "properties": {
                         "requests": {
                           "type": "array",
-                          "items": {
-                            "type": "object",
-                            "required": [
-                              "seq",
-                              "provider",
-                              "path",
-                              "headers"
-                            ]
-                          }
+                          "items": {"type": "object", "required": ["seq", "provider", "path", "headers"]}
                         }
                       },
                       "additionalProperties": false

@@ -13,16 +13,12 @@ extension DeviceRoutes {
                     {
                       "DeleteDevice": {
                         "operationId": "deleteDevice",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id deletes it."
                       },
                       "TestPush": {
                         "operationId": "testPush",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id sends it a test push."
                       }
                     }
@@ -31,16 +27,12 @@ extension DeviceRoutes {
                     {
                       "DeleteDevice": {
                         "operationId": "deleteDevice",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id deletes it."
                       },
                       "TestPush": {
                         "operationId": "testPush",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id sends it a test push."
                       }
                     }
@@ -123,16 +115,12 @@ extension DeviceRoutes {
                     {
                       "DeleteDevice": {
                         "operationId": "deleteDevice",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id deletes it."
                       },
                       "TestPush": {
                         "operationId": "testPush",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id sends it a test push."
                       }
                     }
@@ -141,16 +129,12 @@ extension DeviceRoutes {
                     {
                       "DeleteDevice": {
                         "operationId": "deleteDevice",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id deletes it."
                       },
                       "TestPush": {
                         "operationId": "testPush",
-                        "parameters": {
-                          "id": "$response.body#/id"
-                        },
+                        "parameters": {"id": "$response.body#/id"},
                         "description": "The device's id sends it a test push."
                       }
                     }

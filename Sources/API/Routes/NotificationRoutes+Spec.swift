@@ -14,10 +14,7 @@ extension NotificationRoutes {
                       "Idempotent-Replayed": {
                         "required": true,
                         "description": "Marks a replayed answer.",
-                        "schema": {
-                          "type": "string",
-                          "const": "true"
-                        }
+                        "schema": {"type": "string", "const": "true"}
                       }
                     }
                     """#),
@@ -25,9 +22,7 @@ extension NotificationRoutes {
                     {
                       "Deliveries": {
                         "operationId": "notificationDeliveries",
-                        "parameters": {
-                          "id": "$response.body#/notifications/0/id"
-                        },
+                        "parameters": {"id": "$response.body#/notifications/0/id"},
                         "description": "The first notification's delivery record."
                       }
                     }

@@ -15,9 +15,7 @@ extension SessionRoutes {
                     {
                       "SetSessionExpiry": {
                         "operationId": "setSessionExpiry",
-                        "parameters": {
-                          "sid": "$response.body#/session_id"
-                        },
+                        "parameters": {"sid": "$response.body#/session_id"},
                         "description": "An ended session is known, so its expiry can be set."
                       }
                     }

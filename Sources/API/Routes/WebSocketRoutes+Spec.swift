@@ -17,23 +17,9 @@ extension WebSocketRoutes {
             responses: [
                 101: .content("Switching Protocols: the connection is now a WebSocket carrying the JSON messages of docs/protocol.md.", headers: #"""
                     {
-                      "Upgrade": {
-                        "schema": {
-                          "type": "string",
-                          "const": "websocket"
-                        }
-                      },
-                      "Connection": {
-                        "schema": {
-                          "type": "string"
-                        }
-                      },
-                      "Sec-WebSocket-Accept": {
-                        "description": "base64(SHA-1(key + GUID)), RFC 6455.",
-                        "schema": {
-                          "type": "string"
-                        }
-                      }
+                      "Upgrade": {"schema": {"type": "string", "const": "websocket"}},
+                      "Connection": {"schema": {"type": "string"}},
+                      "Sec-WebSocket-Accept": {"description": "base64(SHA-1(key + GUID)), RFC 6455.", "schema": {"type": "string"}}
                     }
                     """#),
                 400: .json("Not a WebSocket upgrade (`upgrade_required`: no `Upgrade: websocket` / `Connection: Upgrade`, not HTTP/1.1, or a bad `Sec-WebSocket-Key`), or a malformed `state` or channel name (`invalid_request`).", .error(["upgrade_required", "invalid_request"])),
