@@ -13,35 +13,44 @@ public enum HeraldAPI {
     ///   - notifier: the notifications choke point (NO-1); one with an empty catalog when nil.
     public static func router(configuration: APIConfiguration, node: RealtimeNode, database: Database,
                               sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> Router {
+        routes(configuration: configuration, node: node, database: database, sessions: sessions, push: push, notifier: notifier).router
+    }
+
+    /// The routes of `router(…)` with the OpenAPI spec of each.
+    static func routes(configuration: APIConfiguration, node: RealtimeNode, database: Database,
+                       sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> RouteTable {
         let notifier = notifier ?? Notifier(database: database, node: node, push: push, catalog: .empty)
-        var router = Router()
+        var table = RouteTable()
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
-        OperationsRoutes(node: node, database: database, push: push, notifier: notifier).register(in: &router)
-        router.get("/openapi.json") { _ in .response(.json(200, OpenAPIDocument.json)) }
+        OperationsRoutes(node: node, database: database, push: push, notifier: notifier).register(in: &table)
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
-        streams.register(in: &router)
-        WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &router)
+        streams.register(in: &table)
+        WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)
         let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence)
-        presenceRoutes.register(in: &router)
-        PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &router)
-        DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &router)
-        SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &router)
-        JobRoutes(authenticator: authenticator, responder: responder).register(in: &router)
-        PushRoutes(authenticator: authenticator, responder: responder, push: push).register(in: &router)
+        presenceRoutes.register(in: &table)
+        PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &table)
+        DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &table)
+        SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
+        JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
+        PushRoutes(authenticator: authenticator, responder: responder, push: push).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)
-        notificationRoutes.register(in: &router)
+        notificationRoutes.register(in: &table)
         InboxRoutes(authenticator: authenticator, database: database, broker: node.broker,
-                    renderer: NotificationRenderer(catalog: notifier.catalog), catalog: notifier.catalog).register(in: &router)
-        PreferenceRoutes(authenticator: authenticator, responder: responder, catalog: notifier.catalog).register(in: &router)
-        MemberRoutes(authenticator: authenticator, responder: responder).register(in: &router)
+                    renderer: NotificationRenderer(catalog: notifier.catalog), catalog: notifier.catalog).register(in: &table)
+        PreferenceRoutes(authenticator: authenticator, responder: responder, catalog: notifier.catalog).register(in: &table)
+        MemberRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         if let issuer = configuration.devIssuer {
-            DevRoutes(issuer: issuer).register(in: &router)
+            DevRoutes(issuer: issuer).register(in: &table)
             DemoRoutes(authenticator: authenticator, directory: configuration.webDemoDirectory, notifications: notificationRoutes,
-                       presence: presenceRoutes, pushDouble: configuration.demoPushDouble).register(in: &router)
+                       presence: presenceRoutes, pushDouble: configuration.demoPushDouble).register(in: &table)
+        } else {
+            table.document(DevRoutes.Spec.all + DemoRoutes.Spec.all)
         }
-        return router
+        // Last, so the document holds every route declared above.
+        table.serveDocument(OperationsRoutes.Spec.openapi)
+        return table
     }
 }

@@ -13,8 +13,25 @@ struct OpenAPIDocumentTests {
 
     /// The parsed document.
     static func document() throws -> [String: Any] {
-        let parsed = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8))
+        let parsed = try JSONSerialization.jsonObject(with: Data(try documentText(dev: true).utf8))
         return try #require(parsed as? [String: Any], "the document is not a JSON object")
+    }
+
+    /// The document built from the specs `HeraldAPI` declares, with or without dev mode.
+    static func documentText(dev: Bool) throws -> String {
+        try withRoutes(dev: dev) { OpenAPIDocument.build(routes: $0.specs).compactText }
+    }
+
+    /// `body` applied to Herald's routes, with every optional route on except the conformance-only echo.
+    static func withRoutes<T>(dev: Bool, echo: Bool = false, _ body: (RouteTable) throws -> T) throws -> T {
+        var configuration = APIConfiguration(serverKey: "k", verificationKeys: [],
+                                             devIssuer: dev ? AccessTokenIssuer(secret: Array("x".utf8)) : nil)
+        configuration.webSocketEcho = echo
+        let group = try EventLoopGroup(count: 1)
+        let database = try Database.open(path: ":memory:")
+        defer { database.close() }
+        return try body(HeraldAPI.routes(configuration: configuration, node: RealtimeNode(group: group, historyLimits: .init()),
+                                         database: database, sessions: SessionRegistry()))
     }
 
     /// Every operation of the document as `(METHOD, path, operation)`.
@@ -30,17 +47,9 @@ struct OpenAPIDocumentTests {
         return out
     }
 
-    /// The router Herald serves, with every optional route on except the conformance-only echo.
+    /// The routes Herald serves, with every optional route on except the conformance-only echo.
     static func routeSignatures() throws -> Set<String> {
-        var configuration = APIConfiguration(serverKey: "k", verificationKeys: [], devIssuer: AccessTokenIssuer(secret: Array("x".utf8)))
-        configuration.webSocketEcho = false
-        let group = try EventLoopGroup(count: 1)
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
-        let router = HeraldAPI.router(configuration: configuration,
-                                      node: RealtimeNode(group: group, historyLimits: .init()),
-                                      database: database, sessions: SessionRegistry())
-        return Set(router.routeSignatures.map { "\($0.method) \($0.pattern)" })
+        try withRoutes(dev: true) { Set($0.router.routeSignatures.map { "\($0.method) \($0.pattern)" }) }
     }
 
     @Test("parses as an OpenAPI 3.1.0 document of Herald")
@@ -75,9 +84,28 @@ struct OpenAPIDocumentTests {
         let documented = Set(try Self.operations(Self.document()).map { "\($0.method) \($0.path)" })
         let undocumented = routes.subtracting(documented).sorted()
         let unrouted = documented.subtracting(routes).sorted()
-        #expect(undocumented.isEmpty, "routes missing from Sources/API/OpenAPI/OpenAPIDocument.swift: \(undocumented)")
+        #expect(undocumented.isEmpty, "routes without a RouteSpec: \(undocumented)")
         #expect(unrouted.isEmpty, "documented operations that HeraldAPI.router does not register: \(unrouted)")
         #expect(routes.contains("GET /openapi.json"))
+    }
+
+    @Test("every registered route has its spec, and only the conformance echo is undocumented")
+    func everyRouteHasItsSpec() throws {
+        try Self.withRoutes(dev: true, echo: true) { table in
+            let routes = table.router.routeSignatures.map { "\($0.method) \($0.pattern)" }
+            let specs = table.specs.map { "\($0.method.rawValue) \($0.documentPath)" }
+            #expect(Set(routes).subtracting(specs) == ["GET /v1/ws/echo"])
+            #expect(specs.count == Set(specs).count, "a route is declared twice")
+            let operationIDs = table.specs.map(\.operationID)
+            #expect(operationIDs.count == Set(operationIDs).count, "operationId is not unique")
+        }
+    }
+
+    @Test("does not depend on dev mode: the dev routes are documented either way")
+    func sameWithoutDevMode() throws {
+        let dev = try Self.documentText(dev: true)
+        #expect(dev == (try Self.documentText(dev: false)))
+        #expect(dev.contains("\"/v1/dev/token\""))
     }
 
     @Test("every $ref resolves inside the document")
@@ -132,17 +160,13 @@ struct OpenAPIDocumentTests {
 
     @Test("is served by the router at GET /openapi.json")
     func served() throws {
-        var configuration = APIConfiguration(serverKey: nil, verificationKeys: [])
-        configuration.webSocketEcho = false
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
-        let router = HeraldAPI.router(configuration: configuration,
-                                      node: RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init()),
-                                      database: database, sessions: SessionRegistry())
-        guard case .found = router.match(method: .get, path: "/openapi.json") else {
+        let table = try Self.withRoutes(dev: false) { $0 }
+        guard case .found(_, _, let pattern) = table.router.match(method: .get, path: "/openapi.json") else {
             Issue.record("GET /openapi.json is not routed")
             return
         }
+        #expect(pattern == "/openapi.json")
+        #expect(table.specs.last?.operationID == "openapi")
     }
 
     /// Resolves a local JSON pointer (`#/components/schemas/Error`).

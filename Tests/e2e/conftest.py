@@ -9,6 +9,11 @@ Shared helpers for the suite:
   parsed by a WHATWG-conformant event-stream parser (or by httpx-sse with `client="httpx-sse"`);
   the test awaits events with bounded timeouts (`next`, `expect`, `take`, `wait_closed`).
 - `RawHTTP`: a plain TCP socket for malformed HTTP, with a small response reader.
+
+Every JSON answer a herald gives an httpx client (`Client` or `AsyncClient`, streams excepted)
+is checked against `GET /openapi.json` (SPEC OP-7): the operation is found by method and path
+template, and the body must match the schema documented for its status; an answer whose status
+the operation does not document fails as well. Mismatches fail the test at its teardown.
 """
 import json
 import os
@@ -23,8 +28,11 @@ from typing import Optional
 
 import httpx
 import httpx_sse
+import jsonschema
 import jwt
 import pytest
+import referencing
+import referencing.jsonschema
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("HERALD_BINARY", str(ROOT / ".build" / "debug" / "herald"))
@@ -55,6 +63,7 @@ class Herald:
     def __init__(self, env: dict, tmp_path: Path):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        _HERALD_ORIGINS.add(("127.0.0.1", self.port))
         self.env = {
             "PATH": os.environ.get("PATH", ""),
             "HERALD_HOST": "127.0.0.1",
@@ -516,6 +525,146 @@ class RawHTTP:
 
 
 # --- Fixtures ------------------------------------------------------------------------------
+
+
+# --- Responses checked against the OpenAPI document ----------------------------------------
+
+_HERALD_ORIGINS = set()
+
+
+class OpenAPIResponseChecker:
+    """Validates herald's JSON answers against its own document (fetched once per session)."""
+
+    DOCUMENT_URI = "urn:herald:openapi"
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.document = None
+        self.registry = None
+        self.templates = []  # (segments, path template), most literal segments first
+        self.validators = {}
+        self.failures = []
+        self.checked = 0
+
+    def load(self, origin):
+        with self.lock:
+            if self.document is not None:
+                return
+            host, port = origin
+            document = _ORIGINAL_SEND(httpx.Client(timeout=10), httpx.Request("GET", f"http://{host}:{port}/openapi.json")).json()
+            self.registry = referencing.Registry().with_resource(
+                self.DOCUMENT_URI, referencing.Resource(document, referencing.jsonschema.DRAFT202012))
+            templates = [([part for part in path.split("/") if part], path) for path in document["paths"]]
+            templates.sort(key=lambda item: -sum(not part.startswith("{") for part in item[0]))
+            self.templates = templates
+            self.document = document
+
+    def operation(self, method, path):
+        parts = [part for part in path.split("/") if part]
+        for segments, template in self.templates:
+            if len(segments) == len(parts) and all(s.startswith("{") or s == p for s, p in zip(segments, parts)):
+                operation = self.document["paths"][template].get(method.lower())
+                if operation is not None:
+                    return template, operation
+        return None, None
+
+    @staticmethod
+    def pointer(*tokens):
+        return "/" + "/".join(str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+    def schema_pointer(self, template, method, status, response):
+        """The JSON pointer of the `application/json` schema of that response, or None."""
+        base = ("paths", template, method.lower(), "responses", str(status))
+        if "$ref" in response:
+            ref = response["$ref"]
+            base = tuple(ref[2:].split("/"))
+            response = self.document
+            for token in base:
+                response = response[token]
+        if "schema" not in response.get("content", {}).get("application/json", {}):
+            return None
+        return self.pointer(*base, "content", "application/json", "schema")
+
+    def check(self, response: httpx.Response):
+        request = response.request
+        origin = (request.url.host, request.url.port)
+        if origin not in _HERALD_ORIGINS or request.method == "HEAD":
+            return
+        if not response.headers.get("content-type", "").startswith("application/json") or not response.content:
+            return
+        self.load(origin)
+        template, operation = self.operation(request.method, request.url.path)
+        if operation is None:
+            return
+        what = f"{request.method} {request.url.path} -> {response.status_code}"
+        documented = operation["responses"].get(str(response.status_code))
+        if documented is None:
+            self.fail(f"{what}: status not documented for {request.method} {template} (body {response.text[:200]})")
+            return
+        pointer = self.schema_pointer(template, request.method, response.status_code, documented)
+        if pointer is None:
+            return
+        try:
+            body = response.json()
+        except ValueError as error:
+            self.fail(f"{what}: not JSON ({error})")
+            return
+        with self.lock:
+            validator = self.validators.get(pointer)
+            if validator is None:
+                validator = jsonschema.Draft202012Validator({"$ref": self.DOCUMENT_URI + "#" + pointer}, registry=self.registry)
+                self.validators[pointer] = validator
+            self.checked += 1
+        errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+        if errors:
+            detail = "; ".join(f"{'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message[:200]}" for e in errors[:3])
+            self.fail(f"{what} does not match {pointer}: {detail} (body {response.text[:300]})")
+
+    def fail(self, message):
+        with self.lock:
+            self.failures.append(message)
+
+    def take_failures(self):
+        with self.lock:
+            failures, self.failures = self.failures, []
+        return failures
+
+
+OPENAPI_CHECKER = OpenAPIResponseChecker()
+_ORIGINAL_SEND = httpx.Client.send
+_ORIGINAL_ASYNC_SEND = httpx.AsyncClient.send
+
+
+def _checked_send(self, request, *args, stream=False, **kwargs):
+    response = _ORIGINAL_SEND(self, request, *args, stream=stream, **kwargs)
+    if not stream:
+        OPENAPI_CHECKER.check(response)
+    return response
+
+
+async def _checked_async_send(self, request, *args, stream=False, **kwargs):
+    response = await _ORIGINAL_ASYNC_SEND(self, request, *args, stream=stream, **kwargs)
+    if not stream:
+        OPENAPI_CHECKER.check(response)
+    return response
+
+
+httpx.Client.send = _checked_send
+httpx.AsyncClient.send = _checked_async_send
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"openapi: {OPENAPI_CHECKER.checked} JSON responses matched their documented schema")
+
+
+@pytest.fixture(autouse=True)
+def _responses_match_openapi():
+    OPENAPI_CHECKER.take_failures()
+    yield
+    failures = OPENAPI_CHECKER.take_failures()
+    if failures:
+        pytest.fail(f"{len(failures)} response(s) contradict /openapi.json:\n" + "\n".join(failures[:20]), pytrace=False)
+
 
 
 @pytest.fixture

@@ -37,15 +37,15 @@ struct DemoRoutes {
     static let contentSecurityPolicy = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
         + "style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/") { _ in routes.file("index.html") }
-        router.get("/demo/") { _ in routes.file("index.html") }
-        router.get("/demo/{file}") { context in routes.file(context.pathParameters["file"] ?? "") }
-        router.post("/v1/dev/notifications") { context in try routes.sendNotification(context) }
-        router.get("/v1/dev/notifications/{id}/deliveries") { context in try routes.deliveries(context) }
-        router.get("/v1/dev/channels/{name}/presence") { context in try routes.channelPresence(context) }
-        router.get("/v1/dev/push-double/requests") { context in try routes.pushDoubleRequests(context) }
+        table.on(Spec.demoRoot) { _ in routes.file("index.html") }
+        table.on(Spec.demoIndex) { _ in routes.file("index.html") }
+        table.on(Spec.demoFile) { context in routes.file(context.pathParameters["file"] ?? "") }
+        table.on(Spec.devSendNotification) { context in try routes.sendNotification(context) }
+        table.on(Spec.devNotificationDeliveries) { context in try routes.deliveries(context) }
+        table.on(Spec.devChannelPresence) { context in try routes.channelPresence(context) }
+        table.on(Spec.devPushDoubleRequests) { context in try routes.pushDoubleRequests(context) }
     }
 
     // MARK: - Files

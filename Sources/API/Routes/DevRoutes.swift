@@ -14,9 +14,9 @@ struct DevRoutes {
     /// Longest lifetime a dev token may ask for: one day.
     static let maxTTLSeconds: Int64 = 86_400
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.post("/v1/dev/token") { context in try routes.token(context) }
+        table.on(Spec.devToken) { context in try routes.token(context) }
     }
 
     func token(_ context: RequestContext) throws -> RouteResult {

@@ -38,15 +38,15 @@ struct DeviceRoutes {
         let token: String
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.post("/v1/me/devices") { context in try routes.registerDevice(context) }
-        router.get("/v1/me/devices") { context in try routes.listDevices(context) }
-        router.delete("/v1/me/devices/{id}") { context in try routes.deleteDevice(context) }
-        router.post("/v1/devices") { context in try routes.registerLegacy(context) }
-        router.delete("/v1/devices/{token}") { context in try routes.deleteLegacy(context) }
-        router.post("/v1/users/me/device-tokens") { context in try routes.registerDeviceToken(context) }
-        router.delete("/v1/users/me/device-tokens") { context in try routes.deleteDeviceToken(context) }
+        table.on(Spec.registerDevice) { context in try routes.registerDevice(context) }
+        table.on(Spec.listDevices) { context in try routes.listDevices(context) }
+        table.on(Spec.deleteDevice) { context in try routes.deleteDevice(context) }
+        table.on(Spec.registerLegacyDevice) { context in try routes.registerLegacy(context) }
+        table.on(Spec.deleteLegacyDevice) { context in try routes.deleteLegacy(context) }
+        table.on(Spec.registerDeviceToken) { context in try routes.registerDeviceToken(context) }
+        table.on(Spec.deleteDeviceToken) { context in try routes.deleteDeviceToken(context) }
     }
 
     // MARK: - /v1/me/devices

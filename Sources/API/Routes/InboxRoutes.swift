@@ -16,12 +16,12 @@ struct InboxRoutes {
     /// The live event telling a user's other sessions that read state changed.
     static let readEvent = EventName("notification.read")!
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/me/notifications") { context in try routes.list(context) }
-        router.get("/v1/me/notifications/unread-count") { context in try routes.unreadCount(context) }
-        router.post("/v1/me/notifications/read-all") { context in try routes.readAll(context) }
-        router.post("/v1/me/notifications/{id}/read") { context in try routes.read(context) }
+        table.on(Spec.listInbox) { context in try routes.list(context) }
+        table.on(Spec.unreadCount) { context in try routes.unreadCount(context) }
+        table.on(Spec.markAllRead) { context in try routes.readAll(context) }
+        table.on(Spec.markRead) { context in try routes.read(context) }
     }
 
     /// `GET /v1/me/notifications?cursor=&limit=&unread=true&locale=` → `{notifications, next_cursor}`,

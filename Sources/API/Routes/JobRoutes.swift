@@ -6,10 +6,10 @@ struct JobRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/jobs") { context in try routes.list(context) }
-        router.post("/v1/jobs/{id}/retry") { context in try routes.retry(context) }
+        table.on(Spec.listJobs) { context in try routes.list(context) }
+        table.on(Spec.retryJob) { context in try routes.retry(context) }
     }
 
     /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key), newest first.

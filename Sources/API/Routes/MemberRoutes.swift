@@ -11,11 +11,11 @@ struct MemberRoutes {
         let permissions: [String]
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/scopes/{scope}/members") { context in try routes.list(context) }
-        router.put("/v1/scopes/{scope}/members/{user_id}") { context in try routes.put(context) }
-        router.delete("/v1/scopes/{scope}/members/{user_id}") { context in try routes.delete(context) }
+        table.on(Spec.listMembers) { context in try routes.list(context) }
+        table.on(Spec.putMember) { context in try routes.put(context) }
+        table.on(Spec.deleteMember) { context in try routes.delete(context) }
     }
 
     private func path(_ context: RequestContext) throws(HTTPError) -> (scope: String, userID: String?) {

@@ -13,12 +13,12 @@ struct NotificationRoutes {
     let presence: Presence
     let push: PushService?
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.post("/v1/notifications") { context in try routes.send(context) }
-        router.get("/v1/notifications/{id}/deliveries") { context in try routes.deliveries(context) }
-        router.post("/v1/deliveries/{id}/opened") { context in try routes.opened(context) }
-        router.get("/v1/users/{id}/reachability") { context in try routes.reachability(context) }
+        table.on(Spec.sendNotification) { context in try routes.send(context) }
+        table.on(Spec.notificationDeliveries) { context in try routes.deliveries(context) }
+        table.on(Spec.deliveryOpened) { context in try routes.opened(context) }
+        table.on(Spec.reachability) { context in try routes.reachability(context) }
     }
 
     /// `POST /v1/notifications` (server key) → 201 `{notifications, live_delivered, push_queued,

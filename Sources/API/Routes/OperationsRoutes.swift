@@ -9,11 +9,11 @@ struct OperationsRoutes {
     let push: PushService?
     let notifier: Notifier
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/healthz") { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
-        router.get("/readyz") { _ in routes.readiness() }
-        router.get("/metrics") { _ in routes.metrics() }
+        table.on(Spec.health) { _ in .response(.json(200, "{\"status\":\"ok\"}")) }
+        table.on(Spec.ready) { _ in routes.readiness() }
+        table.on(Spec.metrics) { _ in routes.metrics() }
     }
 
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with

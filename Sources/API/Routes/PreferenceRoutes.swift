@@ -15,14 +15,14 @@ struct PreferenceRoutes {
         let enabled_events: [String]?
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/scopes/{scope}/me/push-preferences") { context in try routes.get(context, scope: context.pathParameters["scope"]) }
-        router.put("/v1/scopes/{scope}/me/push-preferences") { context in try routes.put(context, scope: context.pathParameters["scope"]) }
-        router.get("/v1/stores/{store_id}/me/push-preferences") { context in try routes.get(context, scope: Self.storeScope(context)) }
-        router.put("/v1/stores/{store_id}/me/push-preferences") { context in try routes.put(context, scope: Self.storeScope(context)) }
-        router.get("/v1/me/push-preferences") { context in try routes.get(context, scope: nil) }
-        router.put("/v1/me/push-preferences") { context in try routes.put(context, scope: nil) }
+        table.on(Spec.getPushPreferences) { context in try routes.get(context, scope: context.pathParameters["scope"]) }
+        table.on(Spec.putPushPreferences) { context in try routes.put(context, scope: context.pathParameters["scope"]) }
+        table.on(Spec.getStorePushPreferences) { context in try routes.get(context, scope: Self.storeScope(context)) }
+        table.on(Spec.putStorePushPreferences) { context in try routes.put(context, scope: Self.storeScope(context)) }
+        table.on(Spec.getGlobalPushPreferences) { context in try routes.get(context, scope: nil) }
+        table.on(Spec.putGlobalPushPreferences) { context in try routes.put(context, scope: nil) }
     }
 
     /// Seed 001's stores are scopes named `store:{store_id}`.

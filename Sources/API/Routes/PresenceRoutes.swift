@@ -14,12 +14,12 @@ struct PresenceRoutes {
         let ids: [String]
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.put("/v1/me/sessions/current/state") { context in try routes.setState(context) }
-        router.post("/v1/me/acks") { context in try routes.acknowledge(context) }
-        router.get("/v1/channels/{name}/presence") { context in try routes.channelPresence(context) }
-        router.get("/v1/users/{id}/sessions/live") { context in try routes.liveSessions(context) }
+        table.on(Spec.setSessionState) { context in try routes.setState(context) }
+        table.on(Spec.acknowledge) { context in try routes.acknowledge(context) }
+        table.on(Spec.channelPresence) { context in try routes.channelPresence(context) }
+        table.on(Spec.liveSessions) { context in try routes.liveSessions(context) }
     }
 
     /// `PUT /v1/me/sessions/current/state {state}` → every live connection of the caller's session.

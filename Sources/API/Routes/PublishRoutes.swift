@@ -18,10 +18,10 @@ struct PublishRoutes {
         let messages: [MessageBody]
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.post("/v1/publish") { context in try routes.publish(context) }
-        router.post("/v1/publish/batch") { context in try routes.publishBatch(context) }
+        table.on(Spec.publish) { context in try routes.publish(context) }
+        table.on(Spec.publishBatch) { context in try routes.publishBatch(context) }
     }
 
     func publish(_ context: RequestContext) throws -> RouteResult {

@@ -32,10 +32,10 @@ struct PushRoutes {
         let android_channel_id: String?
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.post("/v1/me/devices/{id}/test") { context in try routes.testPush(context) }
-        router.post("/v1/push") { context in try routes.send(context) }
+        table.on(Spec.testPush) { context in try routes.testPush(context) }
+        table.on(Spec.sendPush) { context in try routes.send(context) }
     }
 
     /// `POST /v1/me/devices/{id}/test`: a localized test push, sent now, bypassing the queue.

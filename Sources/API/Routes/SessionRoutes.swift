@@ -22,10 +22,10 @@ struct SessionRoutes {
         }
     }
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.delete("/v1/sessions/{sid}") { context in try routes.end(context) }
-        router.put("/v1/sessions/{sid}") { context in try routes.setExpiry(context) }
+        table.on(Spec.endSession) { context in try routes.end(context) }
+        table.on(Spec.setSessionExpiry) { context in try routes.setExpiry(context) }
     }
 
     /// `DELETE /v1/sessions/{sid}`: logout, password change, refresh-token reuse. Its devices are

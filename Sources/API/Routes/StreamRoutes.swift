@@ -8,9 +8,9 @@ struct StreamRoutes {
     let configuration: APIConfiguration
     let sessions: SessionToucher
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/stream") { context in try routes.openStream(context) }
+        table.on(Spec.openStream) { context in try routes.openStream(context) }
     }
 
     func openStream(_ context: RequestContext) throws -> RouteResult {

@@ -6,11 +6,11 @@ struct WebSocketRoutes {
     let streams: StreamRoutes
     let echoEnabled: Bool
 
-    func register(in router: inout Router) {
+    func register(in table: inout RouteTable) {
         let routes = self
-        router.get("/v1/ws") { context in try routes.open(context) }
+        table.on(Spec.openWebSocket) { context in try routes.open(context) }
         if echoEnabled {
-            router.get("/v1/ws/echo") { context in
+            table.undocumented(.get, "/v1/ws/echo") { context in
                 let key = try WebSocketUpgrade.validate(context.request)
                 return .webSocket(WebSocketRequest(mode: .echo, key: key, identity: nil) { _ in
                     .failure(HTTPError(401, "invalid_token", "the echo endpoint has no authentication"))

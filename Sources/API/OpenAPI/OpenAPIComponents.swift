@@ -1,0 +1,314 @@
+/// The shared `components` of the OpenAPI document: what several operations refer to.
+enum OpenAPIComponents {
+    /// The `components` object.
+    static let json: JSONValue = {
+        var schemas: [(String, JSONValue)] = []
+        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas] {
+            guard case .object(let members) = OpenAPIDocument.parse(fragment) else { preconditionFailure("schemas are not an object") }
+            schemas += members
+        }
+        return .object([
+            ("securitySchemes", OpenAPIDocument.parse(securitySchemes)),
+            ("schemas", .object(schemas)),
+            ("responses", OpenAPIDocument.parse(responses)),
+            ("parameters", OpenAPIDocument.parse(parameters)),
+            ("requestBodies", OpenAPIDocument.parse(requestBodies)),
+            ("headers", OpenAPIDocument.parse(headers)),
+        ])
+    }()
+
+    static let securitySchemes = #"""
+    {
+      "accessToken": {
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+        "description": "An access token (HS256, RS256 or ES256) with `sub` and `exp`, usually `sid`, `channels` grants and `session_exp`."
+      },
+      "accessTokenQuery": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "access_token",
+        "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). Read only when the request has no `Authorization` header. A token in a URL may end up in logs: keep such tokens short-lived."
+      },
+      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY`, for the app backend."}
+    }
+    """#
+
+    static let responses = #"""
+    {
+      "InvalidRequest": {
+        "description": "Invalid input: 400 `invalid_request`, with `field` naming the offending field when there is one (bodies must be strict RFC 8259 JSON nesting at most 64 levels). Nothing changed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["invalid_request"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "InvalidToken": {
+        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid (`invalid_token`), or its session has ended (`session_ended`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["invalid_token", "session_ended"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "Unauthorized": {
+        "description": "The server key is missing, wrong or not configured (`unauthorized`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["unauthorized"]}}}]
+            }
+          }
+        }
+      },
+      "SessionRequired": {
+        "description": "The access token has no `sid`, so it has no session (`session_required`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_required"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "SessionConflict": {
+        "description": "The access token's `sid` names another user's session (`session_conflict`; nothing changes): a sid must be unique across users.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_conflict"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "DeviceForbidden": {
+        "description": "The access token has no `sid` (`session_required`), or the token is registered to another installation (`installation_mismatch`; nothing changes).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["session_required", "installation_mismatch"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "NotFound": {
+        "description": "Not found (`not_found`); also a path parameter that is not percent-encoded UTF-8 (no route matches).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["not_found"]}}}]
+            }
+          }
+        }
+      },
+      "PayloadTooLarge": {
+        "description": "The body is over `HERALD_MAX_BODY_BYTES` (1 MiB), or (publish) `data` is over `HERALD_MAX_DATA_BYTES` (`payload_too_large`, with `field`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["payload_too_large"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "UnsupportedMediaType": {
+        "description": "A `Content-Type` other than `application/json` or `application/*+json` (`unsupported_media_type`). A body without `Content-Type` is read as JSON.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["unsupported_media_type"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "DatabaseBusy": {
+        "description": "The database stayed locked past its busy timeout (`database_busy`); retry shortly.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_busy"]}}}]
+            }
+          }
+        }
+      },
+      "TooManyConnections": {
+        "description": "More simultaneous connections from the caller's IP address than `HERALD_MAX_CONNECTIONS_PER_IP` (when set): answered on connect (`too_many_connections`), then closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["too_many_connections"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "HeaderTooLarge": {
+        "description": "The request line and headers are over `HERALD_MAX_HEADER_BYTES` (16 KiB): refused before routing (`header_too_large`), then closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["header_too_large"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "ForbiddenChannel": {
+        "description": "A requested channel is not granted by the token's `channels` claim (`forbidden_channel`; `channel` names it).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["forbidden_channel"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "PushPreferences": {
+        "description": "The preferences: the saved ones, else the defaults (`is_default: true`).",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferences"}}}
+      }
+    }
+    """#
+
+    static let parameters = #"""
+    {
+      "Channels": {
+        "name": "channels",
+        "in": "query",
+        "required": false,
+        "style": "form",
+        "explode": true,
+        "description": "Channels besides the personal `user:{sub}`, comma-separated and repeatable (at most 64). Each must be granted by the token's `channels` claim.",
+        "schema": {
+          "type": "array",
+          "maxItems": 64,
+          "items": {
+            "type": "string",
+            "pattern": "^[ \\t]*([A-Za-z0-9_:.@-]{1,200}[ \\t]*)?(,[ \\t]*([A-Za-z0-9_:.@-]{1,200}[ \\t]*)?)*$"
+          }
+        }
+      },
+      "State": {
+        "name": "state",
+        "in": "query",
+        "required": false,
+        "description": "Whether the app is visible; default `foreground`.",
+        "schema": {"$ref": "#/components/schemas/AppState"}
+      },
+      "LastEventIDQuery": {
+        "name": "last_event_id",
+        "in": "query",
+        "required": false,
+        "description": "Resume after this cursor (same as the `Last-Event-ID` header). A cursor Herald did not issue gives a `reset`.",
+        "schema": {"type": "string"}
+      },
+      "NotificationID": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "The notification id (`ntf_…`).",
+        "schema": {"type": "string", "minLength": 1}
+      },
+      "UserIDPath": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "The user id (`sub`).",
+        "schema": {"$ref": "#/components/schemas/UserID"}
+      },
+      "MemberUserID": {
+        "name": "user_id",
+        "in": "path",
+        "required": true,
+        "description": "The member's user id (`sub`).",
+        "schema": {"$ref": "#/components/schemas/UserID"}
+      },
+      "ScopePath": {
+        "name": "scope",
+        "in": "path",
+        "required": true,
+        "description": "The scope, e.g. `store:17` (percent-encoding is optional for `:`).",
+        "schema": {"$ref": "#/components/schemas/Scope"}
+      },
+      "StoreID": {
+        "name": "store_id",
+        "in": "path",
+        "required": true,
+        "description": "The store; the scope is `store:{store_id}`.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 194, "pattern": "^[A-Za-z0-9_.:-]{1,194}$"}
+      }
+    }
+    """#
+
+    static let requestBodies = #"""
+    {
+      "PushPreferencesUpdate": {
+        "required": true,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PushPreferencesUpdate"}}}
+      }
+    }
+    """#
+
+    static let headers = #"""
+    {
+      "HeraldCursor": {
+        "required": true,
+        "description": "The stream position taken before the read: open the SSE stream with it as `Last-Event-ID` (or the WebSocket with `last_event_id`) to get every change after what this answer shows.",
+        "schema": {"$ref": "#/components/schemas/Cursor"}
+      }
+    }
+    """#
+
+}
+
+/// The shared responses, by name.
+extension OpenAPIResponse {
+    static let invalidRequest = OpenAPIResponse.shared("InvalidRequest")
+    static let invalidToken = OpenAPIResponse.shared("InvalidToken")
+    static let unauthorized = OpenAPIResponse.shared("Unauthorized")
+    static let sessionRequired = OpenAPIResponse.shared("SessionRequired")
+    static let sessionConflict = OpenAPIResponse.shared("SessionConflict")
+    static let deviceForbidden = OpenAPIResponse.shared("DeviceForbidden")
+    static let notFound = OpenAPIResponse.shared("NotFound")
+    static let payloadTooLarge = OpenAPIResponse.shared("PayloadTooLarge")
+    static let unsupportedMediaType = OpenAPIResponse.shared("UnsupportedMediaType")
+    static let databaseBusy = OpenAPIResponse.shared("DatabaseBusy")
+    static let tooManyConnections = OpenAPIResponse.shared("TooManyConnections")
+    static let headerTooLarge = OpenAPIResponse.shared("HeaderTooLarge")
+    static let forbiddenChannel = OpenAPIResponse.shared("ForbiddenChannel")
+    static let pushPreferences = OpenAPIResponse.shared("PushPreferences")
+}

@@ -1,0 +1,37 @@
+import Realtime
+
+/// The routes Herald serves together with their OpenAPI operations. Registering goes through a
+/// `RouteSpec`, so a route cannot exist without its entry in `/openapi.json`; `Router` itself
+/// stays in Realtime and knows nothing of OpenAPI.
+struct RouteTable {
+    private(set) var router = Router()
+    /// Every documented operation, in declaration order.
+    private(set) var specs: [RouteSpec] = []
+
+    /// Registers `handler` at the spec's method and path.
+    mutating func on(_ spec: RouteSpec, _ handler: @escaping RouteHandler) {
+        specs.append(spec)
+        router.on(spec.method, spec.path, handler)
+    }
+
+    /// Registers `spec`'s route answering with the document of every spec declared so far,
+    /// `spec` included.
+    mutating func serveDocument(_ spec: RouteSpec) {
+        specs.append(spec)
+        let json = OpenAPIDocument.build(routes: specs).compactText
+        router.on(spec.method, spec.path) { _ in .response(.json(200, json)) }
+    }
+
+    /// Documents routes this process does not serve in its configuration: the dev-mode routes
+    /// are in the document whether or not `HERALD_DEV=1`, so the document does not depend on
+    /// the deployment.
+    mutating func document(_ specs: [RouteSpec]) {
+        self.specs += specs
+    }
+
+    /// Registers a route that is deliberately missing from the document (the conformance-only
+    /// WebSocket echo, which a production server never has).
+    mutating func undocumented(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping RouteHandler) {
+        router.on(method, pattern, handler)
+    }
+}

@@ -1,0 +1,358 @@
+extension OpenAPIComponents {
+    /// Schemas of push devices, sessions, push jobs and direct pushes.
+    static let devicesSchemas = #"""
+    {
+      "DeviceRegistration": {
+        "type": "object",
+        "description": "Unknown members are ignored.",
+        "required": ["platform", "token"],
+        "properties": {
+          "platform": {"type": "string", "enum": ["ios", "android", "web"]},
+          "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "pattern": "^[!-~]+$",
+            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM and Web Push: 1-4096 printable ASCII characters."
+          },
+          "provider": {
+            "type": ["string", "null"],
+            "enum": ["apns", "fcm", "webpush", null],
+            "description": "Who delivers to the token. Default: `apns` on ios, `fcm` on android, `webpush` on web. Allowed: ios apns|fcm, android fcm, web webpush|fcm."
+          },
+          "environment": {
+            "type": ["string", "null"],
+            "enum": ["sandbox", "production", null],
+            "description": "APNs gateway; ios only (400 on other platforms). Default `production` on ios."
+          },
+          "installation_id": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            "description": "The app installation's id; a token registered by another installation is refused (403 `installation_mismatch`). 1-128 characters, no control characters."
+          },
+          "locale": {
+            "type": ["string", "null"],
+            "minLength": 2,
+            "maxLength": 35,
+            "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$",
+            "description": "A BCP 47 language tag (`pt-BR`, `zh-Hant-TW`, `es-419`; `_` is read as `-`), normalised to the usual case."
+          },
+          "app_version": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            "description": "The app's version. 1-64 characters, no control characters."
+          },
+          "device_name": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            "description": "A name the user recognises. 1-128 characters, no control characters."
+          }
+        },
+        "allOf": [
+          {
+            "if": {"required": ["platform"], "properties": {"platform": {"const": "ios"}}},
+            "then": {"properties": {"provider": {"enum": ["apns", "fcm", null]}}}
+          },
+          {
+            "if": {"required": ["platform"], "properties": {"platform": {"const": "android"}}},
+            "then": {"properties": {"provider": {"enum": ["fcm", null]}, "environment": {"type": "null"}}}
+          },
+          {
+            "if": {"required": ["platform"], "properties": {"platform": {"const": "web"}}},
+            "then": {"properties": {"provider": {"enum": ["webpush", "fcm", null]}, "environment": {"type": "null"}}}
+          },
+          {
+            "if": {
+              "required": ["platform"],
+              "properties": {"platform": {"const": "ios"}, "provider": {"enum": ["apns", null]}}
+            },
+            "then": {"properties": {"token": {"minLength": 16, "maxLength": 200, "pattern": "^([0-9A-Fa-f]{2})+$"}}}
+          }
+        ]
+      },
+      "Device": {
+        "type": "object",
+        "required": [
+          "id",
+          "platform",
+          "provider",
+          "token",
+          "environment",
+          "locale",
+          "app_version",
+          "device_name",
+          "installation_id",
+          "created_at",
+          "last_seen_at",
+          "current",
+          "active"
+        ],
+        "properties": {
+          "id": {"type": "string", "format": "uuid"},
+          "platform": {"type": "string", "enum": ["ios", "android", "web"]},
+          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+          "token": {
+            "type": "string",
+            "description": "Whole in a registration answer; masked (first and last four characters) in lists."
+          },
+          "environment": {"type": ["string", "null"], "enum": ["sandbox", "production", null]},
+          "locale": {"type": ["string", "null"]},
+          "app_version": {"type": ["string", "null"]},
+          "device_name": {"type": ["string", "null"]},
+          "installation_id": {"type": ["string", "null"]},
+          "created_at": {"$ref": "#/components/schemas/Timestamp"},
+          "last_seen_at": {"$ref": "#/components/schemas/Timestamp"},
+          "current": {"type": "boolean", "description": "Registered by the calling token's session."},
+          "active": {"type": "boolean", "description": "Its session has neither ended nor expired: it gets pushes."}
+        },
+        "additionalProperties": false
+      },
+      "DeviceList": {
+        "type": "object",
+        "required": ["devices"],
+        "properties": {"devices": {"type": "array", "items": {"$ref": "#/components/schemas/Device"}}},
+        "additionalProperties": false
+      },
+      "LegacyDeviceRegistration": {
+        "type": "object",
+        "description": "Seed 003's registration. Unknown members are ignored.",
+        "required": ["token", "platform"],
+        "properties": {
+          "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "pattern": "^[!-~]+$",
+            "description": "An FCM token on both platforms: 1-4096 printable ASCII characters."
+          },
+          "platform": {
+            "type": "string",
+            "enum": ["fcm", "apns"],
+            "description": "Only the OS label: `fcm` = android, `apns` = ios."
+          },
+          "device_id": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            "description": "The installation id (403 `installation_mismatch` rule). 1-128 characters, no control characters."
+          }
+        }
+      },
+      "DeviceTokenRegistration": {
+        "type": "object",
+        "description": "Seed 002's registration (camelCase). Unknown members are ignored.",
+        "required": ["token"],
+        "properties": {
+          "token": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4096,
+            "pattern": "^[!-~]+$",
+            "description": "An FCM token: 1-4096 printable ASCII characters."
+          },
+          "platform": {"type": ["string", "null"], "enum": ["ios", "android", null], "description": "Default `android`."},
+          "appVersion": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            "description": "The app's version. 1-64 characters, no control characters."
+          },
+          "locale": {
+            "type": ["string", "null"],
+            "minLength": 2,
+            "maxLength": 35,
+            "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$",
+            "description": "A BCP 47 language tag (`pt-BR`, `zh-Hant-TW`, `es-419`; `_` is read as `-`), normalised to the usual case."
+          }
+        }
+      },
+      "DeviceTokenRemoval": {
+        "type": "object",
+        "description": "Unknown members are ignored.",
+        "required": ["token"],
+        "properties": {"token": {"type": "string", "description": "The token to forget; unknown tokens are not an error."}}
+      },
+      "SessionExpiry": {
+        "type": "object",
+        "description": "Unknown members are ignored.",
+        "required": ["expires_at"],
+        "properties": {
+          "expires_at": {
+            "type": ["integer", "null"],
+            "minimum": 0,
+            "maximum": 253402300799,
+            "description": "Whole unix seconds (up to 9999-12-31), or null to clear the expiry. Required, so `{}` cannot clear it by accident."
+          }
+        }
+      },
+      "Session": {
+        "type": "object",
+        "required": ["session_id", "user_id", "created_at", "last_seen_at", "expires_at", "ended_at", "active"],
+        "properties": {
+          "session_id": {"type": "string"},
+          "user_id": {
+            "type": "string",
+            "description": "Empty for a session Herald only knows from `DELETE /v1/sessions/{sid}`."
+          },
+          "created_at": {"$ref": "#/components/schemas/Timestamp"},
+          "last_seen_at": {"$ref": "#/components/schemas/Timestamp"},
+          "expires_at": {"oneOf": [{"$ref": "#/components/schemas/Timestamp"}, {"type": "null"}]},
+          "ended_at": {"oneOf": [{"$ref": "#/components/schemas/Timestamp"}, {"type": "null"}]},
+          "active": {"type": "boolean", "description": "Neither ended nor expired."}
+        },
+        "additionalProperties": false
+      },
+      "SessionEnded": {
+        "type": "object",
+        "required": ["session_id", "ended", "devices_deleted"],
+        "properties": {
+          "session_id": {"type": "string"},
+          "ended": {"type": "boolean", "const": true},
+          "devices_deleted": {"type": "integer", "minimum": 0}
+        },
+        "additionalProperties": false
+      },
+      "Job": {
+        "type": "object",
+        "description": "A durable job (PU-5), e.g. one push delivery to one device.",
+        "required": ["id", "kind", "state", "attempts", "run_at", "last_error", "created_at", "payload"],
+        "properties": {
+          "id": {
+            "type": "string",
+            "pattern": "^[1-9][0-9]*$",
+            "description": "A positive 64-bit integer, as a string."
+          },
+          "kind": {"type": "string", "description": "What the job does, e.g. `push.deliver`."},
+          "state": {
+            "type": "string",
+            "enum": ["queued", "leased", "done", "dead"],
+            "description": "`queued` (due at `run_at`), `leased` (a worker has it), `done`, or `dead` (given up)."
+          },
+          "attempts": {"type": "integer", "minimum": 0, "description": "Attempts started so far."},
+          "run_at": {"$ref": "#/components/schemas/Timestamp"},
+          "last_error": {"type": ["string", "null"]},
+          "created_at": {"$ref": "#/components/schemas/Timestamp"},
+          "payload": {"description": "The job's input (JSON)."}
+        },
+        "additionalProperties": false
+      },
+      "JobList": {
+        "type": "object",
+        "required": ["jobs", "next_cursor"],
+        "properties": {
+          "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}, "description": "Newest first."},
+          "next_cursor": {
+            "type": ["string", "null"],
+            "pattern": "^[1-9][0-9]*$",
+            "description": "Pass as `cursor` for the next page; null on the last page."
+          }
+        },
+        "additionalProperties": false
+      },
+      "TestPushResult": {
+        "type": "object",
+        "required": ["device_id", "provider", "provider_message_id"],
+        "properties": {
+          "device_id": {"type": "string"},
+          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+          "provider_message_id": {
+            "type": ["string", "null"],
+            "description": "The provider's id for the message (APNs `apns-id`, FCM message name), when it gives one."
+          }
+        },
+        "additionalProperties": false
+      },
+      "PushNotificationRequest": {
+        "type": "object",
+        "description": "An alert needs a `title` or a `body`. Unknown members are ignored.",
+        "properties": {
+          "kind": {
+            "type": ["string", "null"],
+            "enum": ["alert", "wakeup", null],
+            "description": "Default `alert`. `wakeup` is a silent background push."
+          },
+          "title": {"type": ["string", "null"]},
+          "subtitle": {"type": ["string", "null"]},
+          "body": {"type": ["string", "null"]},
+          "sound": {"type": ["string", "null"]},
+          "badge": {"type": ["integer", "null"], "format": "int64"},
+          "data": {
+            "type": ["object", "null"],
+            "additionalProperties": {"type": "string"},
+            "description": "String keys and values delivered to the app."
+          },
+          "priority": {
+            "type": ["string", "null"],
+            "enum": ["normal", "high", "urgent", null],
+            "description": "Default `normal` for alerts, `high` for wakeups."
+          },
+          "ttl_seconds": {"type": ["integer", "null"], "minimum": 0, "maximum": 2419200, "description": "0 to 28 days."},
+          "collapse_key": {"type": ["string", "null"], "maxLength": 64, "description": "At most 64 bytes of UTF-8."},
+          "thread_id": {"type": ["string", "null"]},
+          "android_channel_id": {"type": ["string", "null"]}
+        },
+        "if": {"required": ["kind"], "properties": {"kind": {"const": "wakeup"}}},
+        "else": {
+          "anyOf": [
+            {"required": ["title"], "properties": {"title": {"type": "string"}}},
+            {"required": ["body"], "properties": {"body": {"type": "string"}}}
+          ]
+        }
+      },
+      "PushRequest": {
+        "type": "object",
+        "description": "Exactly one of `user_id` and `device_ids`. Unknown members are ignored.",
+        "required": ["notification"],
+        "properties": {
+          "user_id": {"type": ["string", "null"], "description": "Every device of this user whose session is active."},
+          "device_ids": {
+            "type": ["array", "null"],
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": {"type": "string"},
+            "description": "These devices (unknown ids are skipped silently)."
+          },
+          "notification": {"$ref": "#/components/schemas/PushNotificationRequest"}
+        },
+        "oneOf": [
+          {"required": ["user_id"], "properties": {"user_id": {"type": "string"}}},
+          {"required": ["device_ids"], "properties": {"device_ids": {"type": "array"}}}
+        ]
+      },
+      "PushQueued": {
+        "type": "object",
+        "required": ["queued", "jobs", "skipped"],
+        "properties": {
+          "queued": {"type": "integer", "minimum": 0},
+          "jobs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": ["job_id", "device_id"],
+              "properties": {"job_id": {"type": "string", "pattern": "^[1-9][0-9]*$"}, "device_id": {"type": "string"}},
+              "additionalProperties": false
+            }
+          },
+          "skipped": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": ["device_id", "reason"],
+              "properties": {"device_id": {"type": "string"}, "reason": {"type": "string", "enum": ["session_inactive"]}},
+              "additionalProperties": false
+            }
+          }
+        },
+        "additionalProperties": false
+      }
+    }
+    """#
+}

@@ -1,0 +1,72 @@
+extension OpenAPIComponents {
+    /// Schemas of health, readiness, this document and the dev token.
+    static let operationsSchemas = #"""
+    {
+      "Readiness": {
+        "type": "object",
+        "required": ["status", "loops", "problems", "push"],
+        "properties": {
+          "status": {"type": "string", "enum": ["ready", "not_ready"]},
+          "loops": {"type": "integer", "minimum": 0},
+          "problems": {"type": "array", "items": {"type": "string"}},
+          "push": {"type": "object", "additionalProperties": {"type": "string"}}
+        }
+      },
+      "Health": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string", "const": "ok"}},
+        "additionalProperties": false
+      },
+      "OpenAPIDocument": {
+        "type": "object",
+        "required": ["openapi", "info", "paths"],
+        "properties": {
+          "openapi": {"type": "string", "const": "3.1.0"},
+          "info": {"type": "object"},
+          "paths": {"type": "object"}
+        }
+      },
+      "DevTokenRequest": {
+        "type": "object",
+        "required": ["user_id"],
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 190,
+            "pattern": "^[A-Za-z0-9_:.@-]{1,190}$",
+            "description": "The token's `sub`: 1-190 characters of `A-Z a-z 0-9 _ - : . @` (it must name the channel `user:{sub}`)."
+          },
+          "session_id": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The token's `sid`: 1-200 bytes of UTF-8."
+          },
+          "channels": {
+            "type": ["array", "null"],
+            "items": {"type": "string", "pattern": "^([A-Za-z0-9_:.@-]{1,200}|[A-Za-z0-9_:.@-]{1,199}:\\*)$"},
+            "description": "Channel grants: exact channel names, or `prefix:*` for every channel starting with `prefix:` (e.g. `generation:*`)."
+          },
+          "ttl_seconds": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "maximum": 86400,
+            "description": "Lifetime, 1-86400 s; default 3600."
+          }
+        }
+      },
+      "DevToken": {
+        "type": "object",
+        "required": ["access_token", "token_type", "expires_at"],
+        "properties": {
+          "access_token": {"type": "string", "description": "An HS256 JWT."},
+          "token_type": {"type": "string", "const": "Bearer"},
+          "expires_at": {"type": "integer", "description": "Unix seconds."}
+        },
+        "additionalProperties": false
+      }
+    }
+    """#
+}

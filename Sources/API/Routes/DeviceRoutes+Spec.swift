@@ -1,0 +1,166 @@
+import Realtime
+
+extension DeviceRoutes {
+    /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
+    enum Spec {
+        static let registerDevice = RouteSpec(
+            .post, "/v1/me/devices", auth: .accessToken, operationID: "registerDevice",
+            tags: ["devices"], summary: "Register a push device",
+            description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted.",
+            requestBody: .json(.ref("DeviceRegistration")),
+            responses: [
+                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: #"""
+                    {
+                      "DeleteDevice": {
+                        "operationId": "deleteDevice",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id deletes it."
+                      },
+                      "TestPush": {
+                        "operationId": "testPush",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id sends it a test push."
+                      }
+                    }
+                    """#),
+                201: .json("A new device.", .ref("Device"), links: #"""
+                    {
+                      "DeleteDevice": {
+                        "operationId": "deleteDevice",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id deletes it."
+                      },
+                      "TestPush": {
+                        "operationId": "testPush",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id sends it a test push."
+                      }
+                    }
+                    """#),
+                400: .invalidRequest,
+                401: .invalidToken,
+                403: .deviceForbidden,
+                409: .sessionConflict,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let listDevices = RouteSpec(
+            .get, "/v1/me/devices", auth: .accessToken, operationID: "listDevices",
+            tags: ["devices"], summary: "The caller's devices",
+            responses: [
+                200: .json("Every device of the user, tokens masked.", .ref("DeviceList")),
+                401: .invalidToken,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let deleteDevice = RouteSpec(
+            .delete, "/v1/me/devices/{id}", auth: .accessToken, operationID: "deleteDevice",
+            tags: ["devices"], summary: "Delete one of the caller's devices",
+            description: "Another user's device is 404 too: its existence is never revealed.",
+            parameters: [
+                .path("id", "The device id.", .json(#"{"type": "string", "minLength": 1}"#)),
+            ],
+            responses: [
+                204: .content("Deleted."),
+                401: .invalidToken,
+                404: .notFound,
+                429: .tooManyConnections,
+                431: .headerTooLarge,
+                503: .databaseBusy,
+            ])
+
+        static let registerLegacyDevice = RouteSpec(
+            .post, "/v1/devices", auth: .accessToken, operationID: "registerLegacyDevice",
+            tags: ["compatibility"], summary: "Register a device (compatibility, seed 003)",
+            description: "Maps onto `POST /v1/me/devices` with provider `fcm`; `device_id` is the installation id.",
+            requestBody: .json(.ref("LegacyDeviceRegistration")),
+            responses: [
+                204: .content("Registered."),
+                400: .invalidRequest,
+                401: .invalidToken,
+                403: .deviceForbidden,
+                409: .sessionConflict,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let deleteLegacyDevice = RouteSpec(
+            .delete, "/v1/devices/{token}", auth: .accessToken, operationID: "deleteLegacyDevice",
+            tags: ["compatibility"], summary: "Forget a device token (compatibility, seed 003)",
+            parameters: [
+                .path("token", "The push token.", .json(#"{"type": "string", "minLength": 1}"#)),
+            ],
+            responses: [
+                204: .content("Deleted, or the caller had no such token."),
+                401: .invalidToken,
+                404: .notFound,
+                429: .tooManyConnections,
+                431: .headerTooLarge,
+                503: .databaseBusy,
+            ])
+
+        static let registerDeviceToken = RouteSpec(
+            .post, "/v1/users/me/device-tokens", auth: .accessToken, operationID: "registerDeviceToken",
+            tags: ["compatibility"], summary: "Register a device token (compatibility, seed 002)",
+            description: "Maps onto `POST /v1/me/devices` with provider `fcm`.",
+            requestBody: .json(.ref("DeviceTokenRegistration")),
+            responses: [
+                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: #"""
+                    {
+                      "DeleteDevice": {
+                        "operationId": "deleteDevice",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id deletes it."
+                      },
+                      "TestPush": {
+                        "operationId": "testPush",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id sends it a test push."
+                      }
+                    }
+                    """#),
+                201: .json("A new device.", .ref("Device"), links: #"""
+                    {
+                      "DeleteDevice": {
+                        "operationId": "deleteDevice",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id deletes it."
+                      },
+                      "TestPush": {
+                        "operationId": "testPush",
+                        "parameters": {"id": "$response.body#/id"},
+                        "description": "The device's id sends it a test push."
+                      }
+                    }
+                    """#),
+                400: .invalidRequest,
+                401: .invalidToken,
+                403: .deviceForbidden,
+                409: .sessionConflict,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let deleteDeviceToken = RouteSpec(
+            .delete, "/v1/users/me/device-tokens", auth: .accessToken, operationID: "deleteDeviceToken",
+            tags: ["compatibility"], summary: "Forget a device token (compatibility, seed 002)",
+            requestBody: .json(.ref("DeviceTokenRemoval")),
+            responses: [
+                204: .content("Deleted, or the caller had no such token."),
+                400: .invalidRequest,
+                401: .invalidToken,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+    }
+}

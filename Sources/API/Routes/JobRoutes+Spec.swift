@@ -1,0 +1,38 @@
+import Realtime
+
+extension JobRoutes {
+    /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
+    enum Spec {
+        static let listJobs = RouteSpec(
+            .get, "/v1/jobs", auth: .serverKey, operationID: "listJobs",
+            tags: ["server"], summary: "List jobs",
+            description: "Push deliveries are durable jobs (`push.deliver`, one per device). Dead letters by default.",
+            parameters: [
+                .query("state", "Default `dead`.", .json(#"{"type": "string", "enum": ["queued", "leased", "done", "dead"]}"#)),
+                .query("limit", "Page size, 1-500; default 50.", .json(#"{"type": "integer", "minimum": 1, "maximum": 500}"#)),
+                .query("cursor", "The `next_cursor` of the previous page.", .json(#"{"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}"#)),
+            ],
+            responses: [
+                200: .json("A page of jobs, newest first.", .ref("JobList")),
+                400: .invalidRequest,
+                401: .unauthorized,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let retryJob = RouteSpec(
+            .post, "/v1/jobs/{id}/retry", auth: .serverKey, operationID: "retryJob",
+            tags: ["server"], summary: "Retry a dead job",
+            parameters: [
+                .path("id", "The job id.", .json(#"{"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}"#)),
+            ],
+            responses: [
+                200: .json("The job, queued again with fresh attempts, due now.", .ref("Job")),
+                401: .unauthorized,
+                404: .shared("NotFound", description: "No such job (`not_found`)."),
+                409: .json("The job is not dead (`job_not_dead`).", .error(["job_not_dead"])),
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+    }
+}

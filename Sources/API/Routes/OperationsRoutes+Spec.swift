@@ -1,0 +1,41 @@
+import Realtime
+
+extension OperationsRoutes {
+    /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
+    enum Spec {
+        static let health = RouteSpec(
+            .get, "/healthz", auth: .none, operationID: "health",
+            tags: ["operations"], summary: "Liveness",
+            responses: [
+                200: .json("The process serves requests.", .ref("Health")),
+                429: .tooManyConnections,
+            ])
+
+        static let ready = RouteSpec(
+            .get, "/readyz", auth: .none, operationID: "ready",
+            tags: ["operations"], summary: "Readiness",
+            description: "Ready when the database takes a write and every event loop answers. `push` shows each provider: disabled, ok, or provider_misconfigured while the mass-deletion guard holds.",
+            responses: [
+                200: .json("Ready.", .ref("Readiness")),
+                429: .tooManyConnections,
+                503: .json("Not ready; `problems` says why.", .ref("Readiness")),
+            ])
+
+        static let metrics = RouteSpec(
+            .get, "/metrics", auth: .none, operationID: "metrics",
+            tags: ["operations"], summary: "Prometheus metrics",
+            description: "Text exposition format 0.0.4: connections, streams by state, sessions, messages published and delivered, slow-consumer disconnects, HTTP responses by route and status, push jobs by state and the oldest due job's age, provider answers by outcome, provider latency histogram.",
+            responses: [
+                200: .content("The metrics.", ["text/plain": .json(#"{"type": "string"}"#)]),
+                429: .tooManyConnections,
+            ])
+
+        static let openapi = RouteSpec(
+            .get, "/openapi.json", auth: .none, operationID: "openapi",
+            tags: ["operations"], summary: "This document",
+            responses: [
+                200: .json("The OpenAPI 3.1 document of every route.", .ref("OpenAPIDocument")),
+                429: .tooManyConnections,
+            ])
+    }
+}

@@ -1,0 +1,38 @@
+import Realtime
+
+extension PushRoutes {
+    /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
+    enum Spec {
+        static let testPush = RouteSpec(
+            .post, "/v1/me/devices/{id}/test", auth: .accessToken, operationID: "testPush",
+            tags: ["devices"], summary: "Send a test push to one of the caller's devices",
+            description: "A localized \"notifications are working\" push (DV-7), sent at once, bypassing the queue.",
+            parameters: [
+                .path("id", "The device id.", .json(#"{"type": "string", "minLength": 1}"#)),
+            ],
+            responses: [
+                200: .json("The provider accepted the push.", .ref("TestPushResult")),
+                401: .invalidToken,
+                404: .shared("NotFound", description: "Not one of the caller's devices (`not_found`)."),
+                410: .json("The provider rejected the token as invalid; the device was removed (`push_token_invalid`, with `reason`).", .error(["push_token_invalid"])),
+                429: .tooManyConnections,
+                431: .headerTooLarge,
+                502: .json("The provider did not accept the push (`push_provider_error`).", .error(["push_provider_error"])),
+                503: .json("The device's provider has no credentials on this server (`push_not_configured`), or the database is busy (`database_busy`).", .error(["push_not_configured", "database_busy"])),
+            ])
+
+        static let sendPush = RouteSpec(
+            .post, "/v1/push", auth: .serverKey, operationID: "sendPush",
+            tags: ["server"], summary: "Queue a push to a user's or to listed devices",
+            requestBody: .json(.ref("PushRequest")),
+            responses: [
+                202: .json("One durable `push.deliver` job per device with an active session; the others are listed as skipped.", .ref("PushQueued")),
+                400: .invalidRequest,
+                401: .unauthorized,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .json("No push provider has credentials on this server (`push_not_configured`, checked before the body), or the database is busy (`database_busy`).", .error(["push_not_configured", "database_busy"])),
+            ])
+    }
+}

@@ -1,0 +1,49 @@
+import Realtime
+
+extension SessionRoutes {
+    /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
+    enum Spec {
+        static let endSession = RouteSpec(
+            .delete, "/v1/sessions/{sid}", auth: .serverKey, operationID: "endSession",
+            tags: ["server"], summary: "End a session",
+            description: "Logout, password change, refresh-token reuse. A session Herald never saw is recorded as ended.",
+            parameters: [
+                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
+            ],
+            responses: [
+                200: .json("Ended: its devices are deleted, its tokens refused from now on (401 `session_ended`), its live streams closed.", .ref("SessionEnded"), links: #"""
+                    {
+                      "SetSessionExpiry": {
+                        "operationId": "setSessionExpiry",
+                        "parameters": {"sid": "$response.body#/session_id"},
+                        "description": "An ended session is known, so its expiry can be set."
+                      }
+                    }
+                    """#),
+                400: .invalidRequest,
+                401: .unauthorized,
+                404: .notFound,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+
+        static let setSessionExpiry = RouteSpec(
+            .put, "/v1/sessions/{sid}", auth: .serverKey, operationID: "setSessionExpiry",
+            tags: ["server"], summary: "Set a session's expiry",
+            description: "A session past its expiry keeps its devices but they get no pushes (`active: false`).",
+            parameters: [
+                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
+            ],
+            requestBody: .json(.ref("SessionExpiry")),
+            responses: [
+                200: .json("The session.", .ref("Session")),
+                400: .invalidRequest,
+                401: .unauthorized,
+                404: .notFound,
+                413: .payloadTooLarge,
+                415: .unsupportedMediaType,
+                429: .tooManyConnections,
+                503: .databaseBusy,
+            ])
+    }
+}
