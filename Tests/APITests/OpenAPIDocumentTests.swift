@@ -3,6 +3,7 @@ import Testing
 
 @testable import API
 import Realtime
+import RealtimeMemory
 import Storage
 
 /// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.
@@ -38,7 +39,7 @@ struct OpenAPIDocumentTests {
         let database = try Database.open(path: ":memory:")
         defer { database.close() }
         let router = HeraldAPI.router(configuration: configuration,
-                                      node: RealtimeNode(group: group, historyLimits: .init()),
+                                      node: RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore()),
                                       database: database, sessions: SessionRegistry())
         return Set(router.routeSignatures.map { "\($0.method) \($0.pattern)" })
     }
@@ -137,7 +138,7 @@ struct OpenAPIDocumentTests {
         let database = try Database.open(path: ":memory:")
         defer { database.close() }
         let router = HeraldAPI.router(configuration: configuration,
-                                      node: RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init()),
+                                      node: RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore()),
                                       database: database, sessions: SessionRegistry())
         guard case .found = router.match(method: .get, path: "/openapi.json") else {
             Issue.record("GET /openapi.json is not routed")
