@@ -24,7 +24,9 @@ public final class ChannelMessage: Sendable {
     /// nil until the transport asks; then set once (a racing builder's copy is dropped). Typed
     /// `AnyObject` because the core cannot name the transport's type; only `Sendable` objects are
     /// ever stored (`attachment` requires it), which is why the unchecked annotation is sound.
-    nonisolated(unsafe) private let attached = Atomic<Unmanaged<AnyObject>?>(nil)
+    /// Inlinable with `attachment`, because that read sits on the per-subscriber write path in
+    /// another module.
+    @usableFromInline nonisolated(unsafe) let attached = Atomic<Unmanaged<AnyObject>?>(nil)
 
     /// The stream position's sequence (`cursor.sequence`).
     public var sequence: UInt64 { cursor.sequence }
@@ -50,7 +52,7 @@ public final class ChannelMessage: Sendable {
     /// - Important: One kind of attachment per process (the transport's encoding): every caller
     ///   must ask for the same `T`. This is checked in debug builds only, because the call sits on
     ///   the per-subscriber write path.
-    @inline(__always)
+    @inlinable
     public func attachment<T: AnyObject & Sendable>(_ make: (ChannelMessage) -> T) -> T {
         if let existing = attached.load(ordering: .acquiring) {
             let object = existing.takeUnretainedValue()
@@ -60,7 +62,8 @@ public final class ChannelMessage: Sendable {
         return attachSlow(make)
     }
 
-    private func attachSlow<T: AnyObject & Sendable>(_ make: (ChannelMessage) -> T) -> T {
+    @usableFromInline
+    func attachSlow<T: AnyObject & Sendable>(_ make: (ChannelMessage) -> T) -> T {
         let made = make(self)
         let candidate = Unmanaged<AnyObject>.passRetained(made)
         let (exchanged, original) = attached.compareExchange(expected: nil, desired: candidate,
