@@ -16,14 +16,17 @@ let package = Package(
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
+        // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
+        .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         .target(name: "Storage", dependencies: ["HeraldCore", "CSQLite"]),
         .target(name: "PushBridge", dependencies: ["HeraldCore", "Storage", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "Storage", "COpenSSL"]),
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "Storage"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "Storage"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
-        .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
+        .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "Storage", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "Storage", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

@@ -4,6 +4,7 @@ import Glibc
 import HeraldCore
 import PushBridge
 import Realtime
+import RealtimeMemory
 import Storage
 
 /// The `herald` command: `serve` (default) and `--help`.
@@ -102,9 +103,11 @@ enum Herald {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
             return 2
         }
-        let node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(
-            historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds),
-            presence: Presence(leaseSeconds: settings.foregroundLeaseSeconds))
+        // The one place adapters are chosen: in-process broker and presence (one node).
+        let broker = MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize,
+                                                              historyTTLSeconds: settings.historyTTLSeconds))
+        let node = RealtimeNode(group: group, broker: broker,
+                                presence: MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds))
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho

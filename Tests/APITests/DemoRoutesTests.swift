@@ -4,6 +4,7 @@ import Testing
 
 @testable import API
 @testable import Realtime
+import RealtimeMemory
 import Storage
 
 /// OP-6: the web demo's files are served from one directory and nothing outside it, and the
@@ -36,7 +37,7 @@ struct DemoRoutesTests {
         let configuration = APIConfiguration(serverKey: "k", verificationKeys: [])
         let authenticator = Authenticator(configuration: configuration)
         let database = try Database.open(path: ":memory:")
-        let node = RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init())
+        let node = RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore())
         let notifications = NotificationRoutes(authenticator: authenticator, configuration: configuration,
                                                responder: DatabaseResponder(database: database),
                                                notifier: Notifier(database: database, node: node, push: nil, catalog: .empty),
@@ -138,7 +139,7 @@ struct DemoRoutesTests {
     func devOnly() throws {
         let database = try Database.open(path: ":memory:")
         defer { database.close() }
-        let node = RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init())
+        let node = RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore())
         let production = HeraldAPI.router(configuration: APIConfiguration(serverKey: "k", verificationKeys: []),
                                           node: node, database: database, sessions: SessionRegistry())
         let dev = HeraldAPI.router(configuration: APIConfiguration(serverKey: "k", verificationKeys: [],

@@ -3,6 +3,7 @@ import Testing
 
 @testable import API
 import Realtime
+import RealtimeMemory
 import Storage
 
 /// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.
@@ -30,7 +31,7 @@ struct OpenAPIDocumentTests {
         let group = try EventLoopGroup(count: 1)
         let database = try Database.open(path: ":memory:")
         defer { database.close() }
-        return try body(HeraldAPI.routes(configuration: configuration, node: RealtimeNode(group: group, historyLimits: .init()),
+        return try body(HeraldAPI.routes(configuration: configuration, node: RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore()),
                                          database: database, sessions: SessionRegistry()))
     }
 

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import Realtime
+import RealtimeMemory
 
 /// A blocking loopback TCP client with a read timeout, for driving an in-process server.
 private final class TestClient {
@@ -89,7 +90,8 @@ private final class TestServer {
 
     init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         group = try EventLoopGroup(count: 2)
-        node = RealtimeNode(group: group, historyLimits: MemoryBroker.Limits(historySize: 1000))
+        node = RealtimeNode(group: group, broker: MemoryBroker(limits: MemoryBroker.Limits(historySize: 1000)),
+                            presence: MemoryPresenceStore())
         var router = Router()
         router.get("/s/{user}") { context in
             let user = context.pathParameters["user"]!
@@ -114,7 +116,7 @@ private final class TestServer {
 
     func publish(_ user: String, count: Int, bytes: Int = 0) {
         let padding = String(repeating: "p", count: bytes)
-        _ = node.broker.publish((1...count).map {
+        _ = try? node.broker.publish((1...count).map {
             PublishRequest(channel: ChannelName.personal(userID: user)!, event: .message,
                            data: "{\"i\":\($0),\"p\":\"\(padding)\"}")
         })

@@ -1,14 +1,16 @@
 import Dispatch
+import Glibc
 import Synchronization
 import Testing
 @testable import Realtime
+import RealtimeMemory
 
 @Suite struct RealtimeNodeTests {
     @Test func afterPendingDeliveriesWaitsForEveryLoop() throws {
         let group = try EventLoopGroup(count: 2)
         group.start()
         defer { group.stop() }
-        let node = RealtimeNode(group: group, historyLimits: .init())
+        let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore())
         let calls = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<100 {
@@ -23,7 +25,7 @@ import Testing
 
     @Test func aLoopThatNeverAnswersDoesNotHoldTheCallerPastTheTimeout() throws {
         let group = try EventLoopGroup(count: 1)   // never started: its queued work never runs
-        let node = RealtimeNode(group: group, historyLimits: .init())
+        let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore())
         let calls = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         let start = DispatchTime.now()
@@ -37,5 +39,149 @@ import Testing
         #expect(waited < 1_000_000_000, "expired about a watchdog tick after the deadline")
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(200))
         #expect(calls.withLock { $0 } == 1, "once, not again when the watchdog ticks on")
+    }
+}
+
+/// Records the stream sequences a subscriber was given: its snapshot's replay, then live messages.
+/// Touched only on its loop.
+private final class SequenceRecorder: StreamSubscriber {
+    var hubSlots = HubSlots()
+    var sequences: [UInt64] = []
+    var since: UInt64 = 0
+    func deliver(_ message: ChannelMessage) { sequences.append(message.sequence) }
+}
+
+/// Holds loop-owned recorders so the test thread can pass them around; read only through `onLoop`.
+private final class Recorders: @unchecked Sendable {
+    var all: [(loop: Int, recorder: SequenceRecorder)] = []
+}
+
+/// A broker whose store is down, for the node's side of a failed subscribe.
+private final class FailingBroker: Broker {
+    let epoch: UInt32 = 1
+    func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {}
+    func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt] { throw .unavailable("down") }
+    func subscribe(_ channels: [ChannelName], resume: ResumePoint) throws(BrokerError) -> SubscribeSnapshot { throw .unavailable("down") }
+    func unsubscribe(_ channels: [ChannelName]) {}
+    func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
+    func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
+    func sweep() {}
+    var publishedCount: UInt64 { 0 }
+}
+
+/// The node-level fan-out: the broker hands every message to the node once; the node queues it on
+/// the loops that want its channel, and a subscribe's snapshot joins the live messages exactly.
+@Suite struct RealtimeNodeFanOutTests {
+    /// Subscribes `recorder` on `loop` as a transport does: node first, then the hub, in one loop turn.
+    private static func subscribe(_ recorder: SequenceRecorder, _ channels: [ChannelName], on loop: Int,
+                                  node: RealtimeNode, resume: ResumePoint) {
+        nonisolated(unsafe) let recorder = recorder
+        onLoop(node.group.loops[loop]) {
+            let snapshot = try! node.subscribe(channels, loop: loop, resume: resume)
+            recorder.since = snapshot.since
+            recorder.sequences += snapshot.replay.map(\.sequence)
+            for channel in channels { node.hubs[loop].add(recorder, to: channel, since: snapshot.since) }
+        }
+    }
+
+    private static func waitForLoops(_ node: RealtimeNode) {
+        let done = DispatchSemaphore(value: 0)
+        node.afterPendingDeliveries { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+    }
+
+    private static func sequences(_ recorder: SequenceRecorder, on loop: Int, node: RealtimeNode) -> [UInt64] {
+        nonisolated(unsafe) let recorder = recorder
+        return onLoop(node.group.loops[loop]) { recorder.sequences }
+    }
+
+    @Test func eachLoopGetsItsChannelsMessagesInPublishOrder() throws {
+        let group = try EventLoopGroup(count: 2)
+        group.start()
+        defer { group.stop() }
+        let node = RealtimeNode(group: group, broker: MemoryBroker(epoch: 1, limits: .init(historySize: 10_000)),
+                                presence: MemoryPresenceStore())
+        let a = ChannelName("a")!, b = ChannelName("b")!
+        let onA = SequenceRecorder(), onAB = SequenceRecorder()
+        Self.subscribe(onA, [a], on: 0, node: node, resume: .fresh)
+        Self.subscribe(onAB, [a, b], on: 1, node: node, resume: .fresh)
+        #expect(node.loopsSubscribed(to: a) == [0, 1])
+        #expect(node.loopsSubscribed(to: b) == [1])
+        for i in 0..<300 {
+            let names = i % 3 == 0 ? ["b", "a"] : ["a", "c", "b"]
+            _ = try node.broker.publish(names.map { PublishRequest(channel: ChannelName($0)!, event: .message, data: "\(i)") })
+        }
+        Self.waitForLoops(node)
+        // Which sequence went to which channel, replayed from the broker's history.
+        let history = try node.broker.history(a, after: StreamCursor(epoch: 1, sequence: 0)).messages.map(\.sequence)
+        let historyB = try node.broker.history(b, after: StreamCursor(epoch: 1, sequence: 0)).messages.map(\.sequence)
+        #expect(Self.sequences(onA, on: 0, node: node) == history)
+        #expect(Self.sequences(onAB, on: 1, node: node) == (history + historyB).sorted())
+        node.unsubscribe([a, b], loop: 1)
+        #expect(node.loopsSubscribed(to: a) == [0])
+        #expect(node.loopsSubscribed(to: b) == [])
+    }
+
+    @Test func subscribingWhilePublishingLosesAndDoublesNothing() throws {
+        let group = try EventLoopGroup(count: 2)
+        group.start()
+        defer { group.stop() }
+        let broker = MemoryBroker(epoch: 1, limits: .init(historySize: 100_000))
+        let node = RealtimeNode(group: group, broker: broker, presence: MemoryPresenceStore())
+        let channel = ChannelName("room:1")!
+        // The publisher runs until 1000 messages after every subscriber has joined, so they all
+        // join mid-stream, however the two threads are scheduled. 0: not all joined yet.
+        let target = Atomic(0)
+        let publisher = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var next = 0
+            _ = try? node.broker.publish([PublishRequest(channel: channel, event: .message, data: "0")])
+            started.signal()
+            while next < 1_000 || target.load(ordering: .relaxed) == 0 || next < target.load(ordering: .relaxed) {
+                let size = 1 + next % 7
+                _ = try? node.broker.publish((0..<size).map { _ in PublishRequest(channel: channel, event: .message, data: "1") })
+                next += size
+            }
+            publisher.signal()
+        }
+        // Subscribers join on both loops while messages flow: half resume from the start (replay,
+        // then live), half fresh (live only, from their snapshot).
+        let recorders = Recorders()
+        started.wait()
+        for i in 0..<40 {
+            let recorder = SequenceRecorder()
+            let loop = i % 2
+            let resume: ResumePoint = i % 4 < 2 ? .cursor(StreamCursor(epoch: 1, sequence: 0)) : .fresh
+            Self.subscribe(recorder, [channel], on: loop, node: node, resume: resume)
+            recorders.all.append((loop, recorder))
+            usleep(200)
+        }
+        target.store(Int(broker.publishedCount) + 1_000, ordering: .relaxed)
+        #expect(publisher.wait(timeout: .now() + 30) == .success)
+        Self.waitForLoops(node)
+        let total = Int(broker.publishedCount)
+        for (index, entry) in recorders.all.enumerated() {
+            let got = Self.sequences(entry.recorder, on: entry.loop, node: node)
+            nonisolated(unsafe) let recorder = entry.recorder
+            let since = onLoop(node.group.loops[entry.loop]) { recorder.since }
+            let first: UInt64 = index % 4 < 2 ? 1 : since + 1
+            #expect(since > 0 && since < total, "subscriber \(index) joined mid-stream")
+            let expected = first <= UInt64(total) ? Array(first...UInt64(total)) : []
+            // Compared by hand: printing both arrays of thousands would bury the failure.
+            let mismatch = zip(got, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(got.count == expected.count && mismatch == nil,
+                    "subscriber \(index) (since \(since)): \(got.count) of \(expected.count) messages, first difference at \(mismatch.map(String.init) ?? "the end")")
+        }
+    }
+
+    @Test func aFailedSubscribeWithdrawsTheLoopsInterest() throws {
+        let group = try EventLoopGroup(count: 1)
+        let node = RealtimeNode(group: group, broker: FailingBroker(), presence: MemoryPresenceStore())
+        let channel = ChannelName("a")!
+        #expect(throws: BrokerError.unavailable("down")) {
+            try node.subscribe([channel], loop: 0, resume: .fresh)
+        }
+        #expect(node.loopsSubscribed(to: channel).isEmpty)
     }
 }

@@ -141,7 +141,8 @@ struct InboxRoutes {
     private static func broadcastRead(_ broker: any Broker, userID: String, ids: [String]?, unread: Int) {
         guard let channel = ChannelName.personal(userID: userID) else { return }
         let which = ids.map { "\"ids\":" + JSONText.array($0) } ?? "\"all\":true"
-        _ = broker.publish([PublishRequest(channel: channel, event: readEvent, data: "{\(which),\"unread_count\":\(unread)}")])
+        // Best effort: the read state is stored; a client that missed the event sees it on GET.
+        _ = try? broker.publish([PublishRequest(channel: channel, event: readEvent, data: "{\(which),\"unread_count\":\(unread)}")])
     }
 
     private static func readJSON(id: String, at: Int64, unread: Int) -> String {

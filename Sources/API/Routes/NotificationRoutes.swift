@@ -10,7 +10,7 @@ struct NotificationRoutes {
     let configuration: APIConfiguration
     let responder: DatabaseResponder
     let notifier: Notifier
-    let presence: Presence
+    let presence: any PresenceStore
     let push: PushService?
 
     func register(in table: inout RouteTable) {

@@ -4,7 +4,7 @@ import Realtime
 /// who is connected.
 struct PresenceRoutes {
     let authenticator: Authenticator
-    let presence: Presence
+    let presence: any PresenceStore
 
     struct StateBody: Decodable {
         let state: String
@@ -84,7 +84,7 @@ struct PresenceRoutes {
     private func json(_ session: Presence.SessionSummary) -> String {
         let connections = session.connections.map { c in
             "{\"connection_id\":\(JSONText.quote(c.connectionID)),\"transport\":\"\(c.transport.rawValue)\",\"state\":\"\(c.state)\","
-                + "\"lease_fresh\":\(presence.isLeaseFresh(c)),\"lease_age_ms\":\(presence.leaseAgeMilliseconds(c)),"
+                + "\"lease_fresh\":\(c.leaseFresh),\"lease_age_ms\":\(c.leaseAgeMilliseconds),"
                 + "\"channels\":\(JSONText.array(c.channels.map(\.rawValue).sorted())),\"opened_at\":\(c.openedAt)}"
         }
         let state = session.connections.contains { $0.state == .foreground } ? "foreground" : "background"

@@ -37,7 +37,7 @@ struct PublishRoutes {
             let body = try RequestBody.decode(MessageBody.self, from: context.request)
             request = try validate(body, field: "")
         }
-        let receipt = broker.publish([request])[0]
+        let receipt = try Self.publish([request], on: broker)[0]
         return .response(.json(200, Self.json(receipt)))
     }
 
@@ -64,7 +64,7 @@ struct PublishRoutes {
             requests.append(try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain,
                                          field: "messages[\(index)]."))
         }
-        let receipts = broker.publish(requests)
+        let receipts = try Self.publish(requests, on: broker)
         return .response(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
     }
 
@@ -93,6 +93,16 @@ struct PublishRoutes {
                             field: prefix + "data")
         }
         return PublishRequest(channel: channel, event: event, data: data, retain: retain ?? false)
+    }
+
+    /// Publishes, mapping a broker failure to 503 `broker_unavailable` (nothing was published).
+    private static func publish(_ requests: [PublishRequest], on broker: any Broker) throws(HTTPError) -> [PublishReceipt] {
+        do {
+            return try broker.publish(requests)
+        } catch {
+            Log.error("publish failed: the broker is unavailable", ["error": "\(error)"])
+            throw HTTPError(503, "broker_unavailable", "the broker cannot be reached; nothing was published, retry shortly")
+        }
     }
 
     private static func json(_ receipt: PublishReceipt) -> String {

@@ -1,15 +1,19 @@
-/// The realtime core of one process: its event loops, the per-loop hub shards and the broker
-/// that feeds them. The API publishes through `broker`; transports subscribe through it.
+/// The realtime core of one process: its event loops, the per-loop hub shards, the broker that
+/// feeds them and the presence store the transports report into. The API publishes through
+/// `broker`; transports subscribe through `subscribe(_:loop:resume:)`.
 import Dispatch
 import Synchronization
 
 public final class RealtimeNode: Sendable {
     public let group: EventLoopGroup
+    /// Publishes, history and retained messages (node-level; injected by the executable).
     public let broker: any Broker
     /// Hub shard of each loop, indexed like `group.loops`.
     public let hubs: [LoopHub]
-    /// Who is connected and in the foreground (RT-7).
-    public let presence: Presence
+    /// Who is connected and in the foreground (RT-7), and who received what (NO-2).
+    public let presence: any PresenceStore
+    /// Which loops want which channel; hands each inbound message to those loops.
+    private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
     private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
     /// Times out `afterPendingDeliveries` barriers.
@@ -17,21 +21,58 @@ public final class RealtimeNode: Sendable {
     /// The server's counters, once it has started.
     private let snapshotSource = Mutex<(@Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void)?>(nil)
 
+    /// Registers the node as `broker`'s inbound handler: every message the broker hands over is
+    /// encoded once and queued on the loops that have subscribers for its channel.
+    ///
     /// - Parameters:
     ///   - group: the event loops (not yet started is fine).
-    ///   - historyLimits: per-channel ring bounds (RT-5).
-    ///   - epoch: cursor epoch; random per start unless a test pins it.
-    ///   - presence: connection and session presence; its lease is `HERALD_FOREGROUND_LEASE_SECONDS`.
-    public init(group: EventLoopGroup, historyLimits: MemoryBroker.Limits, presence: Presence = Presence(),
-                epoch: UInt32 = UInt32.random(in: 1...UInt32.max)) {
+    ///   - broker: the node's broker (`MemoryBroker` in one process); nothing else may set its
+    ///     inbound handler.
+    ///   - presence: connection and session presence (`MemoryPresenceStore` in one process).
+    public init(group: EventLoopGroup, broker: any Broker, presence: any PresenceStore) {
         self.group = group
+        self.broker = broker
         self.presence = presence
         let hubs = group.loops.map { LoopHub(loop: $0) }
         self.hubs = hubs
-        self.broker = MemoryBroker(epoch: epoch, loopCount: hubs.count, limits: historyLimits) { loop, messages in
-            let hub = hubs[loop]
-            hub.loop.execute { hub.deliver(messages) }
+        let fanOut = LoopFanOut(hubs: hubs)
+        self.fanOut = fanOut
+        broker.setInboundHandler { messages in fanOut.deliver(messages) }
+    }
+
+    /// Subscribes one connection of loop `loop` to `channels` and returns what it must be sent
+    /// first. The caller then adds the connection to `hubs[loop]` with `snapshot.since`, in the
+    /// same loop turn.
+    ///
+    /// Why nothing is lost or doubled between replay and live: the loop's interest is registered
+    /// *before* the broker takes the snapshot, so every message published after the snapshot is
+    /// queued on this loop's inbox — after the current turn, so after the hub entry exists.
+    /// Messages that reach the loop but were published before the snapshot have a sequence at or
+    /// below `since`, and the hub skips them for this connection: they are in the replay, or
+    /// predate the subscription.
+    ///
+    /// - Important: Call on loop `loop`.
+    /// - Throws: `BrokerError` from the broker; the loop's interest is then withdrawn again.
+    public func subscribe(_ channels: [ChannelName], loop: Int, resume: ResumePoint) throws(BrokerError) -> SubscribeSnapshot {
+        fanOut.register(channels, loop: loop)
+        do {
+            return try broker.subscribe(channels, resume: resume)
+        } catch {
+            fanOut.unregister(channels, loop: loop)
+            throw error
         }
+    }
+
+    /// Withdraws one connection of loop `loop` from `channels` (after the hub removed it).
+    public func unsubscribe(_ channels: [ChannelName], loop: Int) {
+        guard !channels.isEmpty else { return }
+        broker.unsubscribe(channels)
+        fanOut.unregister(channels, loop: loop)
+    }
+
+    /// Loops with subscribers on `channel`, by index (tests).
+    func loopsSubscribed(to channel: ChannelName) -> [Int] {
+        fanOut.loops(subscribedTo: channel)
     }
 
     /// Closes every live connection of session `sid` on every loop (DV-4): SSE streams get
@@ -70,6 +111,67 @@ public final class RealtimeNode: Sendable {
     /// Registers where snapshots come from (the HTTP server, at start).
     public func onSnapshot(_ source: @escaping @Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void) {
         snapshotSource.withLock { $0 = source }
+    }
+}
+
+/// The node's per-loop fan-out: channel → subscriber count on each loop, and the hand-off of
+/// inbound messages to the loops that want them (DESIGN: the fan-out stays in Realtime, not in
+/// the broker).
+///
+/// # Thread safety
+/// `interest` is guarded by its mutex; `deliver` is called by the broker (for the memory broker
+/// with its lock held, which fixes the order in which loops' inboxes see messages).
+private final class LoopFanOut: Sendable {
+    private let hubs: [LoopHub]
+    private let interest = Mutex<[ChannelName: LoopCounts]>([:])
+
+    init(hubs: [LoopHub]) {
+        self.hubs = hubs
+    }
+
+    func register(_ channels: [ChannelName], loop: Int) {
+        interest.withLock { interest in
+            for channel in channels { interest[channel, default: LoopCounts()][loop] += 1 }
+        }
+    }
+
+    func unregister(_ channels: [ChannelName], loop: Int) {
+        interest.withLock { interest in
+            for channel in channels {
+                guard var counts = interest[channel], counts[loop] > 0 else { continue }
+                counts[loop] -= 1
+                interest[channel] = counts.isZero ? nil : counts
+            }
+        }
+    }
+
+    func loops(subscribedTo channel: ChannelName) -> [Int] {
+        interest.withLock { interest in
+            guard let counts = interest[channel] else { return [] }
+            return hubs.indices.filter { counts[$0] > 0 }
+        }
+    }
+
+    /// Encodes each message that some loop wants (once, here, not per subscriber) and queues the
+    /// messages on each such loop in the order given, so per-channel order holds on every loop.
+    func deliver(_ messages: [ChannelMessage]) {
+        let loopCount = hubs.count
+        var perLoop = Array(repeating: [ChannelMessage](), count: loopCount)
+        var routed: [ChannelMessage] = []
+        routed.reserveCapacity(messages.count)
+        interest.withLock { interest in
+            for message in messages {
+                guard let counts = interest[message.channel] else { continue }
+                routed.append(message)
+                for loop in 0..<loopCount where counts[loop] > 0 { perLoop[loop].append(message) }
+            }
+        }
+        for message in routed { _ = message.encoded }
+        for loop in 0..<loopCount where !perLoop[loop].isEmpty {
+            let hub = hubs[loop]
+            let batch = perLoop[loop]
+            hub.loop.execute { hub.deliver(batch) }
+        }
     }
 }
 

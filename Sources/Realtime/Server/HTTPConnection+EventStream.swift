@@ -41,6 +41,16 @@ extension HTTPConnection {
                  to: http, allowOrigin: allowOrigin)
             return
         }
+        // Before anything is written, so a broker that cannot be reached gets a plain 503.
+        let snapshot: SubscribeSnapshot
+        do {
+            snapshot = try context.server.node.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
+        } catch {
+            context.server.perUser.release(request.userID)
+            send(.error(503, code: "broker_unavailable", message: "the broker cannot be reached; retry shortly"),
+                 to: http, allowOrigin: allowOrigin)
+            return
+        }
         parser = nil
         context.metrics.countResponse(route: currentRoute, status: 200)
         logRequest(status: 200)
@@ -48,7 +58,6 @@ extension HTTPConnection {
         state = .stream(stream)
         context.server.node.presence.connected(connectionID: stream.connectionID, userID: stream.userID, sessionID: stream.sessionID,
                                                transport: .sse, state: request.appState, channels: request.channels)
-        let snapshot = context.server.node.broker.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
         for channel in request.channels {
             context.hub.add(self, to: channel, since: snapshot.since)
         }
@@ -88,10 +97,10 @@ extension HTTPConnection {
         context.server.perUser.release(stream.userID)
         context.server.node.presence.disconnected(connectionID: stream.connectionID)
         let hub = context.hub
-        let broker = context.server.node.broker
+        let node = context.server.node
         let loopIndex = context.loop.index
         hub.scheduleClose { [self] in
-            broker.unsubscribe(hub.removeAll(self), loop: loopIndex)
+            node.unsubscribe(hub.removeAll(self), loop: loopIndex)
         }
     }
 

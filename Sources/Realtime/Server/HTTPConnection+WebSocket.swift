@@ -222,7 +222,7 @@ extension HTTPConnection {
             }
             for channel in removed { context.hub.remove(self, from: channel) }
             session.channels.removeAll { removed.contains($0) }
-            context.server.node.broker.unsubscribe(removed, loop: context.loop.index)
+            context.server.node.unsubscribe(removed, loop: context.loop.index)
             context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: [], removed: removed)
             write(WebSocketFrameEncoder.text("{\"type\":\"unsubscribed\",\"channels\":\(JSONText.array(removed.map(\.rawValue)))}"))
         case "state":
@@ -289,7 +289,19 @@ extension HTTPConnection {
     /// Subscribes, then sends `ready` (first time) or `subscribed`, `reset`, replay and retained
     /// messages — the same snapshot rules as SSE.
     private func subscribe(_ session: WebSocketSession, _ channels: [ChannelName], resume: ResumePoint, readyPrefix: String?) {
-        let snapshot = context.server.node.broker.subscribe(channels, loop: context.loop.index, resume: resume)
+        let snapshot: SubscribeSnapshot
+        do {
+            snapshot = try context.server.node.subscribe(channels, loop: context.loop.index, resume: resume)
+        } catch {
+            let message = "the broker cannot be reached; retry shortly"
+            if readyPrefix != nil {
+                // Nothing to stream without the first subscription: the client reconnects later.
+                failWebSocket(session, code: .tryAgainLater, error: "broker_unavailable", message: message)
+            } else {
+                sendError(session, "broker_unavailable", message)
+            }
+            return
+        }
         for channel in channels { context.hub.add(self, to: channel, since: snapshot.since) }
         session.channels += channels
         context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: channels, removed: [])
@@ -338,12 +350,12 @@ extension HTTPConnection {
         }
         context.server.node.presence.disconnected(connectionID: session.connectionID)
         let hub = context.hub
-        let broker = context.server.node.broker
+        let node = context.server.node
         let loopIndex = context.loop.index
         let channels = session.channels
         hub.scheduleClose { [self] in
             hub.removeAll(self)
-            broker.unsubscribe(channels, loop: loopIndex)
+            node.unsubscribe(channels, loop: loopIndex)
         }
     }
 

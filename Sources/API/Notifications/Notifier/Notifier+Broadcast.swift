@@ -21,9 +21,16 @@ extension Notifier {
             }
         }
         for call in calls { if let live = call.live { batch.append(live) } }
-        let receipts = batch.isEmpty ? [] : node.broker.publish(batch)
+        var receipts: [PublishReceipt] = []
+        do {
+            if !batch.isEmpty { receipts = try node.broker.publish(batch) }
+        } catch {
+            // Stored but not live: nobody saw it, so planning pushes to every device (at least
+            // once, never none); the inbox still has it on the next GET.
+            Log.error("notifications not broadcast: the broker failed", ["error": "\(error)", "notifications": String(ids.count)])
+        }
         var events: [String: ChannelMessage] = [:]
-        for (index, id) in ids.enumerated() { events[id] = receipts[index].message }
+        for (index, id) in ids.enumerated() where index < receipts.count { events[id] = receipts[index].message }
         let sequences = events
         node.afterPendingDeliveries { [self] in
             var seen: [String: [Presence.Receipt]] = [:]

@@ -1,7 +1,13 @@
+import HeraldCore
 import Synchronization
 
-/// The in-process `Broker`: one mutex over every channel's ring, retained message and per-loop
-/// subscriber counts. The lock is held only for bookkeeping and inbox hand-offs, never for I/O.
+/// The in-process `Broker`: one mutex over every channel's ring, retained message and subscriber
+/// count. The lock is held only for bookkeeping and the inbound hand-off, never for I/O, and it
+/// never fails.
+///
+/// Ordering: the inbound handler is called with the lock held, so two publishers' messages reach
+/// the node in sequence order, and a `subscribe` snapshot (taken under the same lock) sits
+/// exactly between the messages handed over before it and those after.
 public final class MemoryBroker: Broker {
     /// History bounds (RT-5): `HERALD_HISTORY_SIZE` and `HERALD_HISTORY_TTL_SECONDS`.
     public struct Limits: Sendable {
@@ -18,7 +24,7 @@ public final class MemoryBroker: Broker {
         var nextOffset: UInt64 = 1
         var lastSequence: UInt64 = 0
         var retained: ChannelMessage?
-        var subscribers = LoopCounts()
+        /// This node's subscribers of the channel (`delivered`; idle channels are forgotten).
         var subscriberTotal = 0
         /// What the broker had already forgotten when this state was created: a resume from
         /// before it may have lost messages of an earlier incarnation of the channel.
@@ -35,37 +41,42 @@ public final class MemoryBroker: Broker {
         /// Newest sequence of any channel whose state was forgotten: a resume from before it on a
         /// channel Herald no longer knows may have a gap, so it gets `reset`.
         var forgottenThrough: UInt64 = 0
+        /// Where messages go; nil until the node registers (messages published before are only stored).
+        var inbound: BrokerInboundHandler?
     }
 
     public let epoch: UInt32
     private let limits: Limits
-    private let loopCount: Int
-    private let deliver: BrokerDelivery
-    private let clock: @Sendable () -> UInt64
+    private let clock: any Clock
     private let state = Mutex(State())
 
     /// - Parameters:
-    ///   - epoch: stamped into cursors; pick a random one per process start.
-    ///   - loopCount: number of event loops (subscriber counts are kept per loop).
-    ///   - deliver: hands messages to a loop; called with the lock held, so it must only enqueue.
-    ///   - clock: monotonic ns (injected for TTL tests).
-    public init(epoch: UInt32, loopCount: Int, limits: Limits = .init(),
-                clock: @escaping @Sendable () -> UInt64 = monotonicNanoseconds,
-                deliver: @escaping BrokerDelivery) {
+    ///   - epoch: stamped into cursors; random per process start unless a test pins it.
+    ///   - limits: per-channel ring bounds (RT-5).
+    ///   - clock: monotonic time for the history TTL (tests pass a `ManualClock`).
+    public init(epoch: UInt32 = UInt32.random(in: 1...UInt32.max), limits: Limits = .init(), clock: any Clock = SystemClock()) {
         self.epoch = epoch
-        self.loopCount = loopCount
         self.limits = limits
         self.clock = clock
-        self.deliver = deliver
+    }
+
+    public func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {
+        state.withLock { $0.inbound = handler }
+    }
+
+    private var cutoff: UInt64 {
+        let now = clock.monotonicNanoseconds
+        return now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
     }
 
     public func publish(_ batch: [PublishRequest]) -> [PublishReceipt] {
-        let now = clock()
+        let now = clock.monotonicNanoseconds
         let cutoff = now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
         return state.withLock { state in
             var receipts: [PublishReceipt] = []
             receipts.reserveCapacity(batch.count)
-            var perLoop = Array(repeating: [ChannelMessage](), count: loopCount)
+            var messages: [ChannelMessage] = []
+            messages.reserveCapacity(batch.count)
             for request in batch {
                 let channel = channelState(request.channel, in: &state)
                 state.sequence += 1
@@ -78,22 +89,18 @@ public final class MemoryBroker: Broker {
                 channel.ring.expire(olderThan: cutoff)
                 channel.ring.append(message)
                 if request.retain { channel.retained = message }
-                for loop in 0..<loopCount where channel.subscribers[loop] > 0 {
-                    perLoop[loop].append(message)
-                }
+                if channel.subscriberTotal > 0 { messages.append(message) }
                 receipts.append(PublishReceipt(message: message, delivered: channel.subscriberTotal))
             }
-            // Inside the lock: two publishers' messages reach every loop in sequence order.
-            for loop in 0..<loopCount where !perLoop[loop].isEmpty {
-                deliver(loop, perLoop[loop])
-            }
+            // Inside the lock: two publishers' messages reach the node in sequence order, and no
+            // subscribe snapshot falls between storing a message and handing it over.
+            if !messages.isEmpty { state.inbound?(messages) }
             return receipts
         }
     }
 
-    public func subscribe(_ channels: [ChannelName], loop: Int, resume: ResumePoint) -> SubscribeSnapshot {
-        let now = clock()
-        let cutoff = now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
+    public func subscribe(_ channels: [ChannelName], resume: ResumePoint) -> SubscribeSnapshot {
+        let cutoff = self.cutoff
         return state.withLock { state in
             let current = state.sequence
             var replay: [ChannelMessage] = []
@@ -111,7 +118,6 @@ public final class MemoryBroker: Broker {
             for name in channels {
                 let channel = channelState(name, in: &state)
                 channel.ring.expire(olderThan: cutoff)
-                channel.subscribers[loop] += 1
                 channel.subscriberTotal += 1
                 if let from {
                     let gap = channel.ring.evictedThrough > from || from < channel.floor
@@ -134,19 +140,37 @@ public final class MemoryBroker: Broker {
         }
     }
 
-    public func unsubscribe(_ channels: [ChannelName], loop: Int) {
+    public func unsubscribe(_ channels: [ChannelName]) {
         state.withLock { state in
             for name in channels {
-                guard let channel = state.channels[name], channel.subscribers[loop] > 0 else { continue }
-                channel.subscribers[loop] -= 1
+                guard let channel = state.channels[name], channel.subscriberTotal > 0 else { continue }
                 channel.subscriberTotal -= 1
             }
         }
     }
 
+    public func history(_ name: ChannelName, after position: StreamCursor) -> ChannelHistory {
+        let cutoff = self.cutoff
+        return state.withLock { state in
+            guard position.epoch == epoch, position.sequence <= state.sequence else {
+                return ChannelHistory(messages: [], complete: false)
+            }
+            guard let channel = state.channels[name] else {
+                // Never known, or forgotten: complete only if nothing was forgotten after the position.
+                return ChannelHistory(messages: [], complete: state.forgottenThrough <= position.sequence)
+            }
+            channel.ring.expire(olderThan: cutoff)
+            let gap = channel.ring.evictedThrough > position.sequence || position.sequence < channel.floor
+            return ChannelHistory(messages: gap ? [] : channel.ring.messages(after: position.sequence), complete: !gap)
+        }
+    }
+
+    public func retained(_ name: ChannelName) -> ChannelMessage? {
+        state.withLock { $0.channels[name]?.retained }
+    }
+
     public func sweep() {
-        let now = clock()
-        let cutoff = now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
+        let cutoff = self.cutoff
         state.withLock { state in
             var forgotten: [ChannelName] = []
             for (name, channel) in state.channels {

@@ -1,49 +1,34 @@
+import HeraldCore
 import Synchronization
 
-/// Who is connected, per session and per channel, and whether each session is in the foreground
-/// (RT-7, RT-7a). The one place the push planner asks "is session S live and in the foreground
-/// right now, and did it receive message M". Thread-safe: transports on every loop report into it;
-/// the API reads it from any thread. Each call holds one lock for a few dictionary operations.
+/// The in-process `PresenceStore` (RT-7, RT-7a, NO-2): one mutex over every connection, session
+/// and channel membership of this node. Transports on every loop report into it; the API and the
+/// push planner read it from any thread. Each call holds the lock for a few dictionary operations,
+/// so it is safe to call on an event loop.
 ///
 /// Foreground is a lease, not a flag: a connection counts only while it showed app-level life
 /// (a WebSocket frame or pong, a state report, an ack, or opening) within `leaseNanoseconds`.
-public final class Presence: Sendable {
-    /// One live connection as presence sees it.
-    public struct Connection: Sendable {
-        public let connectionID: String
-        public let userID: String
-        public let sessionID: String?
-        public let transport: StreamTransport
-        public var state: AppState
+public final class MemoryPresenceStore: PresenceStore {
+    /// One live connection, as kept under the lock.
+    private struct Record {
+        let connectionID: String
+        let userID: String
+        let sessionID: String?
+        let transport: StreamTransport
+        var state: AppState
         /// Channels beyond the personal one (every stream has `user:{userID}`; it is not stored
         /// per connection, and presence of a personal channel is answered from `byUser`).
         var extraChannels: SmallSet<ChannelName>
         /// Channels the connection is subscribed to, the personal one first.
-        public var channels: [ChannelName] {
+        var channels: [ChannelName] {
             (ChannelName.personal(userID: userID).map { [$0] } ?? []) + extraChannels.sorted()
         }
         /// Wall-clock ms of opening.
-        public let openedAt: Int64
+        let openedAt: Int64
         /// Monotonic ns of the last app-level life.
         var lastLifeAt: UInt64
         /// Sequence of the newest message on the personal channel written to this connection.
         var personalSequence: UInt64
-    }
-
-    /// A session's summary (`GET /v1/users/{id}/sessions/live`).
-    public struct SessionSummary: Sendable {
-        public let sessionID: String?
-        public let userID: String
-        public let connections: [Connection]
-        /// True when a connection is `foreground` with a fresh lease.
-        public let foreground: Bool
-        /// Wall-clock ms of the last state change or connect/disconnect.
-        public let lastChangeAt: Int64
-        /// Age of the freshest app-level life, ms.
-        public let leaseAgeMilliseconds: Int64
-        /// Newest event id the session acknowledged, if any.
-        public let lastAck: String?
-        public let lastAckAt: Int64?
     }
 
     private struct Session {
@@ -58,7 +43,7 @@ public final class Presence: Sendable {
     }
 
     private struct State: ~Copyable {
-        var connections: [String: Connection] = [:]
+        var connections: [String: Record] = [:]
         var sessions: [String: Session] = [:]
         var byUser: [String: SmallSet<String>] = [:]        // user → session keys
         var byChannel: [ChannelName: SmallSet<String>] = [:] // non-personal channel → connection ids
@@ -69,21 +54,21 @@ public final class Presence: Sendable {
     public let leaseNanoseconds: UInt64
     /// Acks kept per session.
     public let maxAcksPerSession: Int
-    private let monotonic: @Sendable () -> UInt64
-    private let wallClockMilliseconds: @Sendable () -> Int64
+    private let clock: any Clock
 
     /// - Parameters:
-    ///   - leaseSeconds: how long app-level life keeps a connection foreground.
+    ///   - leaseSeconds: how long app-level life keeps a connection foreground
+    ///     (`HERALD_FOREGROUND_LEASE_SECONDS`).
     ///   - maxAcksPerSession: bound of the per-session ack memory.
-    ///   - monotonic / wallClockMilliseconds: injected clocks (tests).
-    public init(leaseSeconds: Int = 45, maxAcksPerSession: Int = 256,
-                monotonic: @escaping @Sendable () -> UInt64 = monotonicNanoseconds,
-                wallClockMilliseconds: @escaping @Sendable () -> Int64 = unixMilliseconds) {
+    ///   - clock: monotonic time for leases, wall time for what is shown (tests pass a `ManualClock`).
+    public init(leaseSeconds: Int = 45, maxAcksPerSession: Int = 256, clock: any Clock = SystemClock()) {
         self.leaseNanoseconds = UInt64(max(leaseSeconds, 1)) * 1_000_000_000
         self.maxAcksPerSession = max(maxAcksPerSession, 1)
-        self.monotonic = monotonic
-        self.wallClockMilliseconds = wallClockMilliseconds
+        self.clock = clock
     }
+
+    private func monotonic() -> UInt64 { clock.monotonicNanoseconds }
+    private func wallClockMilliseconds() -> Int64 { clock.unixMilliseconds }
 
     /// Sessions are per user: two users whose tokens carry the same `sid` never share one.
     private static func sessionKey(_ sessionID: String?, userID: String, connectionID: String) -> String {
@@ -105,7 +90,7 @@ public final class Presence: Sendable {
         let personal = ChannelName.personal(userID: userID)
         state.withLock { state in
             let key = Self.sessionKey(sessionID, userID: userID, connectionID: connectionID)
-            state.connections[connectionID] = Connection(
+            state.connections[connectionID] = Record(
                 connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport,
                 state: appState, extraChannels: SmallSet(channels.filter { $0 != personal }), openedAt: wall, lastLifeAt: now,
                 personalSequence: 0)
@@ -262,29 +247,18 @@ public final class Presence: Sendable {
         }
     }
 
-    /// How one connection of a user stands towards one personal-channel message.
-    public struct Receipt: Sendable, Equatable {
-        public let connectionID: String
-        public let sessionID: String?
-        public let transport: StreamTransport
-        /// The message (or a later one of the personal channel) was written to the connection.
-        public let received: Bool
-        /// `foreground` with a fresh lease (RT-7a) right now.
-        public let foreground: Bool
-    }
-
     /// Every live connection of `userID` and whether it was written the personal-channel message
     /// with stream sequence `sequence` (NO-2, NO-8). One lock for the whole answer, so the planner
     /// sees one consistent picture of a user.
-    public func receipts(userID: String, personalSequence sequence: UInt64) -> [Receipt] {
+    public func receipts(userID: String, personalSequence sequence: UInt64) -> [Presence.Receipt] {
         let now = monotonic()
         return state.withLock { state in
-            var receipts: [Receipt] = []
+            var receipts: [Presence.Receipt] = []
             for key in state.byUser[userID] ?? [] {
                 guard let session = state.sessions[key] else { continue }
                 for id in session.connectionIDs {
                     guard let c = state.connections[id] else { continue }
-                    receipts.append(Receipt(connectionID: id, sessionID: c.sessionID, transport: c.transport,
+                    receipts.append(Presence.Receipt(connectionID: id, sessionID: c.sessionID, transport: c.transport,
                                             received: c.personalSequence >= sequence,
                                             foreground: c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds))
                 }
@@ -299,7 +273,7 @@ public final class Presence: Sendable {
     }
 
     /// Live (and recently acknowledging) sessions of a user, newest change first.
-    public func sessions(userID: String) -> [SessionSummary] {
+    public func sessions(userID: String) -> [Presence.SessionSummary] {
         let now = monotonic()
         return state.withLock { state in
             (state.byUser[userID] ?? []).compactMap { key in summary(key, state: state, now: now) }
@@ -309,7 +283,7 @@ public final class Presence: Sendable {
     }
 
     /// Sessions with a connection subscribed to `channel`, each listing only those connections.
-    public func sessions(channel: ChannelName) -> [SessionSummary] {
+    public func sessions(channel: ChannelName) -> [Presence.SessionSummary] {
         let now = monotonic()
         return state.withLock { state in
             var ids = state.byChannel[channel] ?? []
@@ -324,10 +298,10 @@ public final class Presence: Sendable {
             for id in ids {
                 if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, userID: c.userID, connectionID: id)) }
             }
-            return keys.compactMap { key -> SessionSummary? in
+            return keys.compactMap { key -> Presence.SessionSummary? in
                 guard let full = summary(key, state: state, now: now) else { return nil }
                 let onChannel = full.connections.filter { ids.contains($0.connectionID) }
-                return SessionSummary(sessionID: full.sessionID, userID: full.userID, connections: onChannel,
+                return Presence.SessionSummary(sessionID: full.sessionID, userID: full.userID, connections: onChannel,
                                       foreground: full.foreground, lastChangeAt: full.lastChangeAt,
                                       leaseAgeMilliseconds: full.leaseAgeMilliseconds, lastAck: full.lastAck, lastAckAt: full.lastAckAt)
             }.sorted { ($0.userID, $0.sessionID ?? "") < ($1.userID, $1.sessionID ?? "") }
@@ -359,23 +333,19 @@ public final class Presence: Sendable {
         }
     }
 
-    /// Whether a connection's lease is fresh now.
-    public func isLeaseFresh(_ connection: Connection) -> Bool {
-        monotonic() &- connection.lastLifeAt <= leaseNanoseconds
-    }
-
-    /// Age of a connection's last app-level life, ms.
-    public func leaseAgeMilliseconds(_ connection: Connection) -> Int64 {
-        Int64((monotonic() &- connection.lastLifeAt) / 1_000_000)
-    }
-
-    private func summary(_ key: String, state: borrowing State, now: UInt64) -> SessionSummary? {
+    private func summary(_ key: String, state: borrowing State, now: UInt64) -> Presence.SessionSummary? {
         guard let session = state.sessions[key] else { return nil }
-        let connections = session.connectionIDs.compactMap { state.connections[$0] }.sorted { $0.openedAt < $1.openedAt }
+        let records = session.connectionIDs.compactMap { state.connections[$0] }.sorted { $0.openedAt < $1.openedAt }
         let userID = session.userID
-        let foreground = connections.contains { $0.state == .foreground && now &- $0.lastLifeAt <= leaseNanoseconds }
+        let foreground = records.contains { $0.state == .foreground && now &- $0.lastLifeAt <= leaseNanoseconds }
+        let connections = records.map { r in
+            Presence.Connection(connectionID: r.connectionID, userID: r.userID, sessionID: r.sessionID, transport: r.transport,
+                                state: r.state, channels: r.channels, openedAt: r.openedAt,
+                                leaseAgeMilliseconds: Int64((now &- r.lastLifeAt) / 1_000_000),
+                                leaseFresh: now &- r.lastLifeAt <= leaseNanoseconds)
+        }
         let sessionID: String? = key.hasPrefix("s:") ? key.split(separator: "\u{0}", maxSplits: 1).last.map(String.init) : nil
-        return SessionSummary(sessionID: sessionID, userID: userID, connections: connections, foreground: foreground,
+        return Presence.SessionSummary(sessionID: sessionID, userID: userID, connections: connections, foreground: foreground,
                               lastChangeAt: session.lastChangeAt,
                               leaseAgeMilliseconds: Int64((now &- session.lastLifeAt) / 1_000_000),
                               lastAck: session.acks.last, lastAckAt: session.lastAckAt)
@@ -383,7 +353,7 @@ public final class Presence: Sendable {
 
     /// Forgets sessions that have had no connection and no ack for `idleSeconds` (their acks
     /// matter only within the ack-or-push window). Called periodically.
-    public func sweep(idleSeconds: Int64 = 600) {
+    public func sweep(idleSeconds: Int64) {
         let cutoff = wallClockMilliseconds() - idleSeconds * 1000
         state.withLock { state in
             let stale = state.sessions.filter { _, s in

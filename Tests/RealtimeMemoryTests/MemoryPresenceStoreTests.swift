@@ -1,26 +1,20 @@
-import Synchronization
+import HeraldCore
 import Testing
-@testable import Realtime
+@testable import RealtimeMemory
 
 /// Clocks the test moves by hand.
 private final class TestClocks: Sendable {
-    let monotonic = Atomic<UInt64>(1_000_000_000_000)
-    let wall = Atomic<Int64>(1_800_000_000_000)
-    func advance(seconds: Int) {
-        monotonic.add(UInt64(seconds) * 1_000_000_000, ordering: .relaxed)
-        wall.add(Int64(seconds) * 1000, ordering: .relaxed)
-    }
-    func presence(lease: Int = 45, maxAcks: Int = 256) -> Presence {
-        Presence(leaseSeconds: lease, maxAcksPerSession: maxAcks,
-                 monotonic: { self.monotonic.load(ordering: .relaxed) },
-                 wallClockMilliseconds: { self.wall.load(ordering: .relaxed) })
+    let clock = ManualClock(unixMilliseconds: 1_800_000_000_000)
+    func advance(seconds: Int) { clock.advance(byMilliseconds: Int64(seconds) * 1000) }
+    func presence(lease: Int = 45, maxAcks: Int = 256) -> MemoryPresenceStore {
+        MemoryPresenceStore(leaseSeconds: lease, maxAcksPerSession: maxAcks, clock: clock)
     }
 }
 
 private let personal = ChannelName("user:u1")!
 private let room = ChannelName("room:1")!
 
-@Suite struct PresenceTests {
+@Suite struct MemoryPresenceStoreTests {
     @Test func foregroundIsALeaseThatLapsesWithoutAppLevelLife() {
         let clocks = TestClocks()
         let presence = clocks.presence(lease: 45)
@@ -63,6 +57,37 @@ private let room = ChannelName("room:1")!
         #expect(!presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "a"))
         #expect(presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "d"))
         #expect(presence.sessions(userID: "u1").first?.lastAck == "d")
+    }
+
+    @Test func receiptsAnswerWhichConnectionsReceivedAnEventAndWhetherTheyWereForeground() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s2", transport: .sse, state: .background, channels: [personal])
+        presence.connected(connectionID: "c3", userID: "u2", sessionID: "s1", transport: .sse, state: .foreground, channels: [])
+        presence.deliveredPersonal(connectionID: "c1", sequence: 7)
+        presence.deliveredPersonal(connectionID: "c2", sequence: 9)
+        presence.deliveredPersonal(connectionID: "c2", sequence: 8)   // an older one never moves it back
+        #expect(presence.receipts(userID: "u1", personalSequence: 7) == [
+            Presence.Receipt(connectionID: "c1", sessionID: "s1", transport: .websocket, received: true, foreground: true),
+            Presence.Receipt(connectionID: "c2", sessionID: "s2", transport: .sse, received: true, foreground: false),
+        ])
+        #expect(presence.receipts(userID: "u1", personalSequence: 9).map(\.received) == [false, true])
+        clocks.advance(seconds: 46)
+        #expect(presence.receipts(userID: "u1", personalSequence: 7).map(\.foreground) == [false, false], "the lease lapsed")
+        #expect(presence.receipts(userID: "nobody", personalSequence: 1).isEmpty)
+    }
+
+    @Test func connectionsCarryTheirLeaseAsRead() throws {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        clocks.advance(seconds: 10)
+        let fresh = try #require(presence.sessions(userID: "u1").first?.connections.first)
+        #expect(fresh.leaseFresh && fresh.leaseAgeMilliseconds == 10_000)
+        clocks.advance(seconds: 40)
+        let stale = try #require(presence.sessions(userID: "u1").first?.connections.first)
+        #expect(!stale.leaseFresh && stale.leaseAgeMilliseconds == 50_000)
     }
 
     @Test func receivedInForegroundNeedsTheDeliveryAFreshLeaseAndForeground() {
@@ -128,7 +153,7 @@ private let room = ChannelName("room:1")!
 /// behaves as a set through its one-to-many transitions.
 @Suite struct PresencePersonalChannelTests {
     @Test func personalChannelPresenceComesFromTheUsersConnections() throws {
-        let presence = Presence()
+        let presence = MemoryPresenceStore()
         let mine = try #require(ChannelName.personal(userID: "u1"))
         let room = try #require(ChannelName("room:1"))
         presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [mine, room])

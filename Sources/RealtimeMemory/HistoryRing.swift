@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// A channel's recent messages for resume (RT-5): at most `capacity` of them, none older than the
 /// TTL. Remembers the newest sequence it has dropped, which is what tells a resuming client
 /// whether its gap is still fully covered.
