@@ -16,14 +16,14 @@ let package = Package(
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
-        .target(name: "Storage", dependencies: ["HeraldCore", "CSQLite"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore", "Storage", "COpenSSL", "CCurl", "CCurlShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "Storage", "COpenSSL"]),
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "Storage"]),
+        .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
+        .target(name: "PushBridge", dependencies: ["HeraldCore", "StorageSQLite", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "StorageSQLite", "COpenSSL"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "StorageSQLite"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageSQLiteTests", dependencies: ["StorageSQLite"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "Storage", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "StorageSQLite", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

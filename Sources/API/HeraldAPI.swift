@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Builds the router of every HTTP route Herald serves (docs/api.md).
 public enum HeraldAPI {

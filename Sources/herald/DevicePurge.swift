@@ -1,6 +1,6 @@
 import Dispatch
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Deletes devices not registered again within the retention period (DV-6: 90 days by default),
 /// at start and then every hour, on the database writer.

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 
 /// The `herald` command: `serve` (default) and `--help`.
 @main

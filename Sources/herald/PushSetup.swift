@@ -2,7 +2,7 @@ import API
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Push delivery from the environment (PU-6): each provider on its own when its credentials are
 /// set and parse; none → "push notifications disabled" once, and everything else still runs.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import API
 @testable import Realtime
-import Storage
+import StorageSQLite
 
 /// OP-6: the web demo's files are served from one directory and nothing outside it, and the
 /// dev helper fills in the caller as the recipient.

@@ -1,7 +1,7 @@
 import Testing
 @testable import API
 @testable import Realtime
-import Storage
+import StorageSQLite
 
 /// NO-2 and NO-4: which device is pushed, which is not, and why — without a server.
 @Suite struct PushPlannerTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Realtime
-import Storage
+import StorageSQLite
 
 /// The device object of the API (DV-1, DV-2).
 enum DeviceJSON {

@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Runs a route's database work off the event loop (on the `Database` writer or a reader) and
 /// hands the response back to the loop (DESIGN: "database calls never run on an event loop").

@@ -1,6 +1,6 @@
 import Foundation
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Push devices (DV-1 to DV-3) and the compatibility routes of the seed apps (DV-5).
 struct DeviceRoutes {

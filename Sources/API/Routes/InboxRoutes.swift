@@ -1,6 +1,6 @@
 import Foundation
 import Realtime
-import Storage
+import StorageSQLite
 
 /// The inbox over plain GET (NO-3): the live event only invalidates, the data comes from here.
 /// Every answer carries `Herald-Cursor`, taken before the read: a client that opens its stream

@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// The delivery queue seen from the app backend (PU-5): dead letters listed and retried.
 struct JobRoutes {

@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Scope membership with permissions, synced by the app backend (NO-6): the recipients rules
 /// `{scope, permission}` and `{scope, assignee}` read it, and so does `available_events`.

@@ -1,7 +1,7 @@
 import COpenSSL
 import Foundation
 import Realtime
-import Storage
+import StorageSQLite
 
 /// The choke point from the app backend (NO-1), its delivery record (NO-8), the open beacon and
 /// a user's reachability.

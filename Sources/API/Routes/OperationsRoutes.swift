@@ -1,6 +1,6 @@
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Health, readiness and metrics (OP-3).
 struct OperationsRoutes {

@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Push preferences (NO-4): per scope (`/v1/scopes/{scope}/…`, alias `/v1/stores/{id}/…` for
 /// scope `store:{id}`, seed 001) and the user's global switch (seed 002). They apply to every

@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Push sending from the API: the device test push (DV-7) and `POST /v1/push`, which queues one
 /// durable `push.deliver` job per device (PU-5).

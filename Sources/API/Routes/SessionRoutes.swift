@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Session lifecycle from the app backend (DV-4), server key only.
 struct SessionRoutes {

@@ -1,5 +1,5 @@
 import Realtime
-import Storage
+import StorageSQLite
 
 /// Creates or refreshes the session row of a client that connects (DV-4: "a session row is
 /// created or refreshed from the access token"), without holding up the request: the write is

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each

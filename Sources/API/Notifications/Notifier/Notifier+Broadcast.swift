@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// Steps 2 and 3: one publish per batch after its commit, then one barrier on every loop before

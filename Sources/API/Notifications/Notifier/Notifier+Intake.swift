@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// Intake and group commit: calls queue while a batch is in the writer and are stored together

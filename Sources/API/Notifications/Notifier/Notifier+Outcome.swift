@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 extension Notifier {

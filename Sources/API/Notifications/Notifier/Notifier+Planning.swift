@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// Step 4: per device, the planner's decision, the job, the delivery record and the cursor, in

@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// Composes the push one device gets: texts in its locale, grouping, badge and ids.

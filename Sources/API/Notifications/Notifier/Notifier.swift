@@ -1,7 +1,7 @@
 import Foundation
 import PushBridge
 import Realtime
-import Storage
+import StorageSQLite
 import Synchronization
 
 /// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its

@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct DeviceStoreTests {
     private func withDatabase(_ body: (SQLiteConnection) throws -> Void) throws {

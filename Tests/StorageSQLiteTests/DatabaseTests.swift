@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 private let upsertDevice = """
     INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at)

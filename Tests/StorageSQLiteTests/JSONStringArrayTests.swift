@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct JSONStringArrayTests {
     @Test(arguments: [

@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct NotificationStoreTests {
     private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true,

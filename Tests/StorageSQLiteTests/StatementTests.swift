@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct StatementTests {
     @Test func namedParametersBindWithAnyPrefixAndRepeat() throws {

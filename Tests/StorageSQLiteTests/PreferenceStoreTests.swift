@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct PreferenceStoreTests {
     @Test func saveUpsertsPerScopeAndTheGlobalSwitchIsItsOwnRow() throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 /// Bind → store → read back, for every storage class and the edges of each.
 @Suite struct SQLiteValueTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-@testable import Storage
+@testable import StorageSQLite
 
 /// Runs `body` with a fresh directory under the system temporary directory, removed afterwards.
 func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {

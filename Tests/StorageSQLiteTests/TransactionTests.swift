@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 private struct Boom: Error, Equatable {}
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct IdempotencyStoreTests {
     private func record(_ key: String, hash: String = "h1", at: Int64) -> IdempotencyRecord {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Storage
+@testable import StorageSQLite
 
 @Suite struct MemberStoreTests {
     private func makeMember(_ user: String, _ permissions: [String], scope: String = "store-1", at: Int64 = 1_000) -> ScopeMember {
