@@ -22,8 +22,8 @@ let package = Package(
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "StorageSQLite"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
-        .testTarget(name: "StorageSQLiteTests", dependencies: ["StorageSQLite"]),
+        .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "StorageSQLite", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "StorageSQLite", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

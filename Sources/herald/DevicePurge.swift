@@ -1,4 +1,5 @@
 import Dispatch
+import HeraldCore
 import Realtime
 import StorageSQLite
 

@@ -1,6 +1,7 @@
 import API
 import Foundation
 import Glibc
+import HeraldCore
 import PushBridge
 import Realtime
 import StorageSQLite

@@ -1,5 +1,6 @@
 import API
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
 import StorageSQLite

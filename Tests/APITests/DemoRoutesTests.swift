@@ -4,6 +4,7 @@ import Testing
 
 @testable import API
 @testable import Realtime
+import HeraldCore
 import StorageSQLite
 
 /// OP-6: the web demo's files are served from one directory and nothing outside it, and the

@@ -3,6 +3,7 @@ import Testing
 
 @testable import API
 import Realtime
+import HeraldCore
 import StorageSQLite
 
 /// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.

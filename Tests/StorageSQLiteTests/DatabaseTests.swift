@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 private let upsertDevice = """
     INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at)

@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct DeliveryStoreTests {
     @Test func theRecordKeepsWriteOrderAndEveryField() throws {

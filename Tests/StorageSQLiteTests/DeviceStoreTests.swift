@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct DeviceStoreTests {
     private func withDatabase(_ body: (SQLiteConnection) throws -> Void) throws {
@@ -26,7 +27,7 @@ import Testing
     @Test func anotherUsersInstallationKeepsItsTokenAndNothingChanges() throws {
         try withDatabase { db in
             _ = try DeviceStore.register(db, registration(installation: "inst-a"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
-            #expect(throws: DeviceStoreError.installationMismatch) {
+            #expect(throws: DeviceRegistrationError.installationMismatch) {
                 _ = try DeviceStore.register(db, registration(user: "u2", session: "s2", installation: "inst-b"),
                                              sessionExpiresAt: nil, newID: "d2", now: 2_000)
             }
@@ -53,7 +54,7 @@ import Testing
             _ = try DeviceStore.register(db, registration(), sessionExpiresAt: nil, newID: "d1", now: 1_000)
             #expect(try SessionStore.end(db, sid: "s1", now: 2_000) == 1)
             #expect(try DeviceStore.list(db, userID: "u1", now: 2_000).isEmpty)
-            #expect(throws: DeviceStoreError.sessionEnded) {
+            #expect(throws: DeviceRegistrationError.sessionEnded) {
                 _ = try DeviceStore.register(db, registration(), sessionExpiresAt: nil, newID: "d2", now: 3_000)
             }
             #expect(try SessionStore.endedSessionIDs(db) == ["s1"])
@@ -88,7 +89,7 @@ import Testing
     @Test func anotherUsersSidIsRefusedAndTheirSessionUntouched() throws {
         try withDatabase { db in
             _ = try DeviceStore.register(db, registration(user: "alice", session: "sess-1", token: "a"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
-            #expect(throws: DeviceStoreError.sessionConflict) {
+            #expect(throws: DeviceRegistrationError.sessionConflict) {
                 _ = try DeviceStore.register(db, registration(user: "bob", session: "sess-1", token: "b"), sessionExpiresAt: 1_500,
                                              newID: "d2", now: 2_000)
             }

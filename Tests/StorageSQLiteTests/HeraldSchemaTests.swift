@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct HeraldSchemaTests {
     private func migrated() throws -> SQLiteConnection {

@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct IdempotencyStoreTests {
     private func record(_ key: String, hash: String = "h1", at: Int64) -> IdempotencyRecord {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct JSONStringArrayTests {
     @Test(arguments: [

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct JobStoreTests {
     private func withDatabase(_ body: (SQLiteConnection) throws -> Void) throws {

@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct MemberStoreTests {
     private func makeMember(_ user: String, _ permissions: [String], scope: String = "store-1", at: Int64 = 1_000) -> ScopeMember {

@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 private let m1 = Migration(version: 1, name: "notes", sql: """
     CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;

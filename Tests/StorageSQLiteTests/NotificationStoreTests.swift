@@ -1,5 +1,6 @@
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 @Suite struct NotificationStoreTests {
     private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true,

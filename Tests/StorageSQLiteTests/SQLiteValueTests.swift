@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import HeraldCore
 @testable import StorageSQLite
+import Testing
 
 /// Bind → store → read back, for every storage class and the edges of each.
 @Suite struct SQLiteValueTests {

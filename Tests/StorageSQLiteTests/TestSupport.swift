@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
+import HeraldCore
 @testable import StorageSQLite
+import Synchronization
 
 /// Runs `body` with a fresh directory under the system temporary directory, removed afterwards.
 func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {

@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 import StorageSQLite
 

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Realtime
 import StorageSQLite
 
@@ -187,11 +188,11 @@ struct DeviceRoutes {
                 let (device, created) = try DeviceStore.register(connection, registration, sessionExpiresAt: sessionExpiresAt,
                                                                  newID: UUID().uuidString.lowercased(), now: unixMilliseconds())
                 return answer(device, created)
-            } catch DeviceStoreError.installationMismatch {
+            } catch DeviceRegistrationError.installationMismatch {
                 throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
-            } catch DeviceStoreError.sessionEnded {
+            } catch DeviceRegistrationError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
-            } catch DeviceStoreError.sessionConflict {
+            } catch DeviceRegistrationError.sessionConflict {
                 throw HTTPError(409, "session_conflict", "this token's sid names another user's session; give every sign-in a sid unique across users")
             }
         }

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import HeraldCore
 import Realtime
 import StorageSQLite
 

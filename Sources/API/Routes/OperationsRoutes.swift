@@ -1,3 +1,4 @@
+import HeraldCore
 import PushBridge
 import Realtime
 import StorageSQLite

@@ -1,3 +1,4 @@
+import HeraldCore
 extension DeviceStore {
     /// The devices of many users in one query, for planning a notification's pushes (NO-2):
     /// grouped by user, each user's newest first, with `active`.

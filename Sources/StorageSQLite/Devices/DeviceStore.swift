@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for push devices (DV-1, DV-2, DV-4, DV-6). Functions of a connection: callers run
 /// writes on the `Database` writer.
 public enum DeviceStore {
@@ -19,16 +20,16 @@ public enum DeviceStore {
     ///   - newID: the id for a new row.
     ///   - now: unix ms.
     /// - Returns: the device and whether it was created.
-    /// - Throws: `DeviceStoreError` (nothing changed), or `StorageError`.
+    /// - Throws: `DeviceRegistrationError` (nothing changed), or `StorageError`.
     public static func register(_ connection: SQLiteConnection, _ registration: DeviceRegistration, sessionExpiresAt: Int64?,
                                 newID: String, now: Int64) throws -> (device: DeviceRecord, created: Bool) {
         try connection.transaction { connection in
             let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
                                                  app: registration.app, expiresAt: sessionExpiresAt, now: now)
-            if session.endedAt != nil { throw DeviceStoreError.sessionEnded }
+            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // Sessions are named by `sid` alone: a device under another user's sid would be ended
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
-            if session.userID != registration.userID { throw DeviceStoreError.sessionConflict }
+            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
             let existing = try connection.queryOne(
                 "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND platform = ? AND token = ?",
                 [registration.app, registration.platform, registration.token])
@@ -38,7 +39,7 @@ public enum DeviceStore {
                 let ownerID: String = try existing["user_id"]
                 let storedInstallation: String? = try existing["installation_id"]
                 if ownerID != registration.userID, let storedInstallation, storedInstallation != registration.installationID {
-                    throw DeviceStoreError.installationMismatch
+                    throw DeviceRegistrationError.installationMismatch
                 }
                 id = try existing["id"]
                 created = false

@@ -1,3 +1,4 @@
+import HeraldCore
 /// The durable job queue's SQL (PU-5). A job is claimed with a lease: a worker that crashes while
 /// holding it leaves it due again once the lease passes, so a `kill -9` loses nothing. Writes run
 /// on the `Database` writer, which also makes claims atomic.

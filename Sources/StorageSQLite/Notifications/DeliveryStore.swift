@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for the delivery record (NO-8): an append-only log per notification, written by
 /// planning, the delivery worker and the open beacon.
 public enum DeliveryStore {

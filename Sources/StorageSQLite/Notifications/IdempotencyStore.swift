@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for idempotency keys (NO-1: a paid order pushes once however often the provider
 /// confirms). Expiry is a read-time cutoff, so a key is usable again the moment it expires,
 /// whenever the purge runs.

@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for scope membership (NO-6): who belongs to a scope and with which permissions, the
 /// input of "every member holding permission P" recipient rules.
 public enum MemberStore {

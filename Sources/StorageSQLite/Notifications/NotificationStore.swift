@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for notifications: storing them (NO-1), the push planning hand-off (NO-2) and the
 /// inbox (NO-3). Functions of a connection: callers run writes on the `Database` writer.
 public enum NotificationStore {

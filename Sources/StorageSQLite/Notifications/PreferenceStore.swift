@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for push preferences (NO-4). Only stored choices live here; the catalog's defaults
 /// for a user who never chose are the caller's.
 public enum PreferenceStore {

@@ -1,3 +1,4 @@
+import HeraldCore
 /// Herald's SQLite schema, as migrations. Append new ones; never edit a released one.
 ///
 /// Conventions: times are INTEGER unix milliseconds (`Date.unixMilliseconds`); `app` is the

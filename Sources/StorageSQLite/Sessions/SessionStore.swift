@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SQL for sessions (DV-4). Functions of a connection: callers choose the thread (the
 /// `Database` writer for writes) and the transaction.
 public enum SessionStore {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
 import StorageSQLite

@@ -20,19 +20,16 @@ public struct JobRecord: Sendable, Equatable {
     public var lastError: String?
     public var createdAt: Int64
 
-    init(row: Row) throws(StorageError) {
-        id = try row["id"]
-        kind = try row["kind"]
-        payloadJSON = try row["payload_json"]
-        let rawState: String = try row["state"]
-        guard let state = JobState(rawValue: rawState) else {
-            throw .decode(column: "state", expected: "queued|leased|done|dead", found: rawState)
-        }
+    public init(id: Int64, kind: String, payloadJSON: String, state: JobState, attempts: Int, runAt: Int64, leaseUntil: Int64?,
+                lastError: String?, createdAt: Int64) {
+        self.id = id
+        self.kind = kind
+        self.payloadJSON = payloadJSON
         self.state = state
-        attempts = Int(try row["attempts", as: Int64.self])
-        runAt = try row["run_at"]
-        leaseUntil = try row["lease_until"]
-        lastError = try row["last_error"]
-        createdAt = try row["created_at"]
+        self.attempts = attempts
+        self.runAt = runAt
+        self.leaseUntil = leaseUntil
+        self.lastError = lastError
+        self.createdAt = createdAt
     }
 }

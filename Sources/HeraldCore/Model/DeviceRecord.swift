@@ -42,14 +42,6 @@ public struct DeviceRecord: Sendable, Equatable {
         self.lastSeenAt = lastSeenAt
         self.sessionActive = sessionActive
     }
-
-    init(row: Row) throws(StorageError) {
-        self.init(id: try row["id"], app: try row["app"], userID: try row["user_id"], sessionID: try row["sid"],
-                  platform: try row["platform"], provider: try row["provider"], token: try row["token"],
-                  environment: try row["environment"], installationID: try row["installation_id"], locale: try row["locale"],
-                  appVersion: try row["app_version"], deviceName: try row["device_name"], createdAt: try row["created_at"],
-                  lastSeenAt: try row["last_seen_at"], sessionActive: (try row["active", as: Int64.self]) != 0)
-    }
 }
 
 /// What a client registers (validated by the API before it gets here).
@@ -83,7 +75,7 @@ public struct DeviceRegistration: Sendable {
 }
 
 /// Why a registration was refused.
-public enum DeviceStoreError: Error, Equatable, Sendable {
+public enum DeviceRegistrationError: Error, Equatable, Sendable {
     /// The token belongs to another user's installation (seed 003): nothing changed.
     case installationMismatch
     /// The registering session has ended.

@@ -59,15 +59,6 @@ public struct NotificationRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.readAt = readAt
     }
-
-    init(row: Row) throws(StorageError) {
-        self.init(sequence: try row["seq"], id: try row["id"], app: try row["app"], userID: try row["user_id"],
-                  kind: try row["kind"], scope: try row["scope"], titleJSON: try row["title_json"], bodyJSON: try row["body_json"],
-                  argsJSON: try row["args_json"], dataJSON: try row["data_json"], collapseKey: try row["collapse_key"],
-                  threadID: try row["thread_id"], priority: try row["priority"], expiresAt: try row["expires_at"],
-                  inInbox: try row["in_inbox"], cursor: try row["cursor"], planJSON: try row["plan_json"],
-                  createdAt: try row["created_at"], readAt: try row["read_at"])
-    }
 }
 
 /// What marking one notification read found (NO-3).

@@ -15,10 +15,4 @@ public struct ScopeMember: Sendable, Equatable {
         self.permissions = permissions
         self.updatedAt = updatedAt
     }
-
-    init(row: Row) throws(StorageError) {
-        self.init(app: try row["app"], scope: try row["scope"], userID: try row["user_id"],
-                  permissions: try JSONStringArray.decode(try row["permissions_json"], column: "permissions_json"),
-                  updatedAt: try row["updated_at"])
-    }
 }

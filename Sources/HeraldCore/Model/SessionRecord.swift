@@ -11,14 +11,15 @@ public struct SessionRecord: Sendable, Equatable {
     /// Unix ms the session was ended (logout); nil while alive.
     public var endedAt: Int64?
 
-    init(row: Row) throws(StorageError) {
-        sid = try row["sid"]
-        app = try row["app"]
-        userID = try row["user_id"]
-        createdAt = try row["created_at"]
-        lastSeenAt = try row["last_seen_at"]
-        expiresAt = try row["expires_at"]
-        endedAt = try row["ended_at"]
+    public init(sid: String, app: String = "default", userID: String, createdAt: Int64, lastSeenAt: Int64, expiresAt: Int64? = nil,
+                endedAt: Int64? = nil) {
+        self.sid = sid
+        self.app = app
+        self.userID = userID
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.expiresAt = expiresAt
+        self.endedAt = endedAt
     }
 
     /// Alive at `now` (unix ms): not ended and not past its expiry.

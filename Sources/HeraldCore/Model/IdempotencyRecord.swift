@@ -20,9 +20,4 @@ public struct IdempotencyRecord: Sendable, Equatable {
         self.complete = complete
         self.createdAt = createdAt
     }
-
-    init(row: Row) throws(StorageError) {
-        self.init(app: try row["app"], key: try row["key"], requestHash: try row["request_hash"],
-                  responseJSON: try row["response_json"], complete: try row["complete"], createdAt: try row["created_at"])
-    }
 }
