@@ -25,7 +25,7 @@ import Testing
         #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_last_seen_at",
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
                           "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
-                          "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
+                          "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
                           "scope_members_user", "sessions"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
@@ -39,12 +39,43 @@ import Testing
             INSERT INTO notifications (id, user_id, kind, priority, plan_json, created_at)
             VALUES ('n1', 'u1', 'k', 'normal', '{"kind":"k"}', 1), ('n2', 'u2', 'k', 'normal', '{"kind":"k"}', 1)
             """)
-        #expect(try Migrator.migrate(conn) == [4])
-        #expect(try Migrator.version(of: conn) == 4)
+        #expect(try Migrator.migrate(conn) == [4, 5])
+        #expect(try Migrator.version(of: conn) == 5)
         #expect(try NotificationStore.pendingPlans(conn, limit: 10).isEmpty)
         #expect(try NotificationStore.adoptLegacyPlans(conn) == 1)
         let plan = try #require(try NotificationStore.pendingPlans(conn, limit: 10).first)
-        #expect(try NotificationStore.notifications(conn, of: plan).map(\.id) == ["n1", "n2"])
+        #expect(try NotificationStore.notifications(conn, ofPlan: plan.id).map(\.id) == ["n1", "n2"])
+    }
+
+    @Test func version5GivesPlansOfSchema4AnIDAndNoOwnerAndTheirRowsThatID() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(4)))
+        // Schema 4: two pending calls stored as seq ranges (2 rows, then 1), a planned row
+        // before, between and after them.
+        for (index, id) in ["done0", "a1", "a2", "done1", "b1", "done2"].enumerated() {
+            try conn.run("INSERT INTO notifications (seq, id, user_id, kind, priority, created_at) VALUES (?, ?, 'u', 'k', 'normal', 1)",
+                         [Int64(index + 1), id])
+        }
+        try conn.run("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (2, 3, 'A', 10), (5, 5, 'B', 20)")
+        #expect(try Migrator.migrate(conn) == [5])
+
+        let plans = try NotificationStore.pendingPlans(conn, limit: 10)
+        #expect(plans == [PendingPlan(id: 2, planJSON: "A", createdAt: 10), PendingPlan(id: 5, planJSON: "B", createdAt: 20)])
+        #expect(try NotificationStore.notifications(conn, ofPlan: 2).map(\.id) == ["a1", "a2"])
+        #expect(try NotificationStore.notifications(conn, ofPlan: 5).map(\.id) == ["b1"])
+        for id in ["done0", "done1", "done2"] {
+            let row = try #require(try NotificationStore.find(conn, id: id))
+            #expect(row.planID == nil)
+            #expect(try NotificationStore.isPlanned(conn, row))
+        }
+        #expect(try !NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
+        // No owner: recovery claims them at once, oldest first.
+        let claimed = try NotificationStore.claimPlans(conn, by: "n", limit: 10, leaseMilliseconds: 1_000, now: 100)
+        #expect(claimed.map(\.id) == [2, 5])
+        // New plans get ids above every migrated one.
+        #expect(try NotificationStore.insertPlan(conn, PendingPlan(planJSON: "C", createdAt: 30)) > 5)
+        #expect(try NotificationStore.markPlanned(conn, id: 2, by: "n"))
+        #expect(try NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
     }
 
     @Test func devicesAreUniquePerAppPlatformToken() throws {

@@ -3,9 +3,9 @@ import HeraldCore
 import Testing
 
 @Suite struct NotificationStoreTests {
-    private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true,
-                     plan: String? = nil) -> NotificationRecord {
-        NotificationRecord(id: id, userID: user, kind: "order.paid", inInbox: inInbox, planJSON: plan, createdAt: at)
+    private func new(_ id: String, user: String = "u1", at: Int64 = 1_000, inInbox: Bool = true, plan: Int64? = nil,
+                     planJSON: String? = nil) -> NotificationRecord {
+        NotificationRecord(id: id, userID: user, kind: "order.paid", inInbox: inInbox, planID: plan, planJSON: planJSON, createdAt: at)
     }
 
     @Test func insertReturnsTheStoredRowWithDefaults() throws {
@@ -105,32 +105,77 @@ import Testing
         }
     }
 
-    @Test func aCallsPlanCoversItsRowsUntilMarkedPlanned() throws {
+    @Test func aCallsPlanNamesItsRowsUntilMarkedPlanned() throws {
         try withMigratedDatabase { db in
             let alone = try NotificationStore.insert(db, new("planned-at-once"))
-            let rows = try ["a", "b", "c"].map { try NotificationStore.insert(db, new($0, user: "u-\($0)")) }
-            let other = try NotificationStore.insert(db, new("d"))
-            try NotificationStore.insertPlan(db, PendingPlan(firstSequence: rows[0].sequence, lastSequence: rows[2].sequence,
-                                                             planJSON: #"{"kind":"k"}"#, createdAt: 1_000))
-            try NotificationStore.insertPlan(db, PendingPlan(firstSequence: other.sequence, lastSequence: other.sequence,
-                                                             planJSON: "{}", createdAt: 1_000))
+            let plan = try NotificationStore.insertPlan(db, PendingPlan(planJSON: #"{"kind":"k"}"#, createdAt: 1_000,
+                                                                         claimedBy: "node-a", leaseUntil: 61_000))
+            let other = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: 1_000, claimedBy: "node-a", leaseUntil: 61_000))
+            // Another call's row in between: a plan's rows need not be contiguous.
+            var rows = try ["a", "b"].map { try NotificationStore.insert(db, new($0, user: "u-\($0)", plan: plan)) }
+            let d = try NotificationStore.insert(db, new("d", plan: other))
+            rows.append(try NotificationStore.insert(db, new("c", user: "u-c", plan: plan)))
+            #expect(plan > 0 && other > plan)
             let pending = try NotificationStore.pendingPlans(db, limit: 10)
-            #expect(pending.map(\.firstSequence) == [rows[0].sequence, other.sequence])
-            #expect(try NotificationStore.pendingPlans(db, after: rows[0].sequence, limit: 10).map(\.firstSequence) == [other.sequence])
+            #expect(pending.map(\.id) == [plan, other])
+            #expect(pending[0] == PendingPlan(id: plan, planJSON: #"{"kind":"k"}"#, createdAt: 1_000, claimedBy: "node-a", leaseUntil: 61_000))
+            #expect(try NotificationStore.pendingPlans(db, after: plan, limit: 10).map(\.id) == [other])
             #expect(try NotificationStore.pendingPlans(db, limit: 1).count == 1)
-            #expect(try NotificationStore.notifications(db, of: pending[0]).map(\.id) == ["a", "b", "c"])
+            #expect(try NotificationStore.notifications(db, ofPlan: plan).map(\.id) == ["a", "b", "c"])
             #expect(try NotificationStore.isPlanned(db, alone))
             #expect(try rows.allSatisfy { try !NotificationStore.isPlanned(db, $0) })
-            #expect(try !NotificationStore.isPlanned(db, other))
+            #expect(try !NotificationStore.isPlanned(db, d))
 
-            try NotificationStore.markPlanned(db, firstSequence: rows[0].sequence)
+            #expect(try !NotificationStore.markPlanned(db, id: plan, by: "node-b"), "fenced: only the holder marks it planned")
+            #expect(try NotificationStore.markPlanned(db, id: plan, by: "node-a"))
+            #expect(try !NotificationStore.markPlanned(db, id: plan, by: "node-a"), "gone already")
             #expect(try rows.allSatisfy { try NotificationStore.isPlanned(db, $0) })
-            #expect(try !NotificationStore.isPlanned(db, other))
-            #expect(try NotificationStore.pendingPlans(db, limit: 10).map(\.firstSequence) == [other.sequence])
-            let empty = #expect(throws: StorageError.self) {
-                try NotificationStore.insertPlan(db, PendingPlan(firstSequence: 9, lastSequence: 8, planJSON: "{}", createdAt: 1))
+            #expect(try !NotificationStore.isPlanned(db, d))
+            #expect(try NotificationStore.pendingPlans(db, limit: 10).map(\.id) == [other])
+            // Ids are never reused, so a planned row's plan_id never names a later call's plan.
+            try NotificationStore.deletePlan(db, id: other)
+            let next = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: 2_000))
+            #expect(next > other)
+            #expect(try NotificationStore.notifications(db, ofPlan: next).isEmpty)
+        }
+    }
+
+    @Test func plansAreClaimedOnlyWhenTheirLeaseIsOverAndFencedByTheirHolder() throws {
+        try withMigratedDatabase { db in
+            let clock = ManualClock(unixMilliseconds: 100_000)
+            let lease: Int64 = 60_000
+            func claim(_ node: String, after: Int64 = 0, limit: Int = 10) throws -> [Int64] {
+                try NotificationStore.claimPlans(db, by: node, after: after, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+                    .map(\.id)
             }
-            guard case .constraint(.check, _)? = empty else { Issue.record("got \(String(describing: empty))"); return }
+            let now = clock.unixMilliseconds
+            let live = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: now, claimedBy: "a", leaseUntil: now + lease))
+            let orphan = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: now))
+            let expired = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: now, claimedBy: "c", leaseUntil: now))
+
+            // A live call's plan is left alone; one without owner or with its lease over is taken.
+            #expect(try claim("b") == [orphan, expired])
+            let claimed = try NotificationStore.pendingPlans(db, limit: 10).first { $0.id == orphan }
+            #expect(claimed?.claimedBy == "b" && claimed?.leaseUntil == now + lease)
+            #expect(try claim("c").isEmpty, "held by b now")
+            #expect(try claim("b", after: orphan).isEmpty, "paging: after skips lower ids")
+
+            // Renewal keeps b's hold past the first lease; a's live plan, never renewed, ends.
+            clock.advance(byMilliseconds: 50_000)
+            #expect(try NotificationStore.renewPlans(db, ids: [orphan, expired, live], by: "b", until: clock.unixMilliseconds + lease) == 2)
+            clock.advance(byMilliseconds: 20_000)
+            #expect(try claim("c") == [live], "a's lease is over; b's renewed ones are not")
+            #expect(try !NotificationStore.markPlanned(db, id: live, by: "a"), "a lost the lease: its planning must not be recorded")
+            #expect(try NotificationStore.markPlanned(db, id: live, by: "c"))
+
+            // Released (planning failed), a plan is claimable at once.
+            #expect(try NotificationStore.releasePlans(db, ids: [orphan], by: "c") == 0, "not c's")
+            #expect(try NotificationStore.releasePlans(db, ids: [orphan], by: "b") == 1)
+            #expect(try claim("c", limit: 1) == [orphan])
+
+            // At start, holds of other nodes (dead processes, one process per database) go.
+            #expect(try NotificationStore.releasePlanLeases(db, heldByOtherThan: "c") == 1)
+            #expect(try claim("c") == [expired])
         }
     }
 
@@ -139,8 +184,8 @@ import Testing
             let stored = try NotificationStore.insert(db, NotificationRecord(
                 id: "n1", userID: "u1", kind: "k", scope: "s", titleJSON: #"{"*":"T"}"#, bodyJSON: #"{"en":"B"}"#,
                 argsJSON: #"{"a":"1"}"#, dataJSON: #"{"d":"2"}"#, collapseKey: "c", threadID: "t", priority: "urgent",
-                expiresAt: 7, inInbox: false, cursor: "ignored", createdAt: 5, readAt: 6))
-            #expect(stored.cursor == nil && stored.readAt == nil && stored.planJSON == nil)
+                expiresAt: 7, inInbox: false, cursor: "ignored", planID: 3, createdAt: 5, readAt: 6))
+            #expect(stored.cursor == nil && stored.readAt == nil && stored.planJSON == nil && stored.planID == 3)
             #expect(try NotificationStore.find(db, id: "n1") == stored)
             try NotificationStore.setCursor(db, sequence: stored.sequence, cursor: "e1-9")
             #expect(try NotificationStore.find(db, id: "n1")?.cursor == "e1-9")
@@ -151,17 +196,18 @@ import Testing
         try withMigratedDatabase { db in
             // Two calls of an older build: a run of three rows with one plan, a row with another,
             // then a planned row, then a row whose plan equals the first call's (a separate call).
-            let first = try (0..<3).map { try NotificationStore.insert(db, new("a\($0)", plan: "P")) }
-            let second = try NotificationStore.insert(db, new("b", plan: "Q"))
+            let first = try (0..<3).map { try NotificationStore.insert(db, new("a\($0)", planJSON: "P")) }
+            let second = try NotificationStore.insert(db, new("b", planJSON: "Q"))
             _ = try NotificationStore.insert(db, new("planned"))
-            let third = try NotificationStore.insert(db, new("c", plan: "P"))
+            let third = try NotificationStore.insert(db, new("c", planJSON: "P"))
             #expect(try NotificationStore.adoptLegacyPlans(db) == 3)
             let plans = try NotificationStore.pendingPlans(db, limit: 10)
-            #expect(plans == [
-                PendingPlan(firstSequence: first[0].sequence, lastSequence: first[2].sequence, planJSON: "P", createdAt: 1_000),
-                PendingPlan(firstSequence: second.sequence, lastSequence: second.sequence, planJSON: "Q", createdAt: 1_000),
-                PendingPlan(firstSequence: third.sequence, lastSequence: third.sequence, planJSON: "P", createdAt: 1_000),
-            ])
+            #expect(plans.map { PendingPlan(planJSON: $0.planJSON, createdAt: $0.createdAt, claimedBy: $0.claimedBy, leaseUntil: $0.leaseUntil) } == [
+                PendingPlan(planJSON: "P", createdAt: 1_000), PendingPlan(planJSON: "Q", createdAt: 1_000), PendingPlan(planJSON: "P", createdAt: 1_000),
+            ], "one plan per call, with no owner")
+            #expect(try NotificationStore.notifications(db, ofPlan: plans[0].id).map(\.id) == first.map(\.id))
+            #expect(try NotificationStore.notifications(db, ofPlan: plans[1].id).map(\.id) == [second.id])
+            #expect(try NotificationStore.notifications(db, ofPlan: plans[2].id).map(\.id) == [third.id])
             #expect(try db.queryOne("SELECT count(*) FROM notifications WHERE plan_json IS NOT NULL")?[0, as: Int.self] == 0)
             #expect(try NotificationStore.adoptLegacyPlans(db) == 0)
         }

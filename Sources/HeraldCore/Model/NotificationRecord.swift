@@ -25,6 +25,9 @@ public struct NotificationRecord: Sendable, Equatable {
     public var inInbox: Bool
     /// The stream cursor of its live event, set once broadcast.
     public var cursor: String?
+    /// The call's plan (`PendingPlan.id`), set when stored; the plan is gone once the pushes are
+    /// planned. nil for rows stored before schema 5 (their plan, if any, is adopted).
+    public var planID: Int64?
     /// The push plan's input, JSON, as builds before schema 4 stored it on every row until the
     /// pushes were planned. Herald now keeps one `PendingPlan` per call instead and leaves this
     /// nil; recovery adopts rows that still have it (`NotificationStore.adoptLegacyPlans`).
@@ -38,7 +41,8 @@ public struct NotificationRecord: Sendable, Equatable {
     public init(sequence: Int64 = 0, id: String, app: String = "default", userID: String, kind: String, scope: String? = nil,
                 titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
                 collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
-                inInbox: Bool = true, cursor: String? = nil, planJSON: String? = nil, createdAt: Int64, readAt: Int64? = nil) {
+                inInbox: Bool = true, cursor: String? = nil, planID: Int64? = nil, planJSON: String? = nil, createdAt: Int64,
+                readAt: Int64? = nil) {
         self.sequence = sequence
         self.id = id
         self.app = app
@@ -55,6 +59,7 @@ public struct NotificationRecord: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.inInbox = inInbox
         self.cursor = cursor
+        self.planID = planID
         self.planJSON = planJSON
         self.createdAt = createdAt
         self.readAt = readAt

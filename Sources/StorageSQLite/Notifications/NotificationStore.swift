@@ -10,10 +10,10 @@ public enum NotificationStore {
         // result rows SQLite buffers and Herald decodes by column name (a fifth of the insert).
         try connection.run("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
-                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_json, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
-                  new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planJSON, new.createdAt])
+                  new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt])
         var stored = new
         stored.sequence = connection.lastInsertRowID
         stored.cursor = nil
@@ -35,72 +35,128 @@ public enum NotificationStore {
 
     // MARK: Push plans (NO-2)
 
-    /// Stores a call's push plan until its pushes are planned; the call's notifications are
-    /// `plan.firstSequence…plan.lastSequence`.
-    /// - Throws: `StorageError.constraint(.primaryKey or .unique, _)` when a plan already covers
-    ///   `firstSequence`, `.check` when the range is empty.
-    public static func insertPlan(_ connection: SQLiteConnection, _ plan: PendingPlan) throws(StorageError) {
-        try connection.run("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (?, ?, ?, ?)",
-                           [plan.firstSequence, plan.lastSequence, plan.planJSON, plan.createdAt])
+    /// Stores a call's push plan until its pushes are planned (its `id` is ignored); the call's
+    /// notifications name it in `planID`. A live call stores it claimed by its node.
+    /// - Returns: the plan's id, never one an earlier plan had.
+    public static func insertPlan(_ connection: SQLiteConnection, _ plan: PendingPlan) throws(StorageError) -> Int64 {
+        try connection.run("INSERT INTO notification_plans (plan_json, created_at, claimed_by, lease_until) VALUES (?, ?, ?, ?)",
+                           [plan.planJSON, plan.createdAt, plan.claimedBy, plan.leaseUntil])
+        return connection.lastInsertRowID
     }
 
-    /// Records that the pushes of the call whose plan starts at `firstSequence` are planned: the
-    /// plan goes, so recovery leaves the call alone.
-    public static func markPlanned(_ connection: SQLiteConnection, firstSequence: Int64) throws(StorageError) {
-        try connection.run("DELETE FROM notification_plans WHERE first_seq = ?", [firstSequence])
+    /// Records that plan `id`'s pushes are planned: the plan goes, so recovery leaves the call
+    /// alone. Fenced: only while `node` holds it.
+    /// - Returns: false when `node` does not hold the plan (it is gone, or another node took it
+    ///   over after the lease ran out): the caller must not record its planning.
+    public static func markPlanned(_ connection: SQLiteConnection, id: Int64, by node: String) throws(StorageError) -> Bool {
+        try connection.run("DELETE FROM notification_plans WHERE id = ? AND claimed_by = ?", [id, node])
+        return connection.changes > 0
     }
 
-    /// Plans stored and not planned yet (a crash or a failed planning came between), oldest
-    /// first, for recovery.
-    /// - Parameter sequence: only plans starting after this `seq` (paging).
-    public static func pendingPlans(_ connection: SQLiteConnection, after sequence: Int64 = 0,
-                                    limit: Int) throws(StorageError) -> [PendingPlan] {
+    /// Deletes plan `id` whoever holds it (a plan that cannot be read is given up).
+    public static func deletePlan(_ connection: SQLiteConnection, id: Int64) throws(StorageError) {
+        try connection.run("DELETE FROM notification_plans WHERE id = ?", [id])
+    }
+
+    /// Claims for `node`, until `now + leaseMilliseconds`, up to `limit` plans with ids above
+    /// `after` that nobody holds or whose lease is over (`lease_until <= now`), oldest first: one
+    /// `UPDATE … RETURNING`, so two claimers never get the same plan.
+    /// - Parameters:
+    ///   - after: only plans with a greater id (paging within one recovery pass).
+    ///   - now: unix ms.
+    public static func claimPlans(_ connection: SQLiteConnection, by node: String, after: Int64 = 0, limit: Int,
+                                  leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
         precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
-        return try connection.query("SELECT * FROM notification_plans WHERE first_seq > ? ORDER BY first_seq LIMIT ?", [sequence, limit])
+        return try connection.query("""
+            UPDATE notification_plans SET claimed_by = :node, lease_until = :until
+            WHERE id IN (SELECT id FROM notification_plans WHERE id > :after AND (lease_until IS NULL OR lease_until <= :now)
+                         ORDER BY id LIMIT :limit)
+            RETURNING *
+            """, [":node": node, ":until": now + leaseMilliseconds, ":after": after, ":now": now, ":limit": limit])
+            .map { row throws(StorageError) in try PendingPlan(row: row) }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// Extends `node`'s lease on the plans `ids` to `until` (unix ms), while it plans them.
+    /// - Returns: how many it still held.
+    @discardableResult
+    public static func renewPlans(_ connection: SQLiteConnection, ids: [Int64], by node: String, until: Int64) throws(StorageError) -> Int {
+        if ids.isEmpty { return 0 }
+        try connection.run("UPDATE notification_plans SET lease_until = ? WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))",
+                           [until, node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+        return connection.changes
+    }
+
+    /// Gives up `node`'s hold on the plans `ids` (planning failed): recovery may take them at once.
+    /// - Returns: how many it held.
+    @discardableResult
+    public static func releasePlans(_ connection: SQLiteConnection, ids: [Int64], by node: String) throws(StorageError) -> Int {
+        if ids.isEmpty { return 0 }
+        try connection.run("""
+            UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL
+            WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))
+            """, [node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+        return connection.changes
+    }
+
+    /// Releases every plan held by a node other than `node`. Run at start: with one process per
+    /// database, such a hold belongs to a process that died, and waiting out its lease would only
+    /// delay its pushes. - Returns: how many.
+    @discardableResult
+    public static func releasePlanLeases(_ connection: SQLiteConnection, heldByOtherThan node: String) throws(StorageError) -> Int {
+        try connection.run("UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL WHERE claimed_by <> ?", [node])
+        return connection.changes
+    }
+
+    /// Stored plans, oldest first, whoever holds them (inspection and tests).
+    /// - Parameter id: only plans with a greater id (paging).
+    public static func pendingPlans(_ connection: SQLiteConnection, after id: Int64 = 0, limit: Int) throws(StorageError) -> [PendingPlan] {
+        precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
+        return try connection.query("SELECT * FROM notification_plans WHERE id > ? ORDER BY id LIMIT ?", [id, limit])
             .map { row throws(StorageError) in try PendingPlan(row: row) }
     }
 
-    /// The notifications a plan covers, in order (fewer than the range when the retention purge
-    /// took some).
-    public static func notifications(_ connection: SQLiteConnection, of plan: PendingPlan) throws(StorageError) -> [NotificationRecord] {
-        try connection.query("SELECT * FROM notifications WHERE seq BETWEEN ? AND ? ORDER BY seq", [plan.firstSequence, plan.lastSequence])
+    /// The notifications of plan `id`, in order (fewer than stored when the retention purge took some).
+    public static func notifications(_ connection: SQLiteConnection, ofPlan id: Int64) throws(StorageError) -> [NotificationRecord] {
+        try connection.query("SELECT * FROM notifications WHERE plan_id = ? ORDER BY seq", [id])
             .map { row throws(StorageError) in try NotificationRecord(row: row) }
     }
 
-    /// Whether the notification's pushes are planned: no plan covers it, and it has no
+    /// Whether the notification's pushes are planned: its plan is gone, and it has no
     /// `plan_json` of an older build.
     public static func isPlanned(_ connection: SQLiteConnection, _ record: NotificationRecord) throws(StorageError) -> Bool {
         guard record.planJSON == nil else { return false }
-        // The plan covering `seq` is the one with the greatest first_seq at or below it: one
-        // rowid lookup, whatever the number of plans.
-        let row = try connection.queryOne("SELECT last_seq FROM notification_plans WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1",
-                                          [record.sequence])
-        guard let row else { return true }
-        let last: Int64 = try row[0]
-        return last < record.sequence
+        guard let plan = record.planID else { return true }
+        let exists: Bool = try connection.queryOne("SELECT EXISTS (SELECT 1 FROM notification_plans WHERE id = ?)", [plan])?[0] ?? false
+        return !exists
     }
 
     /// Turns rows an older build stored with `plan_json` (one per recipient, cleared once planned)
-    /// into plans, in one transaction: each run of consecutive rows sharing one `plan_json` was
-    /// stored by one call and becomes one plan. Recovery runs it first. - Returns: plans made.
+    /// into plans without an owner, in one transaction: each run of consecutive rows sharing one
+    /// `plan_json` was stored by one call and becomes one plan. Recovery runs it first.
+    /// - Returns: plans made.
     @discardableResult
     public static func adoptLegacyPlans(_ connection: SQLiteConnection) throws(StorageError) -> Int {
         do {
             return try connection.transaction { connection throws(StorageError) -> Int in
                 let rows = try connection.query("SELECT seq, plan_json, created_at FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq")
                 guard !rows.isEmpty else { return 0 }
-                var plans: [PendingPlan] = []
+                var runs: [(first: Int64, last: Int64, json: String, createdAt: Int64)] = []
                 for row in rows {
                     let sequence: Int64 = try row[0], json: String = try row[1], createdAt: Int64 = try row[2]
-                    if let last = plans.last, last.planJSON == json, last.lastSequence == sequence - 1 {
-                        plans[plans.count - 1].lastSequence = sequence
+                    if let last = runs.last, last.json == json, last.last == sequence - 1 {
+                        runs[runs.count - 1].last = sequence
                     } else {
-                        plans.append(PendingPlan(firstSequence: sequence, lastSequence: sequence, planJSON: json, createdAt: createdAt))
+                        runs.append((sequence, sequence, json, createdAt))
                     }
                 }
-                for plan in plans { try insertPlan(connection, plan) }
-                try connection.run("UPDATE notifications SET plan_json = NULL WHERE plan_json IS NOT NULL")
-                return plans.count
+                for run in runs {
+                    let id = try insertPlan(connection, PendingPlan(planJSON: run.json, createdAt: run.createdAt))
+                    try connection.run("""
+                        UPDATE notifications SET plan_id = ?, plan_json = NULL WHERE seq BETWEEN ? AND ? AND plan_json IS NOT NULL
+                        """, [id, run.first, run.last])
+                }
+                return runs.count
             }
         } catch let error as StorageError {
             throw error

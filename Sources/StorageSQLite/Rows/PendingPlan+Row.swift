@@ -2,7 +2,7 @@ import HeraldCore
 
 extension PendingPlan {
     init(row: Row) throws(StorageError) {
-        self.init(firstSequence: try row["first_seq"], lastSequence: try row["last_seq"], planJSON: try row["plan_json"],
-                  createdAt: try row["created_at"])
+        self.init(id: try row["id"], planJSON: try row["plan_json"], createdAt: try row["created_at"],
+                  claimedBy: try row["claimed_by"], leaseUntil: try row["lease_until"])
     }
 }

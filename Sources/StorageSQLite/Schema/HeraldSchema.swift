@@ -181,5 +181,31 @@ public enum HeraldSchema {
                 created_at INTEGER NOT NULL
             ) STRICT;
             """),
+        Migration(version: 5, name: "plans by id, owned as a lease", sql: """
+            -- Plan ownership as a lease (DESIGN "Plan ownership"): a plan is identified by its call,
+            -- not by a seq range (which several writers could not keep contiguous), and whoever
+            -- plans it holds it until lease_until, like a job. A live call stores its plan already
+            -- claimed by its node; recovery claims (UPDATE … RETURNING) only plans whose lease is
+            -- over or that have no owner. AUTOINCREMENT: an id is never reused, so the plan_id a
+            -- planned row keeps never names a later call's plan.
+            ALTER TABLE notifications ADD COLUMN plan_id INTEGER;
+            ALTER TABLE notification_plans RENAME TO notification_plans_v4;
+            CREATE TABLE notification_plans (
+                id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                plan_json   TEXT NOT NULL,
+                created_at  INTEGER NOT NULL,
+                claimed_by  TEXT,
+                lease_until INTEGER,
+                CHECK ((claimed_by IS NULL) = (lease_until IS NULL))
+            ) STRICT;
+            -- Plans an older build stored keep their first_seq as id, with no owner (recovery takes
+            -- them at once), and their rows get it as plan_id.
+            INSERT INTO notification_plans (id, plan_json, created_at)
+                SELECT first_seq, plan_json, created_at FROM notification_plans_v4;
+            UPDATE notifications SET plan_id = p.first_seq
+                FROM notification_plans_v4 AS p WHERE notifications.seq BETWEEN p.first_seq AND p.last_seq;
+            DROP TABLE notification_plans_v4;
+            CREATE INDEX notifications_plan ON notifications (plan_id) WHERE plan_id IS NOT NULL;  -- a plan's rows
+            """),
     ]
 }

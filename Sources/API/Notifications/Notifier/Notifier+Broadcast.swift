@@ -47,18 +47,27 @@ extension Notifier {
                     }
                 }
             }) { [self] result in
-                // Planned, or failed and left to recovery: no longer owned by these calls.
-                release(calls.compactMap(\.pending))
+                // Failed: the plans are left to recovery, at once rather than when their lease ends.
+                if case .failure = result { release(calls.compactMap(\.pending)) }
                 afterCommit.async { [self] in
                     switch result {
                     case .success(let outcomes):
-                        if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
-                        for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
+                        if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { push?.worker.wake() }
+                        for (call, outcome) in zip(calls, outcomes) {
+                            call.completion(outcome.map { .success($0) } ?? .failure(PlanTakenOver()))
+                        }
                     case .failure(let error):
                         for call in calls { call.completion(.failure(error)) }
                     }
+                    planning.withLock { $0 -= calls.count }
                 }
             }
         }
     }
+}
+
+/// A call's plan was claimed by another holder after this node's lease on it ran out; that
+/// holder plans the call.
+struct PlanTakenOver: Error, CustomStringConvertible {
+    var description: String { "the call's push plan was taken over after its lease ran out" }
 }

@@ -16,7 +16,6 @@ extension Notifier {
             intake.pending.removeFirst(taken.count)
             return taken
         }
-        let owned = OwnedPlans()
         database.write({ [self] connection -> [Result<Stored, HTTPError>] in
             try connection.transaction { connection -> [Result<Stored, HTTPError>] in
                 var results: [Result<Stored, HTTPError>] = []
@@ -25,7 +24,7 @@ extension Notifier {
                     // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
                     // time); a storage error fails the whole batch.
                     do {
-                        results.append(.success(try store(call, owned: owned, connection: connection)))
+                        results.append(.success(try store(call, connection: connection)))
                     } catch let refusal as HTTPError {
                         results.append(.failure(refusal))
                     }
@@ -33,9 +32,11 @@ extension Notifier {
                 return results
             }
         }) { [self] result in
-            // Rolled back: the plans registered inside the transaction do not exist. Given back
-            // before the next batch, which may store plans starting at the same (freed) seq.
-            if case .failure = result { release(owned.take()) }
+            // Counted before `storing` ends, so `drain` never sees a stored call as neither.
+            if case .success(let stored) = result {
+                let fresh = stored.count(where: { if case .success(.fresh) = $0 { true } else { false } })
+                planning.withLock { $0 += fresh }
+            }
             // The writer is free for the next batch while this one is broadcast and planned.
             let more = intake.withLock { intake -> Bool in
                 if intake.pending.isEmpty { intake.storing = false }
@@ -90,7 +91,7 @@ extension Notifier {
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
     /// write (the batch relies on it).
-    func store(_ call: Call, owned: OwnedPlans, connection: SQLiteConnection) throws -> Stored {
+    func store(_ call: Call, connection: SQLiteConnection) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
         if let key = request.idempotencyKey,
@@ -106,24 +107,21 @@ extension Notifier {
             return .replay(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
+        var pending: Int64?
+        if !users.isEmpty {
+            // One plan for the call, whatever its number of recipients, held by this node from the
+            // commit that stores it: recovery (on any node) leaves it alone while the lease runs.
+            pending = try NotificationStore.insertPlan(connection, PendingPlan(
+                planJSON: request.planJSON, createdAt: now, claimedBy: nodeID, leaseUntil: now + Self.planLeaseMilliseconds))
+        }
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
             stored.append(try NotificationStore.insert(connection, NotificationRecord(
                 id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
                 bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
-                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
-        }
-        var pending: Int64?
-        if let first = stored.first, let last = stored.last {
-            // One plan for the call, whatever its number of recipients: they are the rows just
-            // stored one after another.
-            try NotificationStore.insertPlan(connection, PendingPlan(firstSequence: first.sequence, lastSequence: last.sequence,
-                                                                     planJSON: request.planJSON, createdAt: now))
-            pending = first.sequence
-            // Owned from before the commit, so recovery (reading committed plans) never sees it unowned.
-            planning.withLock { _ = $0.insert(first.sequence) }
-            owned.add(first.sequence)
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planID: pending,
+                createdAt: now)))
         }
         if let key = request.idempotencyKey {
             var provisional = Outcome()
@@ -163,11 +161,4 @@ extension Notifier {
             return (members.map(\.userID), [])
         }
     }
-}
-
-/// Plans (first `seq`) registered by one batch's transaction, so a rollback can give them back.
-final class OwnedPlans: Sendable {
-    private let plans = Mutex<[Int64]>([])
-    func add(_ plan: Int64) { plans.withLock { $0.append(plan) } }
-    func take() -> [Int64] { plans.withLock { plans in defer { plans = [] }; return plans } }
 }

@@ -32,8 +32,12 @@ extension Notifier {
     }
 
     /// Step 4 for one call, inside the writer transaction.
+    /// - Returns: nil when this node no longer holds the call's plan (its lease ran out and
+    ///   another claimer took it): nothing is written for the call, the holder plans it.
     func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
-                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome {
+                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome? {
+        // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
+        if let pending = call.pending, try !NotificationStore.markPlanned(connection, id: pending, by: nodeID) { return nil }
         let stored = call.stored, plan = call.plan, devices = context.devices
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
@@ -99,7 +103,6 @@ extension Notifier {
             }
             if let eventID { try NotificationStore.setCursor(connection, sequence: record.sequence, cursor: eventID) }
         }
-        if let pending = call.pending { try NotificationStore.markPlanned(connection, firstSequence: pending) }
         if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
