@@ -46,7 +46,7 @@ struct JobRoutes {
         }
         return responder.write { connection in
             guard let job = try JobStore.find(connection, id: id) else { throw HTTPError(404, "not_found", "no such job") }
-            guard try JobStore.resurrect(connection, id: id, now: unixMilliseconds()) else {
+            guard try JobStore.retryDead(connection, id: id, now: unixMilliseconds()) else {
                 throw HTTPError(409, "job_not_dead", "only dead jobs can be retried; this one is \(job.state.rawValue)")
             }
             let updated = try JobStore.find(connection, id: id) ?? job

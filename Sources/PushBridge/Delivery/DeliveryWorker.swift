@@ -180,12 +180,12 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String) {
         database.write({ connection in
             try connection.transaction { connection in
-                try JobStore.complete(connection, id: job.id, note: note)
+                try held(JobStore.complete(connection, job.lease, note: note))
                 try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note)
             }
         }) { [self] result in
             if case .failure(let error) = result {
-                log.error("recording a skipped push failed", ["job_id": String(job.id), "error": "\(error)"])
+                logFailure("recording a skipped push failed", job: job, error: error)
             }
             queue.async { [self] in
                 inFlight -= 1
@@ -200,6 +200,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         if inFlight <= max(configuration.maxInFlight - configuration.batchSize, 0) || inFlight < configuration.batchSize / 2 {
             poll()
+        }
+    }
+
+    /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
+    /// is another claim's to record, so it is only a warning.
+    private func logFailure(_ message: String, job: JobRecord, error: any Error) {
+        if error is LeaseLost {
+            log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
+        } else {
+            log.error(message, ["job_id": String(job.id), "error": "\(error)"])
         }
     }
 
@@ -223,14 +233,14 @@ public final class DeliveryWorker: @unchecked Sendable {
                 let now = unixMillisecondsNow()
                 switch outcome {
                 case .delivered(let messageID):
-                    try JobStore.complete(connection, id: job.id, note: messageID.map { "delivered: \($0)" })
+                    try held(JobStore.complete(connection, job.lease, note: messageID.map { "delivered: \($0)" }))
                     try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID)
                     self.counters.withLock { $0.delivered += 1 }
                 case .deleteDevice(let reason, let timestamp):
                     var deleted = false
                     if let device { deleted = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp) }
                     let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
-                    try JobStore.complete(connection, id: job.id, note: note)
+                    try held(JobStore.complete(connection, job.lease, note: note))
                     try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note)
                     if deleted {
                         self.counters.withLock { $0.devicesDeleted += 1 }
@@ -242,19 +252,19 @@ public final class DeliveryWorker: @unchecked Sendable {
                     if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
                     switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
                     case .retry(let delay):
-                        try JobStore.retry(connection, id: job.id, runAt: now + delay, error: reason)
+                        try held(JobStore.retry(connection, job.lease, runAt: now + delay, error: reason))
                         try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                         detail: "\(reason); next attempt in \(delay) ms")
                         self.counters.withLock { $0.retried += 1 }
                     case .giveUp:
                         let error = "\(reason) (after \(job.attempts) attempts)"
-                        try JobStore.deadLetter(connection, id: job.id, error: error)
+                        try held(JobStore.deadLetter(connection, job.lease, error: error, now: now))
                         try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error)
                         self.counters.withLock { $0.dead += 1 }
                         log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
                     }
                 case .deadLetter(let reason):
-                    try JobStore.deadLetter(connection, id: job.id, error: reason)
+                    try held(JobStore.deadLetter(connection, job.lease, error: reason, now: now))
                     try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason)
                     self.counters.withLock { $0.dead += 1 }
                     log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
@@ -263,7 +273,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         }) { [self] result in
             if case .failure(let error) = result {
                 // The lease will expire and the job come back: nothing is lost, it may be sent twice.
-                log.error("recording a push outcome failed", ["job_id": String(job.id), "error": "\(error)"])
+                logFailure("recording a push outcome failed", job: job, error: error)
             }
             queue.async { [self] in
                 inFlight -= 1
@@ -271,6 +281,16 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A fenced job update found the job no longer leased under this worker's claim.
+struct LeaseLost: Error {}
+
+/// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
+/// was lost: the claim that took the job over records its own outcome.
+@inline(__always)
+private func held(_ fenced: Bool) throws(LeaseLost) {
+    if !fenced { throw LeaseLost() }
 }
 
 /// Wall-clock unix milliseconds.

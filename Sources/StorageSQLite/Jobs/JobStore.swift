@@ -15,7 +15,8 @@ public enum JobStore {
     }
 
     /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with an expired lease),
-    /// oldest due first, counting an attempt for each.
+    /// oldest due first, counting an attempt for each. Each job's `lease` is the fencing token
+    /// its outcome is recorded with.
     ///
     /// - Parameters:
     ///   - leaseMilliseconds: how long the worker may hold them.
@@ -51,19 +52,33 @@ public enum JobStore {
     }
 
     /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
-    public static func complete(_ connection: SQLiteConnection, id: Int64, note: String? = nil) throws(StorageError) {
-        try connection.run("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) WHERE id = ?", [note, id])
+    /// Fenced by `lease`. - Returns: false when the job is no longer leased under `lease`.
+    public static func complete(_ connection: SQLiteConnection, _ lease: JobLease, note: String? = nil) throws(StorageError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error)
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [note, lease.jobID, lease.attempt])
+        return connection.changes > 0
     }
 
-    /// Puts a job back in the queue, due at `runAt` (unix ms), remembering why.
-    public static func retry(_ connection: SQLiteConnection, id: Int64, runAt: Int64, error: String) throws(StorageError) {
-        try connection.run("UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
-                           [runAt, error, id])
+    /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
+    /// `lease`. - Returns: false when the job is no longer leased under `lease`.
+    public static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [runAt, error, lease.jobID, lease.attempt])
+        return connection.changes > 0
     }
 
-    /// Gives a job up with its reason (a dead letter).
-    public static func deadLetter(_ connection: SQLiteConnection, id: Int64, error: String) throws(StorageError) {
-        try connection.run("UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ? WHERE id = ?", [error, id])
+    /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms). Fenced by
+    /// `lease`. - Returns: false when the job is no longer leased under `lease`.
+    public static func deadLetter(_ connection: SQLiteConnection, _ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [error, now, lease.jobID, lease.attempt])
+        return connection.changes > 0
     }
 
     /// Cancels a queued job that has not started (e.g. a push suppressed by an ack in time).
@@ -85,12 +100,24 @@ public enum JobStore {
             .map { row throws(StorageError) in try JobRecord(row: row) }
     }
 
-    /// Sends a dead job back to the queue with fresh attempts, due now.
+    /// Sends a dead job back to the queue with fresh attempts, due at `now`.
     /// - Returns: false when the job does not exist or is not dead.
-    public static func resurrect(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(StorageError) -> Bool {
-        try connection.run("UPDATE jobs SET state = 'queued', attempts = 0, run_at = ?, lease_until = NULL WHERE id = ? AND state = 'dead'",
-                           [now, id])
+    public static func retryDead(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(StorageError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', attempts = 0, run_at = ?, lease_until = NULL, dead_at = NULL WHERE id = ? AND state = 'dead'
+            """, [now, id])
         return connection.changes > 0
+    }
+
+    /// Sends every dead job matching `filter` back to the queue with fresh attempts, due at `now`
+    /// (e.g. after a provider outage or a credentials fix). - Returns: how many.
+    @discardableResult
+    public static func retryDead(_ connection: SQLiteConnection, matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', attempts = 0, run_at = :now, lease_until = NULL, dead_at = NULL
+            WHERE state = 'dead' AND (:kind IS NULL OR kind = :kind) AND (:since IS NULL OR dead_at >= :since)
+            """, [":now": now, ":kind": filter.kind, ":since": filter.deadSince])
+        return connection.changes
     }
 
     /// Jobs per state, and the age (ms) of the oldest due job (queue depth and lag for /metrics).

@@ -8,6 +8,6 @@ extension JobRecord {
         }
         self.init(id: try row["id"], kind: try row["kind"], payloadJSON: try row["payload_json"], state: state,
                   attempts: Int(try row["attempts", as: Int64.self]), runAt: try row["run_at"], leaseUntil: try row["lease_until"],
-                  lastError: try row["last_error"], createdAt: try row["created_at"])
+                  lastError: try row["last_error"], createdAt: try row["created_at"], deadAt: try row["dead_at"])
     }
 }

@@ -207,5 +207,10 @@ public enum HeraldSchema {
             DROP TABLE notification_plans_v4;
             CREATE INDEX notifications_plan ON notifications (plan_id) WHERE plan_id IS NOT NULL;  -- a plan's rows
             """),
+        Migration(version: 6, name: "when a job died", sql: """
+            -- Set when a job is dead-lettered, cleared when it is retried: bulk retry of the dead
+            -- letters since a time (e.g. since a provider outage began).
+            ALTER TABLE jobs ADD COLUMN dead_at INTEGER;
+            """),
     ]
 }
