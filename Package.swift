@@ -16,14 +16,15 @@ let package = Package(
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
+        // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore", "StorageSQLite", "COpenSSL", "CCurl", "CCurlShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "StorageSQLite", "COpenSSL"]),
+        .target(name: "PushBridge", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "COpenSSL"]),
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "StorageSQLite"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "StorageSQLite", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

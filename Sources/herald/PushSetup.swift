@@ -3,7 +3,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import StorageSQLite
 
 /// Push delivery from the environment (PU-6): each provider on its own when its credentials are
 /// set and parse; none → "push notifications disabled" once, and everything else still runs.

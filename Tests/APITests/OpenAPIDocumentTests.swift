@@ -4,7 +4,6 @@ import Testing
 @testable import API
 import Realtime
 import HeraldCore
-import StorageSQLite
 
 /// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.
 @Suite("OpenAPI document")
@@ -36,8 +35,7 @@ struct OpenAPIDocumentTests {
         var configuration = APIConfiguration(serverKey: "k", verificationKeys: [], devIssuer: AccessTokenIssuer(secret: Array("x".utf8)))
         configuration.webSocketEcho = false
         let group = try EventLoopGroup(count: 1)
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
+        let database = UnavailableStorage()
         let router = HeraldAPI.router(configuration: configuration,
                                       node: RealtimeNode(group: group, historyLimits: .init()),
                                       database: database, sessions: SessionRegistry())
@@ -135,8 +133,7 @@ struct OpenAPIDocumentTests {
     func served() throws {
         var configuration = APIConfiguration(serverKey: nil, verificationKeys: [])
         configuration.webSocketEcho = false
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
+        let database = UnavailableStorage()
         let router = HeraldAPI.router(configuration: configuration,
                                       node: RealtimeNode(group: try EventLoopGroup(count: 1), historyLimits: .init()),
                                       database: database, sessions: SessionRegistry())

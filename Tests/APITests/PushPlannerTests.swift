@@ -1,7 +1,6 @@
 @testable import API
 import HeraldCore
 @testable import Realtime
-import StorageSQLite
 import Testing
 
 /// NO-2 and NO-4: which device is pushed, which is not, and why — without a server.

@@ -87,7 +87,7 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
             done.signal()
         })
         db.read({ conn in try conn.run("INSERT INTO nowhere VALUES (1)") }, completion: { result in
-            if case .failure(let error as StorageError) = result, case .prepare = error { results.update { $0.append("read failed") } }
+            if case .failure(let error as SQLiteError) = result, case .prepare = error { results.update { $0.append("read failed") } }
             done.signal()
         })
         done.wait()
@@ -104,7 +104,7 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
                     try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES ('s', 'u', 1, 1)")
                 }
                 Issue.record("a reader must not write")
-            } catch let error as StorageError {
+            } catch let error as SQLiteError {
                 guard case .step(let code, _) = error else { Issue.record("got \(error)"); return }
                 #expect(code.primary == .readOnly)
             }
@@ -113,7 +113,7 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
 
     @Test func aBodyThatLeavesATransactionOpenIsRolledBackAndReported() async throws {
         let db = try Database.open(path: ":memory:")
-        await #expect(throws: StorageError.self) {
+        await #expect(throws: SQLiteError.self) {
             try await db.write { conn in
                 try conn.execute("BEGIN")
                 try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES ('s', 'u', 1, 1)")
@@ -128,8 +128,8 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
             let path = directory.databasePath()
             let db = try Database.open(path: path)
             db.close()
-            await #expect(throws: StorageError.closed) { try await db.write { _ in 1 } }
-            await #expect(throws: StorageError.closed) { try await db.read { _ in 1 } }
+            await #expect(throws: SQLiteError.closed) { try await db.write { _ in 1 } }
+            await #expect(throws: SQLiteError.closed) { try await db.read { _ in 1 } }
             // The writer closed last, so the WAL was checkpointed into the file and removed.
             #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
         }
@@ -170,7 +170,7 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
             let holder = try SQLiteConnection(path: path)
             let impatient = try SQLiteConnection(path: path, busyTimeoutMS: 0)
             try holder.execute("BEGIN IMMEDIATE")
-            let error = #expect(throws: StorageError.self) {
+            let error = #expect(throws: SQLiteError.self) {
                 try impatient.transaction { conn in try conn.run("INSERT INTO events VALUES (2, 2)") }
             }
             guard case .busy(let message)? = error else { Issue.record("got \(String(describing: error))"); return }
@@ -181,7 +181,7 @@ private let counterSchema = [Migration(version: 1, name: "events", sql: "CREATE 
     }
 
     @Test func openFailsWithSQLitesReason() throws {
-        let error = #expect(throws: StorageError.self) {
+        let error = #expect(throws: SQLiteError.self) {
             try SQLiteConnection(path: "/nonexistent-dir/x.db", mode: .readOnly)
         }
         guard case .open("/nonexistent-dir/x.db", let code, _)? = error else { Issue.record("got \(String(describing: error))"); return }

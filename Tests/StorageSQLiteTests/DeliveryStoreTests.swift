@@ -44,7 +44,7 @@ import Testing
                 try DeliveryStore.record(db, DeliveryEntry(notificationID: "n1", userID: "u1", outcome: outcome, at: 1))
             }
             #expect(try DeliveryStore.list(db, notificationID: "n1").map(\.outcome) == DeliveryOutcome.allCases)
-            let error = #expect(throws: StorageError.self) {
+            let error = #expect(throws: SQLiteError.self) {
                 try db.run("INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES ('n1', 'u1', 'delivered', 1)")
             }
             guard case .constraint(.check, _)? = error else { Issue.record("got \(String(describing: error))"); return }

@@ -11,7 +11,7 @@ import Testing
     }
 
     private func insertDevice(_ conn: SQLiteConnection, id: String, platform: String = "ios", token: String = "t1",
-                              sid: String? = "s1") throws(StorageError) {
+                              sid: String? = "s1") throws(SQLiteError) {
         try conn.run("""
             INSERT INTO devices (id, user_id, sid, platform, provider, token, created_at, last_seen_at)
             VALUES (:id, 'u1', :sid, :platform, 'apns', :token, 1000, 1000)
@@ -82,15 +82,15 @@ import Testing
         let conn = try migrated()
         try insertDevice(conn, id: "d1")
         try insertDevice(conn, id: "d2", platform: "android")  // same token, other platform: fine
-        let error = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d3") }
+        let error = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d3") }
         #expect(error == .constraint(.unique, message: "UNIQUE constraint failed: devices.app, devices.platform, devices.token"))
     }
 
     @Test func platformAndJobStateAreChecked() throws {
         let conn = try migrated()
-        let platform = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d1", platform: "blackberry") }
+        let platform = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d1", platform: "blackberry") }
         guard case .constraint(.check, _)? = platform else { Issue.record("got \(String(describing: platform))"); return }
-        let state = #expect(throws: StorageError.self) {
+        let state = #expect(throws: SQLiteError.self) {
             try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('push.deliver', '{}', 'running', 1, 1)")
         }
         guard case .constraint(.check, _)? = state else { Issue.record("got \(String(describing: state))"); return }
@@ -98,7 +98,7 @@ import Testing
 
     @Test func deviceSessionIsAForeignKeySetToNullOnDelete() throws {
         let conn = try migrated()
-        let orphan = #expect(throws: StorageError.self) { try insertDevice(conn, id: "d0", sid: "nope") }
+        let orphan = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d0", sid: "nope") }
         #expect(orphan == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"))
         try insertDevice(conn, id: "d1")
         try insertDevice(conn, id: "d2", token: "t2", sid: nil)
@@ -109,7 +109,7 @@ import Testing
 
     @Test func strictTablesRejectWrongTypes() throws {
         let conn = try migrated()
-        let error = #expect(throws: StorageError.self) {
+        let error = #expect(throws: SQLiteError.self) {
             try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES ('s2', 'u', 'yesterday', 1)")
         }
         guard case .constraint(.other(let code), let message)? = error else { Issue.record("got \(String(describing: error))"); return }

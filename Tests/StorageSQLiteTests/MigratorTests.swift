@@ -48,7 +48,7 @@ private let m2 = Migration(version: 2, name: "notes.pinned", sql: """
             let path = directory.databasePath()
             let applied = try Database.migrate(path: path, migrations: [m1, m2])
             #expect(applied == [1, 2])
-            let error = #expect(throws: StorageError.self) { try Database.open(path: path, migrations: [m1]) }
+            let error = #expect(throws: SQLiteError.self) { try Database.open(path: path, migrations: [m1]) }
             guard case .migration(2, let message)? = error else { Issue.record("got \(String(describing: error))"); return }
             #expect(message.contains("newer"))
         }
@@ -61,7 +61,7 @@ private let m2 = Migration(version: 2, name: "notes.pinned", sql: """
                 ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
                 CREATE TABLE oops (;
                 """)
-            let error = #expect(throws: StorageError.self) { try Database.migrate(path: path, migrations: [m1, broken]) }
+            let error = #expect(throws: SQLiteError.self) { try Database.migrate(path: path, migrations: [m1, broken]) }
             guard case .migration(2, let message)? = error else { Issue.record("got \(String(describing: error))"); return }
             #expect(message.hasPrefix("broken: "))
             let conn = try SQLiteConnection(path: path)
@@ -77,7 +77,7 @@ private let m2 = Migration(version: 2, name: "notes.pinned", sql: """
             CREATE TABLE tags (note_id INTEGER NOT NULL REFERENCES notes (id));
             INSERT INTO tags VALUES (42);
             """)
-        let error = #expect(throws: StorageError.self) { try Migrator.migrate(conn, migrations: [m1, orphan]) }
+        let error = #expect(throws: SQLiteError.self) { try Migrator.migrate(conn, migrations: [m1, orphan]) }
         #expect(error == .migration(version: 2, message: "orphan: leaves a broken foreign key in table tags"))
         #expect(try Migrator.version(of: conn) == 1)
     }

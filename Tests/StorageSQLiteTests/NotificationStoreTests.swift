@@ -18,9 +18,9 @@ import Testing
             #expect(first.app == "default" && first.dataJSON == "{}" && first.inInbox && first.readAt == nil && first.cursor == nil)
             #expect(try NotificationStore.find(db, id: "n1") == first)
             #expect(try NotificationStore.find(db, id: "missing") == nil)
-            let duplicate = #expect(throws: StorageError.self) { _ = try NotificationStore.insert(db, new("n1")) }
+            let duplicate = #expect(throws: SQLiteError.self) { _ = try NotificationStore.insert(db, new("n1")) }
             #expect(duplicate?.isUniqueViolation == true)
-            let priority = #expect(throws: StorageError.self) {
+            let priority = #expect(throws: SQLiteError.self) {
                 _ = try NotificationStore.insert(db, NotificationRecord(id: "n3", userID: "u1", kind: "k", priority: "loud", createdAt: 1))
             }
             guard case .constraint(.check, _)? = priority else { Issue.record("got \(String(describing: priority))"); return }

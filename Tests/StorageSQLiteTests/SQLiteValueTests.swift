@@ -79,7 +79,7 @@ import Testing
         let conn = try SQLiteConnection(path: ":memory:")
         let row = try #require(try conn.queryOne("SELECT 3 AS i, 3.5 AS r"))
         #expect(try row["i", as: Double.self] == 3)
-        #expect(throws: StorageError.decode(column: "r", expected: "Int64", found: "REAL")) {
+        #expect(throws: SQLiteError.decode(column: "r", expected: "Int64", found: "REAL")) {
             try row["r", as: Int64.self]
         }
     }
@@ -87,13 +87,13 @@ import Testing
     @Test func decodeErrorsNameColumnExpectedAndFound() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let row = try #require(try conn.queryOne("SELECT NULL AS gone, 'x' AS word, 2 AS two, 5000000000 AS big, x'00' AS blob"))
-        #expect(throws: StorageError.decode(column: "gone", expected: "String", found: "NULL")) { try row["gone", as: String.self] }
-        #expect(throws: StorageError.decode(column: "word", expected: "Int", found: "TEXT")) { try row["word", as: Int.self] }
-        #expect(throws: StorageError.decode(column: "two", expected: "Bool", found: "INTEGER")) { try row["two", as: Bool.self] }
-        #expect(throws: StorageError.decode(column: "big", expected: "Int32", found: "INTEGER")) { try row["big", as: Int32.self] }
-        #expect(throws: StorageError.decode(column: "blob", expected: "String", found: "BLOB")) { try row["blob", as: String.self] }
-        #expect(throws: StorageError.decode(column: "word", expected: "Optional<Int64>", found: "TEXT")) { try row["word", as: Int64?.self] }
-        #expect(throws: StorageError.decode(column: "nope", expected: "Int", found: "no such column")) { try row["nope", as: Int.self] }
+        #expect(throws: SQLiteError.decode(column: "gone", expected: "String", found: "NULL")) { try row["gone", as: String.self] }
+        #expect(throws: SQLiteError.decode(column: "word", expected: "Int", found: "TEXT")) { try row["word", as: Int.self] }
+        #expect(throws: SQLiteError.decode(column: "two", expected: "Bool", found: "INTEGER")) { try row["two", as: Bool.self] }
+        #expect(throws: SQLiteError.decode(column: "big", expected: "Int32", found: "INTEGER")) { try row["big", as: Int32.self] }
+        #expect(throws: SQLiteError.decode(column: "blob", expected: "String", found: "BLOB")) { try row["blob", as: String.self] }
+        #expect(throws: SQLiteError.decode(column: "word", expected: "Optional<Int64>", found: "TEXT")) { try row["word", as: Int64?.self] }
+        #expect(throws: SQLiteError.decode(column: "nope", expected: "Int", found: "no such column")) { try row["nope", as: Int.self] }
     }
 
     @Test func literalsBuildValues() {

@@ -22,18 +22,18 @@ import Testing
 
     @Test func bindingMistakesAreErrorsNotSilentNulls() throws {
         let conn = try SQLiteConnection(path: ":memory:")
-        #expect(throws: StorageError.bind(parameter: "?3", code: .range, message: "statement has 3 parameters, 2 values given")) {
+        #expect(throws: SQLiteError.bind(parameter: "?3", code: .range, message: "statement has 3 parameters, 2 values given")) {
             try conn.query("SELECT ?, ?, ?", [1, 2])
         }
-        #expect(throws: StorageError.self) { try conn.query("SELECT ?", [1, 2]) }
-        let unknown = #expect(throws: StorageError.self) { try conn.query("SELECT :a", [":b": 1]) }
+        #expect(throws: SQLiteError.self) { try conn.query("SELECT ?", [1, 2]) }
+        let unknown = #expect(throws: SQLiteError.self) { try conn.query("SELECT :a", [":b": 1]) }
         guard case .bind(":b", _, _)? = unknown else { Issue.record("got \(String(describing: unknown))"); return }
-        let missing = #expect(throws: StorageError.self) { try conn.query("SELECT :a, :b", [":a": 1]) }
+        let missing = #expect(throws: SQLiteError.self) { try conn.query("SELECT :a, :b", [":a": 1]) }
         guard case .bind(":b", _, "no value given for :b in `SELECT :a, :b`")? = missing else {
             Issue.record("got \(String(describing: missing))"); return
         }
         let statement = try conn.prepare("SELECT ?")
-        #expect(throws: StorageError.self) { try statement.bind(1, at: 2) }
+        #expect(throws: SQLiteError.self) { try statement.bind(1, at: 2) }
     }
 
     @Test func statementCacheReusesCompiledStatements() throws {
@@ -87,14 +87,14 @@ import Testing
 
     @Test func prepareRejectsBadSQLWithSQLitesMessage() throws {
         let conn = try SQLiteConnection(path: ":memory:")
-        let syntax = #expect(throws: StorageError.self) { try conn.prepare("SELEC 1") }
+        let syntax = #expect(throws: SQLiteError.self) { try conn.prepare("SELEC 1") }
         guard case .prepare(let sql, let code, let message)? = syntax else { Issue.record("got \(String(describing: syntax))"); return }
         #expect(sql == "SELEC 1")
         #expect(code.primary == .error)
         #expect(message.contains("syntax error"))
-        #expect(throws: StorageError.self) { try conn.prepare("SELECT * FROM no_such_table") }
-        #expect(throws: StorageError.self) { try conn.prepare("   -- nothing") }
-        #expect(throws: StorageError.prepare(sql: "SELECT 1; SELECT 2", code: .misuse, message: "more than one statement; use execute(_:) for scripts")) {
+        #expect(throws: SQLiteError.self) { try conn.prepare("SELECT * FROM no_such_table") }
+        #expect(throws: SQLiteError.self) { try conn.prepare("   -- nothing") }
+        #expect(throws: SQLiteError.prepare(sql: "SELECT 1; SELECT 2", code: .misuse, message: "more than one statement; use execute(_:) for scripts")) {
             try conn.prepare("SELECT 1; SELECT 2")
         }
         _ = try conn.prepare("SELECT 1; -- trailing comment is fine\n")
@@ -108,7 +108,7 @@ import Testing
             INSERT INTO a VALUES (2);
             """)
         #expect(try count(conn, "a") == 2)
-        let failure = #expect(throws: StorageError.self) {
+        let failure = #expect(throws: SQLiteError.self) {
             try conn.execute("INSERT INTO a VALUES (3); INSERT INTO nowhere VALUES (4); INSERT INTO a VALUES (5);")
         }
         guard case .prepare(let sql, _, let message)? = failure else { Issue.record("got \(String(describing: failure))"); return }
@@ -128,20 +128,20 @@ import Testing
             );
             """)
         try conn.run("INSERT INTO t (k, n) VALUES ('a', 1)")
-        let duplicate = #expect(throws: StorageError.self) { try conn.run("INSERT INTO t (k, n) VALUES (?, ?)", ["a", 2]) }
+        let duplicate = #expect(throws: SQLiteError.self) { try conn.run("INSERT INTO t (k, n) VALUES (?, ?)", ["a", 2]) }
         #expect(duplicate == .constraint(.unique, message: "UNIQUE constraint failed: t.k"))
         #expect(duplicate?.isUniqueViolation == true)
-        #expect(throws: StorageError.constraint(.notNull, message: "NOT NULL constraint failed: t.n")) {
+        #expect(throws: SQLiteError.constraint(.notNull, message: "NOT NULL constraint failed: t.n")) {
             try conn.run("INSERT INTO t (k, n) VALUES ('b', NULL)")
         }
-        #expect(throws: StorageError.constraint(.check, message: "CHECK constraint failed: n >= 0")) {
+        #expect(throws: SQLiteError.constraint(.check, message: "CHECK constraint failed: n >= 0")) {
             try conn.run("INSERT INTO t (k, n) VALUES ('b', -1)")
         }
-        #expect(throws: StorageError.constraint(.foreignKey, message: "FOREIGN KEY constraint failed")) {
+        #expect(throws: SQLiteError.constraint(.foreignKey, message: "FOREIGN KEY constraint failed")) {
             try conn.run("INSERT INTO t (k, n, p) VALUES ('b', 1, 99)")
         }
         try conn.run("INSERT INTO parent (id) VALUES (1)")
-        #expect(throws: StorageError.constraint(.primaryKey, message: "UNIQUE constraint failed: parent.id")) {
+        #expect(throws: SQLiteError.constraint(.primaryKey, message: "UNIQUE constraint failed: parent.id")) {
             try conn.run("INSERT INTO parent (id) VALUES (1)")
         }
         // The statement is reusable after a failure.

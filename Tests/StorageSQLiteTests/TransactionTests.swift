@@ -40,7 +40,7 @@ private struct Boom: Error, Equatable {}
     @Test func rollsBackWhenAStatementFails() throws {
         let conn = try connection()
         try conn.execute("CREATE UNIQUE INDEX t_v ON t (v)")
-        let error = #expect(throws: StorageError.self) {
+        let error = #expect(throws: SQLiteError.self) {
             try conn.transaction { conn in
                 try conn.run("INSERT INTO t VALUES (1)")
                 try conn.run("INSERT INTO t VALUES (1)")

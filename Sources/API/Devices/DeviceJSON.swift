@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import Realtime
-import StorageSQLite
 
 /// The device object of the API (DV-1, DV-2).
 enum DeviceJSON {

@@ -30,7 +30,7 @@ public struct NotificationRecord: Sendable, Equatable {
     public var planID: Int64?
     /// The push plan's input, JSON, as builds before schema 4 stored it on every row until the
     /// pushes were planned. Herald now keeps one `PendingPlan` per call instead and leaves this
-    /// nil; recovery adopts rows that still have it (`NotificationStore.adoptLegacyPlans`).
+    /// nil; recovery adopts rows that still have it (`PlanRepository.adoptLegacyPlans`).
     public var planJSON: String?
     /// Unix ms.
     public var createdAt: Int64

@@ -26,16 +26,16 @@ final class ConnectionWorker: @unchecked Sendable {
     ///
     /// A body that returns with a transaction still open would keep the write lock (writer) or pin
     /// an old snapshot and block checkpoints (reader) for every later caller, so it is rolled back
-    /// here and reported as `StorageError.misuse` (unless the body threw: then its error stands).
+    /// here and reported as `SQLiteError.misuse` (unless the body threw: then its error stands).
     /// - Important: Must be called on `queue`.
     func run<T>(_ body: (SQLiteConnection) throws -> T) -> Result<T, any Error> {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let connection else { return .failure(StorageError.closed) }
+        guard let connection else { return .failure(SQLiteError.closed) }
         let result = Result { try body(connection) }
         guard connection.isInTransaction else { return result }
         try? connection.execute("ROLLBACK")
         if case .failure = result { return result }
-        return .failure(StorageError.misuse(message: "a database body returned with its transaction open; it was rolled back (use SQLiteConnection.transaction)"))
+        return .failure(SQLiteError.misuse(message: "a database body returned with its transaction open; it was rolled back (use SQLiteConnection.transaction)"))
     }
 
     /// Closes the connection after the blocks already queued; later `run`s fail with `.closed`.

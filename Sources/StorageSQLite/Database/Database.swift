@@ -37,13 +37,13 @@ import Synchronization
 /// # Thread safety
 /// Sendable: every method may be called from any thread. The connections are confined to their
 /// queues by `ConnectionWorker`.
-public final class Database: Sendable {
+final class Database: Sendable {
     /// The path the database was opened at.
-    public let path: String
+    let path: String
     /// Number of reader connections (0: reads share the writer).
-    public let readerCount: Int
+    let readerCount: Int
     /// The migration versions `open` applied (empty when the file was up to date).
-    public let appliedMigrations: [Int]
+    let appliedMigrations: [Int]
 
     private let writer: ConnectionWorker
     private let readers: ReaderPool?
@@ -67,10 +67,10 @@ public final class Database: Sendable {
     ///   - busyTimeoutMS: per-connection wait, in milliseconds, for another connection's lock
     ///     (another process on the same file, a checkpoint) before `.busy`. Default 5000.
     ///   - migrations: the schema; default `HeraldSchema.migrations`.
-    /// - Throws: `StorageError.open` when a connection cannot open or WAL cannot be enabled;
-    ///   `StorageError.migration` when a migration fails or the file is newer than `migrations`.
-    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
-                            migrations: [Migration] = HeraldSchema.migrations) throws(StorageError) -> Database {
+    /// - Throws: `SQLiteError.open` when a connection cannot open or WAL cannot be enabled;
+    ///   `SQLiteError.migration` when a migration fails or the file is newer than `migrations`.
+    static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
+                            migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> Database {
         precondition(readers >= 0, "reader count must not be negative")
         let writerConnection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS)
         let applied = try Migrator.migrate(writerConnection, migrations: migrations)
@@ -98,8 +98,8 @@ public final class Database: Sendable {
     /// - Returns: the versions applied now, in order.
     /// - Throws: as `open`.
     @discardableResult
-    public static func migrate(path: String, busyTimeoutMS: Int32 = 5000,
-                               migrations: [Migration] = HeraldSchema.migrations) throws(StorageError) -> [Int] {
+    static func migrate(path: String, busyTimeoutMS: Int32 = 5000,
+                               migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> [Int] {
         let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS)
         return try Migrator.migrate(connection, migrations: migrations)
     }
@@ -110,8 +110,8 @@ public final class Database: Sendable {
     /// - Parameters:
     ///   - body: the work; its connection must not escape it.
     ///   - completion: called once on the writer queue with `body`'s result or error
-    ///     (`StorageError.closed` after `close()`).
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+    ///     (`SQLiteError.closed` after `close()`).
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let writer = self.writer
         writer.queue.async { completion(writer.run(body)) }
@@ -119,9 +119,9 @@ public final class Database: Sendable {
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
     /// - Parameters:
-    ///   - body: read-only work; writing fails with `SQLITE_READONLY` (as `StorageError.step`).
+    ///   - body: read-only work; writing fails with `SQLITE_READONLY` (as `SQLiteError.step`).
     ///   - completion: called once on the reader's queue with `body`'s result or error.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         guard let readers else { return write(body, completion: completion) }
         readers.submit { worker in completion(worker.run(body)) }
@@ -130,16 +130,16 @@ public final class Database: Sendable {
     // MARK: async
 
     /// `write(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
-    /// - Throws: `body`'s error, or `StorageError.closed`.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    /// - Throws: `body`'s error, or `SQLiteError.closed`.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             write(body) { continuation.resume(with: $0) }
         }
     }
 
     /// `read(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
-    /// - Throws: `body`'s error, or `StorageError.closed`.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    /// - Throws: `body`'s error, or `SQLiteError.closed`.
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             read(body) { continuation.resume(with: $0) }
         }
@@ -150,7 +150,7 @@ public final class Database: Sendable {
     /// Blocks the calling thread until `body` ran on the writer.
     /// - Important: For start-up, the CLI and tests only; never on an event loop or in a Task.
     ///   Must not be called from inside a `write` body (it would wait for itself).
-    public func writeSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
+    func writeSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
         dispatchPrecondition(condition: .notOnQueue(writer.queue))
         return try wait { write(body, completion: $0) }
     }
@@ -158,7 +158,7 @@ public final class Database: Sendable {
     /// Blocks the calling thread until `body` ran on a reader.
     /// - Important: For start-up, the CLI and tests only; never on an event loop or in a Task.
     ///   Must not be called from inside a `read` body. May be called inside a `write` body.
-    public func readSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
+    func readSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
         for worker in readers?.workers ?? [writer] {
             dispatchPrecondition(condition: .notOnQueue(worker.queue))
         }
@@ -180,10 +180,10 @@ public final class Database: Sendable {
 
     /// Waits for submitted work, then closes every connection: readers and the checkpointer
     /// first, so the writer is the last connection and checkpoints the WAL into the main file.
-    /// Later work fails with `StorageError.closed`. Dropping the last reference without `close()`
+    /// Later work fails with `SQLiteError.closed`. Dropping the last reference without `close()`
     /// also closes the connections, without waiting.
     /// - Important: Must not be called from a `read` or `write` body.
-    public func close() {
+    func close() {
         for worker in readers?.workers ?? [] { worker.close() }
         checkpointer?.close()
         writer.close()

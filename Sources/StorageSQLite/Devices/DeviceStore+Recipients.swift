@@ -6,8 +6,8 @@ extension DeviceStore {
     /// The ids are bound as one JSON array and expanded by `json_each`, so the SQL text (and its
     /// cached statement) is the same whatever the number of users.
     /// - Parameter now: unix ms, for `active`.
-    public static func list(_ connection: SQLiteConnection, userIDs: [String], app: String = "default",
-                            now: Int64) throws(StorageError) -> [DeviceRecord] {
+    static func list(_ connection: SQLiteConnection, userIDs: [String], app: String = "default",
+                            now: Int64) throws(SQLiteError) -> [DeviceRecord] {
         if userIDs.isEmpty { return [] }
         // json_each drives a join (CROSS JOIN keeps it the outer loop) and Swift sorts: with
         // `IN (SELECT …)` and `ORDER BY`, SQLite built a temporary index and a sorter on every
@@ -18,7 +18,7 @@ extension DeviceStore {
             LEFT JOIN sessions s ON s.sid = d.sid
             WHERE d.app = :app
             """, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now])
-            .map { row throws(StorageError) in try DeviceRecord(row: row) }
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
         // SQLite's order: text compared byte by byte.
         return devices.sorted { a, b in
             if a.userID != b.userID { return a.userID.utf8.lexicographicallyPrecedes(b.userID.utf8) }

@@ -1,7 +1,7 @@
 import HeraldCore
 /// The SQL for push devices (DV-1, DV-2, DV-4, DV-6). Functions of a connection: callers run
 /// writes on the `Database` writer.
-public enum DeviceStore {
+enum DeviceStore {
     /// `active` as a column: the device's session is alive at `:now`. Internal for the
     /// many-users list in DeviceStore+Recipients.swift.
     static let selectWithActive = """
@@ -20,8 +20,8 @@ public enum DeviceStore {
     ///   - newID: the id for a new row.
     ///   - now: unix ms.
     /// - Returns: the device and whether it was created.
-    /// - Throws: `DeviceRegistrationError` (nothing changed), or `StorageError`.
-    public static func register(_ connection: SQLiteConnection, _ registration: DeviceRegistration, sessionExpiresAt: Int64?,
+    /// - Throws: `DeviceRegistrationError` (nothing changed), or `SQLiteError`.
+    static func register(_ connection: SQLiteConnection, _ registration: DeviceRegistration, sessionExpiresAt: Int64?,
                                 newID: String, now: Int64) throws -> (device: DeviceRecord, created: Bool) {
         try connection.transaction { connection in
             let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
@@ -67,41 +67,41 @@ public enum DeviceStore {
             try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
                                [registration.sessionID, registration.userID, registration.platform, id])
             guard let device = try find(connection, id: id, now: now) else {
-                throw StorageError.misuse(message: "device \(id) vanished inside its own transaction")
+                throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")
             }
             return (device, created)
         }
     }
 
     /// A device by id, with `active`.
-    public static func find(_ connection: SQLiteConnection, id: String, now: Int64) throws(StorageError) -> DeviceRecord? {
+    static func find(_ connection: SQLiteConnection, id: String, now: Int64) throws(SQLiteError) -> DeviceRecord? {
         try connection.queryOne(selectWithActive + " WHERE d.id = :id", [":id": id, ":now": now])
-            .map { row throws(StorageError) in try DeviceRecord(row: row) }
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
     }
 
     /// A user's devices, newest first (DV-2).
-    public static func list(_ connection: SQLiteConnection, userID: String, app: String = "default", now: Int64) throws(StorageError) -> [DeviceRecord] {
+    static func list(_ connection: SQLiteConnection, userID: String, app: String = "default", now: Int64) throws(SQLiteError) -> [DeviceRecord] {
         try connection.query(selectWithActive + " WHERE d.app = :app AND d.user_id = :user ORDER BY d.created_at DESC, d.id",
                              [":app": app, ":user": userID, ":now": now])
-            .map { row throws(StorageError) in try DeviceRecord(row: row) }
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
     }
 
     /// Deletes a device of `userID` by id. - Returns: false when the user has no such device.
-    public static func delete(_ connection: SQLiteConnection, id: String, userID: String) throws(StorageError) -> Bool {
+    static func delete(_ connection: SQLiteConnection, id: String, userID: String) throws(SQLiteError) -> Bool {
         try connection.run("DELETE FROM devices WHERE id = ? AND user_id = ?", [id, userID])
         return connection.changes > 0
     }
 
     /// Deletes the user's devices holding `token` (any platform). - Returns: how many.
     @discardableResult
-    public static func delete(_ connection: SQLiteConnection, token: String, userID: String) throws(StorageError) -> Int {
+    static func delete(_ connection: SQLiteConnection, token: String, userID: String) throws(SQLiteError) -> Int {
         try connection.run("DELETE FROM devices WHERE token = ? AND user_id = ?", [token, userID])
         return connection.changes
     }
 
     /// Deletes devices not registered since `cutoff` (unix ms) (DV-6). - Returns: how many.
     @discardableResult
-    public static func purge(_ connection: SQLiteConnection, notSeenSince cutoff: Int64) throws(StorageError) -> Int {
+    static func purge(_ connection: SQLiteConnection, notSeenSince cutoff: Int64) throws(SQLiteError) -> Int {
         try connection.run("DELETE FROM devices WHERE last_seen_at < ?", [cutoff])
         return connection.changes
     }
@@ -113,7 +113,7 @@ extension DeviceStore {
     ///
     /// - Parameter invalidSince: unix ms from the provider, if it gave one.
     /// - Returns: true when the device was deleted.
-    public static func deleteInvalid(_ connection: SQLiteConnection, id: String, invalidSince: Int64?) throws(StorageError) -> Bool {
+    static func deleteInvalid(_ connection: SQLiteConnection, id: String, invalidSince: Int64?) throws(SQLiteError) -> Bool {
         if let invalidSince {
             try connection.run("DELETE FROM devices WHERE id = ? AND last_seen_at <= ?", [id, invalidSince])
         } else {

@@ -7,15 +7,15 @@
 /// before committing, so a rebuild that breaks references fails instead of committing.
 ///
 /// Once released, a migration never changes: fix mistakes with a new one.
-public struct Migration: Sendable, Equatable {
+struct Migration: Sendable, Equatable {
     /// 1, 2, 3… with no gaps; stored in `PRAGMA user_version` once applied.
-    public let version: Int
+    let version: Int
     /// A short description for logs (`"sessions, devices, jobs"`).
-    public let name: String
+    let name: String
     /// One or more SQL statements without parameters.
-    public let sql: String
+    let sql: String
 
-    public init(version: Int, name: String, sql: String) {
+    init(version: Int, name: String, sql: String) {
         precondition(version > 0, "migration versions start at 1")
         self.version = version
         self.name = name

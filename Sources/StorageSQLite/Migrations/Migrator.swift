@@ -5,7 +5,7 @@
 /// migration's own changes, so a crash leaves either both or neither; it costs nothing to read at
 /// start; and the migration names live in code, where they are reviewed. (A future PostgreSQL
 /// backend has no `user_version` and will keep its own table.)
-public enum Migrator {
+enum Migrator {
     /// Applies every migration newer than the database, in order, each in its own
     /// `BEGIN IMMEDIATE` transaction that also sets `user_version`.
     ///
@@ -15,12 +15,12 @@ public enum Migrator {
     ///   - connection: a read-write connection, outside any transaction.
     ///   - migrations: versions 1, 2, 3… in order (checked: a gap or reordering is a programming error).
     /// - Returns: the versions applied now, in order; empty when the database was up to date.
-    /// - Throws: `StorageError.migration(version, message)` when a step fails (nothing of that step
+    /// - Throws: `SQLiteError.migration(version, message)` when a step fails (nothing of that step
     ///   is kept; earlier steps are) or when the database's version is newer than `migrations`
     ///   knows: an older build must not run on a newer schema.
     @discardableResult
-    public static func migrate(_ connection: SQLiteConnection,
-                               migrations: [Migration] = HeraldSchema.migrations) throws(StorageError) -> [Int] {
+    static func migrate(_ connection: SQLiteConnection,
+                               migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> [Int] {
         for (offset, migration) in migrations.enumerated() {
             precondition(migration.version == offset + 1,
                          "migration \(migration.name) has version \(migration.version), expected \(offset + 1)")
@@ -34,7 +34,7 @@ public enum Migrator {
         var applied: [Int] = []
         for migration in migrations where migration.version > current {
             do {
-                let didApply = try connection.transaction(.immediate) { conn throws(StorageError) -> Bool in
+                let didApply = try connection.transaction(.immediate) { conn throws(SQLiteError) -> Bool in
                     guard try version(of: conn) < migration.version else { return false }  // another process did it
                     try conn.execute(migration.sql)
                     if let broken = try conn.queryOne("PRAGMA foreign_key_check") {
@@ -46,7 +46,7 @@ public enum Migrator {
                     return true
                 }
                 if didApply { applied.append(migration.version) }
-            } catch let error as StorageError {
+            } catch let error as SQLiteError {
                 if case .migration = error { throw error }
                 throw .migration(version: migration.version, message: "\(migration.name): \(error)")
             } catch {
@@ -57,8 +57,8 @@ public enum Migrator {
     }
 
     /// The schema version recorded in the database (`PRAGMA user_version`; 0 for a new file).
-    /// - Throws: `StorageError` when the pragma cannot run.
-    public static func version(of connection: SQLiteConnection) throws(StorageError) -> Int {
+    /// - Throws: `SQLiteError` when the pragma cannot run.
+    static func version(of connection: SQLiteConnection) throws(SQLiteError) -> Int {
         guard let row = try connection.queryOne("PRAGMA user_version") else { return 0 }
         return try row[0, as: Int.self]
     }

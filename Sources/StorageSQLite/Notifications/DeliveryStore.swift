@@ -1,10 +1,10 @@
 import HeraldCore
 /// The SQL for the delivery record (NO-8): an append-only log per notification, written by
 /// planning, the delivery worker and the open beacon.
-public enum DeliveryStore {
+enum DeliveryStore {
     /// Appends an entry (its `id` is ignored). - Returns: the id assigned.
     @discardableResult
-    public static func record(_ connection: SQLiteConnection, _ entry: DeliveryEntry) throws(StorageError) -> Int64 {
+    static func record(_ connection: SQLiteConnection, _ entry: DeliveryEntry) throws(SQLiteError) -> Int64 {
         try connection.run("""
             INSERT INTO deliveries (notification_id, user_id, device_id, connection_id, session_id, outcome,
                                     provider_message_id, job_id, delivery_id, detail, at)
@@ -15,21 +15,21 @@ public enum DeliveryStore {
     }
 
     /// A notification's record, oldest first (in the order written, whatever the `at` values).
-    public static func list(_ connection: SQLiteConnection, notificationID: String) throws(StorageError) -> [DeliveryEntry] {
+    static func list(_ connection: SQLiteConnection, notificationID: String) throws(SQLiteError) -> [DeliveryEntry] {
         try connection.query("SELECT * FROM deliveries WHERE notification_id = ? ORDER BY id", [notificationID])
-            .map { row throws(StorageError) in try DeliveryEntry(row: row) }
+            .map { row throws(SQLiteError) in try DeliveryEntry(row: row) }
     }
 
     /// The `queued` entry carrying `deliveryID`: the open beacon's key to its notification,
     /// user and device. The first one when recovery queued it twice.
-    public static func queued(_ connection: SQLiteConnection, deliveryID: String) throws(StorageError) -> DeliveryEntry? {
+    static func queued(_ connection: SQLiteConnection, deliveryID: String) throws(SQLiteError) -> DeliveryEntry? {
         try connection.queryOne("SELECT * FROM deliveries WHERE delivery_id = ? AND outcome = 'queued' ORDER BY id LIMIT 1", [deliveryID])
-            .map { row throws(StorageError) in try DeliveryEntry(row: row) }
+            .map { row throws(SQLiteError) in try DeliveryEntry(row: row) }
     }
 
     /// True when an entry with this delivery id and outcome exists (e.g. an `opened` beacon
     /// recorded already).
-    public static func exists(_ connection: SQLiteConnection, deliveryID: String, outcome: DeliveryOutcome) throws(StorageError) -> Bool {
+    static func exists(_ connection: SQLiteConnection, deliveryID: String, outcome: DeliveryOutcome) throws(SQLiteError) -> Bool {
         try connection.queryOne("SELECT EXISTS (SELECT 1 FROM deliveries WHERE delivery_id = ? AND outcome = ?)",
                                 [deliveryID, outcome.rawValue])?[0] ?? false
     }

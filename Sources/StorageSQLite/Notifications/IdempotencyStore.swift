@@ -2,18 +2,18 @@ import HeraldCore
 /// The SQL for idempotency keys (NO-1: a paid order pushes once however often the provider
 /// confirms). Expiry is a read-time cutoff, so a key is usable again the moment it expires,
 /// whenever the purge runs.
-public enum IdempotencyStore {
+enum IdempotencyStore {
     /// The record for `key` if created at or after `notBefore` (unix ms); an older one counts as absent.
-    public static func find(_ connection: SQLiteConnection, app: String = "default", key: String,
-                            notBefore: Int64) throws(StorageError) -> IdempotencyRecord? {
+    static func find(_ connection: SQLiteConnection, app: String = "default", key: String,
+                            notBefore: Int64) throws(SQLiteError) -> IdempotencyRecord? {
         try connection.queryOne("SELECT * FROM idempotency_keys WHERE app = ? AND key = ? AND created_at >= ?", [app, key, notBefore])
-            .map { row throws(StorageError) in try IdempotencyRecord(row: row) }
+            .map { row throws(SQLiteError) in try IdempotencyRecord(row: row) }
     }
 
     /// Stores the record, replacing any stored one of the same key.
     /// - Important: Call `find` first in the same write transaction: a stored record `find` did
     ///   not return is expired and may go; a live one must be answered, not replaced.
-    public static func reserve(_ connection: SQLiteConnection, _ record: IdempotencyRecord) throws(StorageError) {
+    static func reserve(_ connection: SQLiteConnection, _ record: IdempotencyRecord) throws(SQLiteError) {
         try connection.run("""
             INSERT INTO idempotency_keys (app, key, request_hash, response_json, complete, created_at) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (app, key) DO UPDATE SET request_hash = excluded.request_hash, response_json = excluded.response_json,
@@ -22,15 +22,15 @@ public enum IdempotencyStore {
     }
 
     /// Stores the answer for `key` and marks it complete.
-    public static func complete(_ connection: SQLiteConnection, app: String = "default", key: String,
-                                responseJSON: String) throws(StorageError) {
+    static func complete(_ connection: SQLiteConnection, app: String = "default", key: String,
+                                responseJSON: String) throws(SQLiteError) {
         try connection.run("UPDATE idempotency_keys SET response_json = ?, complete = 1 WHERE app = ? AND key = ?",
                            [responseJSON, app, key])
     }
 
     /// Deletes keys created before `cutoff` (unix ms). - Returns: how many.
     @discardableResult
-    public static func purge(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(StorageError) -> Int {
+    static func purge(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
         try connection.run("DELETE FROM idempotency_keys WHERE created_at < ?", [cutoff])
         return connection.changes
     }

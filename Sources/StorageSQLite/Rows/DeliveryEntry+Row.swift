@@ -1,7 +1,7 @@
 import HeraldCore
 
 extension DeliveryEntry {
-    init(row: Row) throws(StorageError) {
+    init(row: Row) throws(SQLiteError) {
         let rawOutcome: String = try row["outcome"]
         guard let outcome = DeliveryOutcome(rawValue: rawOutcome) else {
             throw .decode(column: "outcome", expected: "DeliveryOutcome", found: rawOutcome)

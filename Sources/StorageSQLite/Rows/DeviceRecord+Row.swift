@@ -1,7 +1,7 @@
 import HeraldCore
 
 extension DeviceRecord {
-    init(row: Row) throws(StorageError) {
+    init(row: Row) throws(SQLiteError) {
         self.init(id: try row["id"], app: try row["app"], userID: try row["user_id"], sessionID: try row["sid"],
                   platform: try row["platform"], provider: try row["provider"], token: try row["token"],
                   environment: try row["environment"], installationID: try row["installation_id"], locale: try row["locale"],

@@ -1,7 +1,7 @@
 import HeraldCore
 
 extension JobRecord {
-    init(row: Row) throws(StorageError) {
+    init(row: Row) throws(SQLiteError) {
         let rawState: String = try row["state"]
         guard let state = JobState(rawValue: rawState) else {
             throw .decode(column: "state", expected: "queued|leased|done|dead", found: rawState)

@@ -1,7 +1,7 @@
 import HeraldCore
 
 extension NotificationRecord {
-    init(row: Row) throws(StorageError) {
+    init(row: Row) throws(SQLiteError) {
         self.init(sequence: try row["seq"], id: try row["id"], app: try row["app"], userID: try row["user_id"],
                   kind: try row["kind"], scope: try row["scope"], titleJSON: try row["title_json"], bodyJSON: try row["body_json"],
                   argsJSON: try row["args_json"], dataJSON: try row["data_json"], collapseKey: try row["collapse_key"],

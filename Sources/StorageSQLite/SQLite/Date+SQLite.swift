@@ -8,17 +8,17 @@ import Foundation
 /// JavaScript clients and PostgreSQL's `bigint` columns take without conversion.
 extension Date: SQLiteBindable, SQLiteDecodable {
     /// Milliseconds since 1970-01-01T00:00:00Z, rounded to the nearest millisecond.
-    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
 
     /// The moment `milliseconds` after 1970-01-01T00:00:00Z.
-    public init(unixMilliseconds milliseconds: Int64) {
+    init(unixMilliseconds milliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    public var sqliteValue: SQLiteValue { .integer(unixMilliseconds) }
+    var sqliteValue: SQLiteValue { .integer(unixMilliseconds) }
 
     /// Reads INTEGER unix milliseconds only.
-    public init?(sqliteValue: SQLiteValue) {
+    init?(sqliteValue: SQLiteValue) {
         guard case .integer(let milliseconds) = sqliteValue else { return nil }
         self.init(unixMilliseconds: milliseconds)
     }

@@ -32,8 +32,8 @@ enum JSONStringArray {
     }
 
     /// Decodes `text` read from `column`.
-    /// - Throws: `StorageError.decode` when the text is not a JSON array of strings.
-    static func decode(_ text: String, column: String) throws(StorageError) -> [String] {
+    /// - Throws: `SQLiteError.decode` when the text is not a JSON array of strings.
+    static func decode(_ text: String, column: String) throws(SQLiteError) -> [String] {
         do {
             return try JSONDecoder().decode([String].self, from: Data(text.utf8))
         } catch {

@@ -7,10 +7,10 @@
 /// let first = try row[0, as: String.self]         // by 0-based index
 /// ```
 /// A NULL read as a non-optional type, a wrong storage class or an unknown column throws
-/// `StorageError.decode`.
-public struct Row: Sendable {
+/// `SQLiteError.decode`.
+struct Row: Sendable {
     /// The row's columns as SQLite returned them, in SELECT order.
-    public let values: [SQLiteValue]
+    let values: [SQLiteValue]
     private let columns: RowColumns
 
     init(columns: RowColumns, values: [SQLiteValue]) {
@@ -20,12 +20,12 @@ public struct Row: Sendable {
     }
 
     /// Column names in SELECT order (the `AS` alias when there is one).
-    public var columnNames: [String] { columns.names }
+    var columnNames: [String] { columns.names }
 
     /// Decodes column `name`. With duplicate names (a join without aliases) the first one wins.
-    /// - Throws: `StorageError.decode` for an unknown column or a value that is not a `T`.
-    public subscript<T: SQLiteDecodable>(_ name: String, as type: T.Type = T.self) -> T {
-        get throws(StorageError) {
+    /// - Throws: `SQLiteError.decode` for an unknown column or a value that is not a `T`.
+    subscript<T: SQLiteDecodable>(_ name: String, as type: T.Type = T.self) -> T {
+        get throws(SQLiteError) {
             guard let index = columns.index[name] else {
                 throw .decode(column: name, expected: String(describing: T.self), found: "no such column")
             }
@@ -34,16 +34,16 @@ public struct Row: Sendable {
     }
 
     /// Decodes the column at 0-based `index`.
-    /// - Throws: `StorageError.decode` when the value is not a `T`.
+    /// - Throws: `SQLiteError.decode` when the value is not a `T`.
     /// - Important: `index` must be in `0..<values.count`.
-    public subscript<T: SQLiteDecodable>(_ index: Int, as type: T.Type = T.self) -> T {
-        get throws(StorageError) {
+    subscript<T: SQLiteDecodable>(_ index: Int, as type: T.Type = T.self) -> T {
+        get throws(SQLiteError) {
             precondition(values.indices.contains(index), "column index \(index) out of range 0..<\(values.count)")
             return try decode(index, name: columns.names[index])
         }
     }
 
-    private func decode<T: SQLiteDecodable>(_ index: Int, name: String) throws(StorageError) -> T {
+    private func decode<T: SQLiteDecodable>(_ index: Int, name: String) throws(SQLiteError) -> T {
         let value = values[index]
         guard let decoded = T(sqliteValue: value) else {
             throw .decode(column: name, expected: String(describing: T.self), found: value.typeName)

@@ -4,7 +4,7 @@
 /// `[UInt8]` (BLOB), `Date` (INTEGER unix milliseconds) and `Optional` of any of them
 /// (`nil` binds NULL). In an `[any SQLiteBindable]` list a bare `nil` does not type-check:
 /// write `SQLiteValue.null` or pass an optional variable.
-public protocol SQLiteBindable {
+protocol SQLiteBindable {
     /// The value as SQLite will store it.
     var sqliteValue: SQLiteValue { get }
 }

@@ -1,5 +1,5 @@
 /// How `BEGIN` takes its locks.
-public enum TransactionMode: Sendable {
+enum TransactionMode: Sendable {
     /// `BEGIN DEFERRED`: no lock until the first read or write. For readers: a consistent
     /// snapshot across several SELECTs.
     case deferred
@@ -29,9 +29,9 @@ extension SQLiteConnection {
     ///     read-only one. Ignored for a nested call.
     ///   - body: the work; it receives this connection.
     /// - Returns: what `body` returns.
-    /// - Throws: `body`'s error unchanged after rolling back, or a `StorageError` from BEGIN or COMMIT
+    /// - Throws: `body`'s error unchanged after rolling back, or a `SQLiteError` from BEGIN or COMMIT
     ///   (a failed COMMIT is rolled back too).
-    public func transaction<T>(_ mode: TransactionMode? = nil, _ body: (SQLiteConnection) throws -> T) throws -> T {
+    func transaction<T>(_ mode: TransactionMode? = nil, _ body: (SQLiteConnection) throws -> T) throws -> T {
         if isInTransaction {
             return try savepoint(body)
         }

@@ -12,9 +12,9 @@ import CSQLite
 /// connection must be used by one thread at a time. In Herald a `Database` owns every connection:
 /// the writer is used only on the writer queue, each reader only on its own reader queue.
 /// A connection may be created on one thread and handed to another before first use.
-public final class SQLiteConnection {
+final class SQLiteConnection {
     /// How a connection is opened.
-    public enum Mode: Sendable {
+    enum Mode: Sendable {
         /// `SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE`, WAL enabled: the writer.
         case readWrite
         /// `SQLITE_OPEN_READONLY`: a reader. Writes fail with `SQLITE_READONLY`.
@@ -22,9 +22,9 @@ public final class SQLiteConnection {
     }
 
     /// The file path given to `init` (`":memory:"` for a private in-memory database).
-    public let path: String
+    let path: String
     /// Read-write (the writer) or read-only (a reader).
-    public let mode: Mode
+    let mode: Mode
     /// The `sqlite3*`; valid until `deinit`.
     let handle: OpaquePointer
     let statementCache: StatementCache
@@ -38,11 +38,11 @@ public final class SQLiteConnection {
     ///   - path: a file path, or `":memory:"` for a private in-memory database (no WAL there).
     ///   - mode: `.readWrite` for the writer, `.readOnly` for readers.
     ///   - busyTimeoutMS: how long, in milliseconds, a statement waits for another connection's
-    ///     lock before failing with `StorageError.busy`. Default 5000.
+    ///     lock before failing with `SQLiteError.busy`. Default 5000.
     ///   - statementCacheCapacity: how many distinct prepared statements to keep. Default 64.
-    /// - Throws: `StorageError.open` with SQLite's code and message.
-    public init(path: String, mode: Mode = .readWrite, busyTimeoutMS: Int32 = 5000,
-                statementCacheCapacity: Int = 64) throws(StorageError) {
+    /// - Throws: `SQLiteError.open` with SQLite's code and message.
+    init(path: String, mode: Mode = .readWrite, busyTimeoutMS: Int32 = 5000,
+                statementCacheCapacity: Int = 64) throws(SQLiteError) {
         precondition(busyTimeoutMS >= 0, "busy timeout must not be negative")
         self.handle = try Self.open(path: path, mode: mode, busyTimeoutMS: busyTimeoutMS)
         self.path = path
@@ -58,7 +58,7 @@ public final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    private static func open(path: String, mode: Mode, busyTimeoutMS: Int32) throws(StorageError) -> OpaquePointer {
+    private static func open(path: String, mode: Mode, busyTimeoutMS: Int32) throws(SQLiteError) -> OpaquePointer {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY
         var opened: OpaquePointer?
@@ -68,7 +68,7 @@ public final class SQLiteConnection {
             sqlite3_close_v2(opened)
             throw .open(path: path, code: SQLiteResultCode(rc), message: message)
         }
-        do throws(StorageError) {
+        do throws(SQLiteError) {
             sqlite3_extended_result_codes(db, 1)
             sqlite3_busy_timeout(db, busyTimeoutMS)
             if mode == .readWrite {
@@ -87,7 +87,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a set-up pragma on a raw handle (before `self` exists) and returns its first value.
-    private static func pragma(_ db: OpaquePointer, path: String, _ sql: String) throws(StorageError) -> String? {
+    private static func pragma(_ db: OpaquePointer, path: String, _ sql: String) throws(SQLiteError) -> String? {
         var statement: OpaquePointer?
         var rc = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
@@ -104,21 +104,21 @@ public final class SQLiteConnection {
     // MARK: State
 
     /// Rowid of the last row inserted through this connection (0 before any insert).
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
-    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    var changes: Int { Int(sqlite3_changes64(handle)) }
 
     /// Rows changed since the connection opened.
-    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+    var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 
     /// True while a transaction is open (SQLite is out of autocommit mode).
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Number of idle statements in the cache (for tests and stats).
-    public var cachedStatementCount: Int { statementCache.count }
+    var cachedStatementCount: Int { statementCache.count }
     /// Statements compiled for the cache since the connection opened; stays flat while SQL is reused.
-    public var compiledStatementCount: Int { statementCache.compiledCount }
+    var compiledStatementCount: Int { statementCache.compiledCount }
 
     // MARK: WAL
 
@@ -147,9 +147,9 @@ public final class SQLiteConnection {
     /// Copies what it can of the WAL into the database file without waiting for any lock
     /// (`SQLITE_CHECKPOINT_PASSIVE`).
     /// - Returns: frames in the WAL, and how many of them are in the database file now.
-    /// - Throws: `StorageError.step` (or `.busy` while another connection checkpoints).
+    /// - Throws: `SQLiteError.step` (or `.busy` while another connection checkpoints).
     @discardableResult
-    func checkpoint() throws(StorageError) -> (walFrames: Int, checkpointed: Int) {
+    func checkpoint() throws(SQLiteError) -> (walFrames: Int, checkpointed: Int) {
         var frames: Int32 = 0, done: Int32 = 0
         let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &done)
         guard rc == SQLITE_OK else { throw failure(rc) { .step(code: $0, message: $1) } }
@@ -165,12 +165,12 @@ public final class SQLiteConnection {
     /// - Parameters:
     ///   - sql: one SQL statement; trailing whitespace, `;` and comments are allowed.
     ///   - cached: false for SQL that runs once, so it does not take a cache slot.
-    /// - Throws: `StorageError.prepare` for a compile error, empty SQL or a second statement.
-    public func prepare(_ sql: String, cached: Bool = true) throws(StorageError) -> Statement {
+    /// - Throws: `SQLiteError.prepare` for a compile error, empty SQL or a second statement.
+    func prepare(_ sql: String, cached: Bool = true) throws(SQLiteError) -> Statement {
         if cached, let handle = statementCache.checkOut(sql) {
             return Statement(sql: sql, handle: handle, connection: self, cached: true)
         }
-        var failure: StorageError?
+        var failure: SQLiteError?
         var compiled: OpaquePointer?
         // PERSISTENT tells SQLite the statement will be reused many times (allocates it outside
         // the lookaside pool), which is what the cache does with it.
@@ -210,8 +210,8 @@ public final class SQLiteConnection {
     /// Rows a statement returns are discarded. Not cached.
     /// - Throws: `.prepare` naming the statement that did not compile, or `.step`/`.constraint`/
     ///   `.busy` for the one that failed; statements before it have run.
-    public func execute(_ sql: String) throws(StorageError) {
-        var failure: StorageError?
+    func execute(_ sql: String) throws(SQLiteError) {
+        var failure: SQLiteError?
         sql.withCString { start in
             var cursor: UnsafePointer<CChar>? = start
             while let current = cursor, current.pointee != 0 {
@@ -240,32 +240,32 @@ public final class SQLiteConnection {
     // MARK: One-call helpers
 
     /// `prepare(sql).run(values)`: runs a statement with positional values.
-    public func run(_ sql: String, _ values: [any SQLiteBindable] = []) throws(StorageError) {
+    func run(_ sql: String, _ values: [any SQLiteBindable] = []) throws(SQLiteError) {
         try prepare(sql).run(values)
     }
 
     /// `prepare(sql).run(values)`: runs a statement with named values.
-    public func run(_ sql: String, _ values: [String: any SQLiteBindable]) throws(StorageError) {
+    func run(_ sql: String, _ values: [String: any SQLiteBindable]) throws(SQLiteError) {
         try prepare(sql).run(values)
     }
 
     /// `prepare(sql).query(values)`: every row, positional values.
-    public func query(_ sql: String, _ values: [any SQLiteBindable] = []) throws(StorageError) -> [Row] {
+    func query(_ sql: String, _ values: [any SQLiteBindable] = []) throws(SQLiteError) -> [Row] {
         try prepare(sql).query(values)
     }
 
     /// `prepare(sql).query(values)`: every row, named values.
-    public func query(_ sql: String, _ values: [String: any SQLiteBindable]) throws(StorageError) -> [Row] {
+    func query(_ sql: String, _ values: [String: any SQLiteBindable]) throws(SQLiteError) -> [Row] {
         try prepare(sql).query(values)
     }
 
     /// `prepare(sql).queryOne(values)`: the first row or nil, positional values.
-    public func queryOne(_ sql: String, _ values: [any SQLiteBindable] = []) throws(StorageError) -> Row? {
+    func queryOne(_ sql: String, _ values: [any SQLiteBindable] = []) throws(SQLiteError) -> Row? {
         try prepare(sql).queryOne(values)
     }
 
     /// `prepare(sql).queryOne(values)`: the first row or nil, named values.
-    public func queryOne(_ sql: String, _ values: [String: any SQLiteBindable]) throws(StorageError) -> Row? {
+    func queryOne(_ sql: String, _ values: [String: any SQLiteBindable]) throws(SQLiteError) -> Row? {
         try prepare(sql).queryOne(values)
     }
 
@@ -274,11 +274,11 @@ public final class SQLiteConnection {
     /// SQLite's message for the last failure on this connection.
     var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
-    /// Turns a failed result code into a `StorageError`: constraint and busy codes get their own
+    /// Turns a failed result code into a `SQLiteError`: constraint and busy codes get their own
     /// cases, anything else `fallback(code, message)`.
-    func failure(_ rc: Int32, _ fallback: (SQLiteResultCode, String) -> StorageError) -> StorageError {
+    func failure(_ rc: Int32, _ fallback: (SQLiteResultCode, String) -> SQLiteError) -> SQLiteError {
         let message = errorMessage
-        return StorageError.classify(SQLiteResultCode(rc), message: message) { fallback($0, message) }
+        return SQLiteError.classify(SQLiteResultCode(rc), message: message) { fallback($0, message) }
     }
 }
 

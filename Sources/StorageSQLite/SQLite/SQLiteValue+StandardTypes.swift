@@ -1,40 +1,40 @@
 // Bindings and strict decodings between SQLite values and the standard library types Herald uses.
 
 extension SQLiteValue: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { self }
-    public init?(sqliteValue: SQLiteValue) { self = sqliteValue }
+    var sqliteValue: SQLiteValue { self }
+    init?(sqliteValue: SQLiteValue) { self = sqliteValue }
 }
 
 extension Int64: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .integer(self) }
-    public init?(sqliteValue: SQLiteValue) {
+    var sqliteValue: SQLiteValue { .integer(self) }
+    init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
         self = value
     }
 }
 
 extension Int: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
-    public init?(sqliteValue: SQLiteValue) {
+    var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue, let exact = Int(exactly: value) else { return nil }
         self = exact
     }
 }
 
 extension Int32: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     /// Fails (a decode error) when the stored integer does not fit in 32 bits.
-    public init?(sqliteValue: SQLiteValue) {
+    init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue, let exact = Int32(exactly: value) else { return nil }
         self = exact
     }
 }
 
 extension Double: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .real(self) }
+    var sqliteValue: SQLiteValue { .real(self) }
     /// Reads REAL, and INTEGER when it converts exactly (`SUM`, `AVG` of whole numbers, REAL
     /// columns written with integers).
-    public init?(sqliteValue: SQLiteValue) {
+    init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .real(let value): self = value
         case .integer(let value):
@@ -46,9 +46,9 @@ extension Double: SQLiteBindable, SQLiteDecodable {
 }
 
 extension Bool: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+    var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
     /// Only 0 and 1 decode; any other integer is a decode error rather than a guess.
-    public init?(sqliteValue: SQLiteValue) {
+    init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .integer(0): self = false
         case .integer(1): self = true
@@ -58,28 +58,28 @@ extension Bool: SQLiteBindable, SQLiteDecodable {
 }
 
 extension String: SQLiteBindable, SQLiteDecodable {
-    public var sqliteValue: SQLiteValue { .text(self) }
-    public init?(sqliteValue: SQLiteValue) {
+    var sqliteValue: SQLiteValue { .text(self) }
+    init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
     }
 }
 
 extension Array: SQLiteBindable, SQLiteDecodable where Element == UInt8 {
-    public var sqliteValue: SQLiteValue { .blob(self) }
-    public init?(sqliteValue: SQLiteValue) {
+    var sqliteValue: SQLiteValue { .blob(self) }
+    init?(sqliteValue: SQLiteValue) {
         guard case .blob(let value) = sqliteValue else { return nil }
         self = value
     }
 }
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
 }
 
 extension Optional: SQLiteDecodable where Wrapped: SQLiteDecodable {
     /// NULL decodes as `nil`; any other value must decode as `Wrapped`.
-    public init?(sqliteValue: SQLiteValue) {
+    init?(sqliteValue: SQLiteValue) {
         if case .null = sqliteValue {
             self = .none
         } else if let wrapped = Wrapped(sqliteValue: sqliteValue) {

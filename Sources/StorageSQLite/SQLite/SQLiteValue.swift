@@ -2,7 +2,7 @@
 ///
 /// Literals work where a value is expected: `1`, `2.5`, `"text"`, `nil`, `true` (stored as 1).
 /// - Note: SQLite stores a bound `Double.nan` as NULL.
-public enum SQLiteValue: Hashable, Sendable {
+enum SQLiteValue: Hashable, Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -11,7 +11,7 @@ public enum SQLiteValue: Hashable, Sendable {
     case blob([UInt8])
 
     /// The SQLite storage-class name (`"INTEGER"`, `"NULL"`…), used in decode errors.
-    public var typeName: String {
+    var typeName: String {
         switch self {
         case .null: "NULL"
         case .integer: "INTEGER"
@@ -23,21 +23,21 @@ public enum SQLiteValue: Hashable, Sendable {
 }
 
 extension SQLiteValue: ExpressibleByNilLiteral {
-    public init(nilLiteral: ()) { self = .null }
+    init(nilLiteral: ()) { self = .null }
 }
 
 extension SQLiteValue: ExpressibleByIntegerLiteral {
-    public init(integerLiteral value: Int64) { self = .integer(value) }
+    init(integerLiteral value: Int64) { self = .integer(value) }
 }
 
 extension SQLiteValue: ExpressibleByFloatLiteral {
-    public init(floatLiteral value: Double) { self = .real(value) }
+    init(floatLiteral value: Double) { self = .real(value) }
 }
 
 extension SQLiteValue: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) { self = .text(value) }
+    init(stringLiteral value: String) { self = .text(value) }
 }
 
 extension SQLiteValue: ExpressibleByBooleanLiteral {
-    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+    init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
 }

@@ -18,9 +18,9 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// # Thread safety
 /// Not Sendable: it belongs to its connection and is used on that connection's thread only.
 /// When the object goes away its compiled statement returns to the connection's cache.
-public final class Statement {
+final class Statement {
     /// The SQL this statement was compiled from (the statement cache's key).
-    public let sql: String
+    let sql: String
     let handle: OpaquePointer
     private let connection: SQLiteConnection
     private let cached: Bool
@@ -41,37 +41,37 @@ public final class Statement {
     }
 
     /// Number of parameters: the largest index (`?NNN`), counting a repeated name once.
-    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
     /// Number of result columns (0 for statements that return no rows).
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
     /// True when the statement does not write to the database.
-    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     /// True between a `step()` and the `reset()` that ends it: the statement holds its read
     /// snapshot (or write) open.
-    public var isActive: Bool { sqlite3_stmt_busy(handle) != 0 }
+    var isActive: Bool { sqlite3_stmt_busy(handle) != 0 }
 
     // MARK: Binding
 
     /// Binds `value` to the parameter at 1-based `index` (SQLite's numbering).
-    /// - Throws: `StorageError.bind` when `index` is out of range or the statement is mid-step.
-    public func bind(_ value: some SQLiteBindable, at index: Int) throws(StorageError) {
+    /// - Throws: `SQLiteError.bind` when `index` is out of range or the statement is mid-step.
+    func bind(_ value: some SQLiteBindable, at index: Int) throws(SQLiteError) {
         try bind(value.sqliteValue, index: Int32(clamping: index), parameter: "?\(index)")
     }
 
     /// Binds `value` to the parameter called `name`. Give the prefix the SQL uses (`:sid`, `@sid`,
     /// `$sid`); a bare `sid` is looked up as `:sid`, then `@sid`, then `$sid`.
-    /// - Throws: `StorageError.bind` when no parameter has that name.
-    public func bind(_ value: some SQLiteBindable, named name: String) throws(StorageError) {
+    /// - Throws: `SQLiteError.bind` when no parameter has that name.
+    func bind(_ value: some SQLiteBindable, named name: String) throws(SQLiteError) {
         try bind(value.sqliteValue, index: try parameterIndex(name), parameter: name)
     }
 
     /// Binds `values` to parameters 1, 2, 3… in order.
-    /// - Throws: `StorageError.bind` unless `values.count == parameterCount`: a missing value
+    /// - Throws: `SQLiteError.bind` unless `values.count == parameterCount`: a missing value
     ///   would silently be NULL.
-    public func bind(_ values: [any SQLiteBindable]) throws(StorageError) {
+    func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
         guard values.count == parameterCount else {
             throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
                         message: "statement has \(parameterCount) parameters, \(values.count) values given")
@@ -82,8 +82,8 @@ public final class Statement {
     }
 
     /// Binds each value to the parameter of that name (see `bind(_:named:)` for prefixes).
-    /// - Throws: `StorageError.bind` for an unknown name, or when a parameter is left unbound.
-    public func bind(_ values: [String: any SQLiteBindable]) throws(StorageError) {
+    /// - Throws: `SQLiteError.bind` for an unknown name, or when a parameter is left unbound.
+    func bind(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
         var bound = Set<Int32>()
         for (name, value) in values {
             let index = try parameterIndex(name)
@@ -98,11 +98,11 @@ public final class Statement {
     }
 
     /// Sets every parameter back to NULL.
-    public func clearBindings() {
+    func clearBindings() {
         sqlite3_clear_bindings(handle)
     }
 
-    private func parameterIndex(_ name: String) throws(StorageError) -> Int32 {
+    private func parameterIndex(_ name: String) throws(SQLiteError) -> Int32 {
         let candidates = [":", "@", "$"].contains(where: name.hasPrefix) ? [name] : [":" + name, "@" + name, "$" + name]
         for candidate in candidates {
             let index = sqlite3_bind_parameter_index(handle, candidate)
@@ -111,7 +111,7 @@ public final class Statement {
         throw .bind(parameter: name, code: .range, message: "no parameter named \(name) in `\(sql)`")
     }
 
-    private func bind(_ value: SQLiteValue, index: Int32, parameter: String) throws(StorageError) {
+    private func bind(_ value: SQLiteValue, index: Int32, parameter: String) throws(SQLiteError) {
         let rc: Int32
         switch value {
         case .null:
@@ -147,7 +147,7 @@ public final class Statement {
     /// Runs the statement to its next row.
     /// - Returns: true when a row is available (read it with `row()`), false when done.
     /// - Throws: `.constraint`, `.busy` or `.step` with SQLite's extended result code and message.
-    public func step() throws(StorageError) -> Bool {
+    func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -157,23 +157,23 @@ public final class Statement {
     }
 
     /// Rewinds the statement so it can run again; bindings are kept. Ends its read snapshot.
-    public func reset() {
+    func reset() {
         // sqlite3_reset repeats the error of the last step, which `step()` threw already.
         sqlite3_reset(handle)
     }
 
     /// Column names in SELECT order.
-    public var columnNames: [String] {
+    var columnNames: [String] {
         (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
     }
 
     /// Copies the current row out; valid after `step()` returned true.
-    /// - Throws: `StorageError.step` (`SQLITE_NOMEM`) when SQLite cannot produce a text or blob.
-    public func row() throws(StorageError) -> Row {
+    /// - Throws: `SQLiteError.step` (`SQLITE_NOMEM`) when SQLite cannot produce a text or blob.
+    func row() throws(SQLiteError) -> Row {
         try row(columns: RowColumns(names: columnNames))
     }
 
-    private func row(columns: RowColumns) throws(StorageError) -> Row {
+    private func row(columns: RowColumns) throws(SQLiteError) -> Row {
         var values: [SQLiteValue] = []
         values.reserveCapacity(columns.names.count)
         for column in 0..<Int32(columns.names.count) {
@@ -182,7 +182,7 @@ public final class Statement {
         return Row(columns: columns, values: values)
     }
 
-    private func value(at column: Int32) throws(StorageError) -> SQLiteValue {
+    private func value(at column: Int32) throws(SQLiteError) -> SQLiteValue {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER:
             return .integer(sqlite3_column_int64(handle, column))
@@ -206,7 +206,7 @@ public final class Statement {
         }
     }
 
-    private func outOfMemory() -> StorageError {
+    private func outOfMemory() -> SQLiteError {
         .step(code: .noMemory, message: connection.errorMessage)
     }
 
@@ -214,7 +214,7 @@ public final class Statement {
 
     /// Binds `values` positionally, runs the statement and returns every row.
     /// - Throws: `.bind`, `.constraint`, `.busy`, `.step`.
-    public func query(_ values: [any SQLiteBindable] = []) throws(StorageError) -> [Row] {
+    func query(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> [Row] {
         rewind()
         defer { reset() }
         try bind(values)
@@ -222,7 +222,7 @@ public final class Statement {
     }
 
     /// Binds `values` by name, runs the statement and returns every row.
-    public func query(_ values: [String: any SQLiteBindable]) throws(StorageError) -> [Row] {
+    func query(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> [Row] {
         rewind()
         defer { reset() }
         try bind(values)
@@ -230,7 +230,7 @@ public final class Statement {
     }
 
     /// Like `query` but returns only the first row (nil when there is none) and stops there.
-    public func queryOne(_ values: [any SQLiteBindable] = []) throws(StorageError) -> Row? {
+    func queryOne(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> Row? {
         rewind()
         defer { reset() }
         try bind(values)
@@ -238,7 +238,7 @@ public final class Statement {
     }
 
     /// Like `query` but returns only the first row, binding by name.
-    public func queryOne(_ values: [String: any SQLiteBindable]) throws(StorageError) -> Row? {
+    func queryOne(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> Row? {
         rewind()
         defer { reset() }
         try bind(values)
@@ -247,7 +247,7 @@ public final class Statement {
 
     /// Binds `values` positionally and runs the statement to completion, discarding any rows.
     /// Read `SQLiteConnection.changes` / `lastInsertRowID` afterwards.
-    public func run(_ values: [any SQLiteBindable] = []) throws(StorageError) {
+    func run(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
         rewind()
         defer { reset() }
         try bind(values)
@@ -255,7 +255,7 @@ public final class Statement {
     }
 
     /// Binds `values` by name and runs the statement to completion, discarding any rows.
-    public func run(_ values: [String: any SQLiteBindable]) throws(StorageError) {
+    func run(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
         rewind()
         defer { reset() }
         try bind(values)
@@ -267,7 +267,7 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
-    private func collectRows() throws(StorageError) -> [Row] {
+    private func collectRows() throws(SQLiteError) -> [Row] {
         let columns = RowColumns(names: columnNames)
         var rows: [Row] = []
         while try step() { rows.append(try row(columns: columns)) }

@@ -4,9 +4,9 @@ import HeraldCore
 /// Conventions: times are INTEGER unix milliseconds (`Date.unixMilliseconds`); `app` is the
 /// tenant, `'default'` on a fresh install; tables are `STRICT`, so a value of the wrong type is a
 /// constraint error at write time instead of a decode error at read time.
-public enum HeraldSchema {
+enum HeraldSchema {
     /// Every migration, in order. `Database.open` applies the missing ones at start.
-    public static let migrations: [Migration] = [
+    static let migrations: [Migration] = [
         Migration(version: 1, name: "sessions, devices, jobs", sql: """
             -- One sign-in on one device (the access token's sid). Ending a session (logout) sets
             -- ended_at; a session past expires_at keeps its rows but gets no pushes (DV-4).

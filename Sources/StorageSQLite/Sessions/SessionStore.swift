@@ -1,7 +1,7 @@
 import HeraldCore
 /// The SQL for sessions (DV-4). Functions of a connection: callers choose the thread (the
 /// `Database` writer for writes) and the transaction.
-public enum SessionStore {
+enum SessionStore {
     /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
     /// `session_exp`, unless the app backend set the expiry itself: that one wins). An ended
     /// session stays ended. A `sid` already held by another user is left untouched (the returned
@@ -11,8 +11,8 @@ public enum SessionStore {
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
     ///   - now: unix ms.
     /// - Returns: the stored session.
-    public static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
-                             expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
+    static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
+                             expiresAt: Int64?, now: Int64) throws(SQLiteError) -> SessionRecord {
         try connection.run("""
             INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
             VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE 'token' END)
@@ -30,15 +30,15 @@ public enum SessionStore {
     }
 
     /// The session, if known.
-    public static func find(_ connection: SQLiteConnection, sid: String) throws(StorageError) -> SessionRecord? {
-        try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(StorageError) in try SessionRecord(row: row) }
+    static func find(_ connection: SQLiteConnection, sid: String) throws(SQLiteError) -> SessionRecord? {
+        try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(SQLiteError) in try SessionRecord(row: row) }
     }
 
     /// Ends a session: marks it ended (creating the row if Herald never saw it, so its tokens
     /// are refused from now on) and deletes its devices.
     ///
     /// - Returns: the number of devices deleted.
-    public static func end(_ connection: SQLiteConnection, sid: String, now: Int64) throws -> Int {
+    static func end(_ connection: SQLiteConnection, sid: String, now: Int64) throws -> Int {
         try connection.transaction { connection in
             try connection.run("""
                 INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES (?, '', ?, ?, ?)
@@ -51,13 +51,13 @@ public enum SessionStore {
 
     /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
     /// - Returns: false when the session is unknown.
-    public static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
+    static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(SQLiteError) -> Bool {
         try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ?", [expiresAt, sid])
         return connection.changes > 0
     }
 
     /// Every ended session id (loaded at start so tokens of ended sessions are refused at once).
-    public static func endedSessionIDs(_ connection: SQLiteConnection) throws(StorageError) -> [String] {
-        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(StorageError) in try row["sid"] }
+    static func endedSessionIDs(_ connection: SQLiteConnection) throws(SQLiteError) -> [String] {
+        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(SQLiteError) in try row["sid"] }
     }
 }

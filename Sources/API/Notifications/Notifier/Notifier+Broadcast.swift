@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import StorageSQLite
 import Synchronization
 
 /// Steps 2 and 3: one publish per batch after its commit, then one barrier on every loop before
@@ -36,15 +35,13 @@ extension Notifier {
                 }
             }
             let presence = seen
-            database.write({ [self] connection in
-                try connection.transaction { connection in
-                    let now = unixMilliseconds()
-                    // The planning reads of every call in the batch, in one query each instead of
-                    // one per call (one-recipient calls come in batches of dozens).
-                    let context = try PlanningContext(calls, now: now, connection: connection)
-                    return try calls.map { call in
-                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, connection: connection)
-                    }
+            database.write({ [self] tx in
+                let now = unixMilliseconds()
+                // The planning reads of every call in the batch, in one query each instead of
+                // one per call (one-recipient calls come in batches of dozens).
+                let context = try PlanningContext(calls, now: now, tx: tx)
+                return try calls.map { call in
+                    try planPushes(call, context: context, events: sequences, receipts: presence, now: now, tx: tx)
                 }
             }) { [self] result in
                 // Failed: the plans are left to recovery, at once rather than when their lease ends.

@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import StorageSQLite
 import Synchronization
 
 extension Notifier {

@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import StorageSQLite
 import Synchronization
 
 /// Recovery of calls stored but not planned (a crash or a database error between the two
@@ -14,7 +13,7 @@ extension Notifier {
     /// belong to a process that died, and waiting out their leases would only delay their pushes.
     public func start(intervalSeconds: Int = 30) {
         do {
-            _ = try database.writeSync { [nodeID] in try NotificationStore.releasePlanLeases($0, heldByOtherThan: nodeID) }
+            _ = try database.writeSync { [nodeID] in try $0.plans.releaseLeases(heldByOtherThan: nodeID) }
         } catch {
             Log.error("could not release the push plans a previous run held; they come back when their lease ends", ["error": "\(error)"])
         }
@@ -22,7 +21,7 @@ extension Notifier {
             guard let self else { return }
             runRecovery()
             do {
-                _ = try database.writeSync { try IdempotencyStore.purge($0, createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
+                _ = try database.writeSync { try $0.idempotency.purge(createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
             } catch {
                 Log.error("purging idempotency keys failed", ["error": "\(error)"])
             }
@@ -43,7 +42,7 @@ extension Notifier {
 
     func runRecovery() {
         do {
-            let adopted = try database.writeSync { try NotificationStore.adoptLegacyPlans($0) }
+            let adopted = try database.writeSync { try $0.plans.adoptLegacyPlans() }
             if adopted > 0 { Log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
         } catch {
             Log.error("could not take up the push plans an older build left", ["error": "\(error)"])
@@ -59,8 +58,7 @@ extension Notifier {
             let abandoned: [PendingPlan]
             do {
                 abandoned = try database.writeSync { [nodeID] in
-                    try NotificationStore.claimPlans($0, by: nodeID, after: from, limit: 500,
-                                                     leaseMilliseconds: Self.planLeaseMilliseconds, now: unixMilliseconds())
+                    try $0.plans.claim(by: nodeID, after: from, limit: 500, leaseMilliseconds: Self.planLeaseMilliseconds, now: unixMilliseconds())
                 }
             } catch {
                 Log.error("could not read unplanned notifications", ["error": "\(error)"])
@@ -74,7 +72,7 @@ extension Notifier {
             for (index, pending) in abandoned.enumerated() {
                 let stored: [NotificationRecord]
                 do {
-                    stored = try database.readSync { try NotificationStore.notifications($0, ofPlan: pending.id) }
+                    stored = try database.readSync { try $0.plans.notifications(ofPlan: pending.id) }
                 } catch {
                     release(abandoned[index...].map(\.id))
                     Log.error("could not read unplanned notifications", ["error": "\(error)"])
@@ -83,7 +81,7 @@ extension Notifier {
                 }
                 guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
                     Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
-                    _ = try? database.writeSync { try NotificationStore.deletePlan($0, id: pending.id) }
+                    _ = try? database.writeSync { try $0.plans.delete(id: pending.id) }
                     continue
                 }
                 done.enter()
@@ -102,7 +100,7 @@ extension Notifier {
             let held = calls.compactMap(\.pending)
             while done.wait(timeout: .now() + .milliseconds(Int(Self.planLeaseMilliseconds / 3))) == .timedOut {
                 _ = try? database.writeSync { [nodeID] in
-                    try NotificationStore.renewPlans($0, ids: held, by: nodeID, until: unixMilliseconds() + Self.planLeaseMilliseconds)
+                    try $0.plans.renew(ids: held, by: nodeID, until: unixMilliseconds() + Self.planLeaseMilliseconds)
                 }
             }
             if failed { return }
@@ -115,8 +113,8 @@ extension Notifier {
     /// lease runs out.
     func release(_ plans: [Int64]) {
         guard !plans.isEmpty else { return }
-        database.write({ [nodeID] connection in
-            try NotificationStore.releasePlans(connection, ids: plans, by: nodeID)
+        database.write({ [nodeID] tx in
+            try tx.plans.release(ids: plans, by: nodeID)
         }) { _ in }
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import StorageSQLite
 import Synchronization
 
 /// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its
@@ -22,7 +21,7 @@ import Synchronization
 /// whose lease is over, re-broadcasts and plans those calls, so a stored notification is never
 /// left unpushed, and a live call's plan is never taken from it (DESIGN "Plan ownership").
 public final class Notifier: Sendable {
-    let database: Database
+    let database: any Storage
     let node: RealtimeNode
     let push: PushService?
     let catalog: NotificationCatalog
@@ -53,7 +52,7 @@ public final class Notifier: Sendable {
     ///   - push: delivery, when a provider has credentials; without it devices are recorded `failed`.
     ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
     ///   - nodeID: the name this process holds plans under; unique per process by default.
-    public init(database: Database, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog,
+    public init(database: any Storage, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog,
                 nodeID: String? = nil) {
         self.database = database
         self.node = node

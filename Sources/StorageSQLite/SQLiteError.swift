@@ -1,9 +1,9 @@
-/// Everything the Storage target can throw. Each case carries SQLite's own message text so a log
-/// line says what SQLite said, not only that something failed.
+/// Everything the SQLite layer can throw, by SQLite result code. Each case carries SQLite's own
+/// message text so a log line says what SQLite said, not only that something failed.
 ///
-/// Callers that turn storage failures into HTTP answers match on the case: `.constraint(.unique, _)`
-/// is a 409 (or a cue to upsert), `.busy` a 503, everything else a 500.
-public enum StorageError: Error, Equatable, Sendable {
+/// It never crosses the port: the repositories and `SQLiteStorage` map it onto HeraldCore's
+/// `StorageError` by meaning (SQLiteError+StorageError.swift).
+enum SQLiteError: Error, Equatable, Sendable {
     /// `sqlite3_open_v2` or the connection set-up pragmas failed for `path`.
     case open(path: String, code: SQLiteResultCode, message: String)
     /// `sql` did not compile (syntax error, unknown table or column, more than one statement…).
@@ -31,7 +31,7 @@ public enum StorageError: Error, Equatable, Sendable {
     case closed
 
     /// Which constraint a `SQLITE_CONSTRAINT` failure broke, from the extended result code.
-    public enum ConstraintKind: Equatable, Sendable {
+    enum ConstraintKind: Equatable, Sendable {
         case unique
         case primaryKey
         case foreignKey
@@ -42,9 +42,9 @@ public enum StorageError: Error, Equatable, Sendable {
     }
 }
 
-extension StorageError {
+extension SQLiteError {
     /// True for a UNIQUE or PRIMARY KEY violation: the row exists already.
-    public var isUniqueViolation: Bool {
+    var isUniqueViolation: Bool {
         if case .constraint(let kind, _) = self { return kind == .unique || kind == .primaryKey }
         return false
     }
@@ -52,8 +52,8 @@ extension StorageError {
     /// Maps a failed result code to the matching case. Constraint and busy codes get their own cases
     /// whatever the call was; every other code becomes `fallback(code)`.
     static func classify(
-        _ code: SQLiteResultCode, message: String, fallback: (SQLiteResultCode) -> StorageError
-    ) -> StorageError {
+        _ code: SQLiteResultCode, message: String, fallback: (SQLiteResultCode) -> SQLiteError
+    ) -> SQLiteError {
         switch code.primary {
         case .constraint:
             let kind: ConstraintKind
@@ -74,8 +74,8 @@ extension StorageError {
     }
 }
 
-extension StorageError: CustomStringConvertible {
-    public var description: String {
+extension SQLiteError: CustomStringConvertible {
+    var description: String {
         switch self {
         case .open(let path, let code, let message): "storage: cannot open '\(path)': \(message) [\(code)]"
         case .prepare(let sql, let code, let message): "storage: cannot prepare `\(sql)`: \(message) [\(code)]"
