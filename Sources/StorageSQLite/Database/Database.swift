@@ -32,7 +32,8 @@ import Synchronization
 ///   results to their event loop.
 /// - Work is not cancellable once submitted; cancelling the awaiting task does not stop it.
 ///
-/// This is the seam DESIGN.md names: a later PostgreSQL backend provides the same operations.
+/// Internal to the adapter: callers reach it through `SQLiteStorage`, the `Storage` port, whose
+/// units of work run here (a write body inside `BEGIN IMMEDIATE … COMMIT` on the writer).
 ///
 /// # Thread safety
 /// Sendable: every method may be called from any thread. The connections are confined to their
