@@ -18,15 +18,16 @@ let package = Package(
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
-        .target(name: "Storage", dependencies: ["HeraldCore", "CSQLite"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore", "Storage", "COpenSSL", "CCurl", "CCurlShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "Storage", "COpenSSL"]),
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "Storage"]),
+        // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
+        .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
+        .target(name: "PushBridge", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "COpenSSL"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "Storage", "PushBridge"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushBridge"], exclude: ["Fixtures"]),
     ]
 )

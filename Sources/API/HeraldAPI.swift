@@ -1,6 +1,5 @@
 import HeraldCore
 import Realtime
-import Storage
 
 /// Builds the router of every HTTP route Herald serves (docs/api.md).
 public enum HeraldAPI {
@@ -11,13 +10,13 @@ public enum HeraldAPI {
     ///   - sessions: ended sessions, loaded from `database` at start.
     ///   - push: delivery, when a provider has credentials (PU-6).
     ///   - notifier: the notifications choke point (NO-1); one with an empty catalog when nil.
-    public static func router(configuration: APIConfiguration, node: RealtimeNode, database: Database,
+    public static func router(configuration: APIConfiguration, node: RealtimeNode, database: any Storage,
                               sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> Router {
         routes(configuration: configuration, node: node, database: database, sessions: sessions, push: push, notifier: notifier).router
     }
 
     /// The routes of `router(…)` with the OpenAPI spec of each.
-    static func routes(configuration: APIConfiguration, node: RealtimeNode, database: Database,
+    static func routes(configuration: APIConfiguration, node: RealtimeNode, database: any Storage,
                        sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> RouteTable {
         let notifier = notifier ?? Notifier(database: database, node: node, push: push, catalog: .empty)
         var table = RouteTable()

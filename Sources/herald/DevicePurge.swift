@@ -1,15 +1,15 @@
 import Dispatch
+import HeraldCore
 import Realtime
-import Storage
 
 /// Deletes devices not registered again within the retention period (DV-6: 90 days by default),
 /// at start and then every hour, on the database writer.
 final class DevicePurge {
-    private let database: Database
+    private let database: any Storage
     private let retentionMilliseconds: Int64
     private let timer: DispatchSourceTimer
 
-    init(database: Database, retentionDays: Int) {
+    init(database: any Storage, retentionDays: Int) {
         self.database = database
         self.retentionMilliseconds = Int64(retentionDays) * 86_400_000
         self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald.device-purge"))
@@ -19,8 +19,8 @@ final class DevicePurge {
         let database = self.database
         let retention = retentionMilliseconds
         timer.setEventHandler {
-            database.write({ connection in
-                try DeviceStore.purge(connection, notSeenSince: unixMilliseconds() - retention)
+            database.write({ tx in
+                try tx.devices.purge(notSeenSince: unixMilliseconds() - retention)
             }) { result in
                 switch result {
                 case .success(let count) where count > 0:

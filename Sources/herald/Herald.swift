@@ -5,7 +5,7 @@ import HeraldCore
 import PushBridge
 import Realtime
 import RealtimeMemory
-import Storage
+import StorageSQLite
 
 /// The `herald` command: `serve` (default) and `--help`.
 @main
@@ -41,7 +41,7 @@ enum Herald {
         guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         do {
-            let applied = try Database.migrate(path: settings.databasePath)
+            let applied = try SQLiteStorage.migrate(path: settings.databasePath)
             Log.info("database migrated", ["database": settings.databasePath,
                                            "applied": applied.map(String.init).joined(separator: ",").ifEmpty("none")])
             return 0
@@ -94,11 +94,11 @@ enum Herald {
             Log.error("cannot create event loops", ["error": "\(error)"])
             return 1
         }
-        let database: Database
+        let database: SQLiteStorage
         let sessions: SessionRegistry
         do {
-            database = try Database.open(path: settings.databasePath)
-            sessions = SessionRegistry(ended: try database.readSync { try SessionStore.endedSessionIDs($0) })
+            database = try SQLiteStorage.open(path: settings.databasePath)
+            sessions = SessionRegistry(ended: try database.readSync { try $0.sessions.endedSessionIDs() })
         } catch {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
             return 2

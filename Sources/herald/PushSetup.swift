@@ -1,8 +1,8 @@
 import API
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 
 /// Push delivery from the environment (PU-6): each provider on its own when its credentials are
 /// set and parse; none → "push notifications disabled" once, and everything else still runs.

@@ -4,8 +4,8 @@ import Testing
 
 @testable import API
 @testable import Realtime
+import HeraldCore
 import RealtimeMemory
-import Storage
 
 /// OP-6: the web demo's files are served from one directory and nothing outside it, and the
 /// dev helper fills in the caller as the recipient.
@@ -36,7 +36,7 @@ struct DemoRoutesTests {
     static func routes(directory: String) throws -> DemoRoutes {
         let configuration = APIConfiguration(serverKey: "k", verificationKeys: [])
         let authenticator = Authenticator(configuration: configuration)
-        let database = try Database.open(path: ":memory:")
+        let database = UnavailableStorage()
         let node = RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore())
         let notifications = NotificationRoutes(authenticator: authenticator, configuration: configuration,
                                                responder: DatabaseResponder(database: database),
@@ -137,8 +137,7 @@ struct DemoRoutesTests {
 
     @Test("the demo and its helpers exist in dev mode only")
     func devOnly() throws {
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
+        let database = UnavailableStorage()
         let node = RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore())
         let production = HeraldAPI.router(configuration: APIConfiguration(serverKey: "k", verificationKeys: []),
                                           node: node, database: database, sessions: SessionRegistry())

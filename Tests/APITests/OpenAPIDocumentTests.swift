@@ -3,8 +3,8 @@ import Testing
 
 @testable import API
 import Realtime
+import HeraldCore
 import RealtimeMemory
-import Storage
 
 /// OP-7: `GET /openapi.json` documents exactly the routes `HeraldAPI.router` registers.
 @Suite("OpenAPI document")
@@ -29,8 +29,7 @@ struct OpenAPIDocumentTests {
                                              devIssuer: dev ? AccessTokenIssuer(secret: Array("x".utf8)) : nil)
         configuration.webSocketEcho = echo
         let group = try EventLoopGroup(count: 1)
-        let database = try Database.open(path: ":memory:")
-        defer { database.close() }
+        let database = UnavailableStorage()
         return try body(HeraldAPI.routes(configuration: configuration, node: RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore()),
                                          database: database, sessions: SessionRegistry()))
     }

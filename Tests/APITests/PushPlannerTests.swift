@@ -1,8 +1,7 @@
-import Testing
 @testable import API
 @testable import HeraldCore
 @testable import Realtime
-import Storage
+import Testing
 
 /// NO-2 and NO-4: which device is pushed, which is not, and why — without a server.
 @Suite struct PushPlannerTests {

@@ -364,13 +364,11 @@ def test_recovery_plans_a_call_whose_plan_row_a_crash_left(h, provider_double):
             "ackWindowMilliseconds": 3000, "type": "alert", "audience": "everyone", "trackOpens": False,
             "title": {"*": "New message"}}
     now = int(time.time() * 1000)
-    seqs = []
+    # The plan as a call stores it, here with no owner; its rows name it.
+    plan_id = db.execute("INSERT INTO notification_plans (plan_json, created_at) VALUES (?, ?)", (json.dumps(plan), now)).lastrowid
     for i, user in enumerate(users):
-        cur = db.execute("""INSERT INTO notifications (id, user_id, kind, data_json, priority, created_at)
-                            VALUES (?, ?, 'chat.message', '{}', 'normal', ?)""", (f"ntf_planrow{i}", user, now))
-        seqs.append(cur.lastrowid)
-    db.execute("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (?, ?, ?, ?)",
-               (seqs[0], seqs[-1], json.dumps(plan), now))
+        db.execute("""INSERT INTO notifications (id, user_id, kind, data_json, priority, plan_id, created_at)
+                      VALUES (?, ?, 'chat.message', '{}', 'normal', ?, ?)""", (f"ntf_planrow{i}", user, plan_id, now))
     db.commit()
     db.close()
     assert deliveries(h, "ntf_planrow1")["planned"] is False

@@ -1,6 +1,6 @@
 import Foundation
+import HeraldCore
 import Realtime
-import Storage
 
 /// The device object of the API (DV-1, DV-2).
 enum DeviceJSON {

@@ -1,6 +1,5 @@
 import HeraldCore
 import Realtime
-import Storage
 
 /// Decides, for one device of one recipient, whether a notification is pushed, and why not
 /// when it is not (NO-2). A pure function of what the Notifier gathered, so every rule is tested

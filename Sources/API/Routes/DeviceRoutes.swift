@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import Realtime
-import Storage
 
 /// Push devices (DV-1 to DV-3) and the compatibility routes of the seed apps (DV-5).
 struct DeviceRoutes {
@@ -92,8 +91,8 @@ struct DeviceRoutes {
 
     func listDevices(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
-        return responder.read { connection in
-            let devices = try DeviceStore.list(connection, userID: claims.subject, now: unixMilliseconds())
+        return responder.read { tx in
+            let devices = try tx.devices.list(userID: claims.subject, now: unixMilliseconds())
             let items = devices.map { DeviceJSON.encode($0, callerSessionID: claims.sessionID, maskToken: true) }
             return .json(200, "{\"devices\":[" + items.joined(separator: ",") + "]}")
         }
@@ -102,9 +101,9 @@ struct DeviceRoutes {
     func deleteDevice(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let id = context.pathParameters["id"] ?? ""
-        return responder.write { connection in
+        return responder.write { tx in
             // Another user's device is "not found" too: never reveal that it exists.
-            guard try DeviceStore.delete(connection, id: id, userID: claims.subject) else {
+            guard try tx.devices.delete(id: id, userID: claims.subject) else {
                 throw HTTPError(404, "not_found", "no such device")
             }
             return .empty(204)
@@ -134,8 +133,8 @@ struct DeviceRoutes {
     func deleteLegacy(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let token = context.pathParameters["token"] ?? ""
-        return responder.write { connection in
-            try DeviceStore.delete(connection, token: token, userID: claims.subject)
+        return responder.write { tx in
+            try tx.devices.delete(token: token, userID: claims.subject)
             return .empty(204)
         }
     }
@@ -163,8 +162,8 @@ struct DeviceRoutes {
     func deleteDeviceToken(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let body = try RequestBody.decode(TokenOnlyBody.self, from: context.request)
-        return responder.write { connection in
-            try DeviceStore.delete(connection, token: body.token, userID: claims.subject)
+        return responder.write { tx in
+            try tx.devices.delete(token: body.token, userID: claims.subject)
             return .empty(204)
         }
     }
@@ -183,16 +182,16 @@ struct DeviceRoutes {
     private func store(_ registration: DeviceRegistration, claims: AccessClaims,
                        answer: @escaping @Sendable (DeviceRecord, Bool) -> HTTPResponse) -> RouteResult {
         let sessionExpiresAt = claims.sessionExpiresAt.map { $0 * 1000 }
-        return responder.write { connection in
+        return responder.write { tx in
             do {
-                let (device, created) = try DeviceStore.register(connection, registration, sessionExpiresAt: sessionExpiresAt,
+                let (device, created) = try tx.devices.register(registration, sessionExpiresAt: sessionExpiresAt,
                                                                  newID: UUID().uuidString.lowercased(), now: unixMilliseconds())
                 return answer(device, created)
-            } catch DeviceStoreError.installationMismatch {
+            } catch DeviceRegistrationError.installationMismatch {
                 throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
-            } catch DeviceStoreError.sessionEnded {
+            } catch DeviceRegistrationError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
-            } catch DeviceStoreError.sessionConflict {
+            } catch DeviceRegistrationError.sessionConflict {
                 throw HTTPError(409, "session_conflict", "this token's sid names another user's session; give every sign-in a sid unique across users")
             }
         }

@@ -1,14 +1,13 @@
 import Foundation
 import HeraldCore
 import Realtime
-import Storage
 
 /// The inbox over plain GET (NO-3): the live event only invalidates, the data comes from here.
 /// Every answer carries `Herald-Cursor`, taken before the read: a client that opens its stream
 /// from it gets every event after the state it was shown, so nothing falls between the two.
 struct InboxRoutes {
     let authenticator: Authenticator
-    let database: Database
+    let database: any Storage
     let broker: any Broker
     let renderer: NotificationRenderer
     let catalog: NotificationCatalog
@@ -49,8 +48,8 @@ struct InboxRoutes {
         let pageSize = limit, beforeSequence = before, unread = unreadOnly
         let renderer = self.renderer
         return .deferred { writer in
-            database.read({ connection in
-                try NotificationStore.page(connection, userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
+            database.read({ tx in
+                try tx.notifications.page(userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
             }) { result in
                 switch result {
                 case .failure(let error):
@@ -72,7 +71,7 @@ struct InboxRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let cursor = position()
         return .deferred { writer in
-            database.read({ connection in try NotificationStore.unreadCount(connection, userID: claims.subject) }) { result in
+            database.read({ tx in try tx.notifications.unreadCount(userID: claims.subject) }) { result in
                 switch result {
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
@@ -92,11 +91,9 @@ struct InboxRoutes {
         let id = context.pathParameters["id"] ?? ""
         let broker = self.broker
         return .deferred { writer in
-            database.write({ connection in
-                try connection.transaction { connection -> (MarkReadResult, Int) in
-                    let result = try NotificationStore.markRead(connection, userID: claims.subject, id: id, now: unixMilliseconds())
-                    return (result, try NotificationStore.unreadCount(connection, userID: claims.subject))
-                }
+            database.write({ tx in
+                let result = try tx.notifications.markRead(userID: claims.subject, id: id, now: unixMilliseconds())
+                return (result, try tx.notifications.unreadCount(userID: claims.subject))
             }) { result in
                 switch result {
                 case .failure(let error):
@@ -118,8 +115,8 @@ struct InboxRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let broker = self.broker
         return .deferred { writer in
-            database.write({ connection in
-                try NotificationStore.markAllRead(connection, userID: claims.subject, now: unixMilliseconds())
+            database.write({ tx in
+                try tx.notifications.markAllRead(userID: claims.subject, now: unixMilliseconds())
             }) { result in
                 switch result {
                 case .failure(let error):

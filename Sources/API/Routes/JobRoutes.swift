@@ -1,5 +1,5 @@
+import HeraldCore
 import Realtime
-import Storage
 
 /// The delivery queue seen from the app backend (PU-5): dead letters listed and retried.
 struct JobRoutes {
@@ -30,8 +30,8 @@ struct JobRoutes {
             before = value
         }
         let pageSize = limit, beforeID = before
-        return responder.read { connection in
-            let jobs = try JobStore.list(connection, state: state, limit: pageSize, beforeID: beforeID)
+        return responder.read { tx in
+            let jobs = try tx.jobs.list(state: state, limit: pageSize, beforeID: beforeID)
             let next = jobs.count == pageSize ? jobs.last.map { "\"\($0.id)\"" } ?? "null" : "null"
             return .json(200, "{\"jobs\":[" + jobs.map(JobJSON.encode).joined(separator: ",") + "],\"next_cursor\":\(next)}")
         }
@@ -43,12 +43,12 @@ struct JobRoutes {
         guard let raw = context.pathParameters["id"], let id = Int64(raw), id > 0 else {
             throw HTTPError(404, "not_found", "no such job")
         }
-        return responder.write { connection in
-            guard let job = try JobStore.find(connection, id: id) else { throw HTTPError(404, "not_found", "no such job") }
-            guard try JobStore.resurrect(connection, id: id, now: unixMilliseconds()) else {
+        return responder.write { tx in
+            guard let job = try tx.jobs.find(id: id) else { throw HTTPError(404, "not_found", "no such job") }
+            guard try tx.jobs.retryDead(id: id, now: unixMilliseconds()) else {
                 throw HTTPError(409, "job_not_dead", "only dead jobs can be retried; this one is \(job.state.rawValue)")
             }
-            let updated = try JobStore.find(connection, id: id) ?? job
+            let updated = try tx.jobs.find(id: id) ?? job
             return .json(200, JobJSON.encode(updated))
         }
     }

@@ -1,5 +1,5 @@
+import HeraldCore
 import Realtime
-import Storage
 
 /// Scope membership with permissions, synced by the app backend (NO-6): the recipients rules
 /// `{scope, permission}` and `{scope, assignee}` read it, and so does `available_events`.
@@ -39,8 +39,8 @@ struct MemberRoutes {
             throw HTTPError.invalid("permissions", "'\(permission)' is not a permission name (1-64 of A-Z a-z 0-9 _ - . :)")
         }
         let member = ScopeMember(scope: scope, userID: userID!, permissions: Array(Set(body.permissions)).sorted(), updatedAt: unixMilliseconds())
-        return responder.write { connection in
-            let created = try MemberStore.put(connection, member)
+        return responder.write { tx in
+            let created = try tx.members.put(member)
             return .json(created ? 201 : 200, Self.json(member))
         }
     }
@@ -49,8 +49,8 @@ struct MemberRoutes {
     func delete(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
         let (scope, userID) = try path(context)
-        return responder.write { connection in
-            guard try MemberStore.delete(connection, scope: scope, userID: userID!) else {
+        return responder.write { tx in
+            guard try tx.members.delete(scope: scope, userID: userID!) else {
                 throw HTTPError(404, "not_found", "\(userID!) is not a member of \(scope)")
             }
             return .empty(204)
@@ -68,8 +68,8 @@ struct MemberRoutes {
         }
         let after = context.request.queryValue("cursor")
         let pageSize = limit
-        return responder.read { connection in
-            let members = try MemberStore.list(connection, scope: scope, after: after, limit: pageSize)
+        return responder.read { tx in
+            let members = try tx.members.list(scope: scope, after: after, limit: pageSize)
             let next = members.count == pageSize ? members.last.map { JSONText.quote($0.userID) } ?? "null" : "null"
             return .json(200, "{\"scope\":\(JSONText.quote(scope)),\"members\":[" + members.map(Self.json).joined(separator: ",")
                 + "],\"next_cursor\":\(next)}")

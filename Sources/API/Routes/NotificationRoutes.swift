@@ -1,7 +1,7 @@
 import COpenSSL
 import Foundation
+import HeraldCore
 import Realtime
-import Storage
 
 /// The choke point from the app backend (NO-1), its delivery record (NO-8), the open beacon and
 /// a user's reachability.
@@ -63,12 +63,12 @@ struct NotificationRoutes {
     /// The delivery record of notification `id` (404 `not_found` when there is none), for a
     /// caller already checked: the server key here, the demo user in `DemoRoutes`.
     func deliveryRecord(id: String) -> RouteResult {
-        responder.read { connection in
-            guard let notification = try NotificationStore.find(connection, id: id) else {
+        responder.read { tx in
+            guard let notification = try tx.notifications.find(id: id) else {
                 throw HTTPError(404, "not_found", "no such notification")
             }
-            let entries = try DeliveryStore.list(connection, notificationID: id)
-            let planned = try NotificationStore.isPlanned(connection, notification)
+            let entries = try tx.deliveries.list(notificationID: id)
+            let planned = try tx.notifications.isPlanned(notification)
             var latest: [String: DeliveryEntry] = [:]
             var order: [String] = []
             for entry in entries {
@@ -94,14 +94,14 @@ struct NotificationRoutes {
     func opened(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let deliveryID = context.pathParameters["id"] ?? ""
-        return responder.write { connection in
-            guard let queued = try DeliveryStore.queued(connection, deliveryID: deliveryID), queued.userID == claims.subject else {
+        return responder.write { tx in
+            guard let queued = try tx.deliveries.queued(deliveryID: deliveryID), queued.userID == claims.subject else {
                 throw HTTPError(404, "not_found", "no such delivery for this user")
             }
-            if try DeliveryStore.exists(connection, deliveryID: deliveryID, outcome: .opened) {
+            if try tx.deliveries.exists(deliveryID: deliveryID, outcome: .opened) {
                 return .json(200, "{\"delivery_id\":\(JSONText.quote(deliveryID)),\"notification_id\":\(JSONText.quote(queued.notificationID)),\"already_recorded\":true}")
             }
-            try DeliveryStore.record(connection, DeliveryEntry(
+            try tx.deliveries.record(DeliveryEntry(
                 notificationID: queued.notificationID, userID: queued.userID, deviceID: queued.deviceID, sessionID: claims.sessionID,
                 outcome: .opened, deliveryID: deliveryID, at: unixMilliseconds()))
             return .json(200, "{\"delivery_id\":\(JSONText.quote(deliveryID)),\"notification_id\":\(JSONText.quote(queued.notificationID)),\"already_recorded\":false}")
@@ -118,8 +118,8 @@ struct NotificationRoutes {
         }
         let sessions = presence.sessions(userID: userID)
         let push = self.push
-        return responder.read { connection in
-            let devices = try DeviceStore.list(connection, userID: userID, now: unixMilliseconds())
+        return responder.read { tx in
+            let devices = try tx.devices.list(userID: userID, now: unixMilliseconds())
             var live: [String: Presence.SessionSummary] = [:]
             for session in sessions { if let sid = session.sessionID { live[sid] = session } }
             func liveState(_ session: Presence.SessionSummary) -> String { session.foreground ? "live_foreground" : "live_background" }

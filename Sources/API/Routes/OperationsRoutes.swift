@@ -1,11 +1,11 @@
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 
 /// Health, readiness and metrics (OP-3).
 struct OperationsRoutes {
     let node: RealtimeNode
-    let database: Database
+    let database: any Storage
     let push: PushService?
     let notifier: Notifier
 
@@ -22,10 +22,9 @@ struct OperationsRoutes {
         let node = self.node, database = self.database, push = self.push
         return .deferred { writer in
             node.snapshot { snapshot in
-                database.write({ connection in
-                    // BEGIN IMMEDIATE takes the write lock: proof the file is writable right now.
-                    try connection.transaction { _ in }
-                }) { result in
+                // An empty unit of work still takes the write lock (SQLite: BEGIN IMMEDIATE): proof
+                // the storage is writable right now.
+                database.write({ _ in }) { result in
                     var problems: [String] = []
                     if case .failure(let error) = result { problems.append("database not writable: \(error)") }
                     if snapshot.loopsAnswering < snapshot.loopCount {
@@ -56,7 +55,7 @@ struct OperationsRoutes {
         let node = self.node, database = self.database, push = self.push, notifier = self.notifier
         return .deferred { writer in
             node.snapshot { snapshot in
-                database.read({ connection in try JobStore.depth(connection, now: unixMilliseconds()) }) { depthResult in
+                database.read({ tx in try tx.jobs.depth(now: unixMilliseconds()) }) { depthResult in
                     var text = PrometheusText()
                     text.metric("herald_connections", "Open connections by kind (http, sse, websocket).", type: "gauge",
                                 snapshot.connections.sorted { $0.key < $1.key }.map { (["kind": $0.key], Double($0.value)) })

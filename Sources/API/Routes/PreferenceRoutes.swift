@@ -1,6 +1,5 @@
 import HeraldCore
 import Realtime
-import Storage
 
 /// Push preferences (NO-4): per scope (`/v1/scopes/{scope}/…`, alias `/v1/stores/{id}/…` for
 /// scope `store:{id}`, seed 001) and the user's global switch (seed 002). They apply to every
@@ -43,9 +42,9 @@ struct PreferenceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let scope = try checked(rawScope)
         let catalog = self.catalog
-        return responder.read { connection in
-            let saved = try PreferenceStore.find(connection, userID: claims.subject, scope: scope)
-            let available = try Self.available(connection, catalog: catalog, userID: claims.subject, scope: scope)
+        return responder.read { tx in
+            let saved = try tx.preferences.find(userID: claims.subject, scope: scope)
+            let available = try Self.available(tx, catalog: catalog, userID: claims.subject, scope: scope)
             return .json(200, Self.json(scope: scope, saved: saved, available: available, catalog: catalog))
         }
     }
@@ -68,22 +67,22 @@ struct PreferenceRoutes {
         let catalog = self.catalog
         let record = PushPreferenceRecord(userID: claims.subject, scope: scope, isEnabled: body.is_enabled, enabledEvents: events,
                                           updatedAt: unixMilliseconds())
-        return responder.write { connection in
-            try PreferenceStore.save(connection, record)
-            let available = try Self.available(connection, catalog: catalog, userID: claims.subject, scope: scope)
+        return responder.write { tx in
+            try tx.preferences.save(record)
+            let available = try Self.available(tx, catalog: catalog, userID: claims.subject, scope: scope)
             return .json(200, Self.json(scope: scope, saved: record, available: available, catalog: catalog))
         }
     }
 
     /// Kinds the user may receive in `scope`: those whose `requires` their membership holds (for
     /// the global switch: every kind preferences govern).
-    private static func available(_ connection: SQLiteConnection, catalog: NotificationCatalog, userID: String,
+    private static func available(_ tx: any StorageTransaction, catalog: NotificationCatalog, userID: String,
                                   scope: String?) throws -> [NotificationKind] {
         // The global switch governs every kind a preference can name, whatever the scope permissions.
         guard let scope else {
             return catalog.kinds.values.filter { $0.inPreferences && !catalog.excludes(audience: $0.audience) }.sorted { $0.name < $1.name }
         }
-        let member = try MemberStore.find(connection, scope: scope, userID: userID)
+        let member = try tx.members.find(scope: scope, userID: userID)
         return catalog.availableKinds(permissions: Set(member?.permissions ?? []))
     }
 

@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 
 /// Push sending from the API: the device test push (DV-7) and `POST /v1/push`, which queues one
 /// durable `push.deliver` job per device (PU-5).
@@ -45,7 +45,7 @@ struct PushRoutes {
         let push = self.push
         let database = responder.database
         return .deferred { writer in
-            database.read({ connection in try DeviceStore.find(connection, id: id, now: unixMilliseconds()) }) { result in
+            database.read({ tx in try tx.devices.find(id: id, now: unixMilliseconds()) }) { result in
                 guard case .success(let found) = result, let device = found, device.userID == claims.subject else {
                     if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                     return writer.complete(.error(404, code: "not_found", message: "no such device"))
@@ -63,8 +63,8 @@ struct PushRoutes {
                         writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"
                             + "\"provider_message_id\":\(messageID.map(JSONText.quote) ?? "null")}"))
                     case .deleteDevice(let reason, let timestamp):
-                        database.write({ connection in
-                            try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp)
+                        database.write({ tx in
+                            try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp)
                         }) { result in
                             if case .success(false) = result {
                                 // Registered again after the provider's verdict (PU-5c): kept, so not "invalid".
@@ -102,38 +102,36 @@ struct PushRoutes {
         let notification = try Self.notification(body.notification)
         let userID = body.user_id, deviceIDs = body.device_ids
         let worker = push.worker
-        return responder.write { connection in
+        return responder.write { tx in
             let now = unixMilliseconds()
-            let response = try connection.transaction { connection -> HTTPResponse in
-                var devices: [DeviceRecord] = []
-                var skipped: [String] = []
-                if let userID {
-                    devices = try DeviceStore.list(connection, userID: userID, now: now)
-                } else {
-                    var seen: Set<String> = []
-                    for id in deviceIDs ?? [] where seen.insert(id).inserted {   // one job per device
-                        if let device = try DeviceStore.find(connection, id: id, now: now) {
-                            devices.append(device)
-                        } else {
-                            skipped.append("{\"device_id\":\(JSONText.quote(id)),\"reason\":\"not_found\"}")
-                        }
+            var devices: [DeviceRecord] = []
+            var skipped: [String] = []
+            if let userID {
+                devices = try tx.devices.list(userID: userID, now: now)
+            } else {
+                var seen: Set<String> = []
+                for id in deviceIDs ?? [] where seen.insert(id).inserted {   // one job per device
+                    if let device = try tx.devices.find(id: id, now: now) {
+                        devices.append(device)
+                    } else {
+                        skipped.append("{\"device_id\":\(JSONText.quote(id)),\"reason\":\"not_found\"}")
                     }
                 }
-                var queued: [String] = []
-                for device in devices {
-                    guard device.sessionActive else {
-                        skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")
-                        continue
-                    }
-                    let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
-                    let jobID = try JobStore.enqueue(connection, kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
-                    queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
-                }
-                return .json(202, "{\"queued\":\(queued.count),\"jobs\":[" + queued.joined(separator: ",") + "],\"skipped\":["
-                    + skipped.joined(separator: ",") + "]}")
             }
+            var queued: [String] = []
+            for device in devices {
+                guard device.sessionActive else {
+                    skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")
+                    continue
+                }
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
+                let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+                queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
+            }
+            // The worker's claim is a write too: queued behind this one, it sees these jobs.
             worker.wake()
-            return response
+            return .json(202, "{\"queued\":\(queued.count),\"jobs\":[" + queued.joined(separator: ",") + "],\"skipped\":["
+                + skipped.joined(separator: ",") + "]}")
         }
     }
 

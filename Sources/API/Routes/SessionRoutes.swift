@@ -1,5 +1,5 @@
+import HeraldCore
 import Realtime
-import Storage
 
 /// Session lifecycle from the app backend (DV-4), server key only.
 struct SessionRoutes {
@@ -35,8 +35,8 @@ struct SessionRoutes {
         let sid = try Self.sid(context)
         let registry = self.registry
         let node = self.node
-        return responder.write { connection in
-            let deleted = try SessionStore.end(connection, sid: sid, now: unixMilliseconds())
+        return responder.write { tx in
+            let deleted = try tx.sessions.end(sid: sid, now: unixMilliseconds())
             registry.markEnded(sid)
             node.endSession(sid)
             return .json(200, "{\"session_id\":\(JSONText.quote(sid)),\"ended\":true,\"devices_deleted\":\(deleted)}")
@@ -52,11 +52,11 @@ struct SessionRoutes {
             throw HTTPError.invalid("expires_at", "expires_at is whole unix seconds (or null)")
         }
         let expiresAt = body.expiresAt.map { Int64($0) * 1000 }
-        return responder.write { connection in
-            guard try SessionStore.setExpiry(connection, sid: sid, expiresAt: expiresAt) else {
+        return responder.write { tx in
+            guard try tx.sessions.setExpiry(sid: sid, expiresAt: expiresAt) else {
                 throw HTTPError(404, "not_found", "no such session")
             }
-            guard let session = try SessionStore.find(connection, sid: sid) else { throw HTTPError(404, "not_found", "no such session") }
+            guard let session = try tx.sessions.find(sid: sid) else { throw HTTPError(404, "not_found", "no such session") }
             return .json(200, SessionJSON.encode(session, now: unixMilliseconds()))
         }
     }

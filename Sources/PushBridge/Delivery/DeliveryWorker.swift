@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Storage
+import HeraldCore
 import Synchronization
 
 /// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each
@@ -33,7 +33,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         public var delivered = 0, retried = 0, dead = 0, devicesDeleted = 0
     }
 
-    private let database: Database
+    private let database: any Storage
     private let dispatcher: PushDispatcher
     private let configuration: Configuration
     private let queue = DispatchQueue(label: "herald.delivery")
@@ -47,7 +47,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var claiming = false
     private var stopped = false
 
-    public init(database: Database, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent,
+    public init(database: any Storage, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard()) {
         self.massDeletionGuard = massDeletionGuard
         self.log = log
@@ -63,8 +63,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     public func start() {
         let log = self.log
         do {
-            let released = try database.writeSync { connection in
-                try JobStore.releaseLeases(connection, kind: DeliveryJobPayload.kind, now: unixMillisecondsNow())
+            let released = try database.writeSync { tx in
+                try tx.jobs.releaseLeases(kind: DeliveryJobPayload.kind, now: unixMillisecondsNow())
             }
             if released > 0 { log.info("push jobs left leased by a previous run are due again", ["count": String(released)]) }
         } catch {
@@ -107,8 +107,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         claiming = true
         let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
         let lease = configuration.leaseMilliseconds
-        database.write({ connection in
-            try JobStore.claim(connection, kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: unixMillisecondsNow())
+        database.write({ tx in
+            try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: unixMillisecondsNow())
         }) { [self] result in
             queue.async { [self] in
                 claiming = false
@@ -140,7 +140,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         if let origin, let reason = configuration.suppression?(origin) {
             return skip(job, origin: origin, deviceID: deviceID, outcome: .suppressedAcked, note: reason)
         }
-        database.read({ connection in try DeviceStore.find(connection, id: deviceID, now: unixMillisecondsNow()) }) { [self] result in
+        database.read({ tx in try tx.devices.find(id: deviceID, now: unixMillisecondsNow()) }) { [self] result in
             switch result {
             case .failure(let error):
                 finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: origin)
@@ -177,14 +177,12 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Completes a planned push that must not be sent, recording why in its delivery record.
     private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String) {
-        database.write({ connection in
-            try connection.transaction { connection in
-                try JobStore.complete(connection, id: job.id, note: note)
-                try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note)
-            }
+        database.write({ tx in
+            try held(tx.jobs.complete(job.lease, note: note))
+            try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note)
         }) { [self] result in
             if case .failure(let error) = result {
-                log.error("recording a skipped push failed", ["job_id": String(job.id), "error": "\(error)"])
+                logFailure("recording a skipped push failed", job: job, error: error)
             }
             queue.async { [self] in
                 inFlight -= 1
@@ -202,11 +200,21 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
+    /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
+    /// is another claim's to record, so it is only a warning.
+    private func logFailure(_ message: String, job: JobRecord, error: any Error) {
+        if error is LeaseLost {
+            log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
+        } else {
+            log.error(message, ["job_id": String(job.id), "error": "\(error)"])
+        }
+    }
+
     /// Appends to a planned push's delivery record (NO-8); plain pushes have none.
-    private static func record(_ connection: SQLiteConnection, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
+    private static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
                                outcome: DeliveryOutcome, messageID: String? = nil, detail: String? = nil) throws(StorageError) {
         guard let origin else { return }
-        try DeliveryStore.record(connection, DeliveryEntry(
+        try tx.deliveries.record(DeliveryEntry(
             notificationID: origin.notificationID, userID: origin.userID, deviceID: deviceID, sessionID: origin.sessionID,
             outcome: outcome, providerMessageID: messageID, jobID: jobID, deliveryID: origin.deliveryID, detail: detail,
             at: unixMillisecondsNow()))
@@ -217,52 +225,50 @@ public final class DeliveryWorker: @unchecked Sendable {
         let policy = configuration.retry
         let log = self.log
         let deviceID = device?.id ?? ""
-        database.write({ [self] connection in
-            try connection.transaction { connection in
-                let now = unixMillisecondsNow()
-                switch outcome {
-                case .delivered(let messageID):
-                    try JobStore.complete(connection, id: job.id, note: messageID.map { "delivered: \($0)" })
-                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID)
-                    self.counters.withLock { $0.delivered += 1 }
-                case .deleteDevice(let reason, let timestamp):
-                    var deleted = false
-                    if let device { deleted = try DeviceStore.deleteInvalid(connection, id: device.id, invalidSince: timestamp) }
-                    let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
-                    try JobStore.complete(connection, id: job.id, note: note)
-                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note)
-                    if deleted {
-                        self.counters.withLock { $0.devicesDeleted += 1 }
-                        log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
-                    }
-                case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
-                    // The dispatcher already used its one auth refresh; what is left is a plain retry.
-                    var retryAfter: Int64?
-                    if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
-                    switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
-                    case .retry(let delay):
-                        try JobStore.retry(connection, id: job.id, runAt: now + delay, error: reason)
-                        try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
-                                        detail: "\(reason); next attempt in \(delay) ms")
-                        self.counters.withLock { $0.retried += 1 }
-                    case .giveUp:
-                        let error = "\(reason) (after \(job.attempts) attempts)"
-                        try JobStore.deadLetter(connection, id: job.id, error: error)
-                        try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error)
-                        self.counters.withLock { $0.dead += 1 }
-                        log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
-                    }
-                case .deadLetter(let reason):
-                    try JobStore.deadLetter(connection, id: job.id, error: reason)
-                    try Self.record(connection, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason)
-                    self.counters.withLock { $0.dead += 1 }
-                    log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
+        database.write({ [self] tx in
+            let now = unixMillisecondsNow()
+            switch outcome {
+            case .delivered(let messageID):
+                try held(tx.jobs.complete(job.lease, note: messageID.map { "delivered: \($0)" }))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID)
+                self.counters.withLock { $0.delivered += 1 }
+            case .deleteDevice(let reason, let timestamp):
+                var deleted = false
+                if let device { deleted = try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp) }
+                let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
+                try held(tx.jobs.complete(job.lease, note: note))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note)
+                if deleted {
+                    self.counters.withLock { $0.devicesDeleted += 1 }
+                    log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
                 }
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+                // The dispatcher already used its one auth refresh; what is left is a plain retry.
+                var retryAfter: Int64?
+                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
+                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
+                case .retry(let delay):
+                    try held(tx.jobs.retry(job.lease, runAt: now + delay, error: reason))
+                    try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
+                                    detail: "\(reason); next attempt in \(delay) ms")
+                    self.counters.withLock { $0.retried += 1 }
+                case .giveUp:
+                    let error = "\(reason) (after \(job.attempts) attempts)"
+                    try held(tx.jobs.deadLetter(job.lease, error: error, now: now))
+                    try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error)
+                    self.counters.withLock { $0.dead += 1 }
+                    log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                }
+            case .deadLetter(let reason):
+                try held(tx.jobs.deadLetter(job.lease, error: reason, now: now))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason)
+                self.counters.withLock { $0.dead += 1 }
+                log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
             }
         }) { [self] result in
             if case .failure(let error) = result {
                 // The lease will expire and the job come back: nothing is lost, it may be sent twice.
-                log.error("recording a push outcome failed", ["job_id": String(job.id), "error": "\(error)"])
+                logFailure("recording a push outcome failed", job: job, error: error)
             }
             queue.async { [self] in
                 inFlight -= 1
@@ -270,6 +276,16 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A fenced job update found the job no longer leased under this worker's claim.
+struct LeaseLost: Error {}
+
+/// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
+/// was lost: the claim that took the job over records its own outcome.
+@inline(__always)
+private func held(_ fenced: Bool) throws(LeaseLost) {
+    if !fenced { throw LeaseLost() }
 }
 
 /// Wall-clock unix milliseconds.

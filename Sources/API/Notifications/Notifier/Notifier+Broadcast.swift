@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// Steps 2 and 3: one publish per batch after its commit, then one barrier on every loop before
@@ -42,29 +42,36 @@ extension Notifier {
                 }
             }
             let presence = seen
-            database.write({ [self] connection in
-                try connection.transaction { connection in
-                    let now = unixMilliseconds()
-                    // The planning reads of every call in the batch, in one query each instead of
-                    // one per call (one-recipient calls come in batches of dozens).
-                    let context = try PlanningContext(calls, now: now, connection: connection)
-                    return try calls.map { call in
-                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, connection: connection)
-                    }
+            database.write({ [self] tx in
+                let now = unixMilliseconds()
+                // The planning reads of every call in the batch, in one query each instead of
+                // one per call (one-recipient calls come in batches of dozens).
+                let context = try PlanningContext(calls, now: now, tx: tx)
+                return try calls.map { call in
+                    try planPushes(call, context: context, events: sequences, receipts: presence, now: now, tx: tx)
                 }
             }) { [self] result in
-                // Planned, or failed and left to recovery: no longer owned by these calls.
-                release(calls.compactMap(\.pending))
+                // Failed: the plans are left to recovery, at once rather than when their lease ends.
+                if case .failure = result { release(calls.compactMap(\.pending)) }
                 afterCommit.async { [self] in
                     switch result {
                     case .success(let outcomes):
-                        if outcomes.contains(where: { $0.pushQueued > 0 }) { push?.worker.wake() }
-                        for (call, outcome) in zip(calls, outcomes) { call.completion(.success(outcome)) }
+                        if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { push?.worker.wake() }
+                        for (call, outcome) in zip(calls, outcomes) {
+                            call.completion(outcome.map { .success($0) } ?? .failure(PlanTakenOver()))
+                        }
                     case .failure(let error):
                         for call in calls { call.completion(.failure(error)) }
                     }
+                    planning.withLock { $0 -= calls.count }
                 }
             }
         }
     }
+}
+
+/// A call's plan was claimed by another holder after this node's lease on it ran out; that
+/// holder plans the call.
+struct PlanTakenOver: Error, CustomStringConvertible {
+    var description: String { "the call's push plan was taken over after its lease ran out" }
 }

@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// Intake and group commit: calls queue while a batch is in the writer and are stored together
@@ -16,26 +15,25 @@ extension Notifier {
             intake.pending.removeFirst(taken.count)
             return taken
         }
-        let owned = OwnedPlans()
-        database.write({ [self] connection -> [Result<Stored, HTTPError>] in
-            try connection.transaction { connection -> [Result<Stored, HTTPError>] in
-                var results: [Result<Stored, HTTPError>] = []
-                for call in calls {
-                    // `store` refuses (HTTPError) only before its first write, so a refused call
-                    // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
-                    // time); a storage error fails the whole batch.
-                    do {
-                        results.append(.success(try store(call, owned: owned, connection: connection)))
-                    } catch let refusal as HTTPError {
-                        results.append(.failure(refusal))
-                    }
+        database.write({ [self] tx -> [Result<Stored, HTTPError>] in
+            var results: [Result<Stored, HTTPError>] = []
+            for call in calls {
+                // `store` refuses (HTTPError) only before its first write, so a refused call
+                // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
+                // time); a storage error fails the whole batch.
+                do {
+                    results.append(.success(try store(call, tx: tx)))
+                } catch let refusal as HTTPError {
+                    results.append(.failure(refusal))
                 }
-                return results
             }
+            return results
         }) { [self] result in
-            // Rolled back: the plans registered inside the transaction do not exist. Given back
-            // before the next batch, which may store plans starting at the same (freed) seq.
-            if case .failure = result { release(owned.take()) }
+            // Counted before `storing` ends, so `drain` never sees a stored call as neither.
+            if case .success(let stored) = result {
+                let fresh = stored.count(where: { if case .success(.fresh) = $0 { true } else { false } })
+                planning.withLock { $0 += fresh }
+            }
             // The writer is free for the next batch while this one is broadcast and planned.
             let more = intake.withLock { intake -> Bool in
                 if intake.pending.isEmpty { intake.storing = false }
@@ -90,11 +88,11 @@ extension Notifier {
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
     /// write (the batch relies on it).
-    func store(_ call: Call, owned: OwnedPlans, connection: SQLiteConnection) throws -> Stored {
+    func store(_ call: Call, tx: any StorageTransaction) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = unixMilliseconds()
         if let key = request.idempotencyKey,
-           let existing = try IdempotencyStore.find(connection, key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
+           let existing = try tx.idempotency.find(key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
             guard existing.requestHash == call.hash else {
                 throw HTTPError(409, "idempotency_key_reused", "this idempotency_key was used with a different request in the last 24 hours",
                                 field: "idempotency_key")
@@ -105,57 +103,54 @@ extension Notifier {
             }
             return .replay(existing.responseJSON)
         }
-        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, connection: connection)
+        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, tx: tx)
+        var pending: Int64?
+        if !users.isEmpty {
+            // One plan for the call, whatever its number of recipients, held by this node from the
+            // commit that stores it: recovery (on any node) leaves it alone while the lease runs.
+            pending = try tx.plans.insert(PendingPlan(
+                planJSON: request.planJSON, createdAt: now, claimedBy: nodeID, leaseUntil: now + Self.planLeaseMilliseconds))
+        }
         var stored: [NotificationRecord] = []
         stored.reserveCapacity(users.count)
         for user in users {
-            stored.append(try NotificationStore.insert(connection, NotificationRecord(
+            stored.append(try tx.notifications.insert(NotificationRecord(
                 id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
                 bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
-                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, createdAt: now)))
-        }
-        var pending: Int64?
-        if let first = stored.first, let last = stored.last {
-            // One plan for the call, whatever its number of recipients: they are the rows just
-            // stored one after another.
-            try NotificationStore.insertPlan(connection, PendingPlan(firstSequence: first.sequence, lastSequence: last.sequence,
-                                                                     planJSON: request.planJSON, createdAt: now))
-            pending = first.sequence
-            // Owned from before the commit, so recovery (reading committed plans) never sees it unowned.
-            planning.withLock { _ = $0.insert(first.sequence) }
-            owned.add(first.sequence)
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planID: pending,
+                createdAt: now)))
         }
         if let key = request.idempotencyKey {
             var provisional = Outcome()
             provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
             provisional.skippedRecipients = skipped
-            try IdempotencyStore.reserve(connection, IdempotencyRecord(
+            try tx.idempotency.reserve(IdempotencyRecord(
                 app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
         return .fresh(stored, skipped: skipped, plan: pending)
     }
 
     /// NO-6: recipients as user ids, plus those a scope rule named but could not reach.
-    func resolve(_ recipients: Recipients, kind: String, connection: SQLiteConnection) throws -> ([String], [(userID: String, reason: String)]) {
+    func resolve(_ recipients: Recipients, kind: String, tx: any StorageTransaction) throws -> ([String], [(userID: String, reason: String)]) {
         let requires = catalog.kind(kind)?.requires
         switch recipients {
         case .users(let ids):
             return (ids, [])
         case .scopePermission(let scope, let permission):
-            let members = try MemberStore.holding(connection, scope: scope, permission: permission ?? requires)
+            let members = try tx.members.holding(scope: scope, permission: permission ?? requires)
             guard members.count <= Self.maxScopeRecipients else {
                 throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
                                 field: "recipients")
             }
             return (members.map(\.userID), [])
         case .scopeAssignee(let scope, let assignee?):
-            guard let member = try MemberStore.find(connection, scope: scope, userID: assignee) else {
+            guard let member = try tx.members.find(scope: scope, userID: assignee) else {
                 return ([], [(assignee, "not_a_member")])
             }
             if let requires, !member.permissions.contains(requires) { return ([], [(assignee, "missing_permission")]) }
             return ([assignee], [])
         case .scopeAssignee(let scope, nil):
-            let members = try MemberStore.holding(connection, scope: scope, permission: requires)
+            let members = try tx.members.holding(scope: scope, permission: requires)
             guard members.count <= Self.maxScopeRecipients else {
                 throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
                                 field: "recipients")
@@ -163,11 +158,4 @@ extension Notifier {
             return (members.map(\.userID), [])
         }
     }
-}
-
-/// Plans (first `seq`) registered by one batch's transaction, so a rollback can give them back.
-final class OwnedPlans: Sendable {
-    private let plans = Mutex<[Int64]>([])
-    func add(_ plan: Int64) { plans.withLock { $0.append(plan) } }
-    func take() -> [Int64] { plans.withLock { plans in defer { plans = [] }; return plans } }
 }

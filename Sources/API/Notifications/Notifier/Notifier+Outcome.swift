@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 extension Notifier {

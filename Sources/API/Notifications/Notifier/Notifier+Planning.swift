@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// Step 4: per device, the planner's decision, the job, the delivery record and the cursor, in
@@ -14,7 +13,7 @@ extension Notifier {
         /// By user, then by scope (nil: the user's global switch).
         let preferences: [String: [String?: PushPreferenceRecord]]
 
-        init(_ calls: [Planning], now: Int64, connection: SQLiteConnection) throws {
+        init(_ calls: [Planning], now: Int64, tx: any StorageTransaction) throws {
             var users: Set<String> = []
             var scopes: Set<String> = []
             for call in calls {
@@ -22,9 +21,9 @@ extension Notifier {
                 if let scope = call.plan.scope { scopes.insert(scope) }
             }
             let userIDs = Array(users)
-            devices = Dictionary(grouping: try DeviceStore.list(connection, userIDs: userIDs, now: now), by: \.userID)
+            devices = Dictionary(grouping: try tx.devices.list(userIDs: userIDs, now: now), by: \.userID)
             var preferences: [String: [String?: PushPreferenceRecord]] = [:]
-            for record in try PreferenceStore.list(connection, userIDs: userIDs, scopes: Array(scopes)) {
+            for record in try tx.preferences.list(userIDs: userIDs, scopes: Array(scopes)) {
                 preferences[record.userID, default: [:]][record.scope] = record
             }
             self.preferences = preferences
@@ -32,8 +31,12 @@ extension Notifier {
     }
 
     /// Step 4 for one call, inside the writer transaction.
+    /// - Returns: nil when this node no longer holds the call's plan (its lease ran out and
+    ///   another claimer took it): nothing is written for the call, the holder plans it.
     func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
-                            receipts: [String: [Presence.Receipt]], now: Int64, connection: SQLiteConnection) throws -> Outcome {
+                            receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction) throws -> Outcome? {
+        // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
+        if let pending = call.pending, try !tx.plans.markPlanned(id: pending, by: nodeID) { return nil }
         let stored = call.stored, plan = call.plan, devices = context.devices
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
@@ -56,11 +59,11 @@ extension Notifier {
             let scoped = plan.scope.flatMap { preferences?[$0] }
             let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
             var unread: Int?
-            if plan.badge == .unread { unread = try NotificationStore.unreadCount(connection, userID: record.userID) }
+            if plan.badge == .unread { unread = try tx.notifications.unreadCount(userID: record.userID) }
             let seen = receipts[record.id] ?? []
             for receipt in seen where receipt.received {
                 outcome.liveDelivered += 1
-                try DeliveryStore.record(connection, DeliveryEntry(
+                try tx.deliveries.record(DeliveryEntry(
                     notificationID: record.id, userID: record.userID, connectionID: receipt.connectionID, sessionID: receipt.sessionID,
                     outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
             }
@@ -71,7 +74,7 @@ extension Notifier {
                 switch decision {
                 case .skip(let result, let detail):
                     if result == .suppressedForeground { outcome.pushSuppressed += 1 } else { outcome.skipped += 1 }
-                    try DeliveryStore.record(connection, DeliveryEntry(
+                    try tx.deliveries.record(DeliveryEntry(
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
                         outcome: result, detail: detail, at: now))
                 case .enqueue(let runAt, let ackEventID):
@@ -82,25 +85,24 @@ extension Notifier {
                                                             unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
                         outcome.skipped += 1
-                        try DeliveryStore.record(connection, DeliveryEntry(
+                        try tx.deliveries.record(DeliveryEntry(
                             notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
                             outcome: .failed, detail: "could not render: \(error.message)", at: now))
                         continue
                     }
                     let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
                         notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
-                    let jobID = try JobStore.enqueue(connection, kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: runAt, now: now)
+                    let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: runAt, now: now)
                     outcome.pushQueued += 1
-                    try DeliveryStore.record(connection, DeliveryEntry(
+                    try tx.deliveries.record(DeliveryEntry(
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
                         outcome: .queued, jobID: jobID, deliveryID: deliveryID,
                         detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
                 }
             }
-            if let eventID { try NotificationStore.setCursor(connection, sequence: record.sequence, cursor: eventID) }
+            if let eventID { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
         }
-        if let pending = call.pending { try NotificationStore.markPlanned(connection, firstSequence: pending) }
-        if let key = plan.idempotencyKey { try IdempotencyStore.complete(connection, key: key, responseJSON: outcome.json) }
+        if let key = plan.idempotencyKey { try tx.idempotency.complete(key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
             counts.outcomes["live_delivered", default: 0] += outcome.liveDelivered

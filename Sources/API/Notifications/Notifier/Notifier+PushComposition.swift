@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// Composes the push one device gets: texts in its locale, grouping, badge and ids.

@@ -1,19 +1,27 @@
 import Foundation
+import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// Recovery of calls stored but not planned (a crash or a database error between the two
 /// transactions), and the shutdown drain.
 extension Notifier {
     /// Runs recovery now and every `intervalSeconds`, and drops idempotency keys past their 24 h.
+    ///
+    /// First releases the plans other nodes hold: with one process per database (SQLite), they
+    /// belong to a process that died, and waiting out their leases would only delay their pushes.
     public func start(intervalSeconds: Int = 30) {
+        do {
+            _ = try database.writeSync { [nodeID] in try $0.plans.releaseLeases(heldByOtherThan: nodeID) }
+        } catch {
+            Log.error("could not release the push plans a previous run held; they come back when their lease ends", ["error": "\(error)"])
+        }
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             runRecovery()
             do {
-                _ = try database.writeSync { try IdempotencyStore.purge($0, createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
+                _ = try database.writeSync { try $0.idempotency.purge(createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
             } catch {
                 Log.error("purging idempotency keys failed", ["error": "\(error)"])
             }
@@ -34,7 +42,7 @@ extension Notifier {
 
     func runRecovery() {
         do {
-            let adopted = try database.writeSync { try NotificationStore.adoptLegacyPlans($0) }
+            let adopted = try database.writeSync { try $0.plans.adoptLegacyPlans() }
             if adopted > 0 { Log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
         } catch {
             Log.error("could not take up the push plans an older build left", ["error": "\(error)"])
@@ -43,72 +51,71 @@ extension Notifier {
         var after: Int64 = 0
         var recovered = 0
         while true {
+            // Claimed, not just read: a plan whose lease runs (a live call's, or another
+            // claimer's) is left alone, and one claimed here is no other's until planned or
+            // released. `after` keeps one pass from claiming again what it just failed to plan.
             let from = after
-            let page: [PendingPlan]
+            let abandoned: [PendingPlan]
             do {
-                page = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
+                abandoned = try database.writeSync { [nodeID] in
+                    try $0.plans.claim(by: nodeID, after: from, limit: 500, leaseMilliseconds: Self.planLeaseMilliseconds, now: unixMilliseconds())
+                }
             } catch {
                 Log.error("could not read unplanned notifications", ["error": "\(error)"])
                 return
             }
-            guard let last = page.last else { break }
-            after = last.firstSequence
-            // A plan is abandoned when it is stored and no call here owns it. A live call owns its
-            // plan from before the commit that stores it, so one this read sees is owned unless
-            // its call is over: claim the unowned ones, then read again, because a call that
-            // ended between the two reads deleted its plan.
-            let claimed = planning.withLock { planning in Set(page.map(\.firstSequence).filter { planning.insert($0).inserted }) }
-            guard !claimed.isEmpty else { continue }
-            var abandoned: [PendingPlan] = []
-            do {
-                abandoned = try database.readSync { try NotificationStore.pendingPlans($0, after: from, limit: 500) }
-                    .filter { claimed.contains($0.firstSequence) }
-            } catch {
-                release(Array(claimed))
-                Log.error("could not read unplanned notifications", ["error": "\(error)"])
-                return
-            }
-            release(Array(claimed.subtracting(abandoned.map(\.firstSequence))))
+            guard let last = abandoned.last else { break }
+            after = last.id
             var calls: [Planning] = []
             var failed = false
             let done = DispatchGroup()
             for (index, pending) in abandoned.enumerated() {
                 let stored: [NotificationRecord]
                 do {
-                    stored = try database.readSync { try NotificationStore.notifications($0, of: pending) }
+                    stored = try database.readSync { try $0.plans.notifications(ofPlan: pending.id) }
                 } catch {
-                    release(abandoned[index...].map(\.firstSequence))
+                    release(abandoned[index...].map(\.id))
                     Log.error("could not read unplanned notifications", ["error": "\(error)"])
                     failed = true
                     break
                 }
                 guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
                     Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
-                    _ = try? database.writeSync { try NotificationStore.markPlanned($0, firstSequence: pending.firstSequence) }
-                    release([pending.firstSequence])
+                    _ = try? database.writeSync { try $0.plans.delete(id: pending.id) }
                     continue
                 }
                 done.enter()
-                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.firstSequence) { result in
+                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { result in
                     if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
                     done.leave()
                 })
                 recovered += stored.count
             }
-            // A page's calls are planned in batches, like live calls (each releases its plans).
+            // A page's calls are planned in batches, like live calls; their leases are renewed
+            // while they are (a plan planned meanwhile is gone, and renewing skips it).
+            planning.withLock { $0 += calls.count }
             for start in stride(from: 0, to: calls.count, by: Self.maxBatch) {
                 broadcastAndPlan(Array(calls[start..<min(start + Self.maxBatch, calls.count)]))
             }
-            done.wait()
+            let held = calls.compactMap(\.pending)
+            while done.wait(timeout: .now() + .milliseconds(Int(Self.planLeaseMilliseconds / 3))) == .timedOut {
+                _ = try? database.writeSync { [nodeID] in
+                    try $0.plans.renew(ids: held, by: nodeID, until: unixMilliseconds() + Self.planLeaseMilliseconds)
+                }
+            }
             if failed { return }
         }
         if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
     }
 
-    /// Ends this process's ownership of plans (planned, or left to recovery).
+    /// Ends this node's hold on plans it could not plan, so recovery takes them up at its next
+    /// pass rather than when their lease runs out. Best effort: if this write fails too, the
+    /// lease runs out.
     func release(_ plans: [Int64]) {
         guard !plans.isEmpty else { return }
-        planning.withLock { planning in for plan in plans { planning.remove(plan) } }
+        database.write({ [nodeID] tx in
+            try tx.plans.release(ids: plans, by: nodeID)
+        }) { _ in }
     }
 
     /// Waits up to `seconds` for calls being stored or planned to finish (SIGTERM, OP-5), so none
@@ -116,7 +123,7 @@ extension Notifier {
     public func drain(deadline seconds: Double) -> Bool {
         let until = DispatchTime.now() + seconds
         while true {
-            let busy = intake.withLock { !$0.pending.isEmpty || $0.storing } || planning.withLock { !$0.isEmpty }
+            let busy = intake.withLock { !$0.pending.isEmpty || $0.storing } || planning.withLock { $0 > 0 }
             if !busy { return true }
             if DispatchTime.now() >= until { return false }
             usleep(10_000)   // shutdown only

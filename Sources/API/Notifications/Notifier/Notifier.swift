@@ -2,31 +2,33 @@ import Foundation
 import HeraldCore
 import PushBridge
 import Realtime
-import Storage
 import Synchronization
 
 /// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its
 /// invalidation event on `user:{id}`, then plans pushes — only to devices whose session did not
 /// see the event live in the foreground. Never both, never neither:
 ///
-/// 1. one writer transaction stores the rows and the call's plan (a `PendingPlan`), and reserves
-///    the idempotency key;
+/// 1. one writer transaction stores the rows and the call's plan (a `PendingPlan`, claimed by this
+///    node with a lease), and reserves the idempotency key;
 /// 2. after the commit, the events are published (so a reader who took `Herald-Cursor` before its
 ///    GET either sees the row or gets the event);
 /// 3. once every loop has written what was queued before (`afterPendingDeliveries`), presence says
 ///    which connections received each event;
 /// 4. a second transaction decides per device, enqueues `push.deliver` jobs, writes the delivery
-///    record and the live event's cursor, and deletes the plan.
+///    record and the live event's cursor, and deletes the plan (fenced: only while this node holds it).
 ///
-/// A crash between 1 and 4 leaves the plan; `recover()` (at start and periodically) re-broadcasts
-/// and plans those calls, so a stored notification is never left unpushed.
+/// A crash between 1 and 4 leaves the plan; `recover()` (at start and periodically) claims plans
+/// whose lease is over, re-broadcasts and plans those calls, so a stored notification is never
+/// left unpushed, and a live call's plan is never taken from it (DESIGN "Plan ownership").
 public final class Notifier: Sendable {
-    let database: Database
+    let database: any Storage
     let node: RealtimeNode
     let push: PushService?
     let catalog: NotificationCatalog
     let planner: PushPlanner
     let renderer: NotificationRenderer
+    /// Names this process as the holder of the plans it stores or claims (`claimed_by`).
+    public let nodeID: String
     let recovery = DispatchQueue(label: "herald.notifier.recovery")
     /// Where a batch goes after its storing commit, so the writer's queue only runs SQL.
     let afterCommit = DispatchQueue(label: "herald.notifier.after-commit")
@@ -40,26 +42,32 @@ public final class Notifier: Sendable {
     static let idempotencyWindowMilliseconds: Int64 = 24 * 3600 * 1000
     /// Most members a scope rule may reach in one call.
     static let maxScopeRecipients = 10_000
+    /// How long a plan is held by the node that stored or claimed it before recovery (on any
+    /// node) may take it over; recovery renews it while planning.
+    static let planLeaseMilliseconds: Int64 = 60_000
     /// The live event every recipient gets on `user:{id}`.
     static let createdEvent = EventName("notification.created")!
 
     /// - Parameters:
     ///   - push: delivery, when a provider has credentials; without it devices are recorded `failed`.
     ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
-    public init(database: Database, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog) {
+    ///   - nodeID: the name this process holds plans under; unique per process by default.
+    public init(database: any Storage, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog,
+                nodeID: String? = nil) {
         self.database = database
         self.node = node
         self.push = push
         self.catalog = catalog
         self.planner = PushPlanner(catalog: catalog)
         self.renderer = NotificationRenderer(catalog: catalog)
+        self.nodeID = nodeID ?? Self.newID("node")
         self.timer = DispatchSource.makeTimerSource(queue: recovery)
         timer.resume()
     }
 
     enum Stored: Sendable {
         case replay(String)
-        /// `plan`: the first `seq` of the call's stored plan; nil when it reached nobody.
+        /// `plan`: the id of the call's stored plan; nil when it reached nobody.
         case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
     }
 
@@ -76,7 +84,7 @@ public final class Notifier: Sendable {
         let plan: NotificationPlan
         let live: PublishRequest?
         let skipped: [(userID: String, reason: String)]
-        /// The stored plan (its first `seq`) that planning deletes; nil when there is none.
+        /// The stored plan (its id, held by this node) that planning deletes; nil when there is none.
         let pending: Int64?
         let completion: @Sendable (Result<Outcome, any Error>) -> Void
     }
@@ -86,9 +94,9 @@ public final class Notifier: Sendable {
     /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
     /// instead of per call.
     let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
-    /// The plans (by first `seq`) this process has stored or taken up and not finished planning.
-    /// Recovery leaves them alone: a plan is abandoned only when no call here still owns it.
-    let planning = Mutex<Set<Int64>>([])
+    /// Calls stored (or claimed by recovery) and not yet planned: what `drain` waits for. Who
+    /// owns a plan is the database's lease, not this count.
+    let planning = Mutex<Int>(0)
     /// Most calls stored in one transaction.
     static let maxBatch = 128
 

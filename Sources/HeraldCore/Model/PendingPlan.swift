@@ -1,0 +1,29 @@
+/// One call's push plan, stored with its notifications and deleted once their pushes are
+/// planned (NO-2). A crash in between leaves it, and recovery plans the call from it.
+///
+/// A plan is identified by its call (`id`), and its notifications name it (`NotificationRecord
+/// .planID`). Whoever plans it holds it as a lease, like a job (DESIGN "Plan ownership"): a live
+/// call stores its plan already claimed by its node; recovery claims only plans whose lease is
+/// over or that have no owner, so it never races a live call, on this node or another.
+public struct PendingPlan: Sendable, Equatable {
+    /// Assigned by the store, never reused; 0 before it is stored.
+    public var id: Int64
+    /// The push plan's input, JSON (the API's `NotificationPlan`).
+    public var planJSON: String
+    /// Unix ms.
+    public var createdAt: Int64
+    /// The node holding the plan (`Notifier.nodeID`); nil when nobody does (stored by an older
+    /// build, or released).
+    public var claimedBy: String?
+    /// Unix ms until which `claimedBy` holds it; past it, recovery may claim it. nil with `claimedBy`.
+    public var leaseUntil: Int64?
+
+    public init(id: Int64 = 0, planJSON: String, createdAt: Int64, claimedBy: String? = nil, leaseUntil: Int64? = nil) {
+        precondition((claimedBy == nil) == (leaseUntil == nil), "a plan's owner and lease go together")
+        self.id = id
+        self.planJSON = planJSON
+        self.createdAt = createdAt
+        self.claimedBy = claimedBy
+        self.leaseUntil = leaseUntil
+    }
+}

@@ -1,0 +1,51 @@
+/// Push devices (DV-1, DV-2, DV-4, DV-6). Times are unix ms; `now` decides `sessionActive`.
+public protocol DeviceRepository {
+    /// Registers a token (DV-1): creates or refreshes the session (an ended one refuses), updates
+    /// a known (app, platform, token) device and moves it to the caller unless another user's
+    /// installation holds it (seed 003), and deletes earlier devices of the same session and
+    /// platform (token rotation).
+    /// - Parameters:
+    ///   - sessionExpiresAt: from the token's `session_exp`.
+    ///   - newID: the id for a new device.
+    /// - Returns: the device and whether it was created.
+    /// - Throws: `DeviceRegistrationError` (nothing changed), or `StorageError`.
+    func register(_ registration: DeviceRegistration, sessionExpiresAt: Int64?, newID: String,
+                  now: Int64) throws -> (device: DeviceRecord, created: Bool)
+
+    /// A device by id.
+    func find(id: String, now: Int64) throws(StorageError) -> DeviceRecord?
+
+    /// A user's devices, newest first (DV-2).
+    func list(app: String, userID: String, now: Int64) throws(StorageError) -> [DeviceRecord]
+
+    /// The devices of many users at once, for planning a batch (NO-2): grouped by user, each
+    /// user's newest first.
+    func list(app: String, userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord]
+
+    /// Deletes a device of `userID`. - Returns: false when the user has no such device.
+    func delete(id: String, userID: String) throws(StorageError) -> Bool
+
+    /// Deletes the user's devices holding `token`. - Returns: how many.
+    @discardableResult
+    func delete(token: String, userID: String) throws(StorageError) -> Int
+
+    /// Deletes a device a provider reported invalid (DV-6) unless it registered again after
+    /// `invalidSince` (the provider's verdict time, PU-5c). - Returns: true when deleted.
+    func deleteInvalid(id: String, invalidSince: Int64?) throws(StorageError) -> Bool
+
+    /// Deletes devices not registered since `cutoff` (DV-6). - Returns: how many.
+    @discardableResult
+    func purge(notSeenSince cutoff: Int64) throws(StorageError) -> Int
+}
+
+extension DeviceRepository {
+    /// `list(app:userID:now:)` for the default app.
+    public func list(userID: String, now: Int64) throws(StorageError) -> [DeviceRecord] {
+        try list(app: "default", userID: userID, now: now)
+    }
+
+    /// `list(app:userIDs:now:)` for the default app.
+    public func list(userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
+        try list(app: "default", userIDs: userIDs, now: now)
+    }
+}

@@ -1,0 +1,77 @@
+/// The durable job queue (PU-5), e.g. one `push.deliver` job per device. Part of a unit of work,
+/// so jobs commit with what made them (a plan's jobs with its planning). Times are unix ms.
+///
+/// A job is claimed with a lease: a worker that dies holding it leaves it due again once the
+/// lease passes, so a `kill -9` loses nothing. Each claim counts an attempt, and the record's
+/// `lease` (id + attempt) is the fencing token: `complete`, `retry` and `deadLetter` succeed only
+/// while the job is still leased under it, so a worker whose lease ran out cannot record an
+/// outcome for a job another claim took over. Those three return false instead; the caller then
+/// records nothing (throwing rolls back its unit of work).
+public protocol JobQueue {
+    /// Adds a job, due at `runAt`. - Returns: its id.
+    @discardableResult
+    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
+
+    /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with a lease over),
+    /// oldest due first, until `now + leaseMilliseconds`, counting an attempt for each.
+    func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord]
+
+    /// Marks the job done, with an optional note of how it ended. Fenced by `lease`.
+    /// - Returns: false when the job is no longer leased under `lease`.
+    func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool
+
+    /// Puts the job back in the queue, due at `runAt`, remembering why. Fenced by `lease`.
+    /// - Returns: false when the job is no longer leased under `lease`.
+    func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool
+
+    /// Gives the job up (a dead letter) at `now`, with its reason. Fenced by `lease`.
+    /// - Returns: false when the job is no longer leased under `lease`.
+    func deadLetter(_ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool
+
+    /// Makes every leased job of `kind` due at `now` at the latest. For one process per queue, at
+    /// start: a lease still held belongs to a process that died. - Returns: how many.
+    @discardableResult
+    func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int
+
+    /// A job by id.
+    func find(id: Int64) throws(StorageError) -> JobRecord?
+
+    /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (paging).
+    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord]
+
+    /// Sends one dead job back to the queue with fresh attempts, due at `now`.
+    /// - Returns: false when it does not exist or is not dead.
+    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool
+
+    /// Sends every dead job matching `filter` back to the queue with fresh attempts, due at `now`
+    /// (after a provider outage, a credentials fix). - Returns: how many.
+    @discardableResult
+    func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int
+
+    /// Jobs per state and the age of the oldest due job (`/metrics`).
+    func depth(now: Int64) throws(StorageError) -> JobQueueDepth
+
+    /// Deletes done jobs created before `cutoff`. - Returns: how many.
+    @discardableResult
+    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int
+}
+
+extension JobQueue {
+    /// `complete(_:note:)` without a note.
+    public func complete(_ lease: JobLease) throws(StorageError) -> Bool {
+        try complete(lease, note: nil)
+    }
+}
+
+/// How full the queue is.
+public struct JobQueueDepth: Sendable, Equatable {
+    /// Jobs per state (a state with none may be absent).
+    public var counts: [JobState: Int]
+    /// Milliseconds the oldest due queued job has waited; 0 when none is due.
+    public var oldestDueAgeMilliseconds: Int64
+
+    public init(counts: [JobState: Int], oldestDueAgeMilliseconds: Int64) {
+        self.counts = counts
+        self.oldestDueAgeMilliseconds = oldestDueAgeMilliseconds
+    }
+}

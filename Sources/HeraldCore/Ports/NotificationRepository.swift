@@ -1,0 +1,120 @@
+/// Notifications as stored (NO-1) and read back as the inbox (NO-3). Times are unix ms; `app` is
+/// the tenant (`"default"` today).
+public protocol NotificationRepository {
+    /// Stores a new notification; the store assigns `sequence`, and `cursor` and `readAt` start
+    /// empty whatever `record` holds.
+    /// - Returns: the stored record, with its `sequence`.
+    /// - Throws: `.constraint(.unique, _)` for a known id, `.constraint(.check, _)` for an
+    ///   unknown priority.
+    func insert(_ record: NotificationRecord) throws(StorageError) -> NotificationRecord
+
+    /// A notification by id, whoever it belongs to.
+    func find(id: String) throws(StorageError) -> NotificationRecord?
+
+    /// Sets the stream cursor of the notification's live event once broadcast (NO-2).
+    /// - Parameter sequence: the record's `sequence`.
+    func setCursor(sequence: Int64, cursor: String) throws(StorageError)
+
+    /// One page of a user's inbox, newest first; push-only notifications are left out.
+    /// - Parameters:
+    ///   - unreadOnly: only notifications not read yet.
+    ///   - before: the `sequence` of the previous page's last record; nil for the first page.
+    ///   - limit: records at most (not negative).
+    func page(app: String, userID: String, unreadOnly: Bool, before: Int64?, limit: Int) throws(StorageError) -> [NotificationRecord]
+
+    /// Unread inbox notifications of a user (also the badge).
+    func unreadCount(app: String, userID: String) throws(StorageError) -> Int
+
+    /// Marks one of the user's inbox notifications read at `now`. Another user's, a push-only
+    /// and a missing one are all `.notFound`, so ids of others cannot be probed.
+    func markRead(app: String, userID: String, id: String, now: Int64) throws(StorageError) -> MarkReadResult
+
+    /// Marks every unread inbox notification of the user read at `now`. - Returns: how many.
+    func markAllRead(app: String, userID: String, now: Int64) throws(StorageError) -> Int
+
+    /// Deletes notifications created before `cutoff`, with their delivery record (retention).
+    /// - Returns: how many notifications.
+    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int
+
+    /// Whether the notification's pushes are planned: its plan is gone (and it carries no plan of
+    /// a pre-schema-4 build).
+    func isPlanned(_ record: NotificationRecord) throws(StorageError) -> Bool
+}
+
+extension NotificationRepository {
+    /// `page(app:…)` for the default app.
+    public func page(userID: String, unreadOnly: Bool, before: Int64?, limit: Int) throws(StorageError) -> [NotificationRecord] {
+        try page(app: "default", userID: userID, unreadOnly: unreadOnly, before: before, limit: limit)
+    }
+
+    /// `unreadCount(app:userID:)` for the default app.
+    public func unreadCount(userID: String) throws(StorageError) -> Int {
+        try unreadCount(app: "default", userID: userID)
+    }
+
+    /// `markRead(app:…)` for the default app.
+    public func markRead(userID: String, id: String, now: Int64) throws(StorageError) -> MarkReadResult {
+        try markRead(app: "default", userID: userID, id: id, now: now)
+    }
+
+    /// `markAllRead(app:…)` for the default app.
+    public func markAllRead(userID: String, now: Int64) throws(StorageError) -> Int {
+        try markAllRead(app: "default", userID: userID, now: now)
+    }
+}
+
+/// Push plans while their pushes are not planned (NO-2), each held by one node as a lease
+/// (DESIGN "Plan ownership"): a live call stores its plan claimed by its node; recovery claims
+/// only plans nobody holds or whose lease is over, and renews them while it plans; the planning
+/// unit of work deletes the plan, fenced by its holder. Times are unix ms.
+public protocol PlanRepository {
+    /// Stores a call's plan (its `id` is ignored), claimed as `plan.claimedBy` says. Store the
+    /// call's notifications with `planID` set to the id returned, in the same unit of work.
+    /// - Returns: the plan's id, never one an earlier plan had.
+    func insert(_ plan: PendingPlan) throws(StorageError) -> Int64
+
+    /// The plan's pushes are planned: the plan goes. Fenced: only while `node` holds it.
+    /// - Returns: false when `node` no longer holds it (gone, or taken over after its lease ran
+    ///   out); the caller must then record nothing of its planning.
+    func markPlanned(id: Int64, by node: String) throws(StorageError) -> Bool
+
+    /// Deletes a plan whoever holds it (one that cannot be read is given up).
+    func delete(id: Int64) throws(StorageError)
+
+    /// Claims for `node`, until `now + leaseMilliseconds`, up to `limit` plans with ids above
+    /// `after` that nobody holds or whose lease is over, oldest first, atomically (two claimers
+    /// never get the same plan).
+    func claim(by node: String, after: Int64, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan]
+
+    /// Extends `node`'s hold on `ids` to `until`. - Returns: how many it still held.
+    @discardableResult
+    func renew(ids: [Int64], by node: String, until: Int64) throws(StorageError) -> Int
+
+    /// Ends `node`'s hold on `ids` (planning failed), so recovery may claim them at once.
+    /// - Returns: how many it held.
+    @discardableResult
+    func release(ids: [Int64], by node: String) throws(StorageError) -> Int
+
+    /// Ends every hold of a node other than `node`. For adapters with one process per database
+    /// (SQLite), at start: such a hold belongs to a process that died. - Returns: how many.
+    @discardableResult
+    func releaseLeases(heldByOtherThan node: String) throws(StorageError) -> Int
+
+    /// Stored plans with ids above `after`, oldest first, whoever holds them (inspection).
+    func list(after: Int64, limit: Int) throws(StorageError) -> [PendingPlan]
+
+    /// The notifications of plan `id`, in order of storing.
+    func notifications(ofPlan id: Int64) throws(StorageError) -> [NotificationRecord]
+
+    /// Turns notifications a pre-schema-4 build stored with a per-row plan into plans without an
+    /// owner, one per call. Recovery runs it first. - Returns: plans made.
+    @discardableResult
+    func adoptLegacyPlans() throws(StorageError) -> Int
+}
+
+extension PlanRepository {
+    /// `claim(by:after:…)` from the oldest plan.
+    public func claim(by node: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
+        try claim(by: node, after: 0, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+    }
+}

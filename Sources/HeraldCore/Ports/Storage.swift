@@ -1,0 +1,93 @@
+/// Herald's storage as units of work (DESIGN "Ports and adapters"): every read and write of
+/// notifications, plans, deliveries, devices, sessions, preferences, members, idempotency keys
+/// and jobs goes through one of these, and no connection type, SQL or row crosses it.
+///
+/// ```swift
+/// storage.write({ tx in
+///     let id = try tx.plans.insert(plan)
+///     for record in records { _ = try tx.notifications.insert(record) }
+///     return try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: json, runAt: now, now: now)
+/// }) { result in loop.execute { respond(result) } }
+/// ```
+///
+/// - A write body is one transaction: committed when it returns, rolled back when it throws, so
+///   a plan, its notifications and their jobs commit together or not at all. Writes run one at a
+///   time, in submission order (SQLite: the one writer connection).
+/// - A read body sees one snapshot; it runs concurrently with writes and other reads. A write
+///   inside it fails with `StorageError.readOnly`.
+/// - Completion handlers run on the adapter's own thread: keep them short, hand results to an
+///   event loop. Work is not cancellable once submitted.
+/// - The transaction (`any StorageTransaction`) and the repositories it gives must not escape
+///   the body.
+///
+/// Errors: a completion or `throws` gets the body's own error unchanged (an `HTTPError` a route
+/// threw, a `DeviceRegistrationError`), or a `StorageError`, never an engine's error type.
+///
+/// # Thread safety
+/// Implementations are `Sendable`: every method may be called from any thread.
+public protocol Storage: Sendable {
+    /// Runs `body` as one write transaction after the writes already submitted. Never blocks.
+    /// - Parameters:
+    ///   - body: the unit of work; `StorageError`s from the repositories, or any error of its own.
+    ///   - completion: called once with `body`'s result, or its error after the rollback, or a
+    ///     `StorageError` from BEGIN/COMMIT (`.closed` after `close()`).
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// Runs `body` on one snapshot of the data, concurrently with writes. Never blocks.
+    /// - Parameters:
+    ///   - body: read-only work; a write fails with `StorageError.readOnly`.
+    ///   - completion: called once with `body`'s result or error.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                           completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// `write(_:completion:)`, blocking the calling thread until it ran.
+    /// - Important: For start-up, timers on their own queues, the CLI and tests; never on an
+    ///   event loop or in a Task, and never from inside a `write` body (it would wait for itself).
+    func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T
+
+    /// `read(_:completion:)`, blocking the calling thread until it ran.
+    /// - Important: As `writeSync`; never from inside a `read` body.
+    func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T
+}
+
+extension Storage {
+    /// `write(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
+    /// - Throws: `body`'s error, or a `StorageError`.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            write(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `read(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
+    /// - Throws: `body`'s error, or a `StorageError`.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            read(body) { continuation.resume(with: $0) }
+        }
+    }
+}
+
+/// One unit of work: the repositories, all inside the same transaction (or, in a read, the same
+/// snapshot). Only valid inside the body it was given to.
+public protocol StorageTransaction {
+    /// Notifications: storing, the inbox, retention (NO-1, NO-3).
+    var notifications: any NotificationRepository { get }
+    /// Push plans and their leases (NO-2, DESIGN "Plan ownership").
+    var plans: any PlanRepository { get }
+    /// The delivery record (NO-8).
+    var deliveries: any DeliveryRepository { get }
+    /// Push devices (DV-1 … DV-6).
+    var devices: any DeviceRepository { get }
+    /// Sessions (DV-4).
+    var sessions: any SessionRepository { get }
+    /// Push preferences (NO-4).
+    var preferences: any PreferenceRepository { get }
+    /// Scope members (NO-6).
+    var members: any MemberRepository { get }
+    /// Idempotency keys of `POST /v1/notifications` (NO-1).
+    var idempotency: any IdempotencyRepository { get }
+    /// The durable job queue (PU-5).
+    var jobs: any JobQueue { get }
+}

@@ -1,0 +1,195 @@
+import Dispatch
+import Synchronization
+
+/// Herald's SQLite database: one writer connection and a few reader connections, each on its own
+/// serial queue, so no SQLite call ever runs on an event loop or in Swift's cooperative pool.
+///
+/// ```swift
+/// let db = try Database.open(path: "herald.db")                // migrates to HeraldSchema
+/// let id = try await db.write { conn in
+///     try conn.transaction { conn in
+///         try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES (?, ?, 'queued', ?, ?)",
+///                      ["push.deliver", json, now, now])
+///         return conn.lastInsertRowID
+///     }
+/// }
+/// db.read({ conn in try conn.query("SELECT * FROM devices WHERE user_id = ?", [user]) }) { result in
+///     loop.execute { respond(result) }                          // hop back to the event loop
+/// }
+/// ```
+///
+/// - Writes run one at a time, in submission order, on the writer queue. A body is not a
+///   transaction by itself: wrap several statements in `conn.transaction { … }` (one commit, one
+///   fsync, all or nothing). A body that returns with a transaction open is rolled back and fails
+///   with `.misuse`.
+/// - Reads run on read-only connections, in WAL mode concurrently with the writer and each other;
+///   each statement sees the data committed when it started (use `conn.transaction` in a read for
+///   one snapshot across several statements). A body that tries to write fails with `SQLITE_READONLY`.
+///   With `readers: 0` (forced for `":memory:"`, which cannot be shared) reads run on the writer.
+/// - The WAL is checkpointed by a connection and queue of its own (`Checkpointer`), not inside
+///   the writer's commits.
+/// - Completion handlers run on the storage queue that did the work: keep them short and hand
+///   results to their event loop.
+/// - Work is not cancellable once submitted; cancelling the awaiting task does not stop it.
+///
+/// Internal to the adapter: callers reach it through `SQLiteStorage`, the `Storage` port, whose
+/// units of work run here (a write body inside `BEGIN IMMEDIATE … COMMIT` on the writer).
+///
+/// # Thread safety
+/// Sendable: every method may be called from any thread. The connections are confined to their
+/// queues by `ConnectionWorker`.
+final class Database: Sendable {
+    /// The path the database was opened at.
+    let path: String
+    /// Number of reader connections (0: reads share the writer).
+    let readerCount: Int
+    /// The migration versions `open` applied (empty when the file was up to date).
+    let appliedMigrations: [Int]
+
+    private let writer: ConnectionWorker
+    private let readers: ReaderPool?
+    /// Checkpoints the WAL off the writer's queue; nil in memory (no WAL).
+    private let checkpointer: Checkpointer?
+
+    private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
+        self.path = path
+        self.writer = writer
+        self.readers = readers
+        self.checkpointer = checkpointer
+        self.readerCount = readers?.workers.count ?? 0
+        self.appliedMigrations = appliedMigrations
+    }
+
+    /// Opens (creating if needed) the database at `path`, brings it to the newest schema, and
+    /// opens the readers. Blocks while it migrates: call it at start, not on an event loop.
+    /// - Parameters:
+    ///   - path: a file path, or `":memory:"` (private to this `Database`; readers forced to 0).
+    ///   - readers: reader connections; default 2. 0 runs reads on the writer.
+    ///   - busyTimeoutMS: per-connection wait, in milliseconds, for another connection's lock
+    ///     (another process on the same file, a checkpoint) before `.busy`. Default 5000.
+    ///   - migrations: the schema; default `HeraldSchema.migrations`.
+    /// - Throws: `SQLiteError.open` when a connection cannot open or WAL cannot be enabled;
+    ///   `SQLiteError.migration` when a migration fails or the file is newer than `migrations`.
+    static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
+                            migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> Database {
+        precondition(readers >= 0, "reader count must not be negative")
+        let writerConnection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS)
+        let applied = try Migrator.migrate(writerConnection, migrations: migrations)
+        // Readers open after the writer has switched the file to WAL (a persistent setting), which a
+        // read-only connection could not do itself.
+        let readerCount = SQLiteConnection.isInMemory(path) ? 0 : readers
+        var workers: [ConnectionWorker] = []
+        for index in 0..<readerCount {
+            let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMS: busyTimeoutMS)
+            workers.append(ConnectionWorker(label: "herald.storage.reader.\(index)", connection: connection))
+        }
+        var checkpointer: Checkpointer?
+        if !SQLiteConnection.isInMemory(path) {
+            checkpointer = Checkpointer(connection: try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS))
+            checkpointer?.attach(to: writerConnection)
+        }
+        return Database(path: path,
+                        writer: ConnectionWorker(label: "herald.storage.writer", connection: writerConnection),
+                        readers: workers.isEmpty ? nil : ReaderPool(workers: workers),
+                        checkpointer: checkpointer,
+                        appliedMigrations: applied)
+    }
+
+    /// Brings the database at `path` to the newest schema and closes it: `herald migrate`.
+    /// - Returns: the versions applied now, in order.
+    /// - Throws: as `open`.
+    @discardableResult
+    static func migrate(path: String, busyTimeoutMS: Int32 = 5000,
+                               migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> [Int] {
+        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS)
+        return try Migrator.migrate(connection, migrations: migrations)
+    }
+
+    // MARK: Completion handlers
+
+    /// Runs `body` on the writer connection after the writes already submitted. Never blocks.
+    /// - Parameters:
+    ///   - body: the work; its connection must not escape it.
+    ///   - completion: called once on the writer queue with `body`'s result or error
+    ///     (`SQLiteError.closed` after `close()`).
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let writer = self.writer
+        writer.queue.async { completion(writer.run(body)) }
+    }
+
+    /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
+    /// - Parameters:
+    ///   - body: read-only work; writing fails with `SQLITE_READONLY` (as `SQLiteError.step`).
+    ///   - completion: called once on the reader's queue with `body`'s result or error.
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
+                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        guard let readers else { return write(body, completion: completion) }
+        readers.submit { worker in completion(worker.run(body)) }
+    }
+
+    // MARK: async
+
+    /// `write(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
+    /// - Throws: `body`'s error, or `SQLiteError.closed`.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            write(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `read(_:completion:)` for async callers: suspends (no thread blocked) until `body` ran.
+    /// - Throws: `body`'s error, or `SQLiteError.closed`.
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            read(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    // MARK: Blocking (start-up, CLI, tests)
+
+    /// Blocks the calling thread until `body` ran on the writer.
+    /// - Important: For start-up, the CLI and tests only; never on an event loop or in a Task.
+    ///   Must not be called from inside a `write` body (it would wait for itself).
+    func writeSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .notOnQueue(writer.queue))
+        return try wait { write(body, completion: $0) }
+    }
+
+    /// Blocks the calling thread until `body` ran on a reader.
+    /// - Important: For start-up, the CLI and tests only; never on an event loop or in a Task.
+    ///   Must not be called from inside a `read` body. May be called inside a `write` body.
+    func readSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
+        for worker in readers?.workers ?? [writer] {
+            dispatchPrecondition(condition: .notOnQueue(worker.queue))
+        }
+        return try wait { read(body, completion: $0) }
+    }
+
+    private func wait<T: Sendable>(_ submit: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        submit { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    // MARK: Lifecycle
+
+    /// Waits for submitted work, then closes every connection: readers and the checkpointer
+    /// first, so the writer is the last connection and checkpoints the WAL into the main file.
+    /// Later work fails with `SQLiteError.closed`. Dropping the last reference without `close()`
+    /// also closes the connections, without waiting.
+    /// - Important: Must not be called from a `read` or `write` body.
+    func close() {
+        for worker in readers?.workers ?? [] { worker.close() }
+        checkpointer?.close()
+        writer.close()
+    }
+
+    /// WAL checkpoints run off the writer since the database opened (0 in memory).
+    var checkpointCount: Int { checkpointer?.count ?? 0 }
+}

@@ -1,0 +1,29 @@
+import HeraldCore
+extension DeviceStore {
+    /// The devices of many users in one query, for planning a notification's pushes (NO-2):
+    /// grouped by user, each user's newest first, with `active`.
+    ///
+    /// The ids are bound as one JSON array and expanded by `json_each`, so the SQL text (and its
+    /// cached statement) is the same whatever the number of users.
+    /// - Parameter now: unix ms, for `active`.
+    static func list(_ connection: SQLiteConnection, userIDs: [String], app: String = "default",
+                            now: Int64) throws(SQLiteError) -> [DeviceRecord] {
+        if userIDs.isEmpty { return [] }
+        // json_each drives a join (CROSS JOIN keeps it the outer loop) and Swift sorts: with
+        // `IN (SELECT …)` and `ORDER BY`, SQLite built a temporary index and a sorter on every
+        // call, even for users without devices, which the choke point's planning mostly has.
+        let devices = try connection.query("""
+            SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
+            FROM json_each(:users) AS u CROSS JOIN devices d ON d.user_id = u.value
+            LEFT JOIN sessions s ON s.sid = d.sid
+            WHERE d.app = :app
+            """, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now])
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+        // SQLite's order: text compared byte by byte.
+        return devices.sorted { a, b in
+            if a.userID != b.userID { return a.userID.utf8.lexicographicallyPrecedes(b.userID.utf8) }
+            if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
+            return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
+    }
+}

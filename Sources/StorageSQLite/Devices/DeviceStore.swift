@@ -1,0 +1,124 @@
+import HeraldCore
+/// The SQL for push devices (DV-1, DV-2, DV-4, DV-6). Functions of a connection: callers run
+/// writes on the `Database` writer.
+enum DeviceStore {
+    /// `active` as a column: the device's session is alive at `:now`. Internal for the
+    /// many-users list in DeviceStore+Recipients.swift.
+    static let selectWithActive = """
+        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
+        FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
+        """
+
+    /// Registers a token (DV-1), in one transaction:
+    /// - the session row is created or refreshed (an ended session refuses);
+    /// - a known (app, platform, token) row is updated and moves to the caller, unless it is
+    ///   another user's and its installation id differs from the caller's (seed 003);
+    /// - any earlier device of the same session and platform is deleted (token rotation).
+    ///
+    /// - Parameters:
+    ///   - sessionExpiresAt: unix ms from the token's `session_exp`.
+    ///   - newID: the id for a new row.
+    ///   - now: unix ms.
+    /// - Returns: the device and whether it was created.
+    /// - Throws: `DeviceRegistrationError` (nothing changed), or `SQLiteError`.
+    static func register(_ connection: SQLiteConnection, _ registration: DeviceRegistration, sessionExpiresAt: Int64?,
+                                newID: String, now: Int64) throws -> (device: DeviceRecord, created: Bool) {
+        try connection.transaction { connection in
+            let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
+                                                 app: registration.app, expiresAt: sessionExpiresAt, now: now)
+            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
+            // Sessions are named by `sid` alone: a device under another user's sid would be ended
+            // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
+            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
+            let existing = try connection.queryOne(
+                "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND platform = ? AND token = ?",
+                [registration.app, registration.platform, registration.token])
+            let id: String
+            let created: Bool
+            if let existing {
+                let ownerID: String = try existing["user_id"]
+                let storedInstallation: String? = try existing["installation_id"]
+                if ownerID != registration.userID, let storedInstallation, storedInstallation != registration.installationID {
+                    throw DeviceRegistrationError.installationMismatch
+                }
+                id = try existing["id"]
+                created = false
+                try connection.run("""
+                    UPDATE devices SET user_id = :user, sid = :sid, provider = :provider, environment = :environment,
+                        installation_id = COALESCE(:installation, installation_id), locale = COALESCE(:locale, locale),
+                        app_version = COALESCE(:version, app_version), device_name = COALESCE(:name, device_name),
+                        last_seen_at = :now
+                    WHERE id = :id
+                    """, [":user": registration.userID, ":sid": registration.sessionID, ":provider": registration.provider,
+                          ":environment": registration.environment, ":installation": registration.installationID,
+                          ":locale": registration.locale, ":version": registration.appVersion, ":name": registration.deviceName,
+                          ":now": now, ":id": id])
+            } else {
+                id = newID
+                created = true
+                try connection.run("""
+                    INSERT INTO devices (id, app, user_id, sid, platform, provider, token, environment, installation_id,
+                                         locale, app_version, device_name, created_at, last_seen_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [id, registration.app, registration.userID, registration.sessionID, registration.platform,
+                          registration.provider, registration.token, registration.environment, registration.installationID,
+                          registration.locale, registration.appVersion, registration.deviceName, now, now])
+            }
+            try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
+                               [registration.sessionID, registration.userID, registration.platform, id])
+            guard let device = try find(connection, id: id, now: now) else {
+                throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")
+            }
+            return (device, created)
+        }
+    }
+
+    /// A device by id, with `active`.
+    static func find(_ connection: SQLiteConnection, id: String, now: Int64) throws(SQLiteError) -> DeviceRecord? {
+        try connection.queryOne(selectWithActive + " WHERE d.id = :id", [":id": id, ":now": now])
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+    }
+
+    /// A user's devices, newest first (DV-2).
+    static func list(_ connection: SQLiteConnection, userID: String, app: String = "default", now: Int64) throws(SQLiteError) -> [DeviceRecord] {
+        try connection.query(selectWithActive + " WHERE d.app = :app AND d.user_id = :user ORDER BY d.created_at DESC, d.id",
+                             [":app": app, ":user": userID, ":now": now])
+            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+    }
+
+    /// Deletes a device of `userID` by id. - Returns: false when the user has no such device.
+    static func delete(_ connection: SQLiteConnection, id: String, userID: String) throws(SQLiteError) -> Bool {
+        try connection.run("DELETE FROM devices WHERE id = ? AND user_id = ?", [id, userID])
+        return connection.changes > 0
+    }
+
+    /// Deletes the user's devices holding `token` (any platform). - Returns: how many.
+    @discardableResult
+    static func delete(_ connection: SQLiteConnection, token: String, userID: String) throws(SQLiteError) -> Int {
+        try connection.run("DELETE FROM devices WHERE token = ? AND user_id = ?", [token, userID])
+        return connection.changes
+    }
+
+    /// Deletes devices not registered since `cutoff` (unix ms) (DV-6). - Returns: how many.
+    @discardableResult
+    static func purge(_ connection: SQLiteConnection, notSeenSince cutoff: Int64) throws(SQLiteError) -> Int {
+        try connection.run("DELETE FROM devices WHERE last_seen_at < ?", [cutoff])
+        return connection.changes
+    }
+}
+
+extension DeviceStore {
+    /// Deletes a device a provider reported invalid (DV-6), unless it was registered again after
+    /// the provider's verdict (PU-5c: APNs 410 carries the moment the token stopped being valid).
+    ///
+    /// - Parameter invalidSince: unix ms from the provider, if it gave one.
+    /// - Returns: true when the device was deleted.
+    static func deleteInvalid(_ connection: SQLiteConnection, id: String, invalidSince: Int64?) throws(SQLiteError) -> Bool {
+        if let invalidSince {
+            try connection.run("DELETE FROM devices WHERE id = ? AND last_seen_at <= ?", [id, invalidSince])
+        } else {
+            try connection.run("DELETE FROM devices WHERE id = ?", [id])
+        }
+        return connection.changes > 0
+    }
+}

@@ -1,0 +1,139 @@
+import HeraldCore
+/// The durable job queue's SQL (PU-5). A job is claimed with a lease: a worker that crashes while
+/// holding it leaves it due again once the lease passes, so a `kill -9` loses nothing. Writes run
+/// on the `Database` writer, which also makes claims atomic.
+enum JobStore {
+    /// Adds a job. - Returns: its id.
+    /// - Parameters:
+    ///   - runAt: unix ms at which it becomes due.
+    ///   - now: unix ms.
+    @discardableResult
+    static func enqueue(_ connection: SQLiteConnection, kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(SQLiteError) -> Int64 {
+        try connection.run("INSERT INTO jobs (kind, payload_json, state, attempts, run_at, created_at) VALUES (?, ?, 'queued', 0, ?, ?)",
+                           [kind, payloadJSON, runAt, now])
+        return connection.lastInsertRowID
+    }
+
+    /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with an expired lease),
+    /// oldest due first, counting an attempt for each. Each job's `lease` is the fencing token
+    /// its outcome is recorded with.
+    ///
+    /// - Parameters:
+    ///   - leaseMilliseconds: how long the worker may hold them.
+    ///   - now: unix ms.
+    static func claim(_ connection: SQLiteConnection, kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(SQLiteError) -> [JobRecord] {
+        // Two index range scans (state, run_at), each already in order and cut at `limit`: an `OR`
+        // over both states read and sorted every due row, so a claim cost grew with the backlog
+        // (2.2 ms at 5 200 queued jobs; 0.06 ms this way).
+        try connection.query("""
+            UPDATE jobs SET state = 'leased', lease_until = :until, attempts = attempts + 1
+            WHERE id IN (
+                SELECT id FROM (
+                    SELECT id, run_at FROM (SELECT id, run_at FROM jobs WHERE state = 'queued' AND run_at <= :now AND kind = :kind
+                                            ORDER BY run_at, id LIMIT :limit)
+                    UNION ALL
+                    SELECT id, run_at FROM (SELECT id, run_at FROM jobs WHERE state = 'leased' AND lease_until <= :now AND kind = :kind
+                                            ORDER BY run_at, id LIMIT :limit))
+                ORDER BY run_at, id LIMIT :limit)
+            RETURNING *
+            """, [":until": now + leaseMilliseconds, ":kind": kind, ":now": now, ":limit": limit])
+            .map { row throws(SQLiteError) in try JobRecord(row: row) }
+            .sorted { ($0.runAt, $0.id) < ($1.runAt, $1.id) }
+    }
+
+    /// Makes every leased job of `kind` due now. Run at start: with one process per database, a
+    /// lease still held belongs to a process that died (`kill -9`), and waiting out the lease
+    /// would only delay its pushes. - Returns: how many.
+    @discardableResult
+    static func releaseLeases(_ connection: SQLiteConnection, kind: String, now: Int64) throws(SQLiteError) -> Int {
+        try connection.run("UPDATE jobs SET state = 'queued', lease_until = NULL, run_at = MIN(run_at, ?) WHERE kind = ? AND state = 'leased'",
+                           [now, kind])
+        return connection.changes
+    }
+
+    /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
+    /// Fenced by `lease`. - Returns: false when the job is no longer leased under `lease`.
+    static func complete(_ connection: SQLiteConnection, _ lease: JobLease, note: String? = nil) throws(SQLiteError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error)
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [note, lease.jobID, lease.attempt])
+        return connection.changes > 0
+    }
+
+    /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
+    /// `lease`. - Returns: false when the job is no longer leased under `lease`.
+    static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String) throws(SQLiteError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [runAt, error, lease.jobID, lease.attempt])
+        return connection.changes > 0
+    }
+
+    /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms). Fenced by
+    /// `lease`. - Returns: false when the job is no longer leased under `lease`.
+    static func deadLetter(_ connection: SQLiteConnection, _ lease: JobLease, error: String, now: Int64) throws(SQLiteError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?
+            WHERE id = ? AND state = 'leased' AND attempts = ?
+            """, [error, now, lease.jobID, lease.attempt])
+        return connection.changes > 0
+    }
+
+    /// Cancels a queued job that has not started (e.g. a push suppressed by an ack in time).
+    /// - Returns: false when it was already leased or finished.
+    static func cancel(_ connection: SQLiteConnection, id: Int64, reason: String) throws(SQLiteError) -> Bool {
+        try connection.run("UPDATE jobs SET state = 'done', last_error = ? WHERE id = ? AND state = 'queued'", [reason, id])
+        return connection.changes > 0
+    }
+
+    /// A job by id.
+    static func find(_ connection: SQLiteConnection, id: Int64) throws(SQLiteError) -> JobRecord? {
+        try connection.queryOne("SELECT * FROM jobs WHERE id = ?", [id]).map { row throws(SQLiteError) in try JobRecord(row: row) }
+    }
+
+    /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (cursor paging).
+    static func list(_ connection: SQLiteConnection, state: JobState, limit: Int, beforeID: Int64? = nil) throws(SQLiteError) -> [JobRecord] {
+        try connection.query("SELECT * FROM jobs WHERE state = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                             [state.rawValue, beforeID ?? Int64.max, limit])
+            .map { row throws(SQLiteError) in try JobRecord(row: row) }
+    }
+
+    /// Sends a dead job back to the queue with fresh attempts, due at `now`.
+    /// - Returns: false when the job does not exist or is not dead.
+    static func retryDead(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(SQLiteError) -> Bool {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', attempts = 0, run_at = ?, lease_until = NULL, dead_at = NULL WHERE id = ? AND state = 'dead'
+            """, [now, id])
+        return connection.changes > 0
+    }
+
+    /// Sends every dead job matching `filter` back to the queue with fresh attempts, due at `now`
+    /// (e.g. after a provider outage or a credentials fix). - Returns: how many.
+    @discardableResult
+    static func retryDead(_ connection: SQLiteConnection, matching filter: DeadJobFilter, now: Int64) throws(SQLiteError) -> Int {
+        try connection.run("""
+            UPDATE jobs SET state = 'queued', attempts = 0, run_at = :now, lease_until = NULL, dead_at = NULL
+            WHERE state = 'dead' AND (:kind IS NULL OR kind = :kind) AND (:since IS NULL OR dead_at >= :since)
+            """, [":now": now, ":kind": filter.kind, ":since": filter.deadSince])
+        return connection.changes
+    }
+
+    /// Jobs per state, and the age (ms) of the oldest due job (queue depth and lag for /metrics).
+    static func depth(_ connection: SQLiteConnection, now: Int64) throws(SQLiteError) -> (counts: [JobState: Int], oldestDueAgeMilliseconds: Int64) {
+        var counts: [JobState: Int] = [:]
+        for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
+            if let state = JobState(rawValue: try row["state"]) { counts[state] = Int(try row["n", as: Int64.self]) }
+        }
+        let oldest: Int64? = try connection.queryOne("SELECT MIN(run_at) AS t FROM jobs WHERE state = 'queued' AND run_at <= ?", [now])?["t"]
+        return (counts, oldest.map { now - $0 } ?? 0)
+    }
+
+    /// Deletes finished jobs older than `cutoff` (unix ms by creation). - Returns: how many.
+    @discardableResult
+    static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
+        try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < ?", [cutoff])
+        return connection.changes
+    }
+}

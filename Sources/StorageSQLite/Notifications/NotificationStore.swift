@@ -1,0 +1,250 @@
+import HeraldCore
+/// The SQL for notifications: storing them (NO-1), the push planning hand-off (NO-2) and the
+/// inbox (NO-3). Functions of a connection: callers run writes on the `Database` writer.
+enum NotificationStore {
+    /// Stores a new notification; the store assigns `sequence`, and `cursor` and `readAt` start
+    /// empty whatever `new` holds. - Returns: the row, with its `seq`.
+    /// - Throws: `SQLiteError.constraint(.unique, _)` for a known id, `.check` for an unknown priority.
+    static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord) throws(SQLiteError) -> NotificationRecord {
+        // Every column is given, so the stored row is `new` with its rowid: no `RETURNING *`, whose
+        // result rows SQLite buffers and Herald decodes by column name (a fifth of the insert).
+        try connection.run("""
+            INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
+                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
+                  new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt])
+        var stored = new
+        stored.sequence = connection.lastInsertRowID
+        stored.cursor = nil
+        stored.readAt = nil
+        return stored
+    }
+
+    /// A notification by id, whoever it belongs to.
+    static func find(_ connection: SQLiteConnection, id: String) throws(SQLiteError) -> NotificationRecord? {
+        try connection.queryOne("SELECT * FROM notifications WHERE id = ?", [id])
+            .map { row throws(SQLiteError) in try NotificationRecord(row: row) }
+    }
+
+    /// Sets the stream cursor of the notification's live event once it is broadcast (NO-2).
+    /// - Parameter sequence: the row's `seq`.
+    static func setCursor(_ connection: SQLiteConnection, sequence: Int64, cursor: String) throws(SQLiteError) {
+        try connection.run("UPDATE notifications SET cursor = ? WHERE seq = ?", [cursor, sequence])
+    }
+
+    // MARK: Push plans (NO-2)
+
+    /// Stores a call's push plan until its pushes are planned (its `id` is ignored); the call's
+    /// notifications name it in `planID`. A live call stores it claimed by its node.
+    /// - Returns: the plan's id, never one an earlier plan had.
+    static func insertPlan(_ connection: SQLiteConnection, _ plan: PendingPlan) throws(SQLiteError) -> Int64 {
+        try connection.run("INSERT INTO notification_plans (plan_json, created_at, claimed_by, lease_until) VALUES (?, ?, ?, ?)",
+                           [plan.planJSON, plan.createdAt, plan.claimedBy, plan.leaseUntil])
+        return connection.lastInsertRowID
+    }
+
+    /// Records that plan `id`'s pushes are planned: the plan goes, so recovery leaves the call
+    /// alone. Fenced: only while `node` holds it.
+    /// - Returns: false when `node` does not hold the plan (it is gone, or another node took it
+    ///   over after the lease ran out): the caller must not record its planning.
+    static func markPlanned(_ connection: SQLiteConnection, id: Int64, by node: String) throws(SQLiteError) -> Bool {
+        try connection.run("DELETE FROM notification_plans WHERE id = ? AND claimed_by = ?", [id, node])
+        return connection.changes > 0
+    }
+
+    /// Deletes plan `id` whoever holds it (a plan that cannot be read is given up).
+    static func deletePlan(_ connection: SQLiteConnection, id: Int64) throws(SQLiteError) {
+        try connection.run("DELETE FROM notification_plans WHERE id = ?", [id])
+    }
+
+    /// Claims for `node`, until `now + leaseMilliseconds`, up to `limit` plans with ids above
+    /// `after` that nobody holds or whose lease is over (`lease_until <= now`), oldest first: one
+    /// `UPDATE … RETURNING`, so two claimers never get the same plan.
+    /// - Parameters:
+    ///   - after: only plans with a greater id (paging within one recovery pass).
+    ///   - now: unix ms.
+    static func claimPlans(_ connection: SQLiteConnection, by node: String, after: Int64 = 0, limit: Int,
+                                  leaseMilliseconds: Int64, now: Int64) throws(SQLiteError) -> [PendingPlan] {
+        precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
+        return try connection.query("""
+            UPDATE notification_plans SET claimed_by = :node, lease_until = :until
+            WHERE id IN (SELECT id FROM notification_plans WHERE id > :after AND (lease_until IS NULL OR lease_until <= :now)
+                         ORDER BY id LIMIT :limit)
+            RETURNING *
+            """, [":node": node, ":until": now + leaseMilliseconds, ":after": after, ":now": now, ":limit": limit])
+            .map { row throws(SQLiteError) in try PendingPlan(row: row) }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// Extends `node`'s lease on the plans `ids` to `until` (unix ms), while it plans them.
+    /// - Returns: how many it still held.
+    @discardableResult
+    static func renewPlans(_ connection: SQLiteConnection, ids: [Int64], by node: String, until: Int64) throws(SQLiteError) -> Int {
+        if ids.isEmpty { return 0 }
+        try connection.run("UPDATE notification_plans SET lease_until = ? WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))",
+                           [until, node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+        return connection.changes
+    }
+
+    /// Gives up `node`'s hold on the plans `ids` (planning failed): recovery may take them at once.
+    /// - Returns: how many it held.
+    @discardableResult
+    static func releasePlans(_ connection: SQLiteConnection, ids: [Int64], by node: String) throws(SQLiteError) -> Int {
+        if ids.isEmpty { return 0 }
+        try connection.run("""
+            UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL
+            WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))
+            """, [node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+        return connection.changes
+    }
+
+    /// Releases every plan held by a node other than `node`. Run at start: with one process per
+    /// database, such a hold belongs to a process that died, and waiting out its lease would only
+    /// delay its pushes. - Returns: how many.
+    @discardableResult
+    static func releasePlanLeases(_ connection: SQLiteConnection, heldByOtherThan node: String) throws(SQLiteError) -> Int {
+        try connection.run("UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL WHERE claimed_by <> ?", [node])
+        return connection.changes
+    }
+
+    /// Stored plans, oldest first, whoever holds them (inspection and tests).
+    /// - Parameter id: only plans with a greater id (paging).
+    static func pendingPlans(_ connection: SQLiteConnection, after id: Int64 = 0, limit: Int) throws(SQLiteError) -> [PendingPlan] {
+        precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
+        return try connection.query("SELECT * FROM notification_plans WHERE id > ? ORDER BY id LIMIT ?", [id, limit])
+            .map { row throws(SQLiteError) in try PendingPlan(row: row) }
+    }
+
+    /// The notifications of plan `id`, in order (fewer than stored when the retention purge took some).
+    static func notifications(_ connection: SQLiteConnection, ofPlan id: Int64) throws(SQLiteError) -> [NotificationRecord] {
+        try connection.query("SELECT * FROM notifications WHERE plan_id = ? ORDER BY seq", [id])
+            .map { row throws(SQLiteError) in try NotificationRecord(row: row) }
+    }
+
+    /// Whether the notification's pushes are planned: its plan is gone, and it has no
+    /// `plan_json` of an older build.
+    static func isPlanned(_ connection: SQLiteConnection, _ record: NotificationRecord) throws(SQLiteError) -> Bool {
+        guard record.planJSON == nil else { return false }
+        guard let plan = record.planID else { return true }
+        let exists: Bool = try connection.queryOne("SELECT EXISTS (SELECT 1 FROM notification_plans WHERE id = ?)", [plan])?[0] ?? false
+        return !exists
+    }
+
+    /// Turns rows an older build stored with `plan_json` (one per recipient, cleared once planned)
+    /// into plans without an owner, in one transaction: each run of consecutive rows sharing one
+    /// `plan_json` was stored by one call and becomes one plan. Recovery runs it first.
+    /// - Returns: plans made.
+    @discardableResult
+    static func adoptLegacyPlans(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        do {
+            return try connection.transaction { connection throws(SQLiteError) -> Int in
+                let rows = try connection.query("SELECT seq, plan_json, created_at FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq")
+                guard !rows.isEmpty else { return 0 }
+                var runs: [(first: Int64, last: Int64, json: String, createdAt: Int64)] = []
+                for row in rows {
+                    let sequence: Int64 = try row[0], json: String = try row[1], createdAt: Int64 = try row[2]
+                    if let last = runs.last, last.json == json, last.last == sequence - 1 {
+                        runs[runs.count - 1].last = sequence
+                    } else {
+                        runs.append((sequence, sequence, json, createdAt))
+                    }
+                }
+                for run in runs {
+                    let id = try insertPlan(connection, PendingPlan(planJSON: run.json, createdAt: run.createdAt))
+                    try connection.run("""
+                        UPDATE notifications SET plan_id = ?, plan_json = NULL WHERE seq BETWEEN ? AND ? AND plan_json IS NOT NULL
+                        """, [id, run.first, run.last])
+                }
+                return runs.count
+            }
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            // The body throws only SQLiteError; transaction's signature just does not say so.
+            throw .misuse(message: "adopting legacy plans: \(error)")
+        }
+    }
+
+    // Two statements instead of `(:unread = 0 OR read_at IS NULL)`: SQLite uses a partial index
+    // only when the WHERE clause states its condition literally.
+    private static let pageSQL = """
+        SELECT * FROM notifications
+        WHERE app = :app AND user_id = :user AND in_inbox = 1 AND seq < :before
+        ORDER BY seq DESC LIMIT :limit
+        """
+    private static let unreadPageSQL = """
+        SELECT * FROM notifications
+        WHERE app = :app AND user_id = :user AND read_at IS NULL AND in_inbox = 1 AND seq < :before
+        ORDER BY seq DESC LIMIT :limit
+        """
+
+    /// One page of a user's inbox (NO-3), newest first. Push-only notifications (`inInbox`
+    /// false) are left out.
+    ///
+    /// - Parameters:
+    ///   - unreadOnly: only notifications not read yet.
+    ///   - before: the `sequence` of the last row of the previous page; nil for the first page.
+    ///   - limit: rows at most.
+    static func page(_ connection: SQLiteConnection, app: String = "default", userID: String, unreadOnly: Bool,
+                            before: Int64?, limit: Int) throws(SQLiteError) -> [NotificationRecord] {
+        precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
+        return try connection.query(unreadOnly ? unreadPageSQL : pageSQL,
+                                    [":app": app, ":user": userID, ":before": before ?? Int64.max, ":limit": limit])
+            .map { row throws(SQLiteError) in try NotificationRecord(row: row) }
+    }
+
+    /// Unread inbox notifications of a user (NO-3; also the badge when the caller asks for it).
+    static func unreadCount(_ connection: SQLiteConnection, app: String = "default", userID: String) throws(SQLiteError) -> Int {
+        try connection.queryOne("SELECT count(*) FROM notifications WHERE app = ? AND user_id = ? AND read_at IS NULL AND in_inbox = 1",
+                                [app, userID])?[0] ?? 0
+    }
+
+    /// Marks one of the user's inbox notifications read (NO-3). A missing id, another user's
+    /// notification and a push-only one (`persist: false`) all answer `.notFound`, so ids of
+    /// others cannot be probed.
+    ///
+    /// - Parameter now: unix ms.
+    static func markRead(_ connection: SQLiteConnection, app: String = "default", userID: String, id: String,
+                                now: Int64) throws(SQLiteError) -> MarkReadResult {
+        try connection.run("UPDATE notifications SET read_at = ? WHERE id = ? AND app = ? AND user_id = ? AND read_at IS NULL AND in_inbox = 1",
+                           [now, id, app, userID])
+        if connection.changes > 0 { return .marked(at: now) }
+        guard let row = try connection.queryOne("SELECT read_at FROM notifications WHERE id = ? AND app = ? AND user_id = ? AND in_inbox = 1",
+                                                [id, app, userID]) else { return .notFound }
+        guard let readAt: Int64 = try row["read_at"] else {
+            throw .misuse(message: "notification \(id) is unread but the update did not change it")
+        }
+        return .alreadyRead(at: readAt)
+    }
+
+    /// Marks every unread inbox notification of the user read (NO-3).
+    /// - Parameter now: unix ms.
+    /// - Returns: how many changed.
+    static func markAllRead(_ connection: SQLiteConnection, app: String = "default", userID: String,
+                                   now: Int64) throws(SQLiteError) -> Int {
+        try connection.run("UPDATE notifications SET read_at = ? WHERE app = ? AND user_id = ? AND read_at IS NULL AND in_inbox = 1",
+                           [now, app, userID])
+        return connection.changes
+    }
+
+    /// Deletes notifications created before `cutoff` (unix ms), with their delivery record, in
+    /// one transaction (retention). - Returns: how many notifications.
+    @discardableResult
+    static func purge(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
+        do {
+            return try connection.transaction { connection throws(SQLiteError) -> Int in
+                // Deliveries first: the subquery needs the notifications still there.
+                try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE created_at < ?)",
+                                   [cutoff])
+                try connection.run("DELETE FROM notifications WHERE created_at < ?", [cutoff])
+                return connection.changes
+            }
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            // The body throws only SQLiteError; transaction's signature just does not say so.
+            throw .misuse(message: "notification purge: \(error)")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import HeraldCore
+
+/// `DeviceRepository` over `DeviceStore`.
+struct SQLiteDeviceRepository: DeviceRepository {
+    let connection: SQLiteConnection
+
+    func register(_ registration: DeviceRegistration, sessionExpiresAt: Int64?, newID: String,
+                  now: Int64) throws -> (device: DeviceRecord, created: Bool) {
+        do {
+            return try DeviceStore.register(connection, registration, sessionExpiresAt: sessionExpiresAt, newID: newID, now: now)
+        } catch {
+            throw StorageError.mapped(error)
+        }
+    }
+
+    func find(id: String, now: Int64) throws(StorageError) -> DeviceRecord? {
+        try mapped { () throws(SQLiteError) in try DeviceStore.find(connection, id: id, now: now) }
+    }
+
+    func list(app: String, userID: String, now: Int64) throws(StorageError) -> [DeviceRecord] {
+        try mapped { () throws(SQLiteError) in try DeviceStore.list(connection, userID: userID, app: app, now: now) }
+    }
+
+    func list(app: String, userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
+        try mapped { () throws(SQLiteError) in try DeviceStore.list(connection, userIDs: userIDs, app: app, now: now) }
+    }
+
+    func delete(id: String, userID: String) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, id: id, userID: userID) }
+    }
+
+    func delete(token: String, userID: String) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, token: token, userID: userID) }
+    }
+
+    func deleteInvalid(id: String, invalidSince: Int64?) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try DeviceStore.deleteInvalid(connection, id: id, invalidSince: invalidSince) }
+    }
+
+    func purge(notSeenSince cutoff: Int64) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try DeviceStore.purge(connection, notSeenSince: cutoff) }
+    }
+}

@@ -1,0 +1,55 @@
+import HeraldCore
+
+/// `JobQueue` over `JobStore`: claims are one `UPDATE … RETURNING` on the writer, so atomic.
+struct SQLiteJobQueue: JobQueue {
+    let connection: SQLiteConnection
+
+    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try mapped { () throws(SQLiteError) in try JobStore.enqueue(connection, kind: kind, payloadJSON: payloadJSON, runAt: runAt, now: now) }
+    }
+
+    func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
+        try mapped { () throws(SQLiteError) in try JobStore.claim(connection, kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now) }
+    }
+
+    func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.complete(connection, lease, note: note) }
+    }
+
+    func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.retry(connection, lease, runAt: runAt, error: error) }
+    }
+
+    func deadLetter(_ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.deadLetter(connection, lease, error: error, now: now) }
+    }
+
+    func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try JobStore.releaseLeases(connection, kind: kind, now: now) }
+    }
+
+    func find(id: Int64) throws(StorageError) -> JobRecord? {
+        try mapped { () throws(SQLiteError) in try JobStore.find(connection, id: id) }
+    }
+
+    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        try mapped { () throws(SQLiteError) in try JobStore.list(connection, state: state, limit: limit, beforeID: beforeID) }
+    }
+
+    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.retryDead(connection, id: id, now: now) }
+    }
+
+    func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try JobStore.retryDead(connection, matching: filter, now: now) }
+    }
+
+    func depth(now: Int64) throws(StorageError) -> JobQueueDepth {
+        let (counts, age) = try mapped { () throws(SQLiteError) in try JobStore.depth(connection, now: now) }
+        return JobQueueDepth(counts: counts, oldestDueAgeMilliseconds: age)
+    }
+
+    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try JobStore.purgeDone(connection, createdBefore: cutoff) }
+    }
+}

@@ -1,0 +1,18 @@
+import HeraldCore
+
+/// `PreferenceRepository` over `PreferenceStore`.
+struct SQLitePreferenceRepository: PreferenceRepository {
+    let connection: SQLiteConnection
+
+    func find(app: String, userID: String, scope: String?) throws(StorageError) -> PushPreferenceRecord? {
+        try mapped { () throws(SQLiteError) in try PreferenceStore.find(connection, app: app, userID: userID, scope: scope) }
+    }
+
+    func list(app: String, userIDs: [String], scopes: [String]) throws(StorageError) -> [PushPreferenceRecord] {
+        try mapped { () throws(SQLiteError) in try PreferenceStore.list(connection, app: app, userIDs: userIDs, scopes: scopes) }
+    }
+
+    func save(_ record: PushPreferenceRecord) throws(StorageError) {
+        try mapped { () throws(SQLiteError) in try PreferenceStore.save(connection, record) }
+    }
+}

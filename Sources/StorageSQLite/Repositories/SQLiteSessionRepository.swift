@@ -1,0 +1,33 @@
+import HeraldCore
+
+/// `SessionRepository` over `SessionStore`.
+struct SQLiteSessionRepository: SessionRepository {
+    let connection: SQLiteConnection
+
+    func touch(sid: String, userID: String, app: String, expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
+        try mapped { () throws(SQLiteError) in try SessionStore.touch(connection, sid: sid, userID: userID, app: app, expiresAt: expiresAt, now: now) }
+    }
+
+    func find(sid: String) throws(StorageError) -> SessionRecord? {
+        try mapped { () throws(SQLiteError) in try SessionStore.find(connection, sid: sid) }
+    }
+
+    func end(sid: String, now: Int64) throws(StorageError) -> Int {
+        do {
+            return try SessionStore.end(connection, sid: sid, now: now)
+        } catch let error as SQLiteError {
+            throw StorageError(error)
+        } catch {
+            // The body throws only SQLiteError; transaction's signature just does not say so.
+            throw .misuse(message: "ending a session: \(error)")
+        }
+    }
+
+    func setExpiry(sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, expiresAt: expiresAt) }
+    }
+
+    func endedSessionIDs() throws(StorageError) -> [String] {
+        try mapped { () throws(SQLiteError) in try SessionStore.endedSessionIDs(connection) }
+    }
+}

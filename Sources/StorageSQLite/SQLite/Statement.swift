@@ -1,0 +1,279 @@
+import CSQLite
+
+/// `SQLITE_TRANSIENT` (`(sqlite3_destructor_type)-1`, a cast macro Swift does not import): SQLite
+/// copies the bytes during the bind call, so Swift's buffer may go away right after.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement: bind values, step, read rows. Values are always bound, never spliced
+/// into SQL text.
+///
+/// ```swift
+/// let rows = try conn.prepare("SELECT id, token FROM devices WHERE user_id = ?").query([userID])
+/// try conn.prepare("UPDATE sessions SET ended_at = :now WHERE sid = :sid").run([":now": now, ":sid": sid])
+/// ```
+/// `query`, `queryOne` and `run` reset the statement and clear old bindings first and reset it
+/// again when done, so a cached statement never holds a read snapshot open between uses. The
+/// manual API (`bind(_:at:)`, `step()`, `row()`, `reset()`) is there for streaming large results.
+///
+/// # Thread safety
+/// Not Sendable: it belongs to its connection and is used on that connection's thread only.
+/// When the object goes away its compiled statement returns to the connection's cache.
+final class Statement {
+    /// The SQL this statement was compiled from (the statement cache's key).
+    let sql: String
+    let handle: OpaquePointer
+    private let connection: SQLiteConnection
+    private let cached: Bool
+
+    init(sql: String, handle: OpaquePointer, connection: SQLiteConnection, cached: Bool) {
+        self.sql = sql
+        self.handle = handle
+        self.connection = connection
+        self.cached = cached
+    }
+
+    deinit {
+        if cached {
+            connection.statementCache.checkIn(sql, handle)
+        } else {
+            sqlite3_finalize(handle)
+        }
+    }
+
+    /// Number of parameters: the largest index (`?NNN`), counting a repeated name once.
+    var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    /// Number of result columns (0 for statements that return no rows).
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// True when the statement does not write to the database.
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    /// True between a `step()` and the `reset()` that ends it: the statement holds its read
+    /// snapshot (or write) open.
+    var isActive: Bool { sqlite3_stmt_busy(handle) != 0 }
+
+    // MARK: Binding
+
+    /// Binds `value` to the parameter at 1-based `index` (SQLite's numbering).
+    /// - Throws: `SQLiteError.bind` when `index` is out of range or the statement is mid-step.
+    func bind(_ value: some SQLiteBindable, at index: Int) throws(SQLiteError) {
+        try bind(value.sqliteValue, index: Int32(clamping: index), parameter: "?\(index)")
+    }
+
+    /// Binds `value` to the parameter called `name`. Give the prefix the SQL uses (`:sid`, `@sid`,
+    /// `$sid`); a bare `sid` is looked up as `:sid`, then `@sid`, then `$sid`.
+    /// - Throws: `SQLiteError.bind` when no parameter has that name.
+    func bind(_ value: some SQLiteBindable, named name: String) throws(SQLiteError) {
+        try bind(value.sqliteValue, index: try parameterIndex(name), parameter: name)
+    }
+
+    /// Binds `values` to parameters 1, 2, 3… in order.
+    /// - Throws: `SQLiteError.bind` unless `values.count == parameterCount`: a missing value
+    ///   would silently be NULL.
+    func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
+        guard values.count == parameterCount else {
+            throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
+                        message: "statement has \(parameterCount) parameters, \(values.count) values given")
+        }
+        for (offset, value) in values.enumerated() {
+            try bind(value.sqliteValue, index: Int32(offset + 1), parameter: "?\(offset + 1)")
+        }
+    }
+
+    /// Binds each value to the parameter of that name (see `bind(_:named:)` for prefixes).
+    /// - Throws: `SQLiteError.bind` for an unknown name, or when a parameter is left unbound.
+    func bind(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
+        var bound = Set<Int32>()
+        for (name, value) in values {
+            let index = try parameterIndex(name)
+            try bind(value.sqliteValue, index: index, parameter: name)
+            bound.insert(index)
+        }
+        // Name the first parameter left unbound, so the error says what is missing.
+        if let missing = (1..<(parameterCount + 1)).first(where: { !bound.contains(Int32($0)) }) {
+            let name = sqlite3_bind_parameter_name(handle, Int32(missing)).map { String(cString: $0) } ?? "?\(missing)"
+            throw .bind(parameter: name, code: .range, message: "no value given for \(name) in `\(sql)`")
+        }
+    }
+
+    /// Sets every parameter back to NULL.
+    func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
+    private func parameterIndex(_ name: String) throws(SQLiteError) -> Int32 {
+        let candidates = [":", "@", "$"].contains(where: name.hasPrefix) ? [name] : [":" + name, "@" + name, "$" + name]
+        for candidate in candidates {
+            let index = sqlite3_bind_parameter_index(handle, candidate)
+            if index > 0 { return index }
+        }
+        throw .bind(parameter: name, code: .range, message: "no parameter named \(name) in `\(sql)`")
+    }
+
+    private func bind(_ value: SQLiteValue, index: Int32, parameter: String) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null:
+            rc = sqlite3_bind_null(handle, index)
+        case .integer(let integer):
+            rc = sqlite3_bind_int64(handle, index, integer)
+        case .real(let real):
+            rc = sqlite3_bind_double(handle, index, real)
+        case .text(var text):
+            rc = text.withUTF8 { utf8 in
+                // A nil pointer would bind NULL; empty text must stay empty text.
+                guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                    return sqlite3_bind_text(handle, index, "", 0, transient)
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                    sqlite3_bind_text64(handle, index, $0, UInt64(utf8.count), transient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case .blob(let bytes):
+            rc = bytes.withUnsafeBytes { raw in
+                // Same as text: a nil pointer would bind NULL, so an empty blob is a zero-length blob.
+                guard let base = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                return sqlite3_bind_blob64(handle, index, base, UInt64(raw.count), transient)
+            }
+        }
+        guard rc == SQLITE_OK else {
+            throw .bind(parameter: parameter, code: SQLiteResultCode(rc), message: connection.errorMessage)
+        }
+    }
+
+    // MARK: Stepping
+
+    /// Runs the statement to its next row.
+    /// - Returns: true when a row is available (read it with `row()`), false when done.
+    /// - Throws: `.constraint`, `.busy` or `.step` with SQLite's extended result code and message.
+    func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.failure(rc) { .step(code: $0, message: $1) }
+        }
+    }
+
+    /// Rewinds the statement so it can run again; bindings are kept. Ends its read snapshot.
+    func reset() {
+        // sqlite3_reset repeats the error of the last step, which `step()` threw already.
+        sqlite3_reset(handle)
+    }
+
+    /// Column names in SELECT order.
+    var columnNames: [String] {
+        (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
+    }
+
+    /// Copies the current row out; valid after `step()` returned true.
+    /// - Throws: `SQLiteError.step` (`SQLITE_NOMEM`) when SQLite cannot produce a text or blob.
+    func row() throws(SQLiteError) -> Row {
+        try row(columns: RowColumns(names: columnNames))
+    }
+
+    private func row(columns: RowColumns) throws(SQLiteError) -> Row {
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(columns.names.count)
+        for column in 0..<Int32(columns.names.count) {
+            values.append(try value(at: column))
+        }
+        return Row(columns: columns, values: values)
+    }
+
+    private func value(at column: Int32) throws(SQLiteError) -> SQLiteValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT:
+            // Pointer first, then byte count: the order SQLite documents as safe. The count keeps
+            // embedded NULs.
+            guard let text = sqlite3_column_text(handle, column) else { throw outOfMemory() }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let blob = sqlite3_column_blob(handle, column)
+            let count = Int(sqlite3_column_bytes(handle, column))
+            // A zero-length blob comes back as a NULL pointer.
+            guard count > 0 else { return .blob([]) }
+            guard let blob else { throw outOfMemory() }
+            return .blob(Array(UnsafeRawBufferPointer(start: blob, count: count)))
+        default:
+            return .null
+        }
+    }
+
+    private func outOfMemory() -> SQLiteError {
+        .step(code: .noMemory, message: connection.errorMessage)
+    }
+
+    // MARK: One-call execution
+
+    /// Binds `values` positionally, runs the statement and returns every row.
+    /// - Throws: `.bind`, `.constraint`, `.busy`, `.step`.
+    func query(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> [Row] {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        return try collectRows()
+    }
+
+    /// Binds `values` by name, runs the statement and returns every row.
+    func query(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> [Row] {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        return try collectRows()
+    }
+
+    /// Like `query` but returns only the first row (nil when there is none) and stops there.
+    func queryOne(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> Row? {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        return try step() ? try row() : nil
+    }
+
+    /// Like `query` but returns only the first row, binding by name.
+    func queryOne(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> Row? {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        return try step() ? try row() : nil
+    }
+
+    /// Binds `values` positionally and runs the statement to completion, discarding any rows.
+    /// Read `SQLiteConnection.changes` / `lastInsertRowID` afterwards.
+    func run(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        while try step() {}
+    }
+
+    /// Binds `values` by name and runs the statement to completion, discarding any rows.
+    func run(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
+        rewind()
+        defer { reset() }
+        try bind(values)
+        while try step() {}
+    }
+
+    private func rewind() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    private func collectRows() throws(SQLiteError) -> [Row] {
+        let columns = RowColumns(names: columnNames)
+        var rows: [Row] = []
+        while try step() { rows.append(try row(columns: columns)) }
+        return rows
+    }
+}
+
+@available(*, unavailable, message: "a Statement belongs to its connection's thread")
+extension Statement: Sendable {}

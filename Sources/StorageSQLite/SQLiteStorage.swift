@@ -1,0 +1,104 @@
+import HeraldCore
+
+/// The `Storage` port on SQLite: units of work on `Database` (one writer connection and queue, a
+/// pool of readers, the WAL checkpointer, cached statements), with the repositories of
+/// `SQLiteTransaction`.
+///
+/// A write body runs inside `BEGIN IMMEDIATE … COMMIT` on the writer (the statements cached, as
+/// before); a read body inside `BEGIN DEFERRED … COMMIT` on a free reader, so it sees one
+/// snapshot. A `SQLiteError` never leaves: it becomes the `StorageError` of the same meaning.
+///
+/// # Thread safety
+/// Sendable: every method may be called from any thread; the connections stay on their queues.
+public final class SQLiteStorage: Storage {
+    let database: Database
+
+    /// The file the storage was opened at (or `":memory:"`).
+    public var path: String { database.path }
+    /// The migration versions `open` applied (empty when the file was up to date).
+    public var appliedMigrations: [Int] { database.appliedMigrations }
+
+    init(database: Database) {
+        self.database = database
+    }
+
+    /// Opens (creating if needed) the database at `path` and brings it to the newest schema.
+    /// Blocks while it migrates: call it at start, not on an event loop.
+    /// - Parameters:
+    ///   - path: a file path, or `":memory:"` (private to this storage; reads share the writer).
+    ///   - readers: reader connections; default 2.
+    ///   - busyTimeoutMS: how long, in milliseconds, a connection waits for another's lock
+    ///     before `StorageError.busy`. Default 5000.
+    /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
+    ///   `.migration` when a migration fails or the file is newer than this build.
+    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000) throws(StorageError) -> SQLiteStorage {
+        SQLiteStorage(database: try mapped { () throws(SQLiteError) in try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS) })
+    }
+
+    /// Brings the database at `path` to the newest schema and closes it (`herald migrate`).
+    /// - Returns: the versions applied now, in order.
+    /// - Throws: as `open`.
+    @discardableResult
+    public static func migrate(path: String, busyTimeoutMS: Int32 = 5000) throws(StorageError) -> [Int] {
+        try mapped { () throws(SQLiteError) in try Database.migrate(path: path, busyTimeoutMS: busyTimeoutMS) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        database.write({ connection in try Self.unit(.immediate, connection, body) }) { result in
+            completion(result.mapError(StorageError.mapped))
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        database.read({ connection in try Self.unit(.deferred, connection, body) }) { result in
+            completion(result.mapError(StorageError.mapped))
+        }
+    }
+
+    public func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        do {
+            return try database.writeSync { connection in try Self.unit(.immediate, connection, body) }
+        } catch {
+            throw StorageError.mapped(error)
+        }
+    }
+
+    public func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        do {
+            return try database.readSync { connection in try Self.unit(.deferred, connection, body) }
+        } catch {
+            throw StorageError.mapped(error)
+        }
+    }
+
+    /// Waits for submitted work, then closes every connection (the writer last, checkpointing the
+    /// WAL into the main file). Later work fails with `StorageError.closed`.
+    /// - Important: Must not be called from a `read` or `write` body.
+    public func close() {
+        database.close()
+    }
+
+    /// One unit of work: `body` in one transaction on `connection`.
+    private static func unit<T>(_ mode: TransactionMode, _ connection: SQLiteConnection,
+                                _ body: (any StorageTransaction) throws -> T) throws -> T {
+        try connection.transaction(mode) { connection in try body(SQLiteTransaction(connection: connection)) }
+    }
+}
+
+/// A unit of work on one connection inside its transaction: each repository is a thin value over
+/// the connection and the static stores' SQL.
+struct SQLiteTransaction: StorageTransaction {
+    let connection: SQLiteConnection
+
+    var notifications: any NotificationRepository { SQLiteNotificationRepository(connection: connection) }
+    var plans: any PlanRepository { SQLitePlanRepository(connection: connection) }
+    var deliveries: any DeliveryRepository { SQLiteDeliveryRepository(connection: connection) }
+    var devices: any DeviceRepository { SQLiteDeviceRepository(connection: connection) }
+    var sessions: any SessionRepository { SQLiteSessionRepository(connection: connection) }
+    var preferences: any PreferenceRepository { SQLitePreferenceRepository(connection: connection) }
+    var members: any MemberRepository { SQLiteMemberRepository(connection: connection) }
+    var idempotency: any IdempotencyRepository { SQLiteIdempotencyRepository(connection: connection) }
+    var jobs: any JobQueue { SQLiteJobQueue(connection: connection) }
+}

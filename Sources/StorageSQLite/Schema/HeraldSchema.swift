@@ -1,0 +1,216 @@
+import HeraldCore
+/// Herald's SQLite schema, as migrations. Append new ones; never edit a released one.
+///
+/// Conventions: times are INTEGER unix milliseconds (`Date.unixMilliseconds`); `app` is the
+/// tenant, `'default'` on a fresh install; tables are `STRICT`, so a value of the wrong type is a
+/// constraint error at write time instead of a decode error at read time.
+enum HeraldSchema {
+    /// Every migration, in order. `Database.open` applies the missing ones at start.
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "sessions, devices, jobs", sql: """
+            -- One sign-in on one device (the access token's sid). Ending a session (logout) sets
+            -- ended_at; a session past expires_at keeps its rows but gets no pushes (DV-4).
+            CREATE TABLE sessions (
+                sid          TEXT PRIMARY KEY,
+                app          TEXT NOT NULL DEFAULT 'default',
+                user_id      TEXT NOT NULL,
+                created_at   INTEGER NOT NULL,
+                last_seen_at INTEGER NOT NULL,
+                expires_at   INTEGER,
+                ended_at     INTEGER
+            ) STRICT;
+
+            -- A push token registered by a session (DV-1). One row per (app, platform, token):
+            -- registering a known token updates its row. A device outlives a deleted session row
+            -- (sid becomes NULL); ending a session deletes its devices explicitly (DV-4).
+            CREATE TABLE devices (
+                id              TEXT PRIMARY KEY,
+                app             TEXT NOT NULL DEFAULT 'default',
+                user_id         TEXT NOT NULL,
+                sid             TEXT REFERENCES sessions(sid) ON DELETE SET NULL,
+                platform        TEXT NOT NULL CHECK (platform IN ('ios', 'android', 'web')),
+                provider        TEXT NOT NULL,
+                token           TEXT NOT NULL,
+                environment     TEXT,
+                installation_id TEXT,
+                locale          TEXT,
+                app_version     TEXT,
+                device_name     TEXT,
+                created_at      INTEGER NOT NULL,
+                last_seen_at    INTEGER NOT NULL,
+                UNIQUE (app, platform, token)
+            ) STRICT;
+            CREATE INDEX devices_user_id ON devices (user_id);       -- a user's devices (fan-out, DV-2)
+            CREATE INDEX devices_sid ON devices (sid);               -- a session's devices (DV-1 rotation, DV-4)
+            CREATE INDEX devices_last_seen_at ON devices (last_seen_at);  -- the 90-day purge (DV-6)
+
+            -- The durable delivery queue (PU-5): one push.deliver job per device. Workers claim
+            -- due jobs (state 'queued', run_at <= now, or 'leased' with lease_until past) and
+            -- lease them; a crash while leased makes the job due again.
+            CREATE TABLE jobs (
+                id           INTEGER PRIMARY KEY,
+                kind         TEXT NOT NULL,
+                payload_json TEXT NOT NULL,
+                state        TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done', 'dead')),
+                attempts     INTEGER NOT NULL DEFAULT 0,
+                run_at       INTEGER NOT NULL,
+                lease_until  INTEGER,
+                last_error   TEXT,
+                created_at   INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX jobs_state_run_at ON jobs (state, run_at);  -- "next due job" is an index range scan
+            """),
+        Migration(version: 2, name: "who set a session's expiry", sql: """
+            -- 'server' when the app backend set expires_at (PUT /v1/sessions/{sid}): a client's
+            -- token, even one carrying session_exp, must not undo it. NULL or 'token' otherwise.
+            ALTER TABLE sessions ADD COLUMN expiry_source TEXT CHECK (expiry_source IN ('token', 'server'));
+            """),
+        Migration(version: 3, name: "notifications, deliveries, push preferences, scope members, idempotency keys", sql: """
+            -- One notification for one recipient (NO-1): the inbox row (NO-3) and the source of its
+            -- pushes. seq is the rowid: it grows with insertion, so it pages the inbox without
+            -- skips or repeats when two rows share a created_at. plan_json is set while the pushes
+            -- are not planned yet; a crash between storing and planning leaves it set, and the
+            -- start-up recovery plans those rows again. in_inbox = 0 rows (push-only) are kept for
+            -- the delivery record but never listed or counted.
+            CREATE TABLE notifications (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                app          TEXT NOT NULL DEFAULT 'default',
+                user_id      TEXT NOT NULL,
+                kind         TEXT NOT NULL,
+                scope        TEXT,
+                title_json   TEXT,
+                body_json    TEXT,
+                args_json    TEXT,
+                data_json    TEXT NOT NULL DEFAULT '{}',
+                collapse_key TEXT,
+                thread_id    TEXT,
+                priority     TEXT NOT NULL CHECK (priority IN ('normal', 'high', 'urgent')),
+                expires_at   INTEGER,
+                in_inbox     INTEGER NOT NULL DEFAULT 1,
+                cursor       TEXT,
+                plan_json    TEXT,
+                created_at   INTEGER NOT NULL,
+                read_at      INTEGER
+            ) STRICT;
+            CREATE INDEX notifications_inbox ON notifications (app, user_id, seq);  -- a user's inbox page, newest first
+            CREATE INDEX notifications_unread ON notifications (app, user_id, seq)  -- unread page, count, read-all
+                WHERE read_at IS NULL AND in_inbox = 1;
+            CREATE INDEX notifications_unplanned ON notifications (seq)             -- crash recovery at start
+                WHERE plan_json IS NOT NULL;
+            CREATE INDEX notifications_created_at ON notifications (created_at);    -- the retention purge
+
+            -- What happened to a notification on each device and connection (NO-8), appended in
+            -- order. No foreign key to notifications: a late provider answer or open beacon must
+            -- still be recordable, and the retention purge deletes both sides itself. The outcome
+            -- list is DeliveryOutcome's raw values; a later outcome needs a new migration.
+            CREATE TABLE deliveries (
+                id                  INTEGER PRIMARY KEY,
+                notification_id     TEXT NOT NULL,
+                user_id             TEXT NOT NULL,
+                device_id           TEXT,
+                connection_id       TEXT,
+                session_id          TEXT,
+                outcome             TEXT NOT NULL CHECK (outcome IN (
+                                        'live_delivered', 'suppressed_foreground', 'suppressed_acked',
+                                        'skipped_preferences', 'skipped_session', 'skipped_audience', 'skipped_policy',
+                                        'expired', 'queued', 'sent', 'retrying', 'failed', 'dead', 'opened')),
+                provider_message_id TEXT,
+                job_id              INTEGER,
+                delivery_id         TEXT,
+                detail              TEXT,
+                at                  INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX deliveries_notification ON deliveries (notification_id, id);  -- the record, in order
+            -- A campaign push's delivery id (seed 004): the open beacon looks up its 'queued' entry
+            -- and whether it was 'opened' already. Not UNIQUE: re-planning after a crash may queue
+            -- the same delivery id again, and that must not fail the recovery.
+            CREATE INDEX deliveries_delivery_id ON deliveries (delivery_id, outcome) WHERE delivery_id IS NOT NULL;
+
+            -- A user's push switch per scope (NO-4); scope '' is the user's global switch (seed 002),
+            -- since a NULL in a primary key would let one user hold several global rows.
+            -- enabled_events_json NULL means the app catalog's defaults.
+            CREATE TABLE push_preferences (
+                app                 TEXT NOT NULL DEFAULT 'default',
+                user_id             TEXT NOT NULL,
+                scope               TEXT NOT NULL,
+                is_enabled          INTEGER NOT NULL,
+                enabled_events_json TEXT,
+                updated_at          INTEGER NOT NULL,
+                PRIMARY KEY (app, user_id, scope)
+            ) STRICT;
+
+            -- Scope membership with permissions, synced by the app backend (NO-6).
+            -- permissions_json is a sorted JSON array of strings, matched with json_each.
+            CREATE TABLE scope_members (
+                app              TEXT NOT NULL DEFAULT 'default',
+                scope            TEXT NOT NULL,
+                user_id          TEXT NOT NULL,
+                permissions_json TEXT NOT NULL,
+                updated_at       INTEGER NOT NULL,
+                PRIMARY KEY (app, scope, user_id)
+            ) STRICT;
+            CREATE INDEX scope_members_user ON scope_members (app, user_id);  -- a user's scopes
+
+            -- POST /v1/notifications idempotency (NO-1): the first call reserves the key with its
+            -- request hash (complete = 0), then stores its answer; a repeat with the same hash gets
+            -- that answer, one with another hash is refused.
+            CREATE TABLE idempotency_keys (
+                app           TEXT NOT NULL DEFAULT 'default',
+                key           TEXT NOT NULL,
+                request_hash  TEXT NOT NULL,
+                response_json TEXT NOT NULL,
+                complete      INTEGER NOT NULL,
+                created_at    INTEGER NOT NULL,
+                PRIMARY KEY (app, key)
+            ) STRICT;
+            CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);  -- the expiry purge
+            """),
+        Migration(version: 4, name: "one push plan per call", sql: """
+            -- A call's push plan while its pushes are not planned yet (NO-2): one row per call
+            -- instead of notifications.plan_json on every recipient's row, which had to be
+            -- rewritten to clear it. A call's notifications are stored one after another in one
+            -- transaction, so they are the rows seq first_seq..last_seq; first_seq is the rowid.
+            -- Planning deletes the row; a crash in between leaves it, and recovery plans the call
+            -- from it. notifications.plan_json is no longer written: recovery turns rows an older
+            -- build left with it into rows here first.
+            CREATE TABLE notification_plans (
+                first_seq  INTEGER PRIMARY KEY,
+                last_seq   INTEGER NOT NULL CHECK (last_seq >= first_seq),
+                plan_json  TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            ) STRICT;
+            """),
+        Migration(version: 5, name: "plans by id, owned as a lease", sql: """
+            -- Plan ownership as a lease (DESIGN "Plan ownership"): a plan is identified by its call,
+            -- not by a seq range (which several writers could not keep contiguous), and whoever
+            -- plans it holds it until lease_until, like a job. A live call stores its plan already
+            -- claimed by its node; recovery claims (UPDATE … RETURNING) only plans whose lease is
+            -- over or that have no owner. AUTOINCREMENT: an id is never reused, so the plan_id a
+            -- planned row keeps never names a later call's plan.
+            ALTER TABLE notifications ADD COLUMN plan_id INTEGER;
+            ALTER TABLE notification_plans RENAME TO notification_plans_v4;
+            CREATE TABLE notification_plans (
+                id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                plan_json   TEXT NOT NULL,
+                created_at  INTEGER NOT NULL,
+                claimed_by  TEXT,
+                lease_until INTEGER,
+                CHECK ((claimed_by IS NULL) = (lease_until IS NULL))
+            ) STRICT;
+            -- Plans an older build stored keep their first_seq as id, with no owner (recovery takes
+            -- them at once), and their rows get it as plan_id.
+            INSERT INTO notification_plans (id, plan_json, created_at)
+                SELECT first_seq, plan_json, created_at FROM notification_plans_v4;
+            UPDATE notifications SET plan_id = p.first_seq
+                FROM notification_plans_v4 AS p WHERE notifications.seq BETWEEN p.first_seq AND p.last_seq;
+            DROP TABLE notification_plans_v4;
+            CREATE INDEX notifications_plan ON notifications (plan_id) WHERE plan_id IS NOT NULL;  -- a plan's rows
+            """),
+        Migration(version: 6, name: "when a job died", sql: """
+            -- Set when a job is dead-lettered, cleared when it is retried: bulk retry of the dead
+            -- letters since a time (e.g. since a provider outage began).
+            ALTER TABLE jobs ADD COLUMN dead_at INTEGER;
+            """),
+    ]
+}

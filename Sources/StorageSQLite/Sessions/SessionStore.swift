@@ -1,0 +1,63 @@
+import HeraldCore
+/// The SQL for sessions (DV-4). Functions of a connection: callers choose the thread (the
+/// `Database` writer for writes) and the transaction.
+enum SessionStore {
+    /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
+    /// `session_exp`, unless the app backend set the expiry itself: that one wins). An ended
+    /// session stays ended. A `sid` already held by another user is left untouched (the returned
+    /// record shows its owner), so one user's token never moves another's session.
+    ///
+    /// - Parameters:
+    ///   - expiresAt: unix ms from the token's `session_exp`, if any.
+    ///   - now: unix ms.
+    /// - Returns: the stored session.
+    static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
+                             expiresAt: Int64?, now: Int64) throws(SQLiteError) -> SessionRecord {
+        try connection.run("""
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
+            VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE 'token' END)
+            ON CONFLICT (sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+                expires_at = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
+                                  THEN sessions.expires_at ELSE excluded.expires_at END,
+                expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
+                                     THEN sessions.expiry_source ELSE 'token' END
+            WHERE sessions.user_id = excluded.user_id
+            """, [sid, app, userID, now, now, expiresAt, expiresAt])
+        guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
+            throw .misuse(message: "session \(sid) vanished inside its own transaction")
+        }
+        return try SessionRecord(row: row)
+    }
+
+    /// The session, if known.
+    static func find(_ connection: SQLiteConnection, sid: String) throws(SQLiteError) -> SessionRecord? {
+        try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(SQLiteError) in try SessionRecord(row: row) }
+    }
+
+    /// Ends a session: marks it ended (creating the row if Herald never saw it, so its tokens
+    /// are refused from now on) and deletes its devices.
+    ///
+    /// - Returns: the number of devices deleted.
+    static func end(_ connection: SQLiteConnection, sid: String, now: Int64) throws -> Int {
+        try connection.transaction { connection in
+            try connection.run("""
+                INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES (?, '', ?, ?, ?)
+                ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
+                """, [sid, now, now, now])
+            try connection.run("DELETE FROM devices WHERE sid = ?", [sid])
+            return connection.changes
+        }
+    }
+
+    /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
+    /// - Returns: false when the session is unknown.
+    static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(SQLiteError) -> Bool {
+        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ?", [expiresAt, sid])
+        return connection.changes > 0
+    }
+
+    /// Every ended session id (loaded at start so tokens of ended sessions are refused at once).
+    static func endedSessionIDs(_ connection: SQLiteConnection) throws(SQLiteError) -> [String] {
+        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(SQLiteError) in try row["sid"] }
+    }
+}

@@ -1,0 +1,131 @@
+import HeraldCore
+@testable import StorageSQLite
+import Testing
+
+@Suite struct HeraldSchemaTests {
+    private func migrated() throws -> SQLiteConnection {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn)
+        try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)", ["s1", "u1", 1000, 1000])
+        return conn
+    }
+
+    private func insertDevice(_ conn: SQLiteConnection, id: String, platform: String = "ios", token: String = "t1",
+                              sid: String? = "s1") throws(SQLiteError) {
+        try conn.run("""
+            INSERT INTO devices (id, user_id, sid, platform, provider, token, created_at, last_seen_at)
+            VALUES (:id, 'u1', :sid, :platform, 'apns', :token, 1000, 1000)
+            """, [":id": id, ":sid": sid, ":platform": platform, ":token": token])
+    }
+
+    @Test func createsTablesAndIndexes() throws {
+        let conn = try migrated()
+        let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+            .map { try $0[0, as: String.self] }
+        #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_last_seen_at",
+                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
+                          "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
+                          "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
+                          "scope_members_user", "sessions"])
+        let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
+        #expect(try session["app", as: String.self] == "default")
+        #expect(try session["expires_at", as: Int64?.self] == nil)
+    }
+
+    @Test func version4KeepsRowsAnOlderBuildLeftUnplannedForRecoveryToTakeUp() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(3)))
+        try conn.run("""
+            INSERT INTO notifications (id, user_id, kind, priority, plan_json, created_at)
+            VALUES ('n1', 'u1', 'k', 'normal', '{"kind":"k"}', 1), ('n2', 'u2', 'k', 'normal', '{"kind":"k"}', 1)
+            """)
+        #expect(try Migrator.migrate(conn) == Array(4...HeraldSchema.migrations.count))
+        #expect(try Migrator.version(of: conn) == HeraldSchema.migrations.count)
+        #expect(try NotificationStore.pendingPlans(conn, limit: 10).isEmpty)
+        #expect(try NotificationStore.adoptLegacyPlans(conn) == 1)
+        let plan = try #require(try NotificationStore.pendingPlans(conn, limit: 10).first)
+        #expect(try NotificationStore.notifications(conn, ofPlan: plan.id).map(\.id) == ["n1", "n2"])
+    }
+
+    @Test func version5GivesPlansOfSchema4AnIDAndNoOwnerAndTheirRowsThatID() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(4)))
+        // Schema 4: two pending calls stored as seq ranges (2 rows, then 1), a planned row
+        // before, between and after them.
+        for (index, id) in ["done0", "a1", "a2", "done1", "b1", "done2"].enumerated() {
+            try conn.run("INSERT INTO notifications (seq, id, user_id, kind, priority, created_at) VALUES (?, ?, 'u', 'k', 'normal', 1)",
+                         [Int64(index + 1), id])
+        }
+        try conn.run("INSERT INTO notification_plans (first_seq, last_seq, plan_json, created_at) VALUES (2, 3, 'A', 10), (5, 5, 'B', 20)")
+        #expect(try Migrator.migrate(conn) == Array(5...HeraldSchema.migrations.count))
+
+        let plans = try NotificationStore.pendingPlans(conn, limit: 10)
+        #expect(plans == [PendingPlan(id: 2, planJSON: "A", createdAt: 10), PendingPlan(id: 5, planJSON: "B", createdAt: 20)])
+        #expect(try NotificationStore.notifications(conn, ofPlan: 2).map(\.id) == ["a1", "a2"])
+        #expect(try NotificationStore.notifications(conn, ofPlan: 5).map(\.id) == ["b1"])
+        for id in ["done0", "done1", "done2"] {
+            let row = try #require(try NotificationStore.find(conn, id: id))
+            #expect(row.planID == nil)
+            #expect(try NotificationStore.isPlanned(conn, row))
+        }
+        #expect(try !NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
+        // No owner: recovery claims them at once, oldest first.
+        let claimed = try NotificationStore.claimPlans(conn, by: "n", limit: 10, leaseMilliseconds: 1_000, now: 100)
+        #expect(claimed.map(\.id) == [2, 5])
+        // New plans get ids above every migrated one.
+        #expect(try NotificationStore.insertPlan(conn, PendingPlan(planJSON: "C", createdAt: 30)) > 5)
+        #expect(try NotificationStore.markPlanned(conn, id: 2, by: "n"))
+        #expect(try NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
+    }
+
+    @Test func devicesAreUniquePerAppPlatformToken() throws {
+        let conn = try migrated()
+        try insertDevice(conn, id: "d1")
+        try insertDevice(conn, id: "d2", platform: "android")  // same token, other platform: fine
+        let error = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d3") }
+        #expect(error == .constraint(.unique, message: "UNIQUE constraint failed: devices.app, devices.platform, devices.token"))
+    }
+
+    @Test func platformAndJobStateAreChecked() throws {
+        let conn = try migrated()
+        let platform = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d1", platform: "blackberry") }
+        guard case .constraint(.check, _)? = platform else { Issue.record("got \(String(describing: platform))"); return }
+        let state = #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('push.deliver', '{}', 'running', 1, 1)")
+        }
+        guard case .constraint(.check, _)? = state else { Issue.record("got \(String(describing: state))"); return }
+    }
+
+    @Test func deviceSessionIsAForeignKeySetToNullOnDelete() throws {
+        let conn = try migrated()
+        let orphan = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d0", sid: "nope") }
+        #expect(orphan == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"))
+        try insertDevice(conn, id: "d1")
+        try insertDevice(conn, id: "d2", token: "t2", sid: nil)
+        try conn.run("DELETE FROM sessions WHERE sid = ?", ["s1"])
+        let sids = try conn.query("SELECT sid FROM devices ORDER BY id").map { try $0["sid", as: String?.self] }
+        #expect(sids == [nil, nil])
+    }
+
+    @Test func strictTablesRejectWrongTypes() throws {
+        let conn = try migrated()
+        let error = #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO sessions (sid, user_id, created_at, last_seen_at) VALUES ('s2', 'u', 'yesterday', 1)")
+        }
+        guard case .constraint(.other(let code), let message)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(code.primary == .constraint)
+        #expect(message.contains("sessions.created_at"))
+    }
+
+    @Test func jobsGetIdsAndDefaults() throws {
+        let conn = try migrated()
+        let rows = try conn.query("""
+            INSERT INTO jobs (kind, payload_json, state, run_at, created_at)
+            VALUES ('push.deliver', :payload, 'queued', :now, :now)
+            RETURNING id, attempts, lease_until
+            """, [":payload": #"{"device":"d1"}"#, ":now": 5])
+        #expect(rows.map(\.values) == [[1, 0, nil]])
+        let plan = try conn.query("EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'queued' AND run_at <= ? ORDER BY run_at LIMIT 10", [10])
+        #expect(try plan.contains { try $0["detail", as: String.self].contains("jobs_state_run_at") })
+    }
+}

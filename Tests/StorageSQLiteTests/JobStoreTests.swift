@@ -1,0 +1,150 @@
+import Foundation
+import HeraldCore
+@testable import StorageSQLite
+import Testing
+
+@Suite struct JobStoreTests {
+    private func withDatabase(_ body: (SQLiteConnection) throws -> Void) throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        _ = try Migrator.migrate(connection, migrations: HeraldSchema.migrations)
+        try body(connection)
+    }
+
+    @Test func claimsOnlyDueJobsOldestFirstAndCountsAttempts() throws {
+        try withDatabase { db in
+            let late = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 2_000, now: 0)
+            let early = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 1_000, now: 0)
+            _ = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 9_000, now: 0)
+            _ = try JobStore.enqueue(db, kind: "other", payloadJSON: "{}", runAt: 0, now: 0)
+            let claimed = try JobStore.claim(db, kind: "push.deliver", limit: 10, leaseMilliseconds: 30_000, now: 5_000)
+            #expect(claimed.map(\.id) == [early, late])
+            #expect(claimed.allSatisfy { $0.state == .leased && $0.attempts == 1 && $0.leaseUntil == 35_000 })
+            #expect(try JobStore.claim(db, kind: "push.deliver", limit: 10, leaseMilliseconds: 30_000, now: 5_000).isEmpty)
+        }
+    }
+
+    @Test func anExpiredLeaseMakesTheJobDueAgain() throws {
+        try withDatabase { db in
+            let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+            _ = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 10)
+            #expect(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 1_009).isEmpty)
+            let again = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 1_010)
+            #expect(again.map(\.id) == [id])
+            #expect(again.first?.attempts == 2)
+        }
+    }
+
+    @Test func retryDeadLetterResurrectAndComplete() throws {
+        try withDatabase { db in
+            let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{\"a\":1}", runAt: 0, now: 0)
+            var claimed = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 0)
+            #expect(try JobStore.retry(db, claimed[0].lease, runAt: 500, error: "503 from provider"))
+            var job = try #require(try JobStore.find(db, id: id))
+            #expect(job.state == .queued && job.runAt == 500 && job.lastError == "503 from provider" && job.leaseUntil == nil)
+            claimed = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 500)
+            #expect(try JobStore.deadLetter(db, claimed[0].lease, error: "InvalidProviderToken", now: 600))
+            #expect(try JobStore.list(db, state: .dead, limit: 10).map(\.id) == [id])
+            #expect(try JobStore.find(db, id: id)?.deadAt == 600)
+            #expect(try JobStore.retryDead(db, id: id, now: 900))
+            #expect(!(try JobStore.retryDead(db, id: id, now: 900)), "only dead jobs come back")
+            job = try #require(try JobStore.find(db, id: id))
+            #expect(job.state == .queued && job.attempts == 0 && job.runAt == 900 && job.deadAt == nil)
+            claimed = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 900)
+            #expect(try JobStore.complete(db, claimed[0].lease))
+            #expect(try JobStore.find(db, id: id)?.state == .done)
+        }
+    }
+
+    @Test func aStaleClaimCannotCompleteRetryOrDeadLetterAJobAnotherClaimTookOver() throws {
+        try withDatabase { db in
+            let clock = ManualClock(unixMilliseconds: 10_000)
+            let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: clock.unixMilliseconds)
+            let first = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: clock.unixMilliseconds).first)
+            #expect(first.lease == JobLease(jobID: id, attempt: 1))
+            clock.advance(byMilliseconds: 1_000)   // the first worker's lease runs out; another claims the job
+            let second = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: clock.unixMilliseconds).first)
+            #expect(second.lease == JobLease(jobID: id, attempt: 2))
+            #expect(!(try JobStore.complete(db, first.lease, note: "late")))
+            #expect(!(try JobStore.retry(db, first.lease, runAt: 0, error: "late")))
+            #expect(!(try JobStore.deadLetter(db, first.lease, error: "late", now: clock.unixMilliseconds)))
+            #expect(try JobStore.find(db, id: id)?.state == .leased && JobStore.find(db, id: id)?.lastError == nil)
+            #expect(try JobStore.complete(db, second.lease, note: "sent"))
+            #expect(!(try JobStore.complete(db, second.lease)), "done already")
+            // A lease that ran out with nobody taking the job over still records its outcome.
+            let other = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: clock.unixMilliseconds)
+            let late = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: clock.unixMilliseconds).first)
+            clock.advance(byMilliseconds: 5_000)
+            #expect(late.id == other)
+            #expect(try JobStore.retry(db, late.lease, runAt: clock.unixMilliseconds, error: "503"))
+        }
+    }
+
+    @Test func deadLettersAreRetriedInBulkByKindAndTime() throws {
+        try withDatabase { db in
+            let clock = ManualClock(unixMilliseconds: 0)
+            func dead(_ kind: String) throws -> Int64 {
+                let id = try JobStore.enqueue(db, kind: kind, payloadJSON: "{}", runAt: 0, now: clock.unixMilliseconds)
+                let job = try #require(try JobStore.claim(db, kind: kind, limit: 1, leaseMilliseconds: 1_000, now: clock.unixMilliseconds).first)
+                #expect(try JobStore.deadLetter(db, job.lease, error: "x", now: clock.unixMilliseconds))
+                return id
+            }
+            clock.set(unixMilliseconds: 1_000)
+            let early = try dead("push.deliver")
+            clock.set(unixMilliseconds: 5_000)
+            let late = try dead("push.deliver")
+            let otherKind = try dead("mail")
+            let alive = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+            // Died before schema 6: no dead_at.
+            try db.run("UPDATE jobs SET dead_at = NULL WHERE id = ?", [early])
+
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(kind: "push.deliver", deadSince: 5_000), now: 9_000) == 1)
+            #expect(try JobStore.find(db, id: late)?.state == .queued)
+            #expect(try JobStore.find(db, id: late)?.runAt == 9_000 && JobStore.find(db, id: late)?.attempts == 0)
+            #expect(try JobStore.find(db, id: early)?.state == .dead, "no dead_at: only a filter without a time takes it")
+            #expect(try JobStore.find(db, id: otherKind)?.state == .dead)
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(kind: "push.deliver"), now: 9_000) == 1)
+            #expect(try JobStore.find(db, id: early)?.state == .queued)
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(), now: 9_000) == 1)
+            #expect(try JobStore.list(db, state: .dead, limit: 10).isEmpty)
+            #expect(try JobStore.find(db, id: alive)?.state == .queued && JobStore.find(db, id: alive)?.runAt == 0)
+        }
+    }
+
+    @Test func cancelOnlyTouchesJobsNotYetStarted() throws {
+        try withDatabase { db in
+            let waiting = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 3_000, now: 0)
+            let started = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+            _ = try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 1_000, now: 0)
+            #expect(try JobStore.cancel(db, id: waiting, reason: "suppressed_acked"))
+            #expect(!(try JobStore.cancel(db, id: started, reason: "suppressed_acked")))
+            #expect(try JobStore.find(db, id: waiting)?.lastError == "suppressed_acked")
+        }
+    }
+
+    @Test func depthCountsStatesAndTheOldestDueJob() throws {
+        try withDatabase { db in
+            _ = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 100, now: 0)
+            _ = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 400, now: 0)
+            _ = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 9_000, now: 0)
+            let (counts, age) = try JobStore.depth(db, now: 1_000)
+            #expect(counts[.queued] == 3)
+            #expect(age == 900)
+        }
+    }
+
+    @Test func listPagesNewestFirst() throws {
+        try withDatabase { db in
+            var ids: [Int64] = []
+            for _ in 0..<5 {
+                let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+                let claimed = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 0)
+                #expect(try JobStore.deadLetter(db, claimed[0].lease, error: "x", now: 0))
+                ids.append(id)
+            }
+            let first = try JobStore.list(db, state: .dead, limit: 2)
+            #expect(first.map(\.id) == [ids[4], ids[3]])
+            let next = try JobStore.list(db, state: .dead, limit: 2, beforeID: first.last?.id)
+            #expect(next.map(\.id) == [ids[2], ids[1]])
+        }
+    }
+}

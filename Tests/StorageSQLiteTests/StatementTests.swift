@@ -1,0 +1,163 @@
+import HeraldCore
+@testable import StorageSQLite
+import Testing
+
+@Suite struct StatementTests {
+    @Test func namedParametersBindWithAnyPrefixAndRepeat() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let row = try #require(try conn.queryOne("SELECT :a AS a, @b AS b, $c AS c, :a + 1 AS again",
+                                                 [":a": 1, "@b": "x", "c": 2.5]))
+        #expect(row.values == [1, "x", 2.5, 2])
+    }
+
+    @Test func namedBindOneByOne() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let statement = try conn.prepare("SELECT :sid, :user")
+        try statement.bind("s1", named: ":sid")
+        try statement.bind(Optional<String>.none, named: "user")
+        #expect(try statement.step())
+        #expect(try statement.row().values == ["s1", nil])
+        #expect(try !statement.step())
+    }
+
+    @Test func bindingMistakesAreErrorsNotSilentNulls() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        #expect(throws: SQLiteError.bind(parameter: "?3", code: .range, message: "statement has 3 parameters, 2 values given")) {
+            try conn.query("SELECT ?, ?, ?", [1, 2])
+        }
+        #expect(throws: SQLiteError.self) { try conn.query("SELECT ?", [1, 2]) }
+        let unknown = #expect(throws: SQLiteError.self) { try conn.query("SELECT :a", [":b": 1]) }
+        guard case .bind(":b", _, _)? = unknown else { Issue.record("got \(String(describing: unknown))"); return }
+        let missing = #expect(throws: SQLiteError.self) { try conn.query("SELECT :a, :b", [":a": 1]) }
+        guard case .bind(":b", _, "no value given for :b in `SELECT :a, :b`")? = missing else {
+            Issue.record("got \(String(describing: missing))"); return
+        }
+        let statement = try conn.prepare("SELECT ?")
+        #expect(throws: SQLiteError.self) { try statement.bind(1, at: 2) }
+    }
+
+    @Test func statementCacheReusesCompiledStatements() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "SELECT ? + 1"
+        let compiledBefore = conn.compiledStatementCount
+        for i in 0..<10 {
+            #expect(try conn.queryOne(sql, [i])![0, as: Int.self] == i + 1)
+        }
+        #expect(conn.compiledStatementCount == compiledBefore + 1)
+        let first = try conn.prepare(sql).handle
+        let second = try conn.prepare(sql).handle
+        #expect(first == second)
+    }
+
+    @Test func aStatementInUseIsNeverSharedWithANestedUse() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT x FROM c"
+        let outer = try conn.prepare(sql)
+        try outer.bind(3, at: 1)
+        var pairs: [[Int]] = []
+        while try outer.step() {
+            let x: Int = try outer.row()[0]
+            // Same SQL while `outer` is mid-iteration: must be a second compiled statement.
+            let inner = try conn.query(sql, [x]).map { try $0[0, as: Int.self] }
+            pairs.append(inner)
+        }
+        #expect(pairs == [[1], [1, 2], [1, 2, 3]])
+        #expect(conn.compiledStatementCount == 2)
+    }
+
+    @Test func cacheIsBounded() throws {
+        let conn = try SQLiteConnection(path: ":memory:", statementCacheCapacity: 2)
+        for n in 0..<5 { _ = try conn.query("SELECT \(n)") }
+        #expect(conn.cachedStatementCount == 2)
+        let uncached = try SQLiteConnection(path: ":memory:", statementCacheCapacity: 0)
+        _ = try uncached.query("SELECT 1")
+        #expect(uncached.cachedStatementCount == 0)
+    }
+
+    @Test func queryOneStopsAndResetsSoNoSnapshotStaysOpen() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let statement = try conn.prepare("SELECT 1 UNION ALL SELECT 2")
+        #expect(try statement.queryOne()?[0, as: Int.self] == 1)
+        #expect(!statement.isActive)
+        _ = try statement.step()
+        #expect(statement.isActive)
+        statement.reset()
+        #expect(!statement.isActive)
+    }
+
+    @Test func prepareRejectsBadSQLWithSQLitesMessage() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let syntax = #expect(throws: SQLiteError.self) { try conn.prepare("SELEC 1") }
+        guard case .prepare(let sql, let code, let message)? = syntax else { Issue.record("got \(String(describing: syntax))"); return }
+        #expect(sql == "SELEC 1")
+        #expect(code.primary == .error)
+        #expect(message.contains("syntax error"))
+        #expect(throws: SQLiteError.self) { try conn.prepare("SELECT * FROM no_such_table") }
+        #expect(throws: SQLiteError.self) { try conn.prepare("   -- nothing") }
+        #expect(throws: SQLiteError.prepare(sql: "SELECT 1; SELECT 2", code: .misuse, message: "more than one statement; use execute(_:) for scripts")) {
+            try conn.prepare("SELECT 1; SELECT 2")
+        }
+        _ = try conn.prepare("SELECT 1; -- trailing comment is fine\n")
+    }
+
+    @Test func executeRunsAScriptAndReportsTheFailingStatement() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("""
+            CREATE TABLE a (x INTEGER);  -- comment
+            INSERT INTO a VALUES (1);
+            INSERT INTO a VALUES (2);
+            """)
+        #expect(try count(conn, "a") == 2)
+        let failure = #expect(throws: SQLiteError.self) {
+            try conn.execute("INSERT INTO a VALUES (3); INSERT INTO nowhere VALUES (4); INSERT INTO a VALUES (5);")
+        }
+        guard case .prepare(let sql, _, let message)? = failure else { Issue.record("got \(String(describing: failure))"); return }
+        #expect(sql.hasPrefix(" INSERT INTO nowhere"))
+        #expect(message.contains("no such table"))
+        #expect(try count(conn, "a") == 3)  // statements before the failure ran (no transaction)
+    }
+
+    @Test func constraintViolationsAreSeparatedByKind() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("""
+            CREATE TABLE parent (id INTEGER PRIMARY KEY);
+            CREATE TABLE t (
+                k TEXT UNIQUE,
+                n INTEGER NOT NULL CHECK (n >= 0),
+                p INTEGER REFERENCES parent (id)
+            );
+            """)
+        try conn.run("INSERT INTO t (k, n) VALUES ('a', 1)")
+        let duplicate = #expect(throws: SQLiteError.self) { try conn.run("INSERT INTO t (k, n) VALUES (?, ?)", ["a", 2]) }
+        #expect(duplicate == .constraint(.unique, message: "UNIQUE constraint failed: t.k"))
+        #expect(duplicate?.isUniqueViolation == true)
+        #expect(throws: SQLiteError.constraint(.notNull, message: "NOT NULL constraint failed: t.n")) {
+            try conn.run("INSERT INTO t (k, n) VALUES ('b', NULL)")
+        }
+        #expect(throws: SQLiteError.constraint(.check, message: "CHECK constraint failed: n >= 0")) {
+            try conn.run("INSERT INTO t (k, n) VALUES ('b', -1)")
+        }
+        #expect(throws: SQLiteError.constraint(.foreignKey, message: "FOREIGN KEY constraint failed")) {
+            try conn.run("INSERT INTO t (k, n, p) VALUES ('b', 1, 99)")
+        }
+        try conn.run("INSERT INTO parent (id) VALUES (1)")
+        #expect(throws: SQLiteError.constraint(.primaryKey, message: "UNIQUE constraint failed: parent.id")) {
+            try conn.run("INSERT INTO parent (id) VALUES (1)")
+        }
+        // The statement is reusable after a failure.
+        try conn.run("INSERT INTO t (k, n) VALUES (?, ?)", ["c", 3])
+        #expect(try count(conn, "t") == 2)
+    }
+
+    @Test func lastInsertRowIDAndChanges() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)")
+        try conn.run("INSERT INTO t (v) VALUES (?)", [10])
+        try conn.run("INSERT INTO t (v) VALUES (?)", [20])
+        #expect(conn.lastInsertRowID == 2)
+        try conn.run("UPDATE t SET v = v + 1")
+        #expect(conn.changes == 2)
+        let returned = try conn.query("UPDATE t SET v = 0 WHERE id = ? RETURNING id, v", [1])
+        #expect(returned.map(\.values) == [[1, 0]])
+    }
+}
