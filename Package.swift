@@ -17,13 +17,21 @@ let package = Package(
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
         .target(name: "Storage", dependencies: ["HeraldCore", "CSQLite"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore", "Storage", "COpenSSL", "CCurl", "CCurlShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "Storage", "COpenSSL"]),
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "Storage"]),
+        // Push: the HTTP/2 client and JOSE, one adapter per provider, and the queue worker.
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
+        .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
+        .target(name: "PushBridge", dependencies: ["HeraldCore", "Storage"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "PushHTTP", "Storage", "COpenSSL"]),
+        // Only the executable knows which adapters exist: it builds them from the settings.
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "Storage", "PushBridge", "PushHTTP", "PushAPNs", "PushFCM"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
-        .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "Storage", "PushBridge"], exclude: ["Fixtures"]),
+        .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
+        .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
+        .testTarget(name: "APITests", dependencies: ["API", "Realtime", "Storage", "PushBridge", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )

@@ -17,7 +17,7 @@ public enum HeraldAPI {
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
-        OperationsRoutes(node: node, database: database, push: push, notifier: notifier).register(in: &router)
+        OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier).register(in: &router)
         router.get("/openapi.json") { _ in .response(.json(200, OpenAPIDocument.json)) }
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &router)
@@ -25,7 +25,7 @@ public enum HeraldAPI {
         let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence)
         presenceRoutes.register(in: &router)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &router)
-        DeviceRoutes(authenticator: authenticator, responder: responder).register(in: &router)
+        DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders).register(in: &router)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &router)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &router)
         PushRoutes(authenticator: authenticator, responder: responder, push: push).register(in: &router)

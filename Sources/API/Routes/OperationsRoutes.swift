@@ -1,3 +1,4 @@
+import HeraldCore
 import PushBridge
 import Realtime
 import Storage
@@ -7,6 +8,8 @@ struct OperationsRoutes {
     let node: RealtimeNode
     let database: Database
     let push: PushService?
+    /// Every provider this build has an adapter for, configured or not (readiness lists them all).
+    let providers: PushProviders
     let notifier: Notifier
 
     func register(in router: inout Router) {
@@ -19,7 +22,7 @@ struct OperationsRoutes {
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
     /// what is wrong otherwise. A provider whose mass-deletion guard tripped (PU-5a) is reported.
     func readiness() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push
+        let node = self.node, database = self.database, push = self.push, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
                 database.write({ connection in
@@ -32,12 +35,12 @@ struct OperationsRoutes {
                         problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                     }
                     var providers: [String] = []
-                    for provider in ["apns", "fcm"] {
-                        guard let push, push.dispatcher.isEnabled(provider) else {
+                    for provider in providerIDs {
+                        guard let push, push.providers.isConfigured(provider) else {
                             providers.append("\"\(provider)\":\"disabled\"")
                             continue
                         }
-                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider) {
+                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider.rawValue) {
                             providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
                         } else {
                             providers.append("\"\(provider)\":\"ok\"")
@@ -53,7 +56,7 @@ struct OperationsRoutes {
 
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push, notifier = self.notifier
+        let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
                 database.read({ connection in try JobStore.depth(connection, now: unixMilliseconds()) }) { depthResult in
@@ -99,11 +102,11 @@ struct OperationsRoutes {
                     }
                     if let push {
                         text.metric("herald_push_results_total", "Provider answers by provider and outcome.", type: "counter",
-                                    push.dispatcher.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
+                                    push.providers.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
                         text.histogram("herald_push_request_seconds", "Provider request latency.",
-                                       push.dispatcher.metrics.latency.map { ($0.provider, $0.histogram) })
+                                       push.providers.metrics.latency.map { ($0.provider, $0.histogram) })
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
-                                    ["apns", "fcm"].map { (["provider": $0], push.worker.massDeletionGuard.trippedReason(provider: $0) == nil ? 0 : 1) })
+                                    providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) })
                     }
                     var response = HTTPResponse(status: 200, body: Array(text.output.utf8))
                     response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
+import HeraldCore
 import Storage
 import Synchronization
 
 /// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each
-/// through the `PushDispatcher`, and records the outcome — done, retried with backoff and jitter,
+/// through `PushProviders` (the adapter of the device's provider), and records the outcome — done, retried with backoff and jitter,
 /// dead-lettered, or the device deleted when the provider says its token is dead (DV-6).
 /// A crash while jobs are leased loses nothing: their leases expire and they are due again.
 ///
@@ -34,7 +35,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     private let database: Database
-    private let dispatcher: PushDispatcher
+    private let providers: PushProviders
     private let configuration: Configuration
     private let queue = DispatchQueue(label: "herald.delivery")
     private let timer: DispatchSourceTimer
@@ -47,12 +48,12 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var claiming = false
     private var stopped = false
 
-    public init(database: Database, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent,
+    public init(database: Database, providers: PushProviders, configuration: Configuration = Configuration(), log: PushLog = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard()) {
         self.massDeletionGuard = massDeletionGuard
         self.log = log
         self.database = database
-        self.dispatcher = dispatcher
+        self.providers = providers
         self.configuration = configuration
         self.timer = DispatchSource.makeTimerSource(queue: queue)
     }
@@ -151,11 +152,15 @@ public final class DeliveryWorker: @unchecked Sendable {
                 // The session ended or expired after planning (DV-4): its devices get no pushes.
                 skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive")
             case .success(let device?):
-                guard let apnsID = APNsID(payload.apnsID) else {
+                guard let apnsID = PushID(payload.apnsID) else {
                     return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin)
                 }
-                let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
-                dispatcher.send(payload.notification.notification, to: target, apnsID: apnsID) { [self] classification in
+                // Device rows keep the provider as text; this is where it becomes a `PushProviderID`.
+                guard let provider = PushProviderID(rawValue: device.provider) else {
+                    return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin)
+                }
+                let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
                     var outcome = classification.outcome
                     switch outcome {
                     case .deleteDevice(let reason, _):
@@ -236,7 +241,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                         log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
                     }
                 case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
-                    // The dispatcher already used its one auth refresh; what is left is a plain retry.
+                    // The provider already used its one auth refresh; what is left is a plain retry.
                     var retryAfter: Int64?
                     if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
                     switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {
