@@ -8,6 +8,7 @@ import PushHTTP
 ///
 /// One instance per credential set, shared by every sender.
 public final class APNsProvider: PushProvider {
+    /// `apns`: devices whose `provider` is `apns` are sent through this adapter.
     public static let id = PushProviderID.apns
 
     /// The refusal, worded as the API has always answered it (DV-1).
@@ -47,6 +48,8 @@ public final class APNsProvider: PushProvider {
         self.clock = unixClock
     }
 
+    /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
+    /// the answer arrives on the transport's thread.
     public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         send(notification, to: target, pushID: pushID, retried: false, completion: completion)

@@ -8,6 +8,7 @@ import PushHTTP
 ///
 /// One instance per service account, shared by every sender.
 public final class FCMProvider: PushProvider {
+    /// `fcm`: devices whose `provider` is `fcm` are sent through this adapter.
     public static let id = PushProviderID.fcm
 
     /// An FCM registration token is opaque: 1–4096 printable ASCII characters (DV-1).
@@ -43,6 +44,8 @@ public final class FCMProvider: PushProvider {
         self.clock = unixClock
     }
 
+    /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
+    /// the answer arrives on the transport's thread.
     public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         send(notification, to: target, retried: false, completion: completion)

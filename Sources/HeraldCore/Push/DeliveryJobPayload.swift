@@ -13,9 +13,11 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     /// The job kind in the `jobs` table.
     public static let kind = "push.deliver"
 
+    /// The `devices.id` to send to (`device_id`); its token and provider are read when the job runs.
     public var deviceID: String
     /// The `PushID` text (`apns_id`: APNs was its first user; the key stays for stored jobs).
     public var apnsID: String
+    /// What to send (`notification`), in `PushNotification`'s stored form.
     public var notification: PushNotification
     /// The notification this push belongs to (NO-8): set, the worker records each outcome in its
     /// delivery record; nil for a plain `POST /v1/push`.
@@ -23,7 +25,9 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
 
     /// Where a planned push came from, and what may still stop it.
     public struct Origin: Codable, Sendable, Equatable {
+        /// The inbox row (`notification_id`) whose delivery record gets this push's outcomes.
         public var notificationID: String
+        /// Its recipient (`user_id`).
         public var userID: String
         /// The device's session (the one whose ack suppresses an `unless_acked` push).
         public var sessionID: String?

@@ -38,6 +38,7 @@ public enum PushRule: Sendable, Equatable {
 
 /// The full verdict on one attempt.
 public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
+    /// What the queue does next.
     public var outcome: PushOutcome
     /// The HTTP status, `nil` when no response arrived (transport error, refused payload).
     public var status: Int?

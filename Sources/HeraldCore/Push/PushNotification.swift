@@ -24,6 +24,7 @@ public struct PushNotification: Sendable, Equatable {
         case normal, high, urgent
     }
 
+    /// Alert or wake-up (`kind`).
     public var kind: Kind
     /// Alert title (`aps.alert.title`, FCM `notification.title`).
     public var title: String?
@@ -41,6 +42,7 @@ public struct PushNotification: Sendable, Equatable {
     public var collapseKey: String?
     /// Flat string data: top-level APNs keys / FCM `data` — or, with `rootKey`, one object under it.
     public var data: [String: String]
+    /// SPEC NO-1 priority (`priority`); see `Priority` for how each provider maps it.
     public var priority: Priority
     /// Seconds the provider keeps trying; default 3600 (seed 001: "expire after an hour"). 0 = now or never.
     public var ttlSeconds: Int?

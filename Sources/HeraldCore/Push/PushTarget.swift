@@ -7,6 +7,7 @@ public struct PushTarget: Sendable, Equatable {
     /// iOS only: `sandbox` or `production` (the APNs gateway); nil elsewhere.
     public var environment: String?
 
+    /// - Parameters: see the properties; `environment` is nil for everything but APNs.
     public init(provider: PushProviderID, token: String, environment: String?) {
         self.provider = provider
         self.token = token
