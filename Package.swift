@@ -20,14 +20,23 @@ let package = Package(
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "COpenSSL"]),
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite"]),
+        // Push: the HTTP/2 client and JOSE, one adapter per provider, and the queue worker.
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
+        .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
+        .target(name: "PushBridge", dependencies: ["HeraldCore"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "PushHTTP", "COpenSSL"]),
+        // Only the executable knows which adapters exist: it builds them from the settings.
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
+                                                         "PushBridge", "PushHTTP", "PushAPNs", "PushFCM"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
-        .testTarget(name: "PushBridgeTests", dependencies: ["PushBridge"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushBridge"], exclude: ["Fixtures"]),
+        .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
+        .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushBridge", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )

@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// What the HTTP API needs to know beyond the realtime core: credentials and body limits.
@@ -23,6 +24,10 @@ public struct APIConfiguration: Sendable {
     /// The local push demo's provider double (`HERALD_DEMO_DOUBLE_URL`), whose request log the demo
     /// page shows; nil when the demo runs without it.
     public var demoPushDouble: DemoPushDouble?
+    /// The push providers this build has (the executable wires them), with or without credentials:
+    /// their token rules check registrations, and readiness lists them. The default knows none, so
+    /// every token is checked as opaque text (`OpaqueDeviceToken`).
+    public var pushProviders = PushProviders()
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import HeraldCore
 import PushBridge
+import PushHTTP
 import Realtime
 import RealtimeMemory
 import StorageSQLite
@@ -116,10 +117,11 @@ enum Herald {
         if let url = settings.demoDoubleURL {
             apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
         }
-        let providers = PushSetup.providers(environment: environment)
+        let pushCredentials = PushSetup.credentials(environment: environment)
+        var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
-        if providers.apns != nil || providers.fcm != nil {
+        if !pushCredentials.isEmpty {
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
                 var workerConfiguration = DeliveryWorker.Configuration()
@@ -130,7 +132,7 @@ enum Herald {
                 clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
                                                                     / settings.pushMaxConnections)
                 let client = try HTTP2Client(configuration: clientConfiguration)
-                let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
+                pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
                 workerConfiguration.retry = settings.retryPolicy
                 // NO-2 `unless_acked`: the session acknowledged the live event in its window.
                 let presence = node.presence
@@ -139,14 +141,15 @@ enum Herald {
                           presence.hasAcknowledged(userID: origin.userID, sessionID: session, id: event) else { return nil }
                     return "acked"
                 }
-                let worker = DeliveryWorker(database: database, dispatcher: dispatcher, configuration: workerConfiguration, log: PushSetup.log)
+                let worker = DeliveryWorker(database: database, providers: pushProviders, configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
-                push = PushService(dispatcher: dispatcher, worker: worker)
+                push = PushService(providers: pushProviders, worker: worker)
                 pushClient = client
             } catch {
                 Log.error("push notifications disabled: the HTTP/2 client could not start", ["error": "\(error)"])
             }
         }
+        apiConfiguration.pushProviders = pushProviders
         var catalog = NotificationCatalog.empty
         if let path = settings.catalogPath {
             do {

@@ -1,37 +1,68 @@
 import API
 import Foundation
 import HeraldCore
+import PushAPNs
 import PushBridge
+import PushFCM
+import PushHTTP
 import Realtime
 
 /// Push delivery from the environment (PU-6): each provider on its own when its credentials are
 /// set and parse; none → "push notifications disabled" once, and everything else still runs.
+/// The one place that knows which provider adapters exist and builds them.
 enum PushSetup {
-    /// - Returns: the dispatcher's provider settings; a provider whose key does not parse is off,
-    ///   with an error naming the variable.
-    static func providers(environment: [String: String]) -> (apns: PushDispatcher.APNs?, fcm: PushDispatcher.FCM?) {
-        var apns: PushDispatcher.APNs?
-        var fcm: PushDispatcher.FCM?
+    /// The provider adapters of this build, credentials or not: their token rules check
+    /// registrations, and a push to one without credentials is "not configured", not "unsupported".
+    static let adapters: [any PushProvider.Type] = [APNsProvider.self, FCMProvider.self]
+
+    /// What the environment configures, read before any HTTP client exists.
+    struct Credentials {
+        var apns: (credentials: APNsCredentials, gateways: APNsGateways)?
+        var fcm: (credentials: FCMCredentials, endpoint: FCMEndpoint)?
+        var isEmpty: Bool { apns == nil && fcm == nil }
+    }
+
+    /// - Returns: the providers' settings; a provider whose key does not parse is off, with an
+    ///   error naming the variable.
+    static func credentials(environment: [String: String]) -> Credentials {
+        var found = Credentials()
         do {
             if let credentials = try APNsCredentials.load(environment: environment) {
-                apns = PushDispatcher.APNs(credentials: credentials, gateways: APNsGateways(settings: environment))
+                found.apns = (credentials, APNsGateways(settings: environment))
             }
         } catch {
             Log.error("APNs disabled: its credentials are unusable", ["error": error.message])
         }
         do {
             if let credentials = try FCMCredentials.load(environment: environment) {
-                fcm = PushDispatcher.FCM(credentials: credentials, endpoint: FCMEndpoint(settings: environment))
+                found.fcm = (credentials, FCMEndpoint(settings: environment))
             }
         } catch {
             Log.error("FCM disabled: its credentials are unusable", ["error": error.message])
         }
-        if apns == nil && fcm == nil {
+        if found.isEmpty {
             Log.info("push notifications disabled", ["reason": "no usable APNS_* or FCM_* credentials"])
         } else {
-            Log.info("push notifications enabled", ["apns": apns == nil ? "off" : "on", "fcm": fcm == nil ? "off" : "on"])
+            Log.info("push notifications enabled", ["apns": found.apns == nil ? "off" : "on", "fcm": found.fcm == nil ? "off" : "on"])
         }
-        return (apns, fcm)
+        return found
+    }
+
+    /// The registry of every adapter, with an APNs / FCM provider for each configured credential set.
+    ///
+    /// - Parameter transport: the HTTP/2 client the providers share; nil builds none (no credentials,
+    ///   or the client could not start).
+    static func providers(_ credentials: Credentials, transport: (any PushTransport)?) -> PushProviders {
+        var configured: [any PushProvider] = []
+        if let transport {
+            if let apns = credentials.apns {
+                configured.append(APNsProvider(credentials: apns.credentials, gateways: apns.gateways, transport: transport))
+            }
+            if let fcm = credentials.fcm {
+                configured.append(FCMProvider(credentials: fcm.credentials, endpoint: fcm.endpoint, transport: transport))
+            }
+        }
+        return PushProviders(adapters: adapters, configured: configured)
     }
 
     /// The structured log as PushBridge's log.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-import PushBridge
+import HeraldCore
+import PushHTTP
 import Realtime
 
 /// `herald send-test`: one push, sent now with the environment's credentials, and the provider's
@@ -23,13 +24,15 @@ enum SendTest {
         guard let platform = options["platform"], platform == "ios" || platform == "android" else {
             return usage("--platform must be ios or android")
         }
-        let provider = options["provider"] ?? (platform == "ios" ? "apns" : "fcm")
-        guard provider == "apns" || provider == "fcm" else { return usage("--provider must be apns or fcm") }
+        let chosen = options["provider"].map { PushProviderID(rawValue: $0) } ?? (platform == "ios" ? .apns : .fcm)
+        guard let provider = chosen, PushSetup.adapters.contains(where: { $0.id == provider }) else {
+            return usage("--provider must be apns or fcm")
+        }
         guard let settings = Herald.loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
 
         let environment = ProcessInfo.processInfo.environment
-        let providers = PushSetup.providers(environment: environment)
+        let credentials = PushSetup.credentials(environment: environment)
         let client: HTTP2Client
         do {
             client = try HTTP2Client(configuration: .fromEnvironment(environment))
@@ -38,18 +41,18 @@ enum SendTest {
             return 1
         }
         defer { client.shutdown() }
-        let dispatcher = PushDispatcher(transport: HTTP2PushTransport(client: client), apns: providers.apns, fcm: providers.fcm)
-        guard dispatcher.isEnabled(provider) else {
+        let providers = PushSetup.providers(credentials, transport: HTTP2PushTransport(client: client))
+        guard providers.isConfigured(provider) else {
             FileHandle.standardError.write(Data("herald: \(provider) has no usable credentials (see herald --help)\n".utf8))
             return 2
         }
         let notification = PushNotification(title: options["title"] ?? "Herald", body: options["body"] ?? "Notifications are working on this device",
                                             data: ["type": "test"], priority: .high)
         let target = PushTarget(provider: provider, token: token,
-                                environment: provider == "apns" ? (options["environment"] ?? "production") : nil)
+                                environment: provider == .apns ? (options["environment"] ?? "production") : nil)
         let done = DispatchSemaphore(value: 0)
         let result = ResultBox()
-        dispatcher.send(notification, to: target, apnsID: .random()) { classification in
+        providers.send(notification, to: target, pushID: .random()) { classification in
             result.set(classification)
             done.signal()
         }
@@ -65,7 +68,7 @@ enum SendTest {
             case .deadLetter(let reason): return ("rejected", reason)
             }
         }()
-        print("{\"provider\":\(JSONText.quote(provider)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"
+        print("{\"provider\":\(JSONText.quote(provider.rawValue)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"
             + "\"detail\":\(detail.map(JSONText.quote) ?? "null")}")
         return outcome == "delivered" ? 0 : 1
     }
@@ -75,7 +78,7 @@ enum SendTest {
         return 2
     }
 
-    /// The dispatcher's answer, handed from its thread to the waiting one.
+    /// The provider's answer, handed from its thread to the waiting one.
     private final class ResultBox: @unchecked Sendable {
         private let lock = NSLock()
         private var value: PushClassification?

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import PushBridge
+import HeraldCore
 import Realtime
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).

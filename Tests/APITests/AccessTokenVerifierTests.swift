@@ -1,4 +1,4 @@
-import PushBridge
+import PushHTTP
 import COpenSSL
 import Dispatch
 import Synchronization

@@ -1,4 +1,4 @@
-import PushBridge
+import PushHTTP
 
 /// Issues HS256 access tokens (RFC 7519 §7.1) for dev mode, where Herald is its own identity provider.
 ///

@@ -1,4 +1,4 @@
-import PushBridge
+import PushHTTP
 
 /// Verifies JWS-compact access tokens (RFC 7515 §7.1, RFC 7519 §7.2) against one key.
 ///

@@ -4,12 +4,18 @@ import PushBridge
 /// What the API needs of push delivery: send now (the test push), or enqueue durable jobs for the
 /// worker. Absent when no provider has credentials (PU-6): routes then answer 503.
 public struct PushService: Sendable {
-    public let dispatcher: PushDispatcher
+    /// The configured providers; the API sends through them, never to an adapter directly.
+    public let providers: PushProviders
     public let worker: DeliveryWorker
 
-    public init(dispatcher: PushDispatcher, worker: DeliveryWorker) {
-        self.dispatcher = dispatcher
+    public init(providers: PushProviders, worker: DeliveryWorker) {
+        self.providers = providers
         self.worker = worker
+    }
+
+    /// Whether a device whose row names `storedProvider` (`devices.provider`) can get pushes now.
+    func isEnabled(_ storedProvider: String) -> Bool {
+        PushProviderID(rawValue: storedProvider).map(providers.isConfigured) ?? false
     }
 }
 

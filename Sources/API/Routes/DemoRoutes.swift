@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import PushBridge
+import PushHTTP
 import Realtime
 
 /// The web demo (OP-6) and its helpers, registered only in dev mode (`HERALD_DEV=1`).

@@ -6,6 +6,8 @@ import Realtime
 struct DeviceRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
+    /// Token rules by provider (DV-1), whether or not the provider has credentials.
+    let providers: PushProviders
 
     struct RegisterBody: Decodable {
         let platform: String
@@ -58,17 +60,13 @@ struct DeviceRoutes {
         }
         var provider = platform.defaultProvider
         if let raw = body.provider {
-            guard let chosen = PushProvider(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm or webpush") }
+            guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm or webpush") }
             guard Self.allowed(chosen, on: platform) else {
                 throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
             }
             provider = chosen
         }
-        guard let token = DeviceToken(body.token, provider: provider) else {
-            throw HTTPError.invalid("token", provider == .apns
-                ? "an APNs token is an even number (16-200) of hex digits"
-                : "a token is 1-4096 printable ASCII characters")
-        }
+        let token = try validToken(body.token, provider: provider)
         var environment: String?
         if let raw = body.environment {
             guard platform == .ios else { throw HTTPError.invalid("environment", "environment is for ios devices only") }
@@ -79,7 +77,7 @@ struct DeviceRoutes {
         }
         let registration = DeviceRegistration(
             userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
-            token: token.rawValue, environment: environment,
+            token: token, environment: environment,
             installationID: try Self.text(body.installation_id, field: "installation_id", max: 128),
             locale: try Self.locale(body.locale, field: "locale"),
             appVersion: try Self.text(body.app_version, field: "app_version", max: 64),
@@ -115,18 +113,17 @@ struct DeviceRoutes {
     func registerLegacy(_ context: RequestContext) throws -> RouteResult {
         let claims = try sessionClaims(context)
         let body = try RequestBody.decode(LegacyBody.self, from: context.request)
+        // Seed 003 names the OS by its provider's id; the token itself is always an FCM token.
         let platform: DevicePlatform
-        switch body.platform {
-        case "fcm": platform = .android
-        case "apns": platform = .ios
-        default: throw HTTPError.invalid("platform", "platform must be fcm or apns")
+        switch PushProviderID(rawValue: body.platform) {
+        case .fcm?: platform = .android
+        case .apns?: platform = .ios
+        case .webpush?, nil: throw HTTPError.invalid("platform", "platform must be fcm or apns")
         }
-        guard let token = DeviceToken(body.token, provider: .fcm) else {
-            throw HTTPError.invalid("token", "a token is 1-4096 printable ASCII characters")
-        }
+        let token = try validToken(body.token, provider: .fcm)
         let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProvider.fcm.rawValue,
-            token: token.rawValue, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProviderID.fcm.rawValue,
+            token: token, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
         return store(registration, claims: claims) { _, _ in .empty(204) }
     }
 
@@ -147,12 +144,10 @@ struct DeviceRoutes {
             throw HTTPError.invalid("platform", "platform must be ios or android")
         }
         // Seed 002's apps register FCM tokens on both platforms.
-        guard let token = DeviceToken(body.token, provider: .fcm) else {
-            throw HTTPError.invalid("token", "a token is 1-4096 printable ASCII characters")
-        }
+        let token = try validToken(body.token, provider: .fcm)
         let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProvider.fcm.rawValue,
-            token: token.rawValue, locale: try Self.locale(body.locale, field: "locale"),
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProviderID.fcm.rawValue,
+            token: token, locale: try Self.locale(body.locale, field: "locale"),
             appVersion: try Self.text(body.appVersion, field: "appVersion", max: 64))
         return store(registration, claims: claims) { device, created in
             .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: claims.sessionID, maskToken: false))
@@ -197,7 +192,16 @@ struct DeviceRoutes {
         }
     }
 
-    private static func allowed(_ provider: PushProvider, on platform: DevicePlatform) -> Bool {
+    /// The token as its provider's rule stores it, or the rule's own message as a 400 on `token`.
+    private func validToken(_ token: String, provider: PushProviderID) throws(HTTPError) -> String {
+        do {
+            return try providers.validate(token: token, for: provider)
+        } catch {
+            throw HTTPError.invalid("token", error.message)
+        }
+    }
+
+    private static func allowed(_ provider: PushProviderID, on platform: DevicePlatform) -> Bool {
         switch (platform, provider) {
         case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm): return true
         default: return false

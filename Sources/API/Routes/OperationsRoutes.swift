@@ -7,6 +7,8 @@ struct OperationsRoutes {
     let node: RealtimeNode
     let database: any Storage
     let push: PushService?
+    /// Every provider this build has an adapter for, configured or not (readiness lists them all).
+    let providers: PushProviders
     let notifier: Notifier
 
     func register(in table: inout RouteTable) {
@@ -19,7 +21,7 @@ struct OperationsRoutes {
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
     /// what is wrong otherwise. A provider whose mass-deletion guard tripped (PU-5a) is reported.
     func readiness() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push
+        let node = self.node, database = self.database, push = self.push, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
                 // An empty unit of work still takes the write lock (SQLite: BEGIN IMMEDIATE): proof
@@ -31,12 +33,12 @@ struct OperationsRoutes {
                         problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                     }
                     var providers: [String] = []
-                    for provider in ["apns", "fcm"] {
-                        guard let push, push.dispatcher.isEnabled(provider) else {
+                    for provider in providerIDs {
+                        guard let push, push.providers.isConfigured(provider) else {
                             providers.append("\"\(provider)\":\"disabled\"")
                             continue
                         }
-                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider) {
+                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider.rawValue) {
                             providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
                         } else {
                             providers.append("\"\(provider)\":\"ok\"")
@@ -52,7 +54,7 @@ struct OperationsRoutes {
 
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push, notifier = self.notifier
+        let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
                 database.read({ tx in try tx.jobs.depth(now: unixMilliseconds()) }) { depthResult in
@@ -98,11 +100,11 @@ struct OperationsRoutes {
                     }
                     if let push {
                         text.metric("herald_push_results_total", "Provider answers by provider and outcome.", type: "counter",
-                                    push.dispatcher.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
+                                    push.providers.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
                         text.histogram("herald_push_request_seconds", "Provider request latency.",
-                                       push.dispatcher.metrics.latency.map { ($0.provider, $0.histogram) })
+                                       push.providers.metrics.latency.map { ($0.provider, $0.histogram) })
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
-                                    ["apns", "fcm"].map { (["provider": $0], push.worker.massDeletionGuard.trippedReason(provider: $0) == nil ? 0 : 1) })
+                                    providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) })
                     }
                     var response = HTTPResponse(status: 200, body: Array(text.output.utf8))
                     response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")

@@ -50,14 +50,14 @@ struct PushRoutes {
                     if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                     return writer.complete(.error(404, code: "not_found", message: "no such device"))
                 }
-                guard let push, push.dispatcher.isEnabled(device.provider) else {
+                guard let push, let provider = PushProviderID(rawValue: device.provider), push.providers.isConfigured(provider) else {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
                 let (title, body) = TestPushText.text(locale: device.locale)
                 let notification = PushNotification(title: title, body: body, data: ["type": "test"], priority: .high)
-                let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
-                push.dispatcher.send(notification, to: target, apnsID: .random()) { classification in
+                let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                push.providers.send(notification, to: target, pushID: .random()) { classification in
                     switch classification.outcome {
                     case .delivered(let messageID):
                         writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"

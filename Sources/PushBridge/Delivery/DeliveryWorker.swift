@@ -4,7 +4,7 @@ import HeraldCore
 import Synchronization
 
 /// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each
-/// through the `PushDispatcher`, and records the outcome — done, retried with backoff and jitter,
+/// through `PushProviders` (the adapter of the device's provider), and records the outcome — done, retried with backoff and jitter,
 /// dead-lettered, or the device deleted when the provider says its token is dead (DV-6).
 /// A crash while jobs are leased loses nothing: their leases expire and they are due again.
 ///
@@ -34,7 +34,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     private let database: any Storage
-    private let dispatcher: PushDispatcher
+    private let providers: PushProviders
     private let configuration: Configuration
     private let queue = DispatchQueue(label: "herald.delivery")
     private let timer: DispatchSourceTimer
@@ -47,12 +47,12 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var claiming = false
     private var stopped = false
 
-    public init(database: any Storage, dispatcher: PushDispatcher, configuration: Configuration = Configuration(), log: PushLog = .silent,
+    public init(database: any Storage, providers: PushProviders, configuration: Configuration = Configuration(), log: PushLog = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard()) {
         self.massDeletionGuard = massDeletionGuard
         self.log = log
         self.database = database
-        self.dispatcher = dispatcher
+        self.providers = providers
         self.configuration = configuration
         self.timer = DispatchSource.makeTimerSource(queue: queue)
     }
@@ -151,11 +151,15 @@ public final class DeliveryWorker: @unchecked Sendable {
                 // The session ended or expired after planning (DV-4): its devices get no pushes.
                 skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive")
             case .success(let device?):
-                guard let apnsID = APNsID(payload.apnsID) else {
+                guard let apnsID = PushID(payload.apnsID) else {
                     return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin)
                 }
-                let target = PushTarget(provider: device.provider, token: device.token, environment: device.environment)
-                dispatcher.send(payload.notification.notification, to: target, apnsID: apnsID) { [self] classification in
+                // Device rows keep the provider as text; this is where it becomes a `PushProviderID`.
+                guard let provider = PushProviderID(rawValue: device.provider) else {
+                    return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin)
+                }
+                let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
                     var outcome = classification.outcome
                     switch outcome {
                     case .deleteDevice(let reason, _):
@@ -243,7 +247,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
                 }
             case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
-                // The dispatcher already used its one auth refresh; what is left is a plain retry.
+                // The provider already used its one auth refresh; what is left is a plain retry.
                 var retryAfter: Int64?
                 if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
                 switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter) {

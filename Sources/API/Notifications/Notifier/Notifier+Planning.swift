@@ -68,7 +68,7 @@ extension Notifier {
                     outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
             }
             for device in devices[record.userID] ?? [] {
-                let enabled = push?.dispatcher.isEnabled(device.provider) ?? false
+                let enabled = push?.isEnabled(device.provider) ?? false
                 let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
                                               allowedByPreferences: allowed, providerEnabled: enabled, now: now)
                 switch decision {

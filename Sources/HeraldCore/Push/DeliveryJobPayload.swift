@@ -1,0 +1,76 @@
+import Foundation
+
+/// The JSON stored in a `push.deliver` job (PU-5): which device, the notification, and the
+/// push id reused on every attempt so a retried push shows at most once (PU-5b).
+///
+/// ```
+/// {"apns_id":"<uuid>","device_id":"…","notification":{<PushNotification>},
+///  "origin":{"ack_event_id","delivery_id","notification_id","session_id","user_id"}}
+/// ```
+/// The keys are a stored format: jobs queued by an older build must still decode, so they only
+/// ever gain optional members (`notification.interruption_level`).
+public struct DeliveryJobPayload: Codable, Sendable, Equatable {
+    /// The job kind in the `jobs` table.
+    public static let kind = "push.deliver"
+
+    /// The `devices.id` to send to (`device_id`); its token and provider are read when the job runs.
+    public var deviceID: String
+    /// The `PushID` text (`apns_id`: APNs was its first user; the key stays for stored jobs).
+    public var apnsID: String
+    /// What to send (`notification`), in `PushNotification`'s stored form.
+    public var notification: PushNotification
+    /// The notification this push belongs to (NO-8): set, the worker records each outcome in its
+    /// delivery record; nil for a plain `POST /v1/push`.
+    public var origin: Origin?
+
+    /// Where a planned push came from, and what may still stop it.
+    public struct Origin: Codable, Sendable, Equatable {
+        /// The inbox row (`notification_id`) whose delivery record gets this push's outcomes.
+        public var notificationID: String
+        /// Its recipient (`user_id`).
+        public var userID: String
+        /// The device's session (the one whose ack suppresses an `unless_acked` push).
+        public var sessionID: String?
+        /// `unless_acked`: the live event id the session must acknowledge before `run_at` (NO-2).
+        public var ackEventID: String?
+        /// The open beacon's key, when the push carries one (NO-8, seed 004).
+        public var deliveryID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case notificationID = "notification_id", userID = "user_id", sessionID = "session_id"
+            case ackEventID = "ack_event_id", deliveryID = "delivery_id"
+        }
+
+        public init(notificationID: String, userID: String, sessionID: String?, ackEventID: String? = nil, deliveryID: String? = nil) {
+            self.notificationID = notificationID
+            self.userID = userID
+            self.sessionID = sessionID
+            self.ackEventID = ackEventID
+            self.deliveryID = deliveryID
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case deviceID = "device_id", apnsID = "apns_id", notification, origin
+    }
+
+    public init(deviceID: String, apnsID: PushID, notification: PushNotification, origin: Origin? = nil) {
+        self.deviceID = deviceID
+        self.apnsID = apnsID.value
+        self.notification = notification
+        self.origin = origin
+    }
+
+    /// The JSON text for the `payload_json` column (keys sorted, stable).
+    public func jsonText() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings, numbers and dictionaries cannot fail.
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// - Throws: `DecodingError` for a payload this version cannot read.
+    public static func decode(_ text: String) throws -> DeliveryJobPayload {
+        try JSONDecoder().decode(DeliveryJobPayload.self, from: Data(text.utf8))
+    }
+}

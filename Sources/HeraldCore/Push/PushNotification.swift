@@ -1,0 +1,172 @@
+/// One push to one device, independent of the provider: what the notification planner decides,
+/// what a `push.deliver` job stores (`DeliveryJobPayload`), and what each `PushProvider` turns
+/// into its wire request (SPEC PU-3, PU-4, NO-1, NO-7; seed 001 shapes, seed 003 wake-ups, seed 004 root key).
+///
+/// `Codable` as the job payload's `notification` object, with the keys jobs have always been
+/// stored with (snake_case, absent fields omitted): jobs queued by an older build still decode.
+public struct PushNotification: Sendable, Equatable {
+    /// A visible alert, or a silent wake-up that carries ids only (seed 003) and makes the app refetch.
+    /// Stored as `"alert"` / `"wakeup"`.
+    public enum Kind: String, Sendable, Equatable {
+        /// APNs `alert` push / FCM `notification` message.
+        case alert
+        /// APNs `background` push with `content-available: 1`, priority 5 / FCM data-only, high priority.
+        case wakeup
+    }
+
+    /// SPEC NO-1 `priority`. `high` and `urgent` map to Android `high`; only `urgent` adds iOS
+    /// `interruption-level: time-sensitive` (issue 6's reading of NO-7: seed 001's high-priority
+    /// order alerts carry no level, seed 002 reserves time-sensitive for urgent); `normal` maps to
+    /// Android `normal` and no interruption level.
+    /// APNs `apns-priority` does not follow it: alerts are always 10, wake-ups 5 (PU-1).
+    /// Stored as `"normal"`, `"high"`, `"urgent"`.
+    public enum Priority: String, Sendable, Equatable {
+        case normal, high, urgent
+    }
+
+    /// Alert or wake-up (`kind`).
+    public var kind: Kind
+    /// Alert title (`aps.alert.title`, FCM `notification.title`).
+    public var title: String?
+    /// Alert subtitle (`aps.alert.subtitle`; FCM has none — dropped there). Seed 001: the store name.
+    public var subtitle: String?
+    /// Alert body.
+    public var body: String?
+    /// Sound name, e.g. `default` (`aps.sound`, `android.notification.sound`).
+    public var sound: String?
+    /// App icon badge (`aps.badge`; also Android `notification_count` unless `notificationCount` is set).
+    public var badge: Int?
+    /// `aps.thread-id`, e.g. `conv-<id>` / `store-<id>` (seed 001).
+    public var threadID: String?
+    /// `apns-collapse-id` and FCM `android.collapse_key` (and the Android `tag` unless `tag` is set).
+    public var collapseKey: String?
+    /// Flat string data: top-level APNs keys / FCM `data` — or, with `rootKey`, one object under it.
+    public var data: [String: String]
+    /// SPEC NO-1 priority (`priority`); see `Priority` for how each provider maps it.
+    public var priority: Priority
+    /// Seconds the provider keeps trying; default 3600 (seed 001: "expire after an hour"). 0 = now or never.
+    public var ttlSeconds: Int?
+    /// Absolute expiry (UNIX seconds); wins over `ttlSeconds`.
+    public var expiresAt: Int?
+    /// `android.notification.channel_id`, e.g. `orders`.
+    public var androidChannelID: String?
+    /// `android.notification.tag`; default `collapseKey`.
+    public var tag: String?
+    /// `android.notification.notification_count`; default `badge`.
+    public var notificationCount: Int?
+    /// Overrides the interruption level derived from `priority`.
+    public var interruptionLevel: InterruptionLevel?
+    /// Seed 004: put `data` under this key — iOS a top-level object next to `aps`, Android one JSON
+    /// string in `data[rootKey]`. `nil`: data keys at the top level (seed 001).
+    public var rootKey: String?
+
+    /// Seconds a notification lives when neither `ttlSeconds` nor `expiresAt` is given.
+    public static let defaultTTLSeconds = 3600
+
+    public init(kind: Kind = .alert, title: String? = nil, subtitle: String? = nil, body: String? = nil,
+                sound: String? = nil, badge: Int? = nil, threadID: String? = nil, collapseKey: String? = nil,
+                data: [String: String] = [:], priority: Priority = .normal, ttlSeconds: Int? = nil,
+                expiresAt: Int? = nil, androidChannelID: String? = nil, tag: String? = nil,
+                notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil) {
+        self.kind = kind
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+        self.sound = sound
+        self.badge = badge
+        self.threadID = threadID
+        self.collapseKey = collapseKey
+        self.data = data
+        self.priority = priority
+        self.ttlSeconds = ttlSeconds
+        self.expiresAt = expiresAt
+        self.androidChannelID = androidChannelID
+        self.tag = tag
+        self.notificationCount = notificationCount
+        self.interruptionLevel = interruptionLevel
+        self.rootKey = rootKey
+    }
+
+    /// A wake-up push carrying only `data` (ids), as seed 003 describes.
+    public static func wakeup(data: [String: String], collapseKey: String? = nil, ttlSeconds: Int? = nil, rootKey: String? = nil) -> PushNotification {
+        PushNotification(kind: .wakeup, collapseKey: collapseKey, data: data, priority: .high, ttlSeconds: ttlSeconds, rootKey: rootKey)
+    }
+
+    /// Seconds left to live at `now` (the providers' TTL and expiry headers).
+    ///
+    /// - Parameter now: UNIX seconds.
+    /// - Throws: `.expired` when `expiresAt` is not after `now`; `.invalidTTL` for a negative TTL.
+    public func remainingTTL(now: Int) throws(PushPayloadError) -> Int {
+        if let expiresAt {
+            guard expiresAt > now else { throw .expired }
+            return expiresAt - now
+        }
+        let ttl = ttlSeconds ?? Self.defaultTTLSeconds
+        guard ttl >= 0 else { throw .invalidTTL(ttl) }
+        return ttl
+    }
+
+    /// The interruption level to send: the override, else `time-sensitive` for urgent, else none
+    /// (seed 001's high-priority order alerts carry none; seed 002 keeps time-sensitive for urgent).
+    public var effectiveInterruptionLevel: InterruptionLevel? {
+        if let interruptionLevel { return interruptionLevel }
+        return priority == .urgent ? .timeSensitive : nil
+    }
+}
+
+extension PushNotification: Codable {
+    enum CodingKeys: String, CodingKey {
+        case kind, title, subtitle, body, sound, badge, data, priority, tag
+        case threadID = "thread_id", collapseKey = "collapse_key", ttlSeconds = "ttl_seconds", expiresAt = "expires_at"
+        case androidChannelID = "android_channel_id", notificationCount = "notification_count", rootKey = "root_key"
+        case interruptionLevel = "interruption_level"
+    }
+
+    /// Reads the stored form. `kind`, `priority` and `data` are required, as they always were; an
+    /// unknown kind reads as `alert` and an unknown priority as `normal` (older builds' tolerance).
+    ///
+    /// - Throws: `DecodingError` for a missing required key or a value of the wrong type.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = Kind(rawValue: try c.decode(String.self, forKey: .kind)) ?? .alert
+        title = try c.decodeIfPresent(String.self, forKey: .title)
+        subtitle = try c.decodeIfPresent(String.self, forKey: .subtitle)
+        body = try c.decodeIfPresent(String.self, forKey: .body)
+        sound = try c.decodeIfPresent(String.self, forKey: .sound)
+        badge = try c.decodeIfPresent(Int.self, forKey: .badge)
+        threadID = try c.decodeIfPresent(String.self, forKey: .threadID)
+        collapseKey = try c.decodeIfPresent(String.self, forKey: .collapseKey)
+        data = try c.decode([String: String].self, forKey: .data)
+        priority = Priority(rawValue: try c.decode(String.self, forKey: .priority)) ?? .normal
+        ttlSeconds = try c.decodeIfPresent(Int.self, forKey: .ttlSeconds)
+        expiresAt = try c.decodeIfPresent(Int.self, forKey: .expiresAt)
+        androidChannelID = try c.decodeIfPresent(String.self, forKey: .androidChannelID)
+        tag = try c.decodeIfPresent(String.self, forKey: .tag)
+        notificationCount = try c.decodeIfPresent(Int.self, forKey: .notificationCount)
+        interruptionLevel = try c.decodeIfPresent(String.self, forKey: .interruptionLevel).map(InterruptionLevel.init(rawValue:))
+        rootKey = try c.decodeIfPresent(String.self, forKey: .rootKey)
+    }
+
+    /// Writes the stored form: absent optionals are left out, so a notification without an
+    /// interruption level is stored exactly as before `interruption_level` existed.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(kind.rawValue, forKey: .kind)
+        try c.encodeIfPresent(title, forKey: .title)
+        try c.encodeIfPresent(subtitle, forKey: .subtitle)
+        try c.encodeIfPresent(body, forKey: .body)
+        try c.encodeIfPresent(sound, forKey: .sound)
+        try c.encodeIfPresent(badge, forKey: .badge)
+        try c.encodeIfPresent(threadID, forKey: .threadID)
+        try c.encodeIfPresent(collapseKey, forKey: .collapseKey)
+        try c.encode(data, forKey: .data)
+        try c.encode(priority.rawValue, forKey: .priority)
+        try c.encodeIfPresent(ttlSeconds, forKey: .ttlSeconds)
+        try c.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try c.encodeIfPresent(androidChannelID, forKey: .androidChannelID)
+        try c.encodeIfPresent(tag, forKey: .tag)
+        try c.encodeIfPresent(notificationCount, forKey: .notificationCount)
+        try c.encodeIfPresent(interruptionLevel?.rawValue, forKey: .interruptionLevel)
+        try c.encodeIfPresent(rootKey, forKey: .rootKey)
+    }
+}

@@ -1,0 +1,16 @@
+/// Who delivers to a device token: Apple (APNs), Google (FCM) or a browser's push service (Web Push).
+///
+/// The raw value is what `devices.provider` stores and what the API and the job payload spell,
+/// so it never changes; a provider added later (`expo`) is a new case. Device rows keep the string:
+/// convert at the edge with `PushProviderID(rawValue:)`. Having an id does not mean Herald can
+/// deliver to it: `PushProviders` knows which adapters this build has (`webpush` has none yet).
+public enum PushProviderID: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Apple Push Notification service (HTTP/2, token auth).
+    case apns
+    /// Firebase Cloud Messaging HTTP v1.
+    case fcm
+    /// Web Push (RFC 8030): registered today, not delivered yet.
+    case webpush
+
+    public var description: String { rawValue }
+}

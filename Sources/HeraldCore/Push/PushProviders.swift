@@ -1,0 +1,101 @@
+/// The push providers of this process, by id: which adapters the build has, which of them have
+/// credentials, and the one place a push is routed to its adapter (the worker, the test push and
+/// `herald send-test` all send through it).
+///
+/// Every answer is recorded in `metrics` (provider, outcome label, seconds from the call to the
+/// answer). A push for a provider without an adapter, or whose adapter has no credentials, is
+/// classified here as a configuration dead letter, with the reasons operators already know:
+/// `provider_unsupported: <id>` and `push_not_configured: no <id> credentials`.
+///
+/// Immutable after `init`; safe to use from any thread.
+public final class PushProviders: Sendable {
+    private let adapters: [PushProviderID: any PushProvider.Type]
+    private let configured: [PushProviderID: any PushProvider]
+    private let clock: any Clock
+    /// Provider answers and latency, for `/metrics`.
+    public let metrics: PushMetrics
+
+    /// - Parameters:
+    ///   - adapters: the provider types this build can deliver with, credentials or not (their
+    ///     token rules apply at registration; sends get "not configured" until credentials exist).
+    ///   - configured: the adapters with credentials, at most one per id (the last one wins).
+    ///     Their types count as adapters too.
+    ///   - metrics: where answers are counted.
+    ///   - clock: monotonic time for the latency histogram.
+    public init(adapters: [any PushProvider.Type] = [], configured: [any PushProvider] = [],
+                metrics: PushMetrics = PushMetrics(), clock: any Clock = SystemClock()) {
+        var types: [PushProviderID: any PushProvider.Type] = [:]
+        for adapter in adapters { types[adapter.id] = adapter }
+        var providers: [PushProviderID: any PushProvider] = [:]
+        for provider in configured {
+            providers[provider.id] = provider
+            types[provider.id] = type(of: provider)
+        }
+        self.adapters = types
+        self.configured = providers
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    /// The ids this build has an adapter for, in `PushProviderID.allCases` order (readiness, metrics).
+    public var adapterIDs: [PushProviderID] { PushProviderID.allCases.filter { adapters[$0] != nil } }
+
+    /// Whether pushes to `id` can be sent (an adapter with credentials).
+    public func isConfigured(_ id: PushProviderID) -> Bool { configured[id] != nil }
+
+    /// Whether any provider can send.
+    public var isEmpty: Bool { configured.isEmpty }
+
+    /// The adapter with credentials for `id`, if any.
+    public func provider(_ id: PushProviderID) -> (any PushProvider)? { configured[id] }
+
+    /// Checks a token with `id`'s rule (DV-1). A provider without an adapter yet (`webpush`) has
+    /// opaque tokens: `OpaqueDeviceToken`.
+    ///
+    /// - Returns: the token to store.
+    /// - Throws: `DeviceTokenError` with the API's message.
+    public func validate(token: String, for id: PushProviderID) throws(DeviceTokenError) -> String {
+        guard let adapter = adapters[id] else { return try OpaqueDeviceToken.validate(token) }
+        return try adapter.validate(token: token)
+    }
+
+    /// Sends through `target.provider`'s adapter (see `PushProvider.send`) and records the answer.
+    ///
+    /// - Parameters:
+    ///   - pushID: the job's id, the same on every attempt (PU-5b).
+    ///   - completion: called once, from any thread.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+                     completion: @escaping @Sendable (PushClassification) -> Void) {
+        let started = clock.monotonicNanoseconds
+        let metrics = self.metrics, clock = self.clock
+        let provider = target.provider.rawValue
+        let completion: @Sendable (PushClassification) -> Void = { classification in
+            let seconds = Double(clock.monotonicNanoseconds &- started) / 1e9
+            metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: seconds)
+            completion(classification)
+        }
+        if let adapter = configured[target.provider] {
+            adapter.send(notification, to: target, pushID: pushID, completion: completion)
+        } else if adapters[target.provider] != nil {
+            completion(PushClassification(outcome: .deadLetter(reason: "push_not_configured: no \(provider) credentials"), status: nil,
+                                          rule: .deadLetterConfiguration))
+        } else {
+            completion(unsupported(provider: provider, recorded: false))
+        }
+    }
+
+    /// The verdict for a device whose stored provider this build does not know at all (not even as
+    /// a `PushProviderID`): a configuration dead letter, counted like any other answer.
+    ///
+    /// - Parameter provider: the stored provider text.
+    public func unsupported(provider: String) -> PushClassification {
+        unsupported(provider: provider, recorded: true)
+    }
+
+    private func unsupported(provider: String, recorded: Bool) -> PushClassification {
+        let classification = PushClassification(outcome: .deadLetter(reason: "provider_unsupported: \(provider)"), status: nil,
+                                                rule: .deadLetterConfiguration)
+        if recorded { metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: 0) }
+        return classification
+    }
+}

@@ -1,0 +1,101 @@
+import HeraldCore
+import PushHTTP
+
+/// Turns a `PushNotification` into the APNs provider-API request (SPEC PU-1, PU-3, PU-4;
+/// push-providers.md §1.2–1.4, §1.10).
+///
+/// ```
+/// POST <gateway>/3/device/<hex token>
+/// authorization: bearer <provider JWT>
+/// apns-id: <lower-case uuid>
+/// apns-push-type: alert | background
+/// apns-priority: 10 (alert) | 5 (background, always)
+/// apns-expiration: <epoch s: expiresAt, or now + TTL (default 1 h); 0 for TTL 0>
+/// apns-topic: <bundle id>
+/// apns-collapse-id: <≤ 64 bytes>          (only with a collapse key)
+/// content-type: application/json          (stops libcurl from sending its form-urlencoded default)
+///
+/// alert:   {"aps":{"alert":{"body","subtitle","title"},"badge","interruption-level","sound","thread-id"},<data keys>}
+/// wake-up: {"aps":{"content-available":1},<data keys>}
+/// with rootKey: <data keys> becomes "<rootKey>":{<data keys>}
+/// ```
+/// Keys are sorted (`PushJSON`), absent fields are omitted, custom keys never go inside `aps`
+/// (APNs ignores them there).
+public enum APNsRequestBuilder {
+    /// Builds the request.
+    ///
+    /// - Parameters:
+    ///   - notification: what to send.
+    ///   - deviceToken: the device token as hex text (any length: Apple says not to assume 32 bytes).
+    ///   - environment: the gateway matching the device's environment.
+    ///   - topic: `apns-topic`, the bundle id (`APNS_TOPIC`).
+    ///   - authToken: the provider JWT from `APNsAuthToken.current()`.
+    ///   - apnsID: the job's id, the same on every attempt (PU-5b).
+    ///   - now: UNIX seconds, for `apns-expiration`.
+    /// - Throws: `PushPayloadError` — `.invalidDeviceToken`, `.collapseIDTooLong`, `.reservedDataKey("aps")`,
+    ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes).
+    public static func request(for notification: PushNotification, deviceToken: String, environment: APNsGateway,
+                               topic: String, authToken: String, apnsID: PushID, now: Int) throws(PushPayloadError) -> PushHTTPRequest {
+        guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy({ $0.isASCIIHexDigit }) else { throw .invalidDeviceToken }
+        let collapseID = try notification.collapseKey.map { key throws(PushPayloadError) in try APNsCollapseID(key) }
+        let ttl = try notification.remainingTTL(now: now)
+        let expiration: APNsExpiration = notification.expiresAt.map { .at($0) } ?? .after(ttlSeconds: ttl, now: now)
+
+        let pushType: APNsPushType
+        let priority: APNsPriority
+        switch notification.kind {
+        case .alert:
+            pushType = .alert
+            priority = .immediately
+        case .wakeup:
+            pushType = .background
+            priority = .consideringDevicePower  // "Using priority 10 is an error" for background
+        }
+
+        let body = try payload(for: notification).bytes
+        guard body.count <= pushType.maximumPayloadBytes else {
+            throw .apnsPayloadTooLarge(bytes: body.count, limit: pushType.maximumPayloadBytes)
+        }
+
+        var headers: [(String, String)] = [
+            ("authorization", "bearer \(authToken)"),
+            ("apns-id", apnsID.value),
+            ("apns-push-type", pushType.rawValue),
+            ("apns-priority", priority.headerValue),
+            ("apns-expiration", expiration.headerValue),
+            ("apns-topic", topic),
+        ]
+        if let collapseID { headers.append(("apns-collapse-id", collapseID.value)) }
+        headers.append(("content-type", "application/json"))
+        return PushHTTPRequest(url: "\(environment.baseURL)/3/device/\(deviceToken)", headers: headers, body: body)
+    }
+
+    /// The JSON body (see the type's documentation).
+    static func payload(for notification: PushNotification) throws(PushPayloadError) -> PushJSON {
+        var aps: [String: PushJSON] = [:]
+        switch notification.kind {
+        case .alert:
+            var alert: [String: PushJSON] = [:]
+            if let title = notification.title { alert["title"] = .string(title) }
+            if let subtitle = notification.subtitle { alert["subtitle"] = .string(subtitle) }
+            if let body = notification.body { alert["body"] = .string(body) }
+            if !alert.isEmpty { aps["alert"] = .object(alert) }
+            if let sound = notification.sound { aps["sound"] = .string(sound) }
+            if let badge = notification.badge { aps["badge"] = .int(Int64(badge)) }
+            if let threadID = notification.threadID { aps["thread-id"] = .string(threadID) }
+            if let level = notification.effectiveInterruptionLevel { aps["interruption-level"] = .string(level.rawValue) }
+        case .wakeup:
+            // Apple: content-available must not be combined with alert, badge or sound.
+            aps["content-available"] = .int(1)
+        }
+        var root: [String: PushJSON] = [:]
+        if let rootKey = notification.rootKey {
+            root[rootKey] = .strings(notification.data)
+        } else {
+            for (key, value) in notification.data { root[key] = .string(value) }
+        }
+        if root["aps"] != nil { throw .reservedDataKey("aps") }
+        root["aps"] = .object(aps)
+        return .object(root)
+    }
+}

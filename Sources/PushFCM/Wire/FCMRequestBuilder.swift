@@ -1,0 +1,87 @@
+import HeraldCore
+import PushHTTP
+
+/// Turns a `PushNotification` into an FCM HTTP v1 `messages:send` request (SPEC PU-2, PU-3, PU-4;
+/// seed 001 shape; push-providers.md §2.1–2.3).
+///
+/// ```
+/// POST <HERALD_FCM_URL>/v1/projects/<project>/messages:send
+/// authorization: Bearer <OAuth2 access token>
+/// content-type: application/json
+///
+/// alert:   {"message":{"token":…,
+///             "notification":{"body","title"},
+///             "data":{<string values>} | {"<rootKey>":"<data as one JSON string>"},
+///             "android":{"priority":"normal|high","ttl":"<s>s","collapse_key",
+///                        "notification":{"channel_id","notification_count","sound","tag"}}}}
+/// wake-up: {"message":{"token":…,"data":{…},"android":{"priority":"high","ttl":"<s>s","collapse_key"}}}
+/// ```
+/// Defaults: `tag` = collapse key, `notification_count` = badge, TTL 3600 s (clamped to FCM's
+/// 0…2 419 200). Keys sorted; absent fields omitted; `subtitle` has no FCM field and is dropped.
+public enum FCMRequestBuilder {
+    /// FCM's limit on a message's payload, in bytes ("includes both the keys and the values").
+    public static let maximumPayloadBytes = 4096
+    /// FCM's largest Android TTL: 4 weeks.
+    public static let maximumTTLSeconds = 2_419_200
+
+    /// Builds the request.
+    ///
+    /// - Parameters:
+    ///   - notification: what to send.
+    ///   - deviceToken: the FCM registration token.
+    ///   - projectID: the Firebase project (`FCMCredentials.projectID`).
+    ///   - accessToken: from `FCMAccessTokenCache`.
+    ///   - endpoint: `HERALD_FCM_URL`.
+    ///   - now: UNIX seconds, to turn `expiresAt` into a TTL.
+    /// - Throws: `PushPayloadError` — `.reservedDataKey`, `.expired`, `.invalidTTL`,
+    ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes).
+    public static func request(for notification: PushNotification, deviceToken: String, projectID: String, accessToken: String,
+                               endpoint: FCMEndpoint = .production, now: Int) throws(PushPayloadError) -> PushHTTPRequest {
+        let ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds)
+
+        var data: [String: String] = notification.data
+        if let rootKey = notification.rootKey { data = [rootKey: PushJSON.strings(notification.data).text] }
+        for key in data.keys where isReserved(key) { throw .reservedDataKey(key) }
+
+        var message: [String: PushJSON] = ["token": .string(deviceToken)]
+        if !data.isEmpty { message["data"] = .strings(data) }
+        var android: [String: PushJSON] = ["ttl": .string("\(ttl)s")]
+        if let collapseKey = notification.collapseKey { android["collapse_key"] = .string(collapseKey) }
+        // Sized like FCM counts it: every key and value we hand over for display or delivery.
+        var payloadBytes = data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+
+        switch notification.kind {
+        case .alert:
+            var display: [String: PushJSON] = [:]
+            if let title = notification.title { display["title"] = .string(title) }
+            if let body = notification.body { display["body"] = .string(body) }
+            if !display.isEmpty { message["notification"] = .object(display) }
+            payloadBytes += (notification.title?.utf8.count ?? 0) + (notification.body?.utf8.count ?? 0)
+
+            android["priority"] = .string((notification.priority == .normal ? AndroidPriority.normal : .high).rawValue)
+            var androidNotification: [String: PushJSON] = [:]
+            if let channel = notification.androidChannelID { androidNotification["channel_id"] = .string(channel) }
+            if let tag = notification.tag ?? notification.collapseKey { androidNotification["tag"] = .string(tag) }
+            if let count = notification.notificationCount ?? notification.badge { androidNotification["notification_count"] = .int(Int64(count)) }
+            if let sound = notification.sound { androidNotification["sound"] = .string(sound) }
+            if !androidNotification.isEmpty { android["notification"] = .object(androidNotification) }
+        case .wakeup:
+            // PU-4: data-only and high priority, so a dozing device still wakes to refetch.
+            android["priority"] = .string(AndroidPriority.high.rawValue)
+        }
+        guard payloadBytes <= maximumPayloadBytes else {
+            throw .fcmPayloadTooLarge(bytes: payloadBytes, limit: maximumPayloadBytes)
+        }
+        message["android"] = .object(android)
+
+        return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
+                               headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+                               body: PushJSON.object(["message": .object(message)]).bytes)
+    }
+
+    /// FCM's reserved data keys (push-providers.md §2.3, the older and broader rule): `from`,
+    /// `message_type`, `gcm`, and anything starting with `google.` or `gcm.`.
+    static func isReserved(_ key: String) -> Bool {
+        key == "from" || key == "message_type" || key == "gcm" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+    }
+}

@@ -1,0 +1,31 @@
+/// Small text helpers shared by the push targets (`package`: not part of any public API).
+extension String {
+    /// Literal two-character `\n` / `\r` escapes (as typed in an env file) turned into real line breaks.
+    /// Safe for PEM: `\` never occurs in base64 or in PEM labels.
+    package func replacingEscapedNewlines() -> String {
+        replacing("\\r\\n", with: "\n").replacing("\\n", with: "\n").replacing("\\r", with: "\n")
+    }
+
+    /// The string without leading and trailing whitespace (spaces, tabs, CR, LF…).
+    package func trimmingWhitespace() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+
+    /// The string without leading and trailing ASCII spaces and tabs (HTTP optional whitespace).
+    package func trimmingSpaces() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}
+
+extension UInt8 {
+    /// `0-9`, `a-f`, `A-F`.
+    package var isASCIIHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+}

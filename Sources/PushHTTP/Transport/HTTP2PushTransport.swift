@@ -1,0 +1,15 @@
+/// The libcurl HTTP/2 client as the production `PushTransport` (Transport/PushTransport.swift).
+///
+/// An adapter rather than a conformance on `HTTP2Client` itself: a second `send(_:completion:)` that
+/// differs only in the closure's error type would make every untyped call `client.send(r) { … }`
+/// ambiguous. Failures reach `any Error` as `PushTransportError` (cast back to inspect them).
+public struct HTTP2PushTransport: PushTransport {
+    public let client: HTTP2Client
+
+    public init(client: HTTP2Client) { self.client = client }
+
+    public func send(_ request: PushHTTPRequest,
+                     completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+        client.sendReportingInfo(request) { result, _ in completion(result.mapError { $0 }) }
+    }
+}

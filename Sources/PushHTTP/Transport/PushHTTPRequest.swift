@@ -1,0 +1,49 @@
+/// One HTTP/2 request to a push provider, as the transport sends it.
+///
+/// The method is always `POST`: APNs answers anything else with `405 MethodNotAllowed`, FCM's
+/// `messages:send` and Google's OAuth token endpoint are POST-only. Values of this type are built
+/// by `APNsRequestBuilder`, `FCMRequestBuilder` and `FCMAssertion` and carried, unchanged, by the
+/// libcurl transport.
+///
+/// - `url`: absolute URL, e.g. `https://api.push.apple.com/3/device/<hex>`.
+/// - `headers`: ordered (name, value) pairs; names are lower-case because HTTP/2 requires it
+///   (RFC 9113 §8.2.1). Order is kept so tests can compare exact lists.
+/// - `body`: raw bytes (UTF-8 JSON or a form body), never compressed (APNs forbids it).
+public struct PushHTTPRequest: Sendable {
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(url: String, headers: [(String, String)], body: [UInt8]) {
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What a provider answered: HTTP status, headers and body bytes.
+///
+/// A transport failure (no status at all) is not a `PushHTTPResponse`; it is an error that
+/// `classifyTransportError(_:)` (HeraldCore) turns into a retry.
+public struct PushHTTPResponse: Sendable {
+    /// HTTP status code, e.g. 200, 410.
+    public var status: Int
+    /// Response headers in arrival order; names as received (HTTP/2 delivers lower-case).
+    public var headers: [(String, String)]
+    /// Body bytes: empty for an APNs 200, JSON for provider errors, maybe HTML for a Google 502.
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of a header, matched case-insensitively (RFC 9110 §5.1), or `nil`.
+    /// Leading and trailing spaces of the value are trimmed.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        guard let value = headers.first(where: { $0.0.lowercased() == wanted })?.1 else { return nil }
+        return value.trimmingSpaces()
+    }
+}

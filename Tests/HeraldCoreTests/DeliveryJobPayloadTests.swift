@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+@testable import HeraldCore
+
+/// `push.deliver` payloads are stored: a job queued by an older build must decode, and a
+/// notification without the new optional keys must be stored byte for byte as before.
+@Suite struct DeliveryJobPayloadTests {
+    /// Exactly what the build before the provider port wrote (`NotificationPayload`, sorted keys).
+    static let storedBeforeThePort = #"{"apns_id":"eabeae54-14a8-11e5-b60b-1697f925ec7b","device_id":"dev-1","notification":{"android_channel_id":"orders","badge":3,"body":"R$ 1.234,56 · Ana Souza","collapse_key":"order-paid-0199b7e2","data":{"kind":"orders.paid","order_id":"0199b7e2","url":"https://example.com/o/1"},"expires_at":1754566800,"kind":"alert","notification_count":4,"priority":"urgent","root_key":"herald","sound":"default","subtitle":"Loja Azul","tag":"t-1","thread_id":"store-0199a0c4","title":"Pedido #1042 pago","ttl_seconds":600},"origin":{"ack_event_id":"0-17","delivery_id":"d-1","notification_id":"n-1","session_id":"s-1","user_id":"u-1"}}"#
+
+    static let expected = PushNotification(
+        kind: .alert, title: "Pedido #1042 pago", subtitle: "Loja Azul", body: "R$ 1.234,56 · Ana Souza", sound: "default", badge: 3,
+        threadID: "store-0199a0c4", collapseKey: "order-paid-0199b7e2",
+        data: ["kind": "orders.paid", "order_id": "0199b7e2", "url": "https://example.com/o/1"], priority: .urgent, ttlSeconds: 600,
+        expiresAt: 1_754_566_800, androidChannelID: "orders", tag: "t-1", notificationCount: 4, rootKey: "herald")
+
+    @Test func decodesAJobStoredBeforeThePort() throws {
+        let payload = try DeliveryJobPayload.decode(Self.storedBeforeThePort)
+        #expect(payload.deviceID == "dev-1")
+        #expect(payload.apnsID == "eabeae54-14a8-11e5-b60b-1697f925ec7b")
+        #expect(payload.notification == Self.expected)
+        #expect(payload.origin == .init(notificationID: "n-1", userID: "u-1", sessionID: "s-1", ackEventID: "0-17", deliveryID: "d-1"))
+    }
+
+    @Test func writesTheSameBytesAsBefore() throws {
+        let payload = DeliveryJobPayload(deviceID: "dev-1", apnsID: try #require(PushID("EABEAE54-14A8-11E5-B60B-1697F925EC7B")),
+                                         notification: Self.expected,
+                                         origin: .init(notificationID: "n-1", userID: "u-1", sessionID: "s-1", ackEventID: "0-17", deliveryID: "d-1"))
+        #expect(payload.jsonText() == Self.storedBeforeThePort)
+    }
+
+    @Test func minimalWakeupAndPlainPush() throws {
+        let text = #"{"apns_id":"eabeae54-14a8-11e5-b60b-1697f925ec7b","device_id":"d","notification":{"collapse_key":"c","data":{"id":"1"},"kind":"wakeup","priority":"high"}}"#
+        let payload = try DeliveryJobPayload.decode(text)
+        #expect(payload.notification == .wakeup(data: ["id": "1"], collapseKey: "c"))
+        #expect(payload.origin == nil)
+        #expect(payload.jsonText() == text)
+    }
+
+    @Test func interruptionLevelIsKeptNow() throws {
+        var notification = Self.expected
+        notification.interruptionLevel = .passive
+        let payload = DeliveryJobPayload(deviceID: "d", apnsID: .random(), notification: notification)
+        #expect(payload.jsonText().contains(#""interruption_level":"passive""#))
+        #expect(try DeliveryJobPayload.decode(payload.jsonText()).notification.interruptionLevel == .passive)
+    }
+
+    @Test func olderBuildsToleranceForKindAndPriorityStays() throws {
+        let text = #"{"apns_id":"x","device_id":"d","notification":{"data":{},"kind":"carrier-pigeon","priority":"whenever"}}"#
+        let notification = try DeliveryJobPayload.decode(text).notification
+        #expect(notification.kind == .alert)
+        #expect(notification.priority == .normal)
+    }
+
+    @Test func requiredKeysAreStillRequired() {
+        #expect(throws: DecodingError.self) {
+            try DeliveryJobPayload.decode(#"{"apns_id":"x","device_id":"d","notification":{"kind":"alert","priority":"normal"}}"#)
+        }
+    }
+}

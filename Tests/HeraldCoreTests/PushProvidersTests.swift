@@ -1,0 +1,78 @@
+import Synchronization
+import Testing
+
+@testable import HeraldCore
+
+/// A provider that answers what the test tells it, and records what it was asked.
+final class ScriptedProvider: PushProvider {
+    static let id = PushProviderID.apns
+    static func validate(token: String) throws(DeviceTokenError) -> String {
+        guard token.hasPrefix("ok") else { throw DeviceTokenError("tokens start with ok") }
+        return token.uppercased()
+    }
+
+    let answer: PushClassification
+    let sent = Mutex<[(PushTarget, PushID)]>([])
+    init(answer: PushClassification) { self.answer = answer }
+
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+              completion: @escaping @Sendable (PushClassification) -> Void) {
+        sent.withLock { $0.append((target, pushID)) }
+        completion(answer)
+    }
+}
+
+@Suite struct PushProvidersTests {
+    let delivered = PushClassification(outcome: .delivered(providerMessageID: "m-1"), status: 200, rule: nil)
+
+    func send(_ providers: PushProviders, to provider: PushProviderID) -> PushClassification? {
+        let result = Mutex<PushClassification?>(nil)
+        providers.send(PushNotification(title: "t"), to: PushTarget(provider: provider, token: "tok", environment: nil), pushID: .random()) { c in
+            result.withLock { $0 = c }
+        }
+        return result.withLock { $0 }
+    }
+
+    @Test func routesToTheConfiguredAdapterAndCountsTheAnswer() throws {
+        let clock = ManualClock()
+        let adapter = ScriptedProvider(answer: delivered)
+        let providers = PushProviders(configured: [adapter], clock: clock)
+        #expect(send(providers, to: .apns) == delivered)
+        #expect(adapter.sent.withLock { $0.map(\.0.token) } == ["tok"])
+        #expect(providers.isConfigured(.apns) && !providers.isConfigured(.fcm))
+        #expect(providers.metrics.outcomes.map { "\($0.provider) \($0.outcome) \($0.count)" } == ["apns delivered 1"])
+        #expect(providers.metrics.latency.first?.histogram.count == 1)
+    }
+
+    @Test func anAdapterWithoutCredentialsIsNotConfigured() {
+        let providers = PushProviders(adapters: [ScriptedProvider.self])
+        let answer = send(providers, to: .apns)
+        #expect(answer?.outcome == .deadLetter(reason: "push_not_configured: no apns credentials"))
+        #expect(answer?.isConfigurationError == true)
+        #expect(providers.adapterIDs == [.apns])
+        #expect(providers.metrics.outcomes.map { "\($0.provider) \($0.outcome) \($0.count)" } == ["apns dead 1"])
+    }
+
+    @Test func aProviderWithoutAnAdapterIsUnsupported() {
+        let providers = PushProviders(adapters: [ScriptedProvider.self])
+        #expect(send(providers, to: .webpush)?.outcome == .deadLetter(reason: "provider_unsupported: webpush"))
+        #expect(providers.unsupported(provider: "pigeon").outcome == .deadLetter(reason: "provider_unsupported: pigeon"))
+        #expect(providers.metrics.outcomes.map { "\($0.provider) \($0.outcome) \($0.count)" } == ["pigeon dead 1", "webpush dead 1"])
+    }
+
+    @Test func tokensAreCheckedByTheAdaptersRuleWithOrWithoutCredentials() throws {
+        let providers = PushProviders(adapters: [ScriptedProvider.self])
+        #expect(try providers.validate(token: "ok-1", for: .apns) == "OK-1")
+        #expect(throws: DeviceTokenError("tokens start with ok")) { try providers.validate(token: "no", for: .apns) }
+        // No adapter: the opaque rule, with the API's long-standing message.
+        #expect(try providers.validate(token: "https://push.example/abc", for: .webpush) == "https://push.example/abc")
+        #expect(throws: DeviceTokenError("a token is 1-4096 printable ASCII characters")) { try providers.validate(token: "a b", for: .fcm) }
+        #expect(throws: OpaqueDeviceToken.error) { try providers.validate(token: "", for: .fcm) }
+        #expect(throws: OpaqueDeviceToken.error) { try providers.validate(token: String(repeating: "x", count: 4097), for: .fcm) }
+    }
+
+    @Test func providerIDsAreTheStoredStrings() {
+        #expect(PushProviderID.allCases.map(\.rawValue) == ["apns", "fcm", "webpush"])
+        #expect(PushProviderID(rawValue: "APNS") == nil)
+    }
+}

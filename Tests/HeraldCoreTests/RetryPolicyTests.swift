@@ -1,0 +1,39 @@
+import Testing
+
+@testable import HeraldCore
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 5)
+
+    @Test func theCeilingDoublesPerAttemptUpToTheCap() {
+        // With the jitter at its top, the delay is the ceiling itself.
+        let top = 0.999_999_999
+        let delays = (1...4).map { attempt -> Int64 in
+            guard case .retry(let ms) = policy.decide(afterAttempt: attempt, random: top) else { return -1 }
+            return ms
+        }
+        #expect(delays == [999, 1_999, 3_999, 7_999])
+        let capped = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 5_000, maxAttempts: 10)
+        #expect(capped.decide(afterAttempt: 9, random: top) == .retry(afterMilliseconds: 4_999))
+    }
+
+    @Test func fullJitterSpreadsFromZero() {
+        #expect(policy.decide(afterAttempt: 3, random: 0) == .retry(afterMilliseconds: 0))
+        #expect(policy.decide(afterAttempt: 3, random: 0.5) == .retry(afterMilliseconds: 2_000))
+    }
+
+    @Test func retryAfterIsAFloor() {
+        #expect(policy.decide(afterAttempt: 1, retryAfterMilliseconds: 30_000, random: 0.5) == .retry(afterMilliseconds: 30_000))
+        #expect(policy.decide(afterAttempt: 4, retryAfterMilliseconds: 10, random: 0.5) == .retry(afterMilliseconds: 4_000))
+    }
+
+    @Test func theFifthFailureGivesUp() {
+        #expect(policy.decide(afterAttempt: 5) == .giveUp)
+        #expect(policy.decide(afterAttempt: 6) == .giveUp)
+    }
+
+    @Test func hugeAttemptNumbersDoNotOverflow() {
+        let patient = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 1_000)
+        #expect(patient.decide(afterAttempt: 500, random: 0.5) == .retry(afterMilliseconds: 30_000))
+    }
+}

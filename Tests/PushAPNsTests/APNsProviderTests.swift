@@ -1,0 +1,68 @@
+import HeraldCore
+import PushHTTP
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushAPNs
+
+@Suite struct APNsProviderTests {
+    static let token = "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0"
+    let credentials = APNsCredentials(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", topic: "com.mobiari.merchant",
+                                      signer: try! ES256Signer(pem: TestKeys.ecP256PKCS8), keySource: "test")
+    let target = PushTarget(provider: .apns, token: token, environment: "sandbox")
+
+    func send(_ provider: APNsProvider, pushID: PushID = .random()) -> PushClassification? {
+        let result = Mutex<PushClassification?>(nil)
+        provider.send(PushNotification(title: "t", body: "b"), to: target, pushID: pushID) { c in result.withLock { $0 = c } }
+        return result.withLock { $0 }
+    }
+
+    @Test func tokenRuleIsRegistrations() throws {
+        #expect(APNsProvider.id == .apns)
+        #expect(try APNsProvider.validate(token: "ABCDEF0123456789") == "abcdef0123456789")
+        let message = "an APNs token is an even number (16-200) of hex digits"
+        for bad in ["abcdef012345678", "abcdef0123456789a", "abcdef012345678g", String(repeating: "a", count: 202), ""] {
+            #expect(throws: DeviceTokenError(message)) { try APNsProvider.validate(token: bad) }
+        }
+        #expect(try APNsProvider.validate(token: String(repeating: "A", count: 200)) == String(repeating: "a", count: 200))
+    }
+
+    @Test func sendsToTheDevicesGatewayWithThePushID() throws {
+        let transport = ScriptedTransport([response(200, headers: [("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b")])])
+        let provider = APNsProvider(credentials: credentials, gateways: APNsGateways(), transport: transport, clock: ManualClock())
+        let id = try #require(PushID("eabeae54-14a8-11e5-b60b-1697f925ec7b"))
+        #expect(send(provider, pushID: id)?.outcome == .delivered(providerMessageID: "eabeae54-14a8-11e5-b60b-1697f925ec7b"))
+        let request = try #require(transport.requests.first)
+        #expect(request.url == "https://api.sandbox.push.apple.com/3/device/\(Self.token)")
+        #expect(request.headerLines.contains("apns-id: eabeae54-14a8-11e5-b60b-1697f925ec7b"))
+        #expect(request.headerLines.contains("apns-expiration: \(1_767_225_600 + 3600)"))  // the injected clock
+    }
+
+    @Test func expiredProviderTokenIsRefreshedOnceAndRetried() throws {
+        let expired = response(403, #"{"reason":"ExpiredProviderToken"}"#)
+        let transport = ScriptedTransport([expired, response(200)])
+        let clock = ManualClock()
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: clock)
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
+        #expect(auth.count == 2 && auth[0] != auth[1], "the retry carries a new JWT")
+        #expect(transport.requests.map { $0.headers.first { $0.0 == "apns-id" }?.1 }.allSatisfy { $0 == transport.requests[0].headers.first { $0.0 == "apns-id" }?.1 })
+    }
+
+    @Test func aSecondRefusalIsAPlainRetry() {
+        let transport = ScriptedTransport([response(403, #"{"reason":"ExpiredProviderToken"}"#)])
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: ManualClock())
+        #expect(send(provider)?.outcome == .retry(afterSeconds: nil, reason: "ExpiredProviderToken"))
+        #expect(transport.requests.count == 2)
+    }
+
+    @Test func aPayloadAPNsWouldRefuseIsNeverSent() {
+        let transport = ScriptedTransport([response(200)])
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: ManualClock())
+        let result = Mutex<PushClassification?>(nil)
+        provider.send(PushNotification(title: "t", data: ["aps": "x"]), to: target, pushID: .random()) { c in result.withLock { $0 = c } }
+        #expect(result.withLock { $0 }?.outcome == .deadLetter(reason: "reserved_data_key"))
+        #expect(transport.requests.isEmpty)
+    }
+}

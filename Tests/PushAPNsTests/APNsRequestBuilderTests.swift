@@ -1,0 +1,109 @@
+import HeraldCore
+import PushHTTP
+import PushTestSupport
+import Testing
+
+@testable import PushAPNs
+
+@Suite struct APNsRequestBuilderTests {
+    static let token = "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0"
+    let id = PushID("EABEAE54-14A8-11E5-B60B-1697F925EC7B")!
+    let now = 1_754_563_200
+
+    func build(_ notification: PushNotification, environment: APNsGateway = .production) throws -> PushHTTPRequest {
+        try APNsRequestBuilder.request(for: notification, deviceToken: Self.token, environment: environment,
+                                       topic: "com.mobiari.merchant", authToken: "eyJ.jwt.sig", apnsID: id, now: now)
+    }
+
+    /// Seed 001's iOS example, with high priority (no interruption level: only urgent is time-sensitive).
+    static let seed001 = PushNotification.seed001
+
+    @Test func seed001Alert() throws {
+        let request = try build(Self.seed001)
+        #expect(request.url == "https://api.push.apple.com/3/device/\(Self.token)")
+        #expect(request.headerLines == [
+            "authorization: bearer eyJ.jwt.sig",
+            "apns-id: eabeae54-14a8-11e5-b60b-1697f925ec7b",
+            "apns-push-type: alert",
+            "apns-priority: 10",
+            "apns-expiration: 1754566800",
+            "apns-topic: com.mobiari.merchant",
+            "apns-collapse-id: order-paid-0199b7e2",
+            "content-type: application/json",
+        ])
+        #expect(request.bodyText == #"{"aps":{"alert":{"body":"R$ 1.234,56 · Ana Souza","subtitle":"Loja Azul","title":"Pedido #1042 pago"},"badge":3,"sound":"default","thread-id":"store-0199a0c4"},"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"}"#)
+    }
+
+    @Test func normalPriorityHasNoInterruptionLevelAndOverrideWins() throws {
+        var notification = PushNotification(title: "t", body: "b")
+        #expect(try build(notification).bodyText == #"{"aps":{"alert":{"body":"b","title":"t"}}}"#)
+        #expect(try build(notification).headerLines.contains("apns-priority: 10"))  // alerts are always 10 (PU-1)
+        notification.interruptionLevel = .passive
+        notification.priority = .urgent
+        #expect(try build(notification).bodyText == #"{"aps":{"alert":{"body":"b","title":"t"},"interruption-level":"passive"}}"#)
+    }
+
+    @Test func wakeupIsBackgroundPriorityFiveWithIdsOnly() throws {
+        let wakeup = PushNotification.wakeup(data: ["generation_id": "g-1", "status": "succeeded"])
+        let request = try build(wakeup, environment: .sandbox)
+        #expect(request.url == "https://api.sandbox.push.apple.com/3/device/\(Self.token)")
+        #expect(request.headerLines == [
+            "authorization: bearer eyJ.jwt.sig",
+            "apns-id: eabeae54-14a8-11e5-b60b-1697f925ec7b",
+            "apns-push-type: background",
+            "apns-priority: 5",
+            "apns-expiration: 1754566800",
+            "apns-topic: com.mobiari.merchant",
+            "content-type: application/json",
+        ])
+        #expect(request.bodyText == #"{"aps":{"content-available":1},"generation_id":"g-1","status":"succeeded"}"#)
+        // Alert fields never leak into a wake-up, and urgent does not lift its priority.
+        var noisy = wakeup
+        noisy.title = "x"; noisy.badge = 1; noisy.sound = "default"; noisy.priority = .urgent
+        #expect(try build(noisy).bodyText == request.bodyText)
+        #expect(try build(noisy).headerLines.contains("apns-priority: 5"))
+    }
+
+    @Test func rootKeyNamespacesTheData() throws {
+        var notification = PushNotification(title: "Operatore", body: "Ciao", data: ["type": "message", "conversation_id": "a1"], rootKey: "respondo")
+        #expect(try build(notification).bodyText == #"{"aps":{"alert":{"body":"Ciao","title":"Operatore"}},"respondo":{"conversation_id":"a1","type":"message"}}"#)
+        notification = .wakeup(data: ["message_id": "m1"], rootKey: "respondo")
+        #expect(try build(notification).bodyText == #"{"aps":{"content-available":1},"respondo":{"message_id":"m1"}}"#)
+    }
+
+    @Test func expirationFromTTLOrExpiresAt() throws {
+        var notification = PushNotification(title: "t", ttlSeconds: 0)
+        #expect(try build(notification).headerLines.contains("apns-expiration: 0"))
+        notification.ttlSeconds = 60
+        #expect(try build(notification).headerLines.contains("apns-expiration: \(now + 60)"))
+        notification.expiresAt = now + 10
+        #expect(try build(notification).headerLines.contains("apns-expiration: \(now + 10)"))
+        notification.expiresAt = now
+        #expect(throws: PushPayloadError.expired) { try build(notification) }
+        notification.expiresAt = nil
+        notification.ttlSeconds = -1
+        #expect(throws: PushPayloadError.invalidTTL(-1)) { try build(notification) }
+    }
+
+    @Test func refusals() throws {
+        var notification = PushNotification(title: "t", collapseKey: String(repeating: "c", count: 65))
+        #expect(throws: PushPayloadError.collapseIDTooLong(bytes: 65)) { try build(notification) }
+        notification.collapseKey = nil
+        #expect(throws: PushPayloadError.invalidDeviceToken) {
+            try APNsRequestBuilder.request(for: notification, deviceToken: "zz", environment: .production, topic: "t", authToken: "a", apnsID: id, now: now)
+        }
+        #expect(throws: PushPayloadError.invalidDeviceToken) {
+            try APNsRequestBuilder.request(for: notification, deviceToken: "", environment: .production, topic: "t", authToken: "a", apnsID: id, now: now)
+        }
+        notification.data = ["aps": "x"]
+        #expect(throws: PushPayloadError.reservedDataKey("aps")) { try build(notification) }
+    }
+
+    @Test func payloadLimitIs4096BytesOfBody() throws {
+        // {"aps":{},"k":"<v>"} is 17 bytes + v.
+        let fits = PushNotification(data: ["k": String(repeating: "v", count: 4096 - 17)])
+        #expect(try build(fits).body.count == 4096)
+        let over = PushNotification(data: ["k": String(repeating: "v", count: 4096 - 16)])
+        #expect(throws: PushPayloadError.apnsPayloadTooLarge(bytes: 4097, limit: 4096)) { try build(over) }
+    }
+}

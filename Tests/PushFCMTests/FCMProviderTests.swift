@@ -1,0 +1,53 @@
+import HeraldCore
+import PushHTTP
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushFCM
+
+@Suite struct FCMProviderTests {
+    let credentials = try! FCMCredentials.load(environment: ["FCM_SERVICE_ACCOUNT_JSON": serviceAccountJSON(tokenURI: "https://oauth.test/token")])!
+    let target = PushTarget(provider: .fcm, token: "fcm-token-1", environment: nil)
+
+    /// Answers the OAuth endpoint with a fresh token each time.
+    static func oauth() -> @Sendable (PushHTTPRequest) -> PushHTTPResponse? {
+        let issued = Mutex(0)
+        return { request in
+            guard request.url == "https://oauth.test/token" else { return nil }
+            let n = issued.withLock { $0 += 1; return $0 }
+            return response(200, #"{"access_token":"ya29.t\#(n)","expires_in":3600,"token_type":"Bearer"}"#)
+        }
+    }
+
+    func send(_ provider: FCMProvider) -> PushClassification? {
+        let result = Mutex<PushClassification?>(nil)
+        provider.send(PushNotification(title: "t", body: "b"), to: target, pushID: .random()) { c in result.withLock { $0 = c } }
+        return result.withLock { $0 }
+    }
+
+    @Test func tokenRuleIsRegistrations() throws {
+        #expect(FCMProvider.id == .fcm)
+        #expect(try FCMProvider.validate(token: "Ab:c-1_") == "Ab:c-1_")
+        for bad in ["", "a b", "é", String(repeating: "x", count: 4097)] {
+            #expect(throws: DeviceTokenError("a token is 1-4096 printable ASCII characters")) { try FCMProvider.validate(token: bad) }
+        }
+    }
+
+    @Test func unauthenticatedDropsTheAccessTokenOnceAndRetries() throws {
+        let transport = ScriptedTransport([response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#),
+                                           response(200, #"{"name":"projects/herald-test/messages/1"}"#)], answer: Self.oauth())
+        let provider = FCMProvider(credentials: credentials, transport: transport, clock: ManualClock())
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: "projects/herald-test/messages/1"))
+        let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
+        #expect(auth == ["Bearer ya29.t1", "Bearer ya29.t2"])
+        #expect(transport.requests.allSatisfy { $0.url == "https://fcm.googleapis.com/v1/projects/herald-test/messages:send" })
+    }
+
+    @Test func aSecondRefusalIsAPlainRetry() {
+        let transport = ScriptedTransport([response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#)], answer: Self.oauth())
+        let provider = FCMProvider(credentials: credentials, transport: transport, clock: ManualClock())
+        #expect(send(provider)?.outcome == .retry(afterSeconds: nil, reason: "UNAUTHENTICATED"))
+        #expect(transport.requests.count == 2)
+    }
+}

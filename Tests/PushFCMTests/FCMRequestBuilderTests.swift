@@ -1,0 +1,75 @@
+import Foundation
+import HeraldCore
+import PushHTTP
+import PushTestSupport
+import Testing
+
+@testable import PushFCM
+
+@Suite struct FCMRequestBuilderTests {
+    let now = 1_754_563_200
+
+    func build(_ notification: PushNotification, endpoint: FCMEndpoint = .production) throws -> PushHTTPRequest {
+        try FCMRequestBuilder.request(for: notification, deviceToken: "fcm-token-1", projectID: "herald-test",
+                                      accessToken: "ya29.token", endpoint: endpoint, now: now)
+    }
+
+    @Test func seed001Alert() throws {
+        var notification = PushNotification.seed001
+        notification.title = "Order #1042 paid"
+        notification.body = "R$1,234.56 · Ana Souza"
+        let request = try build(notification)
+        #expect(request.url == "https://fcm.googleapis.com/v1/projects/herald-test/messages:send")
+        #expect(request.headerLines == ["authorization: Bearer ya29.token", "content-type: application/json"])
+        #expect(request.bodyText == #"{"message":{"android":{"collapse_key":"order-paid-0199b7e2","notification":{"channel_id":"orders","notification_count":3,"sound":"default","tag":"order-paid-0199b7e2"},"priority":"high","ttl":"3600s"},"data":{"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"},"notification":{"body":"R$1,234.56 · Ana Souza","title":"Order #1042 paid"},"token":"fcm-token-1"}}"#)
+    }
+
+    @Test func normalPriorityAndExplicitTagAndCount() throws {
+        let notification = PushNotification(title: "t", body: "b", badge: 3, collapseKey: "c", priority: .normal, ttlSeconds: 60, tag: "tag", notificationCount: 7)
+        #expect(try build(notification).bodyText == #"{"message":{"android":{"collapse_key":"c","notification":{"notification_count":7,"tag":"tag"},"priority":"normal","ttl":"60s"},"notification":{"body":"b","title":"t"},"token":"fcm-token-1"}}"#)
+    }
+
+    @Test func wakeupIsDataOnlyHighPriority() throws {
+        let request = try build(.wakeup(data: ["generation_id": "g-1", "status": "succeeded"]), endpoint: FCMEndpoint(baseURL: "https://127.0.0.1:9443"))
+        #expect(request.url == "https://127.0.0.1:9443/v1/projects/herald-test/messages:send")
+        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"data":{"generation_id":"g-1","status":"succeeded"},"token":"fcm-token-1"}}"#)
+    }
+
+    @Test func rootKeyHoldsOneJSONString() throws {
+        let notification = PushNotification(title: "Operatore", body: "Ciao", data: ["type": "message", "deep_link": "respondo://conversation/a1"], priority: .high, rootKey: "respondo")
+        let request = try build(notification)
+        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"data":{"respondo":"{\"deep_link\":\"respondo://conversation/a1\",\"type\":\"message\"}"},"notification":{"body":"Ciao","title":"Operatore"},"token":"fcm-token-1"}}"#)
+        // The string decodes back to the flat object (seed 004: data["respondo"] as a JSON string).
+        let outer = try JSONSerialization.jsonObject(with: Data(request.body)) as! [String: Any]
+        let data = (outer["message"] as! [String: Any])["data"] as! [String: String]
+        let inner = try JSONSerialization.jsonObject(with: Data(data["respondo"]!.utf8)) as! [String: String]
+        #expect(inner == ["type": "message", "deep_link": "respondo://conversation/a1"])
+    }
+
+    @Test func ttlFromExpiresAtAndClamped() throws {
+        #expect(try build(PushNotification(title: "t", expiresAt: now + 90)).bodyText.contains(#""ttl":"90s""#))
+        #expect(try build(PushNotification(title: "t", ttlSeconds: 10_000_000)).bodyText.contains(#""ttl":"2419200s""#))
+        #expect(try build(PushNotification(title: "t", ttlSeconds: 0)).bodyText.contains(#""ttl":"0s""#))
+        #expect(throws: PushPayloadError.expired) { try build(PushNotification(title: "t", expiresAt: now - 1)) }
+    }
+
+    @Test func reservedKeysRefused() throws {
+        for key in ["from", "message_type", "gcm", "google.c.a.e", "gcm.notification.x"] {
+            #expect(throws: PushPayloadError.reservedDataKey(key)) { try build(PushNotification(title: "t", data: [key: "v"])) }
+        }
+        #expect(try build(PushNotification(title: "t", data: ["google": "ok", "fromage": "ok"])).body.count > 0)
+        #expect(throws: PushPayloadError.reservedDataKey("from")) { try build(PushNotification(title: "t", data: ["x": "y"], rootKey: "from")) }
+    }
+
+    @Test func dataLimitIs4096Bytes() throws {
+        // key "k" (1 byte) + value; plus title "t" (1 byte).
+        #expect(try build(PushNotification(title: "t", data: ["k": String(repeating: "v", count: 4094)])).body.count > 4096)
+        #expect(throws: PushPayloadError.fcmPayloadTooLarge(bytes: 4097, limit: 4096)) {
+            try build(PushNotification(title: "t", data: ["k": String(repeating: "v", count: 4095)]))
+        }
+        // With a root key the JSON string is what counts: "respondo" (8) + {"k":"…"} (8 + 4088).
+        #expect(throws: PushPayloadError.fcmPayloadTooLarge(bytes: 4104, limit: 4096)) {
+            try build(.wakeup(data: ["k": String(repeating: "v", count: 4088)], rootKey: "respondo"))
+        }
+    }
+}

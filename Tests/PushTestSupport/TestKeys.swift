@@ -1,0 +1,96 @@
+// Test-only keys made with `openssl genpkey` for this suite; they protect nothing.
+// Shared by the push test targets (`package`: they are in this package, nothing else sees them).
+// Vectors computed with Python `cryptography` 48 (see the report in the integration notes).
+package enum TestKeys {
+    package static let ecP256PKCS8 = """
+-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+wBX7OIBn3F4RFkO
+yVgXilzPJJNcqSFYheLgd5V6J+WhRANCAASAkrr3Y75AXS/YXjpQHf3feOi2U2zQ
+rr9Dz6v11V3mLf/TB5LbNhsp2zJ8yDVZsdtBfstUbuHBbzqQNFP2mw0K
+-----END PRIVATE KEY-----
+"""
+    package static let ecP256Traditional = """
+-----BEGIN EC PRIVATE KEY-----
+MHcCAQEEIPsAV+ziAZ9xeERZDslYF4pczySTXKkhWIXi4HeVeifloAoGCCqGSM49
+AwEHoUQDQgAEgJK692O+QF0v2F46UB3933jotlNs0K6/Q8+r9dVd5i3/0weS2zYb
+KdsyfMg1WbHbQX7LVG7hwW86kDRT9psNCg==
+-----END EC PRIVATE KEY-----
+"""
+    package static let ecP256Encrypted = """
+-----BEGIN ENCRYPTED PRIVATE KEY-----
+MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAi3omGqH0+aUQICCAAw
+DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEGbgVOFL9fXAyYscwTNNs04EgZDj
+rLi3EgRgH9YFCNLu00VwfjhAwWTNBVZ8zn4qXsDyZ+FrSZJOOrUs+sLG1eeguFvQ
+PAqPiomyC80hvZ3dVeJn3Z36TOQ6Lj3O5B+jhkJWjZgbMZnM7D1/ZWEXsnqmHFuh
+46qBb7lxLwhhABiJMatUTvyUufyTDOphlCvdS8ad4mSB+4c5H4zrO3gcQT+yQnE=
+-----END ENCRYPTED PRIVATE KEY-----
+"""
+    package static let ecP384 = """
+-----BEGIN PRIVATE KEY-----
+MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDAN1BbT9BJtpTYjfizT
+2K9saQr6fuadW5jvw/tSG90OgE+ovE05aQbHy9V8dRZYjiuhZANiAATg05KeJWpE
+K6d/LH0svIxyu9ml4MwJ4sTn3VqyRU3szJvu2WBB86NtpVvr6UOHgKDo2WDuKIWT
+a7T8mRCJv4TofS5pS+oNuJAW7BhaW6y7erYXdJlsryk8XqDUOsQEawE=
+-----END PRIVATE KEY-----
+"""
+    package static let rsa2048 = """
+-----BEGIN PRIVATE KEY-----
+MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQDun7U84+OjplQX
+L0EfFvAz3QoqQB3QCRwF+tW8S5g/pr2TvHt6kEJYM0LpGsUm1laG8KD+dI8eB5hg
+ogvP/m0uI3w6EEnEEODnQp2tSZ25F505iRQRecz1l07BwxcpSsPpKxludd7UsKBJ
+D4H5wXoEXOIfG96czzfR+w1trhiW5joIVAxl7xyrtoqXcRiaEHE5EAxBL/Yz5pWR
+jzWd0SVgSlQijMOcIDdNz647TTXNg0nS1QB7wpf2t14FKsmE6HrIms6TwChg03c2
+K2qed8KxY9A9BmFOrLQqhYhh5gKkrmFKptP3jK16Sl02kwgNsSKchS2GWO+rjLTe
+36BBFS71AgMBAAECggEADYoNR/+sLmBlHA2n1cJA7choZ75Mkr25k9NIJk9pu47T
+6dqDbRBbW1LJRJ2quwnlTfHASL/HUQ5gRHddUTdf7YLA7TB4ZwIIKMb8WFU5eEOR
+Pa777wPor7SemNrfaQ3fcM7ruftBIfNFnO+e0dN6/11fzSERL/eH9MeYWvVKWuFo
+NFFPR1JwLU7oi/mxwKXtRZopxgodfx/KBMtxJoPjzxhBMd/m3QRle8tnmpvMRX/Q
+5/BxRKL5wAs4Y54ftnwc717uiPBmHVnfdMMx1NjxHmwoZi6DgxfNRZbZLBwc3MTm
+HittoUq35Fh8BNYFU3CUMPSPMM0jMGZqtnBH9sNMcQKBgQD4FnDS4R0hFmcxyqtU
+hONSF3GSIdK9D7ZjgvkpziRoJHRU95raZ9qEanJffGJkrnV5MXgyzp/w3T3npJM9
+KoA7/Z9zsruyOFw3xXL0zYKGDvvvzl3aDwH57ifSbRpR+JLH5ka1GNGkRBSPjj7C
+E7dqwc4DXl8bBnS4ENnDvMUMCQKBgQD2O/+MOhvI3KlwxBTaZjqWF+qX/L4niPUm
+sRjsl83mcEHJvDOA+n5S3uWyS2/Dx4L2EH0cotOF8wbOROGIqZdFnBK7/mJllWnw
+iN/vtA8FiIkSflxoKGj9Zsz7C4eASEyORNdftPPAZ1+9QBhd+L4ohEw9B34vjVW7
+0zibWiCejQKBgEV7a3/0Yoco0iAk5hVW3p/YRwupg29GHkwCm6w0uweb5iUB8BHp
+ck8RzRSnLpuKLQaTb1mzeyInpLXi5wYDiETFBMqPrXf9xv4rw8WCZWMMgU0pnCl9
+eI06QVbzDaMVnm50NSt1VwnNs4B9U2Bhy0YQH5Xb8YENLtV6irMChKGZAoGAVzRE
+ersRn/9WGtO2tupBkWqC8LTX+1RrzfomY5QXnabgBbwbWXBdUKgUHSLOQD3mSZLp
+XDzmQKgjHuYSIb4+Dq8Ji366BlP2IvO2q0PPlhwWv2/09gZpuGSx767TnED+q9wB
+kqmZMejqZTHP72fqoJrKDUscC2c4l75ka9BtgPkCgYB34UoUleZTF6fymqY7c0A8
+Rekwc5H2rJvHfv8xLSI4GiJBKsVGMrKRlnRmEmgVVteHDhrUP3f+JR4YFPJN2IPL
+ARFF7z4z9BumuOohjVusAkSZY+6PzCZt3YCRRmA1S9LeMQFQ/8+u2m8apa6Sf0wc
+49Uh02xMlf0/YeDk+XS8PQ==
+-----END PRIVATE KEY-----
+"""
+    package static let rsa1024 = """
+-----BEGIN PRIVATE KEY-----
+MIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBALfyrw3fj5p8VMmU
+bOmuljhBFAYiTolBJ4xQ7HcXGtPIsRkaVHrbddl5G7QR7AtsfypDAP9YY+37KyaD
+wBdw965+AMN6y5hw7YSZrk59QMLY0wVljDd9ZTnUbE2wxvk98TktPLaJbaktw2Mt
+6od8I3JmXVeCgxps3lgxZvnUAhSbAgMBAAECgYBWJJVsFszmWOFQAW07xiHdOETL
+VpeW2WdO47rJTo2mrm6ZReZYHpxC+t9JZbc35lhrDzPRYLBzi1M61ypHEAU8660W
+JlaDuO9tEABh/ccz3dNPNGuQnPFbJJFcOK1nvA0czp2bF8L/DY0l7vvf6GKi7PKs
+Qr5YIZyVEWtOWIPMkQJBAOEHad3Qwtv+VclSKUglEzIE6lBcA5DqEuoXczI5vCPj
+lzkVHAFCkht/1MCls/OYUCVu9cYkW76LMrPq43e2+FkCQQDRQ9anF5gi/f8y382S
+yWDJBO6rCBs6w3g1m04aaQjOky9UxHiHs1H9M17Qaf7hZdiUR6XL7gO0btVl2/rW
+BhYTAkEAqrySQb/MqVh/RIH3Woru1ovOMOyvs/s2ILFsMRaHPn/HVINEvVwCOaUz
+CnxvXgsZ/F0FU7JwfdFlxgcZUdLc+QJBAMDSFGCkce+UQOi8pWximAbBv7TiZEyy
+PfqPHtlg/NdzcYJXAoRva9W11uCNOmiv8m820YNlzg4crg8MMkWxF/cCQQDQ1oGY
+uJAhElmT6OALIlj24M5DBGu6lA658X2NWpjS+E9tXhtGREHL/nz+AM38E0/ScXlc
+wDd/WwnDnx+FqN4E
+-----END PRIVATE KEY-----
+"""
+    package static let ed25519 = """
+-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIDmnl9b/BaRMzmYZW8wc00dl4pNbIyJynNZVTBKDzvu+
+-----END PRIVATE KEY-----
+"""
+}
+
+package enum JOSEVectors {
+    /// FCMAssertion for `TestKeys.rsa2048`, kid test-key-1, iat 1754563200, signed by Python (PKCS#1 v1.5 is deterministic).
+    package static let rs256Assertion = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3Qta2V5LTEiLCJ0eXAiOiJKV1QifQ.eyJhdWQiOiJodHRwczovL29hdXRoMi5nb29nbGVhcGlzLmNvbS90b2tlbiIsImV4cCI6MTc1NDU2NjgwMCwiaWF0IjoxNzU0NTYzMjAwLCJpc3MiOiJwdXNoYnJpZGdlLXRlc3RAaGVyYWxkLXRlc3QuaWFtLmdzZXJ2aWNlYWNjb3VudC5jb20iLCJzY29wZSI6Imh0dHBzOi8vd3d3Lmdvb2dsZWFwaXMuY29tL2F1dGgvZmlyZWJhc2UubWVzc2FnaW5nIn0.nAjalkUEmvbRHFENPoqwM0lH7-Mni9N8CL85PdO6hWEUMC12PvGtOPG8jYwjv77J6PtNjibhAJoAjBL82ELU96NwdATtBe_timL9Id5NvcfAFCc7D9mAxD1-Gph6q9bBQ84DDDhVlMW9xcz3oFt3aSAp6qtfcZkR377XxtzTTg5EB_D5Nn9aaNVxiKZ5H-5xMxIApYhVx_kHreACPfhts1qYSqbOZrpYKOU8VKMoLsajwhwUVtraLuZtAtnIPsRV6LJYBHMBhHqv5fHLnjK5s9BY5SJtSBHbzPFmAdjw2iICHNGvXrPgk7lmBmBfm0Es268SRg1YYjgu-LIKRuHzWw"
+    /// Apple's example header and claims, signed by Python with `TestKeys.ecP256PKCS8` (raw r||s).
+    package static let es256AppleExample = "eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyM0RFRkcifQ.eyJpYXQiOjE0MzcxNzkwMzYsImlzcyI6IkRFRjEyM0dISUoifQ.8ucyMaFUD5WtkU8_UkmD-baM3hhLw8T0BJ7MO8wIGJhVhmBmBrdmrHADIrqWMi1pRnOdKmyUnoKxyw-5-GKL6w"
+}
