@@ -66,7 +66,7 @@ enum PushSetup {
     }
 
     /// The structured log as PushBridge's log.
-    static let log = PushLog { level, message, metadata in
+    static let log = Logger { level, message, metadata in
         let pairs = metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         switch level {
         case .info: Log.log(.info, message, metadata: pairs)

@@ -1,3 +1,4 @@
+import HeraldCore
 import Testing
 
 @testable import API

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import HeraldCore
 import Synchronization
 import Testing
 @testable import Realtime

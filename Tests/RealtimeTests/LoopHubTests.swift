@@ -1,4 +1,5 @@
 import Dispatch
+import HeraldCore
 import Testing
 @testable import Realtime
 

@@ -1,4 +1,5 @@
 import COpenSSL
+import HeraldCore
 import Realtime
 
 /// Decides who is calling: a client with an access token (RT-3) or the app backend with the

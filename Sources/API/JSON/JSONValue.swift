@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// Any JSON value (RFC 8259), decoded strictly (a boolean is never a number) and written back

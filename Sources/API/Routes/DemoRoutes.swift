@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HeraldCore
 import PushHTTP
 import Realtime
 

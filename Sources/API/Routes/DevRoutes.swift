@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// `POST /v1/dev/token` (dev mode only): mints an HS256 access token for a demo user.

@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// Presence and app state (RT-7, RT-7a): the client reports state and acks; the app backend asks

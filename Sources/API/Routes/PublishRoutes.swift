@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), server key only.

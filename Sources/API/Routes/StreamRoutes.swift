@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Realtime
 
 /// `GET /v1/stream` (RT-1, RT-3, RT-5): authenticates, grants channels, and hands the

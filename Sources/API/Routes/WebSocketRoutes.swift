@@ -1,3 +1,4 @@
+import HeraldCore
 import Realtime
 
 /// `GET /v1/ws` (RT-2): the WebSocket twin of `/v1/stream`, and the conformance echo endpoint.

@@ -41,13 +41,13 @@ public final class DeliveryWorker: @unchecked Sendable {
     private let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
-    private let log: PushLog
+    private let log: Logger
     // Confined to `queue`.
     private var inFlight = 0
     private var claiming = false
     private var stopped = false
 
-    public init(database: any Storage, providers: PushProviders, configuration: Configuration = Configuration(), log: PushLog = .silent,
+    public init(database: any Storage, providers: PushProviders, configuration: Configuration = Configuration(), log: Logger = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard()) {
         self.massDeletionGuard = massDeletionGuard
         self.log = log

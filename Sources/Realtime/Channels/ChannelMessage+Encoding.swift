@@ -1,3 +1,4 @@
+import HeraldCore
 import Synchronization
 
 /// A message's wire forms, built once per message and shared: every subscriber on every loop is

@@ -1,3 +1,4 @@
+import HeraldCore
 /// A connection that receives channel messages (an SSE stream; later a WebSocket).
 ///
 /// - Important: Called on the subscriber's own loop only.

@@ -2,6 +2,7 @@
 /// feeds them and the presence store the transports report into. The API publishes through
 /// `broker`; transports subscribe through `subscribe(_:loop:resume:)`.
 import Dispatch
+import HeraldCore
 import Synchronization
 
 public final class RealtimeNode: Sendable {

@@ -1,3 +1,4 @@
+import HeraldCore
 /// A complete HTTP response to one request (status, headers, body), serialized by the connection.
 public struct HTTPResponse: Sendable {
     /// The status code, e.g. 200.

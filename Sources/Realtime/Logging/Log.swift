@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// Severity, lowest first (`HERALD_LOG_LEVEL`).

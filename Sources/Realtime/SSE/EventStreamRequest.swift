@@ -1,3 +1,4 @@
+import HeraldCore
 /// What a route hands the transport to open an SSE stream (RT-1): who the caller is, which
 /// channels it may hear, and where it resumes. Authentication and grants are decided before.
 public struct EventStreamRequest: Sendable {

@@ -1,3 +1,4 @@
+import HeraldCore
 /// Writing channel messages to a stream (SSE or WebSocket): the hub's entry point, the paced
 /// backlog, and the slow-consumer rule (RT-8).
 extension HTTPConnection {

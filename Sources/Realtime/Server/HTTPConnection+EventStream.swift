@@ -1,3 +1,4 @@
+import HeraldCore
 /// The SSE side of `HTTPConnection` (RT-1, RT-5, RT-6, RT-8).
 extension HTTPConnection {
     /// What an open SSE stream needs to remember. Its channels are not kept here: the hub's

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// The WebSocket side of `HTTPConnection` (RT-2): the upgrade, the frame loop, the JSON protocol
 /// of docs/protocol.md, and the same hub, history and slow-consumer rules as SSE.

@@ -1,3 +1,4 @@
+import HeraldCore
 /// What a stream must still write, in order, handed to the outbound queue only as the socket
 /// drains. A resume's replay can be the whole history (hundreds of messages); writing it at once
 /// would count every resuming client as a slow reader and cut it again, forever. Live messages

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Who a stream belongs to and what it may hear, as decided by the API from an access token.
 public struct StreamIdentity: Sendable {
