@@ -65,7 +65,7 @@ enum PushSetup {
         return PushProviders(adapters: adapters, configured: configured)
     }
 
-    /// The structured log as PushBridge's log.
+    /// The structured log as the core's `Logger` (the notifier, the delivery worker).
     static let log = Logger { level, message, metadata in
         let pairs = metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         switch level {

@@ -40,7 +40,8 @@ struct DemoRoutesTests {
         let node = RealtimeNode(group: try EventLoopGroup(count: 1), broker: MemoryBroker(), presence: MemoryPresenceStore())
         let notifications = NotificationRoutes(authenticator: authenticator, configuration: configuration,
                                                responder: DatabaseResponder(database: database),
-                                               notifier: Notifier(database: database, node: node, push: nil, catalog: .empty),
+                                               notifier: Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
+                                                                  providers: nil, catalog: .empty),
                                                presence: node.presence, push: nil)
         return DemoRoutes(authenticator: authenticator, directory: directory, notifications: notifications,
                           presence: PresenceRoutes(authenticator: authenticator, presence: node.presence), pushDouble: nil)

@@ -117,16 +117,6 @@ struct NotificationBody: Decodable, Equatable {
     }
 }
 
-/// Whom a notification is for (NO-1, NO-6).
-enum Recipients: Sendable, Equatable {
-    /// These users, as given (deduplicated, order kept).
-    case users([String])
-    /// Members of `scope` holding `permission` (every member when nil).
-    case scopePermission(scope: String, permission: String?)
-    /// The assignee when there is one, else every member of `scope` holding the kind's permission.
-    case scopeAssignee(scope: String, assignee: String?)
-}
-
 /// A validated `POST /v1/notifications` call: recipients, the idempotency key and the plan every
 /// recipient's notification follows.
 struct NotificationRequest: Sendable {

@@ -48,8 +48,33 @@ struct NotificationRoutes {
         // Only a call with an idempotency key is ever compared with another.
         let hash = request.idempotencyKey == nil ? "" : Self.sha256Hex(Array(request.canonicalText.utf8))
         let notifier = self.notifier
+        let call = NotificationCall(recipients: request.recipients, plan: request.plan, live: request.live,
+                                    idempotencyKey: request.idempotencyKey, requestHash: hash, planJSON: request.planJSON,
+                                    titleJSON: request.titleJSON, bodyJSON: request.bodyJSON, argsJSON: request.argsJSON,
+                                    dataJSON: request.dataJSON)
         return .deferred { writer in
-            notifier.send(request, requestHash: hash) { writer.complete($0) }
+            notifier.send(call) { writer.complete(Self.response($0)) }
+        }
+    }
+
+    /// The HTTP answer to the notifier's: 201, 200 with `Idempotent-Replayed: true`, 409/413 for a
+    /// refusal, and storage failures as `DatabaseResponder` maps them (503, 507).
+    static func response(_ answer: NotificationAnswer) -> HTTPResponse {
+        switch answer {
+        case .created(let json):
+            return .json(201, json)
+        case .replayed(let json):
+            var response = HTTPResponse.json(200, json)
+            response.headers.add(name: "Idempotent-Replayed", value: "true")
+            return response
+        case .refused(let refusal):
+            let status = switch refusal {
+            case .idempotencyKeyReused, .idempotencyInProgress: 409
+            case .tooManyRecipients: 413
+            }
+            return HTTPError(status, refusal.code, refusal.message, field: refusal.field).response
+        case .failed(let error):
+            return DatabaseResponder.response(.failure(error))
         }
     }
 

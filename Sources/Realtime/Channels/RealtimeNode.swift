@@ -5,7 +5,7 @@ import Dispatch
 import HeraldCore
 import Synchronization
 
-public final class RealtimeNode: Sendable {
+public final class RealtimeNode: DeliveryBarrier, Sendable {
     public let group: EventLoopGroup
     /// Publishes, history and retained messages (node-level; injected by the executable).
     public let broker: any Broker

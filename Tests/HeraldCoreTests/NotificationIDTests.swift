@@ -1,5 +1,5 @@
 import Testing
-@testable import API
+@testable import HeraldCore
 
 @Suite struct NotificationIDTests {
     private let alphabet = Set("0123456789abcdefghjkmnpqrstvwxyz")

@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 extension Notifier {

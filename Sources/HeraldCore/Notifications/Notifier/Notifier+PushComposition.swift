@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// Composes the push one device gets: texts in its locale, grouping, badge and ids.

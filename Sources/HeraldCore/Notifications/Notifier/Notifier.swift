@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// The one choke point (NO-1, NO-2): stores a notification per recipient, broadcasts its
@@ -22,9 +19,16 @@ import Synchronization
 /// left unpushed, and a live call's plan is never taken from it (DESIGN "Plan ownership").
 public final class Notifier: Sendable {
     let database: any Storage
-    let node: RealtimeNode
-    let push: PushService?
-    let catalog: NotificationCatalog
+    let broker: any Broker
+    let presence: any PresenceStore
+    let barrier: any DeliveryBarrier
+    /// The providers with credentials; nil: none, and devices are recorded `failed` (PU-6).
+    let providers: PushProviders?
+    /// Told after a planning transaction enqueued pushes, so the worker claims them at once.
+    let pushQueued: (@Sendable () -> Void)?
+    let clock: any Clock
+    let log: Logger
+    public let catalog: NotificationCatalog
     let planner: PushPlanner
     let renderer: NotificationRenderer
     /// Names this process as the holder of the plans it stores or claims (`claimed_by`).
@@ -45,22 +49,40 @@ public final class Notifier: Sendable {
     /// How long a plan is held by the node that stored or claimed it before recovery (on any
     /// node) may take it over; recovery renews it while planning.
     static let planLeaseMilliseconds: Int64 = 60_000
+    /// Longest wait for the loops to write a batch's events before presence is asked (a wedged
+    /// loop's connections then count as not having received them).
+    static let barrierTimeoutNanoseconds: UInt64 = 1_000_000_000
     /// The live event every recipient gets on `user:{id}`.
     static let createdEvent = EventName("notification.created")!
 
     /// - Parameters:
-    ///   - push: delivery, when a provider has credentials; without it devices are recorded `failed`.
+    ///   - database: the unit of work over notifications, plans, devices, preferences, members,
+    ///     idempotency keys, deliveries and jobs.
+    ///   - broker: where the `notification.created` events (and a call's `live` message) go.
+    ///   - presence: answers which connections received an event in the foreground (NO-2).
+    ///   - barrier: the point after which presence knows who received what was published.
+    ///   - providers: the push providers with credentials; nil when none has (devices are then
+    ///     recorded `failed`).
     ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
+    ///   - clock: wall time for rows, expiry and leases; tests pass a `ManualClock`.
+    ///   - log: what an operator should see (failures, recovery).
     ///   - nodeID: the name this process holds plans under; unique per process by default.
-    public init(database: any Storage, node: RealtimeNode, push: PushService?, catalog: NotificationCatalog,
-                nodeID: String? = nil) {
+    ///   - pushQueued: called after pushes were enqueued (wakes the delivery worker).
+    public init(database: any Storage, broker: any Broker, presence: any PresenceStore, barrier: any DeliveryBarrier,
+                providers: PushProviders?, catalog: NotificationCatalog, clock: any Clock = SystemClock(), log: Logger = .silent,
+                nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil) {
         self.database = database
-        self.node = node
-        self.push = push
+        self.broker = broker
+        self.presence = presence
+        self.barrier = barrier
+        self.providers = providers
+        self.pushQueued = pushQueued
+        self.clock = clock
+        self.log = log
         self.catalog = catalog
         self.planner = PushPlanner(catalog: catalog)
         self.renderer = NotificationRenderer(catalog: catalog)
-        self.nodeID = nodeID ?? Self.newID("node")
+        self.nodeID = nodeID ?? Self.newID("node", now: clock.unixMilliseconds)
         self.timer = DispatchSource.makeTimerSource(queue: recovery)
         timer.resume()
     }
@@ -73,9 +95,8 @@ public final class Notifier: Sendable {
 
     /// One call waiting for its turn in a batch.
     struct Call: Sendable {
-        let request: NotificationRequest
-        let hash: String
-        let completion: @Sendable (HTTPResponse) -> Void
+        let request: NotificationCall
+        let completion: @Sendable (NotificationAnswer) -> Void
     }
 
     /// One call's stored rows on their way to being broadcast and planned.
@@ -100,13 +121,14 @@ public final class Notifier: Sendable {
     /// Most calls stored in one transaction.
     static let maxBatch = 128
 
-    /// Runs one `POST /v1/notifications` call; `completion` gets the HTTP answer (201, or 200 for
-    /// an idempotent replay, or an error).
+    /// Runs one `POST /v1/notifications` call (NO-1): stored, broadcast and planned together with
+    /// the calls that arrive meanwhile (group commit).
     ///
-    /// - Parameter requestHash: digest of the request, so one key cannot mean two requests.
-    func send(_ request: NotificationRequest, requestHash: String, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// - Parameter completion: called once, on a storage or dispatch thread, with the answer:
+    ///   `.created`, `.replayed` for an idempotency key's repeat, `.refused`, or `.failed`.
+    public func send(_ call: NotificationCall, completion: @escaping @Sendable (NotificationAnswer) -> Void) {
         let first = intake.withLock { intake -> Bool in
-            intake.pending.append(Call(request: request, hash: requestHash, completion: completion))
+            intake.pending.append(Call(request: call, completion: completion))
             guard !intake.storing else { return false }
             intake.storing = true
             return true
@@ -116,5 +138,5 @@ public final class Notifier: Sendable {
 
     /// Notifications stored and planned since start, and planning outcomes
     /// (`live_delivered`, `queued`, `suppressed_foreground`, `skipped`) for `/metrics`.
-    var metrics: (stored: Int, outcomes: [String: Int]) { counts.withLock { $0 } }
+    public var metrics: (stored: Int, outcomes: [String: Int]) { counts.withLock { $0 } }
 }

@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// Recovery of calls stored but not planned (a crash or a database error between the two
@@ -15,15 +12,15 @@ extension Notifier {
         do {
             _ = try database.writeSync { [nodeID] in try $0.plans.releaseLeases(heldByOtherThan: nodeID) }
         } catch {
-            Log.error("could not release the push plans a previous run held; they come back when their lease ends", ["error": "\(error)"])
+            log.error("could not release the push plans a previous run held; they come back when their lease ends", ["error": "\(error)"])
         }
         timer.setEventHandler { [weak self] in
             guard let self else { return }
             runRecovery()
             do {
-                _ = try database.writeSync { try $0.idempotency.purge(createdBefore: unixMilliseconds() - Self.idempotencyWindowMilliseconds) }
+                _ = try database.writeSync { [clock] in try $0.idempotency.purge(createdBefore: clock.unixMilliseconds - Self.idempotencyWindowMilliseconds) }
             } catch {
-                Log.error("purging idempotency keys failed", ["error": "\(error)"])
+                log.error("purging idempotency keys failed", ["error": "\(error)"])
             }
         }
         timer.schedule(deadline: .now(), repeating: .seconds(max(intervalSeconds, 1)))
@@ -43,9 +40,9 @@ extension Notifier {
     func runRecovery() {
         do {
             let adopted = try database.writeSync { try $0.plans.adoptLegacyPlans() }
-            if adopted > 0 { Log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
+            if adopted > 0 { log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
         } catch {
-            Log.error("could not take up the push plans an older build left", ["error": "\(error)"])
+            log.error("could not take up the push plans an older build left", ["error": "\(error)"])
             return
         }
         var after: Int64 = 0
@@ -57,11 +54,11 @@ extension Notifier {
             let from = after
             let abandoned: [PendingPlan]
             do {
-                abandoned = try database.writeSync { [nodeID] in
-                    try $0.plans.claim(by: nodeID, after: from, limit: 500, leaseMilliseconds: Self.planLeaseMilliseconds, now: unixMilliseconds())
+                abandoned = try database.writeSync { [nodeID, clock] in
+                    try $0.plans.claim(by: nodeID, after: from, limit: 500, leaseMilliseconds: Self.planLeaseMilliseconds, now: clock.unixMilliseconds)
                 }
             } catch {
-                Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                log.error("could not read unplanned notifications", ["error": "\(error)"])
                 return
             }
             guard let last = abandoned.last else { break }
@@ -75,18 +72,18 @@ extension Notifier {
                     stored = try database.readSync { try $0.plans.notifications(ofPlan: pending.id) }
                 } catch {
                     release(abandoned[index...].map(\.id))
-                    Log.error("could not read unplanned notifications", ["error": "\(error)"])
+                    log.error("could not read unplanned notifications", ["error": "\(error)"])
                     failed = true
                     break
                 }
                 guard let plan = try? NotificationPlan.decode(pending.planJSON) else {
-                    Log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
+                    log.error("unreadable notification plan; marking planned without pushes", ["count": String(stored.count)])
                     _ = try? database.writeSync { try $0.plans.delete(id: pending.id) }
                     continue
                 }
                 done.enter()
-                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { result in
-                    if case .failure(let error) = result { Log.error("recovery could not plan notifications", ["error": "\(error)"]) }
+                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { [log] result in
+                    if case .failure(let error) = result { log.error("recovery could not plan notifications", ["error": "\(error)"]) }
                     done.leave()
                 })
                 recovered += stored.count
@@ -99,13 +96,13 @@ extension Notifier {
             }
             let held = calls.compactMap(\.pending)
             while done.wait(timeout: .now() + .milliseconds(Int(Self.planLeaseMilliseconds / 3))) == .timedOut {
-                _ = try? database.writeSync { [nodeID] in
-                    try $0.plans.renew(ids: held, by: nodeID, until: unixMilliseconds() + Self.planLeaseMilliseconds)
+                _ = try? database.writeSync { [nodeID, clock] in
+                    try $0.plans.renew(ids: held, by: nodeID, until: clock.unixMilliseconds + Self.planLeaseMilliseconds)
                 }
             }
             if failed { return }
         }
-        if recovered > 0 { Log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
+        if recovered > 0 { log.warning("planned notifications an earlier run or a failed call left unplanned", ["count": String(recovered)]) }
     }
 
     /// Ends this node's hold on plans it could not plan, so recovery takes them up at its next

@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// Intake and group commit: calls queue while a batch is in the writer and are stored together
@@ -15,15 +12,15 @@ extension Notifier {
             intake.pending.removeFirst(taken.count)
             return taken
         }
-        database.write({ [self] tx -> [Result<Stored, HTTPError>] in
-            var results: [Result<Stored, HTTPError>] = []
+        database.write({ [self] tx -> [Result<Stored, NotificationRefusal>] in
+            var results: [Result<Stored, NotificationRefusal>] = []
             for call in calls {
-                // `store` refuses (HTTPError) only before its first write, so a refused call
+                // `store` refuses only before its first write, so a refused call
                 // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
                 // time); a storage error fails the whole batch.
                 do {
                     results.append(.success(try store(call, tx: tx)))
-                } catch let refusal as HTTPError {
+                } catch let refusal as NotificationRefusal {
                     results.append(.failure(refusal))
                 }
             }
@@ -48,12 +45,11 @@ extension Notifier {
 
     /// After a batch's storing transaction: answers replays and refusals, and sends the stored
     /// calls on to be broadcast and planned.
-    func answer(_ calls: [Call], _ result: Result<[Result<Stored, HTTPError>], any Error>) {
-        let results: [Result<Stored, HTTPError>]
+    func answer(_ calls: [Call], _ result: Result<[Result<Stored, NotificationRefusal>], any Error>) {
+        let results: [Result<Stored, NotificationRefusal>]
         switch result {
         case .failure(let error):
-            let response = DatabaseResponder.response(.failure(error))
-            for call in calls { call.completion(response) }
+            for call in calls { call.completion(.failed(error)) }
             return
         case .success(let stored):
             results = stored
@@ -62,23 +58,21 @@ extension Notifier {
         for (call, result) in zip(calls, results) {
             switch result {
             case .failure(let refusal):
-                call.completion(refusal.response)
+                call.completion(.refused(refusal))
             case .success(.replay(let json)):
-                var response = HTTPResponse.json(200, json)
-                response.headers.add(name: "Idempotent-Replayed", value: "true")
-                call.completion(response)
+                call.completion(.replayed(json: json))
             case .success(.fresh(let stored, let skipped, let pending)):
-                let completion = call.completion
+                let completion = call.completion, log = self.log
                 planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
                                          pending: pending) { result in
                     switch result {
                     case .success(let outcome):
-                        completion(.json(201, outcome.json))
+                        completion(.created(json: outcome.json))
                     case .failure(let error):
                         // Stored but not planned: `recover()` finishes the job; the caller may
                         // retry with its idempotency key.
-                        Log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
-                        completion(DatabaseResponder.response(.failure(error)))
+                        log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
+                        completion(.failed(error))
                     }
                 })
             }
@@ -90,17 +84,11 @@ extension Notifier {
     /// write (the batch relies on it).
     func store(_ call: Call, tx: any StorageTransaction) throws -> Stored {
         let request = call.request, plan = request.plan
-        let now = unixMilliseconds()
+        let now = clock.unixMilliseconds
         if let key = request.idempotencyKey,
            let existing = try tx.idempotency.find(key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
-            guard existing.requestHash == call.hash else {
-                throw HTTPError(409, "idempotency_key_reused", "this idempotency_key was used with a different request in the last 24 hours",
-                                field: "idempotency_key")
-            }
-            guard existing.complete else {
-                throw HTTPError(409, "idempotency_in_progress", "a request with this idempotency_key is still being processed; retry shortly",
-                                field: "idempotency_key")
-            }
+            guard existing.requestHash == request.requestHash else { throw NotificationRefusal.idempotencyKeyReused }
+            guard existing.complete else { throw NotificationRefusal.idempotencyInProgress }
             return .replay(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, tx: tx)
@@ -125,7 +113,7 @@ extension Notifier {
             provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
             provisional.skippedRecipients = skipped
             try tx.idempotency.reserve(IdempotencyRecord(
-                app: "default", key: key, requestHash: call.hash, responseJSON: provisional.json, complete: false, createdAt: now))
+                app: "default", key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
         return .fresh(stored, skipped: skipped, plan: pending)
     }
@@ -139,8 +127,7 @@ extension Notifier {
         case .scopePermission(let scope, let permission):
             let members = try tx.members.holding(scope: scope, permission: permission ?? requires)
             guard members.count <= Self.maxScopeRecipients else {
-                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
-                                field: "recipients")
+                throw NotificationRefusal.tooManyRecipients(scope: scope, count: members.count, limit: Self.maxScopeRecipients)
             }
             return (members.map(\.userID), [])
         case .scopeAssignee(let scope, let assignee?):
@@ -152,8 +139,7 @@ extension Notifier {
         case .scopeAssignee(let scope, nil):
             let members = try tx.members.holding(scope: scope, permission: requires)
             guard members.count <= Self.maxScopeRecipients else {
-                throw HTTPError(413, "too_many_recipients", "scope \(scope) has \(members.count) recipients; one call reaches at most \(Self.maxScopeRecipients)",
-                                field: "recipients")
+                throw NotificationRefusal.tooManyRecipients(scope: scope, count: members.count, limit: Self.maxScopeRecipients)
             }
             return (members.map(\.userID), [])
         }

@@ -1,13 +1,11 @@
 import Foundation
-import HeraldCore
-import Realtime
 
 /// What every recipient's copy of one notification follows: texts, data, grouping, expiry and
 /// the push policy (NO-1, NO-2). Stored as the call's `notification_plans` row until the pushes
 /// are planned, so a crash between storing and planning re-plans from it at the next start.
-struct NotificationPlan: Codable, Sendable, Equatable {
+package struct NotificationPlan: Codable, Sendable, Equatable {
     /// NO-2 push policies.
-    enum Policy: String, Codable, Sendable {
+    package enum Policy: String, Codable, Sendable {
         /// Push unless a foreground connection of the device's session received the live event.
         case auto
         case always
@@ -17,21 +15,21 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     }
 
     /// A visible alert, or a wake-up carrying ids only (PU-4).
-    enum PushType: String, Codable, Sendable {
+    package enum PushType: String, Codable, Sendable {
         case alert, wakeup
     }
 
-    enum Badge: Codable, Sendable, Equatable {
+    package enum Badge: Codable, Sendable, Equatable {
         case number(Int)
         /// The recipient's unread inbox count when the push is planned.
         case unread
 
-        init(from decoder: Decoder) throws {
+        package init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let n = try? container.decode(Int.self) { self = .number(n) } else { _ = try container.decode(String.self); self = .unread }
         }
 
-        func encode(to encoder: Encoder) throws {
+        package func encode(to encoder: Encoder) throws {
             var container = encoder.singleValueContainer()
             switch self {
             case .number(let n): try container.encode(n)
@@ -40,49 +38,86 @@ struct NotificationPlan: Codable, Sendable, Equatable {
         }
     }
 
-    var kind: String
-    var scope: String?
+    package var kind: String
+    package var scope: String?
     /// Per-call texts by locale tag; `*` is the one text for every locale.
-    var title: [String: String]?
-    var body: [String: String]?
+    package var title: [String: String]?
+    package var body: [String: String]?
     /// Catalog template arguments.
-    var arguments: [String: String]
+    package var arguments: [String: String]
     /// Flat string data for the inbox and the push.
-    var data: [String: String]
-    var collapseKey: String?
-    var threadID: String?
-    var sound: String?
-    var androidChannelID: String?
+    package var data: [String: String]
+    package var collapseKey: String?
+    package var threadID: String?
+    package var sound: String?
+    package var androidChannelID: String?
     /// `normal`, `high` or `urgent`.
-    var priority: String
+    package var priority: String
     /// Unix ms; nil = the providers' default lifetime.
-    var expiresAt: Int64?
+    package var expiresAt: Int64?
     /// `ttl_seconds` as given: 0 means "deliver now or never" (APNs expiration 0), not "expired".
-    var ttlSeconds: Int? = nil
-    var badge: Badge?
+    package var ttlSeconds: Int? = nil
+    package var badge: Badge?
     /// Goes to the inbox (`persist`, default true).
-    var persist: Bool
-    var policy: Policy
-    var ackWindowMilliseconds: Int
-    var type: PushType
+    package var persist: Bool
+    package var policy: Policy
+    package var ackWindowMilliseconds: Int
+    package var type: PushType
     /// `everyone`, `staff`…: the catalog may exclude some from pushes (seed 002).
-    var audience: String
+    package var audience: String
     /// Pushes carry a `delivery_id` for the open beacon (NO-8).
-    var trackOpens: Bool
+    package var trackOpens: Bool
     /// The call's key: recovery completes its stored answer too.
-    var idempotencyKey: String?
+    package var idempotencyKey: String?
     /// The call's extra `live` message, published once per call (so recovery publishes it too).
-    var live: LiveMessage? = nil
+    package var live: LiveMessage? = nil
+
+    /// Every field as `NotificationRequest` validated it.
+    package init(kind: String, scope: String?, title: [String: String]?, body: [String: String]?, arguments: [String: String],
+                 data: [String: String], collapseKey: String?, threadID: String?, sound: String?, androidChannelID: String?,
+                 priority: String, expiresAt: Int64?, ttlSeconds: Int? = nil, badge: Badge?, persist: Bool, policy: Policy,
+                 ackWindowMilliseconds: Int, type: PushType, audience: String, trackOpens: Bool, idempotencyKey: String? = nil,
+                 live: LiveMessage? = nil) {
+        self.kind = kind
+        self.scope = scope
+        self.title = title
+        self.body = body
+        self.arguments = arguments
+        self.data = data
+        self.collapseKey = collapseKey
+        self.threadID = threadID
+        self.sound = sound
+        self.androidChannelID = androidChannelID
+        self.priority = priority
+        self.expiresAt = expiresAt
+        self.ttlSeconds = ttlSeconds
+        self.badge = badge
+        self.persist = persist
+        self.policy = policy
+        self.ackWindowMilliseconds = ackWindowMilliseconds
+        self.type = type
+        self.audience = audience
+        self.trackOpens = trackOpens
+        self.idempotencyKey = idempotencyKey
+        self.live = live
+    }
 
     /// `live {channel, event, data, retain}`, validated.
-    struct LiveMessage: Codable, Sendable, Equatable {
-        var channel: String
-        var event: String
+    package struct LiveMessage: Codable, Sendable, Equatable {
+        package var channel: String
+        package var event: String
         /// Compact JSON text.
-        var data: String
-        var retain: Bool
+        package var data: String
+        package var retain: Bool
 
-        var request: PublishRequest? {
+        package init(channel: String, event: String, data: String, retain: Bool) {
+            self.channel = channel
+            self.event = event
+            self.data = data
+            self.retain = retain
+        }
+
+        package var request: PublishRequest? {
             guard let channel = ChannelName(channel), let event = EventName(event) else { return nil }
             return PublishRequest(channel: channel, event: event, data: data, retain: retain)
         }
@@ -91,7 +126,7 @@ struct NotificationPlan: Codable, Sendable, Equatable {
     /// The plan as JSON text that `decode` reads back, keys and map entries in a fixed order (the
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
-    func jsonText() -> String {
+    package func jsonText() -> String {
         // One string grown in place (the plan is made for every call, on the event loops); each
         // field after `kind` brings its own comma, key and colon as one literal.
         var out = "{\"kind\":"
@@ -138,12 +173,12 @@ struct NotificationPlan: Codable, Sendable, Equatable {
         return out
     }
 
-    static func decode(_ text: String) throws -> NotificationPlan {
+    package static func decode(_ text: String) throws -> NotificationPlan {
         try JSONDecoder().decode(NotificationPlan.self, from: Data(text.utf8))
     }
 
     /// A stored per-locale map as `LocalizedText` (`*` = one text for all).
-    static func localized(_ map: [String: String]) throws(CatalogError) -> LocalizedText {
+    package static func localized(_ map: [String: String]) throws(CatalogError) -> LocalizedText {
         if let single = map["*"], map.count == 1 { return LocalizedText(single: try TextTemplate(single)) }
         var templates: [String: TextTemplate] = [:]
         for (tag, text) in map { templates[tag] = try TextTemplate(text) }

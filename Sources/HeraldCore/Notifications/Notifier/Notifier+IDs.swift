@@ -1,5 +1,4 @@
 import Foundation
-import Realtime
 
 extension Notifier {
     /// `<prefix>_` and 20 characters of Crockford-style base32: 45 bits of the unix ms, most
@@ -7,7 +6,7 @@ extension Notifier {
     /// batch's inserts land at the right edge of the UNIQUE id index instead of on a random
     /// page each (one page per notification was most of the choke point's WAL writes); 55 random
     /// bits per millisecond keep them unguessable and, in practice, unique.
-    static func newID(_ prefix: String, now: Int64 = unixMilliseconds()) -> String {
+    static func newID(_ prefix: String, now: Int64) -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(prefix.utf8.count + 21)

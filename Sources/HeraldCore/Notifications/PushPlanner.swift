@@ -1,19 +1,17 @@
-import HeraldCore
-import Realtime
 
 /// Decides, for one device of one recipient, whether a notification is pushed, and why not
 /// when it is not (NO-2). A pure function of what the Notifier gathered, so every rule is tested
 /// without a server; the order of the checks is the order the issue gives.
-struct PushPlanner: Sendable {
+package struct PushPlanner: Sendable {
     /// What happens to one device.
-    enum Decision: Equatable, Sendable {
+    package enum Decision: Equatable, Sendable {
         /// Recorded, no push: the outcome and a short reason.
         case skip(DeliveryOutcome, String)
         /// One `push.deliver` job, due at `runAt` (unix ms); `ackEventID` set for `unless_acked`.
         case enqueue(runAt: Int64, ackEventID: String?)
     }
 
-    let catalog: NotificationCatalog
+    package let catalog: NotificationCatalog
 
     /// - Parameters:
     ///   - device: the recipient's device, with `sessionActive`.
@@ -22,7 +20,7 @@ struct PushPlanner: Sendable {
     ///   - allowedByPreferences: NO-4 for this recipient, kind and scope.
     ///   - providerEnabled: the device's provider has credentials (PU-6).
     ///   - now: unix ms.
-    func decide(_ plan: NotificationPlan, device: DeviceRecord, eventID: String?, receipts: [Presence.Receipt],
+    package func decide(_ plan: NotificationPlan, device: DeviceRecord, eventID: String?, receipts: [Presence.Receipt],
                 allowedByPreferences: Bool, providerEnabled: Bool, now: Int64) -> Decision {
         guard device.sessionActive else { return .skip(.skippedSession, "session ended or expired") }
         if let expiresAt = plan.expiresAt, expiresAt <= now, plan.ttlSeconds != 0 { return .skip(.expired, "expired before it was planned") }
@@ -51,7 +49,7 @@ struct PushPlanner: Sendable {
     /// NO-4: may `kind` be pushed to this user in `scope`? The global switch silences everything;
     /// a saved scope (or, without a scope, global) event list decides for the kinds it can name;
     /// otherwise the catalog's `default_enabled` (a kind the catalog does not know is on).
-    func allows(kind: String, scope: String?, global: PushPreferenceRecord?, scoped: PushPreferenceRecord?) -> Bool {
+    package func allows(kind: String, scope: String?, global: PushPreferenceRecord?, scoped: PushPreferenceRecord?) -> Bool {
         if let global, !global.isEnabled { return false }
         let saved = scope == nil ? global : scoped
         if let saved {

@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// Steps 2 and 3: one publish per batch after its commit, then one barrier on every loop before
@@ -23,27 +20,27 @@ extension Notifier {
         for call in calls { if let live = call.live { batch.append(live) } }
         var receipts: [PublishReceipt] = []
         do {
-            if !batch.isEmpty { receipts = try node.broker.publish(batch) }
+            if !batch.isEmpty { receipts = try broker.publish(batch) }
         } catch {
             // Stored but not live: nobody saw it, so planning pushes to every device (at least
             // once, never none); the inbox still has it on the next GET.
-            Log.error("notifications not broadcast: the broker failed", ["error": "\(error)", "notifications": String(ids.count)])
+            log.error("notifications not broadcast: the broker failed", ["error": "\(error)", "notifications": String(ids.count)])
         }
         var events: [String: ChannelMessage] = [:]
         for (index, id) in ids.enumerated() where index < receipts.count { events[id] = receipts[index].message }
         let sequences = events
-        node.afterPendingDeliveries { [self] in
+        barrier.afterPendingDeliveries(timeoutNanoseconds: Self.barrierTimeoutNanoseconds) { [self] in
             var seen: [String: [Presence.Receipt]] = [:]
             for call in calls {
                 for record in call.stored {
                     if let message = sequences[record.id] {
-                        seen[record.id] = node.presence.receipts(userID: record.userID, personalSequence: message.sequence)
+                        seen[record.id] = presence.receipts(userID: record.userID, personalSequence: message.sequence)
                     }
                 }
             }
             let presence = seen
             database.write({ [self] tx in
-                let now = unixMilliseconds()
+                let now = clock.unixMilliseconds
                 // The planning reads of every call in the batch, in one query each instead of
                 // one per call (one-recipient calls come in batches of dozens).
                 let context = try PlanningContext(calls, now: now, tx: tx)
@@ -56,7 +53,7 @@ extension Notifier {
                 afterCommit.async { [self] in
                     switch result {
                     case .success(let outcomes):
-                        if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { push?.worker.wake() }
+                        if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
                         for (call, outcome) in zip(calls, outcomes) {
                             call.completion(outcome.map { .success($0) } ?? .failure(PlanTakenOver()))
                         }

@@ -1,7 +1,4 @@
 import Foundation
-import HeraldCore
-import PushBridge
-import Realtime
 import Synchronization
 
 /// Step 4: per device, the planner's decision, the job, the delivery record and the cursor, in
@@ -68,7 +65,7 @@ extension Notifier {
                     outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
             }
             for device in devices[record.userID] ?? [] {
-                let enabled = push?.isEnabled(device.provider) ?? false
+                let enabled = PushProviderID(rawValue: device.provider).map { providers?.isConfigured($0) ?? false } ?? false
                 let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
                                               allowedByPreferences: allowed, providerEnabled: enabled, now: now)
                 switch decision {
