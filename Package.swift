@@ -29,7 +29,7 @@ let package = Package(
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
                                                          "PushBridge", "PushHTTP", "PushAPNs", "PushFCM"]),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),

@@ -1,0 +1,298 @@
+import Foundation
+@testable import HeraldCore
+import RealtimeMemory
+import StorageSQLite
+import Synchronization
+import Testing
+
+/// The choke point on the memory broker and presence, SQLite in memory and a manual clock (NO-1,
+/// NO-2, NO-8): which device is pushed and which is not, `unless_acked`, idempotency, expiry,
+/// a broker outage and recovery of an abandoned plan — no server, no sleeps.
+@Suite struct NotifierTests {
+    /// Stands in for the event loops: every personal message the broker hands over is "written"
+    /// to the connections the test marked as reachable, so presence knows who received it, and
+    /// the barrier is then passed at once.
+    final class Loops: DeliveryBarrier, Sendable {
+        let presence: MemoryPresenceStore
+        /// user id → connection ids the loops write to (a connection not listed is wedged).
+        let reachable = Mutex<[String: [String]]>([:])
+        let barriers = Mutex(0)
+
+        init(broker: MemoryBroker, presence: MemoryPresenceStore) {
+            self.presence = presence
+            broker.setInboundHandler { [weak self] messages in
+                guard let self else { return }
+                for message in messages {
+                    guard message.channel.rawValue.hasPrefix("user:") else { continue }
+                    let user = String(message.channel.rawValue.dropFirst(5))
+                    for connection in reachable.withLock({ $0[user] ?? [] }) {
+                        self.presence.deliveredPersonal(connectionID: connection, sequence: message.sequence)
+                    }
+                }
+            }
+        }
+
+        func afterPendingDeliveries(timeoutNanoseconds: UInt64, _ done: @escaping @Sendable () -> Void) {
+            barriers.withLock { $0 += 1 }
+            done()
+        }
+    }
+
+    /// A broker whose store is down.
+    final class DownBroker: Broker {
+        let epoch: UInt32 = 1
+        func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {}
+        func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt] { throw .unavailable("test") }
+        func subscribe(_ channels: [ChannelName], resume: ResumePoint) throws(BrokerError) -> SubscribeSnapshot { throw .unavailable("test") }
+        func unsubscribe(_ channels: [ChannelName]) {}
+        func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .unavailable("test") }
+        func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .unavailable("test") }
+        func sweep() {}
+        var publishedCount: UInt64 { 0 }
+    }
+
+    /// A provider that is configured and never asked to send here (the worker sends).
+    struct Configured: PushProvider {
+        static let id = PushProviderID.apns
+        static func validate(token: String) throws(DeviceTokenError) -> String { token }
+        func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+                  completion: @escaping @Sendable (PushClassification) -> Void) {
+            Issue.record("the notifier never sends")
+        }
+    }
+
+    final class Harness: Sendable {
+        let clock = ManualClock()
+        let storage: SQLiteStorage
+        let broker: MemoryBroker
+        let presence: MemoryPresenceStore
+        let loops: Loops
+        let notifier: Notifier
+        let queued = Counter()
+
+        init(broker: (any Broker)? = nil) throws {
+            storage = try SQLiteStorage.open(path: ":memory:")
+            self.broker = MemoryBroker(clock: clock)
+            presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
+            loops = Loops(broker: self.broker, presence: presence)
+            let queued = self.queued
+            notifier = Notifier(database: storage, broker: broker ?? self.broker, presence: presence, barrier: loops,
+                                providers: PushProviders(configured: [Configured()]), catalog: .empty, clock: clock,
+                                nodeID: "node-a", pushQueued: { queued.add() })
+        }
+
+        /// A registered iOS device of `user` in session `session`.
+        @discardableResult
+        func device(user: String, session: String) throws -> DeviceRecord {
+            let now = clock.unixMilliseconds
+            return try storage.writeSync { tx in
+                try tx.devices.register(DeviceRegistration(userID: user, sessionID: session, platform: "ios", provider: "apns",
+                                                           token: "ab" + session.utf8.map { String($0, radix: 16) }.joined()),
+                                        sessionExpiresAt: nil, newID: "dev_\(user)_\(session)", now: now).device
+            }
+        }
+
+        /// An open stream of `user`'s session, in `state`; `reachable`: whether the loops write to it.
+        func connect(_ id: String, user: String, session: String, state: AppState, reachable: Bool = true) {
+            presence.connected(connectionID: id, userID: user, sessionID: session, transport: .sse, state: state, channels: [])
+            if reachable { loops.reachable.withLock { $0[user, default: []].append(id) } }
+            _ = try? broker.subscribe([ChannelName.personal(userID: user)!], resume: .fresh)
+        }
+
+        func call(_ users: [String], policy: NotificationPlan.Policy = .auto, ackWindow: Int = 3_000, expiresAt: Int64? = nil,
+                  key: String? = nil, hash: String = "") -> NotificationCall {
+            let plan = NotificationPlan(kind: "k", scope: nil, title: ["*": "T"], body: nil, arguments: [:], data: [:],
+                                        collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil, priority: "normal",
+                                        expiresAt: expiresAt, badge: nil, persist: true, policy: policy,
+                                        ackWindowMilliseconds: ackWindow, type: .alert, audience: "everyone", trackOpens: false,
+                                        idempotencyKey: key)
+            return NotificationCall(recipients: .users(users), plan: plan, live: nil, idempotencyKey: key, requestHash: hash,
+                                    planJSON: plan.jsonText(), titleJSON: JSONText.object(["*": "T"]), bodyJSON: nil,
+                                    argsJSON: nil, dataJSON: "{}")
+        }
+
+        func send(_ call: NotificationCall) async -> NotificationAnswer {
+            await withCheckedContinuation { continuation in notifier.send(call) { continuation.resume(returning: $0) } }
+        }
+
+        /// The answer's JSON as an object (the 201 body).
+        func created(_ answer: NotificationAnswer) throws -> [String: Any] {
+            guard case .created(let json) = answer else { throw Unexpected(answer: "\(answer)") }
+            return try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        }
+
+        func outcomes(_ notificationID: String) throws -> [DeliveryOutcome] {
+            try storage.readSync { try $0.deliveries.list(notificationID: notificationID) }.map(\.outcome)
+        }
+
+        func jobs() throws -> [JobRecord] {
+            try storage.readSync { try $0.jobs.list(state: .queued, limit: 100, beforeID: nil) }
+        }
+    }
+
+    struct Unexpected: Error { let answer: String }
+
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    static func firstID(_ body: [String: Any]) throws -> String {
+        let notifications = try #require(body["notifications"] as? [[String: Any]])
+        return try #require(notifications.first?["id"] as? String)
+    }
+
+    @Test("a device whose session saw the event live in the foreground is not pushed; a backgrounded one is, at once")
+    func foregroundSuppressesBackgroundPushes() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        try h.device(user: "u1", session: "tablet")
+        h.connect("c-phone", user: "u1", session: "phone", state: .foreground)
+        h.connect("c-tablet", user: "u1", session: "tablet", state: .background)
+        let body = try h.created(await h.send(h.call(["u1"])))
+        #expect(body["live_delivered"] as? Int == 2)
+        #expect(body["push_suppressed"] as? Int == 1)
+        #expect(body["push_queued"] as? Int == 1)
+        let id = try Self.firstID(body)
+        #expect(try h.outcomes(id).sorted { $0.rawValue < $1.rawValue } == [.liveDelivered, .liveDelivered, .queued, .suppressedForeground])
+        let jobs = try h.jobs()
+        #expect(jobs.count == 1)
+        #expect(jobs.first?.runAt == h.clock.unixMilliseconds)
+        let payload = try DeliveryJobPayload.decode(#require(jobs.first).payloadJSON)
+        #expect(payload.deviceID == "dev_u1_tablet")
+        #expect(h.queued.value == 1)
+    }
+
+    @Test("a foreground connection the loops never wrote to (wedged) does not suppress: never neither")
+    func unreachedForegroundStillPushes() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        h.connect("c-phone", user: "u1", session: "phone", state: .foreground, reachable: false)
+        let body = try h.created(await h.send(h.call(["u1"])))
+        #expect(body["push_queued"] as? Int == 1)
+        #expect(body["live_delivered"] as? Int == 0)
+    }
+
+    @Test("a foreground lease that went stale by the clock does not suppress")
+    func staleLeasePushes() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        h.connect("c-phone", user: "u1", session: "phone", state: .foreground)
+        h.clock.advance(byMilliseconds: 46_000)   // past the 45 s lease, no sign of life
+        let body = try h.created(await h.send(h.call(["u1"])))
+        #expect(body["push_suppressed"] as? Int == 0)
+        #expect(body["push_queued"] as? Int == 1)
+    }
+
+    @Test("unless_acked: the push is due when the ack window ends, and names the event to acknowledge")
+    func unlessAckedIsDueAfterTheWindow() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        h.connect("c-phone", user: "u1", session: "phone", state: .foreground)
+        let start = h.clock.unixMilliseconds
+        let body = try h.created(await h.send(h.call(["u1"], policy: .unlessAcked, ackWindow: 5_000)))
+        #expect(body["push_queued"] as? Int == 1)
+        let job = try #require(h.jobs().first)
+        #expect(job.runAt == start + 5_000)
+        let payload = try DeliveryJobPayload.decode(job.payloadJSON)
+        let event = try #require((body["notifications"] as? [[String: Any]])?.first?["event_id"] as? String)
+        #expect(payload.origin?.ackEventID == event)
+        #expect(payload.origin?.sessionID == "phone")
+    }
+
+    @Test("an expiry already past by the clock is recorded `expired` and queues nothing")
+    func expiredIsNotPushed() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        let body = try h.created(await h.send(h.call(["u1"], expiresAt: h.clock.unixMilliseconds - 1)))
+        #expect(body["push_queued"] as? Int == 0)
+        #expect(try h.outcomes(Self.firstID(body)) == [.expired])
+        #expect(try h.jobs().isEmpty)
+    }
+
+    @Test("an idempotency key replays its first answer for 24 h, refuses another request, and is forgotten after")
+    func idempotencyWindow() async throws {
+        let h = try Harness()
+        let first = await h.send(h.call(["u1"], key: "k1", hash: "h1"))
+        guard case .created(let json) = first else { Issue.record("\(first)"); return }
+        h.clock.advance(byMilliseconds: 23 * 3_600_000)
+        guard case .replayed(let again) = await h.send(h.call(["u1"], key: "k1", hash: "h1")) else { Issue.record("no replay"); return }
+        #expect(again == json)
+        guard case .refused(.idempotencyKeyReused) = await h.send(h.call(["u2"], key: "k1", hash: "h2")) else {
+            Issue.record("a different request under the key was not refused"); return
+        }
+        h.clock.advance(byMilliseconds: 1 * 3_600_000 + 1)
+        guard case .created(let fresh) = await h.send(h.call(["u1"], key: "k1", hash: "h1")) else { Issue.record("not stored anew"); return }
+        #expect(fresh != json)
+    }
+
+    @Test("a broker that is down: stored, nobody saw it live, so every device is pushed")
+    func brokerOutagePushesEveryDevice() async throws {
+        let h = try Harness(broker: DownBroker())
+        try h.device(user: "u1", session: "phone")
+        h.connect("c-phone", user: "u1", session: "phone", state: .foreground)
+        let body = try h.created(await h.send(h.call(["u1"])))
+        #expect(body["push_queued"] as? Int == 1)
+        #expect(body["push_suppressed"] as? Int == 0)
+        let notifications = try #require(body["notifications"] as? [[String: Any]])
+        #expect(notifications.first?["event_id"] is NSNull)
+    }
+
+    @Test("a device whose session expired by the clock is skipped; a user's global switch off skips by preference")
+    func sessionAndPreferenceSkips() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "old")
+        try h.device(user: "u2", session: "phone")
+        let now = h.clock.unixMilliseconds
+        _ = try h.storage.writeSync { tx in
+            _ = try tx.sessions.setExpiry(sid: "old", expiresAt: now + 60_000)
+            try tx.preferences.save(PushPreferenceRecord(userID: "u2", isEnabled: false, updatedAt: now))
+        }
+        h.clock.advance(byMilliseconds: 60_001)
+        let body = try h.created(await h.send(h.call(["u1", "u2"])))
+        #expect(body["push_queued"] as? Int == 0)
+        #expect(body["skipped"] as? Int == 2)
+        let ids = try #require(body["notifications"] as? [[String: Any]]).compactMap { $0["id"] as? String }
+        #expect(try h.outcomes(ids[0]) == [.skippedSession])
+        #expect(try h.outcomes(ids[1]) == [.skippedPreferences])
+    }
+
+    @Test("recovery leaves a plan whose lease runs, and plans it once the lease has passed by the clock")
+    func recoveryWaitsForTheLease() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        let call = h.call(["u1"])
+        let now = h.clock.unixMilliseconds
+        // What a node that died between storing and planning leaves: the rows and its plan, held.
+        let id = try h.storage.writeSync { tx -> String in
+            let plan = try tx.plans.insert(PendingPlan(planJSON: call.planJSON, createdAt: now, claimedBy: "node-dead",
+                                                       leaseUntil: now + Notifier.planLeaseMilliseconds))
+            return try tx.notifications.insert(NotificationRecord(id: "ntf_crashed", userID: "u1", kind: "k", titleJSON: call.titleJSON,
+                                                                  planID: plan, createdAt: now)).id
+        }
+        h.notifier.runRecovery()
+        #expect(try h.outcomes(id).isEmpty)
+        h.clock.advance(byMilliseconds: Notifier.planLeaseMilliseconds + 1)
+        h.notifier.runRecovery()
+        #expect(try h.outcomes(id) == [.queued])
+        #expect(try h.jobs().count == 1)
+        #expect(try h.storage.readSync { try $0.plans.list(after: 0, limit: 10) }.isEmpty)
+        h.notifier.runRecovery()
+        #expect(try h.jobs().count == 1, "planned once")
+    }
+
+    @Test("a group-committed batch: concurrent calls are each answered and each recipient planned")
+    func concurrentCallsAreEachAnswered() async throws {
+        let h = try Harness()
+        for i in 0..<20 { try h.device(user: "u\(i)", session: "s\(i)") }
+        let answers = await withTaskGroup(of: NotificationAnswer.self) { group in
+            for i in 0..<20 { group.addTask { await h.send(h.call(["u\(i)"])) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 20)
+        for answer in answers { #expect(try h.created(answer)["push_queued"] as? Int == 1) }
+        #expect(try h.jobs().count == 20)
+        #expect(h.loops.barriers.withLock { $0 } <= 20)
+    }
+}
