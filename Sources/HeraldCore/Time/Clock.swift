@@ -15,21 +15,21 @@ public protocol Clock: Sendable {
 
 extension Clock {
     /// Wall-clock time in whole seconds since 1970 (JWT `iat`/`exp`, `apns-expiration`).
-    public var unixSeconds: Int64 { unixMilliseconds / 1000 }
+    @inlinable public var unixSeconds: Int64 { unixMilliseconds / 1000 }
 }
 
 /// The machine's clocks (`clock_gettime`).
 public struct SystemClock: Clock {
-    public init() {}
+    @inlinable public init() {}
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public var unixMilliseconds: Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public var monotonicNanoseconds: UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import HeraldCore
 
 /// Wall-clock time as whole UNIX seconds (UTC), the unit of JWT `iat`/`exp`, `apns-expiration`
 /// and OAuth `expires_in`.
@@ -11,8 +9,4 @@ public typealias UnixClock = @Sendable () -> Int
 
 /// The system wall clock (`clock_gettime(CLOCK_REALTIME)`). Wall time, not monotonic, because
 /// providers compare our `iat` with *their* wall clock.
-public let systemUnixClock: UnixClock = {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Int(spec.tv_sec)
-}
+public let systemUnixClock: UnixClock = { Int(SystemClock().unixSeconds) }

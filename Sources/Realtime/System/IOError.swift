@@ -1,4 +1,5 @@
 import Glibc
+import HeraldCore
 
 /// A failed system call: the function that failed and the `errno` it left.
 public struct IOError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -50,26 +51,17 @@ func syscall<T: FixedWidthInteger>(
     }
 }
 
+// The free functions below are the loops' hot-path spelling of `SystemClock` (HeraldCore), the
+// one place Herald reads the OS clocks; both inline to a bare `clock_gettime`.
+
 /// Monotonic time in nanoseconds (`CLOCK_MONOTONIC`), the clock of every timeout in Herald.
 @inline(__always)
-public func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}
+public func monotonicNanoseconds() -> UInt64 { SystemClock().monotonicNanoseconds }
 
 /// Wall-clock time in milliseconds since 1970 (times shown to API callers).
 @inline(__always)
-public func unixMilliseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-}
+public func unixMilliseconds() -> Int64 { SystemClock().unixMilliseconds }
 
 /// Wall-clock time in whole seconds since 1970 (token expiry, `exp`/`nbf` checks).
 @inline(__always)
-public func unixSeconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec)
-}
+public func unixSeconds() -> Int64 { SystemClock().unixSeconds }
