@@ -3,40 +3,30 @@ import Realtime
 extension DeviceRoutes {
     /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
     enum Spec {
+        /// What a registered device's id leads to, on every answer that returns one.
+        static let deviceLinks = #"""
+            {
+              "DeleteDevice": {
+                "operationId": "deleteDevice",
+                "parameters": {"id": "$response.body#/id"},
+                "description": "The device's id deletes it."
+              },
+              "TestPush": {
+                "operationId": "testPush",
+                "parameters": {"id": "$response.body#/id"},
+                "description": "The device's id sends it a test push."
+              }
+            }
+            """#
+
         static let registerDevice = RouteSpec(
             .post, "/v1/me/devices", auth: .accessToken, operationID: "registerDevice",
             tags: ["devices"], summary: "Register a push device",
             description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted.",
             requestBody: .json(.ref("DeviceRegistration")),
             responses: [
-                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: #"""
-                    {
-                      "DeleteDevice": {
-                        "operationId": "deleteDevice",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id deletes it."
-                      },
-                      "TestPush": {
-                        "operationId": "testPush",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id sends it a test push."
-                      }
-                    }
-                    """#),
-                201: .json("A new device.", .ref("Device"), links: #"""
-                    {
-                      "DeleteDevice": {
-                        "operationId": "deleteDevice",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id deletes it."
-                      },
-                      "TestPush": {
-                        "operationId": "testPush",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id sends it a test push."
-                      }
-                    }
-                    """#),
+                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
+                201: .json("A new device.", .ref("Device"), links: deviceLinks),
                 400: .invalidRequest,
                 401: .invalidToken,
                 403: .deviceForbidden,
@@ -111,34 +101,8 @@ extension DeviceRoutes {
             description: "Maps onto `POST /v1/me/devices` with provider `fcm`.",
             requestBody: .json(.ref("DeviceTokenRegistration")),
             responses: [
-                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: #"""
-                    {
-                      "DeleteDevice": {
-                        "operationId": "deleteDevice",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id deletes it."
-                      },
-                      "TestPush": {
-                        "operationId": "testPush",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id sends it a test push."
-                      }
-                    }
-                    """#),
-                201: .json("A new device.", .ref("Device"), links: #"""
-                    {
-                      "DeleteDevice": {
-                        "operationId": "deleteDevice",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id deletes it."
-                      },
-                      "TestPush": {
-                        "operationId": "testPush",
-                        "parameters": {"id": "$response.body#/id"},
-                        "description": "The device's id sends it a test push."
-                      }
-                    }
-                    """#),
+                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
+                201: .json("A new device.", .ref("Device"), links: deviceLinks),
                 400: .invalidRequest,
                 401: .invalidToken,
                 403: .deviceForbidden,
