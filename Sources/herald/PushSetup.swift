@@ -2,7 +2,6 @@ import API
 import Foundation
 import HeraldCore
 import PushAPNs
-import PushBridge
 import PushFCM
 import PushHTTP
 import Realtime
@@ -65,7 +64,7 @@ enum PushSetup {
         return PushProviders(adapters: adapters, configured: configured)
     }
 
-    /// The structured log as PushBridge's log.
+    /// The structured log as the delivery worker's `Logger`.
     static let log = Logger { level, message, metadata in
         let pairs = metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         switch level {
