@@ -191,8 +191,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - limit: most jobs to claim; default `batchSize`. Must be positive.
-    ///   - completion: called once, on the worker's queue (keep it short), with the round or the
-    ///     claim's error (`StorageError`; nothing was claimed then).
+    ///   - completion: called once, on the worker's queue (keep it short; never `stop` from it),
+    ///     with the round or the claim's error (`StorageError`; nothing was claimed then).
     public func runDue(limit: Int? = nil, completion: @escaping @Sendable (Result<Round, any Error>) -> Void) {
         let limit = limit ?? configuration.batchSize
         precondition(limit > 0, "a round claims at least one job")
