@@ -20,15 +20,16 @@ let package = Package(
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
-        // Push: the HTTP/2 client and JOSE, one adapter per provider, and the queue worker.
+        // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
         .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
-        .target(name: "PushBridge", dependencies: ["HeraldCore"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushBridge", "PushHTTP", "COpenSSL"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
-                                                         "PushBridge", "PushHTTP", "PushAPNs", "PushFCM"]),
+                                                         "PushHTTP", "PushAPNs", "PushFCM"]),
+        // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
+        // and the memory presence store.
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
@@ -37,6 +38,6 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushBridge", "PushHTTP"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )

@@ -2,7 +2,6 @@ import API
 import Foundation
 import Glibc
 import HeraldCore
-import PushBridge
 import PushHTTP
 import Realtime
 import RealtimeMemory
@@ -134,14 +133,9 @@ enum Herald {
                 let client = try HTTP2Client(configuration: clientConfiguration)
                 pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
                 workerConfiguration.retry = settings.retryPolicy
-                // NO-2 `unless_acked`: the session acknowledged the live event in its window.
-                let presence = node.presence
-                workerConfiguration.suppression = { origin in
-                    guard let event = origin.ackEventID, let session = origin.sessionID,
-                          presence.hasAcknowledged(userID: origin.userID, sessionID: session, id: event) else { return nil }
-                    return "acked"
-                }
-                let worker = DeliveryWorker(database: database, providers: pushProviders, configuration: workerConfiguration, log: PushSetup.log)
+                // The worker asks presence itself whether an `unless_acked` push was acknowledged (NO-2).
+                let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
+                                            configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
                 push = PushService(providers: pushProviders, worker: worker)
                 pushClient = client

@@ -2,7 +2,6 @@ import API
 import Foundation
 import HeraldCore
 import PushAPNs
-import PushBridge
 import PushFCM
 import PushHTTP
 import Realtime

@@ -437,14 +437,21 @@ def test_retry_after_is_honoured(herald_factory, provider_double, provider, outc
         assert floor - 0.01 <= delay <= floor + 2, (delay, job)
 
 
-def test_five_failures_dead_letter_with_growing_delays(herald_factory, provider_double):
-    """20 jobs failing with 503 every time: 5 attempts each, then dead with the last error. The gap
-    before retry k stays under base × 2^(k-1) (+ the 250 ms poll), and the gaps grow on average."""
+def test_five_failures_dead_letter_after_the_fifth_attempt(herald_factory, provider_double):
+    """Jobs failing with 503 every time, on the real clock: 5 attempts each (PU-5), then dead with
+    the last error. Each gap before retry k stays under base × 2^(k-1) (+ the 250 ms poll).
+
+    How the backoff grows, its exact `run_at`, and that nothing is sent after the dead letter are
+    covered on a manual clock by HeraldCoreTests/DeliveryWorkerTests
+    (`theLastAttemptDeadLettersWithGrowingDelays`, `aRetryIsDueAfterTheBackoffAndNotBefore`); this
+    keeps what needs the binary: the default attempt count, `HERALD_PUSH_RETRY_BASE_MS`, the wire
+    requests and the job API. Three devices (was 20, which only fed a statistical check of growth)
+    and a 50 ms base (was 200 ms)."""
     double = provider_double
-    base = 0.2
+    base = 0.05
     h = herald_with_push(herald_factory, double, HERALD_PUSH_RETRY_BASE_MS=int(base * 1000))
     user = f"u-{uuid.uuid4().hex[:8]}"
-    devices = [ios(h, user=user) for _ in range(20)]
+    devices = [ios(h, user=user) for _ in range(3)]
     double.set_outcomes_all("apns", [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
     answer = push(h, {"kind": "alert", "body": "x"}, devices)
     ids = {j["job_id"] for j in answer["jobs"]}
@@ -453,22 +460,18 @@ def test_five_failures_dead_letter_with_growing_delays(herald_factory, provider_
         dead = {j["id"]: j for j in jobs_in(h, "dead") if j["id"] in ids}
         if len(dead) == len(ids):
             break
-        time.sleep(0.1)
+        time.sleep(0.05)
     assert len(dead) == len(ids), f"{len(dead)} of {len(ids)} dead; queued: {jobs_in(h, 'queued')[:3]}"
     for job in dead.values():
         assert job["attempts"] == 5, job
         assert "ServiceUnavailable" in job["last_error"] and "5 attempts" in job["last_error"], job
-    gaps = {k: [] for k in range(1, 5)}
     for d in devices:
         sent = apns_requests(double, d.token, 5)
         assert len(sent) == 5 and all(e["status"] == 503 for e in sent), [e["status"] for e in sent]
+        assert len({e["headers"]["apns-id"] for e in sent}) == 1, sent   # one push id for every attempt
         for k in range(1, 5):
             gap = sent[k]["time"] - answered_at(sent[k - 1])
-            gaps[k].append(gap)
             assert gap <= base * 2 ** (k - 1) + 0.8, (k, gap)   # ceiling + poll + overhead
-    mean = {k: sum(v) / len(v) for k, v in gaps.items()}
-    assert mean[4] > mean[1] + base, mean
-    assert mean[4] > mean[2] > mean[1] or mean[4] > mean[3] > mean[1], mean
     time.sleep(0.3)
     assert len(apns_requests(double, devices[0].token, 5)) == 5  # nothing after the dead letter
     assert all(d.id in device_ids(h, devices[0]) for d in devices)

@@ -1,5 +1,4 @@
 import HeraldCore
-import PushBridge
 
 /// What the API needs of push delivery: send now (the test push), or enqueue durable jobs for the
 /// worker. Absent when no provider has credentials (PU-6): routes then answer 503.

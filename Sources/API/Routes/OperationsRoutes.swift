@@ -1,5 +1,4 @@
 import HeraldCore
-import PushBridge
 import Realtime
 
 /// Health, readiness and metrics (OP-3).

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import PushBridge
 import Realtime
 
 /// Push sending from the API: the device test push (DV-7) and `POST /v1/push`, which queues one

@@ -1,0 +1,477 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Drains the durable `push.deliver` queue (PU-5): claims due jobs with a lease, sends each
+/// through `PushProviders` (the adapter of the device's provider), and records the outcome — done, retried with backoff and jitter,
+/// dead-lettered, or the device deleted when the provider says its token is dead (DV-6).
+/// A crash while jobs are leased loses nothing: their leases expire and they are due again.
+///
+/// Every time it stores or compares (claims, leases, `expires_at`, a retry's `run_at`, the
+/// delivery record) comes from the injected `Clock`, so the worker can be driven without its
+/// timer: `runDue()` runs one round at the clock's now and returns once every job of the round
+/// has its outcome recorded. Production calls `start()`, which polls every `pollMilliseconds` of
+/// real time and whenever `wake()` is called.
+///
+/// ```swift
+/// let worker = DeliveryWorker(storage: storage, providers: providers, clock: clock)
+/// try await worker.runDue()                    // claims what is due now, sends, records
+/// clock.advance(byMilliseconds: 1_000)
+/// try await worker.runDue()                    // the retry, once its run_at has come
+/// ```
+///
+/// # Thread safety
+/// Every method may be called from any thread except `stop(deadline:)`, which blocks and must not
+/// be called from a storage or provider callback. Its bookkeeping (`state`, `timer`, `inFlight`,
+/// `claiming`, `drained`) is confined to `queue`.
+public final class DeliveryWorker: @unchecked Sendable {
+    /// Limits of the worker, with safe defaults.
+    public struct Configuration: Sendable {
+        /// Jobs claimed per round.
+        public var batchSize = 64
+        /// Most jobs being sent at once.
+        public var maxInFlight = 256
+        /// How long a claimed job is held before another worker may take it, ms.
+        public var leaseMilliseconds: Int64 = 60_000
+        /// How often the queue is polled when nobody wakes the worker, ms of real time (the
+        /// timer is the one thing not on the injected clock: it only decides when to look).
+        public var pollMilliseconds = 250
+        /// Backoff, `Retry-After` floor and attempts before a dead letter (PU-5).
+        public var retry = RetryPolicy()
+        public init() {}
+    }
+
+    /// Counts of outcomes since start (metrics, tests).
+    public struct Counters: Sendable, Equatable {
+        public var delivered = 0, retried = 0, dead = 0, devicesDeleted = 0
+    }
+
+    /// What one `runDue` round did.
+    public struct Round: Sendable, Equatable {
+        /// Jobs the round claimed: due (or with a lease run out) at the clock's now.
+        public var claimed = 0
+        /// Of those, the outcomes that were not recorded: the job's lease ran out and another
+        /// claim took it over (fencing: that claim records its own outcome), or the outcome's
+        /// transaction failed (the job comes back when its lease passes).
+        public var unrecorded = 0
+
+        public init(claimed: Int = 0, unrecorded: Int = 0) {
+            self.claimed = claimed
+            self.unrecorded = unrecorded
+        }
+    }
+
+    /// Where the worker is in its life. `idle`: made, driven only by `runDue`; `polling`: after
+    /// `start()`; `stopped`: after `stop(deadline:)`, claims nothing more.
+    private enum State { case idle, polling, stopped }
+
+    private let storage: any Storage
+    private let providers: PushProviders
+    private let presence: (any PresenceStore)?
+    private let clock: any Clock
+    private let jitter: @Sendable () -> Double
+    private let configuration: Configuration
+    private let queue = DispatchQueue(label: "herald.delivery")
+    private let counters = Mutex(Counters())
+    /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
+    public let massDeletionGuard: MassDeletionGuard
+    private let log: Logger
+    // Confined to `queue`.
+    private var state = State.idle
+    // Made by `start()`: a dispatch source must not be released without ever having run.
+    private var timer: DispatchSourceTimer?
+    private var inFlight = 0
+    private var claiming = false
+    // Set while `stop` waits; signalled when `inFlight` reaches 0.
+    private var drained: DispatchSemaphore?
+
+    /// - Parameters:
+    ///   - storage: the queue (`jobs`), devices and the delivery record, one unit of work per outcome.
+    ///   - providers: where pushes go, by the device's provider.
+    ///   - presence: asked, for a planned push with an `ack_event_id`, whether its session
+    ///     acknowledged that event (NO-2 `unless_acked`); nil: nothing is ever acknowledged.
+    ///   - clock: the time of claims, leases, expiry checks, retries and records.
+    ///   - configuration: limits and the retry policy.
+    ///   - log: failures, dead letters, device deletions.
+    ///   - massDeletionGuard: shared with `/readyz` and `/metrics` through `massDeletionGuard`.
+    ///   - jitter: a uniform value in `0..<1` per retry, scaling the backoff (full jitter); tests
+    ///     pass a constant.
+    public init(storage: any Storage, providers: PushProviders, presence: (any PresenceStore)? = nil,
+                clock: any Clock = SystemClock(), configuration: Configuration = Configuration(), log: Logger = .silent,
+                massDeletionGuard: MassDeletionGuard = MassDeletionGuard(),
+                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.storage = storage
+        self.providers = providers
+        self.presence = presence
+        self.clock = clock
+        self.jitter = jitter
+        self.configuration = configuration
+        self.log = log
+        self.massDeletionGuard = massDeletionGuard
+    }
+
+    public var outcomeCounts: Counters { counters.withLock { $0 } }
+
+    // MARK: Production: polling
+
+    /// Starts polling the queue, first making due again the jobs a previous process left leased
+    /// (`releaseAbandonedLeases()`). Calling it again does nothing.
+    public func start() {
+        releaseAbandonedLeases()
+        queue.sync {
+            guard state == .idle else { return }
+            state = .polling
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.poll() }
+            timer.schedule(deadline: .now(), repeating: .milliseconds(configuration.pollMilliseconds))
+            timer.resume()
+            self.timer = timer
+        }
+    }
+
+    /// Makes every leased push job due now: with one process per queue (SQLite), a lease still
+    /// held at start belongs to a process that died, and waiting out its lease would only delay
+    /// those pushes. Blocks while it writes; `start()` calls it.
+    ///
+    /// - Returns: how many jobs were released (0 when the write failed; it is logged).
+    @discardableResult
+    public func releaseAbandonedLeases() -> Int {
+        let clock = self.clock
+        do {
+            let released = try storage.writeSync { tx in
+                try tx.jobs.releaseLeases(kind: DeliveryJobPayload.kind, now: clock.unixMilliseconds)
+            }
+            if released > 0 { log.info("push jobs left leased by a previous run are due again", ["count": String(released)]) }
+            return released
+        } catch {
+            log.error("could not release leased push jobs; they come back when their lease expires", ["error": "\(error)"])
+            return 0
+        }
+    }
+
+    /// Asks for a poll now (after jobs were enqueued), instead of at the next tick. Does nothing
+    /// before `start()` or after `stop(deadline:)`.
+    public func wake() {
+        queue.async { [weak self] in self?.poll() }
+    }
+
+    /// Stops claiming, then waits up to `deadline` for the sends in flight to finish and record
+    /// their outcome; queued jobs stay for the next start (OP-5). A send still running at the
+    /// deadline keeps its lease, which the next start releases: it may go twice, never zero times.
+    ///
+    /// - Parameter deadline: seconds of real time to wait for in-flight sends.
+    /// - Returns: how many sends were still in flight when it gave up (0 = drained).
+    /// - Important: Blocks the calling thread; never call it on the worker's, the storage's or a
+    ///   provider's thread (it would wait for itself).
+    @discardableResult
+    public func stop(deadline seconds: Double = 10) -> Int {
+        let semaphore: DispatchSemaphore? = queue.sync {
+            state = .stopped
+            timer?.cancel()
+            guard inFlight > 0 else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            drained = semaphore
+            return semaphore
+        }
+        guard let semaphore else { return 0 }
+        _ = semaphore.wait(timeout: .now() + seconds)
+        return queue.sync {
+            drained = nil
+            return inFlight
+        }
+    }
+
+    // MARK: One round, driven by the caller
+
+    /// Runs one round: claims up to `limit` jobs due at the clock's now (leasing them until now +
+    /// `leaseMilliseconds`), sends each, records every outcome, then calls `completion`. The
+    /// jobs count toward `maxInFlight` and `stop`'s drain like polled ones; a stopped worker
+    /// claims nothing. A retry decided in this round is due at a later time: it is claimed by a
+    /// later round once the clock has reached it.
+    ///
+    /// - Parameters:
+    ///   - limit: most jobs to claim; default `batchSize`. Must be positive.
+    ///   - completion: called once, on the worker's queue (keep it short; never `stop` from it),
+    ///     with the round or the claim's error (`StorageError`; nothing was claimed then).
+    public func runDue(limit: Int? = nil, completion: @escaping @Sendable (Result<Round, any Error>) -> Void) {
+        let limit = limit ?? configuration.batchSize
+        precondition(limit > 0, "a round claims at least one job")
+        let clock = self.clock, lease = configuration.leaseMilliseconds
+        queue.async { [self] in
+            guard state != .stopped else { return completion(.success(Round())) }
+            storage.write({ tx in
+                try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+            }) { [self] result in
+                queue.async { [self] in
+                    switch result {
+                    case .failure(let error):
+                        completion(.failure(error))
+                    case .success(let jobs) where jobs.isEmpty:
+                        completion(.success(Round()))
+                    case .success(let jobs):
+                        let tally = Mutex(Round(claimed: jobs.count))
+                        let left = Mutex(jobs.count)
+                        send(jobs) { recorded in
+                            if !recorded { tally.withLock { $0.unrecorded += 1 } }
+                            let last = left.withLock { left in
+                                left -= 1
+                                return left == 0
+                            }
+                            if last { completion(.success(tally.withLock { $0 })) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `runDue(limit:completion:)` for async callers: returns once every job the round claimed
+    /// has its outcome recorded (or found its lease taken over).
+    ///
+    /// - Returns: how many jobs were claimed, and how many outcomes were not recorded.
+    /// - Throws: the claim's `StorageError`.
+    @discardableResult
+    public func runDue(limit: Int? = nil) async throws -> Round {
+        try await withCheckedThrowingContinuation { continuation in
+            runDue(limit: limit) { continuation.resume(with: $0) }
+        }
+    }
+
+    // MARK: Claiming and finishing
+
+    private func poll() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state == .polling, !claiming, inFlight < configuration.maxInFlight else { return }
+        claiming = true
+        let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
+        let lease = configuration.leaseMilliseconds
+        let clock = self.clock
+        storage.write({ tx in
+            try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+        }) { [self] result in
+            queue.async { [self] in
+                claiming = false
+                switch result {
+                case .success(let jobs):
+                    send(jobs) { _ in }
+                    if jobs.count == want { poll() }
+                case .failure(let error):
+                    log.error("claiming push jobs failed", ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Sends claimed jobs, each taking a slot until its outcome is recorded; `recorded` is called
+    /// on `queue` after each one's slot is freed, with whether its outcome was recorded.
+    private func send(_ jobs: [JobRecord], recorded: @escaping @Sendable (Bool) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        inFlight += jobs.count
+        for job in jobs {
+            process(job) { [self] wasRecorded in
+                queue.async { [self] in
+                    finished()
+                    recorded(wasRecorded)
+                }
+            }
+        }
+    }
+
+    /// Frees one slot; wakes `stop` when the last one is free, and claims again while polling.
+    private func finished() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        inFlight -= 1
+        assert(inFlight >= 0, "more outcomes than claimed jobs")
+        if inFlight == 0 { drained?.signal() }
+        pollAfterFinish()
+    }
+
+    /// After a send finishes: claim again once a batch's worth of slots is free (or the worker
+    /// is nearly idle), not for every single slot — a claim is a write transaction.
+    private func pollAfterFinish() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if inFlight <= max(configuration.maxInFlight - configuration.batchSize, 0) || inFlight < configuration.batchSize / 2 {
+            poll()
+        }
+    }
+
+    // MARK: One job
+
+    /// Decides, sends and records one claimed job; `done` is called once, from any thread, after
+    /// its outcome's transaction, with whether it committed.
+    private func process(_ job: JobRecord, done: @escaping @Sendable (Bool) -> Void) {
+        let payload: DeliveryJobPayload
+        do {
+            payload = try DeliveryJobPayload.decode(job.payloadJSON)
+        } catch {
+            return finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil, done: done)
+        }
+        let deviceID = payload.deviceID
+        let origin = payload.origin
+        let clock = self.clock
+        if let expiresAt = payload.notification.expiresAt, Int64(expiresAt) * 1000 <= clock.unixMilliseconds {
+            // NO-2: an expired notification is never sent, however late its job runs.
+            return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired", done: done)
+        }
+        if let origin, isAcknowledged(origin) {
+            // NO-2 `unless_acked`: the session acknowledged the live event within its window.
+            return skip(job, origin: origin, deviceID: deviceID, outcome: .suppressedAcked, note: "acked", done: done)
+        }
+        storage.read({ tx in try tx.devices.find(id: deviceID, now: clock.unixMilliseconds) }) { [self] result in
+            switch result {
+            case .failure(let error):
+                finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: origin, done: done)
+            case .success(nil):
+                // Deleted since the job was queued (logout, dead token): nothing to send.
+                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
+            case .success(let device?) where origin != nil && !device.sessionActive:
+                // The session ended or expired after planning (DV-4): its devices get no pushes.
+                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)
+            case .success(let device?):
+                guard let apnsID = PushID(payload.apnsID) else {
+                    return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin, done: done)
+                }
+                // Device rows keep the provider as text; this is where it becomes a `PushProviderID`.
+                guard let provider = PushProviderID(rawValue: device.provider) else {
+                    return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin, done: done)
+                }
+                let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
+                    var outcome = classification.outcome
+                    switch outcome {
+                    case .deleteDevice(let reason, _):
+                        if !massDeletionGuard.allowDeletion(provider: device.provider, reason: reason) {
+                            log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
+                                      ["provider": device.provider, "reason": reason])
+                            outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
+                        }
+                    case .delivered:
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: true)
+                    default:
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: false)
+                    }
+                    finish(job, outcome, device: device, origin: origin, done: done)
+                }
+            }
+        }
+    }
+
+    /// NO-2 `unless_acked`: whether the planned push's session acknowledged the live event it
+    /// waits for. Only a push with both an `ack_event_id` and a session can be acknowledged.
+    private func isAcknowledged(_ origin: DeliveryJobPayload.Origin) -> Bool {
+        guard let presence, let event = origin.ackEventID, let session = origin.sessionID else { return false }
+        return presence.hasAcknowledged(userID: origin.userID, sessionID: session, id: event)
+    }
+
+    /// Completes a planned push that must not be sent, recording why in its delivery record.
+    private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String,
+                      done: @escaping @Sendable (Bool) -> Void) {
+        let clock = self.clock
+        storage.write({ tx in
+            try held(tx.jobs.complete(job.lease, note: note))
+            try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note,
+                            at: clock.unixMilliseconds)
+        }) { [self] result in
+            if case .failure(let error) = result {
+                logFailure("recording a skipped push failed", job: job, error: error)
+            }
+            done(result.isSuccess)
+        }
+    }
+
+    /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
+    /// is another claim's to record, so it is only a warning.
+    private func logFailure(_ message: String, job: JobRecord, error: any Error) {
+        if error is LeaseLost {
+            log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
+        } else {
+            log.error(message, ["job_id": String(job.id), "error": "\(error)"])
+        }
+    }
+
+    /// Appends to a planned push's delivery record (NO-8); plain pushes have none.
+    /// - Parameter at: unix ms of the outcome.
+    private static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
+                               outcome: DeliveryOutcome, messageID: String? = nil, detail: String? = nil, at: Int64) throws(StorageError) {
+        guard let origin else { return }
+        try tx.deliveries.record(DeliveryEntry(
+            notificationID: origin.notificationID, userID: origin.userID, deviceID: deviceID, sessionID: origin.sessionID,
+            outcome: outcome, providerMessageID: messageID, jobID: jobID, deliveryID: origin.deliveryID, detail: detail,
+            at: at))
+    }
+
+    /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`.
+    private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
+                        done: @escaping @Sendable (Bool) -> Void) {
+        let policy = configuration.retry
+        let log = self.log, clock = self.clock
+        let deviceID = device?.id ?? ""
+        // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
+        let random = jitter()
+        storage.write({ [self] tx in
+            let now = clock.unixMilliseconds
+            switch outcome {
+            case .delivered(let messageID):
+                try held(tx.jobs.complete(job.lease, note: messageID.map { "delivered: \($0)" }))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID, at: now)
+                self.counters.withLock { $0.delivered += 1 }
+            case .deleteDevice(let reason, let timestamp):
+                // DV-6, PU-5c: a device that registered again after the provider's verdict stays.
+                var deleted = false
+                if let device { deleted = try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp) }
+                let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
+                try held(tx.jobs.complete(job.lease, note: note))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
+                if deleted {
+                    self.counters.withLock { $0.devicesDeleted += 1 }
+                    log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
+                }
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+                // The provider already used its one auth refresh; what is left is a plain retry.
+                var retryAfter: Int64?
+                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
+                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter, random: random) {
+                case .retry(let delay):
+                    try held(tx.jobs.retry(job.lease, runAt: now + delay, error: reason))
+                    try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
+                                    detail: "\(reason); next attempt in \(delay) ms", at: now)
+                    self.counters.withLock { $0.retried += 1 }
+                case .giveUp:
+                    let error = "\(reason) (after \(job.attempts) attempts)"
+                    try held(tx.jobs.deadLetter(job.lease, error: error, now: now))
+                    try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error, at: now)
+                    self.counters.withLock { $0.dead += 1 }
+                    log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                }
+            case .deadLetter(let reason):
+                try held(tx.jobs.deadLetter(job.lease, error: reason, now: now))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)
+                self.counters.withLock { $0.dead += 1 }
+                log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
+            }
+        }) { [self] result in
+            if case .failure(let error) = result {
+                // The lease will expire and the job come back: nothing is lost, it may be sent twice.
+                logFailure("recording a push outcome failed", job: job, error: error)
+            }
+            done(result.isSuccess)
+        }
+    }
+}
+
+/// A fenced job update found the job no longer leased under this worker's claim.
+struct LeaseLost: Error {}
+
+/// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
+/// was lost: the claim that took the job over records its own outcome.
+@inline(__always)
+private func held(_ fenced: Bool) throws(LeaseLost) {
+    if !fenced { throw LeaseLost() }
+}
+
+extension Result {
+    fileprivate var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,472 @@
+import Dispatch
+import Foundation
+import RealtimeMemory
+import StorageSQLite
+import Synchronization
+import Testing
+
+@testable import HeraldCore
+
+/// A provider whose answers each test scripts per token (delivered when nothing is scripted),
+/// recording what it was asked to send. A `.hold` answer keeps the send open: its completion
+/// arrives on `held` for the test to call when it chooses (a slow provider, a lease running out).
+final class FakePushProvider: PushProvider {
+    static let id = PushProviderID.apns
+    static func validate(token: String) throws(DeviceTokenError) -> String { token }
+
+    enum Answer: Sendable {
+        case classify(PushClassification)
+        case hold
+    }
+
+    struct Sent: Sendable {
+        var token: String
+        var pushID: PushID
+        var notification: PushNotification
+    }
+
+    private let state = Mutex<(script: [String: [Answer]], sent: [Sent], messages: Int)>(([:], [], 0))
+    /// Completions of `.hold` sends, in the order they were asked.
+    let held: AsyncStream<@Sendable (PushClassification) -> Void>
+    private let heldContinuation: AsyncStream<@Sendable (PushClassification) -> Void>.Continuation
+
+    init() {
+        (held, heldContinuation) = AsyncStream.makeStream()
+    }
+
+    /// The next answers for `token`, one per send, in order.
+    func script(_ token: String, _ answers: Answer...) {
+        state.withLock { $0.script[token, default: []] += answers }
+    }
+
+    var sent: [Sent] { state.withLock { $0.sent } }
+
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+              completion: @escaping @Sendable (PushClassification) -> Void) {
+        let answer = state.withLock { state -> Answer in
+            state.sent.append(Sent(token: target.token, pushID: pushID, notification: notification))
+            if var answers = state.script[target.token], !answers.isEmpty {
+                let next = answers.removeFirst()
+                state.script[target.token] = answers
+                return next
+            }
+            state.messages += 1
+            return .classify(.delivered("apns-\(state.messages)"))
+        }
+        switch answer {
+        case .classify(let classification): completion(classification)
+        case .hold: heldContinuation.yield(completion)
+        }
+    }
+}
+
+extension PushClassification {
+    static func delivered(_ messageID: String) -> PushClassification {
+        PushClassification(outcome: .delivered(providerMessageID: messageID), status: 200, rule: nil)
+    }
+    static let unavailable = PushClassification.applying(.retry(minimumDelay: nil), reason: "ServiceUnavailable", status: 503, retryAfter: nil)
+    static func unregistered(at timestamp: Int64? = nil) -> PushClassification {
+        .applying(.deleteDevice, reason: "Unregistered", status: 410, retryAfter: nil, timestampMs: timestamp)
+    }
+}
+
+/// A delivery worker on SQLite in memory, the memory presence store, a manual clock and a fake
+/// provider; nothing polls, each test drives rounds with `runDue`.
+final class WorkerHarness: Sendable {
+    let clock = ManualClock()
+    let storage: SQLiteStorage
+    let provider = FakePushProvider()
+    let presence: MemoryPresenceStore
+    let worker: DeliveryWorker
+    let policy: RetryPolicy
+    /// The jitter draw every retry gets: half the backoff ceiling.
+    static let jitter = 0.5
+
+    init(policy: RetryPolicy = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 3),
+         massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), configured: Bool = true) throws {
+        storage = try SQLiteStorage.open(path: ":memory:")
+        presence = MemoryPresenceStore(clock: clock)
+        self.policy = policy
+        var configuration = DeliveryWorker.Configuration()
+        configuration.retry = policy
+        let providers = configured ? PushProviders(configured: [provider], clock: clock)
+                                   : PushProviders(adapters: [FakePushProvider.self], clock: clock)
+        worker = DeliveryWorker(storage: storage, providers: providers, presence: presence, clock: clock,
+                                configuration: configuration, massDeletionGuard: massDeletionGuard, jitter: { WorkerHarness.jitter })
+    }
+
+    deinit {
+        storage.close()
+    }
+
+    var now: Int64 { clock.unixMilliseconds }
+
+    /// The backoff the policy gives after `attempt` with the harness's jitter.
+    func backoff(afterAttempt attempt: Int) -> Int64 {
+        guard case .retry(let delay) = policy.decide(afterAttempt: attempt, random: Self.jitter) else {
+            Issue.record("the policy gives up after attempt \(attempt)")
+            return 0
+        }
+        return delay
+    }
+
+    /// - Parameter sessionExpiresAt: the token's `session_exp`, unix ms; nil: the session does not expire.
+    func register(user: String = "u-1", session: String = "s-1", token: String, sessionExpiresAt: Int64? = nil) throws -> DeviceRecord {
+        let now = self.now
+        return try storage.writeSync { tx in
+            try tx.devices.register(DeviceRegistration(userID: user, sessionID: session, platform: "ios", provider: "apns", token: token),
+                                    sessionExpiresAt: sessionExpiresAt, newID: "d-\(token)", now: now).device
+        }
+    }
+
+    /// Queues a push to `device`, due now; planned (with a delivery record) unless `planned` is false.
+    @discardableResult
+    func enqueue(_ device: DeviceRecord, notification: PushNotification = PushNotification(title: "Hi", body: "there"),
+                 planned: Bool = true, ackEventID: String? = nil) throws -> Int64 {
+        let origin = planned ? DeliveryJobPayload.Origin(notificationID: "n-\(device.id)", userID: device.userID,
+                                                         sessionID: device.sessionID, ackEventID: ackEventID) : nil
+        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: origin)
+        let now = self.now
+        return try storage.writeSync { tx in
+            try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+        }
+    }
+
+    func job(_ id: Int64) throws -> JobRecord {
+        try #require(try storage.readSync { tx in try tx.jobs.find(id: id) })
+    }
+
+    func record(_ device: DeviceRecord) throws -> [DeliveryEntry] {
+        try storage.readSync { tx in try tx.deliveries.list(notificationID: "n-\(device.id)") }
+    }
+
+    func device(_ id: String) throws -> DeviceRecord? {
+        let now = self.now
+        return try storage.readSync { tx in try tx.devices.find(id: id, now: now) }
+    }
+}
+
+/// The delivery worker driven by a manual clock, one `runDue` round at a time: no timer, no sleep.
+@Suite struct DeliveryWorkerTests {
+    @Test func aDeliveredPushCompletesTheJobAndRecordsSent() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1))
+        let job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 1 && job.lastError == "delivered: apns-1")
+        let record = try h.record(device)
+        #expect(record.map(\.outcome) == [.sent])
+        #expect(record.first?.providerMessageID == "apns-1" && record.first?.jobID == id && record.first?.at == h.now)
+        #expect(record.first?.sessionID == "s-1" && record.first?.deviceID == device.id)
+        let payload = try DeliveryJobPayload.decode(job.payloadJSON)
+        #expect(h.provider.sent.map(\.pushID.value) == [payload.apnsID])
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1))
+        // Nothing is left to claim.
+        #expect(try await h.worker.runDue().claimed == 0)
+    }
+
+    @Test func aRetryIsDueAfterTheBackoffAndNotBefore() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unavailable))
+        let id = try h.enqueue(device)
+        let decided = h.now
+        try await h.worker.runDue()
+        let delay = h.backoff(afterAttempt: 1)
+        #expect(delay == 500)   // base × 2^0, jitter 0.5
+        var job = try h.job(id)
+        #expect(job.state == .queued && job.attempts == 1 && job.runAt == decided + delay)
+        #expect(job.lastError == "ServiceUnavailable")
+        #expect(try h.record(device).map(\.detail) == ["ServiceUnavailable; next attempt in 500 ms"])
+
+        h.clock.advance(byMilliseconds: delay - 1)
+        #expect(try await h.worker.runDue().claimed == 0)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue().claimed == 1)
+        job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 2)
+        #expect(try h.record(device).map(\.outcome) == [.retrying, .sent])
+        // PU-5b: the retry carries the same push id.
+        let sent = h.provider.sent
+        #expect(sent.count == 2 && sent[0].pushID == sent[1].pushID)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
+    }
+
+    @Test func retryAfterIsAFloorUnderTheBackoff() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.applying(.retry(minimumDelay: nil), reason: "TooManyRequests", status: 429, retryAfter: 30)))
+        let id = try h.enqueue(device)
+        let decided = h.now
+        try await h.worker.runDue()
+        #expect(try h.job(id).runAt == decided + 30_000)
+        #expect(try h.record(device).first?.detail == "TooManyRequests; next attempt in 30000 ms")
+        h.clock.advance(byMilliseconds: 29_999)
+        #expect(try await h.worker.runDue().claimed == 0)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue().claimed == 1)
+        #expect(try h.job(id).state == .done)
+    }
+
+    @Test func theLastAttemptDeadLettersWithGrowingDelays() async throws {
+        let h = try WorkerHarness()   // 3 attempts
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unavailable), .classify(.unavailable), .classify(.unavailable))
+        let id = try h.enqueue(device)
+        var delays: [Int64] = []
+        for attempt in 1...3 {
+            #expect(try await h.worker.runDue().claimed == 1)
+            let job = try h.job(id)
+            #expect(job.attempts == attempt)
+            if attempt < 3 {
+                #expect(job.state == .queued)
+                delays.append(job.runAt - h.now)
+                h.clock.advance(byMilliseconds: job.runAt - h.now)
+            }
+        }
+        #expect(delays == [h.backoff(afterAttempt: 1), h.backoff(afterAttempt: 2)] && delays == [500, 1_000])
+        let job = try h.job(id)
+        #expect(job.state == .dead && job.attempts == 3 && job.deadAt == h.now)
+        #expect(job.lastError == "ServiceUnavailable (after 3 attempts)")
+        #expect(try h.record(device).map(\.outcome) == [.retrying, .retrying, .dead])
+        #expect(try h.record(device).last?.detail == "ServiceUnavailable (after 3 attempts)")
+        // Nothing after the dead letter; the device is not to blame.
+        h.clock.advance(byMilliseconds: 3_600_000)
+        #expect(try await h.worker.runDue().claimed == 0)
+        #expect(h.provider.sent.count == 3)
+        #expect(try h.device(device.id) != nil)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 2, dead: 1))
+    }
+
+    @Test func aRequestTheProviderRefusesIsDeadAtOnce() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.applying(.deadLetterRequest, reason: "PayloadTooLarge", status: 413, retryAfter: nil)))
+        let id = try h.enqueue(device)
+        try await h.worker.runDue()
+        let job = try h.job(id)
+        #expect(job.state == .dead && job.attempts == 1 && job.lastError == "PayloadTooLarge")
+        #expect(try h.record(device).map(\.outcome) == [.dead])
+        #expect(try h.device(device.id) != nil)
+    }
+
+    @Test func aProviderWithoutCredentialsDeadLettersAtOnce() async throws {
+        let h = try WorkerHarness(configured: false)
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        try await h.worker.runDue()
+        let job = try h.job(id)
+        #expect(job.state == .dead && job.attempts == 1 && job.lastError == "push_not_configured: no apns credentials")
+        #expect(try h.record(device).map(\.detail) == ["push_not_configured: no apns credentials"])
+        #expect(h.provider.sent.isEmpty)
+    }
+
+    @Test func anInvalidTokenDeletesTheDevice() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let bystander = try h.register(session: "s-2", token: "tok-2")
+        h.provider.script("tok-1", .classify(.unregistered()))
+        let id = try h.enqueue(device)
+        try h.enqueue(bystander)
+        #expect(try await h.worker.runDue().claimed == 2)
+        let job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 1 && job.lastError == "device_deleted: Unregistered")
+        #expect(try h.record(device).map(\.outcome) == [.failed])
+        #expect(try h.record(device).first?.detail == "device_deleted: Unregistered")
+        #expect(try h.device(device.id) == nil && h.device(bystander.id) != nil)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, devicesDeleted: 1))
+    }
+
+    @Test func aDeviceRegisteredAgainAfterTheVerdictIsKept() async throws {
+        let h = try WorkerHarness()
+        let verdict = h.now
+        h.clock.advance(byMilliseconds: 60_000)
+        let device = try h.register(token: "tok-1")   // registered after the provider's verdict
+        h.provider.script("tok-1", .classify(.unregistered(at: verdict)), .classify(.unregistered(at: h.now)))
+        let kept = try h.enqueue(device)
+        try await h.worker.runDue()
+        #expect(try h.job(kept).lastError == "token_rejected_but_reregistered: Unregistered")
+        #expect(try h.device(device.id) != nil)
+        // The same verdict dated now deletes it.
+        try h.enqueue(device)
+        try await h.worker.runDue()
+        #expect(try h.device(device.id) == nil)
+        #expect(try h.record(device).map(\.detail) == ["token_rejected_but_reregistered: Unregistered", "device_deleted: Unregistered"])
+    }
+
+    @Test func theMassDeletionGuardTurnsDeletionsIntoDeadLetters() async throws {
+        // Trips once 2 of the last answers (window 4, half of it) are the same rejection.
+        let h = try WorkerHarness(massDeletionGuard: MassDeletionGuard(limits: .init(window: 4, threshold: 0.5)))
+        var devices: [DeviceRecord] = []
+        var jobs: [Int64] = []
+        for n in 1...3 {
+            let device = try h.register(session: "s-\(n)", token: "tok-\(n)")
+            h.provider.script("tok-\(n)", .classify(.unregistered()))
+            devices.append(device)
+            jobs.append(try h.enqueue(device))
+        }
+        for _ in jobs { #expect(try await h.worker.runDue(limit: 1).claimed == 1) }
+        // The first rejection deletes (the guard has seen too little); then it trips.
+        #expect(try h.job(jobs[0]).state == .done && h.device(devices[0].id) == nil)
+        for (id, device) in zip(jobs.dropFirst(), devices.dropFirst()) {
+            let job = try h.job(id)
+            #expect(job.state == .dead && job.lastError == "provider_misconfigured: Unregistered")
+            #expect(try h.device(device.id) != nil)
+            #expect(try h.record(device).map(\.outcome) == [.dead])
+        }
+        #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns") == "Unregistered")
+        // A delivery resets it.
+        let fresh = try h.register(session: "s-9", token: "tok-9")
+        try h.enqueue(fresh)
+        try await h.worker.runDue()
+        #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns") == nil)
+    }
+
+    @Test func anExpiredNotificationIsRecordedAndNotSent() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        // Expires 10 s from now; the job runs 10 s late (a retry, a backlog).
+        let expiresAt = Int(h.clock.unixSeconds) + 10
+        let id = try h.enqueue(device, notification: PushNotification(title: "Sale", expiresAt: expiresAt))
+        h.clock.advance(byMilliseconds: 10_000)
+        try await h.worker.runDue()
+        #expect(try h.job(id).state == .done)
+        #expect(try h.record(device).map(\.outcome) == [.expired] && h.record(device).first?.detail == "expired")
+        #expect(h.provider.sent.isEmpty)
+    }
+
+    @Test func aNotificationNotYetExpiredIsSent() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        try h.enqueue(device, notification: PushNotification(title: "Sale", expiresAt: Int(h.clock.unixSeconds) + 10))
+        h.clock.advance(byMilliseconds: 9_999)
+        try await h.worker.runDue()
+        #expect(try h.record(device).map(\.outcome) == [.sent])
+    }
+
+    @Test func unlessAckedIsSuppressedOnlyForTheSessionThatAcknowledged() async throws {
+        let h = try WorkerHarness()
+        let acked = try h.register(session: "s-1", token: "tok-1")
+        let other = try h.register(session: "s-2", token: "tok-2")
+        h.presence.acknowledge(sessionID: "s-1", connectionID: nil, userID: "u-1", ids: ["evt-1"])
+        try h.enqueue(acked, ackEventID: "evt-1")
+        try h.enqueue(other, ackEventID: "evt-1")
+        #expect(try await h.worker.runDue().claimed == 2)
+        #expect(try h.record(acked).map(\.outcome) == [.suppressedAcked] && h.record(acked).first?.detail == "acked")
+        #expect(try h.record(other).map(\.outcome) == [.sent])
+        #expect(h.provider.sent.map(\.token) == ["tok-2"])
+    }
+
+    @Test func aPushWithoutAnAckEventIsSentWhateverTheSessionAcknowledged() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.presence.acknowledge(sessionID: "s-1", connectionID: nil, userID: "u-1", ids: ["evt-1"])
+        try h.enqueue(device)
+        try await h.worker.runDue()
+        #expect(try h.record(device).map(\.outcome) == [.sent])
+    }
+
+    @Test func aGoneDeviceOrAnInactiveSessionIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let gone = try h.register(session: "s-1", token: "tok-1")
+        // Sessions that expire a second after planning (DV-4); ending one deletes its devices.
+        let expired = try h.register(session: "s-2", token: "tok-2", sessionExpiresAt: h.now + 1_000)
+        let plain = try h.register(session: "s-3", token: "tok-3", sessionExpiresAt: h.now + 1_000)
+        try h.enqueue(gone)
+        try h.enqueue(expired)
+        try h.enqueue(plain, planned: false)
+        try h.storage.writeSync { tx in _ = try tx.devices.delete(id: gone.id, userID: "u-1") }
+        h.clock.advance(byMilliseconds: 1_000)
+        #expect(try await h.worker.runDue().claimed == 3)
+        #expect(try h.record(gone).map(\.outcome) == [.skippedSession] && h.record(gone).first?.detail == "device_gone")
+        #expect(try h.record(expired).map(\.outcome) == [.skippedSession] && h.record(expired).first?.detail == "session_inactive")
+        // A plain push (`POST /v1/push`, no origin) is not tied to the session: it is sent.
+        #expect(h.provider.sent.map(\.token) == ["tok-3"])
+    }
+
+    @Test func anOutcomeAfterTheLeaseWasTakenOverIsNotRecorded() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .hold)
+        let id = try h.enqueue(device)
+        var held = h.provider.held.makeAsyncIterator()
+        async let stale = h.worker.runDue()
+        let lateAnswer = try #require(await held.next())
+        // The provider is silent past the lease (60 s): another claim takes the job over.
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1))
+        #expect(try h.job(id).state == .done && h.job(id).attempts == 2)
+        // The first send's answer arrives at last: fenced out, nothing recorded.
+        lateAnswer(.delivered("apns-late"))
+        #expect(try await stale == DeliveryWorker.Round(claimed: 1, unrecorded: 1))
+        let record = try h.record(device)
+        #expect(record.map(\.outcome) == [.sent] && record.first?.providerMessageID == "apns-1")
+        #expect(try h.job(id).lastError == "delivered: apns-1")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1))
+    }
+
+    @Test func leasesLeftByADeadProcessAreReleasedAtStart() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        let now = h.now
+        // A process claimed it and died.
+        _ = try h.storage.writeSync { tx in
+            try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: 10, leaseMilliseconds: 60_000, now: now)
+        }
+        #expect(try await h.worker.runDue().claimed == 0)
+        #expect(h.worker.releaseAbandonedLeases() == 1)
+        #expect(try await h.worker.runDue().claimed == 1)
+        let job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 2)
+        #expect(h.worker.releaseAbandonedLeases() == 0)
+    }
+
+    @Test func deadLettersRetriedInBulkAreDueAgainAndSent() async throws {
+        let h = try WorkerHarness()
+        var devices: [DeviceRecord] = []
+        var jobs: [Int64] = []
+        for n in 1...2 {
+            let device = try h.register(session: "s-\(n)", token: "tok-\(n)")
+            h.provider.script("tok-\(n)", .classify(.applying(.deadLetterConfiguration, reason: "InvalidProviderToken", status: 403, retryAfter: nil)))
+            devices.append(device)
+            jobs.append(try h.enqueue(device))
+        }
+        try await h.worker.runDue()
+        #expect(try jobs.map { try h.job($0).state } == [.dead, .dead])
+        // The operator fixed the credentials.
+        h.clock.advance(byMilliseconds: 5_000)
+        let now = h.now
+        let revived = try h.storage.writeSync { tx in
+            try tx.jobs.retryDead(matching: DeadJobFilter(kind: DeliveryJobPayload.kind), now: now)
+        }
+        #expect(revived == 2)
+        #expect(try await h.worker.runDue().claimed == 2)
+        for (id, device) in zip(jobs, devices) {
+            let job = try h.job(id)
+            #expect(job.state == .done && job.attempts == 1)
+            #expect(try h.record(device).map(\.outcome) == [.dead, .sent])
+        }
+        let sent = h.provider.sent
+        #expect(sent.count == 4)
+    }
+
+    @Test func stopWaitsForTheSendsInFlightThenClaimsNothing() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .hold)
+        let id = try h.enqueue(device)
+        var held = h.provider.held.makeAsyncIterator()
+        async let round = h.worker.runDue()
+        let answer = try #require(await held.next())
+        #expect(h.worker.stop(deadline: 0) == 1)   // still in flight
+        DispatchQueue.global().async { answer(.delivered("apns-9")) }
+        #expect(h.worker.stop(deadline: 10) == 0)  // drained once the answer was recorded
+        #expect(try await round == DeliveryWorker.Round(claimed: 1))
+        #expect(try h.job(id).state == .done)
+        // Stopped: a later round claims nothing.
+        try h.enqueue(device)
+        #expect(try await h.worker.runDue().claimed == 0)
+    }
+}
