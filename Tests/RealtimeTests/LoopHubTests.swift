@@ -28,7 +28,7 @@ final class RecordingSubscriber: StreamSubscriber {
     var received: [String] = []
     var onDeliver: ((ChannelMessage) -> Void)?
     init(_ name: String) { self.name = name }
-    func deliver(_ message: ChannelMessage) {
+    func deliver(_ message: ChannelMessage, encoded: EncodedMessage) {
         received.append("\(message.channel):\(message.data)")
         onDeliver?(message)
     }

@@ -49,7 +49,7 @@ private final class SequenceRecorder: StreamSubscriber {
     var hubSlots = HubSlots()
     var sequences: [UInt64] = []
     var since: UInt64 = 0
-    func deliver(_ message: ChannelMessage) { sequences.append(message.sequence) }
+    func deliver(_ message: ChannelMessage, encoded: EncodedMessage) { sequences.append(message.sequence) }
 }
 
 /// Holds loop-owned recorders so the test thread can pass them around; read only through `onLoop`.

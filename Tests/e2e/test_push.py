@@ -527,6 +527,42 @@ def test_configuration_and_request_errors_dead_letter_at_once_then_retry(herald_
         assert first["headers"]["apns-id"] == second["headers"]["apns-id"] == job["payload"]["apns_id"]
 
 
+def test_dead_letters_retried_in_bulk_after_an_outage(herald_factory, provider_double):
+    """An outage dead-letters several pushes at once; one call after it queues them all again
+    (optionally only those that died since a time), and each is then delivered once."""
+    double = provider_double
+    h = herald_with_push(herald_factory, double, HERALD_PUSH_RETRY_BASE_MS=50)
+    devices = [ios(h) for _ in range(3)]
+    for d in devices:
+        double.set_outcomes("apns", d.token, [{"status": 403, "reason": "InvalidProviderToken"}])
+    jobs = [push_one(h, d) for d in devices]
+    for job_id in jobs:
+        wait_job(h, job_id, "dead")
+
+    # Bad filters change nothing; no server key is refused.
+    for body, field in [({"dead_since": "yesterday"}, "dead_since"), ({"kind": ""}, "kind"), ({"kind": "k" * 65}, "kind")]:
+        r = HTTP.post(h.url("/v1/jobs/retry"), json=body, headers=h.server_headers())
+        assert r.status_code == 400 and r.json().get("field") == field, r.text
+    assert HTTP.post(h.url("/v1/jobs/retry"), json={}).status_code == 401
+    assert all(find_job(h, j, ("dead",)) is not None for j in jobs)
+
+    # Only those that died since a time in the future: none.
+    r = HTTP.post(h.url("/v1/jobs/retry"), json={"dead_since": "2999-01-01T00:00:00Z"}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json() == {"retried": 0}, r.text
+
+    r = HTTP.post(h.url("/v1/jobs/retry"), json={"kind": "push.deliver", "dead_since": "2020-01-01T00:00:00Z"},
+                  headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["retried"] >= 3, r.text
+    for job_id in jobs:
+        done = wait_job(h, job_id, "done")
+        assert done["attempts"] == 1, done
+    for d in devices:
+        sent = apns_requests(double, d.token, 2)
+        assert [e["status"] for e in sent] == [403, 200], sent
+    r = HTTP.post(h.url("/v1/jobs/retry"), headers=h.server_headers())
+    assert r.status_code == 200 and r.json() == {"retried": 0}, r.text
+
+
 @pytest.mark.parametrize("data,reason", [
     ({f"k{i}": "v" * 100 for i in range(50)}, "payload_too_large"),   # > 4096 bytes on both providers
     ({"aps": "1"}, "reserved_data_key"),                                 # APNs root key

@@ -149,11 +149,21 @@ enum OpenAPIComponents {
         }
       },
       "DatabaseBusy": {
-        "description": "The database stayed locked past its busy timeout (`database_busy`); retry shortly.",
+        "description": "The database stayed locked past its busy timeout (`database_busy`; retry shortly), or cannot be reached or is shutting down (`database_unavailable`; retry later).",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_busy"]}}}]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_busy", "database_unavailable"]}}}]
+            }
+          }
+        }
+      },
+      "DatabaseFull": {
+        "description": "The database has no space left for this write (`database_full`): nothing was stored; retry once an operator has freed space.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_full"]}}}]
             }
           }
         }
@@ -307,6 +317,7 @@ extension OpenAPIResponse {
     static let payloadTooLarge = OpenAPIResponse.shared("PayloadTooLarge")
     static let unsupportedMediaType = OpenAPIResponse.shared("UnsupportedMediaType")
     static let databaseBusy = OpenAPIResponse.shared("DatabaseBusy")
+    static let databaseFull = OpenAPIResponse.shared("DatabaseFull")
     static let tooManyConnections = OpenAPIResponse.shared("TooManyConnections")
     static let headerTooLarge = OpenAPIResponse.shared("HeaderTooLarge")
     static let forbiddenChannel = OpenAPIResponse.shared("ForbiddenChannel")

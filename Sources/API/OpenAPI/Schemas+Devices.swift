@@ -346,7 +346,7 @@ extension OpenAPIComponents {
             "items": {
               "type": "object",
               "required": ["device_id", "reason"],
-              "properties": {"device_id": {"type": "string"}, "reason": {"type": "string", "enum": ["session_inactive"]}},
+              "properties": {"device_id": {"type": "string"}, "reason": {"type": "string", "enum": ["session_inactive", "not_found"]}},
               "additionalProperties": false
             }
           }

@@ -10,6 +10,41 @@ struct JobRoutes {
         let routes = self
         table.on(Spec.listJobs) { context in try routes.list(context) }
         table.on(Spec.retryJob) { context in try routes.retry(context) }
+        table.on(Spec.retryDeadJobs) { context in try routes.retryDead(context) }
+    }
+
+    /// The body of `POST /v1/jobs/retry`: which dead letters to retry (all when empty).
+    struct RetryDeadBody: Decodable {
+        /// Only jobs of this kind (`push.deliver`).
+        let kind: String?
+        /// Only jobs that died at or after this RFC 3339 time (e.g. when a provider outage began).
+        let dead_since: String?
+    }
+
+    /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
+    /// goes back to the queue with fresh attempts, due now (after a provider outage or a
+    /// credentials fix, PU-5). An empty body retries every dead job.
+    func retryDead(_ context: RequestContext) throws -> RouteResult {
+        try authenticator.server(context)
+        var filter = DeadJobFilter()
+        if !context.request.body.isEmpty {
+            let body = try RequestBody.decode(RetryDeadBody.self, from: context.request)
+            if let kind = body.kind {
+                guard (1...64).contains(kind.utf8.count) else { throw HTTPError.invalid("kind", "kind is 1-64 bytes, e.g. push.deliver") }
+                filter.kind = kind
+            }
+            if let text = body.dead_since {
+                guard let since = Timestamp.milliseconds(rfc3339: text) else {
+                    throw HTTPError.invalid("dead_since", "dead_since is an RFC 3339 time such as 2026-12-01T10:00:00Z")
+                }
+                filter.deadSince = since
+            }
+        }
+        let matching = filter
+        return responder.write { tx in
+            let retried = try tx.jobs.retryDead(matching: matching, now: unixMilliseconds())
+            return .json(200, "{\"retried\":\(retried)}")
+        }
     }
 
     /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key), newest first.

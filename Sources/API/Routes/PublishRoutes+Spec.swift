@@ -14,6 +14,8 @@ extension PublishRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
+                503: .json("The broker cannot take the message now (`broker_unavailable`): nothing was published; retry.",
+                           .error(["broker_unavailable"])),
             ])
 
         static let publishBatch = RouteSpec(
@@ -28,6 +30,8 @@ extension PublishRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
+                503: .json("The broker cannot take the message now (`broker_unavailable`): nothing was published; retry.",
+                           .error(["broker_unavailable"])),
             ])
     }
 }

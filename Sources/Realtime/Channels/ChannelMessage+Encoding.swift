@@ -5,7 +5,7 @@ import Synchronization
 /// written the same `sseBytes` (or the same WebSocket frame), so fan-out costs no encoding per
 /// subscriber (DESIGN, hub). Attached to the `ChannelMessage` it encodes, so a message replayed
 /// from history reuses the bytes built when it was live.
-final class EncodedMessage: Sendable {
+public final class EncodedMessage: Sendable {
     /// The complete SSE event: `id:`, `event:`, `data:` lines and the blank line.
     let sseBytes: [UInt8]
     /// The same event without `id:`: how a retained message is shown to a new subscriber, so the

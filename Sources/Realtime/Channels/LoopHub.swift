@@ -5,7 +5,11 @@ import HeraldCore
 public protocol StreamSubscriber: AnyObject {
     /// Writes one message (or queues it). Must not close synchronously: a subscriber that has to
     /// go asks the hub with `LoopHub.scheduleClose`.
-    func deliver(_ message: ChannelMessage)
+    ///
+    /// - Parameter encoded: the message's wire forms, looked up once per message by the hub, not
+    ///   once per subscriber (the lookup is an atomic load and a reference count that every loop
+    ///   would otherwise touch for every subscriber).
+    func deliver(_ message: ChannelMessage, encoded: EncodedMessage)
     /// Where this subscriber sits in the hub's lists, kept by the hub for O(1) removal.
     var hubSlots: HubSlots { get set }
 }
@@ -147,8 +151,9 @@ public final class LoopHub: @unchecked Sendable {
         for message in messages {
             guard let list = channels[message.channel] else { continue }
             let sequence = message.sequence
+            let encoded = message.encoded
             for entry in list.entries where sequence > entry.since {
-                entry.subscriber.deliver(message)
+                entry.subscriber.deliver(message, encoded: encoded)
                 deliveredCount &+= 1
             }
         }

@@ -3,7 +3,7 @@ import HeraldCore
 /// backlog, and the slow-consumer rule (RT-8).
 extension HTTPConnection {
     /// Called by the hub for every live message of a subscribed channel.
-    func deliver(_ message: ChannelMessage) {
+    func deliver(_ message: ChannelMessage, encoded: EncodedMessage) {
         switch state {
         case .stream:
             break
@@ -12,7 +12,7 @@ extension HTTPConnection {
         default:
             return
         }
-        let size = isWebSocket ? message.webSocketFrame.count : message.sseBytes.count
+        let size = isWebSocket ? encoded.frames(message).live.count : encoded.sseBytes.count
         if !backlog.isEmpty {
             // Behind a replay: queue in order, as bounded as the outbound queue itself.
             guard backlog.liveCount < configuration.outboundMaxEvents,
@@ -32,7 +32,7 @@ extension HTTPConnection {
                 return
             }
         }
-        writeStreamMessage(message)
+        writeStreamMessage(message, encoded: encoded)
     }
 
     private func exceedsOutboundBound(adding size: Int) -> Bool {
@@ -51,7 +51,7 @@ extension HTTPConnection {
             default: return
             }
             switch backlog.popFirst() {
-            case .message(let message)?: writeStreamMessage(message)
+            case .message(let message)?: writeStreamMessage(message, encoded: message.encoded)
             case .bytes(let bytes)?: write(bytes)
             case nil: return
             }
@@ -65,16 +65,16 @@ extension HTTPConnection {
 
     /// Writes one message in the stream's encoding and notes personal-channel deliveries for
     /// presence (the push planner's "did this session receive it").
-    private func writeStreamMessage(_ message: ChannelMessage) {
+    private func writeStreamMessage(_ message: ChannelMessage, encoded: EncodedMessage) {
         let connectionID: String
         let personal: ChannelName?
         switch state {
         case .stream(let stream):
-            write(message.sseBytes)
+            write(encoded.sseBytes)
             connectionID = stream.connectionID
             personal = stream.personal
         case .websocket(let session):
-            write(message.webSocketFrame)
+            write(encoded.frames(message).live)
             connectionID = session.connectionID
             personal = session.personal
         default:
