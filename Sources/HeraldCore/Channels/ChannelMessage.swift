@@ -29,7 +29,7 @@ public final class ChannelMessage: Sendable {
     @usableFromInline nonisolated(unsafe) let attached = Atomic<Unmanaged<AnyObject>?>(nil)
 
     /// The stream position's sequence (`cursor.sequence`).
-    public var sequence: UInt64 { cursor.sequence }
+    @inlinable public var sequence: UInt64 { cursor.sequence }
 
     public init(channel: ChannelName, event: EventName, offset: UInt64, cursor: StreamCursor,
                 data: String, publishedAt: UInt64, retain: Bool) {

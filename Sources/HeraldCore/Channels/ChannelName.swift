@@ -24,6 +24,14 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
 
     public static func < (lhs: ChannelName, rhs: ChannelName) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    // Written out and inlinable: the hub compares and hashes names per message and per
+    // subscriber, from other modules, where a synthesized conformance is an opaque call.
+    @inlinable
+    public static func == (lhs: ChannelName, rhs: ChannelName) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
     @inline(__always)
     static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
