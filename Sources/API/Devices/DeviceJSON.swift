@@ -21,20 +21,11 @@ enum DeviceJSON {
     }
 }
 
-/// RFC 3339 timestamps for API answers, and read back from requests.
+/// RFC 3339 timestamps for API answers.
 enum Timestamp {
     /// `2026-11-29T19:44:07.123Z`.
     static func iso8601(milliseconds: Int64) -> String {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             .formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
-
-    /// Unix ms of an RFC 3339 time with or without fractional seconds (`2026-12-01T10:00:00Z`);
-    /// nil for anything else.
-    static func milliseconds(rfc3339 text: String) -> Int64? {
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        guard let date = fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text) else { return nil }
-        return Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 }

@@ -141,12 +141,15 @@ enum OpenAPIRequestBody: Sendable {
     case shared(String)
     /// A required `application/json` body.
     case json(OpenAPISchema)
+    /// An `application/json` body the caller may leave out (an empty body means its defaults).
+    case optionalJSON(OpenAPISchema)
 
     var json: JSONValue {
         switch self {
         case .shared(let name): return OpenAPIDocument.reference("requestBodies", name)
-        case .json(let schema):
-            return .object([("required", .bool(true)),
+        case .json(let schema), .optionalJSON(let schema):
+            let required: Bool = if case .json = self { true } else { false }
+            return .object([("required", .bool(required)),
                             ("content", .object([("application/json", .object([("schema", schema.json)]))]))])
         }
     }

@@ -39,7 +39,7 @@ extension JobRoutes {
             .post, "/v1/jobs/retry", auth: .serverKey, operationID: "retryDeadJobs",
             tags: ["server"], summary: "Retry dead jobs in bulk",
             description: "Every dead job matching the body goes back to the queue with fresh attempts, due now: after a provider outage (`dead_since` its start) or a credentials fix. An empty body retries every dead job.",
-            requestBody: .json(.json(#"{"type": "object", "properties": {"kind": {"type": "string", "minLength": 1, "maxLength": 64, "examples": ["push.deliver"]}, "dead_since": {"type": "string", "format": "date-time"}}}"#)),
+            requestBody: .optionalJSON(.json(#"{"type": "object", "properties": {"kind": {"type": ["string", "null"], "minLength": 1, "maxLength": 64, "examples": ["push.deliver"]}, "dead_since": {"type": ["integer", "null"], "format": "int64", "minimum": 0, "maximum": 9223372036854775807, "description": "Unix milliseconds."}}}"#)),
             responses: [
                 200: .json("How many jobs were queued again.", .json(#"{"type": "object", "required": ["retried"], "properties": {"retried": {"type": "integer", "minimum": 0}}}"#)),
                 400: .invalidRequest,

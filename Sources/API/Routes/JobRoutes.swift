@@ -17,8 +17,8 @@ struct JobRoutes {
     struct RetryDeadBody: Decodable {
         /// Only jobs of this kind (`push.deliver`).
         let kind: String?
-        /// Only jobs that died at or after this RFC 3339 time (e.g. when a provider outage began).
-        let dead_since: String?
+        /// Only jobs that died at or after this time, unix ms (e.g. when a provider outage began).
+        let dead_since: Int64?
     }
 
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
@@ -33,10 +33,8 @@ struct JobRoutes {
                 guard (1...64).contains(kind.utf8.count) else { throw HTTPError.invalid("kind", "kind is 1-64 bytes, e.g. push.deliver") }
                 filter.kind = kind
             }
-            if let text = body.dead_since {
-                guard let since = Timestamp.milliseconds(rfc3339: text) else {
-                    throw HTTPError.invalid("dead_since", "dead_since is an RFC 3339 time such as 2026-12-01T10:00:00Z")
-                }
+            if let since = body.dead_since {
+                guard since >= 0 else { throw HTTPError.invalid("dead_since", "dead_since is unix milliseconds, not negative") }
                 filter.deadSince = since
             }
         }
