@@ -18,10 +18,8 @@ public enum HeraldAPI {
     /// The routes of `router(…)` with the OpenAPI spec of each.
     static func routes(configuration: APIConfiguration, node: RealtimeNode, database: any Storage,
                        sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> RouteTable {
-        var pushQueued: (@Sendable () -> Void)?
-        if let worker = push?.worker { pushQueued = { worker.wake() } }
         let notifier = notifier ?? Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
-                                            providers: push?.providers, catalog: .empty, pushQueued: pushQueued)
+                                            providers: push?.providers, catalog: .empty, pushQueued: push?.wakeWorker)
         var table = RouteTable()
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)

@@ -154,11 +154,9 @@ enum Herald {
                 return 2
             }
         }
-        var pushQueued: (@Sendable () -> Void)?
-        if let worker = push?.worker { pushQueued = { worker.wake() } }
         let notifier = Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
                                 providers: push?.providers, catalog: catalog, clock: SystemClock(), log: PushSetup.log,
-                                pushQueued: pushQueued)
+                                pushQueued: push?.wakeWorker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
         let server = HTTPServer(configuration: settings.server, router: router, node: node)

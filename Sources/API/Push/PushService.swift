@@ -12,10 +12,8 @@ public struct PushService: Sendable {
         self.worker = worker
     }
 
-    /// Whether a device whose row names `storedProvider` (`devices.provider`) can get pushes now.
-    func isEnabled(_ storedProvider: String) -> Bool {
-        PushProviderID(rawValue: storedProvider).map(providers.isConfigured) ?? false
-    }
+    /// Wakes the delivery worker: the notifier calls it after a planning transaction enqueued pushes.
+    public var wakeWorker: @Sendable () -> Void { { [worker] in worker.wake() } }
 }
 
 /// "Notifications are working on this device" in the device's language (DV-7, NO-5).

@@ -154,7 +154,7 @@ struct NotificationRoutes {
                 let state: String
                 if let sid = device.sessionID, let session = live[sid] {
                     state = liveState(session)
-                } else if device.sessionActive, push?.isEnabled(device.provider) == true {
+                } else if device.sessionActive, push?.providers.isConfigured(storedProvider: device.provider) == true {
                     state = "push_only"
                 } else {
                     state = "unreachable"

@@ -43,6 +43,12 @@ public final class PushProviders: Sendable {
     /// Whether pushes to `id` can be sent (an adapter with credentials).
     public func isConfigured(_ id: PushProviderID) -> Bool { configured[id] != nil }
 
+    /// Whether a device whose row names `storedProvider` (`devices.provider`, text) can get pushes
+    /// now; false for a name no build knows.
+    public func isConfigured(storedProvider: String) -> Bool {
+        PushProviderID(rawValue: storedProvider).map(isConfigured) ?? false
+    }
+
     /// Whether any provider can send.
     public var isEmpty: Bool { configured.isEmpty }
 

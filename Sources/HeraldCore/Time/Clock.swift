@@ -36,8 +36,3 @@ public struct SystemClock: Clock {
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 }
-
-extension Clock where Self == SystemClock {
-    /// The machine's clocks.
-    public static var system: SystemClock { SystemClock() }
-}

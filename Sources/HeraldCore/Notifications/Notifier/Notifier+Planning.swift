@@ -65,7 +65,7 @@ extension Notifier {
                     outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
             }
             for device in devices[record.userID] ?? [] {
-                let enabled = PushProviderID(rawValue: device.provider).map { providers?.isConfigured($0) ?? false } ?? false
+                let enabled = providers?.isConfigured(storedProvider: device.provider) ?? false
                 let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
                                               allowedByPreferences: allowed, providerEnabled: enabled, now: now)
                 switch decision {
