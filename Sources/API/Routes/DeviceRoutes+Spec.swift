@@ -19,23 +19,26 @@ extension DeviceRoutes {
             }
             """#
 
+        /// The answers of both registration routes (the compatibility one maps onto the other).
+        static let registrationResponses: [Int: OpenAPIResponse] = [
+            200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
+            201: .json("A new device.", .ref("Device"), links: deviceLinks),
+            400: .invalidRequest,
+            401: .invalidToken,
+            403: .deviceForbidden,
+            409: .sessionConflict,
+            413: .payloadTooLarge,
+            415: .unsupportedMediaType,
+            429: .tooManyConnections,
+            503: .databaseBusy,
+        ]
+
         static let registerDevice = RouteSpec(
             .post, "/v1/me/devices", auth: .accessToken, operationID: "registerDevice",
             tags: ["devices"], summary: "Register a push device",
             description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted.",
             requestBody: .json(.ref("DeviceRegistration")),
-            responses: [
-                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
-                201: .json("A new device.", .ref("Device"), links: deviceLinks),
-                400: .invalidRequest,
-                401: .invalidToken,
-                403: .deviceForbidden,
-                409: .sessionConflict,
-                413: .payloadTooLarge,
-                415: .unsupportedMediaType,
-                429: .tooManyConnections,
-                503: .databaseBusy,
-            ])
+            responses: registrationResponses)
 
         static let listDevices = RouteSpec(
             .get, "/v1/me/devices", auth: .accessToken, operationID: "listDevices",
@@ -59,7 +62,6 @@ extension DeviceRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -91,7 +93,6 @@ extension DeviceRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -100,18 +101,7 @@ extension DeviceRoutes {
             tags: ["compatibility"], summary: "Register a device token (compatibility, seed 002)",
             description: "Maps onto `POST /v1/me/devices` with provider `fcm`.",
             requestBody: .json(.ref("DeviceTokenRegistration")),
-            responses: [
-                200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
-                201: .json("A new device.", .ref("Device"), links: deviceLinks),
-                400: .invalidRequest,
-                401: .invalidToken,
-                403: .deviceForbidden,
-                409: .sessionConflict,
-                413: .payloadTooLarge,
-                415: .unsupportedMediaType,
-                429: .tooManyConnections,
-                503: .databaseBusy,
-            ])
+            responses: registrationResponses)
 
         static let deleteDeviceToken = RouteSpec(
             .delete, "/v1/users/me/device-tokens", auth: .accessToken, operationID: "deleteDeviceToken",

@@ -19,7 +19,6 @@ extension InboxRoutes {
                 400: .invalidRequest,
                 401: .invalidToken,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -45,7 +44,6 @@ extension InboxRoutes {
                 401: .invalidToken,
                 404: .shared("NotFound", description: "Not one of the caller's notifications (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 

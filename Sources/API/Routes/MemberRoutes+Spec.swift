@@ -18,7 +18,6 @@ extension MemberRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -40,7 +39,6 @@ extension MemberRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -57,7 +55,6 @@ extension MemberRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
     }

@@ -48,7 +48,6 @@ extension NotificationRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -64,7 +63,6 @@ extension NotificationRoutes {
                 401: .invalidToken,
                 404: .shared("NotFound", description: "No such delivery for the caller (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
 
@@ -81,7 +79,6 @@ extension NotificationRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 503: .databaseBusy,
             ])
     }

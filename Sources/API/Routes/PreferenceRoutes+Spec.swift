@@ -3,6 +3,27 @@ import Realtime
 extension PreferenceRoutes {
     /// The OpenAPI operations of these routes; `register(in:)` registers each route with its spec.
     enum Spec {
+        /// The answers of reading a scope's preferences, by scope or by the store alias.
+        static let scopedGetResponses: [Int: OpenAPIResponse] = [
+            200: .pushPreferences,
+            400: .invalidRequest,
+            401: .invalidToken,
+            404: .notFound,
+            429: .tooManyConnections,
+            503: .databaseBusy,
+        ]
+        /// The answers of setting them.
+        static let scopedPutResponses: [Int: OpenAPIResponse] = [
+            200: .pushPreferences,
+            400: .invalidRequest,
+            401: .invalidToken,
+            404: .notFound,
+            413: .payloadTooLarge,
+            415: .unsupportedMediaType,
+            429: .tooManyConnections,
+            503: .databaseBusy,
+        ]
+
         static let getGlobalPushPreferences = RouteSpec(
             .get, "/v1/me/push-preferences", auth: .accessToken, operationID: "getGlobalPushPreferences",
             tags: ["notifications"], summary: "The caller's global push switch",
@@ -35,15 +56,7 @@ extension PreferenceRoutes {
             parameters: [
                 .shared("ScopePath"),
             ],
-            responses: [
-                200: .pushPreferences,
-                400: .invalidRequest,
-                401: .invalidToken,
-                404: .notFound,
-                429: .tooManyConnections,
-                431: .headerTooLarge,
-                503: .databaseBusy,
-            ])
+            responses: scopedGetResponses)
 
         static let putPushPreferences = RouteSpec(
             .put, "/v1/scopes/{scope}/me/push-preferences", auth: .accessToken, operationID: "putPushPreferences",
@@ -52,17 +65,7 @@ extension PreferenceRoutes {
                 .shared("ScopePath"),
             ],
             requestBody: .shared("PushPreferencesUpdate"),
-            responses: [
-                200: .pushPreferences,
-                400: .invalidRequest,
-                401: .invalidToken,
-                404: .notFound,
-                413: .payloadTooLarge,
-                415: .unsupportedMediaType,
-                429: .tooManyConnections,
-                431: .headerTooLarge,
-                503: .databaseBusy,
-            ])
+            responses: scopedPutResponses)
 
         static let getStorePushPreferences = RouteSpec(
             .get, "/v1/stores/{store_id}/me/push-preferences", auth: .accessToken, operationID: "getStorePushPreferences",
@@ -71,15 +74,7 @@ extension PreferenceRoutes {
             parameters: [
                 .shared("StoreID"),
             ],
-            responses: [
-                200: .pushPreferences,
-                400: .invalidRequest,
-                401: .invalidToken,
-                404: .notFound,
-                429: .tooManyConnections,
-                431: .headerTooLarge,
-                503: .databaseBusy,
-            ])
+            responses: scopedGetResponses)
 
         static let putStorePushPreferences = RouteSpec(
             .put, "/v1/stores/{store_id}/me/push-preferences", auth: .accessToken, operationID: "putStorePushPreferences",
@@ -89,16 +84,6 @@ extension PreferenceRoutes {
                 .shared("StoreID"),
             ],
             requestBody: .shared("PushPreferencesUpdate"),
-            responses: [
-                200: .pushPreferences,
-                400: .invalidRequest,
-                401: .invalidToken,
-                404: .notFound,
-                413: .payloadTooLarge,
-                415: .unsupportedMediaType,
-                429: .tooManyConnections,
-                431: .headerTooLarge,
-                503: .databaseBusy,
-            ])
+            responses: scopedPutResponses)
     }
 }

@@ -57,7 +57,6 @@ extension PresenceRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                431: .headerTooLarge,
             ])
     }
 }

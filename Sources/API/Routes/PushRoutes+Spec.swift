@@ -16,7 +16,6 @@ extension PushRoutes {
                 404: .shared("NotFound", description: "Not one of the caller's devices (`not_found`)."),
                 410: .json("The provider rejected the token as invalid; the device was removed (`push_token_invalid`, with `reason`).", .error(["push_token_invalid"])),
                 429: .tooManyConnections,
-                431: .headerTooLarge,
                 502: .json("The provider did not accept the push (`push_provider_error`).", .error(["push_provider_error"])),
                 503: .json("The device's provider has no credentials on this server (`push_not_configured`), or the database is busy (`database_busy`).", .error(["push_not_configured", "database_busy"])),
             ])

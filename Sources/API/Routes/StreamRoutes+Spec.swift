@@ -19,7 +19,6 @@ extension StreamRoutes {
                 401: .invalidToken,
                 403: .forbiddenChannel,
                 429: .json("The user already holds `HERALD_MAX_STREAMS_PER_USER` streams (`too_many_streams`), or the caller's IP address holds `HERALD_MAX_CONNECTIONS_PER_IP` connections (`too_many_connections`).", .error(["too_many_streams", "too_many_connections"])),
-                431: .headerTooLarge,
                 503: .json("The broker cannot take the subscription now (`broker_unavailable`), answered before any stream byte; reconnect later.",
                            .error(["broker_unavailable"])),
             ])

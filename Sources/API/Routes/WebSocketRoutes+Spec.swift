@@ -27,7 +27,6 @@ extension WebSocketRoutes {
                 403: .forbiddenChannel,
                 426: .json("A `Sec-WebSocket-Version` other than 13 (`unsupported_websocket_version`).", .error(["unsupported_websocket_version"]), headers: #"{"Sec-WebSocket-Version": {"schema": {"type": "string", "const": "13"}}}"#),
                 429: .json("With a token on the upgrade: the user already holds `HERALD_MAX_STREAMS_PER_USER` streams (`too_many_streams`), answered before upgrading; or the caller's IP address holds `HERALD_MAX_CONNECTIONS_PER_IP` connections (`too_many_connections`).", .error(["too_many_streams", "too_many_connections"])),
-                431: .headerTooLarge,
             ])
     }
 }
