@@ -156,7 +156,11 @@ private final class FailingBroker: Broker {
             let resume: ResumePoint = i % 4 < 2 ? .cursor(StreamCursor(epoch: 1, sequence: 0)) : .fresh
             Self.subscribe(recorder, [channel], on: loop, node: node, resume: resume)
             recorders.all.append((loop, recorder))
-            usleep(200)
+            // The next join waits until the publisher has moved on, so joins land between
+            // publishes rather than in one burst (an event to wait for, not a pause).
+            let joinedAt = broker.publishedCount
+            let giveUp = DispatchTime.now() + 5
+            while broker.publishedCount < joinedAt + 20, DispatchTime.now() < giveUp { sched_yield() }
         }
         target.store(Int(broker.publishedCount) + 1_000, ordering: .relaxed)
         #expect(publisher.wait(timeout: .now() + 30) == .success)

@@ -455,13 +455,7 @@ def test_five_failures_dead_letter_after_the_fifth_attempt(herald_factory, provi
     double.set_outcomes_all("apns", [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
     answer = push(h, {"kind": "alert", "body": "x"}, devices)
     ids = {j["job_id"] for j in answer["jobs"]}
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        dead = {j["id"]: j for j in jobs_in(h, "dead") if j["id"] in ids}
-        if len(dead) == len(ids):
-            break
-        time.sleep(0.05)
-    assert len(dead) == len(ids), f"{len(dead)} of {len(ids)} dead; queued: {jobs_in(h, 'queued')[:3]}"
+    dead = {j: wait_job(h, j, "dead", timeout=20) for j in ids}
     for job in dead.values():
         assert job["attempts"] == 5, job
         assert "ServiceUnavailable" in job["last_error"] and "5 attempts" in job["last_error"], job
