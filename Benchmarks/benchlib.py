@@ -156,8 +156,9 @@ def wait_quiet(max_cores, timeout, sample=1.0):
 class Herald:
     name = "herald"
 
-    def __init__(self, procs, binary, workdir, loops=2, heartbeat=60, extra_env=None):
+    def __init__(self, procs, binary, workdir, loops=2, heartbeat=60, extra_env=None, wrapper=()):
         self.procs, self.binary, self.workdir = procs, binary, workdir
+        self.wrapper = list(wrapper)  # e.g. valgrind's argv: Herald then runs inside it, same pid
         self.port = free_port()
         self.server_key = secrets.token_hex(24)
         self.jwt_secret = secrets.token_hex(32)
@@ -174,9 +175,9 @@ class Herald:
 
     def start(self):
         self.logf = open(os.path.join(self.workdir, "herald.log"), "w")
-        self.p = self.procs.start("herald", [self.binary], env=self.env, cwd=self.workdir,
+        self.p = self.procs.start("herald", [*self.wrapper, self.binary], env=self.env, cwd=self.workdir,
                                   stdout=self.logf, stderr=subprocess.STDOUT)
-        if not wait_port(self.port):
+        if not wait_port(self.port, timeout=120 if self.wrapper else 15):
             raise RuntimeError("herald did not listen; see " + self.logf.name)
 
     def stop(self):
