@@ -793,6 +793,38 @@ def workdir():
     return tempfile.mkdtemp(prefix="herald-bench-")
 
 
+def callgrind_wrapper(directory, tag):
+    """valgrind's argv to run Herald under callgrind with instrumentation off until
+    `callgrind_start`, its dumps in `directory/callgrind-<tag>.out.<n>`."""
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+            "--callgrind-out-file=" + os.path.join(directory, f"callgrind-{tag}.out")]
+
+
+def callgrind_start(pid):
+    """Zeroes the counters of the callgrind run `pid` and starts counting."""
+    subprocess.run(["callgrind_control", "--zero", str(pid)], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "--instr=on", str(pid)], check=True, capture_output=True)
+
+
+def callgrind_stop(pid, directory, label):
+    """Stops counting, dumps (named `label`) and returns the instructions (Ir) counted since
+    `callgrind_start`: the dump's `totals:` line (its `summary:` is 0 once counting is off)."""
+    subprocess.run(["callgrind_control", "--instr=off", str(pid)], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "--dump=" + label, str(pid)], check=True, capture_output=True)
+    dumps = [os.path.join(directory, f) for f in os.listdir(directory) if ".out." in f]
+    with open(max(dumps, key=os.path.getmtime)) as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    return None
+
+
+def add_callgrind_argument(ap):
+    ap.add_argument("--callgrind", metavar="DIR",
+                    help="run Herald in valgrind's callgrind and count its instructions during each phase "
+                         "(give a binary without debug info: objcopy --strip-debug; see README)")
+
+
 def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=900.0, quiet=False,
                          perf_call_graph=False):
     """The options every driver shares: --herald-bin, --loops, --out, and on request --budget,
@@ -817,12 +849,14 @@ def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=9
 
 def prepare_arguments(args, results_name):
     """Makes the run's work directory and returns it, completing the shared options: --out
-    defaults to `<workdir>/results_name`, and the --perf directory is made absolute and created."""
+    defaults to `<workdir>/results_name`, and the --perf and --callgrind directories are made
+    absolute and created."""
     wd = workdir()
     args.out = args.out or os.path.join(wd, results_name)
-    if getattr(args, "perf", None):
-        args.perf = os.path.abspath(args.perf)
-        os.makedirs(args.perf, exist_ok=True)
+    for option in ("perf", "callgrind"):
+        if getattr(args, option, None):
+            setattr(args, option, os.path.abspath(getattr(args, option)))
+            os.makedirs(getattr(args, option), exist_ok=True)
     return wd
 
 

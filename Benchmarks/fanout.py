@@ -57,8 +57,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
         perf = None
         if args.callgrind and server.name == "herald":
-            subprocess.run(["callgrind_control", "--zero", str(pids[0])], check=True, capture_output=True)
-            subprocess.run(["callgrind_control", "--instr=on", str(pids[0])], check=True, capture_output=True)
+            B.callgrind_start(pids[0])
         if args.perf and server.name == "herald":
             # cpu-clock sampling (no hardware counters in this VM), call graphs, Herald only.
             data = os.path.join(args.perf, f"perf-{transport}-{shape}-{phase}.data")
@@ -74,13 +73,10 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         busy1, own1, t1 = B.machine_busy_seconds(), time.process_time(), time.monotonic()
         if perf:
             procs.stop(perf, sig=signal.SIGINT, timeout=30)
-        if args.callgrind and server.name == "herald":
-            subprocess.run(["callgrind_control", "--instr=off", str(pids[0])], check=True, capture_output=True)
-            subprocess.run(["callgrind_control", "--dump=" + f"{transport}-{shape}-{phase}", str(pids[0])],
-                           check=True, capture_output=True)
+        instructions = (B.callgrind_stop(pids[0], args.callgrind, f"{transport}-{shape}-{phase}")
+                        if args.callgrind and server.name == "herald" else None)
     finally:
         clients.stop()
-    instructions = callgrind_instructions(args.callgrind) if args.callgrind and server.name == "herald" else None
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
     out = {
         "server": server.name, "transport": transport, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
@@ -112,18 +108,6 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
     return out
 
 
-def callgrind_instructions(directory):
-    """Ir of the newest callgrind dump in `directory` (its `totals:` line; `summary:` is 0 when
-    instrumentation was switched off before the dump)."""
-    dumps = [os.path.join(directory, f) for f in os.listdir(directory) if ".out." in f]
-    newest = max(dumps, key=os.path.getmtime)
-    with open(newest) as f:
-        for line in f:
-            if line.startswith("totals:"):
-                return int(line.split()[1])
-    return None
-
-
 def fmt(r):
     def f(x, nd=1):
         return "-" if x is None else f"{x:.{nd}f}"
@@ -150,12 +134,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
-    ap.add_argument("--callgrind", metavar="DIR",
-                    help="run Herald in callgrind; count its instructions during each phase into DIR")
+    B.add_callgrind_argument(ap)
     args = ap.parse_args()
-    if args.callgrind:
-        args.callgrind = os.path.abspath(args.callgrind)
-        os.makedirs(args.callgrind, exist_ok=True)
     B.check_tools()
     B.exit_on_sigterm()
     start = time.monotonic()
@@ -176,9 +156,7 @@ def main():
                 os.makedirs(sd)
                 if name == "herald":
                     # A benchmark WebSocket sends nothing but pongs: keep the idle timeout out of the way.
-                    wrapper = (["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                "--callgrind-out-file=" + os.path.join(args.callgrind, f"callgrind-{rep}.out")]
-                               if args.callgrind else [])
+                    wrapper = B.callgrind_wrapper(args.callgrind, rep) if args.callgrind else []
                     server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60,
                                       extra_env={"HERALD_WS_IDLE_TIMEOUT_SECONDS": "600"}, wrapper=wrapper)
                 else:
