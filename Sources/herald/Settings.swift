@@ -49,7 +49,7 @@ struct Settings {
         SettingSpec(name: "HERALD_WS_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "a WebSocket that sends nothing, not even a pong, this long is closed"),
         SettingSpec(name: "HERALD_WS_PONG_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket whose server ping is not answered this long loses foreground and is closed (1001)"),
         SettingSpec(name: "HERALD_WS_MAX_FRAGMENTS", defaultValue: "128", help: "most frames one WebSocket message may arrive in (close 1008 above)"),
-        SettingSpec(name: "HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", defaultValue: "10", help: "a fragmented WebSocket message not complete this long after its first frame closes the socket (1008)"),
+        SettingSpec(name: "HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket message not complete this long after its first frame closes the socket (1008)"),
         SettingSpec(name: "HERALD_RETRY_MS", defaultValue: "3000", help: "reconnect advice (SSE retry:, shutdown), spread per connection ± 50 %"),
         SettingSpec(name: "HERALD_WS_ECHO", defaultValue: "0", help: "1 = serve the unauthenticated /v1/ws/echo endpoint (conformance testing only)"),
         SettingSpec(name: "HERALD_MAX_BODY_BYTES", defaultValue: "1048576", help: "largest request body (413 above)"),

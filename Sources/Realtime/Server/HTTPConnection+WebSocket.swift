@@ -409,9 +409,12 @@ extension HTTPConnection {
             // A suspended app's TCP socket stays open, but nothing answers the ping: closing now
             // takes the connection out of presence, so the next notification pushes to the device.
             failWebSocket(session, code: .goingAway, error: nil, message: "pong timeout")
-        } else if session.parser.isMessageInProgress, session.messageSeen == session.parser.messagesStarted,
+        } else if session.mode == .herald, session.parser.isMessageInProgress, session.messageSeen == session.parser.messagesStarted,
                   now &- session.messageSeenAt > UInt64(configuration.webSocketAssemblyTimeoutSeconds) * 1_000_000_000 {
-            failWebSocket(session, code: .policyViolation, error: nil, message: "fragmented message not completed in time")
+            // Fragments (or one frame's payload) trickling in keep the idle timeout at bay; this
+            // bounds how long a message may hold its buffer. The echo endpoint's 16 MiB
+            // conformance messages are exempt.
+            failWebSocket(session, code: .policyViolation, error: nil, message: "message not completed in time")
         } else if now &- session.lastReceivedAt > UInt64(configuration.webSocketIdleTimeoutSeconds) * 1_000_000_000 {
             failWebSocket(session, code: .goingAway, error: nil, message: "idle timeout")
         } else if session.pingSentAt == 0, now &- session.lastPingAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000,

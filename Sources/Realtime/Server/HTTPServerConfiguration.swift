@@ -45,8 +45,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var webSocketMaxFragments: Int = 128
     /// The same for the conformance echo endpoint (Autobahn's 9.3 cases send 4 MiB in 64-byte fragments).
     public var webSocketEchoMaxFragments: Int = 1 << 17
-    /// A fragmented WebSocket message must be complete within this many seconds of its first
-    /// frame; otherwise close 1008 (`HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS`).
+    /// A WebSocket message (fragmented, or one frame whose payload trickles in) must be complete
+    /// within this many seconds of its first frame; otherwise close 1008
+    /// (`HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS`). Not applied to the echo endpoint.
     public var webSocketAssemblyTimeoutSeconds: Int = 10
     /// Browser cross-origin rules.
     public var cors = CORSPolicy()
