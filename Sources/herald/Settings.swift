@@ -47,6 +47,10 @@ struct Settings {
         SettingSpec(name: "HERALD_FOREGROUND_LEASE_SECONDS", defaultValue: "45", help: "how long app-level life keeps a session foreground (RT-7a)"),
         SettingSpec(name: "HERALD_WS_MAX_MESSAGE_BYTES", defaultValue: "65536", help: "largest WebSocket message from a client (close 1009 above)"),
         SettingSpec(name: "HERALD_WS_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "a WebSocket that sends nothing, not even a pong, this long is closed"),
+        SettingSpec(name: "HERALD_WS_PONG_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket whose server ping is not answered this long loses foreground and is closed (1001)"),
+        SettingSpec(name: "HERALD_WS_MAX_FRAGMENTS", defaultValue: "128", help: "most frames one WebSocket message may arrive in (close 1008 above)"),
+        SettingSpec(name: "HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket message not complete this long after its first frame closes the socket (1008)"),
+        SettingSpec(name: "HERALD_RETRY_MS", defaultValue: "3000", help: "reconnect advice (SSE retry:, shutdown), spread per connection ± 50 %"),
         SettingSpec(name: "HERALD_WS_ECHO", defaultValue: "0", help: "1 = serve the unauthenticated /v1/ws/echo endpoint (conformance testing only)"),
         SettingSpec(name: "HERALD_MAX_BODY_BYTES", defaultValue: "1048576", help: "largest request body (413 above)"),
         SettingSpec(name: "HERALD_MAX_HEADER_BYTES", defaultValue: "16384", help: "largest request line + headers (431 above)"),
@@ -180,6 +184,10 @@ struct Settings {
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
         server.webSocketIdleTimeoutSeconds = try integer("HERALD_WS_IDLE_TIMEOUT_SECONDS", 60, min: 2, max: 86_400)
+        server.webSocketPongTimeoutSeconds = try integer("HERALD_WS_PONG_TIMEOUT_SECONDS", 10, min: 1, max: 3600)
+        server.webSocketMaxFragments = try integer("HERALD_WS_MAX_FRAGMENTS", 128, min: 1, max: 1 << 20)
+        server.webSocketAssemblyTimeoutSeconds = try integer("HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", 10, min: 1, max: 3600)
+        server.retryMilliseconds = try integer("HERALD_RETRY_MS", 3000, min: 100, max: 3_600_000)
         if let raw = value("HERALD_LOG_LEVEL") {
             guard let level = LogLevel(name: raw) else { throw .invalid(name: "HERALD_LOG_LEVEL", value: raw, expected: "debug, info, warning or error") }
             logLevel = level
@@ -217,7 +225,9 @@ struct Settings {
             "max_data_bytes": String(maxDataBytes),
             "foreground_lease_seconds": String(foregroundLeaseSeconds),
             "ws_max_message_bytes": String(server.webSocketMaxMessageBytes),
-            "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds), "ws_echo": webSocketEcho ? "1" : "0",
+            "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds),
+            "ws_pong_timeout_seconds": String(server.webSocketPongTimeoutSeconds), "ws_max_fragments": String(server.webSocketMaxFragments),
+            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0",
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),

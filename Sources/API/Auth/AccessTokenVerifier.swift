@@ -15,6 +15,8 @@ public struct AccessTokenVerifier: Sendable {
     /// Longest token accepted, in bytes. Bounds the work an unauthenticated request can cause, and
     /// real access tokens are a few hundred bytes.
     public static let maxTokenBytes = 8 * 1024
+    /// Deepest nesting checked in the header and payload (claims are flat; `channels` is one array).
+    static let maxJSONDepth = 16
 
     /// The key every token must be signed with; also fixes the only accepted `alg`.
     public let key: VerificationKey
@@ -42,7 +44,8 @@ public struct AccessTokenVerifier: Sendable {
     ///   payload not a JSON object, missing/non-string `alg`, `crit` present);
     ///   `.unsupportedAlgorithm` (`none` in any case, or an `alg` Herald never supports);
     ///   `.algorithmMismatch` (a supported `alg` other than the key's);
-    ///   `.badSignature`; `.missingClaim` (`sub`, `exp`); `.invalidClaim` (wrong claim types);
+    ///   `.duplicateName` (a header parameter or claim named twice in one object, RFC 7515 §5.2,
+    ///   RFC 7519 §4); `.badSignature`; `.missingClaim` (`sub`, `exp`); `.invalidClaim` (wrong claim types);
     ///   `.expired` (`now >= exp + leeway`, RFC 7519 §4.1.4); `.notYetValid` (`now + leeway < nbf`).
     public func verify(_ token: String, now: Int64) throws(AccessTokenError) -> AccessClaims {
         var token = token
@@ -75,6 +78,11 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Header (RFC 7515 §5.2 steps 2-5) ---
         guard let headerBytes = Base64URL.decode(utf8: headerPart) else { throw .malformed("header is not base64url") }
+        // RFC 7515 §5.2 step 4: a header naming a parameter twice is refused (decoders disagree on
+        // which copy wins, so two parsers could read two different tokens).
+        if case .duplicateKey(_, let name)? = JSONSyntax.check(headerBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+            throw .duplicateName(part: "header", name: logSafe(name))
+        }
         guard let header = JWTHeader.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
         let alg: String
         switch header.alg {
@@ -101,6 +109,10 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Claims (RFC 7519 §7.2 steps 9-10), now authenticated ---
         guard let payloadBytes = Base64URL.decode(utf8: payloadPart) else { throw .malformed("payload is not base64url") }
+        // RFC 7519 §4: claim names are unique; Foundation's decoder would keep the first `exp`.
+        if case .duplicateKey(_, let name)? = JSONSyntax.check(payloadBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+            throw .duplicateName(part: "payload", name: logSafe(name))
+        }
         guard let payload = JWTPayload.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
         let claims = try AccessClaims(payload: payload)
 

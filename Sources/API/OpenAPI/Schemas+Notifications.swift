@@ -432,8 +432,8 @@ extension OpenAPIComponents {
                 "reachability": {"type": "string", "enum": ["live_foreground", "live_background", "push_only", "unreachable"]},
                 "reason": {
                   "type": ["string", "null"],
-                  "enum": ["session_inactive", "push_not_configured", null],
-                  "description": "Why `unreachable`."
+                  "enum": ["session_inactive", "push_disabled", "push_not_configured", null],
+                  "description": "Why `unreachable`: the device's session ended (`session_inactive`), the user turned push off with the global switch (`push_disabled`, `PUT /v1/me/push-preferences` without a scope), or its provider has no credentials (`push_not_configured`)."
                 }
               },
               "additionalProperties": false

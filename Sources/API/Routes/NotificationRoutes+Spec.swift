@@ -69,7 +69,7 @@ extension NotificationRoutes {
         static let reachability = RouteSpec(
             .get, "/v1/users/{id}/reachability", auth: .serverKey, operationID: "reachability",
             tags: ["notifications"], summary: "How a notification would reach a user now",
-            description: "Per live session and per device: `live_foreground`, `live_background`, `push_only` (an active session and a provider with credentials) or `unreachable`.",
+            description: "Per live session and per device: `live_foreground`, `live_background`, `push_only` (an active session, the user's global push switch on, and a provider with credentials) or `unreachable` (each device says why).",
             parameters: [
                 .shared("UserIDPath"),
             ],

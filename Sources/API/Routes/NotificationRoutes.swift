@@ -135,7 +135,8 @@ struct NotificationRoutes {
 
     /// `GET /v1/users/{id}/reachability` (server key): how each session and device of the user
     /// would get a notification now — `live_foreground`, `live_background`, `push_only` or
-    /// `unreachable`.
+    /// `unreachable` (with its reason: the session ended, the user's global push switch is off,
+    /// or the provider has no credentials).
     func reachability(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
         guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
@@ -145,6 +146,8 @@ struct NotificationRoutes {
         let push = self.push
         return responder.read { tx in
             let devices = try tx.devices.list(userID: userID, now: unixMilliseconds())
+            // NO-4: the global switch off silences every push, whatever the kind or scope.
+            let pushDisabled = try tx.preferences.find(userID: userID, scope: nil)?.isEnabled == false
             var live: [String: Presence.SessionSummary] = [:]
             for session in sessions { if let sid = session.sessionID { live[sid] = session } }
             func liveState(_ session: Presence.SessionSummary) -> String { session.foreground ? "live_foreground" : "live_background" }
@@ -154,13 +157,13 @@ struct NotificationRoutes {
                 let state: String
                 if let sid = device.sessionID, let session = live[sid] {
                     state = liveState(session)
-                } else if device.sessionActive, push?.providers.isConfigured(storedProvider: device.provider) == true {
+                } else if device.sessionActive, !pushDisabled, push?.providers.isConfigured(storedProvider: device.provider) == true {
                     state = "push_only"
                 } else {
                     state = "unreachable"
                 }
                 let reason: String? = state != "unreachable" ? nil
-                    : !device.sessionActive ? "session_inactive" : "push_not_configured"
+                    : !device.sessionActive ? "session_inactive" : pushDisabled ? "push_disabled" : "push_not_configured"
                 return "{\"device_id\":\(JSONText.quote(device.id)),\"platform\":\(JSONText.quote(device.platform)),"
                     + "\"provider\":\(JSONText.quote(device.provider)),\"session_id\":\(device.sessionID.map(JSONText.quote) ?? "null"),"
                     + "\"reachability\":\"\(state)\",\"reason\":\(reason.map(JSONText.quote) ?? "null")}"

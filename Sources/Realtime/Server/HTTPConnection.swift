@@ -422,9 +422,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     /// Server shutdown: streams are told to reconnect elsewhere, idle connections closed.
     func shutdown() {
         switch state {
-        case .stream:
-            write(SSEEncoder.event(id: nil, event: "shutdown", data: "{\"reconnect\":true}"))
-            beginClosing()
+        case .stream(let stream):
+            shutdownStream(stream)
         case .websocket(let session):
             shutdownWebSocket(session)
         case .reading where requestStartedAt == 0:
