@@ -242,6 +242,12 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_* credentials and print
                               the provider's answer (exit 0 when delivered)
+          herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
+                            [--until TIME] [--kind KIND]
+                              queue again the dead push jobs matching every filter given, with
+                              fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:
+                              a dead job's dead_reason, e.g. ServiceUnavailable); prints
+                              {"retried": n}. Works on HERALD_DATABASE, server running or not
           herald --help       this text
 
         Settings (environment variables):

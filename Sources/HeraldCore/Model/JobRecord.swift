@@ -122,3 +122,52 @@ public struct DeadJobFilter: Sendable, Equatable {
         self.reason = reason
     }
 }
+
+extension DeadJobFilter {
+    /// A filter field, named as the server API's body names it (`POST /v1/jobs/retry`).
+    public enum Field: String, Sendable, Equatable {
+        case kind, deadSince = "dead_since", deadUntil = "dead_until", provider, reason
+    }
+
+    /// Why filter values are refused: the field and a message for the operator.
+    public struct Invalid: Error, Equatable, Sendable {
+        public let field: Field
+        public let message: String
+    }
+
+    /// Checks filter values from outside (the API body, `herald jobs retry`) and makes the filter.
+    ///
+    /// - Parameters:
+    ///   - kind: 1-64 bytes.
+    ///   - deadSince, deadUntil: unix ms, not negative; `deadUntil` after `deadSince` when both are given.
+    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush).
+    ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
+    ///     ASCII without `:`.
+    /// - Throws: `Invalid` naming the first bad field.
+    public static func validated(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
+                                 reason: String? = nil) throws(Invalid) -> DeadJobFilter {
+        if let kind, !(1...64).contains(kind.utf8.count) {
+            throw Invalid(field: .kind, message: "kind is 1-64 bytes, e.g. push.deliver")
+        }
+        if let deadSince, deadSince < 0 {
+            throw Invalid(field: .deadSince, message: "dead_since is unix milliseconds, not negative")
+        }
+        if let deadUntil {
+            guard deadUntil >= 0 else { throw Invalid(field: .deadUntil, message: "dead_until is unix milliseconds, not negative") }
+            if let deadSince, deadUntil <= deadSince {
+                throw Invalid(field: .deadUntil, message: "dead_until must be after dead_since")
+            }
+        }
+        if let provider, PushProviderID(rawValue: provider) == nil {
+            let known = PushProviderID.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Invalid(field: .provider, message: "provider must be one of \(known)")
+        }
+        if let reason {
+            let printable = reason.utf8.allSatisfy { (0x20...0x7e).contains($0) && $0 != UInt8(ascii: ":") }
+            guard (1...128).contains(reason.utf8.count), printable else {
+                throw Invalid(field: .reason, message: "reason is a dead letter's reason code (1-128 printable ASCII bytes before any ':'), e.g. ServiceUnavailable")
+            }
+        }
+        return DeadJobFilter(kind: kind, deadSince: deadSince, deadUntil: deadUntil, provider: provider, reason: reason)
+    }
+}
