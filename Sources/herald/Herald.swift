@@ -7,7 +7,7 @@ import Realtime
 import RealtimeMemory
 import StorageSQLite
 
-/// The `herald` command: `serve` (default) and `--help`.
+/// The `herald` command: `serve` (default), `migrate`, `send-test`, `jobs retry` and `--help`.
 @main
 enum Herald {
     static func main() {
@@ -19,6 +19,8 @@ enum Herald {
             exit(migrate())
         case "send-test":
             exit(SendTest.run(arguments: Array(arguments.dropFirst())))
+        case "jobs":
+            exit(JobsCommand.run(arguments: Array(arguments.dropFirst())))
         case "--help", "-h", "help":
             print(Settings.helpText, terminator: "")
         default:

@@ -76,8 +76,9 @@ struct Settings {
         SettingSpec(name: "HERALD_CA_FILE", defaultValue: "system CAs", help: "extra CA bundle trusted for outgoing TLS (tests, private gateways)"),
         SettingSpec(name: "HERALD_PUSH_MAX_CONNECTIONS", defaultValue: "2", help: "HTTP/2 connections per provider host (each multiplexes many pushes)"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BASE_MS", defaultValue: "1000", help: "first retry delay scale; doubles per attempt, full jitter"),
-        SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "300000", help: "largest retry backoff before jitter"),
-        SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "5", help: "attempts before a push job is dead-lettered"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "120000", help: "largest retry backoff before jitter"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_BUDGET_MS", defaultValue: "14400000", help: "a push job failing this long after its first attempt is dead-lettered (4 h)"),
+        SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "300", help: "attempts that reached the provider before a push job is dead-lettered (unsent ones do not count)"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
     ]
@@ -176,10 +177,12 @@ struct Settings {
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
-        let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", 1000, min: 1, max: 3_600_000)
-        let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", 300_000, min: retryBase, max: 86_400_000)
+        let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", Int(RetryPolicy.defaultBaseMilliseconds), min: 1, max: 3_600_000)
+        let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", max(Int(RetryPolicy.defaultCapMilliseconds), retryBase), min: retryBase, max: 86_400_000)
+        let retryBudget = try integer("HERALD_PUSH_RETRY_BUDGET_MS", Int(RetryPolicy.defaultBudgetMilliseconds), min: 1, max: 30 * 86_400_000)
         retryPolicy = RetryPolicy(baseMilliseconds: Int64(retryBase), capMilliseconds: Int64(retryCap),
-                                  maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", 5, min: 1, max: 100))
+                                  maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", RetryPolicy.defaultMaxAttempts, min: 1, max: 100_000),
+                                  budgetMilliseconds: Int64(retryBudget))
         webSocketEcho = try flag("HERALD_WS_ECHO")
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
@@ -233,6 +236,7 @@ struct Settings {
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
         ]
     }
@@ -248,6 +252,12 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_* credentials and print
                               the provider's answer (exit 0 when delivered)
+          herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
+                            [--until TIME] [--kind KIND]
+                              queue again the dead push jobs matching every filter given, with
+                              fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:
+                              a dead job's dead_reason, e.g. ServiceUnavailable); prints
+                              {"retried": n}. Works on HERALD_DATABASE, server running or not
           herald --help       this text
 
         Settings (environment variables):

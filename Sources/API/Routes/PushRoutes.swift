@@ -74,7 +74,7 @@ struct PushRoutes {
                             writer.complete(.error(410, code: "push_token_invalid", message: "the provider rejected this device's token; it was removed",
                                                    extra: [("reason", reason)]))
                         }
-                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .deadLetter(let reason):
+                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .deadLetter(let reason):
                         // The reason goes in `reason`: `error` is the code in Herald's one error shape.
                         writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push: \(reason)",
                                                extra: [("reason", reason)]))

@@ -340,9 +340,13 @@ public final class DeliveryWorker: @unchecked Sendable {
                     var outcome = classification.outcome
                     switch outcome {
                     case .deleteDevice(let reason, _):
-                        if !massDeletionGuard.allowDeletion(provider: device.provider, reason: reason) {
-                            log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
-                                      ["provider": device.provider, "reason": reason])
+                        // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
+                        if case .keep(let justTripped) = massDeletionGuard.verdict(provider: device.provider, reason: reason) {
+                            if justTripped {
+                                // Once per trip: every job it keeps is a dead letter with its own warning.
+                                log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
+                                          ["provider": device.provider, "reason": reason])
+                            }
                             outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                         }
                     case .delivered:
@@ -408,6 +412,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let deviceID = device?.id ?? ""
         // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
         let random = jitter()
+        let provider = device?.provider
+        let cause = { @Sendable (reason: String) in DeadLetterCause(provider: provider, reason: DeadLetterCause.code(of: reason)) }
         storage.write({ [self] tx in
             let now = clock.unixMilliseconds
             switch outcome {
@@ -426,25 +432,39 @@ public final class DeliveryWorker: @unchecked Sendable {
                     self.counters.withLock { $0.devicesDeleted += 1 }
                     log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
                 }
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason):
                 // The provider already used its one auth refresh; what is left is a plain retry.
+                // An attempt that never reached the provider does not count toward the cap.
                 var retryAfter: Int64?
-                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
-                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter, random: random) {
+                var counts = true
+                switch outcome {
+                case .retry(let seconds?, _): retryAfter = Int64(seconds) * 1000
+                case .notSent(let seconds, _):
+                    counts = false
+                    retryAfter = seconds.map { Int64($0) * 1000 }
+                default: break
+                }
+                let counted = job.countedAttempts - (counts ? 0 : 1)
+                let elapsed = now - (job.firstAttemptAt ?? now)
+                let decision = policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
+                                             retryAfterMilliseconds: retryAfter, random: random)
+                switch decision {
                 case .retry(let delay):
-                    try held(tx.jobs.retry(job.lease, runAt: now + delay, error: reason))
+                    try held(tx.jobs.retry(job.lease, runAt: now + delay, error: reason, countsAttempt: counts))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                     detail: "\(reason); next attempt in \(delay) ms", at: now)
                     self.counters.withLock { $0.retried += 1 }
-                case .giveUp:
-                    let error = "\(reason) (after \(job.attempts) attempts)"
-                    try held(tx.jobs.deadLetter(job.lease, error: error, now: now))
+                case .giveUp, .budgetSpent:
+                    let error = decision == .budgetSpent
+                        ? "\(reason) (retry budget of \(policy.budgetMilliseconds / 1000) s spent after \(job.attempts) attempts)"
+                        : "\(reason) (after \(job.attempts) attempts)"
+                    try held(tx.jobs.deadLetter(job.lease, error: error, cause: cause(reason), now: now))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error, at: now)
                     self.counters.withLock { $0.dead += 1 }
                     log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
                 }
             case .deadLetter(let reason):
-                try held(tx.jobs.deadLetter(job.lease, error: reason, now: now))
+                try held(tx.jobs.deadLetter(job.lease, error: reason, cause: cause(reason), now: now))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)
                 self.counters.withLock { $0.dead += 1 }
                 log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
