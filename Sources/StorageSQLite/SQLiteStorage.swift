@@ -31,8 +31,13 @@ public final class SQLiteStorage: Storage {
     ///     before `StorageError.busy`. Default 5000.
     /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
     ///   `.migration` when a migration fails or the file is newer than this build.
-    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000) throws(StorageError) -> SQLiteStorage {
-        SQLiteStorage(database: try mapped { () throws(SQLiteError) in try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS) })
+    ///   - walSizeLimitBytes: the WAL's bound in bytes: `journal_size_limit`, and the size past
+    ///     which it is checkpointed and truncated (RL-2). Default 4 MiB.
+    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
+                            walSizeLimitBytes: Int64 = 4 << 20) throws(StorageError) -> SQLiteStorage {
+        SQLiteStorage(database: try mapped { () throws(SQLiteError) in
+            try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
+        })
     }
 
     /// Brings the database at `path` to the newest schema and closes it (`herald migrate`).
@@ -70,6 +75,19 @@ public final class SQLiteStorage: Storage {
             return try database.readSync { connection in try Self.unit(.deferred, connection, body) }
         } catch {
             throw StorageError.mapped(error)
+        }
+    }
+
+    /// Rewrites the one row of `storage_probe` (a page in the WAL, synced as any commit), so a
+    /// full volume or a read-only file fails it as it fails real writes.
+    public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        database.write({ connection in
+            try connection.transaction(.immediate) { connection in
+                try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+                                   [SystemClock().unixMilliseconds])
+            }
+        }) { result in
+            completion(result.mapError(StorageError.mapped))
         }
     }
 

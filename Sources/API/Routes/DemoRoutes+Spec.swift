@@ -106,7 +106,7 @@ extension DemoRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let devNotificationDeliveries = RouteSpec(
@@ -137,7 +137,7 @@ extension DemoRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let devChannelPresence = RouteSpec(

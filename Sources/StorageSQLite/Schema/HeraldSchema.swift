@@ -212,5 +212,13 @@ enum HeraldSchema {
             -- letters since a time (e.g. since a provider outage began).
             ALTER TABLE jobs ADD COLUMN dead_at INTEGER;
             """),
+        Migration(version: 7, name: "storage probe", sql: """
+            -- One row that /readyz rewrites (SQLiteStorage.probeWrite): a real write, so a full
+            -- disk or a read-only file shows there and not only on the next caller's write (RL-2).
+            CREATE TABLE storage_probe (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                written_at INTEGER NOT NULL             -- unix ms of the last probe
+            );
+            """),
     ]
 }

@@ -1,0 +1,166 @@
+"""A real full disk (issue 18, SPEC RL-2): Herald's database on a 2 MiB tmpfs, filled by a file.
+
+Every writing route answers 507 `storage_full` (never a bare 500, never a 5xx for a call that was
+stored), `/readyz` answers 503 naming the reason, and once the file is deleted Herald recovers by
+itself: writes succeed and `/readyz` is 200 again, in the same process, and every notification it
+answered as stored is in the inbox.
+
+Needs root (or CAP_SYS_ADMIN) to mount the tmpfs; skipped with the reason otherwise.
+"""
+import errno
+import os
+import subprocess
+import time
+import uuid
+
+import httpx
+import pytest
+
+HTTP = httpx.Client(timeout=15)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_client():
+    yield
+    HTTP.close()
+
+
+@pytest.fixture
+def small_volume(tmp_path):
+    """A 2 MiB tmpfs mounted for the test, unmounted afterwards."""
+    mount_point = tmp_path / "data"
+    mount_point.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        pytest.skip(f"cannot mount a tmpfs for a real full disk: {error}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs for a real full disk (needs root): {done.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True, timeout=10)
+
+
+def fill(path):
+    """Writes `path` until the volume is full; returns the bytes written."""
+    written = 0
+    chunk = b"\0" * 16384
+    with open(path, "wb", buffering=0) as f:
+        while True:
+            try:
+                written += f.write(chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+                break
+        # The last bytes a short write left: fill to the last block.
+        for size in (4096, 512, 1):
+            while True:
+                try:
+                    written += f.write(b"\0" * size)
+                except OSError:
+                    break
+    return written
+
+
+def send(h, user, key=None):
+    body = {"recipients": {"user_ids": [user]}, "kind": "storage.test", "title": {"en": "t"}, "body": {"en": "b"}}
+    if key:
+        body["idempotency_key"] = key
+    return HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+
+
+def readiness(h):
+    r = HTTP.get(h.url("/readyz"))
+    return r.status_code, r.json()
+
+
+def wait_readiness(h, status, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        code, body = readiness(h)
+        if code == status or time.monotonic() > deadline:
+            return code, body
+        time.sleep(0.2)  # the probe's answer is kept 1 s: poll below that
+
+
+def inbox_ids(h, user):
+    token = h.token(sub=user, sid="s-inbox")
+    ids, cursor = [], None
+    while True:
+        params = {"limit": 100}
+        if cursor:
+            params["cursor"] = cursor
+        r = HTTP.get(h.url("/v1/me/notifications"), params=params, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200, r.text
+        page = r.json()
+        ids += [n["id"] for n in page["notifications"]]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return ids
+
+
+def test_full_disk_answers_507_flips_readyz_and_recovers_without_restart(small_volume, herald_factory):
+    h = herald_factory(HERALD_DATABASE=small_volume / "herald.db")
+    pid = h.proc.pid
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    client = h.token(sub=user, sid="s-1")
+    client_headers = {"Authorization": f"Bearer {client}"}
+
+    first = send(h, user)
+    assert first.status_code == 201, first.text
+    stored = [n["id"] for n in first.json()["notifications"]]
+    assert readiness(h)[0] == 200
+
+    filler = small_volume / "filler"
+    assert fill(filler) > 0
+
+    # Writes that still fit in space the WAL already has may succeed; each answer is either
+    # "stored" (201, or 202 when only the planning failed) or 507: never a 500, never another 5xx.
+    answers = []
+    for _ in range(40):
+        r = send(h, user)
+        answers.append(r.status_code)
+        assert r.status_code in (201, 202, 507), r.text
+        if r.status_code in (201, 202):
+            stored += [n["id"] for n in r.json()["notifications"]]
+        else:
+            assert r.json()["error"] == "storage_full", r.text
+            break
+    assert answers[-1] == 507, f"the full disk never refused a write: {answers}"
+
+    # The same meaning on another writing route.
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=client_headers)
+    assert r.status_code == 507, r.text
+    assert r.json()["error"] == "storage_full"
+
+    code, body = wait_readiness(h, 503)
+    assert code == 503, body
+    assert body["status"] == "not_ready" and body["storage"] == "full", body
+    assert any("not writable" in p for p in body["problems"]), body
+
+    # Reads still work while the disk is full.
+    assert set(stored) <= set(inbox_ids(h, user))
+
+    os.remove(filler)
+
+    code, body = wait_readiness(h, 200)
+    assert code == 200, body
+    assert body["storage"] == "ok", body
+    after = send(h, user)
+    assert after.status_code == 201, after.text
+    stored += [n["id"] for n in after.json()["notifications"]]
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=client_headers)
+    assert r.status_code == 200, r.text
+
+    # The same process all along, and nothing answered as stored is missing.
+    assert h.proc.poll() is None and h.proc.pid == pid
+    assert set(stored) <= set(inbox_ids(h, user))
+
+    # The recovered volume keeps working: a burst of writes does not fill it again (the WAL is
+    # bounded and truncated).
+    for _ in range(30):
+        r = send(h, user)
+        assert r.status_code == 201, r.text
+    assert readiness(h)[0] == 200
