@@ -41,25 +41,45 @@ import Testing
         }
     }
 
-    @Test func aWALPastItsBoundIsTruncated() throws {
+    @Test func aWALFarPastItsBoundIsTruncated() throws {
         try withTemporaryDirectory { directory in
             let path = directory.databasePath()
-            let limit: Int64 = 64 << 10
+            let limit: Int64 = 64 << 10   // 16 pages
             let db = try Database.open(path: path, walSizeLimitBytes: limit)
             defer { db.close() }
             try db.writeSync { conn in try conn.execute("CREATE TABLE blobs (b BLOB NOT NULL)") }
             db.waitForCheckpoints()
             let before = db.walTruncationCount
-            // 40 commits of 4 KB: about 80 frames, past the 16 pages of 64 KiB and far below the
-            // passive threshold (1 000 pages).
+            // One commit of about 100 pages: past twice the bound before any checkpoint could run.
+            try db.writeSync { conn in
+                try conn.transaction { conn in
+                    for _ in 0..<50 { try conn.run("INSERT INTO blobs VALUES (zeroblob(4000))") }
+                }
+            }
+            db.waitForCheckpoints()
+            #expect(db.walTruncationCount == before + 1)
+            let wal = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? -1
+            #expect(wal == 0, "the WAL is \(wal) bytes")
+            #expect(try db.readSync { conn in try conn.queryOne("SELECT count(*) FROM blobs")?[0, as: Int.self] } == 50)
+        }
+    }
+
+    @Test func aSmallBoundCheckpointsSoonerAndKeepsTheFileNearIt() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath()
+            let limit: Int64 = 256 << 10   // 64 pages: a checkpoint every 32
+            let db = try Database.open(path: path, walSizeLimitBytes: limit)
+            defer { db.close() }
+            try db.writeSync { conn in try conn.execute("CREATE TABLE blobs (b BLOB NOT NULL)") }
+            let checkpoints = db.checkpointCount
             for _ in 0..<40 {
                 try db.writeSync { conn in try conn.run("INSERT INTO blobs VALUES (zeroblob(4000))") }
             }
             db.waitForCheckpoints()
-            #expect(db.walTruncationCount > before)
+            // About 80 pages: at least one checkpoint, where the default (1 000 pages) asks none.
+            #expect(db.checkpointCount > checkpoints)
             let wal = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? -1
-            #expect(wal >= 0 && Int64(wal) <= limit, "the WAL is \(wal) bytes")
-            #expect(try db.readSync { conn in try conn.queryOne("SELECT count(*) FROM blobs")?[0, as: Int.self] } == 40)
+            #expect(wal >= 0 && Int64(wal) <= 2 * limit + 8 * (4096 + 24), "the WAL is \(wal) bytes, truncations \(db.walTruncationCount), checkpoints \(db.checkpointCount)")
         }
     }
 

@@ -18,10 +18,13 @@ import Synchronization
 /// checkpoints itself, as the auto-checkpoint does; with this queue having copied most frames
 /// already, that is short.
 ///
-/// The WAL's size is bounded too (RL-2): `journal_size_limit` trims the `-wal` file each time it
-/// starts over, and a commit that leaves more than `walSizeLimitBytes` in the WAL (readers kept
-/// it from starting over, or a burst outran the copying) asks for a `TRUNCATE` checkpoint
-/// instead, which empties the file. So does a write that failed for want of space
+/// The WAL's size is bounded too (RL-2): a checkpoint is asked for once half of
+/// `walSizeLimitBytes` is in the WAL (or `threshold` pages, whichever is less), and
+/// `journal_size_limit` trims the `-wal` file to the bound at the first commit after the WAL
+/// starts over. A commit that leaves more than twice the bound in the WAL (readers kept it from
+/// starting over, or a burst outran the copying) asks for a `TRUNCATE` checkpoint instead, which
+/// empties the file; after one that failed (a reader held on), not again for a second, since it
+/// holds the write lock while it waits. So does a write that failed for want of space
 /// (`requestTruncate()`): the WAL's frames move into the database file, whose pages they mostly
 /// rewrite, and the volume gets the WAL's space back. If the database file cannot grow to take
 /// them either, the checkpoint fails and the next failed write asks again: once space returns,
@@ -42,8 +45,12 @@ final class Checkpointer: Sendable {
     private let worker: ConnectionWorker
     /// The connection's own busy timeout, restored after a truncating checkpoint, ms.
     private let busyTimeoutMilliseconds: Int32
+    /// WAL pages not yet copied that ask for a checkpoint: `threshold`, or less for a small bound.
+    private let requestPages: Int32
     /// WAL pages past which a commit asks for a truncating checkpoint.
     private let truncatePages: Int32
+    /// Monotonic ns of the last truncation that failed; 0: none (the rate limit).
+    private let lastFailedTruncation = Atomic<UInt64>(0)
     /// A checkpoint is queued or running; later requests until it ends are dropped.
     private let pending = Atomic<Bool>(false)
     /// The next checkpoint should truncate the WAL.
@@ -63,14 +70,19 @@ final class Checkpointer: Sendable {
     init(connection: SQLiteConnection, walSizeLimitBytes: Int64, pageSize: Int64, busyTimeoutMilliseconds: Int32) {
         worker = ConnectionWorker(label: "herald.storage.checkpoint", connection: connection)
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
-        truncatePages = Int32(clamping: max(walSizeLimitBytes / max(pageSize, 512), 1))
+        let limitPages = Int32(clamping: max(walSizeLimitBytes / max(pageSize, 512), 1))
+        requestPages = min(Self.threshold, max(limitPages / 2, 16))
+        truncatePages = limitPages &* 2
     }
 
     /// Makes `writer`'s commits ask this checkpointer, instead of checkpointing themselves.
     /// - Important: Call before `writer` is used on another thread.
     func attach(to writer: SQLiteConnection) {
         writer.onCommit { [self] walPages in
-            if walPages > truncatePages { request(truncate: true) }
+            if walPages > truncatePages {
+                let failed = lastFailedTruncation.load(ordering: .relaxed)
+                if failed == 0 || DispatchTime.now().uptimeNanoseconds &- failed >= 1_000_000_000 { request(truncate: true) }
+            }
             if walPages >= Self.writerThreshold { return true }
             // Fewer pages than were copied: the WAL started over since.
             var done = copied.load(ordering: .relaxed)
@@ -78,7 +90,7 @@ final class Checkpointer: Sendable {
                 done = 0
                 copied.store(0, ordering: .relaxed)
             }
-            if walPages - done >= Self.threshold { request() }
+            if walPages - done >= requestPages { request() }
             return false
         }
     }
@@ -112,9 +124,15 @@ final class Checkpointer: Sendable {
                 defer { connection.setBusyTimeout(milliseconds: busyTimeoutMilliseconds) }
                 return try connection.checkpoint(.truncate)
             }
-            if case .success(let result) = result {
+            switch result {
+            case .success(let result):
                 copied.store(Int32(clamping: result.checkpointed), ordering: .relaxed)
-                if truncating { truncations.add(1, ordering: .relaxed) }
+                if truncating {
+                    truncations.add(1, ordering: .relaxed)
+                    lastFailedTruncation.store(0, ordering: .relaxed)
+                }
+            case .failure:
+                if truncating { lastFailedTruncation.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
             }
             runs.add(1, ordering: .relaxed)
             // A truncation asked for while this one ran would otherwise wait for the next request.
@@ -132,7 +150,8 @@ final class Checkpointer: Sendable {
     /// Blocks until the checkpoints requested so far have run (tests).
     /// - Important: Must not be called on the checkpointer's queue.
     func waitForRequested() {
-        worker.queue.sync {}
+        // A run that saw a truncation asked for meanwhile queues another, still pending.
+        repeat { worker.queue.sync {} } while pending.load(ordering: .acquiring)
     }
 
     /// Waits for a queued checkpoint, then closes the connection.
