@@ -167,3 +167,29 @@ def test_full_disk_answers_507_flips_readyz_and_recovers_without_restart(small_v
     assert readiness(h)[0] == 200
     wal = small_volume / "herald.db-wal"
     assert not wal.exists() or wal.stat().st_size <= 1024 * 1024, wal.stat().st_size
+
+
+def test_a_database_locked_past_the_busy_timeout_answers_503_and_flips_readyz(herald_factory, tmp_path):
+    import sqlite3
+
+    h = herald_factory()
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    headers = {"Authorization": f"Bearer {h.token(sub=user, sid='s-1')}"}
+    assert readiness(h)[0] == 200
+    # Another process holds the write lock longer than Herald's busy timeout (5 s).
+    other = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=1, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=headers)
+        assert r.status_code == 503, r.text
+        assert r.json()["error"] == "storage_busy"
+        # The probe answer cached before the lock is older than its 1 s by now (the PUT waited 5 s).
+        code, body = readiness(h)
+        assert code == 503 and body["storage"] == "busy", body
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    code, body = wait_readiness(h, 200)
+    assert code == 200 and body["storage"] == "ok", body
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=headers)
+    assert r.status_code == 200, r.text
