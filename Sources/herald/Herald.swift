@@ -99,7 +99,7 @@ enum Herald {
         let database: SQLiteStorage
         let sessions: SessionRegistry
         do {
-            database = try SQLiteStorage.open(path: settings.databasePath)
+            database = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
             sessions = SessionRegistry(ended: try database.readSync { try $0.sessions.endedSessionIDs() })
         } catch {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))

@@ -31,6 +31,7 @@ struct Settings {
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
+        SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: "4194304", help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
@@ -96,6 +97,8 @@ struct Settings {
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
+    /// `HERALD_DATABASE_WAL_LIMIT_BYTES`: the WAL's bound in bytes (RL-2).
+    var databaseWALLimitBytes = 4 << 20
     var retryPolicy = RetryPolicy()
     var pushMaxConnections = 2
     var deviceRetentionDays = 90
@@ -174,6 +177,7 @@ struct Settings {
             demoDoubleURL = url
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
+        databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", 4 << 20, min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
@@ -215,7 +219,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": databasePath, "device_retention_days": String(deviceRetentionDays),
+            "database": databasePath, "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
             "catalog": catalogPath ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",

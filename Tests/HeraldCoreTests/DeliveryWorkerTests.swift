@@ -100,6 +100,8 @@ final class WorkerHarness: Sendable {
     let presence: MemoryPresenceStore
     let worker: DeliveryWorker
     let policy: RetryPolicy
+    /// Faults the worker's storage meets (`FaultyStorage` over `storage`); none unless armed.
+    let faults = StorageFaults()
     /// The jitter draw every retry gets: half the backoff ceiling.
     static let jitter = 0.5
 
@@ -113,7 +115,7 @@ final class WorkerHarness: Sendable {
         configuration.retry = policy
         let providers = configured ? PushProviders(configured: [provider], clock: clock)
                                    : PushProviders(adapters: [FakePushProvider.self], clock: clock)
-        worker = DeliveryWorker(storage: storage, providers: providers, presence: presence, clock: clock,
+        worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults), providers: providers, presence: presence, clock: clock,
                                 configuration: configuration, log: log, massDeletionGuard: massDeletionGuard, jitter: jitter)
     }
 
@@ -185,6 +187,75 @@ final class WorkerHarness: Sendable {
 
 /// The delivery worker driven by a manual clock, one `runDue` round at a time: no timer, no sleep.
 @Suite struct DeliveryWorkerTests {
+    @Test("RL-2: an outcome whose write fails is written again with backoff on the clock; the push is sent once")
+    func aFailedOutcomeWriteIsRetriedNotResent() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 3)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        #expect(h.provider.sent.count == 1)
+        #expect(try h.job(id).state == .leased && h.record(device).isEmpty)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters())
+
+        // Backoff 250, 500, 1 000 ms on the worker's clock: nothing is written before its time.
+        h.clock.advance(byMilliseconds: 249)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(h.faults.count(.pushOutcome) == 1)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())   // the second failure
+        #expect(h.faults.count(.pushOutcome) == 2)
+        h.clock.advance(byMilliseconds: 499)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(h.faults.count(.pushOutcome) == 2)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())   // the third
+        h.clock.advance(byMilliseconds: 1_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        let job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 1 && job.lastError == "delivered: apns-1")
+        #expect(try h.record(device).map(\.outcome) == [.sent])
+        #expect(h.provider.sent.count == 1, "sent once, whatever the failed writes")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1))
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+    }
+
+    @Test("RL-2: a held outcome whose lease ran out is written under the new claim, the push not sent again")
+    func aHeldOutcomeSurvivesItsLease() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unavailable))
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 1_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        // Past the 60 s lease: the claim takes the job again, the worker keeps its outcome.
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        #expect(h.provider.sent.count == 1)
+        #expect(try h.job(id).attempts == 2 && h.job(id).state == .leased)
+        // Storage takes writes again: the retry decided after the first send is written,
+        // fenced by the second claim's lease, with the first attempt's backoff.
+        h.faults.fail(.pushOutcome, times: 0)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        let job = try h.job(id)
+        #expect(job.state == .queued && job.runAt == h.now + h.backoff(afterAttempt: 1))
+        #expect(try h.record(device).map(\.outcome) == [.retrying])
+        #expect(h.provider.sent.count == 1)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 1))
+    }
+
+    @Test("an outcome refused for good (not a passing storage fault) is not held")
+    func aLastingFailureIsNotHeld() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 1, with: .constraint(.check, message: "CHECK constraint failed"))
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, unrecorded: 1))
+        h.clock.advance(byMilliseconds: 10_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(try h.job(id).state == .leased)
+    }
+
     @Test func aDeliveredPushCompletesTheJobAndRecordsSent() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

@@ -295,6 +295,11 @@ extension OpenAPIComponents {
               "additionalProperties": false
             },
             "description": "An `assignee` who could not be reached."
+          },
+          "push_planning": {
+            "type": "string",
+            "const": "deferred",
+            "description": "Only in a 202: the notifications are stored (and broadcast when `event_id` is set) but their pushes are not planned yet; recovery plans them (within 30 s of storage working again), and the counts above are 0 until then."
           }
         },
         "additionalProperties": false

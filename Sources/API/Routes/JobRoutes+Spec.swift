@@ -17,7 +17,7 @@ extension JobRoutes {
                 400: .invalidRequest,
                 401: .unauthorized,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let retryJob = RouteSpec(
@@ -32,7 +32,7 @@ extension JobRoutes {
                 404: .shared("NotFound", description: "No such job (`not_found`)."),
                 409: .json("The job is not dead (`job_not_dead`).", .error(["job_not_dead"])),
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let retryDeadJobs = RouteSpec(
@@ -47,7 +47,7 @@ extension JobRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

@@ -57,8 +57,10 @@ struct NotificationRoutes {
         }
     }
 
-    /// The HTTP answer to the notifier's: 201, 200 with `Idempotent-Replayed: true`, 409/413 for a
-    /// refusal, and storage failures as `DatabaseResponder` maps them (503, 507).
+    /// The HTTP answer to the notifier's: 201, 200 with `Idempotent-Replayed: true`, 202 for a
+    /// call stored whose push planning is left to recovery (RL-2: never a 5xx once stored),
+    /// 409/413 for a refusal, and storage failures, nothing stored, as `DatabaseResponder` maps
+    /// them (503, 507).
     static func response(_ answer: NotificationAnswer) -> HTTPResponse {
         switch answer {
         case .created(let json):
@@ -66,6 +68,10 @@ struct NotificationRoutes {
         case .replayed(let json):
             var response = HTTPResponse.json(200, json)
             response.headers.add(name: "Idempotent-Replayed", value: "true")
+            return response
+        case .accepted(let json, let replayed):
+            var response = HTTPResponse.json(202, json)
+            if replayed { response.headers.add(name: "Idempotent-Replayed", value: "true") }
             return response
         case .refused(let refusal):
             let status = switch refusal {

@@ -65,6 +65,8 @@ struct PushRoutes {
                         database.write({ tx in
                             try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp)
                         }) { result in
+                            // The device could not be removed: say so by the storage's meaning, not 410.
+                            if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                             if case .success(false) = result {
                                 // Registered again after the provider's verdict (PU-5c): kept, so not "invalid".
                                 return writer.complete(.error(502, code: "push_provider_error",

@@ -234,5 +234,13 @@ enum HeraldSchema {
             UPDATE jobs SET dead_provider = (SELECT d.provider FROM devices AS d WHERE d.id = json_extract(jobs.payload_json, '$.device_id'))
                 WHERE state = 'dead' AND kind = 'push.deliver' AND json_valid(payload_json);
             """),
+        Migration(version: 8, name: "storage probe", sql: """
+            -- One row that /readyz rewrites (SQLiteStorage.probeWrite): a real write, so a full
+            -- disk or a read-only file shows there and not only on the next caller's write (RL-2).
+            CREATE TABLE storage_probe (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                written_at INTEGER NOT NULL             -- unix ms of the last probe
+            );
+            """),
     ]
 }
