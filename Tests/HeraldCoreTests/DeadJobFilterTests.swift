@@ -9,13 +9,14 @@ import Testing
                                                  reason: "ServiceUnavailable")
         #expect(filter == DeadJobFilter(kind: "push.deliver", deadSince: 1_000, deadUntil: 2_000, provider: "apns", reason: "ServiceUnavailable"))
         #expect(try DeadJobFilter.validated() == DeadJobFilter())
+        // An inverted window is well-formed (it matches nothing).
+        #expect(try DeadJobFilter.validated(deadSince: 6, deadUntil: 5) == DeadJobFilter(deadSince: 6, deadUntil: 5))
     }
 
     @Test(arguments: [
         (DeadJobFilter.Field.kind, DeadJobFilter(kind: "")),
         (.deadSince, DeadJobFilter(deadSince: -1)),
         (.deadUntil, DeadJobFilter(deadUntil: -1)),
-        (.deadUntil, DeadJobFilter(deadSince: 5, deadUntil: 5)),
         (.provider, DeadJobFilter(provider: "gcm")),
         (.reason, DeadJobFilter(reason: "")),
         (.reason, DeadJobFilter(reason: "transport_error: x")),

@@ -40,6 +40,38 @@ import Testing
         }
     }
 
+    @Test func oneFCMTokenUnderTwoPlatformLabelsIsOneDeviceAndMeetsTheInstallationCheck() throws {
+        try withDatabase { db in
+            _ = try DeviceStore.register(db, registration(platform: "ios", installation: "inst-a"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
+            // Another user's app, the same FCM token labelled android: refused, not a second device.
+            #expect(throws: DeviceRegistrationError.installationMismatch) {
+                _ = try DeviceStore.register(db, registration(user: "u2", session: "s2", platform: "android", installation: "inst-b"),
+                                             sessionExpiresAt: nil, newID: "d2", now: 2_000)
+            }
+            // The same user relabelling it: the one row follows.
+            let relabelled = try DeviceStore.register(db, registration(platform: "android", installation: "inst-a"),
+                                                      sessionExpiresAt: nil, newID: "d3", now: 3_000)
+            #expect(!relabelled.created && relabelled.device.id == "d1" && relabelled.device.platform == "android")
+            #expect(try DeviceStore.list(db, userID: "u1", now: 3_000).map(\.id) == ["d1"])
+        }
+    }
+
+    @Test func migrationNineKeepsTheLastSeenRowOfEachProviderToken() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        _ = try Migrator.migrate(connection, migrations: Array(HeraldSchema.migrations.prefix(8)))
+        for (id, platform, seen) in [("d-ios", "ios", 5), ("d-android", "android", 9), ("d-web", "web", 7)] {
+            try connection.run("""
+                INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at)
+                VALUES (?, 'u', ?, 'fcm', 'same-token', 0, ?)
+                """, [id, platform, Int64(seen)])
+        }
+        _ = try Migrator.migrate(connection)
+        #expect(try DeviceStore.list(connection, userID: "u", now: 10).map(\.id) == ["d-android"])
+        #expect(throws: SQLiteError.self) {
+            try connection.run("INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at) VALUES ('x', 'u', 'ios', 'fcm', 'same-token', 0, 0)")
+        }
+    }
+
     @Test func rotationDropsTheSessionsEarlierDeviceOfThatPlatformOnly() throws {
         try withDatabase { db in
             _ = try DeviceStore.register(db, registration(token: "old"), sessionExpiresAt: nil, newID: "d1", now: 1_000)

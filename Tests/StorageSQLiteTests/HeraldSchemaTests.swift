@@ -22,7 +22,7 @@ import Testing
         let conn = try migrated()
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
-        #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_last_seen_at",
+        #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
                           "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
                           "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
@@ -78,12 +78,12 @@ import Testing
         #expect(try NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
     }
 
-    @Test func devicesAreUniquePerAppPlatformToken() throws {
+    @Test func devicesAreUniquePerAppProviderToken() throws {
         let conn = try migrated()
         try insertDevice(conn, id: "d1")
-        try insertDevice(conn, id: "d2", platform: "android")  // same token, other platform: fine
-        let error = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d3") }
-        #expect(error == .constraint(.unique, message: "UNIQUE constraint failed: devices.app, devices.platform, devices.token"))
+        // The same token under another platform label is the same provider address (migration 9).
+        let error = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d2", platform: "android") }
+        #expect(error == .constraint(.unique, message: "UNIQUE constraint failed: devices.app, devices.provider, devices.token"))
     }
 
     @Test func platformAndJobStateAreChecked() throws {

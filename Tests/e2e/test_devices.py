@@ -163,6 +163,19 @@ def test_ios_app_may_register_an_fcm_token(herald):
     assert "fcm" not in body["message"].lower() and "hex" in body["message"], body
 
 
+def test_one_fcm_token_under_two_platform_labels_is_one_device(herald):
+    # The provider's address is the device: labelled ios, then android, it is one row, pushed once,
+    # and another user's app must pass the installation check to take it.
+    alice = herald.token(sub="alice", sid="a1")
+    token = fcm("relabelled")
+    first = register(herald, alice, 201, platform="ios", provider="fcm", token=token, installation_id="inst-1").json()
+    r = register(herald, herald.token(sub="bob", sid="b1"), platform="android", token=token, installation_id="inst-2")
+    assert_error(r, 403, "installation_mismatch")
+    again = register(herald, alice, 200, platform="android", token=token, installation_id="inst-1").json()
+    assert again["id"] == first["id"] and again["platform"] == "android"
+    assert [d["id"] for d in devices(herald, alice)] == [first["id"]]
+
+
 def test_explicit_matching_providers_and_sandbox_environment(herald):
     d = register(herald, herald.token(sid="s1"), 201, platform="ios", provider="apns", token=APNS,
                  environment="sandbox").json()

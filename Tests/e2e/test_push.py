@@ -620,9 +620,12 @@ def test_dead_letters_retried_in_bulk_by_provider_reason_and_time(herald_factory
     double.reset()    # the outage is over
 
     for body, field in [({"provider": "nope"}, "provider"), ({"reason": ""}, "reason"), ({"reason": "a:b"}, "reason"),
-                        ({"dead_since": after, "dead_until": before}, "dead_until"), ({"dead_until": -1}, "dead_until")]:
+                        ({"dead_until": -1}, "dead_until")]:
         r = HTTP.post(h.url("/v1/jobs/retry"), json=body, headers=h.server_headers())
         assert r.status_code == 400 and r.json()["field"] == field, (body, r.text)
+    # An inverted window is well-formed and matches nothing.
+    r = HTTP.post(h.url("/v1/jobs/retry"), json={"dead_since": after, "dead_until": before}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json() == {"retried": 0}, r.text
     r = HTTP.post(h.url("/v1/jobs/retry"), json={"provider": "apns", "reason": "ServiceUnavailable", "dead_until": before},
                   headers=h.server_headers())
     assert r.status_code == 200 and r.json() == {"retried": 0}, r.text   # none died before the window

@@ -21,7 +21,7 @@ extension DeviceRoutes {
 
         /// The answers of both registration routes (the compatibility one maps onto the other).
         static let registrationResponses: [Int: OpenAPIResponse] = [
-            200: .json("An existing device (same platform and token) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
+            200: .json("An existing device (same provider and token, whatever its platform label) updated, and moved to the caller if it was another user's.", .ref("Device"), links: deviceLinks),
             201: .json("A new device.", .ref("Device"), links: deviceLinks),
             400: .invalidRequest,
             401: .invalidToken,

@@ -138,25 +138,25 @@ extension DeadJobFilter {
     /// Checks filter values from outside (the API body, `herald jobs retry`) and makes the filter.
     ///
     /// - Parameters:
-    ///   - kind: 1-64 bytes.
-    ///   - deadSince, deadUntil: unix ms, not negative; `deadUntil` after `deadSince` when both are given.
+    ///   - kind: 1-64 printable ASCII characters.
+    ///   - deadSince, deadUntil: unix ms, not negative; a `deadUntil` at or before `deadSince` is an
+    ///     empty window (matches nothing).
     ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush).
     ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
     ///     ASCII without `:`.
     /// - Throws: `Invalid` naming the first bad field.
     public static func validated(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
                                  reason: String? = nil) throws(Invalid) -> DeadJobFilter {
-        if let kind, !(1...64).contains(kind.utf8.count) {
-            throw Invalid(field: .kind, message: "kind is 1-64 bytes, e.g. push.deliver")
+        if let kind, !(1...64).contains(kind.utf8.count) || !kind.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) {
+            throw Invalid(field: .kind, message: "kind is 1-64 printable ASCII characters, e.g. push.deliver")
         }
         if let deadSince, deadSince < 0 {
             throw Invalid(field: .deadSince, message: "dead_since is unix milliseconds, not negative")
         }
         if let deadUntil {
+            // An end at or before the start is a well-formed window that holds no time: it matches
+            // nothing (what SQL's range gives), as an OpenAPI schema cannot forbid it.
             guard deadUntil >= 0 else { throw Invalid(field: .deadUntil, message: "dead_until is unix milliseconds, not negative") }
-            if let deadSince, deadUntil <= deadSince {
-                throw Invalid(field: .deadUntil, message: "dead_until must be after dead_since")
-            }
         }
         if let provider, PushProviderID(rawValue: provider) == nil {
             let known = PushProviderID.allCases.map(\.rawValue).joined(separator: ", ")

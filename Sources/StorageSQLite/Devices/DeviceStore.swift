@@ -11,8 +11,11 @@ enum DeviceStore {
 
     /// Registers a token (DV-1), in one transaction:
     /// - the session row is created or refreshed (an ended session refuses);
-    /// - a known (app, platform, token) row is updated and moves to the caller, unless it is
-    ///   another user's and its installation id differs from the caller's (seed 003);
+    /// - a known (app, provider, token) row is updated and moves to the caller, unless it is
+    ///   another user's and its installation id differs from the caller's (seed 003). Keyed by
+    ///   provider, not platform: the provider is what delivers to the token, so one FCM token
+    ///   registered as `ios` and then as `android` is one device (pushed once), and the
+    ///   installation check sees it;
     /// - any earlier device of the same session and platform is deleted (token rotation).
     ///
     /// - Parameters:
@@ -31,8 +34,8 @@ enum DeviceStore {
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
             if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
             let existing = try connection.queryOne(
-                "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND platform = ? AND token = ?",
-                [registration.app, registration.platform, registration.token])
+                "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND provider = ? AND token = ?",
+                [registration.app, registration.provider, registration.token])
             let id: String
             let created: Bool
             if let existing {
@@ -44,12 +47,12 @@ enum DeviceStore {
                 id = try existing["id"]
                 created = false
                 try connection.run("""
-                    UPDATE devices SET user_id = :user, sid = :sid, provider = :provider, environment = :environment,
+                    UPDATE devices SET user_id = :user, sid = :sid, platform = :platform, environment = :environment,
                         installation_id = COALESCE(:installation, installation_id), locale = COALESCE(:locale, locale),
                         app_version = COALESCE(:version, app_version), device_name = COALESCE(:name, device_name),
                         last_seen_at = :now
                     WHERE id = :id
-                    """, [":user": registration.userID, ":sid": registration.sessionID, ":provider": registration.provider,
+                    """, [":user": registration.userID, ":sid": registration.sessionID, ":platform": registration.platform,
                           ":environment": registration.environment, ":installation": registration.installationID,
                           ":locale": registration.locale, ":version": registration.appVersion, ":name": registration.deviceName,
                           ":now": now, ":id": id])

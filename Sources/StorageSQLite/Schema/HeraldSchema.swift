@@ -242,5 +242,15 @@ enum HeraldSchema {
                 written_at INTEGER NOT NULL             -- unix ms of the last probe
             );
             """),
+        Migration(version: 9, name: "one device per provider token", sql: """
+            -- A token is the provider's address of one app install: the same FCM token registered
+            -- under two platform labels was two devices, pushed twice and outside the installation
+            -- check. Keep the most recently seen row of each (app, provider, token).
+            DELETE FROM devices WHERE id IN (
+                SELECT d.id FROM devices AS d JOIN devices AS e
+                    ON e.app = d.app AND e.provider = d.provider AND e.token = d.token AND e.id <> d.id
+                WHERE e.last_seen_at > d.last_seen_at OR (e.last_seen_at = d.last_seen_at AND e.id > d.id));
+            CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
+            """),
     ]
 }
