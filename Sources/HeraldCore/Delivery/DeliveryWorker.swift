@@ -38,6 +38,22 @@ public final class DeliveryWorker: @unchecked Sendable {
         public var pollMilliseconds = 250
         /// Backoff, `Retry-After` floor and attempts before a dead letter (PU-5).
         public var retry = RetryPolicy()
+        /// How long after an accepted send a provider's receipt is asked for (Expo: about 15
+        /// minutes, PU-8a), ms of the clock. Tests shorten it.
+        public var receiptDelayMilliseconds: Int64 = 15 * 60_000
+        /// How long after the send a receipt can still be asked for (Expo keeps them about 24 h);
+        /// a receipt still missing then is given up (the job ends `receipt_unavailable`), ms.
+        public var receiptWindowMilliseconds: Int64 = 24 * 3_600_000
+        /// When a receipt is not ready yet, how long until it is asked for again, ms.
+        public var receiptRecheckMilliseconds: Int64 = 5 * 60_000
+        /// `push.receipt` jobs claimed per round (one provider request per 300 ids at most).
+        public var receiptBatchSize = 300
+        /// How often the worker looks for due receipt jobs, ms of real time (only when a
+        /// configured provider checks receipts).
+        public var receiptPollMilliseconds = 1_000
+        /// Most times a receipt may send a push again (Expo `MessageRateExceeded`) before it is
+        /// dead-lettered.
+        public var maximumResends = 5
         public init() {}
     }
 
@@ -65,17 +81,17 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// `start()`; `stopped`: after `stop(deadline:)`, claims nothing more.
     private enum State { case idle, polling, stopped }
 
-    private let storage: any Storage
-    private let providers: PushProviders
+    let storage: any Storage
+    let providers: PushProviders
     private let presence: (any PresenceStore)?
-    private let clock: any Clock
-    private let jitter: @Sendable () -> Double
-    private let configuration: Configuration
-    private let queue = DispatchQueue(label: "herald.delivery")
-    private let counters = Mutex(Counters())
+    let clock: any Clock
+    let jitter: @Sendable () -> Double
+    let configuration: Configuration
+    let queue = DispatchQueue(label: "herald.delivery")
+    let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
-    private let log: Logger
+    let log: Logger
     // Confined to `queue`.
     private var state = State.idle
     // Made by `start()`: a dispatch source must not be released without ever having run.
@@ -84,6 +100,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var claiming = false
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
+    // A receipt round is running (only one at a time); when the last one started, in real time.
+    var checkingReceipts = false
+    var lastReceiptPoll: DispatchTime?
 
     /// - Parameters:
     ///   - storage: the queue (`jobs`), devices and the delivery record, one unit of work per outcome.
@@ -241,7 +260,9 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     private func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard state == .polling, !claiming, inFlight < configuration.maxInFlight else { return }
+        guard state == .polling else { return }
+        pollReceiptsIfDue()
+        guard !claiming, inFlight < configuration.maxInFlight else { return }
         claiming = true
         let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
         let lease = configuration.leaseMilliseconds
@@ -336,8 +357,14 @@ public final class DeliveryWorker: @unchecked Sendable {
                     return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin, done: done)
                 }
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                let sentAt = clock.unixMilliseconds
                 providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
                     var outcome = classification.outcome
+                    // Accepted, confirmed later: the receipt job asks (PU-8a).
+                    var receipt: PushReceiptJobPayload?
+                    if case .delivered = outcome, let receiptID = classification.receiptID {
+                        receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
+                    }
                     switch outcome {
                     case .deleteDevice(let reason, _):
                         // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
@@ -350,11 +377,18 @@ public final class DeliveryWorker: @unchecked Sendable {
                             outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                         }
                     case .delivered:
-                        massDeletionGuard.recordOther(provider: device.provider, delivered: true)
+                        // Only a confirmed delivery clears a misconfigured provider: with receipts
+                        // still to come, acceptance proves nothing about the credentials behind it.
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: receipt == nil)
+                    case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
+                        // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
+                        // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
+                        // their own rule: only the guard's wall of rejections trips it.
+                        noteMisconfiguration(provider: device.provider, reason: reason)
                     default:
                         massDeletionGuard.recordOther(provider: device.provider, delivered: false)
                     }
-                    finish(job, outcome, device: device, origin: origin, done: done)
+                    finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
                 }
             }
         }
@@ -385,7 +419,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
     /// is another claim's to record, so it is only a warning.
-    private func logFailure(_ message: String, job: JobRecord, error: any Error) {
+    func logFailure(_ message: String, job: JobRecord, error: any Error) {
         if error is LeaseLost {
             log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
         } else {
@@ -395,7 +429,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Appends to a planned push's delivery record (NO-8); plain pushes have none.
     /// - Parameter at: unix ms of the outcome.
-    private static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
+    static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
                                outcome: DeliveryOutcome, messageID: String? = nil, detail: String? = nil, at: Int64) throws(StorageError) {
         guard let origin else { return }
         try tx.deliveries.record(DeliveryEntry(
@@ -406,8 +440,9 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`.
     private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
-                        done: @escaping @Sendable (Bool) -> Void) {
+                        receipt: PushReceiptJobPayload? = nil, done: @escaping @Sendable (Bool) -> Void) {
         let policy = configuration.retry
+        let receiptDelay = configuration.receiptDelayMilliseconds
         let log = self.log, clock = self.clock
         let deviceID = device?.id ?? ""
         // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
@@ -419,6 +454,10 @@ public final class DeliveryWorker: @unchecked Sendable {
             switch outcome {
             case .delivered(let messageID):
                 try held(tx.jobs.complete(job.lease, note: messageID.map { "delivered: \($0)" }))
+                if let receipt {
+                    // Same transaction: a recorded ticket always has its receipt check queued.
+                    try tx.jobs.enqueue(kind: PushReceiptJobPayload.kind, payloadJSON: receipt.jsonText(), runAt: now + receiptDelay, now: now)
+                }
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID, at: now)
                 self.counters.withLock { $0.delivered += 1 }
             case .deleteDevice(let reason, let timestamp):
@@ -485,12 +524,12 @@ struct LeaseLost: Error {}
 /// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
 /// was lost: the claim that took the job over records its own outcome.
 @inline(__always)
-private func held(_ fenced: Bool) throws(LeaseLost) {
+func held(_ fenced: Bool) throws(LeaseLost) {
     if !fenced { throw LeaseLost() }
 }
 
 extension Result {
-    fileprivate var isSuccess: Bool {
+    var isSuccess: Bool {
         if case .success = self { return true }
         return false
     }
