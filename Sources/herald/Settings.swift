@@ -264,7 +264,7 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_* credentials and print
                               the provider's answer (exit 0 when delivered)
-          herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
+          herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME]
                             [--until TIME] [--kind KIND]
                               queue again the dead push jobs matching every filter given, with
                               fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:

@@ -140,7 +140,7 @@ extension DeadJobFilter {
     /// - Parameters:
     ///   - kind: 1-64 bytes.
     ///   - deadSince, deadUntil: unix ms, not negative; `deadUntil` after `deadSince` when both are given.
-    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush).
+    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush, expo).
     ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
     ///     ASCII without `:`.
     /// - Throws: `Invalid` naming the first bad field.
