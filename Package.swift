@@ -13,6 +13,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
@@ -24,10 +25,12 @@ let package = Package(
         .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
+        // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.
+        .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
-                                                         "PushHTTP", "PushAPNs", "PushFCM"]),
+                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushExpo"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
@@ -38,6 +41,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
+        .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),
         .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )

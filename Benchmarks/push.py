@@ -17,6 +17,9 @@ For each provider (apns, fcm) and each repeat, two phases against one provider d
           push at start), with a valid bearer (APNs: double.apns_jwt(); FCM: an access token from
           the double's /token). -c = Herald's connections per provider, -m = in-flight / -c.
 pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue 8): >= 0.8x.
+--providers expo (issue 15) runs the Herald phase only, against the double's Expo side: Herald
+batches pushes into requests of up to 100 messages, so there is no one-request-per-push h2load
+replay to compare with; it reports pushes/s (accepted tickets), CPU per push and messages per request.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
 --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
@@ -47,7 +50,11 @@ def fcm_token():
     return f"f{uuid.uuid4().hex[:12]}:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7_B338q"
 
 
-PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token)}
+def expo_token():
+    return f"ExponentPushToken[{uuid.uuid4().hex[:22]}]"
+
+
+PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": ("ios", expo_token)}
 
 
 def start_herald(procs, binary, wd, double, args, wrapper=()):
@@ -95,12 +102,12 @@ def enqueue(h, device_ids, per_call=1000):
 
 
 def wait_answered(double, provider, count, timeout):
-    """Polls the double's counters until `count` requests of `provider` were answered (any status)."""
-    key = "apns" if provider == "apns" else "fcm"
+    """Polls the double's counters until `count` requests of `provider` were answered (any status);
+    for Expo, `count` messages (one ticket each, many per request)."""
     end = time.monotonic() + timeout
     while True:
         st = double.api.stats()
-        done = sum(st["by_status"].get(key, {}).values())
+        done = st["expo_messages"] if provider == "expo" else sum(st["by_status"].get(provider, {}).values())
         if done >= count or time.monotonic() > end:
             return done, st
         time.sleep(0.05)
@@ -121,6 +128,8 @@ def probe(procs, binary, wd, double, args):
     shapes = {}
     try:
         for provider in args.providers:
+            if provider == "expo":
+                continue  # no h2load replay for batched requests
             double.api.reset()
             (dev, token), = register(h, provider, 1, f"probe-{provider}-")
             enqueue(h, [dev])
@@ -176,10 +185,16 @@ def herald_phase(procs, binary, wd, double, provider, args):
     finally:
         h.stop()
     entries, first, last = log_window(double, provider)
-    ok = sum(1 for e in entries if e["status"] == 200)
+    if provider == "expo":
+        ok = sum(1 for e in entries for t in e.get("tickets") or [] if t == "ok")
+    else:
+        ok = sum(1 for e in entries if e["status"] == 200)
     out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
+    if provider == "expo":
+        out["requests"] = len(entries)
+        out["messages_per_request"] = round(done / len(entries), 1) if entries else None
     if instructions is not None:
         out["instructions"] = instructions
         out["instructions_per_push"] = round(instructions / done) if done else None
@@ -271,7 +286,7 @@ def main():
                            perf_help="record Herald with perf during its phases into DIR")
     B.add_callgrind_argument(ap)
     ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
-    ap.add_argument("--providers", default="apns,fcm")
+    ap.add_argument("--providers", default="apns,fcm", help="comma-separated apns, fcm, expo (expo: Herald only)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
     ap.add_argument("--conns", type=int, default=2, help="HERALD_PUSH_MAX_CONNECTIONS (default 2, Herald's)")
     ap.add_argument("--h2load-c", type=int, default=0, help="h2load connections (default: --conns)")
@@ -300,6 +315,8 @@ def main():
         for rep in range(args.repeat):
             for provider in args.providers:
                 order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
+                if provider == "expo":
+                    order = ["herald"]
                 for client in order:
                     if time.monotonic() - start > args.budget:
                         B.log(f"budget of {args.budget}s spent: skipping {provider} {client}")
@@ -352,6 +369,16 @@ def main():
               f"{runs_of(s['h2load_runs'])} | {s['herald_send_window_per_s']:,.0f} | {s['h2load_send_window_per_s']:,.0f} | "
               f"{s['herald_cpu_us_per_push']} | {s['double_cpu_us_per_request_herald']} / "
               f"{s['double_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
+    expo = [r for r in runs if r["provider"] == "expo"]
+    if expo:
+        med = lambda k: statistics.median([r.get(k) or 0 for r in expo])  # noqa: E731
+        cpu = statistics.median([(r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6 for r in expo])
+        summary["expo"] = {"herald_pushes_per_s": med("pushes_per_s"), "herald_runs": [r.get("pushes_per_s") for r in expo],
+                           "herald_cpu_us_per_push": round(cpu), "messages_per_request": med("messages_per_request"),
+                           "failures": sum(r["k"] - r["ok"] for r in expo)}
+        print(f"\nexpo (Herald only): {summary['expo']['herald_pushes_per_s']:,.0f} pushes/s "
+              f"(runs {' / '.join(str(x) for x in summary['expo']['herald_runs'])}), {round(cpu)} µs CPU per push, "
+              f"{summary['expo']['messages_per_request']} messages per request")
     for provider, s in summary["providers"].items():
         if s["paired_ratio"] is not None:
             print(f"{provider}: Herald / h2load per repeat (back-to-back runs): "

@@ -135,6 +135,8 @@ enum Herald {
                 let client = try HTTP2Client(configuration: clientConfiguration)
                 pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
                 workerConfiguration.retry = settings.retryPolicy
+                workerConfiguration.receiptDelayMilliseconds = Int64(settings.receiptDelayMilliseconds)
+                workerConfiguration.receiptRecheckMilliseconds = Int64(settings.receiptRecheckMilliseconds)
                 // The worker asks presence itself whether an `unless_acked` push was acknowledged (NO-2).
                 let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
                                             configuration: workerConfiguration, log: PushSetup.log)

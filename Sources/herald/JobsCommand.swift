@@ -12,7 +12,7 @@ import StorageSQLite
 /// ```
 enum JobsCommand {
     static let usageText = """
-        usage: herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME] [--until TIME] [--kind KIND]
+        usage: herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME] [--until TIME] [--kind KIND]
           TIME is RFC 3339 (2026-01-01T10:00:00Z) or unix milliseconds; --until is exclusive.
           CODE is a dead job's dead_reason (GET /v1/jobs?state=dead), e.g. ServiceUnavailable, UNAVAILABLE, transport_error.
         """

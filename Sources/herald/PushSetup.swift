@@ -2,6 +2,7 @@ import API
 import Foundation
 import HeraldCore
 import PushAPNs
+import PushExpo
 import PushFCM
 import PushHTTP
 import Realtime
@@ -12,13 +13,15 @@ import Realtime
 enum PushSetup {
     /// The provider adapters of this build, credentials or not: their token rules check
     /// registrations, and a push to one without credentials is "not configured", not "unsupported".
-    static let adapters: [any PushProvider.Type] = [APNsProvider.self, FCMProvider.self]
+    static let adapters: [any PushProvider.Type] = [APNsProvider.self, FCMProvider.self, ExpoProvider.self]
 
     /// What the environment configures, read before any HTTP client exists.
     struct Credentials {
         var apns: (credentials: APNsCredentials, gateways: APNsGateways)?
         var fcm: (credentials: FCMCredentials, endpoint: FCMEndpoint)?
-        var isEmpty: Bool { apns == nil && fcm == nil }
+        /// `HERALD_EXPO_*`: Expo needs no credential; it is on when one of its settings is set.
+        var expo: ExpoSettings?
+        var isEmpty: Bool { apns == nil && fcm == nil && expo == nil }
     }
 
     /// - Returns: the providers' settings; a provider whose key does not parse is off, with an
@@ -39,10 +42,16 @@ enum PushSetup {
         } catch {
             Log.error("FCM disabled: its credentials are unusable", ["error": error.message])
         }
+        do {
+            found.expo = try ExpoSettings.load(environment: environment)
+        } catch {
+            Log.error("Expo disabled: its settings are unusable", ["error": error.message])
+        }
         if found.isEmpty {
-            Log.info("push notifications disabled", ["reason": "no usable APNS_* or FCM_* credentials"])
+            Log.info("push notifications disabled", ["reason": "no usable APNS_*, FCM_* or HERALD_EXPO_* settings"])
         } else {
-            Log.info("push notifications enabled", ["apns": found.apns == nil ? "off" : "on", "fcm": found.fcm == nil ? "off" : "on"])
+            Log.info("push notifications enabled", ["apns": found.apns == nil ? "off" : "on", "fcm": found.fcm == nil ? "off" : "on",
+                                                    "expo": found.expo == nil ? "off" : "on"])
         }
         return found
     }
@@ -59,6 +68,9 @@ enum PushSetup {
             }
             if let fcm = credentials.fcm {
                 configured.append(FCMProvider(credentials: fcm.credentials, endpoint: fcm.endpoint, transport: transport))
+            }
+            if let expo = credentials.expo {
+                configured.append(ExpoProvider(settings: expo, transport: transport))
             }
         }
         return PushProviders(adapters: adapters, configured: configured)

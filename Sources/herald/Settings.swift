@@ -74,6 +74,12 @@ struct Settings {
         SettingSpec(name: "HERALD_APNS_URL", defaultValue: "https://api.push.apple.com", help: "APNs production gateway"),
         SettingSpec(name: "HERALD_APNS_SANDBOX_URL", defaultValue: "https://api.sandbox.push.apple.com", help: "APNs sandbox gateway"),
         SettingSpec(name: "HERALD_FCM_URL", defaultValue: "https://fcm.googleapis.com", help: "FCM base URL (the OAuth URL comes from the account's token_uri)"),
+        SettingSpec(name: "HERALD_EXPO_URL", defaultValue: "https://exp.host", help: "Expo push service base URL; setting it enables Expo"),
+        SettingSpec(name: "HERALD_EXPO_ACCESS_TOKEN", defaultValue: "", help: "Expo access token (Bearer; needed with enhanced push security); setting it enables Expo", secret: true),
+        SettingSpec(name: "HERALD_EXPO_ENABLED", defaultValue: "0", help: "1 = send Expo pushes without a token or URL setting"),
+        SettingSpec(name: "HERALD_EXPO_BATCH_MS", defaultValue: "10", help: "how long an Expo push waits for others to share its request (at most 100 per request)"),
+        SettingSpec(name: "HERALD_PUSH_RECEIPT_DELAY_MS", defaultValue: "900000", help: "when an accepted Expo push's receipt is asked for (15 min; Expo keeps receipts 24 h)"),
+        SettingSpec(name: "HERALD_PUSH_RECEIPT_RECHECK_MS", defaultValue: "300000", help: "when a receipt that was not ready is asked for again"),
         SettingSpec(name: "HERALD_CA_FILE", defaultValue: "system CAs", help: "extra CA bundle trusted for outgoing TLS (tests, private gateways)"),
         SettingSpec(name: "HERALD_PUSH_MAX_CONNECTIONS", defaultValue: "2", help: "HTTP/2 connections per provider host (each multiplexes many pushes)"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BASE_MS", defaultValue: "1000", help: "first retry delay scale; doubles per attempt, full jitter"),
@@ -101,6 +107,9 @@ struct Settings {
     var databaseWALLimitBytes = 4 << 20
     var retryPolicy = RetryPolicy()
     var pushMaxConnections = 2
+    /// `HERALD_PUSH_RECEIPT_DELAY_MS` / `HERALD_PUSH_RECEIPT_RECHECK_MS` (PU-8a).
+    var receiptDelayMilliseconds = 900_000
+    var receiptRecheckMilliseconds = 300_000
     var deviceRetentionDays = 90
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
@@ -181,6 +190,8 @@ struct Settings {
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
+        receiptDelayMilliseconds = try integer("HERALD_PUSH_RECEIPT_DELAY_MS", 900_000, min: 0, max: 86_400_000)
+        receiptRecheckMilliseconds = try integer("HERALD_PUSH_RECEIPT_RECHECK_MS", 300_000, min: 1, max: 86_400_000)
         let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", Int(RetryPolicy.defaultBaseMilliseconds), min: 1, max: 3_600_000)
         let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", max(Int(RetryPolicy.defaultCapMilliseconds), retryBase), min: retryBase, max: 86_400_000)
         let retryBudget = try integer("HERALD_PUSH_RETRY_BUDGET_MS", Int(RetryPolicy.defaultBudgetMilliseconds), min: 1, max: 30 * 86_400_000)
@@ -240,6 +251,7 @@ struct Settings {
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "push_receipts": "delay \(receiptDelayMilliseconds) ms, recheck \(receiptRecheckMilliseconds) ms",
             "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
         ]
@@ -256,7 +268,7 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_* credentials and print
                               the provider's answer (exit 0 when delivered)
-          herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
+          herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME]
                             [--until TIME] [--kind KIND]
                               queue again the dead push jobs matching every filter given, with
                               fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:

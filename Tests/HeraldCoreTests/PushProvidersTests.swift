@@ -72,7 +72,21 @@ final class ScriptedProvider: PushProvider {
     }
 
     @Test func providerIDsAreTheStoredStrings() {
-        #expect(PushProviderID.allCases.map(\.rawValue) == ["apns", "fcm", "webpush"])
+        #expect(PushProviderID.allCases.map(\.rawValue) == ["apns", "fcm", "webpush", "expo"])
         #expect(PushProviderID(rawValue: "APNS") == nil)
+    }
+
+    /// PU-8a: Expo's shapes, and what registration takes without being told.
+    @Test func expoTokens() {
+        #expect(ExpoPushToken.isBracketed("ExponentPushToken[xXxXxXxXxXxXxXxXxXxXxX]"))
+        #expect(ExpoPushToken.isBracketed("ExpoPushToken[abc-123_Z]"))
+        for token in ["ExponentPushToken[]", "ExponentPushToken[a", "ExponentPushToken[a b]", "ExponentPushToken[a]]",
+                      "exponentpushtoken[a]", "fcm:APA91b", "ExpoPushToken[" + String(repeating: "a", count: 4096) + "]"] {
+            #expect(!ExpoPushToken.isBracketed(token), "\(token.prefix(40))")
+        }
+        #expect((try? ExpoPushToken.validate("ExpoPushToken[a]")) == "ExpoPushToken[a]")
+        // The SDK's bare UUID form is taken when the client names the provider.
+        #expect((try? ExpoPushToken.validate("8C5D3E4A-1B2C-4D5E-8F90-A1B2C3D4E5F6")) == "8C5D3E4A-1B2C-4D5E-8F90-A1B2C3D4E5F6")
+        #expect(throws: ExpoPushToken.error) { try ExpoPushToken.validate("fcm-token-1") }
     }
 }

@@ -154,6 +154,18 @@ class Double:
                              topic: Optional[str] = None) -> None:
         self._call("POST", "/apns/devices", {"token": token, "environment": environment, "topic": topic})
 
+    def expo_access_token(self, token: Optional[str]) -> None:
+        """Require this Expo access token from now on (None: none)."""
+        self._call("POST", "/expo/config", {"access_token": token})
+
+    def fail_expo_receipts(self, responses: list) -> None:
+        """The next getReceipts requests fail as a whole: [{status, code?, retry_after?, times?}]."""
+        self._call("POST", "/expo/receipt-outcomes", {"responses": responses})
+
+    def expo_receipts(self) -> dict:
+        """Every receipt the Expo side issued: id -> {status, details?, token, missing}."""
+        return self._call("GET", "/expo/receipts")
+
     def advance_clock(self, seconds: float) -> None:
         self._call("POST", "/clock", {"advance_s": seconds})
 

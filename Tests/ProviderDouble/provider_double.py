@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Herald's APNs + FCM provider double: one HTTP/2-over-TLS server on loopback that checks every
+"""Herald's APNs + FCM + Expo provider double: one HTTP/2-over-TLS server on loopback that checks every
 request the way Apple and Google document, answers with their exact status codes, reasons and
 error bodies, injects outcomes on demand and records what it received. See README.md.
 
@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import credentials  # noqa: E402
 from apns import APNs, REASONS  # noqa: E402
+from expo import ERROR_CODES as EXPO_CODES, Expo  # noqa: E402
 from fcm import FCM, FCM_CODES  # noqa: E402
 from state import DoubleState, json_body, validate_outcome  # noqa: E402
 from transport import Request, Response, Server, make_ssl_context  # noqa: E402
@@ -60,6 +61,7 @@ class Double:
         )
         self.fcm = FCM(self.state, service_account=creds.service_account,
                        public_key=creds.fcm_public_key, token_lifetime_s=args.access_token_lifetime)
+        self.expo = Expo(self.state, access_token=args.expo_access_token, max_body=args.expo_max_body)
         self.config = self._config(creds)
 
     def _config(self, creds) -> dict:
@@ -88,7 +90,14 @@ class Double:
                 "token_uri": creds.service_account["token_uri"],
                 "url": base,
             },
+            "expo": {
+                "url": base,
+                "send_url": base + "/--/api/v2/push/send",
+                "receipts_url": base + "/--/api/v2/push/getReceipts",
+                "access_token": self.args.expo_access_token,
+            },
             "herald_env": {
+                "HERALD_EXPO_URL": base,
                 "HERALD_APNS_URL": base + "/production",
                 "HERALD_APNS_SANDBOX_URL": base + "/sandbox",
                 "HERALD_FCM_URL": base,
@@ -108,6 +117,10 @@ class Double:
             return await self.control(req)
         if re.match(r"^(/(sandbox|production))?/3/", path):
             resp = await self.apns.handle(req)
+        elif path == "/--/api/v2/push/send":
+            resp = await self.expo.handle_send(req)
+        elif path == "/--/api/v2/push/getReceipts":
+            resp = await self.expo.handle_receipts(req)
         elif path == "/token":
             resp = await self.fcm.handle_token(req)
         elif path.startswith("/v1/"):
@@ -158,6 +171,7 @@ class Double:
         if key == ("POST", "/reset"):
             st.reset()
             self.apns.expired_jwts.clear()
+            self.expo.reset()
             return _json(200, {"ok": True})
         if key in (("POST", "/outcomes"), ("POST", "/outcomes/all")):
             return self._set_outcomes(body, every=route.endswith("/all"))
@@ -172,6 +186,21 @@ class Double:
                 return _json(400, {"error": "environment must be sandbox or production"})
             st.apns_devices[body["token"].lower()] = {"environment": env, "topic": body.get("topic")}
             return _json(200, {"ok": True})
+        if key == ("POST", "/expo/config"):
+            if not isinstance(body, dict) or not (body.get("access_token") is None or isinstance(body["access_token"], str)):
+                return _json(400, {"error": "expected {access_token: string or null}"})
+            self.expo.access_token = body.get("access_token")
+            return _json(200, {"access_token": self.expo.access_token})
+        if key == ("POST", "/expo/receipt-outcomes"):
+            responses = body.get("responses") if isinstance(body, dict) else None
+            if not isinstance(responses, list) or not responses or not all(
+                    isinstance(r, dict) and isinstance(r.get("status"), int) and r["status"] != 200 for r in responses):
+                return _json(400, {"error": "expected {responses: [{status (not 200), code?, message?, retry_after?, times?}]}"})
+            self.expo.receipt_failures.extend(dict(r) for r in responses)
+            return _json(200, {"queued": len(responses)})
+        if key == ("GET", "/expo/receipts"):
+            return _json(200, {rid: {**r["receipt"], "token": r["token"], "missing": r["missing"]}
+                               for rid, r in self.expo.receipts.items()})
         if key == ("POST", "/fcm/expire-tokens"):
             return _json(200, {"expired": self.fcm.expire_tokens()})
         if key == ("POST", "/clock"):
@@ -187,8 +216,8 @@ class Double:
         if not isinstance(body, dict):
             return _json(400, {"error": "expected a JSON object"})
         provider = body.get("provider")
-        if provider not in ("apns", "fcm"):
-            return _json(400, {"error": "provider must be apns or fcm"})
+        if provider not in ("apns", "fcm", "expo"):
+            return _json(400, {"error": "provider must be apns, fcm or expo"})
         responses = body.get("responses")
         if not isinstance(responses, list) or not responses:
             return _json(400, {"error": "responses must be a non-empty list"})
@@ -202,6 +231,9 @@ class Double:
             code = r.get("errorCode") or r.get("error_code")
             if provider == "fcm" and code and code not in FCM_CODES:
                 warnings.append(f"responses[{i}]: errorCode {code!r} is not an FcmError code")
+            for field in ("ticket_error", "receipt_error"):
+                if provider == "expo" and r.get(field) and r[field] not in EXPO_CODES:
+                    warnings.append(f"responses[{i}]: {field} {r[field]!r} is not an Expo error code")
         if every:
             self.state.outcomes.set_all(provider, responses)
         else:
@@ -240,6 +272,9 @@ def parse_args(argv=None):
     p.add_argument("--accept-der-signatures", action="store_true",
                    help="also accept DER ES256 signatures (APNs is observed to)")
     p.add_argument("--access-token-lifetime", type=int, default=3599)
+    p.add_argument("--expo-access-token", default=None,
+                   help="require this Expo access token (enhanced push security); default: none required")
+    p.add_argument("--expo-max-body", type=int, default=1 << 20, help="largest inflated Expo request body")
     p.add_argument("--max-streams", type=int, default=1000, help="SETTINGS_MAX_CONCURRENT_STREAMS")
     p.add_argument("--max-log", type=int, default=100_000)
     p.add_argument("--quiet", action="store_true", help="no line per request on stdout")

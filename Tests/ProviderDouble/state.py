@@ -14,6 +14,8 @@ OUTCOME_KEYS = {
     "status", "reason", "errorCode", "error_code", "message", "fcm_status", "details",
     "apns_error", "retry_after", "delay_ms", "timestamp", "html_502", "body", "content_type",
     "headers", "goaway", "goaway_mode", "reset", "close", "times", "forever", "apns_id",
+    # Expo: per-message ticket or receipt errors, a request-level `code`, a receipt not ready yet.
+    "ticket_error", "receipt_error", "code", "receipt_missing_times",
 }
 
 
@@ -192,6 +194,10 @@ class DoubleState:
             "apns_accepted": c["apns_accepted"],
             "fcm_sends": c["fcm_requests"],
             "fcm_accepted": c["fcm_accepted"],
+            "expo_requests": c["expo_requests"],
+            "expo_accepted": c["expo_accepted"],
+            "expo_messages": c["expo_messages"],
+            "expo_receipt_requests": c["expo_receipts_requests"],
             "token_requests": c["oauth_requests"],
             "token_grants": c["oauth_accepted"],
             "apns_jwts_distinct": len(self.apns_jwts),

@@ -21,24 +21,64 @@ import Testing
         let request = try build(notification)
         #expect(request.url == "https://fcm.googleapis.com/v1/projects/herald-test/messages:send")
         #expect(request.headerLines == ["authorization: Bearer ya29.token", "content-type: application/json"])
-        #expect(request.bodyText == #"{"message":{"android":{"collapse_key":"order-paid-0199b7e2","notification":{"channel_id":"orders","notification_count":3,"sound":"default","tag":"order-paid-0199b7e2"},"priority":"high","ttl":"3600s"},"data":{"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"},"notification":{"body":"R$1,234.56 · Ana Souza","title":"Order #1042 paid"},"token":"fcm-token-1"}}"#)
+        #expect(request.bodyText == #"{"message":{"android":{"collapse_key":"order-paid-0199b7e2","notification":{"channel_id":"orders","notification_count":3,"sound":"default","tag":"order-paid-0199b7e2"},"priority":"high","ttl":"3600s"},"apns":{"headers":{"apns-collapse-id":"order-paid-0199b7e2","apns-expiration":"1754566800","apns-priority":"10","apns-push-type":"alert"},"payload":{"aps":{"badge":3,"sound":"default","thread-id":"store-0199a0c4"}}},"data":{"kind":"orders.paid","order_id":"0199b7e2","store_id":"0199a0c4"},"notification":{"body":"R$1,234.56 · Ana Souza","title":"Order #1042 paid"},"token":"fcm-token-1"}}"#)
     }
 
     @Test func normalPriorityAndExplicitTagAndCount() throws {
         let notification = PushNotification(title: "t", body: "b", badge: 3, collapseKey: "c", priority: .normal, ttlSeconds: 60, tag: "tag", notificationCount: 7)
-        #expect(try build(notification).bodyText == #"{"message":{"android":{"collapse_key":"c","notification":{"notification_count":7,"tag":"tag"},"priority":"normal","ttl":"60s"},"notification":{"body":"b","title":"t"},"token":"fcm-token-1"}}"#)
+        #expect(try build(notification).bodyText == #"{"message":{"android":{"collapse_key":"c","notification":{"notification_count":7,"tag":"tag"},"priority":"normal","ttl":"60s"},"apns":{"headers":{"apns-collapse-id":"c","apns-expiration":"1754563260","apns-priority":"10","apns-push-type":"alert"},"payload":{"aps":{"badge":3}}},"notification":{"body":"b","title":"t"},"token":"fcm-token-1"}}"#)
     }
 
     @Test func wakeupIsDataOnlyHighPriority() throws {
         let request = try build(.wakeup(data: ["generation_id": "g-1", "status": "succeeded"]), endpoint: FCMEndpoint(baseURL: "https://127.0.0.1:9443"))
         #expect(request.url == "https://127.0.0.1:9443/v1/projects/herald-test/messages:send")
-        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"data":{"generation_id":"g-1","status":"succeeded"},"token":"fcm-token-1"}}"#)
+        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"apns":{"headers":{"apns-expiration":"1754566800","apns-priority":"5","apns-push-type":"background"},"payload":{"aps":{"content-available":1}}},"data":{"generation_id":"g-1","status":"succeeded"},"token":"fcm-token-1"}}"#)
+    }
+
+    /// PU-8c: an FCM token on iOS wakes a backgrounded app only with APNs's background headers.
+    @Test func wakeupCarriesTheAPNsBackgroundBlock() throws {
+        let request = try build(.wakeup(data: ["generation_id": "g-1"], collapseKey: "gen-g-1", ttlSeconds: 0))
+        let apns = try apnsBlock(request)
+        #expect(apns["headers"] as? [String: String] == ["apns-push-type": "background", "apns-priority": "5", "apns-collapse-id": "gen-g-1",
+                                                         "apns-expiration": "0"])
+        // content-available alone: Apple refuses alert, badge or sound on a background push.
+        #expect((apns["payload"] as? [String: Any]).flatMap { $0["aps"] as? [String: Int] } == ["content-available": 1])
+    }
+
+    /// PU-8c: an alert's APNs options travel in the apns block (FCM has no fields for them).
+    @Test func alertCarriesItsAPNsOptions() throws {
+        var notification = PushNotification.seed001
+        notification.priority = .urgent
+        notification.sound = nil
+        let apns = try apnsBlock(try build(notification))
+        let headers = try #require(apns["headers"] as? [String: String])
+        #expect(headers["apns-push-type"] == "alert" && headers["apns-priority"] == "10")
+        #expect(headers["apns-collapse-id"] == "order-paid-0199b7e2")
+        let aps = try #require((apns["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect(aps["badge"] as? Int == 3)
+        #expect(aps["thread-id"] as? String == "store-0199a0c4")
+        #expect(aps["interruption-level"] as? String == "time-sensitive")
+        #expect(aps["sound"] == nil && aps["content-available"] == nil && aps["alert"] == nil)
+    }
+
+    /// A collapse key APNs would refuse (over 64 bytes) still collapses on Android but is not sent to APNs.
+    @Test func longCollapseKeyStaysOffTheAPNsHeaders() throws {
+        let key = String(repeating: "k", count: 65)
+        let request = try build(PushNotification(title: "t", collapseKey: key))
+        let headers = try #require(try apnsBlock(request)["headers"] as? [String: String])
+        #expect(headers["apns-collapse-id"] == nil)
+        #expect(request.bodyText.contains(#""collapse_key":"\#(key)""#))
+    }
+
+    func apnsBlock(_ request: PushHTTPRequest) throws -> [String: Any] {
+        let outer = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+        return try #require((outer["message"] as? [String: Any])?["apns"] as? [String: Any])
     }
 
     @Test func rootKeyHoldsOneJSONString() throws {
         let notification = PushNotification(title: "Operatore", body: "Ciao", data: ["type": "message", "deep_link": "respondo://conversation/a1"], priority: .high, rootKey: "respondo")
         let request = try build(notification)
-        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"data":{"respondo":"{\"deep_link\":\"respondo://conversation/a1\",\"type\":\"message\"}"},"notification":{"body":"Ciao","title":"Operatore"},"token":"fcm-token-1"}}"#)
+        #expect(request.bodyText == #"{"message":{"android":{"priority":"high","ttl":"3600s"},"apns":{"headers":{"apns-expiration":"1754566800","apns-priority":"10","apns-push-type":"alert"}},"data":{"respondo":"{\"deep_link\":\"respondo://conversation/a1\",\"type\":\"message\"}"},"notification":{"body":"Ciao","title":"Operatore"},"token":"fcm-token-1"}}"#)
         // The string decodes back to the flat object (seed 004: data["respondo"] as a JSON string).
         let outer = try JSONSerialization.jsonObject(with: Data(request.body)) as! [String: Any]
         let data = (outer["message"] as! [String: Any])["data"] as! [String: String]

@@ -748,6 +748,11 @@ def test_catalog_pushes_match_seed_001_field_by_field(h, provider_double):
                 if abs(int(headers["apns-expiration"]) - (entry["time"] + 3600)) > 5:
                     problems.append(f"{where}: apns-expiration {headers['apns-expiration']}, expected ~{entry['time'] + 3600:.0f}")
             else:
+                # Issue 15 (PU-8c): the apns block an FCM token on iOS needs, with the alert's APNs options.
+                apns_headers = ((entry["body"].get("message") or {}).get("apns") or {}).get("headers") or {}
+                expiration = apns_headers.pop("apns-expiration", None)
+                if expiration is None or abs(int(expiration) - (entry["time"] + 3600)) > 5:
+                    problems.append(f"{where}: FCM apns-expiration {expiration}, expected ~{entry['time'] + 3600:.0f}")
                 expected = {"message": {
                     "token": device.token,
                     "notification": {"title": title, "body": body},
@@ -755,6 +760,8 @@ def test_catalog_pushes_match_seed_001_field_by_field(h, provider_double):
                     "android": {"priority": "high", "ttl": "3600s", "collapse_key": collapse,
                                 "notification": {"channel_id": channel, "tag": collapse, "notification_count": 3,
                                                  "sound": "default"}},
+                    "apns": {"headers": {"apns-collapse-id": collapse, "apns-push-type": "alert", "apns-priority": "10"},
+                             "payload": {"aps": {"badge": 3, "sound": "default", "thread-id": thread}}},
                 }}
                 problems += [f"{where}: FCM body {d}" for d in differences(entry["body"], expected)]
     assert not problems, f"{len(problems)} pushes differ from seed 001:\n" + "\n".join(problems)

@@ -279,6 +279,7 @@ def test_fcm_message_and_oauth_grant_field_by_field(herald_factory, provider_dou
     double = provider_double
     h = herald_with_push(herald_factory, double)
     device = android(h)
+    queued_at = time.time()
     job_id = push_one(h, device, {"kind": "alert", "title": "Order #77", "subtitle": "dropped on FCM", "body": "Paid",
                                   "sound": "default", "badge": 3, "data": {"order_id": "77", "n": "12"},
                                   "priority": "normal", "ttl_seconds": 120, "collapse_key": "order-77",
@@ -301,7 +302,10 @@ def test_fcm_message_and_oauth_grant_field_by_field(herald_factory, provider_dou
     assert assertion["aud"] == double.fcm["token_uri"]
     assert assertion["scope"] == FCM_SCOPE
     assert 0 < assertion["exp"] - assertion["iat"] <= 3600, assertion
-    # The message: notification, string-only data, android block; no subtitle (FCM has none).
+    # The message: notification, string-only data, android block, and the apns block an FCM token
+    # on iOS needs (PU-8c: the alert's APNs options); no subtitle (FCM has none).
+    expiration = int(entry["body"]["message"]["apns"]["headers"].pop("apns-expiration"))
+    assert queued_at + 120 - 2 <= expiration <= time.time() + 120 + 1, expiration
     assert entry["body"] == {"message": {
         "token": device.token,
         "notification": {"title": "Order #77", "body": "Paid"},
@@ -309,6 +313,8 @@ def test_fcm_message_and_oauth_grant_field_by_field(herald_factory, provider_dou
         "android": {"priority": "normal", "ttl": "120s", "collapse_key": "order-77",
                     "notification": {"channel_id": "orders", "tag": "order-77", "notification_count": 3,
                                      "sound": "default"}},
+        "apns": {"headers": {"apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "order-77"},
+                 "payload": {"aps": {"badge": 3, "sound": "default", "thread-id": "orders"}}},
     }}, entry["body"]
     assert all(isinstance(v, str) for v in entry["body"]["message"]["data"].values())
     assert entry["response_body"]["name"] in job["last_error"], job  # recorded as delivered with FCM's name
@@ -320,8 +326,13 @@ def test_fcm_message_and_oauth_grant_field_by_field(herald_factory, provider_dou
     wait_job(h, job_id, "done")
     entry = fcm_requests(double, device.token, 2)[1]
     assert entry["status"] == 200, entry
+    # PU-8c: an FCM wake-up reaching an iPhone must be an APNs background push (priority 5,
+    # content-available), or a backgrounded app is not woken.
+    entry["body"]["message"]["apns"]["headers"].pop("apns-expiration")
     assert entry["body"] == {"message": {"token": device.token, "data": {"conversation_id": "c-41"},
-                                         "android": {"priority": "high", "ttl": "3600s"}}}, entry["body"]
+                                         "android": {"priority": "high", "ttl": "3600s"},
+                                         "apns": {"headers": {"apns-push-type": "background", "apns-priority": "5"},
+                                                  "payload": {"aps": {"content-available": 1}}}}}, entry["body"]
 
 
 def test_apns_id_is_reused_when_a_job_is_retried(herald_factory, provider_double):

@@ -13,17 +13,17 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM and Web Push: 1-4096 printable ASCII characters."
+            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM and Web Push: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID)."
           },
           "provider": {
             "type": ["string", "null"],
-            "enum": ["apns", "fcm", "webpush", null],
-            "description": "Who delivers to the token. Default: `apns` on ios, `fcm` on android, `webpush` on web. Allowed: ios apns|fcm, android fcm, web webpush|fcm."
+            "enum": ["apns", "fcm", "webpush", "expo", null],
+            "description": "Who delivers to the token. Default: `expo` for an `ExponentPushToken[…]`/`ExpoPushToken[…]` on ios or android, else `apns` on ios, `fcm` on android, `webpush` on web. Allowed: ios apns|fcm|expo, android fcm|expo, web webpush|fcm. Another provider named for an Expo token is a 400."
           },
           "environment": {
             "type": ["string", "null"],
             "enum": ["sandbox", "production", null],
-            "description": "APNs gateway; ios only (400 on other platforms). Default `production` on ios."
+            "description": "APNs gateway; ios only (400 on other platforms and for Expo tokens). Default `production` on ios, except for Expo tokens (null)."
           },
           "installation_id": {
             "type": ["string", "null"],
@@ -96,7 +96,7 @@ extension OpenAPIComponents {
         "properties": {
           "id": {"type": "string", "format": "uuid"},
           "platform": {"type": "string", "enum": ["ios", "android", "web"]},
-          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush", "expo"]},
           "token": {
             "type": "string",
             "description": "Whole in a registration answer; masked (first and last four characters) in lists."
@@ -129,7 +129,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "An FCM token on both platforms: 1-4096 printable ASCII characters."
+            "description": "An FCM token on both platforms: 1-4096 printable ASCII characters; an `ExponentPushToken[…]`/`ExpoPushToken[…]` is registered as an Expo token."
           },
           "platform": {
             "type": "string",
@@ -155,7 +155,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "An FCM token: 1-4096 printable ASCII characters."
+            "description": "An Expo push token (`ExponentPushToken[…]`/`ExpoPushToken[…]`, provider `expo`) or an FCM token (1-4096 printable ASCII characters)."
           },
           "platform": {"type": ["string", "null"], "enum": ["ios", "android", null], "description": "Default `android`."},
           "appVersion": {
@@ -264,7 +264,7 @@ extension OpenAPIComponents {
         "required": ["device_id", "provider", "provider_message_id"],
         "properties": {
           "device_id": {"type": "string"},
-          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+          "provider": {"type": "string", "enum": ["apns", "fcm", "webpush", "expo"]},
           "provider_message_id": {
             "type": ["string", "null"],
             "description": "The provider's id for the message (APNs `apns-id`, FCM message name), when it gives one."

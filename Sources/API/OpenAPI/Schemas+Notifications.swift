@@ -432,7 +432,7 @@ extension OpenAPIComponents {
               "properties": {
                 "device_id": {"type": "string"},
                 "platform": {"type": "string", "enum": ["ios", "android", "web"]},
-                "provider": {"type": "string", "enum": ["apns", "fcm", "webpush"]},
+                "provider": {"type": "string", "enum": ["apns", "fcm", "webpush", "expo"]},
                 "session_id": {"type": ["string", "null"]},
                 "reachability": {"type": "string", "enum": ["live_foreground", "live_background", "push_only", "unreachable"]},
                 "reason": {

@@ -68,7 +68,7 @@ extension DeviceRoutes {
         static let registerLegacyDevice = RouteSpec(
             .post, "/v1/devices", auth: .accessToken, operationID: "registerLegacyDevice",
             tags: ["compatibility"], summary: "Register a device (compatibility, seed 003)",
-            description: "Maps onto `POST /v1/me/devices` with provider `fcm`; `device_id` is the installation id.",
+            description: "Maps onto `POST /v1/me/devices` with provider `fcm`, or `expo` for an `ExponentPushToken[…]`/`ExpoPushToken[…]`; `device_id` is the installation id.",
             requestBody: .json(.ref("LegacyDeviceRegistration")),
             responses: [
                 204: .content("Registered."),
@@ -99,7 +99,7 @@ extension DeviceRoutes {
         static let registerDeviceToken = RouteSpec(
             .post, "/v1/users/me/device-tokens", auth: .accessToken, operationID: "registerDeviceToken",
             tags: ["compatibility"], summary: "Register a device token (compatibility, seed 002)",
-            description: "Maps onto `POST /v1/me/devices` with provider `fcm`.",
+            description: "Maps onto `POST /v1/me/devices` with provider `expo` for an `ExponentPushToken[…]`/`ExpoPushToken[…]` (what expo-notifications gives the app), else `fcm`.",
             requestBody: .json(.ref("DeviceTokenRegistration")),
             responses: registrationResponses)
 

@@ -58,11 +58,15 @@ struct DeviceRoutes {
         guard let platform = DevicePlatform(rawValue: body.platform) else {
             throw HTTPError.invalid("platform", "platform must be ios, android or web")
         }
-        var provider = platform.defaultProvider
+        // PU-8a: an Expo token names its provider itself.
+        var provider = ExpoPushToken.isBracketed(body.token) && platform != .web ? .expo : platform.defaultProvider
         if let raw = body.provider {
-            guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm or webpush") }
+            guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm, webpush or expo") }
             guard Self.allowed(chosen, on: platform) else {
                 throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
+            }
+            if chosen != .expo, ExpoPushToken.isBracketed(body.token) {
+                throw HTTPError.invalid("provider", "this is an Expo push token: send \"provider\": \"expo\" or leave provider out")
             }
             provider = chosen
         }
@@ -79,10 +83,13 @@ struct DeviceRoutes {
         }
         var environment: String?
         if let raw = body.environment {
-            guard platform == .ios else { throw HTTPError.invalid("environment", "environment is for ios devices only") }
+            guard platform == .ios, provider != .expo else {
+                throw HTTPError.invalid("environment", provider == .expo ? "environment is for APNs tokens; Expo picks the gateway itself"
+                                                                          : "environment is for ios devices only")
+            }
             guard let value = APNsEnvironment(rawValue: raw) else { throw HTTPError.invalid("environment", "environment must be sandbox or production") }
             environment = value.rawValue
-        } else if platform == .ios {
+        } else if platform == .ios, provider != .expo {
             environment = APNsEnvironment.production.rawValue
         }
         let registration = DeviceRegistration(
@@ -128,11 +135,12 @@ struct DeviceRoutes {
         switch PushProviderID(rawValue: body.platform) {
         case .fcm?: platform = .android
         case .apns?: platform = .ios
-        case .webpush?, nil: throw HTTPError.invalid("platform", "platform must be fcm or apns")
+        case .webpush?, .expo?, nil: throw HTTPError.invalid("platform", "platform must be fcm or apns")
         }
-        let token = try validToken(body.token, provider: .fcm)
+        let provider = Self.tokenProvider(body.token)
+        let token = try validToken(body.token, provider: provider)
         let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProviderID.fcm.rawValue,
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
             token: token, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
         return store(registration, claims: claims) { _, _ in .empty(204) }
     }
@@ -153,10 +161,11 @@ struct DeviceRoutes {
         if let raw = body.platform, DevicePlatform(rawValue: raw) == nil || raw == "web" {
             throw HTTPError.invalid("platform", "platform must be ios or android")
         }
-        // Seed 002's apps register FCM tokens on both platforms.
-        let token = try validToken(body.token, provider: .fcm)
+        // Seed 002's apps register Expo push tokens (ExponentPushToken[…]); other tokens are FCM's.
+        let provider = Self.tokenProvider(body.token)
+        let token = try validToken(body.token, provider: provider)
         let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: PushProviderID.fcm.rawValue,
+            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
             token: token, locale: try Self.locale(body.locale, field: "locale"),
             appVersion: try Self.text(body.appVersion, field: "appVersion", max: 64))
         return store(registration, claims: claims) { device, created in
@@ -226,9 +235,15 @@ struct DeviceRoutes {
         }
     }
 
+    /// The compatibility routes' provider for a token: Expo for `ExponentPushToken[…]` /
+    /// `ExpoPushToken[…]` (PU-8a), else FCM, as those apps have always registered.
+    static func tokenProvider(_ token: String) -> PushProviderID {
+        ExpoPushToken.isBracketed(token) ? .expo : .fcm
+    }
+
     private static func allowed(_ provider: PushProviderID, on platform: DevicePlatform) -> Bool {
         switch (platform, provider) {
-        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm): return true
+        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.ios, .expo), (.android, .expo): return true
         default: return false
         }
     }

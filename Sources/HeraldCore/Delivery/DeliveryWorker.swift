@@ -51,6 +51,22 @@ public final class DeliveryWorker: @unchecked Sendable {
         public var outcomeRetryBaseMilliseconds: Int64 = 250
         /// Longest wait between two writes of a held outcome, ms.
         public var outcomeRetryCapMilliseconds: Int64 = 30_000
+        /// How long after an accepted send a provider's receipt is asked for (Expo: about 15
+        /// minutes, PU-8a), ms of the clock. Tests shorten it.
+        public var receiptDelayMilliseconds: Int64 = 15 * 60_000
+        /// How long after the send a receipt can still be asked for (Expo keeps them about 24 h);
+        /// a receipt still missing then is given up (the job ends `receipt_unavailable`), ms.
+        public var receiptWindowMilliseconds: Int64 = 24 * 3_600_000
+        /// When a receipt is not ready yet, how long until it is asked for again, ms.
+        public var receiptRecheckMilliseconds: Int64 = 5 * 60_000
+        /// `push.receipt` jobs claimed per round (one provider request per 300 ids at most).
+        public var receiptBatchSize = 300
+        /// How often the worker looks for due receipt jobs, ms of real time (only when a
+        /// configured provider checks receipts).
+        public var receiptPollMilliseconds = 1_000
+        /// Most times a receipt may send a push again (Expo `MessageRateExceeded`) before it is
+        /// dead-lettered.
+        public var maximumResends = 5
         public init() {}
     }
 
@@ -103,6 +119,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let outcome: PushOutcome
         let device: DeviceRecord?
         let origin: DeliveryJobPayload.Origin?
+        /// The receipt check to queue with a delivered outcome (providers with receipts, PU-8a).
+        let receipt: PushReceiptJobPayload?
         /// The jitter draw for a retry's backoff, drawn once so every write decides alike.
         let random: Double
     }
@@ -118,17 +136,17 @@ public final class DeliveryWorker: @unchecked Sendable {
         var writing = false
     }
 
-    private let storage: any Storage
-    private let providers: PushProviders
+    let storage: any Storage
+    let providers: PushProviders
     private let presence: (any PresenceStore)?
-    private let clock: any Clock
-    private let jitter: @Sendable () -> Double
-    private let configuration: Configuration
-    private let queue = DispatchQueue(label: "herald.delivery")
-    private let counters = Mutex(Counters())
+    let clock: any Clock
+    let jitter: @Sendable () -> Double
+    let configuration: Configuration
+    let queue = DispatchQueue(label: "herald.delivery")
+    let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
-    private let log: Logger
+    let log: Logger
     // Confined to `queue`.
     private var state = State.idle
     // Made by `start()`: a dispatch source must not be released without ever having run.
@@ -139,6 +157,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
+    // A receipt round is running (only one at a time); when the last one started, in real time.
+    var checkingReceipts = false
+    var lastReceiptPoll: DispatchTime?
 
     /// - Parameters:
     ///   - storage: the queue (`jobs`), devices and the delivery record, one unit of work per outcome.
@@ -312,6 +333,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         guard state == .polling else { return }
         // Before the claim, so the writer takes held outcomes first.
         writeHeld { _ in }
+        pollReceiptsIfDue()
         guard !claiming, inFlight < configuration.maxInFlight else { return }
         claiming = true
         let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
@@ -501,8 +523,14 @@ public final class DeliveryWorker: @unchecked Sendable {
                     return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin, done: done)
                 }
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+                let sentAt = clock.unixMilliseconds
                 providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
                     var outcome = classification.outcome
+                    // Accepted, confirmed later: the receipt job asks (PU-8a).
+                    var receipt: PushReceiptJobPayload?
+                    if case .delivered = outcome, let receiptID = classification.receiptID {
+                        receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
+                    }
                     switch outcome {
                     case .deleteDevice(let reason, _):
                         // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
@@ -515,11 +543,18 @@ public final class DeliveryWorker: @unchecked Sendable {
                             outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                         }
                     case .delivered:
-                        massDeletionGuard.recordOther(provider: device.provider, delivered: true)
+                        // Only a confirmed delivery clears a misconfigured provider: with receipts
+                        // still to come, acceptance proves nothing about the credentials behind it.
+                        massDeletionGuard.recordOther(provider: device.provider, delivered: receipt == nil)
+                    case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
+                        // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
+                        // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
+                        // their own rule: only the guard's wall of rejections trips it.
+                        noteMisconfiguration(provider: device.provider, reason: reason)
                     default:
                         massDeletionGuard.recordOther(provider: device.provider, delivered: false)
                     }
-                    finish(job, outcome, device: device, origin: origin, done: done)
+                    finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
                 }
             }
         }
@@ -551,7 +586,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
     /// is another claim's to record, so it is only a warning.
-    private func logFailure(_ message: String, job: JobRecord, error: any Error) {
+    func logFailure(_ message: String, job: JobRecord, error: any Error) {
         if error is LeaseLost {
             log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
         } else {
@@ -561,7 +596,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Appends to a planned push's delivery record (NO-8); plain pushes have none.
     /// - Parameter at: unix ms of the outcome.
-    private static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
+    static func record(_ tx: any StorageTransaction, origin: DeliveryJobPayload.Origin?, deviceID: String, jobID: Int64,
                                outcome: DeliveryOutcome, messageID: String? = nil, detail: String? = nil, at: Int64) throws(StorageError) {
         guard let origin else { return }
         try tx.deliveries.record(DeliveryEntry(
@@ -573,9 +608,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`;
     /// when the write fails for a passing fault, holds the outcome (see the type's notes).
     private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
-                        done: @escaping @Sendable (Recorded) -> Void) {
+                        receipt: PushReceiptJobPayload? = nil, done: @escaping @Sendable (Recorded) -> Void) {
         // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
-        let write = OutcomeWrite(job: job, lease: job.lease, outcome: outcome, device: device, origin: origin, random: jitter())
+        let write = OutcomeWrite(job: job, lease: job.lease, outcome: outcome, device: device, origin: origin, receipt: receipt, random: jitter())
         storage.write(outcomeTransaction(write)) { [self] result in
             switch result {
             case .success(let counts):
@@ -601,7 +636,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// committed.
     private func outcomeTransaction(_ write: OutcomeWrite) -> @Sendable (any StorageTransaction) throws -> Counters {
         let policy = configuration.retry
+        let receiptDelay = configuration.receiptDelayMilliseconds
         let log = self.log, clock = self.clock
+        let receipt = write.receipt
         let job = write.job, lease = write.lease, outcome = write.outcome, device = write.device, origin = write.origin
         let deviceID = device?.id ?? "", random = write.random
         let provider = device?.provider
@@ -612,6 +649,10 @@ public final class DeliveryWorker: @unchecked Sendable {
             switch outcome {
             case .delivered(let messageID):
                 try held(tx.jobs.complete(lease, note: messageID.map { "delivered: \($0)" }))
+                if let receipt {
+                    // Same transaction: a recorded ticket always has its receipt check queued.
+                    try tx.jobs.enqueue(kind: PushReceiptJobPayload.kind, payloadJSON: receipt.jsonText(), runAt: now + receiptDelay, now: now)
+                }
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID, at: now)
                 counts.delivered += 1
             case .deleteDevice(let reason, let timestamp):
@@ -673,12 +714,12 @@ struct LeaseLost: Error {}
 /// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
 /// was lost: the claim that took the job over records its own outcome.
 @inline(__always)
-private func held(_ fenced: Bool) throws(LeaseLost) {
+func held(_ fenced: Bool) throws(LeaseLost) {
     if !fenced { throw LeaseLost() }
 }
 
 extension Result {
-    fileprivate var isSuccess: Bool {
+    var isSuccess: Bool {
         if case .success = self { return true }
         return false
     }

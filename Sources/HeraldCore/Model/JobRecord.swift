@@ -141,7 +141,7 @@ extension DeadJobFilter {
     ///   - kind: 1-64 printable ASCII characters.
     ///   - deadSince, deadUntil: unix ms, not negative; a `deadUntil` at or before `deadSince` is an
     ///     empty window (matches nothing).
-    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush).
+    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush, expo).
     ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
     ///     ASCII without `:`.
     /// - Throws: `Invalid` naming the first bad field.

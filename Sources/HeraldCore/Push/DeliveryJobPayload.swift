@@ -22,6 +22,9 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     /// The notification this push belongs to (NO-8): set, the worker records each outcome in its
     /// delivery record; nil for a plain `POST /v1/push`.
     public var origin: Origin?
+    /// How often a provider's receipt sent this push again (`resends`; Expo `MessageRateExceeded`,
+    /// PU-8a); absent until the first resend, so stored jobs keep their exact text.
+    public var resends: Int?
 
     /// Where a planned push came from, and what may still stop it.
     public struct Origin: Codable, Sendable, Equatable {
@@ -51,14 +54,15 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id", apnsID = "apns_id", notification, origin
+        case deviceID = "device_id", apnsID = "apns_id", notification, origin, resends
     }
 
-    public init(deviceID: String, apnsID: PushID, notification: PushNotification, origin: Origin? = nil) {
+    public init(deviceID: String, apnsID: PushID, notification: PushNotification, origin: Origin? = nil, resends: Int? = nil) {
         self.deviceID = deviceID
         self.apnsID = apnsID.value
         self.notification = notification
         self.origin = origin
+        self.resends = resends
     }
 
     /// The JSON text for the `payload_json` column (keys sorted, stable).

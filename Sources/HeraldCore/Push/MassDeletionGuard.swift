@@ -88,6 +88,24 @@ public final class MassDeletionGuard: Sendable {
         verdict(provider: provider, reason: reason) == .delete
     }
 
+    /// Records an answer that says the provider's credentials are wrong (Expo's receipts
+    /// `InvalidCredentials` / `MismatchSenderId`: the app's APNs/FCM credentials at Expo, PU-8a):
+    /// the provider shows as misconfigured (`trippedReason`) until a send to it is confirmed again.
+    /// Devices are never deleted for it.
+    ///
+    /// - Returns: true when this answer put the provider into that state (log it once, as an error).
+    @discardableResult
+    public func recordMisconfiguration(provider: String, reason: String) -> Bool {
+        state.withLock { states in
+            var s = states[provider] ?? ProviderState()
+            push(nil, into: &s)
+            let justTripped = s.tripped == nil
+            if justTripped { s.tripped = reason }
+            states[provider] = s
+            return justTripped
+        }
+    }
+
     /// The rejection that tripped the guard for `provider`, or nil (for /readyz and /metrics).
     public func trippedReason(provider: String) -> String? {
         state.withLock { $0[provider]?.tripped }

@@ -61,12 +61,17 @@ public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
     /// The provider's human-readable text when it sent one (FCM `error.message`), for logs and the
     /// test-push `error` field (DV-7). Never used to decide, except FCM's token check.
     public var providerMessage: String?
+    /// Set on a `delivered` answer of a provider that confirms delivery later (Expo's ticket id,
+    /// PU-8a): the worker stores it and asks `PushReceiptProvider.checkReceipts` about it after
+    /// `receiptDelayMilliseconds` through a `push.receipt` job. Nil: the answer is final.
+    public var receiptID: String?
 
-    public init(outcome: PushOutcome, status: Int?, rule: PushRule?, providerMessage: String? = nil) {
+    public init(outcome: PushOutcome, status: Int?, rule: PushRule?, providerMessage: String? = nil, receiptID: String? = nil) {
         self.outcome = outcome
         self.status = status
         self.rule = rule
         self.providerMessage = providerMessage
+        self.receiptID = receiptID
     }
 
     /// Applies `rule` to a failed attempt.

@@ -1,4 +1,5 @@
-/// Who delivers to a device token: Apple (APNs), Google (FCM) or a browser's push service (Web Push).
+/// Who delivers to a device token: Apple (APNs), Google (FCM), a browser's push service (Web Push)
+/// or Expo's push service (which relays to APNs/FCM with the app's credentials at Expo).
 ///
 /// The raw value is what `devices.provider` stores and what the API and the job payload spell,
 /// so it never changes; a provider added later (`expo`) is a new case. Device rows keep the string:
@@ -11,6 +12,8 @@ public enum PushProviderID: String, Sendable, Hashable, Codable, CaseIterable, C
     case fcm
     /// Web Push (RFC 8030): registered today, not delivered yet.
     case webpush
+    /// Expo push service (`ExponentPushToken[…]`, PU-8a): tickets at send, receipts later.
+    case expo
 
     public var description: String { rawValue }
 }

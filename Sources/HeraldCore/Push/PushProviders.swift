@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The push providers of this process, by id: which adapters the build has, which of them have
 /// credentials, and the one place a push is routed to its adapter (the worker, the test push and
 /// `herald send-test` all send through it).
@@ -88,6 +90,44 @@ public final class PushProviders: Sendable {
         } else {
             completion(unsupported(provider: provider, recorded: false))
         }
+    }
+
+    /// Whether any configured provider confirms deliveries later (`PushReceiptProvider`): only
+    /// then does the worker look for `push.receipt` jobs.
+    public var hasReceiptProviders: Bool { configured.values.contains { $0 is any PushReceiptProvider } }
+
+    /// Asks `provider`'s adapter about receipts (`PushReceiptProvider.checkReceipts`), in requests
+    /// of at most its `maximumReceiptsPerRequest` ids, and merges the answers; a failed request
+    /// fails the whole call with its classification.
+    ///
+    /// - Returns: false (and never calls `completion`) when `provider` has no configured adapter
+    ///   that checks receipts: the receipts can no longer be asked about.
+    @discardableResult
+    public func checkReceipts(provider id: PushProviderID, ids: [String],
+                              completion: @escaping @Sendable (PushReceiptAnswer) -> Void) -> Bool {
+        guard let provider = configured[id] as? any PushReceiptProvider else { return false }
+        guard !ids.isEmpty else {
+            completion(.receipts([:]))
+            return true
+        }
+        let size = max(1, provider.maximumReceiptsPerRequest)
+        let chunks = stride(from: 0, to: ids.count, by: size).map { Array(ids[$0..<min($0 + size, ids.count)]) }
+        let merged = Mutex<(left: Int, receipts: [String: PushClassification], failure: PushClassification?)>((chunks.count, [:], nil))
+        for chunk in chunks {
+            provider.checkReceipts(chunk) { answer in
+                let done: PushReceiptAnswer? = merged.withLock { state in
+                    switch answer {
+                    case .receipts(let receipts): state.receipts.merge(receipts) { first, _ in first }
+                    case .failed(let classification): state.failure = state.failure ?? classification
+                    }
+                    state.left -= 1
+                    guard state.left == 0 else { return nil }
+                    return state.failure.map { .failed($0) } ?? .receipts(state.receipts)
+                }
+                if let done { completion(done) }
+            }
+        }
+        return true
     }
 
     /// The verdict for a device whose stored provider this build does not know at all (not even as

@@ -13,9 +13,19 @@ import PushHTTP
 ///             "notification":{"body","title"},
 ///             "data":{<string values>} | {"<rootKey>":"<data as one JSON string>"},
 ///             "android":{"priority":"normal|high","ttl":"<s>s","collapse_key",
-///                        "notification":{"channel_id","notification_count","sound","tag"}}}}
-/// wake-up: {"message":{"token":…,"data":{…},"android":{"priority":"high","ttl":"<s>s","collapse_key"}}}
+///                        "notification":{"channel_id","notification_count","sound","tag"}},
+///             "apns":{"headers":{"apns-collapse-id","apns-expiration","apns-priority":"10","apns-push-type":"alert"},
+///                     "payload":{"aps":{"badge","interruption-level","sound","thread-id"}}}}}
+/// wake-up: {"message":{"token":…,"data":{…},"android":{"priority":"high","ttl":"<s>s","collapse_key"},
+///             "apns":{"headers":{"apns-collapse-id","apns-expiration","apns-priority":"5","apns-push-type":"background"},
+///                     "payload":{"aps":{"content-available":1}}}}}
 /// ```
+/// The `apns` block is what an FCM token on iOS needs (PU-8c; seed 003 registers FCM tokens on
+/// iOS): without it a wake-up is sent as an alert-less push at priority 10, which APNs does not
+/// deliver to a backgrounded app. FCM ignores it for Android tokens, so every message carries it
+/// (the builder does not know the device's OS). FCM merges `notification.title`/`body` into
+/// `aps.alert` itself. A collapse key over APNs's 64 bytes keeps `collapse_key` for Android but
+/// gets no `apns-collapse-id` (APNs would refuse the push: `BadCollapseId`).
 /// Defaults: `tag` = collapse key, `notification_count` = badge, TTL 3600 s (clamped to FCM's
 /// 0…2 419 200). Keys sorted; absent fields omitted; `subtitle` has no FCM field and is dropped.
 public enum FCMRequestBuilder {
@@ -69,6 +79,7 @@ public enum FCMRequestBuilder {
             // PU-4: data-only and high priority, so a dozing device still wakes to refetch.
             android["priority"] = .string(AndroidPriority.high.rawValue)
         }
+        message["apns"] = apnsConfig(for: notification, ttl: ttl, now: now)
         guard payloadBytes <= maximumPayloadBytes else {
             throw .fcmPayloadTooLarge(bytes: payloadBytes, limit: maximumPayloadBytes)
         }
@@ -77,6 +88,41 @@ public enum FCMRequestBuilder {
         return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
                                headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
                                body: PushJSON.object(["message": .object(message)]).bytes)
+    }
+
+    /// APNs's limit on `apns-collapse-id`, bytes.
+    static let maximumAPNsCollapseIDBytes = 64
+
+    /// The `apns` block (PU-8c): headers and `aps` as the APNs provider would send them.
+    /// Alerts: push type `alert`, priority 10, `badge`, `sound`, `thread-id` and the interruption
+    /// level; wake-ups: push type `background`, priority 5 and `content-available: 1` only (Apple
+    /// refuses priority 10 and alert keys on a background push). Header values are strings: FCM's
+    /// `apns.headers` is a map of strings.
+    static func apnsConfig(for notification: PushNotification, ttl: Int, now: Int) -> PushJSON {
+        var headers: [String: PushJSON] = [
+            // An absolute expiry, so the push lives as long on an iPhone as on Android (0: now or never).
+            "apns-expiration": .string(ttl == 0 ? "0" : String(now + ttl)),
+        ]
+        if let collapseKey = notification.collapseKey, (1...maximumAPNsCollapseIDBytes).contains(collapseKey.utf8.count) {
+            headers["apns-collapse-id"] = .string(collapseKey)
+        }
+        var aps: [String: PushJSON] = [:]
+        switch notification.kind {
+        case .alert:
+            headers["apns-push-type"] = .string("alert")
+            headers["apns-priority"] = .string("10")
+            if let badge = notification.badge { aps["badge"] = .int(Int64(badge)) }
+            if let sound = notification.sound { aps["sound"] = .string(sound) }
+            if let threadID = notification.threadID { aps["thread-id"] = .string(threadID) }
+            if let level = notification.effectiveInterruptionLevel { aps["interruption-level"] = .string(level.rawValue) }
+        case .wakeup:
+            headers["apns-push-type"] = .string("background")
+            headers["apns-priority"] = .string("5")
+            aps["content-available"] = .int(1)
+        }
+        var apns: [String: PushJSON] = ["headers": .object(headers)]
+        if !aps.isEmpty { apns["payload"] = .object(["aps": .object(aps)]) }
+        return .object(apns)
     }
 
     /// FCM's reserved data keys (push-providers.md §2.3, the older and broader rule): `from`,

@@ -487,12 +487,19 @@ final class CurlDriver: @unchecked Sendable {
         // Request headers: validated, plus suppression of libcurl's defaults the caller did not ask for.
         var list: UnsafeMutablePointer<curl_slist>?
         var hasAccept = false, hasContentType = false
+        // An `accept-encoding` header becomes CURLOPT_ACCEPT_ENCODING: libcurl then sends it and
+        // decodes the answer (gzip for Expo), so the body handed back is always plain.
+        var acceptEncoding: String?
         for (name, value) in t.request.headers {
             guard Self.isValidHeader(name: name, value: value) else {
                 if let list { curl_slist_free_all(list) }
                 return .other(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue), message: "invalid request header \(name.debugDescription)")
             }
             let lower = name.lowercased()
+            if lower == "accept-encoding" {
+                acceptEncoding = value
+                continue
+            }
             if lower == "accept" { hasAccept = true }
             if lower == "content-type" { hasContentType = true }
             // "name;" is libcurl's syntax for a header with an empty value.
@@ -528,6 +535,7 @@ final class CurlDriver: @unchecked Sendable {
         check(ccurl_easy_setopt_off_t(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
         check(ccurl_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, buffer), "CURLOPT_POSTFIELDS")
         check(ccurl_easy_setopt_ptr(h, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+        if let acceptEncoding { check(ccurl_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, acceptEncoding), "CURLOPT_ACCEPT_ENCODING") }
         if let ua = c.userAgent { check(ccurl_easy_setopt_str(h, CURLOPT_USERAGENT, ua), "CURLOPT_USERAGENT") }
         if let ca = c.caFile {
             check(ccurl_easy_setopt_str(h, CURLOPT_CAINFO, ca), "CURLOPT_CAINFO")

@@ -1,14 +1,16 @@
 /// One HTTP/2 request to a push provider, as the transport sends it.
 ///
 /// The method is always `POST`: APNs answers anything else with `405 MethodNotAllowed`, FCM's
-/// `messages:send` and Google's OAuth token endpoint are POST-only. Values of this type are built
-/// by `APNsRequestBuilder`, `FCMRequestBuilder` and `FCMAssertion` and carried, unchanged, by the
-/// libcurl transport.
+/// `messages:send` and Google's OAuth token endpoint are POST-only, and so is Expo's push API. Values
+/// of this type are built by `APNsRequestBuilder`, `FCMRequestBuilder`, `FCMAssertion` and
+/// `ExpoRequestBuilder` and carried, unchanged, by the libcurl transport.
 ///
 /// - `url`: absolute URL, e.g. `https://api.push.apple.com/3/device/<hex>`.
 /// - `headers`: ordered (name, value) pairs; names are lower-case because HTTP/2 requires it
 ///   (RFC 9113 §8.2.1). Order is kept so tests can compare exact lists.
-/// - `body`: raw bytes (UTF-8 JSON or a form body), never compressed (APNs forbids it).
+/// - `body`: raw bytes (UTF-8 JSON or a form body), sent as given: compressed only when the builder
+///   says so with `content-encoding` (Expo's gzip; APNs forbids compression). An `accept-encoding`
+///   header makes libcurl decode the answer (`CURLOPT_ACCEPT_ENCODING`).
 public struct PushHTTPRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
