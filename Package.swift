@@ -24,10 +24,11 @@ let package = Package(
         .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
+        .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
-                                                         "PushHTTP", "PushAPNs", "PushFCM"]),
+                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
@@ -38,6 +39,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
+        .testTarget(name: "PushWebPushTests", dependencies: ["PushWebPush", "PushTestSupport"]),
         .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )
