@@ -257,9 +257,9 @@ struct Settings {
         Usage:
           herald [serve]      run the server (default)
           herald migrate      create or upgrade the database (HERALD_DATABASE) and exit
-          herald send-test --device-token T --platform ios|android [--provider apns|fcm]
+          herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush]
                            [--environment sandbox|production] [--title T] [--body B]
-                              send one push now with the APNS_*/FCM_* credentials and print
+                              send one push now with the APNS_*/FCM_*/VAPID credentials and print
                               the provider's answer (exit 0 when delivered)
           herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
                             [--until TIME] [--kind KIND]

@@ -333,3 +333,23 @@ def test_vapid_keys_from_the_command_and_the_public_key_route(herald_factory, tm
     h = herald_factory(HERALD_VAPID_PRIVATE_KEY=private, HERALD_VAPID_PUBLIC_KEY=pem_public, HERALD_VAPID_SUBJECT="mailto:ops@example.com")
     assert_error(HTTP.get(h.url("/v1/push/vapid-public-key")), 404, "webpush_not_configured")
     assert "HERALD_VAPID_PUBLIC_KEY" in h.logs() and private not in h.logs()
+
+
+def test_send_test_pushes_to_a_subscription(provider_double):
+    """`herald send-test --platform web` with the stored subscription form: the operator's check."""
+    import os
+
+    double = provider_double
+    sub = double.webpush_subscription()
+    token = f"{sub['endpoint']}#p256dh={sub['keys']['p256dh']}&auth={sub['keys']['auth']}"
+    env = {**os.environ, **double.herald_env(), "HERALD_DATABASE": ":memory:"}
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "web", "--title", "Keys work"],
+                         capture_output=True, text=True, timeout=30, env=env)
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["provider"] == "webpush" and answer["outcome"] == "delivered" and answer["status"] == 201, answer
+    [entry] = webpush_requests(double, sub["id"])
+    assert entry["body"]["title"] == "Keys work", entry
+    bad = subprocess.run([BINARY, "send-test", "--device-token", sub["endpoint"], "--platform", "web"],
+                         capture_output=True, text=True, timeout=30, env=env)
+    assert bad.returncode == 2 and "--device-token" in bad.stderr, bad
