@@ -27,10 +27,11 @@ let package = Package(
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
         // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.
         .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib"]),
+        .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
-                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushExpo"]),
+                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
@@ -42,6 +43,7 @@ let package = Package(
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
         .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),
+        .testTarget(name: "PushWebPushTests", dependencies: ["PushWebPush", "PushTestSupport"]),
         .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
     ]
 )

@@ -24,6 +24,9 @@ const page = {
   doubleSince: 0,          // ask the double for requests after this `seq`
   doubleRequests: new Map(), // seq → what the double received
   deliveries: new Map(),   // notification id → {card, timer, started, record}
+  webPush: null,           // this browser's subscription: {id, endpoint, simulated, privateKey, publicRaw, auth}
+  webPushPayloads: new Map(), // double log seq → payload this page decrypted (simulated subscription)
+  worker: null,            // the service worker registration
   presenceTimer: null,
 };
 
@@ -281,6 +284,7 @@ function simulatedToken(platform) {
 async function registerDevice(event) {
   event.preventDefault();
   const platform = $("device-platform").value;
+  if (platform === "web") return registerBrowser();
   const body = { platform, token: simulatedToken(platform), device_name: `Simulated ${platform === "ios" ? "iPhone" : "Pixel"}`,
                  app_version: "demo" };
   if (platform === "ios") body.environment = "sandbox";
@@ -317,6 +321,157 @@ async function removeDevice(id) {
     logSystem("problem", `remove device: ${error.message}`);
   }
   refreshDevices();
+}
+
+// MARK: - Web Push: this browser as a device
+
+const b64url = {
+  encode: (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+  decode: (text) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4)),
+                                    (c) => c.charCodeAt(0)),
+};
+
+function concatBytes(...parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+function webPushState(text) {
+  $("webpush-state").hidden = false;
+  $("webpush-state").textContent = text;
+}
+
+/** The service worker (sw.js) once it is active; it shows the notifications. */
+async function serviceWorker() {
+  if (page.worker?.active) return page.worker;
+  const registration = await navigator.serviceWorker.register("/demo/sw.js", { scope: "/demo/" });
+  const worker = registration.installing ?? registration.waiting ?? registration.active;
+  if (worker && worker.state !== "activated") {
+    await new Promise((resolve) => {
+      const check = () => worker.state === "activated" && resolve();
+      worker.addEventListener("statechange", check);
+      check();
+    });
+  }
+  page.worker = registration;
+  return registration;
+}
+
+/** A subscription made here, as a browser without a push service would need: our own P-256 key
+ *  pair and auth secret (WebCrypto), and an endpoint at the provider double's push service. */
+async function simulatedSubscription() {
+  const { body: double } = await api("/v1/dev/push-double");
+  const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
+  const publicRaw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  const auth = crypto.getRandomValues(new Uint8Array(16));
+  const id = `demo-${randomHex(12)}`;
+  const endpoint = double.webpush_endpoint_base + id;
+  return { id, endpoint, simulated: true, privateKey: pair.privateKey, publicRaw, auth,
+           json: { endpoint, expirationTime: null, keys: { p256dh: b64url.encode(publicRaw), auth: b64url.encode(auth) } } };
+}
+
+/** A real subscription at this browser's push service, made with Herald's VAPID key. */
+async function realSubscription(registration) {
+  if (!("PushManager" in window)) throw new Error("this browser has no Push API");
+  const response = await fetch("/v1/push/vapid-public-key");
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.message ?? "Herald has no VAPID key");
+  const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true,
+                                                                  applicationServerKey: b64url.decode(body.public_key) });
+  const json = subscription.toJSON();
+  return { id: null, endpoint: json.endpoint, simulated: false, json };
+}
+
+async function registerBrowser() {
+  try {
+    if (!("serviceWorker" in navigator)) throw new Error("this browser has no service workers");
+    const registration = await serviceWorker();
+    const permission = "Notification" in window ? await Notification.requestPermission() : "denied";
+    if (permission !== "granted") logSystem("problem", `notification permission is ${permission}: pushes are decrypted but not shown`);
+    // The local push demo uses a simulated subscription: headless browsers have no push service,
+    // and the double is where Herald's pushes are meant to land.
+    const subscription = page.pushDemo ? await simulatedSubscription() : await realSubscription(registration);
+    const { body: device } = await api("/v1/me/devices", { method: "POST", json: {
+      platform: "web", subscription: subscription.json, app_version: "demo",
+      device_name: subscription.simulated ? "This browser (simulated subscription)" : "This browser" } });
+    page.webPush = subscription;
+    webPushState(subscription.simulated
+      ? `Simulated subscription at the provider double (${subscription.id}): pushes are decrypted here with WebCrypto and shown by the service worker.`
+      : `Subscribed at ${new URL(subscription.endpoint).host}: pushes arrive at the service worker.`);
+    logSystem("device", `registered this browser (${device.provider}) as device ${device.id} for session ${page.sessionId}`);
+  } catch (error) {
+    logSystem("problem", `web push registration failed: ${error.message}`);
+    webPushState(`Web Push unavailable: ${error.message}`);
+  }
+  refreshDevices();
+}
+
+async function hmacSHA256(key, data) {
+  const hmacKey = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, data));
+}
+
+/** RFC 8291 + RFC 8188 (aes128gcm, one record), as a browser's push service client does it. */
+async function decryptWebPush(body, subscription) {
+  const text = (s) => new TextEncoder().encode(s);
+  const salt = body.slice(0, 16);
+  const idlen = body[20];
+  if (body.length < 21 + idlen + 17 || idlen !== 65) throw new Error("not an aes128gcm body");
+  const senderRaw = body.slice(21, 21 + idlen);
+  const sender = await crypto.subtle.importKey("raw", senderRaw, { name: "ECDH", namedCurve: "P-256" }, false, []);
+  const ecdh = new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: sender }, subscription.privateKey, 256));
+  const prkKey = await hmacSHA256(subscription.auth, ecdh);
+  const ikm = await hmacSHA256(prkKey, concatBytes(text("WebPush: info\0"), subscription.publicRaw, senderRaw, [1]));
+  const prk = await hmacSHA256(salt, ikm);
+  const cek = (await hmacSHA256(prk, concatBytes(text("Content-Encoding: aes128gcm\0"), [1]))).slice(0, 16);
+  const nonce = (await hmacSHA256(prk, concatBytes(text("Content-Encoding: nonce\0"), [1]))).slice(0, 12);
+  const key = await crypto.subtle.importKey("raw", cek, "AES-GCM", false, ["decrypt"]);
+  const padded = new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv: nonce }, key, body.slice(21 + idlen)));
+  let end = padded.length;
+  while (end > 0 && padded[end - 1] === 0) end -= 1;
+  if (padded[end - 1] !== 2) throw new Error("no last-record delimiter");
+  return JSON.parse(new TextDecoder().decode(padded.slice(0, end - 1)));
+}
+
+/** Pushes the double received for this page's simulated subscription: decrypt, then show. */
+async function deliverSimulatedPushes() {
+  const mine = page.webPush;
+  if (!mine?.simulated) return;
+  for (const request of page.doubleRequests.values()) {
+    if (request.provider !== "webpush" || request.subscription !== mine.id || request.status !== 201
+        || !request.encrypted_body || page.webPushPayloads.has(request.seq)) continue;
+    let payload;
+    try {
+      payload = await decryptWebPush(b64url.decode(request.encrypted_body), mine);
+    } catch (error) {
+      page.webPushPayloads.set(request.seq, null);
+      logSystem("problem", `push ${request.seq} did not decrypt: ${error.message}`);
+      continue;
+    }
+    page.webPushPayloads.set(request.seq, payload);
+    logSystem("webpush", `decrypted push ${request.seq}: ${payload.title ?? payload.kind}`);
+    const registration = await serviceWorker();
+    registration.active.postMessage({ type: "show-push", seq: request.seq, payload });
+  }
+}
+
+function onWorkerMessage(event) {
+  if (event.data?.type !== "push-shown") return;
+  const { seq, shown, error } = event.data;
+  const payload = page.webPushPayloads.get(seq);
+  if (error) {
+    logSystem("problem", `the service worker could not show push ${seq}: ${error}`);
+    return;
+  }
+  if (!shown) return;
+  $("webpush-shown").prepend(el("li", { class: "webpush-shown", dataset: { seq, tag: shown.tag ?? "",
+                                                                           notificationId: payload?.data?.notification_id ?? "" } },
+    el("strong", {}, shown.title), payload?.body ? ` — ${payload.body}` : ""));
 }
 
 // MARK: - Inbox
@@ -495,8 +650,8 @@ async function probePushDemo() {
   $("push-demo-state").textContent = page.pushDemo ? "on (local provider double)" : page.pushDemo === false ? "off" : "unknown";
   $("push-demo-pill").dataset.on = String(page.pushDemo);
   $("push-demo-pill").title = page.pushDemo
-    ? "Pushes go over HTTP/2 and TLS, with signed JWTs, to the local APNs/FCM double."
-    : "Start with HERALD_DEMO_PUSH=1 scripts/run to send pushes to the local APNs/FCM double.";
+    ? "Pushes go over HTTP/2 and TLS, with signed JWTs, to the local APNs/FCM/Web Push double."
+    : "Start with HERALD_DEMO_PUSH=1 scripts/run to send pushes to the local APNs/FCM/Web Push double.";
   if (page.pushDemo) await refreshDoubleRequests();
 }
 
@@ -508,14 +663,23 @@ async function refreshDoubleRequests() {
     const seqs = [...page.doubleRequests.keys()];
     const open = seqs.filter((seq) => page.doubleRequests.get(seq).status === null);
     page.doubleSince = open.length ? Math.min(...open) - 1 : Math.max(0, ...seqs);
+    await deliverSimulatedPushes();
   } catch (error) {
     logSystem("problem", `provider double: ${error.message}`);
   }
 }
 
-/** The notification id a push carries: APNs at the payload's top level, FCM in `message.data`. */
+/** What a request carried: the double's view, or for this page's Web Push subscription what the
+ *  page decrypted (the double does not hold its key). */
+function pushedPayload(request) {
+  return request.body ?? page.webPushPayloads.get(request.seq) ?? null;
+}
+
+/** The notification id a push carries: APNs at the payload's top level, FCM in `message.data`,
+ *  Web Push in `data`. */
 function pushedNotificationId(request) {
-  return request.body?.notification_id ?? request.body?.message?.data?.notification_id ?? null;
+  const body = pushedPayload(request);
+  return body?.notification_id ?? body?.message?.data?.notification_id ?? body?.data?.notification_id ?? null;
 }
 
 function matchingRequests(id) {
@@ -535,8 +699,8 @@ function renderDoubleRequests(entry, id) {
     el("table", { class: "headers" }, el("tbody", {}, Object.entries(request.headers ?? {}).map(([name, value]) =>
       el("tr", {}, el("th", { scope: "row" }, name), el("td", {}, el("code", {}, displayHeader(name, value))))))),
     request.jwt ? [el("h3", {}, "Provider token (JWT, decoded)"), el("pre", {}, JSON.stringify(request.jwt, null, 2))] : null,
-    el("h3", {}, "Payload"),
-    el("pre", {}, JSON.stringify(request.body, null, 2)),
+    el("h3", {}, request.body === null && page.webPushPayloads.get(request.seq) ? "Payload (decrypted in this page with WebCrypto)" : "Payload"),
+    el("pre", {}, JSON.stringify(pushedPayload(request), null, 2)),
     request.notes?.length ? [el("h3", {}, "Notes"), el("ul", {}, request.notes.map((note) => el("li", {}, note)))] : null)));
 }
 
@@ -571,6 +735,8 @@ function init() {
     if ($("follow-visibility").checked) setAppState(currentVisibilityState());
   });
   $("device-form").addEventListener("submit", registerDevice);
+  navigator.serviceWorker?.addEventListener("message", onWorkerMessage);
+  navigator.serviceWorker?.startMessages();   // the page at / is not in the worker's scope: take its messages anyway
   $("send-form").addEventListener("submit", send);
   $("read-all").addEventListener("click", markAllRead);
   $("presence-refresh").addEventListener("click", refreshPresence);

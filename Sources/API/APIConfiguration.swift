@@ -28,6 +28,12 @@ public struct APIConfiguration: Sendable {
     /// their token rules check registrations, and readiness lists them. The default knows none, so
     /// every token is checked as opaque text (`OpaqueDeviceToken`).
     public var pushProviders = PushProviders()
+    /// The VAPID public key (base64url, 65 bytes uncompressed) browsers subscribe with
+    /// (`GET /v1/push/vapid-public-key`); nil when Web Push is not configured.
+    public var vapidPublicKey: String?
+    /// Register Web Push subscriptions whose endpoint is `http://` on a loopback host
+    /// (`HERALD_WEBPUSH_ALLOW_HTTP`, default: dev mode).
+    public var webPushAllowHTTP = false
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

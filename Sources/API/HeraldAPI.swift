@@ -32,10 +32,11 @@ public enum HeraldAPI {
         let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence)
         presenceRoutes.register(in: &table)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &table)
-        DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders).register(in: &table)
+        DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders,
+                     webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
-        PushRoutes(authenticator: authenticator, responder: responder, push: push).register(in: &table)
+        PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)
         notificationRoutes.register(in: &table)

@@ -7,7 +7,7 @@ import Realtime
 import RealtimeMemory
 import StorageSQLite
 
-/// The `herald` command: `serve` (default), `migrate`, `send-test`, `jobs retry` and `--help`.
+/// The `herald` command: `serve` (default), `migrate`, `send-test`, `jobs retry`, `vapid generate` and `--help`.
 @main
 enum Herald {
     static func main() {
@@ -21,6 +21,8 @@ enum Herald {
             exit(SendTest.run(arguments: Array(arguments.dropFirst())))
         case "jobs":
             exit(JobsCommand.run(arguments: Array(arguments.dropFirst())))
+        case "vapid":
+            exit(VAPIDCommand.run(arguments: Array(arguments.dropFirst())))
         case "--help", "-h", "help":
             print(Settings.helpText, terminator: "")
         default:
@@ -118,7 +120,7 @@ enum Herald {
         if let url = settings.demoDoubleURL {
             apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
         }
-        let pushCredentials = PushSetup.credentials(environment: environment)
+        let pushCredentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
         var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
@@ -148,6 +150,8 @@ enum Herald {
             }
         }
         apiConfiguration.pushProviders = pushProviders
+        apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
+        apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
         var catalog = NotificationCatalog.empty
         if let path = settings.catalogPath {
             do {

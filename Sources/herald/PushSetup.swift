@@ -5,6 +5,7 @@ import PushAPNs
 import PushExpo
 import PushFCM
 import PushHTTP
+import PushWebPush
 import Realtime
 
 /// Push delivery from the environment (PU-6): each provider on its own when its credentials are
@@ -13,7 +14,7 @@ import Realtime
 enum PushSetup {
     /// The provider adapters of this build, credentials or not: their token rules check
     /// registrations, and a push to one without credentials is "not configured", not "unsupported".
-    static let adapters: [any PushProvider.Type] = [APNsProvider.self, FCMProvider.self, ExpoProvider.self]
+    static let adapters: [any PushProvider.Type] = [APNsProvider.self, FCMProvider.self, ExpoProvider.self, WebPushProvider.self]
 
     /// What the environment configures, read before any HTTP client exists.
     struct Credentials {
@@ -21,13 +22,18 @@ enum PushSetup {
         var fcm: (credentials: FCMCredentials, endpoint: FCMEndpoint)?
         /// `HERALD_EXPO_*`: Expo needs no credential; it is on when one of its settings is set.
         var expo: ExpoSettings?
-        var isEmpty: Bool { apns == nil && fcm == nil && expo == nil }
+        /// `HERALD_VAPID_*`: Web Push is on when a VAPID key and subject are set.
+        var vapid: VAPIDCredentials?
+        /// `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
+        var webPushAllowHTTP = false
+        var isEmpty: Bool { apns == nil && fcm == nil && expo == nil && vapid == nil }
     }
 
     /// - Returns: the providers' settings; a provider whose key does not parse is off, with an
     ///   error naming the variable.
-    static func credentials(environment: [String: String]) -> Credentials {
+    static func credentials(environment: [String: String], webPushAllowHTTP: Bool = false) -> Credentials {
         var found = Credentials()
+        found.webPushAllowHTTP = webPushAllowHTTP
         do {
             if let credentials = try APNsCredentials.load(environment: environment) {
                 found.apns = (credentials, APNsGateways(settings: environment))
@@ -47,16 +53,21 @@ enum PushSetup {
         } catch {
             Log.error("Expo disabled: its settings are unusable", ["error": error.message])
         }
+        do {
+            found.vapid = try VAPIDCredentials.load(environment: environment)
+        } catch {
+            Log.error("Web Push disabled: its VAPID settings are unusable", ["error": error.message])
+        }
         if found.isEmpty {
-            Log.info("push notifications disabled", ["reason": "no usable APNS_*, FCM_* or HERALD_EXPO_* settings"])
+            Log.info("push notifications disabled", ["reason": "no usable APNS_*, FCM_*, HERALD_EXPO_* or HERALD_VAPID_* settings"])
         } else {
             Log.info("push notifications enabled", ["apns": found.apns == nil ? "off" : "on", "fcm": found.fcm == nil ? "off" : "on",
-                                                    "expo": found.expo == nil ? "off" : "on"])
+                                                    "expo": found.expo == nil ? "off" : "on", "webpush": found.vapid == nil ? "off" : "on"])
         }
         return found
     }
 
-    /// The registry of every adapter, with an APNs / FCM provider for each configured credential set.
+    /// The registry of every adapter, with an APNs / FCM / Web Push provider for each configured credential set.
     ///
     /// - Parameter transport: the HTTP/2 client the providers share; nil builds none (no credentials,
     ///   or the client could not start).
@@ -71,6 +82,9 @@ enum PushSetup {
             }
             if let expo = credentials.expo {
                 configured.append(ExpoProvider(settings: expo, transport: transport))
+            }
+            if let vapid = credentials.vapid {
+                configured.append(WebPushProvider(credentials: vapid, transport: transport, allowLoopbackHTTP: credentials.webPushAllowHTTP))
             }
         }
         return PushProviders(adapters: adapters, configured: configured)

@@ -21,18 +21,28 @@ enum SendTest {
         let known: Set<String> = ["device-token", "platform", "provider", "environment", "title", "body"]
         if let unknown = options.keys.first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
         guard let token = options["device-token"], !token.isEmpty else { return usage("--device-token is required") }
-        guard let platform = options["platform"], platform == "ios" || platform == "android" else {
-            return usage("--platform must be ios or android")
+        guard let platform = options["platform"], ["ios", "android", "web"].contains(platform) else {
+            return usage("--platform must be ios, android or web")
         }
-        let chosen = options["provider"].map { PushProviderID(rawValue: $0) } ?? (platform == "ios" ? .apns : .fcm)
+        let byPlatform: PushProviderID = platform == "ios" ? .apns : platform == "web" ? .webpush : .fcm
+        let chosen = options["provider"].map { PushProviderID(rawValue: $0) } ?? byPlatform
         guard let provider = chosen, PushSetup.adapters.contains(where: { $0.id == provider }) else {
-            return usage("--provider must be apns or fcm")
+            return usage("--provider must be apns, fcm or webpush")
+        }
+        // A Web Push token is the stored subscription form (`<endpoint>#p256dh=…&auth=…`, as
+        // `GET /v1/me/devices` answers at registration): checked here so a typo is a usage error.
+        if provider == .webpush {
+            do {
+                _ = try PushProviders(adapters: PushSetup.adapters).validate(token: token, for: .webpush)
+            } catch {
+                return usage("--device-token: \(error.message)")
+            }
         }
         guard let settings = Herald.loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
 
         let environment = ProcessInfo.processInfo.environment
-        let credentials = PushSetup.credentials(environment: environment)
+        let credentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
         let client: HTTP2Client
         do {
             client = try HTTP2Client(configuration: .fromEnvironment(environment))
@@ -74,7 +84,7 @@ enum SendTest {
     }
 
     private static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android [--provider apns|fcm] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
+        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
         return 2
     }
 

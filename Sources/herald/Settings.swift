@@ -71,6 +71,11 @@ struct Settings {
         SettingSpec(name: "FCM_SERVICE_ACCOUNT_JSON", defaultValue: "", help: "Google service account JSON text; or FCM_SERVICE_ACCOUNT_PATH", secret: true),
         SettingSpec(name: "FCM_SERVICE_ACCOUNT_PATH", defaultValue: "", help: "file holding the service account JSON"),
         SettingSpec(name: "FCM_PROJECT_ID", defaultValue: "the account's project_id", help: "Firebase project"),
+        SettingSpec(name: "HERALD_VAPID_PRIVATE_KEY", defaultValue: "", help: "Web Push VAPID private key: the 32-byte P-256 scalar, base64url (herald vapid generate); or HERALD_VAPID_KEY_PATH", secret: true),
+        SettingSpec(name: "HERALD_VAPID_KEY_PATH", defaultValue: "", help: "file holding the VAPID private key as PEM (EC P-256)"),
+        SettingSpec(name: "HERALD_VAPID_PUBLIC_KEY", defaultValue: "derived", help: "VAPID public key, base64url; checked against the private key"),
+        SettingSpec(name: "HERALD_VAPID_SUBJECT", defaultValue: "", help: "VAPID contact: mailto:ops@example.com or an https: URL"),
+        SettingSpec(name: "HERALD_WEBPUSH_ALLOW_HTTP", defaultValue: "HERALD_DEV", help: "1 = accept and send to http:// Web Push endpoints on loopback hosts (127.0.0.0/8, localhost, ::1)"),
         SettingSpec(name: "HERALD_APNS_URL", defaultValue: "https://api.push.apple.com", help: "APNs production gateway"),
         SettingSpec(name: "HERALD_APNS_SANDBOX_URL", defaultValue: "https://api.sandbox.push.apple.com", help: "APNs sandbox gateway"),
         SettingSpec(name: "HERALD_FCM_URL", defaultValue: "https://fcm.googleapis.com", help: "FCM base URL (the OAuth URL comes from the account's token_uri)"),
@@ -114,6 +119,9 @@ struct Settings {
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
     var webSocketEcho = false
+    /// `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode): Web Push subscriptions whose endpoint is
+    /// `http://` on a loopback host are registered and sent to.
+    var webPushAllowHTTP = false
     /// `HERALD_WEB_DEMO_DIR`: the web demo's files (OP-6), served in dev mode only.
     var webDemoDirectory = "./web-demo"
     /// `HERALD_DEMO_DOUBLE_URL`: the local push demo's provider double, if it runs.
@@ -199,6 +207,7 @@ struct Settings {
                                   maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", RetryPolicy.defaultMaxAttempts, min: 1, max: 100_000),
                                   budgetMilliseconds: Int64(retryBudget))
         webSocketEcho = try flag("HERALD_WS_ECHO")
+        webPushAllowHTTP = try value("HERALD_WEBPUSH_ALLOW_HTTP") == nil ? dev : flag("HERALD_WEBPUSH_ALLOW_HTTP")
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
         server.webSocketIdleTimeoutSeconds = try integer("HERALD_WS_IDLE_TIMEOUT_SECONDS", 60, min: 2, max: 86_400)
@@ -245,7 +254,7 @@ struct Settings {
             "ws_max_message_bytes": String(server.webSocketMaxMessageBytes),
             "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds),
             "ws_pong_timeout_seconds": String(server.webSocketPongTimeoutSeconds), "ws_max_fragments": String(server.webSocketMaxFragments),
-            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0",
+            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0", "webpush_allow_http": webPushAllowHTTP ? "1" : "0",
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
@@ -264,9 +273,9 @@ struct Settings {
         Usage:
           herald [serve]      run the server (default)
           herald migrate      create or upgrade the database (HERALD_DATABASE) and exit
-          herald send-test --device-token T --platform ios|android [--provider apns|fcm]
+          herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush]
                            [--environment sandbox|production] [--title T] [--body B]
-                              send one push now with the APNS_*/FCM_* credentials and print
+                              send one push now with the APNS_*/FCM_*/VAPID credentials and print
                               the provider's answer (exit 0 when delivered)
           herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME]
                             [--until TIME] [--kind KIND]
@@ -274,6 +283,11 @@ struct Settings {
                               fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:
                               a dead job's dead_reason, e.g. ServiceUnavailable); prints
                               {"retried": n}. Works on HERALD_DATABASE, server running or not
+          herald vapid generate [--pem]
+                              print a new Web Push VAPID key pair as the two settings lines
+                              for HERALD_VAPID_PUBLIC_KEY and HERALD_VAPID_PRIVATE_KEY (--pem:
+                              only the private key as PEM on stdout, for HERALD_VAPID_KEY_PATH,
+                              and the public key on stderr)
           herald --help       this text
 
         Settings (environment variables):

@@ -26,6 +26,7 @@ SERVER_CERT = "server.pem"
 SERVER_KEY = "server-key.pem"
 SERVICE_ACCOUNT = "service-account.json"
 FCM_KEY = "fcm-key.pem"  # the service account's key, kept apart so it survives a port change
+VAPID_KEY = "vapid-key.pem"  # the application server key Herald signs VAPID tokens with (HERALD_VAPID_KEY_PATH)
 
 
 @dataclass
@@ -40,6 +41,8 @@ class Credentials:
     service_account_path: Path
     service_account: dict
     fcm_public_key: rsa.RSAPublicKey
+    vapid_key_path: Path
+    vapid_public_key: bytes  # 65 bytes uncompressed: the applicationServerKey Herald must sign with
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -211,7 +214,15 @@ def prepare(
     }
     _write_private(sa_path, (json.dumps(account, indent=2) + "\n").encode())
 
+    vapid_path = state / VAPID_KEY
+    if fresh or not vapid_path.exists():
+        _write_private(vapid_path, _pkcs8(ec.generate_private_key(ec.SECP256R1())))
+    vapid_key = _load_key(vapid_path)
+
     return Credentials(
+        vapid_key_path=vapid_path,
+        vapid_public_key=vapid_key.public_key().public_bytes(serialization.Encoding.X962,
+                                                             serialization.PublicFormat.UncompressedPoint),
         ca_file=ca_cert_path,
         server_cert=state / SERVER_CERT,
         server_key=state / SERVER_KEY,

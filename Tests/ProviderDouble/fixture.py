@@ -166,6 +166,17 @@ class Double:
         """Every receipt the Expo side issued: id -> {status, details?, token, missing}."""
         return self._call("GET", "/expo/receipts")
 
+    def webpush_subscription(self, application_server_key=None) -> dict:
+        """A subscription whose keys the double holds (it decrypts what is sent to it), as a
+        browser's `PushSubscription.toJSON()` plus `id`. Restricted to the double's VAPID key
+        unless `application_server_key` names another (base64url) or is False."""
+        body = {} if application_server_key is None else {"application_server_key": application_server_key}
+        return self._call("POST", "/webpush/subscriptions", body)
+
+    def delete_webpush_subscription(self, sub_id: str) -> None:
+        """The endpoint answers 410 Gone from now on (an unsubscribe)."""
+        self._call("DELETE", f"/webpush/subscriptions/{sub_id}")
+
     def advance_clock(self, seconds: float) -> None:
         self._call("POST", "/clock", {"advance_s": seconds})
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Herald's APNs + FCM + Expo provider double: one HTTP/2-over-TLS server on loopback that checks every
+"""Herald's APNs + FCM + Expo + Web Push provider double: one HTTP/2-over-TLS server on loopback that checks every
 request the way Apple and Google document, answers with their exact status codes, reasons and
 error bodies, injects outcomes on demand and records what it received. See README.md.
 
@@ -28,6 +28,7 @@ import credentials  # noqa: E402
 from apns import APNs, REASONS  # noqa: E402
 from expo import ERROR_CODES as EXPO_CODES, Expo  # noqa: E402
 from fcm import FCM, FCM_CODES  # noqa: E402
+from webpush import WebPush, b64url  # noqa: E402
 from state import DoubleState, json_body, validate_outcome  # noqa: E402
 from transport import Request, Response, Server, make_ssl_context  # noqa: E402
 
@@ -39,6 +40,8 @@ DEFAULTS = {
     "client_email": "herald-push@herald-test.iam.gserviceaccount.com",
 }
 SEND_RE = re.compile(r"^/v1/projects/([^/]+)/messages:send$")
+WEBPUSH_RE = re.compile(r"^/wp/([A-Za-z0-9_-]{1,128})$")
+VAPID_SUBJECT = "mailto:herald-tests@example.com"
 
 
 def _json(status: int, obj) -> Response:
@@ -62,6 +65,7 @@ class Double:
         self.fcm = FCM(self.state, service_account=creds.service_account,
                        public_key=creds.fcm_public_key, token_lifetime_s=args.access_token_lifetime)
         self.expo = Expo(self.state, access_token=args.expo_access_token, max_body=args.expo_max_body)
+        self.webpush = WebPush(self.state, origin=base_url, application_server_key=creds.vapid_public_key)
         self.config = self._config(creds)
 
     def _config(self, creds) -> dict:
@@ -96,6 +100,13 @@ class Double:
                 "receipts_url": base + "/--/api/v2/push/getReceipts",
                 "access_token": self.args.expo_access_token,
             },
+            "webpush": {
+                "origin": base,
+                "endpoint_base": base + "/wp/",
+                "vapid_key_path": str(creds.vapid_key_path),
+                "vapid_public_key": b64url(creds.vapid_public_key),
+                "vapid_subject": VAPID_SUBJECT,
+            },
             "herald_env": {
                 "HERALD_EXPO_URL": base,
                 "HERALD_APNS_URL": base + "/production",
@@ -108,6 +119,8 @@ class Double:
                 "APNS_TOPIC": self.args.topic,
                 "FCM_SERVICE_ACCOUNT_PATH": str(creds.service_account_path),
                 "FCM_PROJECT_ID": creds.service_account["project_id"],
+                "HERALD_VAPID_KEY_PATH": str(creds.vapid_key_path),
+                "HERALD_VAPID_SUBJECT": VAPID_SUBJECT,
             },
         }
 
@@ -121,6 +134,8 @@ class Double:
             resp = await self.expo.handle_send(req)
         elif path == "/--/api/v2/push/getReceipts":
             resp = await self.expo.handle_receipts(req)
+        elif WEBPUSH_RE.match(path):
+            resp = await self.webpush.handle(req, WEBPUSH_RE.match(path).group(1))
         elif path == "/token":
             resp = await self.fcm.handle_token(req)
         elif path.startswith("/v1/"):
@@ -172,6 +187,7 @@ class Double:
             st.reset()
             self.apns.expired_jwts.clear()
             self.expo.reset()
+            self.webpush.reset()
             return _json(200, {"ok": True})
         if key in (("POST", "/outcomes"), ("POST", "/outcomes/all")):
             return self._set_outcomes(body, every=route.endswith("/all"))
@@ -201,6 +217,14 @@ class Double:
         if key == ("GET", "/expo/receipts"):
             return _json(200, {rid: {**r["receipt"], "token": r["token"], "missing": r["missing"]}
                                for rid, r in self.expo.receipts.items()})
+        if key == ("POST", "/webpush/subscriptions"):
+            asks = (body or {}).get("application_server_key") if isinstance(body, dict) else None
+            if asks is not None and asks is not False and not isinstance(asks, str):
+                return _json(400, {"error": "application_server_key is a base64url key or false"})
+            return _json(200, self.webpush.create_subscription(asks))
+        if req.method == "DELETE" and route.startswith("/webpush/subscriptions/"):
+            known = self.webpush.delete_subscription(route.rsplit("/", 1)[1])
+            return _json(200, {"deleted": known})
         if key == ("POST", "/fcm/expire-tokens"):
             return _json(200, {"expired": self.fcm.expire_tokens()})
         if key == ("POST", "/clock"):
@@ -216,8 +240,8 @@ class Double:
         if not isinstance(body, dict):
             return _json(400, {"error": "expected a JSON object"})
         provider = body.get("provider")
-        if provider not in ("apns", "fcm", "expo"):
-            return _json(400, {"error": "provider must be apns, fcm or expo"})
+        if provider not in ("apns", "fcm", "expo", "webpush"):
+            return _json(400, {"error": "provider must be apns, fcm, expo or webpush"})
         responses = body.get("responses")
         if not isinstance(responses, list) or not responses:
             return _json(400, {"error": "responses must be a non-empty list"})

@@ -203,6 +203,8 @@ class DoubleState:
             "apns_jwts_distinct": len(self.apns_jwts),
             "fcm_access_tokens_distinct": len(self.fcm_bearers),
             "oauth_assertions_distinct": len(self.oauth_assertions),
+            "webpush_requests": c["webpush_requests"],
+            "webpush_accepted": c["webpush_accepted"],
             "connections_distinct": len(self.connections),
             "by_status": {p: dict(v) for p, v in self.by_status.items()},
         }

@@ -788,6 +788,24 @@ def run_async(coro, timeout=30):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+def web_push_token(endpoint=None) -> str:
+    """A Web Push device token as Herald stores a browser subscription (issue 15):
+    `<endpoint>#p256dh=<base64url>&auth=<base64url>` with a fresh P-256 key and auth secret."""
+    import base64
+    import secrets
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    def b64(data):
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    point = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    endpoint = endpoint or f"https://fcm.googleapis.com/fcm/send/{secrets.token_urlsafe(12)}:APA91b{secrets.token_urlsafe(24)}"
+    return f"{endpoint}#p256dh={b64(point)}&auth={b64(secrets.token_bytes(16))}"
+
+
 def assert_error(r, status, code=None, field=None):
     """The one JSON error shape: `status`, a JSON body with a non-empty `error` (= `code` when given)
     and `field` when given. Returns the body."""

@@ -282,3 +282,52 @@ def test_client_falls_back_from_sse_to_websocket_then_polling(demo, browser):
         assert seen("refused")["transports"] == ["sse", "ws"], seen("refused")
         wait(browser, lambda d: seen("unreachable")["polls"] >= 2, "the client did not end up polling")
         assert seen("unreachable")["transports"] == ["sse", "ws", "poll"], seen("unreachable")
+
+
+def test_demo_page_receives_a_web_push_through_its_service_worker(demo, double, browser):
+    """Issue 15: "This browser (Web Push)" registers the page's service worker and, in the local
+    push demo, a simulated subscription (WebCrypto P-256 keys and auth secret, endpoint at the
+    double's push service). In the background a notification is pushed there, encrypted and
+    VAPID-signed by Herald; the page decrypts what the double received and its service worker
+    shows it as a notification."""
+    from selenium.webdriver.support.ui import Select
+
+    user = f"wp-{uuid.uuid4().hex[:8]}"
+    browser.execute_cdp_cmd("Browser.grantPermissions", {"origin": demo.base, "permissions": ["notifications"]})
+    with evidence(browser, "demo-webpush"):
+        sign_in(browser, demo.base, user)
+        wait(browser, lambda d: text(d, "push-demo-state").startswith("on"), "the page did not find the local push demo")
+        Select(browser.find_element(By.ID, "device-platform")).select_by_value("web")
+        browser.find_element(By.ID, "register-device").click()
+        device = wait(browser, lambda d: first_text(d, '#device-list li[data-platform="web"]'), "the browser did not register as a device")
+        assert "webpush" in device and "this session" in device, device
+        assert "Simulated subscription" in text(browser, "webpush-state"), text(browser, "webpush-state")
+
+        set_state(browser, "background")
+        away = send(browser, "Pushed to this browser")
+        wait(browser, lambda d: "sent" in outcomes(d, away), f"the delivery record of {away} never said sent")
+        shown = wait(browser, lambda d: first_text(d, f'#webpush-shown li[data-notification-id="{away}"]'),
+                     "the service worker did not show the decrypted push")
+        assert "Pushed to this browser" in shown, shown
+
+        # The double saw a VAPID-signed aes128gcm body it could not read (the key is the page's).
+        [pushed] = [e for e in double.requests(provider="webpush") if e["status"] == 201]
+        assert not pushed["known_subscription"] and pushed["encrypted_body"], pushed
+        assert pushed["headers"]["content-encoding"] == "aes128gcm" and pushed["vapid"]["claims"]["aud"] == double.base_url, pushed
+        # The card shows what the page decrypted from it.
+        card = wait(browser, lambda d: first_text(d, f'article.delivery[data-notification-id="{away}"] .double-request[data-provider="webpush"]'),
+                    "the delivery card did not show the Web Push request")
+        assert "/wp/demo-" in card, card
+
+        browser.set_script_timeout(WAIT)
+        notifications = browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            navigator.serviceWorker.getRegistration("/demo/")
+              .then((r) => r.getNotifications())
+              .then((list) => done(list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }))), (e) => done(String(e)));
+        """)
+        assert isinstance(notifications, list), notifications
+        assert [n["title"] for n in notifications] == ["Pushed to this browser"], notifications
+        assert notifications[0]["data"]["notification_id"] == away, notifications
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "demo-webpush.png"))

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from conftest import Herald
-from conftest import assert_error
+from conftest import assert_error, web_push_token
 
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 DEVICE_KEYS = {"id", "platform", "provider", "token", "environment", "locale", "app_version", "device_name",
@@ -136,7 +136,7 @@ def test_same_token_from_another_session_of_the_same_user_is_one_row(herald):
 @pytest.mark.parametrize("platform,token,provider,environment", [
     ("ios", APNS, "apns", "production"),
     ("android", "fcm-token-android-0001", "fcm", None),
-    ("web", "https://fcm.googleapis.com/fcm/send/abc123:def", "webpush", None),
+    ("web", web_push_token("https://fcm.googleapis.com/fcm/send/abc123:def"), "webpush", None),
 ])
 def test_provider_defaults_per_platform(shared, platform, token, provider, environment):
     d = register(shared, fresh_user(shared), 201, platform=platform, token=token).json()
@@ -182,7 +182,7 @@ def test_explicit_matching_providers_and_sandbox_environment(herald):
     assert (d["provider"], d["environment"]) == ("apns", "sandbox")
     d = register(herald, herald.token(sid="s1"), 201, platform="android", provider="fcm", token=fcm()).json()
     assert d["provider"] == "fcm"
-    d = register(herald, herald.token(sid="s1"), 201, platform="web", provider="webpush", token=fcm()).json()
+    d = register(herald, herald.token(sid="s1"), 201, platform="web", provider="webpush", token=web_push_token()).json()
     assert d["provider"] == "webpush"
 
 
@@ -219,7 +219,7 @@ def test_limits_at_their_boundaries_are_accepted(herald):
     long_fcm = "x" * 4096
     d = register(herald, tok, 201, platform="android", token=long_fcm).json()
     assert d["token"] == long_fcm
-    d = register(herald, tok, 201, platform="web", token="w", app_version="v" * 64, device_name="n" * 128,
+    d = register(herald, tok, 201, platform="web", token=web_push_token(), app_version="v" * 64, device_name="n" * 128,
                  installation_id="i" * 128).json()
     assert (d["app_version"], d["device_name"], d["installation_id"]) == ("v" * 64, "n" * 128, "i" * 128)
 
@@ -435,7 +435,8 @@ INVALID = [
     ({"platform": "android", "token": "t-1", "locale": ""}, "locale"),
     ({"platform": "android", "token": "t-1", "locale": "en US"}, "locale"),
     ({"platform": "android", "token": "t-1", "environment": "production"}, "environment"),
-    ({"platform": "web", "token": "t-1", "environment": "sandbox"}, "environment"),
+    ({"platform": "web", "token": web_push_token(), "environment": "sandbox"}, "environment"),
+    ({"platform": "web", "token": "https://push.example/t-1"}, "token"),   # a web push token carries its keys
     ({"platform": "ios", "token": APNS, "environment": "staging"}, "environment"),
     ({"platform": "ios", "token": APNS, "environment": ""}, "environment"),
     ({"platform": "android", "token": "t-1", "app_version": "v" * 65}, "app_version"),
@@ -450,7 +451,7 @@ def test_invalid_registration_is_400_with_field_and_changes_nothing(shared, body
     tok = fresh_user(shared)
     register(shared, tok, 201, platform="android", token=fcm("keep"), locale="en")
     register(shared, tok, 201, platform="ios", token=uuid.uuid4().hex * 2)
-    register(shared, tok, 201, platform="web", token=fcm("web"))
+    register(shared, tok, 201, platform="web", token=web_push_token())
     before = devices(shared, tok)
     time.sleep(0.01)
     r = register(shared, tok, **body)

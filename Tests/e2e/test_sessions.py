@@ -13,7 +13,7 @@ import pytest
 import websockets
 
 from conftest import BINARY, SERVER_KEY
-from conftest import assert_error
+from conftest import assert_error, web_push_token
 
 TIMEOUT = 5
 HTTP = httpx.Client(timeout=10)
@@ -305,7 +305,7 @@ def test_devices_and_ended_sessions_survive_a_restart(herald):
     d1 = register(herald, s1, 201, platform="android", token=fcm(), locale="pt_br", installation_id="i-1").json()
     d1b = register(herald, s1, 201, platform="ios", token=apns(), environment="sandbox").json()
     register(herald, s2, 201, platform="android", token=fcm())
-    d3 = register(herald, s3, 201, platform="web", token=fcm()).json()
+    d3 = register(herald, s3, 201, platform="web", token=web_push_token()).json()
     assert end_session(herald, "s2").status_code == 200
     assert set_expiry(herald, "s3", {"expires_at": int(time.time()) - 60}).status_code == 200
     before = sorted(devices(herald, s1), key=lambda d: d["id"])

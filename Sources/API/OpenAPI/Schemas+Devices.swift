@@ -4,8 +4,8 @@ extension OpenAPIComponents {
     {
       "DeviceRegistration": {
         "type": "object",
-        "description": "Unknown members are ignored.",
-        "required": ["platform", "token"],
+        "description": "Unknown members are ignored. `token` is required, except for a browser (`web`, provider `webpush`) that sends its `subscription` instead.",
+        "required": ["platform"],
         "properties": {
           "platform": {"type": "string", "enum": ["ios", "android", "web"]},
           "token": {
@@ -13,7 +13,24 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM and Web Push: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID)."
+            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID). Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead)."
+          },
+          "subscription": {
+            "type": "object",
+            "description": "Web Push only (platform `web`, provider `webpush`): the browser's `PushSubscription.toJSON()`, stored as the token. Each field is checked; a 400 names `subscription.endpoint`, `subscription.keys.p256dh` or `subscription.keys.auth`. `expirationTime` and unknown members are ignored.",
+            "required": ["endpoint", "keys"],
+            "properties": {
+              "endpoint": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "The push service URL: https (http on a loopback host only with `HERALD_WEBPUSH_ALLOW_HTTP`, default in dev mode), no user info, no fragment."},
+              "expirationTime": {"type": ["number", "null"]},
+              "keys": {
+                "type": "object",
+                "required": ["p256dh", "auth"],
+                "properties": {
+                  "p256dh": {"type": "string", "pattern": "^[A-Za-z0-9_-]{87}=?$", "description": "The browser's P-256 public key, 65 bytes uncompressed, base64url."},
+                  "auth": {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}(==)?$", "description": "The 16-byte auth secret, base64url."}
+                }
+              }
+            }
           },
           "provider": {
             "type": ["string", "null"],
@@ -55,6 +72,12 @@ extension OpenAPIComponents {
           }
         },
         "allOf": [
+          {"anyOf": [{"required": ["token"]}, {"required": ["subscription"]}]},
+          {"not": {"required": ["token", "subscription"]}},
+          {
+            "if": {"required": ["subscription"]},
+            "then": {"properties": {"platform": {"const": "web"}, "provider": {"enum": ["webpush", null]}}}
+          },
           {
             "if": {"required": ["platform"], "properties": {"platform": {"const": "ios"}}},
             "then": {"properties": {"provider": {"enum": ["apns", "fcm", null]}}}

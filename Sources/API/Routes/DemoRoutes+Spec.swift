@@ -160,10 +160,10 @@ extension DemoRoutes {
         static let devPushDoubleRequests = RouteSpec(
             .get, "/v1/dev/push-double/requests", auth: .accessToken, operationID: "devPushDoubleRequests",
             tags: ["dev"], summary: "What the provider double received (local push demo only)",
-            description: "With `HERALD_DEMO_PUSH=1 scripts/run`, Herald pushes to a local APNs/FCM double (Tests/ProviderDouble); this is its request log: per request `seq`, `provider`, `path`, `headers`, `body` (the payload), `jwt` (decoded), `status`, `outcome`, `notes`.",
+            description: "With `HERALD_DEMO_PUSH=1 scripts/run`, Herald pushes to a local APNs/FCM/Web Push double (Tests/ProviderDouble); this is its request log: per request `seq`, `provider`, `path`, `headers`, `body` (the payload; for Web Push the decrypted JSON when the double made the subscription, else null), `jwt` (decoded), `status`, `outcome`, `notes`; Web Push requests add `subscription` (the endpoint's id), `encrypted_body` (base64url, for the browser to decrypt) and `vapid`.",
             parameters: [
                 .query("since", "Only requests after this `seq`.", .json(#"{"type": "integer", "minimum": 0}"#)),
-                .query("provider", "Comma-separated `apns`, `fcm`, `oauth` (default `apns,fcm`).", .json(#"{"type": "string", "pattern": "^(apns|fcm|oauth)(,(apns|fcm|oauth))*$"}"#)),
+                .query("provider", "Comma-separated `apns`, `fcm`, `webpush`, `oauth` (default `apns,fcm,webpush`).", .json(#"{"type": "string", "pattern": "^(apns|fcm|webpush|oauth)(,(apns|fcm|webpush|oauth))*$"}"#)),
             ],
             responses: [
                 200: .json("The log, oldest first.", .json(#"""
@@ -186,7 +186,19 @@ extension DemoRoutes {
                 502: .json("The provider double did not answer (`push_double_unreachable`).", .ref("Error")),
             ])
 
+        static let devPushDouble = RouteSpec(
+            .get, "/v1/dev/push-double", auth: .accessToken, operationID: "devPushDouble",
+            tags: ["dev"], summary: "Where the provider double listens (local push demo only)",
+            description: "The double's base URL and the prefix of its Web Push endpoints: the demo page makes a simulated browser subscription (its own WebCrypto P-256 keys and auth secret) whose endpoint is `webpush_endpoint_base` + an id of its choosing, since headless browsers have no push service.",
+            responses: [
+                200: .json("The local push demo runs.", .json(#"{"type": "object", "required": ["base_url", "webpush_endpoint_base"], "properties": {"base_url": {"type": "string"}, "webpush_endpoint_base": {"type": "string"}}, "additionalProperties": false}"#)),
+                401: .invalidToken,
+                404: .json("The local push demo is not running (`push_demo_off`).", .error(["push_demo_off", "not_found"])),
+                429: .tooManyConnections,
+            ])
+
         /// Every route here: documented even when dev mode is off and they are not served.
-        static let all = [demoRoot, demoIndex, demoFile, devSendNotification, devNotificationDeliveries, devChannelPresence, devPushDoubleRequests]
+        static let all = [demoRoot, demoIndex, demoFile, devSendNotification, devNotificationDeliveries, devChannelPresence, devPushDoubleRequests,
+                          devPushDouble]
     }
 }

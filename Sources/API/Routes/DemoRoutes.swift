@@ -10,7 +10,7 @@ import Realtime
 /// - The `/v1/dev/…` helpers take the demo user's *client* access token and act with server
 ///   rights, because the server key must never reach a browser: sending a notification (NO-1),
 ///   its delivery record (NO-8), a channel's presence (RT-7) and, in the local push demo, what
-///   the provider double received.
+///   the provider double received and where its Web Push endpoints are.
 struct DemoRoutes {
     let authenticator: Authenticator
     let directory: String
@@ -47,6 +47,7 @@ struct DemoRoutes {
         table.on(Spec.devNotificationDeliveries) { context in try routes.deliveries(context) }
         table.on(Spec.devChannelPresence) { context in try routes.channelPresence(context) }
         table.on(Spec.devPushDoubleRequests) { context in try routes.pushDoubleRequests(context) }
+        table.on(Spec.devPushDouble) { context in try routes.pushDoubleLocation(context) }
     }
 
     // MARK: - Files
@@ -137,12 +138,12 @@ struct DemoRoutes {
         var query = "provider="
         if let provider = context.request.queryValue("provider") {
             let names = provider.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard !names.isEmpty, names.allSatisfy({ ["apns", "fcm", "oauth"].contains($0) }) else {
-                throw HTTPError.invalid("provider", "provider is a comma-separated list of apns, fcm and oauth")
+            guard !names.isEmpty, names.allSatisfy({ ["apns", "fcm", "webpush", "oauth"].contains($0) }) else {
+                throw HTTPError.invalid("provider", "provider is a comma-separated list of apns, fcm, webpush and oauth")
             }
             query += names.joined(separator: ",")
         } else {
-            query += "apns,fcm"
+            query += "apns,fcm,webpush"
         }
         if let raw = context.request.queryValue("since") {
             guard let since = Int64(raw), since >= 0 else { throw HTTPError.invalid("since", "since is a sequence number (0 or more)") }
@@ -157,6 +158,18 @@ struct DemoRoutes {
                 writer.complete(Self.proxiedLog(url: url, caFile: caFile))
             }
         }
+    }
+
+    /// `GET /v1/dev/push-double`: `{"base_url", "webpush_endpoint_base"}` of the provider double,
+    /// so the page can make a simulated subscription whose endpoint is the double's push service
+    /// (headless browsers have none); 404 `push_demo_off` unless the local push demo runs.
+    func pushDoubleLocation(_ context: RequestContext) throws -> RouteResult {
+        _ = try authenticator.client(context, now: unixSeconds())
+        guard let double = pushDouble else {
+            throw HTTPError(404, "push_demo_off", "the local push demo is not running (start Herald with HERALD_DEMO_PUSH=1 scripts/run)")
+        }
+        let base = double.baseURL.hasSuffix("/") ? String(double.baseURL.dropLast()) : double.baseURL
+        return .response(.json(200, "{\"base_url\":\(JSONText.quote(base)),\"webpush_endpoint_base\":\(JSONText.quote(base + "/wp/"))}"))
     }
 
     private static func proxiedLog(url: String, caFile: String?) -> HTTPResponse {

@@ -8,16 +8,33 @@ struct DeviceRoutes {
     let responder: DatabaseResponder
     /// Token rules by provider (DV-1), whether or not the provider has credentials.
     let providers: PushProviders
+    /// Accept `http://` loopback Web Push endpoints (`HERALD_WEBPUSH_ALLOW_HTTP`, dev mode).
+    var webPushAllowHTTP = false
 
     struct RegisterBody: Decodable {
         let platform: String
-        let token: String
+        /// Required unless `subscription` is given.
+        let token: String?
+        /// A browser's `PushSubscription.toJSON()` (Web Push): stored as the token.
+        let subscription: SubscriptionBody?
         let provider: String?
         let environment: String?
         let installation_id: String?
         let locale: String?
         let app_version: String?
         let device_name: String?
+    }
+
+    /// `PushSubscription.toJSON()`: `{"endpoint", "expirationTime", "keys": {"p256dh", "auth"}}`;
+    /// `expirationTime` and unknown members are ignored.
+    struct SubscriptionBody: Decodable {
+        let endpoint: String
+        let keys: Keys
+
+        struct Keys: Decodable {
+            let p256dh: String
+            let auth: String
+        }
     }
 
     /// Seed 003: `platform` is only the OS label; the token is an FCM token on both.
@@ -59,27 +76,36 @@ struct DeviceRoutes {
             throw HTTPError.invalid("platform", "platform must be ios, android or web")
         }
         // PU-8a: an Expo token names its provider itself.
-        var provider = ExpoPushToken.isBracketed(body.token) && platform != .web ? .expo : platform.defaultProvider
+        var provider: PushProviderID = ExpoPushToken.isBracketed(body.token ?? "") && platform != .web ? .expo : platform.defaultProvider
         if let raw = body.provider {
             guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm, webpush or expo") }
             guard Self.allowed(chosen, on: platform) else {
                 throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
             }
-            if chosen != .expo, ExpoPushToken.isBracketed(body.token) {
+            if chosen != .expo, ExpoPushToken.isBracketed(body.token ?? "") {
                 throw HTTPError.invalid("provider", "this is an Expo push token: send \"provider\": \"expo\" or leave provider out")
             }
             provider = chosen
         }
         let token: String
-        do {
-            token = try validToken(body.token, provider: provider)
-        } catch {
-            // iOS apps that use Firebase hold an FCM token: name the fix instead of the hex rule.
-            if provider == .apns, Self.looksLikeFCMToken(body.token) {
-                throw HTTPError.invalid("token", "this looks like an FCM registration token, not an APNs device token: "
-                    + "an ios device that registers through Firebase must send \"provider\": \"fcm\"")
+        if let subscription = body.subscription {
+            token = try webPushToken(subscription, given: body.token, provider: provider)
+        } else if let given = body.token {
+            do {
+                token = try validToken(given, provider: provider)
+                if provider == .webpush, !webPushAllowHTTP, given.lowercased().hasPrefix("http:") {
+                    throw HTTPError.invalid("token", "a web push endpoint must be https (http://127.0.0.1 is allowed only in dev mode or with HERALD_WEBPUSH_ALLOW_HTTP=1)")
+                }
+            } catch {
+                // iOS apps that use Firebase hold an FCM token: name the fix instead of the hex rule.
+                if provider == .apns, Self.looksLikeFCMToken(given) {
+                    throw HTTPError.invalid("token", "this looks like an FCM registration token, not an APNs device token: "
+                        + "an ios device that registers through Firebase must send \"provider\": \"fcm\"")
+                }
+                throw error
             }
-            throw error
+        } else {
+            throw HTTPError.invalid("token", provider == .webpush ? "token or subscription is required" : "token is required")
         }
         var environment: String?
         if let raw = body.environment {
@@ -208,6 +234,27 @@ struct DeviceRoutes {
             } catch DeviceRegistrationError.sessionConflict {
                 throw HTTPError(409, "session_conflict", "this token's sid names another user's session; give every sign-in a sid unique across users")
             }
+        }
+    }
+
+    /// A browser subscription as the `webpush` token (`WebPushSubscription`): each field checked
+    /// and named in the 400 (`subscription.endpoint`, `subscription.keys.p256dh`, `…auth`).
+    private func webPushToken(_ body: SubscriptionBody, given token: String?, provider: PushProviderID) throws(HTTPError) -> String {
+        guard provider == .webpush else {
+            throw HTTPError.invalid("subscription", "subscription is for provider webpush (platform web)")
+        }
+        guard token == nil else { throw HTTPError.invalid("token", "send either token or subscription, not both") }
+        let subscription: WebPushSubscription
+        do {
+            subscription = try WebPushSubscription(endpoint: body.endpoint, p256dh: body.keys.p256dh, auth: body.keys.auth,
+                                                   allowLoopbackHTTP: webPushAllowHTTP)
+        } catch {
+            throw HTTPError.invalid(error.field, error.message)
+        }
+        do {
+            return try providers.validate(token: subscription.token, for: .webpush)
+        } catch {
+            throw HTTPError.invalid(error.field ?? "subscription", error.message)
         }
     }
 

@@ -22,6 +22,16 @@ extension PushRoutes {
                 507: .storageFull,
             ])
 
+        static let vapidPublicKey = RouteSpec(
+            .get, "/v1/push/vapid-public-key", auth: .none, operationID: "vapidPublicKey",
+            tags: ["devices"], summary: "The Web Push application server key",
+            description: "The VAPID public key (RFC 8292) a browser passes as `applicationServerKey` to `pushManager.subscribe`: 65 bytes uncompressed P-256, base64url. Public; no token needed.",
+            responses: [
+                200: .json("Web Push is configured.", .json(#"{"type": "object", "required": ["public_key"], "properties": {"public_key": {"type": "string", "pattern": "^B[A-Za-z0-9_-]{86}$", "description": "base64url, unpadded, 87 characters."}}, "additionalProperties": false}"#)),
+                404: .json("No VAPID key is configured (`webpush_not_configured`).", .error(["webpush_not_configured"])),
+                429: .tooManyConnections,
+            ])
+
         static let sendPush = RouteSpec(
             .post, "/v1/push", auth: .serverKey, operationID: "sendPush",
             tags: ["server"], summary: "Queue a push to a user's or to listed devices",

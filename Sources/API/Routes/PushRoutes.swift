@@ -8,6 +8,8 @@ struct PushRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
     let push: PushService?
+    /// `HERALD_VAPID_*`'s public key (base64url), nil when Web Push is off.
+    let vapidPublicKey: String?
 
     /// `POST /v1/push` body: whom, and what.
     struct SendBody: Decodable {
@@ -35,6 +37,17 @@ struct PushRoutes {
         let routes = self
         table.on(Spec.testPush) { context in try routes.testPush(context) }
         table.on(Spec.sendPush) { context in try routes.send(context) }
+        table.on(Spec.vapidPublicKey) { _ in routes.vapidKey() }
+    }
+
+    /// `GET /v1/push/vapid-public-key`: the key a browser subscribes with (`applicationServerKey`,
+    /// RFC 8292 §3.2). Public by nature, so no token is needed; 404 `webpush_not_configured`
+    /// without VAPID settings.
+    func vapidKey() -> RouteResult {
+        guard let key = vapidPublicKey else {
+            return .response(HTTPError(404, "webpush_not_configured", "Web Push is not configured on this server (HERALD_VAPID_PRIVATE_KEY, HERALD_VAPID_SUBJECT)").response)
+        }
+        return .response(.json(200, "{\"public_key\":\(JSONText.quote(key))}"))
     }
 
     /// `POST /v1/me/devices/{id}/test`: a localized test push, sent now, bypassing the queue.

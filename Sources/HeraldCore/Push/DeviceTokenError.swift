@@ -6,8 +6,14 @@
 public struct DeviceTokenError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The rule the token breaks, in words for the app developer.
     public let message: String
+    /// The request field to name instead of `token`, when the token was built from several
+    /// fields (a Web Push subscription: `subscription.keys.p256dh`); nil for `token`.
+    public let field: String?
 
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, field: String? = nil) {
+        self.message = message
+        self.field = field
+    }
 
     public var description: String { message }
 }

@@ -8,6 +8,9 @@ public enum PushPayloadError: Error, Equatable, Sendable {
     case fcmPayloadTooLarge(bytes: Int, limit: Int)
     /// An Expo message (everything but `to`) is `bytes` long, over Expo's `limit` (4096).
     case expoPayloadTooLarge(bytes: Int, limit: Int)
+    /// The encrypted Web Push body would be `bytes` long, over `limit` (4096: push services must
+    /// take at least that much, RFC 8030 §7.2, and may refuse more).
+    case webPushPayloadTooLarge(bytes: Int, limit: Int)
     /// `apns-collapse-id` over 64 UTF-8 bytes (`bytes` is the actual size).
     case collapseIDTooLong(bytes: Int)
     /// An empty collapse id, which APNs would refuse.
@@ -25,7 +28,7 @@ public enum PushPayloadError: Error, Equatable, Sendable {
     /// A short machine-readable reason, for a dead letter's `last_error`.
     public var reason: String {
         switch self {
-        case .apnsPayloadTooLarge, .fcmPayloadTooLarge, .expoPayloadTooLarge: "payload_too_large"
+        case .apnsPayloadTooLarge, .fcmPayloadTooLarge, .expoPayloadTooLarge, .webPushPayloadTooLarge: "payload_too_large"
         case .collapseIDTooLong, .emptyCollapseID: "invalid_collapse_id"
         case .invalidDeviceToken: "invalid_device_token"
         case .reservedDataKey: "reserved_data_key"
@@ -40,6 +43,7 @@ public enum PushPayloadError: Error, Equatable, Sendable {
         case .apnsPayloadTooLarge(let bytes, let limit): "APNs payload is \(bytes) bytes, over the \(limit)-byte limit"
         case .fcmPayloadTooLarge(let bytes, let limit): "FCM payload is \(bytes) bytes, over the \(limit)-byte limit"
         case .expoPayloadTooLarge(let bytes, let limit): "Expo message is \(bytes) bytes, over the \(limit)-byte limit"
+        case .webPushPayloadTooLarge(let bytes, let limit): "Web Push body is \(bytes) bytes encrypted, over the \(limit)-byte limit"
         case .collapseIDTooLong(let bytes): "collapse id is \(bytes) bytes, over the 64-byte limit"
         case .emptyCollapseID: "collapse id is empty"
         case .invalidDeviceToken: "device token is not hexadecimal"

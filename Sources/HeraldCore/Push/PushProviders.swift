@@ -57,7 +57,7 @@ public final class PushProviders: Sendable {
     /// The adapter with credentials for `id`, if any.
     public func provider(_ id: PushProviderID) -> (any PushProvider)? { configured[id] }
 
-    /// Checks a token with `id`'s rule (DV-1). A provider without an adapter yet (`webpush`) has
+    /// Checks a token with `id`'s rule (DV-1). A provider without an adapter in this build has
     /// opaque tokens: `OpaqueDeviceToken`.
     ///
     /// - Returns: the token to store.

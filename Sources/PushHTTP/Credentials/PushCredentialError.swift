@@ -18,6 +18,9 @@ public enum PushCredentialError: Error, Equatable, Sendable {
     case wrongKeyType(variable: String, expected: String, found: String)
     /// The service-account JSON in `variable` is not JSON, or lacks a field we need (`reason` names it).
     case invalidServiceAccount(variable: String, reason: String)
+    /// The value of `variable` breaks its rule (`reason`), e.g. a VAPID subject that is neither
+    /// `mailto:` nor `https:`, or a public key that does not match the private key.
+    case invalidValue(variable: String, reason: String)
 
     /// One line for the startup log; never contains secrets.
     public var message: String {
@@ -34,6 +37,8 @@ public enum PushCredentialError: Error, Equatable, Sendable {
             "\(variable): expected \(expected), found \(found)"
         case .invalidServiceAccount(let variable, let reason):
             "\(variable): invalid service account: \(reason)"
+        case .invalidValue(let variable, let reason):
+            "\(variable): \(reason)"
         }
     }
 }

@@ -1,0 +1,86 @@
+import HeraldCore
+import PushHTTP
+
+/// Web Push as a `PushProvider` (issue 15, PU-8b): a browser's subscription (its endpoint, P-256
+/// key and auth secret, stored as the device token, `WebPushSubscription`) gets the notification
+/// as JSON, encrypted with `aes128gcm` (RFC 8291, `WebPushEncryption`), signed for with VAPID
+/// (RFC 8292, `VAPIDTokenCache`) and POSTed to the endpoint with `TTL`, `Urgency` and `Topic`
+/// (RFC 8030 §5); the answer is classified by `WebPushClassificationTable`.
+///
+/// One instance per VAPID key, shared by every sender.
+public final class WebPushProvider: PushProvider {
+    /// `webpush`: devices whose `provider` is `webpush` are sent through this adapter.
+    public static let id = PushProviderID.webpush
+
+    /// Checks a stored subscription: the `WebPushSubscription` token form, and a `p256dh` that is
+    /// a point on P-256 (a browser's key always is; anything else could never be encrypted to).
+    ///
+    /// - Returns: the token in its canonical form (unpadded base64url).
+    /// - Throws: `DeviceTokenError` whose `field` names the subscription field at fault.
+    public static func validate(token: String) throws(DeviceTokenError) -> String {
+        let subscription = try WebPushSubscription(token: token)
+        do {
+            _ = try P256PublicKey(uncompressed: subscription.p256dh)
+        } catch {
+            throw DeviceTokenError("p256dh is not a point on the P-256 curve", field: "subscription.keys.p256dh")
+        }
+        return subscription.token
+    }
+
+    /// The application server key and subject.
+    public let credentials: VAPIDCredentials
+    /// Whether `http://` loopback endpoints are sent to (dev mode, tests).
+    public let allowLoopbackHTTP: Bool
+    private let transport: any PushTransport
+    private let tokens: VAPIDTokenCache
+    private let clock: UnixClock
+
+    /// - Parameters:
+    ///   - credentials: `HERALD_VAPID_*`.
+    ///   - transport: the HTTP client (HTTP/2 where the push service offers it).
+    ///   - allowLoopbackHTTP: `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
+    ///   - clock: wall time for the JWT's `exp`, TTLs and `Retry-After` dates.
+    public init(credentials: VAPIDCredentials, transport: any PushTransport, allowLoopbackHTTP: Bool = false,
+                clock: any Clock = SystemClock()) {
+        let unixClock: UnixClock = { Int(clock.unixSeconds) }
+        self.credentials = credentials
+        self.transport = transport
+        self.allowLoopbackHTTP = allowLoopbackHTTP
+        self.tokens = VAPIDTokenCache(credentials: credentials, clock: unixClock)
+        self.clock = unixClock
+    }
+
+    /// See `PushProvider.send(_:to:pushID:completion:)`. Encrypts on the calling thread (one ECDH
+    /// and one AES-GCM pass, tens of microseconds); the answer arrives on the transport's thread.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+                     completion: @escaping @Sendable (PushClassification) -> Void) {
+        let subscription: WebPushSubscription
+        do {
+            subscription = try WebPushSubscription(token: target.token)
+        } catch {
+            return completion(classifyPayloadError(.invalidDeviceToken))
+        }
+        guard !subscription.isHTTP || allowLoopbackHTTP else {
+            return completion(.applying(.deadLetterConfiguration, reason: "http_endpoint_not_allowed", status: nil, retryAfter: nil))
+        }
+        let request: PushHTTPRequest
+        do {
+            let authorization = try tokens.authorization(origin: subscription.origin)
+            request = try WebPushRequestBuilder.request(for: notification, to: subscription, pushID: pushID,
+                                                        authorization: authorization, now: clock())
+        } catch let error as PushPayloadError {
+            return completion(classifyPayloadError(error))
+        } catch WebPushCryptoError.invalidPublicKey {
+            return completion(classifyPayloadError(.invalidDeviceToken))
+        } catch {
+            // OpenSSL failing to sign or encrypt says nothing about the device: try again later.
+            return completion(.applying(.retryUnsent(minimumDelay: nil), reason: "webpush_crypto: \(error)", status: nil, retryAfter: nil))
+        }
+        transport.send(request) { [clock] result in
+            switch result {
+            case .success(let response): completion(classifyWebPush(response: response, now: clock()))
+            case .failure(let error): completion(classifyTransportError(error))
+            }
+        }
+    }
+}

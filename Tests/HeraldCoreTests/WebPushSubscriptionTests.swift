@@ -1,0 +1,52 @@
+import HeraldCore
+import Testing
+
+@Suite struct WebPushSubscriptionTests {
+    static let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
+    static let auth = "BTBZMqHH6r4Tts7J_aSIgg"
+
+    @Test func theStoredFormRoundTripsAndNamesTheOrigin() throws {
+        let subscription = try WebPushSubscription(endpoint: "https://FCM.googleapis.com:443/fcm/send/abc:def", p256dh: Self.p256dh + "=",
+                                                   auth: Self.auth + "==", allowLoopbackHTTP: false)
+        #expect(subscription.token == "https://FCM.googleapis.com:443/fcm/send/abc:def#p256dh=\(Self.p256dh)&auth=\(Self.auth)")
+        #expect(try WebPushSubscription(token: subscription.token) == subscription)
+        #expect(subscription.origin == "https://fcm.googleapis.com")
+        #expect(subscription.p256dh.count == 65 && subscription.auth.count == 16)
+        let local = try WebPushSubscription(endpoint: "http://127.0.0.1:8080/push/1", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: true)
+        #expect(local.origin == "http://127.0.0.1:8080" && local.isHTTP)
+        #expect(try WebPushSubscription(endpoint: "https://[::1]:9/x", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false).origin == "https://[::1]:9")
+    }
+
+    @Test func eachFieldIsCheckedAndNamed() {
+        func refusal(_ endpoint: String, _ p256dh: String = Self.p256dh, _ auth: String = Self.auth, http: Bool = false) -> String? {
+            do {
+                _ = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth, allowLoopbackHTTP: http)
+                return nil
+            } catch {
+                return error.field
+            }
+        }
+        for endpoint in ["", "push.example/abc", "ftp://push.example/x", "http://push.example/x", "https://user@push.example/x",
+                         "https://push.example/x#frag", "https://push.example/a b", "https:///x", "http://127.0.0.1:9/x",
+                         "https://push.example/" + String(repeating: "a", count: 2048)] {
+            #expect(refusal(endpoint) == "subscription.endpoint", "\(endpoint.prefix(40))")
+        }
+        #expect(refusal("http://127.0.0.1:9/x", http: true) == nil)
+        #expect(refusal("http://localhost:9/x", http: true) == nil)
+        #expect(refusal("http://10.0.0.1:9/x", http: true) == "subscription.endpoint")
+        let p256dhBytes = Array(Self.p256dh.utf8)
+        for key in ["", "AAAA", String(decoding: p256dhBytes.dropLast(2), as: UTF8.self), "A" + Self.p256dh.dropFirst(), Self.p256dh.replacingOccurrences(of: "_", with: "/")] {
+            #expect(refusal("https://push.example/x", key) == "subscription.keys.p256dh", "\(key)")
+        }
+        for secret in ["", "BTBZMqHH6r4Tts7J_aSI", Self.auth + "AA", "BTBZMqHH6r4Tts7J+aSIgg"] {
+            #expect(refusal("https://push.example/x", Self.p256dh, secret) == "subscription.keys.auth", "\(secret)")
+        }
+    }
+
+    @Test func aTokenWithoutKeysIsRefused() {
+        #expect(throws: DeviceTokenError.self) { try WebPushSubscription(token: "https://push.example/abc") }
+        #expect(throws: DeviceTokenError("auth must be the base64url of a 16-byte secret", field: "subscription.keys.auth")) {
+            try WebPushSubscription(token: "https://push.example/abc#p256dh=\(Self.p256dh)")
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import HeraldCore
+import PushHTTP
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushWebPush
+
+@Suite struct WebPushProviderTests {
+    static let credentials = try! VAPIDCredentials.load(environment: VAPIDTests.environment)!
+    /// The browser's side: its key pair and auth secret.
+    let userAgent = try! P256KeyPair.generate()
+    let auth: [UInt8] = Array(0..<16)
+    var subscription: WebPushSubscription {
+        try! WebPushSubscription(endpoint: "https://push.example.net:8443/wpush/v2/abc", p256dh: Base64URL.encode(userAgent.publicKey),
+                                 auth: Base64URL.encode(auth), allowLoopbackHTTP: false)
+    }
+    var target: PushTarget { PushTarget(provider: .webpush, token: subscription.token, environment: nil) }
+
+    func send(_ provider: WebPushProvider, _ notification: PushNotification = PushNotification(title: "t", body: "b"),
+              to target: PushTarget? = nil, pushID: PushID = .random()) -> PushClassification? {
+        let result = Mutex<PushClassification?>(nil)
+        provider.send(notification, to: target ?? self.target, pushID: pushID) { c in result.withLock { $0 = c } }
+        return result.withLock { $0 }
+    }
+
+    func provider(_ answers: [PushHTTPResponse], allowLoopbackHTTP: Bool = false, now: Int64 = 1_754_563_200) -> (WebPushProvider, ScriptedTransport) {
+        let transport = ScriptedTransport(answers)
+        let clock = ManualClock(unixMilliseconds: now * 1000)
+        return (WebPushProvider(credentials: Self.credentials, transport: transport, allowLoopbackHTTP: allowLoopbackHTTP, clock: clock), transport)
+    }
+
+    @Test func theTokenRuleIsTheSubscriptionsAndCanonical() throws {
+        #expect(WebPushProvider.id == .webpush)
+        let padded = subscription.endpoint + "#p256dh=" + Base64URL.encode(userAgent.publicKey) + "=&auth=" + Base64URL.encode(auth) + "=="
+        #expect(try WebPushProvider.validate(token: padded) == subscription.token)
+        #expect(throws: DeviceTokenError.self) { try WebPushProvider.validate(token: "https://push.example/abc") }
+        var offCurve = userAgent.publicKey
+        offCurve[64] ^= 1
+        #expect(throws: DeviceTokenError("p256dh is not a point on the P-256 curve", field: "subscription.keys.p256dh")) {
+            try WebPushProvider.validate(token: "https://push.example/abc#p256dh=\(Base64URL.encode(offCurve))&auth=\(Base64URL.encode(auth))")
+        }
+    }
+
+    @Test func aPushIsEncryptedToTheBrowserAndSignedForItsPushService() throws {
+        let (provider, transport) = provider([response(201, headers: [("location", "https://push.example.net:8443/m/1")])])
+        let pushID = PushID.random()
+        let notification = PushNotification(title: "Order shipped", subtitle: "Store 4", body: "Arrives Friday", badge: 3,
+                                            collapseKey: "order-77", data: ["order_id": "77"], priority: .urgent, ttlSeconds: 600)
+        #expect(send(provider, notification, pushID: pushID)?.outcome == .delivered(providerMessageID: "https://push.example.net:8443/m/1"))
+        let request = try #require(transport.requests.first)
+        #expect(request.url == "https://push.example.net:8443/wpush/v2/abc")
+        let headers = Dictionary(uniqueKeysWithValues: request.headers)
+        #expect(request.headers.map(\.0) == ["ttl", "urgency", "topic", "content-encoding", "content-type", "authorization"])
+        #expect(headers["ttl"] == "600" && headers["urgency"] == "high" && headers["topic"] == "order-77")
+        #expect(headers["content-encoding"] == "aes128gcm")
+        let authorization = try #require(headers["authorization"])
+        let jwt = try #require(DecodedJWT(String(authorization.dropFirst("vapid t=".count).prefix { $0 != "," })))
+        #expect(jwt.claims["aud"] as? String == "https://push.example.net:8443")
+        #expect(jwt.claims["exp"] as? Int == 1_754_563_200 + 12 * 3600)
+        let plaintext = try #require(WebPushEncryption.decrypt(request.body, userAgent: userAgent, auth: auth))
+        #expect(String(decoding: plaintext, as: UTF8.self) == #"{"badge":3,"body":"Arrives Friday","data":{"order_id":"77"},"kind":"alert","#
+                + #""priority":"urgent","push_id":"\#(pushID.value)","subtitle":"Store 4","tag":"order-77","title":"Order shipped"}"#)
+    }
+
+    @Test func aWakeUpCarriesItsDataOnlyAndATopicThatFits() throws {
+        let (provider, transport) = provider([response(201)])
+        let pushID = PushID.random()
+        let wakeup = PushNotification.wakeup(data: ["notification_id": "n1"], collapseKey: "inbox:user/42 — refresh", rootKey: "herald")
+        #expect(send(provider, wakeup, pushID: pushID)?.outcome == .delivered(providerMessageID: nil))
+        let request = try #require(transport.requests.first)
+        let headers = Dictionary(uniqueKeysWithValues: request.headers)
+        let topic = try #require(headers["topic"])
+        #expect(topic.count == 32 && topic == WebPushRequestBuilder.topic(for: "inbox:user/42 — refresh"))
+        #expect(topic.utf8.allSatisfy { $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        #expect(WebPushRequestBuilder.topic(for: "inbox:user/43 — refresh") != topic)
+        #expect(WebPushRequestBuilder.topic(for: String(repeating: "a", count: 33))?.count == 32)
+        #expect(WebPushRequestBuilder.topic(for: nil) == nil)
+        #expect(headers["urgency"] == "high" && headers["ttl"] == "3600")
+        let plaintext = try #require(WebPushEncryption.decrypt(request.body, userAgent: userAgent, auth: auth))
+        #expect(String(decoding: plaintext, as: UTF8.self)
+                == #"{"data":{"herald":{"notification_id":"n1"}},"kind":"wakeup","priority":"high","push_id":"\#(pushID.value)"}"#)
+        let normal = PushNotification(title: "x", priority: .normal)
+        #expect(WebPushRequestBuilder.urgency(for: normal) == "normal")
+    }
+
+    @Test func whatCannotBeSentIsNeverSent() throws {
+        let (provider, transport) = provider([response(201)])
+        let big = PushNotification(title: "t", body: String(repeating: "x", count: WebPushEncryption.maxPlaintextBytes))
+        let refused = send(provider, big)
+        #expect(refused?.outcome == .deadLetter(reason: "payload_too_large"))
+        #expect(refused?.rule == .deadLetterRequest)
+        #expect(send(provider, PushNotification(title: "t", expiresAt: 1_754_563_200))?.outcome == .deadLetter(reason: "expired"))
+        #expect(send(provider, to: PushTarget(provider: .webpush, token: "https://push.example/abc", environment: nil))?.outcome
+                == .deadLetter(reason: "invalid_device_token"))
+        let local = try WebPushSubscription(endpoint: "http://127.0.0.1:9999/push/1", p256dh: Base64URL.encode(userAgent.publicKey),
+                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true)
+        let http = send(provider, to: PushTarget(provider: .webpush, token: local.token, environment: nil))
+        #expect(http?.outcome == .deadLetter(reason: "http_endpoint_not_allowed"))
+        #expect(http?.isConfigurationError == true)
+        #expect(transport.requests.isEmpty)
+        // The largest plaintext that fits is a 4096-byte body.
+        let fits = String(repeating: "y", count: WebPushEncryption.maxPlaintextBytes - 100)
+        let (roomy, roomyTransport) = self.provider([response(201)])
+        var exact = PushNotification(kind: .alert, body: fits)
+        let overhead = WebPushRequestBuilder.payload(for: exact, pushID: .random()).bytes.count - fits.utf8.count
+        exact.body = String(repeating: "y", count: WebPushEncryption.maxPlaintextBytes - overhead)
+        #expect(send(roomy, exact)?.outcome == .delivered(providerMessageID: nil))
+        #expect(roomyTransport.requests.first?.body.count == 4096)
+    }
+
+    @Test func loopbackHTTPIsSentToWhenAllowed() throws {
+        let (provider, transport) = provider([response(201)], allowLoopbackHTTP: true)
+        let local = try WebPushSubscription(endpoint: "http://127.0.0.1:9999/push/1", p256dh: Base64URL.encode(userAgent.publicKey),
+                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true)
+        #expect(send(provider, to: PushTarget(provider: .webpush, token: local.token, environment: nil))?.outcome == .delivered(providerMessageID: nil))
+        let authorization = transport.requests.first.flatMap { Dictionary(uniqueKeysWithValues: $0.headers)["authorization"] } ?? ""
+        #expect(DecodedJWT(String(authorization.dropFirst("vapid t=".count).prefix { $0 != "," }))?.claims["aud"] as? String == "http://127.0.0.1:9999")
+    }
+
+    @Test func everyAnswerIsClassifiedByItsStatus() {
+        let cases: [(PushHTTPResponse, PushOutcome, PushRule?)] = [
+            (response(201), .delivered(providerMessageID: nil), nil),
+            (response(404), .deleteDevice(reason: "subscription_not_found", providerTimestampMs: nil), .deleteDevice),
+            (response(410, "push subscription has unsubscribed or expired."), .deleteDevice(reason: "subscription_gone", providerTimestampMs: nil), .deleteDevice),
+            (response(413), .deadLetter(reason: "payload_too_large"), .deadLetterRequest),
+            (response(429, headers: [("retry-after", "120")]), .retry(afterSeconds: 120, reason: "too_many_requests"), .retry(minimumDelay: nil)),
+            (response(429), .retry(afterSeconds: nil, reason: "too_many_requests"), .retry(minimumDelay: nil)),
+            (response(401), .deadLetter(reason: "vapid_unauthorized"), .deadLetterConfiguration),
+            (response(403), .deadLetter(reason: "vapid_forbidden"), .deadLetterConfiguration),
+            (response(503, headers: [("Retry-After", "Thu, 07 Aug 2025 10:42:00 GMT")]), .retry(afterSeconds: 120, reason: "push_service_error"), .retry(minimumDelay: nil)),
+            (response(500), .retry(afterSeconds: nil, reason: "push_service_error"), .retry(minimumDelay: nil)),
+            (response(400), .deadLetter(reason: "bad_request"), .deadLetterRequest),
+            (response(301), .deadLetter(reason: "redirect"), .deadLetterConfiguration),
+            (response(102), .retry(afterSeconds: nil, reason: "http_102"), .retry(minimumDelay: nil)),
+        ]
+        var rowsSeen = Set<Int>()
+        for (answer, outcome, rule) in cases {
+            let classification = classifyWebPush(response: answer, now: 1_754_563_200)
+            #expect(classification.outcome == outcome, "HTTP \(answer.status)")
+            #expect(classification.rule == rule, "HTTP \(answer.status)")
+            #expect(classification.status == answer.status)
+            if let row = WebPushClassificationTable.matchingRow(status: answer.status) { rowsSeen.insert(row) }
+        }
+        #expect(rowsSeen == Set(WebPushClassificationTable.rows.indices))
+        #expect(classifyWebPush(response: response(410, "push subscription has unsubscribed or expired.\n")).providerMessage
+                == "push subscription has unsubscribed or expired.")
+    }
+
+    @Test func aTransportFailureIsRetried() {
+        struct Refused: PushTransportFailure { var mayHaveReachedProvider: Bool { false } }
+        struct Failing: PushTransport {
+            func send(_ request: PushHTTPRequest, completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+                completion(.failure(Refused()))
+            }
+        }
+        let provider = WebPushProvider(credentials: Self.credentials, transport: Failing())
+        guard case .notSent = send(provider)?.outcome else { Issue.record("expected notSent"); return }
+    }
+}
