@@ -30,14 +30,17 @@ let package = Package(
                                                          "PushHTTP", "PushAPNs", "PushFCM"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
-        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
+        // The seeded mutation loops' engine and corpus reader (Tests/Fuzz, docs/conformance.md "Fuzzing").
+        .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory", "FuzzSupport"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP", "FuzzSupport"],
+                    exclude: ["Fixtures"]),
     ]
 )

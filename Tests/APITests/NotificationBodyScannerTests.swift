@@ -59,7 +59,8 @@ import Realtime
         (#""badge":2.5"#, "badge"),
         (#""badge":1.0"#, "badge"),
         (#""badge":1e2"#, "badge"),
-        (#""badge":1e400"#, "badge"),
+        // 1e400 itself is refused before the scanner, by `JSONSyntax` (beyond a double's range).
+        (#""badge":1e300"#, "badge"),
         (#""badge":true"#, "badge"),
         (#""badge":{}"#, "badge"),
         (#""push":{"ack_window_ms":1e30,"policy":"unless_acked"}"#, "push.ack_window_ms"),

@@ -5,9 +5,9 @@ import PushHTTP
 /// Order of checks, chosen so that nothing from the payload is trusted — or even parsed — before the
 /// signature is known good:
 /// 1. size cap and shape (three base64url parts, no padding);
-/// 2. header: JSON object, `alg` equal to the key's algorithm, no `crit`;
+/// 2. header: strict JSON object without duplicate names, `alg` equal to the key's algorithm, no `crit`;
 /// 3. signature;
-/// 4. payload JSON and claim types;
+/// 4. payload: strict JSON object without duplicate names, claim types;
 /// 5. `exp` / `nbf` against the injected clock, with leeway.
 ///
 /// A value type holding a shared immutable key, so it can be copied freely and used from any thread.
@@ -15,6 +15,8 @@ public struct AccessTokenVerifier: Sendable {
     /// Longest token accepted, in bytes. Bounds the work an unauthenticated request can cause, and
     /// real access tokens are a few hundred bytes.
     public static let maxTokenBytes = 8 * 1024
+    /// Deepest array/object nesting accepted in the header and the payload.
+    static let maxNesting = 32
 
     /// The key every token must be signed with; also fixes the only accepted `alg`.
     public let key: VerificationKey
@@ -39,7 +41,9 @@ public struct AccessTokenVerifier: Sendable {
     /// - Returns: the claims, after the signature and time window have been checked.
     /// - Throws: `AccessTokenError`:
     ///   `.malformed` (size over `maxTokenBytes`, not three parts, bad base64url, `=` padding, header or
-    ///   payload not a JSON object, missing/non-string `alg`, `crit` present);
+    ///   payload not a JSON object, not strict JSON (RFC 8259: valid UTF-8 and escapes, numbers within a
+    ///   double's range, nesting within `maxNesting`) or naming a member twice, missing/non-string `alg`,
+    ///   `crit` present);
     ///   `.unsupportedAlgorithm` (`none` in any case, or an `alg` Herald never supports);
     ///   `.algorithmMismatch` (a supported `alg` other than the key's);
     ///   `.badSignature`; `.missingClaim` (`sub`, `exp`); `.invalidClaim` (wrong claim types);
@@ -75,6 +79,13 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Header (RFC 7515 §5.2 steps 2-5) ---
         guard let headerBytes = Base64URL.decode(utf8: headerPart) else { throw .malformed("header is not base64url") }
+        // RFC 7515 §5.2 step 4 asks for "a completely valid JSON object"; `JSONDecoder` reads
+        // strings lazily, so without this a member it never reads could hold bytes that are not
+        // JSON. Duplicate names are refused (RFC 7515 §4, RFC 7519 §4): which copy wins would
+        // depend on the parser.
+        guard JSONSyntax.check(headerBytes, maxDepth: Self.maxNesting, rejectDuplicateKeys: true) == nil else {
+            throw .malformed("header is not strict JSON")
+        }
         guard let header = JWTHeader.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
         let alg: String
         switch header.alg {
@@ -101,6 +112,9 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Claims (RFC 7519 §7.2 steps 9-10), now authenticated ---
         guard let payloadBytes = Base64URL.decode(utf8: payloadPart) else { throw .malformed("payload is not base64url") }
+        guard JSONSyntax.check(payloadBytes, maxDepth: Self.maxNesting, rejectDuplicateKeys: true) == nil else {
+            throw .malformed("payload is not strict JSON")
+        }
         guard let payload = JWTPayload.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
         let claims = try AccessClaims(payload: payload)
 
