@@ -1,6 +1,7 @@
 /// A strict RFC 8259 syntax check run before decoding. Foundation's decoders accept trailing
 /// commas (`{"a":1,}`), invalid UTF-8 and lone surrogate escapes (both read as U+FFFD), none of
-/// which is JSON (RFC 8259 §7, §8.1); this refuses them, and bounds nesting without recursion so a
+/// which is JSON (RFC 8259 §7, §8.1), and a leading byte order mark, which §8.1 forbids senders
+/// to add; this refuses them, and bounds nesting without recursion so a
 /// hostile body cannot exhaust a thread's stack. It also refuses what Foundation refuses and
 /// the one-pass scanners would otherwise pass on: a number beyond a double's range (`1e400`,
 /// RFC 8259 §6 lets an implementation limit the range), and two keys of one object that are

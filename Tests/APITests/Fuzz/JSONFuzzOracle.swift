@@ -7,7 +7,8 @@ import FuzzSupport
 /// - what `JSONSyntax.check` accepts, Foundation accepts;
 /// - what Foundation accepts and the check refuses is one of the documented strict-subset cases
 ///   (RFC 8259 §7/§8.1 and the nesting bound): a trailing comma, bytes that are not UTF-8, a lone
-///   surrogate escape, nesting past the limit;
+///   surrogate escape, a leading byte order mark, zero bytes Foundation reads as UTF-16/32,
+///   nesting past the limit;
 /// - with duplicate keys refused, an accepted body has as many keys as Foundation reads (no two
 ///   keys one decoder would merge), and a refused one really has fewer in Foundation's reading.
 enum JSONSyntaxFuzzOracle {
@@ -43,6 +44,11 @@ enum JSONSyntaxFuzzOracle {
     /// Which documented strictness explains a refusal Foundation does not share; nil for none.
     static func documentedDeviation(_ input: [UInt8], _ refusal: JSONSyntax.Failure) -> String? {
         if case .tooDeep = refusal { return "nesting" }
+        // RFC 8259 §8.1: senders MUST NOT add a byte order mark; parsers MAY ignore one (Foundation does).
+        if input.starts(with: [0xEF, 0xBB, 0xBF]) { return "byte order mark" }
+        // Foundation guesses UTF-16 or UTF-32 from zero bytes among the first four (RFC 4627 §3);
+        // RFC 8259 §8.1 makes JSON between systems UTF-8, where a NUL is never valid JSON.
+        if input.prefix(4).contains(0) { return "UTF-16/32 guess" }
         if String(validating: input, as: UTF8.self) == nil { return "not UTF-8" }
         if hasLoneSurrogateEscape(input) { return "lone surrogate" }
         if case .invalid(let offset) = refusal, offset < input.count, input[offset] == UInt8(ascii: "]") || input[offset] == UInt8(ascii: "}") {
