@@ -88,6 +88,8 @@ public enum FuzzCorpus {
 public struct FuzzMutator: Sendable {
     /// Seed inputs; mutants are made from these and from `pool`.
     public let corpus: [[UInt8]]
+    /// How many seeds were given (0 when the corpus directory was missing or empty).
+    public let seedCount: Int
     /// Tokens of the target's grammar, spliced in whole.
     public let dictionary: [[UInt8]]
     /// Upper bound on a mutant's size.
@@ -102,6 +104,7 @@ public struct FuzzMutator: Sendable {
 
     public init(corpus: [[UInt8]], dictionary: [String] = [], maxLength: Int = 4096) {
         self.corpus = corpus.isEmpty ? [[]] : corpus
+        seedCount = corpus.count
         self.dictionary = dictionary.map { Array($0.utf8) }
         self.maxLength = maxLength
     }
@@ -192,6 +195,8 @@ public struct FuzzMutator: Sendable {
 public struct FuzzReport: Sendable, CustomStringConvertible {
     public var target: String
     public var seed: UInt64
+    /// Seed inputs the run started from.
+    public var seeds = 0
     public var executions = 0
     public var kept = 0
     public var slowestMicroseconds = 0
@@ -199,7 +204,7 @@ public struct FuzzReport: Sendable, CustomStringConvertible {
     public var failure: (message: String, input: [UInt8], iteration: Int)?
 
     public var description: String {
-        var text = "\(target): \(executions) executions, seed \(seed), \(kept) kept, slowest input \(slowestMicroseconds) µs"
+        var text = "\(target): \(executions) executions from \(seeds) seeds, seed \(seed), \(kept) kept, slowest input \(slowestMicroseconds) µs"
         if let failure {
             let hex = failure.input.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
             text += "\nFAILED at iteration \(failure.iteration): \(failure.message)\ninput (\(failure.input.count) bytes, hex): \(hex)"
@@ -217,14 +222,14 @@ public struct FuzzReport: Sendable, CustomStringConvertible {
 /// same loops. An input slower than `hangMilliseconds` is reported as a hang.
 public func runFuzzLoop(
     target: String, seed: UInt64 = 0x4865_7261_6C64, seconds: Double = 2, maxExecutions: Int = 1_000_000,
-    hangMilliseconds: Int = 1000, mutator: FuzzMutator, check: ([UInt8]) -> (failure: String?, keep: Bool)
+    hangMilliseconds: Int = 2000, mutator: FuzzMutator, check: ([UInt8]) -> (failure: String?, keep: Bool)
 ) -> FuzzReport {
     let environment = { (name: String) -> String? in getenv(name).map { String(cString: $0) } }
     let seconds = environment("HERALD_FUZZ_SECONDS").flatMap(Double.init) ?? seconds
     let seed = environment("HERALD_FUZZ_SEED").flatMap { UInt64($0) } ?? seed
     var mutator = mutator
     var rng = FuzzRandom(seed: seed)
-    var report = FuzzReport(target: target, seed: seed)
+    var report = FuzzReport(target: target, seed: seed, seeds: mutator.seedCount)
     let start = monotonicMicroseconds()
     let deadline = start + Int(seconds * 1_000_000)
     var iteration = 0

@@ -22,6 +22,7 @@ import Testing
     private func run(_ target: String, dictionary: [String], check: ([UInt8]) -> (failure: String?, keep: Bool)) {
         let report = runFuzzLoop(target: target, mutator: FuzzMutator(corpus: FuzzCorpus.load(target), dictionary: dictionary), check: check)
         print(report)
+        #expect(report.seeds >= 4, "the seed corpus Tests/Fuzz/corpus/\(report.target) is missing")
         #expect(report.executions > 100)
         #expect(report.failure == nil, "\(report)")
     }

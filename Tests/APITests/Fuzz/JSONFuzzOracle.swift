@@ -4,11 +4,12 @@ import FuzzSupport
 
 /// The strict JSON checker against Foundation's `JSONSerialization` (docs/conformance.md
 /// "Fuzzing"), shared by `APIFuzzTests` and `scripts/fuzz json-syntax`:
-/// - what `JSONSyntax.check` accepts, Foundation accepts;
+/// - what `JSONSyntax.check` accepts, Foundation accepts, and it nests within the limit;
 /// - what Foundation accepts and the check refuses is one of the documented strict-subset cases
 ///   (RFC 8259 §7/§8.1 and the nesting bound): a trailing comma, bytes that are not UTF-8, a lone
 ///   surrogate escape, a leading byte order mark, zero bytes Foundation reads as UTF-16/32,
-///   nesting past the limit;
+///   nesting past the limit, a number beyond a double that a later duplicate key hid from
+///   Foundation;
 /// - with duplicate keys refused, an accepted body has as many keys as Foundation reads (no two
 ///   keys one decoder would merge), and a refused one really has fewer in Foundation's reading.
 enum JSONSyntaxFuzzOracle {
@@ -21,6 +22,7 @@ enum JSONSyntaxFuzzOracle {
         case (nil, nil):
             return ("the check accepts what Foundation refuses", false)
         case (nil, let value?):
+            guard depth(value) <= maxDepth else { return ("accepted nesting \(depth(value)) deep, over \(maxDepth)", false) }
             let keys = keyCount(value)
             let tokens = keyTokens(input)
             switch JSONSyntax.check(input, maxDepth: maxDepth, rejectDuplicateKeys: true) {
@@ -33,8 +35,8 @@ enum JSONSyntaxFuzzOracle {
             default:
                 return (nil, true)
             }
-        case (let refusal?, _?):
-            if let reason = documentedDeviation(input, refusal) { _ = reason; return (nil, true) }
+        case (let refusal?, let value?):
+            if let reason = documentedDeviation(input, refusal, foundation: value) { _ = reason; return (nil, true) }
             return ("Foundation accepts what the check refuses (\(refusal)) for no documented reason", false)
         case (_?, nil):
             return (nil, false)
@@ -42,8 +44,11 @@ enum JSONSyntaxFuzzOracle {
     }
 
     /// Which documented strictness explains a refusal Foundation does not share; nil for none.
-    static func documentedDeviation(_ input: [UInt8], _ refusal: JSONSyntax.Failure) -> String? {
+    static func documentedDeviation(_ input: [UInt8], _ refusal: JSONSyntax.Failure, foundation value: Any) -> String? {
         if case .tooDeep = refusal { return "nesting" }
+        // Foundation converts a member's number only if a later duplicate of its key does not
+        // replace it first; a body naming a key twice is refused anyway (`RequestBody.check`).
+        if case .numberOutOfRange = refusal, keyTokens(input) != keyCount(value) { return "out-of-range number under a duplicate key" }
         // RFC 8259 §8.1: senders MUST NOT add a byte order mark; parsers MAY ignore one (Foundation does).
         if input.starts(with: [0xEF, 0xBB, 0xBF]) { return "byte order mark" }
         // Foundation guesses UTF-16 or UTF-32 from zero bytes among the first four (RFC 4627 §3);
@@ -81,6 +86,13 @@ enum JSONSyntaxFuzzOracle {
             i += 1
         }
         return false
+    }
+
+    /// Array/object nesting in Foundation's reading.
+    static func depth(_ value: Any) -> Int {
+        if let object = value as? [String: Any] { return 1 + (object.values.map(depth).max() ?? 0) }
+        if let array = value as? [Any] { return 1 + (array.map(depth).max() ?? 0) }
+        return 0
     }
 
     /// Keys in Foundation's reading, all objects together.
