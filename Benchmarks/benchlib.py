@@ -156,8 +156,9 @@ def wait_quiet(max_cores, timeout, sample=1.0):
 class Herald:
     name = "herald"
 
-    def __init__(self, procs, binary, workdir, loops=2, heartbeat=60, extra_env=None):
+    def __init__(self, procs, binary, workdir, loops=2, heartbeat=60, extra_env=None, wrapper=()):
         self.procs, self.binary, self.workdir = procs, binary, workdir
+        self.wrapper = list(wrapper)  # e.g. valgrind's argv: Herald then runs inside it, same pid
         self.port = free_port()
         self.server_key = secrets.token_hex(24)
         self.jwt_secret = secrets.token_hex(32)
@@ -174,9 +175,9 @@ class Herald:
 
     def start(self):
         self.logf = open(os.path.join(self.workdir, "herald.log"), "w")
-        self.p = self.procs.start("herald", [self.binary], env=self.env, cwd=self.workdir,
+        self.p = self.procs.start("herald", [*self.wrapper, self.binary], env=self.env, cwd=self.workdir,
                                   stdout=self.logf, stderr=subprocess.STDOUT)
-        if not wait_port(self.port):
+        if not wait_port(self.port, timeout=120 if self.wrapper else 15):
             raise RuntimeError("herald did not listen; see " + self.logf.name)
 
     def stop(self):
@@ -792,6 +793,38 @@ def workdir():
     return tempfile.mkdtemp(prefix="herald-bench-")
 
 
+def callgrind_wrapper(directory, tag):
+    """valgrind's argv to run Herald under callgrind with instrumentation off until
+    `callgrind_start`, its dumps in `directory/callgrind-<tag>.out.<n>`."""
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+            "--callgrind-out-file=" + os.path.join(directory, f"callgrind-{tag}.out")]
+
+
+def callgrind_start(pid):
+    """Zeroes the counters of the callgrind run `pid` and starts counting."""
+    subprocess.run(["callgrind_control", "--zero", str(pid)], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "--instr=on", str(pid)], check=True, capture_output=True)
+
+
+def callgrind_stop(pid, directory, label):
+    """Stops counting, dumps (named `label`) and returns the instructions (Ir) counted since
+    `callgrind_start`: the dump's `totals:` line (its `summary:` is 0 once counting is off)."""
+    subprocess.run(["callgrind_control", "--instr=off", str(pid)], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "--dump=" + label, str(pid)], check=True, capture_output=True)
+    dumps = [os.path.join(directory, f) for f in os.listdir(directory) if ".out." in f]
+    with open(max(dumps, key=os.path.getmtime)) as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    return None
+
+
+def add_callgrind_argument(ap):
+    ap.add_argument("--callgrind", metavar="DIR",
+                    help="run Herald in valgrind's callgrind and count its instructions during each phase "
+                         "(give a binary without debug info: objcopy --strip-debug; see README)")
+
+
 def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=900.0, quiet=False,
                          perf_call_graph=False):
     """The options every driver shares: --herald-bin, --loops, --out, and on request --budget,
@@ -816,12 +849,14 @@ def add_common_arguments(ap, loops_help="HERALD_LOOPS", perf_help=None, budget=9
 
 def prepare_arguments(args, results_name):
     """Makes the run's work directory and returns it, completing the shared options: --out
-    defaults to `<workdir>/results_name`, and the --perf directory is made absolute and created."""
+    defaults to `<workdir>/results_name`, and the --perf and --callgrind directories are made
+    absolute and created."""
     wd = workdir()
     args.out = args.out or os.path.join(wd, results_name)
-    if getattr(args, "perf", None):
-        args.perf = os.path.abspath(args.perf)
-        os.makedirs(args.perf, exist_ok=True)
+    for option in ("perf", "callgrind"):
+        if getattr(args, option, None):
+            setattr(args, option, os.path.abspath(getattr(args, option)))
+            os.makedirs(getattr(args, option), exist_ok=True)
     return wd
 
 

@@ -12,6 +12,10 @@ Phases, each with fresh subscribers (N SSE streams over --procs loadclient proce
   personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
 --perf DIR records Herald with `perf record -e cpu-clock -g` during each phase (read it with
 `perf report -i DIR/perf-shared-burst.data --no-children --sort dso,symbol`).
+--callgrind DIR runs Herald inside valgrind's callgrind, counting instructions only while each phase
+publishes and delivers: a figure that does not move with other work on the machine (this VM has
+no hardware counters), for comparing two builds at a small --subs (valgrind is ~50x slower).
+Each phase prints Ir/delivery; read a dump with `callgrind_annotate DIR/callgrind-<run>.out.<n>`.
 Every message carries {"t": send time in ns}; the clients record latency = receive - t.
 deliveries/s = deliveries / (last receive - first send). Output: a table per run, medians over
 --repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
@@ -52,6 +56,8 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
         busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
         perf = None
+        if args.callgrind and server.name == "herald":
+            B.callgrind_start(pids[0])
         if args.perf and server.name == "herald":
             # cpu-clock sampling (no hardware counters in this VM), call graphs, Herald only.
             data = os.path.join(args.perf, f"perf-{transport}-{shape}-{phase}.data")
@@ -67,6 +73,8 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         busy1, own1, t1 = B.machine_busy_seconds(), time.process_time(), time.monotonic()
         if perf:
             procs.stop(perf, sig=signal.SIGINT, timeout=30)
+        instructions = (B.callgrind_stop(pids[0], args.callgrind, f"{transport}-{shape}-{phase}")
+                        if args.callgrind and server.name == "herald" else None)
     finally:
         clients.stop()
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
@@ -85,6 +93,9 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         "publisher_cpu_s": round(own1 - own0, 2), "loadavg_before": load,
         "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
+    if instructions is not None:
+        out["instructions"] = instructions
+        out["instructions_per_delivery"] = round(instructions / res["deliveries"]) if res["deliveries"] else None
     # CPU the machine spent on anything but this server, the clients and the publisher (other
     # work on a shared machine, plus softirq time charged to no process): the noise indicator.
     own = out["server_cpu_s"] + out["clients_cpu_s"] + out["publisher_cpu_s"]
@@ -104,7 +115,8 @@ def fmt(r):
             f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
-            f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores")
+            f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores"
+            + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else ""))
 
 
 def main():
@@ -122,6 +134,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
+    B.add_callgrind_argument(ap)
     args = ap.parse_args()
     B.check_tools()
     B.exit_on_sigterm()
@@ -143,8 +156,9 @@ def main():
                 os.makedirs(sd)
                 if name == "herald":
                     # A benchmark WebSocket sends nothing but pongs: keep the idle timeout out of the way.
+                    wrapper = B.callgrind_wrapper(args.callgrind, rep) if args.callgrind else []
                     server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60,
-                                      extra_env={"HERALD_WS_IDLE_TIMEOUT_SECONDS": "600"})
+                                      extra_env={"HERALD_WS_IDLE_TIMEOUT_SECONDS": "600"}, wrapper=wrapper)
                 else:
                     server = B.Nchan(procs, sd, workers=args.loops)
                 server.start()

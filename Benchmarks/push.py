@@ -18,7 +18,8 @@ For each provider (apns, fcm) and each repeat, two phases against one provider d
           the double's /token). -c = Herald's connections per provider, -m = in-flight / -c.
 pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue 8): >= 0.8x.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
---perf DIR records Herald with perf during its phases. Output: a line per phase, the medians with
+--perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
+(valgrind; see README). Output: a line per phase, the medians with
 the ratios as a table, then one JSON summary line.
 """
 import argparse
@@ -49,11 +50,11 @@ def fcm_token():
 PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token)}
 
 
-def start_herald(procs, binary, wd, double, args):
+def start_herald(procs, binary, wd, double, args, wrapper=()):
     env = dict(double.api.herald_env())
     env["HERALD_PUSH_MAX_CONNECTIONS"] = str(args.conns)
     os.makedirs(wd, exist_ok=True)
-    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env)
+    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env, wrapper=wrapper)
     h.start()
     return h
 
@@ -144,7 +145,9 @@ def probe(procs, binary, wd, double, args):
 
 def herald_phase(procs, binary, wd, double, provider, args):
     double.api.reset()
-    h = start_herald(procs, binary, wd, double, args)
+    wrapper = B.callgrind_wrapper(args.callgrind, f"push-{provider}") if args.callgrind else ()
+    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper)
+    instructions = None
     try:
         warm = register(h, provider, args.warmup, "warm")
         devices = register(h, provider, args.k, "u")
@@ -158,12 +161,16 @@ def herald_phase(procs, binary, wd, double, provider, args):
         quiet = B.quiet_reading(args)
         perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-push-{provider}.data"),
                              args.perf_call_graph) if args.perf else None
+        if args.callgrind:
+            B.callgrind_start(h.p.pid)
         cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
         t_enq = time.time()
         done, st = wait_answered(double, provider, args.k, args.timeout)
         c = cpu.stop()
+        if args.callgrind:
+            instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"push-{provider}")
         if perf:
             B.perf_stop(procs, perf)
     finally:
@@ -173,6 +180,9 @@ def herald_phase(procs, binary, wd, double, provider, args):
     out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
+    if instructions is not None:
+        out["instructions"] = instructions
+        out["instructions_per_push"] = round(instructions / done) if done else None
     if last:
         out["total_s"] = round(last - t0, 3)
         out["pushes_per_s"] = round(ok / (last - t0))
@@ -251,13 +261,15 @@ def fmt(r):
             f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
             f"conns={r['connections']} cpu {cpu}double {r['double_user_s']}u+{r['double_sys_s']}s "
             f"other={r['other_cores']} cores statuses={r['statuses']}"
-            + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else ""))
+            + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else "")
+            + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else ""))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     B.add_common_arguments(ap, quiet=True, perf_call_graph=True,
                            perf_help="record Herald with perf during its phases into DIR")
+    B.add_callgrind_argument(ap)
     ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
     ap.add_argument("--providers", default="apns,fcm")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")

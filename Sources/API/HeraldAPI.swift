@@ -24,7 +24,8 @@ public enum HeraldAPI {
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
-        OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier).register(in: &table)
+        OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier,
+                         probe: StorageProbe(storage: database)).register(in: &table)
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &table)
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)

@@ -15,14 +15,16 @@ import Synchronization
 ///   SPEC PU-1's "about every 40 min"; the issue's ~50 min is also inside Apple's 20–60 window —
 ///   40 leaves 20 min of slack for clock skew and slow queues), then the next `current()` signs
 ///   a new one. Routine changes are therefore never closer than 40 min.
-/// - **Forced refresh** (`invalidate(rejected:)` after `ExpiredProviderToken`): the refused token is
-///   replaced **once**, whatever its age — many in-flight 403s for the same token cause one new
-///   token — but at most one forced refresh per `forcedRefreshInterval` (default **20 min**). A second
-///   refusal within 20 min of a forced refresh means our clock and Apple's disagree: a new token
-///   would carry the same skew and only risk `TooManyProviderTokenUpdates`, so the answer is
-///   `.tooRecent` (retry later with backoff, log a clock warning). Replacing a token APNs has just
-///   declared expired is not the churn Apple's 20-minute rule is about (the provider double
-///   allows it too), and the issue asks for exactly one regeneration on `ExpiredProviderToken`.
+/// - **Forced refresh** (`invalidate(rejected:)` after `ExpiredProviderToken`): a rejected token is
+///   never used again. It is replaced **once**, whatever its age — many in-flight 403s for the same
+///   token cause one new token. Apple's 20 minutes are a rate guideline for routine changes, not a
+///   reason to keep sending with a token APNs has declared expired (the provider double, like
+///   APNs, always accepts the replacement of an expired token), so a second rejection within 20
+///   minutes is refreshed too. Only a loop is held back: forced refreshes are at least
+///   `minimumForcedRefreshInterval` apart (default **60 s**); a token rejected sooner is dropped at
+///   once and `current()` throws `.refreshDeferred` until the interval has passed (the queue
+///   re-schedules those pushes for then, without counting the attempt). Rejections that keep coming
+///   mean our clock and Apple's disagree: check the server clock.
 ///
 /// Create one per credential set and share it process-wide (APNSwift #34 was a token per request).
 ///
@@ -37,25 +39,28 @@ public final class APNsAuthToken: Sendable {
         /// The rejected token had already been replaced (another request saw the same 403 first).
         /// Retry once with `current()`.
         case alreadyReplaced
-        /// A forced refresh already happened less than `forcedRefreshInterval` ago: the token is kept.
-        /// Regenerating again would not help (clock skew) and could trip
-        /// `TooManyProviderTokenUpdates`; retry later with backoff and check the server clock.
-        case tooRecent
+        /// The rejected token was dropped, but the previous forced refresh was less than
+        /// `minimumForcedRefreshInterval` ago: `current()` signs the replacement in `secondsLeft`
+        /// seconds and throws `.refreshDeferred` until then. Retry after that.
+        case deferred(secondsLeft: Int)
     }
 
     private struct State {
         var token: String?
         var issuedAt = 0
-        /// When `invalidate(rejected:)` last dropped a token, if ever.
+        /// When the last forced refresh dropped a token, if ever.
         var lastForcedRefresh: Int?
+        /// Set when a rejected token was dropped sooner than `minimumForcedRefreshInterval` after
+        /// the previous forced refresh: no token is signed before this time (unix s).
+        var noTokenUntil: Int?
     }
 
     public let keyID: String
     public let teamID: String
     /// Age in seconds at which the token is replaced on the next use.
     public let refreshAge: Int
-    /// Seconds that must pass between two forced refreshes (Apple's 20 minutes).
-    public let forcedRefreshInterval: Int
+    /// Seconds that must pass between two forced refreshes (a guard against a refresh loop).
+    public let minimumForcedRefreshInterval: Int
     private let signer: ES256Signer
     private let clock: UnixClock
     private let state = Mutex(State())
@@ -65,17 +70,17 @@ public final class APNsAuthToken: Sendable {
     ///   - teamID: JWT claim `iss` (`APNS_TEAM_ID`).
     ///   - signer: the `.p8` key.
     ///   - refreshAge: seconds; must be in 20…59 min (1200…3540), Apple's window.
-    ///   - forcedRefreshInterval: seconds between two forced refreshes; 20 min by Apple's rule.
+    ///   - minimumForcedRefreshInterval: seconds between two forced refreshes (default 60).
     ///   - clock: UNIX seconds; tests pass a fake.
     public init(keyID: String, teamID: String, signer: ES256Signer,
-                refreshAge: Int = 40 * 60, forcedRefreshInterval: Int = 20 * 60, clock: @escaping UnixClock = systemUnixClock) {
+                refreshAge: Int = 40 * 60, minimumForcedRefreshInterval: Int = 60, clock: @escaping UnixClock = systemUnixClock) {
         precondition((20 * 60...59 * 60).contains(refreshAge), "APNs tokens must live 20 to 59 minutes")
-        precondition((0...refreshAge).contains(forcedRefreshInterval), "forcedRefreshInterval must be in 0...refreshAge")
+        precondition((0...refreshAge).contains(minimumForcedRefreshInterval), "minimumForcedRefreshInterval must be in 0...refreshAge")
         self.keyID = keyID
         self.teamID = teamID
         self.signer = signer
         self.refreshAge = refreshAge
-        self.forcedRefreshInterval = forcedRefreshInterval
+        self.minimumForcedRefreshInterval = minimumForcedRefreshInterval
         self.clock = clock
     }
 
@@ -87,33 +92,51 @@ public final class APNsAuthToken: Sendable {
     /// The provider token for `authorization: bearer <token>`, signed now if there is none yet or
     /// the cached one is `refreshAge` old.
     ///
-    /// - Throws: `JWTSigningError` if OpenSSL fails to sign.
-    public func current() throws(JWTSigningError) -> String {
+    /// - Throws: `APNsAuthTokenError.refreshDeferred` while a rejected token's replacement must
+    ///   wait (`Invalidation.deferred`); `.signing` if OpenSSL fails to sign.
+    public func current() throws(APNsAuthTokenError) -> String {
         let now = clock()
-        return try state.withLock { (state: inout State) throws(JWTSigningError) -> String in
+        return try state.withLock { (state: inout State) throws(APNsAuthTokenError) -> String in
             // A clock that went backwards (age < 0) keeps the token: its iat is still the newest we have.
             if let token = state.token, now - state.issuedAt < refreshAge { return token }
-            let token = try JWTEncoder.encode(header: ["kid": .string(keyID)],
+            if let until = state.noTokenUntil {
+                // `now >= last` as in `invalidate`: a clock stepped back does not hold sends forever.
+                if now < until, let last = state.lastForcedRefresh, now >= last {
+                    throw .refreshDeferred(secondsLeft: until - now)
+                }
+                state.noTokenUntil = nil
+                state.lastForcedRefresh = now
+            }
+            let token: String
+            do throws(JWTSigningError) {
+                token = try JWTEncoder.encode(header: ["kid": .string(keyID)],
                                               claims: ["iss": .string(teamID), "iat": .int(Int64(now))],
                                               signer: signer)
+            } catch {
+                throw .signing(error)
+            }
             state.token = token
             state.issuedAt = now
             return token
         }
     }
 
-    /// Reports that APNs refused `token` with `403 ExpiredProviderToken`.
+    /// Reports that APNs refused `token` with `403 ExpiredProviderToken`: it is never used again.
     ///
     /// Passing the refused token, not just "invalidate", is what makes many in-flight requests
     /// that all got the same 403 cause a single new token.
     ///
-    /// - Returns: whether to retry now with `current()` (see `Invalidation`).
+    /// - Returns: whether to retry now with `current()`, or when (see `Invalidation`).
     public func invalidate(rejected token: String) -> Invalidation {
         let now = clock()
         return state.withLock { state in
             guard state.token == token else { return .alreadyReplaced }
-            if let last = state.lastForcedRefresh, now - last < forcedRefreshInterval, now >= last { return .tooRecent }
             state.token = nil
+            if let last = state.lastForcedRefresh, now >= last, now - last < minimumForcedRefreshInterval {
+                let until = last + minimumForcedRefreshInterval
+                state.noTokenUntil = until
+                return .deferred(secondsLeft: until - now)
+            }
             state.lastForcedRefresh = now
             return .willRegenerate
         }
@@ -121,4 +144,13 @@ public final class APNsAuthToken: Sendable {
 
     /// The `iat` of the cached token, or `nil` when none is cached. For logs and tests.
     public var issuedAt: Int? { state.withLock { $0.token == nil ? nil : $0.issuedAt } }
+}
+
+/// Why `APNsAuthToken.current()` has no token to give.
+public enum APNsAuthTokenError: Error, Equatable, Sendable {
+    /// A rejected token's replacement may be signed only in `secondsLeft` seconds (forced
+    /// refreshes are `minimumForcedRefreshInterval` apart): send after that.
+    case refreshDeferred(secondsLeft: Int)
+    /// OpenSSL failed to sign.
+    case signing(JWTSigningError)
 }

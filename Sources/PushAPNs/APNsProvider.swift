@@ -2,8 +2,8 @@ import HeraldCore
 import PushHTTP
 
 /// APNs as a `PushProvider` (SPEC PU-1; push-providers.md §1): token auth with one ES256 JWT per
-/// team and key (`APNsAuthToken`: renewed every 40 min, and once when APNs answers
-/// `403 ExpiredProviderToken`), the request from `APNsRequestBuilder`, the gateway from the
+/// team and key (`APNsAuthToken`: renewed every 40 min, and replaced whenever APNs answers
+/// `403 ExpiredProviderToken`, at most once a minute), the request from `APNsRequestBuilder`, the gateway from the
 /// device's environment, the answer classified by `APNsClassificationTable` with Apple's reasons.
 ///
 /// One instance per credential set, shared by every sender.
@@ -67,6 +67,10 @@ public final class APNsProvider: PushProvider {
                 topic: credentials.topic, authToken: jwt, apnsID: pushID, now: clock())
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
+        } catch APNsAuthTokenError.refreshDeferred(let secondsLeft) {
+            // A rejected token's replacement must wait: nothing is sent; the queue comes back then.
+            return completion(.applying(.retryUnsent(minimumDelay: secondsLeft), reason: "apns_token_refresh_deferred",
+                                        status: nil, retryAfter: nil))
         } catch {
             return completion(PushClassification(outcome: .deadLetter(reason: "apns_signing_failed: \(error)"), status: nil,
                                                  rule: .deadLetterConfiguration))
@@ -78,15 +82,20 @@ public final class APNsProvider: PushProvider {
             case .failure(let error): classification = classifyTransportError(error)
             }
             guard case .refreshAuthAndRetryOnce(let reason) = classification.outcome else { return completion(classification) }
-            guard !retried else {
-                return completion(PushClassification(outcome: .retry(afterSeconds: nil, reason: reason), status: classification.status,
-                                                     rule: classification.rule, providerMessage: classification.providerMessage))
-            }
-            switch tokens.invalidate(rejected: jwt) {
+            // A rejected token is never used again, even when this send already had its one retry.
+            let invalidation = tokens.invalidate(rejected: jwt)
+            switch invalidation {
             case .willRegenerate, .alreadyReplaced:
+                guard !retried else {
+                    return completion(PushClassification(outcome: .retry(afterSeconds: nil, reason: reason), status: classification.status,
+                                                         rule: classification.rule, providerMessage: classification.providerMessage))
+                }
                 send(notification, to: target, pushID: pushID, retried: true, completion: completion)
-            case .tooRecent:
-                completion(PushClassification(outcome: .retry(afterSeconds: nil, reason: "\(reason) (token refreshed too recently; check the clock)"),
+            case .deferred(let secondsLeft):
+                // Refused again within a minute of the last refresh: the replacement comes when
+                // that minute is over; this push is tried again then.
+                completion(PushClassification(outcome: .retry(afterSeconds: secondsLeft,
+                                                              reason: "\(reason) (token replaced less than \(tokens.minimumForcedRefreshInterval) s ago; check the clock)"),
                                               status: classification.status, rule: classification.rule))
             }
         }

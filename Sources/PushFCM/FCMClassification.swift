@@ -174,14 +174,17 @@ struct FCMErrorBody: Decodable {
 }
 
 /// No FCM access token: Google refusing the assertion (`invalid_grant`: wrong key, clock skew) is a
-/// configuration error; an unavailable endpoint or a failed request is retried.
+/// configuration error; otherwise nothing was sent to FCM, so the push is `.notSent` (retried without
+/// counting the attempt), no sooner than the cache's cool-down ends when it is in one.
 public func classifyFCMTokenError(_ error: FCMTokenError) -> PushClassification {
     switch error {
     case .rejected(let status, let code, _):
         .applying(.deadLetterConfiguration, reason: "oauth_\(code)", status: status, retryAfter: nil)
     case .unavailable(let status, _):
-        .applying(.retry(minimumDelay: nil), reason: "oauth_unavailable", status: status, retryAfter: nil)
+        .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_unavailable", status: status, retryAfter: nil)
     case .failed(let detail):
-        .applying(.reconnectAndRetry, reason: "oauth_failed: \(detail)", status: nil, retryAfter: nil)
+        .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_failed: \(detail)", status: nil, retryAfter: nil)
+    case .coolingDown(let secondsLeft, let detail):
+        .applying(.retryUnsent(minimumDelay: secondsLeft), reason: "oauth_cooldown: \(detail)", status: nil, retryAfter: nil)
     }
 }

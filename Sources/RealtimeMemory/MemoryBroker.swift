@@ -106,6 +106,7 @@ public final class MemoryBroker: Broker {
             var replay: [ChannelMessage] = []
             var reset: [ChannelName] = []
             var retained: [ChannelMessage] = []
+            var baseline: [ChannelMessage] = []
             var from: UInt64? = nil
             switch resume {
             case .fresh:
@@ -126,6 +127,8 @@ public final class MemoryBroker: Broker {
                         if let message = channel.retained { retained.append(message) }
                     } else {
                         replay.append(contentsOf: channel.ring.messages(after: from))
+                        // Newer than the cursor, it is in the replay already.
+                        if let message = channel.retained, message.sequence <= from { baseline.append(message) }
                     }
                 } else if let message = channel.retained {
                     retained.append(message)
@@ -136,7 +139,7 @@ public final class MemoryBroker: Broker {
             }
             return SubscribeSnapshot(
                 position: StreamCursor(epoch: epoch, sequence: from ?? current),
-                replay: replay, reset: reset, retained: retained, since: current)
+                replay: replay, reset: reset, retained: retained, baseline: baseline, since: current)
         }
     }
 

@@ -7,7 +7,8 @@ import Synchronization
 /// so it is safe to call on an event loop.
 ///
 /// Foreground is a lease, not a flag: a connection counts only while it showed app-level life
-/// (a WebSocket frame or pong, a state report, an ack, or opening) within `leaseNanoseconds`.
+/// (a WebSocket frame or pong, a state report, an ack, or opening) within `leaseNanoseconds`;
+/// the transports end it sooner by disconnecting a WebSocket that stopped answering pings.
 public final class MemoryPresenceStore: PresenceStore {
     /// One live connection, as kept under the lock.
     private struct Record {

@@ -43,6 +43,15 @@ enum SQLiteError: Error, Equatable, Sendable {
 }
 
 extension SQLiteError {
+    /// True when the write failed for want of space (`SQLITE_FULL`, including an I/O error the
+    /// OS gave as `ENOSPC`/`EDQUOT`; see `SQLiteResultCode.forVolumeFull`).
+    var isDiskFull: Bool {
+        switch self {
+        case .open(_, let code, _), .prepare(_, let code, _), .step(let code, _): code.primary == .full
+        default: false
+        }
+    }
+
     /// True for a UNIQUE or PRIMARY KEY violation: the row exists already.
     var isUniqueViolation: Bool {
         if case .constraint(let kind, _) = self { return kind == .unique || kind == .primaryKey }

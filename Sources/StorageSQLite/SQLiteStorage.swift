@@ -1,3 +1,4 @@
+import Glibc
 import HeraldCore
 
 /// The `Storage` port on SQLite: units of work on `Database` (one writer connection and queue, a
@@ -12,14 +13,19 @@ import HeraldCore
 /// Sendable: every method may be called from any thread; the connections stay on their queues.
 public final class SQLiteStorage: Storage {
     let database: Database
+    /// Free bytes the database's volume must keep for the probe to pass: the WAL's bound. A full
+    /// volume does not fail every write (one that only rewrites rows reuses WAL frames a checkpoint
+    /// freed, as the probe's own one-row rewrite does), so the probe also asks the volume.
+    let minimumFreeBytes: Int64
 
     /// The file the storage was opened at (or `":memory:"`).
     public var path: String { database.path }
     /// The migration versions `open` applied (empty when the file was up to date).
     public var appliedMigrations: [Int] { database.appliedMigrations }
 
-    init(database: Database) {
+    init(database: Database, minimumFreeBytes: Int64 = 0) {
         self.database = database
+        self.minimumFreeBytes = minimumFreeBytes
     }
 
     /// Opens (creating if needed) the database at `path` and brings it to the newest schema.
@@ -31,8 +37,13 @@ public final class SQLiteStorage: Storage {
     ///     before `StorageError.busy`. Default 5000.
     /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
     ///   `.migration` when a migration fails or the file is newer than this build.
-    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000) throws(StorageError) -> SQLiteStorage {
-        SQLiteStorage(database: try mapped { () throws(SQLiteError) in try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS) })
+    ///   - walSizeLimitBytes: the WAL's bound in bytes: `journal_size_limit`, and the size past
+    ///     which it is checkpointed and truncated (RL-2). Default 4 MiB.
+    public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
+                            walSizeLimitBytes: Int64 = 4 << 20) throws(StorageError) -> SQLiteStorage {
+        SQLiteStorage(database: try mapped { () throws(SQLiteError) in
+            try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
+        }, minimumFreeBytes: walSizeLimitBytes)
     }
 
     /// Brings the database at `path` to the newest schema and closes it (`herald migrate`).
@@ -71,6 +82,35 @@ public final class SQLiteStorage: Storage {
         } catch {
             throw StorageError.mapped(error)
         }
+    }
+
+    /// Rewrites the one row of `storage_probe` (a page in the WAL, synced as any commit), so a
+    /// full volume or a read-only file fails it as it fails real writes.
+    /// Fails as `.diskFull` without writing when the volume has less than `minimumFreeBytes` free.
+    public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        if let free = Self.freeBytes(onVolumeOf: database.path), free < minimumFreeBytes {
+            completion(.failure(StorageError.diskFull(message: "\(free) bytes free on the database's volume, below the WAL bound of \(minimumFreeBytes)")))
+            return
+        }
+        database.write({ connection in
+            try connection.transaction(.immediate) { connection in
+                try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+                                   [SystemClock().unixMilliseconds])
+            }
+        }) { result in
+            completion(result.mapError(StorageError.mapped))
+        }
+    }
+
+    /// Bytes an unprivileged writer may still use on the volume holding `path` (`statvfs`), nil in
+    /// memory or when the volume cannot be asked.
+    static func freeBytes(onVolumeOf path: String) -> Int64? {
+        guard !SQLiteConnection.isInMemory(path) else { return nil }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var volume = statvfs()
+        guard statvfs(directory, &volume) == 0 else { return nil }
+        return Int64(volume.f_bavail) * Int64(volume.f_frsize)
     }
 
     /// Waits for submitted work, then closes every connection (the writer last, checkpointing the

@@ -7,7 +7,7 @@ import Realtime
 import RealtimeMemory
 import StorageSQLite
 
-/// The `herald` command: `serve` (default) and `--help`.
+/// The `herald` command: `serve` (default), `migrate`, `send-test`, `jobs retry` and `--help`.
 @main
 enum Herald {
     static func main() {
@@ -19,6 +19,8 @@ enum Herald {
             exit(migrate())
         case "send-test":
             exit(SendTest.run(arguments: Array(arguments.dropFirst())))
+        case "jobs":
+            exit(JobsCommand.run(arguments: Array(arguments.dropFirst())))
         case "--help", "-h", "help":
             print(Settings.helpText, terminator: "")
         default:
@@ -97,7 +99,7 @@ enum Herald {
         let database: SQLiteStorage
         let sessions: SessionRegistry
         do {
-            database = try SQLiteStorage.open(path: settings.databasePath)
+            database = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
             sessions = SessionRegistry(ended: try database.readSync { try $0.sessions.endedSessionIDs() })
         } catch {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))

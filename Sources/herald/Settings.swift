@@ -31,6 +31,7 @@ struct Settings {
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
+        SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: "4194304", help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
@@ -47,6 +48,10 @@ struct Settings {
         SettingSpec(name: "HERALD_FOREGROUND_LEASE_SECONDS", defaultValue: "45", help: "how long app-level life keeps a session foreground (RT-7a)"),
         SettingSpec(name: "HERALD_WS_MAX_MESSAGE_BYTES", defaultValue: "65536", help: "largest WebSocket message from a client (close 1009 above)"),
         SettingSpec(name: "HERALD_WS_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "a WebSocket that sends nothing, not even a pong, this long is closed"),
+        SettingSpec(name: "HERALD_WS_PONG_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket whose server ping is not answered this long loses foreground and is closed (1001)"),
+        SettingSpec(name: "HERALD_WS_MAX_FRAGMENTS", defaultValue: "128", help: "most frames one WebSocket message may arrive in (close 1008 above)"),
+        SettingSpec(name: "HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", defaultValue: "10", help: "a WebSocket message not complete this long after its first frame closes the socket (1008)"),
+        SettingSpec(name: "HERALD_RETRY_MS", defaultValue: "3000", help: "reconnect advice (SSE retry:, shutdown), spread per connection ± 50 %"),
         SettingSpec(name: "HERALD_WS_ECHO", defaultValue: "0", help: "1 = serve the unauthenticated /v1/ws/echo endpoint (conformance testing only)"),
         SettingSpec(name: "HERALD_MAX_BODY_BYTES", defaultValue: "1048576", help: "largest request body (413 above)"),
         SettingSpec(name: "HERALD_MAX_HEADER_BYTES", defaultValue: "16384", help: "largest request line + headers (431 above)"),
@@ -72,8 +77,9 @@ struct Settings {
         SettingSpec(name: "HERALD_CA_FILE", defaultValue: "system CAs", help: "extra CA bundle trusted for outgoing TLS (tests, private gateways)"),
         SettingSpec(name: "HERALD_PUSH_MAX_CONNECTIONS", defaultValue: "2", help: "HTTP/2 connections per provider host (each multiplexes many pushes)"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BASE_MS", defaultValue: "1000", help: "first retry delay scale; doubles per attempt, full jitter"),
-        SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "300000", help: "largest retry backoff before jitter"),
-        SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "5", help: "attempts before a push job is dead-lettered"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "120000", help: "largest retry backoff before jitter"),
+        SettingSpec(name: "HERALD_PUSH_RETRY_BUDGET_MS", defaultValue: "14400000", help: "a push job failing this long after its first attempt is dead-lettered (4 h)"),
+        SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "300", help: "attempts that reached the provider before a push job is dead-lettered (unsent ones do not count)"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
     ]
@@ -91,6 +97,8 @@ struct Settings {
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
+    /// `HERALD_DATABASE_WAL_LIMIT_BYTES`: the WAL's bound in bytes (RL-2).
+    var databaseWALLimitBytes = 4 << 20
     var retryPolicy = RetryPolicy()
     var pushMaxConnections = 2
     var deviceRetentionDays = 90
@@ -169,17 +177,24 @@ struct Settings {
             demoDoubleURL = url
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
+        databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", 4 << 20, min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
-        let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", 1000, min: 1, max: 3_600_000)
-        let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", 300_000, min: retryBase, max: 86_400_000)
+        let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", Int(RetryPolicy.defaultBaseMilliseconds), min: 1, max: 3_600_000)
+        let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", max(Int(RetryPolicy.defaultCapMilliseconds), retryBase), min: retryBase, max: 86_400_000)
+        let retryBudget = try integer("HERALD_PUSH_RETRY_BUDGET_MS", Int(RetryPolicy.defaultBudgetMilliseconds), min: 1, max: 30 * 86_400_000)
         retryPolicy = RetryPolicy(baseMilliseconds: Int64(retryBase), capMilliseconds: Int64(retryCap),
-                                  maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", 5, min: 1, max: 100))
+                                  maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", RetryPolicy.defaultMaxAttempts, min: 1, max: 100_000),
+                                  budgetMilliseconds: Int64(retryBudget))
         webSocketEcho = try flag("HERALD_WS_ECHO")
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
         server.webSocketIdleTimeoutSeconds = try integer("HERALD_WS_IDLE_TIMEOUT_SECONDS", 60, min: 2, max: 86_400)
+        server.webSocketPongTimeoutSeconds = try integer("HERALD_WS_PONG_TIMEOUT_SECONDS", 10, min: 1, max: 3600)
+        server.webSocketMaxFragments = try integer("HERALD_WS_MAX_FRAGMENTS", 128, min: 1, max: 1 << 20)
+        server.webSocketAssemblyTimeoutSeconds = try integer("HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS", 10, min: 1, max: 3600)
+        server.retryMilliseconds = try integer("HERALD_RETRY_MS", 3000, min: 100, max: 3_600_000)
         if let raw = value("HERALD_LOG_LEVEL") {
             guard let level = LogLevel(name: raw) else { throw .invalid(name: "HERALD_LOG_LEVEL", value: raw, expected: "debug, info, warning or error") }
             logLevel = level
@@ -204,7 +219,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": databasePath, "device_retention_days": String(deviceRetentionDays),
+            "database": databasePath, "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
             "catalog": catalogPath ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",
@@ -217,12 +232,15 @@ struct Settings {
             "max_data_bytes": String(maxDataBytes),
             "foreground_lease_seconds": String(foregroundLeaseSeconds),
             "ws_max_message_bytes": String(server.webSocketMaxMessageBytes),
-            "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds), "ws_echo": webSocketEcho ? "1" : "0",
+            "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds),
+            "ws_pong_timeout_seconds": String(server.webSocketPongTimeoutSeconds), "ws_max_fragments": String(server.webSocketMaxFragments),
+            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0",
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
         ]
     }
@@ -238,6 +256,12 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_* credentials and print
                               the provider's answer (exit 0 when delivered)
+          herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME]
+                            [--until TIME] [--kind KIND]
+                              queue again the dead push jobs matching every filter given, with
+                              fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:
+                              a dead job's dead_reason, e.g. ServiceUnavailable); prints
+                              {"retried": n}. Works on HERALD_DATABASE, server running or not
           herald --help       this text
 
         Settings (environment variables):

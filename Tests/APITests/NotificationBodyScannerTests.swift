@@ -7,7 +7,8 @@ import Realtime
 @Suite struct NotificationBodyScannerTests {
     private func scanned(_ text: String) throws(HTTPError) -> NotificationBody? {
         let bytes = Array(text.utf8)
-        #expect(JSONSyntax.check(bytes, maxDepth: 64, rejectDuplicateKeys: true) == nil, "test bodies are valid JSON: \(text)")
+        #expect(JSONSyntax.check(bytes, maxDepth: 64, rejectDuplicateKeys: true, rejectNumbersBeyondDouble: false) == nil,
+                "test bodies pass the route's check: \(text)")
         return try NotificationBodyScanner.scan(bytes)
     }
 
@@ -59,8 +60,7 @@ import Realtime
         (#""badge":2.5"#, "badge"),
         (#""badge":1.0"#, "badge"),
         (#""badge":1e2"#, "badge"),
-        // 1e400 itself is refused before the scanner, by `JSONSyntax` (beyond a double's range).
-        (#""badge":1e300"#, "badge"),
+        (#""badge":1e400"#, "badge"),
         (#""badge":true"#, "badge"),
         (#""badge":{}"#, "badge"),
         (#""push":{"ack_window_ms":1e30,"policy":"unless_acked"}"#, "push.ack_window_ms"),

@@ -26,6 +26,8 @@ final class FakePushProvider: PushProvider {
     }
 
     private let state = Mutex<(script: [String: [Answer]], sent: [Sent], messages: Int)>(([:], [], 0))
+    /// While set and answering, every send gets its answer instead (an outage), before any script.
+    private let outage = Mutex<(@Sendable () -> PushClassification?)?>(nil)
     /// Completions of `.hold` sends, in the order they were asked.
     let held: AsyncStream<@Sendable (PushClassification) -> Void>
     private let heldContinuation: AsyncStream<@Sendable (PushClassification) -> Void>.Continuation
@@ -41,10 +43,17 @@ final class FakePushProvider: PushProvider {
 
     var sent: [Sent] { state.withLock { $0.sent } }
 
+    /// Every send is answered `answer` until `clock` reaches `end` (unix ms); scripts apply after.
+    func outage(until end: Int64, clock: ManualClock, answer: PushClassification) {
+        outage.withLock { $0 = { clock.unixMilliseconds < end ? answer : nil } }
+    }
+
     func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
               completion: @escaping @Sendable (PushClassification) -> Void) {
+        let down = outage.withLock { $0 }?()
         let answer = state.withLock { state -> Answer in
             state.sent.append(Sent(token: target.token, pushID: pushID, notification: notification))
+            if let down { return .classify(down) }
             if var answers = state.script[target.token], !answers.isEmpty {
                 let next = answers.removeFirst()
                 state.script[target.token] = answers
@@ -65,9 +74,21 @@ extension PushClassification {
         PushClassification(outcome: .delivered(providerMessageID: messageID), status: 200, rule: nil)
     }
     static let unavailable = PushClassification.applying(.retry(minimumDelay: nil), reason: "ServiceUnavailable", status: 503, retryAfter: nil)
+    /// What a provider reports when no connection could be made (`PushTransportError.connect`).
+    static let unreachable = classifyTransportError(ConnectionRefused())
+    /// What FCM reports while its OAuth token endpoint is in its failure cool-down.
+    static func tokenCoolDown(secondsLeft: Int) -> PushClassification {
+        .applying(.retryUnsent(minimumDelay: secondsLeft), reason: "oauth_cooldown: oauth_unavailable", status: nil, retryAfter: nil)
+    }
     static func unregistered(at timestamp: Int64? = nil) -> PushClassification {
         .applying(.deleteDevice, reason: "Unregistered", status: 410, retryAfter: nil, timestampMs: timestamp)
     }
+}
+
+/// A transport failure that never reached the provider, as the libcurl client reports a refused connection.
+struct ConnectionRefused: PushTransportFailure, CustomStringConvertible {
+    var mayHaveReachedProvider: Bool { false }
+    var description: String { "connect: Connection refused" }
 }
 
 /// A delivery worker on SQLite in memory, the memory presence store, a manual clock and a fake
@@ -79,11 +100,14 @@ final class WorkerHarness: Sendable {
     let presence: MemoryPresenceStore
     let worker: DeliveryWorker
     let policy: RetryPolicy
+    /// Faults the worker's storage meets (`FaultyStorage` over `storage`); none unless armed.
+    let faults = StorageFaults()
     /// The jitter draw every retry gets: half the backoff ceiling.
     static let jitter = 0.5
 
     init(policy: RetryPolicy = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 3),
-         massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), configured: Bool = true) throws {
+         massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), configured: Bool = true, log: Logger = .silent,
+         jitter: @escaping @Sendable () -> Double = { WorkerHarness.jitter }) throws {
         storage = try SQLiteStorage.open(path: ":memory:")
         presence = MemoryPresenceStore(clock: clock)
         self.policy = policy
@@ -91,8 +115,8 @@ final class WorkerHarness: Sendable {
         configuration.retry = policy
         let providers = configured ? PushProviders(configured: [provider], clock: clock)
                                    : PushProviders(adapters: [FakePushProvider.self], clock: clock)
-        worker = DeliveryWorker(storage: storage, providers: providers, presence: presence, clock: clock,
-                                configuration: configuration, massDeletionGuard: massDeletionGuard, jitter: { WorkerHarness.jitter })
+        worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults), providers: providers, presence: presence, clock: clock,
+                                configuration: configuration, log: log, massDeletionGuard: massDeletionGuard, jitter: jitter)
     }
 
     deinit {
@@ -132,6 +156,21 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
+    /// queued (each is done or dead) or `rounds` rounds have run.
+    /// - Returns: the rounds run.
+    @discardableResult
+    func drain(rounds: Int = 100_000) async throws -> Int {
+        for round in 1...rounds {
+            if try await worker.runDue().claimed > 0 { continue }
+            let queued = try storage.readSync { tx in try tx.jobs.list(state: .queued, limit: 500, beforeID: nil) }
+            guard let next = queued.map(\.runAt).min() else { return round }
+            clock.advance(byMilliseconds: max(next - now, 0))
+        }
+        Issue.record("jobs still queued after \(rounds) rounds")
+        return rounds
+    }
+
     func job(_ id: Int64) throws -> JobRecord {
         try #require(try storage.readSync { tx in try tx.jobs.find(id: id) })
     }
@@ -148,6 +187,75 @@ final class WorkerHarness: Sendable {
 
 /// The delivery worker driven by a manual clock, one `runDue` round at a time: no timer, no sleep.
 @Suite struct DeliveryWorkerTests {
+    @Test("RL-2: an outcome whose write fails is written again with backoff on the clock; the push is sent once")
+    func aFailedOutcomeWriteIsRetriedNotResent() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 3)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        #expect(h.provider.sent.count == 1)
+        #expect(try h.job(id).state == .leased && h.record(device).isEmpty)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters())
+
+        // Backoff 250, 500, 1 000 ms on the worker's clock: nothing is written before its time.
+        h.clock.advance(byMilliseconds: 249)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(h.faults.count(.pushOutcome) == 1)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())   // the second failure
+        #expect(h.faults.count(.pushOutcome) == 2)
+        h.clock.advance(byMilliseconds: 499)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(h.faults.count(.pushOutcome) == 2)
+        h.clock.advance(byMilliseconds: 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())   // the third
+        h.clock.advance(byMilliseconds: 1_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        let job = try h.job(id)
+        #expect(job.state == .done && job.attempts == 1 && job.lastError == "delivered: apns-1")
+        #expect(try h.record(device).map(\.outcome) == [.sent])
+        #expect(h.provider.sent.count == 1, "sent once, whatever the failed writes")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1))
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+    }
+
+    @Test("RL-2: a held outcome whose lease ran out is written under the new claim, the push not sent again")
+    func aHeldOutcomeSurvivesItsLease() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unavailable))
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 1_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        // Past the 60 s lease: the claim takes the job again, the worker keeps its outcome.
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        #expect(h.provider.sent.count == 1)
+        #expect(try h.job(id).attempts == 2 && h.job(id).state == .leased)
+        // Storage takes writes again: the retry decided after the first send is written,
+        // fenced by the second claim's lease, with the first attempt's backoff.
+        h.faults.fail(.pushOutcome, times: 0)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        let job = try h.job(id)
+        #expect(job.state == .queued && job.runAt == h.now + h.backoff(afterAttempt: 1))
+        #expect(try h.record(device).map(\.outcome) == [.retrying])
+        #expect(h.provider.sent.count == 1)
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 1))
+    }
+
+    @Test("an outcome refused for good (not a passing storage fault) is not held")
+    func aLastingFailureIsNotHeld() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        let id = try h.enqueue(device)
+        h.faults.fail(.pushOutcome, times: 1, with: .constraint(.check, message: "CHECK constraint failed"))
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, unrecorded: 1))
+        h.clock.advance(byMilliseconds: 10_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(try h.job(id).state == .leased)
+    }
+
     @Test func aDeliveredPushCompletesTheJobAndRecordsSent() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")
@@ -296,8 +404,8 @@ final class WorkerHarness: Sendable {
     }
 
     @Test func theMassDeletionGuardTurnsDeletionsIntoDeadLetters() async throws {
-        // Trips once 2 of the last answers (window 4, half of it) are the same rejection.
-        let h = try WorkerHarness(massDeletionGuard: MassDeletionGuard(limits: .init(window: 4, threshold: 0.5)))
+        // Trips once more than 1 (the burst) of the last answers (window 4) are the same rejection, half of them or more.
+        let h = try WorkerHarness(massDeletionGuard: MassDeletionGuard(limits: .init(window: 4, threshold: 0.5, burst: 1)))
         var devices: [DeviceRecord] = []
         var jobs: [Int64] = []
         for n in 1...3 {

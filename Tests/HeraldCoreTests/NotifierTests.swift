@@ -69,6 +69,8 @@ import Testing
         let loops: Loops
         let notifier: Notifier
         let queued = Counter()
+        /// Faults the notifier's storage meets (`FaultyStorage` over `storage`); none unless armed.
+        let faults = StorageFaults()
 
         init(broker: (any Broker)? = nil) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
@@ -76,7 +78,7 @@ import Testing
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
             loops = Loops(broker: self.broker, presence: presence)
             let queued = self.queued
-            notifier = Notifier(database: storage, broker: broker ?? self.broker, presence: presence, barrier: loops,
+            notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
                                 providers: PushProviders(configured: [Configured()]), catalog: .empty, clock: clock,
                                 nodeID: "node-a", pushQueued: { queued.add() })
         }
@@ -131,6 +133,77 @@ import Testing
     }
 
     struct Unexpected: Error { let answer: String }
+
+    static func object(_ json: String) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    }
+
+    @Test("RL-2: a call stored whose planning fails is a 202 with its ids, never a 5xx; recovery plans it; its key replays meanwhile")
+    func storedButNotPlannedIsAccepted() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        h.faults.fail(.planning, times: 1)
+        let call = h.call(["u1"], key: "k-1", hash: "h-1")
+        guard case .accepted(let json, replayed: false) = await h.send(call) else { Issue.record("not accepted"); return }
+        let body = try Self.object(json)
+        #expect(body["push_planning"] as? String == "deferred")
+        #expect(body["push_queued"] as? Int == 0 && body["live_delivered"] as? Int == 0)
+        let notifications = try #require(body["notifications"] as? [[String: Any]])
+        let id = try Self.firstID(body)
+        #expect(notifications.count == 1 && notifications[0]["user_id"] as? String == "u1")
+        #expect(notifications[0]["event_id"] is String, "broadcast before planning: the event id is known")
+        #expect(try h.storage.readSync { try $0.notifications.find(id: id) } != nil, "stored")
+        #expect(try h.jobs().isEmpty && h.faults.count(.planning) == 1)
+
+        // A repeat with the key before recovery: the stored answer again, not 409, nothing stored twice.
+        guard case .accepted(let again, replayed: true) = await h.send(call) else { Issue.record("repeat not accepted"); return }
+        #expect(try Self.firstID(Self.object(again)) == id)
+        #expect(try Self.object(again)["push_planning"] as? String == "deferred")
+        #expect(try h.storage.readSync { try $0.notifications.page(userID: "u1", unreadOnly: false, before: nil, limit: 10) }.count == 1)
+
+        // Recovery plans it (the failed planning released its plan), and the key replays that.
+        h.notifier.runRecovery()
+        #expect(try h.jobs().count == 1)
+        #expect(try h.outcomes(id) == [.queued])
+        guard case .replayed(let planned) = await h.send(call) else { Issue.record("not replayed"); return }
+        #expect(try Self.object(planned)["push_queued"] as? Int == 1)
+        #expect(try Self.object(planned)["push_planning"] == nil)
+    }
+
+    @Test("RL-2: a call whose storing fails stores nothing and fails; a retry with its key stores it once")
+    func failedStoringStoresNothing() async throws {
+        let h = try Harness()
+        h.faults.fail(.storing, times: 1)
+        let call = h.call(["u1"], key: "k-2", hash: "h-2")
+        guard case .failed(let error) = await h.send(call), case .diskFull? = error as? StorageError else {
+            Issue.record("a failed store should fail with its storage error")
+            return
+        }
+        #expect(try h.storage.readSync { try $0.notifications.page(userID: "u1", unreadOnly: false, before: nil, limit: 10) }.isEmpty)
+        let body = try h.created(await h.send(call))
+        #expect((body["notifications"] as? [[String: Any]])?.count == 1)
+    }
+
+    @Test("a repeat of a key whose call is still being planned is in progress, not a deferred replay")
+    func aRepeatInTheSameBatchIsInProgress() async throws {
+        let h = try Harness()
+        let call = h.call(["u1"], key: "k-3", hash: "h-3")
+        let answers = await withTaskGroup(of: NotificationAnswer.self) { group in
+            for _ in 0..<4 { group.addTask { await h.send(call) } }
+            var answers: [NotificationAnswer] = []
+            for await answer in group { answers.append(answer) }
+            return answers
+        }
+        var created = 0, other = 0
+        for answer in answers {
+            switch answer {
+            case .created: created += 1
+            case .refused(.idempotencyInProgress), .replayed: other += 1
+            default: Issue.record("unexpected \(answer)")
+            }
+        }
+        #expect(created == 1 && other == 3)
+    }
 
     final class Counter: Sendable {
         private let count = Mutex(0)

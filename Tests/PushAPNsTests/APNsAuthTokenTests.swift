@@ -51,18 +51,39 @@ import Testing
         #expect(try cache.current() == fresh)
     }
 
-    @Test func atMostOneForcedRefreshPerTwentyMinutes() throws {
+    /// Issue 18: a second `ExpiredProviderToken` within Apple's 20 minutes used to keep the
+    /// rejected token (and so block APNs) for the rest of the window; a rejected token is replaced.
+    @Test func aSecondRejectionWithinTwentyMinutesIsRefreshedToo() throws {
         let clock = FakeClock(1_000_000)
         let cache = make(clock)
         let first = try cache.current()
         #expect(cache.invalidate(rejected: first) == .willRegenerate)
         let second = try cache.current()
-        clock.advance(20 * 60 - 1)
-        #expect(cache.invalidate(rejected: second) == .tooRecent)  // clock skew: keep the token
-        #expect(try cache.current() == second)
-        clock.advance(1)
+        clock.advance(5 * 60)
         #expect(cache.invalidate(rejected: second) == .willRegenerate)
-        #expect(try cache.current() != second)
+        let third = try cache.current()
+        #expect(third != second && third != first)
+        #expect(cache.issuedAt == 1_000_000 + 300)
+    }
+
+    @Test func forcedRefreshesAreAMinuteApartAndTheRejectedTokenIsNeverReused() throws {
+        let clock = FakeClock(1_000_000)
+        let cache = make(clock)
+        let first = try cache.current()
+        #expect(cache.invalidate(rejected: first) == .willRegenerate)
+        let second = try cache.current()
+        clock.advance(20)
+        // Refused again 20 s after the refresh: dropped, its replacement 40 s away.
+        #expect(cache.invalidate(rejected: second) == .deferred(secondsLeft: 40))
+        #expect(throws: APNsAuthTokenError.refreshDeferred(secondsLeft: 40)) { try cache.current() }
+        clock.advance(39)
+        #expect(throws: APNsAuthTokenError.refreshDeferred(secondsLeft: 1)) { try cache.current() }
+        clock.advance(1)
+        let third = try cache.current()
+        #expect(third != second && cache.issuedAt == 1_000_060)
+        #expect(try cache.current() == third)
+        // That refresh counts: another rejection right away waits a minute again.
+        #expect(cache.invalidate(rejected: third) == .deferred(secondsLeft: 60))
     }
 
     @Test func clockGoingBackwardsKeepsTheToken() throws {

@@ -50,11 +50,37 @@ import Testing
         #expect(transport.requests.map { $0.headers.first { $0.0 == "apns-id" }?.1 }.allSatisfy { $0 == transport.requests[0].headers.first { $0.0 == "apns-id" }?.1 })
     }
 
-    @Test func aSecondRefusalIsAPlainRetry() {
-        let transport = ScriptedTransport([response(403, #"{"reason":"ExpiredProviderToken"}"#)])
-        let provider = APNsProvider(credentials: credentials, transport: transport, clock: ManualClock())
-        #expect(send(provider)?.outcome == .retry(afterSeconds: nil, reason: "ExpiredProviderToken"))
+    /// Issue 18: the refused replacement used to stay in use (every send refused until 20 minutes
+    /// had passed). Now it is dropped too; its own replacement comes a minute after the last one,
+    /// and sends meanwhile wait for it without reaching APNs.
+    @Test func aSecondRefusalRightAfterARefreshWaitsAMinuteForTheNextToken() throws {
+        let expired = response(403, #"{"reason":"ExpiredProviderToken"}"#)
+        let transport = ScriptedTransport([expired, expired, response(200)])
+        let clock = ManualClock()
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: clock)
+        #expect(send(provider)?.outcome == .retry(afterSeconds: 60, reason: "ExpiredProviderToken (token replaced less than 60 s ago; check the clock)"))
         #expect(transport.requests.count == 2)
+        clock.advance(byMilliseconds: 10_000)
+        #expect(send(provider)?.outcome == .notSent(afterSeconds: 50, reason: "apns_token_refresh_deferred"))
+        #expect(transport.requests.count == 2, "nothing is sent with a rejected token")
+        clock.advance(byMilliseconds: 50_000)
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
+        #expect(auth.count == 3 && Set(auth).count == 3, "three tokens: each rejected one replaced")
+    }
+
+    /// Issue 18: two `ExpiredProviderToken` within Apple's 20 minutes each get a new token and the
+    /// push is delivered; APNs is not blocked for the rest of the window.
+    @Test func twoExpiriesWithinTwentyMinutesAreBothRefreshedAndDelivered() throws {
+        let expired = response(403, #"{"reason":"ExpiredProviderToken"}"#)
+        let transport = ScriptedTransport([expired, response(200), expired, response(200)])
+        let clock = ManualClock()
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: clock)
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        clock.advance(byMilliseconds: 5 * 60_000)
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
+        #expect(auth.count == 4 && auth[0] != auth[1] && auth[1] == auth[2] && auth[2] != auth[3])
     }
 
     @Test func aPayloadAPNsWouldRefuseIsNeverSent() {

@@ -151,7 +151,9 @@ let fcmCases: [FCMCase] = [
         let refused = classifyFCMTokenError(.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature."))
         #expect(refused.outcome == .deadLetter(reason: "oauth_invalid_grant"))
         #expect(refused.isConfigurationError)
-        #expect(classifyFCMTokenError(.unavailable(status: 503, detail: "x")).outcome == .retry(afterSeconds: nil, reason: "oauth_unavailable"))
-        #expect(classifyFCMTokenError(.failed(detail: "timeout")).reconnect)
+        // Issue 18: no token means nothing reached FCM: retried without counting the attempt.
+        #expect(classifyFCMTokenError(.unavailable(status: 503, detail: "x")).outcome == .notSent(afterSeconds: nil, reason: "oauth_unavailable"))
+        #expect(classifyFCMTokenError(.failed(detail: "timeout")).outcome == .notSent(afterSeconds: nil, reason: "oauth_failed: timeout"))
+        #expect(classifyFCMTokenError(.coolingDown(secondsLeft: 7, detail: "x")).outcome == .notSent(afterSeconds: 7, reason: "oauth_cooldown: x"))
     }
 }

@@ -50,4 +50,32 @@ import Testing
         #expect(send(provider)?.outcome == .retry(afterSeconds: nil, reason: "UNAUTHENTICATED"))
         #expect(transport.requests.count == 2)
     }
+
+    /// Issue 18: a failed token request used to make every send inside its 10 s cool-down fail at
+    /// once as a counted retry. They are `.notSent`, told when the cool-down ends, and nothing
+    /// reaches `messages:send` until a token exists.
+    @Test func aFailedTokenRequestMakesSendsNotSentUntilItsCoolDownEnds() throws {
+        let endpointUp = Mutex(false)
+        let issued = Mutex(0)
+        let transport = ScriptedTransport([response(200, #"{"name":"projects/herald-test/messages/1"}"#)]) { request in
+            guard request.url == "https://oauth.test/token" else { return nil }
+            issued.withLock { $0 += 1 }
+            return endpointUp.withLock { $0 } ? response(200, #"{"access_token":"ya29.ok","expires_in":3600,"token_type":"Bearer"}"#)
+                                              : response(503, "unavailable")
+        }
+        let clock = ManualClock()
+        let provider = FCMProvider(credentials: credentials, transport: transport, clock: clock)
+        #expect(send(provider)?.outcome == .notSent(afterSeconds: nil, reason: "oauth_unavailable"))
+        clock.advance(byMilliseconds: 3_000)
+        guard case .notSent(afterSeconds: 7, let reason)? = send(provider)?.outcome else {
+            Issue.record("expected notSent for the 7 s left of the cool-down")
+            return
+        }
+        #expect(reason.hasPrefix("oauth_cooldown: "))
+        #expect(issued.withLock { $0 } == 1, "no second token request inside the cool-down")
+        #expect(transport.requests.isEmpty, "nothing reached FCM")
+        endpointUp.withLock { $0 = true }
+        clock.advance(byMilliseconds: 7_000)
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: "projects/herald-test/messages/1"))
+    }
 }

@@ -139,6 +139,27 @@ private func publish(_ broker: MemoryBroker, _ name: String, _ data: String = "1
         let resumed = broker.subscribe([channel("a")], resume: .cursor(latest.message.cursor))
         #expect(resumed.retained.isEmpty)
         #expect(resumed.replay.isEmpty)
+        // The state snapshot of a resumed channel comes as the baseline (issue 18).
+        #expect(resumed.baseline.map(\.data) == ["latest"])
+    }
+
+    @Test func aChannelAddedOnResumeGetsItsRetainedMessageBeforeTheReplay() {
+        let broker = MemoryBroker(epoch: 1)
+        _ = publish(broker, "c", "state", retain: true)
+        // The client's stream had a and b; its cursor is after c's retained message.
+        let cursor = publish(broker, "a", "seen").message.cursor
+        let missed = publish(broker, "c", "missed")
+        let resumed = broker.subscribe([channel("a"), channel("b"), channel("c")], resume: .cursor(cursor))
+        #expect(resumed.baseline.map(\.data) == ["state"])
+        #expect(resumed.retained.isEmpty && resumed.reset.isEmpty)
+        #expect(resumed.replay.map(\.sequence) == [missed.message.sequence])
+        // A retained message newer than the cursor is in the replay, not the baseline.
+        let newer = publish(broker, "c", "newer", retain: true)
+        let again = broker.subscribe([channel("c")], resume: .cursor(cursor))
+        #expect(again.baseline.isEmpty)
+        #expect(again.replay.map(\.sequence) == [missed.message.sequence, newer.message.sequence])
+        // A fresh subscriber gets it as `retained`, never as a baseline.
+        #expect(broker.subscribe([channel("c")], resume: .fresh).baseline.isEmpty)
     }
 
     @Test func forgottenChannelsResetResumesThatMayHaveAGap() {

@@ -326,6 +326,45 @@ import Testing
         expectRefused(wsFrame(0x2, [1]), .messageTooBig, maxMessageBytes: 0)
     }
 
+    @Test func aMessageInMoreFragmentsThanAllowedIsRefusedWith1008() {
+        func feed(_ bytes: [UInt8], maxFragments: Int) -> (events: [WebSocketEvent], error: WebSocketProtocolError?) {
+            var parser = WebSocketFrameParser(maxMessageBytes: 1 << 20, maxFragments: maxFragments)
+            parser.append(bytes)
+            var events: [WebSocketEvent] = []
+            do throws(WebSocketProtocolError) {
+                while let event = try parser.next() { events.append(event) }
+                return (events, nil)
+            } catch {
+                return (events, error)
+            }
+        }
+        let first = wsFrame(0x1, wsBytes("a"), fin: false)
+        let empty = wsFrame(0x0, [], fin: false)
+        let last = wsFrame(0x0, wsBytes("b"))
+        // Exactly at the limit (first + 2 continuations + last = 4 frames): accepted.
+        #expect(feed(first + empty + empty + last, maxFragments: 4).events == [.text("ab")])
+        // One empty continuation more: refused when its header is read, before the rest.
+        let refused = feed(first + empty + empty + empty + last, maxFragments: 4)
+        #expect(refused.events.isEmpty)
+        #expect(refused.error?.closeCode == .policyViolation)
+        // The count is per message: the next message starts again from one.
+        #expect(feed(first + empty + last + first + empty + last, maxFragments: 3).events == [.text("ab"), .text("ab")])
+        // A million empty continuations never reach the end.
+        let flood = first + Array([[UInt8]](repeating: empty, count: 1_000).joined())
+        #expect(feed(flood, maxFragments: 128).error == WebSocketProtocolError(closeCode: .policyViolation,
+                                                                                  reason: "message in too many fragments"))
+    }
+
+    @Test func messagesStartedCountsFirstFramesOnly() {
+        var parser = WebSocketFrameParser()
+        parser.append(wsFrame(0x1, wsBytes("a"), fin: false) + wsFrame(0x9, []))
+        _ = try? parser.next()
+        #expect(parser.messagesStarted == 1 && parser.isMessageInProgress)
+        parser.append(wsFrame(0x0, wsBytes("b")) + wsFrame(0x2, [1]))
+        while (try? parser.next()) != nil {}
+        #expect(parser.messagesStarted == 2 && !parser.isMessageInProgress)
+    }
+
     @Test func continuationWithoutMessageIsRefused() {
         expectRefused(wsFrame(0x0, wsBytes("orphan")), .protocolError)
         expectRefused(wsFrame(0x0, [], fin: false), .protocolError)

@@ -110,6 +110,65 @@ import Testing
         }
     }
 
+    @Test func deadLettersAreRetriedInBulkByProviderReasonAndTimeRange() throws {
+        try withDatabase { db in
+            func dead(at time: Int64, provider: String?, reason: String) throws -> Int64 {
+                let id = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+                let job = try #require(try JobStore.claim(db, kind: "push.deliver", limit: 1, leaseMilliseconds: 1_000, now: time).first)
+                #expect(job.firstAttemptAt == time)
+                let cause = DeadLetterCause(provider: provider, reason: reason)
+                #expect(try JobStore.deadLetter(db, job.lease, error: "\(reason) (after 1 attempts)", cause: cause, now: time))
+                #expect(try JobStore.find(db, id: id)?.deadCause == cause)
+                return id
+            }
+            let apnsOutage = try dead(at: 1_000, provider: "apns", reason: "ServiceUnavailable")
+            let apnsLater = try dead(at: 5_000, provider: "apns", reason: "ServiceUnavailable")
+            let fcmOutage = try dead(at: 1_000, provider: "fcm", reason: "UNAVAILABLE")
+            let apnsConfig = try dead(at: 1_000, provider: "apns", reason: "InvalidProviderToken")
+
+            let outage = DeadJobFilter(deadSince: 500, deadUntil: 5_000, provider: "apns", reason: "ServiceUnavailable")
+            #expect(try JobStore.retryDead(db, matching: outage, now: 9_000) == 1)
+            let revived = try #require(try JobStore.find(db, id: apnsOutage))
+            #expect(revived.state == .queued && revived.attempts == 0 && revived.uncountedAttempts == 0)
+            #expect(revived.firstAttemptAt == nil && revived.deadAt == nil && revived.deadCause == nil, "a fresh retry budget")
+            #expect(try JobStore.find(db, id: apnsLater)?.state == .dead, "dead_until is exclusive")
+            #expect(try JobStore.find(db, id: fcmOutage)?.state == .dead && JobStore.find(db, id: apnsConfig)?.state == .dead)
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(provider: "fcm"), now: 9_000) == 1)
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(reason: "InvalidProviderToken"), now: 9_000) == 1)
+            #expect(try JobStore.list(db, state: .dead, limit: 10).map(\.id) == [apnsLater])
+        }
+    }
+
+    @Test func anUncountedRetryKeepsTheFencingNumber() throws {
+        try withDatabase { db in
+            _ = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+            let first = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 10).first)
+            #expect(try JobStore.retry(db, first.lease, runAt: 20, error: "provider_unreachable", countsAttempt: false))
+            let second = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 30).first)
+            #expect(second.attempts == 2 && second.uncountedAttempts == 1 && second.countedAttempts == 1)
+            #expect(second.firstAttemptAt == 10, "the budget runs from the first claim")
+            #expect(!(try JobStore.retry(db, first.lease, runAt: 0, error: "late", countsAttempt: false)), "fenced by attempts")
+            #expect(try JobStore.find(db, id: second.id)?.uncountedAttempts == 1)
+        }
+    }
+
+    @Test func migrationSevenKeepsTheCauseOfJobsAlreadyDead() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        _ = try Migrator.migrate(connection, migrations: Array(HeraldSchema.migrations.prefix(6)))
+        try connection.run("""
+            INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at) VALUES ('d-1', 'u', 'ios', 'apns', 'ab', 0, 0)
+            """)
+        for (id, device, error) in [(1, "d-1", "ServiceUnavailable (after 5 attempts)"), (2, "d-gone", "transport_error: CURLE_HTTP2 (after 5 attempts)")] {
+            try connection.run("""
+                INSERT INTO jobs (id, kind, payload_json, state, attempts, run_at, last_error, created_at, dead_at)
+                VALUES (?, 'push.deliver', ?, 'dead', 5, 0, ?, 0, 100)
+                """, [Int64(id), "{\"device_id\":\"\(device)\"}", error])
+        }
+        #expect(try Migrator.migrate(connection) == [7, 8])
+        #expect(try JobStore.find(connection, id: 1)?.deadCause == DeadLetterCause(provider: "apns", reason: "ServiceUnavailable"))
+        #expect(try JobStore.find(connection, id: 2)?.deadCause == DeadLetterCause(provider: nil, reason: "transport_error"))
+    }
+
     @Test func cancelOnlyTouchesJobsNotYetStarted() throws {
         try withDatabase { db in
             let waiting = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 3_000, now: 0)

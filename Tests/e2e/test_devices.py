@@ -150,8 +150,17 @@ def test_ios_app_may_register_an_fcm_token(herald):
     d = register(herald, herald.token(), 201, platform="ios", provider="fcm", token=token).json()
     assert (d["platform"], d["provider"], d["token"]) == ("ios", "fcm", token)
     assert d["environment"] == "production"
-    # without provider the same token is an APNs token, and not hex
-    assert_error(register(herald, herald.token(sid="s2"), platform="ios", token=token), 400, "invalid_request", "token")
+    # without provider the same token is an APNs token, and not hex: the 400 names the fix
+    access = herald.token(sub="ios-fcm", sid="s2")
+    body = assert_error(register(herald, access, platform="ios", token=token), 400, "invalid_request", "token")
+    assert '"provider": "fcm"' in body["message"] and "FCM registration token" in body["message"], body
+    # the same with provider apns said outright; nothing is stored either way
+    body = assert_error(register(herald, access, platform="ios", provider="apns", token=token), 400, "invalid_request", "token")
+    assert '"provider": "fcm"' in body["message"], body
+    assert devices(herald, access) == []
+    # a token that is merely not hex gets the APNs rule, not the FCM hint
+    body = assert_error(register(herald, access, platform="ios", token="zz" * 40), 400, "invalid_request", "token")
+    assert "fcm" not in body["message"].lower() and "hex" in body["message"], body
 
 
 def test_explicit_matching_providers_and_sandbox_environment(herald):

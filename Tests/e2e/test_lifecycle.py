@@ -109,7 +109,9 @@ def test_graceful_shutdown_tells_streams(herald, sig):
     for s in (a, b):
         events = s.wait_closed(timeout=5)
         assert [e.event for e in events] == ["shutdown"], events
-        assert events[0].json() == {"reconnect": True}
+        # issue 18: the advice carries this connection's spread delay (3000 ms ± 50 %)
+        data = events[0].json()
+        assert data["reconnect"] is True and 1500 <= data["retry_ms"] <= 4500, data
     assert herald.wait_exit(timeout=5) == 0
     with pytest.raises(httpx.TransportError):
         httpx.get(herald.url("/healthz"), timeout=1)

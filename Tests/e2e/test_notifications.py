@@ -312,6 +312,44 @@ def test_reachability(h, provider_double):
     assert HTTP.get(h.url(f"/v1/users/{user}/reachability")).status_code == 401
 
 
+def test_reachability_honours_the_global_push_switch(h, provider_double):
+    """Issue 18: a user who turned push off is not `push_only`; the device says why, and the
+    notification is indeed not pushed (the planner's `skipped_preferences`)."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android")
+
+    def reach():
+        r = HTTP.get(h.url(f"/v1/users/{user}/reachability"), headers=h.server_headers())
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    assert reach()["reachability"] == "push_only"
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    body = reach()
+    assert body["reachability"] == "unreachable", body
+    assert [(d["reachability"], d["reason"]) for d in body["devices"]] == [("unreachable", "push_disabled")], body
+    n = notify(h, [user])["notifications"][0]
+    assert outcome_of(wait_outcome(h, n["id"], phone.device_id, FINAL), phone.device_id) == "skipped_preferences"
+    # a live session still reaches the user: the switch only concerns pushes
+    live = phone.stream()
+    assert reach()["devices"][0]["reachability"] == "live_foreground"
+    live.close()
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": True}, headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    assert wait_reach(lambda: reach()["reachability"] == "push_only")
+
+
+def wait_reach(predicate, timeout=5.0) -> bool:
+    """Presence forgets a closed stream on the server's loop: poll briefly."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_without_push_credentials_devices_are_recorded_failed(herald_factory):
     h = herald_factory()
     user = f"u-{uuid.uuid4().hex[:8]}"

@@ -40,10 +40,12 @@ def test_personal_channel_ready_then_message(herald):
     assert message.event == "update" and message.id == second["id"]
     assert envelope(message) == {"channel": "user:alice", "offset": 2, "data": [1, 2, 3]}
 
-    # the raw bytes: `retry: 3000` first, in the ready event's block (a block of its own would be
-    # an empty event to some client libraries), one compact `data:` line per event
+    # the raw bytes: `retry:` first, in the ready event's block (a block of its own would be
+    # an empty event to some client libraries), one compact `data:` line per event; the delay is
+    # spread per connection, 3000 ms ± 50 % (issue 18)
     raw = bytes(s.raw)
-    assert raw.startswith(b"retry: 3000\nid: "), raw[:80]
+    retry = re.match(rb"^retry: (\d+)\nid: ", raw)
+    assert retry and 1500 <= int(retry.group(1)) <= 4500, raw[:80]
     assert b"event: ready\ndata: {" in raw
     assert f"id: {receipt['id']}\nevent: inbox.new\ndata: ".encode() in raw
 
@@ -136,7 +138,7 @@ def test_httpx_sse_client_reads_the_stream(herald):
     m1, m2 = s.take(2)
     assert (m1.event, m1.id, envelope(m1)["data"]) == ("status", r1["id"], {"a": 1})
     assert (m2.event, m2.id, envelope(m2)["data"]) == ("note", r2["id"], "text\nwith\r\nbreaks")
-    assert s.retry == 3000
+    assert 1500 <= s.retry <= 4500   # 3000 ms ± 50 %, per connection (issue 18)
 
 
 def test_multiline_and_unicode_data_keep_framing(herald):

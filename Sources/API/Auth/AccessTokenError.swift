@@ -14,6 +14,10 @@ public enum AccessTokenError: Error, Equatable, Sendable {
     /// The header names a supported algorithm that is not the configured key's algorithm. Refusing this
     /// prevents the key-confusion attack (an HS256 token "signed" with an RSA public key's PEM bytes).
     case algorithmMismatch(expected: JWTAlgorithm, got: String)
+    /// The header (`part` "header") or claims set ("payload") names one member twice in an
+    /// object: RFC 7515 §5.2 and RFC 7519 §4 require rejecting it rather than picking one copy.
+    /// `name` is the (sanitized) member name.
+    case duplicateName(part: String, name: String)
     /// The signature did not verify, including signatures of the wrong length.
     case badSignature
     /// `exp` (RFC 7519 §4.1.4) is in the past by more than the leeway.
@@ -32,6 +36,7 @@ public enum AccessTokenError: Error, Equatable, Sendable {
         case .unsupportedAlgorithm(let alg): "unsupported token algorithm \"\(alg)\""
         case .algorithmMismatch(let expected, let got):
             "token algorithm \"\(got)\" does not match the key's algorithm \(expected.rawValue)"
+        case .duplicateName(let part, let name): "token \(part) names \"\(name)\" twice (RFC 7519 §4: names must be unique)"
         case .badSignature: "token signature verification failed"
         case .expired: "token expired"
         case .notYetValid: "token not yet valid (nbf)"

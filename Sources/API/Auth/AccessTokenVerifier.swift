@@ -15,8 +15,8 @@ public struct AccessTokenVerifier: Sendable {
     /// Longest token accepted, in bytes. Bounds the work an unauthenticated request can cause, and
     /// real access tokens are a few hundred bytes.
     public static let maxTokenBytes = 8 * 1024
-    /// Deepest array/object nesting accepted in the header and the payload.
-    static let maxNesting = 32
+    /// Deepest nesting checked in the header and payload (claims are flat; `channels` is one array).
+    static let maxJSONDepth = 16
 
     /// The key every token must be signed with; also fixes the only accepted `alg`.
     public let key: VerificationKey
@@ -41,12 +41,12 @@ public struct AccessTokenVerifier: Sendable {
     /// - Returns: the claims, after the signature and time window have been checked.
     /// - Throws: `AccessTokenError`:
     ///   `.malformed` (size over `maxTokenBytes`, not three parts, bad base64url, `=` padding, header or
-    ///   payload not a JSON object, not strict JSON (RFC 8259: valid UTF-8 and escapes, numbers within a
-    ///   double's range, nesting within `maxNesting`) or naming a member twice, missing/non-string `alg`,
-    ///   `crit` present);
+    ///   payload not a JSON object or not strict JSON (RFC 8259: valid UTF-8 and escapes, numbers within a
+    ///   double's range, nesting within `maxJSONDepth`), missing/non-string `alg`, `crit` present);
     ///   `.unsupportedAlgorithm` (`none` in any case, or an `alg` Herald never supports);
     ///   `.algorithmMismatch` (a supported `alg` other than the key's);
-    ///   `.badSignature`; `.missingClaim` (`sub`, `exp`); `.invalidClaim` (wrong claim types);
+    ///   `.duplicateName` (a header parameter or claim named twice in one object, RFC 7515 §5.2,
+    ///   RFC 7519 §4); `.badSignature`; `.missingClaim` (`sub`, `exp`); `.invalidClaim` (wrong claim types);
     ///   `.expired` (`now >= exp + leeway`, RFC 7519 §4.1.4); `.notYetValid` (`now + leeway < nbf`).
     public func verify(_ token: String, now: Int64) throws(AccessTokenError) -> AccessClaims {
         var token = token
@@ -79,12 +79,14 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Header (RFC 7515 §5.2 steps 2-5) ---
         guard let headerBytes = Base64URL.decode(utf8: headerPart) else { throw .malformed("header is not base64url") }
-        // RFC 7515 §5.2 step 4 asks for "a completely valid JSON object"; `JSONDecoder` reads
-        // strings lazily, so without this a member it never reads could hold bytes that are not
-        // JSON. Duplicate names are refused (RFC 7515 §4, RFC 7519 §4): which copy wins would
-        // depend on the parser.
-        guard JSONSyntax.check(headerBytes, maxDepth: Self.maxNesting, rejectDuplicateKeys: true) == nil else {
-            throw .malformed("header is not strict JSON")
+        // RFC 7515 §5.2 step 4 asks for "a completely valid JSON object": a parameter named twice
+        // is refused (decoders disagree on which copy wins, so two parsers could read two
+        // different tokens), and so is any byte that is not strict JSON, since `JSONDecoder` reads
+        // strings lazily and would never look at a member it does not decode.
+        switch JSONSyntax.check(headerBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+        case nil: break
+        case .duplicateKey(_, let name)?: throw .duplicateName(part: "header", name: logSafe(name))
+        case _?: throw .malformed("header is not strict JSON")
         }
         guard let header = JWTHeader.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
         let alg: String
@@ -112,8 +114,11 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Claims (RFC 7519 §7.2 steps 9-10), now authenticated ---
         guard let payloadBytes = Base64URL.decode(utf8: payloadPart) else { throw .malformed("payload is not base64url") }
-        guard JSONSyntax.check(payloadBytes, maxDepth: Self.maxNesting, rejectDuplicateKeys: true) == nil else {
-            throw .malformed("payload is not strict JSON")
+        // RFC 7519 §4: claim names are unique; Foundation's decoder would keep the first `exp`.
+        switch JSONSyntax.check(payloadBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+        case nil: break
+        case .duplicateKey(_, let name)?: throw .duplicateName(part: "payload", name: logSafe(name))
+        case _?: throw .malformed("payload is not strict JSON")
         }
         guard let payload = JWTPayload.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
         let claims = try AccessClaims(payload: payload)

@@ -25,7 +25,10 @@ enum JSONSyntax {
     /// - Returns: nil when `bytes` is one JSON value (with optional whitespace around it).
     /// - Parameter rejectDuplicateKeys: refuse an object that names a key twice (compared
     ///   decoded, so `"a"` and `"\u0061"` are the same key).
-    static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false) -> Failure? {
+    /// - Parameter rejectNumbersBeyondDouble: refuse a number beyond a double's range
+    ///   (`.numberOutOfRange`); off only where a later reader names the field instead.
+    static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false,
+                      rejectNumbersBeyondDouble: Bool = true) -> Failure? {
         var stack: [UInt8] = []
         // The keys of each open object (only when duplicates are refused).
         var keys = OpenKeys()
@@ -99,7 +102,7 @@ enum JSONSyntax {
                     expect = afterValue()
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     guard let end = number(bytes, from: i) else { return .invalid(offset: i) }
-                    guard fitsDouble(bytes, i, end) else { return .numberOutOfRange(offset: i) }
+                    if rejectNumbersBeyondDouble, !fitsDouble(bytes, i, end) { return .numberOutOfRange(offset: i) }
                     i = end
                     expect = afterValue()
                 case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):

@@ -26,7 +26,9 @@ enum RequestBody {
     /// - Parameter rejectDuplicateKeys: refuse objects naming a key twice, at any depth (keys
     ///   compared decoded and canonically, so `"a"` and `"\u0061"` are one key, `"\u00e9"` and
     ///   `"e\u0301"` too).
-    static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true) throws(HTTPError) {
+    /// - Parameter rejectNumbersBeyondDouble: refuse a number beyond a double's range (`1e400`);
+    ///   `POST /v1/notifications` leaves it to its scanner, which names the whole-number field.
+    static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true, rejectNumbersBeyondDouble: Bool = true) throws(HTTPError) {
         // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
         if let contentType = request.headers["Content-Type"] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
@@ -39,7 +41,8 @@ enum RequestBody {
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
-        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys) {
+        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys,
+                                rejectNumbersBeyondDouble: rejectNumbersBeyondDouble) {
         case nil: break
         case .tooDeep?:
             throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")

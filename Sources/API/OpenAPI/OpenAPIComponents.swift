@@ -148,22 +148,22 @@ enum OpenAPIComponents {
           }
         }
       },
-      "DatabaseBusy": {
-        "description": "The database stayed locked past its busy timeout (`database_busy`; retry shortly), or cannot be reached or is shutting down (`database_unavailable`; retry later).",
+      "StorageUnavailable": {
+        "description": "Storage cannot take the request now (RL-2): it stayed locked past its busy timeout (`storage_busy`; retry shortly), the database file or its volume is read-only (`storage_read_only`), or it cannot be reached or Herald is shutting down (`storage_unavailable`; retry later). Nothing was stored; `/readyz` answers 503 while it lasts.",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_busy", "database_unavailable"]}}}]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["storage_busy", "storage_read_only", "storage_unavailable"]}}}]
             }
           }
         }
       },
-      "DatabaseFull": {
-        "description": "The database has no space left for this write (`database_full`): nothing was stored; retry once an operator has freed space.",
+      "StorageFull": {
+        "description": "The volume holding the database has no space left for this write (`storage_full`, RL-2): nothing was stored; `/readyz` answers 503 until space returns, and writes succeed again without a restart.",
         "content": {
           "application/json": {
             "schema": {
-              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["database_full"]}}}]
+              "allOf": [{"$ref": "#/components/schemas/Error"}, {"properties": {"error": {"enum": ["storage_full"]}}}]
             }
           }
         }
@@ -316,8 +316,8 @@ extension OpenAPIResponse {
     static let notFound = OpenAPIResponse.shared("NotFound")
     static let payloadTooLarge = OpenAPIResponse.shared("PayloadTooLarge")
     static let unsupportedMediaType = OpenAPIResponse.shared("UnsupportedMediaType")
-    static let databaseBusy = OpenAPIResponse.shared("DatabaseBusy")
-    static let databaseFull = OpenAPIResponse.shared("DatabaseFull")
+    static let storageUnavailable = OpenAPIResponse.shared("StorageUnavailable")
+    static let storageFull = OpenAPIResponse.shared("StorageFull")
     static let tooManyConnections = OpenAPIResponse.shared("TooManyConnections")
     static let headerTooLarge = OpenAPIResponse.shared("HeaderTooLarge")
     static let forbiddenChannel = OpenAPIResponse.shared("ForbiddenChannel")

@@ -33,7 +33,7 @@ struct RouteSpec: Sendable {
         var responses = responses
         // A route that may meet a busy database may meet a full disk too: storage failures are
         // mapped in one place (`DatabaseResponder`), so their 507 is declared in one place.
-        if case .shared("DatabaseBusy", _)? = responses[503], responses[507] == nil { responses[507] = .databaseFull }
+        if case .shared("StorageUnavailable", _)? = responses[503], responses[507] == nil { responses[507] = .storageFull }
         // Any request may carry headers past the limit; the parser refuses them before routing.
         if responses[431] == nil { responses[431] = .headerTooLarge }
         self.responses = responses

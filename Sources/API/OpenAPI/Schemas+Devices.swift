@@ -240,6 +240,8 @@ extension OpenAPIComponents {
           "run_at": {"$ref": "#/components/schemas/Timestamp"},
           "last_error": {"type": ["string", "null"]},
           "created_at": {"$ref": "#/components/schemas/Timestamp"},
+          "dead_provider": {"type": ["string", "null"], "description": "A dead job's push provider (`apns`, `fcm`), when known; null otherwise. `POST /v1/jobs/retry` filters on it (`provider`)."},
+          "dead_reason": {"type": ["string", "null"], "description": "A dead job's reason code: `last_error` up to its first `:` (`ServiceUnavailable`, `transport_error`, `provider_misconfigured`…); null unless dead. `POST /v1/jobs/retry` filters on it (`reason`)."},
           "payload": {"description": "The job's input (JSON)."}
         },
         "additionalProperties": false

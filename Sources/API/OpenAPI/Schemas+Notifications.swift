@@ -295,6 +295,11 @@ extension OpenAPIComponents {
               "additionalProperties": false
             },
             "description": "An `assignee` who could not be reached."
+          },
+          "push_planning": {
+            "type": "string",
+            "const": "deferred",
+            "description": "Only in a 202: the notifications are stored (and broadcast when `event_id` is set) but their pushes are not planned yet; recovery plans them (within 30 s of storage working again), and the counts above are 0 until then."
           }
         },
         "additionalProperties": false
@@ -432,8 +437,8 @@ extension OpenAPIComponents {
                 "reachability": {"type": "string", "enum": ["live_foreground", "live_background", "push_only", "unreachable"]},
                 "reason": {
                   "type": ["string", "null"],
-                  "enum": ["session_inactive", "push_not_configured", null],
-                  "description": "Why `unreachable`."
+                  "enum": ["session_inactive", "push_disabled", "push_not_configured", null],
+                  "description": "Why `unreachable`: the device's session ended (`session_inactive`), the user turned push off with the global switch (`push_disabled`, `PUT /v1/me/push-preferences` without a scope), or its provider has no credentials (`push_not_configured`)."
                 }
               },
               "additionalProperties": false

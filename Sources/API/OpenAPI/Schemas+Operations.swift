@@ -4,10 +4,15 @@ extension OpenAPIComponents {
     {
       "Readiness": {
         "type": "object",
-        "required": ["status", "loops", "problems", "push"],
+        "required": ["status", "loops", "storage", "problems", "push"],
         "properties": {
           "status": {"type": "string", "enum": ["ready", "not_ready"]},
           "loops": {"type": "integer", "minimum": 0},
+          "storage": {
+            "type": "string",
+            "enum": ["ok", "full", "read_only", "busy", "unavailable", "failed"],
+            "description": "Whether a probe write (cached 1 s) committed: `ok`, or why not: `full` (no space on the database's volume), `read_only`, `busy` (locked past the busy timeout), `unavailable`, `failed`."
+          },
           "problems": {"type": "array", "items": {"type": "string"}},
           "push": {"type": "object", "additionalProperties": {"type": "string"}}
         }

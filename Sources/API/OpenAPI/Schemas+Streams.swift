@@ -215,8 +215,11 @@ extension OpenAPIComponents {
       },
       "ShutdownEventData": {
         "type": "object",
-        "required": ["reconnect"],
-        "properties": {"reconnect": {"type": "boolean", "const": true}},
+        "required": ["reconnect", "retry_ms"],
+        "properties": {
+          "reconnect": {"type": "boolean", "const": true},
+          "retry_ms": {"type": "integer", "minimum": 0, "description": "Wait this long before reconnecting: the configured delay spread ± 50 % per connection, so clients do not all return at once. The event's block also sets `retry:` to it."}
+        },
         "additionalProperties": false
       },
       "MessageEventData": {

@@ -21,36 +21,44 @@ struct DatabaseResponder: Sendable {
         }
     }
 
-    /// Errors become the one JSON error shape. Storage errors by their meaning: busy → 503
-    /// `database_busy`; unavailable or closed → 503 `database_unavailable`; disk full → 507
-    /// `database_full` (each logged); a failure nobody expected is logged and a 500.
+    /// The `error` codes of a 503 for storage that cannot take a request now.
+    static let unavailableCodes = ["storage_busy", "storage_read_only", "storage_unavailable"]
+
+    /// Errors become the one JSON error shape. Storage errors by their meaning (RL-2), the same
+    /// on every route: busy → 503 `storage_busy`; read-only → 503 `storage_read_only`;
+    /// unavailable or closed → 503 `storage_unavailable`; disk full → 507 `storage_full` (each
+    /// logged but busy); a failure nobody expected is logged and a 500.
     static func response(_ result: Result<HTTPResponse, any Error>) -> HTTPResponse {
         switch result {
         case .success(let response):
             return response
         case .failure(let error as HTTPResponseError):
             return error.response
-        case .failure(StorageError.busy):
-            return .error(503, code: "database_busy", message: "the database is busy; retry shortly")
-        case .failure(let error as StorageError) where error.isUnavailable:
-            Log.error("database request failed", ["error": "\(error)"])
-            return .error(503, code: "database_unavailable", message: "the database is unavailable; retry later")
-        case .failure(StorageError.diskFull(let message)):
-            Log.error("database request failed", ["error": "\(StorageError.diskFull(message: message))"])
-            return .error(507, code: "database_full", message: "the database has no space left for this write")
+        case .failure(let error as StorageError):
+            return storageResponse(error)
         case .failure(let error):
             Log.error("database request failed", ["error": "\(error)"])
             return .error(500, code: "internal_error", message: "internal error")
         }
     }
-}
 
-extension StorageError {
-    /// The storage cannot serve now but may later: `.unavailable` or `.closed` (shutting down).
-    fileprivate var isUnavailable: Bool {
-        switch self {
-        case .unavailable, .closed: true
-        default: false
+    /// A storage failure as its answer; see `response`.
+    static func storageResponse(_ error: StorageError) -> HTTPResponse {
+        switch error {
+        case .busy:
+            return .error(503, code: "storage_busy", message: "the database stayed locked past its busy timeout; retry shortly")
+        case .readOnly:
+            Log.error("database request failed", ["error": "\(error)"])
+            return .error(503, code: "storage_read_only", message: "the database is read-only; nothing was stored")
+        case .unavailable, .closed:
+            Log.error("database request failed", ["error": "\(error)"])
+            return .error(503, code: "storage_unavailable", message: "the database is unavailable; retry later")
+        case .diskFull:
+            Log.error("database request failed", ["error": "\(error)"])
+            return .error(507, code: "storage_full", message: "no space left for this write; nothing was stored")
+        default:
+            Log.error("database request failed", ["error": "\(error)"])
+            return .error(500, code: "internal_error", message: "internal error")
         }
     }
 }

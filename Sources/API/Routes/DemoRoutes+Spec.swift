@@ -100,13 +100,15 @@ extension DemoRoutes {
                       }
                     }
                     """#)),
+                202: .json("Stored but its pushes not planned yet (`push_planning: deferred`; as `POST /v1/notifications`).", .json(#"{"type": "object"}"#),
+                           headers: #"{"Idempotent-Replayed": {"schema": {"type": "string", "const": "true"}}}"#),
                 400: .invalidRequest,
                 401: .invalidToken,
                 409: .json("The `idempotency_key` was used with another body (`idempotency_key_reused`) or is still in flight (`idempotency_in_progress`).", .ref("Error")),
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let devNotificationDeliveries = RouteSpec(
@@ -137,7 +139,7 @@ extension DemoRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let devChannelPresence = RouteSpec(

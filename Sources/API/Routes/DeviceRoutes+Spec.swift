@@ -30,7 +30,7 @@ extension DeviceRoutes {
             413: .payloadTooLarge,
             415: .unsupportedMediaType,
             429: .tooManyConnections,
-            503: .databaseBusy,
+            503: .storageUnavailable,
         ]
 
         static let registerDevice = RouteSpec(
@@ -47,7 +47,7 @@ extension DeviceRoutes {
                 200: .json("Every device of the user, tokens masked.", .ref("DeviceList")),
                 401: .invalidToken,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let deleteDevice = RouteSpec(
@@ -62,7 +62,7 @@ extension DeviceRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let registerLegacyDevice = RouteSpec(
@@ -79,7 +79,7 @@ extension DeviceRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let deleteLegacyDevice = RouteSpec(
@@ -93,7 +93,7 @@ extension DeviceRoutes {
                 401: .invalidToken,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let registerDeviceToken = RouteSpec(
@@ -114,7 +114,7 @@ extension DeviceRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

@@ -66,7 +66,17 @@ struct DeviceRoutes {
             }
             provider = chosen
         }
-        let token = try validToken(body.token, provider: provider)
+        let token: String
+        do {
+            token = try validToken(body.token, provider: provider)
+        } catch {
+            // iOS apps that use Firebase hold an FCM token: name the fix instead of the hex rule.
+            if provider == .apns, Self.looksLikeFCMToken(body.token) {
+                throw HTTPError.invalid("token", "this looks like an FCM registration token, not an APNs device token: "
+                    + "an ios device that registers through Firebase must send \"provider\": \"fcm\"")
+            }
+            throw error
+        }
         var environment: String?
         if let raw = body.environment {
             guard platform == .ios else { throw HTTPError.invalid("environment", "environment is for ios devices only") }
@@ -198,6 +208,21 @@ struct DeviceRoutes {
             return try providers.validate(token: token, for: provider)
         } catch {
             throw HTTPError.invalid("token", error.message)
+        }
+    }
+
+    /// An FCM registration token's shape: `<instance id>:<base64url>` (e.g. `fXk…:APA91b…`),
+    /// long, never hex only. Only a hint for the error message; FCM's own rule stays opaque.
+    static func looksLikeFCMToken(_ token: String) -> Bool {
+        let utf8 = token.utf8
+        guard (64...4096).contains(utf8.count), let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
+              colon != utf8.startIndex, utf8.index(after: colon) != utf8.endIndex else { return false }
+        return utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"): return true
+            default: return false
+            }
         }
     }
 

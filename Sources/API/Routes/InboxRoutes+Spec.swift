@@ -19,7 +19,7 @@ extension InboxRoutes {
                 400: .invalidRequest,
                 401: .invalidToken,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let unreadCount = RouteSpec(
@@ -29,7 +29,7 @@ extension InboxRoutes {
                 200: .json("Unread notifications in the inbox.", .ref("UnreadCount"), headers: ##"{"Herald-Cursor": {"$ref": "#/components/headers/HeraldCursor"}}"##),
                 401: .invalidToken,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let markRead = RouteSpec(
@@ -44,7 +44,7 @@ extension InboxRoutes {
                 401: .invalidToken,
                 404: .shared("NotFound", description: "Not one of the caller's notifications (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let markAllRead = RouteSpec(
@@ -55,7 +55,7 @@ extension InboxRoutes {
                 200: .json("All read.", .ref("NotificationsReadAll")),
                 401: .invalidToken,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

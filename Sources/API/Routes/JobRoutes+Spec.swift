@@ -17,7 +17,7 @@ extension JobRoutes {
                 400: .invalidRequest,
                 401: .unauthorized,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let retryJob = RouteSpec(
@@ -32,14 +32,14 @@ extension JobRoutes {
                 404: .shared("NotFound", description: "No such job (`not_found`)."),
                 409: .json("The job is not dead (`job_not_dead`).", .error(["job_not_dead"])),
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let retryDeadJobs = RouteSpec(
             .post, "/v1/jobs/retry", auth: .serverKey, operationID: "retryDeadJobs",
             tags: ["server"], summary: "Retry dead jobs in bulk",
-            description: "Every dead job matching the body goes back to the queue with fresh attempts, due now: after a provider outage (`dead_since` its start) or a credentials fix. An empty body retries every dead job.",
-            requestBody: .optionalJSON(.json(#"{"type": "object", "properties": {"kind": {"type": ["string", "null"], "minLength": 1, "maxLength": 64, "examples": ["push.deliver"]}, "dead_since": {"type": ["integer", "null"], "format": "int64", "minimum": 0, "maximum": 9223372036854775807, "description": "Unix milliseconds."}}}"#)),
+            description: "Every dead job matching the body goes back to the queue with fresh attempts and a fresh retry budget, due now: after a provider outage (`provider`, `reason`, `dead_since`/`dead_until` its start and end) or a credentials fix. Each filter is optional and all given must hold; an empty body retries every dead job. A bad value is a 400 naming the field, and nothing is retried.",
+            requestBody: .optionalJSON(.json(#"{"type": "object", "properties": {"kind": {"type": ["string", "null"], "minLength": 1, "maxLength": 64, "examples": ["push.deliver"]}, "dead_since": {"type": ["integer", "null"], "format": "int64", "minimum": 0, "maximum": 9223372036854775807, "description": "Unix milliseconds: only jobs dead-lettered at or after it."}, "dead_until": {"type": ["integer", "null"], "format": "int64", "minimum": 0, "maximum": 9223372036854775807, "description": "Unix milliseconds: only jobs dead-lettered before it; after `dead_since` when both are given."}, "provider": {"type": ["string", "null"], "enum": ["apns", "fcm", "webpush", null], "description": "Only jobs for devices of this provider (a job's `dead_provider`)."}, "reason": {"type": ["string", "null"], "minLength": 1, "maxLength": 128, "pattern": "^[ -9;-~]+$", "examples": ["ServiceUnavailable", "UNAVAILABLE", "transport_error", "provider_misconfigured"], "description": "Only jobs with this reason code (a job's `dead_reason`: its `last_error` up to the first `:`)."}}}"#)),
             responses: [
                 200: .json("How many jobs were queued again.", .json(#"{"type": "object", "required": ["retried"], "properties": {"retried": {"type": "integer", "minimum": 0}}}"#)),
                 400: .invalidRequest,
@@ -47,7 +47,7 @@ extension JobRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

@@ -19,23 +19,28 @@ struct JobRoutes {
         let kind: String?
         /// Only jobs that died at or after this time, unix ms (e.g. when a provider outage began).
         let dead_since: Int64?
+        /// Only jobs that died before this time, unix ms (e.g. when the outage ended).
+        let dead_until: Int64?
+        /// Only jobs for this push provider (`apns`, `fcm`, `webpush`).
+        let provider: String?
+        /// Only jobs whose dead-letter reason code is this (`ServiceUnavailable`, `transport_error`…).
+        let reason: String?
     }
 
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
-    /// goes back to the queue with fresh attempts, due now (after a provider outage or a
-    /// credentials fix, PU-5). An empty body retries every dead job.
+    /// (kind, provider, reason code, died in `[dead_since, dead_until)`) goes back to the queue with
+    /// fresh attempts and retry budget, due now (after a provider outage or a credentials fix,
+    /// PU-5). An empty body retries every dead job. A bad value is a 400 naming its field.
     func retryDead(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
         var filter = DeadJobFilter()
         if !context.request.body.isEmpty {
             let body = try RequestBody.decode(RetryDeadBody.self, from: context.request)
-            if let kind = body.kind {
-                guard (1...64).contains(kind.utf8.count) else { throw HTTPError.invalid("kind", "kind is 1-64 bytes, e.g. push.deliver") }
-                filter.kind = kind
-            }
-            if let since = body.dead_since {
-                guard since >= 0 else { throw HTTPError.invalid("dead_since", "dead_since is unix milliseconds, not negative") }
-                filter.deadSince = since
+            do {
+                filter = try DeadJobFilter.validated(kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
+                                                     provider: body.provider, reason: body.reason)
+            } catch {
+                throw HTTPError.invalid(error.field.rawValue, error.message)
             }
         }
         let matching = filter
@@ -94,6 +99,8 @@ enum JobJSON {
             + "\"run_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: job.runAt))),"
             + "\"last_error\":\(job.lastError.map(JSONText.quote) ?? "null"),"
             + "\"created_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: job.createdAt))),"
+            + "\"dead_provider\":\(job.deadCause?.provider.map(JSONText.quote) ?? "null"),"
+            + "\"dead_reason\":\(job.deadCause.map { JSONText.quote($0.reason) } ?? "null"),"
             + "\"payload\":\(job.payloadJSON)}"
     }
 }

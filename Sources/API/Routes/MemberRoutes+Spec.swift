@@ -18,7 +18,7 @@ extension MemberRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let putMember = RouteSpec(
@@ -39,7 +39,7 @@ extension MemberRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let deleteMember = RouteSpec(
@@ -55,7 +55,7 @@ extension MemberRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

@@ -27,13 +27,22 @@ extension NotificationRoutes {
                       }
                     }
                     """#),
+                202: .json("Stored (and broadcast when `event_id` is set), but the pushes could not be planned now (storage failed after the notifications were stored): `push_planning` is `deferred`, the counts are 0, and recovery plans the pushes within 30 s of storage working again. A repeat with the same `idempotency_key` answers this again (with `Idempotent-Replayed: true`) until then, and the planned answer after. Never a 5xx for a call that was stored (RL-2).", .ref("NotificationSent"), headers: #"""
+                    {
+                      "Idempotent-Replayed": {
+                        "required": false,
+                        "description": "Present on a repeat of the call with its `idempotency_key`.",
+                        "schema": {"type": "string", "const": "true"}
+                      }
+                    }
+                    """#),
                 400: .invalidRequest,
                 401: .unauthorized,
                 409: .json("The `idempotency_key` was used with a different body in the last 24 h (`idempotency_key_reused`), or a call with it is still being processed (`idempotency_in_progress`; retry shortly).", .error(["idempotency_key_reused", "idempotency_in_progress"])),
                 413: .json("The body is over `HERALD_MAX_BODY_BYTES`, `data` is over 2048 bytes or `live.data` over `HERALD_MAX_DATA_BYTES` as compact JSON (`payload_too_large`, with `field`), or a scope rule reaches more than 10000 members (`too_many_recipients`).", .error(["payload_too_large", "too_many_recipients"])),
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let notificationDeliveries = RouteSpec(
@@ -48,7 +57,7 @@ extension NotificationRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let deliveryOpened = RouteSpec(
@@ -63,13 +72,13 @@ extension NotificationRoutes {
                 401: .invalidToken,
                 404: .shared("NotFound", description: "No such delivery for the caller (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let reachability = RouteSpec(
             .get, "/v1/users/{id}/reachability", auth: .serverKey, operationID: "reachability",
             tags: ["notifications"], summary: "How a notification would reach a user now",
-            description: "Per live session and per device: `live_foreground`, `live_background`, `push_only` (an active session and a provider with credentials) or `unreachable`.",
+            description: "Per live session and per device: `live_foreground`, `live_background`, `push_only` (an active session, the user's global push switch on, and a provider with credentials) or `unreachable` (each device says why).",
             parameters: [
                 .shared("UserIDPath"),
             ],
@@ -79,7 +88,7 @@ extension NotificationRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

@@ -33,7 +33,9 @@ struct NotificationRoutes {
     /// `JSONDecoder`, whose errors name the field.
     /// - Throws: `HTTPError` 415 or 400, as `RequestBody.decode`.
     static func body(_ request: HTTPRequest) throws(HTTPError) -> NotificationBody {
-        try RequestBody.check(request)
+        // A number beyond a double is left to the scanner: in a whole-number field (`"badge":1e400`)
+        // its 400 names the field; anywhere the decoder reads it, `RequestBody.decode` refuses it.
+        try RequestBody.check(request, rejectNumbersBeyondDouble: false)
         if let body = try NotificationBodyScanner.scan(request.body) { return body }
         return try RequestBody.decode(NotificationBody.self, from: request)
     }
@@ -57,8 +59,10 @@ struct NotificationRoutes {
         }
     }
 
-    /// The HTTP answer to the notifier's: 201, 200 with `Idempotent-Replayed: true`, 409/413 for a
-    /// refusal, and storage failures as `DatabaseResponder` maps them (503, 507).
+    /// The HTTP answer to the notifier's: 201, 200 with `Idempotent-Replayed: true`, 202 for a
+    /// call stored whose push planning is left to recovery (RL-2: never a 5xx once stored),
+    /// 409/413 for a refusal, and storage failures, nothing stored, as `DatabaseResponder` maps
+    /// them (503, 507).
     static func response(_ answer: NotificationAnswer) -> HTTPResponse {
         switch answer {
         case .created(let json):
@@ -66,6 +70,10 @@ struct NotificationRoutes {
         case .replayed(let json):
             var response = HTTPResponse.json(200, json)
             response.headers.add(name: "Idempotent-Replayed", value: "true")
+            return response
+        case .accepted(let json, let replayed):
+            var response = HTTPResponse.json(202, json)
+            if replayed { response.headers.add(name: "Idempotent-Replayed", value: "true") }
             return response
         case .refused(let refusal):
             let status = switch refusal {
@@ -135,7 +143,8 @@ struct NotificationRoutes {
 
     /// `GET /v1/users/{id}/reachability` (server key): how each session and device of the user
     /// would get a notification now — `live_foreground`, `live_background`, `push_only` or
-    /// `unreachable`.
+    /// `unreachable` (with its reason: the session ended, the user's global push switch is off,
+    /// or the provider has no credentials).
     func reachability(_ context: RequestContext) throws -> RouteResult {
         try authenticator.server(context)
         guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
@@ -145,6 +154,8 @@ struct NotificationRoutes {
         let push = self.push
         return responder.read { tx in
             let devices = try tx.devices.list(userID: userID, now: unixMilliseconds())
+            // NO-4: the global switch off silences every push, whatever the kind or scope.
+            let pushDisabled = try tx.preferences.find(userID: userID, scope: nil)?.isEnabled == false
             var live: [String: Presence.SessionSummary] = [:]
             for session in sessions { if let sid = session.sessionID { live[sid] = session } }
             func liveState(_ session: Presence.SessionSummary) -> String { session.foreground ? "live_foreground" : "live_background" }
@@ -154,13 +165,13 @@ struct NotificationRoutes {
                 let state: String
                 if let sid = device.sessionID, let session = live[sid] {
                     state = liveState(session)
-                } else if device.sessionActive, push?.providers.isConfigured(storedProvider: device.provider) == true {
+                } else if device.sessionActive, !pushDisabled, push?.providers.isConfigured(storedProvider: device.provider) == true {
                     state = "push_only"
                 } else {
                     state = "unreachable"
                 }
                 let reason: String? = state != "unreachable" ? nil
-                    : !device.sessionActive ? "session_inactive" : "push_not_configured"
+                    : !device.sessionActive ? "session_inactive" : pushDisabled ? "push_disabled" : "push_not_configured"
                 return "{\"device_id\":\(JSONText.quote(device.id)),\"platform\":\(JSONText.quote(device.platform)),"
                     + "\"provider\":\(JSONText.quote(device.provider)),\"session_id\":\(device.sessionID.map(JSONText.quote) ?? "null"),"
                     + "\"reachability\":\"\(state)\",\"reason\":\(reason.map(JSONText.quote) ?? "null")}"

@@ -9,6 +9,8 @@ struct OperationsRoutes {
     /// Every provider this build has an adapter for, configured or not (readiness lists them all).
     let providers: PushProviders
     let notifier: Notifier
+    /// The write check `/readyz` makes, cached a short time.
+    let probe: StorageProbe
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -18,16 +20,17 @@ struct OperationsRoutes {
     }
 
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
-    /// what is wrong otherwise. A provider whose mass-deletion guard tripped (PU-5a) is reported.
+    /// what is wrong otherwise: `storage` names why storage cannot write (`full`, `read_only`,
+    /// `busy`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
+    /// A provider whose mass-deletion guard tripped (PU-5a) is reported.
     func readiness() -> RouteResult {
-        let node = self.node, database = self.database, push = self.push, providerIDs = providers.adapterIDs
+        let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
-                // An empty unit of work still takes the write lock (SQLite: BEGIN IMMEDIATE): proof
-                // the storage is writable right now.
-                database.write({ _ in }) { result in
+                // A real write, not an empty transaction: one commits on a full disk.
+                probe.check { health in
                     var problems: [String] = []
-                    if case .failure(let error) = result { problems.append("database not writable: \(error)") }
+                    if case .notWritable(_, let detail) = health { problems.append("database not writable: \(detail)") }
                     if snapshot.loopsAnswering < snapshot.loopCount {
                         problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                     }
@@ -44,6 +47,7 @@ struct OperationsRoutes {
                         }
                     }
                     let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
+                        + "\"storage\":\"\(health.name)\","
                         + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))}}"
                     writer.complete(.json(problems.isEmpty ? 200 : 503, body))
                 }

@@ -10,7 +10,7 @@ extension PreferenceRoutes {
             401: .invalidToken,
             404: .notFound,
             429: .tooManyConnections,
-            503: .databaseBusy,
+            503: .storageUnavailable,
         ]
         /// The answers of setting them.
         static let scopedPutResponses: [Int: OpenAPIResponse] = [
@@ -21,7 +21,7 @@ extension PreferenceRoutes {
             413: .payloadTooLarge,
             415: .unsupportedMediaType,
             429: .tooManyConnections,
-            503: .databaseBusy,
+            503: .storageUnavailable,
         ]
 
         static let getGlobalPushPreferences = RouteSpec(
@@ -32,7 +32,7 @@ extension PreferenceRoutes {
                 200: .pushPreferences,
                 401: .invalidToken,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let putGlobalPushPreferences = RouteSpec(
@@ -46,7 +46,7 @@ extension PreferenceRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let getPushPreferences = RouteSpec(

@@ -17,7 +17,9 @@ extension PushRoutes {
                 410: .json("The provider rejected the token as invalid; the device was removed (`push_token_invalid`, with `reason`).", .error(["push_token_invalid"])),
                 429: .tooManyConnections,
                 502: .json("The provider did not accept the push (`push_provider_error`).", .error(["push_provider_error"])),
-                503: .json("The device's provider has no credentials on this server (`push_not_configured`), or the database is busy (`database_busy`).", .error(["push_not_configured", "database_busy"])),
+                503: .json("The device's provider has no credentials on this server (`push_not_configured`), or storage cannot take the request now (`storage_busy`, `storage_read_only`, `storage_unavailable`).",
+                           .error(["push_not_configured"] + DatabaseResponder.unavailableCodes)),
+                507: .storageFull,
             ])
 
         static let sendPush = RouteSpec(
@@ -31,7 +33,9 @@ extension PushRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .json("No push provider has credentials on this server (`push_not_configured`, checked before the body), or the database is busy (`database_busy`).", .error(["push_not_configured", "database_busy"])),
+                503: .json("No push provider has credentials on this server (`push_not_configured`, checked before the body), or storage cannot take the request now (`storage_busy`, `storage_read_only`, `storage_unavailable`).",
+                           .error(["push_not_configured"] + DatabaseResponder.unavailableCodes)),
+                507: .storageFull,
             ])
     }
 }

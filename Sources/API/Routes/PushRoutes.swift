@@ -65,6 +65,8 @@ struct PushRoutes {
                         database.write({ tx in
                             try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp)
                         }) { result in
+                            // The device could not be removed: say so by the storage's meaning, not 410.
+                            if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                             if case .success(false) = result {
                                 // Registered again after the provider's verdict (PU-5c): kept, so not "invalid".
                                 return writer.complete(.error(502, code: "push_provider_error",
@@ -74,7 +76,7 @@ struct PushRoutes {
                             writer.complete(.error(410, code: "push_token_invalid", message: "the provider rejected this device's token; it was removed",
                                                    extra: [("reason", reason)]))
                         }
-                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .deadLetter(let reason):
+                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .deadLetter(let reason):
                         // The reason goes in `reason`: `error` is the code in Herald's one error shape.
                         writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push: \(reason)",
                                                extra: [("reason", reason)]))

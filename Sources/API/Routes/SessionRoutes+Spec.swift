@@ -24,7 +24,7 @@ extension SessionRoutes {
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
 
         static let setSessionExpiry = RouteSpec(
@@ -43,7 +43,7 @@ extension SessionRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .databaseBusy,
+                503: .storageUnavailable,
             ])
     }
 }

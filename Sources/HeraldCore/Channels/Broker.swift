@@ -50,16 +50,23 @@ public struct SubscribeSnapshot: Sendable {
     public let reset: [ChannelName]
     /// Retained messages to show right after `ready` (fresh or reset channels only).
     public let retained: [ChannelMessage]
+    /// On a resume: the retained messages of channels replayed without a gap whose retained
+    /// message is at or before the cursor, to show before the replay. The cursor does not say
+    /// which channels the client had, so a channel added on resume would otherwise never get its
+    /// state; a channel it had gets its state snapshot again (as after a `reset`).
+    public let baseline: [ChannelMessage]
     /// The newest stream sequence when the snapshot was taken: live messages with a sequence at
     /// or below it were replayed or predate the subscription, so the hub skips them and nothing
     /// arrives twice.
     public let since: UInt64
 
-    public init(position: StreamCursor, replay: [ChannelMessage], reset: [ChannelName], retained: [ChannelMessage], since: UInt64) {
+    public init(position: StreamCursor, replay: [ChannelMessage], reset: [ChannelName], retained: [ChannelMessage],
+                baseline: [ChannelMessage] = [], since: UInt64) {
         self.position = position
         self.replay = replay
         self.reset = reset
         self.retained = retained
+        self.baseline = baseline
         self.since = since
     }
 }

@@ -7,6 +7,14 @@ import Synchronization
 /// dead-lettered, or the device deleted when the provider says its token is dead (DV-6).
 /// A crash while jobs are leased loses nothing: their leases expire and they are due again.
 ///
+/// An outcome whose transaction fails for a reason that passes (the disk full, the database
+/// busy, read-only or unavailable; RL-2) is not dropped: the push was sent, so sending it again
+/// would deliver it twice. The worker holds the outcome, its job still leased and its slot still
+/// taken, and writes it again with backoff (`Configuration.outcomeRetry…`, on the injected clock)
+/// at each poll or round until it commits. If the job's lease runs out meanwhile and a claim of
+/// this worker takes the job again, the worker keeps that new lease for the held outcome and does
+/// not send the job again.
+///
 /// Every time it stores or compares (claims, leases, `expires_at`, a retry's `run_at`, the
 /// delivery record) comes from the injected `Clock`, so the worker can be driven without its
 /// timer: `runDue()` runs one round at the clock's now and returns once every job of the round
@@ -38,6 +46,11 @@ public final class DeliveryWorker: @unchecked Sendable {
         public var pollMilliseconds = 250
         /// Backoff, `Retry-After` floor and attempts before a dead letter (PU-5).
         public var retry = RetryPolicy()
+        /// First wait before writing again an outcome whose write failed for a passing storage
+        /// fault, ms; doubled at each further failure up to `outcomeRetryCapMilliseconds`.
+        public var outcomeRetryBaseMilliseconds: Int64 = 250
+        /// Longest wait between two writes of a held outcome, ms.
+        public var outcomeRetryCapMilliseconds: Int64 = 30_000
         public init() {}
     }
 
@@ -52,18 +65,58 @@ public final class DeliveryWorker: @unchecked Sendable {
         public var claimed = 0
         /// Of those, the outcomes that were not recorded: the job's lease ran out and another
         /// claim took it over (fencing: that claim records its own outcome), or the outcome's
-        /// transaction failed (the job comes back when its lease passes).
+        /// transaction failed for a lasting reason (the job comes back when its lease passes).
         public var unrecorded = 0
+        /// Of those, the outcomes whose write failed for a passing storage fault: held and written
+        /// again by later rounds, never sent again. Also counts jobs claimed again while their
+        /// outcome was held (their lease had run out): not sent, their outcome kept.
+        public var held = 0
+        /// Held outcomes of earlier rounds this round wrote (before claiming).
+        public var heldWritten = 0
 
-        public init(claimed: Int = 0, unrecorded: Int = 0) {
+        public init(claimed: Int = 0, unrecorded: Int = 0, held: Int = 0, heldWritten: Int = 0) {
             self.claimed = claimed
             self.unrecorded = unrecorded
+            self.held = held
+            self.heldWritten = heldWritten
         }
     }
 
     /// Where the worker is in its life. `idle`: made, driven only by `runDue`; `polling`: after
     /// `start()`; `stopped`: after `stop(deadline:)`, claims nothing more.
     private enum State { case idle, polling, stopped }
+
+    /// What became of one job's outcome.
+    private enum Recorded: Sendable {
+        case recorded
+        /// Not written, and not to be: the lease was lost, or a lasting failure.
+        case notRecorded
+        /// Not written yet: held, to be written again (its slot stays taken).
+        case held
+    }
+
+    /// One job's outcome transaction, everything it needs to run again.
+    private struct OutcomeWrite: Sendable {
+        let job: JobRecord
+        /// The claim the write is fenced with: the job's, or a later claim's that took it back.
+        var lease: JobLease
+        let outcome: PushOutcome
+        let device: DeviceRecord?
+        let origin: DeliveryJobPayload.Origin?
+        /// The jitter draw for a retry's backoff, drawn once so every write decides alike.
+        let random: Double
+    }
+
+    /// An outcome whose write failed for a passing storage fault.
+    private struct HeldOutcome {
+        var write: OutcomeWrite
+        /// Failed writes so far.
+        var failures: Int
+        /// Unix ms (the worker's clock) of the next write.
+        var nextAttemptAt: Int64
+        /// A write of it is in the writer now.
+        var writing = false
+    }
 
     private let storage: any Storage
     private let providers: PushProviders
@@ -82,6 +135,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var inFlight = 0
     private var claiming = false
+    /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
+    private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
 
@@ -156,8 +211,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// Stops claiming, then waits up to `deadline` for the sends in flight to finish and record
-    /// their outcome; queued jobs stay for the next start (OP-5). A send still running at the
-    /// deadline keeps its lease, which the next start releases: it may go twice, never zero times.
+    /// their outcome (held outcomes are written once more, whatever their backoff); queued jobs
+    /// stay for the next start (OP-5). A send still running, or an outcome still unwritten, at
+    /// the deadline keeps its lease, which the next start releases: it may go twice, never zero
+    /// times.
     ///
     /// - Parameter deadline: seconds of real time to wait for in-flight sends.
     /// - Returns: how many sends were still in flight when it gave up (0 = drained).
@@ -168,6 +225,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         let semaphore: DispatchSemaphore? = queue.sync {
             state = .stopped
             timer?.cancel()
+            writeHeld(force: true) { _ in }
             guard inFlight > 0 else { return nil }
             let semaphore = DispatchSemaphore(value: 0)
             drained = semaphore
@@ -183,8 +241,10 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     // MARK: One round, driven by the caller
 
-    /// Runs one round: claims up to `limit` jobs due at the clock's now (leasing them until now +
-    /// `leaseMilliseconds`), sends each, records every outcome, then calls `completion`. The
+    /// Runs one round: writes the held outcomes whose backoff has passed, claims up to `limit`
+    /// jobs due at the clock's now (leasing them until now + `leaseMilliseconds`), sends each,
+    /// records every outcome (or holds it when its write fails for a passing fault), then calls
+    /// `completion`. The
     /// jobs count toward `maxInFlight` and `stop`'s drain like polled ones; a stopped worker
     /// claims nothing. A retry decided in this round is due at a later time: it is claimed by a
     /// later round once the clock has reached it.
@@ -199,25 +259,32 @@ public final class DeliveryWorker: @unchecked Sendable {
         let clock = self.clock, lease = configuration.leaseMilliseconds
         queue.async { [self] in
             guard state != .stopped else { return completion(.success(Round())) }
-            storage.write({ tx in
-                try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds)
-            }) { [self] result in
-                queue.async { [self] in
-                    switch result {
-                    case .failure(let error):
-                        completion(.failure(error))
-                    case .success(let jobs) where jobs.isEmpty:
-                        completion(.success(Round()))
-                    case .success(let jobs):
-                        let tally = Mutex(Round(claimed: jobs.count))
-                        let left = Mutex(jobs.count)
-                        send(jobs) { recorded in
-                            if !recorded { tally.withLock { $0.unrecorded += 1 } }
-                            let last = left.withLock { left in
-                                left -= 1
-                                return left == 0
+            writeHeld { [self] written in
+                storage.write({ tx in
+                    try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+                }) { [self] result in
+                    queue.async { [self] in
+                        switch result {
+                        case .failure(let error):
+                            completion(.failure(error))
+                        case .success(let claimed):
+                            let jobs = adoptHeld(claimed)
+                            let round = Round(claimed: claimed.count, held: claimed.count - jobs.count, heldWritten: written)
+                            guard !jobs.isEmpty else { return completion(.success(round)) }
+                            let tally = Mutex(round)
+                            let left = Mutex(jobs.count)
+                            send(jobs) { recorded in
+                                switch recorded {
+                                case .recorded: break
+                                case .notRecorded: tally.withLock { $0.unrecorded += 1 }
+                                case .held: tally.withLock { $0.held += 1 }
+                                }
+                                let last = left.withLock { left in
+                                    left -= 1
+                                    return left == 0
+                                }
+                                if last { completion(.success(tally.withLock { $0 })) }
                             }
-                            if last { completion(.success(tally.withLock { $0 })) }
                         }
                     }
                 }
@@ -228,7 +295,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// `runDue(limit:completion:)` for async callers: returns once every job the round claimed
     /// has its outcome recorded (or found its lease taken over).
     ///
-    /// - Returns: how many jobs were claimed, and how many outcomes were not recorded.
+    /// - Returns: how many jobs were claimed, how many outcomes were not recorded or held, and
+    ///   how many held outcomes were written.
     /// - Throws: the claim's `StorageError`.
     @discardableResult
     public func runDue(limit: Int? = nil) async throws -> Round {
@@ -241,7 +309,10 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     private func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard state == .polling, !claiming, inFlight < configuration.maxInFlight else { return }
+        guard state == .polling else { return }
+        // Before the claim, so the writer takes held outcomes first.
+        writeHeld { _ in }
+        guard !claiming, inFlight < configuration.maxInFlight else { return }
         claiming = true
         let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
         let lease = configuration.leaseMilliseconds
@@ -252,9 +323,9 @@ public final class DeliveryWorker: @unchecked Sendable {
             queue.async { [self] in
                 claiming = false
                 switch result {
-                case .success(let jobs):
-                    send(jobs) { _ in }
-                    if jobs.count == want { poll() }
+                case .success(let claimed):
+                    send(adoptHeld(claimed)) { _ in }
+                    if claimed.count == want { poll() }
                 case .failure(let error):
                     log.error("claiming push jobs failed", ["error": "\(error)"])
                 }
@@ -263,17 +334,111 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// Sends claimed jobs, each taking a slot until its outcome is recorded; `recorded` is called
-    /// on `queue` after each one's slot is freed, with whether its outcome was recorded.
-    private func send(_ jobs: [JobRecord], recorded: @escaping @Sendable (Bool) -> Void) {
+    /// on `queue` for each, with what became of its outcome, after its slot is freed (a held
+    /// outcome keeps it until written).
+    private func send(_ jobs: [JobRecord], recorded: @escaping @Sendable (Recorded) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += jobs.count
         for job in jobs {
-            process(job) { [self] wasRecorded in
+            process(job) { [self] result in
                 queue.async { [self] in
-                    finished()
-                    recorded(wasRecorded)
+                    if case .held = result {} else { finished() }
+                    recorded(result)
                 }
             }
+        }
+    }
+
+    // MARK: Held outcomes
+
+    /// The claimed jobs to send: those whose outcome is held here are not (their push went);
+    /// the held outcome takes the new claim's lease and is written at the next chance.
+    private func adoptHeld(_ claimed: [JobRecord]) -> [JobRecord] {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !heldOutcomes.isEmpty else { return claimed }
+        return claimed.filter { job in
+            guard heldOutcomes[job.id] != nil else { return true }
+            heldOutcomes[job.id]!.write.lease = job.lease
+            heldOutcomes[job.id]!.nextAttemptAt = clock.unixMilliseconds
+            log.warning("a push job came back while its outcome was held; the outcome is kept, the push not sent again",
+                        ["job_id": String(job.id), "attempt": String(job.attempts)])
+            return false
+        }
+    }
+
+    /// Writes the held outcomes whose backoff has passed (every one with `force`), then calls
+    /// `completion` on `queue` with how many were written.
+    private func writeHeld(force: Bool = false, completion: @escaping @Sendable (Int) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = clock.unixMilliseconds
+        let due = heldOutcomes.values.filter { !$0.writing && (force || $0.nextAttemptAt <= now) }.map(\.write)
+        guard !due.isEmpty else { return completion(0) }
+        let written = Mutex(0), left = Mutex(due.count)
+        for write in due {
+            heldOutcomes[write.job.id]?.writing = true
+            storage.write(outcomeTransaction(write)) { [self] result in
+                queue.async { [self] in
+                    if settleHeld(write, result) { written.withLock { $0 += 1 } }
+                    let last = left.withLock { left in
+                        left -= 1
+                        return left == 0
+                    }
+                    if last { completion(written.withLock { $0 }) }
+                }
+            }
+        }
+    }
+
+    /// After a held outcome's write: done (its slot freed), or held again with a longer wait.
+    /// - Returns: whether it was written.
+    private func settleHeld(_ write: OutcomeWrite, _ result: Result<Counters, any Error>) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let id = write.job.id
+        guard var entry = heldOutcomes[id] else { return false }
+        switch result {
+        case .success(let counts):
+            heldOutcomes[id] = nil
+            add(counts)
+            log.info("a held push outcome was written", ["job_id": String(id), "failed_writes": String(entry.failures)])
+            finished()
+            return true
+        case .failure(let error) where Self.passes(error) || (error is LeaseLost && entry.write.lease != write.lease):
+            // A passing fault again, or written under a lease a later claim replaced: again.
+            entry.writing = false
+            if Self.passes(error) { entry.failures += 1 }
+            entry.nextAttemptAt = clock.unixMilliseconds + (error is LeaseLost ? 0 : outcomeBackoff(afterFailures: entry.failures))
+            heldOutcomes[id] = entry
+            return false
+        case .failure(let error):
+            heldOutcomes[id] = nil
+            logFailure("recording a held push outcome failed", job: write.job, error: error)
+            finished()
+            return false
+        }
+    }
+
+    /// The wait after a held outcome's `failures`-th failed write, ms.
+    private func outcomeBackoff(afterFailures failures: Int) -> Int64 {
+        let base = max(configuration.outcomeRetryBaseMilliseconds, 1), cap = configuration.outcomeRetryCapMilliseconds
+        let doublings = min(max(failures - 1, 0), 30)
+        return min(base << Int64(doublings), cap)
+    }
+
+    /// Whether a failed outcome write may succeed later: the storage was full, busy, read-only
+    /// or unavailable for a while (RL-2), not refused for good.
+    private static func passes(_ error: any Error) -> Bool {
+        switch error as? StorageError {
+        case .diskFull?, .busy?, .readOnly?, .unavailable?: true
+        default: false
+        }
+    }
+
+    private func add(_ counts: Counters) {
+        counters.withLock { counters in
+            counters.delivered += counts.delivered
+            counters.retried += counts.retried
+            counters.dead += counts.dead
+            counters.devicesDeleted += counts.devicesDeleted
         }
     }
 
@@ -298,8 +463,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     // MARK: One job
 
     /// Decides, sends and records one claimed job; `done` is called once, from any thread, after
-    /// its outcome's transaction, with whether it committed.
-    private func process(_ job: JobRecord, done: @escaping @Sendable (Bool) -> Void) {
+    /// its outcome's transaction, with what became of the outcome.
+    private func process(_ job: JobRecord, done: @escaping @Sendable (Recorded) -> Void) {
         let payload: DeliveryJobPayload
         do {
             payload = try DeliveryJobPayload.decode(job.payloadJSON)
@@ -340,9 +505,13 @@ public final class DeliveryWorker: @unchecked Sendable {
                     var outcome = classification.outcome
                     switch outcome {
                     case .deleteDevice(let reason, _):
-                        if !massDeletionGuard.allowDeletion(provider: device.provider, reason: reason) {
-                            log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
-                                      ["provider": device.provider, "reason": reason])
+                        // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
+                        if case .keep(let justTripped) = massDeletionGuard.verdict(provider: device.provider, reason: reason) {
+                            if justTripped {
+                                // Once per trip: every job it keeps is a dead letter with its own warning.
+                                log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
+                                          ["provider": device.provider, "reason": reason])
+                            }
                             outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                         }
                     case .delivered:
@@ -365,17 +534,18 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Completes a planned push that must not be sent, recording why in its delivery record.
     private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String,
-                      done: @escaping @Sendable (Bool) -> Void) {
+                      done: @escaping @Sendable (Recorded) -> Void) {
         let clock = self.clock
         storage.write({ tx in
             try held(tx.jobs.complete(job.lease, note: note))
             try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note,
                             at: clock.unixMilliseconds)
         }) { [self] result in
+            // Nothing was sent: the job coming back after its lease is skipped again, not held.
             if case .failure(let error) = result {
                 logFailure("recording a skipped push failed", job: job, error: error)
             }
-            done(result.isSuccess)
+            done(result.isSuccess ? .recorded : .notRecorded)
         }
     }
 
@@ -400,61 +570,99 @@ public final class DeliveryWorker: @unchecked Sendable {
             at: at))
     }
 
-    /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`.
+    /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`;
+    /// when the write fails for a passing fault, holds the outcome (see the type's notes).
     private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
-                        done: @escaping @Sendable (Bool) -> Void) {
+                        done: @escaping @Sendable (Recorded) -> Void) {
+        // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
+        let write = OutcomeWrite(job: job, lease: job.lease, outcome: outcome, device: device, origin: origin, random: jitter())
+        storage.write(outcomeTransaction(write)) { [self] result in
+            switch result {
+            case .success(let counts):
+                add(counts)
+                done(.recorded)
+            case .failure(let error) where Self.passes(error):
+                queue.async { [self] in
+                    log.error("recording a push outcome failed; it is held and written again, the push is not sent again",
+                              ["job_id": String(job.id), "error": "\(error)"])
+                    heldOutcomes[job.id] = HeldOutcome(write: write, failures: 1,
+                                               nextAttemptAt: clock.unixMilliseconds + outcomeBackoff(afterFailures: 1))
+                    done(.held)
+                }
+            case .failure(let error):
+                // The lease will expire and the job come back: nothing is lost, it may be sent twice.
+                logFailure("recording a push outcome failed", job: job, error: error)
+                done(.notRecorded)
+            }
+        }
+    }
+
+    /// The outcome's unit of work, fenced by `write.lease`. - Returns: the counts it adds once
+    /// committed.
+    private func outcomeTransaction(_ write: OutcomeWrite) -> @Sendable (any StorageTransaction) throws -> Counters {
         let policy = configuration.retry
         let log = self.log, clock = self.clock
-        let deviceID = device?.id ?? ""
-        // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
-        let random = jitter()
-        storage.write({ [self] tx in
+        let job = write.job, lease = write.lease, outcome = write.outcome, device = write.device, origin = write.origin
+        let deviceID = device?.id ?? "", random = write.random
+        let provider = device?.provider
+        let cause = { @Sendable (reason: String) in DeadLetterCause(provider: provider, reason: DeadLetterCause.code(of: reason)) }
+        return { tx in
             let now = clock.unixMilliseconds
+            var counts = Counters()
             switch outcome {
             case .delivered(let messageID):
-                try held(tx.jobs.complete(job.lease, note: messageID.map { "delivered: \($0)" }))
+                try held(tx.jobs.complete(lease, note: messageID.map { "delivered: \($0)" }))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID, at: now)
-                self.counters.withLock { $0.delivered += 1 }
+                counts.delivered += 1
             case .deleteDevice(let reason, let timestamp):
                 // DV-6, PU-5c: a device that registered again after the provider's verdict stays.
                 var deleted = false
                 if let device { deleted = try tx.devices.deleteInvalid(id: device.id, invalidSince: timestamp) }
                 let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
-                try held(tx.jobs.complete(job.lease, note: note))
+                try held(tx.jobs.complete(lease, note: note))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
                 if deleted {
-                    self.counters.withLock { $0.devicesDeleted += 1 }
+                    counts.devicesDeleted += 1
                     log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
                 }
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason):
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason):
                 // The provider already used its one auth refresh; what is left is a plain retry.
+                // An attempt that never reached the provider does not count toward the cap.
                 var retryAfter: Int64?
-                if case .retry(let seconds?, _) = outcome { retryAfter = Int64(seconds) * 1000 }
-                switch policy.decide(afterAttempt: job.attempts, retryAfterMilliseconds: retryAfter, random: random) {
+                var countsAttempt = true
+                switch outcome {
+                case .retry(let seconds?, _): retryAfter = Int64(seconds) * 1000
+                case .notSent(let seconds, _):
+                    countsAttempt = false
+                    retryAfter = seconds.map { Int64($0) * 1000 }
+                default: break
+                }
+                let counted = job.countedAttempts - (countsAttempt ? 0 : 1)
+                let elapsed = now - (job.firstAttemptAt ?? now)
+                let decision = policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
+                                             retryAfterMilliseconds: retryAfter, random: random)
+                switch decision {
                 case .retry(let delay):
-                    try held(tx.jobs.retry(job.lease, runAt: now + delay, error: reason))
+                    try held(tx.jobs.retry(lease, runAt: now + delay, error: reason, countsAttempt: countsAttempt))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                     detail: "\(reason); next attempt in \(delay) ms", at: now)
-                    self.counters.withLock { $0.retried += 1 }
-                case .giveUp:
-                    let error = "\(reason) (after \(job.attempts) attempts)"
-                    try held(tx.jobs.deadLetter(job.lease, error: error, now: now))
+                    counts.retried += 1
+                case .giveUp, .budgetSpent:
+                    let error = decision == .budgetSpent
+                        ? "\(reason) (retry budget of \(policy.budgetMilliseconds / 1000) s spent after \(job.attempts) attempts)"
+                        : "\(reason) (after \(job.attempts) attempts)"
+                    try held(tx.jobs.deadLetter(lease, error: error, cause: cause(reason), now: now))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error, at: now)
-                    self.counters.withLock { $0.dead += 1 }
+                    counts.dead += 1
                     log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
                 }
             case .deadLetter(let reason):
-                try held(tx.jobs.deadLetter(job.lease, error: reason, now: now))
+                try held(tx.jobs.deadLetter(lease, error: reason, cause: cause(reason), now: now))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)
-                self.counters.withLock { $0.dead += 1 }
+                counts.dead += 1
                 log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
             }
-        }) { [self] result in
-            if case .failure(let error) = result {
-                // The lease will expire and the job come back: nothing is lost, it may be sent twice.
-                logFailure("recording a push outcome failed", job: job, error: error)
-            }
-            done(result.isSuccess)
+            return counts
         }
     }
 }

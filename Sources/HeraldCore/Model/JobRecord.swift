@@ -1,3 +1,5 @@
+import Foundation
+
 /// A job's place in its life: `queued` (due at `run_at`), `leased` (a worker has it until
 /// `lease_until`), `done`, or `dead` (given up; listed and retried through the server API).
 public enum JobState: String, Sendable, CaseIterable {
@@ -11,8 +13,14 @@ public struct JobRecord: Sendable, Equatable {
     /// The job's input, JSON text.
     public var payloadJSON: String
     public var state: JobState
-    /// Attempts started so far (a claim counts as one).
+    /// Attempts started so far (a claim counts as one). Also the lease's fencing number.
     public var attempts: Int
+    /// Of `attempts`, those retried as never having reached the provider (`JobQueue.retry`'s
+    /// `countsAttempt: false`): they do not count toward the retry policy's attempt cap.
+    public var uncountedAttempts: Int
+    /// Unix ms of the first claim since the job was queued (or retried from the dead letters):
+    /// where the retry time budget starts. Nil before the first claim.
+    public var firstAttemptAt: Int64?
     /// Unix ms at which the job is due.
     public var runAt: Int64
     /// Unix ms until which a worker holds it; past it, the job is due again (crash recovery).
@@ -21,20 +29,29 @@ public struct JobRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// Unix ms the job was dead-lettered; nil unless `dead` (and for jobs that died before schema 6).
     public var deadAt: Int64?
+    /// Why and where a dead job died (bulk retry by reason and provider); nil unless `dead`.
+    public var deadCause: DeadLetterCause?
 
     public init(id: Int64, kind: String, payloadJSON: String, state: JobState, attempts: Int, runAt: Int64, leaseUntil: Int64?,
-                lastError: String?, createdAt: Int64, deadAt: Int64? = nil) {
+                lastError: String?, createdAt: Int64, deadAt: Int64? = nil, uncountedAttempts: Int = 0, firstAttemptAt: Int64? = nil,
+                deadCause: DeadLetterCause? = nil) {
         self.id = id
         self.kind = kind
         self.payloadJSON = payloadJSON
         self.state = state
         self.attempts = attempts
+        self.uncountedAttempts = uncountedAttempts
+        self.firstAttemptAt = firstAttemptAt
         self.runAt = runAt
         self.leaseUntil = leaseUntil
         self.lastError = lastError
         self.createdAt = createdAt
         self.deadAt = deadAt
+        self.deadCause = deadCause
     }
+
+    /// The attempts that count toward the retry policy's cap: `attempts − uncountedAttempts`.
+    public var countedAttempts: Int { attempts - uncountedAttempts }
 
     /// The fencing token of the claim that leased it: its id and attempt number. Meaningful for a
     /// job returned by `claim`; a later claim (after the lease ran out) counts another attempt,
@@ -56,16 +73,101 @@ public struct JobLease: Hashable, Sendable {
     }
 }
 
+/// Why a job was dead-lettered, kept with it so dead letters can be retried by cause (after an
+/// outage of one provider, a credentials fix). Nil columns for jobs that died before schema 7,
+/// except what migration 7 could recover (see `HeraldSchema`).
+public struct DeadLetterCause: Sendable, Equatable {
+    /// The push provider the job was for (`devices.provider`, e.g. `apns`); nil when unknown (the
+    /// device was gone, the payload unreadable, or not a push job).
+    public var provider: String?
+    /// The reason's code: the outcome reason up to its first `:` (`ServiceUnavailable`,
+    /// `transport_error`, `provider_misconfigured`, `push_not_configured`…), the same text that
+    /// starts the job's `last_error`. At most 128 bytes.
+    public var reason: String
+
+    public init(provider: String?, reason: String) {
+        self.provider = provider
+        self.reason = reason
+    }
+
+    /// The code of an outcome reason: the text before its first `:`, trimmed, cut at 128 bytes
+    /// (`"transport_error: CURLE_…"` → `transport_error`; `"ServiceUnavailable"` unchanged).
+    public static func code(of reason: String) -> String {
+        let head = reason.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? reason
+        var code = head.trimmingCharacters(in: .whitespaces)
+        while code.utf8.count > 128 { code.removeLast() }
+        return code
+    }
+}
+
 /// Which dead jobs a bulk retry sends back to the queue. Every condition given must hold.
 public struct DeadJobFilter: Sendable, Equatable {
     /// Only jobs of this kind (e.g. `push.deliver`); nil: any kind.
     public var kind: String?
     /// Only jobs dead-lettered at or after this unix ms; nil: whenever. Jobs that died before
-    /// schema 6 have no such time and match only when this is nil.
+    /// schema 6 have no such time and match only when this and `deadUntil` are nil.
     public var deadSince: Int64?
+    /// Only jobs dead-lettered before this unix ms (exclusive); nil: up to now.
+    public var deadUntil: Int64?
+    /// Only jobs for this push provider (`DeadLetterCause.provider`); nil: any, unknown included.
+    public var provider: String?
+    /// Only jobs whose `DeadLetterCause.reason` is exactly this; nil: any.
+    public var reason: String?
 
-    public init(kind: String? = nil, deadSince: Int64? = nil) {
+    public init(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil, reason: String? = nil) {
         self.kind = kind
         self.deadSince = deadSince
+        self.deadUntil = deadUntil
+        self.provider = provider
+        self.reason = reason
+    }
+}
+
+extension DeadJobFilter {
+    /// A filter field, named as the server API's body names it (`POST /v1/jobs/retry`).
+    public enum Field: String, Sendable, Equatable {
+        case kind, deadSince = "dead_since", deadUntil = "dead_until", provider, reason
+    }
+
+    /// Why filter values are refused: the field and a message for the operator.
+    public struct Invalid: Error, Equatable, Sendable {
+        public let field: Field
+        public let message: String
+    }
+
+    /// Checks filter values from outside (the API body, `herald jobs retry`) and makes the filter.
+    ///
+    /// - Parameters:
+    ///   - kind: 1-64 bytes.
+    ///   - deadSince, deadUntil: unix ms, not negative; `deadUntil` after `deadSince` when both are given.
+    ///   - provider: a provider id Herald knows (`PushProviderID`: apns, fcm, webpush).
+    ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
+    ///     ASCII without `:`.
+    /// - Throws: `Invalid` naming the first bad field.
+    public static func validated(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
+                                 reason: String? = nil) throws(Invalid) -> DeadJobFilter {
+        if let kind, !(1...64).contains(kind.utf8.count) {
+            throw Invalid(field: .kind, message: "kind is 1-64 bytes, e.g. push.deliver")
+        }
+        if let deadSince, deadSince < 0 {
+            throw Invalid(field: .deadSince, message: "dead_since is unix milliseconds, not negative")
+        }
+        if let deadUntil {
+            guard deadUntil >= 0 else { throw Invalid(field: .deadUntil, message: "dead_until is unix milliseconds, not negative") }
+            if let deadSince, deadUntil <= deadSince {
+                throw Invalid(field: .deadUntil, message: "dead_until must be after dead_since")
+            }
+        }
+        if let provider, PushProviderID(rawValue: provider) == nil {
+            let known = PushProviderID.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Invalid(field: .provider, message: "provider must be one of \(known)")
+        }
+        if let reason {
+            let printable = reason.utf8.allSatisfy { (0x20...0x7e).contains($0) && $0 != UInt8(ascii: ":") }
+            guard (1...128).contains(reason.utf8.count), printable else {
+                throw Invalid(field: .reason, message: "reason is a dead letter's reason code (1-128 printable ASCII bytes before any ':'), e.g. ServiceUnavailable")
+            }
+        }
+        return DeadJobFilter(kind: kind, deadSince: deadSince, deadUntil: deadUntil, provider: provider, reason: reason)
     }
 }

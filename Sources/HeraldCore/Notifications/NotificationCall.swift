@@ -83,9 +83,14 @@ public enum NotificationAnswer: Sendable {
     case created(json: String)
     /// The idempotency key's first answer, replayed (NO-1).
     case replayed(json: String)
+    /// Stored (and broadcast when the broker took it) but the pushes not planned: the planning
+    /// transaction failed, or another node took the plan over. Recovery plans them; the JSON is
+    /// the answer's shape with the stored ids, zero counts and `"push_planning":"deferred"`.
+    /// `replayed`: a repeat of such a call with its idempotency key before recovery planned it.
+    case accepted(json: String, replayed: Bool)
     /// Refused; nothing stored.
     case refused(NotificationRefusal)
-    /// Storage failed: nothing stored (the storing transaction failed), or stored but not planned
-    /// (recovery plans it; a retry with the idempotency key is safe). A `StorageError` mostly.
+    /// Storage failed and nothing was stored (the storing transaction failed): a `StorageError`
+    /// mostly. A call that was stored is never `failed` (RL-2): it is `accepted`.
     case failed(any Error)
 }

@@ -13,7 +13,8 @@ public protocol JobQueue {
     func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
 
     /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with a lease over),
-    /// oldest due first, until `now + leaseMilliseconds`, counting an attempt for each.
+    /// oldest due first, until `now + leaseMilliseconds`, counting an attempt for each (and
+    /// setting `firstAttemptAt` to `now` on a job's first claim).
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord]
 
     /// Marks the job done, with an optional note of how it ended. Fenced by `lease`.
@@ -21,12 +22,16 @@ public protocol JobQueue {
     func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool
 
     /// Puts the job back in the queue, due at `runAt`, remembering why. Fenced by `lease`.
+    /// - Parameter countsAttempt: false when the attempt never reached its destination (no
+    ///   connection, no auth token): it is added to `uncountedAttempts`. `attempts`, the fencing
+    ///   number, still grows with every claim.
     /// - Returns: false when the job is no longer leased under `lease`.
-    func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool
+    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool
 
-    /// Gives the job up (a dead letter) at `now`, with its reason. Fenced by `lease`.
+    /// Gives the job up (a dead letter) at `now`, with its error text and cause. Fenced by `lease`.
+    /// - Parameter cause: kept for bulk retry by provider and reason (`DeadJobFilter`).
     /// - Returns: false when the job is no longer leased under `lease`.
-    func deadLetter(_ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool
+    func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool
 
     /// Makes every leased job of `kind` due at `now` at the latest. For one process per queue, at
     /// start: a lease still held belongs to a process that died. - Returns: how many.
@@ -39,11 +44,12 @@ public protocol JobQueue {
     /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (paging).
     func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord]
 
-    /// Sends one dead job back to the queue with fresh attempts, due at `now`.
+    /// Sends one dead job back to the queue with fresh attempts and a fresh retry budget, due at `now`.
     /// - Returns: false when it does not exist or is not dead.
     func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool
 
-    /// Sends every dead job matching `filter` back to the queue with fresh attempts, due at `now`
+    /// Sends every dead job matching `filter` back to the queue with fresh attempts and a fresh
+    /// retry budget, due at `now`
     /// (after a provider outage, a credentials fix). - Returns: how many.
     @discardableResult
     func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int
@@ -60,6 +66,16 @@ extension JobQueue {
     /// `complete(_:note:)` without a note.
     public func complete(_ lease: JobLease) throws(StorageError) -> Bool {
         try complete(lease, note: nil)
+    }
+
+    /// `deadLetter(_:error:cause:now:)` with the cause read from `error` (its code) and no provider.
+    public func deadLetter(_ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool {
+        try deadLetter(lease, error: error, cause: DeadLetterCause(provider: nil, reason: DeadLetterCause.code(of: error)), now: now)
+    }
+
+    /// `retry(_:runAt:error:countsAttempt:)` for an attempt that counts.
+    public func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool {
+        try retry(lease, runAt: runAt, error: error, countsAttempt: true)
     }
 }
 

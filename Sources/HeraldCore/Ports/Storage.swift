@@ -49,6 +49,20 @@ public protocol Storage: Sendable {
     /// `read(_:completion:)`, blocking the calling thread until it ran.
     /// - Important: As `writeSync`; never from inside a `read` body.
     func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T
+
+    /// Whether a write commits right now, by making a small real one after the writes already
+    /// submitted (readiness, RL-2): an empty transaction would commit on a full disk.
+    /// - Parameter completion: called once with success, or the write's `StorageError`
+    ///   (`.diskFull`, `.readOnly`, `.busy`, `.unavailable`, …).
+    func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+}
+
+extension Storage {
+    /// An empty write unit, for adapters with nothing cheaper that proves a write (it still takes
+    /// the write lock).
+    public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        write({ _ in }, completion: completion)
+    }
 }
 
 extension Storage {

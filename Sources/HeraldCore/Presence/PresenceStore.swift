@@ -5,7 +5,10 @@
 ///
 /// Transports report into it from every event loop; the API and the planner read it from any
 /// thread. Foreground is a lease, not a flag: a connection counts only while it showed app-level
-/// life (a WebSocket frame or pong, a state report, an ack, or opening) within the lease.
+/// life (a WebSocket frame or pong, a state report, an ack, or opening) within the lease. SSE
+/// transports never report `life`: bytes a stream writes say nothing about the app. A WebSocket
+/// whose server ping goes unanswered is closed by its transport, which reports `disconnected`
+/// at once instead of letting the lease run out (issue 18).
 ///
 /// # Synchronous by design
 /// Every call is synchronous because transports call it on an event loop, per connection event

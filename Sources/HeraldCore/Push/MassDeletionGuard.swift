@@ -5,16 +5,39 @@ import Synchronization
 /// token-level rejection, deleting devices would wipe the registry; instead the guard trips:
 /// those jobs are dead-lettered as `provider_misconfigured` and devices kept, until a send to that
 /// provider succeeds again.
+///
+/// The guard is asked before **each** deletion (`allowDeletion`), with that rejection counted: it
+/// trips as soon as more than `burst` of the recent answers are the same rejection and they are at
+/// least `threshold` of the answers it has seen (up to `window`). So a wall of identical rejections
+/// deletes at most `burst` devices per provider, while rejections scattered among deliveries (the
+/// normal trickle of uninstalled apps) never trip it.
 public final class MassDeletionGuard: Sendable {
-    /// How many recent answers per provider are looked at, and the share that trips the guard.
+    /// How many recent answers per provider are looked at, the share of one rejection that trips
+    /// the guard, and how many alike may be deleted before the share is trusted.
     public struct Limits: Sendable {
+        /// Answers remembered per provider.
         public var window: Int
+        /// Share of the remembered answers (`0 < threshold ≤ 1`) that one rejection must reach to trip.
         public var threshold: Double
-        public init(window: Int = 20, threshold: Double = 0.5) {
-            precondition(window >= 2 && threshold > 0 && threshold <= 1)
+        /// Most devices deleted for one rejection before the guard may trip (a small sample proves
+        /// nothing): the bound on what a misconfiguration can delete.
+        public var burst: Int
+
+        public init(window: Int = 20, threshold: Double = 0.5, burst: Int = 3) {
+            precondition(window >= 2 && threshold > 0 && threshold <= 1 && burst >= 0 && burst < window)
             self.window = window
             self.threshold = threshold
+            self.burst = burst
         }
+    }
+
+    /// What the guard says about one token rejection.
+    public enum Verdict: Sendable, Equatable {
+        /// Delete the device.
+        case delete
+        /// Keep the device and dead-letter the job. `justTripped`: this rejection tripped the
+        /// guard (log it once, as an error); false while it was already tripped.
+        case keep(justTripped: Bool)
     }
 
     private struct ProviderState {
@@ -40,19 +63,29 @@ public final class MassDeletionGuard: Sendable {
         }
     }
 
-    /// Records a token-level rejection and says whether the device may be deleted.
-    /// - Returns: false while the guard is tripped (this answer included).
-    public func allowDeletion(provider: String, reason: String) -> Bool {
+    /// Records a token-level rejection and decides, before the deletion, whether the device may
+    /// be deleted.
+    /// - Returns: `.keep` while the guard is tripped (this answer included).
+    public func verdict(provider: String, reason: String) -> Verdict {
         state.withLock { states in
             var s = states[provider] ?? ProviderState()
             push(reason, into: &s)
-            if s.tripped == nil, s.recent.count >= limits.window / 2 {
+            var justTripped = false
+            if s.tripped == nil {
                 let same = s.recent.filter { $0 == reason }.count
-                if Double(same) >= limits.threshold * Double(limits.window) { s.tripped = reason }
+                if same > limits.burst, Double(same) >= limits.threshold * Double(s.recent.count) {
+                    s.tripped = reason
+                    justTripped = true
+                }
             }
             states[provider] = s
-            return s.tripped == nil
+            return s.tripped == nil ? .delete : .keep(justTripped: justTripped)
         }
+    }
+
+    /// `verdict(provider:reason:) == .delete`.
+    public func allowDeletion(provider: String, reason: String) -> Bool {
+        verdict(provider: provider, reason: reason) == .delete
     }
 
     /// The rejection that tripped the guard for `provider`, or nil (for /readyz and /metrics).

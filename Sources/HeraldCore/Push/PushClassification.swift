@@ -10,6 +10,12 @@ public enum PushOutcome: Sendable, Equatable {
     /// Try again later. `afterSeconds`: the provider's `Retry-After` (or a documented minimum such as
     /// 60 s for FCM `QUOTA_EXCEEDED`), to be used as a floor under the queue's backoff; `nil` = backoff only.
     case retry(afterSeconds: Int?, reason: String)
+    /// Nothing reached the provider: no connection could be made, or no auth token was available
+    /// (FCM's OAuth endpoint failed or is in its cool-down, an APNs token refresh must wait). The
+    /// queue tries again no sooner than `afterSeconds` (e.g. when the cool-down ends; `nil` =
+    /// backoff only) and the attempt does not count toward the attempt cap — the retry time
+    /// budget still applies (`RetryPolicy`).
+    case notSent(afterSeconds: Int?, reason: String)
     /// The provider refused our credential as stale (APNs `403 ExpiredProviderToken`, FCM `401`):
     /// refresh it (`APNsAuthToken.invalidate(rejected:)` / `FCMAccessTokenCache.invalidate(token:)`)
     /// and retry **once** right away. A `PushProvider` does that itself; when one still reports this
@@ -30,6 +36,9 @@ public enum PushRule: Sendable, Equatable {
     case reconnectAndRetry
     /// `.refreshAuthAndRetryOnce`.
     case refreshAuthAndRetryOnce
+    /// `.notSent`: the attempt never reached the provider; retry, never sooner than
+    /// `minimumDelay` seconds when given, without counting the attempt.
+    case retryUnsent(minimumDelay: Int?)
     /// `.deadLetter`, and tell operators: credentials, topic or project are wrong (PU-5, PU-6).
     case deadLetterConfiguration
     /// `.deadLetter`: the request itself was wrong (payload, headers) — a bug to fix, not to retry.
@@ -85,6 +94,14 @@ public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
             outcome = .retry(afterSeconds: retryAfter, reason: reason)
         case .refreshAuthAndRetryOnce:
             outcome = .refreshAuthAndRetryOnce(reason: reason)
+        case .retryUnsent(let minimumDelay):
+            let delay: Int? = switch (retryAfter, minimumDelay) {
+            case (nil, nil): nil
+            case (let after?, nil): after
+            case (nil, let minimum?): minimum
+            case (let after?, let minimum?): max(after, minimum)
+            }
+            outcome = .notSent(afterSeconds: delay, reason: reason)
         case .deadLetterConfiguration, .deadLetterRequest:
             outcome = .deadLetter(reason: reason)
         }

@@ -51,13 +51,14 @@ public final class PushMetrics: Sendable {
 }
 
 extension PushOutcome {
-    /// A short label for metrics: delivered, device_deleted, retry, auth_refresh, dead.
+    /// A short label for metrics: delivered, device_deleted, retry, auth_refresh, not_sent, dead.
     public var metricLabel: String {
         switch self {
         case .delivered: return "delivered"
         case .deleteDevice: return "device_deleted"
         case .retry: return "retry"
         case .refreshAuthAndRetryOnce: return "auth_refresh"
+        case .notSent: return "not_sent"
         case .deadLetter: return "dead"
         }
     }

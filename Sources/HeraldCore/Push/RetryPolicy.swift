@@ -1,40 +1,87 @@
-/// When a failed delivery is tried again (PU-5): exponential backoff with full jitter
+/// When a failed delivery is tried again (PU-5): capped exponential backoff with full jitter
 /// (AWS Architecture Blog, "Exponential Backoff and Jitter"), a provider's `Retry-After` as a
-/// floor, and a cap on attempts after which the job is dead-lettered.
-public struct RetryPolicy: Sendable {
+/// floor, and two limits after which the job is dead-lettered: a time budget counted from the
+/// job's first attempt, and a cap on the attempts that reached the provider.
+///
+/// The defaults ride out a provider outage of hours: a job is retried for up to 4 hours (at most
+/// 2 minutes apart once the backoff reaches its cap) before it is dead. Attempts that never reached
+/// the provider (`PushOutcome.notSent`: unreachable, no auth token) still grow the backoff and are
+/// bounded by the time budget, but do not count toward `maxAttempts`.
+///
+/// ```
+/// ceiling(n) = min(cap, base × 2^(n-1))         n = the job's attempts so far (every claim)
+/// delay      = max(Retry-After, random × ceiling(n))
+/// dead when    counted attempts ≥ maxAttempts, or now − first attempt ≥ budget
+/// ```
+public struct RetryPolicy: Sendable, Equatable {
     /// Delay scale for the first retry, ms (`HERALD_PUSH_RETRY_BASE_MS`).
     public var baseMilliseconds: Int64
     /// Largest backoff before jitter, ms (`HERALD_PUSH_RETRY_CAP_MS`).
     public var capMilliseconds: Int64
-    /// Attempts before a job is dead (PU-5: 5).
+    /// Attempts that reached the provider before a job is dead (`HERALD_PUSH_MAX_ATTEMPTS`). A
+    /// backstop: with the defaults the time budget ends first.
     public var maxAttempts: Int
+    /// How long after its first attempt a job is still retried, ms (`HERALD_PUSH_RETRY_BUDGET_MS`):
+    /// a failure at or after this age dead-letters it.
+    public var budgetMilliseconds: Int64
 
-    public init(baseMilliseconds: Int64 = 1_000, capMilliseconds: Int64 = 300_000, maxAttempts: Int = 5) {
-        precondition(baseMilliseconds > 0 && capMilliseconds >= baseMilliseconds && maxAttempts >= 1)
+    /// Default `baseMilliseconds`: 1 s.
+    public static let defaultBaseMilliseconds: Int64 = 1_000
+    /// Default `capMilliseconds`: 2 min.
+    public static let defaultCapMilliseconds: Int64 = 120_000
+    /// Default `maxAttempts`: 300 (4 h at the capped backoff averages 240 attempts).
+    public static let defaultMaxAttempts = 300
+    /// Default `budgetMilliseconds`: 4 h.
+    public static let defaultBudgetMilliseconds: Int64 = 4 * 3_600_000
+
+    /// - Precondition: `baseMilliseconds > 0`, `capMilliseconds >= baseMilliseconds`,
+    ///   `maxAttempts >= 1`, `budgetMilliseconds > 0`.
+    public init(baseMilliseconds: Int64 = defaultBaseMilliseconds, capMilliseconds: Int64 = defaultCapMilliseconds,
+                maxAttempts: Int = defaultMaxAttempts, budgetMilliseconds: Int64 = defaultBudgetMilliseconds) {
+        precondition(baseMilliseconds > 0 && capMilliseconds >= baseMilliseconds && maxAttempts >= 1 && budgetMilliseconds > 0)
         self.baseMilliseconds = baseMilliseconds
         self.capMilliseconds = capMilliseconds
         self.maxAttempts = maxAttempts
+        self.budgetMilliseconds = budgetMilliseconds
     }
 
-    /// The decision after attempt number `attempt` (1-based) failed with a retryable error.
+    /// The decision after a failed attempt.
     public enum Decision: Sendable, Equatable {
         /// Try again after this many ms.
         case retry(afterMilliseconds: Int64)
-        /// Out of attempts.
+        /// Out of attempts: `maxAttempts` attempts reached the provider.
         case giveUp
+        /// Out of time: the budget since the first attempt is spent.
+        case budgetSpent
     }
 
+    /// The decision after a failure of a job that has been claimed `attempts` times, of which
+    /// `countedAttempts` reached the provider, `elapsedMilliseconds` after its first attempt.
+    ///
     /// - Parameters:
-    ///   - attempt: the attempt that just failed, 1-based.
-    ///   - retryAfterMilliseconds: the provider's `Retry-After`, honoured as a minimum.
+    ///   - attempts: every attempt so far, the failed one included (1-based); the backoff grows with it.
+    ///   - countedAttempts: the attempts that count toward `maxAttempts` (those that reached the
+    ///     provider), the failed one included when it did.
+    ///   - elapsedMilliseconds: from the job's first attempt to now; negative (a clock stepped
+    ///     back) counts as 0.
+    ///   - retryAfterMilliseconds: the provider's `Retry-After` (or a cool-down's end), honoured as a minimum.
     ///   - random: a uniform value in `0..<1` (injected so tests are deterministic).
-    public func decide(afterAttempt attempt: Int, retryAfterMilliseconds: Int64? = nil,
-                       random: Double = Double.random(in: 0..<1)) -> Decision {
-        guard attempt < maxAttempts else { return .giveUp }
-        let exponent = min(max(attempt - 1, 0), 40)
+    public func decide(attempts: Int, countedAttempts: Int, elapsedMilliseconds: Int64,
+                       retryAfterMilliseconds: Int64? = nil, random: Double = Double.random(in: 0..<1)) -> Decision {
+        if countedAttempts >= maxAttempts { return .giveUp }
+        if elapsedMilliseconds >= budgetMilliseconds { return .budgetSpent }
+        let exponent = min(max(attempts - 1, 0), 40)
         let (scaled, overflow) = baseMilliseconds.multipliedReportingOverflow(by: Int64(1) << exponent)
         let ceiling = overflow ? capMilliseconds : min(capMilliseconds, scaled)
         let jittered = Int64((Double(ceiling) * min(max(random, 0), 1)).rounded(.down))
         return .retry(afterMilliseconds: max(jittered, retryAfterMilliseconds ?? 0))
+    }
+
+    /// The decision after attempt number `attempt` (1-based), every attempt counted and the
+    /// budget not in question: `decide(attempts: attempt, countedAttempts: attempt, elapsedMilliseconds: 0, …)`.
+    public func decide(afterAttempt attempt: Int, retryAfterMilliseconds: Int64? = nil,
+                       random: Double = Double.random(in: 0..<1)) -> Decision {
+        decide(attempts: attempt, countedAttempts: attempt, elapsedMilliseconds: 0,
+               retryAfterMilliseconds: retryAfterMilliseconds, random: random)
     }
 }

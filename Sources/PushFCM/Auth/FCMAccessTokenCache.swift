@@ -39,7 +39,9 @@ public final class FCMAccessTokenCache: Sendable {
         self.clock = clock
     }
 
-    /// Calls `completion` with a usable access token, fetching one first if needed.
+    /// Calls `completion` with a usable access token, fetching one first if needed. Within the
+    /// failure cool-down it fails at once: `.rejected` again after a refused assertion, otherwise
+    /// `.coolingDown` with the seconds until a fetch is tried again.
     public func withAccessToken(_ completion: @escaping Completion) {
         let now = clock()
         let action = machine.withLock { $0.request(now: now, waiter: completion) }
@@ -53,14 +55,20 @@ public final class FCMAccessTokenCache: Sendable {
             startFetch(generation: generation)
         case .wait:
             break
+        case .fail(.rejected(let status, let code, let description)):
+            // A configuration error stays one: the caller dead-letters, however soon it asks again.
+            completion(.failure(.rejected(status: status, error: code, description: description)))
         case .fail(let error):
-            completion(.failure(error))
+            // Tell the caller when asking again can help: the cool-down's end.
+            let left = machine.withLock { $0.coolDownLeft(now: now) } ?? 1
+            completion(.failure(.coolingDown(secondsLeft: max(left, 1), detail: "\(error)")))
         }
     }
 
     /// A usable access token, fetching one first if needed.
     ///
-    /// - Throws: `FCMTokenError` from the fetch (or its cool-down).
+    /// - Throws: `FCMTokenError` from the fetch, or `.coolingDown` while a failed fetch's
+    ///   cool-down lasts (`.rejected` stays `.rejected`).
     public func accessToken() async throws(FCMTokenError) -> String {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, FCMTokenError>, Never>) in
             withAccessToken { continuation.resume(returning: $0) }

@@ -105,6 +105,12 @@ struct FCMAccessTokenStateMachine<Waiter> {
         return true
     }
 
+    /// Seconds until the failure cool-down ends at `now`, or nil when none is running.
+    func coolDownLeft(now: Int) -> Int? {
+        guard let lastFailure, coolingDown(now) else { return nil }
+        return min(failureCooldown, failureCooldown - (now - lastFailure.at))
+    }
+
     private func coolingDown(_ now: Int) -> Bool {
         guard let lastFailure else { return false }
         return now - lastFailure.at < failureCooldown

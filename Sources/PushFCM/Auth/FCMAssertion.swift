@@ -104,4 +104,7 @@ public enum FCMTokenError: Error, Equatable, Sendable {
     case unavailable(status: Int, detail: String)
     /// Building or sending the request failed (signing, transport); `detail` says what.
     case failed(detail: String)
+    /// A fetch failed (`unavailable` or `failed`, described by `detail`) less than the cache's
+    /// failure cool-down ago: no new fetch for `secondsLeft` more seconds (at least 1).
+    case coolingDown(secondsLeft: Int, detail: String)
 }

@@ -1,4 +1,5 @@
 import CCurl
+import HeraldCore
 
 /// Why an HTTP/2 exchange with a push provider produced no response.
 ///
@@ -65,5 +66,15 @@ public enum PushTransportError: Error, Sendable, Equatable {
         default:
             return .other(code: Int(code.rawValue), message: message)
         }
+    }
+}
+
+extension PushTransportError: PushTransportFailure {
+    /// False only for `.connect`: no connection was made, so the request never left this host
+    /// (the queue then retries without counting the attempt, `PushOutcome.notSent`). A timeout
+    /// may have struck after the request was sent, so it counts.
+    public var mayHaveReachedProvider: Bool {
+        if case .connect = self { return false }
+        return true
     }
 }

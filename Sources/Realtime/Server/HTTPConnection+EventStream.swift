@@ -65,12 +65,17 @@ extension HTTPConnection {
         var first = Array(head.utf8)
         // `retry:` shares the ready event's block: a block without data is no event to browsers
         // but some client libraries report it as an empty `message`.
-        first += Array("retry: \(configuration.retryMilliseconds)\n".utf8)
+        // Spread per connection (± 50 %): after a restart the clients come back over a window,
+        // not in one instant.
+        first += Array("retry: \(configuration.retryMilliseconds(for: stream.connectionID))\n".utf8)
         let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
             + (stream.sessionID.map(JSONText.quote) ?? "null")
             + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
         first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
         write(first)
+        // A resumed channel's state first (a channel new to this stream has no other way to it),
+        // then what was missed since the cursor.
+        if !snapshot.baseline.isEmpty { backlog.append(.bytes(snapshot.baseline.flatMap(\.snapshotSSEBytes))) }
         for message in snapshot.replay { backlog.append(.message(message)) }
         var tail: [UInt8] = []
         if !snapshot.reset.isEmpty {
@@ -91,6 +96,16 @@ extension HTTPConnection {
         Log.info("stream ended", ["connection_id": stream.connectionID, "user_id": stream.userID, "reason": code])
         if dropQueued { outbound.dropAllButPartialHead() }
         write(SSEEncoder.event(id: nil, event: "error", data: "{\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))}"))
+        beginClosing()
+    }
+
+    /// Server shutdown: a `shutdown` event whose block also sets `retry:` to this connection's
+    /// spread delay (a browser's `EventSource` reconnects after it), and the same delay in its
+    /// data as `retry_ms` for clients that reconnect by hand.
+    func shutdownStream(_ stream: EventStream) {
+        let delay = configuration.retryMilliseconds(for: stream.connectionID)
+        write(Array("retry: \(delay)\n".utf8)
+              + SSEEncoder.event(id: nil, event: "shutdown", data: "{\"reconnect\":true,\"retry_ms\":\(delay)}"))
         beginClosing()
     }
 

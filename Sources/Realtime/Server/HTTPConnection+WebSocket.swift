@@ -20,15 +20,21 @@ extension HTTPConnection {
         var authDeadline: UInt64 = 0
         var lastReceivedAt: UInt64
         var lastPingAt: UInt64
+        /// Monotonic ns when the server's unanswered ping was sent; 0 when none is outstanding.
+        var pingSentAt: UInt64 = 0
+        /// Which message (`parser.messagesStarted`) was seen in progress at `messageSeenAt`
+        /// (monotonic ns), to time a fragmented message's assembly.
+        var messageSeen: UInt64 = 0
+        var messageSeenAt: UInt64 = 0
         /// A close frame was sent; only the peer's close (or the grace) remains.
         var closeSent = false
         /// The user's stream slot is held (released on close).
         var holdsUserSlot = false
 
-        init(connectionID: String, request: WebSocketRequest, maxMessageBytes: Int, now: UInt64) {
+        init(connectionID: String, request: WebSocketRequest, maxMessageBytes: Int, maxFragments: Int, now: UInt64) {
             self.connectionID = connectionID
             self.mode = request.mode
-            self.parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes)
+            self.parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes, maxFragments: maxFragments)
             self.verifyToken = request.verifyToken
             self.initialChannels = request.channels
             self.initialResume = request.resume
@@ -60,7 +66,9 @@ extension HTTPConnection {
         parser = nil
         let now = context.loop.now
         let maxBytes = request.mode == .echo ? configuration.webSocketEchoMaxMessageBytes : configuration.webSocketMaxMessageBytes
-        let session = WebSocketSession(connectionID: context.makeConnectionID(), request: request, maxMessageBytes: maxBytes, now: now)
+        let maxFragments = request.mode == .echo ? configuration.webSocketEchoMaxFragments : configuration.webSocketMaxFragments
+        let session = WebSocketSession(connectionID: context.makeConnectionID(), request: request, maxMessageBytes: maxBytes,
+                                       maxFragments: maxFragments, now: now)
         state = .websocket(session)
         write(Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: request.key))\r\n\r\n").utf8))
@@ -127,7 +135,10 @@ extension HTTPConnection {
                 failWebSocket(session, code: error.closeCode, error: nil, message: error.reason)
                 return
             }
-            guard let event else { return }
+            guard let event else {
+                noteMessageInProgress(session)
+                return
+            }
             session.lastReceivedAt = context.loop.now
             if session.identity != nil, !session.closeSent {
                 context.server.node.presence.life(connectionID: session.connectionID)
@@ -148,7 +159,8 @@ extension HTTPConnection {
             case .ping(let payload):
                 if !session.closeSent { write(WebSocketFrameEncoder.pong(payload)) }
             case .pong:
-                break
+                // Any pong answers the outstanding ping (RFC 6455 §5.5.3: one pong may answer several).
+                session.pingSentAt = 0
             case .close(let code, _):
                 if session.closeSent {
                     close()
@@ -266,7 +278,8 @@ extension HTTPConnection {
         }
     }
 
-    /// RT-8c: a later token for the same user extends the connection's life.
+    /// RT-8c: a later token for the same user extends the connection's life; its grants replace
+    /// the old ones, so channels it no longer grants are unsubscribed (`revoked_channels`).
     private func refresh(_ session: WebSocketSession, _ object: [String: Any]) {
         guard let current = session.identity, let token = object["access_token"] as? String else {
             sendError(session, "invalid_request", "access_token is required", field: "access_token")
@@ -280,8 +293,18 @@ extension HTTPConnection {
             }
             session.identity?.expiresAt = identity.expiresAt
             session.identity?.grants = identity.grants
+            // The new token is the connection's authority from now on: channels it no longer
+            // grants are left at once, and the client is told which.
+            let revoked = session.channels.filter { $0 != session.personal && !identity.allows($0) }
+            if !revoked.isEmpty {
+                for channel in revoked { context.hub.remove(self, from: channel) }
+                session.channels.removeAll { revoked.contains($0) }
+                context.server.node.unsubscribe(revoked, loop: context.loop.index)
+                context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: [], removed: revoked)
+            }
             let expires = identity.expiresAt.map(String.init) ?? "null"
-            write(WebSocketFrameEncoder.text("{\"type\":\"refreshed\",\"expires_at\":\(expires)}"))
+            write(WebSocketFrameEncoder.text("{\"type\":\"refreshed\",\"expires_at\":\(expires),"
+                + "\"revoked_channels\":\(JSONText.array(revoked.map(\.rawValue)))}"))
         case .failure(let error):
             sendError(session, error.code, error.message)
         }
@@ -313,6 +336,8 @@ extension HTTPConnection {
         } else {
             backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"subscribed\",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}")))
         }
+        // A resumed channel's state before what was missed since the cursor (see SSE).
+        for message in snapshot.baseline { backlog.append(.bytes(message.snapshotWebSocketFrame)) }
         if !snapshot.reset.isEmpty {
             backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")))
         }
@@ -360,7 +385,18 @@ extension HTTPConnection {
         }
     }
 
-    /// Once a second: auth timeout, token expiry, pings and the idle timeout.
+    /// Remembers when the message now being reassembled was first seen in progress, so the
+    /// tick can bound its assembly time (a later message restarts the clock).
+    private func noteMessageInProgress(_ session: WebSocketSession) {
+        guard session.parser.isMessageInProgress else { return }
+        if session.messageSeen != session.parser.messagesStarted {
+            session.messageSeen = session.parser.messagesStarted
+            session.messageSeenAt = context.loop.now
+        }
+    }
+
+    /// Once a second: auth timeout, token expiry, the unanswered ping, a message taking too long
+    /// to assemble, pings and the idle timeout.
     func tickWebSocket(_ session: WebSocketSession, now: UInt64, unixNow: Int64) {
         guard !session.closeSent else { return }
         if session.authDeadline != 0, now > session.authDeadline {
@@ -368,18 +404,35 @@ extension HTTPConnection {
         } else if let expiresAt = session.identity?.expiresAt, unixNow >= expiresAt {
             failWebSocket(session, code: WebSocketCloseCode(rawValue: 4003), error: "token_expired",
                           message: "the access token expired; reconnect with a fresh token, or send refresh before exp")
+        } else if session.pingSentAt != 0,
+                  now &- session.pingSentAt > UInt64(configuration.webSocketPongTimeoutSeconds) * 1_000_000_000 {
+            // A suspended app's TCP socket stays open, but nothing answers the ping: closing now
+            // takes the connection out of presence, so the next notification pushes to the device.
+            failWebSocket(session, code: .goingAway, error: nil, message: "pong timeout")
+        } else if session.mode == .herald, session.parser.isMessageInProgress, session.messageSeen == session.parser.messagesStarted,
+                  now &- session.messageSeenAt > UInt64(configuration.webSocketAssemblyTimeoutSeconds) * 1_000_000_000 {
+            // Fragments (or one frame's payload) trickling in keep the idle timeout at bay; this
+            // bounds how long a message may hold its buffer. The echo endpoint's 16 MiB
+            // conformance messages are exempt.
+            failWebSocket(session, code: .policyViolation, error: nil, message: "message not completed in time")
         } else if now &- session.lastReceivedAt > UInt64(configuration.webSocketIdleTimeoutSeconds) * 1_000_000_000 {
             failWebSocket(session, code: .goingAway, error: nil, message: "idle timeout")
-        } else if now &- session.lastPingAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000, outbound.isEmpty {
+        } else if session.pingSentAt == 0, now &- session.lastPingAt >= UInt64(configuration.heartbeatSeconds) * 1_000_000_000,
+                  outbound.isEmpty {
             session.lastPingAt = now
+            // Only a herald-protocol client's liveness matters to presence; the echo endpoint
+            // (conformance runs) is pinged but not timed.
+            if session.mode == .herald { session.pingSentAt = now }
             write(WebSocketFrameEncoder.ping([]))
         }
     }
 
-    /// Server shutdown: tell the client to reconnect, then close with 1001.
+    /// Server shutdown: tell the client to reconnect after its spread delay, then close with 1001.
     func shutdownWebSocket(_ session: WebSocketSession) {
         if session.mode == .herald, session.identity != nil, !session.closeSent {
-            write(WebSocketFrameEncoder.text("{\"type\":\"shutdown\",\"reconnect\":true}"))
+            // Spread per connection, like SSE's `retry:`, so clients do not all return at once.
+            let delay = configuration.retryMilliseconds(for: session.connectionID)
+            write(WebSocketFrameEncoder.text("{\"type\":\"shutdown\",\"reconnect\":true,\"retry_ms\":\(delay)}"))
         }
         failWebSocket(session, code: .goingAway, error: nil, message: "server shutting down")
     }

@@ -12,7 +12,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeoutSeconds: Int = 75
     /// SSE comment heartbeat interval (`HERALD_HEARTBEAT_SECONDS`).
     public var heartbeatSeconds: Int = 15
-    /// The SSE `retry:` hint, ms.
+    /// The reconnect advice's centre, ms: each connection is told a delay spread around it
+    /// (`retryMilliseconds(for:)`), so clients cut off together do not all return together.
     public var retryMilliseconds: Int = 3000
     /// Per-connection outbound bound in bytes before the reader counts as slow (RT-8).
     public var outboundMaxBytes: Int = 1 << 20
@@ -34,8 +35,43 @@ public struct HTTPServerConfiguration: Sendable {
     public var webSocketAuthTimeoutSeconds: Int = 5
     /// A WebSocket that sends nothing (not even a pong) this long is closed with 1001.
     public var webSocketIdleTimeoutSeconds: Int = 60
+    /// A server ping not answered by a pong within this many seconds ends the WebSocket's
+    /// foreground at once and closes it with 1001 (`HERALD_WS_PONG_TIMEOUT_SECONDS`): a frozen
+    /// app must not keep suppressing its device's pushes for the whole foreground lease.
+    public var webSocketPongTimeoutSeconds: Int = 10
+    /// Most frames (the first and its continuations) one WebSocket message may arrive in; more →
+    /// close 1008 (`HERALD_WS_MAX_FRAGMENTS`). Empty continuations cost no bytes, so the byte
+    /// limit alone does not bound them.
+    public var webSocketMaxFragments: Int = 128
+    /// The same for the conformance echo endpoint (Autobahn's 9.3 cases send 4 MiB in 64-byte fragments).
+    public var webSocketEchoMaxFragments: Int = 1 << 17
+    /// A WebSocket message (fragmented, or one frame whose payload trickles in) must be complete
+    /// within this many seconds of its first frame; otherwise close 1008
+    /// (`HERALD_WS_ASSEMBLY_TIMEOUT_SECONDS`). Not applied to the echo endpoint.
+    public var webSocketAssemblyTimeoutSeconds: Int = 10
     /// Browser cross-origin rules.
     public var cors = CORSPolicy()
 
     public init() {}
+
+    /// The reconnect delay (ms) advised to one connection: `retryMilliseconds` ± 50 %, the same
+    /// for the same connection id every time (FNV-1a of the id, then mixed), spread evenly across ids. Used
+    /// for the SSE `retry:` field and the `shutdown` event/message, so a restart does not bring
+    /// every client back in the same instant.
+    public func retryMilliseconds(for connectionID: String) -> Int {
+        let base = max(retryMilliseconds, 0)
+        guard base > 1 else { return base }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in connectionID.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        // Ids differ in their last characters only: a final avalanche (splitmix64's) spreads them.
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        hash ^= hash >> 31
+        // `span` values: from base/2 to base*3/2 inclusive.
+        let span = UInt64(base) + 1
+        return base / 2 + Int(hash % span)
+    }
 }

@@ -22,8 +22,9 @@ public enum WebSocketEvent: Sendable, Equatable {
 /// Why the client's byte stream was refused; the connection must be failed
 /// (RFC 6455 §7.1.7) by sending a Close frame with ``closeCode`` and closing.
 ///
-/// Codes used: 1002 for framing violations, 1007 for invalid UTF-8 (§8.1)
-/// and 1009 for messages over the configured limit (§7.4.1).
+/// Codes used: 1002 for framing violations, 1007 for invalid UTF-8 (§8.1),
+/// 1008 for a message in more fragments than allowed and 1009 for messages
+/// over the configured limit (§7.4.1).
 public struct WebSocketProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The status code to send in the Close frame (RFC 6455 §7.4.1).
     public let closeCode: WebSocketCloseCode
@@ -45,6 +46,8 @@ public struct WebSocketProtocolError: Error, Sendable, Equatable, CustomStringCo
     static let invalidUTF8 = WebSocketProtocolError(closeCode: .invalidPayload, reason: "invalid UTF-8 in text message")
 
     static let tooBig = WebSocketProtocolError(closeCode: .messageTooBig, reason: "message too big")
+
+    static let tooManyFragments = WebSocketProtocolError(closeCode: .policyViolation, reason: "message in too many fragments")
 
     /// "1002: reason", for logs.
     public var description: String { "\(closeCode.rawValue): \(reason)" }
@@ -77,6 +80,13 @@ public struct WebSocketProtocolError: Error, Sendable, Equatable, CustomStringCo
 public struct WebSocketFrameParser: Sendable {
     /// Largest accepted message (sum of all fragments' payloads), in bytes.
     public let maxMessageBytes: Int
+    /// Most data frames one message may arrive in (its first frame and the
+    /// continuations). Empty continuations cost no payload bytes, so without
+    /// this bound a peer could keep one message open with endless frames.
+    public let maxFragments: Int
+    /// Data messages begun so far (first frames seen): lets the caller time
+    /// each message's assembly without the parser reading a clock.
+    public private(set) var messagesStarted: UInt64 = 0
     /// Whether unmasked frames are refused. RFC 6455 §5.1 requires it of a
     /// server; turning it off is for decoding our own (unmasked) frames.
     public let requireMaskedFrames: Bool
@@ -107,6 +117,7 @@ public struct WebSocketFrameParser: Sendable {
 
     // The message being reassembled.
     var messageOpcode: WebSocketOpcode?
+    var messageFragments = 0
     var message: [UInt8] = []
     var utf8 = UTF8Validator()
 
@@ -117,10 +128,13 @@ public struct WebSocketFrameParser: Sendable {
     ///     announce more fails with 1009 as soon as the announcing header is
     ///     read, before any of its payload is buffered. Negative values act
     ///     as 0.
+    ///   - maxFragments: Most data frames per message; one more fails with
+    ///     1008 when its header is read. Values below 1 act as 1.
     ///   - requireMaskedFrames: Refuse unmasked frames with 1002, as a server
     ///     must (RFC 6455 §5.1).
-    public init(maxMessageBytes: Int = 64 * 1024, requireMaskedFrames: Bool = true) {
+    public init(maxMessageBytes: Int = 64 * 1024, maxFragments: Int = Int.max, requireMaskedFrames: Bool = true) {
         self.maxMessageBytes = max(0, maxMessageBytes)
+        self.maxFragments = max(1, maxFragments)
         self.requireMaskedFrames = requireMaskedFrames
     }
 
@@ -248,6 +262,7 @@ public struct WebSocketFrameParser: Sendable {
             guard messageOpcode != nil else {
                 throw .protocolViolation("continuation frame without a message")
             }
+            guard messageFragments < maxFragments else { throw .tooManyFragments }
         } else {
             // §5.4: fragments of one message are never interleaved with
             // another message's frames.
@@ -306,8 +321,11 @@ public struct WebSocketFrameParser: Sendable {
         readIndex += headerLength
         if opcode != .continuation {
             messageOpcode = opcode
+            messageFragments = 0
+            messagesStarted &+= 1
             utf8.reset()
         }
+        messageFragments += 1
         inPayload = true
         frameRemaining = Int(length)
         frameFin = fin

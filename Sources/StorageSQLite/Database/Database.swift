@@ -1,3 +1,4 @@
+import HeraldCore
 import Dispatch
 import Synchronization
 
@@ -68,12 +69,16 @@ final class Database: Sendable {
     ///   - busyTimeoutMS: per-connection wait, in milliseconds, for another connection's lock
     ///     (another process on the same file, a checkpoint) before `.busy`. Default 5000.
     ///   - migrations: the schema; default `HeraldSchema.migrations`.
+    ///   - walSizeLimitBytes: the WAL's bound in bytes (`journal_size_limit`, and the size past
+    ///     which the checkpointer truncates it; see `Checkpointer`).
     /// - Throws: `SQLiteError.open` when a connection cannot open or WAL cannot be enabled;
     ///   `SQLiteError.migration` when a migration fails or the file is newer than `migrations`.
     static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
-                            migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) -> Database {
+                     migrations: [Migration] = HeraldSchema.migrations,
+                     walSizeLimitBytes: Int64 = SQLiteConnection.defaultWALSizeLimitBytes) throws(SQLiteError) -> Database {
         precondition(readers >= 0, "reader count must not be negative")
-        let writerConnection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS)
+        let writerConnection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS,
+                                                    walSizeLimitBytes: walSizeLimitBytes)
         let applied = try Migrator.migrate(writerConnection, migrations: migrations)
         // Readers open after the writer has switched the file to WAL (a persistent setting), which a
         // read-only connection could not do itself.
@@ -85,7 +90,9 @@ final class Database: Sendable {
         }
         var checkpointer: Checkpointer?
         if !SQLiteConnection.isInMemory(path) {
-            checkpointer = Checkpointer(connection: try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS))
+            let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
+            checkpointer = Checkpointer(connection: connection, walSizeLimitBytes: walSizeLimitBytes,
+                                        pageSize: try writerConnection.pageSize(), busyTimeoutMilliseconds: busyTimeoutMS)
             checkpointer?.attach(to: writerConnection)
         }
         return Database(path: path,
@@ -112,10 +119,17 @@ final class Database: Sendable {
     ///   - body: the work; its connection must not escape it.
     ///   - completion: called once on the writer queue with `body`'s result or error
     ///     (`SQLiteError.closed` after `close()`).
+    ///
+    /// A write that fails for want of space asks for a truncating checkpoint (`Checkpointer`), so
+    /// the WAL gives its space back as soon as the database file can take its frames.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let writer = self.writer
-        writer.queue.async { completion(writer.run(body)) }
+        let writer = self.writer, checkpointer = self.checkpointer
+        writer.queue.async {
+            let result = writer.run(body)
+            if case .failure(let error) = result, Self.isDiskFull(error) { checkpointer?.requestTruncate() }
+            completion(result)
+        }
     }
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
@@ -126,6 +140,14 @@ final class Database: Sendable {
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         guard let readers else { return write(body, completion: completion) }
         readers.submit { worker in completion(worker.run(body)) }
+    }
+
+    /// Whether a write failed for want of space: SQLite's error, or the port's a repository
+    /// mapped it to inside the body.
+    private static func isDiskFull(_ error: any Error) -> Bool {
+        if let error = error as? SQLiteError { return error.isDiskFull }
+        if case .diskFull? = error as? StorageError { return true }
+        return false
     }
 
     // MARK: async
@@ -192,4 +214,13 @@ final class Database: Sendable {
 
     /// WAL checkpoints run off the writer since the database opened (0 in memory).
     var checkpointCount: Int { checkpointer?.count ?? 0 }
+
+    /// Truncating checkpoints that emptied the WAL since the database opened (0 in memory).
+    var walTruncationCount: Int { checkpointer?.truncationCount ?? 0 }
+
+    /// Blocks until the checkpoints requested so far have run (tests): a request is queued
+    /// before the write that made it completes.
+    func waitForCheckpoints() {
+        checkpointer?.waitForRequested()
+    }
 }

@@ -26,7 +26,7 @@ enum JobStore {
         // over both states read and sorted every due row, so a claim cost grew with the backlog
         // (2.2 ms at 5 200 queued jobs; 0.06 ms this way).
         try connection.query("""
-            UPDATE jobs SET state = 'leased', lease_until = :until, attempts = attempts + 1
+            UPDATE jobs SET state = 'leased', lease_until = :until, attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, :now)
             WHERE id IN (
                 SELECT id FROM (
                     SELECT id, run_at FROM (SELECT id, run_at FROM jobs WHERE state = 'queued' AND run_at <= :now AND kind = :kind
@@ -62,22 +62,27 @@ enum JobStore {
     }
 
     /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
-    /// `lease`. - Returns: false when the job is no longer leased under `lease`.
-    static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String) throws(SQLiteError) -> Bool {
+    /// `lease`; `countsAttempt: false` adds the attempt to `uncounted_attempts` (it never reached
+    /// the provider). - Returns: false when the job is no longer leased under `lease`.
+    static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String,
+                      countsAttempt: Bool = true) throws(SQLiteError) -> Bool {
         try connection.run("""
-            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?
+            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?, uncounted_attempts = uncounted_attempts + ?
             WHERE id = ? AND state = 'leased' AND attempts = ?
-            """, [runAt, error, lease.jobID, lease.attempt])
+            """, [runAt, error, Int64(countsAttempt ? 0 : 1), lease.jobID, lease.attempt])
         return connection.changes > 0
     }
 
-    /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms). Fenced by
+    /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms), keeping its
+    /// cause for bulk retry (nil: the reason's code from `error`, no provider). Fenced by
     /// `lease`. - Returns: false when the job is no longer leased under `lease`.
-    static func deadLetter(_ connection: SQLiteConnection, _ lease: JobLease, error: String, now: Int64) throws(SQLiteError) -> Bool {
+    static func deadLetter(_ connection: SQLiteConnection, _ lease: JobLease, error: String, cause: DeadLetterCause? = nil,
+                           now: Int64) throws(SQLiteError) -> Bool {
+        let cause = cause ?? DeadLetterCause(provider: nil, reason: DeadLetterCause.code(of: error))
         try connection.run("""
-            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?
+            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?, dead_provider = ?, dead_reason = ?
             WHERE id = ? AND state = 'leased' AND attempts = ?
-            """, [error, now, lease.jobID, lease.attempt])
+            """, [error, now, cause.provider, cause.reason, lease.jobID, lease.attempt])
         return connection.changes > 0
     }
 
@@ -100,23 +105,30 @@ enum JobStore {
             .map { row throws(SQLiteError) in try JobRecord(row: row) }
     }
 
-    /// Sends a dead job back to the queue with fresh attempts, due at `now`.
+    /// What a retried dead letter starts again with: fresh attempts and retry budget, no dead-letter record.
+    private static let revived = """
+        state = 'queued', attempts = 0, uncounted_attempts = 0, first_attempt_at = NULL, lease_until = NULL,
+        dead_at = NULL, dead_provider = NULL, dead_reason = NULL
+        """
+
+    /// Sends a dead job back to the queue with fresh attempts and retry budget, due at `now`.
     /// - Returns: false when the job does not exist or is not dead.
     static func retryDead(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(SQLiteError) -> Bool {
-        try connection.run("""
-            UPDATE jobs SET state = 'queued', attempts = 0, run_at = ?, lease_until = NULL, dead_at = NULL WHERE id = ? AND state = 'dead'
-            """, [now, id])
+        try connection.run("UPDATE jobs SET \(revived), run_at = ? WHERE id = ? AND state = 'dead'", [now, id])
         return connection.changes > 0
     }
 
-    /// Sends every dead job matching `filter` back to the queue with fresh attempts, due at `now`
-    /// (e.g. after a provider outage or a credentials fix). - Returns: how many.
+    /// Sends every dead job matching `filter` back to the queue with fresh attempts and retry
+    /// budget, due at `now` (e.g. after a provider outage or a credentials fix). - Returns: how many.
     @discardableResult
     static func retryDead(_ connection: SQLiteConnection, matching filter: DeadJobFilter, now: Int64) throws(SQLiteError) -> Int {
         try connection.run("""
-            UPDATE jobs SET state = 'queued', attempts = 0, run_at = :now, lease_until = NULL, dead_at = NULL
-            WHERE state = 'dead' AND (:kind IS NULL OR kind = :kind) AND (:since IS NULL OR dead_at >= :since)
-            """, [":now": now, ":kind": filter.kind, ":since": filter.deadSince])
+            UPDATE jobs SET \(revived), run_at = :now
+            WHERE state = 'dead' AND (:kind IS NULL OR kind = :kind)
+              AND (:since IS NULL OR dead_at >= :since) AND (:until IS NULL OR dead_at < :until)
+              AND (:provider IS NULL OR dead_provider = :provider) AND (:reason IS NULL OR dead_reason = :reason)
+            """, [":now": now, ":kind": filter.kind, ":since": filter.deadSince, ":until": filter.deadUntil,
+                   ":provider": filter.provider, ":reason": filter.reason])
         return connection.changes
     }
 

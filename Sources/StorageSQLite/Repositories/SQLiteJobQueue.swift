@@ -16,12 +16,12 @@ struct SQLiteJobQueue: JobQueue {
         try mapped { () throws(SQLiteError) in try JobStore.complete(connection, lease, note: note) }
     }
 
-    func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try JobStore.retry(connection, lease, runAt: runAt, error: error) }
+    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.retry(connection, lease, runAt: runAt, error: error, countsAttempt: countsAttempt) }
     }
 
-    func deadLetter(_ lease: JobLease, error: String, now: Int64) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try JobStore.deadLetter(connection, lease, error: error, now: now) }
+    func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.deadLetter(connection, lease, error: error, cause: cause, now: now) }
     }
 
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int {

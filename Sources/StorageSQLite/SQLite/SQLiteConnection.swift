@@ -5,7 +5,8 @@ import CSQLite
 /// Opening sets, in this order: extended result codes, `busy_timeout`, then for a read-write file
 /// `PRAGMA journal_mode=WAL` (checked: the open fails if WAL cannot be enabled) and
 /// `synchronous=NORMAL` (in WAL, durable at each checkpoint and safe against corruption; a power
-/// cut may lose the last commits, never a `kill -9`), and for every connection `foreign_keys=ON`.
+/// cut may lose the last commits, never a `kill -9`) and `journal_size_limit`, and for every
+/// connection `foreign_keys=ON`.
 ///
 /// # Thread safety
 /// Not Sendable. Opened with `SQLITE_OPEN_NOMUTEX`, so SQLite takes no locks of its own: the
@@ -40,11 +41,15 @@ final class SQLiteConnection {
     ///   - busyTimeoutMS: how long, in milliseconds, a statement waits for another connection's
     ///     lock before failing with `SQLiteError.busy`. Default 5000.
     ///   - statementCacheCapacity: how many distinct prepared statements to keep. Default 64.
+    ///   - walSizeLimitBytes: for `.readWrite`, `PRAGMA journal_size_limit`: each time the WAL
+    ///     starts over, a `-wal` file larger than this is truncated to it, so a burst does not
+    ///     keep its space for good. Default `defaultWALSizeLimitBytes`.
     /// - Throws: `SQLiteError.open` with SQLite's code and message.
     init(path: String, mode: Mode = .readWrite, busyTimeoutMS: Int32 = 5000,
-                statementCacheCapacity: Int = 64) throws(SQLiteError) {
+                statementCacheCapacity: Int = 64, walSizeLimitBytes: Int64 = SQLiteConnection.defaultWALSizeLimitBytes) throws(SQLiteError) {
         precondition(busyTimeoutMS >= 0, "busy timeout must not be negative")
-        self.handle = try Self.open(path: path, mode: mode, busyTimeoutMS: busyTimeoutMS)
+        precondition(walSizeLimitBytes >= 0, "the WAL size limit must not be negative")
+        self.handle = try Self.open(path: path, mode: mode, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
         self.path = path
         self.mode = mode
         self.statementCache = StatementCache(capacity: statementCacheCapacity)
@@ -58,15 +63,20 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    private static func open(path: String, mode: Mode, busyTimeoutMS: Int32) throws(SQLiteError) -> OpaquePointer {
+    /// The WAL size, in bytes, past which the WAL is truncated (4 MiB: about the 1 000 pages at
+    /// which it is checkpointed).
+    static let defaultWALSizeLimitBytes: Int64 = 4 << 20
+
+    private static func open(path: String, mode: Mode, busyTimeoutMS: Int32, walSizeLimitBytes: Int64) throws(SQLiteError) -> OpaquePointer {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY
         var opened: OpaquePointer?
         let rc = sqlite3_open_v2(path, &opened, flags, nil)
         guard rc == SQLITE_OK, let db = opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let (code, full) = SQLiteResultCode(rc).forVolumeFull(systemErrno: opened.map(sqlite3_system_errno) ?? 0, message: message)
             sqlite3_close_v2(opened)
-            throw .open(path: path, code: SQLiteResultCode(rc), message: message)
+            throw .open(path: path, code: code, message: full)
         }
         do throws(SQLiteError) {
             sqlite3_extended_result_codes(db, 1)
@@ -77,6 +87,7 @@ final class SQLiteConnection {
                     throw .open(path: path, code: .error, message: "journal_mode is \(journal ?? "unknown"), WAL could not be enabled")
                 }
                 _ = try pragma(db, path: path, "PRAGMA synchronous=NORMAL")
+                _ = try pragma(db, path: path, "PRAGMA journal_size_limit=\(walSizeLimitBytes)")
             }
             _ = try pragma(db, path: path, "PRAGMA foreign_keys=ON")
         } catch {
@@ -96,12 +107,25 @@ final class SQLiteConnection {
             if rc == SQLITE_ROW { return sqlite3_column_text(statement, 0).map { String(cString: $0) } }
             if rc == SQLITE_DONE { return nil }
         }
-        throw .open(path: path, code: SQLiteResultCode(rc), message: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        let (code, message) = SQLiteResultCode(rc).forVolumeFull(systemErrno: sqlite3_system_errno(db),
+                                                                  message: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        throw .open(path: path, code: code, message: message)
     }
 
     static func isInMemory(_ path: String) -> Bool { path == ":memory:" || path.isEmpty }
 
     // MARK: State
+
+    /// How long, in milliseconds, a statement waits for another connection's lock (`sqlite3_busy_timeout`).
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, max(milliseconds, 0))
+    }
+
+    /// The database's page size in bytes (`PRAGMA page_size`), to turn WAL frames into bytes.
+    func pageSize() throws(SQLiteError) -> Int64 {
+        guard let row = try queryOne("PRAGMA page_size") else { return 4096 }
+        return try row[0, as: Int64.self]
+    }
 
     /// Rowid of the last row inserted through this connection (0 before any insert).
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
@@ -144,14 +168,34 @@ final class SQLiteConnection {
         }, Unmanaged.passUnretained(hook).toOpaque())
     }
 
-    /// Copies what it can of the WAL into the database file without waiting for any lock
-    /// (`SQLITE_CHECKPOINT_PASSIVE`).
-    /// - Returns: frames in the WAL, and how many of them are in the database file now.
-    /// - Throws: `SQLiteError.step` (or `.busy` while another connection checkpoints).
+    /// How a checkpoint treats the WAL (sqlite.org/c3ref/wal_checkpoint_v2.html).
+    enum CheckpointMode: Sendable {
+        /// Copies what no reader still needs, without waiting for any lock.
+        case passive
+        /// Copies everything, waits (up to the busy timeout) for the writer and the readers to
+        /// be done with the WAL, then truncates the `-wal` file to zero bytes, giving its space
+        /// back to the volume.
+        case truncate
+
+        var rawValue: Int32 {
+            switch self {
+            case .passive: SQLITE_CHECKPOINT_PASSIVE
+            case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+            }
+        }
+    }
+
+    /// Copies the WAL into the database file (`sqlite3_wal_checkpoint_v2`).
+    /// - Parameter mode: `.passive` (default) never waits; `.truncate` also empties the WAL file.
+    /// - Returns: frames in the WAL, and how many of them are in the database file now (both 0
+    ///   after a truncating checkpoint).
+    /// - Throws: `SQLiteError.step` (`SQLITE_FULL` when the database file cannot grow to take the
+    ///   frames), or `.busy` while another connection checkpoints or, truncating, the writer or a
+    ///   reader held on past the busy timeout.
     @discardableResult
-    func checkpoint() throws(SQLiteError) -> (walFrames: Int, checkpointed: Int) {
+    func checkpoint(_ mode: CheckpointMode = .passive) throws(SQLiteError) -> (walFrames: Int, checkpointed: Int) {
         var frames: Int32 = 0, done: Int32 = 0
-        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &done)
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, mode.rawValue, &frames, &done)
         guard rc == SQLITE_OK else { throw failure(rc) { .step(code: $0, message: $1) } }
         return (Int(frames), Int(done))
     }
@@ -275,10 +319,11 @@ final class SQLiteConnection {
     var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Turns a failed result code into a `SQLiteError`: constraint and busy codes get their own
-    /// cases, anything else `fallback(code, message)`.
+    /// cases, anything else `fallback(code, message)`. An I/O error the OS gave for a full volume
+    /// becomes `SQLITE_FULL` (see `SQLiteResultCode.forVolumeFull`).
     func failure(_ rc: Int32, _ fallback: (SQLiteResultCode, String) -> SQLiteError) -> SQLiteError {
-        let message = errorMessage
-        return SQLiteError.classify(SQLiteResultCode(rc), message: message) { fallback($0, message) }
+        let (code, message) = SQLiteResultCode(rc).forVolumeFull(systemErrno: sqlite3_system_errno(handle), message: errorMessage)
+        return SQLiteError.classify(code, message: message) { fallback($0, message) }
     }
 }
 

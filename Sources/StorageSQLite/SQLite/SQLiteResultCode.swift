@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// A SQLite result code, primary (`SQLITE_BUSY` = 5) or extended (`SQLITE_CONSTRAINT_UNIQUE` =
 /// 2067 = 19 | 8 << 8). Connections enable extended codes, so errors carry the precise one.
@@ -41,6 +42,22 @@ struct SQLiteResultCode: RawRepresentable, Hashable, Sendable {
     static let constraintNotNull = SQLiteResultCode(SQLITE_CONSTRAINT | (5 << 8))
     static let constraintPrimaryKey = SQLiteResultCode(SQLITE_CONSTRAINT | (6 << 8))
     static let constraintUnique = SQLiteResultCode(SQLITE_CONSTRAINT | (8 << 8))
+}
+
+extension SQLiteResultCode {
+    /// The code to report for a failure whose OS error was `systemErrno`: SQLite answers
+    /// `SQLITE_FULL` only when a write to the database or WAL file comes up short, but a full
+    /// volume also fails creating the `-wal`/`-shm` files, growing the shared memory, or opening
+    /// (`SQLITE_IOERR_*`, `SQLITE_CANTOPEN`), with `ENOSPC` or `EDQUOT` as the OS's reason. Those
+    /// become `SQLITE_FULL` too, the original code kept in the message, so a full disk has one
+    /// meaning (`StorageError.diskFull`) whichever call met it.
+    func forVolumeFull(systemErrno: Int32, message: String) -> (code: SQLiteResultCode, message: String) {
+        guard primary == .ioError || primary == .cantOpen, systemErrno == ENOSPC || systemErrno == EDQUOT else {
+            return (self, message)
+        }
+        let reason = systemErrno == ENOSPC ? "ENOSPC" : "EDQUOT"
+        return (.full, "\(message) [\(self), \(reason)]")
+    }
 }
 
 extension SQLiteResultCode: CustomStringConvertible {

@@ -212,5 +212,35 @@ enum HeraldSchema {
             -- letters since a time (e.g. since a provider outage began).
             ALTER TABLE jobs ADD COLUMN dead_at INTEGER;
             """),
+        Migration(version: 7, name: "retry budget, unsent attempts, dead-letter cause", sql: """
+            -- The retry policy's time budget starts at a job's first claim (first_attempt_at, reset
+            -- with its attempts when a dead letter is retried); attempts that never reached the
+            -- provider (no connection, no auth token) are counted apart (uncounted_attempts) and
+            -- do not use up the attempt cap. attempts stays the lease's fencing number.
+            ALTER TABLE jobs ADD COLUMN uncounted_attempts INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE jobs ADD COLUMN first_attempt_at INTEGER;
+            -- Why a dead job died, for bulk retry by provider and reason: the device's provider
+            -- and the reason's code (the outcome reason up to its first ':'). Set with dead_at,
+            -- cleared with it.
+            ALTER TABLE jobs ADD COLUMN dead_provider TEXT;
+            ALTER TABLE jobs ADD COLUMN dead_reason TEXT;
+            -- Jobs already dead: the reason from last_error ('<code>: detail' or '<code> (after n
+            -- attempts)'), the provider from the device the payload names while it still exists.
+            UPDATE jobs SET dead_reason = trim(CASE
+                    WHEN instr(last_error, ':') > 0 THEN substr(last_error, 1, instr(last_error, ':') - 1)
+                    WHEN instr(last_error, ' (after ') > 0 THEN substr(last_error, 1, instr(last_error, ' (after ') - 1)
+                    ELSE last_error END)
+                WHERE state = 'dead' AND last_error IS NOT NULL;
+            UPDATE jobs SET dead_provider = (SELECT d.provider FROM devices AS d WHERE d.id = json_extract(jobs.payload_json, '$.device_id'))
+                WHERE state = 'dead' AND kind = 'push.deliver' AND json_valid(payload_json);
+            """),
+        Migration(version: 8, name: "storage probe", sql: """
+            -- One row that /readyz rewrites (SQLiteStorage.probeWrite): a real write, so a full
+            -- disk or a read-only file shows there and not only on the next caller's write (RL-2).
+            CREATE TABLE storage_probe (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                written_at INTEGER NOT NULL             -- unix ms of the last probe
+            );
+            """),
     ]
 }

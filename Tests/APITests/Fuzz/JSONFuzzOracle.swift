@@ -213,7 +213,9 @@ enum NotificationBodyFuzzOracle {
     static let strictFields: Set<String> = ["ttl_seconds", "expires_at", "badge", "push.ack_window_ms"]
 
     static func check(_ input: [UInt8]) -> (failure: String?, keep: Bool) {
-        guard JSONSyntax.check(input, maxDepth: RequestBody.maxNestingDepth, rejectDuplicateKeys: true) == nil else { return (nil, false) }
+        // The route's check: numbers beyond a double are the scanner's to refuse, naming the field.
+        guard JSONSyntax.check(input, maxDepth: RequestBody.maxNestingDepth, rejectDuplicateKeys: true,
+                               rejectNumbersBeyondDouble: false) == nil else { return (nil, false) }
         let decoded = try? JSONDecoder().decode(NotificationBody.self, from: Data(input))
         do {
             let scanned = try NotificationBodyScanner.scan(input)

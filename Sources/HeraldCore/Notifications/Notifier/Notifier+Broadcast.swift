@@ -55,15 +55,26 @@ extension Notifier {
                     case .success(let outcomes):
                         if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
                         for (call, outcome) in zip(calls, outcomes) {
-                            call.completion(outcome.map { .success($0) } ?? .failure(PlanTakenOver()))
+                            call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
                         }
                     case .failure(let error):
-                        for call in calls { call.completion(.failure(error)) }
+                        for call in calls { call.completion(.failure(deferred(call, events: sequences, error))) }
                     }
                     planning.withLock { $0 -= calls.count }
                 }
             }
         }
+    }
+}
+
+extension Notifier {
+    /// A call stored and broadcast whose planning did not happen here: what it can answer.
+    func deferred(_ call: Planning, events: [String: ChannelMessage], _ error: any Error) -> PlanningDeferred {
+        var outcome = Outcome()
+        outcome.notifications = call.stored.map { ($0.id, $0.userID, events[$0.id].map { String(describing: $0.cursor) }) }
+        outcome.skippedRecipients = call.skipped
+        outcome.planningDeferred = true
+        return PlanningDeferred(outcome: outcome, error: error)
     }
 }
 

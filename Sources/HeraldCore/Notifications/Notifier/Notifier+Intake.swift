@@ -14,12 +14,14 @@ extension Notifier {
         }
         database.write({ [self] tx -> [Result<Stored, NotificationRefusal>] in
             var results: [Result<Stored, NotificationRefusal>] = []
+            // Keys this batch stores: a repeat in the same batch is in progress, like one in flight.
+            var batchKeys: Set<String> = []
             for call in calls {
                 // `store` refuses only before its first write, so a refused call
                 // leaves nothing behind and needs no savepoint (they were 11 % of the writer's
                 // time); a storage error fails the whole batch.
                 do {
-                    results.append(.success(try store(call, tx: tx)))
+                    results.append(.success(try store(call, tx: tx, batchKeys: &batchKeys)))
                 } catch let refusal as NotificationRefusal {
                     results.append(.failure(refusal))
                 }
@@ -30,6 +32,12 @@ extension Notifier {
             if case .success(let stored) = result {
                 let fresh = stored.count(where: { if case .success(.fresh) = $0 { true } else { false } })
                 planning.withLock { $0 += fresh }
+                // Before the next batch's body runs on this queue, so its repeats see the keys.
+                let keys = zip(calls, stored).compactMap { call, stored -> String? in
+                    if case .success(.fresh) = stored { return call.request.idempotencyKey }
+                    return nil
+                }
+                if !keys.isEmpty { keysInFlight.withLock { $0.formUnion(keys) } }
             }
             // The writer is free for the next batch while this one is broadcast and planned.
             let more = intake.withLock { intake -> Bool in
@@ -61,18 +69,21 @@ extension Notifier {
                 call.completion(.refused(refusal))
             case .success(.replay(let json)):
                 call.completion(.replayed(json: json))
+            case .success(.replayDeferred(let json)):
+                call.completion(.accepted(json: json, replayed: true))
             case .success(.fresh(let stored, let skipped, let pending)):
-                let completion = call.completion, log = self.log
+                let completion = call.completion, log = self.log, key = call.request.idempotencyKey
                 planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
-                                         pending: pending) { result in
+                                         pending: pending) { [self] result in
+                    if let key { _ = keysInFlight.withLock { $0.remove(key) } }
                     switch result {
                     case .success(let outcome):
                         completion(.created(json: outcome.json))
-                    case .failure(let error):
-                        // Stored but not planned: `recover()` finishes the job; the caller may
-                        // retry with its idempotency key.
-                        log.error("planning pushes failed; they will be planned by recovery", ["error": "\(error)"])
-                        completion(.failed(error))
+                    case .failure(let deferred):
+                        // Stored, so never a 5xx (RL-2): the stored ids, and recovery plans the
+                        // pushes; a repeat with the idempotency key gets this answer until then.
+                        log.error("planning pushes failed; they will be planned by recovery", ["error": "\(deferred.error)"])
+                        completion(.accepted(json: deferred.outcome.json, replayed: false))
                     }
                 })
             }
@@ -82,14 +93,16 @@ extension Notifier {
 
     /// Step 1 for one call, inside the batch transaction. Every refusal is thrown before the first
     /// write (the batch relies on it).
-    func store(_ call: Call, tx: any StorageTransaction) throws -> Stored {
+    /// - Parameter batchKeys: idempotency keys stored earlier in the same batch; gets this call's.
+    func store(_ call: Call, tx: any StorageTransaction, batchKeys: inout Set<String>) throws -> Stored {
         let request = call.request, plan = request.plan
         let now = clock.unixMilliseconds
         if let key = request.idempotencyKey,
            let existing = try tx.idempotency.find(key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
             guard existing.requestHash == request.requestHash else { throw NotificationRefusal.idempotencyKeyReused }
-            guard existing.complete else { throw NotificationRefusal.idempotencyInProgress }
-            return .replay(existing.responseJSON)
+            if existing.complete { return .replay(existing.responseJSON) }
+            if batchKeys.contains(key) || keysInFlight.withLock({ $0.contains(key) }) { throw NotificationRefusal.idempotencyInProgress }
+            return .replayDeferred(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, kind: plan.kind, tx: tx)
         var pending: Int64?
@@ -109,9 +122,11 @@ extension Notifier {
                 createdAt: now)))
         }
         if let key = request.idempotencyKey {
+            batchKeys.insert(key)
             var provisional = Outcome()
             provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
             provisional.skippedRecipients = skipped
+            provisional.planningDeferred = true
             try tx.idempotency.reserve(IdempotencyRecord(
                 app: "default", key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
         }

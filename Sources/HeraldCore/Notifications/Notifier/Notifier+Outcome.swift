@@ -7,6 +7,8 @@ extension Notifier {
         var notifications: [(id: String, userID: String, eventID: String?)] = []
         var liveDelivered = 0, pushQueued = 0, pushSuppressed = 0, skipped = 0
         var skippedRecipients: [(userID: String, reason: String)] = []
+        /// Stored, pushes not planned yet: recovery plans them (the 202's `push_planning`).
+        var planningDeferred = false
 
         /// The 201 body (and an idempotent replay's), grown in one string: it is made for every call.
         var json: String {
@@ -30,7 +32,7 @@ extension Notifier {
                 JSONText.appendQuoted(recipient.reason, to: &out)
                 out += "}"
             }
-            out += "]}"
+            out += planningDeferred ? "],\"push_planning\":\"deferred\"}" : "]}"
             return out
         }
     }

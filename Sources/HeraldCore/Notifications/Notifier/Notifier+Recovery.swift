@@ -83,7 +83,7 @@ extension Notifier {
                 }
                 done.enter()
                 calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { [log] result in
-                    if case .failure(let error) = result { log.error("recovery could not plan notifications", ["error": "\(error)"]) }
+                    if case .failure(let deferred) = result { log.error("recovery could not plan notifications", ["error": "\(deferred.error)"]) }
                     done.leave()
                 })
                 recovered += stored.count

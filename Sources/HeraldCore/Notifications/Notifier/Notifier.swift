@@ -89,6 +89,9 @@ public final class Notifier: Sendable {
 
     enum Stored: Sendable {
         case replay(String)
+        /// The idempotency key's call was stored, and its planning failed or a crash cut it
+        /// short: its provisional answer, until recovery plans it.
+        case replayDeferred(String)
         /// `plan`: the id of the call's stored plan; nil when it reached nobody.
         case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
     }
@@ -107,7 +110,14 @@ public final class Notifier: Sendable {
         let skipped: [(userID: String, reason: String)]
         /// The stored plan (its id, held by this node) that planning deletes; nil when there is none.
         let pending: Int64?
-        let completion: @Sendable (Result<Outcome, any Error>) -> Void
+        let completion: @Sendable (Result<Outcome, PlanningDeferred>) -> Void
+    }
+
+    /// A call stored and not planned: its answer so far (ids, event ids, skipped recipients,
+    /// `planningDeferred`) and why planning did not happen here.
+    struct PlanningDeferred: Error {
+        let outcome: Outcome
+        let error: any Error
     }
 
     /// Calls waiting for the writer, and whether a batch is being stored now. Group commit: while
@@ -120,6 +130,10 @@ public final class Notifier: Sendable {
     let planning = Mutex<Int>(0)
     /// Most calls stored in one transaction.
     static let maxBatch = 128
+    /// Idempotency keys of calls stored by this process and not answered yet: a repeat of one is
+    /// `idempotencyInProgress`; a repeat of a key stored but not complete and not here (planning
+    /// failed, or the process that stored it died) gets the stored provisional answer instead.
+    let keysInFlight = Mutex<Set<String>>([])
 
     /// Runs one `POST /v1/notifications` call (NO-1): stored, broadcast and planned together with
     /// the calls that arrive meanwhile (group commit).

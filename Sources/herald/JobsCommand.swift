@@ -1,0 +1,98 @@
+import Foundation
+import HeraldCore
+import StorageSQLite
+
+/// `herald jobs retry`: the bulk retry of dead letters (`POST /v1/jobs/retry`) straight against
+/// the database (`HERALD_DATABASE`), for an operator after a provider outage or a credentials fix,
+/// with or without a running server. Prints `{"retried": n}`; a running server's worker sends the
+/// jobs at its next poll, a stopped one at its next start.
+///
+/// ```
+/// herald jobs retry --provider apns --reason ServiceUnavailable --since 2026-01-01T10:00:00Z --until 2026-01-01T11:00:00Z
+/// ```
+enum JobsCommand {
+    static let usageText = """
+        usage: herald jobs retry [--provider apns|fcm|webpush] [--reason CODE] [--since TIME] [--until TIME] [--kind KIND]
+          TIME is RFC 3339 (2026-01-01T10:00:00Z) or unix milliseconds; --until is exclusive.
+          CODE is a dead job's dead_reason (GET /v1/jobs?state=dead), e.g. ServiceUnavailable, UNAVAILABLE, transport_error.
+        """
+
+    /// - Returns: the exit code: 0 done, 1 the database failed, 2 bad arguments or settings.
+    static func run(arguments: [String]) -> Int32 {
+        guard arguments.first == "retry" else {
+            return usage(arguments.first.map { "unknown jobs command '\($0)'" } ?? "a jobs command is required")
+        }
+        var options: [String: String] = [:]
+        var index = 1
+        while index < arguments.count {
+            let name = arguments[index]
+            guard name.hasPrefix("--"), index + 1 < arguments.count else { return usage("expected --name value pairs, got '\(name)'") }
+            let key = String(name.dropFirst(2))
+            guard options[key] == nil else { return usage("--\(key) is given twice") }
+            options[key] = arguments[index + 1]
+            index += 2
+        }
+        let known: Set<String> = ["provider", "reason", "since", "until", "kind"]
+        if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
+        var times: [String: Int64] = [:]
+        for option in ["since", "until"] {
+            guard let raw = options[option] else { continue }
+            guard let value = parseTime(raw) else {
+                return usage("--\(option) must be an RFC 3339 time (2026-01-01T10:00:00Z) or unix milliseconds, got '\(raw)'")
+            }
+            times[option] = value
+        }
+        let filter: DeadJobFilter
+        do {
+            filter = try DeadJobFilter.validated(kind: options["kind"], deadSince: times["since"], deadUntil: times["until"],
+                                                 provider: options["provider"], reason: options["reason"])
+        } catch {
+            return usage("--\(optionName(error.field)): \(error.message)")
+        }
+        guard let settings = Herald.loadSettings() else { return 2 }
+        let storage: SQLiteStorage
+        do {
+            storage = try SQLiteStorage.open(path: settings.databasePath)
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            return 2
+        }
+        defer { storage.close() }
+        do {
+            let now = SystemClock().unixMilliseconds
+            let retried = try storage.writeSync { tx in try tx.jobs.retryDead(matching: filter, now: now) }
+            print("{\"retried\":\(retried)}")
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("herald jobs retry: the database refused the retry: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// The command-line option for a filter field (`dead_since` → `since`).
+    private static func optionName(_ field: DeadJobFilter.Field) -> String {
+        switch field {
+        case .kind: "kind"
+        case .deadSince: "since"
+        case .deadUntil: "until"
+        case .provider: "provider"
+        case .reason: "reason"
+        }
+    }
+
+    /// Unix ms from an RFC 3339 time (with or without fractional seconds) or a non-negative integer.
+    static func parseTime(_ text: String) -> Int64? {
+        if let ms = Int64(text) { return ms >= 0 ? ms : nil }
+        for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        }
+        return nil
+    }
+
+    private static func usage(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("herald jobs retry: \(message)\n\(usageText)\n".utf8))
+        return 2
+    }
+}

@@ -1,0 +1,143 @@
+import HeraldCore
+import Synchronization
+
+/// Faults a test arms on a `FaultyStorage`: the next `times` calls at a point throw `error`
+/// (a full disk by default), which rolls the whole unit of work back, as the real failure would.
+final class StorageFaults: Sendable {
+    /// Where a fault fires.
+    enum Point: Hashable, Sendable {
+        /// Storing a call: `plans.insert` (the first write of the notifier's storing transaction).
+        case storing
+        /// Planning a call: `plans.markPlanned` (the first write of its planning transaction).
+        case planning
+        /// A push job's outcome: `jobs.complete`, `jobs.retry`, `jobs.deadLetter`.
+        case pushOutcome
+    }
+
+    private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
+    private let fired = Mutex<[Point: Int]>([:])
+
+    /// Makes the next `times` calls at `point` throw `error`.
+    func fail(_ point: Point, times: Int, with error: StorageError = .diskFull(message: "database or disk is full")) {
+        armed.withLock { $0[point] = (times, error) }
+    }
+
+    /// Faults still armed at `point`.
+    func remaining(_ point: Point) -> Int { armed.withLock { $0[point]?.times ?? 0 } }
+
+    /// Faults that fired at `point` so far.
+    func count(_ point: Point) -> Int { fired.withLock { $0[point] ?? 0 } }
+
+    /// Throws when a fault is armed at `point`.
+    func check(_ point: Point) throws(StorageError) {
+        let error = armed.withLock { armed -> StorageError? in
+            guard let fault = armed[point], fault.times > 0 else { return nil }
+            armed[point] = (fault.times - 1, fault.error)
+            return fault.error
+        }
+        guard let error else { return }
+        fired.withLock { $0[point, default: 0] += 1 }
+        throw error
+    }
+}
+
+/// A `Storage` over a real one (SQLite in memory) whose units of work meet the faults armed in
+/// `faults`; everything else goes through unchanged.
+struct FaultyStorage: Storage {
+    let base: any Storage
+    let faults: StorageFaults
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let faults = self.faults
+        base.write({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                           completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let faults = self.faults
+        base.read({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
+    }
+
+    func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        let faults = self.faults
+        return try base.writeSync { tx in try body(FaultyTransaction(base: tx, faults: faults)) }
+    }
+
+    func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        let faults = self.faults
+        return try base.readSync { tx in try body(FaultyTransaction(base: tx, faults: faults)) }
+    }
+}
+
+private struct FaultyTransaction: StorageTransaction {
+    let base: any StorageTransaction
+    let faults: StorageFaults
+
+    var notifications: any NotificationRepository { base.notifications }
+    var plans: any PlanRepository { FaultyPlans(base: base.plans, faults: faults) }
+    var deliveries: any DeliveryRepository { base.deliveries }
+    var devices: any DeviceRepository { base.devices }
+    var sessions: any SessionRepository { base.sessions }
+    var preferences: any PreferenceRepository { base.preferences }
+    var members: any MemberRepository { base.members }
+    var idempotency: any IdempotencyRepository { base.idempotency }
+    var jobs: any JobQueue { FaultyJobs(base: base.jobs, faults: faults) }
+}
+
+private struct FaultyPlans: PlanRepository {
+    let base: any PlanRepository
+    let faults: StorageFaults
+
+    func insert(_ plan: PendingPlan) throws(StorageError) -> Int64 {
+        try faults.check(.storing)
+        return try base.insert(plan)
+    }
+    func markPlanned(id: Int64, by node: String) throws(StorageError) -> Bool {
+        try faults.check(.planning)
+        return try base.markPlanned(id: id, by: node)
+    }
+    func delete(id: Int64) throws(StorageError) { try base.delete(id: id) }
+    func claim(by node: String, after: Int64, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
+        try base.claim(by: node, after: after, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+    }
+    func renew(ids: [Int64], by node: String, until: Int64) throws(StorageError) -> Int { try base.renew(ids: ids, by: node, until: until) }
+    func release(ids: [Int64], by node: String) throws(StorageError) -> Int { try base.release(ids: ids, by: node) }
+    func releaseLeases(heldByOtherThan node: String) throws(StorageError) -> Int { try base.releaseLeases(heldByOtherThan: node) }
+    func list(after: Int64, limit: Int) throws(StorageError) -> [PendingPlan] { try base.list(after: after, limit: limit) }
+    func notifications(ofPlan id: Int64) throws(StorageError) -> [NotificationRecord] { try base.notifications(ofPlan: id) }
+    func adoptLegacyPlans() throws(StorageError) -> Int { try base.adoptLegacyPlans() }
+}
+
+private struct FaultyJobs: JobQueue {
+    let base: any JobQueue
+    let faults: StorageFaults
+
+    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try base.enqueue(kind: kind, payloadJSON: payloadJSON, runAt: runAt, now: now)
+    }
+    func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
+        try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+    }
+    func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool {
+        try faults.check(.pushOutcome)
+        return try base.complete(lease, note: note)
+    }
+    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
+        try faults.check(.pushOutcome)
+        return try base.retry(lease, runAt: runAt, error: error, countsAttempt: countsAttempt)
+    }
+    func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool {
+        try faults.check(.pushOutcome)
+        return try base.deadLetter(lease, error: error, cause: cause, now: now)
+    }
+    func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int { try base.releaseLeases(kind: kind, now: now) }
+    func find(id: Int64) throws(StorageError) -> JobRecord? { try base.find(id: id) }
+    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        try base.list(state: state, limit: limit, beforeID: beforeID)
+    }
+    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool { try base.retryDead(id: id, now: now) }
+    func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int { try base.retryDead(matching: filter, now: now) }
+    func depth(now: Int64) throws(StorageError) -> JobQueueDepth { try base.depth(now: now) }
+    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int { try base.purgeDone(createdBefore: cutoff) }
+}

@@ -1,0 +1,205 @@
+"""A real full disk (issue 18, SPEC RL-2): Herald's database on a 2 MiB tmpfs, filled by a file.
+
+Every writing route answers 507 `storage_full` (never a bare 500, never a 5xx for a call that was
+stored), `/readyz` answers 503 naming the reason, and once the file is deleted Herald recovers by
+itself: writes succeed and `/readyz` is 200 again, in the same process, and every notification it
+answered as stored is in the inbox.
+
+Needs root (or CAP_SYS_ADMIN) to mount the tmpfs; skipped with the reason otherwise.
+"""
+import errno
+import os
+import secrets
+import subprocess
+import time
+import uuid
+
+import httpx
+import pytest
+
+HTTP = httpx.Client(timeout=15)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_client():
+    yield
+    HTTP.close()
+
+
+@pytest.fixture
+def small_volume(tmp_path):
+    """A 2 MiB tmpfs mounted for the test, unmounted afterwards."""
+    mount_point = tmp_path / "data"
+    mount_point.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as error:
+        pytest.skip(f"cannot mount a tmpfs for a real full disk: {error}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs for a real full disk (needs root): {done.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True, timeout=10)
+
+
+def fill(path, append=False):
+    """Writes `path` until the volume is full (`append`: adds to it); returns the bytes written."""
+    written = 0
+    chunk = b"\0" * 16384
+    with open(path, "ab" if append else "wb", buffering=0) as f:
+        while True:
+            try:
+                written += f.write(chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+                break
+        # The last bytes a short write left: fill to the last block.
+        for size in (4096, 512, 1):
+            while True:
+                try:
+                    written += f.write(b"\0" * size)
+                except OSError:
+                    break
+    return written
+
+
+def send(h, user, key=None):
+    body = {"recipients": {"user_ids": [user]}, "kind": "storage.test", "title": {"en": "t"}, "body": {"en": "b"}}
+    if key:
+        body["idempotency_key"] = key
+    return HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+
+
+def readiness(h):
+    r = HTTP.get(h.url("/readyz"))
+    return r.status_code, r.json()
+
+
+def wait_readiness(h, status, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        code, body = readiness(h)
+        if code == status or time.monotonic() > deadline:
+            return code, body
+        time.sleep(0.2)  # the probe's answer is kept 1 s: poll below that
+
+
+def inbox_ids(h, user):
+    token = h.token(sub=user, sid="s-inbox")
+    ids, cursor = [], None
+    while True:
+        params = {"limit": 100}
+        if cursor:
+            params["cursor"] = cursor
+        r = HTTP.get(h.url("/v1/me/notifications"), params=params, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200, r.text
+        page = r.json()
+        ids += [n["id"] for n in page["notifications"]]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return ids
+
+
+def test_full_disk_answers_507_flips_readyz_and_recovers_without_restart(small_volume, herald_factory):
+    # A WAL bound for a small volume (the 4 MiB default is twice this volume).
+    h = herald_factory(HERALD_DATABASE=small_volume / "herald.db", HERALD_DATABASE_WAL_LIMIT_BYTES=256 * 1024)
+    pid = h.proc.pid
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    client = h.token(sub=user, sid="s-1")
+    client_headers = {"Authorization": f"Bearer {client}"}
+
+    first = send(h, user)
+    assert first.status_code == 201, first.text
+    stored = [n["id"] for n in first.json()["notifications"]]
+    assert readiness(h)[0] == 200
+
+    filler = small_volume / "filler"
+    assert fill(filler) > 0
+
+    # Writes that still fit in space the WAL already has may succeed; each answer is either
+    # "stored" (201, or 202 when only the planning failed) or 507: never a 500, never another 5xx.
+    answers = []
+    for _ in range(40):
+        r = send(h, user)
+        answers.append(r.status_code)
+        assert r.status_code in (201, 202, 507), r.text
+        if r.status_code in (201, 202):
+            stored += [n["id"] for n in r.json()["notifications"]]
+        else:
+            assert r.json()["error"] == "storage_full", r.text
+            break
+    assert answers[-1] == 507, f"the full disk never refused a write: {answers}"
+    # A refused write makes Herald truncate its WAL: take the space that freed, so the next
+    # writes meet a full disk too.
+    fill(filler, append=True)
+
+    # The same meaning on another writing route. (A write that only rewrites rows already there
+    # may still fit in WAL frames a checkpoint freed, so register new devices until one is refused.)
+    for i in range(50):
+        r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": secrets.token_hex(32)},
+                      headers=client_headers)
+        assert r.status_code in (201, 507), r.text
+        if r.status_code == 507:
+            break
+    assert r.status_code == 507, "the full disk never refused a device registration"
+    assert r.json()["error"] == "storage_full"
+
+    code, body = wait_readiness(h, 503)
+    assert code == 503, body
+    assert body["status"] == "not_ready" and body["storage"] == "full", body
+    assert any("not writable" in p for p in body["problems"]), body
+
+    # Reads still work while the disk is full.
+    assert set(stored) <= set(inbox_ids(h, user))
+
+    os.remove(filler)
+
+    code, body = wait_readiness(h, 200)
+    assert code == 200, body
+    assert body["storage"] == "ok", body
+    after = send(h, user)
+    assert after.status_code == 201, after.text
+    stored += [n["id"] for n in after.json()["notifications"]]
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=client_headers)
+    assert r.status_code == 200, r.text
+
+    # The same process all along, and nothing answered as stored is missing.
+    assert h.proc.poll() is None and h.proc.pid == pid
+    assert set(stored) <= set(inbox_ids(h, user))
+
+    # The recovered volume keeps working: a burst of writes (several times what the volume holds
+    # as WAL) does not fill it again, since the WAL is bounded and truncated.
+    for _ in range(120):
+        r = send(h, user)
+        assert r.status_code == 201, r.text
+    assert readiness(h)[0] == 200
+    wal = small_volume / "herald.db-wal"
+    assert not wal.exists() or wal.stat().st_size <= 1024 * 1024, wal.stat().st_size
+
+
+def test_a_database_locked_past_the_busy_timeout_answers_503_and_flips_readyz(herald_factory, tmp_path):
+    import sqlite3
+
+    h = herald_factory()
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    headers = {"Authorization": f"Bearer {h.token(sub=user, sid='s-1')}"}
+    assert readiness(h)[0] == 200
+    # Another process holds the write lock longer than Herald's busy timeout (5 s).
+    other = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=1, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=headers)
+        assert r.status_code == 503, r.text
+        assert r.json()["error"] == "storage_busy"
+        # The probe answer cached before the lock is older than its 1 s by now (the PUT waited 5 s).
+        code, body = readiness(h)
+        assert code == 503 and body["storage"] == "busy", body
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    code, body = wait_readiness(h, 200)
+    assert code == 200 and body["storage"] == "ok", body
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=headers)
+    assert r.status_code == 200, r.text
