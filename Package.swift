@@ -34,8 +34,10 @@ let package = Package(
                                                          "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory"]),
-        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory"]),
+        // The seeded mutation loops' engine and corpus reader (Tests/Fuzz, docs/conformance.md "Fuzzing").
+        .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory", "FuzzSupport"]),
+        .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
@@ -44,6 +46,7 @@ let package = Package(
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
         .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),
         .testTarget(name: "PushWebPushTests", dependencies: ["PushWebPush", "PushTestSupport"]),
-        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP"], exclude: ["Fixtures"]),
+        .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP", "FuzzSupport"],
+                    exclude: ["Fixtures"]),
     ]
 )

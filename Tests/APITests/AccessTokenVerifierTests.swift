@@ -237,6 +237,30 @@ struct AccessTokenHeaderTests {
         #expect(error == .unsupportedAlgorithm(String(repeating: "A", count: 32) + "…"))
     }
 
+    /// Found by the fuzz loop (Tests/Fuzz/corpus/jwt/regression-raw-newline-in-claim):
+    /// `JSONDecoder` reads strings lazily, so bytes that are not JSON in a member nobody reads
+    /// went through. (A member named twice is `.duplicateName`, tested with the vectors.)
+    @Test(arguments: [
+        (#"{"alg":"HS256"}"#, "{\"sub\":\"u\",\"exp\":1900000000,\"note\":\"a\nb\"}"),
+        (#"{"alg":"HS256"}"#, "{\"sub\":\"u\n\",\"exp\":1900000000}"),
+        ("{\"alg\":\"HS256\",\"kid\":\"a\u{1}\"}", #"{"sub":"u","exp":1900000000}"#),
+        (#"{"alg":"HS256"}"#, #"{"sub":"u","exp":1900000000,"x":1e400}"#),
+        (#"{"alg":"HS256"}"#, #"{"sub":"u","exp":1900000000,}"#),
+        (#"{"alg":"HS256"}"#, #"{"sub":"u","exp":1900000000,"x":"\udc00"}"#),
+    ])
+    func headerAndPayloadMustBeStrictJSON(_ header: String, _ payload: String) {
+        guard case .malformed = refusal(verifier, token(header: header, payload: payload)) else {
+            Issue.record("expected malformed"); return
+        }
+    }
+
+    @Test func strictJSONWithUnreadMembersIsAccepted() throws {
+        let claims = try verifier.verify(token(header: #"{"alg":"HS256","kid":"k\n1"}"#,
+                                               payload: #"{"sub":"u","exp":1900000000,"note":"a\nb","x":[1e300,{"y":null}]}"#),
+                                         now: JWTVectors.now)
+        #expect(claims.subject == "u")
+    }
+
     @Test func emptyCritIsStillRefused() {
         guard case .malformed = refusal(verifier, token(header: #"{"alg":"HS256","crit":[]}"#)) else {
             Issue.record("expected malformed"); return

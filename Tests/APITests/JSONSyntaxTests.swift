@@ -105,6 +105,52 @@ import Testing
         #expect(found == key)
     }
 
+    /// Found by the fuzz loop (Tests/Fuzz/corpus/json-syntax/unicode-keys): keys spelled with
+    /// different bytes that are one Swift `String` (canonical equivalence), which `JSONDecoder`
+    /// and `JSONSerialization` merge into one dictionary entry.
+    @Test(arguments: [
+        "{\"\u{E9}\":1,\"e\u{301}\":2}",
+        #"{"\u00e9":1,"e\u0301":2}"#,
+        "{\"\u{212A}\":1,\"K\":2}",
+        "{\"K\":1,\"\u{212A}\":2}",
+        "{\"data\":{\"a\":\"1\",\"Ca\u{301}\":\"2\",\"C\u{E1}\":\"3\"}}",
+    ])
+    func canonicallyEquivalentKeysAreDuplicates(_ text: String) {
+        guard case .duplicateKey? = check(Array(text.utf8)) else {
+            Issue.record("accepted \(text)"); return
+        }
+    }
+
+    @Test func canonicallyEquivalentKeysAreDuplicatesInLargeObjectsToo() {
+        let keys = (0..<20).map { "\"k\($0)\":1" }.joined(separator: ",")
+        #expect(check(Array("{\(keys),\"\u{E9}\":1,\"K\":2}".utf8)) == nil)
+        guard case .duplicateKey? = check(Array("{\(keys),\"\u{E9}\":1,\"e\u{301}\":2}".utf8)) else {
+            Issue.record("accepted past the linear limit"); return
+        }
+    }
+
+    /// Found by the fuzz loop (Tests/Fuzz/corpus/publish-body/regression-number-overflow): the
+    /// publish scanner passed `1.2e4567890` on as `data`, which Foundation refuses (and a
+    /// subscriber would read as infinity).
+    @Test(arguments: ["1e400", "-1e400", "[1E309]", "{\"n\":123456789012e4567890}", String(repeating: "9", count: 310)])
+    func numbersBeyondADoubleAreRefused(_ text: String) {
+        guard case .numberOutOfRange? = check(Array(text.utf8)) else {
+            Issue.record("accepted \(text)"); return
+        }
+    }
+
+    @Test(arguments: ["1e308", "-1.7976931348623157e308", "1e-400", "0." + String(repeating: "0", count: 400) + "1",
+                      String(repeating: "9", count: 308), "123456789012345678901234567890"])
+    func numbersWithinADoubleAreAccepted(_ text: String) {
+        #expect(check(Array(text.utf8)) == nil)
+    }
+
+    /// Foundation ignores a leading byte order mark (RFC 8259 §8.1 lets a parser do so); the check
+    /// refuses it, as senders must not add one (found by the fuzz loop, documented in docs/api.md).
+    @Test func aByteOrderMarkIsRefused() {
+        #expect(check([0xEF, 0xBB, 0xBF] + Array("{}".utf8)) == .invalid(offset: 0))
+    }
+
     @Test func keysThatDecodeDifferentlyAreNotDuplicates() {
         #expect(check(Array(#"{"a":1,"\u0062":2,"a\\":3,"a\\\\":4}"#.utf8)) == nil)
     }

@@ -60,6 +60,27 @@ struct PublishRoutesTests {
         }
     }
 
+    /// Found by the fuzz loop (Tests/Fuzz/corpus/publish-body/regression-number-overflow): the
+    /// scanner used to publish a number the decoder path refuses.
+    @Test("a number beyond a double's range in data is a 400, on the scanner's path too")
+    func numberOutOfRange() {
+        for path in ["/v1/publish", "/v1/publish/batch"] {
+            let message = #"{"channel":"room:1","data":{"n":123456789012e4567890}}"#
+            let body = path == "/v1/publish" ? message : #"{"messages":["# + message + "]}"
+            do {
+                _ = try path == "/v1/publish" ? Self.routes.publish(Self.context(path, body: body))
+                    : Self.routes.publishBatch(Self.context(path, body: body))
+                Issue.record("accepted")
+            } catch let error as HTTPError {
+                #expect(error.status == 400)
+                #expect(error.code == "invalid_request")
+                #expect(error.message.contains("beyond the range of a double"), "\(error.message)")
+            } catch {
+                Issue.record("not an HTTPError: \(error)")
+            }
+        }
+    }
+
     @Test("a bad body is still a 400 before the broker is asked")
     func validationFirst() {
         #expect(throws: HTTPError.self) {

@@ -5,9 +5,9 @@ import PushHTTP
 /// Order of checks, chosen so that nothing from the payload is trusted — or even parsed — before the
 /// signature is known good:
 /// 1. size cap and shape (three base64url parts, no padding);
-/// 2. header: JSON object, `alg` equal to the key's algorithm, no `crit`;
+/// 2. header: strict JSON object without duplicate names, `alg` equal to the key's algorithm, no `crit`;
 /// 3. signature;
-/// 4. payload JSON and claim types;
+/// 4. payload: strict JSON object without duplicate names, claim types;
 /// 5. `exp` / `nbf` against the injected clock, with leeway.
 ///
 /// A value type holding a shared immutable key, so it can be copied freely and used from any thread.
@@ -41,7 +41,8 @@ public struct AccessTokenVerifier: Sendable {
     /// - Returns: the claims, after the signature and time window have been checked.
     /// - Throws: `AccessTokenError`:
     ///   `.malformed` (size over `maxTokenBytes`, not three parts, bad base64url, `=` padding, header or
-    ///   payload not a JSON object, missing/non-string `alg`, `crit` present);
+    ///   payload not a JSON object or not strict JSON (RFC 8259: valid UTF-8 and escapes, numbers within a
+    ///   double's range, nesting within `maxJSONDepth`), missing/non-string `alg`, `crit` present);
     ///   `.unsupportedAlgorithm` (`none` in any case, or an `alg` Herald never supports);
     ///   `.algorithmMismatch` (a supported `alg` other than the key's);
     ///   `.duplicateName` (a header parameter or claim named twice in one object, RFC 7515 §5.2,
@@ -78,10 +79,14 @@ public struct AccessTokenVerifier: Sendable {
 
         // --- Header (RFC 7515 §5.2 steps 2-5) ---
         guard let headerBytes = Base64URL.decode(utf8: headerPart) else { throw .malformed("header is not base64url") }
-        // RFC 7515 §5.2 step 4: a header naming a parameter twice is refused (decoders disagree on
-        // which copy wins, so two parsers could read two different tokens).
-        if case .duplicateKey(_, let name)? = JSONSyntax.check(headerBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
-            throw .duplicateName(part: "header", name: logSafe(name))
+        // RFC 7515 §5.2 step 4 asks for "a completely valid JSON object": a parameter named twice
+        // is refused (decoders disagree on which copy wins, so two parsers could read two
+        // different tokens), and so is any byte that is not strict JSON, since `JSONDecoder` reads
+        // strings lazily and would never look at a member it does not decode.
+        switch JSONSyntax.check(headerBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+        case nil: break
+        case .duplicateKey(_, let name)?: throw .duplicateName(part: "header", name: logSafe(name))
+        case _?: throw .malformed("header is not strict JSON")
         }
         guard let header = JWTHeader.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
         let alg: String
@@ -110,8 +115,10 @@ public struct AccessTokenVerifier: Sendable {
         // --- Claims (RFC 7519 §7.2 steps 9-10), now authenticated ---
         guard let payloadBytes = Base64URL.decode(utf8: payloadPart) else { throw .malformed("payload is not base64url") }
         // RFC 7519 §4: claim names are unique; Foundation's decoder would keep the first `exp`.
-        if case .duplicateKey(_, let name)? = JSONSyntax.check(payloadBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
-            throw .duplicateName(part: "payload", name: logSafe(name))
+        switch JSONSyntax.check(payloadBytes, maxDepth: Self.maxJSONDepth, rejectDuplicateKeys: true) {
+        case nil: break
+        case .duplicateKey(_, let name)?: throw .duplicateName(part: "payload", name: logSafe(name))
+        case _?: throw .malformed("payload is not strict JSON")
         }
         guard let payload = JWTPayload.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
         let claims = try AccessClaims(payload: payload)

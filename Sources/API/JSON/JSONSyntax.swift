@@ -1,7 +1,12 @@
 /// A strict RFC 8259 syntax check run before decoding. Foundation's decoders accept trailing
 /// commas (`{"a":1,}`), invalid UTF-8 and lone surrogate escapes (both read as U+FFFD), none of
-/// which is JSON (RFC 8259 §7, §8.1); this refuses them, and bounds nesting without recursion so a
-/// hostile body cannot exhaust a thread's stack.
+/// which is JSON (RFC 8259 §7, §8.1), and a leading byte order mark, which §8.1 forbids senders
+/// to add; this refuses them, and bounds nesting without recursion so a
+/// hostile body cannot exhaust a thread's stack. It also refuses what Foundation refuses and
+/// the one-pass scanners would otherwise pass on: a number beyond a double's range (`1e400`,
+/// RFC 8259 §6 lets an implementation limit the range), and two keys of one object that are
+/// the same Swift `String` though spelled with different bytes (`"\u00e9"` and `"e\u0301"`,
+/// canonically equivalent), which a `[String: …]` decoder would merge.
 enum JSONSyntax {
     enum Failure: Error, Equatable {
         /// Not JSON; `offset` is the byte where it stops being JSON.
@@ -10,6 +15,9 @@ enum JSONSyntax {
         case tooDeep
         /// One object names a key twice (decoders disagree on which copy wins: refuse instead).
         case duplicateKey(offset: Int, key: String)
+        /// A number whose magnitude is beyond a double's (±1.8e308): Foundation refuses it, and a
+        /// subscriber's parser would read infinity.
+        case numberOutOfRange(offset: Int)
     }
 
     private enum Expect { case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, commaOrEnd, done }
@@ -17,7 +25,10 @@ enum JSONSyntax {
     /// - Returns: nil when `bytes` is one JSON value (with optional whitespace around it).
     /// - Parameter rejectDuplicateKeys: refuse an object that names a key twice (compared
     ///   decoded, so `"a"` and `"\u0061"` are the same key).
-    static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false) -> Failure? {
+    /// - Parameter rejectNumbersBeyondDouble: refuse a number beyond a double's range
+    ///   (`.numberOutOfRange`); off only where a later reader names the field instead.
+    static func check(_ bytes: [UInt8], maxDepth: Int, rejectDuplicateKeys: Bool = false,
+                      rejectNumbersBeyondDouble: Bool = true) -> Failure? {
         var stack: [UInt8] = []
         // The keys of each open object (only when duplicates are refused).
         var keys = OpenKeys()
@@ -91,6 +102,7 @@ enum JSONSyntax {
                     expect = afterValue()
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     guard let end = number(bytes, from: i) else { return .invalid(offset: i) }
+                    if rejectNumbersBeyondDouble, !fitsDouble(bytes, i, end) { return .numberOutOfRange(offset: i) }
                     i = end
                     expect = afterValue()
                 case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
@@ -204,6 +216,15 @@ enum JSONSyntax {
         return i
     }
 
+    /// Whether the number `b[start..<end]` is within a double's range. Only a number with an
+    /// exponent or more than 308 digits can overflow, so the common number costs one scan.
+    private static func fitsDouble(_ b: [UInt8], _ start: Int, _ end: Int) -> Bool {
+        guard end - start > 308 || b[start..<end].contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else {
+            return true
+        }
+        return Double(String(decoding: b[start..<end], as: UTF8.self))?.isFinite ?? false
+    }
+
     private static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
     private static func isHex(_ c: UInt8) -> Bool {
         isDigit(c) || (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "f")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F"))
@@ -214,32 +235,51 @@ enum JSONSyntax {
 /// searched linearly while an object is small (no allocation per object, which publish bodies
 /// at fan-out rates would pay), and a set for an object past `linearLimit` keys so a body of
 /// many keys stays linear.
+///
+/// Keys are equal when a `[String: …]` decoder would merge them: equal bytes, or, when either
+/// is not ASCII, equal as Swift `String`s (canonical equivalence: `"\u00e9"` and `"e\u0301"`,
+/// or the Kelvin sign and `"K"`). ASCII keys, nearly all of them, compare as bytes only.
 private struct OpenKeys {
     private var flat: [ArraySlice<UInt8>] = []
+    /// Whether `flat[n]` is all ASCII.
+    private var ascii: [Bool] = []
     /// Where each open object's keys start in `flat`.
     private var starts: [Int] = []
     /// The keys of the large open objects, by depth (index into `starts`).
-    private var sets: [Int: Set<ArraySlice<UInt8>>] = [:]
+    private var sets: [Int: Set<String>] = [:]
     private static let linearLimit = 16
 
     mutating func open() { starts.append(flat.count) }
 
     mutating func close() {
-        flat.removeSubrange(starts.removeLast()...)
+        let start = starts.removeLast()
+        flat.removeSubrange(start...)
+        ascii.removeSubrange(start...)
         if !sets.isEmpty { sets[starts.count] = nil }
     }
 
     /// False when the innermost open object already has `key`.
     mutating func insert(_ key: ArraySlice<UInt8>) -> Bool {
         let depth = starts.count - 1
-        if !sets.isEmpty, sets[depth] != nil { return sets[depth]!.insert(key).inserted }
+        // Swift's String hashing and equality follow canonical equivalence.
+        if !sets.isEmpty, sets[depth] != nil { return sets[depth]!.insert(String(decoding: key, as: UTF8.self)).inserted }
         let start = starts[depth]
-        if flat[start...].contains(key) { return false }
+        let keyIsASCII = key.allSatisfy { $0 < 0x80 }
+        var text: String?
+        for index in start..<flat.count {
+            if flat[index] == key { return false }
+            if !keyIsASCII || !ascii[index] {
+                let decoded = text ?? String(decoding: key, as: UTF8.self)
+                text = decoded
+                if String(decoding: flat[index], as: UTF8.self) == decoded { return false }
+            }
+        }
         if flat.count - start < Self.linearLimit {
             flat.append(key)
+            ascii.append(keyIsASCII)
         } else {
-            var set = Set(flat[start...])
-            set.insert(key)
+            var set = Set(flat[start...].map { String(decoding: $0, as: UTF8.self) })
+            set.insert(String(decoding: key, as: UTF8.self))
             sets[depth] = set
         }
         return true

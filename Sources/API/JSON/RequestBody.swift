@@ -20,12 +20,15 @@ enum RequestBody {
     }
 
     /// The checks every JSON body passes before it is read: a JSON content type (or none), a
-    /// non-empty body, strict RFC 8259 syntax (valid UTF-8, no lone surrogate escapes) and bounded
-    /// nesting.
+    /// non-empty body, strict RFC 8259 syntax (valid UTF-8, no lone surrogate escapes, numbers
+    /// within a double's range) and bounded nesting.
     /// - Throws: `HTTPError` 415 or 400.
     /// - Parameter rejectDuplicateKeys: refuse objects naming a key twice, at any depth (keys
-    ///   compared decoded, so `"a"` and `"\u0061"` are one key).
-    static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true) throws(HTTPError) {
+    ///   compared decoded and canonically, so `"a"` and `"\u0061"` are one key, `"\u00e9"` and
+    ///   `"e\u0301"` too).
+    /// - Parameter rejectNumbersBeyondDouble: refuse a number beyond a double's range (`1e400`);
+    ///   `POST /v1/notifications` leaves it to its scanner, which names the whole-number field.
+    static func check(_ request: HTTPRequest, rejectDuplicateKeys: Bool = true, rejectNumbersBeyondDouble: Bool = true) throws(HTTPError) {
         // A missing Content-Type is read as JSON (curl -d users); a declared one must be JSON.
         if let contentType = request.headers["Content-Type"] {
             let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
@@ -38,7 +41,8 @@ enum RequestBody {
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
-        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys) {
+        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys,
+                                rejectNumbersBeyondDouble: rejectNumbersBeyondDouble) {
         case nil: break
         case .tooDeep?:
             throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
@@ -46,6 +50,8 @@ enum RequestBody {
             throw HTTPError(400, "invalid_request", "the body is not valid JSON (at byte \(offset))")
         case .duplicateKey(let offset, let key)?:
             throw HTTPError(400, "invalid_request", "the key \"\(key.prefix(64))\" appears twice in one object (at byte \(offset))")
+        case .numberOutOfRange(let offset)?:
+            throw HTTPError(400, "invalid_request", "a number in the body is beyond the range of a double, ±1.8e308 (at byte \(offset))")
         }
     }
 

@@ -19,6 +19,9 @@ enum CatalogParser {
             // A kind or a locale written twice is a mistake the author should see, not a silent pick.
             let (line, column) = position(of: offset, in: bytes)
             throw .invalid(field: "", reason: "the key \"\(key)\" appears twice in one object (line \(line), column \(column))")
+        case .numberOutOfRange(let offset)?:
+            let (line, column) = position(of: offset, in: bytes)
+            throw .invalid(field: "", reason: "a number is beyond the range of a double (line \(line), column \(column))")
         }
         let value: JSONValue
         do {

@@ -16,7 +16,7 @@ extension OpenAPIComponents {
             "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID). Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead)."
           },
           "subscription": {
-            "type": "object",
+            "type": ["object", "null"],
             "description": "Web Push only (platform `web`, provider `webpush`): the browser's `PushSubscription.toJSON()`, stored as the token. Each field is checked; a 400 names `subscription.endpoint`, `subscription.keys.p256dh` or `subscription.keys.auth`. `expirationTime` and unknown members are ignored.",
             "required": ["endpoint", "keys"],
             "properties": {
@@ -96,6 +96,13 @@ extension OpenAPIComponents {
               "properties": {"platform": {"const": "ios"}, "provider": {"enum": ["apns", null]}}
             },
             "then": {"properties": {"token": {"minLength": 16, "maxLength": 200, "pattern": "^([0-9A-Fa-f]{2})+$"}}}
+          },
+          {
+            "if": {
+              "required": ["platform"],
+              "properties": {"platform": {"const": "web"}, "provider": {"enum": ["webpush", null]}}
+            },
+            "then": {"properties": {"token": {"pattern": "^[!-\\x22$-~]+#p256dh=[A-Za-z0-9_-]{87}=?&auth=[A-Za-z0-9_-]{22}(==)?$"}}}
           }
         ]
       },

@@ -17,9 +17,12 @@ public struct StreamCursor: Hashable, Sendable, CustomStringConvertible {
     /// Parses the text form; nil for anything Herald could not have issued (RT-8b).
     public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
+        // Every byte is checked here: `UInt32(_:radix:)` alone would also take a sign
+        // (`+f1c2a9b`), a spelling Herald never writes.
         guard parts.count == 2, parts[0].utf8.count == 8, (1...20).contains(parts[1].utf8.count),
+              parts[0].utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) }),
               parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let epoch = UInt32(parts[0], radix: 16), parts[0].lowercased() == parts[0],
+              let epoch = UInt32(parts[0], radix: 16),
               let sequence = UInt64(parts[1]), String(sequence) == parts[1] else { return nil }
         self.init(epoch: epoch, sequence: sequence)
     }

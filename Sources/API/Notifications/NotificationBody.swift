@@ -1,0 +1,114 @@
+/// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names
+/// are the wire names; `NotificationRequest.init(body:)` turns it into checked, typed values.
+struct NotificationBody: Decodable, Equatable {
+    let recipients: RecipientsBody
+    let kind: String
+    let scope: String?
+    let title: TextInput?
+    let body: TextInput?
+    let args: [String: String]?
+    let data: [String: String]?
+    let collapse_key: String?
+    let thread_id: String?
+    let sound: String?
+    let android_channel_id: String?
+    let priority: String?
+    let ttl_seconds: Int?
+    let expires_at: Instant?
+    let badge: Badge?
+    let persist: Bool?
+    let live: LiveBody?
+    let push: PushBody?
+    let audience: String?
+    let track_opens: Bool?
+    let idempotency_key: String?
+
+    /// `{user_ids}` or `{scope, permission?}` or `{scope, assignee}`; `assignee: null` differs
+    /// from no `assignee` (NO-6: "the assignee, or every member when there is none").
+    struct RecipientsBody: Decodable, Equatable {
+        let userIDs: [String]?
+        let scope: String?
+        let permission: String?
+        /// nil: no assignee rule; `.some(nil)`: the rule with nobody assigned.
+        let assignee: String??
+
+        enum CodingKeys: String, CodingKey { case user_ids, scope, permission, assignee }
+
+        init(userIDs: [String]?, scope: String?, permission: String?, assignee: String??) {
+            self.userIDs = userIDs
+            self.scope = scope
+            self.permission = permission
+            self.assignee = assignee
+        }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            userIDs = try container.decodeIfPresent([String].self, forKey: .user_ids)
+            scope = try container.decodeIfPresent(String.self, forKey: .scope)
+            permission = try container.decodeIfPresent(String.self, forKey: .permission)
+            if container.contains(.assignee) {
+                assignee = .some(try container.decodeNil(forKey: .assignee) ? nil : container.decode(String.self, forKey: .assignee))
+            } else {
+                assignee = nil
+            }
+        }
+    }
+
+    /// One text for every locale, or a per-locale map (`{"pt": "…", "en": "…"}`).
+    enum TextInput: Decodable, Equatable {
+        case single(String)
+        case byLocale([String: String])
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .single(text)
+            } else {
+                self = .byLocale(try container.decode([String: String].self))
+            }
+        }
+    }
+
+    /// A unix-ms integer or an RFC 3339 string.
+    enum Instant: Decodable, Equatable {
+        case milliseconds(Int64)
+        case text(String)
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Int64.self) {
+                self = .milliseconds(value)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    /// A number, or `"unread"`: the recipient's unread inbox count when planned.
+    enum Badge: Decodable, Equatable {
+        case number(Int)
+        case keyword(String)
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Int.self) {
+                self = .number(value)
+            } else {
+                self = .keyword(try container.decode(String.self))
+            }
+        }
+    }
+
+    struct LiveBody: Decodable, Equatable {
+        let channel: String
+        let event: String?
+        let data: JSONValue?
+        let retain: Bool?
+    }
+
+    struct PushBody: Decodable, Equatable {
+        let policy: String?
+        let ack_window_ms: Int?
+        let type: String?
+    }
+}

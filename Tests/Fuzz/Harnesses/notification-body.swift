@@ -1,0 +1,11 @@
+// libFuzzer entry point for `scripts/fuzz notification-body`: the invariants are `NotificationBodyFuzzOracle`'s, the same the
+// seeded loop in `swift test` checks. Not part of any SwiftPM target.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = size == 0 || data == nil ? [] : Array(UnsafeBufferPointer(start: data, count: size))
+    if let failure = NotificationBodyFuzzOracle.check(input).failure {
+        fatalError("invariant violated: " + failure)
+    }
+    return 0
+}
