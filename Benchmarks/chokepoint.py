@@ -66,8 +66,10 @@ def check_one(h, recipients, shape):
 def run_phase(procs, binary, wd, double, shape, recipients, args):
     os.makedirs(wd, exist_ok=True)
     double.api.reset()
-    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=double.api.herald_env())
+    wrapper = B.callgrind_wrapper(args.callgrind, f"chokepoint-{shape}-{recipients}") if args.callgrind else ()
+    h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=double.api.herald_env(), wrapper=wrapper)
     h.start()
+    instructions = None
     try:
         if shape == "ios-device":
             register_devices(h, recipients)
@@ -92,8 +94,12 @@ def run_phase(procs, binary, wd, double, shape, recipients, args):
         double0, t0 = double.api.stats(), time.monotonic()
         perf = (B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-chokepoint-{shape}-{recipients}.data"),
                              args.perf_call_graph) if args.perf else None)
+        if args.callgrind:
+            B.callgrind_start(h.p.pid)
         res = load.finish()
         t1 = time.monotonic()
+        if args.callgrind:
+            instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"chokepoint-{shape}-{recipients}")
         double1 = double.api.stats()
         if perf:
             B.perf_stop(procs, perf)
@@ -110,6 +116,8 @@ def run_phase(procs, binary, wd, double, shape, recipients, args):
            "max_ms": res.get("max_ms"),
            "pushes_answered_per_s": round((answered(double1) - answered(double0)) / (t1 - t0)),
            "herald_rss_kib": rss, "h2load_cpu_s": res["cpu_s"], "other_cores_before": quiet}
+    if instructions is not None and res.get("succeeded"):
+        out["instructions_per_notification"] = round(instructions / (res["succeeded"] * recipients))
     out.update(c)
     return out
 
@@ -120,13 +128,15 @@ def fmt(r):
             f"non2xx={r['non_2xx']} pushes answered {r['pushes_answered_per_s']}/s  cpu herald "
             f"{r['herald_user_s']}u+{r['herald_sys_s']}s double {r['double_user_s']}u+{r['double_sys_s']}s "
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
-            f"{r.get('herald_busiest_threads_cores')} cores")
+            f"{r.get('herald_busiest_threads_cores')} cores"
+            + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else ""))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     B.add_common_arguments(ap, quiet=True, perf_call_graph=True,
                            perf_help="record Herald with perf during each measured window into DIR")
+    B.add_callgrind_argument(ap)
     ap.add_argument("--recipients", default="1,100", help="recipients per call (default 1,100)")
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--repeat", type=int, default=3, help="runs of every phase; the order alternates")

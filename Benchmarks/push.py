@@ -20,12 +20,17 @@ pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue
 --providers expo (issue 15) runs the Herald phase only, against the double's Expo side: Herald
 batches pushes into requests of up to 100 messages, so there is no one-request-per-push h2load
 replay to compare with; it reports pushes/s (accepted tickets), CPU per push and messages per request.
+--providers webpush (issue 15): browser subscriptions whose endpoints are open subscriptions of the
+double (it checks VAPID, headers and the aes128gcm record, all but decryption); Herald encrypts
+each push to its subscription's key (RFC 8291); h2load replays one encrypted body with Herald's
+VAPID header to every endpoint.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
 --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
 the ratios as a table, then one JSON summary line.
 """
 import argparse
+import base64
 import json
 import os
 import secrets
@@ -54,7 +59,26 @@ def expo_token():
     return f"ExponentPushToken[{uuid.uuid4().hex[:22]}]"
 
 
-PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": ("ios", expo_token)}
+# The double's origin, set once it runs: Web Push endpoints point at it.
+WEBPUSH_ORIGIN = None
+
+
+def webpush_token():
+    """A browser subscription in Herald's stored form, `<endpoint>#p256dh=…&auth=…`, whose endpoint
+    is an *open* subscription of the double (it checks everything but decryption: it does not hold
+    the key) and whose key is a real P-256 point (Herald encrypts to it)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives import serialization
+    key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()  # noqa: E731
+    return f"{WEBPUSH_ORIGIN}/wp/{uuid.uuid4().hex}#p256dh={b64(key)}&auth={b64(secrets.token_bytes(16))}"
+
+
+PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": ("ios", expo_token),
+            "webpush": ("web", webpush_token)}
+# The status a provider answers an accepted push with.
+ACCEPTED = {"apns": 200, "fcm": 200, "webpush": 201}
 
 
 def start_herald(procs, binary, wd, double, args, wrapper=()):
@@ -135,15 +159,22 @@ def probe(procs, binary, wd, double, args):
             enqueue(h, [dev])
             done, _ = wait_answered(double, provider, 1, 30)
             entries, _, _ = log_window(double, provider)
-            if not entries or entries[0]["status"] != 200:
+            if not entries or entries[0]["status"] != ACCEPTED[provider]:
                 raise RuntimeError(f"probe push to {provider} failed: {entries[:1]}")
             e = entries[0]
             headers = {k: v for k, v in e["headers"].items() if k not in NOT_REPLAYED}
-            body = json.dumps(e["body"], separators=(",", ":"), ensure_ascii=False).encode()
+            if provider == "webpush":
+                # The body is encrypted to one subscription's key: h2load replays those bytes to every
+                # endpoint (open subscriptions: the double checks all but decryption), with Herald's
+                # own VAPID authorization (valid 12 h).
+                body = base64.urlsafe_b64decode(e["encrypted_body"] + "=" * (-len(e["encrypted_body"]) % 4))
+                headers["authorization"] = e["headers"]["authorization"]
+            else:
+                body = json.dumps(e["body"], separators=(",", ":"), ensure_ascii=False).encode()
             if len(body) != e["body_bytes"]:
                 B.log(f"  note: the replayed {provider} body is {len(body)} bytes, Herald's was {e['body_bytes']}")
             path = e["path"]
-            if provider == "apns":  # the token is the last path segment; h2load gets one URI per token
+            if provider in ("apns", "webpush"):  # the token (subscription id) is the last path segment
                 path = path.rsplit("/", 1)[0] + "/{token}"
             shapes[provider] = {"method": e["method"], "path": path, "headers": headers, "body": body}
             B.log(f"  {provider} request: {e['method']} {path} headers {sorted(headers)} body {len(body)} B")
@@ -188,7 +219,7 @@ def herald_phase(procs, binary, wd, double, provider, args):
     if provider == "expo":
         ok = sum(1 for e in entries for t in e.get("tickets") or [] if t == "ok")
     else:
-        ok = sum(1 for e in entries if e["status"] == 200)
+        ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
     out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
@@ -215,6 +246,9 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args):
     if provider == "apns":
         bearer = "bearer " + double.api.apns_jwt()
         uris = [base + shape["path"].replace("{token}", t) for t in tokens]
+    elif provider == "webpush":
+        bearer = None  # the shape's own VAPID authorization header
+        uris = [t.split("#", 1)[0] for t in tokens]
     else:
         bearer = "Bearer " + double.fcm_access_token()
         uris = [base + shape["path"]]
@@ -226,7 +260,7 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args):
     with open(body_file, "wb") as f:
         f.write(shape["body"])
     argv = ["-n", str(args.k), "-c", str(args.h2load_c), "-m", str(args.h2load_m), "-t", "1",
-            "-i", uri_file, "-d", body_file, "-H", f"authorization: {bearer}"]
+            "-i", uri_file, "-d", body_file] + (["-H", f"authorization: {bearer}"] if bearer else [])
     for k, v in shape["headers"].items():
         argv += ["-H", f"{k}: {v}"]
     quiet = B.quiet_reading(args)
@@ -236,7 +270,7 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args):
     c = cpu.stop(extra_cpu_s=res["cpu_s"])
     st = double.api.stats()
     entries, first, last = log_window(double, provider)
-    ok = sum(1 for e in entries if e["status"] == 200)
+    ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
     out = {"provider": provider, "client": "h2load", "k": args.k, "answered": len(entries), "ok": ok,
            "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "h2load": {k: v for k, v in res.items() if k != "output"}, "other_cores_before": quiet}
@@ -286,7 +320,7 @@ def main():
                            perf_help="record Herald with perf during its phases into DIR")
     B.add_callgrind_argument(ap)
     ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
-    ap.add_argument("--providers", default="apns,fcm", help="comma-separated apns, fcm, expo (expo: Herald only)")
+    ap.add_argument("--providers", default="apns,fcm", help="comma-separated apns, fcm, webpush, expo (expo: Herald only)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
     ap.add_argument("--conns", type=int, default=2, help="HERALD_PUSH_MAX_CONNECTIONS (default 2, Herald's)")
     ap.add_argument("--h2load-c", type=int, default=0, help="h2load connections (default: --conns)")
@@ -308,6 +342,8 @@ def main():
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
+        global WEBPUSH_ORIGIN
+        WEBPUSH_ORIGIN = double.api.base_url
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
               f"loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)

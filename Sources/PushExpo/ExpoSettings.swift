@@ -42,7 +42,7 @@ public struct ExpoSettings: Sendable, Equatable {
     /// Reads the variables above.
     ///
     /// - Returns: nil when Expo is not enabled.
-    /// - Throws: `PushCredentialError.missingVariables` naming a malformed variable (a URL that is
+    /// - Throws: `PushCredentialError.invalidValue` naming a malformed variable (a URL that is
     ///   not http(s), a batch window outside 0…1000 ms, `HERALD_EXPO_ENABLED` not 0 or 1).
     public static func load(environment: [String: String]) throws(PushCredentialError) -> ExpoSettings? {
         let url = EnvironmentReading.value("HERALD_EXPO_URL", in: environment)
@@ -52,17 +52,17 @@ public struct ExpoSettings: Sendable, Equatable {
             switch raw.lowercased() {
             case "1", "true", "yes", "on": enabled = true
             case "0", "false", "no", "off": enabled = false
-            default: throw .missingVariables(["HERALD_EXPO_ENABLED (0 or 1)"])
+            default: throw .invalidValue(variable: "HERALD_EXPO_ENABLED", reason: "must be 0 or 1, got '\(raw)'")
             }
         }
         guard enabled || url != nil || token != nil else { return nil }
         if let url, !(url.hasPrefix("https://") || url.hasPrefix("http://")) {
-            throw .missingVariables(["HERALD_EXPO_URL (an http:// or https:// URL)"])
+            throw .invalidValue(variable: "HERALD_EXPO_URL", reason: "must be an http:// or https:// URL")
         }
         var settings = ExpoSettings(baseURL: url ?? defaultBaseURL, accessToken: token)
         if let raw = EnvironmentReading.value("HERALD_EXPO_BATCH_MS", in: environment) {
             guard let window = Int(raw), (0...1000).contains(window) else {
-                throw .missingVariables(["HERALD_EXPO_BATCH_MS (0-1000)"])
+                throw .invalidValue(variable: "HERALD_EXPO_BATCH_MS", reason: "must be a whole number of ms in 0...1000, got '\(raw)'")
             }
             settings.batchWindowMilliseconds = window
         }

@@ -38,9 +38,9 @@ public final class SQLiteStorage: Storage {
     /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
     ///   `.migration` when a migration fails or the file is newer than this build.
     ///   - walSizeLimitBytes: the WAL's bound in bytes: `journal_size_limit`, and the size past
-    ///     which it is checkpointed and truncated (RL-2). Default 4 MiB.
+    ///     which it is checkpointed and truncated (RL-2). Default 8 MiB.
     public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
-                            walSizeLimitBytes: Int64 = 4 << 20) throws(StorageError) -> SQLiteStorage {
+                            walSizeLimitBytes: Int64 = 8 << 20) throws(StorageError) -> SQLiteStorage {
         SQLiteStorage(database: try mapped { () throws(SQLiteError) in
             try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
         }, minimumFreeBytes: walSizeLimitBytes)

@@ -50,6 +50,11 @@ enum JobsCommand {
             return usage("--\(optionName(error.field)): \(error.message)")
         }
         guard let settings = Herald.loadSettings() else { return 2 }
+        // A mistyped path must not quietly become a new, empty database that has no dead jobs.
+        guard FileManager.default.fileExists(atPath: settings.databasePath) else {
+            FileHandle.standardError.write(Data("herald jobs retry: HERALD_DATABASE '\(settings.databasePath)' does not exist\n".utf8))
+            return 2
+        }
         let storage: SQLiteStorage
         do {
             storage = try SQLiteStorage.open(path: settings.databasePath)

@@ -84,7 +84,7 @@ enum SendTest {
     }
 
     private static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
+        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
         return 2
     }
 

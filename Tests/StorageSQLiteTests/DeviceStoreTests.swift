@@ -56,6 +56,18 @@ import Testing
         }
     }
 
+    @Test func theSameTokenOnTheSamePlatformUnderAnotherProviderIsRelabelledNotRefused() throws {
+        try withDatabase { db in
+            let hex = String(repeating: "ab", count: 32)
+            let apns = DeviceRegistration(userID: "u1", sessionID: "s1", platform: "ios", provider: "apns", token: hex)
+            let fcm = DeviceRegistration(userID: "u1", sessionID: "s1", platform: "ios", provider: "fcm", token: hex)
+            _ = try DeviceStore.register(db, apns, sessionExpiresAt: nil, newID: "d1", now: 1_000)
+            let moved = try DeviceStore.register(db, fcm, sessionExpiresAt: nil, newID: "d2", now: 2_000)
+            #expect(!moved.created && moved.device.id == "d1" && moved.device.provider == "fcm")
+            #expect(try DeviceStore.list(db, userID: "u1", now: 2_000).map(\.id) == ["d1"])
+        }
+    }
+
     @Test func migrationNineKeepsTheLastSeenRowOfEachProviderToken() throws {
         let connection = try SQLiteConnection(path: ":memory:")
         _ = try Migrator.migrate(connection, migrations: Array(HeraldSchema.migrations.prefix(8)))

@@ -176,6 +176,16 @@ def test_one_fcm_token_under_two_platform_labels_is_one_device(herald):
     assert [d["id"] for d in devices(herald, alice)] == [first["id"]]
 
 
+def test_a_token_moving_from_apns_to_fcm_on_ios_is_relabelled(herald):
+    # The same string, first as an APNs token, then (the app moved to Firebase) as an FCM token on
+    # the same platform: one device, its provider changed, never a 500 from the old unique key.
+    access = herald.token(sub="mover", sid="m1")
+    first = register(herald, access, 201, platform="ios", token=APNS).json()
+    again = register(herald, access, 200, platform="ios", provider="fcm", token=APNS).json()
+    assert again["id"] == first["id"] and again["provider"] == "fcm"
+    assert [d["id"] for d in devices(herald, access)] == [first["id"]]
+
+
 def test_explicit_matching_providers_and_sandbox_environment(herald):
     d = register(herald, herald.token(sid="s1"), 201, platform="ios", provider="apns", token=APNS,
                  environment="sandbox").json()

@@ -36,7 +36,8 @@ JOB_STATES = ("queued", "leased", "done", "dead")
 SLOW_RETRY = {"HERALD_PUSH_RETRY_BASE_MS": 600_000, "HERALD_PUSH_RETRY_CAP_MS": 600_000}
 
 
-@pytest.fixture(scope="module", autouse=True)
+# Session scope: test_expo.py shares this client and these helpers, and may run after this module.
+@pytest.fixture(scope="session", autouse=True)
 def _close_client():
     yield
     HTTP.close()
@@ -634,6 +635,10 @@ def test_dead_letters_retried_in_bulk_by_provider_reason_and_time(herald_factory
                         ({"dead_until": -1}, "dead_until")]:
         r = HTTP.post(h.url("/v1/jobs/retry"), json=body, headers=h.server_headers())
         assert r.status_code == 400 and r.json()["field"] == field, (body, r.text)
+    # An unknown member is refused by name, not read as "no filter" (which would retry every dead job).
+    r = HTTP.post(h.url("/v1/jobs/retry"), json={"dead_provider": "fcm", "dead_reason": "UNAVAILABLE"}, headers=h.server_headers())
+    assert r.status_code == 400 and r.json()["field"] == "dead_provider", r.text
+    assert len([j for j in jobs_in(h, "dead") if j["id"] in dead]) == len(dead)
     # An inverted window is well-formed and matches nothing.
     r = HTTP.post(h.url("/v1/jobs/retry"), json={"dead_since": after, "dead_until": before}, headers=h.server_headers())
     assert r.status_code == 200 and r.json() == {"retried": 0}, r.text
@@ -657,6 +662,10 @@ def test_dead_letters_retried_in_bulk_by_provider_reason_and_time(herald_factory
     assert bad.returncode == 2 and "--since" in bad.stderr, bad
     bad = cli("--provider", "gcm")
     assert bad.returncode == 2 and "--provider" in bad.stderr, bad
+    # A mistyped database path is refused, not made into a new empty database.
+    missing = f"/tmp/herald-no-such-dir-{uuid.uuid4().hex}/no.db"
+    bad = subprocess.run([BINARY, "jobs", "retry"], env={**h.env, "HERALD_DATABASE": missing}, capture_output=True, text=True, timeout=20)
+    assert bad.returncode == 2 and "does not exist" in bad.stderr and not os.path.exists(missing), bad
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(before // 1000))   # RFC 3339, whole seconds
     ok = cli("--provider", "fcm", "--reason", "UNAVAILABLE", "--since", since, "--until", str(after))
     assert ok.returncode == 0 and json.loads(ok.stdout) == {"retried": 2}, ok
@@ -702,6 +711,18 @@ def test_duplicate_device_ids_queue_one_job(herald_factory, provider_double):
     assert r.status_code in (202, 400), r.text
     if r.status_code == 202:
         assert r.json()["queued"] == 1 and len(r.json()["jobs"]) == 1, r.json()
+
+
+def test_the_global_switch_off_silences_direct_pushes(herald_factory, provider_double):
+    h = herald_with_push(herald_factory, provider_double)
+    device = ios(h)
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=auth(device.access))
+    assert r.status_code == 200, r.text
+    for answer in (push(h, {"body": "x"}, user=device.user), push(h, {"body": "x"}, [device])):
+        assert answer["queued"] == 0 and answer["skipped"] == [{"device_id": device.id, "reason": "push_disabled"}], answer
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": True}, headers=auth(device.access))
+    assert r.status_code == 200, r.text
+    assert push(h, {"body": "x"}, [device])["queued"] == 1
 
 
 def test_each_provider_can_be_enabled_alone(herald_factory, provider_double):

@@ -103,7 +103,7 @@ def inbox_ids(h, user):
 
 
 def test_full_disk_answers_507_flips_readyz_and_recovers_without_restart(small_volume, herald_factory):
-    # A WAL bound for a small volume (the 4 MiB default is twice this volume).
+    # A WAL bound for a small volume (the 8 MiB default is four times this volume).
     h = herald_factory(HERALD_DATABASE=small_volume / "herald.db", HERALD_DATABASE_WAL_LIMIT_BYTES=256 * 1024)
     pid = h.proc.pid
     user = f"u-{uuid.uuid4().hex[:8]}"

@@ -31,7 +31,9 @@ struct NotificationRequest: Sendable {
     /// Longest `ack_window_ms`: past it, the push would be late anyway.
     static let maxAckWindowMilliseconds = 600_000
     /// Data keys the providers or Herald itself use.
-    static let reservedDataKeys: Set<String> = ["aps", "from", "message_type", "collapse_key", "notification", "cursor", "delivery_id"]
+    /// FCM refuses `google` and `gcm` themselves as well as the `google.`/`gcm.` prefixes.
+    static let reservedDataKeys: Set<String> = ["aps", "from", "message_type", "collapse_key", "notification", "cursor", "delivery_id",
+                                                "google", "gcm"]
 
     /// - Parameters:
     ///   - now: unix ms (resolves `ttl_seconds`).

@@ -270,7 +270,7 @@ extension OpenAPIComponents {
           "run_at": {"$ref": "#/components/schemas/Timestamp"},
           "last_error": {"type": ["string", "null"]},
           "created_at": {"$ref": "#/components/schemas/Timestamp"},
-          "dead_provider": {"type": ["string", "null"], "description": "A dead job's push provider (`apns`, `fcm`), when known; null otherwise. `POST /v1/jobs/retry` filters on it (`provider`)."},
+          "dead_provider": {"type": ["string", "null"], "description": "A dead job's push provider (`apns`, `fcm`, `webpush`, `expo`), when known; null otherwise. `POST /v1/jobs/retry` filters on it (`provider`)."},
           "dead_reason": {"type": ["string", "null"], "description": "A dead job's reason code: `last_error` up to its first `:` (`ServiceUnavailable`, `transport_error`, `provider_misconfigured`…); null unless dead. `POST /v1/jobs/retry` filters on it (`reason`)."},
           "payload": {"description": "The job's input (JSON)."}
         },
@@ -378,7 +378,7 @@ extension OpenAPIComponents {
             "items": {
               "type": "object",
               "required": ["device_id", "reason"],
-              "properties": {"device_id": {"type": "string"}, "reason": {"type": "string", "enum": ["session_inactive", "not_found"]}},
+              "properties": {"device_id": {"type": "string"}, "reason": {"type": "string", "enum": ["session_inactive", "push_disabled", "not_found"]}},
               "additionalProperties": false
             }
           }

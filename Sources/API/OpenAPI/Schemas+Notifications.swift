@@ -118,7 +118,7 @@ extension OpenAPIComponents {
                 ]
               }
             },
-            "description": "Flat string data for the inbox and the push; at most 2048 bytes as compact JSON (413). Reserved keys (400): `aps`, `from`, `message_type`, `collapse_key`, `notification`, `cursor`, `delivery_id`, `google.*`, `gcm.*`, and the catalog's kind and notification id keys (default `kind` and `notification_id`)."
+            "description": "Flat string data for the inbox and the push; at most 2048 bytes as compact JSON (413). Reserved keys (400): `aps`, `from`, `message_type`, `collapse_key`, `notification`, `cursor`, `delivery_id`, `google`, `gcm`, `google.*`, `gcm.*`, and the catalog's kind and notification id keys (default `kind` and `notification_id`)."
           },
           "collapse_key": {
             "type": ["string", "null"],

@@ -20,7 +20,12 @@ public struct PushService: Sendable {
 enum TestPushText {
     /// - Returns: (title, body) for a BCP 47 `locale`; English when the language is not known.
     static func text(locale: String?) -> (String, String) {
-        let language = locale?.split(separator: "-").first.map { $0.lowercased() } ?? "en"
+        let subtags = locale?.split(separator: "-").map { $0.lowercased() } ?? []
+        let language = subtags.first ?? "en"
+        // Traditional script: `zh-Hant…`, or the regions that write it when no script is given.
+        if language == "zh", subtags.contains("hant") || (!subtags.contains("hans") && subtags.contains(where: { ["tw", "hk", "mo"].contains($0) })) {
+            return ("測試通知", "此裝置上的通知功能正常")
+        }
         switch language {
         case "pt": return ("Notificação de teste", "As notificações estão funcionando neste dispositivo")
         case "es": return ("Notificación de prueba", "Las notificaciones funcionan en este dispositivo")

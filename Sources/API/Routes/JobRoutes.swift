@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import Realtime
 
@@ -27,6 +28,9 @@ struct JobRoutes {
         let reason: String?
     }
 
+    /// The members `RetryDeadBody` reads.
+    static let retryDeadMembers: Set<String> = ["kind", "dead_since", "dead_until", "provider", "reason"]
+
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
     /// (kind, provider, reason code, died in `[dead_since, dead_until)`) goes back to the queue with
     /// fresh attempts and retry budget, due now (after a provider outage or a credentials fix,
@@ -36,6 +40,12 @@ struct JobRoutes {
         var filter = DeadJobFilter()
         if !context.request.body.isEmpty {
             let body = try RequestBody.decode(RetryDeadBody.self, from: context.request)
+            // An unknown member must not read as "no filter" (that would retry every dead job,
+            // e.g. for `dead_provider`, the name `GET /v1/jobs` shows): refuse it by name.
+            if let members = (try? JSONSerialization.jsonObject(with: Data(context.request.body))) as? [String: Any],
+               let unknown = members.keys.sorted().first(where: { !Self.retryDeadMembers.contains($0) }) {
+                throw HTTPError.invalid(unknown, "unknown member \"\(unknown)\": the filters are kind, provider, reason, dead_since and dead_until")
+            }
             do {
                 filter = try DeadJobFilter.validated(kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
                                                      provider: body.provider, reason: body.reason)

@@ -133,9 +133,18 @@ struct PushRoutes {
                 }
             }
             var queued: [String] = []
+            // NO-4: the user's global switch off silences every push, direct ones too.
+            var switchedOff: [String: Bool] = [:]
             for device in devices {
                 guard device.sessionActive else {
                     skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")
+                    continue
+                }
+                if switchedOff[device.userID] == nil {
+                    switchedOff[device.userID] = try tx.preferences.find(userID: device.userID, scope: nil)?.isEnabled == false
+                }
+                if switchedOff[device.userID] == true {
+                    skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"push_disabled\"}")
                     continue
                 }
                 let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)

@@ -126,8 +126,8 @@ public enum FCMRequestBuilder {
     }
 
     /// FCM's reserved data keys (push-providers.md §2.3, the older and broader rule): `from`,
-    /// `message_type`, `gcm`, and anything starting with `google.` or `gcm.`.
+    /// `message_type`, `gcm`, `google`, and anything starting with `google.` or `gcm.`.
     static func isReserved(_ key: String) -> Bool {
-        key == "from" || key == "message_type" || key == "gcm" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+        key == "from" || key == "message_type" || key == "gcm" || key == "google" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
     }
 }

@@ -33,9 +33,17 @@ enum DeviceStore {
             // Sessions are named by `sid` alone: a device under another user's sid would be ended
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
             if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
+            // The same provider's token first; else the same token on the same platform under
+            // another provider (an iOS app moving from APNs to Firebase with a token string it
+            // held before): that row is this device too, relabelled, not a second row that the
+            // (app, platform, token) key would refuse.
             let existing = try connection.queryOne(
-                "SELECT id, user_id, installation_id FROM devices WHERE app = ? AND provider = ? AND token = ?",
-                [registration.app, registration.provider, registration.token])
+                """
+                SELECT id, user_id, installation_id FROM devices
+                WHERE app = ? AND token = ? AND (provider = ? OR platform = ?)
+                ORDER BY provider = ? DESC LIMIT 1
+                """,
+                [registration.app, registration.token, registration.provider, registration.platform, registration.provider])
             let id: String
             let created: Bool
             if let existing {
@@ -46,13 +54,18 @@ enum DeviceStore {
                 }
                 id = try existing["id"]
                 created = false
+                // Relabelled onto a platform where another row holds the same token string: that
+                // row names this install too; the registration being stored wins.
+                try connection.run("DELETE FROM devices WHERE app = ? AND platform = ? AND token = ? AND id <> ?",
+                                   [registration.app, registration.platform, registration.token, id])
                 try connection.run("""
-                    UPDATE devices SET user_id = :user, sid = :sid, platform = :platform, environment = :environment,
+                    UPDATE devices SET user_id = :user, sid = :sid, platform = :platform, provider = :provider, environment = :environment,
                         installation_id = COALESCE(:installation, installation_id), locale = COALESCE(:locale, locale),
                         app_version = COALESCE(:version, app_version), device_name = COALESCE(:name, device_name),
                         last_seen_at = :now
                     WHERE id = :id
                     """, [":user": registration.userID, ":sid": registration.sessionID, ":platform": registration.platform,
+                          ":provider": registration.provider,
                           ":environment": registration.environment, ":installation": registration.installationID,
                           ":locale": registration.locale, ":version": registration.appVersion, ":name": registration.deviceName,
                           ":now": now, ":id": id])
