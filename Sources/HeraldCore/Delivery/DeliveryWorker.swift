@@ -157,6 +157,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
+    // A full disk fails every poll (4 a second): one line per 30 s says as much.
+    private var claimFailureLog = LogThrottle()
     // A receipt round is running (only one at a time); when the last one started, in real time.
     var checkingReceipts = false
     var lastReceiptPoll: DispatchTime?
@@ -328,6 +330,14 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     // MARK: Claiming and finishing
 
+    /// Logs a failed claim at most once per 30 s (on `queue`), with the count of those not logged.
+    private func logClaimFailure(_ error: any Error) {
+        guard let held = claimFailureLog.admit(now: clock.monotonicNanoseconds) else { return }
+        var metadata = ["error": "\(error)"]
+        if held > 0 { metadata["repeated"] = String(held) }
+        log.error("claiming push jobs failed", metadata)
+    }
+
     private func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .polling else { return }
@@ -349,7 +359,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     send(adoptHeld(claimed)) { _ in }
                     if claimed.count == want { poll() }
                 case .failure(let error):
-                    log.error("claiming push jobs failed", ["error": "\(error)"])
+                    logClaimFailure(error)
                 }
             }
         }
