@@ -13,7 +13,7 @@ public final class EncodedMessage: Sendable {
     let snapshotSSEBytes: [UInt8]
 
     /// Both WebSocket frames, built once on first use.
-    private final class Frames: Sendable {
+    final class Frames: Sendable {
         let live: [UInt8]
         let snapshot: [UInt8]
         init(live: [UInt8], snapshot: [UInt8]) {
@@ -37,10 +37,11 @@ public final class EncodedMessage: Sendable {
         builtFrames.load(ordering: .acquiring)?.release()
     }
 
-    func frames(_ message: ChannelMessage) -> (live: [UInt8], snapshot: [UInt8]) {
+    /// The frames, built on the first call. Returned as the shared object, not a tuple of both
+    /// arrays: a WebSocket subscriber reads one of them, once per message (issue 13).
+    func frames(_ message: ChannelMessage) -> Frames {
         if let built = builtFrames.load(ordering: .acquiring) {
-            let frames = built.takeUnretainedValue()
-            return (frames.live, frames.snapshot)
+            return built.takeUnretainedValue()
         }
         let common = "{\"type\":\"event\",\"channel\":\"\(message.channel.rawValue)\",\"event\":\"\(message.event.rawValue)\",\"offset\":\(message.offset),\"data\":\(message.data)"
         let made = Frames(live: WebSocketFrameEncoder.text(common + ",\"id\":\"\(message.cursor)\"}"),
@@ -48,10 +49,9 @@ public final class EncodedMessage: Sendable {
         let candidate = Unmanaged.passRetained(made)
         let (exchanged, original) = builtFrames.compareExchange(expected: nil, desired: candidate,
                                                                 ordering: .acquiringAndReleasing)
-        if exchanged { return (made.live, made.snapshot) }
+        if exchanged { return made }
         candidate.release()
-        let frames = original!.takeUnretainedValue()
-        return (frames.live, frames.snapshot)
+        return original!.takeUnretainedValue()
     }
 
     /// The JSON carried on the `data:` line: `{"channel":…,"offset":…,"data":…}` (docs/protocol.md).

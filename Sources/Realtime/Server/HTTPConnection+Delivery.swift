@@ -12,7 +12,9 @@ extension HTTPConnection {
         default:
             return
         }
-        let size = isWebSocket ? encoded.frames(message).live.count : encoded.sseBytes.count
+        // This stream's wire form, looked up once: its size is judged and the same bytes written.
+        let bytes = isWebSocket ? encoded.frames(message).live : encoded.sseBytes
+        let size = bytes.count
         if !backlog.isEmpty {
             // Behind a replay: queue in order, as bounded as the outbound queue itself.
             guard backlog.liveCount < configuration.outboundMaxEvents,
@@ -32,7 +34,7 @@ extension HTTPConnection {
                 return
             }
         }
-        writeStreamMessage(message, encoded: encoded)
+        writeStreamMessage(message, bytes: bytes)
     }
 
     private func exceedsOutboundBound(adding size: Int) -> Bool {
@@ -51,7 +53,9 @@ extension HTTPConnection {
             default: return
             }
             switch backlog.popFirst() {
-            case .message(let message)?: writeStreamMessage(message, encoded: message.encoded)
+            case .message(let message)?:
+                let encoded = message.encoded
+                writeStreamMessage(message, bytes: isWebSocket ? encoded.frames(message).live : encoded.sseBytes)
             case .bytes(let bytes)?: write(bytes)
             case nil: return
             }
@@ -65,21 +69,22 @@ extension HTTPConnection {
 
     /// Writes one message in the stream's encoding and notes personal-channel deliveries for
     /// presence (the push planner's "did this session receive it").
-    private func writeStreamMessage(_ message: ChannelMessage, encoded: EncodedMessage) {
+    ///
+    /// - Parameter bytes: the message in this stream's encoding (SSE event or WebSocket frame).
+    private func writeStreamMessage(_ message: ChannelMessage, bytes: [UInt8]) {
         let connectionID: String
         let personal: ChannelName?
         switch state {
         case .stream(let stream):
-            write(encoded.sseBytes)
             connectionID = stream.connectionID
             personal = stream.personal
         case .websocket(let session):
-            write(encoded.frames(message).live)
             connectionID = session.connectionID
             personal = session.personal
         default:
             return
         }
+        write(bytes)
         if message.channel == personal {
             context.server.node.presence.deliveredPersonal(connectionID: connectionID, sequence: message.sequence)
         }

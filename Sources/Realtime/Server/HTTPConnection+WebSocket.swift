@@ -11,7 +11,12 @@ extension HTTPConnection {
         var parser: WebSocketFrameParser
         let verifyToken: StreamTokenVerifier
         /// nil until the client authenticated (upgrade token or `auth` frame).
-        var identity: StreamIdentity?
+        var identity: StreamIdentity? {
+            // Kept, not built per message: the write path asks for it for every message (issue 13).
+            didSet { personal = identity?.personalChannel }
+        }
+        /// The user's personal channel (`user:{sub}`), nil before authentication.
+        private(set) var personal: ChannelName?
         var channels: [ChannelName] = []
         let initialChannels: [ChannelName]
         let initialResume: ResumePoint
@@ -43,7 +48,6 @@ extension HTTPConnection {
             self.lastPingAt = now
         }
 
-        var personal: ChannelName? { identity?.personalChannel }
     }
 
     // MARK: - Upgrade
