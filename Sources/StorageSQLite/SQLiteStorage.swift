@@ -23,6 +23,11 @@ public final class SQLiteStorage: Storage {
     /// The migration versions `open` applied (empty when the file was up to date).
     public var appliedMigrations: [Int] { database.appliedMigrations }
 
+    /// The WAL's default bound in bytes: 8 MiB, so that half of it (when a checkpoint is asked
+    /// for) is the 1 000 pages checkpoints ran at before the bound existed. At 4 MiB they came at
+    /// 512 pages, and each one syncs: the choke point lost 9-24 % (Benchmarks/RESULTS.md).
+    public static let defaultWALSizeLimitBytes: Int64 = 8 << 20
+
     init(database: Database, minimumFreeBytes: Int64 = 0) {
         self.database = database
         self.minimumFreeBytes = minimumFreeBytes
@@ -40,7 +45,7 @@ public final class SQLiteStorage: Storage {
     ///   - walSizeLimitBytes: the WAL's bound in bytes: `journal_size_limit`, and the size past
     ///     which it is checkpointed and truncated (RL-2). Default 8 MiB.
     public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
-                            walSizeLimitBytes: Int64 = 8 << 20) throws(StorageError) -> SQLiteStorage {
+                            walSizeLimitBytes: Int64 = defaultWALSizeLimitBytes) throws(StorageError) -> SQLiteStorage {
         SQLiteStorage(database: try mapped { () throws(SQLiteError) in
             try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
         }, minimumFreeBytes: walSizeLimitBytes)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HeraldCore
 import Realtime
+import StorageSQLite
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).
 struct SettingSpec {
@@ -31,7 +32,7 @@ struct Settings {
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
-        SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: "8388608", help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
+        SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
@@ -109,7 +110,7 @@ struct Settings {
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
     /// `HERALD_DATABASE_WAL_LIMIT_BYTES`: the WAL's bound in bytes (RL-2).
-    var databaseWALLimitBytes = 8 << 20
+    var databaseWALLimitBytes = Int(SQLiteStorage.defaultWALSizeLimitBytes)
     var retryPolicy = RetryPolicy()
     var pushMaxConnections = 2
     /// `HERALD_PUSH_RECEIPT_DELAY_MS` / `HERALD_PUSH_RECEIPT_RECHECK_MS` (PU-8a).
@@ -194,7 +195,7 @@ struct Settings {
             demoDoubleURL = url
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
-        databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", 8 << 20, min: 64 << 10, max: 1 << 34)
+        databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)

@@ -19,6 +19,21 @@ enum RequestBody {
         }
     }
 
+    /// Decodes a body whose top-level members are exactly `Members`' cases: one it does not know is
+    /// a 400 naming it, for bodies where an ignored member would change the meaning (a misspelt
+    /// filter read as "no filter").
+    /// - Throws: as `decode(_:from:)`, and `HTTPError` 400 on the first unknown member (sorted).
+    static func decode<T: Decodable, Members: CodingKey & CaseIterable>(_ type: T.Type, from request: HTTPRequest,
+                                                                        members: Members.Type) throws(HTTPError) -> T {
+        let value = try decode(type, from: request)
+        let known = members.allCases.map(\.stringValue)
+        if let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+           let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw HTTPError.invalid(unknown, "unknown member \"\(unknown)\": the body's members are \(known.joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// The checks every JSON body passes before it is read: a JSON content type (or none), a
     /// non-empty body, strict RFC 8259 syntax (valid UTF-8, no lone surrogate escapes, numbers
     /// within a double's range) and bounded nesting.

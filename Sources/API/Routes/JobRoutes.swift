@@ -1,4 +1,3 @@
-import Foundation
 import HeraldCore
 import Realtime
 
@@ -26,10 +25,11 @@ struct JobRoutes {
         let provider: String?
         /// Only jobs whose dead-letter reason code is this (`ServiceUnavailable`, `transport_error`…).
         let reason: String?
-    }
 
-    /// The members `RetryDeadBody` reads.
-    static let retryDeadMembers: Set<String> = ["kind", "dead_since", "dead_until", "provider", "reason"]
+        /// Every member: an unknown one is refused, not read as "no filter" (which would retry
+        /// every dead job, e.g. for `dead_provider`, the name `GET /v1/jobs` shows).
+        enum CodingKeys: String, CodingKey, CaseIterable { case kind, dead_since, dead_until, provider, reason }
+    }
 
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
     /// (kind, provider, reason code, died in `[dead_since, dead_until)`) goes back to the queue with
@@ -39,13 +39,7 @@ struct JobRoutes {
         try authenticator.server(context)
         var filter = DeadJobFilter()
         if !context.request.body.isEmpty {
-            let body = try RequestBody.decode(RetryDeadBody.self, from: context.request)
-            // An unknown member must not read as "no filter" (that would retry every dead job,
-            // e.g. for `dead_provider`, the name `GET /v1/jobs` shows): refuse it by name.
-            if let members = (try? JSONSerialization.jsonObject(with: Data(context.request.body))) as? [String: Any],
-               let unknown = members.keys.sorted().first(where: { !Self.retryDeadMembers.contains($0) }) {
-                throw HTTPError.invalid(unknown, "unknown member \"\(unknown)\": the filters are kind, provider, reason, dead_since and dead_until")
-            }
+            let body = try RequestBody.decode(RetryDeadBody.self, from: context.request, members: RetryDeadBody.CodingKeys.self)
             do {
                 filter = try DeadJobFilter.validated(kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
                                                      provider: body.provider, reason: body.reason)

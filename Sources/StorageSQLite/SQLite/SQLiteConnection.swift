@@ -63,10 +63,8 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    /// The WAL's bound in bytes: 8 MiB, so that half of it (when a checkpoint is asked for) is
-    /// the 1 000 pages checkpoints ran at before the bound existed. At 4 MiB they came at 512
-    /// pages, and each one syncs: the choke point lost 9-24 % (Benchmarks/RESULTS.md).
-    static let defaultWALSizeLimitBytes: Int64 = 8 << 20
+    /// The WAL's default bound in bytes (`SQLiteStorage.defaultWALSizeLimitBytes`).
+    static let defaultWALSizeLimitBytes = SQLiteStorage.defaultWALSizeLimitBytes
 
     private static func open(path: String, mode: Mode, busyTimeoutMS: Int32, walSizeLimitBytes: Int64) throws(SQLiteError) -> OpaquePointer {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
