@@ -807,6 +807,39 @@ def test_catalog_pushes_match_seed_001_field_by_field(h, provider_double):
     assert not problems, f"{len(problems)} pushes differ from seed 001:\n" + "\n".join(problems)
 
 
+TEST_PUSH = {"pt": ("Notificação de teste", "As notificações estão funcionando neste aparelho."),
+             "en": ("Test notification", "Notifications are working on this device."),
+             "es": ("Notificación de prueba", "Las notificaciones funcionan en este dispositivo.")}
+
+
+def test_device_test_push_is_the_catalogs_test_kind(h, provider_double):
+    """Issue 14 / seed 000: the test push carries `kind: "test"` under the catalog's kind key (not
+    `type`), and the catalog's `test` texts in the device's language, the catalog's default language
+    for a device without one; Portuguese exactly as the seed words it."""
+    double = provider_double
+    user = uid()
+    devices = [Device(h, user, platform, locale) for locale in ("pt-BR", "en-US", "es-ES", None)
+               for platform in ("ios", "android")]
+    problems = []
+    for device in devices:
+        r = HTTP.post(h.url(f"/v1/me/devices/{device.id}/test"), headers=auth(device.access))
+        assert r.status_code == 200, r.text
+        [entry] = wait_pushes(double, device, 1)
+        title, body = TEST_PUSH[(device.locale or "pt-BR")[:2]]   # merchant's default_locale is pt-BR
+        where = f"{device.platform} {device.locale}"
+        if device.platform == "ios":
+            expected = {"aps": {"alert": {"title": title, "body": body}, "sound": "default"}, "kind": "test"}
+            problems += [f"{where}: APNs body {d}" for d in differences(entry["body"], expected)]
+        else:
+            message = entry["body"]["message"]
+            got = {"notification": message.get("notification"), "data": message.get("data"),
+                   "priority": message["android"].get("priority"), "sound": message["android"].get("notification", {}).get("sound")}
+            expected = {"notification": {"title": title, "body": body}, "data": {"kind": "test"}, "priority": "high",
+                        "sound": "default"}
+            problems += [f"{where}: FCM {d}" for d in differences(got, expected)]
+    assert not problems, "\n".join(problems)
+
+
 def test_badge_unread_policy_never_and_call_priority(h, provider_double):
     double = provider_double
     user = uid()

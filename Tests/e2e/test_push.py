@@ -899,7 +899,9 @@ def test_device_test_push_route(herald_factory, provider_double):
                         "provider_message_id": entry["response_headers"]["apns-id"]}, r.json()
     assert entry["headers"]["apns-push-type"] == "alert" and entry["status"] == 200
     alert = entry["body"]["aps"]["alert"]
-    assert alert["body"] != "Notifications are working on this device" and alert.get("title"), alert  # pt
+    # No catalog: Herald's texts (pt in seed 000's words) and the kind under the default kind key.
+    assert alert == {"title": "Notificação de teste", "body": "As notificações estão funcionando neste aparelho"}, alert
+    assert entry["body"]["kind"] == "test" and "type" not in entry["body"], entry["body"]
     assert jobs_in(h, "done") == [] and jobs_in(h, "queued") == []   # bypasses the queue
 
     r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(pixel.access))
@@ -908,6 +910,7 @@ def test_device_test_push_route(herald_factory, provider_double):
     assert r.json() == {"device_id": pixel.id, "provider": "fcm",
                         "provider_message_id": entry["response_body"]["name"]}, r.json()
     assert entry["body"]["message"]["notification"]["body"] == "Notifications are working on this device"
+    assert entry["body"]["message"]["data"] == {"kind": "test"}, entry["body"]
 
     # Another user's device: 404, nothing sent.
     r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(phone.access))

@@ -78,9 +78,24 @@ enum CatalogParser {
             }
         }
 
-        return NotificationCatalog(
+        let catalog = NotificationCatalog(
             app: app, defaultLocale: defaultLocale, notificationIDKey: notificationIDKey, kindKey: kindKey,
             excludedAudiences: excluded, categories: categories, kinds: kinds)
+        try checkTestKind(catalog)
+        return catalog
+    }
+
+    /// The test push has no arguments (DV-7): a `test` kind whose texts or grouping name one would
+    /// fail on a phone's first test, so it fails here, at start, with its path.
+    private static func checkTestKind(_ catalog: NotificationCatalog) throws(CatalogError) {
+        guard catalog.kind(NotificationCatalog.testKind) != nil else { return }
+        do {
+            try NotificationRenderer(catalog: catalog).validate(kind: NotificationCatalog.testKind, title: nil, body: nil,
+                                                                 arguments: [:], data: [:])
+        } catch .missingArgument(let field, let name) {
+            throw .invalid(field: "\(Object.path("kinds", NotificationCatalog.testKind)).\(field)",
+                           reason: "the test push has no arguments, so {\(name)} cannot be filled")
+        }
     }
 
     private static func category(_ name: String, _ object: Object, defaultLocale: String) throws(CatalogError) -> NotificationCategory {

@@ -10,6 +10,8 @@ struct PushRoutes {
     let push: PushService?
     /// `HERALD_VAPID_*`'s public key (base64url), nil when Web Push is off.
     let vapidPublicKey: String?
+    /// The app's kind catalog: the test push's kind key and texts.
+    let catalog: NotificationCatalog
 
     /// `POST /v1/push` body: whom, and what.
     struct SendBody: Decodable {
@@ -50,11 +52,11 @@ struct PushRoutes {
         return .response(.json(200, "{\"public_key\":\(JSONText.quote(key))}"))
     }
 
-    /// `POST /v1/me/devices/{id}/test`: a localized test push, sent now, bypassing the queue.
+    /// `POST /v1/me/devices/{id}/test`: a localized test push (`TestPush`), sent now, bypassing the queue.
     func testPush(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let id = context.pathParameters["id"] ?? ""
-        let push = self.push
+        let push = self.push, catalog = self.catalog
         let database = responder.database
         return .deferred { writer in
             database.read({ tx in try tx.devices.find(id: id, now: unixMilliseconds()) }) { result in
@@ -66,8 +68,7 @@ struct PushRoutes {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
-                let (title, body) = TestPushText.text(locale: device.locale)
-                let notification = PushNotification(title: title, body: body, data: ["type": "test"], priority: .high)
+                let notification = TestPush.notification(catalog: catalog, locale: device.locale)
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 push.providers.send(notification, to: target, pushID: .random()) { classification in
                     switch classification.outcome {

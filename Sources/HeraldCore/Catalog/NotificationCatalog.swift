@@ -24,6 +24,11 @@ public struct NotificationCatalog: Sendable {
     /// Kinds by name.
     public let kinds: [String: NotificationKind]
 
+    /// The kind of the test push (`POST /v1/me/devices/{id}/test`, DV-7): seed 000 sends it as
+    /// `kind: "test"`. A catalog may describe it like any kind (texts, sound, priority); it is
+    /// sent with no arguments, so the catalog parser refuses one whose texts need any.
+    public static let testKind = "test"
+
     /// The priorities a kind or a call may name (NO-1).
     public static let priorities: Set<String> = ["normal", "high", "urgent"]
 
