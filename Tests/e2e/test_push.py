@@ -935,6 +935,30 @@ def test_device_test_push_route(herald_factory, provider_double):
     assert pixel.id not in device_ids(h, pixel)
 
 
+def test_send_test_sends_the_device_test_push(provider_double, tmp_path):
+    """`herald send-test` sends what the device route sends (issue 14): the catalog's kind key with
+    `test` and its `test` texts in `--locale`; a catalog that cannot load stops it with exit 2."""
+    double = provider_double
+    catalog = Path(__file__).resolve().parents[2] / "examples" / "catalogs" / "merchant.json"
+    env = {**os.environ, **double.herald_env(), "HERALD_DATABASE": ":memory:", "HERALD_CATALOG_PATH": str(catalog)}
+    token = random_apns_token()
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "ios", "--environment", "sandbox",
+                          "--locale", "pt-BR"], capture_output=True, text=True, timeout=30, env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["outcome"] == "delivered", run.stdout
+    [entry] = apns_requests(double, token)
+    assert entry["body"] == {"aps": {"alert": {"title": "Notificação de teste",
+                                               "body": "As notificações estão funcionando neste aparelho."},
+                                     "sound": "default"}, "kind": "test"}, entry["body"]
+
+    broken = tmp_path / "catalog.json"
+    broken.write_text('{"kinds": {"test": {"title": "Hi {name}"}}}')
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "ios"],
+                         capture_output=True, text=True, timeout=30, env={**env, "HERALD_CATALOG_PATH": str(broken)})
+    assert run.returncode == 2 and "kinds.test.title" in run.stderr, run.stderr
+    assert len(apns_requests(double, token)) == 1, "nothing sent with a broken catalog"
+
+
 # --- operators: credentials ------------------------------------------------------------------
 
 
