@@ -71,6 +71,7 @@ enum SendTest {
         var notification = TestPush.notification(catalog: catalog, locale: options["locale"])
         if let title = options["title"] { notification.title = title }
         if let body = options["body"] { notification.body = body }
+        notification.rootKey = settings.payload.rootKey
         let target = PushTarget(provider: provider, token: token,
                                 environment: provider == .apns ? (options["environment"] ?? "production") : nil)
         let done = DispatchSemaphore(value: 0)

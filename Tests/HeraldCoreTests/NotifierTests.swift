@@ -72,14 +72,14 @@ import Testing
         /// Faults the notifier's storage meets (`FaultyStorage` over `storage`); none unless armed.
         let faults = StorageFaults()
 
-        init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty) throws {
+        init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             self.broker = MemoryBroker(clock: clock)
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
             loops = Loops(broker: self.broker, presence: presence)
             let queued = self.queued
             notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
-                                providers: PushProviders(configured: [Configured()]), catalog: catalog, clock: clock,
+                                providers: PushProviders(configured: [Configured()]), catalog: catalog, payload: payload, clock: clock,
                                 nodeID: "node-a", pushQueued: { queued.add() })
         }
 
