@@ -6,7 +6,15 @@ extension OpenAPIComponents {
         "type": "object",
         "description": "Exactly `locale`: a language tag, or null to clear it. Other members are refused.",
         "required": ["locale"],
-        "properties": {"locale": {"oneOf": [{"$ref": "#/components/schemas/LocaleTag"}, {"type": "null"}]}},
+        "properties": {
+          "locale": {
+            "type": ["string", "null"],
+            "minLength": 2,
+            "maxLength": 35,
+            "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$",
+            "description": "A BCP 47 language tag (`pt-BR`, `zh-Hant-TW`, `es-419`; `_` is read as `-`), normalised to the usual case; null clears it."
+          }
+        },
         "additionalProperties": false
       },
       "UserProfile": {
