@@ -299,3 +299,27 @@ def test_seed003_installation_conflict_is_403_forbidden(herald_factory):
     r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": token, "installation_id": "dev-B"},
                   headers=auth(bob))
     assert_error(r, 403, "installation_mismatch")
+
+
+def test_expo_pushes_nest_the_data_under_the_root_key(herald_factory, provider_double):
+    double = provider_double
+    double.expo_access_token("expo-access-seeds")
+    h = herald_factory(**double.herald_env(), HERALD_EXPO_ACCESS_TOKEN="expo-access-seeds", HERALD_PAYLOAD_ROOT_KEY="respondo")
+    user = user_id()
+    access = h.token(sub=user, sid=f"s-{uuid.uuid4().hex[:10]}")
+    token = f"ExponentPushToken[{uuid.uuid4().hex[:22]}]"
+    r = HTTP.post(h.url("/v1/users/me/device-tokens"), json={"token": token, "platform": "android"}, headers=auth(access))
+    assert r.status_code == 201, r.text
+    device_id = r.json()["id"]
+    n = notify(h, [user], title="Operatore", data={"conversation_id": "a1"})["notifications"][0]
+    outcome(h, n["id"], device_id, {"sent"})
+    deadline = time.monotonic() + 10
+    while True:
+        sent = [m for e in double.requests("expo") if e["outcome"] is not None and isinstance(e["body"], list)
+                for m in e["body"] if m.get("to") == token]
+        if sent or time.monotonic() > deadline:
+            break
+        time.sleep(0.03)
+    [message] = sent
+    assert message["data"] == {"respondo": {"conversation_id": "a1", "kind": "chat.message",
+                                            "notification_id": n["id"]}}, message
