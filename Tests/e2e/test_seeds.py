@@ -323,3 +323,22 @@ def test_expo_pushes_nest_the_data_under_the_root_key(herald_factory, provider_d
     [message] = sent
     assert message["data"] == {"respondo": {"conversation_id": "a1", "kind": "chat.message",
                                             "notification_id": n["id"]}}, message
+
+
+def test_the_inbox_falls_back_to_the_users_language_too(herald_factory):
+    h = herald_factory()
+    user = user_id()
+    access = h.token(sub=user, sid="s1")
+    notify(h, [user], title={"en": "Order paid", "pt-BR": "Pedido pago"})
+
+    def title(**kwargs):
+        r = HTTP.get(h.url("/v1/me/notifications"), headers={**auth(access), **kwargs.pop("headers", {})}, params=kwargs)
+        assert r.status_code == 200, r.text
+        return r.json()["notifications"][0]["title"]
+
+    assert title() == "Order paid"
+    assert put_user(h, user, {"locale": "pt-BR"}).status_code == 201
+    assert title() == "Pedido pago"
+    # What the client asks for still wins.
+    assert title(locale="en") == "Order paid"
+    assert title(headers={"Accept-Language": "en-US"}) == "Order paid"
