@@ -550,11 +550,19 @@ final class CurlDriver: @unchecked Sendable {
         return failure
     }
 
+    /// A token-character name (no space, colon, control or non-ASCII byte) and a value without
+    /// CR, LF or NUL (a header injection). Scans the contiguous UTF-8 (native strings have it):
+    /// walking `String.UTF8View` cost ~30 instructions a byte, over 10k per APNs request.
     static func isValidHeader(name: String, value: String) -> Bool {
         if name.isEmpty { return false }
-        for u in name.utf8 where u <= 0x20 || u == UInt8(ascii: ":") || u >= 0x7F { return false }
-        for u in value.utf8 where u == 0x0D || u == 0x0A || u == 0 { return false }
-        return true
+        var name = name, value = value
+        let nameOK = name.withUTF8 { bytes in
+            !bytes.contains { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 >= 0x7F }
+        }
+        guard nameOK else { return false }
+        return value.withUTF8 { bytes in
+            !bytes.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+        }
     }
 
     // MARK: finishing
