@@ -49,6 +49,27 @@ import Testing
         #expect(first == second)
     }
 
+    @Test("issue 17: a cached statement keeps its column names, and a schema change that alters them is seen")
+    func cachedColumnNamesFollowTheSchema() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        try conn.run("INSERT INTO t VALUES (1, 'x')")
+        let sql = "SELECT * FROM t"
+        for _ in 0..<3 {
+            let row = try #require(try conn.queryOne(sql))
+            #expect(row.columnNames == ["a", "b"])
+            #expect(try row["b", as: String.self] == "x")
+        }
+        // SQLite prepares the cached statement again behind the same handle; `*` now has three columns.
+        try conn.execute("ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 7")
+        let rows = try conn.query(sql)
+        #expect(rows.first?.columnNames == ["a", "b", "c"])
+        #expect(try rows.first?["c", as: Int.self] == 7)
+        // Aliases are names too: two statements, two sets of names.
+        #expect(try conn.queryOne("SELECT a AS first FROM t")?.columnNames == ["first"])
+        #expect(try conn.queryOne("SELECT a AS second FROM t")?.columnNames == ["second"])
+    }
+
     @Test func aStatementInUseIsNeverSharedWithANestedUse() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT x FROM c"

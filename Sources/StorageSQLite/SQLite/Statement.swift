@@ -170,7 +170,13 @@ final class Statement {
     /// Copies the current row out; valid after `step()` returned true.
     /// - Throws: `SQLiteError.step` (`SQLITE_NOMEM`) when SQLite cannot produce a text or blob.
     func row() throws(SQLiteError) -> Row {
-        try row(columns: RowColumns(names: columnNames))
+        try row(columns: columns)
+    }
+
+    /// The result columns, kept with the compiled statement when it is cached.
+    private var columns: RowColumns {
+        guard cached else { return RowColumns(names: columnNames) }
+        return connection.statementCache.columns(of: handle) { RowColumns(names: columnNames) }
     }
 
     private func row(columns: RowColumns) throws(SQLiteError) -> Row {
@@ -268,9 +274,12 @@ final class Statement {
     }
 
     private func collectRows() throws(SQLiteError) -> [Row] {
-        let columns = RowColumns(names: columnNames)
         var rows: [Row] = []
-        while try step() { rows.append(try row(columns: columns)) }
+        guard try step() else { return rows }
+        // Read after the first step: a schema change prepares the statement again there, and
+        // `SELECT *` may then have other columns.
+        let columns = self.columns
+        repeat { rows.append(try row(columns: columns)) } while try step()
         return rows
     }
 }

@@ -33,6 +33,20 @@ final class StatementCache {
 
     /// Returns a statement: reset (which also ends any read snapshot it held) and cached, or
     /// finalized when the cache is full or already holds one for `sql`.
+    /// Result column names of the cached statements, by handle: reading them (a `String` per
+    /// column and a name → index map) cost more than the small queries themselves.
+    private var columnsByHandle: [OpaquePointer: RowColumns] = [:]
+
+    /// The column names of cached statement `handle`, made by `make` on first use. Checked
+    /// against the statement's column count, which a schema change could alter (SQLite then
+    /// prepares the statement again behind the same handle).
+    func columns(of handle: OpaquePointer, make: () -> RowColumns) -> RowColumns {
+        if let known = columnsByHandle[handle], known.names.count == Int(sqlite3_column_count(handle)) { return known }
+        let made = make()
+        columnsByHandle[handle] = made
+        return made
+    }
+
     func checkIn(_ sql: String, _ handle: OpaquePointer) {
         // The reset's result repeats the last step's error, which was reported already.
         sqlite3_reset(handle)
@@ -40,6 +54,7 @@ final class StatementCache {
         if idle.count < capacity, idle[sql] == nil {
             idle[sql] = handle
         } else {
+            columnsByHandle[handle] = nil
             sqlite3_finalize(handle)
         }
     }
@@ -48,5 +63,6 @@ final class StatementCache {
     func finalizeAll() {
         for handle in idle.values { sqlite3_finalize(handle) }
         idle.removeAll()
+        columnsByHandle.removeAll()
     }
 }
