@@ -91,64 +91,8 @@ PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": 
 ACCEPTED = {"apns": 200, "fcm": 200, "webpush": 201}
 
 
-class Sink:
-    """The native ceiling (issue 17): `nghttpd --echo-upload` on 127.0.0.1 over TLS with the
-    double's loopback certificate (signed by the CA Herald is given in HERALD_CA_FILE). It answers
-    200 to every POST, echoing the body, whatever the path. Its stream limit is APNs' (1,000 per
-    connection) rather than nghttpd's default of 100, so the client's own limits decide."""
-
-    name = "sink"
-
-    def __init__(self, procs, wd, double, workers=1, max_streams=1000):
-        self.procs, self.wd, self.double = procs, wd, double
-        self.workers, self.max_streams = workers, max_streams
-        self.p = None
-
-    def start(self):
-        import shutil
-        import subprocess
-        if not shutil.which("nghttpd"):
-            sys.exit("missing: apt-get install nghttp2-server   # nghttpd, the native sink")
-        os.makedirs(os.path.join(self.wd, "htdocs"), exist_ok=True)
-        state = self.double.api.state_dir
-        self.port = B.free_port()
-        self.logf = open(os.path.join(self.wd, "nghttpd.log"), "w")
-        self.p = self.procs.start("nghttpd", [
-            "nghttpd", "--echo-upload", "-a", "127.0.0.1", "-n", str(self.workers),
-            "-m", str(self.max_streams), "-d", os.path.join(self.wd, "htdocs"), str(self.port),
-            str(state / "server-key.pem"), str(state / "server.pem")],
-            stdout=self.logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        if not B.wait_port(self.port):
-            raise RuntimeError("nghttpd did not listen; see " + self.logf.name)
-        self.base_url = f"https://127.0.0.1:{self.port}"
-        return self
-
-    def stop(self):
-        if self.p:
-            self.procs.stop(self.p)
-            self.p = None
-            self.logf.close()
-
-
-def metric_values(h, name):
-    """{labels text: value} of one metric in Herald's /metrics."""
-    import http.client
-    conn = http.client.HTTPConnection("127.0.0.1", h.port, timeout=10)
-    try:
-        conn.request("GET", "/metrics", headers=h.server_headers())
-        text = conn.getresponse().read().decode()
-    finally:
-        conn.close()
-    out = {}
-    for line in text.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            key, _, value = line.rpartition(" ")
-            out[key[len(name):]] = float(value)
-    return out
-
-
 def jobs_done(h):
-    return int(metric_values(h, "herald_push_jobs").get('{state="done"}', 0))
+    return int(B.metric_values(h, "herald_push_jobs").get('{state="done"}', 0))
 
 
 def wait_done(h, count, timeout, poll):
@@ -310,7 +254,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
         if perf:
             B.perf_stop(procs, perf)
         if sink:
-            results = metric_values(h, "herald_push_results_total")
+            results = B.metric_values(h, "herald_push_results_total")
     finally:
         h.stop()
     if sink:
@@ -459,7 +403,7 @@ def main():
                     help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
     ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
     ap.add_argument("--settle", type=float, default=1.0)
-    ap.add_argument("--poll", type=float, default=0.02, help="s between two reads of Herald's /metrics (sink)")
+    ap.add_argument("--poll", type=float, default=0.05, help="s between two reads of Herald's /metrics (sink)")
     ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
     args = ap.parse_args()
     args.providers = args.providers.split(",")
@@ -475,7 +419,7 @@ def main():
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
         global WEBPUSH_ORIGIN
         WEBPUSH_ORIGIN = double.api.base_url
-        sink = Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
+        sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
               f"sink {sink.base_url if sink else '-'}; loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)
