@@ -23,18 +23,20 @@ final class Statement {
     let sql: String
     let handle: OpaquePointer
     private let connection: SQLiteConnection
-    private let cached: Bool
+    /// The cache's entry when the compiled statement is lent by the connection's cache; nil:
+    /// this object finalizes it.
+    private let entry: StatementCache.Entry?
 
-    init(sql: String, handle: OpaquePointer, connection: SQLiteConnection, cached: Bool) {
+    init(sql: String, handle: OpaquePointer, connection: SQLiteConnection, entry: StatementCache.Entry?) {
         self.sql = sql
         self.handle = handle
         self.connection = connection
-        self.cached = cached
+        self.entry = entry
     }
 
     deinit {
-        if cached {
-            connection.statementCache.checkIn(sql, handle)
+        if let entry {
+            connection.statementCache.checkIn(entry)
         } else {
             sqlite3_finalize(handle)
         }
@@ -175,8 +177,8 @@ final class Statement {
 
     /// The result columns, kept with the compiled statement when it is cached.
     private var columns: RowColumns {
-        guard cached else { return RowColumns(names: columnNames) }
-        return connection.statementCache.columns(of: handle) { RowColumns(names: columnNames) }
+        guard let entry else { return RowColumns(names: columnNames) }
+        return connection.statementCache.columns(of: entry) { RowColumns(names: columnNames) }
     }
 
     private func row(columns: RowColumns) throws(SQLiteError) -> Row {
