@@ -140,7 +140,6 @@ def fmt(r):
             f"non2xx={r['non_2xx']} pushes delivered {r['pushes_answered_per_s']}/s  cpu herald "
             f"{r['herald_user_s']}u+{r['herald_sys_s']}s double {r['double_user_s']}u+{r['double_sys_s']}s "
             + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "") +
-            f"
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
             f"{r.get('herald_busiest_threads_cores')} cores"
             + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else ""))
