@@ -36,6 +36,23 @@ import Testing
         #expect(throws: SQLiteError.self) { try statement.bind(1, at: 2) }
     }
 
+    @Test("named binding past 64 parameters still finds the one left unbound")
+    func manyNamedParameters() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "SELECT " + (1...70).map { ":p\($0)" }.joined(separator: " + ")
+        var values: [String: any SQLiteBindable] = [:]
+        for i in 1...70 { values[":p\(i)"] = i }
+        #expect(try conn.queryOne(sql, values)?[0, as: Int.self] == 70 * 71 / 2)
+        for gap in [3, 64, 65, 70] {
+            var missing = values
+            missing[":p\(gap)"] = nil
+            let error = #expect(throws: SQLiteError.self) { try conn.query(sql, missing) }
+            guard case .bind(let name, _, _)? = error, name == ":p\(gap)" else {
+                Issue.record("gap \(gap): got \(String(describing: error))"); continue
+            }
+        }
+    }
+
     @Test func statementCacheReusesCompiledStatements() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let sql = "SELECT ? + 1"
