@@ -873,3 +873,59 @@ def record_run(runs, result, rep, line, out):
     print(line, flush=True)
     with open(out, "a") as f:
         f.write(json.dumps(result) + "\n")
+
+
+# ---------------------------------------------------------------- native push sink (issue 17)
+
+class Sink:
+    """The native ceiling (issue 17): `nghttpd --echo-upload` on 127.0.0.1 over TLS with the
+    double's loopback certificate (signed by the CA Herald is given in HERALD_CA_FILE). It answers
+    200 to every POST, echoing the body, whatever the path. Its stream limit is APNs' (1,000 per
+    connection) rather than nghttpd's default of 100, so the client's own limits decide."""
+
+    name = "sink"
+
+    def __init__(self, procs, wd, double, workers=1, max_streams=1000):
+        self.procs, self.wd, self.double = procs, wd, double
+        self.workers, self.max_streams = workers, max_streams
+        self.p = None
+
+    def start(self):
+        if not shutil.which("nghttpd"):
+            sys.exit("missing: apt-get install nghttp2-server   # nghttpd, the native sink")
+        os.makedirs(os.path.join(self.wd, "htdocs"), exist_ok=True)
+        state = self.double.api.state_dir
+        self.port = free_port()
+        self.logf = open(os.path.join(self.wd, "nghttpd.log"), "w")
+        self.p = self.procs.start("nghttpd", [
+            "nghttpd", "--echo-upload", "-a", "127.0.0.1", "-n", str(self.workers),
+            "-m", str(self.max_streams), "-d", os.path.join(self.wd, "htdocs"), str(self.port),
+            str(state / "server-key.pem"), str(state / "server.pem")],
+            stdout=self.logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if not wait_port(self.port):
+            raise RuntimeError("nghttpd did not listen; see " + self.logf.name)
+        self.base_url = f"https://127.0.0.1:{self.port}"
+        return self
+
+    def stop(self):
+        if self.p:
+            self.procs.stop(self.p)
+            self.p = None
+            self.logf.close()
+
+
+def metric_values(h, name):
+    """{labels text: value} of one metric in Herald's /metrics."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", h.port, timeout=10)
+    try:
+        conn.request("GET", "/metrics", headers=h.server_headers())
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            key, _, value = line.rpartition(" ")
+            out[key[len(name):]] = float(value)
+    return out

@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
-"""Push throughput benchmark: Herald's durable queue to the provider double over HTTP/2+TLS,
-against h2load sending the same requests to the same double (the ceiling of the set-up).
+"""Push throughput benchmark: Herald's durable queue to a provider over HTTP/2+TLS, against
+h2load sending the same requests to the same server (the ceiling of the set-up).
 
     python3 Benchmarks/push.py                       # builds Herald (release) first
-    python3 Benchmarks/push.py --herald-bin .build/release/herald --repeat 3
+    python3 Benchmarks/push.py --herald-bin .build/release/herald --repeat 3 --conns 2,8
+    python3 Benchmarks/push.py --sink double         # the old set-up: sends go to the Python double
+
+--sink nghttpd (the default for apns and fcm, issue 17): the sends go to a native HTTP/2 sink,
+`nghttpd --echo-upload` over TLS (Debian nghttp2-server) with the double's loopback certificate,
+which answers 200 to every POST (APNs and FCM classify any 2xx as delivered). Only the OAuth token
+(FCM) still comes from the double. Herald's clock then runs from the first enqueue call until its
+own /metrics counts K jobs done (polled every --poll s); h2load's is its own run time.
+--sink double: every request goes to the provider double (Tests/ProviderDouble), which checks it;
+its speed (~2,000 requests/s) is then the ceiling. Correctness lives in the e2e tests, not here.
 
 For each provider (apns, fcm) and each repeat, two phases against one provider double
 (Tests/ProviderDouble, started once; its log and counters are reset before each phase):
@@ -16,7 +25,8 @@ For each provider (apns, fcm) and each repeat, two phases against one provider d
           token), headers and JSON body as Herald's (captured from the double's log of a probe
           push at start), with a valid bearer (APNs: double.apns_jwt(); FCM: an access token from
           the double's /token). -c = Herald's connections per provider, -m = in-flight / -c.
-pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue 8): >= 0.8x.
+pushes/s = K / (time to the last answer). ratio = Herald / h2load. Target (issue 17): >= 0.8x
+against the native sink, <= 50 µs of Herald CPU per push. --conns 2,8 runs every phase per count.
 --providers expo (issue 15) runs the Herald phase only, against the double's Expo side: Herald
 batches pushes into requests of up to 100 messages, so there is no one-request-per-push h2load
 replay to compare with; it reports pushes/s (accepted tickets), CPU per push and messages per request.
@@ -81,9 +91,25 @@ PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": 
 ACCEPTED = {"apns": 200, "fcm": 200, "webpush": 201}
 
 
-def start_herald(procs, binary, wd, double, args, wrapper=()):
+def jobs_done(h):
+    return int(B.metric_values(h, "herald_push_jobs").get('{state="done"}', 0))
+
+
+def wait_done(h, count, timeout, poll):
+    """Polls Herald's /metrics until `count` push jobs are done; returns (done, time it was seen)."""
+    end = time.monotonic() + timeout
+    while True:
+        done = jobs_done(h)
+        if done >= count or time.monotonic() > end:
+            return done, time.time()
+        time.sleep(poll)
+
+
+def start_herald(procs, binary, wd, double, args, wrapper=(), sink=None, conns=None):
     env = dict(double.api.herald_env())
-    env["HERALD_PUSH_MAX_CONNECTIONS"] = str(args.conns)
+    env["HERALD_PUSH_MAX_CONNECTIONS"] = str(conns or args.conns[0])
+    if sink:
+        env["HERALD_APNS_URL"] = env["HERALD_APNS_SANDBOX_URL"] = env["HERALD_FCM_URL"] = sink.base_url
     os.makedirs(wd, exist_ok=True)
     h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env, wrapper=wrapper)
     h.start()
@@ -176,6 +202,8 @@ def probe(procs, binary, wd, double, args):
             path = e["path"]
             if provider in ("apns", "webpush"):  # the token (subscription id) is the last path segment
                 path = path.rsplit("/", 1)[0] + "/{token}"
+            if provider == "apns":  # the double's gateway prefix (/production) is not the sink's
+                path = path[path.index("/3/device/"):]
             shapes[provider] = {"method": e["method"], "path": path, "headers": headers, "body": body}
             B.log(f"  {provider} request: {e['method']} {path} headers {sorted(headers)} body {len(body)} B")
     finally:
@@ -183,44 +211,69 @@ def probe(procs, binary, wd, double, args):
     return shapes
 
 
-def herald_phase(procs, binary, wd, double, provider, args):
+def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
     double.api.reset()
-    wrapper = B.callgrind_wrapper(args.callgrind, f"push-{provider}") if args.callgrind else ()
-    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper)
+    tag = f"push-{provider}-c{conns}"
+    wrapper = B.callgrind_wrapper(args.callgrind, tag) if args.callgrind else ()
+    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper, sink=sink, conns=conns)
     instructions = None
     try:
         warm = register(h, provider, args.warmup, "warm")
         devices = register(h, provider, args.k, "u")
         if warm:
             enqueue(h, [d for d, _ in warm])
-            done, _ = wait_answered(double, provider, len(warm), 60)
+            if sink:
+                done, _ = wait_done(h, len(warm), 60, args.poll)
+            else:
+                done, _ = wait_answered(double, provider, len(warm), 60)
             if done < len(warm):
                 raise RuntimeError(f"warm-up: {done}/{len(warm)} pushes answered")
         time.sleep(args.settle)
         double.api.reset()
+        done_before = jobs_done(h) if sink else 0
         quiet = B.quiet_reading(args)
-        perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-push-{provider}.data"),
+        perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-{tag}.data"),
                              args.perf_call_graph) if args.perf else None
         if args.callgrind:
             B.callgrind_start(h.p.pid)
-        cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
+        pids = {"herald": h.p.pid, "double": double.p.pid}
+        if sink:
+            pids["sink"] = sink.p.pid
+        cpu = B.CPUWindow(pids, threads_of="herald").start()
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
         t_enq = time.time()
-        done, st = wait_answered(double, provider, args.k, args.timeout)
+        if sink:
+            done, t_done = wait_done(h, done_before + args.k, args.timeout, args.poll)
+            done -= done_before
+        else:
+            done, st = wait_answered(double, provider, args.k, args.timeout)
         c = cpu.stop()
         if args.callgrind:
-            instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"push-{provider}")
+            instructions = B.callgrind_stop(h.p.pid, args.callgrind, tag)
         if perf:
             B.perf_stop(procs, perf)
+        if sink:
+            results = B.metric_values(h, "herald_push_results_total")
     finally:
         h.stop()
+    if sink:
+        # The sink keeps no log: Herald's own records say what was sent and how it ended.
+        out = {"provider": provider, "client": "herald", "target": "nghttpd", "conns": conns, "k": args.k,
+               "queued": queued, "answered": done, "ok": done, "statuses": {k: int(v) for k, v in results.items()},
+               "connections": conns, "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet,
+               "total_s": round(t_done - t0, 3), "pushes_per_s": round(done / (t_done - t0))}
+        if instructions is not None:
+            out["instructions"] = instructions
+            out["instructions_per_push"] = round(instructions / done) if done else None
+        out.update(c)
+        return out
     entries, first, last = log_window(double, provider)
     if provider == "expo":
         ok = sum(1 for e in entries for t in e.get("tickets") or [] if t == "ok")
     else:
         ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
-    out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
+    out = {"provider": provider, "client": "herald", "target": "double", "conns": conns, "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
     if provider == "expo":
@@ -239,10 +292,10 @@ def herald_phase(procs, binary, wd, double, provider, args):
     return out
 
 
-def h2load_phase(procs, wd, double, provider, shape, tokens, args):
+def h2load_phase(procs, wd, double, provider, shape, tokens, args, sink=None, conns=2):
     os.makedirs(wd, exist_ok=True)
     double.api.reset()
-    base = double.api.base_url
+    base = sink.base_url if sink else double.api.base_url
     if provider == "apns":
         bearer = "bearer " + double.api.apns_jwt()
         uris = [base + shape["path"].replace("{token}", t) for t in tokens]
@@ -259,19 +312,34 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args):
     body_file = os.path.join(wd, f"body-{provider}.json")
     with open(body_file, "wb") as f:
         f.write(shape["body"])
-    argv = ["-n", str(args.k), "-c", str(args.h2load_c), "-m", str(args.h2load_m), "-t", "1",
+    streams = args.h2load_m or max(1, 256 // conns)
+    argv = ["-n", str(args.k), "-c", str(args.h2load_c or conns), "-m", str(streams), "-t", "1",
             "-i", uri_file, "-d", body_file] + (["-H", f"authorization: {bearer}"] if bearer else [])
     for k, v in shape["headers"].items():
         argv += ["-H", f"{k}: {v}"]
     quiet = B.quiet_reading(args)
-    cpu = B.CPUWindow({"double": double.p.pid}).start()
+    pids = {"double": double.p.pid}
+    if sink:
+        pids["sink"] = sink.p.pid
+    cpu = B.CPUWindow(pids).start()
     t0 = time.time()
     res = B.run_h2load(procs, argv, timeout=args.timeout, outdir=wd, tag=provider)
     c = cpu.stop(extra_cpu_s=res["cpu_s"])
+    if sink:
+        ok = res.get("2xx", 0)
+        out = {"provider": provider, "client": "h2load", "target": "nghttpd", "conns": conns, "k": args.k,
+               "answered": res.get("done", 0), "ok": ok, "statuses": {"2xx": ok, "failed": res.get("failed", 0)},
+               "connections": conns, "h2load": {k: v for k, v in res.items() if k != "output"},
+               "other_cores_before": quiet, "h2load_cpu_s": res["cpu_s"]}
+        if res["finished_s"]:
+            out["total_s"] = round(res["finished_s"], 3)
+            out["pushes_per_s"] = round(ok / res["finished_s"])
+        out.update(c)
+        return out
     st = double.api.stats()
     entries, first, last = log_window(double, provider)
     ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
-    out = {"provider": provider, "client": "h2load", "k": args.k, "answered": len(entries), "ok": ok,
+    out = {"provider": provider, "client": "h2load", "target": "double", "conns": conns, "k": args.k, "answered": len(entries), "ok": ok,
            "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "h2load": {k: v for k, v in res.items() if k != "output"}, "other_cores_before": quiet}
     if res["finished_s"]:
@@ -306,9 +374,13 @@ def paired_ratios(rows):
 
 def fmt(r):
     cpu = f"herald {r['herald_user_s']}u+{r['herald_sys_s']}s " if "herald_user_s" in r else f"h2load {r['h2load_cpu_s']}s "
-    return (f"{r['provider']:4} {r['client']:6} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
+    if "herald_user_s" in r:
+        cpu += f"({(r['herald_user_s'] + r['herald_sys_s']) / r['k'] * 1e6:.0f} µs/push) "
+    peer = (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r
+            else f"double {r['double_user_s']}u+{r['double_sys_s']}s ")
+    return (f"{r['provider']:4} {r['client']:6} c={r['conns']} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
             f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
-            f"conns={r['connections']} cpu {cpu}double {r['double_user_s']}u+{r['double_sys_s']}s "
+            f"conns={r['connections']} cpu {cpu}{peer}"
             f"other={r['other_cores']} cores statuses={r['statuses']}"
             + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else "")
             + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else ""))
@@ -319,20 +391,23 @@ def main():
     B.add_common_arguments(ap, quiet=True, perf_call_graph=True,
                            perf_help="record Herald with perf during its phases into DIR")
     B.add_callgrind_argument(ap)
-    ap.add_argument("--k", type=int, default=5000, help="pushes (and devices) per phase (default 5000)")
+    ap.add_argument("--k", type=int, default=10000, help="pushes (and devices) per phase (default 10000)")
     ap.add_argument("--providers", default="apns,fcm", help="comma-separated apns, fcm, webpush, expo (expo: Herald only)")
+    ap.add_argument("--sink", choices=("nghttpd", "double"), default="nghttpd",
+                    help="where sends go: the native sink (default; apns and fcm only) or the Python double")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
-    ap.add_argument("--conns", type=int, default=2, help="HERALD_PUSH_MAX_CONNECTIONS (default 2, Herald's)")
-    ap.add_argument("--h2load-c", type=int, default=0, help="h2load connections (default: --conns)")
+    ap.add_argument("--conns", default="2", help="HERALD_PUSH_MAX_CONNECTIONS, comma-separated: one set of phases each "
+                                                 "(default 2, Herald's; issue 17 reports 2,8)")
+    ap.add_argument("--h2load-c", type=int, default=0, help="h2load connections (default: the phase's --conns)")
     ap.add_argument("--h2load-m", type=int, default=0,
                     help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
     ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--poll", type=float, default=0.05, help="s between two reads of Herald's /metrics (sink)")
     ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
     args = ap.parse_args()
     args.providers = args.providers.split(",")
-    args.h2load_c = args.h2load_c or args.conns
-    args.h2load_m = args.h2load_m or max(1, 256 // args.h2load_c)
+    args.conns = [int(c) for c in args.conns.split(",")]
     B.check_h2load()
     B.exit_on_sigterm()
     start = time.monotonic()
@@ -344,67 +419,78 @@ def main():
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
         global WEBPUSH_ORIGIN
         WEBPUSH_ORIGIN = double.api.base_url
+        sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
-              f"loadavg {B.loadavg()}")
+              f"sink {sink.base_url if sink else '-'}; loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)
         tokens = {p: [PLATFORM[p][1]() for _ in range(args.k)] for p in args.providers}
         for rep in range(args.repeat):
-            for provider in args.providers:
-                order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
-                if provider == "expo":
-                    order = ["herald"]
-                for client in order:
-                    if time.monotonic() - start > args.budget:
-                        B.log(f"budget of {args.budget}s spent: skipping {provider} {client}")
-                        continue
-                    pd = os.path.join(wd, f"{provider}-{client}-{rep}")
-                    if client == "herald":
-                        r = herald_phase(procs, binary, pd, double, provider, args)
-                    else:
-                        r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args)
-                    B.record_run(runs, r, rep, fmt(r), args.out)
+            for conns in args.conns:
+                for provider in args.providers:
+                    order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
+                    if provider == "expo":
+                        order = ["herald"]
+                    # Expo and Web Push have no single native endpoint: they keep the double.
+                    target = sink if provider in ("apns", "fcm") else None
+                    for client in order:
+                        if time.monotonic() - start > args.budget:
+                            B.log(f"budget of {args.budget}s spent: skipping {provider} {client}")
+                            continue
+                        pd = os.path.join(wd, f"{provider}-c{conns}-{client}-{rep}")
+                        if client == "herald":
+                            r = herald_phase(procs, binary, pd, double, provider, args, sink=target, conns=conns)
+                        else:
+                            r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args,
+                                             sink=target, conns=conns)
+                        B.record_run(runs, r, rep, fmt(r), args.out)
+        if sink:
+            sink.stop()
         double.stop()
     finally:
         procs.stop_all()
 
-    summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat,
-               "herald_connections": args.conns, "h2load": f"-c {args.h2load_c} -m {args.h2load_m}", "providers": {}}
-    print("\nmedians over runs (pushes/s from the first enqueue / h2load start to the double's last answer)")
-    print(f"| provider | Herald pushes/s | h2load pushes/s | **ratio** | Herald runs | h2load runs | Herald send window/s "
-          f"| h2load send window/s | Herald CPU µs/push | double CPU µs/request (H / h2) | other cores |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for provider in args.providers:
-        rows = {c: [r for r in runs if r["provider"] == provider and r["client"] == c] for c in ("herald", "h2load")}
-        if not rows["herald"] or not rows["h2load"]:
-            continue
-        med = lambda rs, k: statistics.median([r.get(k) or 0 for r in rs])  # noqa: E731
-        h, c = med(rows["herald"], "pushes_per_s"), med(rows["h2load"], "pushes_per_s")
-        ratio = h / c if c else 0
-        s = {"herald_pushes_per_s": h, "h2load_pushes_per_s": c, "ratio": round(ratio, 2),
-             "herald_send_window_per_s": med(rows["herald"], "send_window_per_s"),
-             "h2load_send_window_per_s": med(rows["h2load"], "send_window_per_s"),
-             "herald_runs": [r.get("pushes_per_s") for r in rows["herald"]],
-             "h2load_runs": [r.get("pushes_per_s") for r in rows["h2load"]],
-             "herald_cpu_us_per_push": round(statistics.median(
-                 [(r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
-             "double_cpu_us_per_request_herald": round(statistics.median(
-                 [(r["double_user_s"] + r["double_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
-             "double_cpu_us_per_request_h2load": round(statistics.median(
-                 [(r["double_user_s"] + r["double_sys_s"]) / r["k"] * 1e6 for r in rows["h2load"]])),
-             "other_cores": max(r["other_cores"] for r in rows["herald"] + rows["h2load"]),
-             "failures": sum(r["k"] - r["ok"] for r in rows["herald"] + rows["h2load"]),
-             # The same over the runs that other work left alone (other < 0.3 cores in the window):
-             # on a shared machine Herald's phase, which needs more CPU, suffers most from it.
-             **quiet_ratio(rows),
-             "paired_ratios": paired_ratios(rows),
-             "target_met": ratio >= 0.8}
-        s["paired_ratio"] = statistics.median(s["paired_ratios"]) if s["paired_ratios"] else None
-        summary["providers"][provider] = s
-        runs_of = lambda xs: " / ".join(f"{x:,}" for x in xs)  # noqa: E731
-        print(f"| {provider} | {h:,.0f} | {c:,.0f} | **{ratio:.2f}x** | {runs_of(s['herald_runs'])} | "
-              f"{runs_of(s['h2load_runs'])} | {s['herald_send_window_per_s']:,.0f} | {s['h2load_send_window_per_s']:,.0f} | "
-              f"{s['herald_cpu_us_per_push']} | {s['double_cpu_us_per_request_herald']} / "
-              f"{s['double_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
+    summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat, "sink": args.sink,
+               "herald_connections": args.conns, "providers": {}}
+    peer = "sink" if args.sink == "nghttpd" else "double"
+    print(f"\nmedians over runs (pushes/s from the first enqueue / h2load start to the last answer; peer: {peer})")
+    print(f"| provider | conns | Herald pushes/s | h2load pushes/s | **ratio** | Herald runs | h2load runs "
+          f"| Herald CPU µs/push | {peer} CPU µs/request (H / h2) | other cores |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for conns in args.conns:
+        for provider in args.providers:
+            rows = {c: [r for r in runs if r["provider"] == provider and r["client"] == c and r["conns"] == conns]
+                    for c in ("herald", "h2load")}
+            if not rows["herald"] or not rows["h2load"]:
+                continue
+            med = lambda rs, k: statistics.median([r.get(k) or 0 for r in rs])  # noqa: E731
+            h, c = med(rows["herald"], "pushes_per_s"), med(rows["h2load"], "pushes_per_s")
+            ratio = h / c if c else 0
+            pk = "sink" if "sink_user_s" in rows["herald"][0] else "double"
+            s = {"conns": conns, "herald_pushes_per_s": h, "h2load_pushes_per_s": c, "ratio": round(ratio, 2),
+                 "herald_runs": [r.get("pushes_per_s") for r in rows["herald"]],
+                 "h2load_runs": [r.get("pushes_per_s") for r in rows["h2load"]],
+                 "herald_cpu_us_per_push": round(statistics.median(
+                     [(r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+                 "peer_cpu_us_per_request_herald": round(statistics.median(
+                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+                 "peer_cpu_us_per_request_h2load": round(statistics.median(
+                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / r["k"] * 1e6 for r in rows["h2load"]])),
+                 "other_cores": max(r["other_cores"] for r in rows["herald"] + rows["h2load"]),
+                 "failures": sum(r["k"] - r["ok"] for r in rows["herald"] + rows["h2load"]),
+                 # The same over the runs that other work left alone (other < 0.3 cores in the window):
+                 # on a shared machine Herald's phase, which needs more CPU, suffers most from it.
+                 **quiet_ratio(rows),
+                 "paired_ratios": paired_ratios(rows),
+                 "target_met": ratio >= 0.8}
+            if pk == "double":
+                s["herald_send_window_per_s"] = med(rows["herald"], "send_window_per_s")
+                s["h2load_send_window_per_s"] = med(rows["h2load"], "send_window_per_s")
+            s["paired_ratio"] = statistics.median(s["paired_ratios"]) if s["paired_ratios"] else None
+            summary["providers"][f"{provider}-c{conns}"] = s
+            runs_of = lambda xs: " / ".join(f"{x:,}" for x in xs)  # noqa: E731
+            print(f"| {provider} | {conns} | {h:,.0f} | {c:,.0f} | **{ratio:.2f}x** | {runs_of(s['herald_runs'])} | "
+                  f"{runs_of(s['h2load_runs'])} | {s['herald_cpu_us_per_push']} | {s['peer_cpu_us_per_request_herald']} / "
+                  f"{s['peer_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
     expo = [r for r in runs if r["provider"] == "expo"]
     if expo:
         med = lambda k: statistics.median([r.get(k) or 0 for r in expo])  # noqa: E731
@@ -415,15 +501,15 @@ def main():
         print(f"\nexpo (Herald only): {summary['expo']['herald_pushes_per_s']:,.0f} pushes/s "
               f"(runs {' / '.join(str(x) for x in summary['expo']['herald_runs'])}), {round(cpu)} µs CPU per push, "
               f"{summary['expo']['messages_per_request']} messages per request")
-    for provider, s in summary["providers"].items():
+    for key, s in summary["providers"].items():
         if s["paired_ratio"] is not None:
-            print(f"{provider}: Herald / h2load per repeat (back-to-back runs): "
+            print(f"{key}: Herald / h2load per repeat (back-to-back runs): "
                   f"{' / '.join(f'{x:.2f}' for x in s['paired_ratios'])}; median {s['paired_ratio']:.2f}x")
         if s["quiet_ratio"] is not None:
-            print(f"{provider}: runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load): "
+            print(f"{key}: runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load): "
                   f"{s['quiet_herald_pushes_per_s']:,.0f} / {s['quiet_h2load_pushes_per_s']:,.0f} pushes/s = {s['quiet_ratio']:.2f}x")
         else:
-            print(f"{provider}: too few runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load)")
+            print(f"{key}: too few runs with other work < 0.3 cores ({s['quiet_runs'][0]} Herald, {s['quiet_runs'][1]} h2load)")
     summary["total_s"] = round(time.monotonic() - start)
     print(f"\ntotal {summary['total_s']}s; raw results appended to {args.out}; workdir {wd}")
     print(json.dumps(summary), flush=True)

@@ -32,6 +32,7 @@ public final class APNsProvider: PushProvider {
     private let transport: any PushTransport
     private let tokens: APNsAuthToken
     private let clock: UnixClock
+    private let bodies = APNsBodyCache()
 
     /// - Parameters:
     ///   - credentials: `APNS_*` (SPEC PU-6).
@@ -64,7 +65,7 @@ public final class APNsProvider: PushProvider {
             request = try APNsRequestBuilder.request(
                 for: notification, deviceToken: target.token,
                 environment: gateways.gateway(forDeviceEnvironment: target.environment),
-                topic: credentials.topic, authToken: jwt, apnsID: pushID, now: clock())
+                topic: credentials.topic, authToken: jwt, apnsID: pushID, now: clock(), bodies: bodies)
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
         } catch APNsAuthTokenError.refreshDeferred(let secondsLeft) {

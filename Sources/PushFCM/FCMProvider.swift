@@ -26,6 +26,7 @@ public final class FCMProvider: PushProvider {
     private let transport: any PushTransport
     private let tokens: FCMAccessTokenCache
     private let clock: UnixClock
+    private let bodies = FCMBodyCache()
 
     /// - Parameters:
     ///   - credentials: `FCM_*` (SPEC PU-6).
@@ -62,7 +63,7 @@ public final class FCMProvider: PushProvider {
             let request: PushHTTPRequest
             do throws(PushPayloadError) {
                 request = try FCMRequestBuilder.request(for: notification, deviceToken: target.token, projectID: credentials.projectID,
-                                                        accessToken: accessToken, endpoint: endpoint, now: clock())
+                                                        accessToken: accessToken, endpoint: endpoint, now: clock(), bodies: bodies)
             } catch {
                 return completion(classifyPayloadError(error))
             }

@@ -58,4 +58,70 @@ import Testing
             try DeliveryJobPayload.decode(#"{"apns_id":"x","device_id":"d","notification":{"kind":"alert","priority":"normal"}}"#)
         }
     }
+
+    // MARK: The hand-written text and its scanner (issue 17) agree with JSONEncoder/JSONDecoder
+
+    /// Payloads that cover every optional member, escapes in the notification, and ids the
+    /// splice must refuse (they go through JSONEncoder whole).
+    static var variety: [DeliveryJobPayload] {
+        let id = PushID("eabeae54-14a8-11e5-b60b-1697f925ec7b")!
+        var tricky = expected
+        tricky.title = "quote \" backslash \\ newline \n tab \t \u{1} slash / \u{2028} é"
+        tricky.data = ["z": "1", "a\"b": "2", "k10": "x", "k9": "y", "A": "upper"]
+        return [
+            DeliveryJobPayload(deviceID: "dev-1", apnsID: id, notification: expected),
+            DeliveryJobPayload(deviceID: "dev-1", apnsID: id, notification: tricky,
+                               origin: .init(notificationID: "n-1", userID: "u-1", sessionID: nil), resends: 3),
+            DeliveryJobPayload(deviceID: "dev-1", apnsID: id, notification: .wakeup(data: [:]),
+                               origin: .init(notificationID: "n", userID: "u", sessionID: "s", ackEventID: "0-1", deliveryID: "d")),
+            DeliveryJobPayload(deviceID: "dev \"quoted\"", apnsID: id, notification: expected),
+            DeliveryJobPayload(deviceID: "d", apnsID: id, notification: expected,
+                               origin: .init(notificationID: "n\nline", userID: "u", sessionID: nil)),
+            DeliveryJobPayload(deviceID: "d", apnsID: id, notification: expected, origin: .init(notificationID: "n", userID: "u", sessionID: "s"),
+                               resends: 0),
+        ]
+    }
+
+    @Test func theSplicedTextIsJSONEncodersByteForByte() {
+        for payload in Self.variety {
+            #expect(payload.jsonText() == payload.foundationText())
+        }
+    }
+
+    @Test func theScannerReadsWhatJSONDecoderReads() throws {
+        for payload in Self.variety {
+            let text = payload.jsonText()
+            #expect(try DeliveryJobPayload.decode(text) == DeliveryJobPayload.foundationDecode(text))
+            #expect(try DeliveryJobPayload.decode(text) == payload)
+        }
+        // The same notification to many devices: read again from the cache, still equal.
+        for device in ["a", "b", "c"] {
+            let payload = DeliveryJobPayload(deviceID: device, apnsID: .random(), notification: Self.expected)
+            #expect(try DeliveryJobPayload.decode(payload.jsonText()) == payload)
+        }
+    }
+
+    @Test func theScannerTakesOnlyItsOwnLayout() throws {
+        let own = DeliveryJobPayload(deviceID: "d", apnsID: .random(), notification: Self.expected,
+                                     origin: .init(notificationID: "n", userID: "u", sessionID: "s")).jsonText()
+        #expect(PayloadScanner.read(own) != nil)
+        // Other layouts are left to JSONDecoder, which reads them all the same.
+        let others = [
+            Self.storedBeforeThePort.replacingOccurrences(of: #""device_id":"dev-1","#, with: #""device_id":"dev-1" ,"#),
+            #"{"device_id":"d","apns_id":"x","notification":{"data":{},"kind":"alert","priority":"normal"}}"#,
+            #"{"apns_id":"x\u0041","device_id":"d","notification":{"data":{},"kind":"alert","priority":"normal"}}"#,
+            #"{"apns_id":"x","device_id":"d","notification":{"data":{},"kind":"alert","priority":"normal"},"origin":{"user_id":"u","notification_id":"n","extra":"?"}}"#,
+            #"{"apns_id":"x","device_id":"d","notification":{"data":{},"kind":"alert","priority":"normal"},"resends":12345678901}"#,
+            #"{"apns_id":"x","device_id":"d","notification":{"data":{},"kind":"alert","priority":"normal"}} "#,
+        ]
+        for text in others {
+            #expect(PayloadScanner.read(text) == nil, "\(text)")
+            #expect(try DeliveryJobPayload.decode(text) == DeliveryJobPayload.foundationDecode(text))
+        }
+        // Broken text is JSONDecoder's to refuse, with its error.
+        for text in [#"{"apns_id":"x","device_id":"d","notification":{"data":{}"#, #"{"apns_id":"x","device_id":"d","notification":{"kind":"alert","priority":"normal"}}"#] {
+            #expect(PayloadScanner.read(text) == nil)
+            #expect(throws: DecodingError.self) { try DeliveryJobPayload.decode(text) }
+        }
+    }
 }

@@ -514,6 +514,74 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1))
     }
 
+    @Test("issue 17: outcomes finishing together are group-committed, each recorded as alone")
+    func outcomesAreWrittenInBatches() async throws {
+        let h = try WorkerHarness()
+        var ids: [Int64] = []
+        var devices: [DeviceRecord] = []
+        for i in 0..<40 {
+            let device = try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
+            devices.append(device)
+            ids.append(try h.enqueue(device))
+        }
+        h.provider.script("tok-7", .classify(.unavailable))
+        let before = h.faults.writes
+        #expect(try await h.worker.runDue(limit: 40) == DeliveryWorker.Round(claimed: 40))
+        // One claim, then the outcomes: one commit each would be 40.
+        #expect(h.faults.writes - before < 20, "\(h.faults.writes - before) writes for 40 outcomes")
+        for (index, id) in ids.enumerated() {
+            let job = try h.job(id)
+            #expect(job.state == (index == 7 ? .queued : .done))
+            #expect(try h.record(devices[index]).map(\.outcome) == [index == 7 ? .retrying : .sent])
+        }
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 39, retried: 1))
+    }
+
+    @Test("issue 17: a batch holds every outcome when its write fails for a passing fault")
+    func aFailedBatchHoldsEveryOutcome() async throws {
+        let h = try WorkerHarness()
+        var ids: [Int64] = []
+        for i in 0..<6 {
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        h.faults.fail(.pushOutcome, times: 1_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 6, held: 6))
+        #expect(try ids.allSatisfy { try h.job($0).state == .leased })
+        h.faults.fail(.pushOutcome, times: 0)
+        h.clock.advance(byMilliseconds: 250)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 6))
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.provider.sent.count == 6, "sent once each")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 6))
+    }
+
+    @Test("issue 17: late outcomes whose leases were taken over are skipped in their batch, changing nothing")
+    func lateOutcomesInABatchAreFencedOut() async throws {
+        let h = try WorkerHarness()
+        var devices: [DeviceRecord] = []
+        var ids: [Int64] = []
+        for i in 0..<4 {
+            let device = try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
+            h.provider.script("tok-\(i)", .hold)
+            devices.append(device)
+            ids.append(try h.enqueue(device))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        async let stale = h.worker.runDue()
+        var lateAnswers: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { lateAnswers.append(try #require(await held.next())) }
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 4))
+        // All four answers at once: they queue up behind one another and commit together.
+        for answer in lateAnswers { answer(.delivered("apns-late")) }
+        #expect(try await stale == DeliveryWorker.Round(claimed: 4, unrecorded: 4))
+        for (device, id) in zip(devices, ids) {
+            #expect(try h.job(id).state == .done && h.job(id).attempts == 2 && h.job(id).lastError?.hasSuffix("late") == false)
+            #expect(try h.record(device).map(\.outcome) == [.sent])
+        }
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 4))
+    }
+
     @Test func leasesLeftByADeadProcessAreReleasedAtStart() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

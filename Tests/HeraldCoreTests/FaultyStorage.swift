@@ -16,6 +16,12 @@ final class StorageFaults: Sendable {
 
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
     private let fired = Mutex<[Point: Int]>([:])
+    private let writeCount = Mutex(0)
+
+    /// Write transactions submitted so far (group commit shows as fewer writes than outcomes).
+    var writes: Int { writeCount.withLock { $0 } }
+
+    func noteWrite() { writeCount.withLock { $0 += 1 } }
 
     /// Makes the next `times` calls at `point` throw `error`.
     func fail(_ point: Point, times: Int, with error: StorageError = .diskFull(message: "database or disk is full")) {
@@ -50,6 +56,7 @@ struct FaultyStorage: Storage {
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
+        faults.noteWrite()
         base.write({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
     }
 

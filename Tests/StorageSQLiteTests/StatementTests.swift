@@ -36,6 +36,23 @@ import Testing
         #expect(throws: SQLiteError.self) { try statement.bind(1, at: 2) }
     }
 
+    @Test("named binding past 64 parameters still finds the one left unbound")
+    func manyNamedParameters() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "SELECT " + (1...70).map { ":p\($0)" }.joined(separator: " + ")
+        var values: [String: any SQLiteBindable] = [:]
+        for i in 1...70 { values[":p\(i)"] = i }
+        #expect(try conn.queryOne(sql, values)?[0, as: Int.self] == 70 * 71 / 2)
+        for gap in [3, 64, 65, 70] {
+            var missing = values
+            missing[":p\(gap)"] = nil
+            let error = #expect(throws: SQLiteError.self) { try conn.query(sql, missing) }
+            guard case .bind(let name, _, _)? = error, name == ":p\(gap)" else {
+                Issue.record("gap \(gap): got \(String(describing: error))"); continue
+            }
+        }
+    }
+
     @Test func statementCacheReusesCompiledStatements() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let sql = "SELECT ? + 1"
@@ -47,6 +64,27 @@ import Testing
         let first = try conn.prepare(sql).handle
         let second = try conn.prepare(sql).handle
         #expect(first == second)
+    }
+
+    @Test("issue 17: a cached statement keeps its column names, and a schema change that alters them is seen")
+    func cachedColumnNamesFollowTheSchema() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        try conn.run("INSERT INTO t VALUES (1, 'x')")
+        let sql = "SELECT * FROM t"
+        for _ in 0..<3 {
+            let row = try #require(try conn.queryOne(sql))
+            #expect(row.columnNames == ["a", "b"])
+            #expect(try row["b", as: String.self] == "x")
+        }
+        // SQLite prepares the cached statement again behind the same handle; `*` now has three columns.
+        try conn.execute("ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 7")
+        let rows = try conn.query(sql)
+        #expect(rows.first?.columnNames == ["a", "b", "c"])
+        #expect(try rows.first?["c", as: Int.self] == 7)
+        // Aliases are names too: two statements, two sets of names.
+        #expect(try conn.queryOne("SELECT a AS first FROM t")?.columnNames == ["first"])
+        #expect(try conn.queryOne("SELECT a AS second FROM t")?.columnNames == ["second"])
     }
 
     @Test func aStatementInUseIsNeverSharedWithANestedUse() throws {

@@ -159,6 +159,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     private var drained: DispatchSemaphore?
     // A full disk fails every poll (4 a second): one line per 30 s says as much.
     private var claimFailureLog = LogThrottle()
+    /// Outcomes waiting for the next group commit (`flushOutcomes`); each keeps its slot.
+    private var pendingOutcomes: [PendingOutcome] = []
+    /// An outcome write (one or a batch) is in the writer.
+    private var writingOutcomes = false
     // A receipt round is running (only one at a time); when the last one started, in real time.
     var checkingReceipts = false
     var lastReceiptPoll: DispatchTime?
@@ -368,15 +372,40 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Sends claimed jobs, each taking a slot until its outcome is recorded; `recorded` is called
     /// on `queue` for each, with what became of its outcome, after its slot is freed (a held
     /// outcome keeps it until written).
+    ///
+    /// The devices of the whole batch are read in one snapshot (one read transaction per claim,
+    /// not one per job): a claim of 64 jobs paid 64 transactions before.
     private func send(_ jobs: [JobRecord], recorded: @escaping @Sendable (Recorded) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += jobs.count
+        var ready: [Prepared] = []
+        ready.reserveCapacity(jobs.count)
         for job in jobs {
-            process(job) { [self] result in
+            let done: @Sendable (Recorded) -> Void = { [self] result in
                 queue.async { [self] in
                     if case .held = result {} else { finished() }
                     recorded(result)
                 }
+            }
+            if let prepared = prepare(job, done: done) { ready.append(prepared) }
+        }
+        guard !ready.isEmpty else { return }
+        let batch = ready
+        let ids = batch.map(\.payload.deviceID)
+        let now = clock.unixMilliseconds
+        storage.read({ tx in
+            var devices: [DeviceRecord?] = []
+            devices.reserveCapacity(ids.count)
+            for id in ids { devices.append(try tx.devices.find(id: id, now: now)) }
+            return devices
+        }) { [self] result in
+            switch result {
+            case .failure(let error):
+                for item in batch {
+                    finish(item.job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: item.payload.origin, done: item.done)
+                }
+            case .success(let devices):
+                for (item, device) in zip(batch, devices) { deliver(item, device: device) }
             }
         }
     }
@@ -494,78 +523,93 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     // MARK: One job
 
-    /// Decides, sends and records one claimed job; `done` is called once, from any thread, after
-    /// its outcome's transaction, with what became of the outcome.
-    private func process(_ job: JobRecord, done: @escaping @Sendable (Recorded) -> Void) {
+    /// A claimed job whose payload was read and that is still to be sent: its device comes next.
+    private struct Prepared: Sendable {
+        let job: JobRecord
+        let payload: DeliveryJobPayload
+        let done: @Sendable (Recorded) -> Void
+    }
+
+    /// Reads a claimed job's payload and settles at once what needs no device (an unreadable
+    /// payload, an expired or acknowledged notification: recorded, `done` called later).
+    /// - Returns: the job to look its device up for, or nil when it was settled here.
+    private func prepare(_ job: JobRecord, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let payload: DeliveryJobPayload
         do {
             payload = try DeliveryJobPayload.decode(job.payloadJSON)
         } catch {
-            return finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil, done: done)
+            finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil, done: done)
+            return nil
         }
-        let deviceID = payload.deviceID
         let origin = payload.origin
-        let clock = self.clock
         if let expiresAt = payload.notification.expiresAt, Int64(expiresAt) * 1000 <= clock.unixMilliseconds {
             // NO-2: an expired notification is never sent, however late its job runs.
-            return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired", done: done)
+            skip(job, origin: origin, deviceID: payload.deviceID, outcome: .expired, note: "expired", done: done)
+            return nil
         }
         if let origin, isAcknowledged(origin) {
             // NO-2 `unless_acked`: the session acknowledged the live event within its window.
-            return skip(job, origin: origin, deviceID: deviceID, outcome: .suppressedAcked, note: "acked", done: done)
+            skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: "acked", done: done)
+            return nil
         }
-        storage.read({ tx in try tx.devices.find(id: deviceID, now: clock.unixMilliseconds) }) { [self] result in
-            switch result {
-            case .failure(let error):
-                finish(job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: origin, done: done)
-            case .success(nil):
-                // Deleted since the job was queued (logout, dead token): nothing to send.
-                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
-            case .success(let device?) where origin != nil && !device.sessionActive:
-                // The session ended or expired after planning (DV-4): its devices get no pushes.
-                skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)
-            case .success(let device?):
-                guard let apnsID = PushID(payload.apnsID) else {
-                    return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin, done: done)
+        return Prepared(job: job, payload: payload, done: done)
+    }
+
+    /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
+    /// outcome; `done` is called once, from any thread, after its outcome's transaction.
+    private func deliver(_ prepared: Prepared, device found: DeviceRecord?) {
+        let job = prepared.job, payload = prepared.payload, done = prepared.done
+        let deviceID = payload.deviceID
+        let origin = payload.origin
+        let clock = self.clock
+        switch found {
+        case nil:
+            // Deleted since the job was queued (logout, dead token): nothing to send.
+            skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
+        case let device? where origin != nil && !device.sessionActive:
+            // The session ended or expired after planning (DV-4): its devices get no pushes.
+            skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)
+        case let device?:
+            guard let apnsID = PushID(payload.apnsID) else {
+                return finish(job, .deadLetter(reason: "invalid apns_id in job"), device: device, origin: origin, done: done)
+            }
+            // Device rows keep the provider as text; this is where it becomes a `PushProviderID`.
+            guard let provider = PushProviderID(rawValue: device.provider) else {
+                return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin, done: done)
+            }
+            let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
+            let sentAt = clock.unixMilliseconds
+            providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
+                var outcome = classification.outcome
+                // Accepted, confirmed later: the receipt job asks (PU-8a).
+                var receipt: PushReceiptJobPayload?
+                if case .delivered = outcome, let receiptID = classification.receiptID {
+                    receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
                 }
-                // Device rows keep the provider as text; this is where it becomes a `PushProviderID`.
-                guard let provider = PushProviderID(rawValue: device.provider) else {
-                    return finish(job, providers.unsupported(provider: device.provider).outcome, device: device, origin: origin, done: done)
-                }
-                let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
-                let sentAt = clock.unixMilliseconds
-                providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
-                    var outcome = classification.outcome
-                    // Accepted, confirmed later: the receipt job asks (PU-8a).
-                    var receipt: PushReceiptJobPayload?
-                    if case .delivered = outcome, let receiptID = classification.receiptID {
-                        receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
-                    }
-                    switch outcome {
-                    case .deleteDevice(let reason, _):
-                        // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
-                        if case .keep(let justTripped) = massDeletionGuard.verdict(provider: device.provider, reason: reason) {
-                            if justTripped {
-                                // Once per trip: every job it keeps is a dead letter with its own warning.
-                                log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
-                                          ["provider": device.provider, "reason": reason])
-                            }
-                            outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
+                switch outcome {
+                case .deleteDevice(let reason, _):
+                    // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
+                    if case .keep(let justTripped) = massDeletionGuard.verdict(provider: device.provider, reason: reason) {
+                        if justTripped {
+                            // Once per trip: every job it keeps is a dead letter with its own warning.
+                            log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
+                                      ["provider": device.provider, "reason": reason])
                         }
-                    case .delivered:
-                        // Only a confirmed delivery clears a misconfigured provider: with receipts
-                        // still to come, acceptance proves nothing about the credentials behind it.
-                        massDeletionGuard.recordOther(provider: device.provider, delivered: receipt == nil)
-                    case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
-                        // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
-                        // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
-                        // their own rule: only the guard's wall of rejections trips it.
-                        noteMisconfiguration(provider: device.provider, reason: reason)
-                    default:
-                        massDeletionGuard.recordOther(provider: device.provider, delivered: false)
+                        outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                     }
-                    finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
+                case .delivered:
+                    // Only a confirmed delivery clears a misconfigured provider: with receipts
+                    // still to come, acceptance proves nothing about the credentials behind it.
+                    massDeletionGuard.recordOther(provider: device.provider, delivered: receipt == nil)
+                case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
+                    // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
+                    // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
+                    // their own rule: only the guard's wall of rejections trips it.
+                    noteMisconfiguration(provider: device.provider, reason: reason)
+                default:
+                    massDeletionGuard.recordOther(provider: device.provider, delivered: false)
                 }
+                finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
             }
         }
     }
@@ -617,10 +661,108 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Records one job's outcome in one transaction (fenced by the job's lease), then calls `done`;
     /// when the write fails for a passing fault, holds the outcome (see the type's notes).
+    ///
+    /// Outcomes whose first write is the fenced job update (all but a device deletion) are
+    /// group-committed: they queue on `queue` while an outcome write is in the writer, and the
+    /// next write takes every one queued meanwhile (see `flushOutcomes`).
     private func finish(_ job: JobRecord, _ outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
                         receipt: PushReceiptJobPayload? = nil, done: @escaping @Sendable (Recorded) -> Void) {
         // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
         let write = OutcomeWrite(job: job, lease: job.lease, outcome: outcome, device: device, origin: origin, receipt: receipt, random: jitter())
+        if case .deleteDevice = outcome { return writeOne(write, done: done) }
+        queue.async { [self] in
+            pendingOutcomes.append(PendingOutcome(write: write, done: done))
+            flushOutcomes()
+        }
+    }
+
+    /// An outcome waiting for the next group commit.
+    private struct PendingOutcome: Sendable {
+        let write: OutcomeWrite
+        let done: @Sendable (Recorded) -> Void
+    }
+
+    /// Writes the queued outcomes in one transaction unless an outcome write is already in the
+    /// writer (its completion calls this again): under load a batch is whatever finished during
+    /// the previous commit, one commit for many pushes; a lone outcome is written at once.
+    ///
+    /// Each outcome in a batch starts with its fenced job update, so one whose lease was lost
+    /// changes nothing and is skipped (`notRecorded`) without rolling back the others. A batch that
+    /// fails for a passing fault holds every outcome in it (RL-2, as one would be held alone); one
+    /// refused for a lasting reason is written again outcome by outcome, so one bad outcome does
+    /// not lose the others.
+    private func flushOutcomes() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !writingOutcomes, !pendingOutcomes.isEmpty else { return }
+        writingOutcomes = true
+        let batch = pendingOutcomes
+        pendingOutcomes.removeAll(keepingCapacity: true)
+        let next: @Sendable () -> Void = { [self] in
+            queue.async { [self] in
+                writingOutcomes = false
+                flushOutcomes()
+            }
+        }
+        if batch.count == 1 {
+            let only = batch[0]
+            return writeOne(only.write) { recorded in
+                only.done(recorded)
+                next()
+            }
+        }
+        let bodies = batch.map { outcomeTransaction($0.write) }
+        storage.write({ tx in
+            var results: [Counters?] = []
+            results.reserveCapacity(bodies.count)
+            for body in bodies {
+                do {
+                    results.append(try body(tx))
+                } catch is LeaseLost {
+                    results.append(nil)
+                }
+            }
+            return results
+        }) { [self] result in
+            switch result {
+            case .success(let results):
+                var total = Counters()
+                for (item, counts) in zip(batch, results) {
+                    guard let counts else {
+                        logFailure("recording a push outcome failed", job: item.write.job, error: LeaseLost())
+                        item.done(.notRecorded)
+                        continue
+                    }
+                    total.delivered += counts.delivered
+                    total.retried += counts.retried
+                    total.dead += counts.dead
+                    total.devicesDeleted += counts.devicesDeleted
+                }
+                add(total)
+                for (item, counts) in zip(batch, results) where counts != nil { item.done(.recorded) }
+                next()
+            case .failure(let error) where Self.passes(error):
+                queue.async { [self] in
+                    log.error("recording push outcomes failed; they are held and written again, the pushes are not sent again",
+                              ["count": String(batch.count), "error": "\(error)"])
+                    let at = clock.unixMilliseconds + outcomeBackoff(afterFailures: 1)
+                    for item in batch {
+                        heldOutcomes[item.write.job.id] = HeldOutcome(write: item.write, failures: 1, nextAttemptAt: at)
+                        item.done(.held)
+                    }
+                    writingOutcomes = false
+                    flushOutcomes()
+                }
+            case .failure:
+                for item in batch { writeOne(item.write, done: item.done) }
+                next()
+            }
+        }
+    }
+
+    /// Writes one outcome in its own transaction, then calls `done`; holds it when the write fails
+    /// for a passing fault.
+    private func writeOne(_ write: OutcomeWrite, done: @escaping @Sendable (Recorded) -> Void) {
+        let job = write.job
         storage.write(outcomeTransaction(write)) { [self] result in
             switch result {
             case .success(let counts):

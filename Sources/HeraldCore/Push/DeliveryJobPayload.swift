@@ -65,16 +65,88 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
         self.resends = resends
     }
 
-    /// The JSON text for the `payload_json` column (keys sorted, stable).
+    /// A payload as stored: `apnsID` kept as text, checked (`PushID(_:)`) when the job is sent.
+    init(deviceID: String, storedAPNsID: String, notification: PushNotification, origin: Origin?, resends: Int?) {
+        self.deviceID = deviceID
+        self.apnsID = storedAPNsID
+        self.notification = notification
+        self.origin = origin
+        self.resends = resends
+    }
+
+    /// The JSON text for the `payload_json` column (keys sorted, stable): byte for byte what
+    /// `JSONEncoder` (`.sortedKeys`, `.withoutEscapingSlashes`) writes.
+    ///
+    /// One notification goes to many devices, so its text is encoded once and reused while the
+    /// next payload carries the same notification (`PayloadTextCache`); the ids around it are
+    /// spliced in when they need no escaping (ids Herald makes never do), else the whole payload
+    /// goes through `JSONEncoder`.
     public func jsonText() -> String {
+        splicedText() ?? foundationText()
+    }
+
+    /// Reads a stored payload.
+    ///
+    /// The text `jsonText()` writes is read by a scanner of that exact layout, the notification
+    /// decoded once per distinct notification text (`PayloadTextCache`); any other layout (an
+    /// older build's, escaped ids, unknown keys) goes through `JSONDecoder`, which decides.
+    /// - Throws: `DecodingError` for a payload this version cannot read.
+    public static func decode(_ text: String) throws -> DeliveryJobPayload {
+        if let payload = PayloadScanner.read(text) { return payload }
+        return try foundationDecode(text)
+    }
+
+    /// `JSONEncoder`'s text of the whole payload (the reference `jsonText()` must equal).
+    func foundationText() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings, numbers and dictionaries cannot fail.
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    /// - Throws: `DecodingError` for a payload this version cannot read.
-    public static func decode(_ text: String) throws -> DeliveryJobPayload {
+    /// `JSONDecoder`'s reading (the reference `decode(_:)` must equal).
+    static func foundationDecode(_ text: String) throws -> DeliveryJobPayload {
         try JSONDecoder().decode(DeliveryJobPayload.self, from: Data(text.utf8))
+    }
+
+    /// The payload's text built by hand around the notification's cached text; nil when some id
+    /// would need escaping.
+    private func splicedText() -> String? {
+        guard PayloadScanner.isPlain(apnsID), PayloadScanner.isPlain(deviceID) else { return nil }
+        var fields: [(String, String)] = []
+        if let origin {
+            // Sorted keys, absent ones left out (as the synthesized `encodeIfPresent` does).
+            let all: [(String, String?)] = [("ack_event_id", origin.ackEventID), ("delivery_id", origin.deliveryID),
+                                            ("notification_id", origin.notificationID), ("session_id", origin.sessionID),
+                                            ("user_id", origin.userID)]
+            for (key, value) in all {
+                guard let value else { continue }
+                guard PayloadScanner.isPlain(value) else { return nil }
+                fields.append((key, value))
+            }
+        }
+        let notificationText = PayloadTextCache.shared.text(of: notification)
+        var out = ""
+        out.reserveCapacity(64 + apnsID.utf8.count + deviceID.utf8.count + notificationText.utf8.count + fields.count * 48)
+        out += #"{"apns_id":""#
+        out += apnsID
+        out += #"","device_id":""#
+        out += deviceID
+        out += #"","notification":"#
+        out += notificationText
+        if origin != nil {
+            out += #","origin":{"#
+            for (index, (key, value)) in fields.enumerated() {
+                out += index == 0 ? "\"" : ",\""
+                out += key
+                out += #"":""#
+                out += value
+                out += "\""
+            }
+            out += "}"
+        }
+        if let resends { out += #","resends":\#(resends)"# }
+        out += "}"
+        return out
     }
 }

@@ -11,10 +11,21 @@ public final class PushMetrics: Sendable {
         public var buckets: [UInt64] = Array(repeating: 0, count: PushMetrics.latencyBuckets.count)
         public var count: UInt64 = 0
         public var sum: Double = 0
+
+        mutating func record(_ seconds: Double) {
+            for (i, bound) in PushMetrics.latencyBuckets.enumerated() where seconds <= bound { buckets[i] &+= 1 }
+            count &+= 1
+            sum += seconds
+        }
+    }
+
+    private struct Key: Hashable {
+        var provider: String
+        var outcome: String
     }
 
     private struct State {
-        var outcomes: [String: UInt64] = [:]     // "provider|outcome"
+        var outcomes: [Key: UInt64] = [:]
         var latency: [String: Histogram] = [:]   // provider
     }
 
@@ -25,22 +36,17 @@ public final class PushMetrics: Sendable {
     /// Records one provider answer (or transport failure) and how long it took.
     public func record(provider: String, outcome: String, seconds: Double) {
         state.withLock { state in
-            state.outcomes["\(provider)|\(outcome)", default: 0] &+= 1
-            var histogram = state.latency[provider] ?? Histogram()
-            for (i, bound) in Self.latencyBuckets.enumerated() where seconds <= bound { histogram.buckets[i] &+= 1 }
-            histogram.count &+= 1
-            histogram.sum += seconds
-            state.latency[provider] = histogram
+            state.outcomes[Key(provider: provider, outcome: outcome), default: 0] &+= 1
+            // Mutated in place (the `default:` subscript): copying the histogram out and back
+            // copied its bucket array on every push.
+            state.latency[provider, default: Histogram()].record(seconds)
         }
     }
 
     /// Answers by `(provider, outcome)`.
     public var outcomes: [(provider: String, outcome: String, count: UInt64)] {
         state.withLock { state in
-            state.outcomes.map { key, count in
-                let parts = key.split(separator: "|", maxSplits: 1).map(String.init)
-                return (parts[0], parts.count > 1 ? parts[1] : "", count)
-            }.sorted { ($0.provider, $0.outcome) < ($1.provider, $1.outcome) }
+            state.outcomes.map { key, count in (key.provider, key.outcome, count) }.sorted { ($0.provider, $0.outcome) < ($1.provider, $1.outcome) }
         }
     }
 

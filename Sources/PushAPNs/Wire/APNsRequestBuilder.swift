@@ -32,10 +32,13 @@ public enum APNsRequestBuilder {
     ///   - authToken: the provider JWT from `APNsAuthToken.current()`.
     ///   - apnsID: the job's id, the same on every attempt (PU-5b).
     ///   - now: UNIX seconds, for `apns-expiration`.
+    ///   - bodies: the body of the last notification, reused when this one is equal (a provider
+    ///     keeps one; the body depends on the notification alone).
     /// - Throws: `PushPayloadError` — `.invalidDeviceToken`, `.collapseIDTooLong`, `.reservedDataKey("aps")`,
     ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, environment: APNsGateway,
-                               topic: String, authToken: String, apnsID: PushID, now: Int) throws(PushPayloadError) -> PushHTTPRequest {
+                               topic: String, authToken: String, apnsID: PushID, now: Int,
+                               bodies: APNsBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
         guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy({ $0.isASCIIHexDigit }) else { throw .invalidDeviceToken }
         let collapseID = try notification.collapseKey.map { key throws(PushPayloadError) in try APNsCollapseID(key) }
         let ttl = try notification.remainingTTL(now: now)
@@ -52,7 +55,12 @@ public enum APNsRequestBuilder {
             priority = .consideringDevicePower  // "Using priority 10 is an error" for background
         }
 
-        let body = try payload(for: notification).bytes
+        let body: [UInt8]
+        if let bodies {
+            body = try bodies.cache.value(for: notification) { () throws(PushPayloadError) in try payload(for: notification).bytes }
+        } else {
+            body = try payload(for: notification).bytes
+        }
         guard body.count <= pushType.maximumPayloadBytes else {
             throw .apnsPayloadTooLarge(bytes: body.count, limit: pushType.maximumPayloadBytes)
         }
@@ -98,4 +106,11 @@ public enum APNsRequestBuilder {
         root["aps"] = .object(aps)
         return .object(root)
     }
+}
+
+/// The APNs body of the last notification sent (`APNsRequestBuilder.request(…bodies:)`).
+public final class APNsBodyCache: Sendable {
+    let cache = LastValueCache<PushNotification, [UInt8]>()
+
+    public init() {}
 }

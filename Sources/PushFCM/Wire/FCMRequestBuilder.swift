@@ -43,17 +43,42 @@ public enum FCMRequestBuilder {
     ///   - accessToken: from `FCMAccessTokenCache`.
     ///   - endpoint: `HERALD_FCM_URL`.
     ///   - now: UNIX seconds, to turn `expiresAt` into a TTL.
+    ///   - bodies: the body of the last notification (and second), reused without its token when
+    ///     this one is equal (a provider keeps one).
     /// - Throws: `PushPayloadError` — `.reservedDataKey`, `.expired`, `.invalidTTL`,
     ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, projectID: String, accessToken: String,
-                               endpoint: FCMEndpoint = .production, now: Int) throws(PushPayloadError) -> PushHTTPRequest {
+                               endpoint: FCMEndpoint = .production, now: Int, bodies: FCMBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
+        let untargeted: [UInt8]
+        if let bodies {
+            untargeted = try bodies.cache.value(for: FCMBodyCache.Key(notification: notification, now: now)) { () throws(PushPayloadError) in
+                try untargetedBody(for: notification, now: now)
+            }
+        } else {
+            untargeted = try untargetedBody(for: notification, now: now)
+        }
+        // `token` sorts after every other member of `message` (android, apns, data,
+        // notification), so it goes last: the bytes are those of the whole message written at once.
+        var body = untargeted
+        body.removeLast(2)  // "}}"
+        body += Array(#","token":"#.utf8)
+        body += PushJSON.string(deviceToken).bytes
+        body += Array("}}".utf8)
+        return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
+                               headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+                               body: body)
+    }
+
+    /// `{"message":{…}}` without the device's `token`: what every device of one notification
+    /// shares at one second (the TTL and the APNs expiry depend on `now`).
+    static func untargetedBody(for notification: PushNotification, now: Int) throws(PushPayloadError) -> [UInt8] {
         let ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds)
 
         var data: [String: String] = notification.data
         if let rootKey = notification.rootKey { data = [rootKey: PushJSON.strings(notification.data).text] }
         for key in data.keys where isReserved(key) { throw .reservedDataKey(key) }
 
-        var message: [String: PushJSON] = ["token": .string(deviceToken)]
+        var message: [String: PushJSON] = [:]
         if !data.isEmpty { message["data"] = .strings(data) }
         var android: [String: PushJSON] = ["ttl": .string("\(ttl)s")]
         if let collapseKey = notification.collapseKey { android["collapse_key"] = .string(collapseKey) }
@@ -84,10 +109,7 @@ public enum FCMRequestBuilder {
             throw .fcmPayloadTooLarge(bytes: payloadBytes, limit: maximumPayloadBytes)
         }
         message["android"] = .object(android)
-
-        return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
-                               headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                               body: PushJSON.object(["message": .object(message)]).bytes)
+        return PushJSON.object(["message": .object(message)]).bytes
     }
 
     /// APNs's limit on `apns-collapse-id`, bytes.
@@ -130,4 +152,17 @@ public enum FCMRequestBuilder {
     static func isReserved(_ key: String) -> Bool {
         key == "from" || key == "message_type" || key == "gcm" || key == "google" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
     }
+}
+
+/// The FCM body of the last notification sent, without its token (`FCMRequestBuilder.request(…bodies:)`).
+public final class FCMBodyCache: Sendable {
+    struct Key: Equatable, Sendable {
+        let notification: PushNotification
+        /// UNIX seconds: the body's TTL and APNs expiry are computed from it.
+        let now: Int
+    }
+
+    let cache = LastValueCache<Key, [UInt8]>()
+
+    public init() {}
 }

@@ -210,8 +210,8 @@ final class SQLiteConnection {
     ///   - cached: false for SQL that runs once, so it does not take a cache slot.
     /// - Throws: `SQLiteError.prepare` for a compile error, empty SQL or a second statement.
     func prepare(_ sql: String, cached: Bool = true) throws(SQLiteError) -> Statement {
-        if cached, let handle = statementCache.checkOut(sql) {
-            return Statement(sql: sql, handle: handle, connection: self, cached: true)
+        if cached, let entry = statementCache.checkOut(sql) {
+            return Statement(sql: sql, handle: entry.handle, connection: self, entry: entry)
         }
         var failure: SQLiteError?
         var compiled: OpaquePointer?
@@ -245,8 +245,9 @@ final class SQLiteConnection {
             throw failure
         }
         guard let compiled else { preconditionFailure("sqlite3_prepare_v3 returned OK without a statement") }
-        if cached { statementCache.noteCompiled() }
-        return Statement(sql: sql, handle: compiled, connection: self, cached: cached)
+        guard cached else { return Statement(sql: sql, handle: compiled, connection: self, entry: nil) }
+        statementCache.noteCompiled()
+        return Statement(sql: sql, handle: compiled, connection: self, entry: statementCache.keep(sql, compiled))
     }
 
     /// Runs a script of one or more statements with no parameters: DDL, migrations, pragmas.

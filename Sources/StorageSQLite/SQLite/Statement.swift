@@ -23,18 +23,20 @@ final class Statement {
     let sql: String
     let handle: OpaquePointer
     private let connection: SQLiteConnection
-    private let cached: Bool
+    /// The cache's entry when the compiled statement is lent by the connection's cache; nil:
+    /// this object finalizes it.
+    private let entry: StatementCache.Entry?
 
-    init(sql: String, handle: OpaquePointer, connection: SQLiteConnection, cached: Bool) {
+    init(sql: String, handle: OpaquePointer, connection: SQLiteConnection, entry: StatementCache.Entry?) {
         self.sql = sql
         self.handle = handle
         self.connection = connection
-        self.cached = cached
+        self.entry = entry
     }
 
     deinit {
-        if cached {
-            connection.statementCache.checkIn(sql, handle)
+        if let entry {
+            connection.statementCache.checkIn(entry)
         } else {
             sqlite3_finalize(handle)
         }
@@ -58,14 +60,14 @@ final class Statement {
     /// Binds `value` to the parameter at 1-based `index` (SQLite's numbering).
     /// - Throws: `SQLiteError.bind` when `index` is out of range or the statement is mid-step.
     func bind(_ value: some SQLiteBindable, at index: Int) throws(SQLiteError) {
-        try bind(value.sqliteValue, index: Int32(clamping: index), parameter: "?\(index)")
+        try bind(value.sqliteValue, index: Int32(clamping: index), parameter: { "?\(index)" })
     }
 
     /// Binds `value` to the parameter called `name`. Give the prefix the SQL uses (`:sid`, `@sid`,
     /// `$sid`); a bare `sid` is looked up as `:sid`, then `@sid`, then `$sid`.
     /// - Throws: `SQLiteError.bind` when no parameter has that name.
     func bind(_ value: some SQLiteBindable, named name: String) throws(SQLiteError) {
-        try bind(value.sqliteValue, index: try parameterIndex(name), parameter: name)
+        try bind(value.sqliteValue, index: try parameterIndex(name), parameter: { name })
     }
 
     /// Binds `values` to parameters 1, 2, 3… in order.
@@ -77,21 +79,27 @@ final class Statement {
                         message: "statement has \(parameterCount) parameters, \(values.count) values given")
         }
         for (offset, value) in values.enumerated() {
-            try bind(value.sqliteValue, index: Int32(offset + 1), parameter: "?\(offset + 1)")
+            try bind(value.sqliteValue, index: Int32(offset + 1), parameter: { "?\(offset + 1)" })
         }
     }
 
     /// Binds each value to the parameter of that name (see `bind(_:named:)` for prefixes).
     /// - Throws: `SQLiteError.bind` for an unknown name, or when a parameter is left unbound.
     func bind(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
-        var bound = Set<Int32>()
+        // Which parameters got a value: a bit each (Herald's statements have a handful), a set
+        // beyond 64.
+        var boundBits: UInt64 = 0
+        var boundBeyond = Set<Int32>()
         for (name, value) in values {
             let index = try parameterIndex(name)
-            try bind(value.sqliteValue, index: index, parameter: name)
-            bound.insert(index)
+            try bind(value.sqliteValue, index: index, parameter: { name })
+            if index <= 64 { boundBits |= 1 << UInt64(index - 1) } else { boundBeyond.insert(index) }
+        }
+        func isBound(_ index: Int) -> Bool {
+            index <= 64 ? boundBits & (1 << UInt64(index - 1)) != 0 : boundBeyond.contains(Int32(index))
         }
         // Name the first parameter left unbound, so the error says what is missing.
-        if let missing = (1..<(parameterCount + 1)).first(where: { !bound.contains(Int32($0)) }) {
+        if let missing = (1..<(parameterCount + 1)).first(where: { !isBound($0) }) {
             let name = sqlite3_bind_parameter_name(handle, Int32(missing)).map { String(cString: $0) } ?? "?\(missing)"
             throw .bind(parameter: name, code: .range, message: "no value given for \(name) in `\(sql)`")
         }
@@ -103,15 +111,21 @@ final class Statement {
     }
 
     private func parameterIndex(_ name: String) throws(SQLiteError) -> Int32 {
-        let candidates = [":", "@", "$"].contains(where: name.hasPrefix) ? [name] : [":" + name, "@" + name, "$" + name]
-        for candidate in candidates {
+        // The usual case, a name with its prefix, looked up without building candidates.
+        if let first = name.utf8.first, first == UInt8(ascii: ":") || first == UInt8(ascii: "@") || first == UInt8(ascii: "$") {
+            let index = sqlite3_bind_parameter_index(handle, name)
+            if index > 0 { return index }
+            throw .bind(parameter: name, code: .range, message: "no parameter named \(name) in `\(sql)`")
+        }
+        for candidate in [":" + name, "@" + name, "$" + name] {
             let index = sqlite3_bind_parameter_index(handle, candidate)
             if index > 0 { return index }
         }
         throw .bind(parameter: name, code: .range, message: "no parameter named \(name) in `\(sql)`")
     }
 
-    private func bind(_ value: SQLiteValue, index: Int32, parameter: String) throws(SQLiteError) {
+    /// - Parameter parameter: the parameter's name for the error, made only when there is one.
+    private func bind(_ value: SQLiteValue, index: Int32, parameter: () -> String) throws(SQLiteError) {
         let rc: Int32
         switch value {
         case .null:
@@ -138,7 +152,7 @@ final class Statement {
             }
         }
         guard rc == SQLITE_OK else {
-            throw .bind(parameter: parameter, code: SQLiteResultCode(rc), message: connection.errorMessage)
+            throw .bind(parameter: parameter(), code: SQLiteResultCode(rc), message: connection.errorMessage)
         }
     }
 
@@ -170,7 +184,13 @@ final class Statement {
     /// Copies the current row out; valid after `step()` returned true.
     /// - Throws: `SQLiteError.step` (`SQLITE_NOMEM`) when SQLite cannot produce a text or blob.
     func row() throws(SQLiteError) -> Row {
-        try row(columns: RowColumns(names: columnNames))
+        try row(columns: columns)
+    }
+
+    /// The result columns, kept with the compiled statement when it is cached.
+    private var columns: RowColumns {
+        guard let entry else { return RowColumns(names: columnNames) }
+        return connection.statementCache.columns(of: entry) { RowColumns(names: columnNames) }
     }
 
     private func row(columns: RowColumns) throws(SQLiteError) -> Row {
@@ -268,9 +288,12 @@ final class Statement {
     }
 
     private func collectRows() throws(SQLiteError) -> [Row] {
-        let columns = RowColumns(names: columnNames)
         var rows: [Row] = []
-        while try step() { rows.append(try row(columns: columns)) }
+        guard try step() else { return rows }
+        // Read after the first step: a schema change prepares the statement again there, and
+        // `SELECT *` may then have other columns.
+        let columns = self.columns
+        repeat { rows.append(try row(columns: columns)) } while try step()
         return rows
     }
 }

@@ -6,13 +6,37 @@ import CSQLite
 /// reusing it saves the parse and plan on every request. A statement is *checked out* while a
 /// `Statement` object uses it and *checked in* (reset, bindings cleared) when that object goes
 /// away, so two live `Statement`s never share one `sqlite3_stmt` — a nested query with the same
-/// SQL simply compiles a second one, which is then finalized or cached on check-in.
+/// SQL simply compiles a second one, which is kept too while there is room.
 ///
-/// Bounded by `capacity`: a statement checked in while the cache is full is finalized, not cached.
+/// Bounded by `capacity`: a statement compiled while the cache is full is finalized after use, not cached.
 /// Owned by its connection, and like it used by one thread at a time.
 final class StatementCache {
+    /// One compiled statement the cache keeps, lent to one `Statement` at a time. The borrower
+    /// holds the entry itself, so giving it back needs no lookup by SQL text (hashing the longest
+    /// statements, the claim's 600 bytes, twice per use cost more than running small ones).
+    final class Entry {
+        let sql: String
+        let handle: OpaquePointer
+        /// Lent to a `Statement` now.
+        fileprivate(set) var inUse = true
+        /// Finalized by `finalizeAll` while lent: its borrower finalizes it on return.
+        fileprivate(set) var dropped = false
+        /// Result column names (and name → index map), made on first use: building them for
+        /// every query cost ~24k instructions per device lookup.
+        fileprivate var columns: RowColumns?
+        /// Another statement of the same SQL (compiled for a nested use while this one was lent).
+        fileprivate var next: Entry?
+
+        fileprivate init(sql: String, handle: OpaquePointer) {
+            self.sql = sql
+            self.handle = handle
+        }
+    }
+
     let capacity: Int
-    private var idle: [String: OpaquePointer] = [:]
+    /// The statements kept, by SQL text; more than one per text when nested uses needed them.
+    private var entries: [String: Entry] = [:]
+    private var kept = 0
     /// Compilations (`sqlite3_prepare_v3` calls) through the cache: tests read it to see reuse.
     private(set) var compiledCount = 0
 
@@ -22,31 +46,81 @@ final class StatementCache {
     }
 
     /// Number of idle cached statements.
-    var count: Int { idle.count }
+    var count: Int {
+        var idle = 0
+        forEachEntry { if !$0.inUse { idle += 1 } }
+        return idle
+    }
 
-    /// Takes the idle statement for `sql`, if any; the caller owns it until `checkIn`.
-    func checkOut(_ sql: String) -> OpaquePointer? {
-        idle.removeValue(forKey: sql)
+    /// Lends an idle statement for `sql`, if any; the caller owns it until `checkIn`.
+    func checkOut(_ sql: String) -> Entry? {
+        var candidate = entries[sql]
+        while let entry = candidate {
+            if !entry.inUse {
+                entry.inUse = true
+                return entry
+            }
+            candidate = entry.next
+        }
+        return nil
     }
 
     func noteCompiled() { compiledCount += 1 }
 
-    /// Returns a statement: reset (which also ends any read snapshot it held) and cached, or
-    /// finalized when the cache is full or already holds one for `sql`.
-    func checkIn(_ sql: String, _ handle: OpaquePointer) {
-        // The reset's result repeats the last step's error, which was reported already.
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
-        if idle.count < capacity, idle[sql] == nil {
-            idle[sql] = handle
-        } else {
-            sqlite3_finalize(handle)
-        }
+    /// Takes a statement just compiled for `sql` into the cache, lent to the caller, when there
+    /// is room (a nested use of the same SQL compiles and keeps a second one).
+    /// - Returns: nil when not kept: the caller finalizes it.
+    func keep(_ sql: String, _ handle: OpaquePointer) -> Entry? {
+        guard kept < capacity else { return nil }
+        let entry = Entry(sql: sql, handle: handle)
+        entry.next = entries[sql]
+        entries[sql] = entry
+        kept += 1
+        return entry
     }
 
-    /// Finalizes every idle statement; the connection calls it before closing.
+    /// Gives a lent statement back, reset with its bindings cleared.
+    func checkIn(_ entry: Entry) {
+        guard !entry.dropped else {
+            sqlite3_finalize(entry.handle)
+            return
+        }
+        // The reset's result repeats the last step's error, which was reported already.
+        sqlite3_reset(entry.handle)
+        sqlite3_clear_bindings(entry.handle)
+        entry.inUse = false
+    }
+
+    /// The column names of the lent statement `entry`, made by `make` on first use. Checked
+    /// against the statement's column count, which a schema change could alter (SQLite then
+    /// prepares the statement again behind the same handle).
+    func columns(of entry: Entry, make: () -> RowColumns) -> RowColumns {
+        if let known = entry.columns, known.names.count == Int(sqlite3_column_count(entry.handle)) { return known }
+        let made = make()
+        entry.columns = made
+        return made
+    }
+
+    /// Finalizes every idle statement; lent ones are finalized when they come back.
     func finalizeAll() {
-        for handle in idle.values { sqlite3_finalize(handle) }
-        idle.removeAll()
+        forEachEntry { entry in
+            if entry.inUse {
+                entry.dropped = true
+            } else {
+                sqlite3_finalize(entry.handle)
+            }
+        }
+        entries.removeAll()
+        kept = 0
+    }
+
+    private func forEachEntry(_ body: (Entry) -> Void) {
+        for first in entries.values {
+            var entry: Entry? = first
+            while let current = entry {
+                body(current)
+                entry = current.next
+            }
+        }
     }
 }

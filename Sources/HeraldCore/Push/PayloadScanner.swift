@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+
+/// The last notification a `push.deliver` payload was written with and read with, and their
+/// texts. Pushes come in runs of one notification to many devices (`POST /v1/push` with 1,000
+/// device ids, a notification to many recipients), so the notification is encoded once per run
+/// when jobs are queued and decoded once per run when they are claimed, instead of once per job
+/// (`JSONEncoder`/`JSONDecoder` cost ~70k instructions each per payload; a hit costs one
+/// comparison).
+///
+/// # Thread safety
+/// A `Mutex` guards each slot; the slow work (encoding, decoding) runs outside it.
+final class PayloadTextCache: Sendable {
+    static let shared = PayloadTextCache()
+
+    private let encoded = Mutex<(notification: PushNotification, text: String)?>(nil)
+    private let decoded = Mutex<(text: Substring, notification: PushNotification)?>(nil)
+
+    /// The notification's stored form, `JSONEncoder` with sorted keys and unescaped slashes.
+    func text(of notification: PushNotification) -> String {
+        if let hit = encoded.withLock({ $0.flatMap { $0.notification == notification ? $0.text : nil } }) { return hit }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding strings, numbers and a string dictionary cannot fail.
+        let text = String(decoding: (try? encoder.encode(notification)) ?? Data("{}".utf8), as: UTF8.self)
+        encoded.withLock { $0 = (notification, text) }
+        return text
+    }
+
+    /// The notification stored as `text`, or nil when `JSONDecoder` cannot read it.
+    func notification(from text: Substring) -> PushNotification? {
+        if let hit = decoded.withLock({ $0.flatMap { $0.text == text ? $0.notification : nil } }) { return hit }
+        guard let notification = try? JSONDecoder().decode(PushNotification.self, from: Data(text.utf8)) else { return nil }
+        decoded.withLock { $0 = (text, notification) }
+        return notification
+    }
+}
+
+/// Reads the exact layout `DeliveryJobPayload.jsonText()` writes:
+///
+/// ```
+/// {"apns_id":"…","device_id":"…","notification":{…}[,"origin":{"key":"value",…}][,"resends":N]}
+/// ```
+/// with ids that hold no escapes. Anything else — whitespace, another key order, an escape in an
+/// id, a key it does not know, a `null` — makes it give up (nil), and `JSONDecoder` reads the
+/// text instead: this is a shortcut for Herald's own text, never a second JSON dialect.
+enum PayloadScanner {
+    /// Whether `value` can stand in a JSON string as is, exactly as `JSONEncoder` writes it: no
+    /// control character, quote or backslash, and no lead byte 0xE2 (U+2028/2029 and their
+    /// neighbours; encoders differ on those, so they take the encoder's path).
+    static func isPlain(_ value: String) -> Bool {
+        !value.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0xE2 }
+    }
+
+    /// The payload, or nil when `text` is not in the layout above.
+    static func read(_ text: String) -> DeliveryJobPayload? {
+        let utf8 = text.utf8
+        var i = utf8.startIndex
+        func expect(_ literal: StaticString) -> Bool {
+            var j = i
+            let ok = literal.withUTF8Buffer { bytes in
+                for byte in bytes {
+                    guard j < utf8.endIndex, utf8[j] == byte else { return false }
+                    j = utf8.index(after: j)
+                }
+                return true
+            }
+            if ok { i = j }
+            return ok
+        }
+        /// A string's body up to its closing quote (consumed); nil at an escape or a control byte.
+        func plainString() -> String? {
+            let start = i
+            while i < utf8.endIndex {
+                let byte = utf8[i]
+                if byte == UInt8(ascii: "\"") {
+                    let value = String(text[start..<i])
+                    i = utf8.index(after: i)
+                    return value
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                i = utf8.index(after: i)
+            }
+            return nil
+        }
+        guard expect(#"{"apns_id":""#), let apnsID = plainString(),
+              expect(#","device_id":""#), let deviceID = plainString(),
+              expect(#","notification":"#), let end = objectEnd(utf8, from: i),
+              let notification = PayloadTextCache.shared.notification(from: text[i..<end]) else { return nil }
+        i = end
+        var origin: DeliveryJobPayload.Origin?
+        if expect(#","origin":{"#) {
+            var fields: [String: String] = [:]
+            if !expect("}") {
+                repeat {
+                    guard expect("\""), let key = plainString(), expect(":\""), let value = plainString() else { return nil }
+                    fields[key] = value
+                } while expect(",")
+                guard expect("}") else { return nil }
+            }
+            let known: Set<String> = ["ack_event_id", "delivery_id", "notification_id", "session_id", "user_id"]
+            guard fields.keys.allSatisfy(known.contains), let notificationID = fields["notification_id"],
+                  let userID = fields["user_id"] else { return nil }
+            origin = .init(notificationID: notificationID, userID: userID, sessionID: fields["session_id"],
+                           ackEventID: fields["ack_event_id"], deliveryID: fields["delivery_id"])
+        }
+        var resends: Int?
+        if expect(#","resends":"#) {
+            var value = 0, digits = 0
+            while i < utf8.endIndex, let digit = utf8[i].asciiDigit, digits < 9 {
+                value = value * 10 + digit
+                digits += 1
+                i = utf8.index(after: i)
+            }
+            guard digits > 0 else { return nil }
+            resends = value
+        }
+        guard expect("}"), i == utf8.endIndex else { return nil }
+        return DeliveryJobPayload(deviceID: deviceID, storedAPNsID: apnsID, notification: notification, origin: origin,
+                                  resends: resends)
+    }
+
+    /// The index just past the JSON object starting at `start` (strings and escapes skipped), or
+    /// nil when there is none.
+    private static func objectEnd(_ utf8: String.UTF8View, from start: String.Index) -> String.Index? {
+        guard start < utf8.endIndex, utf8[start] == UInt8(ascii: "{") else { return nil }
+        var depth = 0, inString = false, escaped = false
+        var i = start
+        while i < utf8.endIndex {
+            let byte = utf8[i]
+            i = utf8.index(after: i)
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0 { return i }
+            default: break
+            }
+        }
+        return nil
+    }
+}
+
+private extension UInt8 {
+    var asciiDigit: Int? {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) ? Int(self - UInt8(ascii: "0")) : nil
+    }
+}
