@@ -7,6 +7,8 @@
 Phases, each with fresh subscribers (N SSE streams over --procs loadclient processes):
   shared/rate     N subscribers on one channel; M messages at a fixed rate (latency under load)
   shared/burst    the same; M messages at full speed (throughput: deliveries/s)
+  shared/closed   the same; a closed-loop publisher: one message per request, the next sent when
+                  the previous publish is answered (one connection, one request in flight)
   personal/burst  N subscribers each on its own channel (Herald user:{i}, nchan u{i});
                   N publishes, one per channel, at full speed
   personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
@@ -42,6 +44,9 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         channel_of = (lambda k: k)
     rate = args.rate if phase == "rate" else 0.0
     batch = 1000 if phase == "batch" else 1
+    # closed: one connection, one request in flight, so a publish is sent only once the previous
+    # one is answered and the publisher's rate is whatever the server's answers allow.
+    conns, window = (1, 1) if phase == "closed" else (4, 32)
     publish_bound = (count / rate if rate else 0) + 60
     clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens, transport), expect,
                         timeout=60 + publish_bound + args.grace + 30, outdir=wd,
@@ -66,7 +71,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         pub = B.publish(server, count, rate=rate, channel_of=channel_of, batch=batch,
-                        timeout=publish_bound)
+                        conns=conns, window=window, timeout=publish_bound)
         res = B.merge(clients.results(timeout=args.grace))
         cpu1 = [B.proc_cpu_split(p) for p in pids]
         thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
@@ -127,7 +132,7 @@ def main():
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes (<=19k conns each)")
     ap.add_argument("--msgs", type=int, default=100, help="messages per shared phase (default 100)")
     ap.add_argument("--rate", type=float, default=10.0, help="messages/s in the rate phase")
-    ap.add_argument("--phases", default="shared/rate,shared/burst,personal/burst,personal/batch")
+    ap.add_argument("--phases", default="shared/rate,shared/burst,shared/closed,personal/burst,personal/batch")
     ap.add_argument("--transports", default="sse,ws",
                     help="client transports, each runs every phase (batch: SSE only, it measures publishing)")
     ap.add_argument("--servers", default="herald,nchan")
