@@ -18,6 +18,7 @@ Phases, each with fresh subscribers (N SSE streams over --procs loadclient proce
 publishes and delivers: a figure that does not move with other work on the machine (this VM has
 no hardware counters), for comparing two builds at a small --subs (valgrind is ~50x slower).
 Each phase prints Ir/delivery; read a dump with `callgrind_annotate DIR/callgrind-<run>.out.<n>`.
+--rss-after S reads the server's RSS before the phase and S seconds after its streams closed.
 Every message carries {"t": send time in ns}; the clients record latency = receive - t.
 deliveries/s = deliveries / (last receive - first send). Output: a table per run, medians over
 --repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
@@ -57,6 +58,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
             B.log(f"  {server.name} {shape}/{phase}: only {ready}/{n} connected ({failed} failed)")
         time.sleep(args.settle)  # let the connect burst's after-effects (acks, timers) pass
         pids = server.pids()
+        rss0 = sum(B.proc_rss_kib(p) for p in pids)
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
         busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
@@ -82,6 +84,11 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
                         if args.callgrind and server.name == "herald" else None)
     finally:
         clients.stop()
+    rss1 = None
+    if args.rss_after:
+        # What the server keeps once the phase's streams are gone (issue 17: a burst's memory).
+        time.sleep(args.rss_after)
+        rss1 = sum(B.proc_rss_kib(p) for p in pids)
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
     out = {
         "server": server.name, "transport": transport, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
@@ -96,6 +103,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         "server_sys_s": round(sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0), 2),
         "clients_cpu_s": round(res["cpu_user_s"] + res["cpu_sys_s"], 2),
         "publisher_cpu_s": round(own1 - own0, 2), "loadavg_before": load,
+        "rss_before_kib": rss0, "rss_after_kib": rss1,
         "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
     if instructions is not None:
@@ -121,7 +129,8 @@ def fmt(r):
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
             f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores"
-            + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else ""))
+            + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else "")
+            + (f"  RSS {r['rss_before_kib']} -> {r['rss_after_kib']} KiB after" if r.get("rss_after_kib") else ""))
 
 
 def main():
@@ -139,6 +148,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--rss-after", type=float, default=0.0,
+                    help="s to wait after a phase's streams close before reading the server's RSS (0: not read)")
     B.add_callgrind_argument(ap)
     args = ap.parse_args()
     B.check_tools()
