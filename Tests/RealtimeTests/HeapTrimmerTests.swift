@@ -18,10 +18,36 @@ private func residentAnonymousBytes() -> Int {
 }
 
 @Suite(.serialized) struct HeapTrimmerTests {
-    @Test func trimsOnlyWhenTheFreeSpaceGrewByTheMinimum() {
-        #expect(HeapTrimmer.worthTrimming(freeBytes: 9 << 20, freeAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
-        #expect(!HeapTrimmer.worthTrimming(freeBytes: 9 << 20 - 1, freeAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
-        #expect(!HeapTrimmer.worthTrimming(freeBytes: 1 << 20, freeAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
+    @Test func trimsOnlyWhenTheSlackGrewByTheMinimum() {
+        #expect(HeapTrimmer.worthTrimming(slack: 9 << 20, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
+        #expect(!HeapTrimmer.worthTrimming(slack: 9 << 20 - 1, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
+        #expect(!HeapTrimmer.worthTrimming(slack: 1 << 20, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
+    }
+
+    @Test func statmAgreesWithProcStatus() throws {
+        let statm = try #require(HeapTrimmer.residentAnonymousBytes())
+        let status = residentAnonymousBytes()
+        // Read a moment apart while other tests allocate: close, not equal.
+        #expect(abs(statm - status) < 16 << 20, "statm \(statm), status \(status)")
+        #expect(statm > 0)
+    }
+
+    @Test func aTrimAfterAnEarlierTrimStillRunsWhenNewPagesAreFreed() {
+        // The free-bytes count does not fall when a trim hands pages back, so a policy on it
+        // skipped the second burst; the slack falls, and grows again with the second burst.
+        let trimmer = HeapTrimmer(minimumGainBytes: 16 << 20)
+        for burst in 1...2 {
+            let blocks = (0..<(32 * 1024)).map { _ in
+                let block = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+                block.initializeMemory(as: UInt8.self, repeating: 1, count: 1024)
+                return block
+            }
+            let pin = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+            for block in blocks { block.deallocate() }
+            #expect(trimmer.trimIfWorthIt(), "burst \(burst): 32 MiB freed below a live block")
+            pin.deallocate()
+        }
+        #expect(trimmer.trimCount == 2)
     }
 
     @Test func aTrimHandsBackThePagesOfBlocksFreedBelowALiveOne() {
