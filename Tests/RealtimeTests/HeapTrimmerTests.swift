@@ -18,10 +18,18 @@ private func residentAnonymousBytes() -> Int {
 }
 
 @Suite(.serialized) struct HeapTrimmerTests {
-    @Test func trimsOnlyWhenTheSlackGrewByTheMinimum() {
-        #expect(HeapTrimmer.worthTrimming(slack: 9 << 20, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
-        #expect(!HeapTrimmer.worthTrimming(slack: 9 << 20 - 1, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
-        #expect(!HeapTrimmer.worthTrimming(slack: 1 << 20, slackAfterLastTrim: 5 << 20, minimumGainBytes: 4 << 20))
+    @Test func trimsWhenTheSlackIsTheMinimumAboveTheFloor() {
+        let mib = 1 << 20
+        func worth(slack: Int, released: Int = 0, since: UInt64? = nil) -> Bool {
+            HeapTrimmer.worthTrimming(slack: slack, floor: 5 * mib, minimumGainBytes: 4 * mib, lastReleased: released,
+                                      sinceLastTrim: since, retryNanoseconds: 60_000_000_000)
+        }
+        #expect(worth(slack: 9 * mib), "first trim")
+        #expect(!worth(slack: 9 * mib - 1), "below the bar")
+        #expect(worth(slack: 9 * mib, released: 1 * mib, since: 1), "the last trim released a quarter of the bar: again at once")
+        #expect(!worth(slack: 9 * mib, released: 1 * mib - 1, since: 1), "the last one released little: wait")
+        #expect(worth(slack: 9 * mib, released: 0, since: 60_000_000_000), "the wait is over")
+        #expect(!worth(slack: 1 * mib, released: 8 * mib, since: 1), "nothing above the floor")
     }
 
     @Test func statmAgreesWithProcStatus() throws {
@@ -34,7 +42,7 @@ private func residentAnonymousBytes() -> Int {
 
     @Test func aTrimAfterAnEarlierTrimStillRunsWhenNewPagesAreFreed() {
         // The free-bytes count does not fall when a trim hands pages back, so a policy on it
-        // skipped the second burst; the slack falls, and grows again with the second burst.
+        // skipped the second burst.
         let trimmer = HeapTrimmer(minimumGainBytes: 16 << 20)
         for burst in 1...2 {
             // 64 MiB against a 16 MiB bar: other suites allocate and free in parallel.
@@ -68,7 +76,7 @@ private func residentAnonymousBytes() -> Int {
         let after = residentAnonymousBytes()
         #expect(before - after >= 24 << 20, "RssAnon \(before) -> \(after) bytes")
         #expect(trimmer.trimCount == 1)
-        #expect(!trimmer.trimIfWorthIt(), "nothing freed since: no second trim")
+        #expect(!trimmer.trimIfWorthIt(), "nothing left above the floor: no second trim")
         #expect(trimmer.trimCount == 1)
     }
 

@@ -13,11 +13,15 @@ import Synchronization
 /// and only when it can matter, never per request.
 ///
 /// When it matters: the trimmer watches the *slack*, resident anonymous memory minus the bytes
-/// the heap has in use. Stacks, relocated library data and trimmed-but-reusable bookkeeping make
-/// a constant part of it; free heap pages that are still resident make the rest. A trim runs when
-/// the slack grew by `minimumGainBytes` since the last trim (or since start). The free-bytes
-/// count alone is no guide: it does not fall when a trim hands pages back, and it does not say
-/// which free blocks still hold resident pages.
+/// the heap has in use. Stacks and relocated library data make a constant part of it, measured at
+/// start (the floor); free heap pages that are still resident make the rest. A trim runs when the
+/// slack is `minimumGainBytes` above the floor. Whether a trim can release them is known only by
+/// trying (free blocks that share pages with live ones cannot go back until those are freed too),
+/// so after a trim that released less than a quarter of `minimumGainBytes` the next one waits
+/// `retryNanoseconds`. Neither the free-bytes count nor the slack's growth since the last trim is
+/// a guide: the first does not fall when a trim hands pages back, and the second is raised for
+/// good by a trim at a moment when little could be released (both missed the close of 10,000
+/// streams in a fan-out run; a trim by hand then released 6 MB).
 ///
 /// # Thread safety
 /// `start` and `trimIfWorthIt` may be called from any thread; the checks run on a private queue.
@@ -37,10 +41,12 @@ public final class HeapTrimmer: @unchecked Sendable {
 
     /// How often the process is checked (nanoseconds).
     public let intervalNanoseconds: UInt64
-    /// How much the slack must have grown since the last trim for a trim to run (bytes).
+    /// How far the slack must be above the floor for a trim to run (bytes).
     public let minimumGainBytes: Int
-    /// Slack right after the last trim (or at start); lowered when a check finds less.
-    private let slackAfterLastTrim: Mutex<Int>
+    /// How long a trim that released little holds the next one back (nanoseconds).
+    public let retryNanoseconds: UInt64
+    /// The floor (the lowest slack seen), and the last trim: when (uptime ns) and what it released.
+    private let state: Mutex<(floor: Int, lastTrimAt: UInt64?, lastReleased: Int)>
     private let trims = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "herald.heap-trimmer", qos: .utility)
     private let timer: any DispatchSourceTimer
@@ -48,12 +54,14 @@ public final class HeapTrimmer: @unchecked Sendable {
 
     /// - Parameters:
     ///   - intervalNanoseconds: time between checks (default 10 s).
-    ///   - minimumGainBytes: slack gained since the last trim that makes one worth its locks
-    ///     (default 4 MiB).
-    public init(intervalNanoseconds: UInt64 = 10_000_000_000, minimumGainBytes: Int = 4 << 20) {
+    ///   - minimumGainBytes: slack above the floor that makes a trim worth its locks (default 4 MiB).
+    ///   - retryNanoseconds: the wait after a trim that released little (default 60 s).
+    public init(intervalNanoseconds: UInt64 = 10_000_000_000, minimumGainBytes: Int = 4 << 20,
+                retryNanoseconds: UInt64 = 60_000_000_000) {
         self.intervalNanoseconds = intervalNanoseconds
         self.minimumGainBytes = minimumGainBytes
-        slackAfterLastTrim = Mutex(Self.usage().slackBytes)
+        self.retryNanoseconds = retryNanoseconds
+        state = Mutex((Self.usage().slackBytes, nil, 0))
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
@@ -95,19 +103,23 @@ public final class HeapTrimmer: @unchecked Sendable {
         timer.resume()
     }
 
-    /// Trims now if the slack grew by at least `minimumGainBytes` since the last trim.
+    /// Trims now if the slack is `minimumGainBytes` above the floor, unless the last trim
+    /// released little and was less than `retryNanoseconds` ago.
     /// - Returns: whether it trimmed.
     @discardableResult
     public func trimIfWorthIt() -> Bool {
         let slack = Self.usage().slackBytes
-        return slackAfterLastTrim.withLock { baseline in
-            guard Self.worthTrimming(slack: slack, slackAfterLastTrim: baseline, minimumGainBytes: minimumGainBytes) else {
-                // Free pages reused (or given back by glibc itself) lower the bar for the next growth.
-                baseline = min(baseline, slack)
+        let now = DispatchTime.now().uptimeNanoseconds
+        return state.withLock { state in
+            state.floor = min(state.floor, slack)
+            guard Self.worthTrimming(slack: slack, floor: state.floor, minimumGainBytes: minimumGainBytes,
+                                     lastReleased: state.lastReleased,
+                                     sinceLastTrim: state.lastTrimAt.map { now &- $0 }, retryNanoseconds: retryNanoseconds) else {
                 return false
             }
             malloc_trim(0)
-            baseline = Self.usage().slackBytes
+            state.lastReleased = slack - Self.usage().slackBytes
+            state.lastTrimAt = now
             trims.add(1, ordering: .relaxed)
             return true
         }
@@ -116,8 +128,12 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// Trims run so far.
     public var trimCount: Int { trims.load(ordering: .relaxed) }
 
-    /// The policy, apart for tests: trim when the slack grew by `minimumGainBytes`.
-    static func worthTrimming(slack: Int, slackAfterLastTrim: Int, minimumGainBytes: Int) -> Bool {
-        slack - slackAfterLastTrim >= minimumGainBytes
+    /// The policy, apart for tests: the slack is `minimumGainBytes` above the floor, and the last
+    /// trim (if any) released at least a quarter of that or was `retryNanoseconds` ago.
+    static func worthTrimming(slack: Int, floor: Int, minimumGainBytes: Int, lastReleased: Int,
+                              sinceLastTrim: UInt64?, retryNanoseconds: UInt64) -> Bool {
+        guard slack - floor >= minimumGainBytes else { return false }
+        guard let since = sinceLastTrim else { return true }
+        return lastReleased >= minimumGainBytes / 4 || since >= retryNanoseconds
     }
 }
