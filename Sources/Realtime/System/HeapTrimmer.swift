@@ -18,7 +18,8 @@ import Synchronization
 /// slack is `minimumGainBytes` above the floor. Whether a trim can release them is known only by
 /// trying (free blocks that share pages with live ones cannot go back until those are freed too),
 /// so after a trim that released less than a quarter of `minimumGainBytes` the next one waits
-/// `retryNanoseconds`. Neither the free-bytes count nor the slack's growth since the last trim is
+/// `retryNanoseconds`, unless the slack has grown by `minimumGainBytes` since (a burst ended
+/// meanwhile). Neither the free-bytes count nor the slack's growth since the last trim is
 /// a guide: the first does not fall when a trim hands pages back, and the second is raised for
 /// good by a trim at a moment when little could be released (both missed the close of 10,000
 /// streams in a fan-out run; a trim by hand then released 6 MB).
@@ -45,8 +46,9 @@ public final class HeapTrimmer: @unchecked Sendable {
     public let minimumGainBytes: Int
     /// How long a trim that released little holds the next one back (nanoseconds).
     public let retryNanoseconds: UInt64
-    /// The floor (the lowest slack seen), and the last trim: when (uptime ns) and what it released.
-    private let state: Mutex<(floor: Int, lastTrimAt: UInt64?, lastReleased: Int)>
+    /// The floor (the lowest slack seen), and the last trim: when (uptime ns), what it released
+    /// and the slack it left.
+    private let state: Mutex<(floor: Int, lastTrimAt: UInt64?, lastReleased: Int, slackAfterLastTrim: Int)>
     private let trims = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "herald.heap-trimmer", qos: .utility)
     private let timer: any DispatchSourceTimer
@@ -55,13 +57,14 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// - Parameters:
     ///   - intervalNanoseconds: time between checks (default 10 s).
     ///   - minimumGainBytes: slack above the floor that makes a trim worth its locks (default 4 MiB).
-    ///   - retryNanoseconds: the wait after a trim that released little (default 60 s).
+    ///   - retryNanoseconds: the wait after a trim that released little (default 30 s).
     public init(intervalNanoseconds: UInt64 = 10_000_000_000, minimumGainBytes: Int = 4 << 20,
-                retryNanoseconds: UInt64 = 60_000_000_000) {
+                retryNanoseconds: UInt64 = 30_000_000_000) {
         self.intervalNanoseconds = intervalNanoseconds
         self.minimumGainBytes = minimumGainBytes
         self.retryNanoseconds = retryNanoseconds
-        state = Mutex((Self.usage().slackBytes, nil, 0))
+        let slack = Self.usage().slackBytes
+        state = Mutex((slack, nil, 0, slack))
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
@@ -104,7 +107,8 @@ public final class HeapTrimmer: @unchecked Sendable {
     }
 
     /// Trims now if the slack is `minimumGainBytes` above the floor, unless the last trim
-    /// released little and was less than `retryNanoseconds` ago.
+    /// released little, was less than `retryNanoseconds` ago and the slack has not grown by
+    /// `minimumGainBytes` since.
     /// - Returns: whether it trimmed.
     @discardableResult
     public func trimIfWorthIt() -> Bool {
@@ -113,12 +117,14 @@ public final class HeapTrimmer: @unchecked Sendable {
         return state.withLock { state in
             state.floor = min(state.floor, slack)
             guard Self.worthTrimming(slack: slack, floor: state.floor, minimumGainBytes: minimumGainBytes,
-                                     lastReleased: state.lastReleased,
+                                     lastReleased: state.lastReleased, slackAfterLastTrim: state.slackAfterLastTrim,
                                      sinceLastTrim: state.lastTrimAt.map { now &- $0 }, retryNanoseconds: retryNanoseconds) else {
                 return false
             }
             malloc_trim(0)
-            state.lastReleased = slack - Self.usage().slackBytes
+            let after = Self.usage().slackBytes
+            state.lastReleased = slack - after
+            state.slackAfterLastTrim = after
             state.lastTrimAt = now
             trims.add(1, ordering: .relaxed)
             return true
@@ -129,11 +135,12 @@ public final class HeapTrimmer: @unchecked Sendable {
     public var trimCount: Int { trims.load(ordering: .relaxed) }
 
     /// The policy, apart for tests: the slack is `minimumGainBytes` above the floor, and the last
-    /// trim (if any) released at least a quarter of that or was `retryNanoseconds` ago.
-    static func worthTrimming(slack: Int, floor: Int, minimumGainBytes: Int, lastReleased: Int,
+    /// trim (if any) released at least a quarter of that, or was `retryNanoseconds` ago, or the
+    /// slack grew by `minimumGainBytes` since it.
+    static func worthTrimming(slack: Int, floor: Int, minimumGainBytes: Int, lastReleased: Int, slackAfterLastTrim: Int,
                               sinceLastTrim: UInt64?, retryNanoseconds: UInt64) -> Bool {
         guard slack - floor >= minimumGainBytes else { return false }
         guard let since = sinceLastTrim else { return true }
-        return lastReleased >= minimumGainBytes / 4 || since >= retryNanoseconds
+        return lastReleased >= minimumGainBytes / 4 || since >= retryNanoseconds || slack - slackAfterLastTrim >= minimumGainBytes
     }
 }
