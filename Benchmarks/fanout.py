@@ -7,6 +7,8 @@
 Phases, each with fresh subscribers (N SSE streams over --procs loadclient processes):
   shared/rate     N subscribers on one channel; M messages at a fixed rate (latency under load)
   shared/burst    the same; M messages at full speed (throughput: deliveries/s)
+  shared/closed   the same; a closed-loop publisher: one message per request, the next sent when
+                  the previous publish is answered (one connection, one request in flight)
   personal/burst  N subscribers each on its own channel (Herald user:{i}, nchan u{i});
                   N publishes, one per channel, at full speed
   personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
@@ -16,6 +18,7 @@ Phases, each with fresh subscribers (N SSE streams over --procs loadclient proce
 publishes and delivers: a figure that does not move with other work on the machine (this VM has
 no hardware counters), for comparing two builds at a small --subs (valgrind is ~50x slower).
 Each phase prints Ir/delivery; read a dump with `callgrind_annotate DIR/callgrind-<run>.out.<n>`.
+--rss-after S reads the server's RSS before the phase and S seconds after its streams closed.
 Every message carries {"t": send time in ns}; the clients record latency = receive - t.
 deliveries/s = deliveries / (last receive - first send). Output: a table per run, medians over
 --repeat runs with the Herald/nchan ratios, and every raw figure as JSON lines in --out.
@@ -42,6 +45,9 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         channel_of = (lambda k: k)
     rate = args.rate if phase == "rate" else 0.0
     batch = 1000 if phase == "batch" else 1
+    # closed: one connection, one request in flight, so a publish is sent only once the previous
+    # one is answered and the publisher's rate is whatever the server's answers allow.
+    conns, window = (1, 1) if phase == "closed" else (4, 32)
     publish_bound = (count / rate if rate else 0) + 60
     clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens, transport), expect,
                         timeout=60 + publish_bound + args.grace + 30, outdir=wd,
@@ -52,6 +58,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
             B.log(f"  {server.name} {shape}/{phase}: only {ready}/{n} connected ({failed} failed)")
         time.sleep(args.settle)  # let the connect burst's after-effects (acks, timers) pass
         pids = server.pids()
+        rss0 = sum(B.proc_rss_kib(p) for p in pids)
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
         busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
@@ -66,7 +73,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         pub = B.publish(server, count, rate=rate, channel_of=channel_of, batch=batch,
-                        timeout=publish_bound)
+                        conns=conns, window=window, timeout=publish_bound)
         res = B.merge(clients.results(timeout=args.grace))
         cpu1 = [B.proc_cpu_split(p) for p in pids]
         thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
@@ -77,6 +84,11 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
                         if args.callgrind and server.name == "herald" else None)
     finally:
         clients.stop()
+    rss1 = None
+    if args.rss_after:
+        # What the server keeps once the phase's streams are gone (issue 17: a burst's memory).
+        time.sleep(args.rss_after)
+        rss1 = sum(B.proc_rss_kib(p) for p in pids)
     window = (res["last_rx_ns"] - pub["first_send_ns"]) / 1e9 if res["last_rx_ns"] else 0
     out = {
         "server": server.name, "transport": transport, "shape": shape, "phase": phase, "subscribers": n, "messages": count,
@@ -91,6 +103,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         "server_sys_s": round(sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0), 2),
         "clients_cpu_s": round(res["cpu_user_s"] + res["cpu_sys_s"], 2),
         "publisher_cpu_s": round(own1 - own0, 2), "loadavg_before": load,
+        "rss_before_kib": rss0, "rss_after_kib": rss1,
         "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
     if instructions is not None:
@@ -116,7 +129,8 @@ def fmt(r):
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
             f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores"
-            + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else ""))
+            + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else "")
+            + (f"  RSS {r['rss_before_kib']} -> {r['rss_after_kib']} KiB after" if r.get("rss_after_kib") else ""))
 
 
 def main():
@@ -127,13 +141,15 @@ def main():
     ap.add_argument("--procs", type=int, default=2, help="loadclient processes (<=19k conns each)")
     ap.add_argument("--msgs", type=int, default=100, help="messages per shared phase (default 100)")
     ap.add_argument("--rate", type=float, default=10.0, help="messages/s in the rate phase")
-    ap.add_argument("--phases", default="shared/rate,shared/burst,personal/burst,personal/batch")
+    ap.add_argument("--phases", default="shared/rate,shared/burst,shared/closed,personal/burst,personal/batch")
     ap.add_argument("--transports", default="sse,ws",
                     help="client transports, each runs every phase (batch: SSE only, it measures publishing)")
     ap.add_argument("--servers", default="herald,nchan")
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--rss-after", type=float, default=0.0,
+                    help="s to wait after a phase's streams close before reading the server's RSS (0: not read)")
     B.add_callgrind_argument(ap)
     args = ap.parse_args()
     B.check_tools()

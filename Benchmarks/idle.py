@@ -6,7 +6,8 @@
 
 For each server and each N (a fresh server each time): RSS of the server before any stream,
 then N streams from --procs loadclient processes (Herald: user i on its personal channel user:{i};
-nchan: /sub/u{i}), RSS again after --settle s, then the server's CPU over --idle s of silence.
+nchan: /sub/u{i}), RSS again after --settle s, then the server's CPU over --idle s of silence,
+then RSS once more --after-close s after the streams closed (what a burst leaves behind).
 Heartbeats every --heartbeat s on both (HERALD_HEARTBEAT_SECONDS; nchan_eventsource_ping_interval
 with a comment, since nchan sends none by default). nchan's figures are summed over its worker
 processes (the master holds no connections). Printed: RSS delta per stream (bytes) and CPU as a
@@ -49,12 +50,17 @@ def measure(args, procs, exe, wd, name, binary, n):
         rss2 = sum(B.proc_rss_kib(p) for p in pids)
         res = B.merge(clients.results(timeout=0))
         clients = None
+        # After the burst of closes: what the server keeps once the streams are gone (issue 17:
+        # Herald's heap trimmer checks every 10 s).
+        time.sleep(args.after_close)
+        rss3 = sum(B.proc_rss_kib(p) for p in pids)
         user = sum(a[0] for a in cpu1) - sum(a[0] for a in cpu0)
         sys_ = sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0)
         return {
             "server": name, "streams": ready, "failed": failed,
             "closed_by_server": res["closed_by_server"], "rss_before_kib": rss0,
-            "rss_connected_kib": rss1, "rss_after_idle_kib": rss2,
+            "rss_connected_kib": rss1, "rss_after_idle_kib": rss2, "rss_after_close_kib": rss3,
+            "after_close_s": args.after_close,
             "bytes_per_stream": round((rss1 - rss0) * 1024 / max(1, ready)),
             "bytes_per_stream_after_idle": round((rss2 - rss0) * 1024 / max(1, ready)),
             "idle_s": round(dt, 1), "cpu_user_s": round(user, 2), "cpu_sys_s": round(sys_, 2),
@@ -71,7 +77,8 @@ def measure(args, procs, exe, wd, name, binary, n):
 def fmt(r):
     return (f"{r['server']:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
             f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
-            f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle)  "
+            f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle), "
+            f"{r['rss_after_close_kib']} KiB {r['after_close_s']:.0f} s after they closed  "
             f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
             f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}")
 
@@ -85,6 +92,8 @@ def main():
     ap.add_argument("--idle", type=float, default=30.0, help="seconds of silence measured")
     ap.add_argument("--heartbeat", type=int, default=15)
     ap.add_argument("--settle", type=float, default=3.0)
+    ap.add_argument("--after-close", type=float, default=15.0,
+                    help="seconds after the streams close before RSS is read again")
     args = ap.parse_args()
     B.check_tools()
     B.exit_on_sigterm()

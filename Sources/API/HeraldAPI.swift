@@ -31,7 +31,7 @@ public enum HeraldAPI {
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)
         let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence)
         presenceRoutes.register(in: &table)
-        PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker).register(in: &table)
+        PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker, pacer: node).register(in: &table)
         DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders,
                      webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)

@@ -1,4 +1,4 @@
-// Linux headers Swift's Glibc module does not export (epoll, eventfd, timerfd).
+// Linux headers Swift's Glibc module does not export (epoll, eventfd, timerfd, malloc.h).
 #ifndef CLINUX_SHIM_H
 #define CLINUX_SHIM_H
 #include <sys/socket.h>
@@ -10,6 +10,8 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <sys/prctl.h>
+// malloc_trim, mallinfo2: the heap trimmer (issue 17).
+#include <malloc.h>
 // Names the calling thread in /proc/<pid>/task/<tid>/comm (at most 15 bytes are kept). prctl is
 // variadic, which Swift cannot call.
 static inline int CLinux_setThreadName(const char *name) {

@@ -188,6 +188,9 @@ enum Herald {
         let purge = DevicePurge(database: database, retentionDays: settings.deviceRetentionDays)
         purge.start()
         notifier.start()
+        // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).
+        let heapTrimmer = HeapTrimmer()
+        heapTrimmer.start()
 
         var received: Int32 = 0
         sigwait(&signals, &received)
@@ -213,6 +216,7 @@ enum Herald {
         pushClient?.shutdown()
         purge.stop()
         database.close()
+        withExtendedLifetime(heapTrimmer) {}
         return 0
     }
 }

@@ -1,4 +1,6 @@
 import HeraldCore
+import RealtimeMemory
+import Synchronization
 import Testing
 
 @testable import API
@@ -18,13 +20,19 @@ private final class UnavailableBroker: Broker {
     var publishedCount: UInt64 { 0 }
 }
 
+/// Loops that always keep up: publishes are answered at once.
+private struct NeverBehind: PublishPacer {
+    var isBehind: Bool { false }
+    func afterPendingDeliveries(timeoutNanoseconds: UInt64, _ done: @escaping @Sendable () -> Void) { done() }
+}
+
 /// RT-4 when the broker fails: the publish routes answer 503 `broker_unavailable` in the standard
 /// error shape, and nothing is published.
 @Suite("Publish routes")
 struct PublishRoutesTests {
     static let routes = PublishRoutes(authenticator: Authenticator(configuration: APIConfiguration(serverKey: "k", verificationKeys: [])),
                                       configuration: APIConfiguration(serverKey: "k", verificationKeys: []),
-                                      broker: UnavailableBroker())
+                                      broker: UnavailableBroker(), pacer: NeverBehind())
 
     static func context(_ path: String, body: String) -> RequestContext {
         let request = HTTPRequest(method: .post, target: path,
@@ -86,5 +94,110 @@ struct PublishRoutesTests {
         #expect(throws: HTTPError.self) {
             try Self.routes.publish(Self.context("/v1/publish", body: #"{"channel":"bad channel","data":1}"#))
         }
+    }
+}
+
+/// Back-pressure (issue 17): while the loops keep up a publish is answered at once; when they are
+/// behind, the answer waits for the barrier, and the message is published either way.
+@Suite("Publish pacing")
+struct PublishPacingTests {
+    /// Loops whose state the test sets, and whose barrier the test releases.
+    final class ScriptedPacer: PublishPacer, @unchecked Sendable {
+        private let lock = Mutex<(behind: Bool, waiting: [@Sendable () -> Void], timeouts: [UInt64])>((false, [], []))
+        var isBehind: Bool { lock.withLock { $0.behind } }
+        func setBehind(_ behind: Bool) { lock.withLock { $0.behind = behind } }
+        func afterPendingDeliveries(timeoutNanoseconds: UInt64, _ done: @escaping @Sendable () -> Void) {
+            lock.withLock {
+                $0.waiting.append(done)
+                $0.timeouts.append(timeoutNanoseconds)
+            }
+        }
+        var timeouts: [UInt64] { lock.withLock { $0.timeouts } }
+        /// Runs the waiting barriers' actions; returns how many there were.
+        func release() -> Int {
+            let waiting = lock.withLock { state -> [@Sendable () -> Void] in
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for done in waiting { done() }
+            return waiting.count
+        }
+    }
+
+    static func routes(_ pacer: ScriptedPacer, broker: MemoryBroker) -> PublishRoutes {
+        let configuration = APIConfiguration(serverKey: "k", verificationKeys: [])
+        return PublishRoutes(authenticator: Authenticator(configuration: configuration), configuration: configuration,
+                             broker: broker, pacer: pacer)
+    }
+
+    /// Runs a deferred result's work and returns what it answered (nil until the barrier is released).
+    static func deferredAnswer(_ result: RouteResult, pacer: ScriptedPacer) -> (before: HTTPResponse?, after: HTTPResponse?) {
+        guard case .deferred(let work) = result else {
+            Issue.record("answered at once although the loops are behind")
+            return (nil, nil)
+        }
+        let answer = Mutex<HTTPResponse?>(nil)
+        work(ResponseWriter { response in answer.withLock { $0 = response } })
+        let before = answer.withLock { $0 }
+        #expect(pacer.release() == 1)
+        return (before, answer.withLock { $0 })
+    }
+
+    @Test("POST /v1/publish is answered at once while the loops keep up")
+    func immediate() throws {
+        let pacer = ScriptedPacer()
+        let broker = MemoryBroker()
+        let result = try Self.routes(pacer, broker: broker).publish(
+            PublishRoutesTests.context("/v1/publish", body: #"{"channel":"room:1","data":{"x":1}}"#))
+        guard case .response(let response) = result else {
+            Issue.record("not answered at once")
+            return
+        }
+        #expect(response.status == 200)
+        #expect(pacer.release() == 0, "no barrier was asked for")
+        #expect(broker.publishedCount == 1)
+    }
+
+    @Test("POST /v1/publish waits for the loops when they are behind; the message is published at once")
+    func waitsWhenBehind() throws {
+        let pacer = ScriptedPacer()
+        pacer.setBehind(true)
+        let broker = MemoryBroker()
+        let result = try Self.routes(pacer, broker: broker).publish(
+            PublishRoutesTests.context("/v1/publish", body: #"{"channel":"room:1","data":{"x":1}}"#))
+        #expect(broker.publishedCount == 1, "published before the answer waits")
+        let (before, after) = Self.deferredAnswer(result, pacer: pacer)
+        #expect(before == nil, "answered before the loops caught up")
+        #expect(after?.status == 200)
+        let body = after.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+        #expect(body.contains(#""channel":"room:1""#), "\(body)")
+        #expect(pacer.timeouts == [PublishRoutes.pacingTimeoutNanoseconds], "a wedged loop holds the answer at most this long")
+    }
+
+    @Test("POST /v1/publish/batch waits for the loops when they are behind")
+    func batchWaitsWhenBehind() throws {
+        let pacer = ScriptedPacer()
+        pacer.setBehind(true)
+        let broker = MemoryBroker()
+        let result = try Self.routes(pacer, broker: broker).publishBatch(
+            PublishRoutesTests.context("/v1/publish/batch", body: #"{"messages":[{"channel":"a","data":1},{"channel":"b","data":2}]}"#))
+        #expect(broker.publishedCount == 2)
+        let (before, after) = Self.deferredAnswer(result, pacer: pacer)
+        #expect(before == nil)
+        #expect(after?.status == 200)
+        let body = after.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+        #expect(body.hasPrefix(#"{"results":["#), "\(body)")
+    }
+
+    @Test("a refused publish is refused at once, behind or not, and waits for nothing")
+    func refusalsDoNotWait() {
+        let pacer = ScriptedPacer()
+        pacer.setBehind(true)
+        let broker = MemoryBroker()
+        #expect(throws: HTTPError.self) {
+            try Self.routes(pacer, broker: broker).publish(PublishRoutesTests.context("/v1/publish", body: #"{"channel":"bad channel","data":1}"#))
+        }
+        #expect(pacer.release() == 0)
+        #expect(broker.publishedCount == 0)
     }
 }

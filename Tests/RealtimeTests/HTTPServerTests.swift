@@ -54,6 +54,15 @@ private final class TestClient {
         }
     }
 
+    /// What has arrived and not been read, without waiting.
+    func readWithoutWaiting() -> String {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n > 0 { buffered += chunk[0..<n] }
+        defer { buffered = [] }
+        return String(decoding: buffered, as: UTF8.self)
+    }
+
     /// Reads until the server closes (or the timeout); returns what arrived.
     func readToEnd() -> String {
         while readMore() > 0 {}
@@ -82,15 +91,15 @@ private enum TestClientError: Error { case connectFailed(Int32) }
 private let stoppedServers = Mutex<[HTTPServer]>([])
 
 /// An in-process server on two loops with one SSE route, `GET /s/{user}`: the user's personal
-/// channel, resumed from `Last-Event-ID`.
+/// channel, resumed from `Last-Event-ID`; and `POST /p/{user}`, which publishes one message to it.
 private final class TestServer {
     let group: EventLoopGroup
     let node: RealtimeNode
     let server: HTTPServer
     let port: Int
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
-        group = try EventLoopGroup(count: 2)
+    init(loops: Int = 2, configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        group = try EventLoopGroup(count: loops)
         node = RealtimeNode(group: group, broker: MemoryBroker(limits: MemoryBroker.Limits(historySize: 1000)),
                             presence: MemoryPresenceStore())
         var router = Router()
@@ -100,6 +109,12 @@ private final class TestServer {
             return .eventStream(EventStreamRequest(userID: user, sessionID: "s-" + user,
                                                    channels: [ChannelName.personal(userID: user)!],
                                                    resume: resume, expiresAt: nil))
+        }
+        let broker = node.broker
+        router.post("/p/{user}") { context in
+            let channel = ChannelName.personal(userID: context.pathParameters["user"]!)!
+            let receipt = try broker.publish([PublishRequest(channel: channel, event: .message, data: "{\"i\":1}")])[0]
+            return .response(.json(200, "{\"delivered\":\(receipt.delivered)}"))
         }
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
@@ -241,5 +256,22 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         #expect(got.map(\.i) == Array(repeating: 1, count: got.count))
         #expect(tail.hasSuffix("event: error\ndata: {\"error\":\"slow_consumer\",\"message\":\"the client did not read fast enough; reconnect and resume with the last event id\"}\n\n"))
         #expect(server.slowConsumerCuts() == 1)
+    }
+
+    @Test func aPublishIsAnsweredOnlyOnceItsLoopHasWrittenTheMessageToItsSubscribers() throws {
+        // One loop: the publisher's connection and every stream share it (issue 17: an answer sent
+        // before the fan-out lets a closed-loop publisher's next message wait out a whole fan-out).
+        let server = try TestServer(loops: 1) { $0.maxStreamsPerUser = 0 }
+        let streams = try (0..<200).map { _ in try server.openStream("crowd").0 }
+        let publisher = try TestClient(port: server.port)
+        for round in 1...3 {
+            publisher.send("POST /p/crowd HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            let answer = try #require(publisher.read(through: "\"delivered\":200}"))
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            // Loopback `send` puts the bytes in the reader's buffer before it returns: every
+            // stream holds its event already, without waiting.
+            let missing = streams.indices.filter { !streams[$0].readWithoutWaiting().contains("event: message") }
+            #expect(missing.isEmpty, "round \(round): \(missing.count) of 200 streams had no event when the publish was answered")
+        }
     }
 }

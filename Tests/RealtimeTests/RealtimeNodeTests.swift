@@ -43,6 +43,45 @@ import RealtimeMemory
     }
 }
 
+/// Back-pressure (issue 17): the node counts what each loop was handed and has not written yet,
+/// per subscriber, and says it is behind only past `backlogLimit`.
+@Suite struct RealtimeNodeBacklogTests {
+    @Test func queuedDeliveriesCountSubscribersPerLoopUntilTheLoopWritesThem() throws {
+        let group = try EventLoopGroup(count: 2)   // started below: until then nothing is written
+        defer { group.stop() }
+        let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore(), backlogLimit: 3)
+        let room = ChannelName("room:1")!, other = ChannelName("other")!
+        // Interest alone is what the fan-out counts: two subscribers of room:1 on loop 0, one on loop 1.
+        _ = try node.subscribe([room], loop: 0, resume: .fresh)
+        _ = try node.subscribe([room], loop: 0, resume: .fresh)
+        _ = try node.subscribe([room], loop: 1, resume: .fresh)
+        _ = try node.broker.publish([PublishRequest(channel: room, event: .message, data: "1")])
+        #expect(node.hubs.map { $0.queuedDeliveries.load(ordering: .relaxed) } == [2, 1])
+        #expect(!node.isBehind, "2 queued on the busiest loop, the limit is 3")
+        _ = try node.broker.publish([PublishRequest(channel: other, event: .message, data: "nobody listens")])
+        #expect(node.hubs.map { $0.queuedDeliveries.load(ordering: .relaxed) } == [2, 1], "a channel without subscribers costs no loop anything")
+        _ = try node.broker.publish([PublishRequest(channel: room, event: .message, data: "2")])
+        #expect(node.hubs.map { $0.queuedDeliveries.load(ordering: .relaxed) } == [4, 2])
+        #expect(node.isBehind, "loop 0 has 4 queued, above the limit of 3")
+
+        group.start()
+        let done = DispatchSemaphore(value: 0)
+        node.afterPendingDeliveries { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(node.hubs.map { $0.queuedDeliveries.load(ordering: .relaxed) } == [0, 0])
+        #expect(!node.isBehind)
+    }
+
+    @Test func theDefaultLimitLetsABurstQueue() throws {
+        let group = try EventLoopGroup(count: 1)
+        let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore())
+        #expect(node.backlogLimit == RealtimeNode.defaultBacklogLimit)
+        // A 100-message burst to 10,000 subscribers on two loops (the fan-out benchmark) is not paced:
+        // its messages share one write per subscriber only while they can queue.
+        #expect(RealtimeNode.defaultBacklogLimit >= 100 * 10_000 / 2)
+    }
+}
+
 /// Records the stream sequences a subscriber was given: its snapshot's replay, then live messages.
 /// Touched only on its loop.
 private final class SequenceRecorder: StreamSubscriber {

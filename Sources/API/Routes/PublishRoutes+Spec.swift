@@ -6,6 +6,7 @@ extension PublishRoutes {
         static let publish = RouteSpec(
             .post, "/v1/publish", auth: .serverKey, operationID: "publish",
             tags: ["server"], summary: "Publish a message",
+            description: "Answered once the event loop that took the request has written the message to its own subscribers (the other loops have it queued); while a loop is far behind (more than about a million writes queued), only once every loop has written it. A publisher that waits for each answer therefore cannot queue messages faster than they are written.",
             requestBody: .json(.ref("PublishMessage")),
             responses: [
                 200: .json("Published.", .ref("PublishReceipt")),
@@ -21,7 +22,7 @@ extension PublishRoutes {
         static let publishBatch = RouteSpec(
             .post, "/v1/publish/batch", auth: .serverKey, operationID: "publishBatch",
             tags: ["server"], summary: "Publish several messages",
-            description: "Validated whole first: one bad message (`field` e.g. `messages[2].channel`) publishes nothing.",
+            description: "Validated whole first: one bad message (`field` e.g. `messages[2].channel`) publishes nothing. Answered like `POST /v1/publish`: after the fan-out on the request's own loop, and while a loop is far behind, after every loop has written the batch.",
             requestBody: .json(.ref("PublishBatch")),
             responses: [
                 200: .json("All published, receipts in order.", .ref("PublishBatchResult")),

@@ -2,10 +2,17 @@ import HeraldCore
 import Realtime
 
 /// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), server key only.
+///
+/// A publish is answered at once while the event loops keep up; when some loop is behind
+/// (`PublishPacer.isBehind`), the answer waits until every loop has written what it was handed,
+/// this publish included, so a publisher that waits for its answers paces itself to the loops
+/// (issue 17: otherwise a closed-loop publisher's backlog, and so every message's latency,
+/// grows for as long as the burst lasts).
 struct PublishRoutes {
     let authenticator: Authenticator
     let configuration: APIConfiguration
     let broker: any Broker
+    let pacer: any PublishPacer
 
     /// One message as the app backend sends it.
     struct MessageBody: Decodable {
@@ -39,7 +46,7 @@ struct PublishRoutes {
             request = try validate(body, field: "")
         }
         let receipt = try Self.publish([request], on: broker)[0]
-        return .response(.json(200, Self.json(receipt)))
+        return answer(.json(200, Self.json(receipt)))
     }
 
     func publishBatch(_ context: RequestContext) throws -> RouteResult {
@@ -66,8 +73,21 @@ struct PublishRoutes {
                                          field: "messages[\(index)]."))
         }
         let receipts = try Self.publish(requests, on: broker)
-        return .response(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
+        return answer(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
     }
+
+    /// `response` now, or once the loops have caught up when they are behind (back-pressure).
+    private func answer(_ response: HTTPResponse) -> RouteResult {
+        guard pacer.isBehind else { return .response(response) }
+        let pacer = pacer
+        return .deferred { writer in
+            pacer.afterPendingDeliveries(timeoutNanoseconds: Self.pacingTimeoutNanoseconds) { writer.complete(response) }
+        }
+    }
+
+    /// The longest a publish's answer waits for the loops: a wedged loop must not hold publishers
+    /// (the message is published either way; only the answer waits).
+    static let pacingTimeoutNanoseconds: UInt64 = 1_000_000_000
 
     private func validate(_ body: MessageBody, field prefix: String) throws(HTTPError) -> PublishRequest {
         try validate(channel: body.channel, event: body.event, data: body.data.compactText, retain: body.retain, field: prefix)

@@ -1,4 +1,6 @@
 import HeraldCore
+import Synchronization
+
 /// A connection that receives channel messages (an SSE stream; later a WebSocket).
 ///
 /// - Important: Called on the subscriber's own loop only.
@@ -83,6 +85,10 @@ public final class LoopHub: @unchecked Sendable {
     private var delivering = false
     /// Messages written to subscribers on this loop (metrics).
     public private(set) var deliveredCount: UInt64 = 0
+    /// Deliveries handed to this loop and not yet written: for each queued message, the number of
+    /// this loop's subscribers of its channel when it was handed over. How far the loop is behind
+    /// its publishers (`RealtimeNode.isBehind`, issue 17). Changed from any thread.
+    let queuedDeliveries = Atomic<Int>(0)
 
     public init(loop: EventLoop) {
         self.loop = loop

@@ -5,7 +5,7 @@ import Dispatch
 import HeraldCore
 import Synchronization
 
-public final class RealtimeNode: DeliveryBarrier, Sendable {
+public final class RealtimeNode: PublishPacer, Sendable {
     public let group: EventLoopGroup
     /// Publishes, history and retained messages (node-level; injected by the executable).
     public let broker: any Broker
@@ -17,6 +17,9 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
     private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
     private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
+    /// Deliveries (one per subscriber of a message) a loop may have queued and not yet written
+    /// before `isBehind` says publishers must wait.
+    public let backlogLimit: Int
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
@@ -30,8 +33,12 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
     ///   - broker: the node's broker (`MemoryBroker` in one process); nothing else may set its
     ///     inbound handler.
     ///   - presence: connection and session presence (`MemoryPresenceStore` in one process).
-    public init(group: EventLoopGroup, broker: any Broker, presence: any PresenceStore) {
+    ///   - backlogLimit: deliveries a loop may have queued before publishes wait for it
+    ///     (`isBehind`).
+    public init(group: EventLoopGroup, broker: any Broker, presence: any PresenceStore,
+                backlogLimit: Int = RealtimeNode.defaultBacklogLimit) {
         self.group = group
+        self.backlogLimit = backlogLimit
         self.broker = broker
         self.presence = presence
         let hubs = group.loops.map { LoopHub(loop: $0) }
@@ -99,6 +106,24 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
         }
     }
 
+    /// The default `backlogLimit`: about a hundred messages to 10,000 subscribers on one loop. A
+    /// loop writes everything queued in its inbox with one `send` per subscriber, so a backlog
+    /// that builds while it writes costs it one more pass, not one per message: normal bursts stay
+    /// under this, and pacing stays out of their way (their writes stay coalesced). It catches a
+    /// loop that stops keeping up at all (starved of CPU, or wedged), so publishers cannot queue
+    /// work on it without bound.
+    public static let defaultBacklogLimit = 1 << 20
+
+    /// True when some loop has more than `backlogLimit` deliveries queued and not yet written: the
+    /// loops are behind the publishers. A publish route then answers only once every loop has
+    /// written what it was handed (`afterPendingDeliveries`), so a publisher that waits for its
+    /// answers cannot queue work faster than the loops write it, and a message's latency stays
+    /// bounded by the backlog instead of growing with the burst (issue 17). Safe from any thread;
+    /// a snapshot, not a lock.
+    public var isBehind: Bool {
+        hubs.contains { $0.queuedDeliveries.load(ordering: .relaxed) > backlogLimit }
+    }
+
     /// Registers a transport's way of ending a session's connections.
     public func onEndSession(_ end: @escaping @Sendable (String) -> Void) {
         sessionEnders.withLock { $0.append(end) }
@@ -155,23 +180,34 @@ private final class LoopFanOut: Sendable {
 
     /// Encodes each message that some loop wants (once, here, not per subscriber) and queues the
     /// messages on each such loop in the order given, so per-channel order holds on every loop.
+    /// Each loop's `queuedDeliveries` grows by its subscriber count of every message it is handed
+    /// until it has written them.
     func deliver(_ messages: [ChannelMessage]) {
         let loopCount = hubs.count
         var perLoop = Array(repeating: [ChannelMessage](), count: loopCount)
+        var work = Array(repeating: 0, count: loopCount)
         var routed: [ChannelMessage] = []
         routed.reserveCapacity(messages.count)
         interest.withLock { interest in
             for message in messages {
                 guard let counts = interest[message.channel] else { continue }
                 routed.append(message)
-                for loop in 0..<loopCount where counts[loop] > 0 { perLoop[loop].append(message) }
+                for loop in 0..<loopCount where counts[loop] > 0 {
+                    perLoop[loop].append(message)
+                    work[loop] += counts[loop]
+                }
             }
         }
         for message in routed { _ = message.encoded }
         for loop in 0..<loopCount where !perLoop[loop].isEmpty {
             let hub = hubs[loop]
             let batch = perLoop[loop]
-            hub.loop.execute { hub.deliver(batch) }
+            let deliveries = work[loop]
+            hub.queuedDeliveries.add(deliveries, ordering: .relaxed)
+            hub.loop.execute {
+                hub.deliver(batch)
+                hub.queuedDeliveries.subtract(deliveries, ordering: .relaxed)
+            }
         }
     }
 }
@@ -248,4 +284,11 @@ private final class BarrierWatchdog: Sendable {
         for barrier in expired { barrier.expire() }
         if again { scheduleTick() }
     }
+}
+
+/// Back-pressure for publish routes (issue 17): whether the loops are behind, and a barrier to
+/// wait for them. `RealtimeNode` is the one in the server; tests may answer at once.
+public protocol PublishPacer: DeliveryBarrier {
+    /// True when a publish just made should be answered only after `afterPendingDeliveries`.
+    var isBehind: Bool { get }
 }

@@ -216,10 +216,13 @@ public final class EventLoop: @unchecked Sendable {
                     // Tasks queued meanwhile (deliveries of the publishes this handler just took,
                     // from this loop or another) run before the next handler rather than after
                     // the whole batch: a batch of busy publisher connections would otherwise hold
-                    // them back for all of its reads (issue 8, personal-channel latency).
+                    // them back for all of its reads (issue 8, personal-channel latency). What the
+                    // handler wrote (its publishes' answers) is flushed with those deliveries, in
+                    // one turn end that sends streams first (`LoopContext.flushPending`): a
+                    // publisher hears back once this loop has written its message (issue 17).
                     if inboxPending.load(ordering: .relaxed) {
+                        _ = runInbox()
                         turnEnd?()
-                        if runInbox() { turnEnd?() }
                     }
                 }
                 turnEnd?()

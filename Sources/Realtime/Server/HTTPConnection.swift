@@ -398,6 +398,14 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                                                ("remote", remoteAddress)])
     }
 
+    /// An open SSE stream or WebSocket (flushed before request/response connections).
+    var isStream: Bool {
+        switch state {
+        case .stream, .websocket: return true
+        default: return false
+        }
+    }
+
     /// `http`, `sse` or `websocket`: what the connection is now (metrics).
     var kind: String {
         switch state {

@@ -19,8 +19,10 @@ final class LoopContext: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Where a connection gathers several queued chunks for one `send` (see `OutboundQueue`).
     let writeScratch: UnsafeMutableRawBufferPointer
-    /// Connections written to in this turn of the loop, flushed when the turn ends.
+    /// Streams (SSE, WebSocket) written to in this turn of the loop, flushed when the turn ends.
     private var pendingFlush: [HTTPConnection] = []
+    /// Request/response connections written to in this turn: flushed after the streams.
+    private var pendingAnswers: [HTTPConnection] = []
     private var flushing: [HTTPConnection] = []
     private var connectionCounter: UInt64 = 0
 
@@ -45,15 +47,25 @@ final class LoopContext: @unchecked Sendable {
 
     /// Flushes `connection` when the loop's current turn ends.
     func queueFlush(_ connection: HTTPConnection) {
-        pendingFlush.append(connection)
+        if connection.isStream { pendingFlush.append(connection) } else { pendingAnswers.append(connection) }
     }
 
     /// The loop's turn ended (its ready descriptors handled, or its inbox drained, or its timers
     /// run): every connection written to in it sends what it queued. Writes made while flushing
     /// (a replay refilled as the socket drains) are flushed in the same call.
+    ///
+    /// Streams go first, answers last: an answer to a publish handled in this turn then leaves
+    /// once the message has been written to this loop's subscribers, so a publisher that waits
+    /// for its answer sends its next message when the loop can take it, instead of while the loop
+    /// is still writing the previous one (where the next message would wait a whole fan-out in
+    /// the socket before it is even read: twice the latency, issue 17).
     func flushPending() {
-        while !pendingFlush.isEmpty {
-            swap(&pendingFlush, &flushing)
+        while !pendingFlush.isEmpty || !pendingAnswers.isEmpty {
+            if !pendingFlush.isEmpty {
+                swap(&pendingFlush, &flushing)
+            } else {
+                swap(&pendingAnswers, &flushing)
+            }
             for connection in flushing where connection.flushQueued { connection.flush() }
             flushing.removeAll(keepingCapacity: flushing.capacity <= 4096)
         }
