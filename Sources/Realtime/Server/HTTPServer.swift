@@ -55,10 +55,15 @@ public final class HTTPServer: Sendable {
         }
         signal(SIGPIPE, SIG_IGN)
         node.group.start()
+        // Every loop is attached before any loop listens: a loop that accepts hands connections
+        // to the others through their queues, and a queue runs in order, so a handed-over
+        // connection never reaches a loop before its attach (it would find no server).
+        let server = self
         for context in contexts {
-            let server = self
+            context.loop.execute { context.attach(server: server) }
+        }
+        for context in contexts {
             context.loop.execute {
-                context.attach(server: server)
                 let listener = Listener(fd: fd, context: context)
                 do {
                     try context.loop.register(fd: fd, events: EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue,
