@@ -104,4 +104,11 @@ public protocol StorageTransaction {
     var idempotency: any IdempotencyRepository { get }
     /// The durable job queue (PU-5).
     var jobs: any JobQueue { get }
+    /// The apps (AP-1, ADR 0006).
+    var apps: any AppRepository { get }
+}
+
+extension StorageTransaction {
+    /// Adapters without an apps table refuse every app call (`UnsupportedAppRepository`).
+    public var apps: any AppRepository { UnsupportedAppRepository() }
 }

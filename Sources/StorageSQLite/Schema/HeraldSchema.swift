@@ -252,5 +252,24 @@ enum HeraldSchema {
                 WHERE e.last_seen_at > d.last_seen_at OR (e.last_seen_at = d.last_seen_at AND e.id > d.id));
             CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
             """),
+        Migration(version: 10, name: "apps", sql: """
+            -- The apps beside the environment's `default` (AP-1, ADR 0006): settings as JSON (not
+            -- secret), secrets sealed with AES-256-GCM (SecretBox) as JSON by field.
+            CREATE TABLE apps (
+                id            TEXT PRIMARY KEY,
+                settings_json TEXT NOT NULL,
+                secrets_json  TEXT NOT NULL DEFAULT '{}',
+                created_at    INTEGER NOT NULL,
+                updated_at    INTEGER NOT NULL
+            ) STRICT;
+            -- An app's server keys by SHA-256: the key names the app, so one key is one app's.
+            CREATE TABLE app_server_keys (
+                hash       TEXT PRIMARY KEY,
+                app        TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX app_server_keys_app ON app_server_keys (app);
+            CREATE INDEX sessions_app ON sessions (app);  -- an app's rows, when it is deleted
+            """),
     ]
 }
