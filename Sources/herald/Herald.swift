@@ -124,7 +124,8 @@ enum Herald {
         var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
-        if !pushCredentials.isEmpty {
+        // With the admin API on, a stored app may bring credentials later: the client and worker run.
+        if !pushCredentials.isEmpty || settings.adminKey != nil {
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
                 var workerConfiguration = DeliveryWorker.Configuration()
@@ -150,6 +151,26 @@ enum Herald {
             }
         }
         apiConfiguration.pushProviders = pushProviders
+        // Apps (ADR 0006): the environment is `default`; stored apps are loaded now, and the
+        // admin API changes them while the server runs.
+        let apps = AppDirectory(configuration: apiConfiguration)
+        apiConfiguration.apps = apps
+        apiConfiguration.adminKey = settings.adminKey
+        let appFactory = AppPushSetup(environment: environment, transport: pushClient.map { HTTP2PushTransport(client: $0) },
+                                      webPushAllowHTTP: settings.webPushAllowHTTP)
+        let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
+                                    providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
+                                    closeStreams: { app in node.endApp(app.rawValue) })
+        apiConfiguration.appService = appService
+        do {
+            let loaded = try appService.loadAll { message, metadata in
+                Log.log(.error, message, metadata: metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            }
+            if !loaded.isEmpty { Log.info("apps loaded", ["apps": loaded.map(\.rawValue).joined(separator: ",")]) }
+        } catch {
+            FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
+            return 2
+        }
         apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
         var catalog = NotificationCatalog.empty

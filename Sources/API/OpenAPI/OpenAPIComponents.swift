@@ -3,7 +3,7 @@ enum OpenAPIComponents {
     /// The `components` object.
     static let json: JSONValue = {
         var schemas: [(String, JSONValue)] = []
-        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas] {
+        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas, appsSchemas] {
             guard case .object(let members) = OpenAPIDocument.parse(fragment) else { preconditionFailure("schemas are not an object") }
             schemas += members
         }
@@ -31,7 +31,8 @@ enum OpenAPIComponents {
         "name": "access_token",
         "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). Read only when the request has no `Authorization` header. A token in a URL may end up in logs: keep such tokens short-lived."
       },
-      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY`, for the app backend."}
+      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY` (the `default` app) or a server key of another app (`/v1/apps`), for the app backend: the key names the app."},
+      "adminKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_ADMIN_KEY`, for the admin API of apps."}
     }
     """#
 

@@ -58,18 +58,20 @@ struct PushRoutes {
         let database = responder.database
         return .deferred { writer in
             database.read({ tx in try tx.devices.find(id: id, now: unixMilliseconds()) }) { result in
-                guard case .success(let found) = result, let device = found, device.userID == claims.subject else {
+                guard case .success(let found) = result, let device = found, device.userID == claims.subject,
+                      device.app == claims.app.rawValue else {
                     if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                     return writer.complete(.error(404, code: "not_found", message: "no such device"))
                 }
-                guard let push, let provider = PushProviderID(rawValue: device.provider), push.providers.isConfigured(provider) else {
+                guard let push, let provider = PushProviderID(rawValue: device.provider),
+                      push.providers.configuredIDs(app: device.app).contains(provider) else {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
                 let (title, body) = TestPushText.text(locale: device.locale)
                 let notification = PushNotification(title: title, body: body, data: ["type": "test"], priority: .high)
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
-                push.providers.send(notification, to: target, pushID: .random()) { classification in
+                push.providers.send(notification, to: target, pushID: .random(), app: device.app) { classification in
                     switch classification.outcome {
                     case .delivered(let messageID):
                         writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"
@@ -102,7 +104,7 @@ struct PushRoutes {
     /// `POST /v1/push` (server key): one job per device of `user_id` (devices of live sessions
     /// only) or per listed device → 202 with the job ids.
     func send(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue
         guard let push else {
             throw HTTPError(503, "push_not_configured", "no push provider has credentials on this server")
         }
@@ -121,11 +123,11 @@ struct PushRoutes {
             var devices: [DeviceRecord] = []
             var skipped: [String] = []
             if let userID {
-                devices = try tx.devices.list(userID: userID, now: now)
+                devices = try tx.devices.list(app: app, userID: userID, now: now)
             } else {
                 var seen: Set<String> = []
                 for id in deviceIDs ?? [] where seen.insert(id).inserted {   // one job per device
-                    if let device = try tx.devices.find(id: id, now: now) {
+                    if let device = try tx.devices.find(id: id, now: now), device.app == app {  // another app's device is not found (AP-3)
                         devices.append(device)
                     } else {
                         skipped.append("{\"device_id\":\(JSONText.quote(id)),\"reason\":\"not_found\"}")
@@ -141,7 +143,7 @@ struct PushRoutes {
                     continue
                 }
                 if switchedOff[device.userID] == nil {
-                    switchedOff[device.userID] = try tx.preferences.find(userID: device.userID, scope: nil)?.isEnabled == false
+                    switchedOff[device.userID] = try tx.preferences.find(app: app, userID: device.userID, scope: nil)?.isEnabled == false
                 }
                 if switchedOff[device.userID] == true {
                     skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"push_disabled\"}")

@@ -31,9 +31,11 @@ struct StreamRoutes {
         } else {
             resume = .fresh
         }
-        return .eventStream(EventStreamRequest(
+        var request = EventStreamRequest(
             userID: claims.subject, sessionID: claims.sessionID, channels: channels, resume: resume,
-            expiresAt: claims.expiresAt.addingSaturating(configuration.leewaySeconds), appState: state))
+            expiresAt: claims.expiresAt.addingSaturating(configuration.leewaySeconds), appState: state)
+        request.app = claims.app.rawValue
+        return .eventStream(request)
     }
 
     /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.

@@ -534,7 +534,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 }
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 let sentAt = clock.unixMilliseconds
-                providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
+                providers.send(payload.notification, to: target, pushID: apnsID, app: device.app) { [self] classification in
                     var outcome = classification.outcome
                     // Accepted, confirmed later: the receipt job asks (PU-8a).
                     var receipt: PushReceiptJobPayload?

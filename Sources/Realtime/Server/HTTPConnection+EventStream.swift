@@ -7,12 +7,14 @@ extension HTTPConnection {
         let connectionID: String
         let userID: String
         let sessionID: String?
+        let app: String
         let expiresAt: Int64?
         let personal: ChannelName?
         init(connectionID: String, request: EventStreamRequest) {
             self.connectionID = connectionID
             self.userID = request.userID
             self.sessionID = request.sessionID
+            self.app = request.app
             self.expiresAt = request.expiresAt
             self.personal = request.channels.first
         }

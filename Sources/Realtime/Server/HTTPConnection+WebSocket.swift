@@ -291,7 +291,7 @@ extension HTTPConnection {
         }
         switch session.verifyToken(token) {
         case .success(let identity):
-            guard identity.userID == current.userID, identity.sessionID == current.sessionID else {
+            guard identity.userID == current.userID, identity.sessionID == current.sessionID, identity.app == current.app else {
                 sendError(session, "invalid_token", "the new token belongs to another user or session")
                 return
             }

@@ -419,6 +419,18 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
+    /// The app was deleted (AP-3): its streams stop for good, like an ended session's.
+    func endApp(_ app: String) {
+        switch state {
+        case .stream(let stream) where stream.app == app:
+            endStream(error: "app_deleted", message: "the app was deleted", dropQueued: false)
+        case .websocket(let session) where session.identity?.app == app:
+            failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "app_deleted", message: "the app was deleted")
+        default:
+            break
+        }
+    }
+
     /// Server shutdown: streams are told to reconnect elsewhere, idle connections closed.
     func shutdown() {
         switch state {

@@ -11,6 +11,8 @@ public struct StreamIdentity: Sendable {
     public var grants: [ChannelGrant]
     /// Unix seconds at which the stream must end (token `exp` plus leeway); nil = never.
     public var expiresAt: Int64?
+    /// The app the token was verified for (ADR 0006): deleting the app ends the stream.
+    public var app: String = "default"
 
     public init(userID: String, sessionID: String?, grants: [ChannelGrant], expiresAt: Int64?) {
         self.userID = userID

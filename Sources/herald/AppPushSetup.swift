@@ -1,0 +1,92 @@
+import API
+import Foundation
+import HeraldCore
+import PushAPNs
+import PushExpo
+import PushFCM
+import PushHTTP
+import PushWebPush
+
+/// Builds a stored app's providers from the credentials set through `/v1/apps` (AP-2): each app
+/// gets its own instances (own provider-token and OAuth caches) on the shared HTTP/2 client, and
+/// the gateways of the environment (so a test double serves every app). The credentials go
+/// through the same loaders as the environment's, given as the variables those read, so the
+/// rules are one; a refusal names the request field instead of the variable.
+struct AppPushSetup: AppPushFactory {
+    /// The process environment: gateway hosts and provider options (not credentials).
+    let environment: [String: String]
+    let transport: (any PushTransport)?
+    let webPushAllowHTTP: Bool
+
+    /// Request fields by the variable a loader names.
+    private static let fields: [String: String] = [
+        "APNS_KEY_P8": "push.apns.key_p8", "APNS_KEY_ID": "push.apns.key_id", "APNS_TEAM_ID": "push.apns.team_id",
+        "APNS_TOPIC": "push.apns.topic", "FCM_SERVICE_ACCOUNT_JSON": "push.fcm.service_account", "FCM_PROJECT_ID": "push.fcm.project_id",
+        "HERALD_EXPO_ACCESS_TOKEN": "push.expo.access_token", "HERALD_VAPID_PRIVATE_KEY": "push.webpush.vapid_private_key",
+        "HERALD_VAPID_SUBJECT": "push.webpush.subject", "HERALD_VAPID_PUBLIC_KEY": "push.webpush.public_key",
+    ]
+
+    func providers(app: AppID, push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) throws(AppSettingError) -> [any PushProvider] {
+        // Gateways and options from the environment; credentials only from the app.
+        var base = environment.filter { !Self.fields.keys.contains($0.key) && !$0.key.hasSuffix("_PATH") }
+        base["HERALD_EXPO_ENABLED"] = nil
+        func text(_ field: AppSecretField) -> String? { secrets[field].map { String(decoding: $0, as: UTF8.self) } }
+        var built: [any PushProvider] = []
+        if let key = text(.apnsKey) {
+            var env = base
+            env["APNS_KEY_P8"] = key
+            env["APNS_KEY_ID"] = push.apnsKeyID
+            env["APNS_TEAM_ID"] = push.apnsTeamID
+            env["APNS_TOPIC"] = push.apnsTopic
+            let credentials = try load("push.apns") { () throws(PushCredentialError) in try APNsCredentials.load(environment: env) }
+            if let credentials, let transport {
+                built.append(APNsProvider(credentials: credentials, gateways: APNsGateways(settings: environment), transport: transport))
+            }
+        }
+        if let account = text(.fcmServiceAccount) {
+            var env = base
+            env["FCM_SERVICE_ACCOUNT_JSON"] = account
+            env["FCM_PROJECT_ID"] = push.fcmProjectID
+            let credentials = try load("push.fcm") { () throws(PushCredentialError) in try FCMCredentials.load(environment: env) }
+            if let credentials, let transport {
+                built.append(FCMProvider(credentials: credentials, endpoint: FCMEndpoint(settings: environment), transport: transport))
+            }
+        }
+        if let token = text(.expoAccessToken) {
+            var env = base
+            env["HERALD_EXPO_ACCESS_TOKEN"] = token
+            let settings = try load("push.expo") { () throws(PushCredentialError) in try ExpoSettings.load(environment: env) }
+            if let settings, let transport { built.append(ExpoProvider(settings: settings, transport: transport)) }
+        }
+        if let key = text(.vapidPrivateKey) {
+            var env = base
+            env["HERALD_VAPID_PRIVATE_KEY"] = key
+            env["HERALD_VAPID_SUBJECT"] = push.vapidSubject
+            env["HERALD_VAPID_PUBLIC_KEY"] = push.vapidPublicKey
+            let credentials = try load("push.webpush") { () throws(PushCredentialError) in try VAPIDCredentials.load(environment: env) }
+            if let credentials, let transport {
+                built.append(WebPushProvider(credentials: credentials, transport: transport, allowLoopbackHTTP: webPushAllowHTTP))
+            }
+        }
+        return built
+    }
+
+    /// Runs a loader, naming the request field of the variable it refused.
+    private func load<T>(_ section: String, _ body: () throws(PushCredentialError) -> T?) throws(AppSettingError) -> T? {
+        do {
+            return try body()
+        } catch {
+            let variable: String? = switch error {
+            case .missingVariables(let names): names.first.map { String($0.prefix { $0 != " " }) }
+            case .unreadableKey(let variable, _), .wrongKeyType(let variable, _, _), .invalidServiceAccount(let variable, _),
+                 .invalidValue(let variable, _), .unreadableFile(let variable, _, _): variable
+            case .conflictingVariables(let a, _): a
+            }
+            let field = variable.flatMap { Self.fields[$0] } ?? section
+            // The loaders' messages name variables; say the field instead.
+            var message = error.message
+            for (name, path) in Self.fields { message = message.replacingOccurrences(of: name, with: path) }
+            throw AppSettingError(field: field, message: message)
+        }
+    }
+}
