@@ -6,17 +6,49 @@ import PushExpo
 import PushFCM
 import PushHTTP
 import PushWebPush
+import Realtime
+import Synchronization
 
 /// Builds a stored app's providers from the credentials set through `/v1/apps` (AP-2): each app
-/// gets its own instances (own provider-token and OAuth caches) on the shared HTTP/2 client, and
-/// the gateways of the environment (so a test double serves every app). The credentials go
+/// gets its own instances (own provider-token and OAuth caches) on an HTTP/2 client of its own
+/// (PU-1: one connection per app and gateway; APNs refuses a connection whose provider token
+/// changes between two apps' pushes), and the gateways of the environment (so a test double serves every app). The credentials go
 /// through the same loaders as the environment's, given as the variables those read, so the
 /// rules are one; a refusal names the request field instead of the variable.
-struct AppPushSetup: AppPushFactory {
+final class AppPushSetup: AppPushFactory {
     /// The process environment: gateway hosts and provider options (not credentials).
     let environment: [String: String]
-    let transport: (any PushTransport)?
+    /// How each app's client is configured; nil: this process sends no push.
+    let clientConfiguration: HTTP2Client.Configuration?
     let webPushAllowHTTP: Bool
+    /// Each app's client, kept across changes of its credentials, shut down when it is deleted.
+    private let clients = Mutex<[AppID: HTTP2Client]>([:])
+
+    init(environment: [String: String], clientConfiguration: HTTP2Client.Configuration?, webPushAllowHTTP: Bool) {
+        self.environment = environment
+        self.clientConfiguration = clientConfiguration
+        self.webPushAllowHTTP = webPushAllowHTTP
+    }
+
+    func release(app: AppID) {
+        clients.withLock { $0.removeValue(forKey: app) }?.shutdown()
+    }
+
+    /// The app's client, started on first use; nil when push is off or it cannot start (logged).
+    private func transport(app: AppID) -> (any PushTransport)? {
+        guard let clientConfiguration else { return nil }
+        return clients.withLock { clients -> (any PushTransport)? in
+            if let client = clients[app] { return HTTP2PushTransport(client: client) }
+            do {
+                let client = try HTTP2Client(configuration: clientConfiguration)
+                clients[app] = client
+                return HTTP2PushTransport(client: client)
+            } catch {
+                Log.error("an app's push client could not start", ["app": app.rawValue, "error": "\(error)"])
+                return nil
+            }
+        }
+    }
 
     /// Request fields by the variable a loader names.
     private static let fields: [String: String] = [
@@ -32,6 +64,8 @@ struct AppPushSetup: AppPushFactory {
         base["HERALD_EXPO_ENABLED"] = nil
         func text(_ field: AppSecretField) -> String? { secrets[field].map { String(decoding: $0, as: UTF8.self) } }
         var built: [any PushProvider] = []
+        let hasCredentials = secrets.keys.contains { $0 != .jwtSecret }
+        let transport = hasCredentials ? transport(app: app) : nil
         if let key = text(.apnsKey) {
             var env = base
             env["APNS_KEY_P8"] = key

@@ -124,6 +124,7 @@ enum Herald {
         var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
+        var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
             do {
@@ -135,6 +136,7 @@ enum Herald {
                 // provider's stream limit before a second is opened.
                 clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
                                                                     / settings.pushMaxConnections)
+                pushClientConfiguration = clientConfiguration
                 let client = try HTTP2Client(configuration: clientConfiguration)
                 pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
                 workerConfiguration.retry = settings.retryPolicy
@@ -156,7 +158,7 @@ enum Herald {
         let apps = AppDirectory(configuration: apiConfiguration)
         apiConfiguration.apps = apps
         apiConfiguration.adminKey = settings.adminKey
-        let appFactory = AppPushSetup(environment: environment, transport: pushClient.map { HTTP2PushTransport(client: $0) },
+        let appFactory = AppPushSetup(environment: environment, clientConfiguration: pushClient == nil ? nil : pushClientConfiguration,
                                       webPushAllowHTTP: settings.webPushAllowHTTP)
         let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
                                     providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,

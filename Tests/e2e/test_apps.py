@@ -257,9 +257,16 @@ def test_each_app_pushes_with_its_own_topic_and_project(herald_apps, provider_do
 
     push(h, h.env["HERALD_SERVER_KEY"], [ios_default["id"], android_default["id"]])
     push(h, CHAT_SERVER_KEY, [ios_chat["id"], android_chat["id"]])
-    apns = provider_double.wait_for_requests(2, provider="apns")
-    fcm = provider_double.wait_for_requests(2, provider="fcm")
-    topics = {e["path"].rsplit("/", 1)[-1]: e["headers"].get("apns-topic") for e in apns}
+    # Only this test's requests: an earlier test's Herald may still be sending to the shared double.
+    mine = {ios_default["token"], chat_apns, android_default["token"], android_chat["token"]}
+
+    def sent(provider, token_of):
+        return [e for e in provider_double.requests(provider=provider) if token_of(e) in mine]
+    apns_token = lambda e: e["path"].rsplit("/", 1)[-1]
+    fcm_token_of = lambda e: ((e.get("body") or {}).get("message") or {}).get("token")
+    apns = wait_for(lambda: (lambda found: found if len(found) == 2 else None)(sent("apns", apns_token)), what="two APNs requests")
+    fcm = wait_for(lambda: (lambda found: found if len(found) == 2 else None)(sent("fcm", fcm_token_of)), what="two FCM requests")
+    topics = {apns_token(e): e["headers"].get("apns-topic") for e in apns}
     assert topics[chat_apns] == CHAT_TOPIC
     assert topics[ios_default["token"]] == provider_double.apns["topic"]
     assert all(e["status"] == 200 for e in apns), [(e["status"], e["notes"]) for e in apns]
@@ -294,7 +301,7 @@ def test_changes_take_effect_without_a_restart(herald_apps, provider_double):
     create_chat(h, provider_double)
     old = chat_token()
     assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(old)).status_code == 200
-    new_secret = "rotated-secret-0123456789abcdef"
+    new_secret = "rotated-secret-0123456789abcdef0"
     r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": new_secret}, "server_keys": ["chat-key-two-0123456789"]},
                    headers=admin())
     assert r.status_code == 200, r.text

@@ -11,4 +11,7 @@ public protocol AppPushFactory: Sendable {
     /// - Returns: one provider per configured kind.
     /// - Throws: `AppSettingError` naming the request field (`push.apns.key_p8`, `push.fcm.service_account`).
     func providers(app: AppID, push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) throws(AppSettingError) -> [any PushProvider]
+
+    /// The app was deleted: close what its providers held (connections).
+    func release(app: AppID)
 }

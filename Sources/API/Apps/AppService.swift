@@ -74,6 +74,7 @@ public final class AppService: Sendable {
     func uninstall(_ id: AppID) {
         directory.remove(id)
         providers?.setProviders([], app: id.rawValue)
+        factory?.release(app: id)
         closeStreams(id)
     }
 

@@ -75,7 +75,7 @@ struct AppRoutes {
         let shownKey = generated
         return .deferred { writer in
             service.storage.write({ tx in try tx.apps.create(prepared.record) }) { result in
-                if case .failure(StorageError.constraint(.unique, _)) = result {
+                if case .failure(let error as StorageError) = result, error.isUniqueViolation {
                     return writer.complete(.error(409, code: "app_exists", message: "app \(id) exists, or one of its server keys is another app's"))
                 }
                 if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
@@ -144,7 +144,7 @@ struct AppRoutes {
                             writer.complete(.json(200, Self.json(prepared.record)))
                         case .success(false):
                             writer.complete(.error(404, code: "not_found", message: "no app \(id)"))
-                        case .failure(StorageError.constraint(.unique, _)):
+                        case .failure(let error as StorageError) where error.isUniqueViolation:
                             writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
                         case .failure(let error):
                             writer.complete(DatabaseResponder.response(.failure(error)))
