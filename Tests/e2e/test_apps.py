@@ -288,7 +288,7 @@ def test_a_device_of_an_app_without_credentials_is_never_pushed_with_anothers(he
     job = answer["jobs"][0]["job_id"]
 
     def dead():
-        r = HTTP.get(h.url("/v1/jobs"), params={"state": "dead"}, headers=bearer("bare-server-key-0123456789"))
+        r = HTTP.get(h.url("/v1/jobs"), params={"state": "dead"}, headers=h.server_headers())
         return [j for j in r.json()["jobs"] if j["id"] == job]
     jobs = wait_for(dead, what="the job to be dead-lettered")
     assert "push_not_configured" in jobs[0]["last_error"]
@@ -424,3 +424,49 @@ def test_an_app_without_session_claim_binds_devices_to_the_user(herald_apps):
     assert answer["queued"] == 2 and answer["skipped"] == []
     assert_error(HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": fcm_token()},
                            headers=bearer(h.token(sub="pat", sid=None))), 403, "session_required")
+
+
+# --- channels per app (AP-3) ---------------------------------------------------------------
+
+
+def test_channels_are_per_app(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    chat_stream = h.stream(token=chat_token(sub="carol", channels=["orders:*"]), channels=["orders:1"])
+    ready = chat_stream.ready()
+    assert ready["channels"] == ["user:carol", "orders:1"]
+    default_stream = h.stream(token=h.token(sub="carol", channels=["orders:*"]), channels=["orders:1"])
+    default_stream.ready()
+
+    def chat_publish(channel, data):
+        r = HTTP.post(h.url("/v1/publish"), json={"channel": channel, "event": "update", "data": data}, headers=bearer(CHAT_SERVER_KEY))
+        assert r.status_code == 200, r.text
+        assert r.json()["channel"] == channel  # answered as the backend names it
+        return r.json()
+
+    # Same names, two apps: the default app's publishes reach only its streams, and chat's only chat's.
+    h.publish("user:carol", {"n": "default-1"})
+    h.publish("orders:1", {"n": "default-2"})
+    chat_publish("user:carol", {"n": "chat-1"})
+    chat_publish("orders:1", {"n": "chat-2"})
+    h.publish("orders:1", {"n": "default-3"})
+    got = [json.loads(e.data) for e in chat_stream.take(2)]
+    assert [(g["channel"], g["data"]["n"]) for g in got] == [("user:carol", "chat-1"), ("orders:1", "chat-2")]
+    got = [json.loads(e.data) for e in default_stream.take(3)]
+    assert [g["data"]["n"] for g in got] == ["default-1", "default-2", "default-3"]
+    # A chat token cannot name another app's namespace: `~` is not a channel character.
+    r = HTTP.get(h.url("/v1/stream"), params={"channels": "~default~orders:1", "access_token": chat_token(channels=["orders:*"])})
+    assert_error(r, 400, "invalid_request", field="channels")
+
+
+def test_routes_not_yet_per_app_refuse_other_apps(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    r = HTTP.post(h.url("/v1/notifications"), json={"user_ids": ["carol"], "kind": "k", "title": {"en": "t"}, "body": {"en": "b"}},
+                  headers=bearer(CHAT_SERVER_KEY))
+    assert_error(r, 403, "app_not_supported")
+    assert_error(HTTP.get(h.url("/v1/me/notifications"), headers=bearer(chat_token())), 403, "app_not_supported")
+    assert_error(HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)), 403, "app_not_supported")
+    assert_error(HTTP.delete(h.url("/v1/sessions/ds1"), headers=bearer(CHAT_SERVER_KEY)), 403, "app_not_supported")
+    # The default app's keys still work there.
+    assert HTTP.get(h.url("/v1/me/notifications"), headers=bearer(h.token(sub="carol"))).status_code == 200
