@@ -31,7 +31,8 @@ CHAT_SECRET = "chat-secret-0123456789abcdef0123"
 CHAT_ISSUER = "https://auth.chat.example"
 CHAT_TOPIC = "com.example.chat"
 CHAT_SERVER_KEY = "chat-server-key-0123456789"
-HTTP = httpx.Client(timeout=10)
+# No keep-alive: each test starts its own Herald, possibly on a port an earlier one used.
+HTTP = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 @pytest.fixture(scope="module", autouse=True)
