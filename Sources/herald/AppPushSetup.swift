@@ -63,46 +63,47 @@ final class AppPushSetup: AppPushFactory {
         var base = environment.filter { !Self.fields.keys.contains($0.key) && !$0.key.hasSuffix("_PATH") }
         base["HERALD_EXPO_ENABLED"] = nil
         func text(_ field: AppSecretField) -> String? { secrets[field].map { String(decoding: $0, as: UTF8.self) } }
-        var built: [any PushProvider] = []
-        let hasCredentials = secrets.keys.contains { $0 != .jwtSecret }
-        let transport = hasCredentials ? transport(app: app) : nil
+        // Every credential is loaded (checked) first; the app's client starts only for credentials that hold.
+        var makers: [(any PushTransport) -> any PushProvider] = []
         if let key = text(.apnsKey) {
             var env = base
             env["APNS_KEY_P8"] = key
             env["APNS_KEY_ID"] = push.apnsKeyID
             env["APNS_TEAM_ID"] = push.apnsTeamID
             env["APNS_TOPIC"] = push.apnsTopic
-            let credentials = try load("push.apns") { () throws(PushCredentialError) in try APNsCredentials.load(environment: env) }
-            if let credentials, let transport {
-                built.append(APNsProvider(credentials: credentials, gateways: APNsGateways(settings: environment), transport: transport))
+            if let credentials = try load("push.apns", { () throws(PushCredentialError) in try APNsCredentials.load(environment: env) }) {
+                let gateways = APNsGateways(settings: environment)
+                makers.append { APNsProvider(credentials: credentials, gateways: gateways, transport: $0) }
             }
         }
         if let account = text(.fcmServiceAccount) {
             var env = base
             env["FCM_SERVICE_ACCOUNT_JSON"] = account
             env["FCM_PROJECT_ID"] = push.fcmProjectID
-            let credentials = try load("push.fcm") { () throws(PushCredentialError) in try FCMCredentials.load(environment: env) }
-            if let credentials, let transport {
-                built.append(FCMProvider(credentials: credentials, endpoint: FCMEndpoint(settings: environment), transport: transport))
+            if let credentials = try load("push.fcm", { () throws(PushCredentialError) in try FCMCredentials.load(environment: env) }) {
+                let endpoint = FCMEndpoint(settings: environment)
+                makers.append { FCMProvider(credentials: credentials, endpoint: endpoint, transport: $0) }
             }
         }
         if let token = text(.expoAccessToken) {
             var env = base
             env["HERALD_EXPO_ACCESS_TOKEN"] = token
-            let settings = try load("push.expo") { () throws(PushCredentialError) in try ExpoSettings.load(environment: env) }
-            if let settings, let transport { built.append(ExpoProvider(settings: settings, transport: transport)) }
+            if let settings = try load("push.expo", { () throws(PushCredentialError) in try ExpoSettings.load(environment: env) }) {
+                makers.append { ExpoProvider(settings: settings, transport: $0) }
+            }
         }
         if let key = text(.vapidPrivateKey) {
             var env = base
             env["HERALD_VAPID_PRIVATE_KEY"] = key
             env["HERALD_VAPID_SUBJECT"] = push.vapidSubject
             env["HERALD_VAPID_PUBLIC_KEY"] = push.vapidPublicKey
-            let credentials = try load("push.webpush") { () throws(PushCredentialError) in try VAPIDCredentials.load(environment: env) }
-            if let credentials, let transport {
-                built.append(WebPushProvider(credentials: credentials, transport: transport, allowLoopbackHTTP: webPushAllowHTTP))
+            if let credentials = try load("push.webpush", { () throws(PushCredentialError) in try VAPIDCredentials.load(environment: env) }) {
+                let allowHTTP = webPushAllowHTTP
+                makers.append { WebPushProvider(credentials: credentials, transport: $0, allowLoopbackHTTP: allowHTTP) }
             }
         }
-        return built
+        guard !makers.isEmpty, let transport = transport(app: app) else { return [] }
+        return makers.map { $0(transport) }
     }
 
     /// Runs a loader, naming the request field of the variable it refused.
