@@ -471,3 +471,21 @@ def test_routes_not_yet_per_app_refuse_other_apps(herald_apps, provider_double):
     assert_error(HTTP.delete(h.url("/v1/sessions/ds1"), headers=bearer(CHAT_SERVER_KEY)), 403, "app_not_supported")
     # The default app's keys still work there.
     assert HTTP.get(h.url("/v1/me/notifications"), headers=bearer(h.token(sub="carol"))).status_code == 200
+
+
+def test_an_apps_expo_pushes_and_receipts_use_its_access_token(herald_factory, provider_double):
+    provider_double.expo_access_token("chat-expo-token")
+    h = herald_factory(**provider_double.herald_env(), HERALD_ADMIN_KEY=ADMIN_KEY, HERALD_SECRET_KEY=SECRET_KEY,
+                       HERALD_PUSH_RECEIPT_DELAY_MS="200", HERALD_PUSH_RECEIPT_RECHECK_MS="200")
+    create_chat(h, provider_double, push={"expo": {"access_token": "chat-expo-token"}})
+    token = f"ExponentPushToken[{uuid.uuid4().hex[:22]}]"
+    device = register(h, chat_token(sub="hana", sid="cs5"), "android", token)
+    assert device["provider"] == "expo"
+    push(h, CHAT_SERVER_KEY, [device["id"]])
+    sent = wait_for(lambda: [e for e in provider_double.requests(provider="expo") if e["outcome"] is not None
+                             and any(m.get("to") == token for m in e["body"])], what="the Expo send")
+    assert sent[0]["headers"]["authorization"] == "Bearer chat-expo-token" and sent[0]["status"] == 200
+    ticket = sent[0]["response_body"]["data"][0]["id"]
+    asked = wait_for(lambda: [e for e in provider_double.requests("expo_receipts") if e["outcome"] is not None
+                              and ticket in (e["body"] or {}).get("ids", [])], what="the receipt check")
+    assert asked[0]["headers"]["authorization"] == "Bearer chat-expo-token"

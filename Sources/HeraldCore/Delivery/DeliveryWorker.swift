@@ -540,6 +540,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     var receipt: PushReceiptJobPayload?
                     if case .delivered = outcome, let receiptID = classification.receiptID {
                         receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
+                        receipt?.app = device.app == "default" ? nil : device.app
                     }
                     // PU-5a counts per provider and app: one app's wrong topic must not stop another
                     // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.

@@ -118,20 +118,22 @@ public final class PushProviders: Sendable {
 
     /// Whether any configured provider confirms deliveries later (`PushReceiptProvider`): only
     /// then does the worker look for `push.receipt` jobs.
-    public var hasReceiptProviders: Bool { configured.values.contains { $0 is any PushReceiptProvider } }
-    // Receipts of stored apps' Expo pushes are asked with the default app's Expo provider: the
-    // receipt job does not name its app yet (docs/api.md "Apps", not done).
+    public var hasReceiptProviders: Bool {
+        configured.values.contains { $0 is any PushReceiptProvider }
+            || appProviders.withLock { apps in apps.values.contains { $0.values.contains { $0 is any PushReceiptProvider } } }
+    }
 
     /// Asks `provider`'s adapter about receipts (`PushReceiptProvider.checkReceipts`), in requests
     /// of at most its `maximumReceiptsPerRequest` ids, and merges the answers; a failed request
     /// fails the whole call with its classification.
     ///
+    /// - Parameter app: whose provider asks (its access token, ADR 0006).
     /// - Returns: false (and never calls `completion`) when `provider` has no configured adapter
     ///   that checks receipts: the receipts can no longer be asked about.
     @discardableResult
-    public func checkReceipts(provider id: PushProviderID, ids: [String],
+    public func checkReceipts(provider id: PushProviderID, ids: [String], app: String = "default",
                               completion: @escaping @Sendable (PushReceiptAnswer) -> Void) -> Bool {
-        guard let provider = configured[id] as? any PushReceiptProvider else { return false }
+        guard let provider = providers(app: app)[id] as? any PushReceiptProvider else { return false }
         guard !ids.isEmpty else {
             completion(.receipts([:]))
             return true
