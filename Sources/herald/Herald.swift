@@ -190,7 +190,10 @@ enum Herald {
                                 pushQueued: push?.wakeWorker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
-        let server = HTTPServer(configuration: settings.server, router: router, node: node)
+        var serverConfiguration = settings.server
+        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change (ADR 0006).
+        serverConfiguration.cors.moreOrigins = { origin in apps.allowsOrigin(origin) }
+        let server = HTTPServer(configuration: serverConfiguration, router: router, node: node)
         let port: Int
         do {
             port = try server.start()

@@ -489,3 +489,16 @@ def test_an_apps_expo_pushes_and_receipts_use_its_access_token(herald_factory, p
     asked = wait_for(lambda: [e for e in provider_double.requests("expo_receipts") if e["outcome"] is not None
                               and ticket in (e["body"] or {}).get("ids", [])], what="the receipt check")
     assert asked[0]["headers"]["authorization"] == "Bearer chat-expo-token"
+
+
+def test_an_apps_cors_origins_apply_without_a_restart(herald_apps, provider_double):
+    h = herald_apps
+    preflight = {"Origin": "https://chat.example", "Access-Control-Request-Method": "GET"}
+    assert "access-control-allow-origin" not in httpx.options(h.url("/v1/stream"), headers=preflight).headers
+    create_chat(h, provider_double, cors_origins=["https://chat.example"])
+    r = httpx.options(h.url("/v1/stream"), headers=preflight)
+    assert r.headers["access-control-allow-origin"] == "https://chat.example"
+    r = HTTP.get(h.url("/v1/me/devices"), headers={**bearer(chat_token()), "Origin": "https://chat.example"})
+    assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://chat.example"
+    assert HTTP.patch(h.url("/v1/apps/chat"), json={"cors_origins": []}, headers=admin()).status_code == 200
+    assert "access-control-allow-origin" not in httpx.options(h.url("/v1/stream"), headers=preflight).headers

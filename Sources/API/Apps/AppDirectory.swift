@@ -13,6 +13,8 @@ public final class AppDirectory: Sendable {
         var apps: [AppID: ResolvedApp]
         var byServerKey: [String: AppID]
         var byIssuer: [String: AppID]
+        /// Every stored app's `cors_origins` (`*` included when one lists it).
+        var corsOrigins: Set<String> = []
         /// Whether any app besides `default` exists; when not, tokens skip the routing peek.
         var hasStoredApps: Bool { apps.count > 1 }
         var defaultApp: ResolvedApp { apps[.default]! }
@@ -54,6 +56,7 @@ public final class AppDirectory: Sendable {
             for hash in app.serverKeyHashes { snapshot.byServerKey[hash] = app.id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != app.id }
             if let issuer = app.settings.tokens.issuer { snapshot.byIssuer[issuer] = app.id }
+            snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
         changedHook.withLock { $0 }?(app.id)
     }
@@ -65,8 +68,15 @@ public final class AppDirectory: Sendable {
             snapshot.apps[id] = nil
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != id }
+            snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
         changedHook.withLock { $0 }?(id)
+    }
+
+    /// Whether a stored app lists `origin` (or `*`) in its `cors_origins`: the server's CORS
+    /// policy asks this beside `HERALD_CORS_ORIGINS`.
+    public func allowsOrigin(_ origin: String) -> Bool {
+        state.withLock { $0.corsOrigins.contains(origin) || $0.corsOrigins.contains("*") }
     }
 
     /// The app whose server key hashes to `hash`, if any.
