@@ -461,6 +461,7 @@ final class WorkerHarness: Sendable {
         for _ in jobs { #expect(try await h.worker.runDue(limit: 1).claimed == 1) }
         #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns@chat") == "Unregistered")
         #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns") == nil)
+        #expect(h.worker.massDeletionGuard.trippedAppProviders.map(\.provider) == ["apns@chat"])
         #expect(try h.job(jobs[2]).lastError == "provider_misconfigured: Unregistered")
         // Without providers of its own, a stored app's push is not configured: never the default's.
         h.worker.providers.setProviders([], app: "chat")
