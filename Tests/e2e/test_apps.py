@@ -502,3 +502,21 @@ def test_an_apps_cors_origins_apply_without_a_restart(herald_apps, provider_doub
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://chat.example"
     assert HTTP.patch(h.url("/v1/apps/chat"), json={"cors_origins": []}, headers=admin()).status_code == 200
     assert "access-control-allow-origin" not in httpx.options(h.url("/v1/stream"), headers=preflight).headers
+
+
+def test_concurrent_changes_to_one_app_lose_nothing(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    import concurrent.futures
+    changes = [{"default_locale": "de"}, {"payload": {"root_key": "x"}}, {"cors_origins": ["https://c.example"]},
+               {"exclusions": {"kinds": ["k"]}}, {"tokens": {"audience": "herald"}}]
+
+    def patch(body):
+        with httpx.Client(timeout=10) as client:
+            return client.patch(h.url("/v1/apps/chat"), json=body, headers=admin()).status_code
+    with concurrent.futures.ThreadPoolExecutor(len(changes)) as pool:
+        assert list(pool.map(patch, changes)) == [200] * len(changes)
+    app = HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()
+    assert app["default_locale"] == "de" and app["payload"]["root_key"] == "x" and app["cors_origins"] == ["https://c.example"]
+    assert app["exclusions"]["kinds"] == ["k"] and app["tokens"]["audience"] == "herald"
+    assert app["tokens"]["issuer"] == CHAT_ISSUER and app["push"]["apns"]["topic"] == CHAT_TOPIC

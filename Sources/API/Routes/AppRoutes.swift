@@ -117,43 +117,34 @@ struct AppRoutes {
         let bytes = context.request.body
         let routes = self, service = self.service
         return .deferred { writer in
-            // Read, check and seal off the loop, then write; admin changes are rare, so a change
-            // racing another one on the same app simply wins last.
-            service.storage.read({ tx in try tx.apps.find(id) }) { result in
-                do {
-                    guard case .success(let found) = result else {
-                        if case .failure(let error) = result { throw error }
-                        return
-                    }
-                    guard var record = found else { throw HTTPError(404, "not_found", "no app \(id)") }
-                    let now = unixMilliseconds()
-                    let opened = try service.openSecrets(record)
-                    // Checked as an object before the read; parsed again here, where it is used.
-                    let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
-                    let change = try AppChange.read(object, into: &record.settings)
-                    if let keys = change.serverKeys {
-                        record.serverKeys = try routes.serverKeys(keys, app: id, now: now, existing: record.serverKeys)
-                    }
-                    record.updatedAt = now
-                    let allOpened = try routes.seal(change, into: &record, opened: opened, now: now)
-                    let prepared = try routes.prepare(record, opened: allOpened)
-                    service.storage.write({ tx in try tx.apps.update(prepared.record) }) { result in
-                        switch result {
-                        case .success(true):
-                            service.install(prepared)
-                            writer.complete(.json(200, Self.json(prepared.record)))
-                        case .success(false):
-                            writer.complete(.error(404, code: "not_found", message: "no app \(id)"))
-                        case .failure(let error as StorageError) where error.isUniqueViolation:
-                            writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
-                        case .failure(let error):
-                            writer.complete(DatabaseResponder.response(.failure(error)))
-                        }
-                    }
-                } catch let error as SecretBoxError {
+            // Read, change, check and store in one write transaction, so two changes to one app
+            // never lose each other; what it needs is installed once it is committed.
+            service.storage.write({ tx -> AppService.Prepared in
+                guard var record = try tx.apps.find(id) else { throw HTTPError(404, "not_found", "no app \(id)") }
+                let now = unixMilliseconds()
+                let opened = try service.openSecrets(record)
+                // Checked as an object before; parsed again here, where it is used.
+                let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+                let change = try AppChange.read(object, into: &record.settings)
+                if let keys = change.serverKeys {
+                    record.serverKeys = try routes.serverKeys(keys, app: id, now: now, existing: record.serverKeys)
+                }
+                record.updatedAt = now
+                let allOpened = try routes.seal(change, into: &record, opened: opened, now: now)
+                let prepared = try routes.prepare(record, opened: allOpened)
+                guard try tx.apps.update(prepared.record) else { throw HTTPError(404, "not_found", "no app \(id)") }
+                return prepared
+            }) { result in
+                switch result {
+                case .success(let prepared):
+                    service.install(prepared)
+                    writer.complete(.json(200, Self.json(prepared.record)))
+                case .failure(let error as StorageError) where error.isUniqueViolation:
+                    writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
+                case .failure(let error as SecretBoxError):
                     Log.error("app secrets do not open", ["app": id.rawValue, "error": error.message])
                     writer.complete(.error(500, code: "secret_unreadable", message: "the app's stored secrets do not open with this server's HERALD_SECRET_KEY"))
-                } catch {
+                case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
                 }
             }
