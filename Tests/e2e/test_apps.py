@@ -520,3 +520,24 @@ def test_concurrent_changes_to_one_app_lose_nothing(herald_apps, provider_double
     assert app["default_locale"] == "de" and app["payload"]["root_key"] == "x" and app["cors_origins"] == ["https://c.example"]
     assert app["exclusions"]["kinds"] == ["k"] and app["tokens"]["audience"] == "herald"
     assert app["tokens"]["issuer"] == CHAT_ISSUER and app["push"]["apns"]["topic"] == CHAT_TOPIC
+
+
+def test_ending_a_default_session_leaves_another_apps_session_of_that_name(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    chat_user = chat_token(sub="kim", sid="shared")
+    default_user = h.token(sub="kim", sid="shared")
+    chat_device = register(h, chat_user, "android", fcm_token())
+    default_device = register(h, default_user, "android", fcm_token(), expect=409)  # a sid is one app's
+    chat_stream = h.stream(token=chat_user)
+    chat_stream.ready()
+    r = HTTP.delete(h.url("/v1/sessions/shared"), headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["devices_deleted"] == 0, r.text
+    # The chat session, its device and its stream are untouched; its tokens still work.
+    devices = HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_user)).json()["devices"]
+    assert [d["id"] for d in devices] == [chat_device["id"]] and devices[0]["active"] is True
+    chat_publish = HTTP.post(h.url("/v1/publish"), json={"channel": "user:kim", "event": "update", "data": {"n": 1}},
+                             headers=bearer(CHAT_SERVER_KEY))
+    assert chat_publish.status_code == 200
+    assert json.loads(chat_stream.expect("update").data)["data"] == {"n": 1}
+    assert default_device["error"] == "session_conflict"

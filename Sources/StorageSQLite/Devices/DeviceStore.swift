@@ -32,7 +32,8 @@ enum DeviceStore {
             if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // Sessions are named by `sid` alone: a device under another user's sid would be ended
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
-            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
+            // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
+            if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
             // The same provider's token first; else the same token on the same platform under
             // another provider (an iOS app moving from APNs to Firebase with a token string it
             // held before): that row is this device too, relabelled, not a second row that the
