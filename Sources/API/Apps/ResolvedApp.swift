@@ -6,6 +6,7 @@ import PushHTTP
 public struct AppSettingError: Error, Equatable, Sendable {
     /// The request member, dotted (`push.apns.key_p8`, `tokens.jwks`).
     public var field: String
+    /// What is wrong with it, for the 400's `message`; never contains key material.
     public var message: String
 
     public init(field: String, message: String) {
@@ -16,7 +17,9 @@ public struct AppSettingError: Error, Equatable, Sendable {
 
 /// One app as requests see it (ADR 0006): its settings, and the verifiers built from them once.
 public struct ResolvedApp: Sendable {
+    /// The app's id.
     public let id: AppID
+    /// The settings it was built from (default ones for `default`, whose keys come from the environment).
     public let settings: AppSettings
     /// HS256 secret and PEM keys, each bound to its algorithm.
     let verifiers: [AccessTokenVerifier]

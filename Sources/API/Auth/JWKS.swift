@@ -3,6 +3,7 @@ import PushHTTP
 
 /// Why a JWKS document was refused (AP-1). `message` names the key by index or `kid`.
 public struct JWKSError: Error, Equatable, Sendable {
+    /// Which key is unusable and why (`key "k1": EC keys need 32-byte base64url x and y`).
     public var message: String
 }
 

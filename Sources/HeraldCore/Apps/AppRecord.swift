@@ -1,6 +1,8 @@
 /// One app as stored (SPEC AP-1): its settings, its sealed secrets and the hashes of its server keys.
 public struct AppRecord: Sendable, Equatable {
+    /// The app's id (never `default`, which is not stored).
     public var id: AppID
+    /// Its settings that are not secret.
     public var settings: AppSettings
     /// Sealed secrets by field (`AppSecretField`): never shown, never logged.
     public var secrets: [AppSecretField: SealedSecret]

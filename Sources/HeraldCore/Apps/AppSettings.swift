@@ -142,7 +142,9 @@ public struct AppExclusions: Codable, Sendable, Equatable {
 
 /// One destination exclusion: `data[key]` starting with `prefix` (seed 002's staff-only `actionUrl`s).
 public struct AppDataPrefix: Codable, Sendable, Equatable {
+    /// The data key looked at (`actionUrl`).
     public var key: String
+    /// The value prefix that excludes (`/staff/`), compared exactly.
     public var prefix: String
 
     public init(key: String, prefix: String) {
@@ -153,14 +155,17 @@ public struct AppDataPrefix: Codable, Sendable, Equatable {
 
 /// The non-secret half of an app's push credentials, set with them (AP-2).
 public struct AppPushSettings: Codable, Sendable, Equatable {
-    /// APNs: key id, team id, topic (the bundle id).
+    /// APNs: the .p8 key's id (10 characters, Apple's).
     public var apnsKeyID: String?
+    /// APNs: the team id the key belongs to.
     public var apnsTeamID: String?
+    /// APNs: the topic (the app's bundle id).
     public var apnsTopic: String?
     /// FCM: the project id (default: the service account's `project_id`).
     public var fcmProjectID: String?
-    /// Web Push: the VAPID subject (`mailto:` or `https:`) and public key (base64url).
+    /// Web Push: the VAPID subject (`mailto:` or `https:`).
     public var vapidSubject: String?
+    /// Web Push: the VAPID public key (base64url, 65 bytes), checked against the private key when given.
     public var vapidPublicKey: String?
 
     public init() {}
