@@ -255,7 +255,7 @@ enum HeraldSchema {
         Migration(version: 10, name: "apps", sql: """
             -- The apps beside the environment's `default` (AP-1, ADR 0006): settings as JSON (not
             -- secret), secrets sealed with AES-256-GCM (SecretBox) as JSON by field.
-            CREATE TABLE apps (
+            CREATE TABLE IF NOT EXISTS apps (
                 id            TEXT PRIMARY KEY,
                 settings_json TEXT NOT NULL,
                 secrets_json  TEXT NOT NULL DEFAULT '{}',
@@ -263,13 +263,13 @@ enum HeraldSchema {
                 updated_at    INTEGER NOT NULL
             ) STRICT;
             -- An app's server keys by SHA-256: the key names the app, so one key is one app's.
-            CREATE TABLE app_server_keys (
+            CREATE TABLE IF NOT EXISTS app_server_keys (
                 hash       TEXT PRIMARY KEY,
                 app        TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
                 created_at INTEGER NOT NULL
             ) STRICT;
-            CREATE INDEX app_server_keys_app ON app_server_keys (app);
-            CREATE INDEX sessions_app ON sessions (app);  -- an app's rows, when it is deleted
+            CREATE INDEX IF NOT EXISTS app_server_keys_app ON app_server_keys (app);
+            CREATE INDEX IF NOT EXISTS sessions_app ON sessions (app);  -- an app's rows, when it is deleted
             """),
     ]
 }
