@@ -146,5 +146,6 @@ struct SQLiteTransaction: StorageTransaction {
     var members: any MemberRepository { SQLiteMemberRepository(connection: connection) }
     var idempotency: any IdempotencyRepository { SQLiteIdempotencyRepository(connection: connection) }
     var jobs: any JobQueue { SQLiteJobQueue(connection: connection) }
+    var users: any UserRepository { SQLiteUserRepository(connection: connection) }
     var apps: any AppRepository { SQLiteAppRepository(connection: connection) }
 }

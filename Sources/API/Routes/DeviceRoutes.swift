@@ -172,7 +172,8 @@ struct DeviceRoutes {
             token: token, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
         registration.app = claims.app.rawValue
         registration.bindsToUser = claims.sessionID == nil
-        return store(registration, claims: claims) { _, _ in .empty(204) }
+        // Seed 003 documents a foreign device_id as 403 `forbidden`; its clients match on that code.
+        return store(registration, claims: claims, installationMismatchCode: "forbidden") { _, _ in .empty(204) }
     }
 
     func deleteLegacy(_ context: RequestContext) throws -> RouteResult {
@@ -232,7 +233,9 @@ struct DeviceRoutes {
         claims.sessionID ?? DeviceRegistration.userSessionID(app: claims.app.rawValue, userID: claims.subject)
     }
 
-    private func store(_ registration: DeviceRegistration, claims: AccessClaims,
+    /// - Parameter installationMismatchCode: the 403's error code when the token belongs to another
+    ///   installation: `installation_mismatch`, or what a compatibility route's seed documents.
+    private func store(_ registration: DeviceRegistration, claims: AccessClaims, installationMismatchCode: String = "installation_mismatch",
                        answer: @escaping @Sendable (DeviceRecord, Bool) -> HTTPResponse) -> RouteResult {
         let sessionExpiresAt = claims.sessionExpiresAt.map { $0 * 1000 }
         return responder.write { tx in
@@ -241,7 +244,7 @@ struct DeviceRoutes {
                                                                  newID: UUID().uuidString.lowercased(), now: unixMilliseconds())
                 return answer(device, created)
             } catch DeviceRegistrationError.installationMismatch {
-                throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
+                throw HTTPError(403, installationMismatchCode, "this token is registered to another installation")
             } catch DeviceRegistrationError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
             } catch DeviceRegistrationError.sessionConflict {

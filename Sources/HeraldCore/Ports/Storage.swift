@@ -104,6 +104,8 @@ public protocol StorageTransaction {
     var idempotency: any IdempotencyRepository { get }
     /// The durable job queue (PU-5).
     var jobs: any JobQueue { get }
+    /// Users' profiles: their language (NO-5).
+    var users: any UserRepository { get }
     /// The apps (AP-1, ADR 0006).
     var apps: any AppRepository { get }
 }

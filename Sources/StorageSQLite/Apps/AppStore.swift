@@ -43,7 +43,7 @@ enum AppStore {
         try connection.run("""
             DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = ? AND plan_id IS NOT NULL)
             """, [app])
-        for table in ["devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "app_server_keys"] {
+        for table in ["devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users", "app_server_keys"] {
             // The table names are this list's literals, not input.
             try connection.run("DELETE FROM \(table) WHERE app = ?", [app])
         }

@@ -271,5 +271,16 @@ enum HeraldSchema {
             CREATE INDEX IF NOT EXISTS app_server_keys_app ON app_server_keys (app);
             CREATE INDEX IF NOT EXISTS sessions_app ON sessions (app);  -- an app's rows, when it is deleted
             """),
+        Migration(version: 11, name: "users' language", sql: """
+            -- A user's language as the app backend sets it (PUT /v1/users/{id}): the push language
+            -- of a device registered without a locale, before the app's default (NO-5, seed 000).
+            CREATE TABLE users (
+                app        TEXT NOT NULL,
+                user_id    TEXT NOT NULL,
+                locale     TEXT,                       -- BCP 47, normalised; NULL: not set
+                updated_at INTEGER NOT NULL,           -- unix ms
+                PRIMARY KEY (app, user_id)
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 }
