@@ -34,6 +34,12 @@ public struct APIConfiguration: Sendable {
     /// Register Web Push subscriptions whose endpoint is `http://` on a loopback host
     /// (`HERALD_WEBPUSH_ALLOW_HTTP`, default: dev mode).
     public var webPushAllowHTTP = false
+    /// Every app served (ADR 0006); nil: only `default`, from `serverKey` and `verificationKeys`.
+    public var apps: AppDirectory?
+    /// `HERALD_ADMIN_KEY`: the bearer key of `/v1/apps`; nil refuses every admin call.
+    public var adminKey: String?
+    /// The apps' life cycle behind `/v1/apps`; nil: a service over `apps` without secrets or providers.
+    public var appService: AppService?
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

@@ -22,6 +22,9 @@ public enum HeraldAPI {
                                             providers: push?.providers, catalog: .empty, pushQueued: push?.wakeWorker)
         var table = RouteTable()
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
+        let appService = configuration.appService
+            ?? AppService(storage: database, directory: authenticator.apps, secretBox: nil, factory: nil, providers: nil)
+        AppRoutes(adminKey: configuration.adminKey.map { Array($0.utf8) }, service: appService).register(in: &table)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
         OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier,

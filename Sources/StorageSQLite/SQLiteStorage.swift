@@ -147,4 +147,5 @@ struct SQLiteTransaction: StorageTransaction {
     var idempotency: any IdempotencyRepository { SQLiteIdempotencyRepository(connection: connection) }
     var jobs: any JobQueue { SQLiteJobQueue(connection: connection) }
     var users: any UserRepository { SQLiteUserRepository(connection: connection) }
+    var apps: any AppRepository { SQLiteAppRepository(connection: connection) }
 }

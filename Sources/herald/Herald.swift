@@ -124,7 +124,9 @@ enum Herald {
         var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
-        if !pushCredentials.isEmpty {
+        var pushClientConfiguration: HTTP2Client.Configuration?
+        // With the admin API on, a stored app may bring credentials later: the client and worker run.
+        if !pushCredentials.isEmpty || settings.adminKey != nil {
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
                 var workerConfiguration = DeliveryWorker.Configuration()
@@ -134,6 +136,7 @@ enum Herald {
                 // provider's stream limit before a second is opened.
                 clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
                                                                     / settings.pushMaxConnections)
+                pushClientConfiguration = clientConfiguration
                 let client = try HTTP2Client(configuration: clientConfiguration)
                 pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
                 workerConfiguration.retry = settings.retryPolicy
@@ -150,6 +153,26 @@ enum Herald {
             }
         }
         apiConfiguration.pushProviders = pushProviders
+        // Apps (ADR 0006): the environment is `default`; stored apps are loaded now, and the
+        // admin API changes them while the server runs.
+        let apps = AppDirectory(configuration: apiConfiguration)
+        apiConfiguration.apps = apps
+        apiConfiguration.adminKey = settings.adminKey
+        let appFactory = AppPushSetup(environment: environment, clientConfiguration: pushClient == nil ? nil : pushClientConfiguration,
+                                      webPushAllowHTTP: settings.webPushAllowHTTP)
+        let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
+                                    providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
+                                    closeStreams: { app in node.endApp(app.rawValue) })
+        apiConfiguration.appService = appService
+        do {
+            let loaded = try appService.loadAll { message, metadata in
+                Log.log(.error, message, metadata: metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            }
+            if !loaded.isEmpty { Log.info("apps loaded", ["apps": loaded.map(\.rawValue).joined(separator: ",")]) }
+        } catch {
+            FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
+            return 2
+        }
         apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
         var catalog = NotificationCatalog.empty
@@ -167,7 +190,10 @@ enum Herald {
                                 pushQueued: push?.wakeWorker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
-        let server = HTTPServer(configuration: settings.server, router: router, node: node)
+        var serverConfiguration = settings.server
+        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change (ADR 0006).
+        serverConfiguration.cors.moreOrigins = { origin in apps.allowsOrigin(origin) }
+        let server = HTTPServer(configuration: serverConfiguration, router: router, node: node)
         let port: Int
         do {
             port = try server.start()

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HeraldCore
+import PushHTTP
 import Realtime
 import StorageSQLite
 
@@ -38,6 +39,10 @@ struct Settings {
         SettingSpec(name: "HERALD_PAYLOAD_ROOT_KEY", defaultValue: "", help: "put each push's data (with Herald's own keys) under this one key: an object on APNs, a JSON string in data[key] on FCM (AP-4); unset = top-level keys"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
         SettingSpec(name: "HERALD_JWT_SECRET", defaultValue: "", help: "HS256 secret for access tokens", secret: true),
+        SettingSpec(name: "HERALD_ADMIN_KEY", defaultValue: "", help: "bearer key of the admin API of apps (/v1/apps); unset = admin API refuses all", secret: true),
+        SettingSpec(name: "HERALD_SECRET_KEY", defaultValue: "", help: "base64 of 32 bytes: seals app secrets at rest (AES-256-GCM); needed to set secrets through /v1/apps", secret: true),
+        SettingSpec(name: "HERALD_SECRET_KEY_FILE", defaultValue: "", help: "file holding HERALD_SECRET_KEY"),
+        SettingSpec(name: "HERALD_SECRET_KEY_PREVIOUS", defaultValue: "", help: "rotation: the former HERALD_SECRET_KEY(s), comma-separated; opens old values, which are sealed again at start", secret: true),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY_PATH", defaultValue: "", help: "file holding that PEM public key"),
         SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset"),
@@ -103,6 +108,10 @@ struct Settings {
     var historyTTLSeconds = 600
     var serverKey: String?
     var jwtSecret: String?
+    /// `HERALD_ADMIN_KEY`: the admin API of apps (ADR 0006).
+    var adminKey: String?
+    /// `HERALD_SECRET_KEY` (or `_FILE`) with `HERALD_SECRET_KEY_PREVIOUS`: seals app secrets.
+    var secretBox: SecretBox?
     var jwtPublicKeyPEM: String?
     /// Which setting the public key came from, for error messages.
     var jwtPublicKeySource: String?
@@ -178,6 +187,25 @@ struct Settings {
         server.cors = CORSPolicy(allowedOrigins: (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         serverKey = value("HERALD_SERVER_KEY")
+        adminKey = value("HERALD_ADMIN_KEY")
+        if let adminKey, adminKey.utf8.count < 16 {
+            throw .invalid(name: "HERALD_ADMIN_KEY", value: "(\(adminKey.utf8.count) characters)", expected: "at least 16 characters")
+        }
+        var secretKeyText = value("HERALD_SECRET_KEY")
+        if secretKeyText == nil, let path = value("HERALD_SECRET_KEY_FILE") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw .unreadable(name: "HERALD_SECRET_KEY_FILE", path: path) }
+            secretKeyText = text
+        }
+        if let secretKeyText {
+            do {
+                let previous = try (value("HERALD_SECRET_KEY_PREVIOUS") ?? "").split(separator: ",").map { (text) throws(SecretBoxError) in
+                    try SecretBox.key(fromText: String(text))
+                }
+                secretBox = try SecretBox(key: try SecretBox.key(fromText: secretKeyText), previous: previous)
+            } catch {
+                throw .invalid(name: "HERALD_SECRET_KEY", value: "(hidden)", expected: error.message)
+            }
+        }
         jwtSecret = value("HERALD_JWT_SECRET")
         if let pem = value("HERALD_JWT_PUBLIC_KEY") {
             jwtPublicKeyPEM = pem.replacingOccurrences(of: "\\n", with: "\n")

@@ -83,7 +83,11 @@ struct AccessTokenVectorTests {
         let verifier = JWTTestKeys.verifier(vector.key)
         switch vector.outcome {
         case .accept(let expected):
-            let claims = try verifier.verify(vector.token, now: JWTVectors.now)
+            var claims = try verifier.verify(vector.token, now: JWTVectors.now)
+            // The vectors predate apps (ADR 0006), which read iss and aud: those are checked in
+            // AppRoutingTests; here the claims the vectors state.
+            claims.issuer = nil
+            claims.audience = []
             #expect(claims == expected)
         case .reject(let rejection):
             let error = refusal(verifier, vector.token)

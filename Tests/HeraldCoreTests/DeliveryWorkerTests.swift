@@ -431,6 +431,46 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns") == nil)
     }
 
+    @Test func aStoredAppsDevicesArePushedWithItsOwnProvidersAndGuardedApart() async throws {
+        // ADR 0006: the device's app picks the provider set; the guard counts provider and app apart.
+        let h = try WorkerHarness(massDeletionGuard: MassDeletionGuard(limits: .init(window: 4, threshold: 0.5, burst: 1)))
+        let chatProvider = FakePushProvider()
+        h.worker.providers.setProviders([chatProvider], app: "chat")
+        func chatDevice(_ token: String) throws -> DeviceRecord {
+            let now = h.now
+            return try h.storage.writeSync { tx in
+                var registration = DeviceRegistration(userID: "u-1", sessionID: "cs-\(token)", platform: "ios", provider: "apns", token: token)
+                registration.app = "chat"
+                return try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-\(token)", now: now).device
+            }
+        }
+        let chat = try chatDevice("chat-1")
+        let plain = try h.register(token: "default-1")
+        try h.enqueue(chat)
+        try h.enqueue(plain)
+        try await h.worker.runDue()
+        #expect(chatProvider.sent.map(\.token) == ["chat-1"])
+        #expect(h.provider.sent.map(\.token) == ["default-1"])
+        // Chat's provider rejects every token alike: its guard trips, the default app's does not.
+        var jobs: [Int64] = []
+        for n in 2...4 {
+            let device = try chatDevice("chat-\(n)")
+            chatProvider.script("chat-\(n)", .classify(.unregistered()))
+            jobs.append(try h.enqueue(device))
+        }
+        for _ in jobs { #expect(try await h.worker.runDue(limit: 1).claimed == 1) }
+        #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns@chat") == "Unregistered")
+        #expect(h.worker.massDeletionGuard.trippedReason(provider: "apns") == nil)
+        #expect(h.worker.massDeletionGuard.trippedAppProviders.map(\.provider) == ["apns@chat"])
+        #expect(try h.job(jobs[2]).lastError == "provider_misconfigured: Unregistered")
+        // Without providers of its own, a stored app's push is not configured: never the default's.
+        h.worker.providers.setProviders([], app: "chat")
+        let orphan = try h.enqueue(try chatDevice("chat-9"))
+        try await h.worker.runDue()
+        #expect(try h.job(orphan).state == .dead && h.job(orphan).lastError?.hasPrefix("push_not_configured") == true)
+        #expect(!h.provider.sent.map(\.token).contains("chat-9"))
+    }
+
     @Test func anExpiredNotificationIsRecordedAndNotSent() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

@@ -14,6 +14,28 @@ import Testing
         DeviceRegistration(userID: user, sessionID: session, platform: platform, provider: "fcm", token: token, installationID: installation)
     }
 
+    @Test func devicesBoundToTheUserRotateByInstallationOnlyAndStayInTheirApp() throws {
+        try withDatabase { db in
+            func userBound(_ token: String, installation: String?, app: String = "plain") -> DeviceRegistration {
+                var r = registration(session: DeviceRegistration.userSessionID(app: app, userID: "u1"), token: token, installation: installation)
+                r.app = app
+                r.bindsToUser = true
+                return r
+            }
+            _ = try DeviceStore.register(db, userBound("t1", installation: "phone"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
+            _ = try DeviceStore.register(db, userBound("t2", installation: "tablet"), sessionExpiresAt: nil, newID: "d2", now: 1_000)
+            _ = try DeviceStore.register(db, userBound("t3", installation: nil), sessionExpiresAt: nil, newID: "d3", now: 1_000)
+            // One standing session, yet no session rotation: all three stay.
+            #expect(Set(try DeviceStore.list(db, userID: "u1", app: "plain", now: 2_000).map(\.id)) == ["d1", "d2", "d3"])
+            // The phone's new token replaces its old one; the others stay.
+            _ = try DeviceStore.register(db, userBound("t4", installation: "phone"), sessionExpiresAt: nil, newID: "d4", now: 2_000)
+            #expect(Set(try DeviceStore.list(db, userID: "u1", app: "plain", now: 2_000).map(\.id)) == ["d2", "d3", "d4"])
+            #expect(try DeviceStore.list(db, userID: "u1", now: 2_000).isEmpty, "another app's devices are not the default app's")
+            #expect(!(try DeviceStore.delete(db, id: "d2", userID: "u1")), "deleting names the app")
+            #expect(try DeviceStore.delete(db, app: "plain", id: "d2", userID: "u1"))
+        }
+    }
+
     @Test func registeringTwiceUpdatesOneRow() throws {
         try withDatabase { db in
             let first = try DeviceStore.register(db, registration(), sessionExpiresAt: nil, newID: "d1", now: 1_000)

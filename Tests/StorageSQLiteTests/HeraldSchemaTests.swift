@@ -22,11 +22,11 @@ import Testing
         let conn = try migrated()
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
-        #expect(names == ["deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
+        #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
                           "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
                           "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
-                          "scope_members_user", "sessions", "storage_probe", "users"])
+                          "scope_members_user", "sessions", "sessions_app", "storage_probe", "users"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
         #expect(try session["expires_at", as: Int64?.self] == nil)

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HeraldCore
 
 /// The claims Herald reads from an access token's payload (RFC 7519 §4).
 ///
@@ -28,6 +29,14 @@ public struct AccessClaims: Sendable, Equatable {
     /// `session_exp` (private claim), Unix seconds: when the underlying login session ends, which may be
     /// later than `exp`; lets connections outlive one access token but not the session.
     public var sessionExpiresAt: Int64?
+    /// `iss` (RFC 7519 §4.1.1), when present: checked against the app's `issuer` (ADR 0006).
+    public var issuer: String?
+    /// `aud` (RFC 7519 §4.1.3): a string or an array of strings, here always a list; empty when absent.
+    public var audience: [String] = []
+    /// `app` (private claim): the app the token says it is for, a routing hint (ADR 0006).
+    public var appClaim: String?
+    /// The app the token was verified for (set by the `Authenticator`; `default` until then).
+    public var app: AppID = .default
 
     /// Creates claims; defaults match a token that carries only `sub` and `exp`.
     ///
@@ -80,16 +89,48 @@ struct JWTPayload: Decodable {
     var iat: JWTField<Int64>
     var channels: JWTField<[String]>
     var sessionExp: JWTField<Int64>
+    var iss: JWTField<String>
+    var aud: JWTField<[String]>
+    var app: JWTField<String>
+    /// The claim `sub` was read from, for error messages.
+    var userClaimName = "sub"
 
-    private enum CodingKeys: String, CodingKey {
-        case sub, sid, exp, nbf, iat, channels
-        case sessionExp = "session_exp"
+    /// The claim names an app reads user and session from (AP-1, AP-5), passed through the
+    /// decoder's `userInfo`; absent: `sub` and `sid`.
+    static let claimNamesKey = CodingUserInfoKey(rawValue: "herald.claimNames")!
+
+    /// Which claims hold the user and the session; `session` nil: the app's tokens have none (AP-5).
+    struct ClaimNames: Sendable {
+        var user = "sub"
+        var session: String? = "sid"
+    }
+
+    private struct Name: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+        static let exp = Name("exp"), nbf = Name("nbf"), iat = Name("iat"), channels = Name("channels")
+        static let sessionExp = Name("session_exp"), iss = Name("iss"), aud = Name("aud"), app = Name("app")
     }
 
     init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        sub = c.field(.sub)
-        sid = c.field(.sid)
+        let names = decoder.userInfo[Self.claimNamesKey] as? ClaimNames ?? ClaimNames()
+        userClaimName = names.user
+        let c = try decoder.container(keyedBy: Name.self)
+        sub = c.field(Name(names.user))
+        sid = names.session.map { c.field(Name($0)) } ?? .absent
+        iss = c.field(.iss)
+        app = c.field(.app)
+        // RFC 7519 §4.1.3: one string or an array of strings.
+        if !c.contains(.aud) {
+            aud = .absent
+        } else if let one = try? c.decode(String.self, forKey: .aud) {
+            aud = .present([one])
+        } else {
+            aud = c.field(.aud)
+        }
         exp = c.numericDate(.exp, rounding: .down)
         nbf = c.numericDate(.nbf, rounding: .up)
         iat = c.numericDate(.iat, rounding: .down)
@@ -97,8 +138,10 @@ struct JWTPayload: Decodable {
         sessionExp = c.numericDate(.sessionExp, rounding: .down)
     }
 
-    static func parse(_ bytes: [UInt8]) -> JWTPayload? {
-        try? JSONDecoder().decode(JWTPayload.self, from: Data(bytes))
+    static func parse(_ bytes: [UInt8], names: ClaimNames? = nil) -> JWTPayload? {
+        let decoder = JSONDecoder()
+        if let names { decoder.userInfo[claimNamesKey] = names }
+        return try? decoder.decode(JWTPayload.self, from: Data(bytes))
     }
 }
 
@@ -106,15 +149,17 @@ struct JWTPayload: Decodable {
 /// is ignored, as §4 allows for members a recipient does not use — except `crit`, which must be honored.
 struct JWTHeader: Decodable {
     var alg: JWTField<String>
+    var kid: JWTField<String>
     var hasCrit: Bool
 
     private enum CodingKeys: String, CodingKey {
-        case alg, crit
+        case alg, crit, kid
     }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         alg = c.field(.alg)
+        kid = c.field(.kid)
         hasCrit = c.contains(.crit)
     }
 
@@ -150,9 +195,9 @@ extension AccessClaims {
     init(payload: JWTPayload) throws(AccessTokenError) {
         let subject: String
         switch payload.sub {
-        case .absent: throw .missingClaim("sub")
+        case .absent: throw .missingClaim(payload.userClaimName)
         case .present(let sub) where !sub.isEmpty: subject = sub
-        case .present, .invalid: throw .invalidClaim("sub")
+        case .present, .invalid: throw .invalidClaim(payload.userClaimName)
         }
         let expiresAt: Int64
         switch payload.exp {
@@ -168,6 +213,9 @@ extension AccessClaims {
             issuedAt: try Self.optional(payload.iat, "iat"),
             channels: try Self.optional(payload.channels, "channels") ?? [],
             sessionExpiresAt: try Self.optional(payload.sessionExp, "session_exp"))
+        issuer = try Self.optional(payload.iss, "iss")
+        audience = try Self.optional(payload.aud, "aud") ?? []
+        appClaim = try Self.optional(payload.app, "app")
     }
 
     private static func optional<T>(_ field: JWTField<T>, _ name: String) throws(AccessTokenError) -> T? {

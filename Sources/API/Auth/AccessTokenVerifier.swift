@@ -23,6 +23,8 @@ public struct AccessTokenVerifier: Sendable {
     /// Clock-skew allowance in seconds, applied to `exp` and `nbf` (RFC 7519 §4.1.4/§4.1.5 allow
     /// "some small leeway"). Never negative.
     public let leewaySeconds: Int64
+    /// Which claims hold the user and the session (the app's settings, AP-1/AP-5).
+    var claimNames = JWTPayload.ClaimNames()
 
     /// - Parameters:
     ///   - key: the verification key; its algorithm is the only one accepted.
@@ -120,7 +122,7 @@ public struct AccessTokenVerifier: Sendable {
         case .duplicateKey(_, let name)?: throw .duplicateName(part: "payload", name: logSafe(name))
         case _?: throw .malformed("payload is not strict JSON")
         }
-        guard let payload = JWTPayload.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
+        guard let payload = JWTPayload.parse(payloadBytes, names: claimNames) else { throw .malformed("payload is not a JSON object") }
         let claims = try AccessClaims(payload: payload)
 
         // Saturating adds: a crafted exp near Int64.max must not trap the server.

@@ -1,19 +1,19 @@
-import COpenSSL
+import Foundation
 import HeraldCore
+import PushHTTP
 import Realtime
 
 /// Decides who is calling: a client with an access token (RT-3) or the app backend with the
 /// server key. Every refusal is an `HTTPError` 401 with the one JSON error shape.
 public struct Authenticator: Sendable {
-    private let verifiers: [AccessTokenVerifier]
-    private let serverKey: [UInt8]?
+    /// The apps whose keys are tried (ADR 0006); `default` is the configuration's.
+    public let apps: AppDirectory
     private let leewaySeconds: Int64
     private let sessions: SessionRegistry?
 
     public init(configuration: APIConfiguration, sessions: SessionRegistry? = nil) {
         self.sessions = sessions
-        verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
-        serverKey = configuration.serverKey.map { Array($0.utf8) }
+        apps = configuration.apps ?? AppDirectory(configuration: configuration)
         leewaySeconds = configuration.leewaySeconds
     }
 
@@ -30,15 +30,38 @@ public struct Authenticator: Sendable {
         return try verify(token: token, now: now)
     }
 
-    /// Verifies one access token (from a header, a query or a WebSocket `auth` frame).
-    /// - Throws: `HTTPError` 401 `invalid_token`.
+    /// Verifies one access token (from a header, a query or a WebSocket `auth` frame) with the keys
+    /// of its app (ADR 0006: the `app` claim, else an `iss` some app is configured with, else
+    /// `default`), then that app's issuer and audience checks.
+    /// - Returns: the claims, `app` set to the app they were verified for.
+    /// - Throws: `HTTPError` 401 `invalid_token` (also for an `app` claim naming no app), or
+    ///   `session_ended`.
     public func verify(token: String, now: Int64) throws(HTTPError) -> AccessClaims {
-        guard !verifiers.isEmpty else {
-            throw HTTPError(401, "invalid_token", "access tokens are not configured on this server (HERALD_JWT_SECRET or HERALD_JWT_PUBLIC_KEY)")
+        let snapshot = apps.snapshot
+        let peek = snapshot.hasStoredApps ? TokenPeek(token) : TokenPeek()
+        let app: ResolvedApp
+        if !snapshot.hasStoredApps {
+            app = snapshot.defaultApp
+        } else if let name = peek.app {
+            guard let id = AppID(name), let named = snapshot.apps[id] else {
+                throw HTTPError(401, "invalid_token", "the token's app claim names no app on this server")
+            }
+            app = named
+        } else if let issuer = peek.issuer, let id = snapshot.byIssuer[issuer], let issued = snapshot.apps[id] {
+            app = issued
+        } else {
+            app = snapshot.defaultApp
         }
+        guard app.hasTokenKeys else {
+            throw HTTPError(401, "invalid_token", app.id.isDefault
+                ? "access tokens are not configured on this server (HERALD_JWT_SECRET or HERALD_JWT_PUBLIC_KEY)"
+                : "app \(app.id) has no access-token keys")
+        }
+        let verifiers = app.verifiers(kid: peek.kid)
+        guard !verifiers.isEmpty else { throw HTTPError(401, "invalid_token", "the token's kid is not in the app's JWKS") }
         var firstError: AccessTokenError?
         for verifier in verifiers {
-            let claims: AccessClaims
+            var claims: AccessClaims
             do {
                 claims = try verifier.verify(token, now: now)
             } catch {
@@ -49,8 +72,19 @@ public struct Authenticator: Sendable {
                 }
                 throw HTTPError(401, "invalid_token", error.message)
             }
-            // DV-4: an ended session's tokens are refused at once, before they expire.
-            if let sid = claims.sessionID, sessions?.isEnded(sid) == true {
+            let tokens = app.settings.tokens
+            if !app.id.isDefault {
+                if let issuer = tokens.issuer, claims.issuer != issuer {
+                    throw HTTPError(401, "invalid_token", "the token's iss is not the app's issuer")
+                }
+                if let audience = tokens.audience, !claims.audience.contains(audience) {
+                    throw HTTPError(401, "invalid_token", "the token's aud does not include the app's audience")
+                }
+            }
+            claims.app = app.id
+            // DV-4: an ended session's tokens are refused at once, before they expire. Sessions
+            // are ended through the default app's server API only, so only its tokens are asked.
+            if claims.app.isDefault, let sid = claims.sessionID, sessions?.isEnded(sid) == true {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
             }
             return claims
@@ -61,15 +95,41 @@ public struct Authenticator: Sendable {
     /// The stream identity of a verified token: user, session, grants and the moment the stream
     /// must end (`exp` plus leeway, RT-8c).
     public func identity(_ claims: AccessClaims) -> StreamIdentity {
-        StreamIdentity(userID: claims.subject, sessionID: claims.sessionID,
-                       grants: claims.channels.compactMap(ChannelGrant.init), expiresAt: claims.expiresAt.addingSaturating(leewaySeconds))
+        var identity = StreamIdentity(userID: claims.subject, sessionID: claims.sessionID,
+                                      grants: claims.channels.compactMap(ChannelGrant.init), expiresAt: claims.expiresAt.addingSaturating(leewaySeconds))
+        identity.app = claims.app.rawValue
+        return identity
     }
 
-    /// Checks the server key (`Authorization: Bearer <HERALD_SERVER_KEY>`) in constant time.
+    /// The server key of the `default` app: for routes whose data are not scoped by app yet
+    /// (notifications, inbox, preferences, members, sessions, jobs, presence; docs/api.md "Apps").
+    /// - Throws: `HTTPError` 401 as `server(_:)`; 403 `app_not_supported` for another app's key.
+    public func serverOfDefaultApp(_ context: RequestContext) throws(HTTPError) {
+        let app = try server(context)
+        guard app.isDefault else { throw Self.notSupported(app) }
+    }
+
+    /// An access token of the `default` app, for the same routes as `serverOfDefaultApp(_:)`.
+    /// - Throws: `HTTPError` 401 as `client(_:now:)`; 403 `app_not_supported` for another app's token.
+    public func clientOfDefaultApp(_ context: RequestContext, now: Int64) throws(HTTPError) -> AccessClaims {
+        let claims = try client(context, now: now)
+        guard claims.app.isDefault else { throw Self.notSupported(claims.app) }
+        return claims
+    }
+
+    private static func notSupported(_ app: AppID) -> HTTPError {
+        HTTPError(403, "app_not_supported", "this route serves the default app only so far; app \(app) cannot use it (docs/api.md, Apps)")
+    }
+
+    /// Checks the server key (`Authorization: Bearer <key>`) and names its app (ADR 0006): keys
+    /// are looked up by SHA-256, so no comparison runs on the key's own bytes.
     ///
+    /// - Returns: the app the key belongs to (`HERALD_SERVER_KEY`: `default`).
     /// - Throws: `HTTPError` 401 `unauthorized` when it is missing, wrong, or no key is configured.
-    public func server(_ context: RequestContext) throws(HTTPError) {
-        guard let serverKey else {
+    @discardableResult
+    public func server(_ context: RequestContext) throws(HTTPError) -> AppID {
+        let snapshot = apps.snapshot
+        guard !snapshot.byServerKey.isEmpty else {
             throw HTTPError(401, "unauthorized", "the server API is disabled: HERALD_SERVER_KEY is not set")
         }
         guard let header = context.request.headers["Authorization"] else {
@@ -77,10 +137,38 @@ public struct Authenticator: Sendable {
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         let given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
-        guard given.count == serverKey.count,
-              given.withUnsafeBytes({ a in serverKey.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } }) == 0
-        else {
+        guard !given.isEmpty, let app = snapshot.byServerKey[SecretBox.sha256Hex(given)] else {
             throw HTTPError(401, "unauthorized", "the server key is wrong")
+        }
+        return app
+    }
+}
+
+/// What routing reads from a token before it is verified (ADR 0006): the header's `kid` and the
+/// payload's `app` and `iss`, each only if it is a string. Nothing here is trusted: it picks the
+/// keys the signature must then satisfy.
+struct TokenPeek {
+    var kid: String?
+    var app: String?
+    var issuer: String?
+
+    init() {}
+
+    init(_ token: String) {
+        guard token.utf8.count <= AccessTokenVerifier.maxTokenBytes else { return }
+        let parts = token.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return }
+        struct Header: Decodable { var kid: String? }
+        struct Payload: Decodable {
+            var app: String?
+            var iss: String?
+        }
+        if let bytes = Base64URL.decode(parts[0]), let header = try? JSONDecoder().decode(Header.self, from: Data(bytes)) {
+            kid = header.kid
+        }
+        if let bytes = Base64URL.decode(parts[1]), let payload = try? JSONDecoder().decode(Payload.self, from: Data(bytes)) {
+            app = payload.app
+            issuer = payload.iss
         }
     }
 }

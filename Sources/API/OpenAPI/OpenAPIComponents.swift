@@ -3,7 +3,7 @@ enum OpenAPIComponents {
     /// The `components` object.
     static let json: JSONValue = {
         var schemas: [(String, JSONValue)] = []
-        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas, usersSchemas] {
+        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas, usersSchemas, appsSchemas] {
             guard case .object(let members) = OpenAPIDocument.parse(fragment) else { preconditionFailure("schemas are not an object") }
             schemas += members
         }
@@ -31,7 +31,8 @@ enum OpenAPIComponents {
         "name": "access_token",
         "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). Read only when the request has no `Authorization` header. A token in a URL may end up in logs: keep such tokens short-lived."
       },
-      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY`, for the app backend."}
+      "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY` (the `default` app) or a server key of another app (`/v1/apps`), for the app backend: the key names the app."},
+      "adminKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_ADMIN_KEY`, for the admin API of apps."}
     }
     """#
 
@@ -58,6 +59,19 @@ enum OpenAPIComponents {
               "allOf": [
                 {"$ref": "#/components/schemas/Error"},
                 {"properties": {"error": {"enum": ["invalid_token", "session_ended"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "AppNotSupported": {
+        "description": "The key or token is another app's than `default`, and this route serves the default app only so far (`app_not_supported`, docs/api.md \"Apps\").",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["app_not_supported"]}}}
               ]
             }
           }
@@ -310,6 +324,7 @@ extension OpenAPIResponse {
     static let invalidRequest = OpenAPIResponse.shared("InvalidRequest")
     static let invalidToken = OpenAPIResponse.shared("InvalidToken")
     static let unauthorized = OpenAPIResponse.shared("Unauthorized")
+    static let appNotSupported = OpenAPIResponse.shared("AppNotSupported")
     static let sessionRequired = OpenAPIResponse.shared("SessionRequired")
     static let sessionConflict = OpenAPIResponse.shared("SessionConflict")
     static let deviceForbidden = OpenAPIResponse.shared("DeviceForbidden")

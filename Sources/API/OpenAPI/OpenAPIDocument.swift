@@ -20,6 +20,7 @@ enum OpenAPIDocument {
         ("server", "The app backend, with the server key: publishing, presence, sessions, jobs."),
         ("notifications", "Notifications (NO-1 to NO-8): sending and delivery records (server key), the inbox and push preferences (access token), scope members (server key)."),
         ("dev", "Dev mode only (`HERALD_DEV=1`)."),
+        ("apps", "Apps (tenants), with the admin key (AP-1, AP-2)."),
     ]
 
     /// The document of `specs`: one path item per path, in order of first declaration.

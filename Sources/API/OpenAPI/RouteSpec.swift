@@ -70,6 +70,8 @@ enum RouteAuth: Sendable {
     case accessTokenOrFirstMessage
     /// `HERALD_SERVER_KEY`, for the app backend.
     case serverKey
+    /// `HERALD_ADMIN_KEY`, for the admin API of apps.
+    case adminKey
 
     var security: JSONValue {
         let token: [JSONValue] = [.object([("accessToken", .array([]))]), .object([("accessTokenQuery", .array([]))])]
@@ -78,6 +80,7 @@ enum RouteAuth: Sendable {
         case .accessToken: return .array(token)
         case .accessTokenOrFirstMessage: return .array(token + [.object([])])
         case .serverKey: return .array([.object([("serverKey", .array([]))])])
+        case .adminKey: return .array([.object([("adminKey", .array([]))])])
         }
     }
 }

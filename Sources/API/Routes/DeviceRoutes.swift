@@ -118,23 +118,25 @@ struct DeviceRoutes {
         } else if platform == .ios, provider != .expo {
             environment = APNsEnvironment.production.rawValue
         }
-        let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
+        var registration = DeviceRegistration(
+            userID: claims.subject, sessionID: Self.deviceSession(claims), platform: platform.rawValue, provider: provider.rawValue,
             token: token, environment: environment,
             installationID: try Self.text(body.installation_id, field: "installation_id", max: 128),
             locale: try Self.locale(body.locale, field: "locale"),
             appVersion: try Self.text(body.app_version, field: "app_version", max: 64),
             deviceName: try Self.text(body.device_name, field: "device_name", max: 128))
+        registration.app = claims.app.rawValue
+        registration.bindsToUser = claims.sessionID == nil
         return store(registration, claims: claims) { device, created in
-            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: claims.sessionID, maskToken: false))
+            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: Self.deviceSession(claims), maskToken: false))
         }
     }
 
     func listDevices(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         return responder.read { tx in
-            let devices = try tx.devices.list(userID: claims.subject, now: unixMilliseconds())
-            let items = devices.map { DeviceJSON.encode($0, callerSessionID: claims.sessionID, maskToken: true) }
+            let devices = try tx.devices.list(app: claims.app.rawValue, userID: claims.subject, now: unixMilliseconds())
+            let items = devices.map { DeviceJSON.encode($0, callerSessionID: Self.deviceSession(claims), maskToken: true) }
             return .json(200, "{\"devices\":[" + items.joined(separator: ",") + "]}")
         }
     }
@@ -144,7 +146,7 @@ struct DeviceRoutes {
         let id = context.pathParameters["id"] ?? ""
         return responder.write { tx in
             // Another user's device is "not found" too: never reveal that it exists.
-            guard try tx.devices.delete(id: id, userID: claims.subject) else {
+            guard try tx.devices.delete(app: claims.app.rawValue, id: id, userID: claims.subject) else {
                 throw HTTPError(404, "not_found", "no such device")
             }
             return .empty(204)
@@ -165,9 +167,11 @@ struct DeviceRoutes {
         }
         let provider = Self.tokenProvider(body.token)
         let token = try validToken(body.token, provider: provider)
-        let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
+        var registration = DeviceRegistration(
+            userID: claims.subject, sessionID: Self.deviceSession(claims), platform: platform.rawValue, provider: provider.rawValue,
             token: token, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
+        registration.app = claims.app.rawValue
+        registration.bindsToUser = claims.sessionID == nil
         // Seed 003 documents a foreign device_id as 403 `forbidden`; its clients match on that code.
         return store(registration, claims: claims, installationMismatchCode: "forbidden") { _, _ in .empty(204) }
     }
@@ -176,7 +180,7 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let token = context.pathParameters["token"] ?? ""
         return responder.write { tx in
-            try tx.devices.delete(token: token, userID: claims.subject)
+            try tx.devices.delete(app: claims.app.rawValue, token: token, userID: claims.subject)
             return .empty(204)
         }
     }
@@ -191,12 +195,14 @@ struct DeviceRoutes {
         // Seed 002's apps register Expo push tokens (ExponentPushToken[…]); other tokens are FCM's.
         let provider = Self.tokenProvider(body.token)
         let token = try validToken(body.token, provider: provider)
-        let registration = DeviceRegistration(
-            userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
+        var registration = DeviceRegistration(
+            userID: claims.subject, sessionID: Self.deviceSession(claims), platform: platform.rawValue, provider: provider.rawValue,
             token: token, locale: try Self.locale(body.locale, field: "locale"),
             appVersion: try Self.text(body.appVersion, field: "appVersion", max: 64))
+        registration.app = claims.app.rawValue
+        registration.bindsToUser = claims.sessionID == nil
         return store(registration, claims: claims) { device, created in
-            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: claims.sessionID, maskToken: false))
+            .json(created ? 201 : 200, DeviceJSON.encode(device, callerSessionID: Self.deviceSession(claims), maskToken: false))
         }
     }
 
@@ -204,20 +210,27 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let body = try RequestBody.decode(TokenOnlyBody.self, from: context.request)
         return responder.write { tx in
-            try tx.devices.delete(token: body.token, userID: claims.subject)
+            try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject)
             return .empty(204)
         }
     }
 
     // MARK: - Shared
 
-    /// Registering needs a session to bind the device to (DV-3).
+    /// Registering needs a session to bind the device to (DV-3), unless the app's tokens carry
+    /// none (AP-5: no `session_claim`), where devices bind to the user.
     private func sessionClaims(_ context: RequestContext) throws(HTTPError) -> AccessClaims {
         let claims = try authenticator.client(context, now: unixSeconds())
-        guard claims.sessionID != nil else {
+        let bindsToUser = authenticator.apps.app(claims.app)?.settings.tokens.sessionClaim == nil && !claims.app.isDefault
+        guard claims.sessionID != nil || bindsToUser else {
             throw HTTPError(403, "session_required", "devices are bound to a session: the access token needs a sid")
         }
         return claims
+    }
+
+    /// The session a device is bound to: the token's, or the user's standing one (AP-5).
+    private static func deviceSession(_ claims: AccessClaims) -> String {
+        claims.sessionID ?? DeviceRegistration.userSessionID(app: claims.app.rawValue, userID: claims.subject)
     }
 
     /// - Parameter installationMismatchCode: the 403's error code when the token belongs to another

@@ -27,7 +27,7 @@ struct InboxRoutes {
     /// newest first. Texts are in `locale` (else `Accept-Language`, else the user's language set with
     /// `PUT /v1/users/{id}`, else the catalog default).
     func list(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let request = context.request
         var limit = 20
         if let raw = request.queryValue("limit") {
@@ -72,7 +72,7 @@ struct InboxRoutes {
 
     /// `GET /v1/me/notifications/unread-count` → `{unread_count}`.
     func unreadCount(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let cursor = position()
         return .deferred { writer in
             database.read({ tx in try tx.notifications.unreadCount(userID: claims.subject) }) { result in
@@ -91,7 +91,7 @@ struct InboxRoutes {
     /// `POST /v1/me/notifications/{id}/read` → `{id, read_at, unread_count}`; 404 for another
     /// user's or an unknown id. Marking twice keeps the first time and broadcasts nothing.
     func read(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let id = context.pathParameters["id"] ?? ""
         let broker = self.broker
         return .deferred { writer in
@@ -116,7 +116,7 @@ struct InboxRoutes {
 
     /// `POST /v1/me/notifications/read-all` → `{marked, unread_count}`.
     func readAll(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let broker = self.broker
         return .deferred { writer in
             database.write({ tx in

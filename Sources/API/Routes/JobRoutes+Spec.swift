@@ -16,6 +16,7 @@ extension JobRoutes {
                 200: .json("A page of jobs, newest first.", .ref("JobList")),
                 400: .invalidRequest,
                 401: .unauthorized,
+                403: .appNotSupported,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])
@@ -29,6 +30,7 @@ extension JobRoutes {
             responses: [
                 200: .json("The job, queued again with fresh attempts, due now.", .ref("Job")),
                 401: .unauthorized,
+                403: .appNotSupported,
                 404: .shared("NotFound", description: "No such job (`not_found`)."),
                 409: .json("The job is not dead (`job_not_dead`).", .error(["job_not_dead"])),
                 429: .tooManyConnections,
@@ -44,6 +46,7 @@ extension JobRoutes {
                 200: .json("How many jobs were queued again.", .json(#"{"type": "object", "required": ["retried"], "properties": {"retried": {"type": "integer", "minimum": 0}}}"#)),
                 400: .invalidRequest,
                 401: .unauthorized,
+                403: .appNotSupported,
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,

@@ -36,7 +36,7 @@ struct JobRoutes {
     /// fresh attempts and retry budget, due now (after a provider outage or a credentials fix,
     /// PU-5). An empty body retries every dead job. A bad value is a 400 naming its field.
     func retryDead(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         var filter = DeadJobFilter()
         if !context.request.body.isEmpty {
             let body = try RequestBody.decode(RetryDeadBody.self, from: context.request, members: RetryDeadBody.CodingKeys.self)
@@ -56,7 +56,7 @@ struct JobRoutes {
 
     /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key), newest first.
     func list(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let request = context.request
         guard let state = JobState(rawValue: request.queryValue("state") ?? "dead") else {
             throw HTTPError.invalid("state", "state must be queued, leased, done or dead")
@@ -81,7 +81,7 @@ struct JobRoutes {
 
     /// `POST /v1/jobs/{id}/retry` (server key): a dead job goes back to the queue, due now.
     func retry(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         guard let raw = context.pathParameters["id"], let id = Int64(raw), id > 0 else {
             throw HTTPError(404, "not_found", "no such job")
         }

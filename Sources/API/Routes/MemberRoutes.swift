@@ -31,7 +31,7 @@ struct MemberRoutes {
 
     /// `PUT /v1/scopes/{scope}/members/{user_id} {permissions}` → 201 when new, 200 when updated.
     func put(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let (scope, userID) = try path(context)
         let body = try RequestBody.decode(PutBody.self, from: context.request)
         guard body.permissions.count <= 200 else { throw HTTPError.invalid("permissions", "at most 200 permissions") }
@@ -47,7 +47,7 @@ struct MemberRoutes {
 
     /// `DELETE /v1/scopes/{scope}/members/{user_id}` → 204, or 404 when not a member.
     func delete(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let (scope, userID) = try path(context)
         return responder.write { tx in
             guard try tx.members.delete(scope: scope, userID: userID!) else {
@@ -59,7 +59,7 @@ struct MemberRoutes {
 
     /// `GET /v1/scopes/{scope}/members?cursor=&limit=` → `{members, next_cursor}` by user id.
     func list(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let (scope, _) = try path(context)
         var limit = 100
         if let raw = context.request.queryValue("limit") {

@@ -25,7 +25,7 @@ struct NotificationRoutes {
     /// push_suppressed, skipped, skipped_recipients}`; 200 with `Idempotent-Replayed: true` for a
     /// repeated `idempotency_key`.
     func send(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         return try submit(Self.body(context.request))
     }
 
@@ -89,7 +89,7 @@ struct NotificationRoutes {
     /// `GET /v1/notifications/{id}/deliveries` (server key): every outcome, oldest first, and
     /// the latest outcome per device and per connection.
     func deliveries(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         return deliveryRecord(id: context.pathParameters["id"] ?? "")
     }
 
@@ -125,7 +125,7 @@ struct NotificationRoutes {
     /// `POST /v1/deliveries/{id}/opened` (client token): the user opened a tracked push (NO-8,
     /// seed 004). Idempotent: a second open answers 200 with `already_recorded: true`.
     func opened(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let deliveryID = context.pathParameters["id"] ?? ""
         return responder.write { tx in
             guard let queued = try tx.deliveries.queued(deliveryID: deliveryID), queued.userID == claims.subject else {
@@ -146,7 +146,7 @@ struct NotificationRoutes {
     /// `unreachable` (with its reason: the session ended, the user's global push switch is off,
     /// or the provider has no credentials).
     func reachability(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
             throw HTTPError.invalid("id", "not a valid user id")
         }

@@ -46,6 +46,10 @@ struct OperationsRoutes {
                             providers.append("\"\(provider)\":\"ok\"")
                         }
                     }
+                    // Stored apps' providers only show when their guard holds (ADR 0006).
+                    for (key, reason) in push?.worker.massDeletionGuard.trippedAppProviders ?? [] {
+                        providers.append("\(JSONText.quote(key)):\(JSONText.quote("provider_misconfigured: " + reason))")
+                    }
                     let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
                         + "\"storage\":\"\(health.name)\","
                         + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))}}"
@@ -107,7 +111,8 @@ struct OperationsRoutes {
                         text.histogram("herald_push_request_seconds", "Provider request latency.",
                                        push.providers.metrics.latency.map { ($0.provider, $0.histogram) })
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
-                                    providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) })
+                                    providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) }
+                                    + push.worker.massDeletionGuard.trippedAppProviders.map { (["provider": $0.provider], 1) })
                     }
                     var response = HTTPResponse(status: 200, body: Array(text.output.utf8))
                     response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")

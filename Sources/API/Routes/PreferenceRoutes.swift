@@ -39,7 +39,7 @@ struct PreferenceRoutes {
 
     /// `GET …/push-preferences` → `{scope, is_enabled, enabled_events, available_events, is_default}`.
     func get(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let scope = try checked(rawScope)
         let catalog = self.catalog
         return responder.read { tx in
@@ -51,7 +51,7 @@ struct PreferenceRoutes {
 
     /// `PUT …/push-preferences {is_enabled, enabled_events?}`; unknown kinds → 400, nothing saved.
     func put(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
-        let claims = try authenticator.client(context, now: unixSeconds())
+        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
         let scope = try checked(rawScope)
         let body = try RequestBody.decode(ScopeBody.self, from: context.request)
         var events: [String]?

@@ -42,6 +42,7 @@ extension PresenceRoutes {
                 200: .json("The channel's connections, by user and session.", .ref("ChannelPresence")),
                 400: .invalidRequest,
                 401: .unauthorized,
+                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
             ])
@@ -55,6 +56,7 @@ extension PresenceRoutes {
             responses: [
                 200: .json("The user's sessions (an unknown user has none).", .ref("LiveSessions")),
                 401: .unauthorized,
+                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
             ])

@@ -52,7 +52,7 @@ struct PresenceRoutes {
 
     /// `GET /v1/channels/{name}/presence` (server key).
     func channelPresence(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         return try channelPresence(named: context.pathParameters["name"])
     }
 
@@ -76,7 +76,7 @@ struct PresenceRoutes {
 
     /// `GET /v1/users/{id}/sessions/live` (server key).
     func liveSessions(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         guard let userID = context.pathParameters["id"] else { throw HTTPError.invalid("id", "a user id is required") }
         let sessions = presence.sessions(userID: userID)
         return .response(.json(200, "{\"user_id\":\(JSONText.quote(userID)),\"sessions\":[" + sessions.map(json).joined(separator: ",") + "]}"))

@@ -33,9 +33,9 @@ struct PublishRoutes {
     }
 
     func publish(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue
         try RequestBody.check(context.request)
-        let request: PublishRequest
+        var request: PublishRequest
         switch PublishBodyScanner.message(context.request.body) {
         case .value(let message):
             request = try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain, field: "")
@@ -45,12 +45,14 @@ struct PublishRoutes {
             let body = try RequestBody.decode(MessageBody.self, from: context.request)
             request = try validate(body, field: "")
         }
+        // The key's app namespace (ADR 0006): another app's subscribers never see it.
+        request.channel = ChannelName.scoped(request.channel, app: app)
         let receipt = try Self.publish([request], on: broker)[0]
         return answer(.json(200, Self.json(receipt)))
     }
 
     func publishBatch(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue
         try RequestBody.check(context.request)
         let messages: [(channel: String, event: String?, data: String, retain: Bool?)]
         switch PublishBodyScanner.batch(context.request.body) {
@@ -69,8 +71,10 @@ struct PublishRoutes {
         // Validate all first: a batch with one bad message publishes nothing.
         var requests: [PublishRequest] = []
         for (index, message) in messages.enumerated() {
-            requests.append(try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain,
-                                         field: "messages[\(index)]."))
+            var request = try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain,
+                                       field: "messages[\(index)].")
+            request.channel = ChannelName.scoped(request.channel, app: app)
+            requests.append(request)
         }
         let receipts = try Self.publish(requests, on: broker)
         return answer(.json(200, "{\"results\":[" + receipts.map(Self.json).joined(separator: ",") + "]}"))
@@ -127,6 +131,6 @@ struct PublishRoutes {
     }
 
     private static func json(_ receipt: PublishReceipt) -> String {
-        "{\"id\":\"\(receipt.message.cursor)\",\"channel\":\(JSONText.quote(receipt.message.channel.rawValue)),\"offset\":\(receipt.message.offset),\"delivered\":\(receipt.delivered)}"
+        "{\"id\":\"\(receipt.message.cursor)\",\"channel\":\(JSONText.quote(receipt.message.channel.clientName)),\"offset\":\(receipt.message.offset),\"delivered\":\(receipt.delivered)}"
     }
 }

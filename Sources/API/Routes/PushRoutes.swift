@@ -64,21 +64,23 @@ struct PushRoutes {
             database.read({ tx -> (DeviceRecord, String?)? in
                 guard let device = try tx.devices.find(id: id, now: unixMilliseconds()) else { return nil }
                 // Seed 000: without a device locale, the user's profile language (NO-5).
-                let userLocale = device.locale == nil ? try tx.users.find(userID: device.userID)?.locale : nil
+                let userLocale = device.locale == nil ? try tx.users.find(app: device.app, userID: device.userID)?.locale : nil
                 return (device, userLocale)
             }) { result in
-                guard case .success(let found) = result, let (device, userLocale) = found, device.userID == claims.subject else {
+                guard case .success(let found) = result, let (device, userLocale) = found, device.userID == claims.subject,
+                      device.app == claims.app.rawValue else {
                     if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                     return writer.complete(.error(404, code: "not_found", message: "no such device"))
                 }
-                guard let push, let provider = PushProviderID(rawValue: device.provider), push.providers.isConfigured(provider) else {
+                guard let push, let provider = PushProviderID(rawValue: device.provider),
+                      push.providers.configuredIDs(app: device.app).contains(provider) else {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
                 var notification = TestPush.notification(catalog: catalog, locale: device.locale ?? userLocale)
                 notification.rootKey = rootKey
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
-                push.providers.send(notification, to: target, pushID: .random()) { classification in
+                push.providers.send(notification, to: target, pushID: .random(), app: device.app) { classification in
                     switch classification.outcome {
                     case .delivered(let messageID):
                         writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"
@@ -111,7 +113,7 @@ struct PushRoutes {
     /// `POST /v1/push` (server key): one job per device of `user_id` (devices of live sessions
     /// only) or per listed device → 202 with the job ids.
     func send(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue
         guard let push else {
             throw HTTPError(503, "push_not_configured", "no push provider has credentials on this server")
         }
@@ -132,11 +134,11 @@ struct PushRoutes {
             var devices: [DeviceRecord] = []
             var skipped: [String] = []
             if let userID {
-                devices = try tx.devices.list(userID: userID, now: now)
+                devices = try tx.devices.list(app: app, userID: userID, now: now)
             } else {
                 var seen: Set<String> = []
                 for id in deviceIDs ?? [] where seen.insert(id).inserted {   // one job per device
-                    if let device = try tx.devices.find(id: id, now: now) {
+                    if let device = try tx.devices.find(id: id, now: now), device.app == app {  // another app's device is not found (AP-3)
                         devices.append(device)
                     } else {
                         skipped.append("{\"device_id\":\(JSONText.quote(id)),\"reason\":\"not_found\"}")
@@ -152,7 +154,7 @@ struct PushRoutes {
                     continue
                 }
                 if switchedOff[device.userID] == nil {
-                    switchedOff[device.userID] = try tx.preferences.find(userID: device.userID, scope: nil)?.isEnabled == false
+                    switchedOff[device.userID] = try tx.preferences.find(app: app, userID: device.userID, scope: nil)?.isEnabled == false
                 }
                 if switchedOff[device.userID] == true {
                     skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"push_disabled\"}")

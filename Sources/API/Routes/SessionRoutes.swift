@@ -31,7 +31,7 @@ struct SessionRoutes {
     /// `DELETE /v1/sessions/{sid}`: logout, password change, refresh-token reuse. Its devices are
     /// deleted, its tokens refused from now on, its live streams closed.
     func end(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let sid = try Self.sid(context)
         let registry = self.registry
         let node = self.node
@@ -45,7 +45,7 @@ struct SessionRoutes {
 
     /// `PUT /v1/sessions/{sid} {expires_at}`: a session past its expiry keeps its rows but gets no pushes.
     func setExpiry(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        try authenticator.serverOfDefaultApp(context)
         let sid = try Self.sid(context)
         let body = try RequestBody.decode(ExpiryBody.self, from: context.request)
         if let seconds = body.expiresAt, seconds < 0 || seconds > 253_402_300_799 || seconds.rounded() != seconds {

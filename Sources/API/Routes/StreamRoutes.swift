@@ -19,7 +19,9 @@ struct StreamRoutes {
         guard let personal = ChannelName.personal(userID: claims.subject) else {
             throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-190 characters of A-Z a-z 0-9 _ - : . @)")
         }
+        // Checked as the client names them, then put in the app's namespace (ADR 0006).
         let channels = try requestedChannels(context.request, claims: claims, personal: personal)
+            .map { ChannelName.scoped($0, app: claims.app.rawValue) }
         sessions.touch(claims)
         guard let state = AppState(context.request.queryValue("state") ?? "foreground") else {
             throw HTTPError.invalid("state", "state must be foreground or background")
@@ -31,9 +33,11 @@ struct StreamRoutes {
         } else {
             resume = .fresh
         }
-        return .eventStream(EventStreamRequest(
+        var request = EventStreamRequest(
             userID: claims.subject, sessionID: claims.sessionID, channels: channels, resume: resume,
-            expiresAt: claims.expiresAt.addingSaturating(configuration.leewaySeconds), appState: state))
+            expiresAt: claims.expiresAt.addingSaturating(configuration.leewaySeconds), appState: state)
+        request.app = claims.app.rawValue
+        return .eventStream(request)
     }
 
     /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.

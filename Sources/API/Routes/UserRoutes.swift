@@ -41,7 +41,7 @@ struct UserRoutes {
 
     /// `PUT /v1/users/{id} {"locale"}` → 201 when the user had no profile, 200 when updated.
     func put(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue  // the key's app's user (ADR 0006)
         let userID = try userID(context)
         let body = try RequestBody.decode(PutBody.self, from: context.request, members: PutBody.Members.self)
         var locale: String?
@@ -49,7 +49,7 @@ struct UserRoutes {
             guard let tag = LocaleTag(raw) else { throw HTTPError.invalid("locale", "locale must be a BCP 47 language tag such as pt-BR, or null") }
             locale = tag.rawValue
         }
-        let profile = UserProfile(userID: userID, locale: locale, updatedAt: unixMilliseconds())
+        let profile = UserProfile(app: app, userID: userID, locale: locale, updatedAt: unixMilliseconds())
         return responder.write { tx in
             let created = try tx.users.put(profile)
             return .json(created ? 201 : 200, Self.json(profile))
@@ -59,10 +59,10 @@ struct UserRoutes {
     /// `GET /v1/users/{id}` → the profile; a user the app never set answers with `locale: null`
     /// and `updated_at: null` rather than 404: every user id is a user to Herald.
     func get(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.server(context)
+        let app = try authenticator.server(context).rawValue
         let userID = try userID(context)
         return responder.read { tx in
-            let profile = try tx.users.find(userID: userID)
+            let profile = try tx.users.find(app: app, userID: userID)
             return .json(200, profile.map(Self.json) ?? "{\"user_id\":\(JSONText.quote(userID)),\"locale\":null,\"updated_at\":null}")
         }
     }

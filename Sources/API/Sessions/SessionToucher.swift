@@ -9,10 +9,10 @@ struct SessionToucher: Sendable {
 
     func touch(_ claims: AccessClaims) {
         guard let sid = claims.sessionID else { return }
-        let user = claims.subject
+        let user = claims.subject, app = claims.app.rawValue
         let expiresAt = claims.sessionExpiresAt.map { $0 * 1000 }
         database.write({ tx in
-            _ = try tx.sessions.touch(sid: sid, userID: user, expiresAt: expiresAt, now: unixMilliseconds())
+            _ = try tx.sessions.touch(sid: sid, userID: user, app: app, expiresAt: expiresAt, now: unixMilliseconds())
         }) { result in
             if case .failure(let error) = result { Log.warning("could not record session", ["error": "\(error)"]) }
         }

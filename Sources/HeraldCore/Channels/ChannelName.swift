@@ -20,6 +20,30 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
         userID.isEmpty ? nil : ChannelName("user:" + userID)
     }
 
+    /// A name inside app `app`'s namespace (ADR 0006): `~{app}~{name}` for any app but `default`,
+    /// whose names stay as they are. `~` is outside the alphabet, so no request can name it.
+    public static func scoped(_ name: ChannelName, app: String) -> ChannelName {
+        app == "default" ? name : ChannelName(scopedRawValue: "~" + app + "~" + name.rawValue)
+    }
+
+    private init(scopedRawValue: String) { rawValue = scopedRawValue }
+
+    /// The name as the app's clients and backend write it: without the app prefix.
+    public var clientName: String {
+        guard rawValue.utf8.first == UInt8(ascii: "~"),
+              let end = rawValue.dropFirst().firstIndex(of: "~") else { return rawValue }
+        return String(rawValue[rawValue.index(after: end)...])
+    }
+
+    /// The app whose namespace holds this name (`default` for plain names).
+    public var app: String {
+        guard rawValue.utf8.first == UInt8(ascii: "~"), let end = rawValue.dropFirst().firstIndex(of: "~") else { return "default" }
+        return String(rawValue[rawValue.index(after: rawValue.startIndex)..<end])
+    }
+
+    /// The client's form of this name (`clientName`) as a validated name.
+    public var unscoped: ChannelName { rawValue.utf8.first == UInt8(ascii: "~") ? ChannelName(scopedRawValue: clientName) : self }
+
     public var description: String { rawValue }
 
     public static func < (lhs: ChannelName, rhs: ChannelName) -> Bool { lhs.rawValue < rhs.rawValue }

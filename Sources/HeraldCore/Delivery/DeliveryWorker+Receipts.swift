@@ -71,7 +71,8 @@ extension DeliveryWorker {
                 }
                 if let finished { completion(.success(finished)) }
             }
-            var byProvider: [PushProviderID: [(JobRecord, PushReceiptJobPayload)]] = [:]
+            // By provider and app: each app's receipts are asked with its own provider (ADR 0006).
+            var byProvider: [ReceiptGroup: [(JobRecord, PushReceiptJobPayload)]] = [:]
             for job in jobs {
                 let payload: PushReceiptJobPayload
                 do {
@@ -84,15 +85,16 @@ extension DeliveryWorker {
                     // First claim since an operator retried it from the dead letters: send again.
                     recordReceipt(job, payload, .resend(reason: "retried_dead_receipt", afterMilliseconds: 0, counted: false), done: recorded)
                 } else if let provider = PushProviderID(rawValue: payload.provider) {
-                    byProvider[provider, default: []].append((job, payload))
+                    byProvider[ReceiptGroup(provider: provider, app: payload.app ?? "default"), default: []].append((job, payload))
                 } else {
                     recordReceipt(job, payload, .finish(note: "receipt_unchecked: unknown provider \(payload.provider)"), done: recorded)
                 }
             }
-            for (provider, group) in byProvider {
+            for (key, group) in byProvider {
+                let provider = key.provider
                 var seen = Set<String>()
                 let ids = group.map(\.1.receiptID).filter { seen.insert($0).inserted }
-                let asked = providers.checkReceipts(provider: provider, ids: ids) { [self] answer in
+                let asked = providers.checkReceipts(provider: provider, ids: ids, app: key.app) { [self] answer in
                     for (job, payload) in group { recordReceipt(job, payload, verdict(for: job, payload, answer), done: recorded) }
                 }
                 if !asked {
@@ -102,6 +104,12 @@ extension DeliveryWorker {
                 }
             }
         }
+    }
+
+    /// Receipt jobs asked about together: one provider of one app.
+    struct ReceiptGroup: Hashable {
+        var provider: PushProviderID
+        var app: String
     }
 
     /// What to record for one receipt job.

@@ -579,35 +579,39 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
             let sentAt = clock.unixMilliseconds
-            providers.send(payload.notification, to: target, pushID: apnsID) { [self] classification in
+            providers.send(payload.notification, to: target, pushID: apnsID, app: device.app) { [self] classification in
                 var outcome = classification.outcome
                 // Accepted, confirmed later: the receipt job asks (PU-8a).
                 var receipt: PushReceiptJobPayload?
                 if case .delivered = outcome, let receiptID = classification.receiptID {
                     receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
+                    receipt?.app = device.app == "default" ? nil : device.app
                 }
+                // PU-5a counts per provider and app: one app's wrong topic must not stop another
+                // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.
+                let guarded = device.app == "default" ? device.provider : "\(device.provider)@\(device.app)"
                 switch outcome {
                 case .deleteDevice(let reason, _):
                     // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
-                    if case .keep(let justTripped) = massDeletionGuard.verdict(provider: device.provider, reason: reason) {
+                    if case .keep(let justTripped) = massDeletionGuard.verdict(provider: guarded, reason: reason) {
                         if justTripped {
                             // Once per trip: every job it keeps is a dead letter with its own warning.
                             log.error("provider rejects nearly every token alike: not deleting devices (check the credentials, topic and environment)",
-                                      ["provider": device.provider, "reason": reason])
+                                      ["provider": guarded, "reason": reason])
                         }
                         outcome = .deadLetter(reason: "provider_misconfigured: \(reason)")
                     }
                 case .delivered:
                     // Only a confirmed delivery clears a misconfigured provider: with receipts
                     // still to come, acceptance proves nothing about the credentials behind it.
-                    massDeletionGuard.recordOther(provider: device.provider, delivered: receipt == nil)
+                    massDeletionGuard.recordOther(provider: guarded, delivered: receipt == nil)
                 case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
                     // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
                     // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
                     // their own rule: only the guard's wall of rejections trips it.
-                    noteMisconfiguration(provider: device.provider, reason: reason)
+                    noteMisconfiguration(provider: guarded, reason: reason)
                 default:
-                    massDeletionGuard.recordOther(provider: device.provider, delivered: false)
+                    massDeletionGuard.recordOther(provider: guarded, delivered: false)
                 }
                 finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
             }

@@ -47,6 +47,9 @@ public struct DeviceRecord: Sendable, Equatable {
 /// What a client registers (validated by the API before it gets here).
 public struct DeviceRegistration: Sendable {
     public var app: String = "default"
+    /// The app's tokens carry no session (AP-5): `sessionID` is the user's standing session
+    /// (`DeviceRegistration.userSessionID`), and rotation is by installation id or token only.
+    public var bindsToUser = false
     public var userID: String
     public var sessionID: String
     public var platform: String
@@ -82,4 +85,11 @@ public enum DeviceRegistrationError: Error, Equatable, Sendable {
     case sessionEnded
     /// The token's `sid` names another user's session: sids must be unique across users.
     case sessionConflict
+}
+
+extension DeviceRegistration {
+    /// The session a device binds to in an app whose tokens have no session claim (AP-5): one
+    /// per app and user, never ended by a client; `DELETE /v1/sessions/{sid}` with it ends the
+    /// user's devices. It starts with `~`, so it never equals a `sid` some token carries.
+    public static func userSessionID(app: String, userID: String) -> String { "~\(app)~\(userID)" }
 }

@@ -23,11 +23,11 @@ public protocol DeviceRepository {
     func list(app: String, userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord]
 
     /// Deletes a device of `userID`. - Returns: false when the user has no such device.
-    func delete(id: String, userID: String) throws(StorageError) -> Bool
+    func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool
 
     /// Deletes the user's devices holding `token`. - Returns: how many.
     @discardableResult
-    func delete(token: String, userID: String) throws(StorageError) -> Int
+    func delete(app: String, token: String, userID: String) throws(StorageError) -> Int
 
     /// Deletes a device a provider reported invalid (DV-6) unless it registered again after
     /// `invalidSince` (the provider's verdict time, PU-5c). - Returns: true when deleted.
@@ -47,5 +47,18 @@ extension DeviceRepository {
     /// `list(app:userIDs:now:)` for the default app.
     public func list(userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
         try list(app: "default", userIDs: userIDs, now: now)
+    }
+}
+
+extension DeviceRepository {
+    /// `delete(app:id:userID:)` for the default app.
+    public func delete(id: String, userID: String) throws(StorageError) -> Bool {
+        try delete(app: "default", id: id, userID: userID)
+    }
+
+    /// `delete(app:token:userID:)` for the default app.
+    @discardableResult
+    public func delete(token: String, userID: String) throws(StorageError) -> Int {
+        try delete(app: "default", token: token, userID: userID)
     }
 }

@@ -106,4 +106,11 @@ public protocol StorageTransaction {
     var jobs: any JobQueue { get }
     /// Users' profiles: their language (NO-5).
     var users: any UserRepository { get }
+    /// The apps (AP-1, ADR 0006).
+    var apps: any AppRepository { get }
+}
+
+extension StorageTransaction {
+    /// Adapters without an apps table refuse every app call (`UnsupportedAppRepository`).
+    public var apps: any AppRepository { UnsupportedAppRepository() }
 }

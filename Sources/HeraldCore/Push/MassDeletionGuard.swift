@@ -111,6 +111,14 @@ public final class MassDeletionGuard: Sendable {
         state.withLock { $0[provider]?.tripped }
     }
 
+    /// Every tripped guard whose key names a stored app (`apns@chat`, ADR 0006), with its reason,
+    /// by key: /readyz and /metrics list them beside the environment's providers.
+    public var trippedAppProviders: [(provider: String, reason: String)] {
+        state.withLock { states in
+            states.compactMap { key, s in key.contains("@") ? s.tripped.map { (key, $0) } : nil }.sorted { $0.provider < $1.provider }
+        }
+    }
+
     private func push(_ entry: String?, into s: inout ProviderState) {
         s.recent.append(entry)
         if s.recent.count > limits.window { s.recent.removeFirst(s.recent.count - limits.window) }

@@ -14,6 +14,9 @@ public final class PushProviders: Sendable {
     private let adapters: [PushProviderID: any PushProvider.Type]
     private let configured: [PushProviderID: any PushProvider]
     private let clock: any Clock
+    /// Each stored app's own providers (ADR 0006), replaced whole when its credentials change.
+    /// The `default` app's are `configured`; an app is never sent with another app's providers.
+    private let appProviders = Mutex<[String: [PushProviderID: any PushProvider]]>([:])
     /// Provider answers and latency, for `/metrics`.
     public let metrics: PushMetrics
 
@@ -45,6 +48,26 @@ public final class PushProviders: Sendable {
     /// Whether pushes to `id` can be sent (an adapter with credentials).
     public func isConfigured(_ id: PushProviderID) -> Bool { configured[id] != nil }
 
+    /// Installs (or, with an empty list, clears) a stored app's providers: its credentials changed.
+    /// Sends already under way finish on the instances they started with.
+    public func setProviders(_ providers: [any PushProvider], app: String) {
+        precondition(app != "default", "the default app's providers are the environment's")
+        var byID: [PushProviderID: any PushProvider] = [:]
+        for provider in providers { byID[provider.id] = provider }
+        appProviders.withLock { $0[app] = byID.isEmpty ? nil : byID }
+    }
+
+    /// The providers of `app`: `configured` for `default`, its own for any other (none: empty).
+    private func providers(app: String) -> [PushProviderID: any PushProvider] {
+        app == "default" ? configured : appProviders.withLock { $0[app] ?? [:] }
+    }
+
+    /// The ids `app` can send with, in `PushProviderID.allCases` order.
+    public func configuredIDs(app: String) -> [PushProviderID] {
+        let providers = providers(app: app)
+        return PushProviderID.allCases.filter { providers[$0] != nil }
+    }
+
     /// Whether a device whose row names `storedProvider` (`devices.provider`, text) can get pushes
     /// now; false for a name no build knows.
     public func isConfigured(storedProvider: String) -> Bool {
@@ -72,7 +95,8 @@ public final class PushProviders: Sendable {
     /// - Parameters:
     ///   - pushID: the job's id, the same on every attempt (PU-5b).
     ///   - completion: called once, from any thread.
-    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    ///   - app: the device's app: only its providers are used (AP-3).
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, app: String = "default",
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let started = clock.monotonicNanoseconds
         let metrics = self.metrics, clock = self.clock
@@ -82,7 +106,7 @@ public final class PushProviders: Sendable {
             metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: seconds)
             completion(classification)
         }
-        if let adapter = configured[target.provider] {
+        if let adapter = providers(app: app)[target.provider] {
             adapter.send(notification, to: target, pushID: pushID, completion: completion)
         } else if adapters[target.provider] != nil {
             completion(PushClassification(outcome: .deadLetter(reason: "push_not_configured: no \(provider) credentials"), status: nil,
@@ -94,18 +118,22 @@ public final class PushProviders: Sendable {
 
     /// Whether any configured provider confirms deliveries later (`PushReceiptProvider`): only
     /// then does the worker look for `push.receipt` jobs.
-    public var hasReceiptProviders: Bool { configured.values.contains { $0 is any PushReceiptProvider } }
+    public var hasReceiptProviders: Bool {
+        configured.values.contains { $0 is any PushReceiptProvider }
+            || appProviders.withLock { apps in apps.values.contains { $0.values.contains { $0 is any PushReceiptProvider } } }
+    }
 
     /// Asks `provider`'s adapter about receipts (`PushReceiptProvider.checkReceipts`), in requests
     /// of at most its `maximumReceiptsPerRequest` ids, and merges the answers; a failed request
     /// fails the whole call with its classification.
     ///
+    /// - Parameter app: whose provider asks (its access token, ADR 0006).
     /// - Returns: false (and never calls `completion`) when `provider` has no configured adapter
     ///   that checks receipts: the receipts can no longer be asked about.
     @discardableResult
-    public func checkReceipts(provider id: PushProviderID, ids: [String],
+    public func checkReceipts(provider id: PushProviderID, ids: [String], app: String = "default",
                               completion: @escaping @Sendable (PushReceiptAnswer) -> Void) -> Bool {
-        guard let provider = configured[id] as? any PushReceiptProvider else { return false }
+        guard let provider = providers(app: app)[id] as? any PushReceiptProvider else { return false }
         guard !ids.isEmpty else {
             completion(.receipts([:]))
             return true

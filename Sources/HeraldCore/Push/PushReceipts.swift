@@ -55,9 +55,12 @@ public struct PushReceiptJobPayload: Codable, Sendable, Equatable {
     public var sentAt: Int64
     /// The push, as its `push.deliver` job stored it.
     public var delivery: DeliveryJobPayload
+    /// The device's app when not `default` (ADR 0006): its receipts are asked with its own
+    /// provider (its access token); absent in jobs of the default app and of older builds.
+    public var app: String?
 
     enum CodingKeys: String, CodingKey {
-        case provider, receiptID = "receipt_id", sentAt = "sent_at", delivery
+        case provider, receiptID = "receipt_id", sentAt = "sent_at", delivery, app
     }
 
     public init(provider: PushProviderID, receiptID: String, sentAt: Int64, delivery: DeliveryJobPayload) {

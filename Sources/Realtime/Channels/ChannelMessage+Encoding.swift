@@ -43,7 +43,7 @@ public final class EncodedMessage: Sendable {
         if let built = builtFrames.load(ordering: .acquiring) {
             return built.takeUnretainedValue()
         }
-        let common = "{\"type\":\"event\",\"channel\":\"\(message.channel.rawValue)\",\"event\":\"\(message.event.rawValue)\",\"offset\":\(message.offset),\"data\":\(message.data)"
+        let common = "{\"type\":\"event\",\"channel\":\"\(message.channel.clientName)\",\"event\":\"\(message.event.rawValue)\",\"offset\":\(message.offset),\"data\":\(message.data)"
         let made = Frames(live: WebSocketFrameEncoder.text(common + ",\"id\":\"\(message.cursor)\"}"),
                           snapshot: message.retain ? WebSocketFrameEncoder.text(common + ",\"id\":null,\"retained\":true}") : [])
         let candidate = Unmanaged.passRetained(made)
@@ -57,7 +57,7 @@ public final class EncodedMessage: Sendable {
     /// The JSON carried on the `data:` line: `{"channel":…,"offset":…,"data":…}` (docs/protocol.md).
     static func envelope(channel: ChannelName, offset: UInt64, data: String) -> String {
         // Channel names cannot contain `"` or `\`, so no escaping is needed.
-        "{\"channel\":\"\(channel.rawValue)\",\"offset\":\(offset),\"data\":\(data)}"
+        "{\"channel\":\"\(channel.clientName)\",\"offset\":\(offset),\"data\":\(data)}"
     }
 }
 

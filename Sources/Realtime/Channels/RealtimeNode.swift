@@ -20,6 +20,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Deliveries (one per subscriber of a message) a loop may have queued and not yet written
     /// before `isBehind` says publishers must wait.
     public let backlogLimit: Int
+    private let appEnders = Mutex<[@Sendable (String) -> Void]>([])
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
@@ -87,6 +88,17 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. Safe from any thread.
     public func endSession(_ sid: String) {
         for end in sessionEnders.withLock({ $0 }) { end(sid) }
+    }
+
+    /// Closes every live connection of app `app` on every loop (the app was deleted, AP-3): SSE
+    /// streams get `event: error {"error":"app_deleted"}`, WebSockets close with 4001. Safe from any thread.
+    public func endApp(_ app: String) {
+        for end in appEnders.withLock({ $0 }) { end(app) }
+    }
+
+    /// Registers a transport's way of ending an app's connections.
+    public func onEndApp(_ end: @escaping @Sendable (String) -> Void) {
+        appEnders.withLock { $0.append(end) }
     }
 
     /// Calls `done` once every loop has run the work queued on it before this call, so every

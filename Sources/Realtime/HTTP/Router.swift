@@ -140,6 +140,10 @@ public struct CORSPolicy: Sendable {
     public var allowedHeaders = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key"
     public var allowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
     public var maxAgeSeconds = 600
+    /// Origins allowed besides `allowedOrigins`, asked at each request: the apps' `cors_origins`
+    /// (ADR 0006), which change while the server runs. A preflight names no app, so an origin
+    /// any app lists is allowed; the token or key still decides what the request may do.
+    public var moreOrigins: (@Sendable (String) -> Bool)?
 
     public init(allowedOrigins: [String] = []) {
         self.allowedOrigins = allowedOrigins
@@ -147,8 +151,9 @@ public struct CORSPolicy: Sendable {
 
     /// The `Access-Control-Allow-Origin` value for a request's `Origin`, or nil to send none.
     public func allowOrigin(for origin: String?) -> String? {
-        guard let origin, !allowedOrigins.isEmpty else { return nil }
+        guard let origin else { return nil }
         if allowedOrigins.contains("*") { return "*" }
-        return allowedOrigins.contains(origin) ? origin : nil
+        if allowedOrigins.contains(origin) || moreOrigins?(origin) == true { return origin }
+        return nil
     }
 }

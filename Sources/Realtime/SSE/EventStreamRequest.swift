@@ -16,6 +16,8 @@ public struct EventStreamRequest: Sendable {
     public var appState: AppState
     /// Extra response headers (CORS).
     public var headers: HTTPHeaders
+    /// The app the token was verified for (ADR 0006): deleting the app ends the stream.
+    public var app: String = "default"
 
     public init(userID: String, sessionID: String?, channels: [ChannelName], resume: ResumePoint,
                 expiresAt: Int64?, appState: AppState = .foreground, headers: HTTPHeaders = HTTPHeaders()) {

@@ -7,12 +7,14 @@ extension HTTPConnection {
         let connectionID: String
         let userID: String
         let sessionID: String?
+        let app: String
         let expiresAt: Int64?
         let personal: ChannelName?
         init(connectionID: String, request: EventStreamRequest) {
             self.connectionID = connectionID
             self.userID = request.userID
             self.sessionID = request.sessionID
+            self.app = request.app
             self.expiresAt = request.expiresAt
             self.personal = request.channels.first
         }
@@ -70,7 +72,7 @@ extension HTTPConnection {
         first += Array("retry: \(configuration.retryMilliseconds(for: stream.connectionID))\n".utf8)
         let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
             + (stream.sessionID.map(JSONText.quote) ?? "null")
-            + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.rawValue)))}"
+            + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.clientName)))}"
         first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
         write(first)
         // A resumed channel's state first (a channel new to this stream has no other way to it),
@@ -83,7 +85,7 @@ extension HTTPConnection {
             // client that reconnects later is not reset again for the same gap.
             let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
             tail += SSEEncoder.event(id: live.description, event: "reset",
-                                     data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")
+                                     data: "{\"channels\":\(JSONText.array(snapshot.reset.map(\.clientName)))}")
         }
         for message in snapshot.retained { tail += message.snapshotSSEBytes }
         if !tail.isEmpty { backlog.append(.bytes(tail)) }

@@ -110,12 +110,12 @@ extension HTTPConnection {
                                                sessionID: identity.sessionID, transport: .websocket,
                                                state: session.initialState, channels: [])
         var channels = [personal]
-        for channel in session.initialChannels where !channels.contains(channel) {
+        for channel in session.initialChannels where !channels.contains(identity.scoped(channel)) {
             guard identity.allows(channel) else {
                 sendError(session, "forbidden_channel", "the access token does not grant channel \(channel)", extra: ["channel": channel.rawValue])
                 continue
             }
-            channels.append(channel)
+            channels.append(identity.scoped(channel))
         }
         let ready = "{\"type\":\"ready\",\"connection_id\":\(JSONText.quote(session.connectionID)),\"session_id\":"
             + (identity.sessionID.map(JSONText.quote) ?? "null")
@@ -212,7 +212,8 @@ extension HTTPConnection {
                     sendError(session, "forbidden_channel", "the access token does not grant channel \(channel)", extra: ["channel": channel.rawValue])
                     return
                 }
-                if !session.channels.contains(channel), !channels.contains(channel) { channels.append(channel) }
+                let scoped = identity.scoped(channel)
+                if !session.channels.contains(scoped), !channels.contains(scoped) { channels.append(scoped) }
             }
             guard session.channels.count + channels.count <= configuration.maxChannelsPerConnection else {
                 sendError(session, "invalid_request", "at most \(configuration.maxChannelsPerConnection) channels per connection", field: "channels")
@@ -232,8 +233,8 @@ extension HTTPConnection {
                 sendError(session, "invalid_request", "channels must be an array of channel names", field: "channels")
                 return
             }
-            let removed = session.channels.filter { names.contains($0.rawValue) && $0 != session.personal }
-            if names.contains(where: { $0 == session.personal?.rawValue }) {
+            let removed = session.channels.filter { names.contains($0.clientName) && $0 != session.personal }
+            if names.contains(where: { $0 == session.personal?.clientName }) {
                 sendError(session, "invalid_request", "the personal channel cannot be unsubscribed", field: "channels")
                 return
             }
@@ -241,7 +242,7 @@ extension HTTPConnection {
             session.channels.removeAll { removed.contains($0) }
             context.server.node.unsubscribe(removed, loop: context.loop.index)
             context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: [], removed: removed)
-            write(WebSocketFrameEncoder.text("{\"type\":\"unsubscribed\",\"channels\":\(JSONText.array(removed.map(\.rawValue)))}"))
+            write(WebSocketFrameEncoder.text("{\"type\":\"unsubscribed\",\"channels\":\(JSONText.array(removed.map(\.clientName)))}"))
         case "state":
             guard let raw = object["state"] as? String, let appState = AppState(raw) else {
                 sendError(session, "invalid_request", "state must be foreground or background", field: "state")
@@ -291,7 +292,7 @@ extension HTTPConnection {
         }
         switch session.verifyToken(token) {
         case .success(let identity):
-            guard identity.userID == current.userID, identity.sessionID == current.sessionID else {
+            guard identity.userID == current.userID, identity.sessionID == current.sessionID, identity.app == current.app else {
                 sendError(session, "invalid_token", "the new token belongs to another user or session")
                 return
             }
@@ -299,7 +300,7 @@ extension HTTPConnection {
             session.identity?.grants = identity.grants
             // The new token is the connection's authority from now on: channels it no longer
             // grants are left at once, and the client is told which.
-            let revoked = session.channels.filter { $0 != session.personal && !identity.allows($0) }
+            let revoked = session.channels.filter { $0 != session.personal && !identity.allows($0.unscoped) }
             if !revoked.isEmpty {
                 for channel in revoked { context.hub.remove(self, from: channel) }
                 session.channels.removeAll { revoked.contains($0) }
@@ -308,7 +309,7 @@ extension HTTPConnection {
             }
             let expires = identity.expiresAt.map(String.init) ?? "null"
             write(WebSocketFrameEncoder.text("{\"type\":\"refreshed\",\"expires_at\":\(expires),"
-                + "\"revoked_channels\":\(JSONText.array(revoked.map(\.rawValue)))}"))
+                + "\"revoked_channels\":\(JSONText.array(revoked.map(\.clientName)))}"))
         case .failure(let error):
             sendError(session, error.code, error.message)
         }
@@ -333,7 +334,7 @@ extension HTTPConnection {
         for channel in channels { context.hub.add(self, to: channel, since: snapshot.since) }
         session.channels += channels
         context.server.node.presence.channelsChanged(connectionID: session.connectionID, added: channels, removed: [])
-        let list = JSONText.array(channels.map(\.rawValue))
+        let list = JSONText.array(channels.map(\.clientName))
         // Through the backlog, so an answer never overtakes a replay still being paced out.
         if let readyPrefix {
             backlog.append(.bytes(WebSocketFrameEncoder.text(readyPrefix + ",\"channels\":\(list),\"id\":\"\(snapshot.position)\"}")))
@@ -343,7 +344,7 @@ extension HTTPConnection {
         // A resumed channel's state before what was missed since the cursor (see SSE).
         for message in snapshot.baseline { backlog.append(.bytes(message.snapshotWebSocketFrame)) }
         if !snapshot.reset.isEmpty {
-            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.rawValue)))}")))
+            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.clientName)))}")))
         }
         for message in snapshot.replay { backlog.append(.message(message)) }
         for message in snapshot.retained { backlog.append(.bytes(message.snapshotWebSocketFrame)) }

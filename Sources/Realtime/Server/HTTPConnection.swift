@@ -415,13 +415,27 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
-    /// The session was ended by the app backend (DV-4): its streams stop for good.
+    /// The session was ended by the app backend (DV-4): its streams stop for good. Sessions are
+    /// ended through the default app's server API (ADR 0006): another app's stream with a `sid`
+    /// of that name is not the same session.
     func endSession(_ sid: String) {
         switch state {
-        case .stream(let stream) where stream.sessionID == sid:
+        case .stream(let stream) where stream.sessionID == sid && stream.app == "default":
             endStream(error: "session_ended", message: "the session has ended; sign in again", dropQueued: false)
-        case .websocket(let session) where session.identity?.sessionID == sid:
+        case .websocket(let session) where session.identity?.sessionID == sid && session.identity?.app == "default":
             failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "session_ended", message: "the session has ended; sign in again")
+        default:
+            break
+        }
+    }
+
+    /// The app was deleted (AP-3): its streams stop for good, like an ended session's.
+    func endApp(_ app: String) {
+        switch state {
+        case .stream(let stream) where stream.app == app:
+            endStream(error: "app_deleted", message: "the app was deleted", dropQueued: false)
+        case .websocket(let session) where session.identity?.app == app:
+            failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "app_deleted", message: "the app was deleted")
         default:
             break
         }

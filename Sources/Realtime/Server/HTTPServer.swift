@@ -53,6 +53,9 @@ public final class HTTPServer: Sendable {
         node.onEndSession { sid in
             for context in contexts { context.loop.execute { context.endSession(sid) } }
         }
+        node.onEndApp { app in
+            for context in contexts { context.loop.execute { context.endApp(app) } }
+        }
         signal(SIGPIPE, SIG_IGN)
         node.group.start()
         // Every loop is attached before any loop listens: a loop that accepts hands connections

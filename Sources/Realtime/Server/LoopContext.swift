@@ -163,6 +163,11 @@ final class LoopContext: @unchecked Sendable {
         for connection in connections { connection.endSession(sid) }
     }
 
+    /// Ends every stream of app `app` on this loop.
+    func endApp(_ app: String) {
+        for connection in connections { connection.endApp(app) }
+    }
+
     /// Stops accepting and ends every connection (SSE streams get `event: shutdown`).
     func shutdown() {
         isShuttingDown = true

@@ -11,6 +11,8 @@ public struct StreamIdentity: Sendable {
     public var grants: [ChannelGrant]
     /// Unix seconds at which the stream must end (token `exp` plus leeway); nil = never.
     public var expiresAt: Int64?
+    /// The app the token was verified for (ADR 0006): deleting the app ends the stream.
+    public var app: String = "default"
 
     public init(userID: String, sessionID: String?, grants: [ChannelGrant], expiresAt: Int64?) {
         self.userID = userID
@@ -19,13 +21,17 @@ public struct StreamIdentity: Sendable {
         self.expiresAt = expiresAt
     }
 
-    /// The personal channel `user:{sub}`.
-    public var personalChannel: ChannelName? { ChannelName.personal(userID: userID) }
+    /// The personal channel `user:{sub}`, in the app's namespace (ADR 0006).
+    public var personalChannel: ChannelName? { ChannelName.personal(userID: userID).map { ChannelName.scoped($0, app: app) } }
 
-    /// True when the identity may subscribe to `channel`: its personal channel or a granted one.
+    /// True when the identity may subscribe to `channel`, as the client names it: its personal
+    /// channel or a granted one.
     public func allows(_ channel: ChannelName) -> Bool {
-        channel == personalChannel || grants.contains { $0.allows(channel) }
+        scoped(channel) == personalChannel || grants.contains { $0.allows(channel) }
     }
+
+    /// `channel` (as the client names it) in the app's namespace: what the broker and hub use.
+    public func scoped(_ channel: ChannelName) -> ChannelName { ChannelName.scoped(channel, app: app) }
 }
 
 /// Verifies an access token sent inside a WebSocket (`auth` and `refresh` frames): the identity,

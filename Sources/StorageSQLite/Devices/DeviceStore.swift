@@ -32,7 +32,8 @@ enum DeviceStore {
             if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // Sessions are named by `sid` alone: a device under another user's sid would be ended
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
-            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
+            // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
+            if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
             // The same provider's token first; else the same token on the same platform under
             // another provider (an iOS app moving from APNs to Firebase with a token string it
             // held before): that row is this device too, relabelled, not a second row that the
@@ -80,8 +81,18 @@ enum DeviceStore {
                           registration.provider, registration.token, registration.environment, registration.installationID,
                           registration.locale, registration.appVersion, registration.deviceName, now, now])
             }
-            try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
-                               [registration.sessionID, registration.userID, registration.platform, id])
+            if registration.bindsToUser {
+                // AP-5: no session to rotate by; an install's earlier token is replaced when it
+                // says which install it is.
+                if let installation = registration.installationID {
+                    try connection.run(
+                        "DELETE FROM devices WHERE app = ? AND user_id = ? AND platform = ? AND installation_id = ? AND id <> ?",
+                        [registration.app, registration.userID, registration.platform, installation, id])
+                }
+            } else {
+                try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
+                                   [registration.sessionID, registration.userID, registration.platform, id])
+            }
             guard let device = try find(connection, id: id, now: now) else {
                 throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")
             }
@@ -103,15 +114,15 @@ enum DeviceStore {
     }
 
     /// Deletes a device of `userID` by id. - Returns: false when the user has no such device.
-    static func delete(_ connection: SQLiteConnection, id: String, userID: String) throws(SQLiteError) -> Bool {
-        try connection.run("DELETE FROM devices WHERE id = ? AND user_id = ?", [id, userID])
+    static func delete(_ connection: SQLiteConnection, app: String = "default", id: String, userID: String) throws(SQLiteError) -> Bool {
+        try connection.run("DELETE FROM devices WHERE id = ? AND user_id = ? AND app = ?", [id, userID, app])
         return connection.changes > 0
     }
 
     /// Deletes the user's devices holding `token` (any platform). - Returns: how many.
     @discardableResult
-    static func delete(_ connection: SQLiteConnection, token: String, userID: String) throws(SQLiteError) -> Int {
-        try connection.run("DELETE FROM devices WHERE token = ? AND user_id = ?", [token, userID])
+    static func delete(_ connection: SQLiteConnection, app: String = "default", token: String, userID: String) throws(SQLiteError) -> Int {
+        try connection.run("DELETE FROM devices WHERE token = ? AND user_id = ? AND app = ?", [token, userID, app])
         return connection.changes
     }
 

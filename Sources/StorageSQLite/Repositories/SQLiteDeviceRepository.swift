@@ -25,12 +25,12 @@ struct SQLiteDeviceRepository: DeviceRepository {
         try mapped { () throws(SQLiteError) in try DeviceStore.list(connection, userIDs: userIDs, app: app, now: now) }
     }
 
-    func delete(id: String, userID: String) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, id: id, userID: userID) }
+    func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, app: app, id: id, userID: userID) }
     }
 
-    func delete(token: String, userID: String) throws(StorageError) -> Int {
-        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, token: token, userID: userID) }
+    func delete(app: String, token: String, userID: String) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, app: app, token: token, userID: userID) }
     }
 
     func deleteInvalid(id: String, invalidSince: Int64?) throws(StorageError) -> Bool {

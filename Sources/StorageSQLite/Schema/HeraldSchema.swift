@@ -252,10 +252,24 @@ enum HeraldSchema {
                 WHERE e.last_seen_at > d.last_seen_at OR (e.last_seen_at = d.last_seen_at AND e.id > d.id));
             CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
             """),
-        Migration(version: 10, name: "reserved for apps", sql: """
-            -- Placeholder so that 11 follows 10: the apps work (branch apps) owns version 10; on
-            -- merge its migration replaces this one.
-            SELECT 1;
+        Migration(version: 10, name: "apps", sql: """
+            -- The apps beside the environment's `default` (AP-1, ADR 0006): settings as JSON (not
+            -- secret), secrets sealed with AES-256-GCM (SecretBox) as JSON by field.
+            CREATE TABLE IF NOT EXISTS apps (
+                id            TEXT PRIMARY KEY,
+                settings_json TEXT NOT NULL,
+                secrets_json  TEXT NOT NULL DEFAULT '{}',
+                created_at    INTEGER NOT NULL,
+                updated_at    INTEGER NOT NULL
+            ) STRICT;
+            -- An app's server keys by SHA-256: the key names the app, so one key is one app's.
+            CREATE TABLE IF NOT EXISTS app_server_keys (
+                hash       TEXT PRIMARY KEY,
+                app        TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX IF NOT EXISTS app_server_keys_app ON app_server_keys (app);
+            CREATE INDEX IF NOT EXISTS sessions_app ON sessions (app);  -- an app's rows, when it is deleted
             """),
         Migration(version: 11, name: "users' language", sql: """
             -- A user's language as the app backend sets it (PUT /v1/users/{id}): the push language

@@ -21,7 +21,7 @@ enum SessionStore {
                                   THEN sessions.expires_at ELSE excluded.expires_at END,
                 expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                      THEN sessions.expiry_source ELSE 'token' END
-            WHERE sessions.user_id = excluded.user_id
+            WHERE sessions.user_id = excluded.user_id AND sessions.app = excluded.app
             """, [sid, app, userID, now, now, expiresAt, expiresAt])
         guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
@@ -43,8 +43,11 @@ enum SessionStore {
             try connection.run("""
                 INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES (?, '', ?, ?, ?)
                 ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
+                WHERE sessions.app = 'default'
                 """, [sid, now, now, now])
-            try connection.run("DELETE FROM devices WHERE sid = ?", [sid])
+            // The server API of sessions is the default app's (ADR 0006): another app's session of
+            // that name, and its devices, are not its to end.
+            try connection.run("DELETE FROM devices WHERE sid = ? AND app = 'default'", [sid])
             return connection.changes
         }
     }
@@ -52,12 +55,12 @@ enum SessionStore {
     /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
     /// - Returns: false when the session is unknown.
     static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(SQLiteError) -> Bool {
-        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ?", [expiresAt, sid])
+        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ? AND app = 'default'", [expiresAt, sid])
         return connection.changes > 0
     }
 
     /// Every ended session id (loaded at start so tokens of ended sessions are refused at once).
     static func endedSessionIDs(_ connection: SQLiteConnection) throws(SQLiteError) -> [String] {
-        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(SQLiteError) in try row["sid"] }
+        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL AND app = 'default'").map { row throws(SQLiteError) in try row["sid"] }
     }
 }

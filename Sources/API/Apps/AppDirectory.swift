@@ -1,0 +1,89 @@
+import Foundation
+import HeraldCore
+import PushHTTP
+import Synchronization
+
+/// Every app this process serves, as one immutable snapshot swapped on each change (ADR 0006):
+/// the environment's `default` and the stored apps. A request reads the snapshot once; an admin
+/// write installs the app's new entry after its commit, so a change takes effect without a
+/// restart. `changed` is the multi-node hook: called after every install or removal, for a
+/// control bus to tell other nodes to reload that app (one process: nothing to do).
+public final class AppDirectory: Sendable {
+    struct Snapshot: Sendable {
+        var apps: [AppID: ResolvedApp]
+        var byServerKey: [String: AppID]
+        var byIssuer: [String: AppID]
+        /// Every stored app's `cors_origins` (`*` included when one lists it).
+        var corsOrigins: Set<String> = []
+        /// Whether any app besides `default` exists; when not, tokens skip the routing peek.
+        var hasStoredApps: Bool { apps.count > 1 }
+        var defaultApp: ResolvedApp { apps[.default]! }
+    }
+
+    private let state: Mutex<Snapshot>
+    private let changedHook: Mutex<(@Sendable (AppID) -> Void)?>
+
+    /// - Parameter configuration: the environment's keys, the `default` app.
+    public init(configuration: APIConfiguration) {
+        let defaultApp = ResolvedApp(environment: configuration)
+        var snapshot = Snapshot(apps: [.default: defaultApp], byServerKey: [:], byIssuer: [:])
+        for hash in defaultApp.serverKeyHashes { snapshot.byServerKey[hash] = .default }
+        state = Mutex(snapshot)
+        changedHook = Mutex(nil)
+    }
+
+    /// Sets the hook called with an app's id after it changed here (the control bus, ADR 0006).
+    public func onChange(_ hook: @escaping @Sendable (AppID) -> Void) {
+        changedHook.withLock { $0 = hook }
+    }
+
+    var snapshot: Snapshot { state.withLock { $0 } }
+
+    /// One app, if served.
+    public func app(_ id: AppID) -> ResolvedApp? { state.withLock { $0.apps[id] } }
+
+    /// Every app, `default` first.
+    public var all: [ResolvedApp] {
+        state.withLock { snapshot in snapshot.apps.values.sorted { ($0.id.isDefault ? 0 : 1, $0.id) < ($1.id.isDefault ? 0 : 1, $1.id) } }
+    }
+
+    /// Installs or replaces a stored app (never `default`).
+    public func install(_ app: ResolvedApp) {
+        precondition(!app.id.isDefault, "the default app is the environment's")
+        state.withLock { snapshot in
+            snapshot.apps[app.id] = app
+            snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
+            for hash in app.serverKeyHashes { snapshot.byServerKey[hash] = app.id }
+            snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != app.id }
+            if let issuer = app.settings.tokens.issuer { snapshot.byIssuer[issuer] = app.id }
+            snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
+        }
+        changedHook.withLock { $0 }?(app.id)
+    }
+
+    /// Forgets a stored app.
+    public func remove(_ id: AppID) {
+        precondition(!id.isDefault, "the default app is the environment's")
+        state.withLock { snapshot in
+            snapshot.apps[id] = nil
+            snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != id }
+            snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != id }
+            snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
+        }
+        changedHook.withLock { $0 }?(id)
+    }
+
+    /// Whether a stored app lists `origin` (or `*`) in its `cors_origins`: the server's CORS
+    /// policy asks this beside `HERALD_CORS_ORIGINS`.
+    public func allowsOrigin(_ origin: String) -> Bool {
+        state.withLock { $0.corsOrigins.contains(origin) || $0.corsOrigins.contains("*") }
+    }
+
+    /// The app whose server key hashes to `hash`, if any.
+    func app(serverKeyHash hash: String) -> AppID? { state.withLock { $0.byServerKey[hash] } }
+
+    /// Whether `hash` is a server key of an app other than `id` (keys are one app's).
+    public func serverKeyTaken(_ hash: String, except id: AppID) -> Bool {
+        state.withLock { snapshot in snapshot.byServerKey[hash].map { $0 != id } ?? false }
+    }
+}

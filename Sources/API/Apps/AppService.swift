@@ -1,0 +1,111 @@
+import Foundation
+import HeraldCore
+import PushHTTP
+import Realtime
+
+/// The apps' life cycle (AP-1, AP-2, ADR 0006): opening sealed secrets, checking settings,
+/// building providers, and installing an app's new state in the `AppDirectory` and the
+/// `PushProviders` after its change is committed.
+public final class AppService: Sendable {
+    let storage: any Storage
+    let directory: AppDirectory
+    let secretBox: SecretBox?
+    let factory: (any AppPushFactory)?
+    let providers: PushProviders?
+    let leewaySeconds: Int64
+    /// Closes the live streams of a deleted app's users (set by the routes: the node knows them).
+    let closeStreams: @Sendable (AppID) -> Void
+
+    /// - Parameters:
+    ///   - secretBox: seals and opens secrets; nil when `HERALD_SECRET_KEY` is not set (secrets
+    ///     cannot be set then).
+    ///   - factory: builds providers; nil: this build sends no push for stored apps.
+    ///   - providers: where an app's providers are installed.
+    public init(storage: any Storage, directory: AppDirectory, secretBox: SecretBox?, factory: (any AppPushFactory)?,
+                providers: PushProviders?, leewaySeconds: Int64 = 60, closeStreams: @escaping @Sendable (AppID) -> Void = { _ in }) {
+        self.storage = storage
+        self.directory = directory
+        self.secretBox = secretBox
+        self.factory = factory
+        self.providers = providers
+        self.leewaySeconds = leewaySeconds
+        self.closeStreams = closeStreams
+    }
+
+    /// What an app becomes once committed.
+    struct Prepared: Sendable {
+        let record: AppRecord
+        let resolved: ResolvedApp
+        let providers: [any PushProvider]
+    }
+
+    /// Opens every secret of `record` (its context binds app and field).
+    /// - Throws: `SecretBoxError`; `.badKey` when secrets exist and no key is configured.
+    func openSecrets(_ record: AppRecord) throws(SecretBoxError) -> [AppSecretField: [UInt8]] {
+        guard !record.secrets.isEmpty else { return [:] }
+        guard let secretBox else { throw .badKey("HERALD_SECRET_KEY is not set, and app \(record.id) has sealed secrets") }
+        var opened: [AppSecretField: [UInt8]] = [:]
+        for (field, sealed) in record.secrets {
+            opened[field] = try secretBox.open(sealed.sealed, context: Self.context(record.id, field))
+        }
+        return opened
+    }
+
+    /// The additional data a secret is bound to.
+    static func context(_ app: AppID, _ field: AppSecretField) -> String { "\(app.rawValue)/\(field.rawValue)" }
+
+    /// Checks `record` and builds what it needs, without installing anything.
+    /// - Throws: `AppSettingError` (400 naming the field).
+    func prepare(_ record: AppRecord, opened: [AppSecretField: [UInt8]]) throws(AppSettingError) -> Prepared {
+        let resolved = try ResolvedApp(record: record, jwtSecret: opened[.jwtSecret], leewaySeconds: leewaySeconds)
+        var pushSecrets = opened
+        pushSecrets[.jwtSecret] = nil
+        let built = try factory?.providers(app: record.id, push: record.settings.push, secrets: pushSecrets) ?? []
+        return Prepared(record: record, resolved: resolved, providers: built)
+    }
+
+    /// Makes a committed app effective: verifiers, server keys, providers (no restart).
+    func install(_ prepared: Prepared) {
+        providers?.setProviders(prepared.providers, app: prepared.record.id.rawValue)
+        directory.install(prepared.resolved)
+    }
+
+    /// Forgets a deleted app and closes its streams.
+    func uninstall(_ id: AppID) {
+        directory.remove(id)
+        providers?.setProviders([], app: id.rawValue)
+        factory?.release(app: id)
+        closeStreams(id)
+    }
+
+    /// Loads every stored app at start. An app whose secrets do not open or whose settings no
+    /// longer check is skipped with an error in the log (Herald still starts, PU-6's rule);
+    /// secrets sealed under a previous key are sealed again under the current one.
+    /// - Returns: the ids of the apps installed.
+    @discardableResult
+    public func loadAll(log: (String, [String: String]) -> Void = { _, _ in }) throws -> [AppID] {
+        let records = try storage.readSync { tx in try tx.apps.list() }
+        var installed: [AppID] = []
+        for var record in records {
+            do {
+                let opened = try openSecrets(record)
+                let prepared = try prepare(record, opened: opened)
+                if let secretBox, record.secrets.values.contains(where: { secretBox.needsReseal($0.sealed) }) {
+                    for (field, plain) in opened {
+                        record.secrets[field]?.sealed = try secretBox.seal(plain, context: Self.context(record.id, field))
+                    }
+                    let resealed = record
+                    _ = try storage.writeSync { tx in try tx.apps.update(resealed) }
+                    log("app secrets sealed again under the current HERALD_SECRET_KEY", ["app": record.id.rawValue, "key_id": secretBox.keyID])
+                }
+                install(prepared)
+                installed.append(record.id)
+            } catch let error as SecretBoxError {
+                log("app not loaded: its secrets do not open", ["app": record.id.rawValue, "error": error.message])
+            } catch let error as AppSettingError {
+                log("app not loaded: a setting is unusable", ["app": record.id.rawValue, "field": error.field, "error": error.message])
+            }
+        }
+        return installed
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HeraldCore
+import PushHTTP
+
+/// A refused app setting (AP-1, AP-2): answered 400 `invalid_request` with `field` naming it.
+public struct AppSettingError: Error, Equatable, Sendable {
+    /// The request member, dotted (`push.apns.key_p8`, `tokens.jwks`).
+    public var field: String
+    /// What is wrong with it, for the 400's `message`; never contains key material.
+    public var message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+/// One app as requests see it (ADR 0006): its settings, and the verifiers built from them once.
+public struct ResolvedApp: Sendable {
+    /// The app's id.
+    public let id: AppID
+    /// The settings it was built from (default ones for `default`, whose keys come from the environment).
+    public let settings: AppSettings
+    /// HS256 secret and PEM keys, each bound to its algorithm.
+    let verifiers: [AccessTokenVerifier]
+    /// The JWKS document's keys, by `kid`.
+    let jwks: [String: AccessTokenVerifier]
+    /// Hex SHA-256 of each server key.
+    let serverKeyHashes: [String]
+
+    /// The environment's app: the keys and server key `HERALD_*` configure, every other setting at
+    /// its default.
+    init(environment configuration: APIConfiguration) {
+        id = .default
+        settings = AppSettings()
+        verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
+        jwks = [:]
+        serverKeyHashes = configuration.serverKey.map { [SecretBox.sha256Hex(Array($0.utf8))] } ?? []
+    }
+
+    /// A stored app, its token settings checked.
+    ///
+    /// - Parameters:
+    ///   - jwtSecret: the opened HS256 secret, if the app has one.
+    ///   - leewaySeconds: clock skew allowed on `exp`/`nbf`.
+    /// - Throws: `AppSettingError` naming the first unusable token setting (`tokens.public_keys[1]`,
+    ///   `tokens.jwks`, `tokens.algorithms`, `tokens.user_claim`).
+    public init(record: AppRecord, jwtSecret: [UInt8]?, leewaySeconds: Int64 = 60) throws(AppSettingError) {
+        id = record.id
+        settings = record.settings
+        let tokens = record.settings.tokens
+        var algorithms: Set<JWTAlgorithm> = []
+        for name in tokens.algorithms {
+            guard let algorithm = JWTAlgorithm(rawValue: name) else {
+                throw AppSettingError(field: "tokens.algorithms", message: "\(name) is not one of HS256, RS256, ES256")
+            }
+            algorithms.insert(algorithm)
+        }
+        guard !tokens.userClaim.isEmpty, tokens.sessionClaim?.isEmpty != true else {
+            throw AppSettingError(field: "tokens.user_claim", message: "claim names are non-empty")
+        }
+        let names = JWTPayload.ClaimNames(user: tokens.userClaim, session: tokens.sessionClaim)
+        func verifier(_ key: VerificationKey) -> AccessTokenVerifier {
+            var verifier = AccessTokenVerifier(key: key, leewaySeconds: leewaySeconds)
+            verifier.claimNames = names
+            return verifier
+        }
+        var keys: [VerificationKey] = []
+        if let jwtSecret {
+            do { keys.append(try VerificationKey.hmac(secret: jwtSecret)) } catch {
+                throw AppSettingError(field: "tokens.hs256_secret", message: error.message)
+            }
+        }
+        for (index, pem) in tokens.publicKeys.enumerated() {
+            do { keys.append(try VerificationKey.publicKey(pem: pem)) } catch {
+                throw AppSettingError(field: "tokens.public_keys[\(index)]", message: error.message)
+            }
+        }
+        var byKid: [String: VerificationKey] = [:]
+        if let document = tokens.jwks {
+            do { byKid = try JWKS(json: document).keys } catch {
+                throw AppSettingError(field: "tokens.jwks", message: error.message)
+            }
+        }
+        let accepted: (VerificationKey) -> Bool = { algorithms.isEmpty || algorithms.contains($0.algorithm) }
+        verifiers = keys.filter(accepted).map(verifier)
+        jwks = byKid.filter { accepted($0.value) }.mapValues(verifier)
+        if !keys.isEmpty || !byKid.isEmpty, verifiers.isEmpty, jwks.isEmpty {
+            throw AppSettingError(field: "tokens.algorithms", message: "no configured key uses an accepted algorithm")
+        }
+        serverKeyHashes = record.serverKeys.map(\.hash)
+    }
+
+    /// Whether the app accepts access tokens at all.
+    var hasTokenKeys: Bool { !verifiers.isEmpty || !jwks.isEmpty }
+
+    /// The verifiers to try for a token whose header names `kid`: the JWKS key of that `kid` when
+    /// the app has a document (a `kid` it does not list gets none), then the static keys.
+    func verifiers(kid: String?) -> [AccessTokenVerifier] {
+        guard !jwks.isEmpty else { return verifiers }
+        if let kid { return (jwks[kid].map { [$0] } ?? []) + verifiers }
+        return (jwks[""].map { [$0] } ?? (jwks.count == 1 ? Array(jwks.values) : [])) + verifiers
+    }
+}

@@ -1,0 +1,120 @@
+extension OpenAPIComponents {
+    /// Schemas of the admin API of apps (AP-1, AP-2).
+    static let appsSchemas = #"""
+    {
+      "SecretInfo": {
+        "type": "object",
+        "description": "What is shown of a secret: never its value.",
+        "required": ["fingerprint", "set_at"],
+        "properties": {
+          "fingerprint": {"type": "string", "description": "First 16 hex digits of the value's SHA-256."},
+          "set_at": {"type": "string", "format": "date-time"}
+        }
+      },
+      "App": {
+        "type": "object",
+        "description": "An app (tenant). `default` (source `environment`) is shown with fewer members.",
+        "required": ["id", "source"],
+        "properties": {
+          "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
+          "source": {"type": "string", "enum": ["api", "environment"]},
+          "server_key_set": {"type": "boolean", "description": "`default` only: HERALD_SERVER_KEY is set."},
+          "push_providers": {"type": "array", "items": {"type": "string"}, "description": "`default` only: providers with credentials."},
+          "tokens": {
+            "type": "object",
+            "properties": {
+              "hs256_secret": {"oneOf": [{"$ref": "#/components/schemas/SecretInfo"}, {"type": "null"}]},
+              "public_keys": {"type": "array", "items": {"type": "string"}},
+              "jwks": {"type": ["object", "null"]},
+              "algorithms": {"type": "array", "items": {"type": "string"}},
+              "user_claim": {"type": "string"},
+              "session_claim": {"type": ["string", "null"]},
+              "issuer": {"type": ["string", "null"]},
+              "audience": {"type": ["string", "null"]}
+            }
+          },
+          "server_keys": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": ["fingerprint", "created_at"],
+              "properties": {"fingerprint": {"type": "string"}, "created_at": {"type": "string", "format": "date-time"}}
+            }
+          },
+          "server_key": {"type": "string", "description": "The generated server key, in the answer to a POST without `server_keys` only."},
+          "cors_origins": {"type": "array", "items": {"type": "string"}},
+          "catalog": {"type": ["object", "null"]},
+          "payload": {"type": "object", "properties": {"root_key": {"type": ["string", "null"]}}},
+          "exclusions": {"type": "object"},
+          "default_locale": {"type": ["string", "null"]},
+          "push": {
+            "type": "object",
+            "properties": {
+              "apns": {"type": ["object", "null"]},
+              "fcm": {"type": ["object", "null"]},
+              "expo": {"type": ["object", "null"]},
+              "webpush": {"type": ["object", "null"]}
+            }
+          },
+          "created_at": {"type": "string", "format": "date-time"},
+          "updated_at": {"type": "string", "format": "date-time"}
+        }
+      },
+      "AppList": {
+        "type": "object",
+        "required": ["apps"],
+        "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}
+      },
+      "AppChange": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A new app (`id` required) or a change (members given replace theirs; `null` clears). Secrets (`tokens.hs256_secret`, `push.*` keys) are sealed at rest and never answered.",
+        "properties": {
+          "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
+          "tokens": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "hs256_secret": {"type": ["string", "null"], "minLength": 16},
+              "public_keys": {"type": "array", "items": {"type": "string"}},
+              "jwks": {"type": ["object", "null"]},
+              "algorithms": {"type": "array", "items": {"type": "string", "enum": ["HS256", "RS256", "ES256"]}},
+              "user_claim": {"type": "string", "minLength": 1},
+              "session_claim": {"type": ["string", "null"], "minLength": 1},
+              "issuer": {"type": ["string", "null"]},
+              "audience": {"type": ["string", "null"]}
+            }
+          },
+          "server_keys": {"type": "array", "minItems": 1, "maxItems": 10, "items": {"type": "string", "minLength": 16, "maxLength": 256, "pattern": "^[^ ]+$"}},
+          "cors_origins": {"type": "array", "items": {"type": "string"}},
+          "catalog": {"type": ["object", "null"]},
+          "payload": {"type": "object", "additionalProperties": false, "properties": {"root_key": {"type": ["string", "null"]}}},
+          "exclusions": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "audiences": {"type": "array", "items": {"type": "string"}},
+              "kinds": {"type": "array", "items": {"type": "string"}},
+              "data_prefixes": {"type": "array", "items": {"type": "object", "required": ["key", "prefix"], "properties": {"key": {"type": "string"}, "prefix": {"type": "string"}}}}
+            }
+          },
+          "default_locale": {"type": ["string", "null"]},
+          "push": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "apns": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["key_p8", "key_id", "team_id", "topic"], "additionalProperties": false,
+                "properties": {"key_p8": {"type": "string"}, "key_id": {"type": "string"}, "team_id": {"type": "string"}, "topic": {"type": "string"}}}]},
+              "fcm": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["service_account"], "additionalProperties": false,
+                "properties": {"service_account": {"type": ["object", "string"]}, "project_id": {"type": ["string", "null"]}}}]},
+              "expo": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["access_token"], "additionalProperties": false,
+                "properties": {"access_token": {"type": "string"}}}]},
+              "webpush": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["vapid_private_key", "subject"], "additionalProperties": false,
+                "properties": {"vapid_private_key": {"type": "string"}, "subject": {"type": "string"}, "public_key": {"type": ["string", "null"]}}}]}
+            }
+          }
+        }
+      }
+    }
+    """#
+}

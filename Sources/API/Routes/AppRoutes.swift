@@ -1,0 +1,279 @@
+import COpenSSL
+import Foundation
+import HeraldCore
+import PushHTTP
+import Realtime
+
+/// The admin API of apps (AP-1, AP-2, ADR 0006): `POST|GET|PATCH|DELETE /v1/apps[/{app}]`
+/// behind `HERALD_ADMIN_KEY`. Secrets are sealed before they are stored and never answered
+/// (answers show a fingerprint and when each was set); a change is checked whole (keys parse,
+/// providers build) before it is stored, and takes effect when committed, without a restart.
+struct AppRoutes {
+    let adminKey: [UInt8]?
+    let service: AppService
+
+    func register(in table: inout RouteTable) {
+        let routes = self
+        table.on(Spec.createApp) { context in try routes.create(context) }
+        table.on(Spec.listApps) { context in try routes.list(context) }
+        table.on(Spec.getApp) { context in try routes.get(context) }
+        table.on(Spec.updateApp) { context in try routes.update(context) }
+        table.on(Spec.deleteApp) { context in try routes.delete(context) }
+    }
+
+    /// Checks `Authorization: Bearer <HERALD_ADMIN_KEY>` in constant time.
+    /// - Throws: `HTTPError` 401 `unauthorized`.
+    private func admin(_ context: RequestContext) throws(HTTPError) {
+        guard let adminKey else { throw HTTPError(401, "unauthorized", "the admin API is disabled: HERALD_ADMIN_KEY is not set") }
+        let header = context.request.headers["Authorization"] ?? ""
+        let parts = header.split(separator: " ", maxSplits: 1)
+        let given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
+        guard given.count == adminKey.count,
+              given.withUnsafeBytes({ a in adminKey.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } }) == 0
+        else { throw HTTPError(401, "unauthorized", "the admin key is missing or wrong") }
+    }
+
+    private func appID(_ context: RequestContext) throws(HTTPError) -> AppID {
+        guard let raw = context.pathParameters["app"], let id = AppID(raw) else {
+            throw HTTPError.invalid("app", "an app id is 1-63 characters of a-z 0-9 -")
+        }
+        return id
+    }
+
+    private func body(_ context: RequestContext) throws(HTTPError) -> [String: Any] {
+        try RequestBody.check(context.request)
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(context.request.body))) as? [String: Any] else {
+            throw HTTPError(400, "invalid_request", "the body is a JSON object")
+        }
+        return object
+    }
+
+    /// `POST /v1/apps` → 201 with the app and, when no `server_keys` were given, the one generated
+    /// (`server_key`, shown this once).
+    func create(_ context: RequestContext) throws -> RouteResult {
+        try admin(context)
+        let object = try body(context)
+        guard let raw = object["id"] as? String else { throw HTTPError.invalid("id", "id is required: 1-63 characters of a-z 0-9 -") }
+        guard let id = AppID(raw) else { throw HTTPError.invalid("id", "an app id is 1-63 characters of a-z 0-9 -, not starting with -") }
+        guard !id.isDefault else { throw HTTPError(409, "app_exists", "default is the environment's app") }
+        var settings = AppSettings()
+        let change = try AppChange.read(object, into: &settings)
+        let now = unixMilliseconds()
+        var generated: String?
+        var keys = change.serverKeys ?? []
+        if keys.isEmpty {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            guard RAND_bytes(&bytes, 32) == 1 else { throw HTTPError(500, "internal_error", "no random bytes") }
+            generated = "hk_" + Base64URL.encode(bytes)
+            keys = [generated!]
+        }
+        var record = AppRecord(id: id, settings: settings, serverKeys: try serverKeys(keys, app: id, now: now, existing: []),
+                               createdAt: now, updatedAt: now)
+        let opened = try seal(change, into: &record, opened: [:], now: now)
+        let prepared = try prepare(record, opened: opened)
+        let service = self.service
+        let shownKey = generated
+        return .deferred { writer in
+            service.storage.write({ tx in try tx.apps.create(prepared.record) }) { result in
+                if case .failure(let error as StorageError) = result, error.isUniqueViolation {
+                    return writer.complete(.error(409, code: "app_exists", message: "app \(id) exists, or one of its server keys is another app's"))
+                }
+                if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
+                service.install(prepared)
+                writer.complete(.json(201, Self.json(prepared.record, serverKey: shownKey)))
+            }
+        }
+    }
+
+    /// `GET /v1/apps` → `{apps: [...]}`, `default` first.
+    func list(_ context: RequestContext) throws -> RouteResult {
+        try admin(context)
+        let service = self.service
+        return DatabaseResponder(database: service.storage).read { tx in
+            let stored = try tx.apps.list()
+            return .json(200, "{\"apps\":[" + ([Self.defaultJSON(service)] + stored.map { Self.json($0) }).joined(separator: ",") + "]}")
+        }
+    }
+
+    /// `GET /v1/apps/{app}` → the app, or 404.
+    func get(_ context: RequestContext) throws -> RouteResult {
+        try admin(context)
+        let id = try appID(context)
+        if id.isDefault { return .response(.json(200, Self.defaultJSON(service))) }
+        return DatabaseResponder(database: service.storage).read { tx in
+            guard let record = try tx.apps.find(id) else { throw HTTPError(404, "not_found", "no app \(id)") }
+            return .json(200, Self.json(record))
+        }
+    }
+
+    /// `PATCH /v1/apps/{app}`: the members given replace theirs; 200 with the app.
+    func update(_ context: RequestContext) throws -> RouteResult {
+        try admin(context)
+        let id = try appID(context)
+        guard !id.isDefault else {
+            throw HTTPError(409, "app_from_environment", "the default app is configured by the environment (HERALD_*, APNS_*, FCM_*)")
+        }
+        if try body(context)["id"] != nil { throw HTTPError.invalid("id", "an app's id cannot change") }
+        let bytes = context.request.body
+        let routes = self, service = self.service
+        return .deferred { writer in
+            // Read, change, check and store in one write transaction, so two changes to one app
+            // never lose each other; what it needs is installed once it is committed.
+            service.storage.write({ tx -> AppService.Prepared in
+                guard var record = try tx.apps.find(id) else { throw HTTPError(404, "not_found", "no app \(id)") }
+                let now = unixMilliseconds()
+                let opened = try service.openSecrets(record)
+                // Checked as an object before; parsed again here, where it is used.
+                let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+                let change = try AppChange.read(object, into: &record.settings)
+                if let keys = change.serverKeys {
+                    record.serverKeys = try routes.serverKeys(keys, app: id, now: now, existing: record.serverKeys)
+                }
+                record.updatedAt = now
+                let allOpened = try routes.seal(change, into: &record, opened: opened, now: now)
+                let prepared = try routes.prepare(record, opened: allOpened)
+                guard try tx.apps.update(prepared.record) else { throw HTTPError(404, "not_found", "no app \(id)") }
+                return prepared
+            }) { result in
+                switch result {
+                case .success(let prepared):
+                    service.install(prepared)
+                    writer.complete(.json(200, Self.json(prepared.record)))
+                case .failure(let error as StorageError) where error.isUniqueViolation:
+                    writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
+                case .failure(let error as SecretBoxError):
+                    Log.error("app secrets do not open", ["app": id.rawValue, "error": error.message])
+                    writer.complete(.error(500, code: "secret_unreadable", message: "the app's stored secrets do not open with this server's HERALD_SECRET_KEY"))
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                }
+            }
+        }
+    }
+
+    /// `DELETE /v1/apps/{app}` → 204: its rows in every table go, its streams close, its
+    /// providers stop (AP-3).
+    func delete(_ context: RequestContext) throws -> RouteResult {
+        try admin(context)
+        let id = try appID(context)
+        guard !id.isDefault else {
+            throw HTTPError(409, "app_from_environment", "the default app is configured by the environment and cannot be deleted")
+        }
+        let service = self.service
+        return .deferred { writer in
+            service.storage.write({ tx in try tx.apps.delete(id) }) { result in
+                switch result {
+                case .success(true):
+                    service.uninstall(id)
+                    writer.complete(.empty(204))
+                case .success(false):
+                    writer.complete(.error(404, code: "not_found", message: "no app \(id)"))
+                case .failure(let error):
+                    writer.complete(DatabaseResponder.response(.failure(error)))
+                }
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The stored form of `keys` (hashes), keeping the creation time of keys the app had.
+    /// - Throws: 409 `server_key_taken` when another app holds one; 400 for a key given twice.
+    private func serverKeys(_ keys: [String], app: AppID, now: Int64, existing: [ServerKeyEntry]) throws(HTTPError) -> [ServerKeyEntry] {
+        var entries: [ServerKeyEntry] = []
+        for key in keys {
+            let hash = SecretBox.sha256Hex(Array(key.utf8))
+            guard !entries.contains(where: { $0.hash == hash }) else { throw HTTPError.invalid("server_keys", "a server key is listed twice") }
+            if service.directory.serverKeyTaken(hash, except: app) {
+                throw HTTPError(409, "server_key_taken", "a server key belongs to another app")
+            }
+            entries.append(existing.first { $0.hash == hash } ?? ServerKeyEntry(hash: hash, createdAt: now))
+        }
+        return entries
+    }
+
+    /// Seals the change's secrets into `record`.
+    /// - Returns: every secret of the app, opened (the old ones with the new ones applied).
+    /// - Throws: 503 `secret_key_missing` when a secret is set and no `HERALD_SECRET_KEY` is configured.
+    private func seal(_ change: AppChange, into record: inout AppRecord, opened: [AppSecretField: [UInt8]], now: Int64) throws(HTTPError)
+        -> [AppSecretField: [UInt8]] {
+        var all = opened
+        for (field, value) in change.secrets {
+            guard let value else {
+                record.secrets[field] = nil
+                all[field] = nil
+                continue
+            }
+            guard let box = service.secretBox else {
+                throw HTTPError(503, "secret_key_missing", "secrets cannot be stored: set HERALD_SECRET_KEY or HERALD_SECRET_KEY_FILE")
+            }
+            do {
+                let sealed = try box.seal(value, context: AppService.context(record.id, field))
+                record.secrets[field] = SealedSecret(sealed: sealed, fingerprint: SecretBox.fingerprint(value), setAt: now)
+            } catch {
+                throw HTTPError(500, "internal_error", "sealing failed: \(error.message)")
+            }
+            all[field] = value
+        }
+        return all
+    }
+
+    private func prepare(_ record: AppRecord, opened: [AppSecretField: [UInt8]]) throws(HTTPError) -> AppService.Prepared {
+        do { return try service.prepare(record, opened: opened) } catch {
+            throw HTTPError.invalid(error.field, error.message)
+        }
+    }
+
+    // MARK: - Answers
+
+    private static func time(_ milliseconds: Int64) -> String { JSONText.quote(Timestamp.iso8601(milliseconds: milliseconds)) }
+
+    private static func secret(_ record: AppRecord, _ field: AppSecretField) -> String {
+        guard let sealed = record.secrets[field] else { return "null" }
+        return "{\"fingerprint\":\(JSONText.quote(sealed.fingerprint)),\"set_at\":\(time(sealed.setAt))}"
+    }
+
+    private static func optional(_ text: String?) -> String { text.map(JSONText.quote) ?? "null" }
+
+    /// The app as answered: settings, fingerprints of secrets and server keys, never a secret.
+    static func json(_ record: AppRecord, serverKey: String? = nil) -> String {
+        let s = record.settings, t = s.tokens, p = s.push
+        var fields: [String] = [
+            "\"id\":\(JSONText.quote(record.id.rawValue))",
+            "\"source\":\"api\"",
+            "\"tokens\":{\"hs256_secret\":\(secret(record, .jwtSecret)),\"public_keys\":\(JSONText.array(t.publicKeys)),"
+                + "\"jwks\":\(t.jwks ?? "null"),\"algorithms\":\(JSONText.array(t.algorithms)),\"user_claim\":\(JSONText.quote(t.userClaim)),"
+                + "\"session_claim\":\(optional(t.sessionClaim)),\"issuer\":\(optional(t.issuer)),\"audience\":\(optional(t.audience))}",
+            "\"server_keys\":[" + record.serverKeys.map { "{\"fingerprint\":\(JSONText.quote($0.fingerprint)),\"created_at\":\(time($0.createdAt))}" }
+                .joined(separator: ",") + "]",
+            "\"cors_origins\":\(JSONText.array(s.corsOrigins))",
+            "\"catalog\":\(s.catalogJSON ?? "null")",
+            "\"payload\":{\"root_key\":\(optional(s.payload.rootKey))}",
+            "\"exclusions\":{\"audiences\":\(JSONText.array(s.exclusions.audiences)),\"kinds\":\(JSONText.array(s.exclusions.kinds)),"
+                + "\"data_prefixes\":[" + s.exclusions.dataPrefixes.map { "{\"key\":\(JSONText.quote($0.key)),\"prefix\":\(JSONText.quote($0.prefix))}" }
+                .joined(separator: ",") + "]}",
+            "\"default_locale\":\(optional(s.defaultLocale))",
+            "\"push\":{"
+                + "\"apns\":" + (record.secrets[.apnsKey] == nil ? "null" : "{\"key_p8\":\(secret(record, .apnsKey)),\"key_id\":\(optional(p.apnsKeyID)),"
+                    + "\"team_id\":\(optional(p.apnsTeamID)),\"topic\":\(optional(p.apnsTopic))}")
+                + ",\"fcm\":" + (record.secrets[.fcmServiceAccount] == nil ? "null"
+                    : "{\"service_account\":\(secret(record, .fcmServiceAccount)),\"project_id\":\(optional(p.fcmProjectID))}")
+                + ",\"expo\":" + (record.secrets[.expoAccessToken] == nil ? "null" : "{\"access_token\":\(secret(record, .expoAccessToken))}")
+                + ",\"webpush\":" + (record.secrets[.vapidPrivateKey] == nil ? "null"
+                    : "{\"vapid_private_key\":\(secret(record, .vapidPrivateKey)),\"subject\":\(optional(p.vapidSubject)),"
+                    + "\"public_key\":\(optional(p.vapidPublicKey))}")
+                + "}",
+            "\"created_at\":\(time(record.createdAt))",
+            "\"updated_at\":\(time(record.updatedAt))",
+        ]
+        if let serverKey { fields.append("\"server_key\":\(JSONText.quote(serverKey))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The environment's app: what can be said without its secrets.
+    static func defaultJSON(_ service: AppService) -> String {
+        let providers = service.providers?.configuredIDs(app: "default").map(\.rawValue) ?? []
+        let hasKey = !(service.directory.app(.default)?.serverKeyHashes.isEmpty ?? true)
+        return "{\"id\":\"default\",\"source\":\"environment\",\"server_key_set\":\(hasKey),\"push_providers\":\(JSONText.array(providers))}"
+    }
+}
