@@ -139,6 +139,7 @@ enum Herald {
                 workerConfiguration.retry = settings.retryPolicy
                 workerConfiguration.receiptDelayMilliseconds = Int64(settings.receiptDelayMilliseconds)
                 workerConfiguration.receiptRecheckMilliseconds = Int64(settings.receiptRecheckMilliseconds)
+                workerConfiguration.leaseMilliseconds = Int64(settings.pushLeaseSeconds) * 1_000
                 // The worker asks presence itself whether an `unless_acked` push was acknowledged (NO-2).
                 let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
                                             configuration: workerConfiguration, log: PushSetup.log)
