@@ -66,7 +66,15 @@ class Procs:
     def start(self, name, argv, **kw):
         # If the driver dies without cleaning up, the kernel sends the child SIGTERM (herald and
         # nginx shut down on it, loadclient prints and exits), so nothing is left running.
-        p = subprocess.Popen(argv, preexec_fn=_die_with_parent, **kw)
+        # A `preexec_fn` of the caller (PostgreSQL's switch to its user) runs first: changing
+        # credentials clears the parent-death signal.
+        extra = kw.pop("preexec_fn", None)
+
+        def pre():
+            if extra:
+                extra()
+            _die_with_parent()
+        p = subprocess.Popen(argv, preexec_fn=pre, **kw)
         self.items.append((p, name))
         return p
 

@@ -249,12 +249,11 @@ class WSSub:
 
     def _run(self):
         try:
-            for raw in self.ws:
-                m = json.loads(raw)
+            while True:
+                m = json.loads(self.ws.recv())
                 if m.get("id"):
                     self.last_id = m["id"]
                 self.log.append(m)
-            self.end_reason = "closed"
         except Exception as exc:  # a reset connection (kill -9) or our own close
             self.end_reason = f"{type(exc).__name__}: {exc}"
 
