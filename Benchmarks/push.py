@@ -24,6 +24,11 @@ replay to compare with; it reports pushes/s (accepted tickets), CPU per push and
 double (it checks VAPID, headers and the aes128gcm record, all but decryption); Herald encrypts
 each push to its subscription's key (RFC 8291); h2load replays one encrypted body with Herald's
 VAPID header to every endpoint.
+--databases sqlite,postgres (issue 16) runs Herald's phase once per database: "herald" on a fresh
+SQLite file, "herald-pg" on a fresh database of one PostgreSQL server the driver starts (initdb in
+a temp dir, as the postgres user, fsync=off as in the tests: the figures are the queue's own cost,
+not a disk's). A PostgreSQL phase also reports commits, rows written and WAL bytes per push
+(pg_stat_database, read after the backends published them: +11 s per phase) and the server's CPU.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
 --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
@@ -81,9 +86,11 @@ PLATFORM = {"apns": ("ios", apns_token), "fcm": ("android", fcm_token), "expo": 
 ACCEPTED = {"apns": 200, "fcm": 200, "webpush": 201}
 
 
-def start_herald(procs, binary, wd, double, args, wrapper=()):
+def start_herald(procs, binary, wd, double, args, wrapper=(), database_url=None):
     env = dict(double.api.herald_env())
     env["HERALD_PUSH_MAX_CONNECTIONS"] = str(args.conns)
+    if database_url:
+        env["HERALD_DATABASE"] = database_url
     os.makedirs(wd, exist_ok=True)
     h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env, wrapper=wrapper)
     h.start()
@@ -183,10 +190,17 @@ def probe(procs, binary, wd, double, args):
     return shapes
 
 
-def herald_phase(procs, binary, wd, double, provider, args):
+def herald_phase(procs, binary, wd, double, provider, args, pg=None, rep=0):
+    """Herald's phase; with `pg` (a started PostgreSQL) on a fresh database of it."""
     double.api.reset()
     wrapper = B.callgrind_wrapper(args.callgrind, f"push-{provider}") if args.callgrind else ()
-    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper)
+    url = database = None
+    if pg is not None:
+        database = f"bench_{provider}_{rep}_{secrets.token_hex(3)}"
+        pg.sql(f'CREATE DATABASE "{database}"', database="postgres")
+        url = pg.url.rsplit("/", 1)[0] + "/" + database
+    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper, database_url=url)
+    pg_cost = None
     instructions = None
     try:
         warm = register(h, provider, args.warmup, "warm")
@@ -204,11 +218,16 @@ def herald_phase(procs, binary, wd, double, provider, args):
         if args.callgrind:
             B.callgrind_start(h.p.pid)
         cpu = B.CPUWindow({"herald": h.p.pid, "double": double.p.pid}, threads_of="herald").start()
+        pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
         t_enq = time.time()
         done, st = wait_answered(double, provider, args.k, args.timeout)
-        c = cpu.stop()
+        c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
+        if pgc:
+            # Let the worker record the last outcomes before the database's counters are read.
+            time.sleep(1.0)
+            pg_cost = pgc.stop()
         if args.callgrind:
             instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"push-{provider}")
         if perf:
@@ -220,7 +239,7 @@ def herald_phase(procs, binary, wd, double, provider, args):
         ok = sum(1 for e in entries for t in e.get("tickets") or [] if t == "ok")
     else:
         ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
-    out = {"provider": provider, "client": "herald", "k": args.k, "queued": queued, "answered": done,
+    out = {"provider": provider, "client": "herald-pg" if pg is not None else "herald", "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
     if provider == "expo":
@@ -236,6 +255,11 @@ def herald_phase(procs, binary, wd, double, provider, args):
         out["send_window_per_s"] = round(ok / (last - first)) if last > first else None
         out["first_request_after_s"] = round(first - t0, 3)
     out.update(c)
+    if pg_cost:
+        out.update(pg_cost)
+        for k in ("pg_commits", "pg_rows_inserted", "pg_rows_updated", "pg_rows_deleted", "pg_wal_bytes"):
+            out[k + "_per_push"] = round(pg_cost[k] / args.k, 2)
+        out["pg_cpu_us_per_push"] = round(pg_cost["pg_cpu_s"] / args.k * 1e6)
     return out
 
 
@@ -311,7 +335,10 @@ def fmt(r):
             f"conns={r['connections']} cpu {cpu}double {r['double_user_s']}u+{r['double_sys_s']}s "
             f"other={r['other_cores']} cores statuses={r['statuses']}"
             + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else "")
-            + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else ""))
+            + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else "")
+            + (f" postgres: {r['pg_commits_per_push']} commits, {r['pg_rows_inserted_per_push']} ins + "
+               f"{r['pg_rows_updated_per_push']} upd + {r['pg_rows_deleted_per_push']} del rows, "
+               f"{r['pg_wal_bytes_per_push']:.0f} B WAL, {r['pg_cpu_us_per_push']} us cpu per push" if "pg_commits" in r else ""))
 
 
 def main():
@@ -328,9 +355,13 @@ def main():
                     help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
     ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--databases", default="sqlite", help="Herald's phase once per database: sqlite, postgres (issue 16)")
     ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
     args = ap.parse_args()
     args.providers = args.providers.split(",")
+    args.databases = args.databases.split(",")
+    if "postgres" in args.databases:
+        B.check_engines()
     args.h2load_c = args.h2load_c or args.conns
     args.h2load_m = args.h2load_m or max(1, 256 // args.h2load_c)
     B.check_h2load()
@@ -347,12 +378,14 @@ def main():
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
               f"loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)
+        pg = B.postgres_engine(procs) if "postgres" in args.databases else None
+        heralds = [("herald" if db == "sqlite" else "herald-pg") for db in args.databases]
         tokens = {p: [PLATFORM[p][1]() for _ in range(args.k)] for p in args.providers}
         for rep in range(args.repeat):
             for provider in args.providers:
-                order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
+                order = heralds + ["h2load"] if rep % 2 == 0 else ["h2load"] + heralds[::-1]
                 if provider == "expo":
-                    order = ["herald"]
+                    order = heralds
                 for client in order:
                     if time.monotonic() - start > args.budget:
                         B.log(f"budget of {args.budget}s spent: skipping {provider} {client}")
@@ -360,10 +393,14 @@ def main():
                     pd = os.path.join(wd, f"{provider}-{client}-{rep}")
                     if client == "herald":
                         r = herald_phase(procs, binary, pd, double, provider, args)
+                    elif client == "herald-pg":
+                        r = herald_phase(procs, binary, pd, double, provider, args, pg=pg, rep=rep)
                     else:
                         r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args)
                     B.record_run(runs, r, rep, fmt(r), args.out)
         double.stop()
+        if pg is not None:
+            pg.cleanup()
     finally:
         procs.stop_all()
 
@@ -405,6 +442,35 @@ def main():
               f"{runs_of(s['h2load_runs'])} | {s['herald_send_window_per_s']:,.0f} | {s['h2load_send_window_per_s']:,.0f} | "
               f"{s['herald_cpu_us_per_push']} | {s['double_cpu_us_per_request_herald']} / "
               f"{s['double_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
+    pg_rows = [r for r in runs if r["client"] == "herald-pg"]
+    if pg_rows:
+        print("\nPostgreSQL against SQLite (medians; issue 16)")
+        print("| provider | SQLite pushes/s | PostgreSQL pushes/s | PG / SQLite | Herald CPU µs/push (SQLite / PG) "
+              "| PG CPU µs/push | commits/push | rows written/push | WAL B/push |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for provider in args.providers:
+            pr = [r for r in pg_rows if r["provider"] == provider]
+            sr = [r for r in runs if r["provider"] == provider and r["client"] == "herald"]
+            if not pr:
+                continue
+            med = lambda rs, f: statistics.median([f(r) for r in rs]) if rs else 0  # noqa: E731
+            cpu = lambda r: (r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6  # noqa: E731
+            p_rate, s_rate = med(pr, lambda r: r.get("pushes_per_s") or 0), med(sr, lambda r: r.get("pushes_per_s") or 0)
+            rows_written = med(pr, lambda r: r["pg_rows_inserted_per_push"] + r["pg_rows_updated_per_push"] + r["pg_rows_deleted_per_push"])
+            pg_summary = {"sqlite_pushes_per_s": s_rate, "postgres_pushes_per_s": p_rate,
+                          "ratio": round(p_rate / s_rate, 2) if s_rate else None,
+                          "herald_cpu_us_per_push_sqlite": round(med(sr, cpu)) if sr else None,
+                          "herald_cpu_us_per_push_postgres": round(med(pr, cpu)),
+                          "pg_cpu_us_per_push": med(pr, lambda r: r["pg_cpu_us_per_push"]),
+                          "pg_commits_per_push": med(pr, lambda r: r["pg_commits_per_push"]),
+                          "pg_rows_written_per_push": rows_written,
+                          "pg_wal_bytes_per_push": med(pr, lambda r: r["pg_wal_bytes_per_push"]),
+                          "failures": sum(r["k"] - r["ok"] for r in pr)}
+            summary.setdefault("postgres", {})[provider] = pg_summary
+            print(f"| {provider} | {s_rate:,.0f} | {p_rate:,.0f} | {pg_summary['ratio']}x | "
+                  f"{pg_summary['herald_cpu_us_per_push_sqlite']} / {pg_summary['herald_cpu_us_per_push_postgres']} | "
+                  f"{pg_summary['pg_cpu_us_per_push']} | {pg_summary['pg_commits_per_push']} | {rows_written} | "
+                  f"{pg_summary['pg_wal_bytes_per_push']:.0f} |")
     expo = [r for r in runs if r["provider"] == "expo"]
     if expo:
         med = lambda k: statistics.median([r.get(k) or 0 for r in expo])  # noqa: E731
