@@ -54,6 +54,8 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         k = len(server.nodes)
         nprocs = (args.procs + k - 1) // k * k
     publish_bound = (count / rate if rate else 0) + 60
+    # What the connect burst costs Redis (subscriptions, presence): per connection.
+    connect_redis = B.RedisCounters(server.redis).start() if getattr(server, "redis", None) else None
     clients = B.Clients(procs, exe, n, nprocs, server.client_args(shape, tokens, transport), expect,
                         timeout=60 + publish_bound + args.grace + 30, outdir=wd,
                         tag=f"{server.name}-{transport}-{shape}-{phase}")
@@ -62,6 +64,7 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         if ready < n:
             B.log(f"  {server.name} {shape}/{phase}: only {ready}/{n} connected ({failed} failed)")
         time.sleep(args.settle)  # let the connect burst's after-effects (acks, timers) pass
+        connect_cost = connect_redis.stop() if connect_redis else None
         pids = server.pids()
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         thr0 = B.thread_cpu(pids[0]) if server.name.startswith("herald") else {}
@@ -110,6 +113,10 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         out["server_cpu_us_per_delivery"] = round(out["server_cpu_s"] / res["deliveries"] * 1e6, 2)
     if isinstance(server, B.HeraldCluster):
         out["nodes"] = len(server.nodes)
+    if connect_cost and ready:
+        out["redis_commands_per_connect"] = round(connect_cost["redis_commands"] / ready, 2)
+        out["redis_connect_commands_by_name"] = connect_cost["redis_commands_by_name"]
+        out["redis_bytes_per_connect"] = round((connect_cost["redis_bytes_in"] + connect_cost["redis_bytes_out"]) / ready)
     if redis_cost:
         out.update(redis_cost)
         out["redis_commands_per_publish"] = round(redis_cost["redis_commands"] / count, 2)
@@ -138,7 +145,8 @@ def fmt(r):
         return "-" if x is None else f"{x:.{nd}f}"
     redis = (f"  redis: {r['redis_commands_per_publish']} cmds/publish "
              f"{r['redis_bytes_in_per_publish']}B in {r['redis_bytes_out_per_publish']}B out/publish "
-             f"cpu {r['redis_cpu_us_per_publish']} us/publish {r['redis_commands_by_name']}"
+             f"cpu {r['redis_cpu_us_per_publish']} us/publish {r['redis_commands_by_name']}; "
+             f"connect: {r.get('redis_commands_per_connect')} cmds, {r.get('redis_bytes_per_connect')} B per connection"
              if "redis_commands" in r else "")
     return (f"{r['server']:7} {r['transport']:3} {r['shape']:8} {r['phase']:6} conns={r['connections']:>6} "
             f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
