@@ -19,11 +19,8 @@ final class RedisConnection {
             throw .connectFailed("out of memory")
         }
         self.context = context
-        if context.pointee.err != 0 {
-            let reason = Self.errorText(context)
-            redisFree(context)
-            throw .connectFailed(reason)
-        }
+        // Thrown after every stored property is set, so deinit frees the context.
+        if context.pointee.err != 0 { throw .connectFailed(Self.errorText(context)) }
         _ = redisEnableKeepAlive(context)
         if let readTimeoutMilliseconds {
             _ = redisSetTimeout(context, Self.timeval(readTimeoutMilliseconds))
