@@ -50,6 +50,7 @@ private final class SequenceRecorder: StreamSubscriber {
     var sequences: [UInt64] = []
     var since: UInt64 = 0
     func deliver(_ message: ChannelMessage, encoded: EncodedMessage) { sequences.append(message.sequence) }
+    func reset(_ channels: [ChannelName], position: StreamCursor) {}
 }
 
 /// Holds loop-owned recorders so the test thread can pass them around; read only through `onLoop`.

@@ -39,6 +39,7 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
         let fanOut = LoopFanOut(hubs: hubs)
         self.fanOut = fanOut
         broker.setInboundHandler { messages in fanOut.deliver(messages) }
+        broker.setResetHandler { channels, position in fanOut.reset(channels, position: position) }
     }
 
     /// Subscribes one connection of loop `loop` to `channels` and returns what it must be sent
@@ -150,6 +151,24 @@ private final class LoopFanOut: Sendable {
         interest.withLock { interest in
             guard let counts = interest[channel] else { return [] }
             return hubs.indices.filter { counts[$0] > 0 }
+        }
+    }
+
+    /// Queues a reset of `channels` on each loop with subscribers of any of them, after the
+    /// messages already queued there (the broker calls this in order with `deliver`).
+    func reset(_ channels: [ChannelName], position: StreamCursor) {
+        let loopCount = hubs.count
+        var perLoop = Array(repeating: [ChannelName](), count: loopCount)
+        interest.withLock { interest in
+            for channel in channels {
+                guard let counts = interest[channel] else { continue }
+                for loop in 0..<loopCount where counts[loop] > 0 { perLoop[loop].append(channel) }
+            }
+        }
+        for loop in 0..<loopCount where !perLoop[loop].isEmpty {
+            let hub = hubs[loop]
+            let names = perLoop[loop]
+            hub.loop.execute { hub.reset(names, position: position) }
         }
     }
 
