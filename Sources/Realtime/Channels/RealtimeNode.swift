@@ -17,6 +17,8 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
     private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
     private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
+    /// Where `endSession` goes when the node is one of several (the control bus); nil in one process.
+    private let sessionEndRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
@@ -77,10 +79,22 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
         fanOut.loops(subscribedTo: channel)
     }
 
-    /// Closes every live connection of session `sid` on every loop (DV-4): SSE streams get
-    /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. Safe from any thread.
+    /// Closes every live connection of session `sid` (DV-4): SSE streams get
+    /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. In a cluster the
+    /// relay sends it to every node (SC-1), which each call `endSessionHere`. Safe from any thread.
     public func endSession(_ sid: String) {
+        if let relay = sessionEndRelay.withLock({ $0 }) { relay(sid) } else { endSessionHere(sid) }
+    }
+
+    /// Closes every live connection of session `sid` on this node's loops.
+    public func endSessionHere(_ sid: String) {
         for end in sessionEnders.withLock({ $0 }) { end(sid) }
+    }
+
+    /// Sends `endSession` through `relay` (a cluster's control bus) instead of ending locally;
+    /// the relay must end the session here too (directly when it cannot reach the others).
+    public func relaySessionEnds(_ relay: @escaping @Sendable (String) -> Void) {
+        sessionEndRelay.withLock { $0 = relay }
     }
 
     /// Calls `done` once every loop has run the work queued on it before this call, so every
