@@ -21,7 +21,7 @@ let package = Package(
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
-        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "CHiredis", "COpenSSL"]),
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "COpenSSL"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).

@@ -13,6 +13,9 @@ public final class RealtimeNode: DeliveryBarrier, Sendable {
     public let hubs: [LoopHub]
     /// Who is connected and in the foreground (RT-7), and who received what (NO-2).
     public let presence: any PresenceStore
+    /// Random per process: connection and request ids carry it, so ids minted by several nodes
+    /// sharing one broker epoch (Redis) never collide.
+    public let instanceTag = UInt32.random(in: 1...UInt32.max)
     /// Which loops want which channel; hands each inbound message to those loops.
     private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
