@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "RealtimeRedis", "StorageSQLite",
                                                          "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.

@@ -143,8 +143,11 @@ public final class RedisPresenceStore: PresenceStore {
                           state: AppState, channels: [ChannelName]) {
         local.connected(connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport, state: state, channels: channels)
         let now = clock.monotonicNanoseconds
+        // As the memory store lists them: the personal channel first, the others sorted.
+        let personal = ChannelName.personal(userID: userID)
+        let listed = (personal.map { [$0] } ?? []) + channels.filter { $0 != personal }.sorted()
         let wire = PresenceWire.Connection(id: connectionID, user: userID, session: sessionID, transport: transport.rawValue,
-                                           state: state.rawValue, channels: channels.map(\.rawValue), opened: clock.unixMilliseconds,
+                                           state: state.rawValue, channels: listed.map(\.rawValue), opened: clock.unixMilliseconds,
                                            lifeAge: 0, personal: 0)
         outbox.withLock { outbox in
             outbox.mine[connectionID] = Mine(wire: wire, lifeAt: now)
