@@ -35,16 +35,20 @@ public final class RedisPresenceStore: PresenceStore {
         public var flushMilliseconds: Int
         public var heartbeatMilliseconds: Int
         public var nodeTTLMilliseconds: Int
+        /// How long the planner waits for other nodes' receipts (ADR 0005).
+        public var receiptWaitMilliseconds: Int
         public var client: RedisClientOptions
 
         public init(endpoint: RedisEndpoint, namespace: String = "herald", leaseSeconds: Int = 45, flushMilliseconds: Int = 20,
-                    heartbeatMilliseconds: Int = 2_000, nodeTTLMilliseconds: Int = 10_000, client: RedisClientOptions = .init()) {
+                    heartbeatMilliseconds: Int = 2_000, nodeTTLMilliseconds: Int = 10_000, receiptWaitMilliseconds: Int = 250,
+                    client: RedisClientOptions = .init()) {
             self.endpoint = endpoint
             self.namespace = namespace
             self.leaseSeconds = max(leaseSeconds, 1)
             self.flushMilliseconds = max(flushMilliseconds, 1)
             self.heartbeatMilliseconds = max(heartbeatMilliseconds, 10)
             self.nodeTTLMilliseconds = max(nodeTTLMilliseconds, heartbeatMilliseconds * 2)
+            self.receiptWaitMilliseconds = max(receiptWaitMilliseconds, 0)
             self.client = client
         }
     }
@@ -87,6 +91,8 @@ public final class RedisPresenceStore: PresenceStore {
     private let channel: String
     private let clock: any Clock
     private let leaseNanoseconds: UInt64
+    /// Planners waiting for other nodes' receipts: what they wait for, until when (monotonic ns).
+    private let receiptWaiters = Mutex<[(wanted: [(userID: String, personalSequence: UInt64)], deadline: UInt64, done: @Sendable () -> Void)]>([])
     private let stop = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -268,6 +274,48 @@ public final class RedisPresenceStore: PresenceStore {
         return (local.receipts(userID: userID, personalSequence: sequence) + others).sorted { $0.connectionID < $1.connectionID }
     }
 
+    public func awaitRemoteReceipts(_ wanted: [(userID: String, personalSequence: UInt64)], _ done: @escaping @Sendable () -> Void) {
+        if remoteReceiptsArrived(wanted) {
+            done()
+            return
+        }
+        let deadline = clock.monotonicNanoseconds &+ UInt64(configuration.receiptWaitMilliseconds) * 1_000_000
+        receiptWaiters.withLock { $0.append((wanted, deadline, done)) }
+        // A receipt may have come in between the check and the registration.
+        releaseReceiptWaiters()
+    }
+
+    /// Every foreground connection of each user on another node reported its sequence.
+    private func remoteReceiptsArrived(_ wanted: [(userID: String, personalSequence: UInt64)]) -> Bool {
+        let users = Set(wanted.map(\.userID))
+        let now = clock.monotonicNanoseconds
+        var byUser: [String: [RemoteConnection]] = [:]
+        for connection in remoteConnections(where: { users.contains($0.user) }) where isForeground(connection, now: now) {
+            byUser[connection.wire.user, default: []].append(connection)
+        }
+        return wanted.allSatisfy { want in
+            (byUser[want.userID] ?? []).allSatisfy { $0.wire.personal >= want.personalSequence }
+        }
+    }
+
+    /// Calls the waiters whose receipts arrived or whose deadline passed. Checked under the
+    /// waiters' lock (it is taken before `remote`'s, never after), so two threads releasing at
+    /// once never call a waiter twice.
+    private func releaseReceiptWaiters() {
+        let now = clock.monotonicNanoseconds
+        let released = receiptWaiters.withLock { waiters -> [@Sendable () -> Void] in
+            guard !waiters.isEmpty else { return [] }
+            var released: [@Sendable () -> Void] = []
+            waiters.removeAll { waiter in
+                guard now >= waiter.deadline || remoteReceiptsArrived(waiter.wanted) else { return false }
+                released.append(waiter.done)
+                return true
+            }
+            return released
+        }
+        for done in released { done() }
+    }
+
     public func hasAcknowledged(userID: String, sessionID: String, id: String) -> Bool {
         local.hasAcknowledged(userID: userID, sessionID: sessionID, id: id)
     }
@@ -373,6 +421,7 @@ public final class RedisPresenceStore: PresenceStore {
             local.setState(userID: change.user, sessionID: change.session, state)
             touchMine(userID: change.user, sessionID: change.session, state: state, now: now)
         }
+        releaseReceiptWaiters()
     }
 
     /// Renews (and with `state`, changes) this node's connections of a session after another node
@@ -405,6 +454,7 @@ public final class RedisPresenceStore: PresenceStore {
         defer { stopped.signal() }
         while true {
             if stop.wait(timeout: .now() + .milliseconds(configuration.flushMilliseconds)) == .success { return }
+            releaseReceiptWaiters()
             let now = clock.monotonicNanoseconds
             let heartbeat = now &- lastHeartbeat >= UInt64(configuration.heartbeatMilliseconds) * 1_000_000
             if heartbeat { lastHeartbeat = now }

@@ -1,4 +1,6 @@
+import Dispatch
 import HeraldCore
+import Synchronization
 import Testing
 @testable import RealtimeRedis
 
@@ -81,5 +83,55 @@ final class RedisPresenceStoreTests {
                                                                     heartbeatMilliseconds: 10_000, nodeTTLMilliseconds: 30_000))
         defer { a.shutdown() }
         #expect(a.isForeground(userID: "u", sessionID: "s"), "known at once, before B's next heartbeat")
+    }
+}
+
+/// The planner's wait for other nodes' receipts (ADR 0005).
+@Suite(.enabled(if: RedisServerProcess.isInstalled, "redis-server is not installed: scripts/bootstrap --test installs it"))
+final class RedisPresenceReceiptWaitTests {
+    let server: RedisServerProcess
+
+    init() throws {
+        server = try RedisServerProcess()
+    }
+
+    private func store(_ wait: Int) throws -> RedisPresenceStore {
+        let store = RedisPresenceStore(RedisPresenceStore.Configuration(
+            endpoint: server.endpoint, namespace: "w", flushMilliseconds: 10, heartbeatMilliseconds: 100,
+            nodeTTLMilliseconds: 5_000, receiptWaitMilliseconds: wait))
+        try store.waitUntilListening()
+        return store
+    }
+
+    @Test func waitsForTheOtherNodesReceiptAndNoLonger() throws {
+        let a = try store(5_000)
+        let b = try store(5_000)
+        defer { a.shutdown(); b.shutdown() }
+        b.connected(connectionID: "cb", userID: "u", sessionID: "s", transport: .websocket, state: .foreground, channels: [channel("user:u")])
+        #expect(waitUntil { a.isForeground(userID: "u", sessionID: "s") })
+        let done = DispatchSemaphore(value: 0)
+        let started = DispatchTime.now().uptimeNanoseconds
+        a.awaitRemoteReceipts([("u", 9)]) { done.signal() }
+        #expect(done.wait(timeout: .now() + .milliseconds(100)) == .timedOut, "B has not written event 9 yet")
+        b.deliveredPersonal(connectionID: "cb", sequence: 9)
+        #expect(done.wait(timeout: .now() + 3) == .success)
+        #expect(DispatchTime.now().uptimeNanoseconds - started < 3_000_000_000, "released by the receipt, not the 5 s deadline")
+        #expect(a.receipts(userID: "u", personalSequence: 9).first?.received == true)
+        // Nothing to wait for: a user with no connection elsewhere, or a sequence already reported.
+        let immediate = Mutex(0)
+        a.awaitRemoteReceipts([("nobody", 1), ("u", 9)]) { immediate.withLock { $0 += 1 } }
+        #expect(immediate.withLock { $0 } == 1)
+    }
+
+    @Test func aReceiptThatDoesNotComeCountsAsNotReceivedAfterTheDeadline() throws {
+        let a = try store(200)
+        let b = try store(200)
+        defer { a.shutdown(); b.shutdown() }
+        b.connected(connectionID: "cb", userID: "u", sessionID: "s", transport: .websocket, state: .foreground, channels: [channel("user:u")])
+        #expect(waitUntil { a.isForeground(userID: "u", sessionID: "s") })
+        let done = DispatchSemaphore(value: 0)
+        a.awaitRemoteReceipts([("u", 3)]) { done.signal() }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(a.receipts(userID: "u", personalSequence: 3).first?.received == false)
     }
 }
