@@ -15,7 +15,8 @@ struct Cluster {
                                                        historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds),
                              logger: PushSetup.log)
         presence = RedisPresenceStore(RedisPresenceStore.Configuration(endpoint: endpoint, namespace: settings.brokerNamespace,
-                                                                       leaseSeconds: settings.foregroundLeaseSeconds))
+                                                                       leaseSeconds: settings.foregroundLeaseSeconds,
+                                                                       receiptWaitMilliseconds: settings.clusterReceiptWaitMilliseconds))
         bus = RedisControlBus(endpoint: endpoint, namespace: settings.brokerNamespace)
         Log.info("cluster broker", ["redis": endpoint.description, "namespace": settings.brokerNamespace, "presence_node": presence.nodeID])
     }

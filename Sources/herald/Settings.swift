@@ -97,6 +97,7 @@ struct Settings {
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
         SettingSpec(name: "HERALD_BROKER", defaultValue: "", help: "redis://host:port[/db]: channels, history, retained messages, presence and session ends shared by every node through Redis (SC-1); unset = in this process only"),
         SettingSpec(name: "HERALD_BROKER_NAMESPACE", defaultValue: "herald", help: "prefix of Herald's Redis keys and channels; the nodes of one cluster share it"),
+        SettingSpec(name: "HERALD_CLUSTER_RECEIPT_WAIT_MS", defaultValue: "250", help: "with HERALD_BROKER: how long the push planner waits for other nodes to confirm a live delivery (ADR 0005)"),
     ]
 
     var server = HTTPServerConfiguration()
@@ -136,6 +137,8 @@ struct Settings {
     var brokerEndpoint: RedisEndpoint?
     /// `HERALD_BROKER_NAMESPACE`: the `{namespace}` of every Redis key and channel.
     var brokerNamespace = "herald"
+    /// `HERALD_CLUSTER_RECEIPT_WAIT_MS`: the planner's wait for other nodes' receipts (ADR 0005).
+    var clusterReceiptWaitMilliseconds = 250
     /// Values generated in dev mode, printed once at start.
     var generated: [(String, String)] = []
 
@@ -243,6 +246,7 @@ struct Settings {
             }
             brokerNamespace = namespace
         }
+        clusterReceiptWaitMilliseconds = try integer("HERALD_CLUSTER_RECEIPT_WAIT_MS", 250, min: 0, max: 10_000)
         if dev {
             if jwtSecret == nil {
                 jwtSecret = Self.randomToken()
