@@ -62,6 +62,10 @@ public final class RedisBroker: Broker {
         /// Sequence of the newest message of the channel this node accounted for; nil when
         /// unknown (after an epoch change), then the next message is taken as it comes.
         var last: UInt64?
+        /// The epoch `last` belongs to: the node's subscribers of the channel are positioned in
+        /// it. A channel first subscribed after Redis changed epochs is in the new one already
+        /// and needs no reset.
+        var epoch: UInt32?
         /// The channel's newest sequence as the previous position check read it, when that was
         /// past `last`: still behind at the next check means lost.
         var suspect: UInt64?
@@ -249,8 +253,9 @@ public final class RedisBroker: Broker {
         // A channel new to this node starts its chain at the newest message read.
         state.withLock { state in
             state.sequence = max(state.sequence, read.sequence)
-            for (index, channel) in channels.enumerated() where state.channels[channel]?.last == nil {
-                if read.epoch == state.epoch { state.channels[channel]?.last = read.rows[index].last }
+            for (index, channel) in channels.enumerated() where state.channels[channel]?.epoch == nil {
+                state.channels[channel]?.epoch = read.epoch
+                state.channels[channel]?.last = read.rows[index].last
             }
         }
         var from: UInt64?
@@ -427,14 +432,9 @@ public final class RedisBroker: Broker {
             var resets: [(channels: [ChannelName], position: StreamCursor)] = []
             let (inbound, resetHandler, released) = state.withLock { state -> (BrokerInboundHandler?, BrokerResetHandler?, [DispatchSemaphore]) in
                 if frame.epoch != state.epoch {
-                    // Redis lost its data (restart, flush): every channel's position is void.
-                    let all = state.channels.filter { $0.value.subscribers > 0 }.map(\.key)
-                    state.epoch = frame.epoch
-                    for key in state.channels.keys {
-                        state.channels[key]?.last = nil
-                        state.channels[key]?.suspect = nil
-                    }
-                    if !all.isEmpty { resets.append((all.sorted(), StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1))) }
+                    // Redis lost its data (restart, flush): positions of the old epoch are void.
+                    let void = Self.moveToEpoch(frame.epoch, &state)
+                    if !void.isEmpty { resets.append((void, StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1))) }
                 }
                 state.sequence = max(state.sequence, frame.sequence)
                 if var entry = state.channels[frame.channel] {
@@ -465,6 +465,21 @@ public final class RedisBroker: Broker {
         }
     }
 
+    /// Adopts a new epoch: channels with subscribers positioned in another epoch are returned
+    /// (they must be reset) and positioned in the new one with their chain unknown.
+    private static func moveToEpoch(_ epoch: UInt32, _ state: inout State) -> [ChannelName] {
+        state.epoch = epoch
+        var void: [ChannelName] = []
+        for (name, var entry) in state.channels where entry.epoch != epoch {
+            if entry.subscribers > 0 { void.append(name) }
+            entry.epoch = epoch
+            entry.last = nil
+            entry.suspect = nil
+            state.channels[name] = entry
+        }
+        return void.sorted()
+    }
+
     // MARK: Position checks
 
     private func runPositionChecks() {
@@ -481,7 +496,6 @@ public final class RedisBroker: Broker {
     /// (the message may just be in flight).
     func checkPositions(afterReconnect: Bool) {
         let channels = state.withLock { state in state.channels.filter { $0.value.subscribers > 0 }.map(\.key) }
-        var firstChunk = true
         for start in stride(from: 0, to: max(channels.count, 1), by: 500) {
             let chunk = Array(channels[start..<min(start + 500, channels.count)])
             guard let positions = try? readPositions(chunk) else { return }
@@ -491,14 +505,9 @@ public final class RedisBroker: Broker {
                     let position = StreamCursor(epoch: positions.epoch, sequence: positions.sequence)
                     state.sequence = positions.epoch == state.epoch ? max(state.sequence, positions.sequence) : positions.sequence
                     if positions.epoch != state.epoch {
-                        let all = state.channels.filter { $0.value.subscribers > 0 }.map(\.key)
-                        state.epoch = positions.epoch
-                        for key in state.channels.keys {
-                            state.channels[key]?.last = nil
-                            state.channels[key]?.suspect = nil
-                        }
+                        let void = Self.moveToEpoch(positions.epoch, &state)
                         for (index, channel) in chunk.enumerated() { state.channels[channel]?.last = positions.last[index] }
-                        if firstChunk, !all.isEmpty { resets.append((all.sorted(), position)) }
+                        if !void.isEmpty { resets.append((void, position)) }
                         return state.reset
                     }
                     var behind: [ChannelName] = []
@@ -528,7 +537,6 @@ public final class RedisBroker: Broker {
                     resetHandler?(reset.channels, reset.position)
                 }
             }
-            firstChunk = false
         }
     }
 }
