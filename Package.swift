@@ -14,11 +14,14 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
+        // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "COpenSSL"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
@@ -30,7 +33,7 @@ let package = Package(
         .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "RealtimeRedis", "StorageSQLite",
                                                          "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
@@ -39,6 +42,7 @@ let package = Package(
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
+        .testTarget(name: "RealtimeRedisTests", dependencies: ["RealtimeRedis", "HeraldCore"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),

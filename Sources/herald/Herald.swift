@@ -107,11 +107,14 @@ enum Herald {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
             return 2
         }
-        // The one place adapters are chosen: in-process broker and presence (one node).
-        let broker = MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize,
-                                                              historyTTLSeconds: settings.historyTTLSeconds))
-        let node = RealtimeNode(group: group, broker: broker,
-                                presence: MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds))
+        // The one place adapters are chosen: in-process broker and presence (one node), or Redis
+        // shared by the nodes of a cluster (HERALD_BROKER, SC-1).
+        let cluster = settings.brokerEndpoint.map { Cluster(settings: settings, endpoint: $0) }
+        let broker: any Broker = cluster?.broker
+            ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
+        let presence: any PresenceStore = cluster?.presence ?? MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds)
+        let node = RealtimeNode(group: group, broker: broker, presence: presence)
+        cluster?.connect(node: node, sessions: sessions)
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
@@ -213,6 +216,7 @@ enum Herald {
         }
         pushClient?.shutdown()
         purge.stop()
+        cluster?.shutdown()
         database.close()
         return 0
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HeraldCore
 import Realtime
+import RealtimeRedis
 import StorageSQLite
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).
@@ -95,6 +96,9 @@ struct Settings {
         SettingSpec(name: "HERALD_PUSH_LEASE_SECONDS", defaultValue: "60", help: "how long a claimed push job is held before another worker (or node) may take it; longer than a provider request"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
+        SettingSpec(name: "HERALD_BROKER", defaultValue: "", help: "redis://host:port[/db]: channels, history, retained messages, presence and session ends shared by every node through Redis (SC-1); unset = in this process only"),
+        SettingSpec(name: "HERALD_BROKER_NAMESPACE", defaultValue: "herald", help: "prefix of Herald's Redis keys and channels; the nodes of one cluster share it"),
+        SettingSpec(name: "HERALD_CLUSTER_RECEIPT_WAIT_MS", defaultValue: "250", help: "with HERALD_BROKER: how long the push planner waits for other nodes to confirm a live delivery (ADR 0005)"),
     ]
 
     var server = HTTPServerConfiguration()
@@ -133,6 +137,12 @@ struct Settings {
     var demoDoubleURL: String?
     var logLevel = LogLevel.info
     var logFormat = LogFormat.json
+    /// `HERALD_BROKER`: Redis shared by the nodes of a cluster; nil = memory adapters (one process).
+    var brokerEndpoint: RedisEndpoint?
+    /// `HERALD_BROKER_NAMESPACE`: the `{namespace}` of every Redis key and channel.
+    var brokerNamespace = "herald"
+    /// `HERALD_CLUSTER_RECEIPT_WAIT_MS`: the planner's wait for other nodes' receipts (ADR 0005).
+    var clusterReceiptWaitMilliseconds = 250
     /// Values generated in dev mode, printed once at start.
     var generated: [(String, String)] = []
 
@@ -229,6 +239,19 @@ struct Settings {
             guard let format = LogFormat(rawValue: raw.lowercased()) else { throw .invalid(name: "HERALD_LOG_FORMAT", value: raw, expected: "json or text") }
             logFormat = format
         }
+        if let url = value("HERALD_BROKER") {
+            guard let endpoint = RedisEndpoint(url: url) else {
+                throw .invalid(name: "HERALD_BROKER", value: url, expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0")
+            }
+            brokerEndpoint = endpoint
+        }
+        if let namespace = value("HERALD_BROKER_NAMESPACE") {
+            guard EventName.isName(namespace), !namespace.contains(":") else {
+                throw .invalid(name: "HERALD_BROKER_NAMESPACE", value: namespace, expected: "1-64 characters of A-Z a-z 0-9 _ - .")
+            }
+            brokerNamespace = namespace
+        }
+        clusterReceiptWaitMilliseconds = try integer("HERALD_CLUSTER_RECEIPT_WAIT_MS", 250, min: 0, max: 10_000)
         if dev {
             if jwtSecret == nil {
                 jwtSecret = Self.randomToken()
@@ -270,6 +293,7 @@ struct Settings {
             "push_receipts": "delay \(receiptDelayMilliseconds) ms, recheck \(receiptRecheckMilliseconds) ms",
             "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
+            "broker": brokerEndpoint.map { "\($0) namespace \(brokerNamespace)" } ?? "memory",
         ]
     }
 
