@@ -240,7 +240,8 @@ class WSSub:
         url = f"ws://127.0.0.1:{node.port}/v1/ws?channels={channel}"
         if last_event_id:
             url += f"&last_event_id={last_event_id}"
-        self.ws = ws_connect(url, additional_headers=auth(token), open_timeout=10, max_size=2 ** 22)
+        self._connection = ws_connect(url, additional_headers=auth(token), open_timeout=10, max_size=2 ** 22)
+        self.ws = self._connection.__enter__()
         self.log: list = []
         self.last_id = None
         self.end_reason = None
@@ -276,7 +277,7 @@ class WSSub:
 
     def close(self):
         try:
-            self.ws.close()
+            self._connection.__exit__(None, None, None)
         except Exception:
             pass
         self.thread.join(timeout=3)
