@@ -45,12 +45,12 @@ enum Herald {
         guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         do {
-            let applied = try SQLiteStorage.migrate(path: settings.databasePath)
-            Log.info("database migrated", ["database": settings.databasePath,
+            let applied = try StorageSetup.migrate(settings)
+            Log.info("database migrated", ["database": StorageSetup.displayName(settings.databasePath),
                                            "applied": applied.map(String.init).joined(separator: ",").ifEmpty("none")])
             return 0
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 1
         }
     }
@@ -98,15 +98,17 @@ enum Herald {
             Log.error("cannot create event loops", ["error": "\(error)"])
             return 1
         }
-        let database: SQLiteStorage
+        // SQLite for a path, PostgreSQL for a postgres:// URL (StorageSetup).
+        let opened: StorageSetup.Opened
         let sessions: SessionRegistry
         do {
-            database = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
-            sessions = SessionRegistry(ended: try database.readSync { try $0.sessions.endedSessionIDs() })
+            opened = try StorageSetup.open(settings)
+            sessions = SessionRegistry(ended: try opened.storage.readSync { try $0.sessions.endedSessionIDs() })
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 2
         }
+        let database = opened.storage
         // The one place adapters are chosen: in-process broker and presence (one node), or Redis
         // shared by the nodes of a cluster (HERALD_BROKER, SC-1).
         let cluster = settings.brokerEndpoint.map { Cluster(settings: settings, endpoint: $0) }
@@ -147,6 +149,8 @@ enum Herald {
                 let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
                                             configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
+                // Jobs another node enqueued wake this one's worker too (PostgreSQL LISTEN/NOTIFY).
+                opened.postgres?.listenForJobs { worker.wake() }
                 push = PushService(providers: pushProviders, worker: worker)
                 pushClient = client
             } catch {
@@ -217,7 +221,7 @@ enum Herald {
         pushClient?.shutdown()
         purge.stop()
         cluster?.shutdown()
-        database.close()
+        opened.close()
         return 0
     }
 }

@@ -32,7 +32,7 @@ struct Settings {
     static let specs: [SettingSpec] = [
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
-        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
+        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start), or a postgres:// URL for PostgreSQL (several nodes)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
@@ -268,7 +268,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": databasePath, "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
+            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
             "catalog": catalogPath ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",
