@@ -521,8 +521,9 @@ def test_kill_9_of_a_node_mid_drain_its_leased_jobs_are_sent_after_the_lease(clu
     double.set_outcomes_all("apns", [{"delay_ms": 1500, "forever": True}])
     devices = [Device(cluster.nodes[i % 3]) for i in range(150)]
     jobs = {}
-    for k in range(3):
-        jobs.update(push_jobs(cluster.nodes[k], devices[k * 50:(k + 1) * 50]))
+    # 900 jobs: more than two nodes' 256 pushes in flight, so every node holds some.
+    for k in range(6):
+        jobs.update(push_jobs(cluster.nodes[k % 3], devices))
 
     def open_by_connection():
         out = {}
@@ -534,7 +535,6 @@ def test_kill_9_of_a_node_mid_drain_its_leased_jobs_are_sent_after_the_lease(clu
     before_kill = time.time()
     in_flight_before = open_by_connection()
     cluster.kill(cluster.B)
-    after_kill = time.time()
 
     # B's connection is the one whose open requests were cut by the kill.
     def cut():
@@ -562,7 +562,9 @@ def test_kill_9_of_a_node_mid_drain_its_leased_jobs_are_sent_after_the_lease(clu
         first, *rest = sorted(entries, key=lambda e: e["time"])
         assert first["connection"] == b_conn, ("repeated although not B's", entries)
         ended = first["time"] + (first.get("duration_ms") or 0) / 1000
-        assert first["time"] <= after_kill and (first["outcome"] != "ok" or ended >= before_kill), entries
+        # In flight at the kill: cut by it, or answered too late for B to record (the double stamps
+        # a request when it reads it, which may be just after B wrote it and died).
+        assert first["outcome"] == "cancelled-by-client" or ended >= before_kill, entries
         assert len(rest) == 1 and rest[0]["connection"] != b_conn, entries
         assert rest[0]["time"] >= first["time"] + PUSH_LEASE_SECONDS - 0.5, ("sent again before the lease ran out", entries)
     cut_ids = {e["headers"]["apns-id"] for e in log if e["connection"] == b_conn and e["outcome"] == "cancelled-by-client"}
@@ -591,7 +593,9 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     """12 users x 2 sessions with a device each, their streams on B or C, flip between foreground
     and background (on the node holding the stream) while 150 notifications enter at A. Every
     (notification, device) ends pushed, or suppressed because that session's foreground stream
-    on B or C really received the event; the double gets exactly one push per `sent`."""
+    on B or C really received the event (never neither); a steady device (no flip in the second
+    before the call: presence crosses nodes in about 20 ms, ADR 0005) gets exactly one of live or
+    push; the double gets exactly one push per `sent`."""
     double = cluster.double
     rng = random.Random(16)
     users = [f"x{i}-{uuid.uuid4().hex[:6]}" for i in range(12)]
@@ -603,26 +607,29 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
             d = Device(rng.choice(cluster.nodes), user=u)
             state = rng.choice(["foreground", "background"])
             stream = home.stream(token=d.access, params={"state": state})
-            sessions[u].append({"device": d, "home": home, "state": state, "stream": stream})
+            sessions[u].append({"device": d, "home": home, "state": state, "stream": stream, "flipped": 0.0})
     for u in users:
         for s in sessions[u]:
             s["stream"].ready()
     sent = []
     for i in range(150):
         u = rng.choice(users)
-        if rng.random() < 0.3:
+        if rng.random() < 0.15:
             s = rng.choice(sessions[u])
             s["state"] = "background" if s["state"] == "foreground" else "foreground"
             r = HTTP.put(s["home"].url("/v1/me/sessions/current/state"), json={"state": s["state"]},
                          headers=auth(s["device"].access))
             assert r.status_code == 200, r.text
+            s["flipped"] = time.monotonic()
+        called = time.monotonic()
         answer = notify(cluster.A, [u])
         n = answer["notifications"][0]
-        sent.append((u, n["id"], n["event_id"], {s["device"].sid: s["state"] for s in sessions[u]}))
+        sent.append((u, n["id"], n["event_id"], {s["device"].sid: (s["state"], called - s["flipped"])
+                                                 for s in sessions[u]}))
 
     deadline = time.monotonic() + 60
     final = {"sent", "suppressed_foreground"}
-    expected_pushes = 0
+    expected_pushes = steady_checked = 0
     for u, nid, event_id, states in sent:
         while True:
             record = deliveries(cluster.C, nid)
@@ -635,16 +642,21 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
             outcome = outcomes.get(d.id)
             seen = {e.id for e in s["stream"].events if e.event == "notification.created"}
             assert outcome in final, (nid, d.sid, outcome, record)
+            steady_checked += states[d.sid][1] >= 1.0
             if outcome == "suppressed_foreground":
                 assert event_id in seen, (nid, d.sid, "suppressed but its stream never got it")
             else:
-                assert not (states[d.sid] == "foreground" and event_id in seen), \
-                    (nid, d.sid, "pushed although received live in the foreground on", s["home"].base)
+                state, since_flip = states[d.sid]
+                if since_flip >= 1.0:
+                    assert not (state == "foreground" and event_id in seen), \
+                        (nid, d.sid, "pushed although received live in the foreground on", s["home"].base,
+                         f"last flip {since_flip:.2f} s before the call")
                 expected_pushes += 1
     tokens = {s["device"].token for u in users for s in sessions[u]}
     pushes = [e for e in apns_log(double) if e["path"].rsplit("/", 1)[-1] in tokens and e["outcome"] is not None]
     assert len(pushes) == expected_pushes, (len(pushes), expected_pushes)
     assert 0 < expected_pushes < 300   # both outcomes really happened
+    assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
 
 
 # --- PostgreSQL restarts ------------------------------------------------------------------------
