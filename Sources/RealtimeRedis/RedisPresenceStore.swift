@@ -13,7 +13,8 @@ import Synchronization
 /// - Other nodes' connections live in a cache: each node publishes its changes every
 ///   `flushMilliseconds` (coalesced per connection: a personal-channel write or a WebSocket pong
 ///   per message costs nothing extra) and its full set every `heartbeatMilliseconds`, which it
-///   also writes to `{namespace}:presence:<node>` with the node TTL (a starting node reads them).
+///   also writes to `{namespace}:presence:<node>` with the node TTL, indexed in
+///   `{namespace}:presence:nodes` (a starting node reads them).
 /// - A node not heard from for `nodeTTLMilliseconds` is dead: its connections drop out of every
 ///   answer, so a device whose foreground connection was there gets pushes again.
 ///
@@ -89,6 +90,8 @@ public final class RedisPresenceStore: PresenceStore {
     private let commander: RedisCommander
     private let subscriber: RedisSubscriber
     private let channel: String
+    /// Sorted set of node ids, scored by when their snapshot expires (wall ms).
+    private var nodesKey: String { channel + ":nodes" }
     private let clock: any Clock
     private let leaseNanoseconds: UInt64
     /// Planners waiting for other nodes' receipts: what they wait for, until when (monotonic ns).
@@ -439,9 +442,10 @@ public final class RedisPresenceStore: PresenceStore {
 
     /// Reads the full sets other nodes wrote (a starting node learns them at once).
     private func loadSnapshots() {
-        let pattern = "{\(configuration.namespace)}:presence:*"
-        guard let keys = try? commander.call(RedisCommand("KEYS", pattern)).elements?.compactMap(\.text), !keys.isEmpty,
-              let replies = try? commander.call(keys.map { RedisCommand("GET", $0) }) else { return }
+        // The index of nodes (never KEYS, which walks every key of the database).
+        let index = RedisCommand("ZRANGEBYSCORE", nodesKey, String(clock.unixMilliseconds), "+inf")
+        guard let nodes = try? commander.call(index).elements?.compactMap(\.text), !nodes.isEmpty,
+              let replies = try? commander.call(nodes.map { RedisCommand("GET", "\(channel):\($0)") }) else { return }
         for reply in replies {
             if case .string(let bytes) = reply, let wire = PresenceWire(bytes), wire.node != nodeID { apply(wire) }
         }
@@ -485,6 +489,9 @@ public final class RedisPresenceStore: PresenceStore {
                 full.states = []
                 commands.append(RedisCommand([Array("SET".utf8), Array("\(channel):\(nodeID)".utf8), full.encoded(),
                                               Array("PX".utf8), Array(String(configuration.nodeTTLMilliseconds).utf8)]))
+                let wall = clock.unixMilliseconds
+                commands.append(RedisCommand("ZADD", nodesKey, String(wall + Int64(configuration.nodeTTLMilliseconds)), nodeID))
+                commands.append(RedisCommand("ZREMRANGEBYSCORE", nodesKey, "-inf", String(wall)))
             }
             // Best effort: a lost flush is repaired by the next heartbeat's full set; acks and
             // state changes in it are lost with it (Redis was down).
