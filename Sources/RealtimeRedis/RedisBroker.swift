@@ -148,8 +148,23 @@ public final class RedisBroker: Broker {
     /// Channels reset so far (each channel of each reset counts once).
     public var resetChannelCount: UInt64 { resetCount.load(ordering: .relaxed) }
 
-    /// Redis commands sent by the command connection (benchmarks' cost per publish).
-    public var commandsSent: UInt64 { commander.commandsSent }
+    /// What this broker cost Redis so far (benchmarks, the capacity model of SC-2).
+    public struct Costs: Sendable, Equatable {
+        /// Commands on the command connection (a publish batch is one `EVALSHA`, or two after
+        /// `NOSCRIPT`), and their argument bytes.
+        public var commands: UInt64
+        public var commandBytes: UInt64
+        /// Pub/sub messages this node received (one per publish of a channel it subscribes to),
+        /// and their payload bytes.
+        public var messagesReceived: UInt64
+        public var messageBytes: UInt64
+    }
+
+    public var costs: Costs {
+        let received = subscriber.messagesReceived
+        return Costs(commands: commander.commandsSent, commandBytes: commander.bytesSent,
+                     messagesReceived: received.count, messageBytes: received.bytes)
+    }
 
     public func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {
         state.withLock { $0.inbound = handler }
