@@ -2,8 +2,8 @@ import Foundation
 import HeraldCore
 
 /// What one node tells the others about its presence, as JSON on `{namespace}:presence` (and,
-/// for the full form, in `{namespace}:presence:<node>` with the node's TTL, so a node that starts
-/// learns the others without waiting for their next heartbeat).
+/// for the full form, in `{namespace}:presence:<node>`, so a node that starts learns the others
+/// without waiting for their next full set). A message with nothing in it is a heartbeat.
 struct PresenceWire: Codable, Equatable {
     /// One connection of the sending node.
     struct Connection: Codable, Equatable {

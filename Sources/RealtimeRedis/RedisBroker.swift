@@ -140,13 +140,31 @@ public final class RedisBroker: Broker {
 
     public var epoch: UInt32 { state.withLock { $0.epoch } }
 
+    /// The newest stream sequence this node has seen (its own publishes, messages received, the
+    /// position check): never ahead of Redis, possibly behind messages of channels this node does
+    /// not subscribe to (a cursor from it may replay such a message, never skip one).
     public var publishedCount: UInt64 { state.withLock { $0.sequence } }
 
     /// Channels reset so far (each channel of each reset counts once).
     public var resetChannelCount: UInt64 { resetCount.load(ordering: .relaxed) }
 
-    /// Redis commands sent by the command connection (benchmarks' cost per publish).
-    public var commandsSent: UInt64 { commander.commandsSent }
+    /// What this broker cost Redis so far (benchmarks, the capacity model of SC-2).
+    public struct Costs: Sendable, Equatable {
+        /// Commands on the command connection (a publish batch is one `EVALSHA`, or two after
+        /// `NOSCRIPT`), and their argument bytes.
+        public var commands: UInt64
+        public var commandBytes: UInt64
+        /// Pub/sub messages this node received (one per publish of a channel it subscribes to),
+        /// and their payload bytes.
+        public var messagesReceived: UInt64
+        public var messageBytes: UInt64
+    }
+
+    public var costs: Costs {
+        let received = subscriber.messagesReceived
+        return Costs(commands: commander.commandsSent, commandBytes: commander.bytesSent,
+                     messagesReceived: received.count, messageBytes: received.bytes)
+    }
 
     public func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {
         state.withLock { $0.inbound = handler }
@@ -202,6 +220,10 @@ public final class RedisBroker: Broker {
             receipts.append(PublishReceipt(message: message, delivered: counts[index]))
             newest = max(newest, UInt64(sequence))
             if counts[index] > 0 { echoed = true }
+        }
+        // `publishedCount` (Herald-Cursor) covers what this node published; never ahead of Redis.
+        state.withLock { state in
+            if state.epoch == epoch { state.sequence = max(state.sequence, newest) }
         }
         if echoed { waitForEcho(epoch: epoch, sequence: newest) }
         return receipts
@@ -430,7 +452,7 @@ public final class RedisBroker: Broker {
         let message = frame.message(publishedAt: clock.monotonicNanoseconds)
         handoff.withLock { _ in
             var resets: [(channels: [ChannelName], position: StreamCursor)] = []
-            let (inbound, resetHandler, released) = state.withLock { state -> (BrokerInboundHandler?, BrokerResetHandler?, [DispatchSemaphore]) in
+            let (inbound, resetHandler) = state.withLock { state -> (BrokerInboundHandler?, BrokerResetHandler?) in
                 if frame.epoch != state.epoch {
                     // Redis lost its data (restart, flush): positions of the old epoch are void.
                     let void = Self.moveToEpoch(frame.epoch, &state)
@@ -444,6 +466,16 @@ public final class RedisBroker: Broker {
                     if frame.sequence > (entry.last ?? 0) { entry.last = frame.sequence }
                     state.channels[frame.channel] = entry
                 }
+                return (state.inbound, state.reset)
+            }
+            for reset in resets {
+                resetCount.add(UInt64(reset.channels.count), ordering: .relaxed)
+                logger.warning("redis broker: channels reset", ["channels": "\(reset.channels.count)", "position": reset.position.description])
+                resetHandler?(reset.channels, reset.position)
+            }
+            inbound?([message])
+            // Only now is the message on its loops' queues: a publish waiting for it may return.
+            let released = state.withLock { state -> [DispatchSemaphore] in
                 if state.handed.epoch != frame.epoch || state.handed.sequence < frame.sequence {
                     state.handed = (frame.epoch, frame.sequence)
                 }
@@ -453,14 +485,8 @@ public final class RedisBroker: Broker {
                     released.append(waiter.done)
                     return true
                 }
-                return (state.inbound, state.reset, released)
+                return released
             }
-            for reset in resets {
-                resetCount.add(UInt64(reset.channels.count), ordering: .relaxed)
-                logger.warning("redis broker: channels reset", ["channels": "\(reset.channels.count)", "position": reset.position.description])
-                resetHandler?(reset.channels, reset.position)
-            }
-            inbound?([message])
             for semaphore in released { semaphore.signal() }
         }
     }

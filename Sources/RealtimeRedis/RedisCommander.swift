@@ -77,6 +77,8 @@ public final class RedisCommander: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Commands sent to Redis (metrics, benchmarks' per-publish cost).
     private let sent = Atomic<UInt64>(0)
+    /// Argument bytes of those commands (RESP framing not counted).
+    private let sentBytes = Atomic<UInt64>(0)
 
     /// Starts the thread; it connects on the first call.
     public init(endpoint: RedisEndpoint, options: RedisClientOptions = .init(), name: String = "herald.redis.command") {
@@ -89,6 +91,9 @@ public final class RedisCommander: Sendable {
 
     /// Commands written to Redis since start.
     public var commandsSent: UInt64 { sent.load(ordering: .relaxed) }
+
+    /// Argument bytes of the commands sent (RESP framing not counted), for the capacity model.
+    public var bytesSent: UInt64 { sentBytes.load(ordering: .relaxed) }
 
     /// Queues `commands` as one pipeline; `complete` runs on the client's thread with one reply
     /// per command (error replies included), or the error that failed them all.
@@ -191,6 +196,7 @@ public final class RedisCommander: Sendable {
         do {
             let all = jobs.flatMap { $0.commands.map(\.arguments) }
             sent.add(UInt64(all.count), ordering: .relaxed)
+            sentBytes.add(UInt64(all.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }), ordering: .relaxed)
             replies = try open.pipeline(all)
         } catch {
             connection = nil

@@ -12,8 +12,10 @@ import Synchronization
 ///   `hasAcknowledged` and the leases of a session's connections agree everywhere.
 /// - Other nodes' connections live in a cache: each node publishes its changes every
 ///   `flushMilliseconds` (coalesced per connection: a personal-channel write or a WebSocket pong
-///   per message costs nothing extra) and its full set every `heartbeatMilliseconds`, which it
-///   also writes to `{namespace}:presence:<node>` with the node TTL (a starting node reads them).
+///   per message costs nothing extra), a heartbeat every `heartbeatMilliseconds` (also its
+///   expiry in the index `{namespace}:presence:nodes`), and its full set every
+///   `fullSyncMilliseconds` (repairing a lost change; also written to
+///   `{namespace}:presence:<node>`, which a starting node reads for the nodes alive in the index).
 /// - A node not heard from for `nodeTTLMilliseconds` is dead: its connections drop out of every
 ///   answer, so a device whose foreground connection was there gets pushes again.
 ///
@@ -34,19 +36,23 @@ public final class RedisPresenceStore: PresenceStore {
         public var leaseSeconds: Int
         public var flushMilliseconds: Int
         public var heartbeatMilliseconds: Int
+        /// How often the full set of connections is sent (and stored for starting nodes).
+        public var fullSyncMilliseconds: Int
         public var nodeTTLMilliseconds: Int
         /// How long the planner waits for other nodes' receipts (ADR 0005).
         public var receiptWaitMilliseconds: Int
         public var client: RedisClientOptions
 
         public init(endpoint: RedisEndpoint, namespace: String = "herald", leaseSeconds: Int = 45, flushMilliseconds: Int = 20,
-                    heartbeatMilliseconds: Int = 2_000, nodeTTLMilliseconds: Int = 10_000, receiptWaitMilliseconds: Int = 250,
+                    heartbeatMilliseconds: Int = 2_000, fullSyncMilliseconds: Int = 30_000, nodeTTLMilliseconds: Int = 10_000,
+                    receiptWaitMilliseconds: Int = 250,
                     client: RedisClientOptions = .init()) {
             self.endpoint = endpoint
             self.namespace = namespace
             self.leaseSeconds = max(leaseSeconds, 1)
             self.flushMilliseconds = max(flushMilliseconds, 1)
             self.heartbeatMilliseconds = max(heartbeatMilliseconds, 10)
+            self.fullSyncMilliseconds = max(fullSyncMilliseconds, self.heartbeatMilliseconds)
             self.nodeTTLMilliseconds = max(nodeTTLMilliseconds, heartbeatMilliseconds * 2)
             self.receiptWaitMilliseconds = max(receiptWaitMilliseconds, 0)
             self.client = client
@@ -89,6 +95,8 @@ public final class RedisPresenceStore: PresenceStore {
     private let commander: RedisCommander
     private let subscriber: RedisSubscriber
     private let channel: String
+    /// Sorted set of node ids, scored by when their snapshot expires (wall ms).
+    private var nodesKey: String { channel + ":nodes" }
     private let clock: any Clock
     private let leaseNanoseconds: UInt64
     /// Planners waiting for other nodes' receipts: what they wait for, until when (monotonic ns).
@@ -439,9 +447,10 @@ public final class RedisPresenceStore: PresenceStore {
 
     /// Reads the full sets other nodes wrote (a starting node learns them at once).
     private func loadSnapshots() {
-        let pattern = "{\(configuration.namespace)}:presence:*"
-        guard let keys = try? commander.call(RedisCommand("KEYS", pattern)).elements?.compactMap(\.text), !keys.isEmpty,
-              let replies = try? commander.call(keys.map { RedisCommand("GET", $0) }) else { return }
+        // The index of nodes (never KEYS, which walks every key of the database).
+        let index = RedisCommand("ZRANGEBYSCORE", nodesKey, String(clock.unixMilliseconds), "+inf")
+        guard let nodes = try? commander.call(index).elements?.compactMap(\.text), !nodes.isEmpty,
+              let replies = try? commander.call(nodes.map { RedisCommand("GET", "\(channel):\($0)") }) else { return }
         for reply in replies {
             if case .string(let bytes) = reply, let wire = PresenceWire(bytes), wire.node != nodeID { apply(wire) }
         }
@@ -451,6 +460,7 @@ public final class RedisPresenceStore: PresenceStore {
 
     private func runFlushes() {
         var lastHeartbeat: UInt64 = 0
+        var lastFullSync: UInt64 = 0
         defer { stopped.signal() }
         while true {
             if stop.wait(timeout: .now() + .milliseconds(configuration.flushMilliseconds)) == .success { return }
@@ -458,16 +468,18 @@ public final class RedisPresenceStore: PresenceStore {
             let now = clock.monotonicNanoseconds
             let heartbeat = now &- lastHeartbeat >= UInt64(configuration.heartbeatMilliseconds) * 1_000_000
             if heartbeat { lastHeartbeat = now }
+            let fullSync = now &- lastFullSync >= UInt64(configuration.fullSyncMilliseconds) * 1_000_000
+            if fullSync { lastFullSync = now }
             let wire = outbox.withLock { outbox -> PresenceWire in
-                var wire = PresenceWire(node: nodeID, full: heartbeat)
-                let ids = heartbeat ? Array(outbox.mine.keys) : Array(outbox.dirty)
+                var wire = PresenceWire(node: nodeID, full: fullSync)
+                let ids = fullSync ? Array(outbox.mine.keys) : Array(outbox.dirty)
                 for id in ids.sorted() {
                     guard let mine = outbox.mine[id] else { continue }
                     var connection = mine.wire
                     connection.lifeAge = Int64((now &- mine.lifeAt) / 1_000_000)
                     wire.connections.append(connection)
                 }
-                if !heartbeat { wire.removed = outbox.removed }
+                if !fullSync { wire.removed = outbox.removed }
                 wire.acks = outbox.acks
                 wire.states = outbox.states
                 outbox.dirty.removeAll()
@@ -476,18 +488,26 @@ public final class RedisPresenceStore: PresenceStore {
                 outbox.states.removeAll()
                 return wire
             }
-            guard !wire.isEmpty else { continue }
-            let bytes = wire.encoded()
-            var commands = [RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), bytes])]
-            if heartbeat {
+            // A heartbeat goes out even when nothing changed: it is what keeps this node alive
+            // in the others' eyes (any message does).
+            guard !wire.isEmpty || heartbeat else { continue }
+            var commands = [RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), wire.encoded()])]
+            if fullSync {
                 var full = wire
                 full.acks = []
                 full.states = []
+                // Kept until the next full set; whether the node is alive says the index.
+                let keep = configuration.fullSyncMilliseconds + configuration.nodeTTLMilliseconds
                 commands.append(RedisCommand([Array("SET".utf8), Array("\(channel):\(nodeID)".utf8), full.encoded(),
-                                              Array("PX".utf8), Array(String(configuration.nodeTTLMilliseconds).utf8)]))
+                                              Array("PX".utf8), Array(String(keep).utf8)]))
             }
-            // Best effort: a lost flush is repaired by the next heartbeat's full set; acks and
-            // state changes in it are lost with it (Redis was down).
+            if heartbeat {
+                let wall = clock.unixMilliseconds
+                commands.append(RedisCommand("ZADD", nodesKey, String(wall + Int64(configuration.nodeTTLMilliseconds)), nodeID))
+                commands.append(RedisCommand("ZREMRANGEBYSCORE", nodesKey, "-inf", String(wall)))
+            }
+            // Best effort: a lost flush is repaired by the next full set; acks and state changes
+            // in it are lost with it (Redis was down).
             commander.submit(commands) { _ in }
         }
     }

@@ -55,6 +55,9 @@ final class RedisSubscriber: Sendable {
     private let wakeWrite: Int32
     private let finished = DispatchSemaphore(value: 0)
     private let handlers = Mutex<(message: MessageHandler, ready: ReadyHandler)?>(nil)
+    /// Messages received and their payload bytes (the capacity model's cost per delivery).
+    private let received = Atomic<UInt64>(0)
+    private let receivedBytes = Atomic<UInt64>(0)
     /// Channels per SUBSCRIBE command when many are sent at once.
     static let batchSize = 512
 
@@ -123,6 +126,11 @@ final class RedisSubscriber: Sendable {
         if done.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success { return }
         state.withLock { state in state.waiters.removeAll { $0.done === done } }
         throw .timedOut
+    }
+
+    /// Pub/sub messages received since start, and their payload bytes.
+    var messagesReceived: (count: UInt64, bytes: UInt64) {
+        (received.load(ordering: .relaxed), receivedBytes.load(ordering: .relaxed))
     }
 
     /// Channels wanted now (tests, the position check).
@@ -251,6 +259,8 @@ final class RedisSubscriber: Sendable {
         switch kind {
         case "message":
             guard parts.count == 3, let channel = parts[1].text, case .string(let payload) = parts[2] else { return }
+            received.add(1, ordering: .relaxed)
+            receivedBytes.add(UInt64(payload.count), ordering: .relaxed)
             handlers.withLock { $0 }?.message(channel, payload)
         case "subscribe", "unsubscribe":
             guard let channel = parts[1].text else { return }

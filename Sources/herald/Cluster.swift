@@ -1,4 +1,5 @@
 import API
+import Dispatch
 import HeraldCore
 import Realtime
 import RealtimeRedis
@@ -26,11 +27,16 @@ struct Cluster {
     func connect(node: RealtimeNode, sessions: SessionRegistry) {
         let bus = self.bus
         node.relaySessionEnds { [weak node] sid in
-            do {
-                try bus.send(.sessionEnded(sessionID: sid))
-            } catch {
-                Log.warning("session end not sent to the other nodes", ["session_id": sid, "error": "\(error)"])
-                node?.endSessionHere(sid)
+            // Here at once; the others through the bus, off the caller's thread (the route calls
+            // this inside its database write, which must not wait on Redis). The bus brings the
+            // message back here too: ending a session twice changes nothing.
+            node?.endSessionHere(sid)
+            DispatchQueue.global().async {
+                do {
+                    try bus.send(.sessionEnded(sessionID: sid))
+                } catch {
+                    Log.warning("session end not sent to the other nodes", ["session_id": sid, "error": "\(error)"])
+                }
             }
         }
         bus.onMessage { [weak node] message in

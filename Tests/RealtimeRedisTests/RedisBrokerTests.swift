@@ -84,6 +84,7 @@ final class RedisBrokerTests {
         _ = try a.subscribe([channel("room")], resume: .fresh)
         _ = try b.subscribe([channel("room")], resume: .fresh)
         var sent: [UInt64] = []
+        let before = a.costs.commands
         for index in 0..<60 {
             let publisher = index % 2 == 0 ? a : b
             sent.append(try publisher.publish([request("room", "\(index)")])[0].message.sequence)
@@ -95,6 +96,12 @@ final class RedisBrokerTests {
         #expect(logA.messages.map(\.offset) == Array(1...60))
         #expect(logA.resets.isEmpty && logB.resets.isEmpty)
         #expect(a.epoch == b.epoch)
+        // Each node received every message once; each publish was one script call.
+        #expect(a.costs.messagesReceived == 60 && b.costs.messagesReceived == 60)
+        #expect(a.costs.messageBytes > 60 * 20)
+        // 30 publishes by A, plus EVAL after the first EVALSHA met an empty script cache, plus a
+        // PING if the connection sat idle for a second.
+        #expect((30...32).contains(a.costs.commands - before), "\(a.costs.commands - before) commands")
     }
 
     @Test func publishReturnsAfterItsOwnCopyReachedTheNode() throws {

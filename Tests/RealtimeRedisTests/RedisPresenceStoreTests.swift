@@ -17,7 +17,7 @@ final class RedisPresenceStoreTests {
     private func store(_ namespace: String, heartbeat: Int = 100, ttl: Int = 600) throws -> RedisPresenceStore {
         let store = RedisPresenceStore(RedisPresenceStore.Configuration(
             endpoint: server.endpoint, namespace: namespace, leaseSeconds: 45, flushMilliseconds: 10,
-            heartbeatMilliseconds: heartbeat, nodeTTLMilliseconds: ttl))
+            heartbeatMilliseconds: heartbeat, fullSyncMilliseconds: heartbeat, nodeTTLMilliseconds: ttl))
         try store.waitUntilListening()
         return store
     }
@@ -37,6 +37,8 @@ final class RedisPresenceStoreTests {
         #expect(a.sessions(userID: "u").first?.connections.map(\.connectionID) == ["cb1"])
         #expect(a.sessionCounts() == (live: 1, foreground: 1))
         #expect(a.liveRemoteNodes == [b.nodeID])
+        // Nothing changes on B for longer than the node TTL: its heartbeats keep it alive.
+        #expect(!waitUntil(seconds: 1.5) { !a.isForeground(userID: "u", sessionID: "s") })
         // B dies (no more heartbeats): after the node TTL its connections are gone everywhere.
         b.shutdown()
         #expect(waitUntil { !a.isForeground(userID: "u", sessionID: "s") })

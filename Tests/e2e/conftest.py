@@ -74,6 +74,11 @@ class Herald:
             "HERALD_LOG_LEVEL": "info",
             "HERALD_DATABASE": str(tmp_path / "herald.db"),
         }
+        if os.environ.get("HERALD_E2E_BROKER"):
+            # Opt-in: the one-node suite on a Redis broker (redis://…), each Herald in a
+            # namespace of its own so tests share no history.
+            self.env["HERALD_BROKER"] = os.environ["HERALD_E2E_BROKER"]
+            self.env["HERALD_BROKER_NAMESPACE"] = f"e2e{self.port}"
         self.env.update(env)
         self.log_path = tmp_path / f"herald-{self.port}.log"
         self.proc = None
