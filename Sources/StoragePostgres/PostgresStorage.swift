@@ -17,6 +17,9 @@ import Synchronization
 ///   found at `BEGIN` is replaced and the unit run on the new one, so the first call after a
 ///   PostgreSQL restart succeeds when the server is back. A unit whose connection broke after
 ///   `BEGIN` fails with `.unavailable`: it may or may not have committed.
+/// - A failed statement aborts the whole transaction (SQLite undoes only the statement): a body
+///   that catches a repository error and goes on gets `StorageError.failed` at its end, and
+///   nothing of it is kept.
 /// - No `PostgresError` or libpq type leaves: failures are `StorageError`s.
 ///
 /// # Thread safety

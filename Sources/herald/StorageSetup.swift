@@ -19,7 +19,7 @@ enum StorageSetup {
     /// - Throws: `StorageError` (`.unavailable` when PostgreSQL cannot be reached, `.migration`, …).
     static func open(_ settings: Settings) throws(StorageError) -> Opened {
         if PostgresConfiguration.isPostgresURL(settings.databasePath) {
-            let storage = try PostgresStorage.open(PostgresConfiguration(url: settings.databasePath))
+            let storage = try PostgresStorage.open(PostgresConfiguration(url: settings.databasePath), nodeID: settings.nodeID)
             return Opened(storage: storage, close: { storage.close() }, postgres: storage)
         }
         let storage = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))

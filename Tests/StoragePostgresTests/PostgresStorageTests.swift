@@ -182,6 +182,26 @@ struct PostgresStorageTests {
         }
     }
 
+    @Test func aFailureTheBodyCaughtStillFailsItsUnit() throws {
+        try withTwoNodes { a, _ in
+            try a.writeSync { tx in _ = try tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1)) }
+            // PostgreSQL aborts the whole transaction on a failed statement (SQLite undoes the
+            // statement only): a body that swallows the error must not look committed.
+            do {
+                try a.writeSync { tx in
+                    try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1))
+                    _ = try? tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1))
+                }
+                Issue.record("the unit committed")
+            } catch let error as StorageError {
+                guard case .failed = error else { Issue.record("got \(error)"); return }
+            }
+            #expect(try a.readSync { tx in try tx.members.find(scope: "s", userID: "u") } == nil)
+            // The connection is usable again afterwards.
+            #expect(try a.writeSync { tx in try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1)) })
+        }
+    }
+
     @Test func anUnreachableServerIsUnavailable() throws {
         var configuration = PostgresConfiguration(url: "postgres://postgres@127.0.0.1:1/none")
         configuration.connectTimeoutSeconds = 2
