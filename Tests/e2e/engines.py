@@ -17,6 +17,7 @@ skip with that message, and only then.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
 import shutil
@@ -29,6 +30,14 @@ from pathlib import Path
 from typing import Optional
 
 PG_BIN = Path(os.environ.get("HERALD_PG_BIN", "/usr/lib/postgresql/15/bin"))
+# Loaded here: a child that switched to the postgres user may not read Python's own files.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    """preexec_fn: the engine gets SIGTERM if the test process dies without its finalizers
+    (PR_SET_PDEATHSIG; set after any user change, which clears it)."""
+    _LIBC.prctl(1, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -142,7 +151,7 @@ class RedisServer:
         self.proc = self.popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.dir), "--protected-mode", "no"],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
@@ -200,16 +209,18 @@ class RedisServer:
 # --- PostgreSQL --------------------------------------------------------------------------------
 
 
-def _as_postgres():
-    """preexec_fn: drop from root to the `postgres` user (PostgreSQL refuses to run as root)."""
-    if os.geteuid() != 0:
-        return None
-    pw = pwd.getpwnam("postgres")
+def _as_postgres(die_with_parent=False):
+    """preexec_fn: drop from root to the `postgres` user (PostgreSQL refuses to run as root),
+    then, if asked, set the parent-death signal."""
+    pw = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
 
     def drop():
-        os.setgroups([])
-        os.setgid(pw.pw_gid)
-        os.setuid(pw.pw_uid)
+        if pw is not None:
+            os.setgroups([])
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+        if die_with_parent:
+            _die_with_parent()
     return drop
 
 
@@ -260,8 +271,8 @@ class PostgresServer:
             [str(PG_BIN / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.socket_dir),
              "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
              "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "logging_collector=off"],
-            preexec_fn=_as_postgres(), stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL,
-            cwd=str(self.base))
+            preexec_fn=_as_postgres(die_with_parent=True), stdout=self.log, stderr=self.log,
+            stdin=subprocess.DEVNULL, cwd=str(self.base))
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
