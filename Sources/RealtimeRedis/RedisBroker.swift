@@ -113,7 +113,7 @@ public final class RedisBroker: Broker {
         commander = RedisCommander(endpoint: configuration.endpoint, options: configuration.client, name: "herald.redis.broker")
         state = Mutex(State(epoch: UInt32.random(in: 1...UInt32.max)))
         subscriber = RedisSubscriber(endpoint: configuration.endpoint, options: configuration.client)
-        subscriber.start(onMessage: { [unowned self] channel, payload in received(channel: channel, payload: payload) },
+        subscriber.start(onMessage: { [unowned self] messages in received(messages) },
                          onReady: { [unowned self] reconnected in if reconnected { checkPositions(afterReconnect: true) } })
         if let positions = try? readPositions([]) {
             state.withLock { state in
@@ -444,40 +444,61 @@ public final class RedisBroker: Broker {
 
     // MARK: Live messages (subscriber thread)
 
-    private func received(channel: String, payload: [UInt8]) {
-        guard let frame = BrokerFrame(payload) else {
-            logger.warning("redis broker: a message that is not a frame", ["channel": channel])
-            return
+    /// Hands a read's worth of live messages to the node in one call (resets in between, in
+    /// order), checking each channel's chain and the epoch on the way.
+    private func received(_ batch: [(channel: String, payload: [UInt8])]) {
+        let now = clock.monotonicNanoseconds
+        var frames: [BrokerFrame] = []
+        frames.reserveCapacity(batch.count)
+        for item in batch {
+            if let frame = BrokerFrame(item.payload) {
+                frames.append(frame)
+            } else {
+                logger.warning("redis broker: a message that is not a frame", ["channel": item.channel])
+            }
         }
-        let message = frame.message(publishedAt: clock.monotonicNanoseconds)
+        guard let newest = frames.last else { return }
         handoff.withLock { _ in
-            var resets: [(channels: [ChannelName], position: StreamCursor)] = []
+            // What to do, in order: runs of messages, and resets between them.
+            var steps: [(messages: [ChannelMessage], reset: (channels: [ChannelName], position: StreamCursor)?)] = []
+            var run: [ChannelMessage] = []
             let (inbound, resetHandler) = state.withLock { state -> (BrokerInboundHandler?, BrokerResetHandler?) in
-                if frame.epoch != state.epoch {
-                    // Redis lost its data (restart, flush): positions of the old epoch are void.
-                    let void = Self.moveToEpoch(frame.epoch, &state)
-                    if !void.isEmpty { resets.append((void, StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1))) }
-                }
-                state.sequence = max(state.sequence, frame.sequence)
-                if var entry = state.channels[frame.channel] {
-                    if let last = entry.last, frame.sequence > last, frame.previous != last, frame.previous != 0 {
-                        resets.append(([frame.channel], StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1)))
+                for frame in frames {
+                    var resets: [(channels: [ChannelName], position: StreamCursor)] = []
+                    if frame.epoch != state.epoch {
+                        // Redis lost its data (restart, flush): positions of the old epoch are void.
+                        let void = Self.moveToEpoch(frame.epoch, &state)
+                        if !void.isEmpty { resets.append((void, StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1))) }
                     }
-                    if frame.sequence > (entry.last ?? 0) { entry.last = frame.sequence }
-                    state.channels[frame.channel] = entry
+                    state.sequence = max(state.sequence, frame.sequence)
+                    if var entry = state.channels[frame.channel] {
+                        if let last = entry.last, frame.sequence > last, frame.previous != last, frame.previous != 0 {
+                            resets.append(([frame.channel], StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1)))
+                        }
+                        if frame.sequence > (entry.last ?? 0) { entry.last = frame.sequence }
+                        state.channels[frame.channel] = entry
+                    }
+                    for reset in resets {
+                        steps.append((run, reset))
+                        run = []
+                    }
+                    run.append(frame.message(publishedAt: now))
                 }
+                steps.append((run, nil))
                 return (state.inbound, state.reset)
             }
-            for reset in resets {
-                resetCount.add(UInt64(reset.channels.count), ordering: .relaxed)
-                logger.warning("redis broker: channels reset", ["channels": "\(reset.channels.count)", "position": reset.position.description])
-                resetHandler?(reset.channels, reset.position)
+            for step in steps {
+                if !step.messages.isEmpty { inbound?(step.messages) }
+                if let reset = step.reset {
+                    resetCount.add(UInt64(reset.channels.count), ordering: .relaxed)
+                    logger.warning("redis broker: channels reset", ["channels": "\(reset.channels.count)", "position": reset.position.description])
+                    resetHandler?(reset.channels, reset.position)
+                }
             }
-            inbound?([message])
-            // Only now is the message on its loops' queues: a publish waiting for it may return.
+            // Only now are the messages on their loops' queues: a publish waiting for one may return.
             let released = state.withLock { state -> [DispatchSemaphore] in
-                if state.handed.epoch != frame.epoch || state.handed.sequence < frame.sequence {
-                    state.handed = (frame.epoch, frame.sequence)
+                if state.handed.epoch != newest.epoch || state.handed.sequence < newest.sequence {
+                    state.handed = (newest.epoch, newest.sequence)
                 }
                 var released: [DispatchSemaphore] = []
                 state.waiters.removeAll { waiter in

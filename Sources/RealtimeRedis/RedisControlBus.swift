@@ -20,7 +20,8 @@ public final class RedisControlBus: ControlBus {
         commander = RedisCommander(endpoint: endpoint, options: options, name: "herald.redis.control")
         subscriber = RedisSubscriber(endpoint: endpoint, options: options)
         subscriber.subscribe([channel])
-        subscriber.start(onMessage: { [unowned self] _, payload in received(payload) }, onReady: { _ in })
+        subscriber.start(onMessage: { [unowned self] messages in for message in messages { received(message.payload) } },
+                         onReady: { _ in })
     }
 
     /// Waits (bounded) until the control channel's subscription is confirmed: messages sent

@@ -114,7 +114,8 @@ public final class RedisPresenceStore: PresenceStore {
         commander = RedisCommander(endpoint: configuration.endpoint, options: configuration.client, name: "herald.redis.presence")
         subscriber = RedisSubscriber(endpoint: configuration.endpoint, options: configuration.client)
         subscriber.subscribe([channel])
-        subscriber.start(onMessage: { [unowned self] _, payload in received(payload) }, onReady: { _ in })
+        subscriber.start(onMessage: { [unowned self] messages in for message in messages { received(message.payload) } },
+                         onReady: { _ in })
         loadSnapshots()
         let thread = Thread { [self] in runFlushes() }
         thread.name = "herald.redis.presence"

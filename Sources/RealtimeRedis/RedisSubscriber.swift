@@ -20,8 +20,10 @@ import Synchronization
 /// `state` is guarded by its mutex; the connection is owned by the thread. Handlers run on the
 /// thread, in the order Redis sent the messages.
 final class RedisSubscriber: Sendable {
-    /// A published message: the Redis channel and the payload, raw.
-    typealias MessageHandler = @Sendable (_ channel: String, _ payload: [UInt8]) -> Void
+    /// Published messages, in the order Redis sent them: each one's Redis channel and payload,
+    /// raw. Everything one read brought is handed over in one call (a node's loops then get one
+    /// task per read, not one per message).
+    typealias MessageHandler = @Sendable (_ messages: [(channel: String, payload: [UInt8])]) -> Void
     /// Every wanted channel is confirmed on a new connection; `reconnected` is false for the first.
     typealias ReadyHandler = @Sendable (_ reconnected: Bool) -> Void
 
@@ -237,7 +239,9 @@ final class RedisSubscriber: Sendable {
                     try connection.readAvailable()
                     lastHeard = now
                     pingSent = false
-                    while let reply = try connection.bufferedReply() { try handle(reply) }
+                    var batch: [(channel: String, payload: [UInt8])] = []
+                    while let reply = try connection.bufferedReply() { try handle(reply, batch: &batch) }
+                    hand(&batch)
                 } else if now &- lastHeard > 5_000_000_000 {
                     if !pingSent {
                         // PING is allowed on a subscribed connection (RESP2 answers ["pong", ""]).
@@ -254,15 +258,25 @@ final class RedisSubscriber: Sendable {
         }
     }
 
-    private func handle(_ reply: RedisReply) throws(RedisError) {
+    /// Hands the messages collected so far to the handler.
+    private func hand(_ batch: inout [(channel: String, payload: [UInt8])]) {
+        guard !batch.isEmpty else { return }
+        handlers.withLock { $0 }?.message(batch)
+        batch.removeAll()
+    }
+
+    private func handle(_ reply: RedisReply, batch: inout [(channel: String, payload: [UInt8])]) throws(RedisError) {
         guard let parts = reply.elements, parts.count >= 2, let kind = parts[0].text else { return }
         switch kind {
         case "message":
             guard parts.count == 3, let channel = parts[1].text, case .string(let payload) = parts[2] else { return }
             received.add(1, ordering: .relaxed)
             receivedBytes.add(UInt64(payload.count), ordering: .relaxed)
-            handlers.withLock { $0 }?.message(channel, payload)
+            batch.append((channel, payload))
         case "subscribe", "unsubscribe":
+            // Messages before a confirmation go first: a waiter released by it reads history
+            // that the node must not see overtaken by older live messages.
+            hand(&batch)
             guard let channel = parts[1].text else { return }
             let released = state.withLock { state -> [DispatchSemaphore] in
                 guard var entry = state.entries[channel] else { return [] }
