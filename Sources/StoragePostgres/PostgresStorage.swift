@@ -194,8 +194,10 @@ public final class PostgresStorage: Storage {
                     if let error = error as? StorageError, case .unavailable = error { throw error }
                     throw PostgresError.connectionLost(message: "\(error)")
                 }
+                // Read before the ROLLBACK, which is a statement of its own.
+                let retryable = connection.lastErrorWasRetryableConflict
                 _ = try? connection.execute("ROLLBACK")
-                if attempt < attempts, connection.lastErrorWasRetryableConflict { continue }
+                if attempt < attempts, retryable { continue }
                 throw error
             }
         }

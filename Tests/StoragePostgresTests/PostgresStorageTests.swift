@@ -182,6 +182,38 @@ struct PostgresStorageTests {
         }
     }
 
+    @Test func aDeadlockBetweenTwoNodesIsRunAgainAndBothCommit() throws {
+        try withTwoNodes { a, b in
+            let aLocked = DispatchSemaphore(value: 0), bLocked = DispatchSemaphore(value: 0)
+            let runs = Shared(0)
+            let results = Shared<[Bool]>([])
+            let done = DispatchGroup()
+            let member: @Sendable (String) -> ScopeMember = { ScopeMember(scope: "s", userID: $0, permissions: [], updatedAt: 1) }
+            // Each takes its first row, waits (first run only) until the other holds its own, then
+            // wants the other's: the server aborts one of them, which runs again and commits.
+            for (storage, first, second, mine, theirs) in [(a, "x", "y", aLocked, bLocked), (b, "y", "x", bLocked, aLocked)] {
+                done.enter()
+                storage.write({ tx in
+                    var run = 0
+                    runs.update { $0 += 1; run = $0 }
+                    try tx.members.put(member(first))
+                    if run <= 2 {
+                        mine.signal()
+                        _ = theirs.wait(timeout: .now() + 5)
+                    }
+                    try tx.members.put(member(second))
+                }) { result in
+                    results.update { $0.append((try? result.get()) != nil) }
+                    done.leave()
+                }
+            }
+            done.wait()
+            // Without the re-run the victim would fail with .busy.
+            #expect(results.value == [true, true])
+            #expect(runs.value >= 3, "no unit was run again")
+        }
+    }
+
     @Test func aFailureTheBodyCaughtStillFailsItsUnit() throws {
         try withTwoNodes { a, _ in
             try a.writeSync { tx in _ = try tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1)) }
