@@ -14,13 +14,19 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
+        // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "COpenSSL"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
+        // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
+        .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
         .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
@@ -30,7 +36,7 @@ let package = Package(
         .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
         .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
-        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "StorageSQLite",
+        .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "RealtimeRedis", "StorageSQLite", "StoragePostgres",
                                                          "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
@@ -39,7 +45,10 @@ let package = Package(
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
+        .testTarget(name: "RealtimeRedisTests", dependencies: ["RealtimeRedis", "HeraldCore"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
+        // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
+        .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),

@@ -6,6 +6,7 @@ h2, h11, httpx).
 Every process started here is remembered by pid and stopped by pid (Procs.stop_all), also when a
 driver is interrupted; every wait has a timeout.
 """
+import ctypes
 import json
 import os
 import secrets
@@ -44,9 +45,12 @@ def wait_port(port, timeout=15.0):
     return False
 
 
+# Loaded here, not in the child: a child that changed user (PostgreSQL's) may not read Python's files.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def _die_with_parent():
-    import ctypes
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def exit_on_sigterm():
@@ -66,7 +70,15 @@ class Procs:
     def start(self, name, argv, **kw):
         # If the driver dies without cleaning up, the kernel sends the child SIGTERM (herald and
         # nginx shut down on it, loadclient prints and exits), so nothing is left running.
-        p = subprocess.Popen(argv, preexec_fn=_die_with_parent, **kw)
+        # A `preexec_fn` of the caller (PostgreSQL's switch to its user) runs first: changing
+        # credentials clears the parent-death signal.
+        extra = kw.pop("preexec_fn", None)
+
+        def pre():
+            if extra:
+                extra()
+            _die_with_parent()
+        p = subprocess.Popen(argv, preexec_fn=pre, **kw)
         self.items.append((p, name))
         return p
 
@@ -332,6 +344,175 @@ http {{
         return self.pub_port
 
 
+# ---------------------------------------------------------------- cluster engines (issue 16)
+
+def _engines():
+    """Tests/e2e/engines.py: the same redis-server / PostgreSQL start-up the cluster tests use."""
+    sys.path.insert(0, os.path.join(REPO, "Tests", "e2e"))
+    import engines  # noqa: E402
+    return engines
+
+
+def check_engines():
+    missing = _engines().engines_missing()
+    if missing:
+        sys.exit("missing: " + missing)
+
+
+def redis_engine(procs, workdir):
+    """A started `redis-server` (nothing persisted) as a child of `procs`: `.url`, `.command()`,
+    `.info(section)`, `.commandstats()`, `.proc.pid`."""
+    from pathlib import Path
+    return _engines().RedisServer(Path(workdir), popen=lambda argv, **kw: procs.start("redis", argv, **kw)).start()
+
+
+def postgres_engine(procs):
+    """A started PostgreSQL (initdb in a temp dir, as the postgres user when root, fsync off) as a
+    child of `procs`: `.url`, `.sql()`, `.proc.pid`; `.cleanup()` removes its files."""
+    return _engines().PostgresServer(popen=lambda argv, **kw: procs.start("postgres", argv, **kw)).start()
+
+
+def children_of(pid):
+    """PIDs whose parent is `pid` (PostgreSQL's backends, nginx's workers)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if ppid == pid:
+            out.append(int(p))
+    return out
+
+
+def tree_cpu_seconds(pid):
+    """CPU seconds of `pid`, of its children that it reaped (cutime + cstime: PostgreSQL's ended
+    backends) and of its live children."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    total = (int(fields[13]) + int(fields[14])) / CLK_TCK
+    for p in [pid] + children_of(pid):
+        try:
+            total += proc_cpu_seconds(p)
+        except OSError:
+            pass
+    return total
+
+
+class RedisCounters:
+    """What Redis did between start() and stop(): commands by name (INFO commandstats, without
+    the INFO calls themselves), bytes in and out (INFO stats), and its CPU seconds."""
+
+    def __init__(self, redis):
+        self.redis = redis
+
+    def _read(self):
+        stats = self.redis.info("stats")
+        return (self.redis.commandstats(), int(stats["total_net_input_bytes"]),
+                int(stats["total_net_output_bytes"]), proc_cpu_seconds(self.redis.proc.pid))
+
+    def start(self):
+        # The readings are INFO calls themselves: measure one reading's bytes and take it off.
+        first = self._read()
+        self.before = self._read()
+        self.overhead = (self.before[1] - first[1], self.before[2] - first[2])
+        return self
+
+    def stop(self):
+        cmds1, in1, out1, cpu1 = self._read()
+        cmds0, in0, out0, cpu0 = self.before
+        by = {k: v - cmds0.get(k, 0) for k, v in cmds1.items() if k != "info" and v - cmds0.get(k, 0) > 0}
+        return {"redis_commands": sum(by.values()), "redis_commands_by_name": by,
+                "redis_bytes_in": max(0, in1 - in0 - self.overhead[0]),
+                "redis_bytes_out": max(0, out1 - out0 - self.overhead[1]),
+                "redis_cpu_s": round(cpu1 - cpu0, 3)}
+
+
+class PostgresCounters:
+    """What PostgreSQL did for one database between start() and stop(): commits and rows written
+    (pg_stat_database), WAL bytes (pg_current_wal_lsn) and the CPU of the server's processes.
+    PostgreSQL 15 backends publish their statistics when idle, at the latest 10 s later:
+    stop() waits `settle` s for them first (after the CPU reading)."""
+
+    def __init__(self, pg, database, settle=11.0):
+        self.pg, self.database, self.settle = pg, database, settle
+
+    def _stats(self):
+        row = self.pg.sql("SELECT xact_commit, tup_inserted, tup_updated, tup_deleted, "
+                          "pg_current_wal_lsn() - '0/0'::pg_lsn FROM pg_stat_database "
+                          f"WHERE datname = '{self.database}'", database="postgres")[0]
+        return [int(float(x)) for x in row]
+
+    def start(self):
+        self.cpu0 = tree_cpu_seconds(self.pg.proc.pid)
+        self.before = self._stats()
+        return self
+
+    def stop(self):
+        cpu = tree_cpu_seconds(self.pg.proc.pid) - self.cpu0
+        wal = self._stats()[4] - self.before[4]
+        time.sleep(self.settle)
+        after = self._stats()
+        d = [a - b for a, b in zip(after, self.before)]
+        return {"pg_commits": d[0], "pg_rows_inserted": d[1], "pg_rows_updated": d[2], "pg_rows_deleted": d[3],
+                "pg_wal_bytes": wal, "pg_cpu_s": round(cpu, 2)}
+
+
+class HeraldCluster:
+    """`nodes` Herald processes on one Redis (`HERALD_BROKER`), sharing the JWT secret and the
+    server key: the fan-out benchmark's clients are spread over the nodes (load client process k
+    on node k % nodes) and the publisher talks to node 0. Each node keeps its own SQLite file
+    (streams do not need a shared database). `name` labels its results."""
+
+    def __init__(self, procs, binary, workdir, nodes, loops=1, heartbeat=60, extra_env=None, name=None):
+        self.procs, self.workdir = procs, workdir
+        self.name = name or f"herald-redis{nodes}"
+        self.redis = None
+        self.nodes = []
+        for i in range(nodes):
+            d = os.path.join(workdir, f"node{i}")
+            os.makedirs(d, exist_ok=True)
+            h = Herald(procs, binary, d, loops=loops, heartbeat=heartbeat, extra_env=extra_env)
+            if self.nodes:
+                h.jwt_secret, h.server_key = self.nodes[0].jwt_secret, self.nodes[0].server_key
+                h.env.update(HERALD_JWT_SECRET=h.jwt_secret, HERALD_SERVER_KEY=h.server_key)
+            self.nodes.append(h)
+
+    def start(self):
+        self.redis = redis_engine(self.procs, self.workdir)
+        for h in self.nodes:
+            h.env["HERALD_BROKER"] = self.redis.url
+            h.start()
+
+    def stop(self):
+        for h in self.nodes:
+            h.stop()
+        if self.redis is not None:
+            self.redis.stop()
+            self.procs.items = [(q, n) for q, n in self.procs.items if q is not self.redis.proc]
+            self.redis = None
+
+    def pids(self):
+        return [h.p.pid for h in self.nodes]
+
+    def make_tokens(self, n, path):
+        return self.nodes[0].make_tokens(n, path)
+
+    def client_args(self, shape, tokens, transport="sse"):
+        """A function of the load client's index: process k connects to node k % nodes."""
+        return lambda k: self.nodes[k % len(self.nodes)].client_args(shape, tokens, transport)
+
+    def publish_request(self, channel_index, t_ns, k, batch=1):
+        return self.nodes[0].publish_request(channel_index, t_ns, k, batch)
+
+    @property
+    def publish_port(self):
+        return self.nodes[0].port
+
+
 # ---------------------------------------------------------------- load clients
 
 def build_loadclient(outdir):
@@ -352,8 +533,10 @@ class Clients:
             base, cnt = k * per, min(per, n - k * per)
             if cnt <= 0:
                 break
+            # server_args may be a function of the process index (a cluster spreads them over nodes)
             argv = [exe, "-n", str(cnt), "--base", str(base), "--expect", str(expect),
-                    "--timeout", str(timeout), "--connect-timeout", "60"] + server_args
+                    "--timeout", str(timeout), "--connect-timeout", "60"] + (
+                        server_args(k) if callable(server_args) else server_args)
             err = open(os.path.join(outdir, f"client-{tag}-{k}.err"), "w")
             p = procs.start(f"loadclient{k}", argv, stdout=subprocess.PIPE, stderr=err, text=True)
             self.ps.append((p, err))

@@ -12,6 +12,13 @@ Phases, each with fresh subscribers (N SSE streams over --procs loadclient proce
   personal/burst  N subscribers each on its own channel (Herald user:{i}, nchan u{i});
                   N publishes, one per channel, at full speed
   personal/batch  Herald only: the same N publishes through POST /v1/publish/batch (1000 each)
+Cluster (issue 16): --servers takes herald-redis<N> too: N Herald nodes on one redis-server started
+by the driver (HERALD_BROKER=redis://…), load client process k on node k % N (--procs rounded up
+to a multiple of N), the publisher on node 0. N=1 runs HERALD_LOOPS=--loops like the memory broker;
+N>1 gives each node --cluster-loops (1) event loops. Each phase then also reports what Redis did:
+commands per publish (INFO commandstats, by name), bytes in/out per publish (INFO stats), Redis
+CPU per publish, and every server's CPU per delivery (cost figures that other work on a shared
+machine moves less than the timed ones).
 --perf DIR records Herald with `perf record -e cpu-clock -g` during each phase (read it with
 `perf report -i DIR/perf-shared-burst.data --no-children --sort dso,symbol`).
 --callgrind DIR runs Herald inside valgrind's callgrind, counting instructions only while each phase
@@ -48,8 +55,14 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
     # closed: one connection, one request in flight, so a publish is sent only once the previous
     # one is answered and the publisher's rate is whatever the server's answers allow.
     conns, window = (1, 1) if phase == "closed" else (4, 32)
+    nprocs = args.procs
+    if isinstance(server, B.HeraldCluster):
+        k = len(server.nodes)
+        nprocs = (args.procs + k - 1) // k * k
     publish_bound = (count / rate if rate else 0) + 60
-    clients = B.Clients(procs, exe, n, args.procs, server.client_args(shape, tokens, transport), expect,
+    # What the connect burst costs Redis (subscriptions, presence): per connection.
+    connect_redis = B.RedisCounters(server.redis).start() if getattr(server, "redis", None) else None
+    clients = B.Clients(procs, exe, n, nprocs, server.client_args(shape, tokens, transport), expect,
                         timeout=60 + publish_bound + args.grace + 30, outdir=wd,
                         tag=f"{server.name}-{transport}-{shape}-{phase}")
     try:
@@ -57,10 +70,12 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         if ready < n:
             B.log(f"  {server.name} {shape}/{phase}: only {ready}/{n} connected ({failed} failed)")
         time.sleep(args.settle)  # let the connect burst's after-effects (acks, timers) pass
+        connect_cost = connect_redis.stop() if connect_redis else None
         pids = server.pids()
         rss0 = sum(B.proc_rss_kib(p) for p in pids)
         cpu0 = [B.proc_cpu_split(p) for p in pids]
-        thr0 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
+        thr0 = B.thread_cpu(pids[0]) if server.name.startswith("herald") else {}
+        redis = B.RedisCounters(server.redis).start() if getattr(server, "redis", None) else None
         busy0, load, own0, t0 = B.machine_busy_seconds(), B.loadavg(), time.process_time(), time.monotonic()
         perf = None
         if args.callgrind and server.name == "herald":
@@ -76,7 +91,8 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
                         conns=conns, window=window, timeout=publish_bound)
         res = B.merge(clients.results(timeout=args.grace))
         cpu1 = [B.proc_cpu_split(p) for p in pids]
-        thr1 = B.thread_cpu(pids[0]) if server.name == "herald" else {}
+        thr1 = B.thread_cpu(pids[0]) if server.name.startswith("herald") else {}
+        redis_cost = redis.stop() if redis else None
         busy1, own1, t1 = B.machine_busy_seconds(), time.process_time(), time.monotonic()
         if perf:
             procs.stop(perf, sig=signal.SIGINT, timeout=30)
@@ -106,6 +122,22 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         "rss_before_kib": rss0, "rss_after_kib": rss1,
         "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
+    if res["deliveries"]:
+        out["server_cpu_us_per_delivery"] = round(out["server_cpu_s"] / res["deliveries"] * 1e6, 2)
+    if isinstance(server, B.HeraldCluster):
+        out["nodes"] = len(server.nodes)
+    if connect_cost and ready:
+        out["redis_commands_per_connect"] = round(connect_cost["redis_commands"] / ready, 2)
+        out["redis_connect_commands_by_name"] = connect_cost["redis_commands_by_name"]
+        out["redis_bytes_per_connect"] = round((connect_cost["redis_bytes_in"] + connect_cost["redis_bytes_out"]) / ready)
+    if redis_cost:
+        out.update(redis_cost)
+        out["redis_commands_per_publish"] = round(redis_cost["redis_commands"] / count, 2)
+        out["redis_bytes_in_per_publish"] = round(redis_cost["redis_bytes_in"] / count)
+        out["redis_bytes_out_per_publish"] = round(redis_cost["redis_bytes_out"] / count)
+        out["redis_cpu_us_per_publish"] = round(redis_cost["redis_cpu_s"] / count * 1e6, 1)
+        if res["deliveries"]:
+            out["redis_cpu_us_per_delivery"] = round(redis_cost["redis_cpu_s"] / res["deliveries"] * 1e6, 3)
     if instructions is not None:
         out["instructions"] = instructions
         out["instructions_per_delivery"] = round(instructions / res["deliveries"]) if res["deliveries"] else None
@@ -124,11 +156,18 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
 def fmt(r):
     def f(x, nd=1):
         return "-" if x is None else f"{x:.{nd}f}"
+    redis = (f"  redis: {r['redis_commands_per_publish']} cmds/publish "
+             f"{r['redis_bytes_in_per_publish']}B in {r['redis_bytes_out_per_publish']}B out/publish "
+             f"cpu {r['redis_cpu_us_per_publish']} us/publish {r['redis_commands_by_name']}; "
+             f"connect: {r.get('redis_commands_per_connect')} cmds, {r.get('redis_bytes_per_connect')} B per connection"
+             if "redis_commands" in r else "")
     return (f"{r['server']:7} {r['transport']:3} {r['shape']:8} {r['phase']:6} conns={r['connections']:>6} "
             f"deliv={r['deliveries']:>8}/{r['expected']:<8} loss={r['losses']:<6} "
             f"{r['deliveries_per_s']:>8}/s p50={f(r['p50_ms'])} p99={f(r['p99_ms'])} "
             f"max={f(r['max_ms'])} ms  cpu srv={r['server_user_s']}u+{r['server_sys_s']}s "
             f"clients={r['clients_cpu_s']}s pub={r['publisher_cpu_s']}s  other={r['other_cores']} cores"
+            + (f"  srv {r['server_cpu_us_per_delivery']} us/delivery" if "server_cpu_us_per_delivery" in r else "")
+            + redis
             + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else "")
             + (f"  RSS {r['rss_before_kib']} -> {r['rss_after_kib']} KiB after" if r.get("rss_after_kib") else ""))
 
@@ -144,7 +183,9 @@ def main():
     ap.add_argument("--phases", default="shared/rate,shared/burst,shared/closed,personal/burst,personal/batch")
     ap.add_argument("--transports", default="sse,ws",
                     help="client transports, each runs every phase (batch: SSE only, it measures publishing)")
-    ap.add_argument("--servers", default="herald,nchan")
+    ap.add_argument("--servers", default="herald,nchan",
+                    help="herald (memory broker), herald-redis<N> (N nodes on Redis, e.g. herald-redis1,herald-redis3), nchan")
+    ap.add_argument("--cluster-loops", type=int, default=1, help="HERALD_LOOPS of each node when N > 1")
     ap.add_argument("--repeat", type=int, default=1, help="runs per server, interleaved")
     ap.add_argument("--grace", type=float, default=15.0, help="s to wait for stragglers after publishing")
     ap.add_argument("--settle", type=float, default=1.0)
@@ -153,6 +194,8 @@ def main():
     B.add_callgrind_argument(ap)
     args = ap.parse_args()
     B.check_tools()
+    if "herald-redis" in args.servers:
+        B.check_engines()
     B.exit_on_sigterm()
     start = time.monotonic()
     procs = B.Procs()
@@ -170,7 +213,12 @@ def main():
             for name in order:
                 sd = os.path.join(wd, f"{name}-{rep}")
                 os.makedirs(sd)
-                if name == "herald":
+                if name.startswith("herald-redis"):
+                    n_nodes = int(name[len("herald-redis"):] or 1)
+                    server = B.HeraldCluster(procs, binary, sd, n_nodes, name=name, heartbeat=60,
+                                             loops=args.loops if n_nodes == 1 else args.cluster_loops,
+                                             extra_env={"HERALD_WS_IDLE_TIMEOUT_SECONDS": "600"})
+                elif name == "herald":
                     # A benchmark WebSocket sends nothing but pongs: keep the idle timeout out of the way.
                     wrapper = B.callgrind_wrapper(args.callgrind, rep) if args.callgrind else []
                     server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=60,
@@ -180,9 +228,9 @@ def main():
                 server.start()
                 try:
                     tokens = (server.make_tokens(args.subs, os.path.join(sd, "tokens.txt"))
-                              if name == "herald" else None)
+                              if name.startswith("herald") else None)
                     for transport, shape, phase in phases:
-                        if phase == "batch" and name != "herald":
+                        if phase == "batch" and not name.startswith("herald"):
                             continue
                         if time.monotonic() - start > args.budget:
                             B.log(f"budget of {args.budget}s spent: skipping {name} {transport} {shape}/{phase}")
@@ -202,14 +250,28 @@ def main():
             rs = [r for r in runs if r["server"] == name and r["transport"] == transport
                   and r["shape"] == shape and r["phase"] == phase]
             if rs:
-                rows[name] = {k: statistics.median([r[k] for r in rs if r[k] is not None] or [0])
-                              for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms", "other_cores")}
+                rows[name] = {k: statistics.median([r[k] for r in rs if r.get(k) is not None] or [0])
+                              for k in ("deliveries_per_s", "p50_ms", "p99_ms", "max_ms", "other_cores",
+                                        "server_cpu_us_per_delivery", "redis_commands_per_publish",
+                                        "redis_bytes_in_per_publish", "redis_bytes_out_per_publish",
+                                        "redis_cpu_us_per_publish")}
                 rows[name]["losses"] = sum(r["losses"] for r in rs)
                 rows[name]["runs"] = len(rs)
         for name, m in rows.items():
             print(f"  {label} {name:7} runs={m['runs']} {m['deliveries_per_s']:>9.0f} deliv/s  "
                   f"p50 {m['p50_ms']:.1f}  p99 {m['p99_ms']:.1f}  max {m['max_ms']:.1f} ms  "
-                  f"losses {m['losses']}  (other load {m['other_cores']:.2f} cores)")
+                  f"losses {m['losses']}  (other load {m['other_cores']:.2f} cores)  "
+                  f"cpu {m['server_cpu_us_per_delivery']:.2f} us/delivery"
+                  + (f"  redis {m['redis_commands_per_publish']:.2f} cmds, {m['redis_bytes_in_per_publish']:.0f} B in, "
+                     f"{m['redis_bytes_out_per_publish']:.0f} B out, {m['redis_cpu_us_per_publish']:.1f} us cpu per publish"
+                     if name.startswith("herald-redis") else ""))
+        for name in rows:
+            if name.startswith("herald-redis") and "nchan" in rows and rows["nchan"]["deliveries_per_s"]:
+                print(f"  {label} {name} / nchan deliveries/s "
+                      f"{rows[name]['deliveries_per_s'] / rows['nchan']['deliveries_per_s']:.2f}x")
+            if name.startswith("herald-redis") and "herald" in rows and rows["herald"]["deliveries_per_s"]:
+                print(f"  {label} {name} / herald (memory) deliveries/s "
+                      f"{rows[name]['deliveries_per_s'] / rows['herald']['deliveries_per_s']:.2f}x")
         if "herald" in rows and "nchan" in rows:
             h, n = rows["herald"], rows["nchan"]
             ratio = lambda a, b: f"{a / b:.2f}x" if b else "-"  # noqa: E731

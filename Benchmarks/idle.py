@@ -12,6 +12,10 @@ Heartbeats every --heartbeat s on both (HERALD_HEARTBEAT_SECONDS; nchan_eventsou
 with a comment, since nchan sends none by default). nchan's figures are summed over its worker
 processes (the master holds no connections). Printed: RSS delta per stream (bytes) and CPU as a
 percentage of one core. Targets (issue 8): <= 2 KiB per stream at 10k, heartbeat CPU < 2 %.
+--servers herald-redis<N> (issue 16): N nodes on one redis-server (benchlib.HeraldCluster, streams
+spread over the nodes); RSS and CPU are summed over the nodes, and what Redis did during the idle
+window is reported per stream and second: commands (by name), bytes in and out, Redis CPU. That is
+the cost of presence and position checks that a cluster pays with no message flowing.
 """
 import argparse
 import os
@@ -25,27 +29,36 @@ import benchlib as B  # noqa: E402
 def measure(args, procs, exe, wd, name, binary, n):
     sd = os.path.join(wd, f"{name}-{n}")
     os.makedirs(sd)
-    if name == "herald":
+    if name.startswith("herald-redis"):
+        nodes = int(name[len("herald-redis"):] or 1)
+        server = B.HeraldCluster(procs, binary, sd, nodes, name=name, heartbeat=args.heartbeat,
+                                 loops=args.loops if nodes == 1 else 1)
+    elif name == "herald":
         server = B.Herald(procs, binary, sd, loops=args.loops, heartbeat=args.heartbeat)
     else:
         server = B.Nchan(procs, sd, workers=args.loops, ping_interval=args.heartbeat)
     server.start()
     clients = None
     try:
-        tokens = server.make_tokens(n, os.path.join(sd, "tokens.txt")) if name == "herald" else None
+        tokens = server.make_tokens(n, os.path.join(sd, "tokens.txt")) if name.startswith("herald") else None
         time.sleep(args.settle)
         pids = server.pids()
         rss0 = sum(B.proc_rss_kib(p) for p in pids)
-        clients = B.Clients(procs, exe, n, args.procs, server.client_args("personal", tokens), 0,
+        nprocs = args.procs
+        if isinstance(server, B.HeraldCluster):
+            nprocs = (args.procs + len(server.nodes) - 1) // len(server.nodes) * len(server.nodes)
+        clients = B.Clients(procs, exe, n, nprocs, server.client_args("personal", tokens), 0,
                             timeout=90 + args.settle + args.idle + 60, outdir=sd, tag=name)
         ready, failed = clients.wait_ready(timeout=90)
         time.sleep(args.settle)
         rss1 = sum(B.proc_rss_kib(p) for p in pids)
         load = B.loadavg()
         cpu0 = [B.proc_cpu_split(p) for p in pids]
+        redis = B.RedisCounters(server.redis).start() if getattr(server, "redis", None) else None
         t0 = time.monotonic()
         time.sleep(args.idle)
         cpu1 = [B.proc_cpu_split(p) for p in pids]
+        redis_cost = redis.stop() if redis else None
         dt = time.monotonic() - t0
         rss2 = sum(B.proc_rss_kib(p) for p in pids)
         res = B.merge(clients.results(timeout=0))
@@ -56,7 +69,7 @@ def measure(args, procs, exe, wd, name, binary, n):
         rss3 = sum(B.proc_rss_kib(p) for p in pids)
         user = sum(a[0] for a in cpu1) - sum(a[0] for a in cpu0)
         sys_ = sum(a[1] for a in cpu1) - sum(a[1] for a in cpu0)
-        return {
+        out = {
             "server": name, "streams": ready, "failed": failed,
             "closed_by_server": res["closed_by_server"], "rss_before_kib": rss0,
             "rss_connected_kib": rss1, "rss_after_idle_kib": rss2, "rss_after_close_kib": rss3,
@@ -68,6 +81,14 @@ def measure(args, procs, exe, wd, name, binary, n):
             "heartbeats_received": res["comments_after_ready"], "heartbeat_s": args.heartbeat,
             "connect_s": res["connect_s"], "loadavg_before_idle": load, "server_pids": len(pids),
         }
+        if redis_cost:
+            per = max(1, ready) * dt
+            out.update(redis_cost)
+            out["redis_commands_per_stream_per_s"] = round(redis_cost["redis_commands"] / per, 4)
+            out["redis_bytes_in_per_stream_per_s"] = round(redis_cost["redis_bytes_in"] / per, 2)
+            out["redis_bytes_out_per_stream_per_s"] = round(redis_cost["redis_bytes_out"] / per, 2)
+            out["redis_cpu_pct_of_core"] = round(100 * redis_cost["redis_cpu_s"] / dt, 2)
+        return out
     finally:
         if clients:
             clients.stop()
@@ -80,7 +101,10 @@ def fmt(r):
             f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle), "
             f"{r['rss_after_close_kib']} KiB {r['after_close_s']:.0f} s after they closed  "
             f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
-            f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}")
+            f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}"
+            + (f"  redis per stream and s: {r['redis_commands_per_stream_per_s']} cmds, "
+               f"{r['redis_bytes_in_per_stream_per_s']} B in, {r['redis_bytes_out_per_stream_per_s']} B out; "
+               f"redis cpu {r['redis_cpu_pct_of_core']}% of a core {r['redis_commands_by_name']}" if "redis_commands" in r else ""))
 
 
 def main():
@@ -96,6 +120,8 @@ def main():
                     help="seconds after the streams close before RSS is read again")
     args = ap.parse_args()
     B.check_tools()
+    if "herald-redis" in args.servers:
+        B.check_engines()
     B.exit_on_sigterm()
     procs = B.Procs()
     wd = B.prepare_arguments(args, "idle-results.jsonl")

@@ -45,12 +45,12 @@ enum Herald {
         guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         do {
-            let applied = try SQLiteStorage.migrate(path: settings.databasePath)
-            Log.info("database migrated", ["database": settings.databasePath,
+            let applied = try StorageSetup.migrate(settings)
+            Log.info("database migrated", ["database": StorageSetup.displayName(settings.databasePath),
                                            "applied": applied.map(String.init).joined(separator: ",").ifEmpty("none")])
             return 0
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 1
         }
     }
@@ -98,20 +98,25 @@ enum Herald {
             Log.error("cannot create event loops", ["error": "\(error)"])
             return 1
         }
-        let database: SQLiteStorage
+        // SQLite for a path, PostgreSQL for a postgres:// URL (StorageSetup).
+        let opened: StorageSetup.Opened
         let sessions: SessionRegistry
         do {
-            database = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
-            sessions = SessionRegistry(ended: try database.readSync { try $0.sessions.endedSessionIDs() })
+            opened = try StorageSetup.open(settings)
+            sessions = SessionRegistry(ended: try opened.storage.readSync { try $0.sessions.endedSessionIDs() })
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 2
         }
-        // The one place adapters are chosen: in-process broker and presence (one node).
-        let broker = MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize,
-                                                              historyTTLSeconds: settings.historyTTLSeconds))
-        let node = RealtimeNode(group: group, broker: broker,
-                                presence: MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds))
+        let database = opened.storage
+        // The one place adapters are chosen: in-process broker and presence (one node), or Redis
+        // shared by the nodes of a cluster (HERALD_BROKER, SC-1).
+        let cluster = settings.brokerEndpoint.map { Cluster(settings: settings, endpoint: $0) }
+        let broker: any Broker = cluster?.broker
+            ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
+        let presence: any PresenceStore = cluster?.presence ?? MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds)
+        let node = RealtimeNode(group: group, broker: broker, presence: presence)
+        cluster?.connect(node: node, sessions: sessions)
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
@@ -142,10 +147,13 @@ enum Herald {
                 workerConfiguration.retry = settings.retryPolicy
                 workerConfiguration.receiptDelayMilliseconds = Int64(settings.receiptDelayMilliseconds)
                 workerConfiguration.receiptRecheckMilliseconds = Int64(settings.receiptRecheckMilliseconds)
+                workerConfiguration.leaseMilliseconds = Int64(settings.pushLeaseSeconds) * 1_000
                 // The worker asks presence itself whether an `unless_acked` push was acknowledged (NO-2).
                 let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
                                             configuration: workerConfiguration, log: PushSetup.log)
                 worker.start()
+                // Jobs another node enqueued wake this one's worker too (PostgreSQL LISTEN/NOTIFY).
+                opened.postgres?.listenForJobs { worker.wake() }
                 push = PushService(providers: pushProviders, worker: worker)
                 pushClient = client
             } catch {
@@ -241,7 +249,8 @@ enum Herald {
         }
         pushClient?.shutdown()
         purge.stop()
-        database.close()
+        cluster?.shutdown()
+        opened.close()
         withExtendedLifetime(heapTrimmer) {}
         return 0
     }

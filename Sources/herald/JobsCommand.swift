@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import StoragePostgres
 import StorageSQLite
 
 /// `herald jobs retry`: the bulk retry of dead letters (`POST /v1/jobs/retry`) straight against
@@ -51,18 +52,19 @@ enum JobsCommand {
         }
         guard let settings = Herald.loadSettings() else { return 2 }
         // A mistyped path must not quietly become a new, empty database that has no dead jobs.
-        guard FileManager.default.fileExists(atPath: settings.databasePath) else {
+        guard PostgresConfiguration.isPostgresURL(settings.databasePath) || FileManager.default.fileExists(atPath: settings.databasePath) else {
             FileHandle.standardError.write(Data("herald jobs retry: HERALD_DATABASE '\(settings.databasePath)' does not exist\n".utf8))
             return 2
         }
-        let storage: SQLiteStorage
+        let opened: StorageSetup.Opened
         do {
-            storage = try SQLiteStorage.open(path: settings.databasePath)
+            opened = try StorageSetup.open(settings)
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(settings.databasePath)': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 2
         }
-        defer { storage.close() }
+        let storage = opened.storage
+        defer { opened.close() }
         do {
             let now = SystemClock().unixMilliseconds
             let retried = try storage.writeSync { tx in try tx.jobs.retryDead(matching: filter, now: now) }

@@ -3,6 +3,7 @@ import Glibc
 import HeraldCore
 import PushHTTP
 import Realtime
+import RealtimeRedis
 import StorageSQLite
 
 /// One environment variable Herald reads: its name, default and meaning (`herald --help`).
@@ -32,7 +33,8 @@ struct Settings {
     static let specs: [SettingSpec] = [
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
-        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start)"),
+        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start), or a postgres:// URL for PostgreSQL (several nodes)"),
+        SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
@@ -98,8 +100,12 @@ struct Settings {
         SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "120000", help: "largest retry backoff before jitter"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BUDGET_MS", defaultValue: "14400000", help: "a push job failing this long after its first attempt is dead-lettered (4 h)"),
         SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "300", help: "attempts that reached the provider before a push job is dead-lettered (unsent ones do not count)"),
+        SettingSpec(name: "HERALD_PUSH_LEASE_SECONDS", defaultValue: "60", help: "how long a claimed push job is held before another worker (or node) may take it; longer than a provider request"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
+        SettingSpec(name: "HERALD_BROKER", defaultValue: "", help: "redis://host:port[/db]: channels, history, retained messages, presence and session ends shared by every node through Redis (SC-1); unset = in this process only"),
+        SettingSpec(name: "HERALD_BROKER_NAMESPACE", defaultValue: "herald", help: "prefix of Herald's Redis keys and channels; the nodes of one cluster share it"),
+        SettingSpec(name: "HERALD_CLUSTER_RECEIPT_WAIT_MS", defaultValue: "250", help: "with HERALD_BROKER: how long the push planner waits for other nodes to confirm a live delivery (ADR 0005)"),
     ]
 
     var server = HTTPServerConfiguration()
@@ -119,6 +125,8 @@ struct Settings {
     var maxDataBytes = 64 * 1024
     var foregroundLeaseSeconds = 45
     var databasePath = "./herald.db"
+    /// `HERALD_NODE_ID`: the name a PostgreSQL node leases jobs under; nil: unique per process.
+    var nodeID: String?
     /// `HERALD_DATABASE_WAL_LIMIT_BYTES`: the WAL's bound in bytes (RL-2).
     var databaseWALLimitBytes = Int(SQLiteStorage.defaultWALSizeLimitBytes)
     var retryPolicy = RetryPolicy()
@@ -126,6 +134,9 @@ struct Settings {
     /// `HERALD_PUSH_RECEIPT_DELAY_MS` / `HERALD_PUSH_RECEIPT_RECHECK_MS` (PU-8a).
     var receiptDelayMilliseconds = 900_000
     var receiptRecheckMilliseconds = 300_000
+    /// `HERALD_PUSH_LEASE_SECONDS`: a claimed job's lease (PU-5, SC-3: a killed node's jobs are
+    /// claimed again after it). It must outlast a provider request, which is not renewed.
+    var pushLeaseSeconds = 60
     var deviceRetentionDays = 90
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
@@ -141,6 +152,12 @@ struct Settings {
     var demoDoubleURL: String?
     var logLevel = LogLevel.info
     var logFormat = LogFormat.json
+    /// `HERALD_BROKER`: Redis shared by the nodes of a cluster; nil = memory adapters (one process).
+    var brokerEndpoint: RedisEndpoint?
+    /// `HERALD_BROKER_NAMESPACE`: the `{namespace}` of every Redis key and channel.
+    var brokerNamespace = "herald"
+    /// `HERALD_CLUSTER_RECEIPT_WAIT_MS`: the planner's wait for other nodes' receipts (ADR 0005).
+    var clusterReceiptWaitMilliseconds = 250
     /// Values generated in dev mode, printed once at start.
     var generated: [(String, String)] = []
 
@@ -226,6 +243,7 @@ struct Settings {
             demoDoubleURL = url
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
+        nodeID = value("HERALD_NODE_ID")
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
@@ -239,6 +257,7 @@ struct Settings {
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
         receiptDelayMilliseconds = try integer("HERALD_PUSH_RECEIPT_DELAY_MS", 900_000, min: 0, max: 86_400_000)
         receiptRecheckMilliseconds = try integer("HERALD_PUSH_RECEIPT_RECHECK_MS", 300_000, min: 1, max: 86_400_000)
+        pushLeaseSeconds = try integer("HERALD_PUSH_LEASE_SECONDS", 60, min: 2, max: 3_600)
         let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", Int(RetryPolicy.defaultBaseMilliseconds), min: 1, max: 3_600_000)
         let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", max(Int(RetryPolicy.defaultCapMilliseconds), retryBase), min: retryBase, max: 86_400_000)
         let retryBudget = try integer("HERALD_PUSH_RETRY_BUDGET_MS", Int(RetryPolicy.defaultBudgetMilliseconds), min: 1, max: 30 * 86_400_000)
@@ -262,6 +281,19 @@ struct Settings {
             guard let format = LogFormat(rawValue: raw.lowercased()) else { throw .invalid(name: "HERALD_LOG_FORMAT", value: raw, expected: "json or text") }
             logFormat = format
         }
+        if let url = value("HERALD_BROKER") {
+            guard let endpoint = RedisEndpoint(url: url) else {
+                throw .invalid(name: "HERALD_BROKER", value: url, expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0")
+            }
+            brokerEndpoint = endpoint
+        }
+        if let namespace = value("HERALD_BROKER_NAMESPACE") {
+            guard EventName.isName(namespace), !namespace.contains(":") else {
+                throw .invalid(name: "HERALD_BROKER_NAMESPACE", value: namespace, expected: "1-64 characters of A-Z a-z 0-9 _ - .")
+            }
+            brokerNamespace = namespace
+        }
+        clusterReceiptWaitMilliseconds = try integer("HERALD_CLUSTER_RECEIPT_WAIT_MS", 250, min: 0, max: 10_000)
         if dev {
             if jwtSecret == nil {
                 jwtSecret = Self.randomToken()
@@ -278,7 +310,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": databasePath, "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
+            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
             "catalog": catalogPath ?? "none", "payload_root_key": payload.rootKey ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",
@@ -299,9 +331,11 @@ struct Settings {
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "push_lease_seconds": String(pushLeaseSeconds),
             "push_receipts": "delay \(receiptDelayMilliseconds) ms, recheck \(receiptRecheckMilliseconds) ms",
             "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,
+            "broker": brokerEndpoint.map { "\($0) namespace \(brokerNamespace)" } ?? "memory",
         ]
     }
 

@@ -32,6 +32,9 @@ final class RecordingSubscriber: StreamSubscriber {
         received.append("\(message.channel):\(message.data)")
         onDeliver?(message)
     }
+    func reset(_ channels: [ChannelName], position: StreamCursor) {
+        received.append("reset:\(channels.map(\.rawValue).joined(separator: ","))@\(position)")
+    }
 }
 
 private func message(_ channel: String, _ data: String, sequence: UInt64) -> ChannelMessage {
@@ -70,6 +73,26 @@ private func message(_ channel: String, _ data: String, sequence: UInt64) -> Cha
             return a.received
         }
         #expect(received == ["x:new"])
+        loop.stop()
+    }
+
+    @Test func resetReachesEachAffectedSubscriberOnceAndMovesItsSubscriptionPoint() {
+        let hub = LoopHub(loop: loop)
+        let result = onLoop(loop) { () -> [[String]] in
+            let a = RecordingSubscriber("a"), b = RecordingSubscriber("b"), c = RecordingSubscriber("c")
+            hub.add(a, to: ChannelName("x")!, since: 900)
+            hub.add(a, to: ChannelName("y")!, since: 900)
+            hub.add(b, to: ChannelName("y")!, since: 900)
+            hub.add(c, to: ChannelName("z")!, since: 0)
+            // A new epoch: sequences start low again, below the old subscription points.
+            let position = StreamCursor(epoch: 2, sequence: 3)
+            hub.reset([ChannelName("x")!, ChannelName("y")!], position: position)
+            hub.deliver([message("x", "covered", sequence: 3), message("x", "live", sequence: 4), message("y", "live", sequence: 5)])
+            return [a.received, b.received, c.received]
+        }
+        #expect(result[0] == ["reset:x,y@00000002-3", "x:live", "y:live"])
+        #expect(result[1] == ["reset:y@00000002-3", "y:live"])
+        #expect(result[2] == [])
         loop.stop()
     }
 

@@ -89,6 +89,8 @@ private final class SequenceRecorder: StreamSubscriber {
     var sequences: [UInt64] = []
     var since: UInt64 = 0
     func deliver(_ message: ChannelMessage, encoded: EncodedMessage) { sequences.append(message.sequence) }
+    var resets: [[ChannelName]] = []
+    func reset(_ channels: [ChannelName], position: StreamCursor) { resets.append(channels) }
 }
 
 /// Holds loop-owned recorders so the test thread can pass them around; read only through `onLoop`.
@@ -107,6 +109,24 @@ private final class FailingBroker: Broker {
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
     func sweep() {}
     var publishedCount: UInt64 { 0 }
+}
+
+/// A memory broker that can be told to report lost messages, as a Redis broker does.
+private final class ResettingBroker: Broker {
+    let inner: MemoryBroker
+    private let resetHandler = Mutex<BrokerResetHandler?>(nil)
+    init(_ inner: MemoryBroker) { self.inner = inner }
+    var epoch: UInt32 { inner.epoch }
+    func setInboundHandler(_ handler: @escaping BrokerInboundHandler) { inner.setInboundHandler(handler) }
+    func setResetHandler(_ handler: @escaping BrokerResetHandler) { resetHandler.withLock { $0 = handler } }
+    func fireReset(_ channels: [ChannelName], position: StreamCursor) { resetHandler.withLock { $0 }?(channels, position) }
+    func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt] { inner.publish(batch) }
+    func subscribe(_ channels: [ChannelName], resume: ResumePoint) throws(BrokerError) -> SubscribeSnapshot { inner.subscribe(channels, resume: resume) }
+    func unsubscribe(_ channels: [ChannelName]) { inner.unsubscribe(channels) }
+    func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { inner.history(channel, after: position) }
+    func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { inner.retained(channel) }
+    func sweep() {}
+    var publishedCount: UInt64 { inner.publishedCount }
 }
 
 /// The node-level fan-out: the broker hands every message to the node once; the node queues it on
@@ -160,6 +180,26 @@ private final class FailingBroker: Broker {
         node.unsubscribe([a, b], loop: 1)
         #expect(node.loopsSubscribed(to: a) == [0])
         #expect(node.loopsSubscribed(to: b) == [])
+    }
+
+    @Test func aBrokerResetReachesTheLoopsWithSubscribersInOrderWithMessages() throws {
+        let group = try EventLoopGroup(count: 2)
+        group.start()
+        defer { group.stop() }
+        let broker = ResettingBroker(MemoryBroker(epoch: 1))
+        let node = RealtimeNode(group: group, broker: broker, presence: MemoryPresenceStore())
+        let a = ChannelName("a")!, b = ChannelName("b")!, c = ChannelName("c")!
+        let onA = SequenceRecorder(), onAB = SequenceRecorder()
+        Self.subscribe(onA, [a], on: 0, node: node, resume: .fresh)
+        Self.subscribe(onAB, [a, b], on: 1, node: node, resume: .fresh)
+        _ = try broker.publish([PublishRequest(channel: a, event: .message, data: "1")])
+        broker.fireReset([a, b, c], position: StreamCursor(epoch: 1, sequence: 1))
+        _ = try broker.publish([PublishRequest(channel: b, event: .message, data: "2")])
+        Self.waitForLoops(node)
+        nonisolated(unsafe) let first = onA, second = onAB
+        #expect(onLoop(group.loops[0]) { first.resets } == [[a]])
+        #expect(onLoop(group.loops[1]) { second.resets } == [[a, b]])
+        #expect(Self.sequences(onAB, on: 1, node: node) == [1, 2])
     }
 
     @Test func subscribingWhilePublishingLosesAndDoublesNothing() throws {

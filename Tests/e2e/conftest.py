@@ -74,7 +74,24 @@ class Herald:
             "HERALD_LOG_LEVEL": "info",
             "HERALD_DATABASE": str(tmp_path / "herald.db"),
         }
+        if os.environ.get("HERALD_E2E_BROKER"):
+            # Opt-in: the one-node suite on a Redis broker (redis://…), each Herald in a
+            # namespace of its own so tests share no history.
+            self.env["HERALD_BROKER"] = os.environ["HERALD_E2E_BROKER"]
+            self.env["HERALD_BROKER_NAMESPACE"] = f"e2e{self.port}"
         self.env.update(env)
+        # Opt-in: run against PostgreSQL (HERALD_E2E_POSTGRES=postgres://user@host:port), one new
+        # database per herald, for the tests that do not read the SQLite file themselves.
+        postgres = os.environ.get("HERALD_E2E_POSTGRES")
+        if postgres and "HERALD_DATABASE" not in env:
+            name = f"herald_e2e_{self.port}_{os.getpid()}_{int(time.time() * 1000) % 1000000}"
+            server = postgres.split("://", 1)[1].rstrip("/")
+            user, _, hostport = server.rpartition("@")
+            host, _, port = hostport.partition(":")
+            subprocess.run(["createdb", "-h", host, "-p", port or "5432", "-U", user or "postgres", name], check=True)
+            self.env["HERALD_DATABASE"] = f"{postgres.rstrip('/')}/{name}"
+            # Stable across restart(): a restarted herald takes back at once the jobs it held.
+            self.env.setdefault("HERALD_NODE_ID", f"e2e-{self.port}")
         self.log_path = tmp_path / f"herald-{self.port}.log"
         self.proc = None
         self.streams = []

@@ -1,5 +1,6 @@
 """The process: dev mode, graceful shutdown, `--help`, invalid settings (README.md,
 docs/operations.md)."""
+import os
 import re
 import signal
 import socket
@@ -127,6 +128,8 @@ def test_shutdown_with_idle_connections_exits_promptly(herald, raw):
 
 
 def test_resume_after_shutdown_on_restarted_server(herald):
+    if os.environ.get("HERALD_E2E_BROKER"):
+        pytest.skip("on a Redis broker history outlives a node's restart (SC-3): the resume is replayed, not reset")
     s = herald.stream()
     s.ready()
     herald.publish("user:alice", 1)

@@ -1,5 +1,6 @@
 """Resume with a cursor and `reset` when a gap cannot be filled (docs/protocol.md, "Cursors,
 resume and reset")."""
+import os
 import time
 
 import pytest
@@ -182,6 +183,8 @@ def test_reconnecting_right_after_a_reset_does_not_reset_again(herald_factory):
 
 
 def test_reset_after_restart_for_all_channels(herald):
+    if os.environ.get("HERALD_E2E_BROKER"):
+        pytest.skip("on a Redis broker history outlives a node's restart (SC-3): the resume is replayed, not reset")
     s = _open(herald)
     s.ready()
     herald.publish("generation:1", {"n": 1})

@@ -90,6 +90,13 @@ public struct ChannelHistory: Sendable {
 /// with its lock held — so it must only hand the messages on (an inbox enqueue), never block.
 public typealias BrokerInboundHandler = @Sendable ([ChannelMessage]) -> Void
 
+/// How a broker tells its node that subscribers of `channels` may have missed messages it cannot
+/// replay in place (a lost pub/sub message, a Redis restart that changed the epoch): the node
+/// sends those subscribers one `reset` carrying `position` and treats messages at or below
+/// `position` as covered by the refetch (SPEC RT-5, SC-3: never a silent gap). Called on a broker
+/// thread, ordered with the inbound handler's calls; it must only hand the work on.
+public typealias BrokerResetHandler = @Sendable (_ channels: [ChannelName], _ position: StreamCursor) -> Void
+
 /// Takes publishes, keeps history and retained messages, counts the node's subscribers per
 /// channel, and hands every message back to the node through its inbound handler (DESIGN,
 /// "Ports and adapters": the broker is node-level; which event loops want a message is the
@@ -117,6 +124,11 @@ public protocol Broker: Sendable {
     /// Registers where messages go (one handler per broker; a later call replaces it). Set by
     /// `RealtimeNode` at init, before any publish.
     func setInboundHandler(_ handler: @escaping BrokerInboundHandler)
+
+    /// Registers where "these channels must be reset for their subscribers" goes (one handler per
+    /// broker). A broker that cannot lose messages (the memory broker) never calls it; the
+    /// default implementation ignores the handler.
+    func setResetHandler(_ handler: @escaping BrokerResetHandler)
 
     /// Publishes messages in order; each gets the next offset on its channel and the next stream
     /// position, and reaches the inbound handler.
@@ -147,4 +159,9 @@ public protocol Broker: Sendable {
     /// Messages published since start; with `epoch`, the newest stream position (`Herald-Cursor`,
     /// metrics).
     var publishedCount: UInt64 { get }
+}
+
+extension Broker {
+    /// A broker that never loses a message to its node has nothing to report.
+    public func setResetHandler(_ handler: @escaping BrokerResetHandler) {}
 }

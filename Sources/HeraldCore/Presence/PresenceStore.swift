@@ -64,6 +64,14 @@ public protocol PresenceStore: Sendable {
     /// picture of the user, sorted by connection id.
     func receipts(userID: String, personalSequence sequence: UInt64) -> [Presence.Receipt]
 
+    /// Calls `done` once every foreground connection of each user on *other nodes* has reported
+    /// a receipt at or past its sequence, or when the store's deadline passes (ADR 0005: a
+    /// receipt that does not come in time counts as not received, so the device gets a push).
+    /// The push planner calls it after the local loop barrier and before `receipts`. A store that
+    /// knows every connection exactly (one process) calls `done` at once, on the caller's thread.
+    /// - Parameter wanted: users and the personal-channel sequence of their event.
+    func awaitRemoteReceipts(_ wanted: [(userID: String, personalSequence: UInt64)], _ done: @escaping @Sendable () -> Void)
+
     /// True when session `sessionID` of `userID` acknowledged event id `id` (`unless_acked`).
     func hasAcknowledged(userID: String, sessionID: String, id: String) -> Bool
 
@@ -86,6 +94,11 @@ public protocol PresenceStore: Sendable {
 }
 
 extension PresenceStore {
+    /// One process: every connection is local and the loop barrier already covered it.
+    public func awaitRemoteReceipts(_ wanted: [(userID: String, personalSequence: UInt64)], _ done: @escaping @Sendable () -> Void) {
+        done()
+    }
+
     /// `sweep(idleSeconds:)` with the default idle time, 600 s.
     public func sweep() { sweep(idleSeconds: 600) }
 }

@@ -12,6 +12,9 @@ public protocol StreamSubscriber: AnyObject {
     ///   once per subscriber (the lookup is an atomic load and a reference count that every loop
     ///   would otherwise touch for every subscriber).
     func deliver(_ message: ChannelMessage, encoded: EncodedMessage)
+    /// The broker lost messages of `channels` (a subset of this subscriber's): send one `reset`
+    /// listing them, carrying `position` as the stream's id. Must not close synchronously.
+    func reset(_ channels: [ChannelName], position: StreamCursor)
     /// Where this subscriber sits in the hub's lists, kept by the hub for O(1) removal.
     var hubSlots: HubSlots { get set }
 }
@@ -66,8 +69,9 @@ public struct HubSlots {
 public final class SubscriberList {
     struct Entry {
         let subscriber: StreamSubscriber
-        /// Messages at or below this sequence were replayed or predate the subscription.
-        let since: UInt64
+        /// Messages at or below this sequence were replayed or predate the subscription (or a
+        /// reset that covers them).
+        var since: UInt64
     }
     let channel: ChannelName
     var entries: ContiguousArray<Entry> = []
@@ -162,6 +166,36 @@ public final class LoopHub: @unchecked Sendable {
                 entry.subscriber.deliver(message, encoded: encoded)
                 deliveredCount &+= 1
             }
+        }
+        delivering = false
+        runPendingCloses()
+    }
+
+    /// Sends each subscriber of `channels` on this loop one `reset` naming the channels it is on
+    /// (SC-3: lost messages end in a reset, never a silent gap). From then on a subscriber skips
+    /// messages at or below `position.sequence` on those channels: its refetch covers them, and
+    /// after a new epoch the old `since` (of a higher sequence) would hide live messages.
+    public func reset(_ channels: [ChannelName], position: StreamCursor) {
+        loop.assertInEventLoop()
+        var affected: [ObjectIdentifier: (subscriber: StreamSubscriber, channels: [ChannelName])] = [:]
+        var order: [ObjectIdentifier] = []
+        for channel in channels {
+            guard let list = self.channels[channel] else { continue }
+            for index in list.entries.indices {
+                list.entries[index].since = position.sequence
+                let subscriber = list.entries[index].subscriber
+                let key = ObjectIdentifier(subscriber)
+                if affected[key] == nil {
+                    affected[key] = (subscriber, [])
+                    order.append(key)
+                }
+                affected[key]!.channels.append(channel)
+            }
+        }
+        delivering = true
+        for key in order {
+            let (subscriber, names) = affected[key]!
+            subscriber.reset(names, position: position)
         }
         delivering = false
         runPendingCloses()

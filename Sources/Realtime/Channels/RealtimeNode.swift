@@ -13,6 +13,9 @@ public final class RealtimeNode: PublishPacer, Sendable {
     public let hubs: [LoopHub]
     /// Who is connected and in the foreground (RT-7), and who received what (NO-2).
     public let presence: any PresenceStore
+    /// Random per process: connection and request ids carry it, so ids minted by several nodes
+    /// sharing one broker epoch (Redis) never collide.
+    public let instanceTag = UInt32.random(in: 1...UInt32.max)
     /// Which loops want which channel; hands each inbound message to those loops.
     private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
@@ -21,6 +24,8 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// before `isBehind` says publishers must wait.
     public let backlogLimit: Int
     private let appEnders = Mutex<[@Sendable (String) -> Void]>([])
+    /// Where `endSession` goes when the node is one of several (the control bus); nil in one process.
+    private let sessionEndRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
@@ -47,6 +52,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
         let fanOut = LoopFanOut(hubs: hubs)
         self.fanOut = fanOut
         broker.setInboundHandler { messages in fanOut.deliver(messages) }
+        broker.setResetHandler { channels, position in fanOut.reset(channels, position: position) }
     }
 
     /// Subscribes one connection of loop `loop` to `channels` and returns what it must be sent
@@ -84,9 +90,15 @@ public final class RealtimeNode: PublishPacer, Sendable {
         fanOut.loops(subscribedTo: channel)
     }
 
-    /// Closes every live connection of session `sid` on every loop (DV-4): SSE streams get
-    /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. Safe from any thread.
+    /// Closes every live connection of session `sid` (DV-4): SSE streams get
+    /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. In a cluster the
+    /// relay sends it to every node (SC-1), which each call `endSessionHere`. Safe from any thread.
     public func endSession(_ sid: String) {
+        if let relay = sessionEndRelay.withLock({ $0 }) { relay(sid) } else { endSessionHere(sid) }
+    }
+
+    /// Closes every live connection of session `sid` on this node's loops.
+    public func endSessionHere(_ sid: String) {
         for end in sessionEnders.withLock({ $0 }) { end(sid) }
     }
 
@@ -99,6 +111,12 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Registers a transport's way of ending an app's connections.
     public func onEndApp(_ end: @escaping @Sendable (String) -> Void) {
         appEnders.withLock { $0.append(end) }
+    }
+
+    /// Sends `endSession` through `relay` (a cluster's control bus) instead of ending locally;
+    /// the relay must end the session here too (directly when it cannot reach the others).
+    public func relaySessionEnds(_ relay: @escaping @Sendable (String) -> Void) {
+        sessionEndRelay.withLock { $0 = relay }
     }
 
     /// Calls `done` once every loop has run the work queued on it before this call, so every
@@ -187,6 +205,24 @@ private final class LoopFanOut: Sendable {
         interest.withLock { interest in
             guard let counts = interest[channel] else { return [] }
             return hubs.indices.filter { counts[$0] > 0 }
+        }
+    }
+
+    /// Queues a reset of `channels` on each loop with subscribers of any of them, after the
+    /// messages already queued there (the broker calls this in order with `deliver`).
+    func reset(_ channels: [ChannelName], position: StreamCursor) {
+        let loopCount = hubs.count
+        var perLoop = Array(repeating: [ChannelName](), count: loopCount)
+        interest.withLock { interest in
+            for channel in channels {
+                guard let counts = interest[channel] else { continue }
+                for loop in 0..<loopCount where counts[loop] > 0 { perLoop[loop].append(channel) }
+            }
+        }
+        for loop in 0..<loopCount where !perLoop[loop].isEmpty {
+            let hub = hubs[loop]
+            let names = perLoop[loop]
+            hub.loop.execute { hub.reset(names, position: position) }
         }
     }
 

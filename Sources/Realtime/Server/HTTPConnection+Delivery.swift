@@ -37,6 +37,29 @@ extension HTTPConnection {
         writeStreamMessage(message, bytes: bytes)
     }
 
+    /// Called by the hub when the broker lost messages of `channels` (SC-3): one `reset` event
+    /// (SSE, with `position` as its id so a reconnect is not reset again for the same gap) or
+    /// frame (WebSocket), in order with the messages around it.
+    func reset(_ channels: [ChannelName], position: StreamCursor) {
+        switch state {
+        case .stream:
+            break
+        case .websocket(let session) where !session.closeSent:
+            break
+        default:
+            return
+        }
+        let list = JSONText.array(channels.map(\.rawValue))
+        let bytes = isWebSocket
+            ? WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(list)}")
+            : SSEEncoder.event(id: position.description, event: "reset", data: "{\"channels\":\(list)}")
+        if !backlog.isEmpty {
+            backlog.append(.bytes(bytes))
+            return
+        }
+        write(bytes)
+    }
+
     private func exceedsOutboundBound(adding size: Int) -> Bool {
         outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents
     }

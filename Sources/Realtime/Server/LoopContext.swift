@@ -84,13 +84,13 @@ final class LoopContext: @unchecked Sendable {
     /// A request id unique in this process (`X-Request-Id` when the caller sent none).
     func makeRequestID() -> String {
         requestCounter += 1
-        return "r\(String(server.node.broker.epoch, radix: 16))\(loop.index)x\(String(requestCounter, radix: 36))"
+        return "r\(String(server.node.instanceTag, radix: 16))\(loop.index)x\(String(requestCounter, radix: 36))"
     }
 
-    /// A connection id unique in this process: loop index, counter and the cursor epoch.
+    /// A connection id unique in this process and across nodes: loop index, counter and the node's instance tag.
     func makeConnectionID() -> String {
         connectionCounter += 1
-        let epoch = String(server.node.broker.epoch, radix: 16)
+        let epoch = String(server.node.instanceTag, radix: 16)
         return "c\(epoch)\(loop.index)x\(String(connectionCounter, radix: 36))"
     }
 

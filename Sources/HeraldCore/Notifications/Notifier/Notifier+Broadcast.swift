@@ -29,38 +29,48 @@ extension Notifier {
         var events: [String: ChannelMessage] = [:]
         for (index, id) in ids.enumerated() where index < receipts.count { events[id] = receipts[index].message }
         let sequences = events
-        barrier.afterPendingDeliveries(timeoutNanoseconds: Self.barrierTimeoutNanoseconds) { [self] in
-            var seen: [String: [Presence.Receipt]] = [:]
-            for call in calls {
-                for record in call.stored {
-                    if let message = sequences[record.id] {
-                        seen[record.id] = presence.receipts(userID: record.userID, personalSequence: message.sequence)
-                    }
-                }
+        var wanted: [(userID: String, personalSequence: UInt64)] = []
+        for call in calls {
+            for record in call.stored {
+                if let message = sequences[record.id] { wanted.append((record.userID, message.sequence)) }
             }
-            let presence = seen
-            database.write({ [self] tx in
-                let now = clock.unixMilliseconds
-                // The planning reads of every call in the batch, in one query each instead of
-                // one per call (one-recipient calls come in batches of dozens).
-                let context = try PlanningContext(calls, now: now, tx: tx)
-                return try calls.map { call in
-                    try planPushes(call, context: context, events: sequences, receipts: presence, now: now, tx: tx)
-                }
-            }) { [self] result in
-                // Failed: the plans are left to recovery, at once rather than when their lease ends.
-                if case .failure = result { release(calls.compactMap(\.pending)) }
-                afterCommit.async { [self] in
-                    switch result {
-                    case .success(let outcomes):
-                        if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
-                        for (call, outcome) in zip(calls, outcomes) {
-                            call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
+        }
+        let remote = wanted
+        barrier.afterPendingDeliveries(timeoutNanoseconds: Self.barrierTimeoutNanoseconds) { [self] in
+            // Connections on other nodes (a cluster) report their receipts a little later (ADR 0005).
+            presence.awaitRemoteReceipts(remote) { [self] in
+                var seen: [String: [Presence.Receipt]] = [:]
+                for call in calls {
+                    for record in call.stored {
+                        if let message = sequences[record.id] {
+                            seen[record.id] = presence.receipts(userID: record.userID, personalSequence: message.sequence)
                         }
-                    case .failure(let error):
-                        for call in calls { call.completion(.failure(deferred(call, events: sequences, error))) }
                     }
-                    planning.withLock { $0 -= calls.count }
+                }
+                let presence = seen
+                database.write({ [self] tx in
+                    let now = clock.unixMilliseconds
+                    // The planning reads of every call in the batch, in one query each instead of
+                    // one per call (one-recipient calls come in batches of dozens).
+                    let context = try PlanningContext(calls, now: now, tx: tx)
+                    return try calls.map { call in
+                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, tx: tx)
+                    }
+                }) { [self] result in
+                    // Failed: the plans are left to recovery, at once rather than when their lease ends.
+                    if case .failure = result { release(calls.compactMap(\.pending)) }
+                    afterCommit.async { [self] in
+                        switch result {
+                        case .success(let outcomes):
+                            if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
+                            for (call, outcome) in zip(calls, outcomes) {
+                                call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
+                            }
+                        case .failure(let error):
+                            for call in calls { call.completion(.failure(deferred(call, events: sequences, error))) }
+                        }
+                        planning.withLock { $0 -= calls.count }
+                    }
                 }
             }
         }

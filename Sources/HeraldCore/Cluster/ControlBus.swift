@@ -1,0 +1,31 @@
+/// A message every node of a cluster must act on (SC-1): sent once, received by every node,
+/// the sender included.
+public enum ControlMessage: Sendable, Equatable {
+    /// A session ended (`DELETE /v1/sessions/{sid}`, DV-4): every node refuses its tokens from
+    /// now on and closes its live streams.
+    case sessionEnded(sessionID: String)
+    /// An app's settings or credentials changed: every node drops what it cached of them and
+    /// reads them again. `appID` names the app as the settings store does.
+    case appSettingsChanged(appID: String)
+}
+
+/// Carries `ControlMessage`s to every node (SC-1, issue 16). One process needs none: the
+/// executable wires a bus only with `HERALD_BROKER=redis://…`; in one process the node acts
+/// directly.
+///
+/// # Delivery
+/// At most once per node, in the order sent by one node; a node cut off from the bus while a
+/// message went by does not receive it. Handlers must be idempotent (a session ended twice is
+/// still ended).
+///
+/// # Thread safety
+/// `send` may be called from any thread and waits a bounded time; handlers run on the bus's
+/// thread and must only hand the work on.
+public protocol ControlBus: Sendable {
+    /// Sends `message` to every node, this one included.
+    /// - Throws: `BrokerError` when the bus cannot be reached in time; nothing was sent then.
+    func send(_ message: ControlMessage) throws(BrokerError)
+
+    /// Adds a handler called for every message received (several may be added).
+    func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void)
+}

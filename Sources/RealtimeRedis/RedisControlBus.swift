@@ -1,0 +1,79 @@
+import HeraldCore
+import Synchronization
+
+/// The `ControlBus` on Redis pub/sub: one channel `{namespace}:control` that every node
+/// SUBSCRIBEs, its own connection (so control messages never queue behind channel traffic).
+///
+/// Wire form: `v1`, the kind and its argument, separated by LF: `v1\nsession-ended\n<sid>`,
+/// `v1\napp-settings-changed\n<app>`. A message of an unknown kind (a newer node) is skipped.
+public final class RedisControlBus: ControlBus {
+    private let commander: RedisCommander
+    private let subscriber: RedisSubscriber
+    private let channel: String
+    private let handlers = Mutex<[@Sendable (ControlMessage) -> Void]>([])
+
+    /// Connects (in the background) and subscribes to the control channel.
+    /// - Parameters:
+    ///   - namespace: the broker's namespace, so nodes of one cluster share the channel.
+    public init(endpoint: RedisEndpoint, namespace: String = "herald", options: RedisClientOptions = .init()) {
+        channel = "{\(namespace)}:control"
+        commander = RedisCommander(endpoint: endpoint, options: options, name: "herald.redis.control")
+        subscriber = RedisSubscriber(endpoint: endpoint, options: options)
+        subscriber.subscribe([channel])
+        subscriber.start(onMessage: { [unowned self] messages in for message in messages { received(message.payload) } },
+                         onReady: { _ in })
+    }
+
+    /// Waits (bounded) until the control channel's subscription is confirmed: messages sent
+    /// after that reach this node.
+    /// - Throws: `BrokerError.timedOut`.
+    public func waitUntilListening(timeoutMilliseconds: Int = 2_000) throws(BrokerError) {
+        do {
+            try subscriber.waitUntilSubscribed([channel], timeoutMilliseconds: timeoutMilliseconds)
+        } catch {
+            throw RedisBroker.brokerError(error)
+        }
+    }
+
+    public func send(_ message: ControlMessage) throws(BrokerError) {
+        do {
+            _ = try commander.call(RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), Self.encode(message)]))
+        } catch {
+            throw RedisBroker.brokerError(error)
+        }
+    }
+
+    public func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void) {
+        handlers.withLock { $0.append(handler) }
+    }
+
+    /// Closes both connections.
+    public func shutdown() {
+        subscriber.shutdown()
+        commander.shutdown()
+    }
+
+    private func received(_ payload: [UInt8]) {
+        guard let message = Self.decode(payload) else { return }
+        for handler in handlers.withLock({ $0 }) { handler(message) }
+    }
+
+    static func encode(_ message: ControlMessage) -> [UInt8] {
+        switch message {
+        case .sessionEnded(let sid): Array("v1\nsession-ended\n\(sid)".utf8)
+        case .appSettingsChanged(let app): Array("v1\napp-settings-changed\n\(app)".utf8)
+        }
+    }
+
+    /// - Returns: nil for another version, an unknown kind or a missing argument.
+    static func decode(_ payload: [UInt8]) -> ControlMessage? {
+        let parts = payload.split(separator: 10, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].elementsEqual("v1".utf8), !parts[2].isEmpty else { return nil }
+        let argument = String(decoding: parts[2], as: UTF8.self)
+        switch String(decoding: parts[1], as: UTF8.self) {
+        case "session-ended": return .sessionEnded(sessionID: argument)
+        case "app-settings-changed": return .appSettingsChanged(appID: argument)
+        default: return nil
+        }
+    }
+}

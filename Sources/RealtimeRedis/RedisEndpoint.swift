@@ -1,0 +1,46 @@
+/// Where Redis listens: `HERALD_BROKER=redis://host:port[/db]` (SC-1). No password or TLS:
+/// hiredis 0.14 has no TLS, and Redis is expected on a private network.
+public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: Int32
+    /// The logical database (`SELECT`), 0 by default.
+    public let database: Int
+
+    public init(host: String, port: Int32 = 6379, database: Int = 0) {
+        self.host = host
+        self.port = port
+        self.database = database
+    }
+
+    /// Parses `redis://host[:port][/db]`.
+    /// - Returns: nil for another scheme, an empty host, a port outside 1–65535, a database that
+    ///   is not a number 0–65535, or anything after the database (user info, query).
+    public init?(url: String) {
+        guard url.hasPrefix("redis://") else { return nil }
+        let rest = url.dropFirst("redis://".count)
+        let slash = rest.firstIndex(of: "/")
+        let authority = slash.map { rest[..<$0] } ?? rest
+        var database = 0
+        if let slash {
+            let path = rest[rest.index(after: slash)...]
+            if !path.isEmpty {
+                guard path.utf8.count <= 5, path.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let number = Int(path), number <= 65535 else { return nil }
+                database = number
+            }
+        }
+        guard !authority.isEmpty, !authority.contains("@"), !authority.contains("?") else { return nil }
+        var host = Substring(authority)
+        var port: Int32 = 6379
+        if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            let digits = authority[authority.index(after: colon)...]
+            guard (1...5).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                  let number = Int32(digits), (1...65535).contains(number) else { return nil }
+            port = number
+        }
+        guard !host.isEmpty else { return nil }
+        self.init(host: String(host), port: port, database: database)
+    }
+
+    public var description: String { "redis://\(host):\(port)/\(database)" }
+}

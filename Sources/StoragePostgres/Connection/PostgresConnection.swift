@@ -1,0 +1,184 @@
+import CPostgres
+import Foundation
+
+/// One blocking libpq connection, owned by one thread (the queue of a `ConnectionWorker`, or the
+/// listener's thread): libpq connections are not safe to share.
+///
+/// Statements with parameters are prepared once per connection and reused by their SQL text
+/// (PostgreSQL keeps prepared statements per session, so a new connection after a reconnect
+/// prepares them again). Values travel in text format.
+///
+/// Every wait is bounded: the connect by `connect_timeout`, a statement by the session's
+/// `statement_timeout` and `lock_timeout`, a silent peer by TCP keepalives and `tcp_user_timeout`
+/// (see `PostgresConfiguration.connectionString`).
+final class PostgresConnection {
+    private var handle: OpaquePointer?
+    /// SQL text → prepared statement name on this connection.
+    private var prepared: [String: String] = [:]
+    /// The SQLSTATE of the last statement, when it failed on the server; nil after a success.
+    private(set) var lastSQLState: String?
+
+    /// Whether the last statement failed with a serialization failure (40001) or a deadlock
+    /// (40P01): its transaction was rolled back, and running the unit again may succeed.
+    var lastErrorWasRetryableConflict: Bool { lastSQLState == "40001" || lastSQLState == "40P01" }
+
+    /// Connects and sets the session up.
+    /// - Parameter conninfo: a libpq connection string or `postgres://` URI.
+    /// - Throws: `PostgresError.connect` with libpq's reason.
+    init(conninfo: String, sessionSetup: String) throws {
+        handle = PQconnectdb(conninfo)
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            let message = handle.map { Self.trimmed(PQerrorMessage($0)) } ?? "out of memory"
+            if let handle { PQfinish(handle) }
+            self.handle = nil
+            throw PostgresError.connect(message: message)
+        }
+        // Notices (e.g. "relation already exists, skipping") would go to stderr: drop them.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        do {
+            try execute(sessionSetup)
+        } catch {
+            close()
+            throw PostgresError.connect(message: "session setup failed: \(error)")
+        }
+    }
+
+    deinit { close() }
+
+    /// Whether the connection is known to be broken (a reconnect is needed).
+    var isBroken: Bool { handle.map { PQstatus($0) != CONNECTION_OK } ?? true }
+
+    /// The socket, for `poll` (the listener).
+    var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
+
+    /// Closes the connection; later calls fail with `.connectionLost`.
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        prepared = [:]
+    }
+
+    /// Runs one or more statements without parameters (simple query protocol).
+    /// - Returns: the last statement's command tag (`"COMMIT"`, `"ROLLBACK"`, …).
+    @discardableResult
+    func execute(_ sql: String) throws -> String {
+        let handle = try live()
+        return try consume(PQexec(handle, sql), handle) { result in String(cString: PQcmdStatus(result)) }
+    }
+
+    /// Runs a statement with parameters, prepared on first use. - Returns: its rows.
+    func query(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> [PostgresRow] {
+        try runPrepared(sql, parameters) { result in Self.rows(of: result) }
+    }
+
+    /// `query`, the first row or nil.
+    func queryOne(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> PostgresRow? {
+        try query(sql, parameters).first
+    }
+
+    /// Runs a statement with parameters, prepared on first use. - Returns: rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ parameters: [any PostgresBindable] = []) throws -> Int {
+        try runPrepared(sql, parameters) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    }
+
+    /// Waits up to `milliseconds` for input, then returns the channel names of the `NOTIFY`s that
+    /// arrived (the listener). - Throws: `.connectionLost` when the connection broke.
+    func notifications(waitingUpTo milliseconds: Int32) throws -> [String] {
+        let handle = try live()
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, milliseconds)
+        if PQconsumeInput(handle) == 0 {
+            throw PostgresError.connectionLost(message: Self.trimmed(PQerrorMessage(handle)))
+        }
+        var channels: [String] = []
+        while let notify = PQnotifies(handle) {
+            channels.append(String(cString: notify.pointee.relname))
+            PQfreemem(notify)
+        }
+        return channels
+    }
+
+    // MARK: Internals
+
+    private func live() throws -> OpaquePointer {
+        guard let handle else { throw PostgresError.connectionLost(message: "the connection is closed") }
+        return handle
+    }
+
+    private func runPrepared<T>(_ sql: String, _ parameters: [any PostgresBindable], _ read: (OpaquePointer) throws -> T) throws -> T {
+        let handle = try live()
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "herald_\(prepared.count + 1)"
+            try consume(PQprepare(handle, name, sql, 0, nil), handle) { _ in }
+            prepared[sql] = name
+        }
+        let texts = parameters.map { $0.postgresText }
+        var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { text in text.flatMap { strdup($0) } }
+        defer { for pointer in pointers { free(pointer) } }
+        let result = pointers.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { values in
+                PQexecPrepared(handle, name, Int32(texts.count), texts.isEmpty ? nil : values, nil, nil, 0)
+            }
+        }
+        return try consume(result, handle, read)
+    }
+
+    /// Checks a result, reads it and frees it.
+    private func consume<T>(_ result: OpaquePointer?, _ handle: OpaquePointer, _ read: (OpaquePointer) throws -> T) throws -> T {
+        lastSQLState = nil
+        guard let result else {
+            throw lostOrFailed(handle, message: Self.trimmed(PQerrorMessage(handle)))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return try read(result)
+        default:
+            if let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) {
+                let sqlState = String(cString: state)
+                lastSQLState = sqlState
+                let message = Self.trimmed(PQresultErrorField(result, Int32(UInt8(ascii: "M"))))
+                let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
+                // A FATAL from a server that is shutting down comes with a state (57P01) and breaks the connection.
+                if PQstatus(handle) != CONNECTION_OK {
+                    throw PostgresError.connectionLost(message: "\(message) [\(sqlState)]")
+                }
+                throw PostgresError.server(sqlState: sqlState, message: message, constraint: constraint)
+            }
+            throw lostOrFailed(handle, message: Self.trimmed(PQresultErrorMessage(result)))
+        }
+    }
+
+    private func lostOrFailed(_ handle: OpaquePointer, message: String) -> PostgresError {
+        PQstatus(handle) != CONNECTION_OK ? .connectionLost(message: message) : .server(sqlState: "XX000", message: message, constraint: nil)
+    }
+
+    private static func rows(of result: OpaquePointer) -> [PostgresRow] {
+        let columnCount = PQnfields(result)
+        var columns: [String: Int] = [:]
+        for column in 0..<columnCount {
+            columns[String(cString: PQfname(result, column))] = Int(column)
+        }
+        let rowCount = PQntuples(result)
+        var rows: [PostgresRow] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            var values: [String?] = []
+            values.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                values.append(PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column)))
+            }
+            rows.append(PostgresRow(columns: columns, values: values))
+        }
+        return rows
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown error" }
+        return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

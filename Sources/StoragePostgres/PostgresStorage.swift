@@ -1,0 +1,222 @@
+import Dispatch
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// The `Storage` port on PostgreSQL (SC-1): every repository and the job queue in one database
+/// that several Herald nodes share.
+///
+/// - A write body runs as one transaction (`BEGIN … COMMIT`, `ROLLBACK` when it throws) on this
+///   node's writer connection, one at a time in submission order. A serialization failure or a
+///   deadlock re-runs the body, up to `PostgresConfiguration.conflictAttempts` times in all.
+/// - A read body runs in one `REPEATABLE READ READ ONLY` transaction (one snapshot) on one of a
+///   few reader connections, concurrently with writes; a write in it fails with `.readOnly`.
+/// - Each connection belongs to one serial queue, is made on first use, and is made again after
+///   it breaks; failed connects back off (100 ms doubling to 2 s), and while they do, units of
+///   work fail at once with `StorageError.unavailable` (routes answer 503). A broken connection
+///   found at `BEGIN` is replaced and the unit run on the new one, so the first call after a
+///   PostgreSQL restart succeeds when the server is back. A unit whose connection broke after
+///   `BEGIN` fails with `.unavailable`: it may or may not have committed.
+/// - A failed statement aborts the whole transaction (SQLite undoes only the statement): a body
+///   that catches a repository error and goes on gets `StorageError.failed` at its end, and
+///   nothing of it is kept.
+/// - No `PostgresError` or libpq type leaves: failures are `StorageError`s.
+///
+/// # Thread safety
+/// Sendable: every method may be called from any thread; connections stay on their queues.
+public final class PostgresStorage: Storage {
+    /// Where it connects, and its bounds.
+    public let configuration: PostgresConfiguration
+    /// The name this node leases jobs under (`jobs.locked_by`).
+    public let nodeID: String
+    /// The migration versions `open` applied (empty when the database was up to date).
+    public let appliedMigrations: [Int]
+
+    private let connector: Connector
+    private let writer: ConnectionWorker
+    private let readers: [ConnectionWorker]
+    private let nextReader = Atomic<Int>(0)
+    private let listener: Mutex<JobListener?> = Mutex(nil)
+
+    private init(configuration: PostgresConfiguration, nodeID: String, connector: Connector, appliedMigrations: [Int]) {
+        self.configuration = configuration
+        self.nodeID = nodeID
+        self.connector = connector
+        self.appliedMigrations = appliedMigrations
+        writer = ConnectionWorker(label: "herald.postgres.writer", connector: connector)
+        readers = (0..<max(1, configuration.readers)).map { ConnectionWorker(label: "herald.postgres.reader\($0)", connector: connector) }
+    }
+
+    /// Connects to `configuration.url` and brings the database to the newest schema (several
+    /// nodes may do so at once). Blocks: call it at start, not on an event loop.
+    /// - Parameter nodeID: the name jobs are leased under; unique per process by default.
+    /// - Throws: `StorageError.unavailable` when PostgreSQL cannot be reached; `.migration` when
+    ///   a migration fails or the database is newer than this build.
+    public static func open(_ configuration: PostgresConfiguration, nodeID: String? = nil) throws(StorageError) -> PostgresStorage {
+        let connector = Connector(configuration: configuration)
+        let applied = try mapped {
+            let connection = try connector.connect()
+            defer { connection.close() }
+            return try PostgresMigrator.migrate(connection)
+        }
+        return PostgresStorage(configuration: configuration, nodeID: nodeID ?? Self.newNodeID(), connector: connector,
+                               appliedMigrations: applied)
+    }
+
+    /// Brings the database to the newest schema and disconnects (`herald migrate`).
+    /// - Returns: the versions applied now, in order. - Throws: as `open`.
+    @discardableResult
+    public static func migrate(_ configuration: PostgresConfiguration) throws(StorageError) -> [Int] {
+        try mapped {
+            let connection = try Connector(configuration: configuration).connect()
+            defer { connection.close() }
+            return try PostgresMigrator.migrate(connection)
+        }
+    }
+
+    /// A name unique to this process: host, pid and a random part.
+    static func newNodeID() -> String {
+        let host = ProcessInfo.processInfo.hostName
+        return "\(host)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    // MARK: Storage
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let attempts = configuration.conflictAttempts, node = nodeID
+        writer.submit({ slot in
+            completion(Result { try Self.unit(slot, readOnly: false, node: node, attempts: attempts, body) }.mapError(StorageError.mapped))
+        }, rejected: { completion(.failure(StorageError.closed)) })
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let node = nodeID
+        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        reader.submit({ slot in
+            completion(Result { try Self.unit(slot, readOnly: true, node: node, attempts: 1, body) }.mapError(StorageError.mapped))
+        }, rejected: { completion(.failure(StorageError.closed)) })
+    }
+
+    public func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        try wait { self.write(body, completion: $0) }
+    }
+
+    public func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+        try wait { self.read(body, completion: $0) }
+    }
+
+    /// Rewrites the one row of `storage_probe` in a write unit: fails as real writes fail (the
+    /// server down, a read-only standby, a full disk).
+    public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let now = SystemClock().unixMilliseconds
+        write({ tx in
+            guard let tx = tx as? PostgresTransaction else { return }
+            try mapped {
+                try tx.connection.run("""
+                    INSERT INTO storage_probe (id, written_at) VALUES (1, $1::bigint)
+                    ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at
+                    """, [now])
+            }
+        }, completion: completion)
+    }
+
+    /// Waits for submitted work, then closes every connection and stops the listener. Later
+    /// work fails with `StorageError.closed`. Not from a `read` or `write` body.
+    public func close() {
+        listener.withLock { $0 }?.stop()
+        writer.close()
+        for reader in readers { reader.close() }
+    }
+
+    // MARK: Job wake-ups
+
+    /// Starts a thread that `LISTEN`s on the job channel and calls `handler` when another
+    /// transaction (this node's or another's) enqueued jobs or revived dead ones, and once after
+    /// each reconnect (a notification sent while disconnected is lost). Poll as well: this is a
+    /// shortcut, not a guarantee. Calling it again replaces nothing and returns at once.
+    /// - Parameter handler: runs on the listener's thread; keep it short (`DeliveryWorker.wake`).
+    public func listenForJobs(_ handler: @escaping @Sendable () -> Void) {
+        listener.withLock { listener in
+            guard listener == nil else { return }
+            let started = JobListener(connector: connector, channel: PostgresJobQueue.channel, handler: handler)
+            started.start()
+            listener = started
+        }
+    }
+
+    // MARK: Internals
+
+    private func wait<T: Sendable>(_ submit: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<Result<T, any Error>?>(nil)
+        submit { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try box.withLock { $0! }.get()
+    }
+
+    /// One unit of work on the slot's connection, in its transaction.
+    private static func unit<T>(_ slot: ConnectionSlot, readOnly: Bool, node: String, attempts: Int,
+                                _ body: (any StorageTransaction) throws -> T) throws -> T {
+        let begin = readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
+        var attempt = 0
+        var replacedBrokenConnection = false
+        while true {
+            attempt += 1
+            let connection = try slot.connection()
+            do {
+                try connection.execute(begin)
+            } catch PostgresError.connectionLost(let message) {
+                // The server closed an idle connection (a restart): nothing ran, so a new
+                // connection may run the unit. Once: a second loss means the server is down.
+                slot.drop()
+                if replacedBrokenConnection { throw PostgresError.connectionLost(message: message) }
+                replacedBrokenConnection = true
+                attempt -= 1
+                continue
+            }
+            do {
+                let value = try body(PostgresTransaction(connection: connection, readOnly: readOnly, node: node))
+                let tag = try connection.execute("COMMIT")
+                // A statement the body caught failed the transaction, and COMMIT rolled it back.
+                if tag == "ROLLBACK" {
+                    throw PostgresError.server(sqlState: "25P02", message: "the transaction failed inside its body and was rolled back", constraint: nil)
+                }
+                return value
+            } catch {
+                if connection.isBroken {
+                    slot.drop()
+                    if let error = error as? PostgresError, case .connectionLost = error { throw error }
+                    if let error = error as? StorageError, case .unavailable = error { throw error }
+                    throw PostgresError.connectionLost(message: "\(error)")
+                }
+                // Read before the ROLLBACK, which is a statement of its own.
+                let retryable = connection.lastErrorWasRetryableConflict
+                _ = try? connection.execute("ROLLBACK")
+                if attempt < attempts, retryable { continue }
+                throw error
+            }
+        }
+    }
+}
+
+/// A unit of work on one connection inside its transaction.
+struct PostgresTransaction: StorageTransaction {
+    let connection: PostgresConnection
+    let readOnly: Bool
+    let node: String
+
+    var notifications: any NotificationRepository { PostgresNotificationRepository(connection: connection) }
+    var plans: any PlanRepository { PostgresPlanRepository(connection: connection) }
+    var deliveries: any DeliveryRepository { PostgresDeliveryRepository(connection: connection) }
+    var devices: any DeviceRepository { PostgresDeviceRepository(connection: connection) }
+    var sessions: any SessionRepository { PostgresSessionRepository(connection: connection) }
+    var preferences: any PreferenceRepository { PostgresPreferenceRepository(connection: connection) }
+    var members: any MemberRepository { PostgresMemberRepository(connection: connection) }
+    var idempotency: any IdempotencyRepository { PostgresIdempotencyRepository(connection: connection, readOnly: readOnly) }
+    var jobs: any JobQueue { PostgresJobQueue(connection: connection, node: node) }
+}

@@ -1,0 +1,84 @@
+import Dispatch
+import HeraldCore
+import Synchronization
+import Testing
+@testable import RealtimeRedis
+
+/// Records what a bus hands its node and wakes a waiting test on each arrival.
+private final class ControlLog: Sendable {
+    private let received = Mutex<[ControlMessage]>([])
+    private let arrivals = DispatchSemaphore(value: 0)
+
+    func attach(to bus: RedisControlBus) {
+        bus.onMessage { [self] message in
+            received.withLock { $0.append(message) }
+            arrivals.signal()
+        }
+    }
+
+    var messages: [ControlMessage] { received.withLock { $0 } }
+
+    func wait(forCount count: Int, seconds: Double = 10) -> Bool {
+        let deadline = DispatchTime.now() + seconds
+        while messages.count < count {
+            if arrivals.wait(timeout: deadline) == .timedOut { return messages.count >= count }
+        }
+        return true
+    }
+}
+
+@Suite(.enabled(if: RedisServerProcess.isInstalled, "redis-server is not installed: scripts/bootstrap --test installs it"))
+final class RedisControlBusTests {
+    let server: RedisServerProcess
+
+    init() throws {
+        server = try RedisServerProcess()
+    }
+
+    @Test func everyNodeTheSenderIncludedReceivesEachMessageInOrder() throws {
+        let a = RedisControlBus(endpoint: server.endpoint, namespace: "c1")
+        let b = RedisControlBus(endpoint: server.endpoint, namespace: "c1")
+        let other = RedisControlBus(endpoint: server.endpoint, namespace: "c2")
+        defer { a.shutdown(); b.shutdown(); other.shutdown() }
+        let logA = ControlLog(), logB = ControlLog(), logOther = ControlLog()
+        logA.attach(to: a)
+        logB.attach(to: b)
+        logOther.attach(to: other)
+        try a.waitUntilListening()
+        try b.waitUntilListening()
+        try other.waitUntilListening()
+        let sent: [ControlMessage] = [.sessionEnded(sessionID: "s-1"), .appSettingsChanged(appID: "app-9"), .sessionEnded(sessionID: "s-2")]
+        for message in sent { try a.send(message) }
+        #expect(logA.wait(forCount: 3))
+        #expect(logB.wait(forCount: 3))
+        #expect(logA.messages == sent)
+        #expect(logB.messages == sent)
+        #expect(logOther.messages.isEmpty, "another namespace is another cluster")
+    }
+
+    @Test func wireFormRoundTripsAndUnknownKindsAreSkipped() {
+        for message: ControlMessage in [.sessionEnded(sessionID: "abc"), .appSettingsChanged(appID: "a:b\nc")] {
+            #expect(RedisControlBus.decode(RedisControlBus.encode(message)) == message)
+        }
+        #expect(RedisControlBus.decode(Array("v2\nsession-ended\nx".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\nrestart-everything\nx".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\nsession-ended\n".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\nsession-ended".utf8)) == nil)
+    }
+
+    @Test func sendFailsWithinTheBoundWhenRedisIsDownAndWorksWhenItIsBack() throws {
+        let bus = RedisControlBus(endpoint: server.endpoint, namespace: "c3", options: RedisClientOptions(callTimeoutMilliseconds: 500))
+        defer { bus.shutdown() }
+        let log = ControlLog()
+        log.attach(to: bus)
+        try bus.waitUntilListening()
+        server.stop()
+        #expect(throws: BrokerError.self) { try bus.send(.sessionEnded(sessionID: "lost")) }
+        try server.start()
+        // The subscriber comes back on its own; then a send reaches it again.
+        #expect(waitUntil(seconds: 10) { (try? bus.waitUntilListening(timeoutMilliseconds: 100)) != nil })
+        #expect(waitUntil(seconds: 10) { (try? bus.send(.sessionEnded(sessionID: "back"))) != nil })
+        #expect(log.wait(forCount: 1))
+        #expect(log.messages.first == .sessionEnded(sessionID: "back"))
+    }
+}

@@ -1,0 +1,315 @@
+import Dispatch
+import Foundation
+import HeraldCore
+@testable import StoragePostgres
+import Testing
+
+/// What only several nodes on one PostgreSQL show: two `PostgresStorage`s (two nodes) on one
+/// database sharing the queue, plan leases and idempotency keys; migrations racing; the NOTIFY
+/// wake-up; a server restart.
+@Suite(.enabled(if: PostgresServer.isAvailable, Comment(rawValue: PostgresServer.unavailableReason ?? "")))
+struct PostgresStorageTests {
+    /// Two nodes on one new database.
+    private func withTwoNodes(_ body: (PostgresStorage, PostgresStorage) throws -> Void) throws {
+        let server = try #require(PostgresServer.shared)
+        let url = try server.makeDatabase()
+        let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
+        defer { a.close() }
+        let b = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-b")
+        defer { b.close() }
+        try body(a, b)
+    }
+
+    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
+    private func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(20_000)
+        }
+        return try condition()
+    }
+
+    @Test func twoNodesClaimingAtOnceNeverGetTheSameJob() throws {
+        try withTwoNodes { a, b in
+            let count = 300
+            try a.writeSync { tx in
+                for n in 0..<count { _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"n\":\(n)}", runAt: 0, now: 0) }
+            }
+            let claimed = Shared<[String: [Int64]]>([:])
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                let node = worker % 2 == 0 ? a : b
+                while true {
+                    let batch = (try? node.writeSync { tx in
+                        try tx.jobs.claim(kind: "push.deliver", limit: 7, leaseMilliseconds: 60_000, now: 10)
+                    }) ?? []
+                    if batch.isEmpty { break }
+                    claimed.update { $0[node.nodeID, default: []] += batch.map(\.id) }
+                }
+            }
+            let all = claimed.value.values.flatMap { $0 }
+            #expect(all.count == count)
+            #expect(Set(all).count == count)
+            let leasedBy = try a.readSync { tx in
+                try tx.jobs.list(state: .leased, limit: 1_000, beforeID: nil).count
+            }
+            #expect(leasedBy == count)
+        }
+    }
+
+    @Test func aClaimSkipsTheRowsAnotherNodesOpenClaimHoldsInsteadOfWaiting() throws {
+        try withTwoNodes { a, b in
+            try a.writeSync { tx in
+                for _ in 0..<4 { _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            }
+            let claimedOnA = DispatchSemaphore(value: 0)
+            let finishA = DispatchSemaphore(value: 0)
+            let aDone = DispatchSemaphore(value: 0)
+            let onA = Shared<[Int64]>([])
+            a.write({ tx in
+                let jobs = try tx.jobs.claim(kind: "push.deliver", limit: 2, leaseMilliseconds: 60_000, now: 0)
+                onA.update { $0 = jobs.map(\.id) }
+                claimedOnA.signal()
+                finishA.wait()  // A's transaction stays open, its rows locked
+            }) { _ in aDone.signal() }
+            claimedOnA.wait()
+            // B neither waits for A's locked rows nor gets them.
+            let onB = try b.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 4, leaseMilliseconds: 60_000, now: 0) }.map(\.id)
+            finishA.signal()
+            aDone.wait()
+            #expect(onA.value.count == 2 && onB.count == 2)
+            #expect(Set(onA.value).isDisjoint(with: onB))
+        }
+    }
+
+    @Test func anExpiredLeaseIsRescuedByAnotherNodeAndTheFirstOutcomeIsFenced() throws {
+        try withTwoNodes { a, b in
+            let id = try a.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            let first = try #require(try a.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 0) }.first)
+            // Still leased: the other node finds nothing.
+            #expect(try b.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 99) }.isEmpty)
+            let second = try #require(try b.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 100) }.first)
+            #expect(second.id == id && second.attempts == 2)
+            #expect(try !a.writeSync { tx in try tx.jobs.complete(first.lease) })
+            #expect(try !a.writeSync { tx in try tx.jobs.retry(first.lease, runAt: 0, error: "late") })
+            // The same attempt number from another node is fenced by locked_by as well.
+            #expect(try !a.writeSync { tx in try tx.jobs.complete(second.lease) })
+            #expect(try b.writeSync { tx in try tx.jobs.complete(second.lease) })
+            #expect(try a.readSync { tx in try tx.jobs.find(id: id)?.state } == .done)
+            // Starting releases only this node's own leases, never another's.
+            _ = try b.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            _ = try b.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 60_000, now: 0) }
+            #expect(try a.writeSync { tx in try tx.jobs.releaseLeases(kind: "push.deliver", now: 0) } == 0)
+            #expect(try b.writeSync { tx in try tx.jobs.releaseLeases(kind: "push.deliver", now: 0) } == 1)
+        }
+    }
+
+    @Test func planLeasesHoldAcrossNodes() throws {
+        try withTwoNodes { a, b in
+            let plan = try a.writeSync { tx in
+                try tx.plans.insert(PendingPlan(planJSON: "{}", createdAt: 0, claimedBy: a.nodeID, leaseUntil: 1_000))
+            }
+            // Recovery on B at start leaves A's live hold alone.
+            #expect(try b.writeSync { tx in try tx.plans.releaseLeases(heldByOtherThan: b.nodeID) } == 0)
+            #expect(try b.writeSync { tx in try tx.plans.claim(by: b.nodeID, limit: 10, leaseMilliseconds: 1_000, now: 500) }.isEmpty)
+            #expect(try !b.writeSync { tx in try tx.plans.markPlanned(id: plan, by: b.nodeID) })
+            // A dies; its lease runs out; B takes the plan over and A's late planning is refused.
+            #expect(try b.writeSync { tx in try tx.plans.claim(by: b.nodeID, limit: 10, leaseMilliseconds: 1_000, now: 1_000) }.map(\.id) == [plan])
+            #expect(try !a.writeSync { tx in try tx.plans.markPlanned(id: plan, by: a.nodeID) })
+            #expect(try b.writeSync { tx in try tx.plans.markPlanned(id: plan, by: b.nodeID) })
+        }
+    }
+
+    @Test func anIdempotencyKeyRacingOnTwoNodesRunsOnce() throws {
+        try withTwoNodes { a, b in
+            let reservedOnA = DispatchSemaphore(value: 0)
+            let releaseA = DispatchSemaphore(value: 0)
+            let record = IdempotencyRecord(key: "order-1", requestHash: "h", responseJSON: "", complete: false, createdAt: 1)
+            let aDone = DispatchSemaphore(value: 0)
+            a.write({ tx in
+                #expect(try tx.idempotency.find(key: "order-1", notBefore: 0) == nil)
+                try tx.idempotency.reserve(record)
+                reservedOnA.signal()
+                releaseA.wait()
+            }) { _ in aDone.signal() }
+            reservedOnA.wait()
+            let seenOnB = Shared<IdempotencyRecord??>(nil)
+            let bDone = DispatchSemaphore(value: 0)
+            b.write({ tx in
+                let found = try tx.idempotency.find(key: "order-1", notBefore: 0)
+                seenOnB.update { $0 = .some(found) }
+                if found == nil { try tx.idempotency.reserve(record) }
+            }) { _ in bDone.signal() }
+            // B's find waits on A's lock (seen in pg_locks) until A commits; then it sees A's key.
+            let server = try #require(PostgresServer.shared)
+            let observer = try PostgresConnection(conninfo: server.url(database: "postgres"), sessionSetup: "SELECT 1")
+            defer { observer.close() }
+            #expect(try eventually {
+                try observer.queryOne("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")?.value("n", as: Int.self) == 1
+            })
+            #expect(seenOnB.value == nil, "B went ahead while A held the key")
+            releaseA.signal()
+            aDone.wait()
+            bDone.wait()
+            #expect(seenOnB.value??.requestHash == "h")
+        }
+    }
+
+    @Test func nodesStartingAtOnceMigrateOnce() throws {
+        let server = try #require(PostgresServer.shared)
+        let url = try server.makeDatabase()
+        let applied = Shared<[[Int]]>([])
+        DispatchQueue.concurrentPerform(iterations: 3) { _ in
+            if let storage = try? PostgresStorage.open(PostgresConfiguration(url: url)) {
+                applied.update { $0.append(storage.appliedMigrations) }
+                storage.close()
+            }
+        }
+        let latest = PostgresSchema.migrations.last!.version
+        #expect(applied.value.count == 3)
+        #expect(applied.value.filter { $0 == [latest] }.count == 1)
+        #expect(applied.value.filter(\.isEmpty).count == 2)
+        // A database newer than this build is refused.
+        let connection = try PostgresConnection(conninfo: url, sessionSetup: "SELECT 1")
+        defer { connection.close() }
+        try connection.run("INSERT INTO herald_schema_migrations (version, name) VALUES ($1::integer, 'from the future')", [latest + 1])
+        do {
+            _ = try PostgresStorage.open(PostgresConfiguration(url: url))
+            Issue.record("a newer schema was opened")
+        } catch {
+            guard case .migration(let version, _) = error else { Issue.record("got \(error)"); return }
+            #expect(version == latest + 1)
+        }
+    }
+
+    @Test func aDeadlockBetweenTwoNodesIsRunAgainAndBothCommit() throws {
+        try withTwoNodes { a, b in
+            let aLocked = DispatchSemaphore(value: 0), bLocked = DispatchSemaphore(value: 0)
+            let runs = Shared(0)
+            let results = Shared<[Bool]>([])
+            let done = DispatchGroup()
+            let member: @Sendable (String) -> ScopeMember = { ScopeMember(scope: "s", userID: $0, permissions: [], updatedAt: 1) }
+            // Each takes its first row, waits (first run only) until the other holds its own, then
+            // wants the other's: the server aborts one of them, which runs again and commits.
+            for (storage, first, second, mine, theirs) in [(a, "x", "y", aLocked, bLocked), (b, "y", "x", bLocked, aLocked)] {
+                done.enter()
+                storage.write({ tx in
+                    var run = 0
+                    runs.update { $0 += 1; run = $0 }
+                    try tx.members.put(member(first))
+                    if run <= 2 {
+                        mine.signal()
+                        _ = theirs.wait(timeout: .now() + 5)
+                    }
+                    try tx.members.put(member(second))
+                }) { result in
+                    results.update { $0.append((try? result.get()) != nil) }
+                    done.leave()
+                }
+            }
+            done.wait()
+            // Without the re-run the victim would fail with .busy.
+            #expect(results.value == [true, true])
+            #expect(runs.value >= 3, "no unit was run again")
+        }
+    }
+
+    @Test func aFailureTheBodyCaughtStillFailsItsUnit() throws {
+        try withTwoNodes { a, _ in
+            try a.writeSync { tx in _ = try tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1)) }
+            // PostgreSQL aborts the whole transaction on a failed statement (SQLite undoes the
+            // statement only): a body that swallows the error must not look committed.
+            do {
+                try a.writeSync { tx in
+                    try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1))
+                    _ = try? tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1))
+                }
+                Issue.record("the unit committed")
+            } catch let error as StorageError {
+                guard case .failed = error else { Issue.record("got \(error)"); return }
+            }
+            #expect(try a.readSync { tx in try tx.members.find(scope: "s", userID: "u") } == nil)
+            // The connection is usable again afterwards.
+            #expect(try a.writeSync { tx in try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1)) })
+        }
+    }
+
+    @Test func anUnreachableServerIsUnavailable() throws {
+        var configuration = PostgresConfiguration(url: "postgres://postgres@127.0.0.1:1/none")
+        configuration.connectTimeoutSeconds = 2
+        do {
+            _ = try PostgresStorage.open(configuration)
+            Issue.record("opened a storage on a closed port")
+        } catch {
+            guard case .unavailable = error else { Issue.record("got \(error)"); return }
+        }
+    }
+
+    @Test func anEnqueueOnOneNodeWakesTheListenerOfAnother() throws {
+        try withTwoNodes { a, b in
+            let woken = DispatchSemaphore(value: 0)
+            b.listenForJobs { woken.signal() }
+            // The listener connects on its own thread: enqueue until a wake-up arrives, proving the
+            // LISTEN is in place, then count on a fresh one.
+            #expect(try eventually {
+                _ = try a.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+                return woken.wait(timeout: .now() + .milliseconds(200)) == .success
+            })
+            while woken.wait(timeout: .now()) == .success {}
+            _ = try a.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            #expect(woken.wait(timeout: .now() + 5) == .success)
+            // A rolled-back enqueue notifies nobody.
+            while woken.wait(timeout: .now()) == .success {}
+            struct Refused: Error {}
+            _ = try? a.writeSync { tx in
+                _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+                throw Refused()
+            }
+            #expect(woken.wait(timeout: .now() + .milliseconds(500)) == .timedOut)
+        }
+    }
+
+    @Test func aServerRestartIsUnavailableThenRecoversWithoutReopening() throws {
+        // A server of its own: the others' tests must not see the restart.
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let storage = try PostgresStorage.open(PostgresConfiguration(url: try server.makeDatabase()))
+        defer { storage.close() }
+        let woken = Shared(0)
+        storage.listenForJobs { woken.update { $0 += 1 } }
+        // The listener connects on its own thread: enqueue until it has heard one.
+        #expect(try eventually {
+            _ = try storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            return eventually(0.2) { woken.value >= 1 }
+        })
+        let queuedBefore = try #require(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] })
+        server.stop()
+        for unit in 0..<2 {
+            do {
+                _ = try storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+                Issue.record("write \(unit) succeeded with the server down")
+            } catch let error as StorageError {
+                guard case .unavailable = error else { Issue.record("got \(error)"); continue }
+            }
+        }
+        do {
+            _ = try storage.readSync { tx in try tx.jobs.depth(now: 0) }
+            Issue.record("a read succeeded with the server down")
+        } catch let error as StorageError {
+            guard case .unavailable = error else { Issue.record("got \(error)"); return }
+        }
+        let probed = Shared<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        storage.probeWrite { result in probed.update { $0 = result }; done.signal() }
+        done.wait()
+        #expect((try? probed.value?.get()) == nil, "the probe passed with the server down")
+        try server.start()
+        let before = woken.value
+        #expect(eventually {
+            (try? storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }) != nil
+        })
+        #expect(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] } == queuedBefore + 1)
+        // The listener reconnected and wakes again (once for the reconnect, then per enqueue).
+        #expect(eventually { woken.value > before })
+    }
+}
