@@ -36,7 +36,8 @@ public enum HeraldAPI {
                      webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
-        PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey).register(in: &table)
+        PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey,
+                   catalog: notifier.catalog, payload: notifier.payload).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)
         notificationRoutes.register(in: &table)
@@ -44,6 +45,7 @@ public enum HeraldAPI {
                     renderer: NotificationRenderer(catalog: notifier.catalog), catalog: notifier.catalog).register(in: &table)
         PreferenceRoutes(authenticator: authenticator, responder: responder, catalog: notifier.catalog).register(in: &table)
         MemberRoutes(authenticator: authenticator, responder: responder).register(in: &table)
+        UserRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         if let issuer = configuration.devIssuer {
             DevRoutes(issuer: issuer).register(in: &table)
             DemoRoutes(authenticator: authenticator, directory: configuration.webDemoDirectory, notifications: notificationRoutes,

@@ -146,4 +146,5 @@ struct SQLiteTransaction: StorageTransaction {
     var members: any MemberRepository { SQLiteMemberRepository(connection: connection) }
     var idempotency: any IdempotencyRepository { SQLiteIdempotencyRepository(connection: connection) }
     var jobs: any JobQueue { SQLiteJobQueue(connection: connection) }
+    var users: any UserRepository { SQLiteUserRepository(connection: connection) }
 }

@@ -1,3 +1,4 @@
+import API
 import Dispatch
 import Foundation
 import HeraldCore
@@ -18,7 +19,7 @@ enum SendTest {
             options[String(name.dropFirst(2))] = arguments[index + 1]
             index += 2
         }
-        let known: Set<String> = ["device-token", "platform", "provider", "environment", "title", "body"]
+        let known: Set<String> = ["device-token", "platform", "provider", "environment", "title", "body", "locale"]
         if let unknown = options.keys.first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
         guard let token = options["device-token"], !token.isEmpty else { return usage("--device-token is required") }
         guard let platform = options["platform"], ["ios", "android", "web"].contains(platform) else {
@@ -56,8 +57,21 @@ enum SendTest {
             FileHandle.standardError.write(Data("herald: \(provider) has no usable credentials (see herald --help)\n".utf8))
             return 2
         }
-        let notification = PushNotification(title: options["title"] ?? "Herald", body: options["body"] ?? "Notifications are working on this device",
-                                            data: ["type": "test"], priority: .high)
+        // The same push the device test route sends (kind key, catalog texts), so what an operator
+        // checks here is what a phone gets there; --title and --body override the texts.
+        var catalog = NotificationCatalog.empty
+        if let path = settings.catalogPath {
+            do {
+                catalog = try NotificationCatalog.load(path: path)
+            } catch {
+                FileHandle.standardError.write(Data("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n".utf8))
+                return 2
+            }
+        }
+        var notification = TestPush.notification(catalog: catalog, locale: options["locale"])
+        if let title = options["title"] { notification.title = title }
+        if let body = options["body"] { notification.body = body }
+        notification.rootKey = settings.payload.rootKey
         let target = PushTarget(provider: provider, token: token,
                                 environment: provider == .apns ? (options["environment"] ?? "production") : nil)
         let done = DispatchSemaphore(value: 0)
@@ -84,7 +98,7 @@ enum SendTest {
     }
 
     private static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo] [--environment sandbox|production] [--title T] [--body B]\n".utf8))
+        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo] [--environment sandbox|production] [--locale L] [--title T] [--body B]\n".utf8))
         return 2
     }
 

@@ -36,6 +36,7 @@ struct Settings {
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
+        SettingSpec(name: "HERALD_PAYLOAD_ROOT_KEY", defaultValue: "", help: "put each push's data (with Herald's own keys) under this one key: an object on APNs, a JSON string in data[key] on FCM (AP-4); unset = top-level keys"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
         SettingSpec(name: "HERALD_JWT_SECRET", defaultValue: "", help: "HS256 secret for access tokens", secret: true),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
@@ -122,6 +123,8 @@ struct Settings {
     var deviceRetentionDays = 90
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
+    /// `HERALD_PAYLOAD_ROOT_KEY`: the default app's payload options (AP-4).
+    var payload = PayloadOptions.flat
     var webSocketEcho = false
     /// `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode): Web Push subscriptions whose endpoint is
     /// `http://` on a loopback host are registered and sent to.
@@ -202,6 +205,13 @@ struct Settings {
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
+        if let rootKey = value("HERALD_PAYLOAD_ROOT_KEY") {
+            do {
+                payload = try PayloadOptions(rootKey: rootKey)
+            } catch {
+                throw .invalid(name: "HERALD_PAYLOAD_ROOT_KEY", value: rootKey, expected: "1-64 of A-Z a-z 0-9 _ - . and not aps, from, notification, message_type, collapse_key, google.*, gcm.*")
+            }
+        }
         pushMaxConnections = try integer("HERALD_PUSH_MAX_CONNECTIONS", 2, min: 1, max: 64)
         receiptDelayMilliseconds = try integer("HERALD_PUSH_RECEIPT_DELAY_MS", 900_000, min: 0, max: 86_400_000)
         receiptRecheckMilliseconds = try integer("HERALD_PUSH_RECEIPT_RECHECK_MS", 300_000, min: 1, max: 86_400_000)
@@ -245,7 +255,7 @@ struct Settings {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
             "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
-            "catalog": catalogPath ?? "none",
+            "catalog": catalogPath ?? "none", "payload_root_key": payload.rootKey ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",
             "push_demo_double": dev ? demoDoubleURL ?? "none" : "off",

@@ -1,4 +1,5 @@
 @testable import API
+import HeraldCore
 import Testing
 
 /// The test push's texts by locale (DV-7): the language, and for Chinese the script.
@@ -11,5 +12,62 @@ import Testing
     ] as [(String?, String)])
     func titleFollowsLanguageAndScript(locale: String?, title: String) {
         #expect(TestPushText.text(locale: locale).0 == title)
+    }
+}
+
+/// The test push as the device route and `herald send-test` send it (DV-7, seed 000): the catalog's
+/// kind key with `test`, the catalog's `test` texts, Herald's own without them.
+@Suite struct TestPushTests {
+    static func merchant() throws -> NotificationCatalog {
+        try NotificationCatalog.load(path: NotificationCatalogTests.examplePath("merchant"))
+    }
+
+    @Test("without a catalog: kind `test` under `kind`, Herald's texts, priority high")
+    func emptyCatalog() {
+        let push = TestPush.notification(catalog: .empty, locale: "en-US")
+        #expect(push.data == ["kind": "test"])
+        #expect(push.title == "Test notification" && push.body == "Notifications are working on this device")
+        #expect(push.priority == .high && push.kind == .alert && push.sound == nil)
+    }
+
+    @Test("seed 000's catalog: its texts in the device's language, its sound; Portuguese as the seed words it")
+    func merchantCatalog() throws {
+        let catalog = try Self.merchant()
+        let pt = TestPush.notification(catalog: catalog, locale: "pt-BR")
+        #expect(pt.data == ["kind": "test"])
+        #expect(pt.title == "Notificação de teste")
+        #expect(pt.body == "As notificações estão funcionando neste aparelho.")
+        #expect(pt.sound == "default" && pt.priority == .high)
+        #expect(TestPush.notification(catalog: catalog, locale: "es-419").body == "Las notificaciones funcionan en este dispositivo.")
+        // A language the catalog lacks gets its default language (NO-5), not Herald's English.
+        let de = TestPush.notification(catalog: catalog, locale: "de-DE")
+        #expect(catalog.defaultLocale == "pt-BR")
+        #expect(de.body == "As notificações estão funcionando neste aparelho.")
+    }
+
+    @Test("a catalog whose kind key is `type` and that has no `test` kind: `type: test`, Herald's texts in the device's language")
+    func kindKeyWithoutTestKind() throws {
+        let catalog = try NotificationCatalogTests.catalog(#"{"kind_key": "type", "default_locale": "es"}"#)
+        let push = TestPush.notification(catalog: catalog, locale: "pt-PT")
+        #expect(push.data == ["type": "test"])
+        #expect(push.body == "As notificações estão funcionando neste aparelho")
+    }
+
+    @Test("a `test` kind's priority and grouping apply; one without texts keeps Herald's")
+    func kindFieldsWithoutTexts() throws {
+        let catalog = try NotificationCatalogTests.catalog(#"{"kinds": {"test": {"priority": "urgent", "collapse": "test-push", "sound": "ping"}}}"#)
+        let push = TestPush.notification(catalog: catalog, locale: "en")
+        #expect(push.priority == .urgent && push.collapseKey == "test-push" && push.tag == "test-push" && push.sound == "ping")
+        #expect(push.title == "Test notification")
+    }
+
+    @Test("a `test` kind whose texts need an argument is refused when the catalog loads, naming the field")
+    func testKindWithArgumentIsRefused() {
+        let error = NotificationCatalogTests.error(#"{"kinds": {"test": {"title": {"en": "Hi {name}"}}}}"#)
+        #expect(error == .invalid(field: "kinds.test.title.en", reason: "the test push has no arguments, so {name} cannot be filled"))
+        let collapse = NotificationCatalogTests.error(#"{"kinds": {"test": {"body": "ok", "collapse": "t-{id}"}}}"#)
+        #expect(collapse?.field == "kinds.test.collapse")
+        // Another kind may of course name arguments.
+        #expect(NotificationCatalogTests.error(#"{"kinds": {"hello": {"title": "Hi {name}"}}}"#) == nil)
     }
 }

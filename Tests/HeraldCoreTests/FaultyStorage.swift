@@ -81,6 +81,7 @@ private struct FaultyTransaction: StorageTransaction {
     var sessions: any SessionRepository { base.sessions }
     var preferences: any PreferenceRepository { base.preferences }
     var members: any MemberRepository { base.members }
+    var users: any UserRepository { base.users }
     var idempotency: any IdempotencyRepository { base.idempotency }
     var jobs: any JobQueue { FaultyJobs(base: base.jobs, faults: faults) }
 }

@@ -72,14 +72,14 @@ import Testing
         /// Faults the notifier's storage meets (`FaultyStorage` over `storage`); none unless armed.
         let faults = StorageFaults()
 
-        init(broker: (any Broker)? = nil) throws {
+        init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             self.broker = MemoryBroker(clock: clock)
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
             loops = Loops(broker: self.broker, presence: presence)
             let queued = self.queued
             notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
-                                providers: PushProviders(configured: [Configured()]), catalog: .empty, clock: clock,
+                                providers: PushProviders(configured: [Configured()]), catalog: catalog, payload: payload, clock: clock,
                                 nodeID: "node-a", pushQueued: { queued.add() })
         }
 
@@ -102,13 +102,14 @@ import Testing
         }
 
         func call(_ users: [String], policy: NotificationPlan.Policy = .auto, ackWindow: Int = 3_000, expiresAt: Int64? = nil,
-                  key: String? = nil, hash: String = "") -> NotificationCall {
-            let plan = NotificationPlan(kind: "k", scope: nil, title: ["*": "T"], body: nil, arguments: [:], data: [:],
+                  key: String? = nil, hash: String = "", kind: String = "k", scope: String? = nil,
+                  recipients: Recipients? = nil) -> NotificationCall {
+            let plan = NotificationPlan(kind: kind, scope: scope, title: ["*": "T"], body: nil, arguments: [:], data: [:],
                                         collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil, priority: "normal",
                                         expiresAt: expiresAt, badge: nil, persist: true, policy: policy,
                                         ackWindowMilliseconds: ackWindow, type: .alert, audience: "everyone", trackOpens: false,
                                         idempotencyKey: key)
-            return NotificationCall(recipients: .users(users), plan: plan, live: nil, idempotencyKey: key, requestHash: hash,
+            return NotificationCall(recipients: recipients ?? .users(users), plan: plan, live: nil, idempotencyKey: key, requestHash: hash,
                                     planJSON: plan.jsonText(), titleJSON: JSONText.object(["*": "T"]), bodyJSON: nil,
                                     argsJSON: nil, dataJSON: "{}")
         }
@@ -367,5 +368,68 @@ import Testing
         for answer in answers { #expect(try h.created(answer)["push_queued"] as? Int == 1) }
         #expect(try h.jobs().count == 20)
         #expect(h.loops.barriers.withLock { $0 } <= 20)
+    }
+
+    /// Seed 000's `orders.paid`: members need `orders.read`.
+    static let ordersCatalog = NotificationCatalog(
+        app: "merchant", defaultLocale: "en", notificationIDKey: nil, kindKey: "kind", excludedAudiences: [], categories: [:],
+        kinds: ["orders.paid": NotificationKind(
+            name: "orders.paid", category: nil, androidChannelID: nil, defaultEnabled: true, requires: "orders.read", audience: "everyone",
+            priority: nil, sound: nil, inPreferences: true, collapse: nil, tag: nil, thread: nil, subtitle: nil, title: nil, body: nil)])
+
+    /// A harness on `ordersCatalog` with store:1's owner (orders.read), cashier (sales only) and a
+    /// manager (orders.read and sales), each with a device.
+    static func store() throws -> Harness {
+        let h = try Harness(catalog: ordersCatalog)
+        let now = h.clock.unixMilliseconds
+        try h.storage.writeSync { tx in
+            try tx.members.put(ScopeMember(scope: "store:1", userID: "owner", permissions: ["orders.read"], updatedAt: now))
+            try tx.members.put(ScopeMember(scope: "store:1", userID: "cashier", permissions: ["sales"], updatedAt: now))
+            try tx.members.put(ScopeMember(scope: "store:1", userID: "manager", permissions: ["orders.read", "sales"], updatedAt: now))
+        }
+        for user in ["owner", "cashier", "manager", "stranger"] { try h.device(user: user, session: "s-\(user)") }
+        return h
+    }
+
+    static func recipients(_ body: [String: Any]) throws -> [String] {
+        try #require(body["notifications"] as? [[String: Any]]).compactMap { $0["user_id"] as? String }
+    }
+
+    static func skippedRecipients(_ body: [String: Any]) throws -> [String: String] {
+        let list = try #require(body["skipped_recipients"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: list.map { ($0["user_id"] as? String ?? "", $0["reason"] as? String ?? "") })
+    }
+
+    @Test("NO-6: explicit user_ids in a scope keep only the members holding the kind's permission; the others are named")
+    func explicitUsersInAScopeNeedTheKindsPermission() async throws {
+        let h = try Self.store()
+        let body = try h.created(await h.send(h.call(["owner", "cashier", "stranger"], kind: "orders.paid", scope: "store:1")))
+        #expect(try Self.recipients(body) == ["owner"])
+        #expect(try Self.skippedRecipients(body) == ["cashier": "missing_permission", "stranger": "not_a_member"])
+        #expect(body["push_queued"] as? Int == 1)
+        #expect(try h.jobs().count == 1)
+    }
+
+    @Test("NO-6: user_ids without a scope, or of a kind that requires nothing, are every recipient named")
+    func explicitUsersWithoutScopeOrRequirementStand() async throws {
+        let h = try Self.store()
+        let unscoped = try h.created(await h.send(h.call(["owner", "cashier", "stranger"], kind: "orders.paid")))
+        #expect(try Self.recipients(unscoped) == ["owner", "cashier", "stranger"])
+        let free = try h.created(await h.send(h.call(["cashier", "stranger"], kind: "k", scope: "store:1")))
+        #expect(try Self.recipients(free) == ["cashier", "stranger"])
+        #expect(try Self.skippedRecipients(free).isEmpty)
+    }
+
+    @Test("NO-6: a call's permission narrows the scope but does not replace the kind's: sales-only members are skipped")
+    func callPermissionDoesNotReplaceTheKinds() async throws {
+        let h = try Self.store()
+        let body = try h.created(await h.send(h.call([], kind: "orders.paid", scope: "store:1",
+                                                     recipients: .scopePermission(scope: "store:1", permission: "sales"))))
+        #expect(try Self.recipients(body) == ["manager"])
+        #expect(try Self.skippedRecipients(body) == ["cashier": "missing_permission"])
+        let kinds = try h.created(await h.send(h.call([], kind: "orders.paid", scope: "store:1",
+                                                      recipients: .scopePermission(scope: "store:1", permission: nil))))
+        #expect(try Self.recipients(kinds).sorted() == ["manager", "owner"])
+        #expect(try Self.skippedRecipients(kinds).isEmpty)
     }
 }

@@ -26,7 +26,7 @@ import Testing
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
                           "jobs_state_run_at", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
                           "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
-                          "scope_members_user", "sessions", "storage_probe"])
+                          "scope_members_user", "sessions", "storage_probe", "users"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
         #expect(try session["expires_at", as: Int64?.self] == nil)

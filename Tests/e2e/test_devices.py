@@ -543,8 +543,9 @@ def test_seed003_foreign_device_id_is_403_and_same_device_id_rebinds(herald):
     token = fcm()
     assert register(herald, alice, path="/v1/devices", token=token, platform="fcm", device_id="dev-A").status_code == 204
     before = devices(herald, alice)
-    assert_error(register(herald, bob, path="/v1/devices", token=token, platform="fcm", device_id="dev-B"), 403)
-    assert_error(register(herald, bob, path="/v1/devices", token=token, platform="fcm"), 403)
+    # Seed 003 documents the refusal as 403 `forbidden`.
+    assert_error(register(herald, bob, path="/v1/devices", token=token, platform="fcm", device_id="dev-B"), 403, "forbidden")
+    assert_error(register(herald, bob, path="/v1/devices", token=token, platform="fcm"), 403, "forbidden")
     assert devices(herald, alice) == before and devices(herald, bob) == []
     # same installation, another account: the token is rebound, the old binding disappears
     assert register(herald, bob, path="/v1/devices", token=token, platform="fcm", device_id="dev-A").status_code == 204

@@ -313,6 +313,7 @@ def test_inbox_query_is_checked(h):
 def test_inbox_texts_follow_locale_query_then_accept_language_then_catalog_default(h):
     user = uid()
     access = user_token(h, user)
+    put_member(h, "store:s1", user, ["orders.read"], expect=201)   # orders.paid needs it (NO-6)
     notify(h, user, kind="orders.paid", title=None, body=None, scope="store:s1",
            args={"order_number": "7", "total": "R$ 1,00", "customer_name": "Ana", "store_name": "Loja"},
            data={"store_id": "s1", "order_id": "o7"})
@@ -538,6 +539,7 @@ def test_preferences_decide_pushes(h, provider_double):
     expect_skip(order_paid(store, "o-3"))
     # Another store keeps its defaults.
     other = uid("st")
+    put_member(h, f"store:{other}", user, ALL_PERMISSIONS, expect=201)
     expect_push(order_paid(other, "o-4"), {"order_id": "o-4"})
     # The global switch off silences a store that has the kind on.
     put_prefs(h, access, {"is_enabled": True, "enabled_events": ["orders.paid"]}, store=store)
@@ -658,6 +660,44 @@ def test_scope_recipient_rules(h):
     assert answer["notifications"] == [] and answer["skipped_recipients"] == [], answer
 
 
+def test_kind_permission_applies_to_explicit_user_ids_in_a_scope(h, provider_double):
+    """Issue 14: `orders.paid` needs `orders.read` (seed 000's table) whoever names the recipients:
+    explicit `user_ids` in a store reach only its members holding it, and a call's `permission`
+    narrows the store without standing in for the kind's. The others get nothing (no inbox row,
+    no push) and are named in `skipped_recipients`."""
+    double = provider_double
+    store = uid("st")
+    scope = f"store:{store}"
+    owner, cashier, agent, stranger = (uid() for _ in range(4))
+    put_member(h, scope, owner, ALL_PERMISSIONS, expect=201)
+    put_member(h, scope, cashier, ["inventory.read"], expect=201)
+    put_member(h, scope, agent, ["conversations.read"], expect=201)
+    put_member(h, uid("st"), stranger, ["orders.read"], expect=201)   # another store does not count
+    devices = {u: Device(h, u, "ios") for u in (owner, cashier, agent, stranger)}
+
+    answer = send(h, {"recipients": {"user_ids": [owner, cashier, stranger]}, **order_paid(store, "o-1")}).json()
+    assert recipients_of(answer) == [owner] and answer["push_queued"] == 1, answer
+    assert sorted(answer["skipped_recipients"], key=lambda r: r["user_id"]) == sorted(
+        [{"user_id": cashier, "reason": "missing_permission"}, {"user_id": stranger, "reason": "not_a_member"}],
+        key=lambda r: r["user_id"]), answer
+    [push] = wait_pushes(double, devices[owner], 1)
+    assert push["body"]["order_id"] == "o-1", push["body"]
+    assert inbox_ids(h, devices[cashier].access) == [] and inbox_ids(h, devices[stranger].access) == []
+
+    # {scope, permission}: the call's permission, and the kind's too.
+    answer = send(h, {"recipients": {"scope": scope, "permission": "conversations.read"}, **order_paid(store, "o-2")}).json()
+    assert recipients_of(answer) == [owner], answer
+    assert answer["skipped_recipients"] == [{"user_id": agent, "reason": "missing_permission"}], answer
+    assert inbox_ids(h, devices[agent].access) == []
+    wait_pushes(double, devices[owner], 2)
+
+    # A kind that requires nothing reaches every named user, member or not.
+    answer = send(h, {"recipients": {"user_ids": [cashier, stranger]}, "kind": "news.post", "scope": scope,
+                      "title": "T", "body": "B"}).json()
+    assert recipients_of(answer) == sorted([cashier, stranger]) and answer["skipped_recipients"] == [], answer
+    assert [pushes_to(double, devices[u]) for u in (agent,)] == [[]]
+
+
 # --- idempotency -----------------------------------------------------------------------------
 
 
@@ -767,6 +807,39 @@ def test_catalog_pushes_match_seed_001_field_by_field(h, provider_double):
     assert not problems, f"{len(problems)} pushes differ from seed 001:\n" + "\n".join(problems)
 
 
+TEST_PUSH = {"pt": ("Notificação de teste", "As notificações estão funcionando neste aparelho."),
+             "en": ("Test notification", "Notifications are working on this device."),
+             "es": ("Notificación de prueba", "Las notificaciones funcionan en este dispositivo.")}
+
+
+def test_device_test_push_is_the_catalogs_test_kind(h, provider_double):
+    """Issue 14 / seed 000: the test push carries `kind: "test"` under the catalog's kind key (not
+    `type`), and the catalog's `test` texts in the device's language, the catalog's default language
+    for a device without one; Portuguese exactly as the seed words it."""
+    double = provider_double
+    user = uid()
+    devices = [Device(h, user, platform, locale) for locale in ("pt-BR", "en-US", "es-ES", None)
+               for platform in ("ios", "android")]
+    problems = []
+    for device in devices:
+        r = HTTP.post(h.url(f"/v1/me/devices/{device.id}/test"), headers=auth(device.access))
+        assert r.status_code == 200, r.text
+        [entry] = wait_pushes(double, device, 1)
+        title, body = TEST_PUSH[(device.locale or "pt-BR")[:2]]   # merchant's default_locale is pt-BR
+        where = f"{device.platform} {device.locale}"
+        if device.platform == "ios":
+            expected = {"aps": {"alert": {"title": title, "body": body}, "sound": "default"}, "kind": "test"}
+            problems += [f"{where}: APNs body {d}" for d in differences(entry["body"], expected)]
+        else:
+            message = entry["body"]["message"]
+            got = {"notification": message.get("notification"), "data": message.get("data"),
+                   "priority": message["android"].get("priority"), "sound": message["android"].get("notification", {}).get("sound")}
+            expected = {"notification": {"title": title, "body": body}, "data": {"kind": "test"}, "priority": "high",
+                        "sound": "default"}
+            problems += [f"{where}: FCM {d}" for d in differences(got, expected)]
+    assert not problems, "\n".join(problems)
+
+
 def test_badge_unread_policy_never_and_call_priority(h, provider_double):
     double = provider_double
     user = uid()
@@ -787,8 +860,10 @@ def test_badge_unread_policy_never_and_call_priority(h, provider_double):
                                                  "notification": {"notification_count": 3}}, fcm["body"]
     assert fcm["body"]["message"]["data"] == {"kind": "news.post"}, "the merchant catalog sends no notification id"
     # A call's priority wins over the kind's: normal → Android normal, no interruption level.
+    store = uid("st")
+    put_member(h, f"store:{store}", user, ["orders.read"], expect=201)   # orders.paid needs it (NO-6)
     notify(h, user, kind="orders.paid", title=None, body=None, priority="normal", **{
-        k: v for k, v in order_paid("st-1", "o-1").items() if k != "kind"})
+        k: v for k, v in order_paid(store, "o-1").items() if k != "kind"})
     apns, fcm = wait_pushes(double, phone, 2)[1], wait_pushes(double, pixel, 2)[1]
     assert "interruption-level" not in apns["body"]["aps"], apns["body"]
     assert fcm["body"]["message"]["android"]["priority"] == "normal", fcm["body"]

@@ -899,7 +899,9 @@ def test_device_test_push_route(herald_factory, provider_double):
                         "provider_message_id": entry["response_headers"]["apns-id"]}, r.json()
     assert entry["headers"]["apns-push-type"] == "alert" and entry["status"] == 200
     alert = entry["body"]["aps"]["alert"]
-    assert alert["body"] != "Notifications are working on this device" and alert.get("title"), alert  # pt
+    # No catalog: Herald's texts (pt in seed 000's words) and the kind under the default kind key.
+    assert alert == {"title": "Notificação de teste", "body": "As notificações estão funcionando neste aparelho"}, alert
+    assert entry["body"]["kind"] == "test" and "type" not in entry["body"], entry["body"]
     assert jobs_in(h, "done") == [] and jobs_in(h, "queued") == []   # bypasses the queue
 
     r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(pixel.access))
@@ -908,6 +910,7 @@ def test_device_test_push_route(herald_factory, provider_double):
     assert r.json() == {"device_id": pixel.id, "provider": "fcm",
                         "provider_message_id": entry["response_body"]["name"]}, r.json()
     assert entry["body"]["message"]["notification"]["body"] == "Notifications are working on this device"
+    assert entry["body"]["message"]["data"] == {"kind": "test"}, entry["body"]
 
     # Another user's device: 404, nothing sent.
     r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(phone.access))
@@ -930,6 +933,30 @@ def test_device_test_push_route(herald_factory, provider_double):
     r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(pixel.access))
     assert r.status_code == 410 and r.json()["error"] == "push_token_invalid", r.text
     assert pixel.id not in device_ids(h, pixel)
+
+
+def test_send_test_sends_the_device_test_push(provider_double, tmp_path):
+    """`herald send-test` sends what the device route sends (issue 14): the catalog's kind key with
+    `test` and its `test` texts in `--locale`; a catalog that cannot load stops it with exit 2."""
+    double = provider_double
+    catalog = Path(__file__).resolve().parents[2] / "examples" / "catalogs" / "merchant.json"
+    env = {**os.environ, **double.herald_env(), "HERALD_DATABASE": ":memory:", "HERALD_CATALOG_PATH": str(catalog)}
+    token = random_apns_token()
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "ios", "--environment", "sandbox",
+                          "--locale", "pt-BR"], capture_output=True, text=True, timeout=30, env=env)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["outcome"] == "delivered", run.stdout
+    [entry] = apns_requests(double, token)
+    assert entry["body"] == {"aps": {"alert": {"title": "Notificação de teste",
+                                               "body": "As notificações estão funcionando neste aparelho."},
+                                     "sound": "default"}, "kind": "test"}, entry["body"]
+
+    broken = tmp_path / "catalog.json"
+    broken.write_text('{"kinds": {"test": {"title": "Hi {name}"}}}')
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "ios"],
+                         capture_output=True, text=True, timeout=30, env={**env, "HERALD_CATALOG_PATH": str(broken)})
+    assert run.returncode == 2 and "kinds.test.title" in run.stderr, run.stderr
+    assert len(apns_requests(double, token)) == 1, "nothing sent with a broken catalog"
 
 
 # --- operators: credentials ------------------------------------------------------------------

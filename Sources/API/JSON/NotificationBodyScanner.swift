@@ -35,7 +35,7 @@ enum NotificationBodyScanner {
               let recipients = fields.recipients, let kind = fields.kind else { return nil }
         return NotificationBody(
             recipients: recipients, kind: kind, scope: fields.scope, title: fields.title, body: fields.body, args: fields.args,
-            data: fields.data, collapse_key: fields.collapseKey, thread_id: fields.threadID, sound: fields.sound,
+            data: fields.data.map { NotificationBody.DataInput(strings: $0) }, collapse_key: fields.collapseKey, thread_id: fields.threadID, sound: fields.sound,
             android_channel_id: fields.androidChannelID, priority: fields.priority, ttl_seconds: fields.ttlSeconds,
             expires_at: fields.expiresAt, badge: fields.badge, persist: fields.persist, live: nil, push: fields.push,
             audience: fields.audience, track_opens: fields.trackOpens, idempotency_key: fields.idempotencyKey)

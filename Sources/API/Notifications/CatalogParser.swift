@@ -30,7 +30,8 @@ enum CatalogParser {
             throw .invalid(field: "", reason: "the catalog is not valid JSON")
         }
         let root = try Object(value, path: "")
-        try root.allowKeys(["app", "default_locale", "notification_id_key", "kind_key", "exclude_audiences", "categories", "kinds"])
+        try root.allowKeys(["app", "default_locale", "notification_id_key", "kind_key", "exclude_audiences", "exclude_kinds", "exclude_data",
+                            "categories", "kinds"])
 
         let app = try root.string("app") ?? "default"
         guard !app.isEmpty else { throw .invalid(field: "app", reason: "must not be empty") }
@@ -57,6 +58,8 @@ enum CatalogParser {
                 excluded.insert(audience)
             }
         }
+        let excludedKinds = try names(root["exclude_kinds"], field: "exclude_kinds", what: "kind")
+        let excludedData = try dataPatterns(root["exclude_data"])
 
         var categories: [String: NotificationCategory] = [:]
         if let value = root["categories"] {
@@ -78,9 +81,64 @@ enum CatalogParser {
             }
         }
 
-        return NotificationCatalog(
+        let catalog = NotificationCatalog(
             app: app, defaultLocale: defaultLocale, notificationIDKey: notificationIDKey, kindKey: kindKey,
-            excludedAudiences: excluded, categories: categories, kinds: kinds)
+            exclusions: ExclusionRules(audiences: excluded, kinds: excludedKinds, data: excludedData),
+            categories: categories, kinds: kinds)
+        try checkTestKind(catalog)
+        return catalog
+    }
+
+    /// `exclude_kinds` (AP-6): an array of kind names. A name the catalog does not describe is fine:
+    /// calls may send kinds outside it.
+    private static func names(_ value: JSONValue?, field: String, what: String) throws(CatalogError) -> Set<String> {
+        guard let value else { return [] }
+        guard case .array(let items) = value else { throw .invalid(field: field, reason: "must be an array of \(what) names") }
+        var names: Set<String> = []
+        for (i, item) in items.enumerated() {
+            guard case .string(let name) = item else { throw .invalid(field: "\(field)[\(i)]", reason: "must be a string") }
+            try checkName(name, field: "\(field)[\(i)]", what: what)
+            names.insert(name)
+        }
+        return names
+    }
+
+    /// `exclude_data` (AP-6, seed 002's staff-only destinations): an object from a data key to the
+    /// value prefixes whose pushes are never sent, e.g. `{"actionUrl": ["/orders/", "/storage/"]}`.
+    private static func dataPatterns(_ value: JSONValue?) throws(CatalogError) -> [ExclusionRules.DataPattern] {
+        guard let value else { return [] }
+        let object = try Object(value, path: "exclude_data")
+        var patterns: [ExclusionRules.DataPattern] = []
+        for (key, value) in object.fields {
+            let path = object.path(key)
+            _ = try dataKey(key, field: path)
+            guard case .array(let items) = value, !items.isEmpty else {
+                throw .invalid(field: path, reason: "must be a non-empty array of value prefixes")
+            }
+            var prefixes: [String] = []
+            for (i, item) in items.enumerated() {
+                // An empty prefix would match every value: a typo that silences the whole key.
+                guard case .string(let prefix) = item, !prefix.isEmpty else {
+                    throw .invalid(field: "\(path)[\(i)]", reason: "must be a non-empty string")
+                }
+                prefixes.append(prefix)
+            }
+            patterns.append(.init(key: key, prefixes: prefixes))
+        }
+        return patterns
+    }
+
+    /// The test push has no arguments (DV-7): a `test` kind whose texts or grouping name one would
+    /// fail on a phone's first test, so it fails here, at start, with its path.
+    private static func checkTestKind(_ catalog: NotificationCatalog) throws(CatalogError) {
+        guard catalog.kind(NotificationCatalog.testKind) != nil else { return }
+        do {
+            try NotificationRenderer(catalog: catalog).validate(kind: NotificationCatalog.testKind, title: nil, body: nil,
+                                                                 arguments: [:], data: [:])
+        } catch .missingArgument(let field, let name) {
+            throw .invalid(field: "\(Object.path("kinds", NotificationCatalog.testKind)).\(field)",
+                           reason: "the test push has no arguments, so {\(name)} cannot be filled")
+        }
     }
 
     private static func category(_ name: String, _ object: Object, defaultLocale: String) throws(CatalogError) -> NotificationCategory {

@@ -7,7 +7,7 @@ struct NotificationBody: Decodable, Equatable {
     let title: TextInput?
     let body: TextInput?
     let args: [String: String]?
-    let data: [String: String]?
+    let data: DataInput?
     let collapse_key: String?
     let thread_id: String?
     let sound: String?
@@ -81,6 +81,57 @@ struct NotificationBody: Decodable, Equatable {
             } else {
                 self = .text(try container.decode(String.self))
             }
+        }
+    }
+
+    /// `data`: flat strings; and, for an app with a payload root key (AP-4), the data may come
+    /// already namespaced, `{"<root>": {flat strings}}`, as the app's SDK will read it.
+    /// `NotificationRequest` decides whether an object is allowed where it is.
+    struct DataInput: Decodable, Equatable, ExpressibleByDictionaryLiteral {
+        /// The string values by key.
+        var strings: [String: String]
+        /// The object values (each of strings) by key.
+        var objects: [String: [String: String]]
+
+        init(strings: [String: String], objects: [String: [String: String]] = [:]) {
+            self.strings = strings
+            self.objects = objects
+        }
+
+        typealias Key = String
+        typealias Value = String
+
+        init(dictionaryLiteral elements: (String, String)...) {
+            self.init(strings: Dictionary(elements, uniquingKeysWith: { $1 }))
+        }
+
+        private enum Member: Decodable {
+            case string(String)
+            case object([String: String])
+
+            init(from decoder: Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let text = try? container.decode(String.self) {
+                    self = .string(text)
+                } else if let object = try? container.decode([String: String].self) {
+                    self = .object(object)
+                } else {
+                    throw DecodingError.typeMismatch(String.self, .init(
+                        codingPath: decoder.codingPath, debugDescription: "data values are strings (or, under the payload root key, an object of strings)"))
+                }
+            }
+        }
+
+        init(from decoder: Decoder) throws {
+            let values = try decoder.singleValueContainer().decode([String: Member].self)
+            var strings: [String: String] = [:], objects: [String: [String: String]] = [:]
+            for (key, value) in values {
+                switch value {
+                case .string(let text): strings[key] = text
+                case .object(let object): objects[key] = object
+                }
+            }
+            self.init(strings: strings, objects: objects)
         }
     }
 

@@ -39,7 +39,8 @@ struct NotificationRequest: Sendable {
     ///   - now: unix ms (resolves `ttl_seconds`).
     ///   - catalog: the app's kind catalog (kind defaults, text checks).
     /// - Throws: `HTTPError` 400 `invalid_request` naming the field, or 413 for oversized data.
-    init(body: NotificationBody, now: Int64, catalog: NotificationCatalog, maxLiveDataBytes: Int) throws(HTTPError) {
+    init(body: NotificationBody, now: Int64, catalog: NotificationCatalog, payload: PayloadOptions = .flat,
+         maxLiveDataBytes: Int) throws(HTTPError) {
         let recipients = try Self.recipients(body.recipients)
         self.recipients = recipients
         guard Self.isName(body.kind) else {
@@ -57,7 +58,7 @@ struct NotificationRequest: Sendable {
         }
         let title = try Self.texts(body.title, field: "title")
         let text = try Self.texts(body.body, field: "body")
-        let data = body.data ?? [:]
+        let data = try Self.data(body.data, payload: payload)
         for key in data.keys {
             guard !key.isEmpty else { throw HTTPError.invalid("data", "data keys must not be empty") }
             if Self.reservedDataKeys.contains(key) || key.hasPrefix("google.") || key.hasPrefix("gcm.")
@@ -309,6 +310,29 @@ struct NotificationRequest: Sendable {
     }
 
     /// 1–`max` bytes of the event-name character set (`EventName.isName`).
+    /// The call's data as flat strings. With a payload root key (AP-4), `{"<root>": {…}}` is the
+    /// same data already namespaced, as seed 004's SDK reads it: its members become the data, with
+    /// any other string members beside them. An object anywhere else is refused: FCM data values
+    /// are strings.
+    /// - Throws: `HTTPError` 400 on `data.<key>` for an object not under the root key, or a key in both.
+    static func data(_ input: NotificationBody.DataInput?, payload: PayloadOptions) throws(HTTPError) -> [String: String] {
+        guard let input else { return [:] }
+        var data = input.strings
+        for (key, object) in input.objects.sorted(by: { $0.key < $1.key }) {
+            guard key == payload.rootKey else {
+                let hint = payload.rootKey.map { " (an object is allowed only under the payload root key \"\($0)\")" } ?? ""
+                throw HTTPError.invalid("data.\(key)", "data values must be strings\(hint)")
+            }
+            for (inner, value) in object {
+                guard data[inner] == nil else {
+                    throw HTTPError.invalid("data.\(key).\(inner)", "'\(inner)' is given both inside and beside the root key")
+                }
+                data[inner] = value
+            }
+        }
+        return data
+    }
+
     static func isName(_ value: String, max: Int = 64) -> Bool {
         EventName.isName(value, maxLength: max)
     }

@@ -3,7 +3,7 @@ enum OpenAPIComponents {
     /// The `components` object.
     static let json: JSONValue = {
         var schemas: [(String, JSONValue)] = []
-        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas] {
+        for fragment in [commonSchemas, operationsSchemas, streamsSchemas, devicesSchemas, notificationsSchemas, usersSchemas] {
             guard case .object(let members) = OpenAPIDocument.parse(fragment) else { preconditionFailure("schemas are not an object") }
             schemas += members
         }

@@ -171,7 +171,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 128,
             "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
-            "description": "The installation id (403 `installation_mismatch` rule). 1-128 characters, no control characters."
+            "description": "The installation id: a token registered by another installation is refused (403 `forbidden`). 1-128 characters, no control characters."
           }
         }
       },

@@ -19,7 +19,7 @@ extension OpenAPIComponents {
       "NotificationTextTemplate": {"type": "string", "minLength": 1, "maxLength": 1024, "pattern": "^([^{}]|\\{\\{|\\}\\})*$"},
       "NotificationRecipients": {
         "type": "object",
-        "description": "Exactly one rule (NO-6). `user_ids`: these users (repeats count once). `scope` alone: the members holding the kind's required permission (every member when the kind requires none). `scope` + `permission`: the members holding it. `scope` + `assignee`: the assignee when a member holding the kind's permission (else listed in `skipped_recipients`); `assignee: null` means nobody is assigned: every member holding it. Unknown members are ignored.",
+        "description": "Exactly one rule (NO-6). `user_ids`: these users (repeats count once). `scope` alone: the members holding the kind's required permission (every member when the kind requires none). `scope` + `permission`: the members holding it and the kind's permission. `scope` + `assignee`: the assignee when a member holding the kind's permission (else listed in `skipped_recipients`); `assignee: null` means nobody is assigned: every member holding it. The kind's permission holds for every recipient in a scope: `user_ids` with the call's `scope` reach only its members holding it (the others are listed in `skipped_recipients`). Unknown members are ignored.",
         "properties": {
           "user_ids": {
             "type": ["array", "null"],
@@ -294,7 +294,7 @@ extension OpenAPIComponents {
               },
               "additionalProperties": false
             },
-            "description": "An `assignee` who could not be reached."
+            "description": "Users a rule named who are not reached (NO-6): an `assignee`, a `user_ids` entry of a scoped call, or a member a `permission` rule named, who is not a member of the scope or lacks the kind's permission."
           },
           "push_planning": {
             "type": "string",

@@ -16,7 +16,8 @@ public struct PushService: Sendable {
     public var wakeWorker: @Sendable () -> Void { { [worker] in worker.wake() } }
 }
 
-/// "Notifications are working on this device" in the device's language (DV-7, NO-5).
+/// "Notifications are working on this device" in the device's language (DV-7, NO-5): the test
+/// push's texts when the catalog has no `test` kind (`TestPush`). Portuguese in seed 000's words.
 enum TestPushText {
     /// - Returns: (title, body) for a BCP 47 `locale`; English when the language is not known.
     static func text(locale: String?) -> (String, String) {
@@ -27,7 +28,7 @@ enum TestPushText {
             return ("測試通知", "此裝置上的通知功能正常")
         }
         switch language {
-        case "pt": return ("Notificação de teste", "As notificações estão funcionando neste dispositivo")
+        case "pt": return ("Notificação de teste", "As notificações estão funcionando neste aparelho")
         case "es": return ("Notificación de prueba", "Las notificaciones funcionan en este dispositivo")
         case "zh": return ("测试通知", "此设备上的通知功能正常")
         default: return ("Test notification", "Notifications are working on this device")

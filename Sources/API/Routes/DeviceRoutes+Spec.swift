@@ -68,13 +68,14 @@ extension DeviceRoutes {
         static let registerLegacyDevice = RouteSpec(
             .post, "/v1/devices", auth: .accessToken, operationID: "registerLegacyDevice",
             tags: ["compatibility"], summary: "Register a device (compatibility, seed 003)",
-            description: "Maps onto `POST /v1/me/devices` with provider `fcm`, or `expo` for an `ExponentPushToken[…]`/`ExpoPushToken[…]`; `device_id` is the installation id.",
+            description: "Maps onto `POST /v1/me/devices` with provider `fcm`, or `expo` for an `ExponentPushToken[…]`/`ExpoPushToken[…]`; `device_id` is the installation id. A token registered by another installation is 403 `forbidden`, as seed 003 documents.",
             requestBody: .json(.ref("LegacyDeviceRegistration")),
             responses: [
                 204: .content("Registered."),
                 400: .invalidRequest,
                 401: .invalidToken,
-                403: .deviceForbidden,
+                403: .json("The access token has no `sid` (`session_required`), or the token is registered to another installation (`forbidden`, seed 003's code; nothing changes).",
+                           .error(["session_required", "forbidden"])),
                 409: .sessionConflict,
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
@@ -91,7 +92,6 @@ extension DeviceRoutes {
             responses: [
                 204: .content("Deleted, or the caller had no such token."),
                 401: .invalidToken,
-                404: .notFound,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])

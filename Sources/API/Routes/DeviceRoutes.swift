@@ -168,7 +168,8 @@ struct DeviceRoutes {
         let registration = DeviceRegistration(
             userID: claims.subject, sessionID: claims.sessionID!, platform: platform.rawValue, provider: provider.rawValue,
             token: token, installationID: try Self.text(body.device_id, field: "device_id", max: 128))
-        return store(registration, claims: claims) { _, _ in .empty(204) }
+        // Seed 003 documents a foreign device_id as 403 `forbidden`; its clients match on that code.
+        return store(registration, claims: claims, installationMismatchCode: "forbidden") { _, _ in .empty(204) }
     }
 
     func deleteLegacy(_ context: RequestContext) throws -> RouteResult {
@@ -219,7 +220,9 @@ struct DeviceRoutes {
         return claims
     }
 
-    private func store(_ registration: DeviceRegistration, claims: AccessClaims,
+    /// - Parameter installationMismatchCode: the 403's error code when the token belongs to another
+    ///   installation: `installation_mismatch`, or what a compatibility route's seed documents.
+    private func store(_ registration: DeviceRegistration, claims: AccessClaims, installationMismatchCode: String = "installation_mismatch",
                        answer: @escaping @Sendable (DeviceRecord, Bool) -> HTTPResponse) -> RouteResult {
         let sessionExpiresAt = claims.sessionExpiresAt.map { $0 * 1000 }
         return responder.write { tx in
@@ -228,7 +231,7 @@ struct DeviceRoutes {
                                                                  newID: UUID().uuidString.lowercased(), now: unixMilliseconds())
                 return answer(device, created)
             } catch DeviceRegistrationError.installationMismatch {
-                throw HTTPError(403, "installation_mismatch", "this token is registered to another installation")
+                throw HTTPError(403, installationMismatchCode, "this token is registered to another installation")
             } catch DeviceRegistrationError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
             } catch DeviceRegistrationError.sessionConflict {

@@ -24,7 +24,8 @@ struct InboxRoutes {
     }
 
     /// `GET /v1/me/notifications?cursor=&limit=&unread=true&locale=` → `{notifications, next_cursor}`,
-    /// newest first. Texts are in `locale` (else `Accept-Language`, else the catalog default).
+    /// newest first. Texts are in `locale` (else `Accept-Language`, else the user's language set with
+    /// `PUT /v1/users/{id}`, else the catalog default).
     func list(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let request = context.request
@@ -43,18 +44,21 @@ struct InboxRoutes {
             guard raw == "true" || raw == "false" else { throw HTTPError.invalid("unread", "unread must be true or false") }
             unreadOnly = raw == "true"
         }
-        let locale = try Self.locale(request)
+        let asked = try Self.locale(request)
         let cursor = position()
         let pageSize = limit, beforeSequence = before, unread = unreadOnly
         let renderer = self.renderer
         return .deferred { writer in
-            database.read({ tx in
-                try tx.notifications.page(userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
+            database.read({ tx -> ([NotificationRecord], String?) in
+                let records = try tx.notifications.page(userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
+                // The same fallback as the user's pushes (NO-5): their profile language before the default.
+                let locale = try asked ?? (records.isEmpty ? nil : tx.users.find(userID: claims.subject)?.locale)
+                return (records, locale)
             }) { result in
                 switch result {
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
-                case .success(let records):
+                case .success(let (records, locale)):
                     let next = records.count == pageSize ? records.last.map { "\"\($0.sequence)\"" } ?? "null" : "null"
                     var response = HTTPResponse.json(200, "{\"notifications\":["
                         + records.map { Self.json($0, locale: locale, renderer: renderer) }.joined(separator: ",")

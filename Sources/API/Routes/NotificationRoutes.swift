@@ -45,7 +45,7 @@ struct NotificationRoutes {
     ///
     /// - Throws: `HTTPError` 400 for a body `NotificationRequest` refuses.
     func submit(_ body: NotificationBody) throws -> RouteResult {
-        let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: notifier.catalog,
+        let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: notifier.catalog, payload: notifier.payload,
                                               maxLiveDataBytes: configuration.maxDataBytes)
         // Only a call with an idempotency key is ever compared with another.
         let hash = request.idempotencyKey == nil ? "" : Self.sha256Hex(Array(request.canonicalText.utf8))

@@ -80,7 +80,7 @@ struct PreferenceRoutes {
                                   scope: String?) throws -> [NotificationKind] {
         // The global switch governs every kind a preference can name, whatever the scope permissions.
         guard let scope else {
-            return catalog.kinds.values.filter { $0.inPreferences && !catalog.excludes(audience: $0.audience) }.sorted { $0.name < $1.name }
+            return catalog.kinds.values.filter { $0.inPreferences && !catalog.excludes(audience: $0.audience) && !catalog.exclusions.kinds.contains($0.name) }.sorted { $0.name < $1.name }
         }
         let member = try tx.members.find(scope: scope, userID: userID)
         return catalog.availableKinds(permissions: Set(member?.permissions ?? []))

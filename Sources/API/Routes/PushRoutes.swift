@@ -10,6 +10,10 @@ struct PushRoutes {
     let push: PushService?
     /// `HERALD_VAPID_*`'s public key (base64url), nil when Web Push is off.
     let vapidPublicKey: String?
+    /// The app's kind catalog: the test push's kind key and texts.
+    let catalog: NotificationCatalog
+    /// Where the app's pushes carry their data (AP-4): the test push and direct pushes too.
+    var payload: PayloadOptions = .flat
 
     /// `POST /v1/push` body: whom, and what.
     struct SendBody: Decodable {
@@ -50,15 +54,20 @@ struct PushRoutes {
         return .response(.json(200, "{\"public_key\":\(JSONText.quote(key))}"))
     }
 
-    /// `POST /v1/me/devices/{id}/test`: a localized test push, sent now, bypassing the queue.
+    /// `POST /v1/me/devices/{id}/test`: a localized test push (`TestPush`), sent now, bypassing the queue.
     func testPush(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let id = context.pathParameters["id"] ?? ""
-        let push = self.push
+        let push = self.push, catalog = self.catalog, rootKey = payload.rootKey
         let database = responder.database
         return .deferred { writer in
-            database.read({ tx in try tx.devices.find(id: id, now: unixMilliseconds()) }) { result in
-                guard case .success(let found) = result, let device = found, device.userID == claims.subject else {
+            database.read({ tx -> (DeviceRecord, String?)? in
+                guard let device = try tx.devices.find(id: id, now: unixMilliseconds()) else { return nil }
+                // Seed 000: without a device locale, the user's profile language (NO-5).
+                let userLocale = device.locale == nil ? try tx.users.find(userID: device.userID)?.locale : nil
+                return (device, userLocale)
+            }) { result in
+                guard case .success(let found) = result, let (device, userLocale) = found, device.userID == claims.subject else {
                     if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
                     return writer.complete(.error(404, code: "not_found", message: "no such device"))
                 }
@@ -66,8 +75,8 @@ struct PushRoutes {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
-                let (title, body) = TestPushText.text(locale: device.locale)
-                let notification = PushNotification(title: title, body: body, data: ["type": "test"], priority: .high)
+                var notification = TestPush.notification(catalog: catalog, locale: device.locale ?? userLocale)
+                notification.rootKey = rootKey
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 push.providers.send(notification, to: target, pushID: .random()) { classification in
                     switch classification.outcome {
@@ -113,7 +122,9 @@ struct PushRoutes {
         if let ids = body.device_ids, ids.isEmpty || ids.count > 1000 {
             throw HTTPError.invalid("device_ids", "device_ids must hold 1 to 1000 ids")
         }
-        let notification = try Self.notification(body.notification)
+        var direct = try Self.notification(body.notification)
+        direct.rootKey = payload.rootKey
+        let notification = direct
         let userID = body.user_id, deviceIDs = body.device_ids
         let worker = push.worker
         return responder.write { tx in

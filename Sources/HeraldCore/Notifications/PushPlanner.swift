@@ -24,8 +24,8 @@ package struct PushPlanner: Sendable {
                 allowedByPreferences: Bool, providerEnabled: Bool, now: Int64) -> Decision {
         guard device.sessionActive else { return .skip(.skippedSession, "session ended or expired") }
         if let expiresAt = plan.expiresAt, expiresAt <= now, plan.ttlSeconds != 0 { return .skip(.expired, "expired before it was planned") }
-        if catalog.excludedAudiences.contains(plan.audience) {
-            return .skip(.skippedAudience, "audience \(plan.audience) is not pushed by this app")
+        if let reason = catalog.exclusions.reason(kind: plan.kind, audience: plan.audience, data: plan.data) {
+            return .skip(.skippedAudience, reason)
         }
         guard allowedByPreferences else { return .skip(.skippedPreferences, "turned off in the user's push preferences") }
         switch plan.policy {

@@ -104,4 +104,6 @@ public protocol StorageTransaction {
     var idempotency: any IdempotencyRepository { get }
     /// The durable job queue (PU-5).
     var jobs: any JobQueue { get }
+    /// Users' profiles: their language (NO-5).
+    var users: any UserRepository { get }
 }

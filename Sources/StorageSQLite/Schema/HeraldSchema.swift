@@ -252,5 +252,21 @@ enum HeraldSchema {
                 WHERE e.last_seen_at > d.last_seen_at OR (e.last_seen_at = d.last_seen_at AND e.id > d.id));
             CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
             """),
+        Migration(version: 10, name: "reserved for apps", sql: """
+            -- Placeholder so that 11 follows 10: the apps work (branch apps) owns version 10; on
+            -- merge its migration replaces this one.
+            SELECT 1;
+            """),
+        Migration(version: 11, name: "users' language", sql: """
+            -- A user's language as the app backend sets it (PUT /v1/users/{id}): the push language
+            -- of a device registered without a locale, before the app's default (NO-5, seed 000).
+            CREATE TABLE users (
+                app        TEXT NOT NULL,
+                user_id    TEXT NOT NULL,
+                locale     TEXT,                       -- BCP 47, normalised; NULL: not set
+                updated_at INTEGER NOT NULL,           -- unix ms
+                PRIMARY KEY (app, user_id)
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 }

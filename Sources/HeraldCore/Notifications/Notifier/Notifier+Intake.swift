@@ -104,7 +104,7 @@ extension Notifier {
             if batchKeys.contains(key) || keysInFlight.withLock({ $0.contains(key) }) { throw NotificationRefusal.idempotencyInProgress }
             return .replayDeferred(existing.responseJSON)
         }
-        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, tx: tx)
+        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, scope: plan.scope, tx: tx)
         var pending: Int64?
         if !users.isEmpty {
             // One plan for the call, whatever its number of recipients, held by this node from the
@@ -133,18 +133,40 @@ extension Notifier {
         return .fresh(stored, skipped: skipped, plan: pending)
     }
 
-    /// NO-6: recipients as user ids, plus those a scope rule named but could not reach.
-    func resolve(_ recipients: Recipients, kind: String, tx: any StorageTransaction) throws -> ([String], [(userID: String, reason: String)]) {
+    /// NO-6: recipients as user ids, plus those a rule named but could not reach.
+    ///
+    /// The kind's required permission holds for every recipient in a scope (seed 000's table):
+    /// explicit `user_ids` with a `scope` keep only the members holding it, and a `permission` rule
+    /// keeps only those who also hold the kind's. The others are listed with `not_a_member` or
+    /// `missing_permission`. Without a scope there is no membership to check, so `user_ids` stand.
+    /// - Parameter scope: the notification's scope (the call's `scope`, else the rule's).
+    func resolve(_ recipients: Recipients, kind: String, scope notificationScope: String?,
+                 tx: any StorageTransaction) throws -> ([String], [(userID: String, reason: String)]) {
         let requires = catalog.kind(kind)?.requires
         switch recipients {
         case .users(let ids):
-            return (ids, [])
+            guard let requires, let notificationScope else { return (ids, []) }
+            var users: [String] = [], skipped: [(userID: String, reason: String)] = []
+            for id in ids {
+                guard let member = try tx.members.find(scope: notificationScope, userID: id) else {
+                    skipped.append((id, "not_a_member"))
+                    continue
+                }
+                if member.permissions.contains(requires) { users.append(id) } else { skipped.append((id, "missing_permission")) }
+            }
+            return (users, skipped)
         case .scopePermission(let scope, let permission):
             let members = try tx.members.holding(scope: scope, permission: permission ?? requires)
             guard members.count <= Self.maxScopeRecipients else {
                 throw NotificationRefusal.tooManyRecipients(scope: scope, count: members.count, limit: Self.maxScopeRecipients)
             }
-            return (members.map(\.userID), [])
+            guard let requires, let permission, permission != requires else { return (members.map(\.userID), []) }
+            // The call's permission narrows the scope; it does not stand in for the kind's.
+            var users: [String] = [], skipped: [(userID: String, reason: String)] = []
+            for member in members {
+                if member.permissions.contains(requires) { users.append(member.userID) } else { skipped.append((member.userID, "missing_permission")) }
+            }
+            return (users, skipped)
         case .scopeAssignee(let scope, let assignee?):
             guard let member = try tx.members.find(scope: scope, userID: assignee) else {
                 return ([], [(assignee, "not_a_member")])

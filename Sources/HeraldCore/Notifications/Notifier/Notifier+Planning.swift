@@ -4,9 +4,13 @@ import Synchronization
 /// Step 4: per device, the planner's decision, the job, the delivery record and the cursor, in
 /// the batch's planning transaction.
 extension Notifier {
-    /// What planning reads for every recipient of a batch: their devices and push preferences.
+    /// What planning reads for every recipient of a batch: their devices, push preferences, and
+    /// the language of those with a device registered without one.
     struct PlanningContext {
         let devices: [String: [DeviceRecord]]
+        /// By user: the profile language (`PUT /v1/users/{id}`), read only for users with a
+        /// device that has no locale of its own (NO-5).
+        let userLocales: [String: String]
         /// By user, then by scope (nil: the user's global switch).
         let preferences: [String: [String?: PushPreferenceRecord]]
 
@@ -19,6 +23,8 @@ extension Notifier {
             }
             let userIDs = Array(users)
             devices = Dictionary(grouping: try tx.devices.list(userIDs: userIDs, now: now), by: \.userID)
+            let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
+            userLocales = try tx.users.locales(userIDs: withoutLocale)
             var preferences: [String: [String?: PushPreferenceRecord]] = [:]
             for record in try tx.preferences.list(userIDs: userIDs, scopes: Array(scopes)) {
                 preferences[record.userID, default: [:]][record.scope] = record
@@ -78,7 +84,8 @@ extension Notifier {
                     let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, texts: texts(), record: record, device: device, eventID: eventID,
+                        notification = try pushNotification(plan, texts: texts(), record: record, device: device,
+                                                            userLocale: context.userLocales[record.userID], eventID: eventID,
                                                             unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
                         outcome.skipped += 1

@@ -9,8 +9,10 @@ extension Notifier {
         let body: LocalizedText?
     }
 
-    /// The push for one device: texts in its locale (NO-5), grouping (NO-7), badge, ids.
-    func pushNotification(_ plan: NotificationPlan, texts: Texts, record: NotificationRecord, device: DeviceRecord, eventID: String?,
+    /// The push for one device: texts in its locale, else the user's (NO-5), grouping (NO-7),
+    /// badge, ids — all data under the app's root key when it has one (AP-4).
+    func pushNotification(_ plan: NotificationPlan, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
+                          eventID: String?,
                           unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
         var data = plan.data
         data[catalog.kindKey] = plan.kind
@@ -28,20 +30,22 @@ extension Notifier {
         case .unread?: unread
         case nil: nil
         }
-        let rendered = try renderer.render(kind: plan.kind, deviceLocale: device.locale,
+        let rendered = try renderer.render(kind: plan.kind, deviceLocale: device.locale ?? userLocale,
                                            title: texts.title, body: texts.body,
                                            arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
                                            sound: plan.sound, androidChannelID: plan.androidChannelID)
         let priority = PushNotification.Priority(rawValue: plan.priority) ?? .normal
         if plan.type == .wakeup {
             if let eventID { data["cursor"] = eventID }
-            var wakeup = PushNotification.wakeup(data: data, collapseKey: rendered.collapseKey, ttlSeconds: ttlSeconds)
+            var wakeup = PushNotification.wakeup(data: data, collapseKey: rendered.collapseKey, ttlSeconds: ttlSeconds,
+                                                 rootKey: payload.rootKey)
             wakeup.expiresAt = expiresAt
             wakeup.badge = badge
             return wakeup
         }
         return PushNotification(kind: .alert, title: rendered.title, subtitle: rendered.subtitle, body: rendered.body, sound: rendered.sound,
                                 badge: badge, threadID: rendered.threadID, collapseKey: rendered.collapseKey, data: data, priority: priority,
-                                ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag)
+                                ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag,
+                                rootKey: payload.rootKey)
     }
 }

@@ -29,6 +29,8 @@ public final class Notifier: Sendable {
     let clock: any Clock
     let log: Logger
     public let catalog: NotificationCatalog
+    /// How pushes carry their data (AP-4: under one root key, or flat).
+    public let payload: PayloadOptions
     let planner: PushPlanner
     let renderer: NotificationRenderer
     /// Names this process as the holder of the plans it stores or claims (`claimed_by`).
@@ -64,12 +66,14 @@ public final class Notifier: Sendable {
     ///   - providers: the push providers with credentials; nil when none has (devices are then
     ///     recorded `failed`).
     ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
+    ///   - payload: the app's payload options (`HERALD_PAYLOAD_ROOT_KEY`); flat by default.
     ///   - clock: wall time for rows, expiry and leases; tests pass a `ManualClock`.
     ///   - log: what an operator should see (failures, recovery).
     ///   - nodeID: the name this process holds plans under; unique per process by default.
     ///   - pushQueued: called after pushes were enqueued (wakes the delivery worker).
     public init(database: any Storage, broker: any Broker, presence: any PresenceStore, barrier: any DeliveryBarrier,
-                providers: PushProviders?, catalog: NotificationCatalog, clock: any Clock = SystemClock(), log: Logger = .silent,
+                providers: PushProviders?, catalog: NotificationCatalog, payload: PayloadOptions = .flat,
+                clock: any Clock = SystemClock(), log: Logger = .silent,
                 nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil) {
         self.database = database
         self.broker = broker
@@ -80,6 +84,7 @@ public final class Notifier: Sendable {
         self.clock = clock
         self.log = log
         self.catalog = catalog
+        self.payload = payload
         self.planner = PushPlanner(catalog: catalog)
         self.renderer = NotificationRenderer(catalog: catalog)
         self.nodeID = nodeID ?? Self.newID("node", now: clock.unixMilliseconds)

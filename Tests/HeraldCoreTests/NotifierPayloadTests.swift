@@ -1,0 +1,71 @@
+import Foundation
+@testable import HeraldCore
+import StorageSQLite
+import Testing
+
+/// AP-4 (the payload root key) and NO-5's user-language fallback, at the choke point: what the
+/// `push.deliver` job of each device holds.
+@Suite struct NotifierPayloadTests {
+    typealias Harness = NotifierTests.Harness
+
+    func call(_ users: [String], data: [String: String] = [:], type: NotificationPlan.PushType = .alert) -> NotificationCall {
+        let title = ["en": "Paid", "pt-BR": "Pago", "es": "Pagado"]
+        let plan = NotificationPlan(kind: "orders.paid", scope: nil, title: title, body: nil, arguments: [:], data: data,
+                                    collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil, priority: "normal",
+                                    expiresAt: nil, badge: nil, persist: true, policy: .always,
+                                    ackWindowMilliseconds: 3_000, type: type, audience: "everyone", trackOpens: true)
+        return NotificationCall(recipients: .users(users), plan: plan, live: nil, idempotencyKey: nil, requestHash: "",
+                                planJSON: plan.jsonText(), titleJSON: JSONText.object(title), bodyJSON: nil,
+                                argsJSON: nil, dataJSON: JSONText.object(data))
+    }
+
+    func notifications(_ h: Harness) throws -> [String: PushNotification] {
+        var byDevice: [String: PushNotification] = [:]
+        for job in try h.jobs() {
+            let payload = try DeliveryJobPayload.decode(job.payloadJSON)
+            byDevice[payload.deviceID] = payload.notification
+        }
+        return byDevice
+    }
+
+    @Test func theRootKeyHoldsTheDataAndHeraldsOwnKeys() async throws {
+        let h = try Harness(payload: try PayloadOptions(rootKey: "respondo"))
+        try h.device(user: "u1", session: "s1")
+        h.connect("c1", user: "u1", session: "s1", state: .background)
+        let body = try h.created(await h.send(call(["u1"], data: ["conversation_id": "a1"], type: .wakeup)))
+        let id = try NotifierTests.firstID(body)
+        let push = try #require(try notifications(h)["dev_u1_s1"])
+        #expect(push.rootKey == "respondo")
+        // Everything the SDK reads is in `data`, which each provider puts under the root key.
+        #expect(push.data["conversation_id"] == "a1" && push.data["kind"] == "orders.paid" && push.data["notification_id"] == id)
+        #expect(push.data["delivery_id"]?.hasPrefix("dlv") == true && push.data["cursor"] != nil)
+    }
+
+    @Test func withoutARootKeyTheDataStaysFlat() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "s1")
+        _ = try h.created(await h.send(call(["u1"], data: ["conversation_id": "a1"])))
+        let push = try #require(try notifications(h)["dev_u1_s1"])
+        #expect(push.rootKey == nil && push.data["conversation_id"] == "a1")
+    }
+
+    @Test func aDeviceWithoutALocaleIsWrittenInTheUsersLanguageBeforeTheDefault() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "s1")   // no locale
+        try h.device(user: "u2", session: "s2")   // no locale, no profile
+        let withLocale = try h.storage.writeSync { tx in
+            try tx.devices.register(DeviceRegistration(userID: "u1", sessionID: "s3", platform: "android", provider: "apns",
+                                                       token: "cd01", locale: "es"),
+                                    sessionExpiresAt: nil, newID: "dev_u1_s3", now: 1).device
+        }
+        try h.storage.writeSync { tx in
+            try tx.users.put(UserProfile(userID: "u1", locale: "pt-BR", updatedAt: 1))
+            try tx.users.put(UserProfile(userID: "u2", locale: nil, updatedAt: 1))
+        }
+        _ = try h.created(await h.send(call(["u1", "u2"])))
+        let pushes = try notifications(h)
+        #expect(pushes["dev_u1_s1"]?.title == "Pago")
+        #expect(pushes[withLocale.id]?.title == "Pagado")   // the device's own locale wins
+        #expect(pushes["dev_u2_s2"]?.title == "Paid")       // the app default
+    }
+}
