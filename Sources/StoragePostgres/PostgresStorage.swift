@@ -219,4 +219,5 @@ struct PostgresTransaction: StorageTransaction {
     var members: any MemberRepository { PostgresMemberRepository(connection: connection) }
     var idempotency: any IdempotencyRepository { PostgresIdempotencyRepository(connection: connection, readOnly: readOnly) }
     var jobs: any JobQueue { PostgresJobQueue(connection: connection, node: node) }
+    var users: any UserRepository { PostgresUserRepository(connection: connection) }
 }

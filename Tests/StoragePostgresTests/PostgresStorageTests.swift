@@ -167,7 +167,7 @@ struct PostgresStorageTests {
         }
         let latest = PostgresSchema.migrations.last!.version
         #expect(applied.value.count == 3)
-        #expect(applied.value.filter { $0 == [latest] }.count == 1)
+        #expect(applied.value.filter { $0 == PostgresSchema.migrations.map(\.version) }.count == 1)
         #expect(applied.value.filter(\.isEmpty).count == 2)
         // A database newer than this build is refused.
         let connection = try PostgresConnection(conninfo: url, sessionSetup: "SELECT 1")
@@ -232,6 +232,29 @@ struct PostgresStorageTests {
             // The connection is usable again afterwards.
             #expect(try a.writeSync { tx in try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1)) })
         }
+    }
+
+    @Test func aStepWithALowerNumberThanOneAppliedStillRuns() throws {
+        let server = try #require(PostgresServer.shared)
+        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        defer { connection.close() }
+        let nine = PostgresMigration(version: 9, name: "nine", sql: "CREATE TABLE nine (id INTEGER)")
+        let ten = PostgresMigration(version: 10, name: "ten, merged later", sql: "CREATE TABLE ten (id INTEGER)")
+        let eleven = PostgresMigration(version: 11, name: "eleven", sql: "CREATE TABLE eleven (id INTEGER)")
+        #expect(try PostgresMigrator.migrate(connection, migrations: [nine, eleven]) == [9, 11])
+        #expect(try PostgresMigrator.migrate(connection, migrations: [nine, ten, eleven]) == [10])
+        #expect(try PostgresMigrator.migrate(connection, migrations: [nine, ten, eleven]) == [])
+        // A failing step keeps nothing of itself and says which it was.
+        let broken = PostgresMigration(version: 12, name: "broken", sql: "CREATE TABLE twelve (id INTEGER); SELECT * FROM nowhere")
+        do {
+            _ = try PostgresMigrator.migrate(connection, migrations: [nine, ten, eleven, broken])
+            Issue.record("a broken step was applied")
+        } catch let error as PostgresError {
+            guard case .migration(let version, _) = error else { Issue.record("got \(error)"); return }
+            #expect(version == 12)
+        }
+        #expect(try connection.queryOne("SELECT to_regclass('twelve') IS NULL AS gone")?.value("gone", as: Bool.self) == true)
+        #expect(try PostgresMigrator.appliedVersions(of: connection) == [9, 10, 11])
     }
 
     @Test func anUnreachableServerIsUnavailable() throws {

@@ -282,6 +282,21 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
     }
 
     @Test(arguments: Engine.available)
+    func userProfiles(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx throws in
+                #expect(try tx.users.put(UserProfile(userID: "u1", locale: "pt-BR", updatedAt: 1)))
+                #expect(try !tx.users.put(UserProfile(userID: "u1", locale: "de", updatedAt: 2)))
+                #expect(try tx.users.put(UserProfile(userID: "u2", locale: nil, updatedAt: 1)))
+                #expect(try tx.users.find(userID: "u1") == UserProfile(userID: "u1", locale: "de", updatedAt: 2))
+                #expect(try tx.users.find(userID: "nobody") == nil)
+                #expect(try tx.users.locales(userIDs: ["u1", "u2", "u3"]) == ["u1": "de"])
+                #expect(try tx.users.locales(app: "other", userIDs: ["u1"]).isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: Engine.available)
     func theJobQueue(engine: Engine) throws {
         try withStorage(engine) { storage in
             try storage.writeSync { tx in

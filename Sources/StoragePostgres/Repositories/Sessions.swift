@@ -56,3 +56,41 @@ extension SessionRecord {
                   expiresAt: try row.nullable("expires_at"), endedAt: try row.nullable("ended_at"))
     }
 }
+
+/// `UserRepository` on PostgreSQL: users' profiles (their language, NO-5).
+struct PostgresUserRepository: UserRepository {
+    let connection: PostgresConnection
+
+    func put(_ profile: UserProfile) throws(StorageError) -> Bool {
+        try mapped {
+            // One upsert, atomic across nodes; `xmax = 0` holds for a row this statement inserted.
+            try connection.queryOne("""
+                INSERT INTO users (app, user_id, locale, updated_at) VALUES ($1::text, $2::text, $3::text, $4::bigint)
+                ON CONFLICT (app, user_id) DO UPDATE SET locale = excluded.locale, updated_at = excluded.updated_at
+                RETURNING (xmax = 0) AS created
+                """, [profile.app, profile.userID, profile.locale, profile.updatedAt])?.value("created") ?? false
+        }
+    }
+
+    func find(app: String, userID: String) throws(StorageError) -> UserProfile? {
+        try mapped {
+            try connection.queryOne("SELECT * FROM users WHERE app = $1::text AND user_id = $2::text", [app, userID]).map { row in
+                UserProfile(app: try row.value("app"), userID: try row.value("user_id"), locale: try row.nullable("locale"),
+                            updatedAt: try row.value("updated_at"))
+            }
+        }
+    }
+
+    func locales(app: String, userIDs: [String]) throws(StorageError) -> [String: String] {
+        if userIDs.isEmpty { return [:] }
+        return try mapped {
+            var locales: [String: String] = [:]
+            for row in try connection.query("""
+                SELECT user_id, locale FROM users WHERE app = $1::text AND user_id = ANY($2::text[]) AND locale IS NOT NULL
+                """, [app, PostgresTextArray(elements: Array(Set(userIDs)))]) {
+                locales[try row.value("user_id")] = try row.value("locale")
+            }
+            return locales
+        }
+    }
+}

@@ -2,8 +2,10 @@
 ///
 /// The applied versions live in `herald_schema_migrations` (PostgreSQL has no `user_version`).
 /// Each step runs in its own transaction holding a transaction-scoped advisory lock, and the
-/// version is read again under that lock: several nodes starting at once on one database apply
-/// each step exactly once, the others wait for it and find it done.
+/// applied versions are read again under that lock: several nodes starting at once on one
+/// database apply each step exactly once, the others wait for it and find it done. A step runs
+/// when its version is not recorded yet, whatever newer ones are: versions follow SQLite's, and a
+/// branch merged later may bring a lower number (10 after 11), which existing databases still get.
 enum PostgresMigrator {
     /// The advisory lock key of migrations (any constant unique to Herald: "herald" in ASCII).
     static let lockKey: Int64 = 0x68_65_72_61_6C_64
@@ -16,8 +18,8 @@ enum PostgresMigrator {
     static func migrate(_ connection: PostgresConnection,
                         migrations: [PostgresMigration] = PostgresSchema.migrations) throws -> [Int] {
         for (offset, migration) in migrations.enumerated() where offset > 0 {
-            precondition(migration.version == migrations[offset - 1].version + 1,
-                         "migration \(migration.name) has version \(migration.version), expected \(migrations[offset - 1].version + 1)")
+            precondition(migration.version > migrations[offset - 1].version,
+                         "migration \(migration.name) has version \(migration.version), not above \(migrations[offset - 1].version)")
         }
         // Under the lock too: two concurrent CREATE TABLE IF NOT EXISTS can both try to create it.
         do {
@@ -33,16 +35,16 @@ enum PostgresMigrator {
             throw error
         }
         let latest = migrations.last?.version ?? 0
-        var applied: [Int] = []
+        var appliedNow: [Int] = []
         for migration in migrations {
             try connection.execute("BEGIN")
             do {
                 _ = try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [lockKey])
-                let current = try version(of: connection)
-                if current > latest {
-                    throw PostgresError.migration(version: current, message: "the database is at schema version \(current), newer than the \(latest) this build knows; refusing to run an older Herald on it")
+                let applied = try appliedVersions(of: connection)
+                if let newest = applied.max(), newest > latest {
+                    throw PostgresError.migration(version: newest, message: "the database is at schema version \(newest), newer than the \(latest) this build knows; refusing to run an older Herald on it")
                 }
-                if current < migration.version {
+                if !applied.contains(migration.version) {
                     do {
                         try connection.execute(migration.sql)
                     } catch {
@@ -50,7 +52,7 @@ enum PostgresMigrator {
                     }
                     try connection.run("INSERT INTO herald_schema_migrations (version, name) VALUES ($1::integer, $2::text)",
                                        [migration.version, migration.name])
-                    applied.append(migration.version)
+                    appliedNow.append(migration.version)
                 }
                 try connection.execute("COMMIT")
             } catch {
@@ -58,11 +60,11 @@ enum PostgresMigrator {
                 throw error
             }
         }
-        return applied
+        return appliedNow
     }
 
-    /// The newest version applied (0 for an empty database).
-    static func version(of connection: PostgresConnection) throws -> Int {
-        try connection.queryOne("SELECT COALESCE(MAX(version), 0) AS v FROM herald_schema_migrations")?.value("v") ?? 0
+    /// The versions applied so far.
+    static func appliedVersions(of connection: PostgresConnection) throws -> Set<Int> {
+        Set(try connection.query("SELECT version FROM herald_schema_migrations").map { try $0.value("version", as: Int.self) })
     }
 }

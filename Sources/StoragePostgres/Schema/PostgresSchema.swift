@@ -10,7 +10,9 @@ struct PostgresMigration: Sendable, Equatable {
 ///
 /// Versions follow SQLite's (`HeraldSchema` in StorageSQLite): version N here holds what SQLite's
 /// migration N holds, so an addition to both is one number. The first step is a baseline at 9,
-/// the whole schema as SQLite has it after its migration 9; the next step is 10.
+/// the whole schema as SQLite has it after its migration 9. Versions must grow but may skip one
+/// (SQLite's 10, reserved for apps, has no step here yet): `PostgresMigrator` applies every step
+/// not recorded, so a 10 added later still runs on a database at 11.
 ///
 /// Differences from SQLite, each for a reason: times are BIGINT unix ms; flags are BOOLEAN; ids
 /// are identity columns (a sequence never hands out a number twice, as AUTOINCREMENT); ids and
@@ -178,6 +180,16 @@ enum PostgresSchema {
             CREATE TABLE storage_probe (
                 id         INTEGER PRIMARY KEY CHECK (id = 1),
                 written_at BIGINT NOT NULL
+            );
+            """),
+        PostgresMigration(version: 11, name: "users' language", sql: """
+            -- A user's language as the app backend sets it (PUT /v1/users/{id}, NO-5).
+            CREATE TABLE users (
+                app        TEXT NOT NULL,
+                user_id    TEXT NOT NULL,
+                locale     TEXT,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app, user_id)
             );
             """),
     ]
