@@ -100,12 +100,12 @@ struct PostgresDeviceRepository: DeviceRepository {
         }
     }
 
-    func delete(id: String, userID: String) throws(StorageError) -> Bool {
-        try mapped { try connection.run("DELETE FROM devices WHERE id = $1::text AND user_id = $2::text", [id, userID]) > 0 }
+    func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool {
+        try mapped { try connection.run("DELETE FROM devices WHERE id = $1::text AND user_id = $2::text AND app = $3::text", [id, userID, app]) > 0 }
     }
 
-    func delete(token: String, userID: String) throws(StorageError) -> Int {
-        try mapped { try connection.run("DELETE FROM devices WHERE token = $1::text AND user_id = $2::text", [token, userID]) }
+    func delete(app: String, token: String, userID: String) throws(StorageError) -> Int {
+        try mapped { try connection.run("DELETE FROM devices WHERE token = $1::text AND user_id = $2::text AND app = $3::text", [token, userID, app]) }
     }
 
     func deleteInvalid(id: String, invalidSince: Int64?) throws(StorageError) -> Bool {
