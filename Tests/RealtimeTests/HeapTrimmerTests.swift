@@ -19,19 +19,9 @@ private func residentAnonymousBytes() -> Int {
 
 @Suite(.serialized) struct HeapTrimmerTests {
     @Test func trimsWhenTheSlackIsTheMinimumAboveTheFloor() {
-        let mib = 1 << 20
-        func worth(slack: Int, released: Int = 0, after: Int = 9 * mib, since: UInt64? = nil) -> Bool {
-            HeapTrimmer.worthTrimming(slack: slack, floor: 5 * mib, minimumGainBytes: 4 * mib, lastReleased: released,
-                                      slackAfterLastTrim: after, sinceLastTrim: since, retryNanoseconds: 60_000_000_000)
-        }
-        #expect(worth(slack: 9 * mib), "first trim")
-        #expect(!worth(slack: 9 * mib - 1), "below the bar")
-        #expect(worth(slack: 9 * mib, released: 1 * mib, since: 1), "the last trim released a quarter of the bar: again at once")
-        #expect(!worth(slack: 9 * mib, released: 1 * mib - 1, since: 1), "the last one released little: wait")
-        #expect(worth(slack: 9 * mib, released: 0, since: 60_000_000_000), "the wait is over")
-        #expect(worth(slack: 13 * mib, released: 0, after: 9 * mib, since: 1), "a burst ended since: no wait")
-        #expect(!worth(slack: 13 * mib - 1, released: 0, after: 9 * mib, since: 1))
-        #expect(!worth(slack: 1 * mib, released: 8 * mib, since: 1), "nothing above the floor")
+        #expect(HeapTrimmer.worthTrimming(slack: 9 << 20, floor: 5 << 20, minimumGainBytes: 4 << 20))
+        #expect(!HeapTrimmer.worthTrimming(slack: 9 << 20 - 1, floor: 5 << 20, minimumGainBytes: 4 << 20))
+        #expect(!HeapTrimmer.worthTrimming(slack: 1 << 20, floor: 5 << 20, minimumGainBytes: 4 << 20))
     }
 
     @Test func statmAgreesWithProcStatus() throws {
