@@ -46,6 +46,9 @@ public final class HeapTrimmer: @unchecked Sendable {
     public let minimumGainBytes: Int
     /// The lowest slack seen (bytes).
     private let floor: Mutex<Int>
+    /// Where usage is read and what a trim does (the process's own, or a test's script).
+    private let measure: @Sendable () -> MemoryUsage
+    private let trim: @Sendable () -> Void
     private let trims = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "herald.heap-trimmer", qos: .utility)
     private let timer: any DispatchSourceTimer
@@ -54,10 +57,17 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// - Parameters:
     ///   - intervalNanoseconds: time between checks (default 10 s).
     ///   - minimumGainBytes: slack above the floor that makes a trim worth its locks (default 4 MiB).
-    public init(intervalNanoseconds: UInt64 = 10_000_000_000, minimumGainBytes: Int = 4 << 20) {
+    ///   - measure: reads the memory (default `usage()`; tests script it, since the process's
+    ///     memory moves with every test running beside them).
+    ///   - trim: hands free pages back (default `malloc_trim(0)`).
+    public init(intervalNanoseconds: UInt64 = 10_000_000_000, minimumGainBytes: Int = 4 << 20,
+                measure: @escaping @Sendable () -> MemoryUsage = HeapTrimmer.usage,
+                trim: @escaping @Sendable () -> Void = { _ = malloc_trim(0) }) {
         self.intervalNanoseconds = intervalNanoseconds
         self.minimumGainBytes = minimumGainBytes
-        floor = Mutex(Self.usage().slackBytes)
+        self.measure = measure
+        self.trim = trim
+        floor = Mutex(measure().slackBytes)
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
@@ -103,11 +113,11 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// - Returns: whether it trimmed.
     @discardableResult
     public func trimIfWorthIt() -> Bool {
-        let slack = Self.usage().slackBytes
+        let slack = measure().slackBytes
         return floor.withLock { floor in
             floor = min(floor, slack)
             guard Self.worthTrimming(slack: slack, floor: floor, minimumGainBytes: minimumGainBytes) else { return false }
-            malloc_trim(0)
+            trim()
             trims.add(1, ordering: .relaxed)
             return true
         }
