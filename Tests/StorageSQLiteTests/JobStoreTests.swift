@@ -34,6 +34,26 @@ import Testing
         }
     }
 
+    /// Expired leases are found through the partial index of leased rows (migration 10): a claim
+    /// takes them oldest due first beside queued jobs, with live leases and finished jobs left out.
+    @Test func expiredLeasesAmongLiveOnesAreClaimedOldestDueFirst() throws {
+        try withDatabase { db in
+            let ids = try (0..<6).map { i throws(SQLiteError) in
+                try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: Int64(i), now: 0)
+            }
+            let short = try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 10)   // ids 0–2, until 110
+            let long = try JobStore.claim(db, kind: "k", limit: 2, leaseMilliseconds: 10_000, now: 10) // ids 3–4
+            #expect(short.map(\.id) == Array(ids[0..<3]) && long.map(\.id) == Array(ids[3..<5]))
+            #expect(try JobStore.complete(db, short[1].lease))
+            let leased = try db.queryOne("SELECT COUNT(*) AS n FROM jobs INDEXED BY jobs_leased_until WHERE state = 'leased'")
+            #expect(try leased?["n", as: Int64.self] == 4)
+            #expect(try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 109).map(\.id) == [ids[5]])
+            let again = try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 110)
+            #expect(again.map(\.id) == [ids[0], ids[2]])
+            #expect(again.map(\.attempts) == [2, 2])
+        }
+    }
+
     @Test func retryDeadLetterResurrectAndComplete() throws {
         try withDatabase { db in
             let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{\"a\":1}", runAt: 0, now: 0)

@@ -282,5 +282,15 @@ enum HeraldSchema {
                 PRIMARY KEY (app, user_id)
             ) STRICT, WITHOUT ROWID;
             """),
+        Migration(version: 12, name: "due jobs by kind, leased jobs by lease end", sql: """
+            -- Issue 17. A claim of one kind walked (state, run_at) and read each table row for its
+            -- kind: the receipt poll read the whole due push backlog to find no push.receipt job.
+            -- And "leased with its lease over" read every leased row (the in-flight window, up to
+            -- 256) on every claim: ~1.4 M instructions a claim. Both are index range scans now;
+            -- the leased index holds only leased rows, and its range is normally empty.
+            DROP INDEX jobs_state_run_at;
+            CREATE INDEX jobs_state_kind_run_at ON jobs (state, kind, run_at);
+            CREATE INDEX jobs_leased_until ON jobs (kind, lease_until) WHERE state = 'leased';
+            """),
     ]
 }
