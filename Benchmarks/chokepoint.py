@@ -132,7 +132,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         delivered1 = delivered(h)
         if perf:
             B.perf_stop(procs, perf)
-        # The engines' CPU counts as other work the phase asked for (h2load's over the window only).
+        # The engines' CPU (and h2load's over the window) is the phase's own work, not other work.
         engine_cpu = B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0
         redis_cost = rc.stop() if rc else None
         c = cpu.stop(extra_cpu_s=res["cpu_s"] * (args.duration / (args.duration + args.warmup)) + engine_cpu

@@ -265,7 +265,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             done -= done_before
         else:
             done, st = wait_answered(double, provider, args.k, args.timeout)
-        # PostgreSQL's CPU counts with Herald's run: it is work the push path asked for.
+        # PostgreSQL's CPU is the phase's own work, not other work on the machine.
         c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
         if pgc:
             if not sink:
