@@ -573,7 +573,8 @@ def main():
                               "pg_wal_bytes_per_push": med(pr, lambda r: r["pg_wal_bytes_per_push"]),
                               "failures": sum(r["k"] - r["ok"] for r in pr)}
                 summary.setdefault("postgres", {})[f"{provider}-c{conns}"] = pg_summary
-                print(f"| {provider} | {conns} | {s_rate:,.0f} | {p_rate:,.0f} | {pg_summary['ratio']}x | "
+                ratio = "-" if pg_summary["ratio"] is None else f"{pg_summary['ratio']}x"  # no SQLite run
+                print(f"| {provider} | {conns} | {s_rate:,.0f} | {p_rate:,.0f} | {ratio} | "
                       f"{pg_summary['herald_cpu_us_per_push_sqlite']} / {pg_summary['herald_cpu_us_per_push_postgres']} | "
                       f"{pg_summary['pg_cpu_us_per_push']} | {pg_summary['pg_commits_per_push']} | {rows_written} | "
                       f"{pg_summary['pg_wal_bytes_per_push']:.0f} |")
