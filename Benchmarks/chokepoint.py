@@ -219,11 +219,11 @@ def main():
     procs = B.Procs()
     wd = B.prepare_arguments(args, "chokepoint-results.jsonl")
     runs = []
+    engines = {}
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
         sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
-        engines = {}
         if args.database == "postgres":
             engines["postgres"] = B.postgres_engine(procs)
         if args.broker == "redis":
@@ -240,9 +240,9 @@ def main():
         if sink:
             sink.stop()
         double.stop()
-        if "postgres" in engines:
-            engines["postgres"].cleanup()
     finally:
+        if "postgres" in engines:  # also when a phase failed: the data directory goes
+            engines["postgres"].cleanup()
         procs.stop_all()
 
     summary = {"benchmark": "chokepoint", "commit": B.git_commit(), "connections": args.c, "duration_s": args.duration,

@@ -462,6 +462,7 @@ def main():
     procs = B.Procs()
     wd = B.prepare_arguments(args, "push-results.jsonl")
     runs = []
+    pg = None
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
@@ -499,9 +500,9 @@ def main():
         if sink:
             sink.stop()
         double.stop()
-        if pg is not None:
-            pg.cleanup()
     finally:
+        if pg is not None:  # also when a phase failed: the data directory goes
+            pg.cleanup()
         procs.stop_all()
 
     summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat, "sink": args.sink,
