@@ -17,7 +17,12 @@ recipients (users r0 … r{R-1}); h2load --h1 -c C sends it for --warmup s, then
 push.py), so the double's speed (~2,000/s) does not cap them; --sink double sends them to the double.
 notifications/s = h2load's calls/s x R. Pushes delivered/s (Herald's /metrics, during the window)
 show how much pushing went on at the same time. Targets: >= 5 000 notifications/s with one
-recipient each (issue 8); >= 10 000 notifications/s pushed with one iOS device each (issue 17). --perf DIR records Herald with perf during the measured window. Output: a line per phase,
+recipient each (issue 8); >= 10 000 notifications/s pushed with one iOS device each (issue 17).
+--database postgres / --broker redis (issue 16) run every phase on a fresh database of one
+PostgreSQL the driver starts, and/or on one redis-server it starts (with either sink), and add what
+each engine did per notification: PostgreSQL commits, rows written, WAL bytes and CPU (read 11 s
+after the window, when the backends have published their counters); Redis commands, bytes and CPU.
+--perf DIR records Herald with perf during the measured window. Output: a line per phase,
 the medians as a table, then one JSON summary line.
 """
 import argparse
@@ -70,14 +75,23 @@ def delivered(h):
     return B.metric_values(h, "herald_push_results_total").get('{outcome="delivered",provider="apns"}', 0)
 
 
-def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None):
+def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, engines=None):
     os.makedirs(wd, exist_ok=True)
     double.api.reset()
     wrapper = B.callgrind_wrapper(args.callgrind, f"chokepoint-{shape}-{recipients}") if args.callgrind else ()
     env = dict(double.api.herald_env())
     if sink:
         env["HERALD_APNS_URL"] = env["HERALD_APNS_SANDBOX_URL"] = sink.base_url
+    engines = engines or {}
+    pg, redis, database = engines.get("postgres"), engines.get("redis"), None
+    if pg is not None:
+        database = f"choke_{shape.replace('-', '_')}_{recipients}_{secrets.token_hex(3)}"
+        pg.sql(f'CREATE DATABASE "{database}"', database="postgres")
+        env["HERALD_DATABASE"] = pg.url.rsplit("/", 1)[0] + "/" + database
+    if redis is not None:
+        env["HERALD_BROKER"] = redis.url
     h = B.Herald(procs, binary, wd, loops=args.loops, extra_env=env, wrapper=wrapper)
+    pg_cost = redis_cost = None
     h.start()
     instructions = None
     try:
@@ -104,6 +118,8 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None):
         if sink:
             pids["sink"] = sink.p.pid
         cpu = B.CPUWindow(pids, threads_of="herald").start()
+        pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
+        rc = B.RedisCounters(redis).start() if redis is not None else None
         delivered0, t0 = delivered(h), time.monotonic()
         perf = (B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-chokepoint-{shape}-{recipients}.data"),
                              args.perf_call_graph) if args.perf else None)
@@ -116,8 +132,13 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None):
         delivered1 = delivered(h)
         if perf:
             B.perf_stop(procs, perf)
-        c = cpu.stop(extra_cpu_s=res["cpu_s"] * (args.duration / (args.duration + args.warmup)))
+        # The engines' CPU (and h2load's over the window) is the phase's own work, not other work.
+        engine_cpu = B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0
+        redis_cost = rc.stop() if rc else None
+        c = cpu.stop(extra_cpu_s=res["cpu_s"] * (args.duration / (args.duration + args.warmup)) + engine_cpu
+                     + (redis_cost["redis_cpu_s"] if redis_cost else 0.0))
         rss = B.proc_rss_kib(h.p.pid)
+        pg_cost = pgc.stop() if pgc else None
     finally:
         h.stop()
     calls = res.get("req_per_s") or 0
@@ -128,6 +149,22 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None):
            "max_ms": res.get("max_ms"),
            "pushes_answered_per_s": round((delivered1 - delivered0) / (t1 - t0)), "sink": "nghttpd" if sink else "double",
            "herald_rss_kib": rss, "h2load_cpu_s": res["cpu_s"], "other_cores_before": quiet}
+    # The engines' counters span the window plus the tail of h2load's last calls: per notification
+    # over the window's calls (h2load counts the measured ones).
+    n_window = max(1, res.get("succeeded", 0) * recipients)
+    if pg_cost:
+        out.update(pg_cost)
+        out["pg_commits_per_notification"] = round(pg_cost["pg_commits"] / n_window, 3)
+        out["pg_rows_written_per_notification"] = round((pg_cost["pg_rows_inserted"] + pg_cost["pg_rows_updated"]
+                                                        + pg_cost["pg_rows_deleted"]) / n_window, 2)
+        out["pg_wal_bytes_per_notification"] = round(pg_cost["pg_wal_bytes"] / n_window)
+        out["pg_cpu_us_per_notification"] = round(pg_cost["pg_cpu_s"] / n_window * 1e6)
+    if redis_cost:
+        out.update(redis_cost)
+        out["redis_commands_per_notification"] = round(redis_cost["redis_commands"] / n_window, 2)
+        out["redis_bytes_per_notification"] = round((redis_cost["redis_bytes_in"] + redis_cost["redis_bytes_out"])
+                                                    / n_window)
+        out["redis_cpu_us_per_notification"] = round(redis_cost["redis_cpu_s"] / n_window * 1e6, 1)
     if instructions is not None and res.get("succeeded"):
         out["instructions_per_notification"] = round(instructions / (res["succeeded"] * recipients))
     out.update(c)
@@ -142,7 +179,13 @@ def fmt(r):
             + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "") +
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
             f"{r.get('herald_busiest_threads_cores')} cores"
-            + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else ""))
+            + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else "")
+            + (f"  postgres per notification: {r['pg_commits_per_notification']} commits, "
+               f"{r['pg_rows_written_per_notification']} rows, {r['pg_wal_bytes_per_notification']} B WAL, "
+               f"{r['pg_cpu_us_per_notification']} us cpu" if "pg_commits" in r else "")
+            + (f"  redis per notification: {r['redis_commands_per_notification']} cmds "
+               f"{r['redis_commands_by_name']}, {r['redis_bytes_per_notification']} B, "
+               f"{r['redis_cpu_us_per_notification']} us cpu" if "redis_commands" in r else ""))
 
 
 def main():
@@ -159,7 +202,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="h2load warm-up s before measuring")
     ap.add_argument("--sink", choices=("nghttpd", "double"), default="nghttpd",
                     help="where pushes go: the native sink (default) or the Python double")
+    ap.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite",
+                    help="issue 16: PostgreSQL started by the driver")
+    ap.add_argument("--broker", choices=("memory", "redis"), default="memory",
+                    help="issue 16: redis-server started by the driver")
     args = ap.parse_args()
+    if args.database == "postgres" or args.broker == "redis":
+        B.check_engines()
     B.check_h2load()
     B.exit_on_sigterm()
     phases = [(s, int(r)) for r in args.recipients.split(",") for s in args.shapes.split(",")]
@@ -170,27 +219,34 @@ def main():
     procs = B.Procs()
     wd = B.prepare_arguments(args, "chokepoint-results.jsonl")
     runs = []
+    engines = {}
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
         sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
-        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; pushes to {args.sink}; loadavg {B.loadavg()}")
+        if args.database == "postgres":
+            engines["postgres"] = B.postgres_engine(procs)
+        if args.broker == "redis":
+            engines["redis"] = B.redis_engine(procs, wd)
+        B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; pushes to {args.sink}; database {args.database}; broker {args.broker}; loadavg {B.loadavg()}")
         for rep in range(args.repeat):
             for shape, recipients in (phases if rep % 2 == 0 else phases[::-1]):
                 if time.monotonic() - start > args.budget:
                     B.log(f"budget of {args.budget}s spent: skipping {shape}/{recipients}")
                     continue
                 r = run_phase(procs, binary, os.path.join(wd, f"{shape}-{recipients}-{rep}"), double, shape,
-                              recipients, args, sink=sink)
+                              recipients, args, sink=sink, engines=engines)
                 B.record_run(runs, r, rep, fmt(r), args.out)
         if sink:
             sink.stop()
         double.stop()
     finally:
+        if "postgres" in engines:  # also when a phase failed: the data directory goes
+            engines["postgres"].cleanup()
         procs.stop_all()
 
     summary = {"benchmark": "chokepoint", "commit": B.git_commit(), "connections": args.c, "duration_s": args.duration,
-               "sink": args.sink,
+               "sink": args.sink, "database": args.database, "broker": args.broker,
                "repeat": args.repeat, "phases": {}}
     print("\nmedians over runs (notifications/s = calls/s x recipients per call)")
     print("| shape | recipients/call | notifications/s | calls/s | runs (notifications/s) | quiet runs (other < 0.3) "

@@ -34,6 +34,12 @@ replay to compare with; it reports pushes/s (accepted tickets), CPU per push and
 double (it checks VAPID, headers and the aes128gcm record, all but decryption); Herald encrypts
 each push to its subscription's key (RFC 8291); h2load replays one encrypted body with Herald's
 VAPID header to every endpoint.
+--databases sqlite,postgres (issue 16) runs Herald's phase once per database: "herald" on a fresh
+SQLite file, "herald-pg" on a fresh database of one PostgreSQL server the driver starts (initdb in
+a temp dir, as the postgres user, fsync=off as in the tests: the figures are the queue's own cost,
+not a disk's), with either sink. A PostgreSQL phase also reports commits, rows written and WAL bytes
+per push (pg_stat_database, read after the backends published them: +11 s per phase) and the
+server's CPU, and the summary adds a PostgreSQL-against-SQLite table per provider and --conns.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
 --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
@@ -105,9 +111,11 @@ def wait_done(h, count, timeout, poll):
         time.sleep(poll)
 
 
-def start_herald(procs, binary, wd, double, args, wrapper=(), sink=None, conns=None):
+def start_herald(procs, binary, wd, double, args, wrapper=(), sink=None, conns=None, database_url=None):
     env = dict(double.api.herald_env())
     env["HERALD_PUSH_MAX_CONNECTIONS"] = str(conns or args.conns[0])
+    if database_url:
+        env["HERALD_DATABASE"] = database_url
     if sink:
         env["HERALD_APNS_URL"] = env["HERALD_APNS_SANDBOX_URL"] = env["HERALD_FCM_URL"] = sink.base_url
     os.makedirs(wd, exist_ok=True)
@@ -211,11 +219,19 @@ def probe(procs, binary, wd, double, args):
     return shapes
 
 
-def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
+def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, pg=None, rep=0):
+    """Herald's phase; with `pg` (a started PostgreSQL) on a fresh database of it ("herald-pg")."""
     double.api.reset()
-    tag = f"push-{provider}-c{conns}"
+    client = "herald-pg" if pg is not None else "herald"
+    tag = f"push-{provider}-c{conns}" + ("-pg" if pg is not None else "")
     wrapper = B.callgrind_wrapper(args.callgrind, tag) if args.callgrind else ()
-    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper, sink=sink, conns=conns)
+    url = database = None
+    if pg is not None:
+        database = f"bench_{provider}_c{conns}_{rep}_{secrets.token_hex(3)}"
+        pg.sql(f'CREATE DATABASE "{database}"', database="postgres")
+        url = pg.url.rsplit("/", 1)[0] + "/" + database
+    h = start_herald(procs, binary, wd, double, args, wrapper=wrapper, sink=sink, conns=conns, database_url=url)
+    pg_cost = None
     instructions = None
     try:
         warm = register(h, provider, args.warmup, "warm")
@@ -240,6 +256,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
         if sink:
             pids["sink"] = sink.p.pid
         cpu = B.CPUWindow(pids, threads_of="herald").start()
+        pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
         t_enq = time.time()
@@ -248,7 +265,15 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
             done -= done_before
         else:
             done, st = wait_answered(double, provider, args.k, args.timeout)
-        c = cpu.stop()
+        # PostgreSQL's CPU is the phase's own work, not other work on the machine.
+        c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
+        if pgc:
+            if not sink:
+                # The double's answer comes before the worker records the outcome: let it record
+                # the last ones before the database's counters are read. (With the sink the clock
+                # stops on Herald's own done count, which is read after the outcome is stored.)
+                time.sleep(1.0)
+            pg_cost = pgc.stop()
         if args.callgrind:
             instructions = B.callgrind_stop(h.p.pid, args.callgrind, tag)
         if perf:
@@ -259,7 +284,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
         h.stop()
     if sink:
         # The sink keeps no log: Herald's own records say what was sent and how it ended.
-        out = {"provider": provider, "client": "herald", "target": "nghttpd", "conns": conns, "k": args.k,
+        out = {"provider": provider, "client": client, "target": "nghttpd", "conns": conns, "k": args.k,
                "queued": queued, "answered": done, "ok": done, "statuses": {k: int(v) for k, v in results.items()},
                "connections": conns, "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet,
                "total_s": round(t_done - t0, 3), "pushes_per_s": round(done / (t_done - t0))}
@@ -267,13 +292,14 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
             out["instructions"] = instructions
             out["instructions_per_push"] = round(instructions / done) if done else None
         out.update(c)
+        add_pg_cost(out, pg_cost, args.k)
         return out
     entries, first, last = log_window(double, provider)
     if provider == "expo":
         ok = sum(1 for e in entries for t in e.get("tickets") or [] if t == "ok")
     else:
         ok = sum(1 for e in entries if e["status"] == ACCEPTED.get(provider, 200))
-    out = {"provider": provider, "client": "herald", "target": "double", "conns": conns, "k": args.k, "queued": queued, "answered": done,
+    out = {"provider": provider, "client": client, "target": "double", "conns": conns, "k": args.k, "queued": queued, "answered": done,
            "ok": ok, "statuses": st["by_status"].get(provider, {}), "connections": st["connections_distinct"],
            "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet}
     if provider == "expo":
@@ -289,7 +315,19 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2):
         out["send_window_per_s"] = round(ok / (last - first)) if last > first else None
         out["first_request_after_s"] = round(first - t0, 3)
     out.update(c)
+    add_pg_cost(out, pg_cost, args.k)
     return out
+
+
+def add_pg_cost(out, pg_cost, k):
+    """Adds PostgresCounters' reading and its per-push figures (commits, rows, WAL bytes, µs of
+    the server's CPU) to a phase's result; nothing for a SQLite phase."""
+    if not pg_cost:
+        return
+    out.update(pg_cost)
+    for key in ("pg_commits", "pg_rows_inserted", "pg_rows_updated", "pg_rows_deleted", "pg_wal_bytes"):
+        out[key + "_per_push"] = round(pg_cost[key] / k, 2)
+    out["pg_cpu_us_per_push"] = round(pg_cost["pg_cpu_s"] / k * 1e6)
 
 
 def h2load_phase(procs, wd, double, provider, shape, tokens, args, sink=None, conns=2):
@@ -383,7 +421,10 @@ def fmt(r):
             f"conns={r['connections']} cpu {cpu}{peer}"
             f"other={r['other_cores']} cores statuses={r['statuses']}"
             + (f" busiest Herald threads {r['herald_busiest_threads_cores']} cores" if "herald_busiest_threads_cores" in r else "")
-            + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else ""))
+            + (f" Ir/push={r['instructions_per_push']}" if "instructions_per_push" in r else "")
+            + (f" postgres: {r['pg_commits_per_push']} commits, {r['pg_rows_inserted_per_push']} ins + "
+               f"{r['pg_rows_updated_per_push']} upd + {r['pg_rows_deleted_per_push']} del rows, "
+               f"{r['pg_wal_bytes_per_push']:.0f} B WAL, {r['pg_cpu_us_per_push']} us cpu per push" if "pg_commits" in r else ""))
 
 
 def main():
@@ -403,17 +444,25 @@ def main():
                     help="h2load streams per connection (default: 256 / connections, the worker's in-flight limit)")
     ap.add_argument("--warmup", type=int, default=200, help="warm-up pushes before Herald's timed phase")
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--databases", default="sqlite", help="Herald's phase once per database: sqlite, postgres (issue 16)")
     ap.add_argument("--poll", type=float, default=0.05, help="s between two reads of Herald's /metrics (sink)")
     ap.add_argument("--timeout", type=float, default=180.0, help="s a phase may take")
     args = ap.parse_args()
     args.providers = args.providers.split(",")
     args.conns = [int(c) for c in args.conns.split(",")]
+    args.databases = args.databases.split(",")
+    unknown = set(args.databases) - {"sqlite", "postgres"}
+    if unknown or not args.databases:
+        sys.exit(f"unknown --databases {','.join(sorted(unknown))}; known: sqlite, postgres")
+    if "postgres" in args.databases:
+        B.check_engines()
     B.check_h2load()
     B.exit_on_sigterm()
     start = time.monotonic()
     procs = B.Procs()
     wd = B.prepare_arguments(args, "push-results.jsonl")
     runs = []
+    pg = None
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
@@ -423,13 +472,15 @@ def main():
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
               f"sink {sink.base_url if sink else '-'}; loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)
+        pg = B.postgres_engine(procs) if "postgres" in args.databases else None
+        heralds = ["herald" if db == "sqlite" else "herald-pg" for db in args.databases]
         tokens = {p: [PLATFORM[p][1]() for _ in range(args.k)] for p in args.providers}
         for rep in range(args.repeat):
             for conns in args.conns:
                 for provider in args.providers:
-                    order = ["herald", "h2load"] if rep % 2 == 0 else ["h2load", "herald"]
+                    order = heralds + ["h2load"] if rep % 2 == 0 else ["h2load"] + heralds[::-1]
                     if provider == "expo":
-                        order = ["herald"]
+                        order = heralds
                     # Expo and Web Push have no single native endpoint: they keep the double.
                     target = sink if provider in ("apns", "fcm") else None
                     for client in order:
@@ -439,6 +490,9 @@ def main():
                         pd = os.path.join(wd, f"{provider}-c{conns}-{client}-{rep}")
                         if client == "herald":
                             r = herald_phase(procs, binary, pd, double, provider, args, sink=target, conns=conns)
+                        elif client == "herald-pg":
+                            r = herald_phase(procs, binary, pd, double, provider, args, sink=target, conns=conns,
+                                             pg=pg, rep=rep)
                         else:
                             r = h2load_phase(procs, pd, double, provider, shapes[provider], tokens[provider], args,
                                              sink=target, conns=conns)
@@ -447,10 +501,12 @@ def main():
             sink.stop()
         double.stop()
     finally:
+        if pg is not None:  # also when a phase failed: the data directory goes
+            pg.cleanup()
         procs.stop_all()
 
     summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat, "sink": args.sink,
-               "herald_connections": args.conns, "providers": {}}
+               "databases": args.databases, "herald_connections": args.conns, "providers": {}}
     peer = "sink" if args.sink == "nghttpd" else "double"
     print(f"\nmedians over runs (pushes/s from the first enqueue / h2load start to the last answer; peer: {peer})")
     print(f"| provider | conns | Herald pushes/s | h2load pushes/s | **ratio** | Herald runs | h2load runs "
@@ -491,6 +547,38 @@ def main():
             print(f"| {provider} | {conns} | {h:,.0f} | {c:,.0f} | **{ratio:.2f}x** | {runs_of(s['herald_runs'])} | "
                   f"{runs_of(s['h2load_runs'])} | {s['herald_cpu_us_per_push']} | {s['peer_cpu_us_per_request_herald']} / "
                   f"{s['peer_cpu_us_per_request_h2load']} | max {s['other_cores']} |")
+    pg_rows = [r for r in runs if r["client"] == "herald-pg"]
+    if pg_rows:
+        print("\nPostgreSQL against SQLite (medians; issue 16)")
+        print("| provider | conns | SQLite pushes/s | PostgreSQL pushes/s | PG / SQLite | Herald CPU µs/push (SQLite / PG) "
+              "| PG CPU µs/push | commits/push | rows written/push | WAL B/push |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        med = lambda rs, f: statistics.median([f(r) for r in rs]) if rs else 0  # noqa: E731
+        cpu = lambda r: (r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6  # noqa: E731
+        for conns in args.conns:
+            for provider in args.providers:
+                pr = [r for r in pg_rows if r["provider"] == provider and r["conns"] == conns]
+                sr = [r for r in runs if r["provider"] == provider and r["client"] == "herald" and r["conns"] == conns]
+                if not pr:
+                    continue
+                p_rate, s_rate = med(pr, lambda r: r.get("pushes_per_s") or 0), med(sr, lambda r: r.get("pushes_per_s") or 0)
+                rows_written = med(pr, lambda r: r["pg_rows_inserted_per_push"] + r["pg_rows_updated_per_push"]
+                                   + r["pg_rows_deleted_per_push"])
+                pg_summary = {"conns": conns, "sqlite_pushes_per_s": s_rate, "postgres_pushes_per_s": p_rate,
+                              "ratio": round(p_rate / s_rate, 2) if s_rate else None,
+                              "herald_cpu_us_per_push_sqlite": round(med(sr, cpu)) if sr else None,
+                              "herald_cpu_us_per_push_postgres": round(med(pr, cpu)),
+                              "pg_cpu_us_per_push": med(pr, lambda r: r["pg_cpu_us_per_push"]),
+                              "pg_commits_per_push": med(pr, lambda r: r["pg_commits_per_push"]),
+                              "pg_rows_written_per_push": rows_written,
+                              "pg_wal_bytes_per_push": med(pr, lambda r: r["pg_wal_bytes_per_push"]),
+                              "failures": sum(r["k"] - r["ok"] for r in pr)}
+                summary.setdefault("postgres", {})[f"{provider}-c{conns}"] = pg_summary
+                ratio = "-" if pg_summary["ratio"] is None else f"{pg_summary['ratio']}x"  # no SQLite run
+                print(f"| {provider} | {conns} | {s_rate:,.0f} | {p_rate:,.0f} | {ratio} | "
+                      f"{pg_summary['herald_cpu_us_per_push_sqlite']} / {pg_summary['herald_cpu_us_per_push_postgres']} | "
+                      f"{pg_summary['pg_cpu_us_per_push']} | {pg_summary['pg_commits_per_push']} | {rows_written} | "
+                      f"{pg_summary['pg_wal_bytes_per_push']:.0f} |")
     expo = [r for r in runs if r["provider"] == "expo"]
     if expo:
         med = lambda k: statistics.median([r.get(k) or 0 for r in expo])  # noqa: E731
