@@ -46,6 +46,34 @@ struct Cluster {
         }
     }
 
+    /// An app created, changed or deleted through any node's admin API is served the same way by
+    /// every node without a restart (ADR 0006, issue 16 item 4): the node that committed it says
+    /// so on the bus, and each node reloads that app from the shared database. Its own message
+    /// comes back to it too; reloading an app it already serves changes nothing observable.
+    func connect(apps: AppDirectory, service: AppService) {
+        let bus = self.bus
+        apps.onChange { id in
+            DispatchQueue.global().async {
+                do {
+                    try bus.send(.appSettingsChanged(appID: id.rawValue))
+                } catch {
+                    Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
+                }
+            }
+        }
+        bus.onMessage { message in
+            guard case .appSettingsChanged(let raw) = message, let id = AppID(raw) else { return }
+            // Off the bus thread: the reload reads the database.
+            DispatchQueue.global().async {
+                do {
+                    try service.reload(id)
+                } catch {
+                    Log.error("app change from another node not applied", ["app": raw, "error": "\(error)"])
+                }
+            }
+        }
+    }
+
     func shutdown() {
         bus.shutdown()
         presence.shutdown()

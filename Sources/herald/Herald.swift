@@ -177,6 +177,7 @@ enum Herald {
                 Log.log(.error, message, metadata: metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
             }
             if !loaded.isEmpty { Log.info("apps loaded", ["apps": loaded.map(\.rawValue).joined(separator: ",")]) }
+            cluster?.connect(apps: apps, service: appService)
         } catch {
             FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
             return 2

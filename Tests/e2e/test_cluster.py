@@ -39,6 +39,9 @@ _MISSING = engines_missing()
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=f"cluster engines unavailable: {_MISSING}")
 
 
+ADMIN_KEY = "cluster-admin-key-0123456789"
+
+
 def auth(access) -> dict:
     return {"Authorization": f"Bearer {access}"}
 
@@ -72,6 +75,8 @@ class Cluster:
             # SSE streams show no app-level life; keep them foreground for the whole run.
             "HERALD_FOREGROUND_LEASE_SECONDS": "900",
             "HERALD_MAX_STREAMS_PER_USER": "0",
+            # The admin API (ADR 0006): an app changed through one node is served by all.
+            "HERALD_ADMIN_KEY": ADMIN_KEY,
         })
         self.env["HERALD_BROKER"] = redis.url
         self.env["HERALD_DATABASE"] = postgres.url
@@ -693,3 +698,38 @@ def test_a_postgres_restart_answers_503_meanwhile_and_loses_nothing_acknowledged
     accepted = {e["headers"]["apns-id"] for e in apns_log(double) if e["status"] == 200}
     missing = [j for j in acknowledged if done[j]["payload"]["apns_id"] not in accepted]
     assert not missing, f"{len(missing)} acknowledged pushes never reached the provider"
+
+
+# --- cluster-wide control: an app changed on one node ------------------------------------------
+
+
+def test_an_app_created_changed_and_deleted_on_A_is_served_alike_by_B_and_C(cluster):
+    """Issue 16 item 4 (ADR 0006): the admin API commits on one node, the control bus tells the
+    others, and they reload the app from PostgreSQL — no restart, the new server keys work and
+    the old ones stop everywhere."""
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    first, second = "shop-key-one-0123456789", "shop-key-two-0123456789"
+    body = {"channel": "orders:1", "event": "update", "data": {"n": 1}}
+
+    def status(node, key):
+        return HTTP.post(node.url("/v1/publish"), json=body, headers={"Authorization": f"Bearer {key}"}).status_code
+
+    try:
+        r = HTTP.post(cluster.A.url("/v1/apps"), json={"id": "shop", "server_keys": [first]}, headers=admin)
+        assert r.status_code == 201, r.text
+        assert status(cluster.A, first) == 200
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: status(node, first) == 200, 10, "the new app's key on another node")
+
+        r = HTTP.patch(cluster.A.url("/v1/apps/shop"), json={"server_keys": [second]}, headers=admin)
+        assert r.status_code == 200, r.text
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: status(node, second) == 200 and status(node, first) == 401, 10,
+                       "the rotated key on another node")
+
+        assert HTTP.delete(cluster.A.url("/v1/apps/shop"), headers=admin).status_code == 204
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: status(node, second) == 401, 10, "the deleted app gone on another node")
+            assert HTTP.get(node.url("/v1/apps/shop"), headers=admin).status_code == 404
+    finally:
+        HTTP.delete(cluster.A.url("/v1/apps/shop"), headers=admin)

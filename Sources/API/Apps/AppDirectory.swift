@@ -48,7 +48,8 @@ public final class AppDirectory: Sendable {
     }
 
     /// Installs or replaces a stored app (never `default`).
-    public func install(_ app: ResolvedApp) {
+    /// - Parameter notify: false when the change came from another node (no echo back to them).
+    public func install(_ app: ResolvedApp, notify: Bool = true) {
         precondition(!app.id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
             snapshot.apps[app.id] = app
@@ -58,11 +59,12 @@ public final class AppDirectory: Sendable {
             if let issuer = app.settings.tokens.issuer { snapshot.byIssuer[issuer] = app.id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
-        changedHook.withLock { $0 }?(app.id)
+        if notify { changedHook.withLock { $0 }?(app.id) }
     }
 
     /// Forgets a stored app.
-    public func remove(_ id: AppID) {
+    /// - Parameter notify: false when the change came from another node.
+    public func remove(_ id: AppID, notify: Bool = true) {
         precondition(!id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
             snapshot.apps[id] = nil
@@ -70,7 +72,7 @@ public final class AppDirectory: Sendable {
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
-        changedHook.withLock { $0 }?(id)
+        if notify { changedHook.withLock { $0 }?(id) }
     }
 
     /// Whether a stored app lists `origin` (or `*`) in its `cors_origins`: the server's CORS

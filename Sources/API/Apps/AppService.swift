@@ -65,17 +65,33 @@ public final class AppService: Sendable {
     }
 
     /// Makes a committed app effective: verifiers, server keys, providers (no restart).
-    func install(_ prepared: Prepared) {
+    func install(_ prepared: Prepared, notify: Bool = true) {
         providers?.setProviders(prepared.providers, app: prepared.record.id.rawValue)
-        directory.install(prepared.resolved)
+        directory.install(prepared.resolved, notify: notify)
     }
 
     /// Forgets a deleted app and closes its streams.
-    func uninstall(_ id: AppID) {
-        directory.remove(id)
+    func uninstall(_ id: AppID, notify: Bool = true) {
+        directory.remove(id, notify: notify)
         providers?.setProviders([], app: id.rawValue)
         factory?.release(app: id)
         closeStreams(id)
+    }
+
+    /// Makes this node serve app `id` as the database now holds it, after another node changed or
+    /// deleted it (the control bus, ADR 0006): installed again when stored, uninstalled (its streams
+    /// here closed) when gone. Does not call the directory's change hook, so nothing echoes back.
+    /// Blocks on one storage read: call it off the event loops.
+    /// - Throws: a `StorageError` when the app cannot be read (the node keeps what it had);
+    ///   `SecretBoxError` or `AppSettingError` when the stored app does not open or check here.
+    public func reload(_ id: AppID) throws {
+        guard !id.isDefault else { return }
+        let record = try storage.readSync { tx in try tx.apps.find(id) }
+        guard let record else {
+            if directory.app(id) != nil { uninstall(id, notify: false) }
+            return
+        }
+        install(try prepare(record, opened: try openSecrets(record)), notify: false)
     }
 
     /// Loads every stored app at start. An app whose secrets do not open or whose settings no
