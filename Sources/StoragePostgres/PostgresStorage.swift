@@ -220,4 +220,5 @@ struct PostgresTransaction: StorageTransaction {
     var idempotency: any IdempotencyRepository { PostgresIdempotencyRepository(connection: connection, readOnly: readOnly) }
     var jobs: any JobQueue { PostgresJobQueue(connection: connection, node: node) }
     var users: any UserRepository { PostgresUserRepository(connection: connection) }
+    var apps: any AppRepository { PostgresAppRepository(connection: connection) }
 }

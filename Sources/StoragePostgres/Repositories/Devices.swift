@@ -23,7 +23,8 @@ struct PostgresDeviceRepository: DeviceRepository {
                 .touch(sid: registration.sessionID, userID: registration.userID, app: registration.app,
                        expiresAt: sessionExpiresAt, now: now)
             if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
-            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
+            // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
+            if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
             let existing = try connection.queryOne("""
                 SELECT id, user_id, installation_id FROM devices
                 WHERE app = $1::text AND token = $2::text AND (provider = $3::text OR platform = $4::text)
@@ -62,8 +63,19 @@ struct PostgresDeviceRepository: DeviceRepository {
                           registration.provider, registration.token, registration.environment, registration.installationID,
                           registration.locale, registration.appVersion, registration.deviceName, now])
             }
-            try connection.run("DELETE FROM devices WHERE sid = $1::text AND user_id = $2::text AND platform = $3::text AND id <> $4::text",
-                               [registration.sessionID, registration.userID, registration.platform, id])
+            if registration.bindsToUser {
+                // AP-5: no session to rotate by; an install's earlier token is replaced when it
+                // says which install it is.
+                if let installation = registration.installationID {
+                    try connection.run("""
+                        DELETE FROM devices WHERE app = $1::text AND user_id = $2::text AND platform = $3::text
+                            AND installation_id = $4::text AND id <> $5::text
+                        """, [registration.app, registration.userID, registration.platform, installation, id])
+                }
+            } else {
+                try connection.run("DELETE FROM devices WHERE sid = $1::text AND user_id = $2::text AND platform = $3::text AND id <> $4::text",
+                                   [registration.sessionID, registration.userID, registration.platform, id])
+            }
             guard let device = try find(id: id, now: now) else {
                 throw StorageError.misuse(message: "device \(id) vanished inside its own transaction")
             }

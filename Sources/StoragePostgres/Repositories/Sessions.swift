@@ -6,7 +6,8 @@ struct PostgresSessionRepository: SessionRepository {
 
     func touch(sid: String, userID: String, app: String, expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
         try mapped {
-            // The upsert leaves a sid held by another user untouched (its WHERE), like SQLite's.
+            // The upsert leaves a sid held by another user, or by another app, untouched (its
+            // WHERE), like SQLite's (ADR 0006).
             try connection.run("""
                 INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
                 VALUES ($1::text, $2::text, $3::text, $4::bigint, $4::bigint, $5::bigint, CASE WHEN $5::bigint IS NULL THEN NULL ELSE 'token' END)
@@ -15,7 +16,7 @@ struct PostgresSessionRepository: SessionRepository {
                                       THEN sessions.expires_at ELSE excluded.expires_at END,
                     expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                          THEN sessions.expiry_source ELSE 'token' END
-                WHERE sessions.user_id = excluded.user_id
+                WHERE sessions.user_id = excluded.user_id AND sessions.app = excluded.app
                 """, [sid, app, userID, now, expiresAt])
             guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = $1::text", [sid]) else {
                 throw PostgresError.misuse(message: "session \(sid) vanished inside its own transaction")
@@ -33,19 +34,22 @@ struct PostgresSessionRepository: SessionRepository {
             try connection.run("""
                 INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES ($1::text, '', $2::bigint, $2::bigint, $2::bigint)
                 ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
+                WHERE sessions.app = 'default'
                 """, [sid, now])
-            return try connection.run("DELETE FROM devices WHERE sid = $1::text", [sid])
+            // The server API of sessions is the default app's (ADR 0006): another app's session of
+            // that name, and its devices, are not its to end.
+            return try connection.run("DELETE FROM devices WHERE sid = $1::text AND app = 'default'", [sid])
         }
     }
 
     func setExpiry(sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
         try mapped {
-            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE sid = $2::text", [expiresAt, sid]) > 0
+            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE sid = $2::text AND app = 'default'", [expiresAt, sid]) > 0
         }
     }
 
     func endedSessionIDs() throws(StorageError) -> [String] {
-        try mapped { try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL").map { try $0.value("sid") } }
+        try mapped { try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL AND app = 'default'").map { try $0.value("sid") } }
     }
 }
 

@@ -10,9 +10,8 @@ struct PostgresMigration: Sendable, Equatable {
 ///
 /// Versions follow SQLite's (`HeraldSchema` in StorageSQLite): version N here holds what SQLite's
 /// migration N holds, so an addition to both is one number. The first step is a baseline at 9,
-/// the whole schema as SQLite has it after its migration 9. Versions must grow but may skip one
-/// (SQLite's 10, reserved for apps, has no step here yet): `PostgresMigrator` applies every step
-/// not recorded, so a 10 added later still runs on a database at 11.
+/// the whole schema as SQLite has it after its migration 9. Versions must grow; `PostgresMigrator`
+/// applies every step not recorded, so 10 (apps), added after 11, still runs on a database at 11.
 ///
 /// Differences from SQLite, each for a reason: times are BIGINT unix ms; flags are BOOLEAN; ids
 /// are identity columns (a sequence never hands out a number twice, as AUTOINCREMENT); ids and
@@ -181,6 +180,25 @@ enum PostgresSchema {
                 id         INTEGER PRIMARY KEY CHECK (id = 1),
                 written_at BIGINT NOT NULL
             );
+            """),
+        PostgresMigration(version: 10, name: "apps", sql: """
+            -- The apps beside the environment's `default` (AP-1, ADR 0006): settings as JSON (not
+            -- secret), secrets sealed with AES-256-GCM (SecretBox) as JSON by field. As SQLite's 10.
+            CREATE TABLE IF NOT EXISTS apps (
+                id            TEXT COLLATE "C" PRIMARY KEY,
+                settings_json TEXT NOT NULL,
+                secrets_json  TEXT NOT NULL DEFAULT '{}',
+                created_at    BIGINT NOT NULL,
+                updated_at    BIGINT NOT NULL
+            );
+            -- An app's server keys by SHA-256: the key names the app, so one key is one app's.
+            CREATE TABLE IF NOT EXISTS app_server_keys (
+                hash       TEXT PRIMARY KEY,
+                app        TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS app_server_keys_app ON app_server_keys (app);
+            CREATE INDEX IF NOT EXISTS sessions_app ON sessions (app);  -- an app's rows, when it is deleted
             """),
         PostgresMigration(version: 11, name: "users' language", sql: """
             -- A user's language as the app backend sets it (PUT /v1/users/{id}, NO-5).

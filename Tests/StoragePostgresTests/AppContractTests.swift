@@ -1,0 +1,169 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// The apps table and the app-aware calls (AP-1, ADR 0006) on every adapter: what SQLite's
+/// `AppStore` does (Tests/StorageSQLiteTests/AppStoreTests holds its own cases) PostgreSQL's
+/// `PostgresAppRepository` must do too.
+@Suite struct AppContractTests {
+    private func app(_ id: String, keys: [String] = [], updatedAt: Int64 = 2) -> AppRecord {
+        var settings = AppSettings()
+        settings.tokens.issuer = "https://\(id).example"
+        settings.tokens.sessionClaim = nil
+        settings.payload.rootKey = "respondo"
+        settings.push.apnsTopic = "com.example.\(id)"
+        return AppRecord(id: AppID(id)!, settings: settings,
+                         secrets: [.apnsKey: SealedSecret(sealed: "v1.k.n.c", fingerprint: "00ff", setAt: 5)],
+                         serverKeys: keys.map { ServerKeyEntry(hash: $0, createdAt: 1) }, createdAt: 1, updatedAt: updatedAt)
+    }
+
+    private func registration(app: String, sid: String, token: String, user: String = "u1", installation: String? = nil) -> DeviceRegistration {
+        var registration = DeviceRegistration(userID: user, sessionID: sid, platform: "android", provider: "fcm", token: token,
+                                              installationID: installation)
+        registration.app = app
+        return registration
+    }
+
+    @Test(arguments: Engine.available)
+    func anAppRoundTripsWithItsSettingsSecretsAndKeys(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            let stored = app("chat", keys: ["bb", "aa"])
+            try storage.writeSync { tx in
+                try tx.apps.create(stored)
+                try tx.apps.create(app("b-app"))
+            }
+            let found = try storage.readSync { tx in try tx.apps.find(AppID("chat")!) }
+            #expect(found?.settings == stored.settings && found?.secrets == stored.secrets)
+            // Keys come back ordered by time, then hash.
+            #expect(found?.serverKeys.map(\.hash) == ["aa", "bb"])
+            #expect(found?.settings.tokens.sessionClaim == nil)
+            #expect(found?.createdAt == 1 && found?.updatedAt == 2)
+            #expect(try storage.readSync { tx in try tx.apps.list().map(\.id.rawValue) } == ["b-app", "chat"])
+            #expect(try storage.readSync { tx in try tx.apps.find(AppID("other")!) } == nil)
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aServerKeyBelongsToOneAppAndTheIdIsUnique(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx in try tx.apps.create(app("a", keys: ["k1"])) }
+            for duplicate in [app("b", keys: ["k1"]), app("a")] {
+                do {
+                    try storage.writeSync { tx in try tx.apps.create(duplicate) }
+                    Issue.record("\(duplicate.id.rawValue) was created twice or took another app's key")
+                } catch let error as StorageError {
+                    #expect(error.isUniqueViolation, "got \(error)")
+                }
+            }
+            // The failed create left nothing behind.
+            #expect(try storage.readSync { tx in try tx.apps.find(AppID("b")!) } == nil)
+            // Rotation: an update replaces the key set and keeps createdAt.
+            let updated = try storage.writeSync { tx in try tx.apps.update(app("a", keys: ["k2", "k3"], updatedAt: 9)) }
+            #expect(updated)
+            let rotated = try storage.readSync { tx in try tx.apps.find(AppID("a")!).map { [$0.updatedAt, $0.createdAt] } }
+            #expect(rotated == [9, 1])
+            #expect(try storage.readSync { tx in try tx.apps.find(AppID("a")!)?.serverKeys.map(\.hash) } == ["k2", "k3"])
+            #expect(try storage.writeSync { tx in try tx.apps.update(app("missing")) } == false)
+            #expect(try storage.readSync { tx in try tx.apps.find(AppID("missing")!) } == nil)
+            try storage.writeSync { tx in try tx.apps.create(app("b", keys: ["k1"])) }  // k1 is free again
+            // An update taking another app's key fails and keeps the app as it was.
+            #expect(throws: StorageError.self) { try storage.writeSync { tx in try tx.apps.update(app("a", keys: ["k1"])) } }
+            #expect(try storage.readSync { tx in try tx.apps.find(AppID("a")!)?.serverKeys.map(\.hash) } == ["k2", "k3"])
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func deletingAnAppRemovesItsRowsInEveryTableAndNoOtherApps(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            let jobs = try storage.writeSync { tx in
+                try tx.apps.create(app("gone", keys: ["kg"]))
+                var jobs: [String: Int64] = [:]
+                for (app, device) in [("gone", "d1"), ("default", "d2")] {
+                    _ = try tx.devices.register(registration(app: app, sid: "s-\(app)", token: "tok-\(app)"),
+                                                sessionExpiresAt: nil, newID: device, now: 1)
+                    let plan = try tx.plans.insert(PendingPlan(planJSON: "{}", createdAt: 1))
+                    _ = try tx.notifications.insert(NotificationRecord(id: "n-\(app)", app: app, userID: "u1", kind: "k", planID: plan, createdAt: 1))
+                    try tx.deliveries.record(DeliveryEntry(notificationID: "n-\(app)", userID: "u1", outcome: .queued, at: 1))
+                    try tx.preferences.save(PushPreferenceRecord(app: app, userID: "u1", isEnabled: false, updatedAt: 1))
+                    _ = try tx.members.put(ScopeMember(app: app, scope: "s", userID: "u1", permissions: ["read"], updatedAt: 1))
+                    try tx.idempotency.reserve(IdempotencyRecord(app: app, key: "k", requestHash: "h", responseJSON: "", complete: false, createdAt: 1))
+                    _ = try tx.users.put(UserProfile(app: app, userID: "u1", locale: "de", updatedAt: 1))
+                    jobs[device] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"device_id\":\"\(device)\"}", runAt: 0, now: 0)
+                }
+                // Payloads that name no device of the app stay, malformed ones too.
+                jobs["malformed"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"device_id\": oops", runAt: 0, now: 0)
+                jobs["other"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"nested\":{\"device_id\":\"d1\"}}", runAt: 0, now: 0)
+                return jobs
+            }
+            #expect(try storage.writeSync { tx in try tx.apps.delete(AppID("gone")!) })
+            #expect(try storage.writeSync { tx in try tx.apps.delete(AppID("gone")!) } == false)
+            try storage.readSync { tx throws in
+                #expect(try tx.apps.list().isEmpty)
+                #expect(try tx.devices.find(id: "d1", now: 1) == nil)
+                #expect(try tx.devices.find(id: "d2", now: 1) != nil)
+                #expect(try tx.jobs.find(id: jobs["d1"]!) == nil)
+                #expect(try tx.jobs.find(id: jobs["d2"]!) != nil)
+                #expect(try tx.jobs.find(id: jobs["malformed"]!) != nil)
+                #expect(try tx.jobs.find(id: jobs["other"]!) != nil)
+                #expect(try tx.notifications.find(id: "n-gone") == nil)
+                #expect(try tx.notifications.find(id: "n-default") != nil)
+                #expect(try tx.deliveries.list(notificationID: "n-gone").isEmpty)
+                #expect(try tx.deliveries.list(notificationID: "n-default").count == 1)
+                #expect(try tx.plans.list(after: 0, limit: 10).count == 1)
+                #expect(try tx.sessions.find(sid: "s-gone") == nil)
+                #expect(try tx.sessions.find(sid: "s-default") != nil)
+                #expect(try tx.preferences.find(app: "gone", userID: "u1", scope: nil) == nil)
+                #expect(try tx.preferences.find(app: "default", userID: "u1", scope: nil) != nil)
+                #expect(try tx.members.find(app: "gone", scope: "s", userID: "u1") == nil)
+                #expect(try tx.members.find(app: "default", scope: "s", userID: "u1") != nil)
+                #expect(try tx.idempotency.find(app: "gone", key: "k", notBefore: 0) == nil)
+                #expect(try tx.idempotency.find(app: "default", key: "k", notBefore: 0) != nil)
+                #expect(try tx.users.find(app: "gone", userID: "u1") == nil)
+                #expect(try tx.users.find(app: "default", userID: "u1") != nil)
+            }
+            // Its server key went with it: another app may take it.
+            try storage.writeSync { tx in try tx.apps.create(app("next", keys: ["kg"])) }
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aSessionIsOneAppsAndTheSessionServerAPIIsTheDefaultApps(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx throws in
+                _ = try tx.devices.register(registration(app: "chat", sid: "s1", token: "t-chat"), sessionExpiresAt: nil, newID: "d1", now: 1)
+                // The same sid and user in another app is not that session.
+                #expect(throws: DeviceRegistrationError.sessionConflict) {
+                    try tx.devices.register(registration(app: "default", sid: "s1", token: "t-default"), sessionExpiresAt: nil, newID: "d2", now: 2)
+                }
+                #expect(try tx.sessions.touch(sid: "s1", userID: "u1", app: "default", expiresAt: 50, now: 3).lastSeenAt == 1)
+                // Ending, expiring and listing ended sessions are the default app's.
+                #expect(try tx.sessions.setExpiry(sid: "s1", expiresAt: 10) == false)
+                #expect(try tx.sessions.end(sid: "s1", now: 4) == 0)
+                #expect(try tx.sessions.find(sid: "s1")?.endedAt == nil)
+                #expect(try tx.devices.find(id: "d1", now: 5)?.sessionActive == true)
+                #expect(try tx.sessions.endedSessionIDs().isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aUserBoundRegistrationRotatesByInstallationNotBySession(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx throws in
+                func bound(_ token: String, installation: String?) -> DeviceRegistration {
+                    var value = self.registration(app: "chat", sid: "user:u1", token: token, installation: installation)
+                    value.bindsToUser = true
+                    return value
+                }
+                _ = try tx.devices.register(bound("t1", installation: "i1"), sessionExpiresAt: nil, newID: "d1", now: 1)
+                _ = try tx.devices.register(bound("t2", installation: "i2"), sessionExpiresAt: nil, newID: "d2", now: 2)
+                _ = try tx.devices.register(bound("t3", installation: nil), sessionExpiresAt: nil, newID: "d3", now: 3)
+                // Same standing session and platform, other installations: all kept.
+                #expect(try Set(tx.devices.list(app: "chat", userID: "u1", now: 4).map(\.id)) == ["d1", "d2", "d3"])
+                // A new token of install i1 replaces its earlier one.
+                _ = try tx.devices.register(bound("t4", installation: "i1"), sessionExpiresAt: nil, newID: "d4", now: 5)
+                #expect(try Set(tx.devices.list(app: "chat", userID: "u1", now: 6).map(\.id)) == ["d2", "d3", "d4"])
+            }
+        }
+    }
+}
