@@ -2,16 +2,19 @@ import HeraldCore
 /// Writing channel messages to a stream (SSE or WebSocket): the hub's entry point, the paced
 /// backlog, and the slow-consumer rule (RT-8).
 extension HTTPConnection {
+    /// An open SSE stream, or a WebSocket that has not sent its close frame: what messages and
+    /// resets may still be written to.
+    private var acceptsStreamMessages: Bool {
+        switch state {
+        case .stream: true
+        case .websocket(let session): !session.closeSent
+        default: false
+        }
+    }
+
     /// Called by the hub for every live message of a subscribed channel.
     func deliver(_ message: ChannelMessage, encoded: EncodedMessage) {
-        switch state {
-        case .stream:
-            break
-        case .websocket(let session) where !session.closeSent:
-            break
-        default:
-            return
-        }
+        guard acceptsStreamMessages else { return }
         // This stream's wire form, looked up once: its size is judged and the same bytes written.
         let bytes = isWebSocket ? encoded.frames(message).live : encoded.sseBytes
         let size = bytes.count
@@ -41,14 +44,7 @@ extension HTTPConnection {
     /// (SSE, with `position` as its id so a reconnect is not reset again for the same gap) or
     /// frame (WebSocket), in order with the messages around it.
     func reset(_ channels: [ChannelName], position: StreamCursor) {
-        switch state {
-        case .stream:
-            break
-        case .websocket(let session) where !session.closeSent:
-            break
-        default:
-            return
-        }
+        guard acceptsStreamMessages else { return }
         let list = JSONText.array(channels.map(\.rawValue))
         let bytes = isWebSocket
             ? WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(list)}")
