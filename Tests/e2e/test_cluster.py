@@ -317,9 +317,11 @@ def test_a_publish_on_A_reaches_A_B_and_C_once_in_order(cluster):
         sequence = [json.dumps(m["data"], sort_keys=True) for m in got]
         reference = reference or sequence
         assert sequence == reference   # the same order on every node and transport
-    # Nothing arrives twice later either.
-    time.sleep(0.3)
-    assert all(len(messages(s, ch)) == total for s in subs)
+    # Nothing arrives twice later either: a last message, in channel order behind any repeat.
+    publish(cluster.A, ch, {"last": True})
+    for s in subs:
+        wait_until(lambda: messages(s, ch)[-1]["data"] == {"last": True}, 15, f"the last message on {s.node.base}")
+        assert [m["offset"] for m in messages(s, ch)] == list(range(1, total + 2)), (s.node.base, type(s).__name__)
 
 
 # --- a node dies while messages flow -------------------------------------------------------------
@@ -354,15 +356,18 @@ def test_kill_9_of_B_its_sse_and_ws_clients_resume_on_C_without_gap_or_repeat(cl
         wait_ready([sse2, ws2])
         thread.join(timeout=30)
         assert len(published) == total
+        # A last message, in channel order behind anything repeated: once it is there, all is.
+        publish(cluster.C, ch, {"i": total})
         for first, second in ((sse, sse2), (ws, ws2)):
-            wait_until(lambda: len(messages(first, ch)) + len(messages(second, ch)) >= total, 15,
+            wait_until(lambda: messages(second, ch) and messages(second, ch)[-1]["data"] == {"i": total}, 15,
                        f"{type(first).__name__}: every message before and after the move")
-            time.sleep(0.2)   # anything repeated would arrive now
             offsets = [m["offset"] for m in messages(first, ch) + messages(second, ch)]
-            assert offsets == list(range(1, total + 1)), (type(first).__name__, offsets)
-            assert [m["data"]["i"] for m in messages(first, ch) + messages(second, ch)] == list(range(total))
+            assert offsets == list(range(1, total + 2)), (type(first).__name__, offsets)
+            assert [m["data"]["i"] for m in messages(first, ch) + messages(second, ch)] == list(range(total + 1))
             assert not [i for i in first.items() + second.items() if i["kind"] == "reset"]
-        assert [m["offset"] for m in messages(witness, ch)] == list(range(1, total + 1))
+        wait_until(lambda: messages(witness, ch) and messages(witness, ch)[-1]["data"] == {"i": total}, 15,
+                   "the last message at the witness")
+        assert [m["offset"] for m in messages(witness, ch)] == list(range(1, total + 2))
     finally:
         stop.set()
         thread.join(timeout=30)
@@ -389,10 +394,11 @@ def test_a_redis_restart_gives_each_client_one_reset_then_live_messages(cluster,
         epoch, _, seq = cursor.rpartition("-")
         return epoch, int(seq)
 
+    # A last message, in channel order behind a second reset or a repeat: once it is there, all is.
+    after.append(publish(cluster.A, ch, {"after": 10}))
     for s in subs:
-        wait_until(lambda: messages(s, ch) and messages(s, ch)[-1]["data"] == {"after": 9}, 20,
+        wait_until(lambda: messages(s, ch) and messages(s, ch)[-1]["data"] == {"after": 10}, 20,
                    f"the last live message after the restart on {s.node.base} ({type(s).__name__})")
-        time.sleep(0.2)   # a second reset or a repeat would arrive now
         tail = [i for i in s.items() if i["kind"] in ("message", "reset")][5:]
         resets = [i for i in tail if i["kind"] == "reset"]
         where = (s.node.base, type(s).__name__, tail)
@@ -406,14 +412,14 @@ def test_a_redis_restart_gives_each_client_one_reset_then_live_messages(cluster,
             assert all(sequence(a["id"])[0] == epoch for a in after), (resets[0], after)
             want = [{"after": k} for k, a in enumerate(after) if sequence(a["id"])[1] > at]
         else:
-            want = [{"after": k} for k in range(10 - len(got), 10)]
-        assert got == want and len(want) >= 9, where
+            want = [{"after": k} for k in range(11 - len(got), 11)]
+        assert got == want and len(want) >= 10, where
         assert s.alive, "a Redis restart must not cost a client its connection"
     # A client that reconnects after the reset with its last id is not reset again.
     s = subs[0]
     again = SSESub(cluster.C, ch, last_event_id=s.last_id, user=s.user)
     wait_ready([again])
-    publish(cluster.A, ch, {"after": 10})
+    publish(cluster.A, ch, {"after": 11})
     wait_until(lambda: messages(again, ch), 10, "live message after resuming past the reset")
     assert [i["kind"] for i in again.items() if i["kind"] != "ready"] == ["message"], again.items()
 
