@@ -110,7 +110,7 @@ import Testing
                 #expect(try tx.deliveries.list(notificationID: "n-gone").isEmpty)
                 #expect(try tx.deliveries.list(notificationID: "n-default").count == 1)
                 #expect(try tx.plans.list(after: 0, limit: 10).count == 1)
-                #expect(try tx.sessions.find(sid: "s-gone") == nil)
+                #expect(try tx.sessions.find(sid: "s-gone", app: "gone") == nil)
                 #expect(try tx.sessions.find(sid: "s-default") != nil)
                 #expect(try tx.preferences.find(app: "gone", userID: "u1", scope: nil) == nil)
                 #expect(try tx.preferences.find(app: "default", userID: "u1", scope: nil) != nil)
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test(arguments: Engine.available)
-    func aSessionIsOneAppsAndTheSessionServerAPIIsTheDefaultApps(engine: Engine) throws {
+    func aSessionIsOneAppsAndOnlyItsAppEndsOrExpiresIt(engine: Engine) throws {
         try withStorage(engine) { storage in
             try storage.writeSync { tx throws in
                 _ = try tx.devices.register(registration(app: "chat", sid: "s1", token: "t-chat"), sessionExpiresAt: nil, newID: "d1", now: 1)
@@ -136,11 +136,28 @@ import Testing
                     try tx.devices.register(registration(app: "default", sid: "s1", token: "t-default"), sessionExpiresAt: nil, newID: "d2", now: 2)
                 }
                 #expect(try tx.sessions.touch(sid: "s1", userID: "u1", app: "default", expiresAt: 50, now: 3).lastSeenAt == 1)
-                // Ending, expiring and listing ended sessions are the default app's.
+                // Another app cannot find, expire or end it, nor touch its devices.
+                #expect(try tx.sessions.find(sid: "s1") == nil)
                 #expect(try tx.sessions.setExpiry(sid: "s1", expiresAt: 10) == false)
+                #expect(try tx.sessions.end(sid: "s1", app: "default", now: 4) == nil)
                 #expect(try tx.sessions.end(sid: "s1", now: 4) == 0)
-                #expect(try tx.sessions.find(sid: "s1")?.endedAt == nil)
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == nil)
                 #expect(try tx.devices.find(id: "d1", now: 5)?.sessionActive == true)
+                #expect(try tx.sessions.endedSessions().isEmpty)
+                // Its own app can.
+                #expect(try tx.sessions.setExpiry(sid: "s1", app: "chat", expiresAt: 10_000))
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.expiresAt == 10_000)
+                _ = try tx.devices.register(registration(app: "default", sid: "s2", token: "t-default"), sessionExpiresAt: nil, newID: "d3", now: 6)
+                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 7) == 1)
+                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 8) == 0, "ending twice changes nothing")
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == 7)
+                #expect(try tx.devices.find(id: "d1", now: 9) == nil)
+                #expect(try tx.devices.find(id: "d3", now: 9)?.sessionActive == true)
+                // A session the app never saw is recorded as its own, ended; another app's name stays free of it.
+                #expect(try tx.sessions.end(sid: "s-new", app: "chat", now: 10) == 0)
+                #expect(try tx.sessions.find(sid: "s-new", app: "chat")?.endedAt == 10)
+                #expect(try tx.sessions.end(sid: "s-new", app: "default", now: 11) == nil)
+                #expect(try Set(tx.sessions.endedSessions()) == [SessionKey(app: "chat", sid: "s1"), SessionKey(app: "chat", sid: "s-new")])
                 #expect(try tx.sessions.endedSessionIDs().isEmpty)
             }
         }

@@ -150,3 +150,62 @@ def test_herald_jobs_retry_takes_one_app(herald_two_apps):
     assert jobs(h, KEYS["beta"])[beta] == before
     # The running server sends alpha's at its next poll: it dies again, with a new run time.
     wait_for(lambda: jobs(h, KEYS["alpha"]).get(alpha, {}).get("run_at", "") > alpha_before["run_at"], what="alpha's job to run again")
+
+
+# --- sessions --------------------------------------------------------------------------------
+
+
+def test_a_server_key_ends_and_expires_its_own_apps_sessions_only(herald_two_apps):
+    h = herald_two_apps
+    tokens = {"alpha": app_token("alpha", sid="a-s1"), "beta": app_token("beta", sid="b-s1"), "default": h.token(sub="carol", sid="d-s1")}
+    devices = {app: register(h, token, random_apns_token()) for app, token in tokens.items()}
+    streams = {app: h.stream(token=token) for app, token in tokens.items()}
+    for stream in streams.values():
+        stream.ready()
+
+    # Another app's session is not found, and nothing of it changes.
+    for key, sid in ((KEYS["beta"], "a-s1"), (SERVER_KEY, "a-s1"), (KEYS["alpha"], "d-s1")):
+        assert_error(HTTP.delete(h.url(f"/v1/sessions/{sid}"), headers=bearer(key)), 404, "not_found")
+        assert_error(HTTP.put(h.url(f"/v1/sessions/{sid}"), json={"expires_at": None}, headers=bearer(key)), 404, "not_found")
+    r = HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens["alpha"]))
+    assert r.status_code == 200 and [d["id"] for d in r.json()["devices"]] == [devices["alpha"]["id"]], r.text
+
+    # Its own app expires and ends it.
+    r = HTTP.put(h.url("/v1/sessions/a-s1"), json={"expires_at": int(time.time()) + 600}, headers=bearer(KEYS["alpha"]))
+    assert r.status_code == 200, r.text
+    assert r.json()["session_id"] == "a-s1" and r.json()["user_id"] == "carol" and r.json()["active"] is True
+    r = HTTP.delete(h.url("/v1/sessions/a-s1"), headers=bearer(KEYS["alpha"]))
+    assert r.status_code == 200 and r.json() == {"session_id": "a-s1", "ended": True, "devices_deleted": 1}, r.text
+    events = streams["alpha"].wait_closed()
+    assert [e.event for e in events] == ["error"] and events[0].json()["error"] == "session_ended", events
+    assert_error(HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens["alpha"])), 401, "session_ended")
+    # Its device is gone, so it is not pushed.
+    r = HTTP.post(h.url("/v1/push"), json={"device_ids": [devices["alpha"]["id"]], "notification": {"title": "Hi", "body": "there"}},
+                  headers=bearer(KEYS["alpha"]))
+    assert r.status_code == 202 and r.json()["queued"] == 0, r.text
+    assert r.json()["skipped"] == [{"device_id": devices["alpha"]["id"], "reason": "not_found"}]
+
+    # The other apps' sessions, streams and devices go on.
+    r = HTTP.post(h.url("/v1/publish"), json={"channel": "user:carol", "event": "update", "data": {"n": "beta"}},
+                  headers=bearer(KEYS["beta"]))
+    assert r.status_code == 200, r.text
+    assert streams["beta"].next().json()["data"] == {"n": "beta"}
+    h.publish("user:carol", {"n": "default"})
+    assert streams["default"].next().json()["data"] == {"n": "default"}
+    for app in ("beta", "default"):
+        r = HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens[app]))
+        assert r.status_code == 200 and [d["id"] for d in r.json()["devices"]] == [devices[app]["id"]], r.text
+
+
+def test_ending_a_session_an_app_never_saw_refuses_that_apps_tokens_only(herald_two_apps):
+    h = herald_two_apps
+    r = HTTP.delete(h.url("/v1/sessions/fresh"), headers=bearer(KEYS["beta"]))
+    assert r.status_code == 200 and r.json() == {"session_id": "fresh", "ended": True, "devices_deleted": 0}, r.text
+    # Now beta's: the default app's key cannot expire it.
+    assert_error(HTTP.put(h.url("/v1/sessions/fresh"), json={"expires_at": None}, headers=h.server_headers()), 404, "not_found")
+    for restart in (False, True):   # the ended sessions are loaded at start
+        if restart:
+            h.restart()
+        assert_error(HTTP.get(h.url("/v1/me/devices"), headers=bearer(app_token("beta", sid="fresh"))), 401, "session_ended")
+        for token in (app_token("alpha", sid="fresh"), h.token(sub="carol", sid="fresh")):
+            assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(token)).status_code == 200
