@@ -93,6 +93,8 @@ import Testing
                 // Payloads that name no device of the app stay, malformed ones too.
                 jobs["malformed"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"device_id\": oops", runAt: 0, now: 0)
                 jobs["other"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"nested\":{\"device_id\":\"d1\"}}", runAt: 0, now: 0)
+                // The app's own jobs go by their app, whatever their payload (a receipt check).
+                jobs["gone-receipt"] = try tx.jobs.enqueue(kind: "push.receipt", payloadJSON: "{}", app: "gone", runAt: 0, now: 0)
                 return jobs
             }
             #expect(try storage.writeSync { tx in try tx.apps.delete(AppID("gone")!) })
@@ -105,6 +107,7 @@ import Testing
                 #expect(try tx.jobs.find(id: jobs["d2"]!) != nil)
                 #expect(try tx.jobs.find(id: jobs["malformed"]!) != nil)
                 #expect(try tx.jobs.find(id: jobs["other"]!) != nil)
+                #expect(try tx.jobs.find(id: jobs["gone-receipt"]!, app: "gone") == nil)
                 #expect(try tx.notifications.find(id: "n-gone") == nil)
                 #expect(try tx.notifications.find(id: "n-default") != nil)
                 #expect(try tx.deliveries.list(notificationID: "n-gone").isEmpty)
