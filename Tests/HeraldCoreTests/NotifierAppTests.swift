@@ -8,27 +8,20 @@ import Testing
 /// profile, devices, members and channel; equal user ids in two apps are two users; a plan that
 /// recovery takes up keeps its app.
 @Suite struct NotifierAppTests {
-    typealias Loops = NotifierTests.Loops
-    typealias Configured = NotifierTests.Configured
+    static let chat = AppProfile(app: "chat", catalog: .empty, payload: try! PayloadOptions(rootKey: "respondo"))
 
+    /// The notifier's harness with app `chat` beside `default`, both with a provider.
     final class TwoApps: Sendable {
-        let clock = ManualClock()
-        let storage: SQLiteStorage
-        let broker: MemoryBroker
-        let presence: MemoryPresenceStore
-        let loops: Loops
-        let notifier: Notifier
-        static let chat = AppProfile(app: "chat", catalog: .empty, payload: try! PayloadOptions(rootKey: "respondo"))
+        let h: NotifierTests.Harness
+        var clock: ManualClock { h.clock }
+        var storage: SQLiteStorage { h.storage }
+        var broker: MemoryBroker { h.broker }
+        var presence: MemoryPresenceStore { h.presence }
+        var loops: NotifierTests.Loops { h.loops }
+        var notifier: Notifier { h.notifier }
 
         init() throws {
-            storage = try SQLiteStorage.open(path: ":memory:")
-            broker = MemoryBroker(clock: clock)
-            presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
-            loops = Loops(broker: broker, presence: presence)
-            let providers = PushProviders(configured: [Configured()])
-            providers.setProviders([Configured()], app: "chat")
-            notifier = Notifier(database: storage, broker: broker, presence: presence, barrier: loops, providers: providers,
-                                catalog: .empty, profiles: { $0 == "chat" ? Self.chat : nil }, clock: clock, nodeID: "node-a")
+            h = try NotifierTests.Harness(profiles: { $0 == "chat" ? NotifierAppTests.chat : nil }, appsWithProviders: ["chat"])
         }
 
         func device(app: String, user: String, session: String) throws {
@@ -51,9 +44,7 @@ import Testing
                                     dataJSON: "{}")
         }
 
-        func send(_ call: NotificationCall) async -> NotificationAnswer {
-            await withCheckedContinuation { continuation in notifier.send(call) { continuation.resume(returning: $0) } }
-        }
+        func send(_ call: NotificationCall) async -> NotificationAnswer { await h.send(call) }
 
         /// The queued push of each device id.
         func pushes() throws -> [String: PushNotification] {
