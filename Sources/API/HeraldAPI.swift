@@ -18,10 +18,12 @@ public enum HeraldAPI {
     /// The routes of `router(…)` with the OpenAPI spec of each.
     static func routes(configuration: APIConfiguration, node: RealtimeNode, database: any Storage,
                        sessions: SessionRegistry, push: PushService? = nil, notifier: Notifier? = nil) -> RouteTable {
-        let notifier = notifier ?? Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
-                                            providers: push?.providers, catalog: .empty, pushQueued: push?.wakeWorker)
-        var table = RouteTable()
         let authenticator = Authenticator(configuration: configuration, sessions: sessions)
+        let apps = authenticator.apps
+        let notifier = notifier ?? Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
+                                            providers: push?.providers, catalog: .empty, profiles: { apps.profile($0) },
+                                            pushQueued: push?.wakeWorker)
+        var table = RouteTable()
         let appService = configuration.appService
             ?? AppService(storage: database, directory: authenticator.apps, secretBox: nil, factory: nil, providers: nil)
         AppRoutes(adminKey: configuration.adminKey.map { Array($0.utf8) }, service: appService).register(in: &table)
@@ -40,13 +42,12 @@ public enum HeraldAPI {
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey,
-                   catalog: notifier.catalog, payload: notifier.payload).register(in: &table)
+                   notifier: notifier).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)
         notificationRoutes.register(in: &table)
-        InboxRoutes(authenticator: authenticator, database: database, broker: node.broker,
-                    renderer: NotificationRenderer(catalog: notifier.catalog), catalog: notifier.catalog).register(in: &table)
-        PreferenceRoutes(authenticator: authenticator, responder: responder, catalog: notifier.catalog).register(in: &table)
+        InboxRoutes(authenticator: authenticator, database: database, broker: node.broker, notifier: notifier).register(in: &table)
+        PreferenceRoutes(authenticator: authenticator, responder: responder, notifier: notifier).register(in: &table)
         MemberRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         UserRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         if let issuer = configuration.devIssuer {

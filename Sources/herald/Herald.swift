@@ -195,7 +195,8 @@ enum Herald {
             }
         }
         let notifier = Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
-                                providers: push?.providers, catalog: catalog, payload: settings.payload, clock: SystemClock(), log: PushSetup.log,
+                                providers: push?.providers, catalog: catalog, payload: settings.payload,
+                                profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log,
                                 pushQueued: push?.wakeWorker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)

@@ -72,14 +72,20 @@ import Testing
         /// Faults the notifier's storage meets (`FaultyStorage` over `storage`); none unless armed.
         let faults = StorageFaults()
 
-        init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat) throws {
+        /// - Parameters:
+        ///   - profiles: other apps' profiles (none by default).
+        ///   - appsWithProviders: other apps given the same configured provider as `default`.
+        init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat,
+             profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil }, appsWithProviders: [String] = []) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             self.broker = MemoryBroker(clock: clock)
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
             loops = Loops(broker: self.broker, presence: presence)
             let queued = self.queued
+            let providers = PushProviders(configured: [Configured()])
+            for app in appsWithProviders { providers.setProviders([Configured()], app: app) }
             notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
-                                providers: PushProviders(configured: [Configured()]), catalog: catalog, payload: payload, clock: clock,
+                                providers: providers, catalog: catalog, payload: payload, profiles: profiles, clock: clock,
                                 nodeID: "node-a", pushQueued: { queued.add() })
         }
 

@@ -460,17 +460,6 @@ def test_channels_are_per_app(herald_apps, provider_double):
     assert_error(r, 400, "invalid_request", field="channels")
 
 
-def test_routes_not_yet_per_app_refuse_other_apps(herald_apps, provider_double):
-    h = herald_apps
-    create_chat(h, provider_double)
-    r = HTTP.post(h.url("/v1/notifications"), json={"user_ids": ["carol"], "kind": "k", "title": {"en": "t"}, "body": {"en": "b"}},
-                  headers=bearer(CHAT_SERVER_KEY))
-    assert_error(r, 403, "app_not_supported")
-    assert_error(HTTP.get(h.url("/v1/me/notifications"), headers=bearer(chat_token())), 403, "app_not_supported")
-    # The default app's keys still work there.
-    assert HTTP.get(h.url("/v1/me/notifications"), headers=bearer(h.token(sub="carol"))).status_code == 200
-
-
 def test_an_apps_expo_pushes_and_receipts_use_its_access_token(herald_factory, provider_double):
     provider_double.expo_access_token("chat-expo-token")
     h = herald_factory(**provider_double.herald_env(), HERALD_ADMIN_KEY=ADMIN_KEY, HERALD_SECRET_KEY=SECRET_KEY,

@@ -42,6 +42,12 @@ public final class AppDirectory: Sendable {
     /// One app, if served.
     public func app(_ id: AppID) -> ResolvedApp? { state.withLock { $0.apps[id] } }
 
+    /// A stored app's profile as its settings are now, for the `Notifier` (nil: `default`, or no
+    /// such app).
+    public func profile(_ app: String) -> AppProfile? {
+        AppID(app).flatMap { self.app($0)?.profile }
+    }
+
     /// Every app, `default` first.
     public var all: [ResolvedApp] {
         state.withLock { snapshot in snapshot.apps.values.sorted { ($0.id.isDefault ? 0 : 1, $0.id) < ($1.id.isDefault ? 0 : 1, $1.id) } }

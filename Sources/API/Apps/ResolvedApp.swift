@@ -27,6 +27,9 @@ public struct ResolvedApp: Sendable {
     let jwks: [String: AccessTokenVerifier]
     /// Hex SHA-256 of each server key.
     let serverKeyHashes: [String]
+    /// What the choke point applies to the app's calls (catalog with its exclusions and default
+    /// locale, payload options); nil for `default`, whose profile the environment gives the `Notifier`.
+    public let profile: AppProfile?
 
     /// The environment's app: the keys and server key `HERALD_*` configure, every other setting at
     /// its default.
@@ -36,6 +39,7 @@ public struct ResolvedApp: Sendable {
         verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
         jwks = [:]
         serverKeyHashes = configuration.serverKey.map { [SecretBox.sha256Hex(Array($0.utf8))] } ?? []
+        profile = nil
     }
 
     /// A stored app, its token settings checked.
@@ -89,6 +93,40 @@ public struct ResolvedApp: Sendable {
             throw AppSettingError(field: "tokens.algorithms", message: "no configured key uses an accepted algorithm")
         }
         serverKeyHashes = record.serverKeys.map(\.hash)
+        profile = try Self.profile(record)
+    }
+
+    /// The app's catalog (none: an empty one) with the settings' default locale in place of the
+    /// catalog's and its exclusions added to the catalog's, and its payload options.
+    /// - Throws: `AppSettingError` for `catalog` (it does not parse, or a text has none for the
+    ///   default locale), `default_locale` or `payload.root_key`.
+    static func profile(_ record: AppRecord) throws(AppSettingError) -> AppProfile {
+        let settings = record.settings
+        var base = NotificationCatalog.empty
+        if let text = settings.catalogJSON {
+            do { base = try NotificationCatalog.parse(Array(text.utf8), defaultLocale: settings.defaultLocale) } catch {
+                throw AppSettingError(field: settings.defaultLocale == nil ? "catalog" : "default_locale",
+                                      message: error.message)
+            }
+        } else if let locale = settings.defaultLocale {
+            guard let tag = LocaleTag(locale) else { throw AppSettingError(field: "default_locale", message: "\(locale) is not a language tag") }
+            base = NotificationCatalog(app: record.id.rawValue, defaultLocale: tag.rawValue, notificationIDKey: base.notificationIDKey,
+                                       kindKey: base.kindKey, exclusions: base.exclusions, categories: base.categories, kinds: base.kinds)
+        }
+        let own = settings.exclusions
+        var data = base.exclusions.data
+        for (key, rules) in Dictionary(grouping: own.dataPrefixes, by: \.key).sorted(by: { $0.key < $1.key }) {
+            data.append(ExclusionRules.DataPattern(key: key, prefixes: rules.map(\.prefix)))
+        }
+        let exclusions = ExclusionRules(audiences: base.exclusions.audiences.union(own.audiences),
+                                        kinds: base.exclusions.kinds.union(own.kinds), data: data)
+        let catalog = NotificationCatalog(app: record.id.rawValue, defaultLocale: base.defaultLocale, notificationIDKey: base.notificationIDKey,
+                                          kindKey: base.kindKey, exclusions: exclusions, categories: base.categories, kinds: base.kinds)
+        let payload: PayloadOptions
+        do { payload = try PayloadOptions(rootKey: settings.payload.rootKey) } catch {
+            throw AppSettingError(field: "payload.root_key", message: error.message)
+        }
+        return AppProfile(app: record.id.rawValue, catalog: catalog, payload: payload)
     }
 
     /// Whether the app accepts access tokens at all.

@@ -7,7 +7,9 @@ import Realtime
 /// `Decodable` structs, because the format tells an absent key from `null` (`notification_id_key`,
 /// a kind's `sound`) and refuses unknown keys, which `Decodable` does neither of.
 enum CatalogParser {
-    static func parse(_ bytes: [UInt8]) throws(CatalogError) -> NotificationCatalog {
+    /// - Parameter overridingLocale: an app's `default_locale` setting, which replaces the file's
+    ///   (every text must then have one for it, or for another tag of its language).
+    static func parse(_ bytes: [UInt8], defaultLocale overridingLocale: String? = nil) throws(CatalogError) -> NotificationCatalog {
         switch JSONSyntax.check(bytes, maxDepth: 32, rejectDuplicateKeys: true) {
         case nil: break
         case .tooDeep?:
@@ -35,7 +37,9 @@ enum CatalogParser {
 
         let app = try root.string("app") ?? "default"
         guard !app.isEmpty else { throw .invalid(field: "app", reason: "must not be empty") }
-        let defaultLocale = try root.string("default_locale").map { raw throws(CatalogError) in
+        let localeText: String?
+        if let overridingLocale { localeText = overridingLocale } else { localeText = try root.string("default_locale") }
+        let defaultLocale = try localeText.map { raw throws(CatalogError) in
             guard let tag = LocaleTag(raw) else {
                 throw .invalid(field: "default_locale", reason: "\"\(raw)\" is not a language tag such as pt-BR")
             }

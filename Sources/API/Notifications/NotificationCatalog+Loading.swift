@@ -36,7 +36,8 @@ extension NotificationCatalog {
     /// key is a language tag, and every title and body has a text for the default locale.
     ///
     /// - Throws: `CatalogError.invalid` naming the first offending field.
-    public static func parse(_ bytes: [UInt8]) throws(CatalogError) -> NotificationCatalog {
-        try CatalogParser.parse(bytes)
+    /// - Parameter defaultLocale: an app's `default_locale` setting, replacing the file's.
+    public static func parse(_ bytes: [UInt8], defaultLocale: String? = nil) throws(CatalogError) -> NotificationCatalog {
+        try CatalogParser.parse(bytes, defaultLocale: defaultLocale)
     }
 }

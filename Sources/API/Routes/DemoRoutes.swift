@@ -112,19 +112,19 @@ struct DemoRoutes {
         if !probe.hasRecipients {
             request.body = try Self.insertingRecipients(userID: claims.subject, into: request.body)
         }
-        return try notifications.submit(NotificationRoutes.body(request))
+        return try notifications.submit(NotificationRoutes.body(request), app: claims.app.rawValue)
     }
 
     /// `GET /v1/dev/notifications/{id}/deliveries`: as the server-key route answers.
     func deliveries(_ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.client(context, now: unixSeconds())
-        return notifications.deliveryRecord(id: context.pathParameters["id"] ?? "")
+        let claims = try authenticator.client(context, now: unixSeconds())
+        return notifications.deliveryRecord(id: context.pathParameters["id"] ?? "", app: claims.app.rawValue)
     }
 
     /// `GET /v1/dev/channels/{name}/presence`: as the server-key route answers.
     func channelPresence(_ context: RequestContext) throws -> RouteResult {
-        _ = try authenticator.client(context, now: unixSeconds())
-        return try presence.channelPresence(named: context.pathParameters["name"])
+        let claims = try authenticator.client(context, now: unixSeconds())
+        return try presence.channelPresence(named: context.pathParameters["name"], app: claims.app.rawValue)
     }
 
     /// `GET /v1/dev/push-double/requests?since=&provider=`: the provider double's request log

@@ -18,7 +18,6 @@ extension InboxRoutes {
                 200: .json("A page of the inbox.", .ref("InboxPage"), headers: ##"{"Herald-Cursor": {"$ref": "#/components/headers/HeraldCursor"}}"##),
                 400: .invalidRequest,
                 401: .invalidToken,
-                403: .appNotSupported,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])
@@ -29,7 +28,6 @@ extension InboxRoutes {
             responses: [
                 200: .json("Unread notifications in the inbox.", .ref("UnreadCount"), headers: ##"{"Herald-Cursor": {"$ref": "#/components/headers/HeraldCursor"}}"##),
                 401: .invalidToken,
-                403: .appNotSupported,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])
@@ -44,7 +42,6 @@ extension InboxRoutes {
             responses: [
                 200: .json("Read.", .ref("NotificationRead")),
                 401: .invalidToken,
-                403: .appNotSupported,
                 404: .shared("NotFound", description: "Not one of the caller's notifications (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
                 503: .storageUnavailable,
@@ -57,7 +54,6 @@ extension InboxRoutes {
             responses: [
                 200: .json("All read.", .ref("NotificationsReadAll")),
                 401: .invalidToken,
-                403: .appNotSupported,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])

@@ -9,8 +9,8 @@ struct InboxRoutes {
     let authenticator: Authenticator
     let database: any Storage
     let broker: any Broker
-    let renderer: NotificationRenderer
-    let catalog: NotificationCatalog
+    /// Each app's catalog renders its inbox texts.
+    let notifier: Notifier
 
     /// The live event telling a user's other sessions that read state changed.
     static let readEvent = EventName("notification.read")!
@@ -27,7 +27,8 @@ struct InboxRoutes {
     /// newest first. Texts are in `locale` (else `Accept-Language`, else the user's language set with
     /// `PUT /v1/users/{id}`, else the catalog default).
     func list(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
         let request = context.request
         var limit = 20
         if let raw = request.queryValue("limit") {
@@ -47,12 +48,12 @@ struct InboxRoutes {
         let asked = try Self.locale(request)
         let cursor = position()
         let pageSize = limit, beforeSequence = before, unread = unreadOnly
-        let renderer = self.renderer
+        let renderer = notifier.profile(app).renderer
         return .deferred { writer in
             database.read({ tx -> ([NotificationRecord], String?) in
-                let records = try tx.notifications.page(userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
+                let records = try tx.notifications.page(app: app, userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
                 // The same fallback as the user's pushes (NO-5): their profile language before the default.
-                let locale = try asked ?? (records.isEmpty ? nil : tx.users.find(userID: claims.subject)?.locale)
+                let locale = try asked ?? (records.isEmpty ? nil : tx.users.find(app: app, userID: claims.subject)?.locale)
                 return (records, locale)
             }) { result in
                 switch result {
@@ -72,10 +73,11 @@ struct InboxRoutes {
 
     /// `GET /v1/me/notifications/unread-count` → `{unread_count}`.
     func unreadCount(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
         let cursor = position()
         return .deferred { writer in
-            database.read({ tx in try tx.notifications.unreadCount(userID: claims.subject) }) { result in
+            database.read({ tx in try tx.notifications.unreadCount(app: app, userID: claims.subject) }) { result in
                 switch result {
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
@@ -91,13 +93,14 @@ struct InboxRoutes {
     /// `POST /v1/me/notifications/{id}/read` → `{id, read_at, unread_count}`; 404 for another
     /// user's or an unknown id. Marking twice keeps the first time and broadcasts nothing.
     func read(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
         let id = context.pathParameters["id"] ?? ""
         let broker = self.broker
         return .deferred { writer in
             database.write({ tx in
-                let result = try tx.notifications.markRead(userID: claims.subject, id: id, now: unixMilliseconds())
-                return (result, try tx.notifications.unreadCount(userID: claims.subject))
+                let result = try tx.notifications.markRead(app: app, userID: claims.subject, id: id, now: unixMilliseconds())
+                return (result, try tx.notifications.unreadCount(app: app, userID: claims.subject))
             }) { result in
                 switch result {
                 case .failure(let error):
@@ -107,7 +110,7 @@ struct InboxRoutes {
                 case .success((.alreadyRead(let at), let unread)):
                     writer.complete(.json(200, Self.readJSON(id: id, at: at, unread: unread)))
                 case .success((.marked(let at), let unread)):
-                    Self.broadcastRead(broker, userID: claims.subject, ids: [id], unread: unread)
+                    Self.broadcastRead(broker, app: app, userID: claims.subject, ids: [id], unread: unread)
                     writer.complete(.json(200, Self.readJSON(id: id, at: at, unread: unread)))
                 }
             }
@@ -116,17 +119,18 @@ struct InboxRoutes {
 
     /// `POST /v1/me/notifications/read-all` → `{marked, unread_count}`.
     func readAll(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
         let broker = self.broker
         return .deferred { writer in
             database.write({ tx in
-                try tx.notifications.markAllRead(userID: claims.subject, now: unixMilliseconds())
+                try tx.notifications.markAllRead(app: app, userID: claims.subject, now: unixMilliseconds())
             }) { result in
                 switch result {
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
                 case .success(let marked):
-                    if marked > 0 { Self.broadcastRead(broker, userID: claims.subject, ids: nil, unread: 0) }
+                    if marked > 0 { Self.broadcastRead(broker, app: app, userID: claims.subject, ids: nil, unread: 0) }
                     writer.complete(.json(200, "{\"marked\":\(marked),\"unread_count\":0}"))
                 }
             }
@@ -138,9 +142,10 @@ struct InboxRoutes {
         String(describing: StreamCursor(epoch: broker.epoch, sequence: broker.publishedCount))
     }
 
-    /// `notification.read {ids | all, unread_count}` on `user:{id}`, after the commit.
-    private static func broadcastRead(_ broker: any Broker, userID: String, ids: [String]?, unread: Int) {
-        guard let channel = ChannelName.personal(userID: userID) else { return }
+    /// `notification.read {ids | all, unread_count}` on `user:{id}` of `app`, after the commit.
+    private static func broadcastRead(_ broker: any Broker, app: String, userID: String, ids: [String]?, unread: Int) {
+        guard let personal = ChannelName.personal(userID: userID) else { return }
+        let channel = ChannelName.scoped(personal, app: app)
         let which = ids.map { "\"ids\":" + JSONText.array($0) } ?? "\"all\":true"
         // Best effort: the read state is stored; a client that missed the event sees it on GET.
         _ = try? broker.publish([PublishRequest(channel: channel, event: readEvent, data: "{\(which),\"unread_count\":\(unread)}")])

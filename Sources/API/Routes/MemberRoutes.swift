@@ -31,14 +31,14 @@ struct MemberRoutes {
 
     /// `PUT /v1/scopes/{scope}/members/{user_id} {permissions}` → 201 when new, 200 when updated.
     func put(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         let (scope, userID) = try path(context)
         let body = try RequestBody.decode(PutBody.self, from: context.request)
         guard body.permissions.count <= 200 else { throw HTTPError.invalid("permissions", "at most 200 permissions") }
         for permission in body.permissions where !NotificationRequest.isName(permission) {
             throw HTTPError.invalid("permissions", "'\(permission)' is not a permission name (1-64 of A-Z a-z 0-9 _ - . :)")
         }
-        let member = ScopeMember(scope: scope, userID: userID!, permissions: Array(Set(body.permissions)).sorted(), updatedAt: unixMilliseconds())
+        let member = ScopeMember(app: app, scope: scope, userID: userID!, permissions: Array(Set(body.permissions)).sorted(), updatedAt: unixMilliseconds())
         return responder.write { tx in
             let created = try tx.members.put(member)
             return .json(created ? 201 : 200, Self.json(member))
@@ -47,10 +47,10 @@ struct MemberRoutes {
 
     /// `DELETE /v1/scopes/{scope}/members/{user_id}` → 204, or 404 when not a member.
     func delete(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         let (scope, userID) = try path(context)
         return responder.write { tx in
-            guard try tx.members.delete(scope: scope, userID: userID!) else {
+            guard try tx.members.delete(app: app, scope: scope, userID: userID!) else {
                 throw HTTPError(404, "not_found", "\(userID!) is not a member of \(scope)")
             }
             return .empty(204)
@@ -59,7 +59,7 @@ struct MemberRoutes {
 
     /// `GET /v1/scopes/{scope}/members?cursor=&limit=` → `{members, next_cursor}` by user id.
     func list(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         let (scope, _) = try path(context)
         var limit = 100
         if let raw = context.request.queryValue("limit") {
@@ -69,7 +69,7 @@ struct MemberRoutes {
         let after = context.request.queryValue("cursor")
         let pageSize = limit
         return responder.read { tx in
-            let members = try tx.members.list(scope: scope, after: after, limit: pageSize)
+            let members = try tx.members.list(app: app, scope: scope, after: after, limit: pageSize)
             let next = members.count == pageSize ? members.last.map { JSONText.quote($0.userID) } ?? "null" : "null"
             return .json(200, "{\"scope\":\(JSONText.quote(scope)),\"members\":[" + members.map(Self.json).joined(separator: ",")
                 + "],\"next_cursor\":\(next)}")

@@ -38,7 +38,6 @@ extension NotificationRoutes {
                     """#),
                 400: .invalidRequest,
                 401: .unauthorized,
-                403: .appNotSupported,
                 409: .json("The `idempotency_key` was used with a different body in the last 24 h (`idempotency_key_reused`), or a call with it is still being processed (`idempotency_in_progress`; retry shortly).", .error(["idempotency_key_reused", "idempotency_in_progress"])),
                 413: .json("The body is over `HERALD_MAX_BODY_BYTES`, `data` is over 2048 bytes or `live.data` over `HERALD_MAX_DATA_BYTES` as compact JSON (`payload_too_large`, with `field`), or a scope rule reaches more than 10000 members (`too_many_recipients`).", .error(["payload_too_large", "too_many_recipients"])),
                 415: .unsupportedMediaType,
@@ -56,7 +55,6 @@ extension NotificationRoutes {
             responses: [
                 200: .json("The record.", .ref("NotificationDeliveries")),
                 401: .unauthorized,
-                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
@@ -72,7 +70,6 @@ extension NotificationRoutes {
             responses: [
                 200: .json("Recorded, or recorded before (`already_recorded`).", .ref("DeliveryOpened")),
                 401: .invalidToken,
-                403: .appNotSupported,
                 404: .shared("NotFound", description: "No such delivery for the caller (`not_found`): another user's is never revealed."),
                 429: .tooManyConnections,
                 503: .storageUnavailable,
@@ -89,7 +86,6 @@ extension NotificationRoutes {
                 200: .json("The user's reachability (an unknown user is `unreachable`).", .ref("Reachability")),
                 400: .invalidRequest,
                 401: .unauthorized,
-                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
                 503: .storageUnavailable,

@@ -25,8 +25,8 @@ struct NotificationRoutes {
     /// push_suppressed, skipped, skipped_recipients}`; 200 with `Idempotent-Replayed: true` for a
     /// repeated `idempotency_key`.
     func send(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
-        return try submit(Self.body(context.request))
+        let app = try authenticator.server(context)
+        return try submit(Self.body(context.request), app: app.rawValue)
     }
 
     /// The body, read in one pass by `NotificationBodyScanner`; one it leaves is decoded by
@@ -43,14 +43,16 @@ struct NotificationRoutes {
     /// Validates `body` and hands it to the notifier: the one path of `POST /v1/notifications` and
     /// of the web demo's dev-only helper (`DemoRoutes`), which has already checked its caller.
     ///
+    /// - Parameter app: whose members, catalog, devices and channels the call uses (ADR 0006).
     /// - Throws: `HTTPError` 400 for a body `NotificationRequest` refuses.
-    func submit(_ body: NotificationBody) throws -> RouteResult {
-        let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: notifier.catalog, payload: notifier.payload,
+    func submit(_ body: NotificationBody, app: String) throws -> RouteResult {
+        let profile = notifier.profile(app)
+        let request = try NotificationRequest(body: body, now: unixMilliseconds(), catalog: profile.catalog, payload: profile.payload,
                                               maxLiveDataBytes: configuration.maxDataBytes)
         // Only a call with an idempotency key is ever compared with another.
         let hash = request.idempotencyKey == nil ? "" : Self.sha256Hex(Array(request.canonicalText.utf8))
         let notifier = self.notifier
-        let call = NotificationCall(recipients: request.recipients, plan: request.plan, live: request.live,
+        let call = NotificationCall(app: app, recipients: request.recipients, plan: request.plan, live: request.live,
                                     idempotencyKey: request.idempotencyKey, requestHash: hash, planJSON: request.planJSON,
                                     titleJSON: request.titleJSON, bodyJSON: request.bodyJSON, argsJSON: request.argsJSON,
                                     dataJSON: request.dataJSON)
@@ -89,15 +91,15 @@ struct NotificationRoutes {
     /// `GET /v1/notifications/{id}/deliveries` (server key): every outcome, oldest first, and
     /// the latest outcome per device and per connection.
     func deliveries(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
-        return deliveryRecord(id: context.pathParameters["id"] ?? "")
+        let app = try authenticator.server(context)
+        return deliveryRecord(id: context.pathParameters["id"] ?? "", app: app.rawValue)
     }
 
-    /// The delivery record of notification `id` (404 `not_found` when there is none), for a
-    /// caller already checked: the server key here, the demo user in `DemoRoutes`.
-    func deliveryRecord(id: String) -> RouteResult {
+    /// The delivery record of notification `id` (404 `not_found` when there is none, or it is
+    /// another app's), for a caller already checked: the server key here, the demo user in `DemoRoutes`.
+    func deliveryRecord(id: String, app: String) -> RouteResult {
         responder.read { tx in
-            guard let notification = try tx.notifications.find(id: id) else {
+            guard let notification = try tx.notifications.find(id: id), notification.app == app else {
                 throw HTTPError(404, "not_found", "no such notification")
             }
             let entries = try tx.deliveries.list(notificationID: id)
@@ -125,10 +127,12 @@ struct NotificationRoutes {
     /// `POST /v1/deliveries/{id}/opened` (client token): the user opened a tracked push (NO-8,
     /// seed 004). Idempotent: a second open answers 200 with `already_recorded: true`.
     func opened(_ context: RequestContext) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
         let deliveryID = context.pathParameters["id"] ?? ""
         return responder.write { tx in
-            guard let queued = try tx.deliveries.queued(deliveryID: deliveryID), queued.userID == claims.subject else {
+            // A delivery of another app's user of the same id is not this user's (ADR 0006).
+            guard let queued = try tx.deliveries.queued(deliveryID: deliveryID), queued.userID == claims.subject,
+                  try tx.notifications.find(id: queued.notificationID)?.app == claims.app.rawValue else {
                 throw HTTPError(404, "not_found", "no such delivery for this user")
             }
             if try tx.deliveries.exists(deliveryID: deliveryID, outcome: .opened) {
@@ -146,16 +150,16 @@ struct NotificationRoutes {
     /// `unreachable` (with its reason: the session ended, the user's global push switch is off,
     /// or the provider has no credentials).
     func reachability(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
             throw HTTPError.invalid("id", "not a valid user id")
         }
-        let sessions = presence.sessions(userID: userID)
+        let sessions = presence.sessions(userID: Presence.userKey(app: app, userID: userID))
         let push = self.push
         return responder.read { tx in
-            let devices = try tx.devices.list(userID: userID, now: unixMilliseconds())
+            let devices = try tx.devices.list(app: app, userID: userID, now: unixMilliseconds())
             // NO-4: the global switch off silences every push, whatever the kind or scope.
-            let pushDisabled = try tx.preferences.find(userID: userID, scope: nil)?.isEnabled == false
+            let pushDisabled = try tx.preferences.find(app: app, userID: userID, scope: nil)?.isEnabled == false
             var live: [String: Presence.SessionSummary] = [:]
             for session in sessions { if let sid = session.sessionID { live[sid] = session } }
             func liveState(_ session: Presence.SessionSummary) -> String { session.foreground ? "live_foreground" : "live_background" }
@@ -165,7 +169,7 @@ struct NotificationRoutes {
                 let state: String
                 if let sid = device.sessionID, let session = live[sid] {
                     state = liveState(session)
-                } else if device.sessionActive, !pushDisabled, push?.providers.isConfigured(storedProvider: device.provider) == true {
+                } else if device.sessionActive, !pushDisabled, push?.providers.isConfigured(storedProvider: device.provider, app: app) == true {
                     state = "push_only"
                 } else {
                     state = "unreachable"

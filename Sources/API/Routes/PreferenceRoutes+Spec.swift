@@ -31,7 +31,6 @@ extension PreferenceRoutes {
             responses: [
                 200: .pushPreferences,
                 401: .invalidToken,
-                403: .appNotSupported,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])
@@ -44,7 +43,6 @@ extension PreferenceRoutes {
                 200: .pushPreferences,
                 400: .invalidRequest,
                 401: .invalidToken,
-                403: .appNotSupported,
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,

@@ -7,7 +7,8 @@ import Realtime
 struct PreferenceRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
-    let catalog: NotificationCatalog
+    /// Each app's catalog names the kinds its preferences may hold.
+    let notifier: Notifier
 
     struct ScopeBody: Decodable {
         let is_enabled: Bool
@@ -39,19 +40,22 @@ struct PreferenceRoutes {
 
     /// `GET …/push-preferences` → `{scope, is_enabled, enabled_events, available_events, is_default}`.
     func get(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
         let scope = try checked(rawScope)
-        let catalog = self.catalog
+        let catalog = notifier.profile(app).catalog
         return responder.read { tx in
-            let saved = try tx.preferences.find(userID: claims.subject, scope: scope)
-            let available = try Self.available(tx, catalog: catalog, userID: claims.subject, scope: scope)
+            let saved = try tx.preferences.find(app: app, userID: claims.subject, scope: scope)
+            let available = try Self.available(tx, catalog: catalog, app: app, userID: claims.subject, scope: scope)
             return .json(200, Self.json(scope: scope, saved: saved, available: available, catalog: catalog))
         }
     }
 
     /// `PUT …/push-preferences {is_enabled, enabled_events?}`; unknown kinds → 400, nothing saved.
     func put(_ context: RequestContext, scope rawScope: String?) throws -> RouteResult {
-        let claims = try authenticator.clientOfDefaultApp(context, now: unixSeconds())
+        let claims = try authenticator.client(context, now: unixSeconds())
+        let app = claims.app.rawValue
+        let catalog = notifier.profile(app).catalog
         let scope = try checked(rawScope)
         let body = try RequestBody.decode(ScopeBody.self, from: context.request)
         var events: [String]?
@@ -64,25 +68,24 @@ struct PreferenceRoutes {
             }
             events = Array(Set(given)).sorted()
         }
-        let catalog = self.catalog
-        let record = PushPreferenceRecord(userID: claims.subject, scope: scope, isEnabled: body.is_enabled, enabledEvents: events,
+        let record = PushPreferenceRecord(app: app, userID: claims.subject, scope: scope, isEnabled: body.is_enabled, enabledEvents: events,
                                           updatedAt: unixMilliseconds())
         return responder.write { tx in
             try tx.preferences.save(record)
-            let available = try Self.available(tx, catalog: catalog, userID: claims.subject, scope: scope)
+            let available = try Self.available(tx, catalog: catalog, app: app, userID: claims.subject, scope: scope)
             return .json(200, Self.json(scope: scope, saved: record, available: available, catalog: catalog))
         }
     }
 
     /// Kinds the user may receive in `scope`: those whose `requires` their membership holds (for
     /// the global switch: every kind preferences govern).
-    private static func available(_ tx: any StorageTransaction, catalog: NotificationCatalog, userID: String,
+    private static func available(_ tx: any StorageTransaction, catalog: NotificationCatalog, app: String, userID: String,
                                   scope: String?) throws -> [NotificationKind] {
         // The global switch governs every kind a preference can name, whatever the scope permissions.
         guard let scope else {
             return catalog.kinds.values.filter { $0.inPreferences && !catalog.excludes(audience: $0.audience) && !catalog.exclusions.kinds.contains($0.name) }.sorted { $0.name < $1.name }
         }
-        let member = try tx.members.find(scope: scope, userID: userID)
+        let member = try tx.members.find(app: app, scope: scope, userID: userID)
         return catalog.availableKinds(permissions: Set(member?.permissions ?? []))
     }
 

@@ -42,7 +42,6 @@ extension PresenceRoutes {
                 200: .json("The channel's connections, by user and session.", .ref("ChannelPresence")),
                 400: .invalidRequest,
                 401: .unauthorized,
-                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
             ])
@@ -56,7 +55,6 @@ extension PresenceRoutes {
             responses: [
                 200: .json("The user's sessions (an unknown user has none).", .ref("LiveSessions")),
                 401: .unauthorized,
-                403: .appNotSupported,
                 404: .notFound,
                 429: .tooManyConnections,
             ])

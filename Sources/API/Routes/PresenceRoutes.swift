@@ -31,7 +31,7 @@ struct PresenceRoutes {
         }
         let body = try RequestBody.decode(StateBody.self, from: context.request)
         guard let state = AppState(body.state) else { throw HTTPError.invalid("state", "state must be foreground or background") }
-        let changed = presence.setState(userID: claims.subject, sessionID: sessionID, state)
+        let changed = presence.setState(userID: Presence.userKey(app: claims.app.rawValue, userID: claims.subject), sessionID: sessionID, state)
         return .response(.json(200, "{\"session_id\":\(JSONText.quote(sessionID)),\"state\":\"\(state)\",\"connections\":\(changed)}"))
     }
 
@@ -46,39 +46,42 @@ struct PresenceRoutes {
         for id in body.ids where id.isEmpty || id.utf8.count > 64 {
             throw HTTPError.invalid("ids", "each id is an event id of 1-64 characters")
         }
-        presence.acknowledge(sessionID: sessionID, connectionID: nil, userID: claims.subject, ids: body.ids)
+        presence.acknowledge(sessionID: sessionID, connectionID: nil,
+                             userID: Presence.userKey(app: claims.app.rawValue, userID: claims.subject), ids: body.ids)
         return .response(.json(200, "{\"acknowledged\":\(body.ids.count)}"))
     }
 
     /// `GET /v1/channels/{name}/presence` (server key).
     func channelPresence(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
-        return try channelPresence(named: context.pathParameters["name"])
+        let app = try authenticator.server(context)
+        return try channelPresence(named: context.pathParameters["name"], app: app.rawValue)
     }
 
     /// Who is connected to channel `name`, for a caller already checked: the server key here, the
     /// demo user in `DemoRoutes`.
     ///
+    /// - Parameter app: whose channel `name` is (ADR 0006: another app's same name is another channel).
     /// - Throws: `HTTPError` 400 when `name` is not a channel name.
-    func channelPresence(named name: String?) throws -> RouteResult {
-        guard let raw = name, let channel = ChannelName(raw) else {
+    func channelPresence(named name: String?, app: String) throws -> RouteResult {
+        guard let raw = name, let named = ChannelName(raw) else {
             throw HTTPError.invalid("name", "not a valid channel name")
         }
+        let channel = ChannelName.scoped(named, app: app)
         let sessions = presence.sessions(channel: channel)
         let connections = sessions.reduce(0) { $0 + $1.connections.count }
         var users: [String: [Presence.SessionSummary]] = [:]
-        for session in sessions { users[session.userID, default: []].append(session) }
+        for session in sessions { users[Presence.userID(fromKey: session.userID), default: []].append(session) }
         let usersJSON = users.keys.sorted().map { user in
             "{\"user_id\":\(JSONText.quote(user)),\"sessions\":[" + users[user]!.map(json).joined(separator: ",") + "]}"
         }
-        return .response(.json(200, "{\"channel\":\(JSONText.quote(channel.rawValue)),\"connections\":\(connections),\"users\":[" + usersJSON.joined(separator: ",") + "]}"))
+        return .response(.json(200, "{\"channel\":\(JSONText.quote(named.rawValue)),\"connections\":\(connections),\"users\":[" + usersJSON.joined(separator: ",") + "]}"))
     }
 
     /// `GET /v1/users/{id}/sessions/live` (server key).
     func liveSessions(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context)
         guard let userID = context.pathParameters["id"] else { throw HTTPError.invalid("id", "a user id is required") }
-        let sessions = presence.sessions(userID: userID)
+        let sessions = presence.sessions(userID: Presence.userKey(app: app.rawValue, userID: userID))
         return .response(.json(200, "{\"user_id\":\(JSONText.quote(userID)),\"sessions\":[" + sessions.map(json).joined(separator: ",") + "]}"))
     }
 
@@ -86,10 +89,10 @@ struct PresenceRoutes {
         let connections = session.connections.map { c in
             "{\"connection_id\":\(JSONText.quote(c.connectionID)),\"transport\":\"\(c.transport.rawValue)\",\"state\":\"\(c.state)\","
                 + "\"lease_fresh\":\(c.leaseFresh),\"lease_age_ms\":\(c.leaseAgeMilliseconds),"
-                + "\"channels\":\(JSONText.array(c.channels.map(\.rawValue).sorted())),\"opened_at\":\(c.openedAt)}"
+                + "\"channels\":\(JSONText.array(c.channels.map(\.clientName).sorted())),\"opened_at\":\(c.openedAt)}"
         }
         let state = session.connections.contains { $0.state == .foreground } ? "foreground" : "background"
-        return "{\"session_id\":\(session.sessionID.map(JSONText.quote) ?? "null"),\"user_id\":\(JSONText.quote(session.userID)),"
+        return "{\"session_id\":\(session.sessionID.map(JSONText.quote) ?? "null"),\"user_id\":\(JSONText.quote(Presence.userID(fromKey: session.userID))),"
             + "\"live\":\(!session.connections.isEmpty),\"state\":\"\(state)\",\"foreground\":\(session.foreground),"
             + "\"last_change_at\":\(session.lastChangeAt),\"lease_age_ms\":\(session.leaseAgeMilliseconds),"
             + "\"last_ack_id\":\(session.lastAck.map(JSONText.quote) ?? "null"),\"last_ack_at\":\(session.lastAckAt.map(String.init) ?? "null"),"

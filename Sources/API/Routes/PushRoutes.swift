@@ -10,10 +10,9 @@ struct PushRoutes {
     let push: PushService?
     /// `HERALD_VAPID_*`'s public key (base64url), nil when Web Push is off.
     let vapidPublicKey: String?
-    /// The app's kind catalog: the test push's kind key and texts.
-    let catalog: NotificationCatalog
-    /// Where the app's pushes carry their data (AP-4): the test push and direct pushes too.
-    var payload: PayloadOptions = .flat
+    /// Each app's profile: its catalog gives the test push's kind key and texts; its payload
+    /// options where test and direct pushes carry their data (AP-4).
+    let notifier: Notifier
 
     /// `POST /v1/push` body: whom, and what.
     struct SendBody: Decodable {
@@ -58,7 +57,7 @@ struct PushRoutes {
     func testPush(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let id = context.pathParameters["id"] ?? ""
-        let push = self.push, catalog = self.catalog, rootKey = payload.rootKey
+        let push = self.push, profile = notifier.profile(claims.app.rawValue)
         let database = responder.database
         return .deferred { writer in
             database.read({ tx -> (DeviceRecord, String?)? in
@@ -77,8 +76,8 @@ struct PushRoutes {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
-                var notification = TestPush.notification(catalog: catalog, locale: device.locale ?? userLocale)
-                notification.rootKey = rootKey
+                var notification = TestPush.notification(catalog: profile.catalog, locale: device.locale ?? userLocale)
+                notification.rootKey = profile.payload.rootKey
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 push.providers.send(notification, to: target, pushID: .random(), app: device.app) { classification in
                     switch classification.outcome {
@@ -125,7 +124,7 @@ struct PushRoutes {
             throw HTTPError.invalid("device_ids", "device_ids must hold 1 to 1000 ids")
         }
         var direct = try Self.notification(body.notification)
-        direct.rootKey = payload.rootKey
+        direct.rootKey = notifier.profile(app).payload.rootKey
         let notification = direct
         let userID = body.user_id, deviceIDs = body.device_ids
         let worker = push.worker

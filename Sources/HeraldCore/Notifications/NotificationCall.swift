@@ -12,11 +12,15 @@ public enum Recipients: Sendable, Equatable {
 /// every recipient's notification follows, and the texts as each row stores them. The API builds
 /// it from the request body (`NotificationRequest`); the core never sees HTTP.
 public struct NotificationCall: Sendable {
+    /// The app the call is for (ADR 0006): its members, catalog, devices and channels.
+    public let app: String
     public let recipients: Recipients
     package let plan: NotificationPlan
     /// Extra message for a resource channel, published once per call.
     public let live: PublishRequest?
     public let idempotencyKey: String?
+    /// The idempotency key within its app: two apps may use the same key (ADR 0006).
+    var inFlightKey: String? { idempotencyKey.map { app + "\u{0}" + $0 } }
     /// Digest of the request, so one idempotency key cannot mean two different calls (NO-1).
     public let requestHash: String
     /// `plan.jsonText()`, made once: stored as the call's plan until its pushes are planned.
@@ -24,8 +28,9 @@ public struct NotificationCall: Sendable {
     /// The texts, arguments and data as every recipient's row stores them (JSON objects, keys sorted).
     public let titleJSON: String?, bodyJSON: String?, argsJSON: String?, dataJSON: String
 
-    package init(recipients: Recipients, plan: NotificationPlan, live: PublishRequest?, idempotencyKey: String?, requestHash: String,
-                 planJSON: String, titleJSON: String?, bodyJSON: String?, argsJSON: String?, dataJSON: String) {
+    package init(app: String = "default", recipients: Recipients, plan: NotificationPlan, live: PublishRequest?, idempotencyKey: String?,
+                 requestHash: String, planJSON: String, titleJSON: String?, bodyJSON: String?, argsJSON: String?, dataJSON: String) {
+        self.app = app
         self.recipients = recipients
         self.plan = plan
         self.live = live

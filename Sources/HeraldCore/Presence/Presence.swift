@@ -1,6 +1,18 @@
 /// The values the `PresenceStore` port speaks in (RT-7, RT-7a, NO-2): a namespace, so call sites
 /// read `Presence.Receipt`, `Presence.SessionSummary`.
 public enum Presence {
+    /// The key presence files a user under: the user id itself in the `default` app,
+    /// `~{app}~{id}` in any other (ADR 0006), so two apps' equal user ids never meet.
+    public static func userKey(app: String, userID: String) -> String {
+        app == "default" ? userID : "~" + app + "~" + userID
+    }
+
+    /// The user id a `userKey(app:userID:)` was made from (the key itself for `default`).
+    public static func userID(fromKey key: String) -> String {
+        guard key.utf8.first == UInt8(ascii: "~"), let end = key.dropFirst().firstIndex(of: "~") else { return key }
+        return String(key[key.index(after: end)...])
+    }
+
     /// One live connection as presence sees it, at the moment it was read.
     public struct Connection: Sendable {
         public let connectionID: String

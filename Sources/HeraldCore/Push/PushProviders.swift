@@ -74,6 +74,13 @@ public final class PushProviders: Sendable {
         PushProviderID(rawValue: storedProvider).map(isConfigured) ?? false
     }
 
+    /// Whether a device of `app` whose row names `storedProvider` can get pushes now: only the
+    /// app's own credentials count (AP-3).
+    public func isConfigured(storedProvider: String, app: String) -> Bool {
+        guard let id = PushProviderID(rawValue: storedProvider) else { return false }
+        return providers(app: app)[id] != nil
+    }
+
     /// Whether any provider can send.
     public var isEmpty: Bool { configured.isEmpty }
 

@@ -19,6 +19,10 @@ public struct EventStreamRequest: Sendable {
     /// The app the token was verified for (ADR 0006): deleting the app ends the stream.
     public var app: String = "default"
 
+    /// The key presence and the per-user stream limit file the user under: apps' equal user ids
+    /// are different users (ADR 0006).
+    public var presenceUserID: String { Presence.userKey(app: app, userID: userID) }
+
     public init(userID: String, sessionID: String?, channels: [ChannelName], resume: ResumePoint,
                 expiresAt: Int64?, appState: AppState = .foreground, headers: HTTPHeaders = HTTPHeaders()) {
         self.userID = userID

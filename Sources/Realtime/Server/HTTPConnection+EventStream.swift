@@ -38,7 +38,7 @@ extension HTTPConnection {
             beginClosing()
             return
         }
-        guard context.server.perUser.acquire(request.userID) else {
+        guard context.server.perUser.acquire(request.presenceUserID) else {
             send(.error(429, code: "too_many_streams",
                         message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
                  to: http, allowOrigin: allowOrigin)
@@ -49,7 +49,7 @@ extension HTTPConnection {
         do {
             snapshot = try context.server.node.subscribe(request.channels, loop: context.loop.index, resume: request.resume)
         } catch {
-            context.server.perUser.release(request.userID)
+            context.server.perUser.release(request.presenceUserID)
             send(.error(503, code: "broker_unavailable", message: "the broker cannot be reached; retry shortly"),
                  to: http, allowOrigin: allowOrigin)
             return
@@ -59,7 +59,7 @@ extension HTTPConnection {
         logRequest(status: 200)
         let stream = EventStream(connectionID: context.makeConnectionID(), request: request)
         state = .stream(stream)
-        context.server.node.presence.connected(connectionID: stream.connectionID, userID: stream.userID, sessionID: stream.sessionID,
+        context.server.node.presence.connected(connectionID: stream.connectionID, userID: request.presenceUserID, sessionID: stream.sessionID,
                                                transport: .sse, state: request.appState, channels: request.channels)
         for channel in request.channels {
             context.hub.add(self, to: channel, since: snapshot.since)
@@ -112,7 +112,7 @@ extension HTTPConnection {
     }
 
     func leaveStream(_ stream: EventStream) {
-        context.server.perUser.release(stream.userID)
+        context.server.perUser.release(Presence.userKey(app: stream.app, userID: stream.userID))
         context.server.node.presence.disconnected(connectionID: stream.connectionID)
         let hub = context.hub
         let node = context.server.node

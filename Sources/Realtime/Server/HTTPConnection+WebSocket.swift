@@ -56,7 +56,7 @@ extension HTTPConnection {
         // Known user: refuse over the stream limit with an HTTP answer, before upgrading, as SSE does.
         var slotHeld = false
         if let identity = request.identity {
-            guard context.server.perUser.acquire(identity.userID) else {
+            guard context.server.perUser.acquire(identity.presenceUserID) else {
                 send(.error(429, code: "too_many_streams",
                             message: "this user already has \(configuration.maxStreamsPerUser) open streams"),
                      to: http, allowOrigin: nil)
@@ -98,7 +98,7 @@ extension HTTPConnection {
             return
         }
         if !session.holdsUserSlot {
-            guard context.server.perUser.acquire(identity.userID) else {
+            guard context.server.perUser.acquire(identity.presenceUserID) else {
                 failWebSocket(session, code: .policyViolation, error: "too_many_streams",
                               message: "this user already has \(configuration.maxStreamsPerUser) open streams")
                 return
@@ -106,7 +106,7 @@ extension HTTPConnection {
             session.holdsUserSlot = true
         }
         session.authDeadline = 0
-        context.server.node.presence.connected(connectionID: session.connectionID, userID: identity.userID,
+        context.server.node.presence.connected(connectionID: session.connectionID, userID: identity.presenceUserID,
                                                sessionID: identity.sessionID, transport: .websocket,
                                                state: session.initialState, channels: [])
         var channels = [personal]
@@ -258,7 +258,7 @@ extension HTTPConnection {
                 return
             }
             context.server.node.presence.acknowledge(sessionID: identity.sessionID, connectionID: session.connectionID,
-                                                     userID: identity.userID, ids: ids)
+                                                     userID: identity.presenceUserID, ids: ids)
         case "ping":
             write(WebSocketFrameEncoder.text("{\"type\":\"pong\"}"))
         case "refresh":
@@ -376,7 +376,7 @@ extension HTTPConnection {
     func leaveWebSocket(_ session: WebSocketSession) {
         guard let identity = session.identity else { return }
         if session.holdsUserSlot {
-            context.server.perUser.release(identity.userID)
+            context.server.perUser.release(identity.presenceUserID)
             session.holdsUserSlot = false
         }
         context.server.node.presence.disconnected(connectionID: session.connectionID)

@@ -21,6 +21,10 @@ public struct StreamIdentity: Sendable {
         self.expiresAt = expiresAt
     }
 
+    /// The key presence and the per-user stream limit file the user under: apps' equal user ids
+    /// are different users (ADR 0006).
+    public var presenceUserID: String { Presence.userKey(app: app, userID: userID) }
+
     /// The personal channel `user:{sub}`, in the app's namespace (ADR 0006).
     public var personalChannel: ChannelName? { ChannelName.personal(userID: userID).map { ChannelName.scoped($0, app: app) } }
 

@@ -11,13 +11,20 @@ extension Notifier {
         var ids: [String] = []
         for call in calls {
             for record in call.stored {
-                guard let channel = ChannelName.personal(userID: record.userID) else { continue }
+                guard let personal = ChannelName.personal(userID: record.userID) else { continue }
+                let channel = ChannelName.scoped(personal, app: call.app)
                 let data = "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(record.scope.map(JSONText.quote) ?? "null")}"
                 batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data))
                 ids.append(record.id)
             }
         }
-        for call in calls { if let live = call.live { batch.append(live) } }
+        for call in calls {
+            // The plan keeps the channel as the app's backend named it; its app's namespace is added here.
+            if var live = call.live {
+                live.channel = ChannelName.scoped(live.channel, app: call.app)
+                batch.append(live)
+            }
+        }
         var receipts: [PublishReceipt] = []
         do {
             if !batch.isEmpty { receipts = try broker.publish(batch) }
@@ -32,7 +39,9 @@ extension Notifier {
         var wanted: [(userID: String, personalSequence: UInt64)] = []
         for call in calls {
             for record in call.stored {
-                if let message = sequences[record.id] { wanted.append((record.userID, message.sequence)) }
+                if let message = sequences[record.id] {
+                    wanted.append((Presence.userKey(app: call.app, userID: record.userID), message.sequence))
+                }
             }
         }
         let remote = wanted
@@ -43,18 +52,23 @@ extension Notifier {
                 for call in calls {
                     for record in call.stored {
                         if let message = sequences[record.id] {
-                            seen[record.id] = presence.receipts(userID: record.userID, personalSequence: message.sequence)
+                            seen[record.id] = presence.receipts(userID: Presence.userKey(app: call.app, userID: record.userID),
+                                                                personalSequence: message.sequence)
                         }
                     }
                 }
                 let presence = seen
                 database.write({ [self] tx in
                     let now = clock.unixMilliseconds
-                    // The planning reads of every call in the batch, in one query each instead of
-                    // one per call (one-recipient calls come in batches of dozens).
-                    let context = try PlanningContext(calls, now: now, tx: tx)
+                    // The planning reads of every call in the batch,
+                    // one query each instead of one per call (one-recipient calls come in batches of
+                    // dozens), per app, since an app's users are its own (ADR 0006).
+                    var contexts: [String: PlanningContext] = [:]
+                    for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
+                        contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
+                    }
                     return try calls.map { call in
-                        try planPushes(call, context: context, events: sequences, receipts: presence, now: now, tx: tx)
+                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx)
                     }
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.

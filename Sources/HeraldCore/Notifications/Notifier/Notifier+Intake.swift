@@ -34,7 +34,7 @@ extension Notifier {
                 planning.withLock { $0 += fresh }
                 // Before the next batch's body runs on this queue, so its repeats see the keys.
                 let keys = zip(calls, stored).compactMap { call, stored -> String? in
-                    if case .success(.fresh) = stored { return call.request.idempotencyKey }
+                    if case .success(.fresh) = stored { return call.request.inFlightKey }
                     return nil
                 }
                 if !keys.isEmpty { keysInFlight.withLock { $0.formUnion(keys) } }
@@ -72,8 +72,8 @@ extension Notifier {
             case .success(.replayDeferred(let json)):
                 call.completion(.accepted(json: json, replayed: true))
             case .success(.fresh(let stored, let skipped, let pending)):
-                let completion = call.completion, log = self.log, key = call.request.idempotencyKey
-                planning.append(Planning(stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
+                let completion = call.completion, log = self.log, key = call.request.inFlightKey
+                planning.append(Planning(app: call.request.app, stored: stored, plan: call.request.plan, live: call.request.live, skipped: skipped,
                                          pending: pending) { [self] result in
                     if let key { _ = keysInFlight.withLock { $0.remove(key) } }
                     switch result {
@@ -95,16 +95,16 @@ extension Notifier {
     /// write (the batch relies on it).
     /// - Parameter batchKeys: idempotency keys stored earlier in the same batch; gets this call's.
     func store(_ call: Call, tx: any StorageTransaction, batchKeys: inout Set<String>) throws -> Stored {
-        let request = call.request, plan = request.plan
+        let request = call.request, plan = request.plan, app = request.app
         let now = clock.unixMilliseconds
         if let key = request.idempotencyKey,
-           let existing = try tx.idempotency.find(key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
+           let existing = try tx.idempotency.find(app: app, key: key, notBefore: now - Self.idempotencyWindowMilliseconds) {
             guard existing.requestHash == request.requestHash else { throw NotificationRefusal.idempotencyKeyReused }
             if existing.complete { return .replay(existing.responseJSON) }
-            if batchKeys.contains(key) || keysInFlight.withLock({ $0.contains(key) }) { throw NotificationRefusal.idempotencyInProgress }
+            if let flight = request.inFlightKey, batchKeys.contains(flight) || keysInFlight.withLock({ $0.contains(flight) }) { throw NotificationRefusal.idempotencyInProgress }
             return .replayDeferred(existing.responseJSON)
         }
-        let (users, skipped) = try resolve(request.recipients, kind: plan.kind, scope: plan.scope, tx: tx)
+        let (users, skipped) = try resolve(request.recipients, app: app, kind: plan.kind, scope: plan.scope, tx: tx)
         var pending: Int64?
         if !users.isEmpty {
             // One plan for the call, whatever its number of recipients, held by this node from the
@@ -116,19 +116,19 @@ extension Notifier {
         stored.reserveCapacity(users.count)
         for user in users {
             stored.append(try tx.notifications.insert(NotificationRecord(
-                id: Self.newID("ntf", now: now), userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
+                id: Self.newID("ntf", now: now), app: app, userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
                 bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
                 threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planID: pending,
                 createdAt: now)))
         }
-        if let key = request.idempotencyKey {
-            batchKeys.insert(key)
+        if let key = request.idempotencyKey, let flight = request.inFlightKey {
+            batchKeys.insert(flight)
             var provisional = Outcome()
             provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
             provisional.skippedRecipients = skipped
             provisional.planningDeferred = true
             try tx.idempotency.reserve(IdempotencyRecord(
-                app: "default", key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
+                app: app, key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
         return .fresh(stored, skipped: skipped, plan: pending)
     }
@@ -139,16 +139,18 @@ extension Notifier {
     /// explicit `user_ids` with a `scope` keep only the members holding it, and a `permission` rule
     /// keeps only those who also hold the kind's. The others are listed with `not_a_member` or
     /// `missing_permission`. Without a scope there is no membership to check, so `user_ids` stand.
-    /// - Parameter scope: the notification's scope (the call's `scope`, else the rule's).
-    func resolve(_ recipients: Recipients, kind: String, scope notificationScope: String?,
+    /// - Parameters:
+    ///   - app: whose members and catalog apply.
+    ///   - scope: the notification's scope (the call's `scope`, else the rule's).
+    func resolve(_ recipients: Recipients, app: String, kind: String, scope notificationScope: String?,
                  tx: any StorageTransaction) throws -> ([String], [(userID: String, reason: String)]) {
-        let requires = catalog.kind(kind)?.requires
+        let requires = profile(app).catalog.kind(kind)?.requires
         switch recipients {
         case .users(let ids):
             guard let requires, let notificationScope else { return (ids, []) }
             var users: [String] = [], skipped: [(userID: String, reason: String)] = []
             for id in ids {
-                guard let member = try tx.members.find(scope: notificationScope, userID: id) else {
+                guard let member = try tx.members.find(app: app, scope: notificationScope, userID: id) else {
                     skipped.append((id, "not_a_member"))
                     continue
                 }
@@ -156,7 +158,7 @@ extension Notifier {
             }
             return (users, skipped)
         case .scopePermission(let scope, let permission):
-            let members = try tx.members.holding(scope: scope, permission: permission ?? requires)
+            let members = try tx.members.holding(app: app, scope: scope, permission: permission ?? requires)
             guard members.count <= Self.maxScopeRecipients else {
                 throw NotificationRefusal.tooManyRecipients(scope: scope, count: members.count, limit: Self.maxScopeRecipients)
             }
@@ -168,13 +170,13 @@ extension Notifier {
             }
             return (users, skipped)
         case .scopeAssignee(let scope, let assignee?):
-            guard let member = try tx.members.find(scope: scope, userID: assignee) else {
+            guard let member = try tx.members.find(app: app, scope: scope, userID: assignee) else {
                 return ([], [(assignee, "not_a_member")])
             }
             if let requires, !member.permissions.contains(requires) { return ([], [(assignee, "missing_permission")]) }
             return ([assignee], [])
         case .scopeAssignee(let scope, nil):
-            let members = try tx.members.holding(scope: scope, permission: requires)
+            let members = try tx.members.holding(app: app, scope: scope, permission: requires)
             guard members.count <= Self.maxScopeRecipients else {
                 throw NotificationRefusal.tooManyRecipients(scope: scope, count: members.count, limit: Self.maxScopeRecipients)
             }

@@ -7,6 +7,8 @@ extension Notifier {
     /// What planning reads for every recipient of a batch: their devices, push preferences, and
     /// the language of those with a device registered without one.
     struct PlanningContext {
+        /// The app of the calls: its catalog, payload options and providers apply.
+        let profile: AppProfile
         let devices: [String: [DeviceRecord]]
         /// By user: the profile language (`PUT /v1/users/{id}`), read only for users with a
         /// device that has no locale of its own (NO-5).
@@ -14,7 +16,10 @@ extension Notifier {
         /// By user, then by scope (nil: the user's global switch).
         let preferences: [String: [String?: PushPreferenceRecord]]
 
-        init(_ calls: [Planning], now: Int64, tx: any StorageTransaction) throws {
+        /// - Parameter calls: calls of `profile`'s app only.
+        init(_ calls: [Planning], profile: AppProfile, now: Int64, tx: any StorageTransaction) throws {
+            self.profile = profile
+            let app = profile.app
             var users: Set<String> = []
             var scopes: Set<String> = []
             for call in calls {
@@ -22,11 +27,11 @@ extension Notifier {
                 if let scope = call.plan.scope { scopes.insert(scope) }
             }
             let userIDs = Array(users)
-            devices = Dictionary(grouping: try tx.devices.list(userIDs: userIDs, now: now), by: \.userID)
+            devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
             let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
-            userLocales = try tx.users.locales(userIDs: withoutLocale)
+            userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
             var preferences: [String: [String?: PushPreferenceRecord]] = [:]
-            for record in try tx.preferences.list(userIDs: userIDs, scopes: Array(scopes)) {
+            for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
                 preferences[record.userID, default: [:]][record.scope] = record
             }
             self.preferences = preferences
@@ -40,7 +45,7 @@ extension Notifier {
                             receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
         if let pending = call.pending, try !tx.plans.markPlanned(id: pending, by: nodeID) { return nil }
-        let stored = call.stored, plan = call.plan, devices = context.devices
+        let stored = call.stored, plan = call.plan, devices = context.devices, profile = context.profile, app = call.app
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
         // The call's texts, parsed once for all its devices (each device only picks a locale), and
@@ -60,9 +65,9 @@ extension Notifier {
             let preferences = context.preferences[record.userID]
             let global = preferences?[String?.none]
             let scoped = plan.scope.flatMap { preferences?[$0] }
-            let allowed = planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
+            let allowed = profile.planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
             var unread: Int?
-            if plan.badge == .unread { unread = try tx.notifications.unreadCount(userID: record.userID) }
+            if plan.badge == .unread { unread = try tx.notifications.unreadCount(app: app, userID: record.userID) }
             let seen = receipts[record.id] ?? []
             for receipt in seen where receipt.received {
                 outcome.liveDelivered += 1
@@ -71,8 +76,8 @@ extension Notifier {
                     outcome: .liveDelivered, detail: "\(receipt.transport.rawValue)\(receipt.foreground ? ", foreground" : ", background")", at: now))
             }
             for device in devices[record.userID] ?? [] {
-                let enabled = providers?.isConfigured(storedProvider: device.provider) ?? false
-                let decision = planner.decide(plan, device: device, eventID: eventID, receipts: seen,
+                let enabled = providers?.isConfigured(storedProvider: device.provider, app: app) ?? false
+                let decision = profile.planner.decide(plan, device: device, eventID: eventID, receipts: seen,
                                               allowedByPreferences: allowed, providerEnabled: enabled, now: now)
                 switch decision {
                 case .skip(let result, let detail):
@@ -84,7 +89,7 @@ extension Notifier {
                     let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, texts: texts(), record: record, device: device,
+                        notification = try pushNotification(plan, profile: profile, texts: texts(), record: record, device: device,
                                                             userLocale: context.userLocales[record.userID], eventID: eventID,
                                                             unread: unread, deliveryID: deliveryID, now: now)
                     } catch {
@@ -106,7 +111,7 @@ extension Notifier {
             }
             if let eventID { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
         }
-        if let key = plan.idempotencyKey { try tx.idempotency.complete(key: key, responseJSON: outcome.json) }
+        if let key = plan.idempotencyKey { try tx.idempotency.complete(app: app, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
             counts.outcomes["live_delivered", default: 0] += outcome.liveDelivered

@@ -11,9 +11,10 @@ extension Notifier {
 
     /// The push for one device: texts in its locale, else the user's (NO-5), grouping (NO-7),
     /// badge, ids — all data under the app's root key when it has one (AP-4).
-    func pushNotification(_ plan: NotificationPlan, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
+    func pushNotification(_ plan: NotificationPlan, profile: AppProfile, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
                           eventID: String?,
                           unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
+        let catalog = profile.catalog, payload = profile.payload
         var data = plan.data
         data[catalog.kindKey] = plan.kind
         if let key = catalog.notificationIDKey { data[key] = record.id }
@@ -30,7 +31,7 @@ extension Notifier {
         case .unread?: unread
         case nil: nil
         }
-        let rendered = try renderer.render(kind: plan.kind, deviceLocale: device.locale ?? userLocale,
+        let rendered = try profile.renderer.render(kind: plan.kind, deviceLocale: device.locale ?? userLocale,
                                            title: texts.title, body: texts.body,
                                            arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
                                            sound: plan.sound, androidChannelID: plan.androidChannelID)

@@ -82,7 +82,7 @@ extension Notifier {
                     continue
                 }
                 done.enter()
-                calls.append(Planning(stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { [log] result in
+                calls.append(Planning(app: stored.first?.app ?? "default", stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { [log] result in
                     if case .failure(let deferred) = result { log.error("recovery could not plan notifications", ["error": "\(deferred.error)"]) }
                     done.leave()
                 })

@@ -28,11 +28,10 @@ public final class Notifier: Sendable {
     let pushQueued: (@Sendable () -> Void)?
     let clock: any Clock
     let log: Logger
-    public let catalog: NotificationCatalog
-    /// How pushes carry their data (AP-4: under one root key, or flat).
-    public let payload: PayloadOptions
-    let planner: PushPlanner
-    let renderer: NotificationRenderer
+    /// The `default` app's catalog, exclusions, default locale and payload options.
+    public let defaultProfile: AppProfile
+    /// The profile of a stored app, as its settings are now (nil: no such app).
+    let storedProfile: @Sendable (String) -> AppProfile?
     /// Names this process as the holder of the plans it stores or claims (`claimed_by`).
     public let nodeID: String
     let recovery = DispatchQueue(label: "herald.notifier.recovery")
@@ -65,14 +64,18 @@ public final class Notifier: Sendable {
     ///   - barrier: the point after which presence knows who received what was published.
     ///   - providers: the push providers with credentials; nil when none has (devices are then
     ///     recorded `failed`).
-    ///   - catalog: the app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
-    ///   - payload: the app's payload options (`HERALD_PAYLOAD_ROOT_KEY`); flat by default.
+    ///   - catalog: the `default` app's kinds (`HERALD_CATALOG_PATH`), or `.empty`.
+    ///   - payload: the `default` app's payload options (`HERALD_PAYLOAD_ROOT_KEY`); flat by default.
+    ///   - profiles: the profile of any other app by id, as its settings are now (ADR 0006); nil
+    ///     for an app that does not exist (any more): its calls are then planned with an empty
+    ///     catalog and flat payloads.
     ///   - clock: wall time for rows, expiry and leases; tests pass a `ManualClock`.
     ///   - log: what an operator should see (failures, recovery).
     ///   - nodeID: the name this process holds plans under; unique per process by default.
     ///   - pushQueued: called after pushes were enqueued (wakes the delivery worker).
     public init(database: any Storage, broker: any Broker, presence: any PresenceStore, barrier: any DeliveryBarrier,
                 providers: PushProviders?, catalog: NotificationCatalog, payload: PayloadOptions = .flat,
+                profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil },
                 clock: any Clock = SystemClock(), log: Logger = .silent,
                 nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil) {
         self.database = database
@@ -83,10 +86,8 @@ public final class Notifier: Sendable {
         self.pushQueued = pushQueued
         self.clock = clock
         self.log = log
-        self.catalog = catalog
-        self.payload = payload
-        self.planner = PushPlanner(catalog: catalog)
-        self.renderer = NotificationRenderer(catalog: catalog)
+        self.defaultProfile = AppProfile(app: "default", catalog: catalog, payload: payload)
+        self.storedProfile = profiles
         self.nodeID = nodeID ?? Self.newID("node", now: clock.unixMilliseconds)
         self.timer = DispatchSource.makeTimerSource(queue: recovery)
         timer.resume()
@@ -109,6 +110,8 @@ public final class Notifier: Sendable {
 
     /// One call's stored rows on their way to being broadcast and planned.
     struct Planning: Sendable {
+        /// The app of the call (of every stored row).
+        let app: String
         let stored: [NotificationRecord]
         let plan: NotificationPlan
         let live: PublishRequest?
@@ -153,6 +156,19 @@ public final class Notifier: Sendable {
             return true
         }
         if first { storeBatch() }
+    }
+
+    /// The `default` app's catalog.
+    public var catalog: NotificationCatalog { defaultProfile.catalog }
+
+    /// The `default` app's payload options.
+    public var payload: PayloadOptions { defaultProfile.payload }
+
+    /// What applies to `app`'s calls now: the environment's for `default`, a stored app's settings
+    /// otherwise, and an empty catalog with flat payloads for an app that is gone.
+    public func profile(_ app: String) -> AppProfile {
+        if app == "default" { return defaultProfile }
+        return storedProfile(app) ?? AppProfile(app: app, catalog: .empty)
     }
 
     /// Notifications stored and planned since start, and planning outcomes
