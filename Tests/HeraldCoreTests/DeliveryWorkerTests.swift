@@ -469,6 +469,17 @@ final class WorkerHarness: Sendable {
         try await h.worker.runDue()
         #expect(try h.job(orphan).state == .dead && h.job(orphan).lastError?.hasPrefix("push_not_configured") == true)
         #expect(!h.provider.sent.map(\.token).contains("chat-9"))
+        // An app this node does not serve (its secrets did not open at start) keeps its pushes for
+        // when it is loaded: retried, the attempt not counted, never dead.
+        h.worker.providers.removeApp("chat")
+        let waiting = try h.enqueue(try chatDevice("chat-10"))
+        try await h.worker.runDue()
+        let kept = try h.job(waiting)
+        #expect(kept.state == .queued && kept.lastError?.hasPrefix("app_not_loaded") == true && kept.uncountedAttempts == 1)
+        h.worker.providers.setProviders([chatProvider], app: "chat")
+        h.clock.advance(byMilliseconds: 31_000)
+        try await h.worker.runDue()
+        #expect(try h.job(waiting).state == .done && chatProvider.sent.map(\.token).last == "chat-10")
     }
 
     @Test func anExpiredNotificationIsRecordedAndNotSent() async throws {

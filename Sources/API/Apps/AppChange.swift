@@ -114,7 +114,11 @@ struct AppChange {
             if claim?.isEmpty == true { throw HTTPError.invalid("tokens.session_claim", "a claim name, or null: tokens carry no session (AP-5)") }
             settings.sessionClaim = claim
         }
-        if tokens.keys.contains("issuer") { settings.issuer = try optionalString(tokens["issuer"], "tokens.issuer") }
+        if tokens.keys.contains("issuer") {
+            let issuer = try optionalString(tokens["issuer"], "tokens.issuer")
+            if let issuer, issuer.isEmpty || issuer.utf8.count > 1024 { throw HTTPError.invalid("tokens.issuer", "1-1024 characters, or null") }
+            settings.issuer = issuer
+        }
         if tokens.keys.contains("audience") { settings.audience = try optionalString(tokens["audience"], "tokens.audience") }
     }
 

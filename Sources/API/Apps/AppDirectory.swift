@@ -62,7 +62,8 @@ public final class AppDirectory: Sendable {
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
             for hash in app.serverKeyHashes { snapshot.byServerKey[hash] = app.id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != app.id }
-            if let issuer = app.settings.tokens.issuer { snapshot.byIssuer[issuer] = app.id }
+            // The admin API keeps issuers unique; of apps stored before it did, the first installed keeps it.
+            if let issuer = app.settings.tokens.issuer, snapshot.byIssuer[issuer] == nil { snapshot.byIssuer[issuer] = app.id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
         if notify { changedHook.withLock { $0 }?(app.id) }
@@ -86,6 +87,9 @@ public final class AppDirectory: Sendable {
     public func allowsOrigin(_ origin: String) -> Bool {
         state.withLock { $0.corsOrigins.contains(origin) || $0.corsOrigins.contains("*") }
     }
+
+    /// The app tokens with `iss` = `issuer` are routed to, if any.
+    public func app(issuer: String) -> AppID? { state.withLock { $0.byIssuer[issuer] } }
 
     /// The app whose server key hashes to `hash`, if any.
     func app(serverKeyHash hash: String) -> AppID? { state.withLock { $0.byServerKey[hash] } }

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import PushHTTP
 import Realtime
+import Synchronization
 
 /// The apps' life cycle (AP-1, AP-2, ADR 0006): opening sealed secrets, checking settings,
 /// building providers, and installing an app's new state in the `AppDirectory` and the
@@ -15,6 +16,9 @@ public final class AppService: Sendable {
     let leewaySeconds: Int64
     /// Closes the live streams of a deleted app's users (set by the routes: the node knows them).
     let closeStreams: @Sendable (AppID) -> Void
+    /// Stored apps this process could not load, and why (`/readyz`): their keys and tokens are
+    /// refused and their pushes wait, until they load.
+    private let failed = Mutex<[AppID: String]>([:])
 
     /// - Parameters:
     ///   - secretBox: seals and opens secrets; nil when `HERALD_SECRET_KEY` is not set (secrets
@@ -36,7 +40,8 @@ public final class AppService: Sendable {
     struct Prepared: Sendable {
         let record: AppRecord
         let resolved: ResolvedApp
-        let providers: [any PushProvider]
+        /// nil: the push credentials did not change, and the installed providers stay.
+        let providers: [any PushProvider]?
     }
 
     /// Opens every secret of `record` (its context binds app and field).
@@ -54,10 +59,14 @@ public final class AppService: Sendable {
     /// The additional data a secret is bound to.
     static func context(_ app: AppID, _ field: AppSecretField) -> String { "\(app.rawValue)/\(field.rawValue)" }
 
-    /// Checks `record` and builds what it needs, without installing anything.
+    /// Checks `record` and builds what it needs, without installing anything. Providers are built
+    /// only when the app's push credentials differ from those installed.
     /// - Throws: `AppSettingError` (400 naming the field).
     func prepare(_ record: AppRecord, opened: [AppSecretField: [UInt8]]) throws(AppSettingError) -> Prepared {
         let resolved = try ResolvedApp(record: record, jwtSecret: opened[.jwtSecret], leewaySeconds: leewaySeconds)
+        if let installed = directory.app(record.id), installed.pushIdentity == resolved.pushIdentity {
+            return Prepared(record: record, resolved: resolved, providers: nil)
+        }
         var pushSecrets = opened
         pushSecrets[.jwtSecret] = nil
         let built = try factory?.providers(app: record.id, push: record.settings.push, secrets: pushSecrets) ?? []
@@ -66,14 +75,16 @@ public final class AppService: Sendable {
 
     /// Makes a committed app effective: verifiers, server keys, providers (no restart).
     func install(_ prepared: Prepared, notify: Bool = true) {
-        providers?.setProviders(prepared.providers, app: prepared.record.id.rawValue)
+        failed.withLock { $0[prepared.record.id] = nil }
+        if let built = prepared.providers { providers?.setProviders(built, app: prepared.record.id.rawValue) }
         directory.install(prepared.resolved, notify: notify)
     }
 
     /// Forgets a deleted app and closes its streams.
     func uninstall(_ id: AppID, notify: Bool = true) {
+        failed.withLock { $0[id] = nil }
         directory.remove(id, notify: notify)
-        providers?.setProviders([], app: id.rawValue)
+        providers?.removeApp(id.rawValue)
         factory?.release(app: id)
         closeStreams(id)
     }
@@ -93,6 +104,9 @@ public final class AppService: Sendable {
         }
         install(try prepare(record, opened: try openSecrets(record)), notify: false)
     }
+
+    /// Stored apps not loaded here, by id, with why (`secrets_unreadable`, `setting_unusable: FIELD`).
+    public var notLoaded: [AppID: String] { failed.withLock { $0 } }
 
     /// Loads every stored app at start. An app whose secrets do not open or whose settings no
     /// longer check is skipped with an error in the log (Herald still starts, PU-6's rule);
@@ -118,8 +132,10 @@ public final class AppService: Sendable {
                 installed.append(record.id)
             } catch let error as SecretBoxError {
                 log("app not loaded: its secrets do not open", ["app": record.id.rawValue, "error": error.message])
+                failed.withLock { $0[record.id] = "secrets_unreadable" }
             } catch let error as AppSettingError {
                 log("app not loaded: a setting is unusable", ["app": record.id.rawValue, "field": error.field, "error": error.message])
+                failed.withLock { $0[record.id] = "setting_unusable: \(error.field)" }
             }
         }
         return installed

@@ -30,6 +30,11 @@ public struct ResolvedApp: Sendable {
     /// What the choke point applies to the app's calls (catalog with its exclusions and default
     /// locale, payload options); nil for `default`, whose profile the environment gives the `Notifier`.
     public let profile: AppProfile?
+    /// What the app's push providers are built from, as comparable text: the non-secret push
+    /// settings and each push secret's fingerprint and time set. Equal before and after a change:
+    /// the providers (their connections and provider tokens) are kept (APNs refuses a provider
+    /// token renewed more often than every 20 minutes).
+    let pushIdentity: String
 
     /// The environment's app: the keys and server key `HERALD_*` configure, every other setting at
     /// its default.
@@ -40,6 +45,7 @@ public struct ResolvedApp: Sendable {
         jwks = [:]
         serverKeyHashes = configuration.serverKey.map { [SecretBox.sha256Hex(Array($0.utf8))] } ?? []
         profile = nil
+        pushIdentity = ""
     }
 
     /// A stored app, its token settings checked.
@@ -94,6 +100,16 @@ public struct ResolvedApp: Sendable {
         }
         serverKeyHashes = record.serverKeys.map(\.hash)
         profile = try Self.profile(record)
+        pushIdentity = Self.pushIdentity(record)
+    }
+
+    static func pushIdentity(_ record: AppRecord) -> String {
+        let push = record.settings.push
+        let settings = [push.apnsKeyID, push.apnsTeamID, push.apnsTopic, push.fcmProjectID, push.vapidSubject, push.vapidPublicKey]
+            .map { $0 ?? "-" }.joined(separator: "\n")
+        let secrets = record.secrets.filter { $0.key != .jwtSecret }.sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { "\($0.key.rawValue)=\($0.value.fingerprint)@\($0.value.setAt)" }.joined(separator: "\n")
+        return settings + "\n" + secrets
     }
 
     /// The app's catalog (none: an empty one) with the settings' default locale in place of the

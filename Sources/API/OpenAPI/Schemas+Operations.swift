@@ -14,7 +14,11 @@ extension OpenAPIComponents {
             "description": "Whether a probe write (cached 1 s) committed: `ok`, or why not: `full` (no space on the database's volume), `read_only`, `busy` (locked past the busy timeout), `unavailable`, `failed`."
           },
           "problems": {"type": "array", "items": {"type": "string"}},
-          "push": {"type": "object", "additionalProperties": {"type": "string"}}
+          "push": {"type": "object", "additionalProperties": {"type": "string"}},
+          "apps_not_loaded": {
+            "type": "object", "additionalProperties": {"type": "string"},
+            "description": "Stored apps this node could not load at start, with why (`secrets_unreadable`, `setting_unusable: FIELD`): their keys and tokens are refused and their pushes wait (retried, never dead-lettered) until they load. They do not make the node unready."
+          }
         }
       },
       "Health": {

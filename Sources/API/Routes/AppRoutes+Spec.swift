@@ -5,8 +5,8 @@ extension AppRoutes {
     enum Spec {
         private static let appPath = OpenAPIParameter.inline(name: "app", location: "path", required: true, description: "The app id.",
                                                              schema: .json(#"{"type": "string"}"#))
-        private static let conflict = OpenAPIResponse.json("The id or a server key is taken (`app_exists`, `server_key_taken`), or the app is `default` (`app_from_environment`).",
-                                                           .error(["app_exists", "server_key_taken", "app_from_environment"]))
+        private static let conflict = OpenAPIResponse.json("The id, a server key or the token issuer is taken (`app_exists`, `server_key_taken`, `issuer_taken`), or the app is `default` (`app_from_environment`).",
+                                                           .error(["app_exists", "server_key_taken", "issuer_taken", "app_from_environment"]))
         private static let secretKeyMissing = OpenAPIResponse.json("A secret was given and no `HERALD_SECRET_KEY` is configured, or storage is unavailable.",
                                                                    .error(["secret_key_missing", "storage_busy", "storage_read_only", "storage_unavailable"]))
 

@@ -218,7 +218,12 @@ struct AppRoutes {
         return all
     }
 
+    /// - Throws: 409 `issuer_taken` when another app routes tokens by the same `tokens.issuer`
+    ///   (ADR 0006: an `iss` routes to exactly one app); 400 for a setting `AppService` refuses.
     private func prepare(_ record: AppRecord, opened: [AppSecretField: [UInt8]]) throws(HTTPError) -> AppService.Prepared {
+        if let issuer = record.settings.tokens.issuer, let holder = service.directory.app(issuer: issuer), holder != record.id {
+            throw HTTPError(409, "issuer_taken", "app \(holder) already routes tokens by this issuer", field: "tokens.issuer")
+        }
         do { return try service.prepare(record, opened: opened) } catch {
             throw HTTPError.invalid(error.field, error.message)
         }

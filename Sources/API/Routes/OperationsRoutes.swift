@@ -11,6 +11,9 @@ struct OperationsRoutes {
     let notifier: Notifier
     /// The write check `/readyz` makes, cached a short time.
     let probe: StorageProbe
+    /// Stored apps that did not load (shown by `/readyz`; they do not make the node unready: the
+    /// other apps are served).
+    var apps: AppService?
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -24,7 +27,7 @@ struct OperationsRoutes {
     /// `busy`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
     /// A provider whose mass-deletion guard tripped (PU-5a) is reported.
     func readiness() -> RouteResult {
-        let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs
+        let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs, apps = self.apps
         return .deferred { writer in
             node.snapshot { snapshot in
                 // A real write, not an empty transaction: one commits on a full disk.
@@ -52,7 +55,9 @@ struct OperationsRoutes {
                     }
                     let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
                         + "\"storage\":\"\(health.name)\","
-                        + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))}}"
+                        + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))},"
+                        + "\"apps_not_loaded\":{" + (apps?.notLoaded ?? [:]).sorted { $0.key < $1.key }
+                            .map { "\(JSONText.quote($0.key.rawValue)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}}"
                     writer.complete(.json(problems.isEmpty ? 200 : 503, body))
                 }
             }

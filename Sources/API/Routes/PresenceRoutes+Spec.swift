@@ -54,6 +54,7 @@ extension PresenceRoutes {
             ],
             responses: [
                 200: .json("The user's sessions (an unknown user has none).", .ref("LiveSessions")),
+                400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,
                 429: .tooManyConnections,

@@ -80,7 +80,9 @@ struct PresenceRoutes {
     /// `GET /v1/users/{id}/sessions/live` (server key).
     func liveSessions(_ context: RequestContext) throws -> RouteResult {
         let app = try authenticator.server(context)
-        guard let userID = context.pathParameters["id"] else { throw HTTPError.invalid("id", "a user id is required") }
+        guard let userID = context.pathParameters["id"], ChannelName.personal(userID: userID) != nil else {
+            throw HTTPError.invalid("id", "not a valid user id")
+        }
         let sessions = presence.sessions(userID: Presence.userKey(app: app.rawValue, userID: userID))
         return .response(.json(200, "{\"user_id\":\(JSONText.quote(userID)),\"sessions\":[" + sessions.map(json).joined(separator: ",") + "]}"))
     }

@@ -2,9 +2,12 @@
 /// read `Presence.Receipt`, `Presence.SessionSummary`.
 public enum Presence {
     /// The key presence files a user under: the user id itself in the `default` app,
-    /// `~{app}~{id}` in any other (ADR 0006), so two apps' equal user ids never meet.
+    /// `~{app}~{id}` in any other (ADR 0006), so two apps' equal user ids never meet. A `default`
+    /// user id that itself starts with `~` is filed as `~default~{id}`, so no user id can name
+    /// another app's user (an app id has no `~`, and `default` is no stored app's).
     public static func userKey(app: String, userID: String) -> String {
-        app == "default" ? userID : "~" + app + "~" + userID
+        if app == "default" && userID.utf8.first != UInt8(ascii: "~") { return userID }
+        return "~" + app + "~" + userID
     }
 
     /// The user id a `userKey(app:userID:)` was made from (the key itself for `default`).

@@ -54,7 +54,13 @@ public final class PushProviders: Sendable {
         precondition(app != "default", "the default app's providers are the environment's")
         var byID: [PushProviderID: any PushProvider] = [:]
         for provider in providers { byID[provider.id] = provider }
-        appProviders.withLock { $0[app] = byID.isEmpty ? nil : byID }
+        appProviders.withLock { $0[app] = byID }
+    }
+
+    /// Forgets a stored app that is no longer served here (deleted): its pushes are then refused
+    /// as those of any app this node does not serve.
+    public func removeApp(_ app: String) {
+        appProviders.withLock { $0[app] = nil }
     }
 
     /// The providers of `app`: `configured` for `default`, its own for any other (none: empty).
@@ -115,6 +121,13 @@ public final class PushProviders: Sendable {
         }
         if let adapter = providers(app: app)[target.provider] {
             adapter.send(notification, to: target, pushID: pushID, completion: completion)
+        } else if app != "default", appProviders.withLock({ $0[app] == nil }) {
+            // Not served here: its settings or secrets did not load (a wrong HERALD_SECRET_KEY at
+            // start), or another node created it a moment ago. Kept, not dead-lettered: the push
+            // goes once the app is loaded, within the retry budget.
+            completion(PushClassification(outcome: .notSent(afterSeconds: Self.unservedAppRetrySeconds,
+                                                             reason: "app_not_loaded: app \(app) is not served by this node"),
+                                          status: nil, rule: .retryUnsent(minimumDelay: Self.unservedAppRetrySeconds)))
         } else if adapters[target.provider] != nil {
             completion(PushClassification(outcome: .deadLetter(reason: "push_not_configured: no \(provider) credentials"), status: nil,
                                           rule: .deadLetterConfiguration))
@@ -122,6 +135,9 @@ public final class PushProviders: Sendable {
             completion(unsupported(provider: provider, recorded: false))
         }
     }
+
+    /// How long a push of an app this node does not serve waits before it is tried again.
+    static let unservedAppRetrySeconds = 30
 
     /// Whether any configured provider confirms deliveries later (`PushReceiptProvider`): only
     /// then does the worker look for `push.receipt` jobs.

@@ -6,8 +6,10 @@ import HeraldCore
 struct PostgresAppRepository: AppRepository {
     let connection: PostgresConnection
 
+    /// Also removes what an earlier app of the same id left (see `AppStore.create`).
     func create(_ app: AppRecord) throws(StorageError) {
         try mapped {
+            try purgeData(app.id.rawValue)
             try connection.run("""
                 INSERT INTO apps (id, settings_json, secrets_json, created_at, updated_at)
                 VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::bigint)
@@ -41,36 +43,41 @@ struct PostgresAppRepository: AppRepository {
 
     /// Deliveries carry no app column: they go with the app's notifications, before those rows.
     /// Jobs carry it since migration 12; those of its devices also go by device (jobs queued
-    /// before under another app's name). A job names its device in its payload's top-level `device_id`; payloads
-    /// are read here rather than cast to `jsonb` in SQL, so one malformed payload (which SQLite's
-    /// `json_valid` skips) cannot fail the whole delete.
+    /// before under another app's name). A job names its device in its payload's top-level
+    /// `device_id`; payloads are read here rather than cast to `jsonb` in SQL, so one malformed
+    /// payload (which SQLite's `json_valid` skips) cannot fail the whole delete.
     func delete(_ id: AppID) throws(StorageError) -> Bool {
         let app = id.rawValue
         return try mapped {
             guard try connection.run("DELETE FROM apps WHERE id = $1::text", [app]) > 0 else { return false }
-            let devices = Set(try connection.query("SELECT id FROM devices WHERE app = $1::text", [app]).map { try $0.value("id", as: String.self) })
-            if !devices.isEmpty {
-                var jobs: [String] = []
-                for row in try connection.query("SELECT id::text AS id, payload_json FROM jobs WHERE payload_json LIKE '%device\\_id%'") {
-                    let payload: String = try row.value("payload_json")
-                    guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
-                          let device = object["device_id"] as? String, devices.contains(device) else { continue }
-                    jobs.append(try row.value("id"))
-                }
-                if !jobs.isEmpty {
-                    try connection.run("DELETE FROM jobs WHERE id::text = ANY($1::text[])", [PostgresTextArray(elements: jobs)])
-                }
-            }
-            try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE app = $1::text)", [app])
-            try connection.run("""
-                DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = $1::text AND plan_id IS NOT NULL)
-                """, [app])
-            for table in ["jobs", "devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
-                          "app_server_keys"] {
-                // The table names are this list's literals, not input.
-                try connection.run("DELETE FROM \(table) WHERE app = $1::text", [app])
-            }
+            try purgeData(app)
             return true
+        }
+    }
+
+    /// Every row of app `app` outside the apps table.
+    private func purgeData(_ app: String) throws {
+        let devices = Set(try connection.query("SELECT id FROM devices WHERE app = $1::text", [app]).map { try $0.value("id", as: String.self) })
+        if !devices.isEmpty {
+            var jobs: [String] = []
+            for row in try connection.query("SELECT id::text AS id, payload_json FROM jobs WHERE payload_json LIKE '%device\\_id%'") {
+                let payload: String = try row.value("payload_json")
+                guard let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                      let device = object["device_id"] as? String, devices.contains(device) else { continue }
+                jobs.append(try row.value("id"))
+            }
+            if !jobs.isEmpty {
+                try connection.run("DELETE FROM jobs WHERE id::text = ANY($1::text[])", [PostgresTextArray(elements: jobs)])
+            }
+        }
+        try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE app = $1::text)", [app])
+        try connection.run("""
+            DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = $1::text AND plan_id IS NOT NULL)
+            """, [app])
+        for table in ["jobs", "devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
+                      "app_server_keys"] {
+            // The table names are this list's literals, not input.
+            try connection.run("DELETE FROM \(table) WHERE app = $1::text", [app])
         }
     }
 

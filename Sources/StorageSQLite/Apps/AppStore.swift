@@ -3,7 +3,10 @@ import HeraldCore
 
 /// The SQL of the apps table (AP-1, ADR 0006) and of deleting an app's rows everywhere.
 enum AppStore {
+    /// Also removes what an earlier app of the same id left: a request authorised before that app
+    /// was deleted may have written after the delete, and a new app must not inherit it.
     static func create(_ connection: SQLiteConnection, _ app: AppRecord) throws(SQLiteError) {
+        try purgeData(connection, app.id.rawValue)
         try connection.run("INSERT INTO apps (id, settings_json, secrets_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
                            [app.id.rawValue, try encode(app.settings), try encode(secrets(app)), app.createdAt, app.updatedAt])
         try insertKeys(connection, app)
@@ -36,6 +39,12 @@ enum AppStore {
         let app = id.rawValue
         try connection.run("DELETE FROM apps WHERE id = ?", [app])
         guard connection.changes > 0 else { return false }
+        try purgeData(connection, app)
+        return true
+    }
+
+    /// Every row of app `app` outside the apps table.
+    private static func purgeData(_ connection: SQLiteConnection, _ app: String) throws(SQLiteError) {
         try connection.run("""
             DELETE FROM jobs WHERE json_valid(payload_json)
                 AND json_extract(payload_json, '$.device_id') IN (SELECT id FROM devices WHERE app = ?)
@@ -49,7 +58,6 @@ enum AppStore {
             // The table names are this list's literals, not input.
             try connection.run("DELETE FROM \(table) WHERE app = ?", [app])
         }
-        return true
     }
 
     private static func insertKeys(_ connection: SQLiteConnection, _ app: AppRecord) throws(SQLiteError) {

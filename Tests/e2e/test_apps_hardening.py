@@ -1,0 +1,114 @@
+"""Apps against a user who tries to break them (issue 14; a new user's report): user ids that name
+another app's user, two apps claiming one issuer, rows a deleted app leaves behind, provider tokens
+renewed by unrelated changes, and an app that cannot load at start.
+"""
+import sqlite3
+import time
+import uuid
+
+from conftest import assert_error
+from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_token,  # noqa: F401
+                       create_chat, herald_apps, provider_double, provider_double_module, random_apns_token, register, wait_for)
+
+
+def test_a_user_id_cannot_name_another_apps_user(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    sid = f"cs-{uuid.uuid4().hex[:8]}"
+    chat = chat_token(sub="carol", sid=sid)
+    stream = h.stream(token=chat, params={"state": "background"})
+    stream.ready()
+    # Presence files chat's carol as ~chat~carol; the default app's routes cannot reach that key.
+    assert_error(HTTP.get(h.url("/v1/users/~chat~carol/sessions/live"), headers=h.server_headers()), 400, "invalid_request", field="id")
+    assert_error(HTTP.get(h.url("/v1/users/%7Echat%7Ecarol/sessions/live"), headers=h.server_headers()), 400, "invalid_request", field="id")
+    # A default-app token whose sub looks like the key changes nothing of chat's carol.
+    impostor = h.token(sub="~chat~carol", sid=sid)
+    r = HTTP.put(h.url("/v1/me/sessions/current/state"), json={"state": "foreground"}, headers=bearer(impostor))
+    assert r.status_code == 200 and r.json()["connections"] == 0, r.text
+    live = HTTP.get(h.url("/v1/users/carol/sessions/live"), headers=bearer(CHAT_SERVER_KEY)).json()
+    assert [s["state"] for s in live["sessions"]] == ["background"], live
+
+
+def test_an_issuer_routes_to_one_app_only(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    body = {"id": "zeta", "tokens": {"hs256_secret": "zeta-secret-0123456789abcdef012", "issuer": CHAT_ISSUER},
+            "server_keys": ["zeta-server-key-0123456789"]}
+    assert_error(HTTP.post(h.url("/v1/apps"), json=body, headers=admin()), 409, "issuer_taken", field="tokens.issuer")
+    body["tokens"]["issuer"] = "https://auth.zeta.example"
+    assert HTTP.post(h.url("/v1/apps"), json=body, headers=admin()).status_code == 201
+    r = HTTP.patch(h.url("/v1/apps/zeta"), json={"tokens": {"issuer": CHAT_ISSUER}}, headers=admin())
+    assert_error(r, 409, "issuer_taken", field="tokens.issuer")
+    assert_error(HTTP.patch(h.url("/v1/apps/zeta"), json={"tokens": {"issuer": ""}}, headers=admin()), 400, "invalid_request",
+                 field="tokens.issuer")
+    # Chat's tokens still reach chat.
+    assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_token())).status_code == 200
+
+
+def test_a_new_app_never_inherits_what_a_deleted_app_of_its_id_left(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    assert HTTP.delete(h.url("/v1/apps/chat"), headers=admin()).status_code == 204
+    # What a request authorised just before the delete could still write after it.
+    db = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=10)
+    db.execute("INSERT INTO notifications (id, app, user_id, kind, data_json, priority, created_at) "
+               "VALUES ('ntf_left', 'chat', 'carol', 'k', '{}', 'normal', 1)")
+    db.execute("INSERT INTO scope_members (app, scope, user_id, permissions_json, updated_at) VALUES ('chat', 'room:1', 'carol', '[]', 1)")
+    db.commit()
+    db.close()
+    create_chat(h, provider_double)
+    r = HTTP.get(h.url("/v1/me/notifications"), headers=bearer(chat_token()))
+    assert r.status_code == 200 and r.json()["notifications"] == [], r.text
+    r = HTTP.get(h.url("/v1/scopes/room:1/members"), headers=bearer(CHAT_SERVER_KEY))
+    assert r.json()["members"] == [], r.text
+
+
+def test_changing_an_apps_rules_keeps_its_provider_token(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    token = random_apns_token()
+    provider_double.register_apns_device(token, topic=CHAT_TOPIC)
+    user = chat_token(sub="carol", sid=f"cs-{uuid.uuid4().hex[:8]}")
+    device = register(h, user, "ios", token)
+
+    def test_push():
+        return HTTP.post(h.url(f"/v1/me/devices/{device['id']}/test"), headers=bearer(user))
+    assert test_push().status_code == 200
+    for change in ({}, {"exclusions": {"kinds": ["nothing"]}}, {"default_locale": "en"}, {"cors_origins": ["https://a.example"]}):
+        assert HTTP.patch(h.url("/v1/apps/chat"), json=change, headers=admin()).status_code == 200
+        r = test_push()
+        assert r.status_code == 200, (change, r.text)   # APNs refuses a token renewed within 20 min (429)
+    sent = [e for e in provider_double.requests(provider="apns") if e["path"].endswith(token)]
+    assert len(sent) == 5 and all(e["status"] == 200 for e in sent), [(e["status"], e["notes"]) for e in sent]
+
+
+def test_an_app_that_cannot_load_keeps_its_pushes_and_shows_on_readyz(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double)
+    token = random_apns_token()
+    provider_double.register_apns_device(token, topic=CHAT_TOPIC)
+    device = register(h, chat_token(sub="carol", sid="cs-load"), "ios", token)
+    provider_double.set_outcomes("apns", token, [{"status": 503, "reason": "ServiceUnavailable"}])
+    r = HTTP.post(h.url("/v1/push"), json={"device_ids": [device["id"]], "notification": {"title": "Hi"}}, headers=bearer(CHAT_SERVER_KEY))
+    job = r.json()["jobs"][0]["job_id"]
+    db = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=10)
+
+    def state():
+        return db.execute("SELECT state, last_error, attempts FROM jobs WHERE id = ?", (int(job),)).fetchone()
+    wait_for(lambda: state()[1], what="the first attempt's 503")
+    # A start with another secret key: chat does not load, and its push waits instead of dying.
+    right = h.env["HERALD_SECRET_KEY"]
+    h.env["HERALD_SECRET_KEY"] = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+    h.restart()
+    ready = HTTP.get(h.url("/readyz")).json()
+    assert ready["status"] == "ready" and ready["apps_not_loaded"] == {"chat": "secrets_unreadable"}, ready
+    assert_error(HTTP.post(h.url("/v1/push"), json={"device_ids": [device["id"]], "notification": {"title": "Hi"}},
+                           headers=bearer(CHAT_SERVER_KEY)), 401, "unauthorized")
+    waiting = wait_for(lambda: (lambda s: s if (s[1] or "").startswith("app_not_loaded") else None)(state()), timeout=30,
+                       what="an attempt while the app is not loaded")
+    assert waiting[0] == "queued", waiting
+    h.env["HERALD_SECRET_KEY"] = right
+    h.restart()
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+    wait_for(lambda: state()[0] == "done", timeout=45, what="the push once the app loads")
+    db.close()
