@@ -170,7 +170,14 @@ enum Herald {
                                       webPushAllowHTTP: settings.webPushAllowHTTP)
         let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
                                     providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
-                                    closeStreams: { app in node.endApp(app.rawValue) })
+                                    closeStreams: { app in
+                                        node.endApp(app.rawValue)
+                                        // Its history and retained messages must not reach a new app of its id.
+                                        do { try node.broker.removeChannels(app: app.rawValue) } catch {
+                                            Log.warning("a deleted app's channels stay until they expire: the broker failed",
+                                                        ["app": app.rawValue, "error": "\(error)"])
+                                        }
+                                    })
         apiConfiguration.appService = appService
         do {
             let loaded = try appService.loadAll { message, metadata in

@@ -150,6 +150,15 @@ struct AppRoutingTests {
         #expect(scoped.rawValue == "~chat~user:42" && scoped.clientName == "user:42" && scoped.app == "chat")
         #expect(scoped.unscoped == name && name.app == "default" && name.clientName == "user:42")
         #expect(ChannelName("~chat~user:42") == nil)  // no request can name it
+        // What a broker or presence store wrote reads back as it was (Redis frames, remote presence).
+        #expect(ChannelName(storedRawValue: scoped.rawValue) == scoped && ChannelName(storedRawValue: "user:42") == name)
+        for bad in ["~chat", "~~user:42", "~Chat~user:42", "~chat~", "~chat~a b", "~a_b~user:42"] {
+            #expect(ChannelName(storedRawValue: bad) == nil, "\(bad)")
+        }
+        // Presence keys: no user id of one app names another app's user.
+        #expect(Presence.userKey(app: "default", userID: "42") == "42" && Presence.userKey(app: "chat", userID: "42") == "~chat~42")
+        #expect(Presence.userKey(app: "default", userID: "~chat~42") != Presence.userKey(app: "chat", userID: "42"))
+        #expect(Presence.userID(fromKey: Presence.userKey(app: "default", userID: "~chat~42")) == "~chat~42")
         var identity = StreamIdentity(userID: "42", sessionID: nil, grants: [ChannelGrant("orders:*")!], expiresAt: nil)
         identity.app = "chat"
         #expect(identity.personalChannel == scoped)

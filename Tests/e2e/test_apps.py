@@ -35,7 +35,8 @@ CHAT_SERVER_KEY = "chat-server-key-0123456789"
 HTTP = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
 
 
-@pytest.fixture(scope="module", autouse=True)
+# Session-scoped: the other apps test files use this client and its helpers too.
+@pytest.fixture(scope="session", autouse=True)
 def _close_client():
     yield
     HTTP.close()

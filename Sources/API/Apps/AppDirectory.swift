@@ -60,7 +60,9 @@ public final class AppDirectory: Sendable {
         state.withLock { snapshot in
             snapshot.apps[app.id] = app
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
-            for hash in app.serverKeyHashes { snapshot.byServerKey[hash] = app.id }
+            // A key belongs to one app: one `HERALD_SERVER_KEY` (or an app installed earlier) holds stays
+            // theirs (the admin API refuses such keys; this guards against the environment's changing).
+            for hash in app.serverKeyHashes where snapshot.byServerKey[hash] == nil { snapshot.byServerKey[hash] = app.id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != app.id }
             // The admin API keeps issuers unique; of apps stored before it did, the first installed keeps it.
             if let issuer = app.settings.tokens.issuer, snapshot.byIssuer[issuer] == nil { snapshot.byIssuer[issuer] = app.id }
