@@ -74,6 +74,19 @@ struct AppRoutingTests {
         #expect(Self.refused(auth, Self.token(Self.claims(["app": "chat"]), hs256: Self.chatSecret)))
         // An issuer no app has is the default app's token.
         #expect(try auth.verify(token: Self.token(Self.claims(["iss": "https://else"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+        // An app claim that is not a string does not route (the issuer does), and the claim is then refused by name.
+        let numeric = Self.token(Self.claims(["app": 5, "iss": "https://chat.example"]), hs256: Self.chatSecret)
+        #expect(throws: HTTPError(401, "invalid_token", "token claim \"app\" has an invalid type or value")) {
+            try auth.verify(token: numeric, now: Self.now)
+        }
+        #expect(try auth.verify(token: Self.token(Self.claims(["app": "default"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+    }
+
+    @Test func anAppClaimNamingNoAppIsRefusedEvenWithoutStoredApps() throws {
+        let auth = try Self.directory([])
+        #expect(Self.refused(auth, Self.token(Self.claims(["app": "chat"]), hs256: Self.defaultSecret)))
+        #expect(try auth.verify(token: Self.token(Self.claims(["app": "default"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+        #expect(try auth.verify(token: Self.token(Self.claims(), hs256: Self.defaultSecret), now: Self.now).app == .default)
     }
 
     @Test func theAudienceMustBeListed() throws {
