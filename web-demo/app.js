@@ -190,6 +190,7 @@ function showApp() {
   $("app-state").textContent = page.app;
   $("app-pill").dataset.app = page.app;
   $("fact-app").textContent = page.app;
+  $("app-push-hint").hidden = page.app === "default";
   if ($("app-select").value !== page.app) $("app-select").value = page.app;
 }
 

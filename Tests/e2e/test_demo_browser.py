@@ -386,3 +386,9 @@ def test_demo_page_switches_between_two_apps(demo, browser):
         wait(browser, lambda d: text(d, "app-state") == "default" and text(d, "conn-state") == "open"
              and inbox_titles(d) == ["Hello from default"], "switching back did not show the default inbox")
         assert text(browser, "fact-session") == default_session
+
+        # `?app=demo-b` starts there.
+        browser.get(demo.url(f"/?user={user}&app=demo-b&autostart=1"))
+        wait(browser, lambda d: text(d, "app-state") == "demo-b" and text(d, "conn-state") == "open"
+             and inbox_titles(d) == ["Deine Generierung ist fertig"], "?app=demo-b did not sign in to demo-b")
+        assert not browser.find_element(By.ID, "app-push-hint").get_attribute("hidden")
