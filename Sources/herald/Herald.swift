@@ -183,7 +183,7 @@ enum Herald {
             return 2
         }
         // Dev mode: a second app the web demo can switch to (DemoApp, issue 14).
-        if issuer != nil, let secret = settings.jwtSecret,
+        if settings.dev, let secret = settings.jwtSecret,
            let signer = DemoApp.setUp(jwtSecret: secret, storage: database, service: appService) {
             apiConfiguration.devAppSigners[DemoApp.id] = signer
         }
