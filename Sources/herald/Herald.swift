@@ -189,6 +189,11 @@ enum Herald {
             FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
             return 2
         }
+        // Dev mode: a second app the web demo can switch to (DemoApp, issue 14).
+        if settings.dev, let secret = settings.jwtSecret,
+           let signer = DemoApp.setUp(jwtSecret: secret, storage: database, service: appService) {
+            apiConfiguration.devAppSigners[DemoApp.id] = signer
+        }
         apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
         var catalog = NotificationCatalog.empty
