@@ -9,6 +9,12 @@ const MAX_LOG_ROWS = 200;
 const DELIVERY_POLL_MS = 1000;
 const DELIVERY_POLL_LIMIT_MS = 60_000;
 const PRESENCE_POLL_MS = 5000;
+/** What the send form holds for each app: demo-b's catalog has texts (German), so its title and
+ *  body stay empty and the notification takes them from the catalog. */
+const APP_FORMS = {
+  default: { kind: "demo.message", title: "Your generation is ready", body: "Tap to see the result." },
+  "demo-b": { kind: "demo.message", title: "", body: "" },
+};
 /** Outcomes after which a device target will not change any more (docs: NOTIFY-API). */
 const SETTLED = new Set(["live_delivered", "suppressed_foreground", "suppressed_acked", "skipped_preferences", "skipped_session",
                          "skipped_audience", "skipped_policy", "expired", "sent", "failed", "dead", "opened"]);
@@ -18,8 +24,12 @@ const params = new URLSearchParams(window.location.search);
 
 const page = {
   client: null,
+  app: "default",          // the app tokens are minted for (`POST /v1/dev/token`'s `app`)
+  apps: null,              // the apps dev tokens can be minted for, once a token answer said
   userId: null,
   sessionId: null,
+  sessionIds: {},          // app → this sign-in's session in that app (a `sid` is one app's)
+  prefs: null,             // the current app's global push preferences
   pushDemo: null,          // true / false once known
   doubleSince: 0,          // ask the double for requests after this `seq`
   doubleRequests: new Map(), // seq → what the double received
@@ -60,7 +70,7 @@ function compact(value) {
 function setEnabled(signedIn) {
   for (const id of ["channel-input", "channel-add", "state-foreground", "state-background", "device-platform", "register-device",
                     "send-kind", "send-policy", "send-title-input", "send-body", "send-live", "send-button", "read-all",
-                    "presence-refresh", "presence-channel", "reconnect", "sign-out"]) {
+                    "presence-refresh", "presence-channel", "reconnect", "sign-out", "prefs-refresh", "prefs-enabled"]) {
     $(id).disabled = !signedIn;
   }
   $("sign-in").disabled = signedIn;
@@ -108,14 +118,16 @@ function newSessionId() {
   return "web-" + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function devToken() {
+/** A dev token of `app` for this user and that app's session. */
+async function devToken(app, sessionId) {
   const response = await fetch("/v1/dev/token", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ user_id: page.userId, session_id: page.sessionId, channels: GRANTS, ttl_seconds: 3600 }),
+    body: JSON.stringify({ user_id: page.userId, session_id: sessionId, channels: GRANTS, ttl_seconds: 3600, app }),
   });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.message ?? `dev token refused (${response.status}); is HERALD_DEV=1 set?`);
+  if (Array.isArray(body.apps)) showApps(body.apps);
   return body;
 }
 
@@ -123,11 +135,20 @@ async function signIn(event) {
   event.preventDefault();
   if (!$("signin-form").reportValidity()) return;
   page.userId = $("user-id").value.trim();
-  page.sessionId = newSessionId();
+  page.sessionIds = {};
+  await connect([DEFAULT_CHANNEL]);
+}
+
+/** Starts a client of the current app as the signed-in user, on `channels`. */
+async function connect(channels) {
+  const app = page.app;
+  page.sessionIds[app] ??= newSessionId();
+  page.sessionId = page.sessionIds[app];
+  const sessionId = page.sessionId;
   const transport = $("transport-select").value;
   const client = new HeraldClient({
-    getToken: devToken,
-    channels: [DEFAULT_CHANNEL],
+    getToken: () => devToken(app, sessionId),
+    channels,
     transport,
     state: currentVisibilityState(),
   });
@@ -148,16 +169,87 @@ async function signIn(event) {
   try {
     await client.start();
   } catch (error) {
-    logSystem("problem", `sign-in failed: ${error.message}`);
+    if (page.client !== client) return;   // switched away meanwhile
+    logSystem("problem", `sign-in to app ${app} failed: ${error.message}`);
     signOut();
     return;
   }
+  if (page.client !== client) return;
   $("fact-user").textContent = page.userId;
   $("fact-session").textContent = page.sessionId;
   probePushDemo();
   refreshDevices();
   refreshInbox();
+  refreshPreferences();
   page.presenceTimer = setInterval(refreshPresence, PRESENCE_POLL_MS);
+}
+
+// MARK: - Apps
+
+function showApp() {
+  $("app-state").textContent = page.app;
+  $("app-pill").dataset.app = page.app;
+  $("fact-app").textContent = page.app;
+  $("app-push-hint").hidden = page.app === "default";
+  if ($("app-select").value !== page.app) $("app-select").value = page.app;
+}
+
+/** Marks the apps a dev token can be minted for; the others stay listed, disabled. */
+function showApps(apps) {
+  page.apps = apps;
+  const select = $("app-select");
+  for (const app of apps) {
+    if (![...select.options].some((o) => o.value === app)) select.append(el("option", { value: app }, app));
+  }
+  for (const option of select.options) {
+    option.disabled = !apps.includes(option.value);
+    option.title = option.disabled ? "not served here: see Herald's log (dev mode sets demo-b up at start)" : "";
+  }
+}
+
+function applyFormDefaults(app) {
+  const form = APP_FORMS[app] ?? APP_FORMS.default;
+  $("send-kind").value = form.kind;
+  $("send-title-input").value = form.title;
+  $("send-body").value = form.body;
+}
+
+/** Switches to the app chosen: signed in, the stream reconnects as the same user in that app
+ *  (its own session), and the inbox, preferences, devices and presence are fetched there. */
+async function switchApp() {
+  const app = $("app-select").value;
+  if (app === page.app) return;
+  page.app = app;
+  showApp();
+  applyFormDefaults(app);
+  if (!page.client) return;   // applies at sign-in
+  const channels = [...page.client.channels];
+  logSystem("app", `switching to app ${app}: reconnecting as ${page.userId}`);
+  leaveApp();
+  await connect(channels);
+}
+
+/** Stops the client and forgets what the page showed of its app. */
+function leaveApp() {
+  page.client?.stop();
+  page.client = null;
+  clearInterval(page.presenceTimer);
+  inboxGeneration += 1;          // an answer still under way is the old app's
+  prefsGeneration += 1;
+  for (const entry of page.deliveries.values()) clearTimeout(entry.timer);
+  page.deliveries.clear();
+  page.webPush = null;
+  page.prefs = null;
+  $("deliveries").replaceChildren(el("p", { class: "empty" }, "Each notification you send shows its delivery record here."));
+  $("webpush-state").hidden = true;
+  $("webpush-shown").replaceChildren();
+  $("send-result").textContent = "";
+  $("inbox").replaceChildren(el("li", { class: "empty" }, "Loading…"));
+  $("unread-badge").textContent = "0";
+  $("unread-badge").dataset.count = "0";
+  $("prefs-kinds").replaceChildren(el("li", { class: "empty" }, "Loading…"));
+  $("device-list").replaceChildren();
+  $("presence").replaceChildren();
 }
 
 function signOut() {
@@ -165,6 +257,8 @@ function signOut() {
   page.client = null;
   clearInterval(page.presenceTimer);
   for (const entry of page.deliveries.values()) clearTimeout(entry.timer);
+  prefsGeneration += 1;
+  $("prefs-kinds").replaceChildren(el("li", { class: "empty" }, "Signed out."));
   setEnabled(false);
   $("conn-state").textContent = "signed out";
   $("conn-transport").textContent = "no transport";
@@ -520,6 +614,54 @@ async function markAllRead() {
   refreshInbox();
 }
 
+// MARK: - Push preferences
+
+let prefsGeneration = 0;
+
+async function refreshPreferences() {
+  if (!page.client) return;
+  const generation = ++prefsGeneration;
+  try {
+    const { body } = await api("/v1/me/push-preferences");
+    if (generation !== prefsGeneration) return;
+    renderPreferences(body);
+  } catch (error) {
+    logSystem("problem", `preferences: ${error.message}`);
+  }
+}
+
+function renderPreferences(prefs) {
+  page.prefs = prefs;
+  $("prefs-enabled").checked = prefs.is_enabled;
+  const enabled = new Set(prefs.enabled_events ?? []);
+  const items = prefs.available_events.map((kind) => el("li", { class: "prefs-kind", dataset: { kind } },
+    el("label", {},
+      el("input", { type: "checkbox", checked: enabled.has(kind), disabled: !prefs.is_enabled, dataset: { kind },
+                    onchange: savePreferences }),
+      el("code", {}, kind))));
+  const list = $("prefs-kinds");
+  list.dataset.app = page.app;
+  list.replaceChildren(...(items.length ? items
+    : [el("li", { class: "empty" }, "This app has no catalog: while the switch is on, every kind is pushed.")]));
+}
+
+async function savePreferences() {
+  const body = { is_enabled: $("prefs-enabled").checked };
+  if (page.prefs?.available_events.length) {
+    body.enabled_events = [...document.querySelectorAll("#prefs-kinds input:checked")].map((input) => input.dataset.kind);
+  }
+  const generation = ++prefsGeneration;
+  try {
+    const { body: saved } = await api("/v1/me/push-preferences", { method: "PUT", json: body });
+    logSystem("preferences", `app ${page.app}: pushes ${saved.is_enabled ? "on" : "off"}`
+      + (saved.available_events.length ? `, kinds ${saved.enabled_events.join(", ") || "none"}` : ""));
+    if (generation === prefsGeneration) renderPreferences(saved);
+  } catch (error) {
+    logSystem("problem", `preferences: ${error.message}`);
+    refreshPreferences();
+  }
+}
+
 // MARK: - Presence
 
 async function refreshPresence() {
@@ -552,12 +694,10 @@ async function refreshPresence() {
 async function send(event) {
   event.preventDefault();
   if (!$("send-form").reportValidity()) return;
-  const body = {
-    kind: $("send-kind").value.trim(),
-    title: $("send-title-input").value,
-    body: $("send-body").value,
-    push: { policy: $("send-policy").value },
-  };
+  const body = { kind: $("send-kind").value.trim(), push: { policy: $("send-policy").value } };
+  // Empty: the app catalog's text for the kind.
+  if ($("send-title-input").value) body.title = $("send-title-input").value;
+  if ($("send-body").value) body.body = $("send-body").value;
   if ($("send-live").checked) body.live = { channel: DEFAULT_CHANNEL, event: "status", data: { state: "done", at: Date.now() } };
   const output = $("send-result");
   try {
@@ -716,6 +856,16 @@ function displayHeader(name, value) {
 function init() {
   const user = params.get("user") ?? `demo-${randomHex(3)}`;
   $("user-id").value = user;
+  const app = params.get("app");
+  if (app && /^[a-z0-9][a-z0-9-]{0,62}$/.test(app)) {
+    if (![...$("app-select").options].some((o) => o.value === app)) $("app-select").append(el("option", { value: app }, app));
+    page.app = app;
+    applyFormDefaults(app);
+  }
+  showApp();
+  $("app-select").addEventListener("change", switchApp);
+  $("prefs-enabled").addEventListener("change", savePreferences);
+  $("prefs-refresh").addEventListener("click", refreshPreferences);
   const transport = params.get("transport");
   if (transport && [...$("transport-select").options].some((o) => o.value === transport)) $("transport-select").value = transport;
   setEnabled(false);

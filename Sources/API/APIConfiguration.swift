@@ -1,4 +1,5 @@
 import HeraldCore
+import PushHTTP
 import Realtime
 
 /// What the HTTP API needs to know beyond the realtime core: credentials and body limits.
@@ -9,6 +10,10 @@ public struct APIConfiguration: Sendable {
     public var verificationKeys: [VerificationKey]
     /// Signs `POST /v1/dev/token` tokens; non-nil only in dev mode (`HERALD_DEV=1`).
     public var devIssuer: AccessTokenIssuer?
+    /// Signs `POST /v1/dev/token` tokens for the stored demo apps dev mode sets up (`"app": "demo-b"`),
+    /// by app; the key's public half is in the app's `tokens.public_keys` (`DevAppKey`). Empty
+    /// outside dev mode, or when the apps table could not take the demo app.
+    public var devAppSigners: [AppID: ES256Signer] = [:]
     /// Clock skew allowed on `exp`/`nbf`, seconds (RT-3: 60).
     public var leewaySeconds: Int64 = 60
     /// Largest published `data`, bytes of compact JSON (RT-4: 64 KiB).

@@ -51,7 +51,7 @@ public enum HeraldAPI {
         MemberRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         UserRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         if let issuer = configuration.devIssuer {
-            DevRoutes(issuer: issuer).register(in: &table)
+            DevRoutes(issuer: issuer, appSigners: configuration.devAppSigners, apps: configuration.apps).register(in: &table)
             DemoRoutes(authenticator: authenticator, directory: configuration.webDemoDirectory, notifications: notificationRoutes,
                        presence: presenceRoutes, pushDouble: configuration.demoPushDouble).register(in: &table)
         } else {

@@ -189,6 +189,17 @@ public final class MemoryBroker: Broker {
 
     public var publishedCount: UInt64 { state.withLock { $0.sequence } }
 
+    public func removeChannels(app: String) {
+        let prefix = "~" + app + "~"
+        state.withLock { state in
+            for (name, channel) in state.channels where name.rawValue.hasPrefix(prefix) {
+                // As a sweep forgets a channel: a resume from before it cannot be told complete.
+                state.forgottenThrough = max(state.forgottenThrough, channel.lastSequence)
+                state.channels[name] = nil
+            }
+        }
+    }
+
     /// Number of channels currently tracked (tests and metrics).
     public var channelCount: Int { state.withLock { $0.channels.count } }
 

@@ -31,7 +31,7 @@ struct BrokerFrame: Equatable {
         guard fields[0].count == 8, let epoch = UInt32(text(fields[0]), radix: 16),
               let sequence = UInt64(text(fields[1])), let offset = UInt64(text(fields[2])),
               let previous = UInt64(text(fields[3])),
-              let event = EventName(text(fields[5])), let channel = ChannelName(text(fields[6])) else { return nil }
+              let event = EventName(text(fields[5])), let channel = ChannelName(storedRawValue: text(fields[6])) else { return nil }
         self.epoch = epoch
         self.sequence = sequence
         self.offset = offset

@@ -353,6 +353,35 @@ public final class RedisBroker: Broker {
     /// Redis expires history itself; the node's own state holds only channels with subscribers.
     public func sweep() {}
 
+    /// Deletes the app's channel keys (meta, history, retained) with SCAN + DEL, a page at a time,
+    /// so Redis is never blocked by one long command.
+    public func removeChannels(app: String) throws(BrokerError) {
+        for kind in ["m", "h", "r"] {
+            let pattern = Self.globEscaped(keyPrefix + kind + ":~" + app + "~") + "*"
+            var cursor = "0"
+            repeat {
+                let reply = try brokerCall(RedisCommand([Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array(pattern.utf8),
+                                                         Array("COUNT".utf8), Array("500".utf8)]))
+                guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].text, case .array(let found) = parts[1] else {
+                    throw .unavailable("unexpected SCAN reply")
+                }
+                let keys = found.compactMap { reply -> [UInt8]? in if case .string(let bytes) = reply { bytes } else { nil } }
+                if !keys.isEmpty { _ = try brokerCall(RedisCommand([Array("DEL".utf8)] + keys)) }
+                cursor = next
+            } while cursor != "0"
+        }
+    }
+
+    /// `text` with Redis glob's special characters (`* ? [ ] \`) escaped.
+    static func globEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if "*?[]\\".contains(character) { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+
     // MARK: Reading
 
     private struct Row {

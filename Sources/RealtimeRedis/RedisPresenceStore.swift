@@ -379,7 +379,7 @@ public final class RedisPresenceStore: PresenceStore {
             let connections = group.map { remote -> Presence.Connection in
                 Presence.Connection(connectionID: remote.wire.id, userID: remote.wire.user, sessionID: remote.wire.session,
                                     transport: StreamTransport(rawValue: remote.wire.transport) ?? .sse,
-                                    state: AppState(remote.wire.state) ?? .background, channels: remote.wire.channels.compactMap { ChannelName($0) },
+                                    state: AppState(remote.wire.state) ?? .background, channels: remote.wire.channels.compactMap { ChannelName(storedRawValue: $0) },
                                     openedAt: remote.wire.opened, leaseAgeMilliseconds: Int64((now &- remote.lifeAt) / 1_000_000),
                                     leaseFresh: now &- remote.lifeAt <= leaseNanoseconds)
             }

@@ -170,7 +170,14 @@ enum Herald {
                                       webPushAllowHTTP: settings.webPushAllowHTTP)
         let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
                                     providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
-                                    closeStreams: { app in node.endApp(app.rawValue) })
+                                    closeStreams: { app in
+                                        node.endApp(app.rawValue)
+                                        // Its history and retained messages must not reach a new app of its id.
+                                        do { try node.broker.removeChannels(app: app.rawValue) } catch {
+                                            Log.warning("a deleted app's channels stay until they expire: the broker failed",
+                                                        ["app": app.rawValue, "error": "\(error)"])
+                                        }
+                                    })
         apiConfiguration.appService = appService
         do {
             let loaded = try appService.loadAll { message, metadata in
@@ -181,6 +188,11 @@ enum Herald {
         } catch {
             FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
             return 2
+        }
+        // Dev mode: a second app the web demo can switch to (DemoApp, issue 14).
+        if settings.dev, let secret = settings.jwtSecret,
+           let signer = DemoApp.setUp(jwtSecret: secret, storage: database, service: appService) {
+            apiConfiguration.devAppSigners[DemoApp.id] = signer
         }
         apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP

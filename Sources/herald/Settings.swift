@@ -47,7 +47,7 @@ struct Settings {
         SettingSpec(name: "HERALD_SECRET_KEY_PREVIOUS", defaultValue: "", help: "rotation: the former HERALD_SECRET_KEY(s), comma-separated; opens old values, which are sealed again at start", secret: true),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY", defaultValue: "", help: "PEM public key (RSA or EC P-256) for RS256/ES256 access tokens"),
         SettingSpec(name: "HERALD_JWT_PUBLIC_KEY_PATH", defaultValue: "", help: "file holding that PEM public key"),
-        SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset"),
+        SettingSpec(name: "HERALD_DEV", defaultValue: "0", help: "1 = dev mode: POST /v1/dev/token, generated secret and server key printed at start when unset, the demo app demo-b"),
         SettingSpec(name: "HERALD_WEB_DEMO_DIR", defaultValue: "./web-demo", help: "dev mode: directory of the web demo served at / and /demo/"),
         SettingSpec(name: "HERALD_DEMO_DOUBLE_URL", defaultValue: "", help: "dev mode: base URL of the local provider double whose request log the demo shows (HERALD_DEMO_PUSH=1 scripts/run sets it)"),
         SettingSpec(name: "HERALD_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),

@@ -74,6 +74,19 @@ struct AppRoutingTests {
         #expect(Self.refused(auth, Self.token(Self.claims(["app": "chat"]), hs256: Self.chatSecret)))
         // An issuer no app has is the default app's token.
         #expect(try auth.verify(token: Self.token(Self.claims(["iss": "https://else"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+        // An app claim that is not a string does not route (the issuer does), and the claim is then refused by name.
+        let numeric = Self.token(Self.claims(["app": 5, "iss": "https://chat.example"]), hs256: Self.chatSecret)
+        #expect(throws: HTTPError(401, "invalid_token", "token claim \"app\" has an invalid type or value")) {
+            try auth.verify(token: numeric, now: Self.now)
+        }
+        #expect(try auth.verify(token: Self.token(Self.claims(["app": "default"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+    }
+
+    @Test func anAppClaimNamingNoAppIsRefusedEvenWithoutStoredApps() throws {
+        let auth = try Self.directory([])
+        #expect(Self.refused(auth, Self.token(Self.claims(["app": "chat"]), hs256: Self.defaultSecret)))
+        #expect(try auth.verify(token: Self.token(Self.claims(["app": "default"]), hs256: Self.defaultSecret), now: Self.now).app == .default)
+        #expect(try auth.verify(token: Self.token(Self.claims(), hs256: Self.defaultSecret), now: Self.now).app == .default)
     }
 
     @Test func theAudienceMustBeListed() throws {
@@ -150,6 +163,15 @@ struct AppRoutingTests {
         #expect(scoped.rawValue == "~chat~user:42" && scoped.clientName == "user:42" && scoped.app == "chat")
         #expect(scoped.unscoped == name && name.app == "default" && name.clientName == "user:42")
         #expect(ChannelName("~chat~user:42") == nil)  // no request can name it
+        // What a broker or presence store wrote reads back as it was (Redis frames, remote presence).
+        #expect(ChannelName(storedRawValue: scoped.rawValue) == scoped && ChannelName(storedRawValue: "user:42") == name)
+        for bad in ["~chat", "~~user:42", "~Chat~user:42", "~chat~", "~chat~a b", "~a_b~user:42"] {
+            #expect(ChannelName(storedRawValue: bad) == nil, "\(bad)")
+        }
+        // Presence keys: no user id of one app names another app's user.
+        #expect(Presence.userKey(app: "default", userID: "42") == "42" && Presence.userKey(app: "chat", userID: "42") == "~chat~42")
+        #expect(Presence.userKey(app: "default", userID: "~chat~42") != Presence.userKey(app: "chat", userID: "42"))
+        #expect(Presence.userID(fromKey: Presence.userKey(app: "default", userID: "~chat~42")) == "~chat~42")
         var identity = StreamIdentity(userID: "42", sessionID: nil, grants: [ChannelGrant("orders:*")!], expiresAt: nil)
         identity.app = "chat"
         #expect(identity.personalChannel == scoped)

@@ -17,6 +17,7 @@ private final class UnavailableBroker: Broker {
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
     func sweep() {}
+    func removeChannels(app: String) throws(BrokerError) { throw .unavailable("test") }
     var publishedCount: UInt64 { 0 }
 }
 

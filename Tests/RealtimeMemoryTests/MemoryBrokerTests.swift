@@ -129,6 +129,20 @@ private func publish(_ broker: MemoryBroker, _ name: String, _ data: String = "1
         #expect(broker.subscribe(names, resume: .invalid).position.sequence == 1)
     }
 
+    @Test func removingAnAppsChannelsForgetsTheirHistoryAndRetainedOnly() {
+        let broker = MemoryBroker(epoch: 1)
+        let chat = ChannelName.scoped(channel("room"), app: "chat")
+        let first = broker.publish([PublishRequest(channel: chat, event: .message, data: "secret", retain: true)])[0]
+        _ = publish(broker, "room", "default's", retain: true)
+        broker.removeChannels(app: "chat")
+        #expect(broker.retained(chat) == nil)
+        #expect(!broker.history(chat, after: StreamCursor(epoch: 1, sequence: 0)).complete, "a resume from before cannot be told complete")
+        #expect(broker.subscribe([chat], resume: .fresh).retained.isEmpty)
+        #expect(broker.retained(channel("room"))?.data == "default's")
+        let next = broker.publish([PublishRequest(channel: chat, event: .message, data: "new")])[0]
+        #expect(next.message.offset == 1 && next.message.sequence > first.message.sequence)
+    }
+
     @Test func retainedMessageIsGivenToFreshSubscribersOnly() {
         let broker = MemoryBroker(epoch: 1)
         _ = publish(broker, "a", "old", retain: true)

@@ -74,6 +74,23 @@ final class RedisBrokerTests {
         broker.unsubscribe([channel("gen"), channel("gen"), channel("gen"), channel("gen")])
     }
 
+    @Test func removingAnAppsChannelsDeletesItsKeysOnly() throws {
+        let broker = makeBroker(server, namespace: "t-apps")
+        defer { broker.shutdown() }
+        let chat = ChannelName.scoped(channel("room"), app: "chat")
+        let chatter = ChannelName.scoped(channel("room"), app: "chatter")
+        _ = try broker.publish([PublishRequest(channel: chat, event: .message, data: "secret", retain: true),
+                                PublishRequest(channel: chatter, event: .message, data: "other app", retain: true),
+                                request("room", "default's", retain: true)])
+        #expect(try broker.retained(chatter)?.data == "other app", "before")
+        try broker.removeChannels(app: "chat")
+        #expect(try broker.retained(chat) == nil)
+        #expect(try broker.retained(chatter)?.data == "other app")
+        #expect(try broker.retained(channel("room"))?.data == "default's")
+        let next = try broker.publish([PublishRequest(channel: chat, event: .message, data: "new")])[0]
+        #expect(next.message.offset == 1)
+    }
+
     @Test func twoNodesSeeEachOthersPublishesOnceInOrder() throws {
         let a = makeBroker(server, namespace: "t4")
         let b = makeBroker(server, namespace: "t4")

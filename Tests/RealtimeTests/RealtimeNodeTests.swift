@@ -108,6 +108,7 @@ private final class FailingBroker: Broker {
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
     func sweep() {}
+    func removeChannels(app: String) throws(BrokerError) { throw .unavailable("down") }
     var publishedCount: UInt64 { 0 }
 }
 
@@ -126,6 +127,7 @@ private final class ResettingBroker: Broker {
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { inner.history(channel, after: position) }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { inner.retained(channel) }
     func sweep() {}
+    func removeChannels(app: String) throws(BrokerError) { inner.removeChannels(app: app) }
     var publishedCount: UInt64 { inner.publishedCount }
 }
 

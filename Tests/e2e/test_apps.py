@@ -6,7 +6,6 @@ APNs topics and FCM projects; tokens and server keys reach only their own app; s
 sealed at rest and never answered; changes take effect without a restart; deleting an app removes
 its data and closes its streams; an app without a session claim binds devices to the user.
 """
-import atexit
 import base64
 import json
 import sqlite3
@@ -36,9 +35,11 @@ CHAT_SERVER_KEY = "chat-server-key-0123456789"
 HTTP = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
 
 
-# Closed when the run ends, not with this module: test_apps_notifications.py and
-# test_apps_hardening.py import this client and run after it.
-atexit.register(HTTP.close)
+# Session-scoped: the other apps test files use this client and its helpers too.
+@pytest.fixture(scope="session", autouse=True)
+def _close_client():
+    yield
+    HTTP.close()
 
 
 def admin(key=ADMIN_KEY) -> dict:

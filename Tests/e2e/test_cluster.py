@@ -22,7 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from websockets.sync.client import connect as ws_connect
 
 from conftest import Herald
@@ -721,11 +724,28 @@ def test_an_app_created_changed_and_deleted_on_A_is_served_alike_by_B_and_C(clus
         return HTTP.post(node.url("/v1/publish"), json=body, headers={"Authorization": f"Bearer {key}"}).status_code
 
     try:
-        r = HTTP.post(cluster.A.url("/v1/apps"), json={"id": "shop", "server_keys": [first]}, headers=admin)
+        # Tokens signed with a public key the app holds (no secret to seal).
+        key = ec.generate_private_key(ec.SECP256R1())
+        pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        r = HTTP.post(cluster.A.url("/v1/apps"), json={"id": "shop", "server_keys": [first], "tokens": {"public_keys": [pem]}},
+                      headers=admin)
         assert r.status_code == 201, r.text
         assert status(cluster.A, first) == 200
         for node in (cluster.B, cluster.C):
             wait_until(lambda: status(node, first) == 200, 10, "the new app's key on another node")
+
+        # The app's channels cross nodes as the default app's do: live on B, retained on C.
+        token = jwt.encode({"sub": "sam", "app": "shop", "exp": int(time.time()) + 600, "channels": ["orders:*"]}, key, algorithm="ES256")
+        live = cluster.B.stream(token=token, channels=["orders:7"])
+        live.ready()
+        r = HTTP.post(cluster.A.url("/v1/publish"), json={"channel": "orders:7", "event": "update", "data": {"n": 7}, "retain": True},
+                      headers={"Authorization": f"Bearer {first}"})
+        assert r.status_code == 200, r.text
+        got = live.expect("update").json()
+        assert (got["channel"], got["data"]) == ("orders:7", {"n": 7}), got
+        fresh = cluster.C.stream(token=token, channels=["orders:7"])
+        fresh.ready()
+        assert fresh.expect("update").json()["data"] == {"n": 7}
 
         r = HTTP.patch(cluster.A.url("/v1/apps/shop"), json={"server_keys": [second]}, headers=admin)
         assert r.status_code == 200, r.text

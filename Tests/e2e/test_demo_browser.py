@@ -7,7 +7,8 @@ push demo), and uses it as a person would:
 - registers a simulated iOS device for that session, switches to Background, sends a
   notification from the page and sees it pushed: the delivery record says `sent` and the page
   shows what the double received (headers and payload);
-- switches back to Foreground and sees the next one arrive live with the push suppressed.
+- switches back to Foreground and sees the next one arrive live with the push suppressed;
+- switches to dev mode's second app (`demo-b`) and back, each with its own inbox and preferences.
 
 A screenshot of the final page goes to Tests/e2e/artifacts/ (not committed). Every wait is a
 bounded WebDriverWait; the test is skipped only when Chromium or its driver is not installed
@@ -331,3 +332,63 @@ def test_demo_page_receives_a_web_push_through_its_service_worker(demo, double, 
         assert notifications[0]["data"]["notification_id"] == away, notifications
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(ARTIFACTS / "demo-webpush.png"))
+
+
+def inbox_titles(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#inbox li[data-notification-id] strong')].map((s) => s.textContent);")
+
+
+def test_demo_page_switches_between_two_apps(demo, browser):
+    """Issue 14: the app switcher. The same demo user in `default` and in dev mode's `demo-b`
+    (German catalog) is two users: switching reconnects the stream, and the inbox, preferences and
+    presence shown are the chosen app's; notifications sent from the page go into it."""
+    from selenium.webdriver.support.ui import Select
+
+    user = f"apps-{uuid.uuid4().hex[:8]}"
+    with evidence(browser, "demo-apps"):
+        sign_in(browser, demo.base, user)
+        assert text(browser, "app-state") == "default" and text(browser, "fact-app") == "default"
+        wait(browser, lambda d: d.find_element(By.ID, "prefs-kinds").get_attribute("data-app") == "default",
+             "the default app's preferences did not show")
+        assert "no catalog" in text(browser, "prefs-kinds")
+        send(browser, "Hello from default")
+        wait(browser, lambda d: inbox_titles(d) == ["Hello from default"], "the default inbox did not show the notification")
+        default_session = text(browser, "fact-session")
+
+        # Switch: a new stream in demo-b, its own (empty) inbox, its catalog's kinds, its session.
+        Select(browser.find_element(By.ID, "app-select")).select_by_value("demo-b")
+        wait(browser, lambda d: text(d, "app-state") == "demo-b" and text(d, "conn-state") == "open"
+             and text(d, "fact-session") not in ("—", default_session), "the page did not reconnect in demo-b")
+        wait(browser, lambda d: first_text(d, "#inbox li.empty") == "No notifications yet.", "demo-b's inbox is not empty")
+        kinds = wait(browser, lambda d: d.execute_script(
+            "return [...document.querySelectorAll('#prefs-kinds li[data-kind]')].map((li) => li.dataset.kind);"),
+            "demo-b's catalog kinds did not show in the preferences")
+        assert kinds == ["demo.message", "demo.shipped"], kinds
+        wait(browser, lambda d: own_session_state(d, "foreground"), "presence did not show this session in demo-b")
+        # The send form takes demo-b's defaults: no texts of its own, so the catalog's German ones.
+        assert browser.find_element(By.ID, "send-title-input").get_attribute("value") == ""
+        german = send(browser, "")
+        wait(browser, lambda d: inbox_titles(d) == ["Deine Generierung ist fertig"], "demo-b's inbox did not show its notification")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "demo-apps.png"))
+        created = [row for row in browser.find_elements(By.CSS_SELECTOR, '#event-log li[data-event="notification.created"]')
+                   if german in row.text]
+        assert created and created[0].get_attribute("data-channel") == f"user:{user}"
+
+        # The server agrees: one notification each, in its own app.
+        for app, title in (("default", "Hello from default"), ("demo-b", "Deine Generierung ist fertig")):
+            token = httpx.post(demo.url("/v1/dev/token"), json={"user_id": user, "app": app}).json()["access_token"]
+            listed = httpx.get(demo.url("/v1/me/notifications"), headers={"Authorization": f"Bearer {token}"}).json()
+            assert [n["title"] for n in listed["notifications"]] == [title], (app, listed)
+
+        # And back: the default app's inbox again, without demo-b's notification.
+        Select(browser.find_element(By.ID, "app-select")).select_by_value("default")
+        wait(browser, lambda d: text(d, "app-state") == "default" and text(d, "conn-state") == "open"
+             and inbox_titles(d) == ["Hello from default"], "switching back did not show the default inbox")
+        assert text(browser, "fact-session") == default_session
+
+        # `?app=demo-b` starts there.
+        browser.get(demo.url(f"/?user={user}&app=demo-b&autostart=1"))
+        wait(browser, lambda d: text(d, "app-state") == "demo-b" and text(d, "conn-state") == "open"
+             and inbox_titles(d) == ["Deine Generierung ist fertig"], "?app=demo-b did not sign in to demo-b")
+        assert not browser.find_element(By.ID, "app-push-hint").get_attribute("hidden")

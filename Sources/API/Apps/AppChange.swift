@@ -26,8 +26,10 @@ struct AppChange {
         if object.keys.contains("server_keys") {
             let keys = try strings(object["server_keys"], "server_keys")
             guard (1...10).contains(keys.count) else { throw HTTPError.invalid("server_keys", "give 1 to 10 server keys") }
-            for key in keys where key.utf8.count < 16 || key.utf8.count > 256 || key.contains(" ") {
-                throw HTTPError.invalid("server_keys", "a server key is 16-256 characters without spaces")
+            // Printable ASCII only: a key is sent in an Authorization header, where anything else
+            // cannot travel (a newline) or is read differently by different clients.
+            for key in keys where key.utf8.count < 16 || key.utf8.count > 256 || !key.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) {
+                throw HTTPError.invalid("server_keys", "a server key is 16-256 printable ASCII characters without spaces")
             }
             change.serverKeys = keys
         }
@@ -62,8 +64,9 @@ struct AppChange {
             if exclusions.keys.contains("audiences") { settings.exclusions.audiences = try strings(exclusions["audiences"], "exclusions.audiences") }
             if exclusions.keys.contains("kinds") { settings.exclusions.kinds = try strings(exclusions["kinds"], "exclusions.kinds") }
             if exclusions.keys.contains("data_prefixes") {
-                guard let list = exclusions["data_prefixes"] as? [[String: Any]] else {
-                    throw HTTPError.invalid("exclusions.data_prefixes", "a list of {key, prefix}")
+                // Every notification of the app is checked against each: a short list.
+                guard let list = exclusions["data_prefixes"] as? [[String: Any]], list.count <= 100 else {
+                    throw HTTPError.invalid("exclusions.data_prefixes", "a list of at most 100 {key, prefix}")
                 }
                 settings.exclusions.dataPrefixes = try list.enumerated().map { (index, item) throws(HTTPError) in
                     guard let key = item["key"] as? String, let prefix = item["prefix"] as? String, !key.isEmpty, !prefix.isEmpty, item.count == 2 else {

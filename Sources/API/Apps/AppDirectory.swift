@@ -15,8 +15,6 @@ public final class AppDirectory: Sendable {
         var byIssuer: [String: AppID]
         /// Every stored app's `cors_origins` (`*` included when one lists it).
         var corsOrigins: Set<String> = []
-        /// Whether any app besides `default` exists; when not, tokens skip the routing peek.
-        var hasStoredApps: Bool { apps.count > 1 }
         var defaultApp: ResolvedApp { apps[.default]! }
     }
 
@@ -60,7 +58,9 @@ public final class AppDirectory: Sendable {
         state.withLock { snapshot in
             snapshot.apps[app.id] = app
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
-            for hash in app.serverKeyHashes { snapshot.byServerKey[hash] = app.id }
+            // A key belongs to one app: one `HERALD_SERVER_KEY` (or an app installed earlier) holds stays
+            // theirs (the admin API refuses such keys; this guards against the environment's changing).
+            for hash in app.serverKeyHashes where snapshot.byServerKey[hash] == nil { snapshot.byServerKey[hash] = app.id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != app.id }
             // The admin API keeps issuers unique; of apps stored before it did, the first installed keeps it.
             if let issuer = app.settings.tokens.issuer, snapshot.byIssuer[issuer] == nil { snapshot.byIssuer[issuer] = app.id }

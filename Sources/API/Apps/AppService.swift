@@ -14,7 +14,8 @@ public final class AppService: Sendable {
     let factory: (any AppPushFactory)?
     let providers: PushProviders?
     let leewaySeconds: Int64
-    /// Closes the live streams of a deleted app's users (set by the routes: the node knows them).
+    /// Closes the live streams of a deleted app's users and forgets its channels (set by the
+    /// executable: the node knows them).
     let closeStreams: @Sendable (AppID) -> Void
     /// Stored apps this process could not load, and why (`/readyz`): their keys and tokens are
     /// refused and their pushes wait, until they load.
@@ -127,6 +128,10 @@ public final class AppService: Sendable {
                     let resealed = record
                     _ = try storage.writeSync { tx in try tx.apps.update(resealed) }
                     log("app secrets sealed again under the current HERALD_SECRET_KEY", ["app": record.id.rawValue, "key_id": secretBox.keyID])
+                }
+                if prepared.resolved.serverKeyHashes.contains(where: { directory.serverKeyTaken($0, except: record.id) }) {
+                    log("a server key of the app is another app's (HERALD_SERVER_KEY?); it stays theirs, and this app must be given a new one",
+                        ["app": record.id.rawValue])
                 }
                 install(prepared)
                 installed.append(record.id)

@@ -120,9 +120,14 @@ public struct ResolvedApp: Sendable {
         let settings = record.settings
         var base = NotificationCatalog.empty
         if let text = settings.catalogJSON {
-            do { base = try NotificationCatalog.parse(Array(text.utf8), defaultLocale: settings.defaultLocale) } catch {
-                throw AppSettingError(field: settings.defaultLocale == nil ? "catalog" : "default_locale",
-                                      message: error.message)
+            do { base = try NotificationCatalog.parse(Array(text.utf8)) } catch {
+                throw AppSettingError(field: "catalog", message: error.message)
+            }
+            if let locale = settings.defaultLocale {
+                // The catalog parses: what fails now is its texts for this locale.
+                do { base = try NotificationCatalog.parse(Array(text.utf8), defaultLocale: locale) } catch {
+                    throw AppSettingError(field: "default_locale", message: error.message)
+                }
             }
         } else if let locale = settings.defaultLocale {
             guard let tag = LocaleTag(locale) else { throw AppSettingError(field: "default_locale", message: "\(locale) is not a language tag") }

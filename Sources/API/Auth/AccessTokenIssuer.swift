@@ -6,8 +6,9 @@ import PushHTTP
 /// verification key; this type exists so a local setup needs no second service.
 ///
 /// Output is deterministic: header `{"alg":"HS256","typ":"JWT"}`, then the payload with members in the
-/// fixed order `sub, sid, iat, nbf, exp, channels, session_exp`, compact (no whitespace), nil members
-/// omitted, `channels` omitted when empty. Strings escape only what RFC 8259 §7 requires (`"`, `\`,
+/// fixed order `sub, sid, iat, nbf, exp, channels, session_exp, app`, compact (no whitespace), nil members
+/// omitted, `channels` omitted when empty; `app` is `claims.appClaim` (ADR 0006: it routes the token to
+/// that app). Strings escape only what RFC 8259 §7 requires (`"`, `\`,
 /// control characters) — the same bytes as Python's `json.dumps(..., separators=(",", ":"),
 /// ensure_ascii=False)`, which the test vectors rely on.
 public struct AccessTokenIssuer: Sendable {
@@ -29,6 +30,25 @@ public struct AccessTokenIssuer: Sendable {
     ///   verifier will refuse).
     /// - Returns: the compact JWS `header.payload.signature`.
     public func issue(_ claims: AccessClaims) -> String {
+        let signingInput = Self.encodedHeader + "." + Base64URL.encode(Self.payload(claims))
+        let mac = Array(signingInput.utf8).withUnsafeBytes { VerificationKey.hmacSHA256(key: secret, data: $0) }
+        // HMAC-SHA256 over in-memory bytes has no failure mode short of OpenSSL being broken.
+        guard let mac else { fatalError("OpenSSL HMAC-SHA256 failed") }
+        return signingInput + "." + Base64URL.encode(mac)
+    }
+
+    /// Encodes `claims` as `issue` does and signs them with `signer` (dev mode's stored demo app,
+    /// whose tokens verify with a public key: `DevAppKey`). Header `{"alg":<signer's>,"typ":"JWT"}`.
+    ///
+    /// - Throws: `JWTSigningError` when OpenSSL cannot sign.
+    public static func issue(_ claims: AccessClaims, signer: some JWTSigner) throws(JWTSigningError) -> String {
+        let header = Base64URL.encode(Array(#"{"alg":"\#(signer.algorithm)","typ":"JWT"}"#.utf8))
+        let signingInput = header + "." + Base64URL.encode(payload(claims))
+        return signingInput + "." + Base64URL.encode(try signer.sign(Array(signingInput.utf8)))
+    }
+
+    /// The payload bytes, members in the documented order.
+    static func payload(_ claims: AccessClaims) -> [UInt8] {
         var json = JSONObjectWriter()
         json.add("sub", string: claims.subject)
         if let sid = claims.sessionID { json.add("sid", string: sid) }
@@ -37,12 +57,8 @@ public struct AccessTokenIssuer: Sendable {
         json.add("exp", number: claims.expiresAt)
         if !claims.channels.isEmpty { json.add("channels", strings: claims.channels) }
         if let sessionExp = claims.sessionExpiresAt { json.add("session_exp", number: sessionExp) }
-
-        let signingInput = Self.encodedHeader + "." + Base64URL.encode(json.finish())
-        let mac = Array(signingInput.utf8).withUnsafeBytes { VerificationKey.hmacSHA256(key: secret, data: $0) }
-        // HMAC-SHA256 over in-memory bytes has no failure mode short of OpenSSL being broken.
-        guard let mac else { fatalError("OpenSSL HMAC-SHA256 failed") }
-        return signingInput + "." + Base64URL.encode(mac)
+        if let app = claims.appClaim { json.add("app", string: app) }
+        return json.finish()
     }
 }
 

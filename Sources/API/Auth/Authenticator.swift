@@ -38,11 +38,9 @@ public struct Authenticator: Sendable {
     ///   `session_ended`.
     public func verify(token: String, now: Int64) throws(HTTPError) -> AccessClaims {
         let snapshot = apps.snapshot
-        let peek = snapshot.hasStoredApps ? TokenPeek(token) : TokenPeek()
+        let peek = TokenPeek(token)
         let app: ResolvedApp
-        if !snapshot.hasStoredApps {
-            app = snapshot.defaultApp
-        } else if let name = peek.app {
+        if let name = peek.app {
             guard let id = AppID(name), let named = snapshot.apps[id] else {
                 throw HTTPError(401, "invalid_token", "the token's app claim names no app on this server")
             }
@@ -159,16 +157,14 @@ struct TokenPeek {
         let parts = token.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return }
         struct Header: Decodable { var kid: String? }
-        struct Payload: Decodable {
-            var app: String?
-            var iss: String?
-        }
         if let bytes = Base64URL.decode(parts[0]), let header = try? JSONDecoder().decode(Header.self, from: Data(bytes)) {
             kid = header.kid
         }
-        if let bytes = Base64URL.decode(parts[1]), let payload = try? JSONDecoder().decode(Payload.self, from: Data(bytes)) {
-            app = payload.app
-            issuer = payload.iss
+        // Each claim on its own: one of another type (`"app": 5`) is ignored without losing the other.
+        if let bytes = Base64URL.decode(parts[1]),
+           let payload = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] {
+            app = payload["app"] as? String
+            issuer = payload["iss"] as? String
         }
     }
 }

@@ -239,6 +239,8 @@ enum CatalogParser {
 
     private static func dataKey(_ key: String, field: String) throws(CatalogError) -> String {
         guard (1...64).contains(key.utf8.count) else { throw .invalid(field: field, reason: "must be 1-64 characters") }
+        // Herald writes it into every push's data: a key APNs or FCM refuses would fail them all.
+        guard !PayloadOptions.isReservedDataKey(key) else { throw .invalid(field: field, reason: "\"\(key)\" is reserved by APNs or FCM") }
         return key
     }
 

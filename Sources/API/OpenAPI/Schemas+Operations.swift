@@ -63,16 +63,23 @@ extension OpenAPIComponents {
             "minimum": 1,
             "maximum": 86400,
             "description": "Lifetime, 1-86400 s; default 3600."
+          },
+          "app": {
+            "type": ["string", "null"],
+            "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
+            "description": "The app the token is for: `default` (the default) or a demo app dev mode set up (`demo-b`); another is 400 with `field: app`."
           }
         }
       },
       "DevToken": {
         "type": "object",
-        "required": ["access_token", "token_type", "expires_at"],
+        "required": ["access_token", "token_type", "expires_at", "app", "apps"],
         "properties": {
-          "access_token": {"type": "string", "description": "An HS256 JWT."},
+          "access_token": {"type": "string", "description": "A JWT: HS256 for `default`, ES256 with an `app` claim for a demo app."},
           "token_type": {"type": "string", "const": "Bearer"},
-          "expires_at": {"type": "integer", "description": "Unix seconds."}
+          "expires_at": {"type": "integer", "description": "Unix seconds."},
+          "app": {"type": "string", "description": "The app the token routes to."},
+          "apps": {"type": "array", "items": {"type": "string"}, "description": "The apps dev tokens can be minted for in this run, `default` first."}
         },
         "additionalProperties": false
       }

@@ -11,10 +11,12 @@ import HeraldCore
 public enum TestPush {
     /// - Parameters:
     ///   - catalog: the app's kind catalog (`NotificationCatalog.empty` when it has none).
-    ///   - locale: the device's BCP 47 language tag; nil when unknown.
+    ///   - locale: the device's BCP 47 language tag, else the user's; nil when neither is known
+    ///     (the catalog's default locale then chooses the built-in texts too).
     /// - Returns: an alert push with `data` `{kindKey: "test"}`, priority high unless the kind says otherwise.
     public static func notification(catalog: NotificationCatalog, locale: String?) -> PushNotification {
-        let builtIn = TestPushText.text(locale: locale)
+        // Without a device or user language, the app's default one (NO-5), as its other pushes.
+        let builtIn = TestPushText.text(locale: locale ?? catalog.defaultLocale)
         var notification = PushNotification(title: builtIn.0, body: builtIn.1, data: [catalog.kindKey: NotificationCatalog.testKind],
                                             priority: .high)
         guard let kind = catalog.kind(NotificationCatalog.testKind) else { return notification }

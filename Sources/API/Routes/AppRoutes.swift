@@ -184,6 +184,8 @@ struct AppRoutes {
         for key in keys {
             let hash = SecretBox.sha256Hex(Array(key.utf8))
             guard !entries.contains(where: { $0.hash == hash }) else { throw HTTPError.invalid("server_keys", "a server key is listed twice") }
+            // The admin key must never also open an app's data routes.
+            if let adminKey, Array(key.utf8) == adminKey { throw HTTPError.invalid("server_keys", "a server key must not be the admin key") }
             if service.directory.serverKeyTaken(hash, except: app) {
                 throw HTTPError(409, "server_key_taken", "a server key belongs to another app")
             }

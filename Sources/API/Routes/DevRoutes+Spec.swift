@@ -6,7 +6,9 @@ extension DevRoutes {
         static let devToken = RouteSpec(
             .post, "/v1/dev/token", auth: .none, operationID: "devToken",
             tags: ["dev"], summary: "Mint a demo access token (dev mode only)",
-            description: "Only when `HERALD_DEV=1`; otherwise 404. Signs an HS256 token with `HERALD_JWT_SECRET`.",
+            description: "Only when `HERALD_DEV=1`; otherwise 404. For the app `default` (the default), an HS256 token signed with "
+                + "`HERALD_JWT_SECRET`; for the demo app dev mode sets up (`demo-b`, docs/operations.md), an ES256 token with "
+                + "`\"app\": \"demo-b\"` that the app's public key verifies. The answer lists the apps tokens can be minted for.",
             requestBody: .json(.ref("DevTokenRequest")),
             responses: [
                 200: .json("The token.", .ref("DevToken")),
@@ -14,6 +16,7 @@ extension DevRoutes {
                 404: .shared("NotFound", description: "Not in dev mode: the route does not exist (`not_found`)."),
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
+                500: .json("The demo app's token could not be signed (OpenSSL failed).", .error(["internal_error"])),
                 429: .tooManyConnections,
             ])
 

@@ -1,15 +1,23 @@
 import HeraldCore
+import PushHTTP
 import Realtime
 
-/// `POST /v1/dev/token` (dev mode only): mints an HS256 access token for a demo user.
+/// `POST /v1/dev/token` (dev mode only): mints an access token for a demo user, of the `default`
+/// app (HS256, `HERALD_JWT_SECRET`) or of a stored demo app dev mode set up (ES256 with an `app`
+/// claim, ADR 0006), so the web demo can switch between two apps.
 struct DevRoutes {
     let issuer: AccessTokenIssuer
+    /// The demo apps' signers (`APIConfiguration.devAppSigners`).
+    var appSigners: [AppID: ES256Signer] = [:]
+    /// The apps served: a demo app is minted for only while it is installed.
+    var apps: AppDirectory?
 
     struct TokenBody: Decodable {
         let user_id: String
         let session_id: String?
         let channels: [String]?
         let ttl_seconds: Int64?
+        let app: String?
     }
 
     /// Longest lifetime a dev token may ask for: one day.
@@ -18,6 +26,11 @@ struct DevRoutes {
     func register(in table: inout RouteTable) {
         let routes = self
         table.on(Spec.devToken) { context in try routes.token(context) }
+    }
+
+    /// The apps a token can be minted for now: `default` first, then the installed demo apps by id.
+    var mintableApps: [AppID] {
+        [.default] + appSigners.keys.filter { apps?.app($0) != nil }.sorted()
     }
 
     func token(_ context: RequestContext) throws -> RouteResult {
@@ -35,10 +48,30 @@ struct DevRoutes {
         guard (1...Self.maxTTLSeconds).contains(ttl) else {
             throw HTTPError.invalid("ttl_seconds", "ttl_seconds must be between 1 and \(Self.maxTTLSeconds)")
         }
+        let mintable = mintableApps
+        let app = try body.app.map { (name) throws(HTTPError) -> AppID in
+            guard let id = AppID(name), mintable.contains(id) else {
+                throw HTTPError.invalid("app", "'\(name.prefix(64))' is not an app dev tokens are minted for here; they are: "
+                                        + mintable.map(\.rawValue).joined(separator: ", "))
+            }
+            return id
+        } ?? .default
         let now = unixSeconds()
-        let claims = AccessClaims(subject: body.user_id, sessionID: body.session_id, expiresAt: now + ttl,
+        var claims = AccessClaims(subject: body.user_id, sessionID: body.session_id, expiresAt: now + ttl,
                                   notBefore: nil, issuedAt: now, channels: body.channels ?? [], sessionExpiresAt: nil)
-        let token = issuer.issue(claims)
-        return .response(.json(200, "{\"access_token\":\(JSONText.quote(token)),\"token_type\":\"Bearer\",\"expires_at\":\(now + ttl)}"))
+        let token: String
+        if let signer = appSigners[app] {
+            claims.appClaim = app.rawValue
+            do {
+                token = try AccessTokenIssuer.issue(claims, signer: signer)
+            } catch {
+                throw HTTPError(500, "internal_error", "the dev token of app \(app.rawValue) could not be signed: \(error)")
+            }
+        } else {
+            token = issuer.issue(claims)
+        }
+        let apps = mintable.map { JSONText.quote($0.rawValue) }.joined(separator: ",")
+        return .response(.json(200, "{\"access_token\":\(JSONText.quote(token)),\"token_type\":\"Bearer\",\"expires_at\":\(now + ttl),"
+                                   + "\"app\":\(JSONText.quote(app.rawValue)),\"apps\":[\(apps)]}"))
     }
 }

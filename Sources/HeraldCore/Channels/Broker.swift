@@ -159,6 +159,12 @@ public protocol Broker: Sendable {
     /// Messages published since start; with `epoch`, the newest stream position (`Herald-Cursor`,
     /// metrics).
     var publishedCount: UInt64 { get }
+
+    /// Forgets every channel of app `app` (ADR 0006: names `~{app}~…`): history, retained
+    /// messages and offsets. The app was deleted and its streams closed; a new app of the same id
+    /// must not see them.
+    /// - Throws: `BrokerError` when a remote store cannot be reached (what it held expires then).
+    func removeChannels(app: String) throws(BrokerError)
 }
 
 extension Broker {

@@ -28,6 +28,23 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
 
     private init(scopedRawValue: String) { rawValue = scopedRawValue }
 
+    /// A name as a broker or presence store wrote it (`rawValue`): a plain name, or one in an
+    /// app's namespace (`~{app}~{name}`, the app id 1–63 of `a-z 0-9 -`). Requests never reach
+    /// this: their names go through `init(_:)`, which has no `~`.
+    /// - Returns: nil when `raw` is neither.
+    public init?(storedRawValue raw: some StringProtocol) {
+        guard raw.utf8.first == UInt8(ascii: "~") else {
+            self.init(raw)
+            return
+        }
+        let rest = raw.dropFirst()
+        guard let end = rest.firstIndex(of: "~") else { return nil }
+        let app = rest[rest.startIndex..<end]
+        guard (1...63).contains(app.utf8.count), app.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }),
+              let name = ChannelName(rest[rest.index(after: end)...]) else { return nil }
+        self = ChannelName.scoped(name, app: String(app))
+    }
+
     /// The name as the app's clients and backend write it: without the app prefix.
     public var clientName: String {
         guard rawValue.utf8.first == UInt8(ascii: "~"),

@@ -23,8 +23,16 @@ public struct PayloadOptions: Sendable, Equatable {
         rootKey = uncheckedRootKey
     }
 
-    /// Keys APNs or FCM give a meaning of their own at the top level of a payload.
-    public static let reservedKeys: Set<String> = ["aps", "from", "notification", "message_type", "collapse_key"]
+    /// Keys APNs or FCM give a meaning of their own at the top level of a payload (FCM also
+    /// refuses `gcm`, `google` and anything under `google.` or `gcm.`).
+    public static let reservedKeys: Set<String> = ["aps", "from", "notification", "message_type", "collapse_key", "gcm", "google"]
+
+    /// Whether a provider would refuse `key` as a top-level data key (compared without regard to
+    /// case, the stricter reading): a root key, or a catalog's kind and notification-id keys.
+    public static func isReservedDataKey(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return reservedKeys.contains(lower) || lower.hasPrefix("google.") || lower.hasPrefix("gcm.")
+    }
 
     private static func check(_ key: String) throws(PayloadOptionsError) {
         let allowed = key.utf8.allSatisfy { byte in
@@ -37,8 +45,7 @@ public struct PayloadOptions: Sendable, Equatable {
         guard (1...64).contains(key.utf8.count), allowed else {
             throw .invalidRootKey(key, "must be 1-64 characters of A-Z a-z 0-9 _ - .")
         }
-        let lower = key.lowercased()
-        guard !reservedKeys.contains(lower), !lower.hasPrefix("google."), !lower.hasPrefix("gcm.") else {
+        guard !isReservedDataKey(key) else {
             throw .invalidRootKey(key, "is reserved by APNs or FCM")
         }
     }
