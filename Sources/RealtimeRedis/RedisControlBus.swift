@@ -60,7 +60,11 @@ public final class RedisControlBus: ControlBus {
 
     static func encode(_ message: ControlMessage) -> [UInt8] {
         switch message {
-        case .sessionEnded(let sid): Array("v1\nsession-ended\n\(sid)".utf8)
+        // The default app's keeps the form nodes before apps' sessions send and read, so a
+        // cluster mid-upgrade still ends them everywhere; another app's names the app first
+        // (an app id has no newline; a sid may).
+        case .sessionEnded(let sid, let app) where app == "default": Array("v1\nsession-ended\n\(sid)".utf8)
+        case .sessionEnded(let sid, let app): Array("v1\napp-session-ended\n\(app)\n\(sid)".utf8)
         case .appSettingsChanged(let app): Array("v1\napp-settings-changed\n\(app)".utf8)
         }
     }
@@ -71,7 +75,11 @@ public final class RedisControlBus: ControlBus {
         guard parts.count == 3, parts[0].elementsEqual("v1".utf8), !parts[2].isEmpty else { return nil }
         let argument = String(decoding: parts[2], as: UTF8.self)
         switch String(decoding: parts[1], as: UTF8.self) {
-        case "session-ended": return .sessionEnded(sessionID: argument)
+        case "session-ended": return .sessionEnded(sessionID: argument, app: "default")
+        case "app-session-ended":
+            let named = parts[2].split(separator: 10, maxSplits: 1, omittingEmptySubsequences: false)
+            guard named.count == 2, !named[0].isEmpty, !named[1].isEmpty else { return nil }
+            return .sessionEnded(sessionID: String(decoding: named[1], as: UTF8.self), app: String(decoding: named[0], as: UTF8.self))
         case "app-settings-changed": return .appSettingsChanged(appID: argument)
         default: return nil
         }

@@ -26,23 +26,23 @@ struct Cluster {
     /// (DV-4, SC-1). When Redis cannot be reached the node still ends it here.
     func connect(node: RealtimeNode, sessions: SessionRegistry) {
         let bus = self.bus
-        node.relaySessionEnds { [weak node] sid in
+        node.relaySessionEnds { [weak node] sid, app in
             // Here at once; the others through the bus, off the caller's thread (the route calls
             // this inside its database write, which must not wait on Redis). The bus brings the
             // message back here too: ending a session twice changes nothing.
-            node?.endSessionHere(sid)
+            node?.endSessionHere(sid, app: app)
             DispatchQueue.global().async {
                 do {
-                    try bus.send(.sessionEnded(sessionID: sid))
+                    try bus.send(.sessionEnded(sessionID: sid, app: app))
                 } catch {
-                    Log.warning("session end not sent to the other nodes", ["session_id": sid, "error": "\(error)"])
+                    Log.warning("session end not sent to the other nodes", ["session_id": sid, "app": app, "error": "\(error)"])
                 }
             }
         }
         bus.onMessage { [weak node] message in
-            guard case .sessionEnded(let sid) = message else { return }
-            sessions.markEnded(sid)
-            node?.endSessionHere(sid)
+            guard case .sessionEnded(let sid, let raw) = message, let app = AppID(raw) else { return }
+            sessions.markEnded(sid, app: app)
+            node?.endSessionHere(sid, app: raw)
         }
     }
 

@@ -103,7 +103,7 @@ enum Herald {
         let sessions: SessionRegistry
         do {
             opened = try StorageSetup.open(settings)
-            sessions = SessionRegistry(ended: try opened.storage.readSync { try $0.sessions.endedSessionIDs() })
+            sessions = SessionRegistry(ended: try opened.storage.readSync { try $0.sessions.endedSessions() })
         } catch {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 2

@@ -6,14 +6,17 @@ import StorageSQLite
 /// `herald jobs retry`: the bulk retry of dead letters (`POST /v1/jobs/retry`) straight against
 /// the database (`HERALD_DATABASE`), for an operator after a provider outage or a credentials fix,
 /// with or without a running server. Prints `{"retried": n}`; a running server's worker sends the
-/// jobs at its next poll, a stopped one at its next start.
+/// jobs at its next poll, a stopped one at its next start. One app's jobs at a time (`--app`,
+/// default `default`), as one server key retries its own app's only (ADR 0006).
 ///
 /// ```
 /// herald jobs retry --provider apns --reason ServiceUnavailable --since 2026-01-01T10:00:00Z --until 2026-01-01T11:00:00Z
+/// herald jobs retry --app chat --provider fcm
 /// ```
 enum JobsCommand {
     static let usageText = """
-        usage: herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME] [--until TIME] [--kind KIND]
+        usage: herald jobs retry [--app APP] [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME] [--until TIME] [--kind KIND]
+          APP is the app whose dead jobs are retried (default: default).
           TIME is RFC 3339 (2026-01-01T10:00:00Z) or unix milliseconds; --until is exclusive.
           CODE is a dead job's dead_reason (GET /v1/jobs?state=dead), e.g. ServiceUnavailable, UNAVAILABLE, transport_error.
         """
@@ -33,7 +36,7 @@ enum JobsCommand {
             options[key] = arguments[index + 1]
             index += 2
         }
-        let known: Set<String> = ["provider", "reason", "since", "until", "kind"]
+        let known: Set<String> = ["app", "provider", "reason", "since", "until", "kind"]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
         var times: [String: Int64] = [:]
         for option in ["since", "until"] {
@@ -43,9 +46,16 @@ enum JobsCommand {
             }
             times[option] = value
         }
+        var app = AppID.default
+        if let raw = options["app"] {
+            guard let named = AppID(raw) else {
+                return usage("--app must be an app id (1-\(AppID.maxLength) of a-z, 0-9 and '-', not starting with '-'), got '\(raw)'")
+            }
+            app = named
+        }
         let filter: DeadJobFilter
         do {
-            filter = try DeadJobFilter.validated(kind: options["kind"], deadSince: times["since"], deadUntil: times["until"],
+            filter = try DeadJobFilter.validated(app: app, kind: options["kind"], deadSince: times["since"], deadUntil: times["until"],
                                                  provider: options["provider"], reason: options["reason"])
         } catch {
             return usage("--\(optionName(error.field)): \(error.message)")
@@ -65,6 +75,18 @@ enum JobsCommand {
         }
         let storage = opened.storage
         defer { opened.close() }
+        // A mistyped app must not quietly retry nothing, as a mistyped database path.
+        if !app.isDefault {
+            let named = app
+            do {
+                guard try storage.readSync({ tx in try tx.apps.find(named) != nil }) else {
+                    return usage("--app: the database has no app '\(app)' (GET /v1/apps lists them)")
+                }
+            } catch {
+                FileHandle.standardError.write(Data("herald jobs retry: the database could not be read: \(error)\n".utf8))
+                return 1
+            }
+        }
         do {
             let now = SystemClock().unixMilliseconds
             let retried = try storage.writeSync { tx in try tx.jobs.retryDead(matching: filter, now: now) }

@@ -185,6 +185,29 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(dead[0].deadCause == DeadLetterCause(provider: "expo", reason: "MessageRateExceeded"))
     }
 
+    /// ADR 0006: a push's receipt check and its resend are jobs of the push's app, so that app's
+    /// server key lists and retries them.
+    @Test func theReceiptCheckAndTheResendOfAnAppsPushAreThatAppsJobs() async throws {
+        let h = try Harness()
+        h.worker.providers.setProviders([h.provider], app: "chat")
+        let now = h.now
+        var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
+        chat.app = "chat"
+        let registration = chat
+        let device = try h.storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
+        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
+        try h.storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+        try await h.worker.runDue()
+        let receipt = try #require(try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .queued, limit: 10, beforeID: nil) }.first)
+        #expect(receipt.kind == PushReceiptJobPayload.kind && receipt.app == "chat")
+        #expect(try h.receiptJobs().isEmpty, "none is the default app's")
+        h.clock.advance(byMilliseconds: Harness.delay)
+        h.provider.receipt("t-1", Self.rateExceeded)
+        try await h.worker.runReceiptsDue()
+        let resent = try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .queued, limit: 10, beforeID: nil) }
+        #expect(resent.map(\.kind) == [DeliveryJobPayload.kind] && resent.first?.app == "chat")
+    }
+
     @Test func messageTooBigDeadLettersAndKeepsTheDevice() async throws {
         let h = try Harness()
         let (device, _) = try await h.sent()

@@ -121,8 +121,8 @@ private struct FaultyJobs: JobQueue {
     let base: any JobQueue
     let faults: StorageFaults
 
-    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
-        try base.enqueue(kind: kind, payloadJSON: payloadJSON, runAt: runAt, now: now)
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
     }
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
         try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
@@ -140,11 +140,11 @@ private struct FaultyJobs: JobQueue {
         return try base.deadLetter(lease, error: error, cause: cause, now: now)
     }
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int { try base.releaseLeases(kind: kind, now: now) }
-    func find(id: Int64) throws(StorageError) -> JobRecord? { try base.find(id: id) }
-    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
-        try base.list(state: state, limit: limit, beforeID: beforeID)
+    func find(id: Int64, app: String) throws(StorageError) -> JobRecord? { try base.find(id: id, app: app) }
+    func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        try base.list(app: app, state: state, limit: limit, beforeID: beforeID)
     }
-    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool { try base.retryDead(id: id, now: now) }
+    func retryDead(id: Int64, app: String, now: Int64) throws(StorageError) -> Bool { try base.retryDead(id: id, app: app, now: now) }
     func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int { try base.retryDead(matching: filter, now: now) }
     func depth(now: Int64) throws(StorageError) -> JobQueueDepth { try base.depth(now: now) }
     func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int { try base.purgeDone(createdBefore: cutoff) }

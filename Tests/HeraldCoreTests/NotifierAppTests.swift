@@ -46,12 +46,16 @@ import Testing
 
         func send(_ call: NotificationCall) async -> NotificationAnswer { await h.send(call) }
 
-        /// The queued push of each device id.
+        /// The queued push of each device id, of both apps; each job is its device's app's
+        /// (ids `dev_<app>_<user>`).
         func pushes() throws -> [String: PushNotification] {
             var byDevice: [String: PushNotification] = [:]
-            for job in try storage.readSync({ try $0.jobs.list(state: .queued, limit: 100, beforeID: nil) }) {
-                let payload = try DeliveryJobPayload.decode(job.payloadJSON)
-                byDevice[payload.deviceID] = payload.notification
+            for app in ["default", "chat"] {
+                for job in try storage.readSync({ try $0.jobs.list(app: app, state: .queued, limit: 100, beforeID: nil) }) {
+                    let payload = try DeliveryJobPayload.decode(job.payloadJSON)
+                    #expect(payload.deviceID.hasPrefix("dev_\(app)_"), "job \(job.id) of app \(app) is for \(payload.deviceID)")
+                    byDevice[payload.deviceID] = payload.notification
+                }
             }
             return byDevice
         }

@@ -47,7 +47,8 @@ final class RedisControlBusTests {
         try a.waitUntilListening()
         try b.waitUntilListening()
         try other.waitUntilListening()
-        let sent: [ControlMessage] = [.sessionEnded(sessionID: "s-1"), .appSettingsChanged(appID: "app-9"), .sessionEnded(sessionID: "s-2")]
+        let sent: [ControlMessage] = [.sessionEnded(sessionID: "s-1", app: "default"), .appSettingsChanged(appID: "app-9"),
+                                      .sessionEnded(sessionID: "s-2", app: "chat")]
         for message in sent { try a.send(message) }
         #expect(logA.wait(forCount: 3))
         #expect(logB.wait(forCount: 3))
@@ -57,9 +58,16 @@ final class RedisControlBusTests {
     }
 
     @Test func wireFormRoundTripsAndUnknownKindsAreSkipped() {
-        for message: ControlMessage in [.sessionEnded(sessionID: "abc"), .appSettingsChanged(appID: "a:b\nc")] {
+        for message: ControlMessage in [.sessionEnded(sessionID: "abc", app: "default"), .sessionEnded(sessionID: "a\nb", app: "chat"),
+                                        .appSettingsChanged(appID: "a:b\nc")] {
             #expect(RedisControlBus.decode(RedisControlBus.encode(message)) == message)
         }
+        // The default app's session end keeps the form nodes before apps' sessions send and read.
+        #expect(RedisControlBus.encode(.sessionEnded(sessionID: "abc", app: "default")) == Array("v1\nsession-ended\nabc".utf8))
+        #expect(RedisControlBus.decode(Array("v1\napp-session-ended\nchat\ns-1".utf8)) == .sessionEnded(sessionID: "s-1", app: "chat"))
+        #expect(RedisControlBus.decode(Array("v1\napp-session-ended\nchat".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\napp-session-ended\n\ns-1".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\napp-session-ended\nchat\n".utf8)) == nil)
         #expect(RedisControlBus.decode(Array("v2\nsession-ended\nx".utf8)) == nil)
         #expect(RedisControlBus.decode(Array("v1\nrestart-everything\nx".utf8)) == nil)
         #expect(RedisControlBus.decode(Array("v1\nsession-ended\n".utf8)) == nil)
@@ -73,12 +81,12 @@ final class RedisControlBusTests {
         log.attach(to: bus)
         try bus.waitUntilListening()
         server.stop()
-        #expect(throws: BrokerError.self) { try bus.send(.sessionEnded(sessionID: "lost")) }
+        #expect(throws: BrokerError.self) { try bus.send(.sessionEnded(sessionID: "lost", app: "default")) }
         try server.start()
         // The subscriber comes back on its own; then a send reaches it again.
         #expect(waitUntil(seconds: 10) { (try? bus.waitUntilListening(timeoutMilliseconds: 100)) != nil })
-        #expect(waitUntil(seconds: 10) { (try? bus.send(.sessionEnded(sessionID: "back"))) != nil })
+        #expect(waitUntil(seconds: 10) { (try? bus.send(.sessionEnded(sessionID: "back", app: "default"))) != nil })
         #expect(log.wait(forCount: 1))
-        #expect(log.messages.first == .sessionEnded(sessionID: "back"))
+        #expect(log.messages.first == .sessionEnded(sessionID: "back", app: "default"))
     }
 }

@@ -93,6 +93,8 @@ import Testing
                 // Payloads that name no device of the app stay, malformed ones too.
                 jobs["malformed"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"device_id\": oops", runAt: 0, now: 0)
                 jobs["other"] = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{\"nested\":{\"device_id\":\"d1\"}}", runAt: 0, now: 0)
+                // The app's own jobs go by their app, whatever their payload (a receipt check).
+                jobs["gone-receipt"] = try tx.jobs.enqueue(kind: "push.receipt", payloadJSON: "{}", app: "gone", runAt: 0, now: 0)
                 return jobs
             }
             #expect(try storage.writeSync { tx in try tx.apps.delete(AppID("gone")!) })
@@ -105,12 +107,13 @@ import Testing
                 #expect(try tx.jobs.find(id: jobs["d2"]!) != nil)
                 #expect(try tx.jobs.find(id: jobs["malformed"]!) != nil)
                 #expect(try tx.jobs.find(id: jobs["other"]!) != nil)
+                #expect(try tx.jobs.find(id: jobs["gone-receipt"]!, app: "gone") == nil)
                 #expect(try tx.notifications.find(id: "n-gone") == nil)
                 #expect(try tx.notifications.find(id: "n-default") != nil)
                 #expect(try tx.deliveries.list(notificationID: "n-gone").isEmpty)
                 #expect(try tx.deliveries.list(notificationID: "n-default").count == 1)
                 #expect(try tx.plans.list(after: 0, limit: 10).count == 1)
-                #expect(try tx.sessions.find(sid: "s-gone") == nil)
+                #expect(try tx.sessions.find(sid: "s-gone", app: "gone") == nil)
                 #expect(try tx.sessions.find(sid: "s-default") != nil)
                 #expect(try tx.preferences.find(app: "gone", userID: "u1", scope: nil) == nil)
                 #expect(try tx.preferences.find(app: "default", userID: "u1", scope: nil) != nil)
@@ -127,7 +130,7 @@ import Testing
     }
 
     @Test(arguments: Engine.available)
-    func aSessionIsOneAppsAndTheSessionServerAPIIsTheDefaultApps(engine: Engine) throws {
+    func aSessionIsOneAppsAndOnlyItsAppEndsOrExpiresIt(engine: Engine) throws {
         try withStorage(engine) { storage in
             try storage.writeSync { tx throws in
                 _ = try tx.devices.register(registration(app: "chat", sid: "s1", token: "t-chat"), sessionExpiresAt: nil, newID: "d1", now: 1)
@@ -136,11 +139,28 @@ import Testing
                     try tx.devices.register(registration(app: "default", sid: "s1", token: "t-default"), sessionExpiresAt: nil, newID: "d2", now: 2)
                 }
                 #expect(try tx.sessions.touch(sid: "s1", userID: "u1", app: "default", expiresAt: 50, now: 3).lastSeenAt == 1)
-                // Ending, expiring and listing ended sessions are the default app's.
+                // Another app cannot find, expire or end it, nor touch its devices.
+                #expect(try tx.sessions.find(sid: "s1") == nil)
                 #expect(try tx.sessions.setExpiry(sid: "s1", expiresAt: 10) == false)
+                #expect(try tx.sessions.end(sid: "s1", app: "default", now: 4) == nil)
                 #expect(try tx.sessions.end(sid: "s1", now: 4) == 0)
-                #expect(try tx.sessions.find(sid: "s1")?.endedAt == nil)
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == nil)
                 #expect(try tx.devices.find(id: "d1", now: 5)?.sessionActive == true)
+                #expect(try tx.sessions.endedSessions().isEmpty)
+                // Its own app can.
+                #expect(try tx.sessions.setExpiry(sid: "s1", app: "chat", expiresAt: 10_000))
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.expiresAt == 10_000)
+                _ = try tx.devices.register(registration(app: "default", sid: "s2", token: "t-default"), sessionExpiresAt: nil, newID: "d3", now: 6)
+                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 7) == 1)
+                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 8) == 0, "ending twice changes nothing")
+                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == 7)
+                #expect(try tx.devices.find(id: "d1", now: 9) == nil)
+                #expect(try tx.devices.find(id: "d3", now: 9)?.sessionActive == true)
+                // A session the app never saw is recorded as its own, ended; another app's name stays free of it.
+                #expect(try tx.sessions.end(sid: "s-new", app: "chat", now: 10) == 0)
+                #expect(try tx.sessions.find(sid: "s-new", app: "chat")?.endedAt == 10)
+                #expect(try tx.sessions.end(sid: "s-new", app: "default", now: 11) == nil)
+                #expect(try Set(tx.sessions.endedSessions()) == [SessionKey(app: "chat", sid: "s1"), SessionKey(app: "chat", sid: "s-new")])
                 #expect(try tx.sessions.endedSessionIDs().isEmpty)
             }
         }

@@ -257,6 +257,29 @@ struct PostgresStorageTests {
         #expect(try PostgresMigrator.appliedVersions(of: connection) == [9, 10, 11])
     }
 
+    /// Migration 12 (SQLite's 13): queued push jobs take their device's app while it exists;
+    /// a device that is gone, another kind and a malformed payload leave `default`.
+    @Test func migrationTwelveGivesExistingJobsTheirDevicesApp() throws {
+        let server = try #require(PostgresServer.shared)
+        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        defer { connection.close() }
+        let before = PostgresSchema.migrations.filter { $0.version < 12 }
+        #expect(try PostgresMigrator.migrate(connection, migrations: before) == before.map(\.version))
+        try connection.execute("""
+            INSERT INTO devices (id, app, user_id, platform, provider, token, created_at, last_seen_at)
+            VALUES ('d-chat', 'chat', 'u', 'ios', 'apns', 'ab', 0, 0), ('d-default', 'default', 'u', 'ios', 'apns', 'cd', 0, 0);
+            INSERT INTO jobs (id, kind, payload_json, state, run_at, created_at) VALUES
+                (1, 'push.deliver', '{"apns_id":"x","device_id":"d-chat","notification":{}}', 'queued', 0, 0),
+                (2, 'push.deliver', '{"apns_id":"x","device_id":"d-default"}', 'queued', 0, 0),
+                (3, 'push.deliver', '{"apns_id":"x","device_id":"d-gone"}', 'queued', 0, 0),
+                (4, 'push.deliver', '{"device_id": oops', 'queued', 0, 0),
+                (5, 'push.receipt', '{"device_id":"d-chat"}', 'queued', 0, 0)
+            """)
+        #expect(try PostgresMigrator.migrate(connection).contains(12))
+        let apps = try connection.query("SELECT app FROM jobs ORDER BY id").map { try $0.value("app", as: String.self) }
+        #expect(apps == ["chat", "default", "default", "default", "default"])
+    }
+
     @Test func anUnreachableServerIsUnavailable() throws {
         var configuration = PostgresConfiguration(url: "postgres://postgres@127.0.0.1:1/none")
         configuration.connectTimeoutSeconds = 2

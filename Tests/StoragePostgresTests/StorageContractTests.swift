@@ -338,6 +338,33 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
             }
         }
     }
+
+    /// ADR 0006: a job is its app's; listing, finding and retrying see the app asked for only,
+    /// and the queue's depth is every app's.
+    @Test(arguments: Engine.available)
+    func jobsAreTheirAppsOnly(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx in
+                var dead: [String: Int64] = [:]
+                for app in ["default", "chat"] {
+                    let id = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", app: app, runAt: 0, now: 0)
+                    let claimed = try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 1)
+                    #expect(claimed.map(\.id) == [id] && claimed.first?.app == app)
+                    #expect(try tx.jobs.deadLetter(claimed[0].lease, error: "ServiceUnavailable", now: 2))
+                    dead[app] = id
+                }
+                let chat = try #require(dead["chat"]), mine = try #require(dead["default"])
+                #expect(try tx.jobs.list(app: "chat", state: .dead, limit: 10, beforeID: nil).map(\.id) == [chat])
+                #expect(try tx.jobs.list(state: .dead, limit: 10, beforeID: nil).map(\.id) == [mine])
+                #expect(try tx.jobs.find(id: chat, app: "default") == nil && tx.jobs.find(id: chat, app: "chat")?.app == "chat")
+                #expect(try !tx.jobs.retryDead(id: chat, app: "default", now: 3))
+                #expect(try tx.jobs.retryDead(matching: DeadJobFilter(), now: 3) == 1)
+                #expect(try tx.jobs.find(id: chat, app: "chat")?.state == .dead)
+                #expect(try tx.jobs.retryDead(id: chat, app: "chat", now: 4))
+                #expect(try tx.jobs.depth(now: 5).counts[.queued] == 2)
+            }
+        }
+    }
 }
 
 /// A value shared between threads in a test.

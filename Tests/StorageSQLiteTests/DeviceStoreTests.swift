@@ -123,7 +123,7 @@ import Testing
             #expect(throws: DeviceRegistrationError.sessionEnded) {
                 _ = try DeviceStore.register(db, registration(), sessionExpiresAt: nil, newID: "d2", now: 3_000)
             }
-            #expect(try SessionStore.endedSessionIDs(db) == ["s1"])
+            #expect(try SessionStore.endedSessions(db) == [SessionKey(app: "default", sid: "s1")])
         }
     }
 

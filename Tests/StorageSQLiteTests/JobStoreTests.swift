@@ -226,4 +226,56 @@ import Testing
             #expect(next.map(\.id) == [ids[2], ids[1]])
         }
     }
+
+    /// ADR 0006: a job is its app's. Listing, finding and retrying (one or in bulk) see only the
+    /// app asked for; the depth of the queue stays every app's.
+    @Test func jobsAreListedFoundAndRetriedWithinTheirAppOnly() throws {
+        try withDatabase { db in
+            func dead(app: String) throws -> Int64 {
+                let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", app: app, runAt: 0, now: 0)
+                let claimed = try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 0)
+                #expect(claimed.map(\.id) == [id])
+                #expect(try JobStore.deadLetter(db, claimed[0].lease, error: "ServiceUnavailable", now: 10))
+                return id
+            }
+            let a1 = try dead(app: "default"), b1 = try dead(app: "chat"), a2 = try dead(app: "default"), b2 = try dead(app: "chat")
+            #expect(try JobStore.find(db, id: b1)?.app == "chat")
+            #expect(try JobStore.list(db, app: "default", state: .dead, limit: 10).map(\.id) == [a2, a1])
+            #expect(try JobStore.list(db, app: "chat", state: .dead, limit: 10).map(\.id) == [b2, b1])
+            #expect(try JobStore.list(db, app: "chat", state: .dead, limit: 1, beforeID: b2).map(\.id) == [b1])
+            #expect(try JobStore.list(db, app: "other", state: .dead, limit: 10).isEmpty)
+            #expect(try JobStore.find(db, id: b1, app: "default") == nil)
+            #expect(try JobStore.find(db, id: b1, app: "chat")?.id == b1)
+            #expect(!(try JobStore.retryDead(db, id: b1, app: "default", now: 20)), "another app's job is not retried")
+            #expect(try JobStore.find(db, id: b1)?.state == .dead)
+            #expect(try JobStore.retryDead(db, id: b1, app: "chat", now: 20))
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(app: .default), now: 30) == 2)
+            #expect(try JobStore.find(db, id: b2)?.state == .dead, "a bulk retry is one app's")
+            #expect(try JobStore.retryDead(db, matching: DeadJobFilter(app: try #require(AppID("chat"))), now: 30) == 1)
+            #expect(try [a1, a2, b1, b2].map { id in try JobStore.find(db, id: id)?.state } == [.queued, .queued, .queued, .queued])
+            #expect(try JobStore.depth(db, now: 30).counts[.queued] == 4)
+        }
+    }
+
+    /// Migration 13: jobs already queued take their device's app while the device exists; jobs of
+    /// a device that is gone, other kinds and unreadable payloads stay `default`.
+    @Test func migrationThirteenGivesExistingJobsTheirDevicesApp() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        _ = try Migrator.migrate(connection, migrations: Array(HeraldSchema.migrations.prefix(12)))
+        try connection.run("""
+            INSERT INTO devices (id, app, user_id, platform, provider, token, created_at, last_seen_at)
+            VALUES ('d-chat', 'chat', 'u', 'ios', 'apns', 'ab', 0, 0), ('d-default', 'default', 'u', 'ios', 'apns', 'cd', 0, 0)
+            """)
+        let rows: [(Int64, String, String)] = [(1, "push.deliver", #"{"apns_id":"x","device_id":"d-chat"}"#),
+                                               (2, "push.deliver", #"{"apns_id":"x","device_id":"d-default"}"#),
+                                               (3, "push.deliver", #"{"apns_id":"x","device_id":"d-gone"}"#),
+                                               (4, "push.deliver", "not json"),
+                                               (5, "push.receipt", #"{"device_id":"d-chat"}"#)]
+        for (id, kind, payload) in rows {
+            try connection.run("INSERT INTO jobs (id, kind, payload_json, state, run_at, created_at) VALUES (?, ?, ?, 'queued', 0, 0)",
+                               [id, kind, payload])
+        }
+        #expect(try Migrator.migrate(connection) == Array(13...HeraldSchema.migrations.count))
+        #expect(try (1...5).map { id in try JobStore.find(connection, id: Int64(id))?.app } == ["chat", "default", "default", "default", "default"])
+    }
 }

@@ -290,7 +290,7 @@ def test_a_device_of_an_app_without_credentials_is_never_pushed_with_anothers(he
     job = answer["jobs"][0]["job_id"]
 
     def dead():
-        r = HTTP.get(h.url("/v1/jobs"), params={"state": "dead"}, headers=h.server_headers())
+        r = HTTP.get(h.url("/v1/jobs"), params={"state": "dead"}, headers=bearer("bare-server-key-0123456789"))
         return [j for j in r.json()["jobs"] if j["id"] == job]
     jobs = wait_for(dead, what="the job to be dead-lettered")
     assert "push_not_configured" in jobs[0]["last_error"]
@@ -461,15 +461,6 @@ def test_channels_are_per_app(herald_apps, provider_double):
     assert_error(r, 400, "invalid_request", field="channels")
 
 
-def test_routes_not_yet_per_app_refuse_other_apps(herald_apps, provider_double):
-    h = herald_apps
-    create_chat(h, provider_double)
-    assert_error(HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)), 403, "app_not_supported")
-    assert_error(HTTP.delete(h.url("/v1/sessions/ds1"), headers=bearer(CHAT_SERVER_KEY)), 403, "app_not_supported")
-    # The default app's keys still work there.
-    assert HTTP.get(h.url("/v1/jobs"), headers=h.server_headers()).status_code == 200
-
-
 def test_an_apps_expo_pushes_and_receipts_use_its_access_token(herald_factory, provider_double):
     provider_double.expo_access_token("chat-expo-token")
     h = herald_factory(**provider_double.herald_env(), HERALD_ADMIN_KEY=ADMIN_KEY, HERALD_SECRET_KEY=SECRET_KEY,
@@ -528,8 +519,8 @@ def test_ending_a_default_session_leaves_another_apps_session_of_that_name(heral
     default_device = register(h, default_user, "android", fcm_token(), expect=409)  # a sid is one app's
     chat_stream = h.stream(token=chat_user)
     chat_stream.ready()
-    r = HTTP.delete(h.url("/v1/sessions/shared"), headers=h.server_headers())
-    assert r.status_code == 200 and r.json()["devices_deleted"] == 0, r.text
+    # Another app's session of that sid is not the default key's to end (ADR 0006).
+    assert_error(HTTP.delete(h.url("/v1/sessions/shared"), headers=h.server_headers()), 404, "not_found")
     # The chat session, its device and its stream are untouched; its tokens still work.
     devices = HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_user)).json()["devices"]
     assert [d["id"] for d in devices] == [chat_device["id"]] and devices[0]["active"] is True

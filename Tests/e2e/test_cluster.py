@@ -759,3 +759,47 @@ def test_an_app_created_changed_and_deleted_on_A_is_served_alike_by_B_and_C(clus
             assert HTTP.get(node.url("/v1/apps/shop"), headers=admin).status_code == 404
     finally:
         HTTP.delete(cluster.A.url("/v1/apps/shop"), headers=admin)
+
+
+def test_an_apps_session_ended_on_A_closes_that_apps_streams_on_B_and_C_only(cluster):
+    """ADR 0006 with the control bus: the end names the app, so every node closes and refuses
+    that app's session, and a stream of another app whose token has the same `sid` goes on."""
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    key, issuer = "talk-key-0123456789", "https://talk.example"
+    # A public key, not a secret: the cluster has no HERALD_SECRET_KEY to seal one with.
+    signing = ec.generate_private_key(ec.SECP256R1())
+    public = signing.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+    def talk_token(sid):
+        return jwt.encode({"sub": "tess", "sid": sid, "exp": int(time.time()) + 600, "iss": issuer}, signing, algorithm="ES256")
+
+    try:
+        r = HTTP.post(cluster.A.url("/v1/apps"), headers=admin,
+                      json={"id": "talk", "server_keys": [key], "tokens": {"public_keys": [public], "issuer": issuer}})
+        assert r.status_code == 201, r.text
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: HTTP.get(node.url("/v1/me/devices"), headers=auth(talk_token("t-0"))).status_code == 200, 10,
+                       "the new app's tokens on another node")
+        sid = f"t-{uuid.uuid4().hex[:8]}"
+        talk = [node.stream(token=talk_token(sid)) for node in (cluster.B, cluster.C)]
+        same_sid = cluster.C.stream(token=cluster.C.token(sub="tess", sid=sid))   # the default app's
+        for stream in (*talk, same_sid):
+            stream.ready()
+        r = HTTP.delete(cluster.A.url(f"/v1/sessions/{sid}"), headers=auth(key))
+        assert r.status_code == 200 and r.json()["ended"] is True, r.text
+        for stream in talk:
+            events = stream.wait_closed(timeout=10)
+            assert [e.event for e in events] == ["error"] and events[0].json()["error"] == "session_ended", events
+        for node in (cluster.A, cluster.B, cluster.C):
+            r = HTTP.get(node.url("/v1/me/devices"), headers=auth(talk_token(sid)))
+            assert r.status_code == 401 and r.json()["error"] == "session_ended", (node.port, r.text)
+            assert HTTP.get(node.url("/v1/me/devices"), headers=auth(node.token(sub="tess", sid=sid))).status_code == 200
+        sent = publish(cluster.A, "user:tess", {"n": 1})
+        m = same_sid.next(timeout=10)
+        assert m.id == sent["id"] and m.json()["data"] == {"n": 1}
+    finally:
+        HTTP.delete(cluster.A.url("/v1/apps/talk"), headers=admin)

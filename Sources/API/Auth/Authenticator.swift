@@ -80,9 +80,9 @@ public struct Authenticator: Sendable {
                 }
             }
             claims.app = app.id
-            // DV-4: an ended session's tokens are refused at once, before they expire. Sessions
-            // are ended through the default app's server API only, so only its tokens are asked.
-            if claims.app.isDefault, let sid = claims.sessionID, sessions?.isEnded(sid) == true {
+            // DV-4: an ended session's tokens are refused at once, before they expire (each app
+            // ends its own sessions: the registry is keyed by app and sid).
+            if let sid = claims.sessionID, sessions?.isEnded(sid, app: claims.app) == true {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
             }
             return claims

@@ -1,7 +1,9 @@
 import HeraldCore
 import Realtime
 
-/// The delivery queue seen from the app backend (PU-5): dead letters listed and retried.
+/// The delivery queue seen from the app backend (PU-5): dead letters listed and retried. Each
+/// route serves the server key's app (ADR 0006): another app's jobs are not listed, and its job
+/// ids are 404 `not_found`, as ids that do not exist.
 struct JobRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
@@ -34,14 +36,14 @@ struct JobRoutes {
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
     /// (kind, provider, reason code, died in `[dead_since, dead_until)`) goes back to the queue with
     /// fresh attempts and retry budget, due now (after a provider outage or a credentials fix,
-    /// PU-5). An empty body retries every dead job. A bad value is a 400 naming its field.
+    /// PU-5). An empty body retries every dead job of the key's app. A bad value is a 400 naming its field.
     func retryDead(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
-        var filter = DeadJobFilter()
+        let app = try authenticator.server(context)
+        var filter = DeadJobFilter(app: app)
         if !context.request.body.isEmpty {
             let body = try RequestBody.decode(RetryDeadBody.self, from: context.request, members: RetryDeadBody.CodingKeys.self)
             do {
-                filter = try DeadJobFilter.validated(kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
+                filter = try DeadJobFilter.validated(app: app, kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
                                                      provider: body.provider, reason: body.reason)
             } catch {
                 throw HTTPError.invalid(error.field.rawValue, error.message)
@@ -54,9 +56,10 @@ struct JobRoutes {
         }
     }
 
-    /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key), newest first.
+    /// `GET /v1/jobs?state=dead|queued|leased|done&limit=&cursor=` (server key): the key's app's
+    /// jobs, newest first.
     func list(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         let request = context.request
         guard let state = JobState(rawValue: request.queryValue("state") ?? "dead") else {
             throw HTTPError.invalid("state", "state must be queued, leased, done or dead")
@@ -73,24 +76,25 @@ struct JobRoutes {
         }
         let pageSize = limit, beforeID = before
         return responder.read { tx in
-            let jobs = try tx.jobs.list(state: state, limit: pageSize, beforeID: beforeID)
+            let jobs = try tx.jobs.list(app: app, state: state, limit: pageSize, beforeID: beforeID)
             let next = jobs.count == pageSize ? jobs.last.map { "\"\($0.id)\"" } ?? "null" : "null"
             return .json(200, "{\"jobs\":[" + jobs.map(JobJSON.encode).joined(separator: ",") + "],\"next_cursor\":\(next)}")
         }
     }
 
-    /// `POST /v1/jobs/{id}/retry` (server key): a dead job goes back to the queue, due now.
+    /// `POST /v1/jobs/{id}/retry` (server key): a dead job of the key's app goes back to the
+    /// queue, due now.
     func retry(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         guard let raw = context.pathParameters["id"], let id = Int64(raw), id > 0 else {
             throw HTTPError(404, "not_found", "no such job")
         }
         return responder.write { tx in
-            guard let job = try tx.jobs.find(id: id) else { throw HTTPError(404, "not_found", "no such job") }
-            guard try tx.jobs.retryDead(id: id, now: unixMilliseconds()) else {
+            guard let job = try tx.jobs.find(id: id, app: app) else { throw HTTPError(404, "not_found", "no such job") }
+            guard try tx.jobs.retryDead(id: id, app: app, now: unixMilliseconds()) else {
                 throw HTTPError(409, "job_not_dead", "only dead jobs can be retried; this one is \(job.state.rawValue)")
             }
-            let updated = try tx.jobs.find(id: id) ?? job
+            let updated = try tx.jobs.find(id: id, app: app) ?? job
             return .json(200, JobJSON.encode(updated))
         }
     }

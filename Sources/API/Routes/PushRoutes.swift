@@ -160,7 +160,7 @@ struct PushRoutes {
                     continue
                 }
                 let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
-                let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+                let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: app, runAt: now, now: now)
                 queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
             }
             // The worker's claim is a write too: queued behind this one, it sees these jobs.

@@ -6,7 +6,7 @@ extension SessionRoutes {
         static let endSession = RouteSpec(
             .delete, "/v1/sessions/{sid}", auth: .serverKey, operationID: "endSession",
             tags: ["server"], summary: "End a session",
-            description: "Logout, password change, refresh-token reuse. A session Herald never saw is recorded as ended.",
+            description: "Logout, password change, refresh-token reuse, for the server key's app. A session Herald never saw is recorded as ended (the app's); another app's session of that `sid` is 404.",
             parameters: [
                 .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
             ],
@@ -22,8 +22,7 @@ extension SessionRoutes {
                     """#),
                 400: .invalidRequest,
                 401: .unauthorized,
-                403: .appNotSupported,
-                404: .notFound,
+                404: .shared("NotFound", description: "The `sid` is another app's session (`not_found`)."),
                 429: .tooManyConnections,
                 503: .storageUnavailable,
             ])
@@ -31,7 +30,7 @@ extension SessionRoutes {
         static let setSessionExpiry = RouteSpec(
             .put, "/v1/sessions/{sid}", auth: .serverKey, operationID: "setSessionExpiry",
             tags: ["server"], summary: "Set a session's expiry",
-            description: "A session past its expiry keeps its devices but they get no pushes (`active: false`).",
+            description: "A session of the server key's app past its expiry keeps its devices but they get no pushes (`active: false`).",
             parameters: [
                 .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
             ],
@@ -40,7 +39,6 @@ extension SessionRoutes {
                 200: .json("The session.", .ref("Session")),
                 400: .invalidRequest,
                 401: .unauthorized,
-                403: .appNotSupported,
                 404: .notFound,
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,

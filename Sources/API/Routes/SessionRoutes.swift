@@ -1,7 +1,8 @@
 import HeraldCore
 import Realtime
 
-/// Session lifecycle from the app backend (DV-4), server key only.
+/// Session lifecycle from the app backend (DV-4), server key only. Each route serves the key's
+/// app (ADR 0006): another app's session of that `sid` is 404 `not_found`.
 struct SessionRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
@@ -29,23 +30,25 @@ struct SessionRoutes {
     }
 
     /// `DELETE /v1/sessions/{sid}`: logout, password change, refresh-token reuse. Its devices are
-    /// deleted, its tokens refused from now on, its live streams closed.
+    /// deleted, its tokens refused from now on, its live streams closed (the key's app's only).
     func end(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context)
         let sid = try Self.sid(context)
         let registry = self.registry
         let node = self.node
         return responder.write { tx in
-            let deleted = try tx.sessions.end(sid: sid, now: unixMilliseconds())
-            registry.markEnded(sid)
-            node.endSession(sid)
+            guard let deleted = try tx.sessions.end(sid: sid, app: app.rawValue, now: unixMilliseconds()) else {
+                throw HTTPError(404, "not_found", "no such session")
+            }
+            registry.markEnded(sid, app: app)
+            node.endSession(sid, app: app.rawValue)
             return .json(200, "{\"session_id\":\(JSONText.quote(sid)),\"ended\":true,\"devices_deleted\":\(deleted)}")
         }
     }
 
     /// `PUT /v1/sessions/{sid} {expires_at}`: a session past its expiry keeps its rows but gets no pushes.
     func setExpiry(_ context: RequestContext) throws -> RouteResult {
-        try authenticator.serverOfDefaultApp(context)
+        let app = try authenticator.server(context).rawValue
         let sid = try Self.sid(context)
         let body = try RequestBody.decode(ExpiryBody.self, from: context.request)
         if let seconds = body.expiresAt, seconds < 0 || seconds > 253_402_300_799 || seconds.rounded() != seconds {
@@ -53,10 +56,10 @@ struct SessionRoutes {
         }
         let expiresAt = body.expiresAt.map { Int64($0) * 1000 }
         return responder.write { tx in
-            guard try tx.sessions.setExpiry(sid: sid, expiresAt: expiresAt) else {
+            guard try tx.sessions.setExpiry(sid: sid, app: app, expiresAt: expiresAt) else {
                 throw HTTPError(404, "not_found", "no such session")
             }
-            guard let session = try tx.sessions.find(sid: sid) else { throw HTTPError(404, "not_found", "no such session") }
+            guard let session = try tx.sessions.find(sid: sid, app: app) else { throw HTTPError(404, "not_found", "no such session") }
             return .json(200, SessionJSON.encode(session, now: unixMilliseconds()))
         }
     }

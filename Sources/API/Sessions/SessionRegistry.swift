@@ -1,17 +1,23 @@
+import HeraldCore
 import Synchronization
 
 /// Ended sessions, in memory, so an ended session's access tokens are refused at once (DV-4)
 /// without a database read per request. Loaded from the database at start; every end adds to it.
+/// Keyed by app and sid (ADR 0006): app A's ended `s1` refuses nothing of another app's.
 public final class SessionRegistry: Sendable {
-    private let ended = Mutex<Set<String>>([])
+    private let ended = Mutex<Set<SessionKey>>([])
 
-    public init(ended: [String] = []) {
+    public init(ended: [SessionKey] = []) {
         self.ended.withLock { $0 = Set(ended) }
     }
 
-    /// True when session `sid` was ended.
-    public func isEnded(_ sid: String) -> Bool { ended.withLock { $0.contains(sid) } }
+    /// True when app `app`'s session `sid` was ended.
+    public func isEnded(_ sid: String, app: AppID) -> Bool {
+        ended.withLock { $0.contains(SessionKey(app: app.rawValue, sid: sid)) }
+    }
 
-    /// Records that `sid` ended.
-    public func markEnded(_ sid: String) { _ = ended.withLock { $0.insert(sid) } }
+    /// Records that app `app`'s session `sid` ended.
+    public func markEnded(_ sid: String, app: AppID) {
+        _ = ended.withLock { $0.insert(SessionKey(app: app.rawValue, sid: sid)) }
+    }
 }

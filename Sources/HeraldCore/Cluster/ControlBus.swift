@@ -1,9 +1,9 @@
 /// A message every node of a cluster must act on (SC-1): sent once, received by every node,
 /// the sender included.
 public enum ControlMessage: Sendable, Equatable {
-    /// A session ended (`DELETE /v1/sessions/{sid}`, DV-4): every node refuses its tokens from
-    /// now on and closes its live streams.
-    case sessionEnded(sessionID: String)
+    /// App `app`'s session ended (`DELETE /v1/sessions/{sid}`, DV-4): every node refuses its
+    /// tokens from now on and closes its live streams (that app's only, ADR 0006).
+    case sessionEnded(sessionID: String, app: String)
     /// An app's settings or credentials changed: every node drops what it cached of them and
     /// reads them again. `appID` names the app as the settings store does.
     case appSettingsChanged(appID: String)

@@ -233,7 +233,7 @@ extension DeliveryWorker {
                     delivery.resends = resends
                 }
                 try held(tx.jobs.complete(job.lease, note: "resent: \(reason)"))
-                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: delivery.jsonText(), runAt: now + delay, now: now)
+                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: delivery.jsonText(), app: job.app, runAt: now + delay, now: now)
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                 detail: "\(reason); sent again in \(delay) ms", at: now)
                 counters.withLock { $0.retried += 1 }

@@ -807,7 +807,8 @@ public final class DeliveryWorker: @unchecked Sendable {
                 try held(tx.jobs.complete(lease, note: messageID.map { "delivered: \($0)" }))
                 if let receipt {
                     // Same transaction: a recorded ticket always has its receipt check queued.
-                    try tx.jobs.enqueue(kind: PushReceiptJobPayload.kind, payloadJSON: receipt.jsonText(), runAt: now + receiptDelay, now: now)
+                    try tx.jobs.enqueue(kind: PushReceiptJobPayload.kind, payloadJSON: receipt.jsonText(), app: job.app, runAt: now + receiptDelay,
+                                        now: now)
                 }
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .sent, messageID: messageID, at: now)
                 counts.delivered += 1

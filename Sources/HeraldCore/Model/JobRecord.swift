@@ -10,6 +10,9 @@ public enum JobState: String, Sendable, CaseIterable {
 public struct JobRecord: Sendable, Equatable {
     public var id: Int64
     public var kind: String
+    /// The app whose job it is (ADR 0006): the device's app for a push; `default` for jobs
+    /// queued before schema 13 whose device was gone.
+    public var app: String
     /// The job's input, JSON text.
     public var payloadJSON: String
     public var state: JobState
@@ -34,9 +37,10 @@ public struct JobRecord: Sendable, Equatable {
 
     public init(id: Int64, kind: String, payloadJSON: String, state: JobState, attempts: Int, runAt: Int64, leaseUntil: Int64?,
                 lastError: String?, createdAt: Int64, deadAt: Int64? = nil, uncountedAttempts: Int = 0, firstAttemptAt: Int64? = nil,
-                deadCause: DeadLetterCause? = nil) {
+                deadCause: DeadLetterCause? = nil, app: String = AppID.default.rawValue) {
         self.id = id
         self.kind = kind
+        self.app = app
         self.payloadJSON = payloadJSON
         self.state = state
         self.attempts = attempts
@@ -102,6 +106,8 @@ public struct DeadLetterCause: Sendable, Equatable {
 
 /// Which dead jobs a bulk retry sends back to the queue. Every condition given must hold.
 public struct DeadJobFilter: Sendable, Equatable {
+    /// Only this app's jobs (ADR 0006): a server key retries its own app's dead letters only.
+    public var app: AppID
     /// Only jobs of this kind (e.g. `push.deliver`); nil: any kind.
     public var kind: String?
     /// Only jobs dead-lettered at or after this unix ms; nil: whenever. Jobs that died before
@@ -114,7 +120,9 @@ public struct DeadJobFilter: Sendable, Equatable {
     /// Only jobs whose `DeadLetterCause.reason` is exactly this; nil: any.
     public var reason: String?
 
-    public init(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil, reason: String? = nil) {
+    public init(app: AppID = .default, kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
+                reason: String? = nil) {
+        self.app = app
         self.kind = kind
         self.deadSince = deadSince
         self.deadUntil = deadUntil
@@ -138,6 +146,7 @@ extension DeadJobFilter {
     /// Checks filter values from outside (the API body, `herald jobs retry`) and makes the filter.
     ///
     /// - Parameters:
+    ///   - app: the caller's app (already a valid `AppID`: the server key's, or `--app`).
     ///   - kind: 1-64 printable ASCII characters.
     ///   - deadSince, deadUntil: unix ms, not negative; a `deadUntil` at or before `deadSince` is an
     ///     empty window (matches nothing).
@@ -145,7 +154,7 @@ extension DeadJobFilter {
     ///   - reason: a dead letter's reason code (`DeadLetterCause.reason`): 1-128 bytes of printable
     ///     ASCII without `:`.
     /// - Throws: `Invalid` naming the first bad field.
-    public static func validated(kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
+    public static func validated(app: AppID = .default, kind: String? = nil, deadSince: Int64? = nil, deadUntil: Int64? = nil, provider: String? = nil,
                                  reason: String? = nil) throws(Invalid) -> DeadJobFilter {
         if let kind, !(1...64).contains(kind.utf8.count) || !kind.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) {
             throw Invalid(field: .kind, message: "kind is 1-64 printable ASCII characters, e.g. push.deliver")
@@ -168,6 +177,6 @@ extension DeadJobFilter {
                 throw Invalid(field: .reason, message: "reason is a dead letter's reason code (1-128 printable ASCII bytes before any ':'), e.g. ServiceUnavailable")
             }
         }
-        return DeadJobFilter(kind: kind, deadSince: deadSince, deadUntil: deadUntil, provider: provider, reason: reason)
+        return DeadJobFilter(app: app, kind: kind, deadSince: deadSince, deadUntil: deadUntil, provider: provider, reason: reason)
     }
 }

@@ -22,8 +22,25 @@ public struct SessionRecord: Sendable, Equatable {
         self.endedAt = endedAt
     }
 
+    /// The session's name across apps.
+    public var key: SessionKey { SessionKey(app: app, sid: sid) }
+
     /// Alive at `now` (unix ms): not ended and not past its expiry.
     public func isActive(at now: Int64) -> Bool {
         endedAt == nil && (expiresAt.map { $0 > now } ?? true)
+    }
+}
+
+/// A session named with its app (ADR 0006): ending app A's session `s1` must not end, close or
+/// refuse anything of another app's `s1`.
+public struct SessionKey: Hashable, Sendable {
+    /// The app id (`AppID.rawValue`).
+    public var app: String
+    /// The access tokens' `sid`.
+    public var sid: String
+
+    public init(app: String, sid: String) {
+        self.app = app
+        self.sid = sid
     }
 }

@@ -8,9 +8,10 @@
 /// outcome for a job another claim took over. Those three return false instead; the caller then
 /// records nothing (throwing rolls back its unit of work).
 public protocol JobQueue {
-    /// Adds a job, due at `runAt`. - Returns: its id.
+    /// Adds a job of app `app` (the device's, ADR 0006: its server key lists and retries it),
+    /// due at `runAt`. - Returns: its id.
     @discardableResult
-    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
 
     /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with a lease over),
     /// oldest due first, until `now + leaseMilliseconds`, counting an attempt for each (and
@@ -38,23 +39,24 @@ public protocol JobQueue {
     @discardableResult
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int
 
-    /// A job by id.
-    func find(id: Int64) throws(StorageError) -> JobRecord?
+    /// A job by id, if it is app `app`'s (another app's job is not found, ADR 0006).
+    func find(id: Int64, app: String) throws(StorageError) -> JobRecord?
 
-    /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (paging).
-    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord]
+    /// App `app`'s jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (paging).
+    func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord]
 
-    /// Sends one dead job back to the queue with fresh attempts and a fresh retry budget, due at `now`.
-    /// - Returns: false when it does not exist or is not dead.
-    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool
+    /// Sends one dead job of app `app` back to the queue with fresh attempts and a fresh retry
+    /// budget, due at `now`.
+    /// - Returns: false when it does not exist, is another app's, or is not dead.
+    func retryDead(id: Int64, app: String, now: Int64) throws(StorageError) -> Bool
 
-    /// Sends every dead job matching `filter` back to the queue with fresh attempts and a fresh
-    /// retry budget, due at `now`
+    /// Sends every dead job matching `filter` (its app's only) back to the queue with fresh
+    /// attempts and a fresh retry budget, due at `now`
     /// (after a provider outage, a credentials fix). - Returns: how many.
     @discardableResult
     func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int
 
-    /// Jobs per state and the age of the oldest due job (`/metrics`).
+    /// Jobs per state and the age of the oldest due job (`/metrics`), every app's together.
     func depth(now: Int64) throws(StorageError) -> JobQueueDepth
 
     /// Deletes done jobs created before `cutoff`. - Returns: how many.
@@ -63,6 +65,27 @@ public protocol JobQueue {
 }
 
 extension JobQueue {
+    /// `enqueue(kind:payloadJSON:app:runAt:now:)` for the `default` app.
+    @discardableResult
+    public func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try enqueue(kind: kind, payloadJSON: payloadJSON, app: AppID.default.rawValue, runAt: runAt, now: now)
+    }
+
+    /// `find(id:app:)` for the `default` app.
+    public func find(id: Int64) throws(StorageError) -> JobRecord? {
+        try find(id: id, app: AppID.default.rawValue)
+    }
+
+    /// `list(app:state:limit:beforeID:)` for the `default` app.
+    public func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        try list(app: AppID.default.rawValue, state: state, limit: limit, beforeID: beforeID)
+    }
+
+    /// `retryDead(id:app:now:)` for the `default` app.
+    public func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool {
+        try retryDead(id: id, app: AppID.default.rawValue, now: now)
+    }
+
     /// `complete(_:note:)` without a note.
     public func complete(_ lease: JobLease) throws(StorageError) -> Bool {
         try complete(lease, note: nil)

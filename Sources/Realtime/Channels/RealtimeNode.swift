@@ -19,13 +19,13 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Which loops want which channel; hands each inbound message to those loops.
     private let fanOut: LoopFanOut
     /// Transports that can end a session's connections; the server registers at start.
-    private let sessionEnders = Mutex<[@Sendable (String) -> Void]>([])
+    private let sessionEnders = Mutex<[@Sendable (_ sid: String, _ app: String) -> Void]>([])
     /// Deliveries (one per subscriber of a message) a loop may have queued and not yet written
     /// before `isBehind` says publishers must wait.
     public let backlogLimit: Int
     private let appEnders = Mutex<[@Sendable (String) -> Void]>([])
     /// Where `endSession` goes when the node is one of several (the control bus); nil in one process.
-    private let sessionEndRelay = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let sessionEndRelay = Mutex<(@Sendable (_ sid: String, _ app: String) -> Void)?>(nil)
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
     /// The server's counters, once it has started.
@@ -93,13 +93,14 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Closes every live connection of session `sid` (DV-4): SSE streams get
     /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. In a cluster the
     /// relay sends it to every node (SC-1), which each call `endSessionHere`. Safe from any thread.
-    public func endSession(_ sid: String) {
-        if let relay = sessionEndRelay.withLock({ $0 }) { relay(sid) } else { endSessionHere(sid) }
+    /// Only app `app`'s connections of that `sid`: a sid is one app's (ADR 0006).
+    public func endSession(_ sid: String, app: String) {
+        if let relay = sessionEndRelay.withLock({ $0 }) { relay(sid, app) } else { endSessionHere(sid, app: app) }
     }
 
-    /// Closes every live connection of session `sid` on this node's loops.
-    public func endSessionHere(_ sid: String) {
-        for end in sessionEnders.withLock({ $0 }) { end(sid) }
+    /// Closes every live connection of app `app`'s session `sid` on this node's loops.
+    public func endSessionHere(_ sid: String, app: String) {
+        for end in sessionEnders.withLock({ $0 }) { end(sid, app) }
     }
 
     /// Closes every live connection of app `app` on every loop (the app was deleted, AP-3): SSE
@@ -115,7 +116,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
 
     /// Sends `endSession` through `relay` (a cluster's control bus) instead of ending locally;
     /// the relay must end the session here too (directly when it cannot reach the others).
-    public func relaySessionEnds(_ relay: @escaping @Sendable (String) -> Void) {
+    public func relaySessionEnds(_ relay: @escaping @Sendable (_ sid: String, _ app: String) -> Void) {
         sessionEndRelay.withLock { $0 = relay }
     }
 
@@ -155,7 +156,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
     }
 
     /// Registers a transport's way of ending a session's connections.
-    public func onEndSession(_ end: @escaping @Sendable (String) -> Void) {
+    public func onEndSession(_ end: @escaping @Sendable (_ sid: String, _ app: String) -> Void) {
         sessionEnders.withLock { $0.append(end) }
     }
 

@@ -415,14 +415,14 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
-    /// The session was ended by the app backend (DV-4): its streams stop for good. Sessions are
-    /// ended through the default app's server API (ADR 0006): another app's stream with a `sid`
-    /// of that name is not the same session.
-    func endSession(_ sid: String) {
+    /// The session was ended by the app backend (DV-4): its streams stop for good. Only app
+    /// `app`'s streams: another app's stream with a `sid` of that name is not the same session
+    /// (ADR 0006).
+    func endSession(_ sid: String, app: String) {
         switch state {
-        case .stream(let stream) where stream.sessionID == sid && stream.app == "default":
+        case .stream(let stream) where stream.sessionID == sid && stream.app == app:
             endStream(error: "session_ended", message: "the session has ended; sign in again", dropQueued: false)
-        case .websocket(let session) where session.identity?.sessionID == sid && session.identity?.app == "default":
+        case .websocket(let session) where session.identity?.sessionID == sid && session.identity?.app == app:
             failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "session_ended", message: "the session has ended; sign in again")
         default:
             break

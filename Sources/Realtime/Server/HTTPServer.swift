@@ -50,8 +50,8 @@ public final class HTTPServer: Sendable {
             guard let self else { return done(ServerSnapshot()) }
             self.snapshot(done)
         }
-        node.onEndSession { sid in
-            for context in contexts { context.loop.execute { context.endSession(sid) } }
+        node.onEndSession { sid, app in
+            for context in contexts { context.loop.execute { context.endSession(sid, app: app) } }
         }
         node.onEndApp { app in
             for context in contexts { context.loop.execute { context.endApp(app) } }

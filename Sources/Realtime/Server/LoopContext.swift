@@ -158,9 +158,9 @@ final class LoopContext: @unchecked Sendable {
         return snapshot
     }
 
-    /// Ends every stream of session `sid` on this loop.
-    func endSession(_ sid: String) {
-        for connection in connections { connection.endSession(sid) }
+    /// Ends every stream of app `app`'s session `sid` on this loop.
+    func endSession(_ sid: String, app: String) {
+        for connection in connections { connection.endSession(sid, app: app) }
     }
 
     /// Ends every stream of app `app` on this loop.

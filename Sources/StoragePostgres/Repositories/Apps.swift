@@ -41,10 +41,11 @@ struct PostgresAppRepository: AppRepository {
         try mapped { try connection.query("SELECT * FROM apps ORDER BY id").map(record) }
     }
 
-    /// Jobs and deliveries carry no app column: they go with the app's devices and notifications,
-    /// before those rows. A job names its device in its payload's top-level `device_id`; payloads
-    /// are read here rather than cast to `jsonb` in SQL, so one malformed payload (which SQLite's
-    /// `json_valid` skips) cannot fail the whole delete.
+    /// Deliveries carry no app column: they go with the app's notifications, before those rows.
+    /// Jobs carry it since migration 12; those of its devices also go by device (jobs queued
+    /// before under another app's name). A job names its device in its payload's top-level
+    /// `device_id`; payloads are read here rather than cast to `jsonb` in SQL, so one malformed
+    /// payload (which SQLite's `json_valid` skips) cannot fail the whole delete.
     func delete(_ id: AppID) throws(StorageError) -> Bool {
         let app = id.rawValue
         return try mapped {
@@ -73,7 +74,8 @@ struct PostgresAppRepository: AppRepository {
         try connection.run("""
             DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = $1::text AND plan_id IS NOT NULL)
             """, [app])
-        for table in ["devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users", "app_server_keys"] {
+        for table in ["jobs", "devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
+                      "app_server_keys"] {
             // The table names are this list's literals, not input.
             try connection.run("DELETE FROM \(table) WHERE app = $1::text", [app])
         }

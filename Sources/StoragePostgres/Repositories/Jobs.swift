@@ -17,12 +17,12 @@ struct PostgresJobQueue: JobQueue {
     /// The channel enqueues notify on.
     static let channel = "herald_jobs"
 
-    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
         try mapped {
             guard let row = try connection.queryOne("""
-                INSERT INTO jobs (kind, payload_json, state, attempts, run_at, created_at)
-                VALUES ($1::text, $2::text, 'queued', 0, $3::bigint, $4::bigint) RETURNING id
-                """, [kind, payloadJSON, runAt, now]) else {
+                INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at)
+                VALUES ($1::text, $2::text, $5::text, 'queued', 0, $3::bigint, $4::bigint) RETURNING id
+                """, [kind, payloadJSON, runAt, now, app]) else {
                 throw PostgresError.misuse(message: "INSERT … RETURNING gave no row")
             }
             // Delivered at commit, once per transaction however many jobs it enqueued.
@@ -97,14 +97,19 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
-    func find(id: Int64) throws(StorageError) -> JobRecord? {
-        try mapped { try connection.queryOne("SELECT * FROM jobs WHERE id = $1::bigint", [id]).map(JobRecord.init(row:)) }
+    func find(id: Int64, app: String) throws(StorageError) -> JobRecord? {
+        try mapped {
+            try connection.queryOne("SELECT * FROM jobs WHERE id = $1::bigint AND app = $2::text", [id, app]).map(JobRecord.init(row:))
+        }
     }
 
-    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+    func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        // Through (state, id), the app checked on each row: no index with the app, which every
+        // claim and completion would rewrite (as SQLite's).
         try mapped {
-            try connection.query("SELECT * FROM jobs WHERE state = $1::text AND id < $2::bigint ORDER BY id DESC LIMIT $3::bigint",
-                                 [state.rawValue, beforeID ?? Int64.max, limit]).map(JobRecord.init(row:))
+            try connection.query("""
+                SELECT * FROM jobs WHERE state = $1::text AND id < $2::bigint AND app = $4::text ORDER BY id DESC LIMIT $3::bigint
+                """, [state.rawValue, beforeID ?? Int64.max, limit, app]).map(JobRecord.init(row:))
         }
     }
 
@@ -114,9 +119,11 @@ struct PostgresJobQueue: JobQueue {
         dead_at = NULL, dead_provider = NULL, dead_reason = NULL
         """
 
-    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool {
+    func retryDead(id: Int64, app: String, now: Int64) throws(StorageError) -> Bool {
         try mapped {
-            let changed = try connection.run("UPDATE jobs SET \(Self.revived), run_at = $1::bigint WHERE id = $2::bigint AND state = 'dead'", [now, id])
+            let changed = try connection.run("""
+                UPDATE jobs SET \(Self.revived), run_at = $1::bigint WHERE id = $2::bigint AND app = $3::text AND state = 'dead'
+                """, [now, id, app])
             if changed > 0 { _ = try connection.query("SELECT pg_notify('\(Self.channel)', 'retry')") }
             return changed > 0
         }
@@ -126,10 +133,10 @@ struct PostgresJobQueue: JobQueue {
         try mapped {
             let changed = try connection.run("""
                 UPDATE jobs SET \(Self.revived), run_at = $1::bigint
-                WHERE state = 'dead' AND ($2::text IS NULL OR kind = $2::text)
+                WHERE state = 'dead' AND app = $7::text AND ($2::text IS NULL OR kind = $2::text)
                   AND ($3::bigint IS NULL OR dead_at >= $3::bigint) AND ($4::bigint IS NULL OR dead_at < $4::bigint)
                   AND ($5::text IS NULL OR dead_provider = $5::text) AND ($6::text IS NULL OR dead_reason = $6::text)
-                """, [now, filter.kind, filter.deadSince, filter.deadUntil, filter.provider, filter.reason])
+                """, [now, filter.kind, filter.deadSince, filter.deadUntil, filter.provider, filter.reason, filter.app.rawValue])
             if changed > 0 { _ = try connection.query("SELECT pg_notify('\(Self.channel)', 'retry')") }
             return changed
         }
@@ -164,6 +171,6 @@ extension JobRecord {
                   attempts: try row.value("attempts"), runAt: try row.value("run_at"), leaseUntil: try row.nullable("lease_until"),
                   lastError: try row.nullable("last_error"), createdAt: try row.value("created_at"), deadAt: try row.nullable("dead_at"),
                   uncountedAttempts: try row.value("uncounted_attempts"), firstAttemptAt: try row.nullable("first_attempt_at"),
-                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) })
+                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row.value("app"))
     }
 }

@@ -25,31 +25,41 @@ struct PostgresSessionRepository: SessionRepository {
         }
     }
 
-    func find(sid: String) throws(StorageError) -> SessionRecord? {
-        try mapped { try connection.queryOne("SELECT * FROM sessions WHERE sid = $1::text", [sid]).map(SessionRecord.init(row:)) }
+    func find(sid: String, app: String) throws(StorageError) -> SessionRecord? {
+        try mapped {
+            try connection.queryOne("SELECT * FROM sessions WHERE sid = $1::text AND app = $2::text", [sid, app]).map(SessionRecord.init(row:))
+        }
     }
 
-    func end(sid: String, now: Int64) throws(StorageError) -> Int {
+    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int? {
         try mapped {
-            try connection.run("""
-                INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES ($1::text, '', $2::bigint, $2::bigint, $2::bigint)
+            // The upsert's WHERE leaves another app's session of that name as it is (a sid is one
+            // app's, ADR 0006); RETURNING then gives no row, and its devices are not touched.
+            let ended = try connection.queryOne("""
+                INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, ended_at)
+                VALUES ($1::text, $2::text, '', $3::bigint, $3::bigint, $3::bigint)
                 ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
-                WHERE sessions.app = 'default'
-                """, [sid, now])
-            // The server API of sessions is the default app's (ADR 0006): another app's session of
-            // that name, and its devices, are not its to end.
-            return try connection.run("DELETE FROM devices WHERE sid = $1::text AND app = 'default'", [sid])
+                WHERE sessions.app = excluded.app
+                RETURNING sid
+                """, [sid, app, now])
+            guard ended != nil else { return nil }
+            return try connection.run("DELETE FROM devices WHERE sid = $1::text AND app = $2::text", [sid, app])
         }
     }
 
-    func setExpiry(sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
+    func setExpiry(sid: String, app: String, expiresAt: Int64?) throws(StorageError) -> Bool {
         try mapped {
-            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE sid = $2::text AND app = 'default'", [expiresAt, sid]) > 0
+            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE sid = $2::text AND app = $3::text",
+                               [expiresAt, sid, app]) > 0
         }
     }
 
-    func endedSessionIDs() throws(StorageError) -> [String] {
-        try mapped { try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL AND app = 'default'").map { try $0.value("sid") } }
+    func endedSessions() throws(StorageError) -> [SessionKey] {
+        try mapped {
+            try connection.query("SELECT app, sid FROM sessions WHERE ended_at IS NOT NULL").map {
+                SessionKey(app: try $0.value("app"), sid: try $0.value("sid"))
+            }
+        }
     }
 }
 

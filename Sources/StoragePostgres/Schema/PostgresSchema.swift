@@ -12,6 +12,8 @@ struct PostgresMigration: Sendable, Equatable {
 /// migration N holds, so an addition to both is one number. The first step is a baseline at 9,
 /// the whole schema as SQLite has it after its migration 9. Versions must grow; `PostgresMigrator`
 /// applies every step not recorded, so 10 (apps), added after 11, still runs on a database at 11.
+/// One exception: SQLite's 12 (indexes PostgreSQL already had) has no step here, and this 12 is
+/// SQLite's 13 (jobs' app).
 ///
 /// Differences from SQLite, each for a reason: times are BIGINT unix ms; flags are BOOLEAN; ids
 /// are identity columns (a sequence never hands out a number twice, as AUTOINCREMENT); ids and
@@ -209,6 +211,15 @@ enum PostgresSchema {
                 updated_at BIGINT NOT NULL,
                 PRIMARY KEY (app, user_id)
             );
+            """),
+        PostgresMigration(version: 12, name: "jobs' app", sql: """
+            -- A job is one app's (ADR 0006), as SQLite's 13 (SQLite's 12 is an index change that
+            -- PostgreSQL's own indexes already cover). Existing push jobs take their device's app;
+            -- the device id is read with a pattern rather than a jsonb cast, so one malformed
+            -- payload cannot fail the migration (device ids are generated, no escapes).
+            ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT 'default';
+            UPDATE jobs SET app = d.app FROM devices AS d
+                WHERE jobs.kind = 'push.deliver' AND d.id = substring(jobs.payload_json FROM '"device_id":"([^"]+)"');
             """),
     ]
 }

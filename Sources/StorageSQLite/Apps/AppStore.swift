@@ -32,8 +32,9 @@ enum AppStore {
         return apps
     }
 
-    /// Tenant tables and how their rows name the app. Jobs and deliveries carry no app: they go
-    /// with the app's devices and notifications, before those rows.
+    /// Tenant tables and how their rows name the app. Deliveries carry no app: they go with the
+    /// app's notifications, before those rows. Jobs carry it since schema 13; those of its devices
+    /// also go by device, for jobs of another app's name queued before.
     static func delete(_ connection: SQLiteConnection, _ id: AppID) throws(SQLiteError) -> Bool {
         let app = id.rawValue
         try connection.run("DELETE FROM apps WHERE id = ?", [app])
@@ -52,7 +53,8 @@ enum AppStore {
         try connection.run("""
             DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = ? AND plan_id IS NOT NULL)
             """, [app])
-        for table in ["devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users", "app_server_keys"] {
+        for table in ["jobs", "devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
+                      "app_server_keys"] {
             // The table names are this list's literals, not input.
             try connection.run("DELETE FROM \(table) WHERE app = ?", [app])
         }

@@ -3,14 +3,15 @@ import HeraldCore
 /// holding it leaves it due again once the lease passes, so a `kill -9` loses nothing. Writes run
 /// on the `Database` writer, which also makes claims atomic.
 enum JobStore {
-    /// Adds a job. - Returns: its id.
+    /// Adds a job of app `app` (ADR 0006). - Returns: its id.
     /// - Parameters:
     ///   - runAt: unix ms at which it becomes due.
     ///   - now: unix ms.
     @discardableResult
-    static func enqueue(_ connection: SQLiteConnection, kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(SQLiteError) -> Int64 {
-        try connection.run("INSERT INTO jobs (kind, payload_json, state, attempts, run_at, created_at) VALUES (?, ?, 'queued', 0, ?, ?)",
-                           [kind, payloadJSON, runAt, now])
+    static func enqueue(_ connection: SQLiteConnection, kind: String, payloadJSON: String, app: String = "default", runAt: Int64,
+                        now: Int64) throws(SQLiteError) -> Int64 {
+        try connection.run("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at) VALUES (?, ?, ?, 'queued', 0, ?, ?)",
+                           [kind, payloadJSON, app, runAt, now])
         return connection.lastInsertRowID
     }
 
@@ -96,15 +97,25 @@ enum JobStore {
         return connection.changes > 0
     }
 
-    /// A job by id.
+    /// A job by id, any app's (the queue's own bookkeeping and tests).
     static func find(_ connection: SQLiteConnection, id: Int64) throws(SQLiteError) -> JobRecord? {
         try connection.queryOne("SELECT * FROM jobs WHERE id = ?", [id]).map { row throws(SQLiteError) in try JobRecord(row: row) }
     }
 
-    /// Jobs in `state`, newest first, `limit` at most, with ids below `beforeID` (cursor paging).
-    static func list(_ connection: SQLiteConnection, state: JobState, limit: Int, beforeID: Int64? = nil) throws(SQLiteError) -> [JobRecord] {
-        try connection.query("SELECT * FROM jobs WHERE state = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                             [state.rawValue, beforeID ?? Int64.max, limit])
+    /// A job by id if it is app `app`'s: another app's job is not found (ADR 0006).
+    static func find(_ connection: SQLiteConnection, id: Int64, app: String) throws(SQLiteError) -> JobRecord? {
+        try connection.queryOne("SELECT * FROM jobs WHERE id = ? AND app = ?", [id, app]).map { row throws(SQLiteError) in try JobRecord(row: row) }
+    }
+
+    /// App `app`'s jobs in `state`, newest first, `limit` at most, with ids below `beforeID`
+    /// (cursor paging).
+    static func list(_ connection: SQLiteConnection, app: String = "default", state: JobState, limit: Int,
+                     beforeID: Int64? = nil) throws(SQLiteError) -> [JobRecord] {
+        // No index with the app: the (state, kind, run_at) index narrows to the state as before,
+        // and a listing is an operator's page, not a hot path; an index on (app, state, id) would
+        // be rewritten by every claim and completion.
+        try connection.query("SELECT * FROM jobs WHERE state = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                             [state.rawValue, app, beforeID ?? Int64.max, limit])
             .map { row throws(SQLiteError) in try JobRecord(row: row) }
     }
 
@@ -114,23 +125,23 @@ enum JobStore {
         dead_at = NULL, dead_provider = NULL, dead_reason = NULL
         """
 
-    /// Sends a dead job back to the queue with fresh attempts and retry budget, due at `now`.
-    /// - Returns: false when the job does not exist or is not dead.
-    static func retryDead(_ connection: SQLiteConnection, id: Int64, now: Int64) throws(SQLiteError) -> Bool {
-        try connection.run("UPDATE jobs SET \(revived), run_at = ? WHERE id = ? AND state = 'dead'", [now, id])
+    /// Sends a dead job of app `app` back to the queue with fresh attempts and retry budget, due at `now`.
+    /// - Returns: false when the job does not exist, is another app's, or is not dead.
+    static func retryDead(_ connection: SQLiteConnection, id: Int64, app: String = "default", now: Int64) throws(SQLiteError) -> Bool {
+        try connection.run("UPDATE jobs SET \(revived), run_at = ? WHERE id = ? AND app = ? AND state = 'dead'", [now, id, app])
         return connection.changes > 0
     }
 
-    /// Sends every dead job matching `filter` back to the queue with fresh attempts and retry
+    /// Sends every dead job matching `filter` (its app's only) back to the queue with fresh attempts and retry
     /// budget, due at `now` (e.g. after a provider outage or a credentials fix). - Returns: how many.
     @discardableResult
     static func retryDead(_ connection: SQLiteConnection, matching filter: DeadJobFilter, now: Int64) throws(SQLiteError) -> Int {
         try connection.run("""
             UPDATE jobs SET \(revived), run_at = :now
-            WHERE state = 'dead' AND (:kind IS NULL OR kind = :kind)
+            WHERE state = 'dead' AND app = :app AND (:kind IS NULL OR kind = :kind)
               AND (:since IS NULL OR dead_at >= :since) AND (:until IS NULL OR dead_at < :until)
               AND (:provider IS NULL OR dead_provider = :provider) AND (:reason IS NULL OR dead_reason = :reason)
-            """, [":now": now, ":kind": filter.kind, ":since": filter.deadSince, ":until": filter.deadUntil,
+            """, [":now": now, ":app": filter.app.rawValue, ":kind": filter.kind, ":since": filter.deadSince, ":until": filter.deadUntil,
                    ":provider": filter.provider, ":reason": filter.reason])
         return connection.changes
     }

@@ -4,8 +4,10 @@ import HeraldCore
 struct SQLiteJobQueue: JobQueue {
     let connection: SQLiteConnection
 
-    func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
-        try mapped { () throws(SQLiteError) in try JobStore.enqueue(connection, kind: kind, payloadJSON: payloadJSON, runAt: runAt, now: now) }
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.enqueue(connection, kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
+        }
     }
 
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
@@ -28,16 +30,16 @@ struct SQLiteJobQueue: JobQueue {
         try mapped { () throws(SQLiteError) in try JobStore.releaseLeases(connection, kind: kind, now: now) }
     }
 
-    func find(id: Int64) throws(StorageError) -> JobRecord? {
-        try mapped { () throws(SQLiteError) in try JobStore.find(connection, id: id) }
+    func find(id: Int64, app: String) throws(StorageError) -> JobRecord? {
+        try mapped { () throws(SQLiteError) in try JobStore.find(connection, id: id, app: app) }
     }
 
-    func list(state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
-        try mapped { () throws(SQLiteError) in try JobStore.list(connection, state: state, limit: limit, beforeID: beforeID) }
+    func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
+        try mapped { () throws(SQLiteError) in try JobStore.list(connection, app: app, state: state, limit: limit, beforeID: beforeID) }
     }
 
-    func retryDead(id: Int64, now: Int64) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try JobStore.retryDead(connection, id: id, now: now) }
+    func retryDead(id: Int64, app: String, now: Int64) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.retryDead(connection, id: id, app: app, now: now) }
     }
 
     func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int {

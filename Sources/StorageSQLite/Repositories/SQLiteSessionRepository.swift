@@ -8,13 +8,13 @@ struct SQLiteSessionRepository: SessionRepository {
         try mapped { () throws(SQLiteError) in try SessionStore.touch(connection, sid: sid, userID: userID, app: app, expiresAt: expiresAt, now: now) }
     }
 
-    func find(sid: String) throws(StorageError) -> SessionRecord? {
-        try mapped { () throws(SQLiteError) in try SessionStore.find(connection, sid: sid) }
+    func find(sid: String, app: String) throws(StorageError) -> SessionRecord? {
+        try mapped { () throws(SQLiteError) in try SessionStore.find(connection, sid: sid, app: app) }
     }
 
-    func end(sid: String, now: Int64) throws(StorageError) -> Int {
+    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int? {
         do {
-            return try SessionStore.end(connection, sid: sid, now: now)
+            return try SessionStore.end(connection, sid: sid, app: app, now: now)
         } catch let error as SQLiteError {
             throw StorageError(error)
         } catch {
@@ -23,11 +23,11 @@ struct SQLiteSessionRepository: SessionRepository {
         }
     }
 
-    func setExpiry(sid: String, expiresAt: Int64?) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, expiresAt: expiresAt) }
+    func setExpiry(sid: String, app: String, expiresAt: Int64?) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, app: app, expiresAt: expiresAt) }
     }
 
-    func endedSessionIDs() throws(StorageError) -> [String] {
-        try mapped { () throws(SQLiteError) in try SessionStore.endedSessionIDs(connection) }
+    func endedSessions() throws(StorageError) -> [SessionKey] {
+        try mapped { () throws(SQLiteError) in try SessionStore.endedSessions(connection) }
     }
 }

@@ -292,5 +292,16 @@ enum HeraldSchema {
             CREATE INDEX jobs_state_kind_run_at ON jobs (state, kind, run_at);
             CREATE INDEX jobs_leased_until ON jobs (kind, lease_until) WHERE state = 'leased';
             """),
+        Migration(version: 13, name: "jobs' app", sql: """
+            -- A job is one app's (ADR 0006): /v1/jobs lists and retries the server key's app's
+            -- jobs only. Existing push jobs take their device's app while the device exists (the
+            -- payload starts with {"apns_id":…,"device_id":…}); the others stay 'default', as
+            -- every job was until now. No index: listing is an operator's page, and an index on
+            -- the app would be rewritten by every claim.
+            ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT 'default';
+            UPDATE jobs SET app = (SELECT d.app FROM devices AS d WHERE d.id = json_extract(jobs.payload_json, '$.device_id'))
+                WHERE kind = 'push.deliver' AND json_valid(payload_json)
+                  AND EXISTS (SELECT 1 FROM devices AS d WHERE d.id = json_extract(jobs.payload_json, '$.device_id'));
+            """),
     ]
 }

@@ -29,38 +29,48 @@ enum SessionStore {
         return try SessionRecord(row: row)
     }
 
-    /// The session, if known.
+    /// The session, if known, any app's.
     static func find(_ connection: SQLiteConnection, sid: String) throws(SQLiteError) -> SessionRecord? {
         try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(SQLiteError) in try SessionRecord(row: row) }
     }
 
-    /// Ends a session: marks it ended (creating the row if Herald never saw it, so its tokens
-    /// are refused from now on) and deletes its devices.
+    /// App `app`'s session, if known: another app's session of that name is not found.
+    static func find(_ connection: SQLiteConnection, sid: String, app: String) throws(SQLiteError) -> SessionRecord? {
+        try connection.queryOne("SELECT * FROM sessions WHERE sid = ? AND app = ?", [sid, app])
+            .map { row throws(SQLiteError) in try SessionRecord(row: row) }
+    }
+
+    /// Ends app `app`'s session: marks it ended (creating the row if Herald never saw it, so its
+    /// tokens are refused from now on) and deletes its devices.
     ///
-    /// - Returns: the number of devices deleted.
-    static func end(_ connection: SQLiteConnection, sid: String, now: Int64) throws -> Int {
-        try connection.transaction { connection in
+    /// - Returns: the number of devices deleted; nil when `sid` is another app's session (a sid
+    ///   is one app's, ADR 0006), which is left as it is, with its devices.
+    static func end(_ connection: SQLiteConnection, sid: String, app: String = "default", now: Int64) throws -> Int? {
+        try connection.transaction { connection -> Int? in
+            if let owner: String = try connection.queryOne("SELECT app FROM sessions WHERE sid = ?", [sid])?["app"], owner != app {
+                return nil
+            }
             try connection.run("""
-                INSERT INTO sessions (sid, user_id, created_at, last_seen_at, ended_at) VALUES (?, '', ?, ?, ?)
+                INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, ended_at) VALUES (?, ?, '', ?, ?, ?)
                 ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
-                WHERE sessions.app = 'default'
-                """, [sid, now, now, now])
-            // The server API of sessions is the default app's (ADR 0006): another app's session of
-            // that name, and its devices, are not its to end.
-            try connection.run("DELETE FROM devices WHERE sid = ? AND app = 'default'", [sid])
+                """, [sid, app, now, now, now])
+            try connection.run("DELETE FROM devices WHERE sid = ? AND app = ?", [sid, app])
             return connection.changes
         }
     }
 
-    /// Sets or clears a session's expiry (`PUT /v1/sessions/{sid}`).
-    /// - Returns: false when the session is unknown.
-    static func setExpiry(_ connection: SQLiteConnection, sid: String, expiresAt: Int64?) throws(SQLiteError) -> Bool {
-        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ? AND app = 'default'", [expiresAt, sid])
+    /// Sets or clears the expiry of app `app`'s session (`PUT /v1/sessions/{sid}`).
+    /// - Returns: false when the app has no such session.
+    static func setExpiry(_ connection: SQLiteConnection, sid: String, app: String = "default", expiresAt: Int64?) throws(SQLiteError) -> Bool {
+        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ? AND app = ?", [expiresAt, sid, app])
         return connection.changes > 0
     }
 
-    /// Every ended session id (loaded at start so tokens of ended sessions are refused at once).
-    static func endedSessionIDs(_ connection: SQLiteConnection) throws(SQLiteError) -> [String] {
-        try connection.query("SELECT sid FROM sessions WHERE ended_at IS NOT NULL AND app = 'default'").map { row throws(SQLiteError) in try row["sid"] }
+    /// Every ended session, every app's (loaded at start so tokens of ended sessions are refused
+    /// at once).
+    static func endedSessions(_ connection: SQLiteConnection) throws(SQLiteError) -> [SessionKey] {
+        try connection.query("SELECT app, sid FROM sessions WHERE ended_at IS NOT NULL").map { row throws(SQLiteError) in
+            SessionKey(app: try row["app"], sid: try row["sid"])
+        }
     }
 }

@@ -101,7 +101,7 @@ extension Notifier {
                     }
                     let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
                         notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
-                    let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: runAt, now: now)
+                    let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt, now: now)
                     outcome.pushQueued += 1
                     try tx.deliveries.record(DeliveryEntry(
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
