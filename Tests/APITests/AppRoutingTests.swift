@@ -151,7 +151,6 @@ struct AppRoutingTests {
         #expect(try auth.server(context("default-server-key")) == .default)
         #expect(try auth.server(context("chat-key-0123456789")) == AppID("chat"))
         #expect(throws: HTTPError.self) { try auth.server(context("chat-key-012345678")) }
-        #expect(throws: HTTPError.self) { try auth.serverOfDefaultApp(context("chat-key-0123456789")) }
         auth.apps.remove(AppID("chat")!)
         #expect(throws: HTTPError.self) { try auth.server(context("chat-key-0123456789")) }
     }

@@ -99,26 +99,6 @@ public struct Authenticator: Sendable {
         return identity
     }
 
-    /// The server key of the `default` app: for routes whose data are not scoped by app yet
-    /// (notifications, inbox, preferences, members, sessions, jobs, presence; docs/api.md "Apps").
-    /// - Throws: `HTTPError` 401 as `server(_:)`; 403 `app_not_supported` for another app's key.
-    public func serverOfDefaultApp(_ context: RequestContext) throws(HTTPError) {
-        let app = try server(context)
-        guard app.isDefault else { throw Self.notSupported(app) }
-    }
-
-    /// An access token of the `default` app, for the same routes as `serverOfDefaultApp(_:)`.
-    /// - Throws: `HTTPError` 401 as `client(_:now:)`; 403 `app_not_supported` for another app's token.
-    public func clientOfDefaultApp(_ context: RequestContext, now: Int64) throws(HTTPError) -> AccessClaims {
-        let claims = try client(context, now: now)
-        guard claims.app.isDefault else { throw Self.notSupported(claims.app) }
-        return claims
-    }
-
-    private static func notSupported(_ app: AppID) -> HTTPError {
-        HTTPError(403, "app_not_supported", "this route serves the default app only so far; app \(app) cannot use it (docs/api.md, Apps)")
-    }
-
     /// Checks the server key (`Authorization: Bearer <key>`) and names its app (ADR 0006): keys
     /// are looked up by SHA-256, so no comparison runs on the key's own bytes.
     ///

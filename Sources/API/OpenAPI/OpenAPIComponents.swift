@@ -64,19 +64,6 @@ enum OpenAPIComponents {
           }
         }
       },
-      "AppNotSupported": {
-        "description": "The key or token is another app's than `default`, and this route serves the default app only so far (`app_not_supported`, docs/api.md \"Apps\").",
-        "content": {
-          "application/json": {
-            "schema": {
-              "allOf": [
-                {"$ref": "#/components/schemas/Error"},
-                {"properties": {"error": {"enum": ["app_not_supported"]}}}
-              ]
-            }
-          }
-        }
-      },
       "Unauthorized": {
         "description": "The server key is missing, wrong or not configured (`unauthorized`).",
         "content": {
@@ -324,7 +311,6 @@ extension OpenAPIResponse {
     static let invalidRequest = OpenAPIResponse.shared("InvalidRequest")
     static let invalidToken = OpenAPIResponse.shared("InvalidToken")
     static let unauthorized = OpenAPIResponse.shared("Unauthorized")
-    static let appNotSupported = OpenAPIResponse.shared("AppNotSupported")
     static let sessionRequired = OpenAPIResponse.shared("SessionRequired")
     static let sessionConflict = OpenAPIResponse.shared("SessionConflict")
     static let deviceForbidden = OpenAPIResponse.shared("DeviceForbidden")
