@@ -9,45 +9,77 @@ import Synchronization
 /// Foreground is a lease, not a flag: a connection counts only while it showed app-level life
 /// (a WebSocket frame or pong, a state report, an ack, or opening) within `leaseNanoseconds`;
 /// the transports end it sooner by disconnecting a WebSocket that stopped answering pings.
+///
+/// Memory (issue 17: ≤ 1.2 KiB per idle SSE stream): every connection costs one entry in
+/// `connections` and one in `byUser`, nothing else. A session is its connections; it gets an
+/// entry of its own in `sessions` only when the connections alone cannot say what it is (two
+/// connections at once, acks, or a session that outlives its connections until the sweep). Before,
+/// each connection also had a session record and a user → sessions entry: 568 of an idle stream's
+/// 1,625 heap bytes at 2,000 streams, 280 after (massif).
 public final class MemoryPresenceStore: PresenceStore {
-    /// One live connection, as kept under the lock.
+    /// Channels beyond the personal one, boxed: most connections have none, and inline the set
+    /// would cost every connection's entry 16 bytes more.
+    private final class ExtraChannels {
+        var names: SmallSet<ChannelName>
+        init(_ names: SmallSet<ChannelName>) { self.names = names }
+    }
+
+    /// One live connection, as kept under the lock (its id is the key).
     private struct Record {
-        let connectionID: String
         let userID: String
         let sessionID: String?
-        let transport: StreamTransport
-        var state: AppState
-        /// Channels beyond the personal one (every stream has `user:{userID}`; it is not stored
-        /// per connection, and presence of a personal channel is answered from `byUser`).
-        var extraChannels: SmallSet<ChannelName>
-        /// Channels the connection is subscribed to, the personal one first.
-        var channels: [ChannelName] {
-            (ChannelName.personal(userID: userID).map { [$0] } ?? []) + extraChannels.sorted()
-        }
+        /// nil when the connection is on its personal channel only.
+        var extras: ExtraChannels?
         /// Wall-clock ms of opening.
         let openedAt: Int64
+        /// Wall-clock ms of the last change of this connection (open, state report): the session's
+        /// `lastChangeAt` while the session has no entry of its own.
+        var changedAt: Int64
         /// Monotonic ns of the last app-level life.
         var lastLifeAt: UInt64
         /// Sequence of the newest message on the personal channel written to this connection.
         var personalSequence: UInt64
+        let transport: StreamTransport
+        var state: AppState
+
+        /// Channels the connection is subscribed to, the personal one first.
+        var channels: [ChannelName] {
+            (ChannelName.personal(userID: userID).map { [$0] } ?? []) + (extras?.names.sorted() ?? [])
+        }
+
+        func sessionKey(connectionID: String) -> String {
+            MemoryPresenceStore.sessionKey(sessionID, userID: userID, connectionID: connectionID)
+        }
     }
 
+    /// What a session is beyond its connections. Kept only for a session that held two
+    /// connections at once, acknowledged something, or must outlive its connections; a session
+    /// with one connection and no acks is that connection (its times are the connection's).
     private struct Session {
         let userID: String
-        var connectionIDs: SmallSet<String> = []
         var lastChangeAt: Int64 = 0
         var lastLifeAt: UInt64 = 0
-        /// Acknowledged event ids, oldest first, bounded.
-        var acks: [String] = []
-        var ackSet: Set<String> = []
-        var lastAckAt: Int64?
+        var acks: AckLog?
+    }
+
+    /// Acknowledged event ids of a session, oldest first, bounded.
+    private struct AckLog {
+        var ids: [String] = []
+        var set: Set<String> = []
+        var lastAt: Int64 = 0
     }
 
     private struct State: ~Copyable {
         var connections: [String: Record] = [:]
         var sessions: [String: Session] = [:]
-        var byUser: [String: SmallSet<String>] = [:]        // user → session keys
+        var byUser: [String: SmallSet<String>] = [:]        // user → connection ids
         var byChannel: [ChannelName: SmallSet<String>] = [:] // non-personal channel → connection ids
+
+        /// Live connections of session `key` of `userID`.
+        func connectionIDs(ofSession key: String, userID: String) -> [String] {
+            guard let ids = byUser[userID] else { return [] }
+            return ids.filter { id in connections[id]?.sessionKey(connectionID: id) == key }
+        }
     }
 
     private let state = Mutex(State())
@@ -81,6 +113,10 @@ public final class MemoryPresenceStore: PresenceStore {
         "s:" + userID + "\u{0}" + sessionID
     }
 
+    private func isFresh(_ record: Record, now: UInt64) -> Bool {
+        record.state == .foreground && now &- record.lastLifeAt <= leaseNanoseconds
+    }
+
     // MARK: - Reports from transports
 
     /// A connection opened (counts as app-level life).
@@ -89,17 +125,20 @@ public final class MemoryPresenceStore: PresenceStore {
         let now = monotonic()
         let wall = wallClockMilliseconds()
         let personal = ChannelName.personal(userID: userID)
+        let extras = SmallSet(channels.filter { $0 != personal })
         state.withLock { state in
             let key = Self.sessionKey(sessionID, userID: userID, connectionID: connectionID)
+            // A second connection of the session: from now on the session's times are its own.
+            if state.sessions[key] == nil, sessionID != nil, !state.connectionIDs(ofSession: key, userID: userID).isEmpty {
+                state.sessions[key] = Session(userID: userID)
+            }
+            state.sessions[key]?.lastChangeAt = wall
+            state.sessions[key]?.lastLifeAt = now
             state.connections[connectionID] = Record(
-                connectionID: connectionID, userID: userID, sessionID: sessionID, transport: transport,
-                state: appState, extraChannels: SmallSet(channels.filter { $0 != personal }), openedAt: wall, lastLifeAt: now,
-                personalSequence: 0)
-            state.sessions[key, default: Session(userID: userID)].connectionIDs.insert(connectionID)
-            state.sessions[key]!.lastChangeAt = wall
-            state.sessions[key]!.lastLifeAt = now
-            state.byUser[userID, default: []].insert(key)
-            for channel in channels where channel != personal { state.byChannel[channel, default: []].insert(connectionID) }
+                userID: userID, sessionID: sessionID, extras: extras.isEmpty ? nil : ExtraChannels(extras),
+                openedAt: wall, changedAt: wall, lastLifeAt: now, personalSequence: 0, transport: transport, state: appState)
+            state.byUser[userID, default: []].insert(connectionID)
+            for channel in extras { state.byChannel[channel, default: []].insert(connectionID) }
         }
     }
 
@@ -108,15 +147,17 @@ public final class MemoryPresenceStore: PresenceStore {
         let wall = wallClockMilliseconds()
         state.withLock { state in
             guard let connection = state.connections.removeValue(forKey: connectionID) else { return }
-            for channel in connection.extraChannels { Self.remove(connectionID, from: channel, in: &state) }
-            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
-            state.sessions[key]?.connectionIDs.remove(connectionID)
-            state.sessions[key]?.lastChangeAt = wall
+            for channel in connection.extras?.names ?? [] { Self.remove(connectionID, from: channel, in: &state) }
+            state.byUser[connection.userID]?.remove(connectionID)
+            if state.byUser[connection.userID]?.isEmpty == true { state.byUser[connection.userID] = nil }
+            let key = connection.sessionKey(connectionID: connectionID)
+            guard state.sessions[key] != nil else { return }
+            state.sessions[key]!.lastChangeAt = wall
             // A session with a sid keeps its acks while its client reconnects (`sweep` ends that);
             // a connection-only session ends with its connection.
-            if let session = state.sessions[key], session.connectionIDs.isEmpty,
-               connection.sessionID == nil || session.acks.isEmpty {
-                Self.forget(key, userID: session.userID, in: &state)
+            if connection.sessionID == nil || state.sessions[key]!.acks?.ids.isEmpty ?? true,
+               state.connectionIDs(ofSession: key, userID: connection.userID).isEmpty {
+                state.sessions[key] = nil
             }
         }
     }
@@ -126,14 +167,16 @@ public final class MemoryPresenceStore: PresenceStore {
         state.withLock { state in
             guard let connection = state.connections[connectionID] else { return }
             let personal = ChannelName.personal(userID: connection.userID)
+            let extras = connection.extras ?? ExtraChannels([])
             for channel in added where channel != personal {
-                state.connections[connectionID]!.extraChannels.insert(channel)
+                extras.names.insert(channel)
                 state.byChannel[channel, default: []].insert(connectionID)
             }
             for channel in removed where channel != personal {
-                state.connections[connectionID]!.extraChannels.remove(channel)
+                extras.names.remove(channel)
                 Self.remove(connectionID, from: channel, in: &state)
             }
+            state.connections[connectionID]!.extras = extras.names.isEmpty ? nil : extras
         }
     }
 
@@ -143,8 +186,8 @@ public final class MemoryPresenceStore: PresenceStore {
         state.withLock { state in
             guard let connection = state.connections[connectionID] else { return }
             state.connections[connectionID]!.lastLifeAt = now
-            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
-            state.sessions[key]?.lastLifeAt = now
+            guard !state.sessions.isEmpty else { return }
+            state.sessions[connection.sessionKey(connectionID: connectionID)]?.lastLifeAt = now
         }
     }
 
@@ -156,7 +199,8 @@ public final class MemoryPresenceStore: PresenceStore {
             guard let connection = state.connections[connectionID] else { return }
             state.connections[connectionID]!.state = appState
             state.connections[connectionID]!.lastLifeAt = now
-            let key = Self.sessionKey(connection.sessionID, userID: connection.userID, connectionID: connectionID)
+            state.connections[connectionID]!.changedAt = wall
+            let key = connection.sessionKey(connectionID: connectionID)
             state.sessions[key]?.lastChangeAt = wall
             state.sessions[key]?.lastLifeAt = now
         }
@@ -170,14 +214,16 @@ public final class MemoryPresenceStore: PresenceStore {
         let wall = wallClockMilliseconds()
         return state.withLock { state in
             let key = Self.sessionKey(userID: userID, sessionID: sessionID)
-            guard let session = state.sessions[key] else { return 0 }
-            for id in session.connectionIDs {
-                state.connections[id]?.state = appState
-                state.connections[id]?.lastLifeAt = now
+            let ids = state.connectionIDs(ofSession: key, userID: userID)
+            guard !ids.isEmpty || state.sessions[key] != nil else { return 0 }
+            for id in ids {
+                state.connections[id]!.state = appState
+                state.connections[id]!.lastLifeAt = now
+                state.connections[id]!.changedAt = wall
             }
-            state.sessions[key]!.lastChangeAt = wall
-            state.sessions[key]!.lastLifeAt = now
-            return session.connectionIDs.count
+            state.sessions[key]?.lastChangeAt = wall
+            state.sessions[key]?.lastLifeAt = now
+            return ids.count
         }
     }
 
@@ -195,20 +241,24 @@ public final class MemoryPresenceStore: PresenceStore {
             } else {
                 return
             }
-            var session = state.sessions[key] ?? Session(userID: userID)
-            for id in ids where !session.ackSet.contains(id) {
-                session.acks.append(id)
-                session.ackSet.insert(id)
+            let connectionIDs = state.connectionIDs(ofSession: key, userID: userID)
+            // The session's change time so far is its one connection's, if it has one.
+            var session = state.sessions[key]
+                ?? Session(userID: userID, lastChangeAt: connectionIDs.first.flatMap { state.connections[$0]?.changedAt } ?? 0)
+            var log = session.acks ?? AckLog()
+            for id in ids where !log.set.contains(id) {
+                log.ids.append(id)
+                log.set.insert(id)
             }
-            if session.acks.count > maxAcksPerSession {
-                let excess = session.acks.count - maxAcksPerSession
-                for id in session.acks.prefix(excess) { session.ackSet.remove(id) }
-                session.acks.removeFirst(excess)
+            if log.ids.count > maxAcksPerSession {
+                let excess = log.ids.count - maxAcksPerSession
+                for id in log.ids.prefix(excess) { log.set.remove(id) }
+                log.ids.removeFirst(excess)
             }
-            session.lastAckAt = wall
+            log.lastAt = wall
+            session.acks = log
             session.lastLifeAt = now
-            for id in session.connectionIDs { state.connections[id]?.lastLifeAt = now }
-            if state.sessions[key] == nil { state.byUser[userID, default: []].insert(key) }
+            for id in connectionIDs { state.connections[id]!.lastLifeAt = now }
             state.sessions[key] = session
         }
     }
@@ -227,10 +277,8 @@ public final class MemoryPresenceStore: PresenceStore {
     public func isForeground(userID: String, sessionID: String) -> Bool {
         let now = monotonic()
         return state.withLock { state in
-            guard let session = state.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)] else { return false }
-            return session.connectionIDs.contains { id in
-                guard let c = state.connections[id] else { return false }
-                return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds
+            state.connectionIDs(ofSession: Self.sessionKey(userID: userID, sessionID: sessionID), userID: userID).contains { id in
+                isFresh(state.connections[id]!, now: now)
             }
         }
     }
@@ -240,10 +288,9 @@ public final class MemoryPresenceStore: PresenceStore {
     public func receivedInForeground(userID: String, sessionID: String, personalSequence sequence: UInt64) -> Bool {
         let now = monotonic()
         return state.withLock { state in
-            guard let session = state.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)] else { return false }
-            return session.connectionIDs.contains { id in
-                guard let c = state.connections[id] else { return false }
-                return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds && c.personalSequence >= sequence
+            state.connectionIDs(ofSession: Self.sessionKey(userID: userID, sessionID: sessionID), userID: userID).contains { id in
+                let c = state.connections[id]!
+                return isFresh(c, now: now) && c.personalSequence >= sequence
             }
         }
     }
@@ -255,14 +302,10 @@ public final class MemoryPresenceStore: PresenceStore {
         let now = monotonic()
         return state.withLock { state in
             var receipts: [Presence.Receipt] = []
-            for key in state.byUser[userID] ?? [] {
-                guard let session = state.sessions[key] else { continue }
-                for id in session.connectionIDs {
-                    guard let c = state.connections[id] else { continue }
-                    receipts.append(Presence.Receipt(connectionID: id, sessionID: c.sessionID, transport: c.transport,
-                                            received: c.personalSequence >= sequence,
-                                            foreground: c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds))
-                }
+            for id in state.byUser[userID] ?? [] {
+                guard let c = state.connections[id] else { continue }
+                receipts.append(Presence.Receipt(connectionID: id, sessionID: c.sessionID, transport: c.transport,
+                                                 received: c.personalSequence >= sequence, foreground: isFresh(c, now: now)))
             }
             return receipts.sorted { $0.connectionID < $1.connectionID }
         }
@@ -270,15 +313,19 @@ public final class MemoryPresenceStore: PresenceStore {
 
     /// True when the session acknowledged event id `id`.
     public func hasAcknowledged(userID: String, sessionID: String, id: String) -> Bool {
-        state.withLock { $0.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)]?.ackSet.contains(id) ?? false }
+        state.withLock { $0.sessions[Self.sessionKey(userID: userID, sessionID: sessionID)]?.acks?.set.contains(id) ?? false }
     }
 
     /// Live (and recently acknowledging) sessions of a user, newest change first.
     public func sessions(userID: String) -> [Presence.SessionSummary] {
         let now = monotonic()
         return state.withLock { state in
-            (state.byUser[userID] ?? []).compactMap { key in summary(key, state: state, now: now) }
-                .filter { !$0.connections.isEmpty }
+            var keys: [String] = []
+            for id in state.byUser[userID] ?? [] {
+                guard let key = state.connections[id]?.sessionKey(connectionID: id), !keys.contains(key) else { continue }
+                keys.append(key)
+            }
+            return keys.compactMap { key in summary(key, userID: userID, state: state, now: now) }
                 .sorted { $0.lastChangeAt > $1.lastChangeAt }
         }
     }
@@ -290,17 +337,14 @@ public final class MemoryPresenceStore: PresenceStore {
             var ids = state.byChannel[channel] ?? []
             // A personal channel `user:{id}`: every connection of that user is on it.
             if channel.rawValue.hasPrefix("user:") {
-                let userID = String(channel.rawValue.dropFirst(5))
-                for key in state.byUser[userID] ?? [] {
-                    for id in state.sessions[key]?.connectionIDs ?? [] { ids.insert(id) }
-                }
+                for id in state.byUser[String(channel.rawValue.dropFirst(5))] ?? [] { ids.insert(id) }
             }
-            var keys: Set<String> = []
+            var sessionsSeen: [String: String] = [:]   // session key → user
             for id in ids {
-                if let c = state.connections[id] { keys.insert(Self.sessionKey(c.sessionID, userID: c.userID, connectionID: id)) }
+                if let c = state.connections[id] { sessionsSeen[c.sessionKey(connectionID: id)] = c.userID }
             }
-            return keys.compactMap { key -> Presence.SessionSummary? in
-                guard let full = summary(key, state: state, now: now) else { return nil }
+            return sessionsSeen.compactMap { key, userID -> Presence.SessionSummary? in
+                guard let full = summary(key, userID: userID, state: state, now: now) else { return nil }
                 let onChannel = full.connections.filter { ids.contains($0.connectionID) }
                 return Presence.SessionSummary(sessionID: full.sessionID, userID: full.userID, connections: onChannel,
                                       foreground: full.foreground, lastChangeAt: full.lastChangeAt,
@@ -314,12 +358,16 @@ public final class MemoryPresenceStore: PresenceStore {
         let now = monotonic()
         return state.withLock { state in
             var live = 0, foreground = 0
-            for session in state.sessions.values where !session.connectionIDs.isEmpty {
+            // A session without an entry has exactly one connection: it counts through it.
+            for (id, c) in state.connections where state.sessions.isEmpty || state.sessions[c.sessionKey(connectionID: id)] == nil {
                 live += 1
-                if session.connectionIDs.contains(where: { id in
-                    guard let c = state.connections[id] else { return false }
-                    return c.state == .foreground && now &- c.lastLifeAt <= leaseNanoseconds
-                }) { foreground += 1 }
+                if isFresh(c, now: now) { foreground += 1 }
+            }
+            for (key, session) in state.sessions {
+                let ids = state.connectionIDs(ofSession: key, userID: session.userID)
+                guard !ids.isEmpty else { continue }
+                live += 1
+                if ids.contains(where: { isFresh(state.connections[$0]!, now: now) }) { foreground += 1 }
             }
             return (live, foreground)
         }
@@ -334,22 +382,26 @@ public final class MemoryPresenceStore: PresenceStore {
         }
     }
 
-    private func summary(_ key: String, state: borrowing State, now: UInt64) -> Presence.SessionSummary? {
-        guard let session = state.sessions[key] else { return nil }
-        let records = session.connectionIDs.compactMap { state.connections[$0] }.sorted { $0.openedAt < $1.openedAt }
-        let userID = session.userID
-        let foreground = records.contains { $0.state == .foreground && now &- $0.lastLifeAt <= leaseNanoseconds }
-        let connections = records.map { r in
-            Presence.Connection(connectionID: r.connectionID, userID: r.userID, sessionID: r.sessionID, transport: r.transport,
+    /// Session `key` of `userID` as shown; nil when it has no live connection.
+    private func summary(_ key: String, userID: String, state: borrowing State, now: UInt64) -> Presence.SessionSummary? {
+        let ids = state.connectionIDs(ofSession: key, userID: userID)
+        guard !ids.isEmpty else { return nil }
+        let records = ids.map { ($0, state.connections[$0]!) }.sorted { $0.1.openedAt < $1.1.openedAt }
+        let session = state.sessions[key]
+        let foreground = records.contains { isFresh($0.1, now: now) }
+        let connections = records.map { id, r in
+            Presence.Connection(connectionID: id, userID: r.userID, sessionID: r.sessionID, transport: r.transport,
                                 state: r.state, channels: r.channels, openedAt: r.openedAt,
                                 leaseAgeMilliseconds: Int64((now &- r.lastLifeAt) / 1_000_000),
                                 leaseFresh: now &- r.lastLifeAt <= leaseNanoseconds)
         }
-        let sessionID: String? = key.hasPrefix("s:") ? key.split(separator: "\u{0}", maxSplits: 1).last.map(String.init) : nil
-        return Presence.SessionSummary(sessionID: sessionID, userID: userID, connections: connections, foreground: foreground,
-                              lastChangeAt: session.lastChangeAt,
-                              leaseAgeMilliseconds: Int64((now &- session.lastLifeAt) / 1_000_000),
-                              lastAck: session.acks.last, lastAckAt: session.lastAckAt)
+        // Without an entry the session is its one connection.
+        let lastChangeAt = session?.lastChangeAt ?? records[0].1.changedAt
+        let lastLifeAt = session?.lastLifeAt ?? records[0].1.lastLifeAt
+        return Presence.SessionSummary(sessionID: records[0].1.sessionID, userID: userID, connections: connections, foreground: foreground,
+                              lastChangeAt: lastChangeAt,
+                              leaseAgeMilliseconds: Int64((now &- lastLifeAt) / 1_000_000),
+                              lastAck: session?.acks?.ids.last, lastAckAt: session?.acks?.lastAt)
     }
 
     /// Forgets sessions that have had no connection and no ack for `idleSeconds` (their acks
@@ -357,17 +409,13 @@ public final class MemoryPresenceStore: PresenceStore {
     public func sweep(idleSeconds: Int64) {
         let cutoff = wallClockMilliseconds() - idleSeconds * 1000
         state.withLock { state in
-            let stale = state.sessions.filter { _, s in
-                s.connectionIDs.isEmpty && max(s.lastChangeAt, s.lastAckAt ?? 0) < cutoff
+            var stale: [String] = []
+            for (key, s) in state.sessions where max(s.lastChangeAt, s.acks?.lastAt ?? 0) < cutoff
+                && state.connectionIDs(ofSession: key, userID: s.userID).isEmpty {
+                stale.append(key)
             }
-            for (key, session) in stale { Self.forget(key, userID: session.userID, in: &state) }
+            for key in stale { state.sessions[key] = nil }
         }
-    }
-
-    private static func forget(_ key: String, userID: String, in state: inout State) {
-        state.sessions[key] = nil
-        state.byUser[userID]?.remove(key)
-        if state.byUser[userID]?.isEmpty == true { state.byUser[userID] = nil }
     }
 
     private static func remove(_ connectionID: String, from channel: ChannelName, in state: inout State) {

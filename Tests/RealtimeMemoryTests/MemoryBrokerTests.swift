@@ -235,3 +235,38 @@ extension MemoryBrokerTests {
         #expect(ring.messages(after: 0).map(\.sequence) == [7])
     }
 }
+
+/// A channel that is only subscribed to has no history until its first publish (issue 17): it
+/// must behave exactly as one whose history was made with it.
+@Suite struct MemoryBrokerLazyHistoryTests {
+    @Test func aSubscribedChannelFirstPublishedAfterAnotherWasForgottenKeepsItsFloor() {
+        let clock = ManualClock()
+        let broker = MemoryBroker(epoch: 1, limits: .init(historySize: 10, historyTTLSeconds: 1), clock: clock)
+        let first = broker.subscribe([channel("user:1")], resume: .fresh)   // known, never published
+        _ = publish(broker, "other")
+        clock.advance(byMilliseconds: 5_000)
+        broker.sweep()                                                  // forgets `other`, not `user:1`
+        #expect(broker.channelCount == 1)
+        let message = publish(broker, "user:1")
+        #expect(message.message.offset == 1, "offsets start at 1 on the first publish")
+        #expect(message.delivered == 1)
+        // The channel was known since `first`: nothing of it was forgotten after that position.
+        let resumed = broker.subscribe([channel("user:1")], resume: .cursor(first.position))
+        #expect(resumed.reset.isEmpty)
+        #expect(resumed.replay.map(\.sequence) == [message.message.sequence])
+        #expect(broker.history(channel("user:1"), after: first.position).complete)
+    }
+
+    @Test func aNeverPublishedChannelIsForgottenOnceUnsubscribed() {
+        let broker = MemoryBroker(epoch: 1)
+        let snapshot = broker.subscribe([channel("user:2")], resume: .fresh)
+        #expect(snapshot.replay.isEmpty && snapshot.retained.isEmpty && snapshot.reset.isEmpty)
+        #expect(broker.retained(channel("user:2")) == nil)
+        #expect(broker.history(channel("user:2"), after: snapshot.position).messages.isEmpty)
+        broker.sweep()
+        #expect(broker.channelCount == 1, "a subscribed channel is kept")
+        broker.unsubscribe([channel("user:2")])
+        broker.sweep()
+        #expect(broker.channelCount == 0)
+    }
+}

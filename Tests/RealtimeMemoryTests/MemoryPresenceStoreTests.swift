@@ -187,3 +187,74 @@ private let room = ChannelName("room:1")!
         #expect(set.isEmpty && Array(set).isEmpty)
     }
 }
+
+/// A session has an entry of its own only when its connections cannot say what it is (issue 17):
+/// what it reports must not depend on whether it has one.
+@Suite struct PresenceSessionEntryTests {
+    @Test func aSessionsTimesCarryOverWhenASecondConnectionJoinsAndLeaves() throws {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        let t0 = clocks.clock.unixMilliseconds
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        clocks.advance(seconds: 5)
+        presence.setState(connectionID: "c1", .background)
+        #expect(presence.sessions(userID: "u1").first?.lastChangeAt == t0 + 5_000, "one connection: its own state change")
+        clocks.advance(seconds: 5)
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        #expect(presence.sessions(userID: "u1").first?.lastChangeAt == t0 + 10_000)
+        #expect(presence.sessionCounts() == (live: 1, foreground: 1))
+        clocks.advance(seconds: 5)
+        presence.disconnected(connectionID: "c2")
+        let session = try #require(presence.sessions(userID: "u1").first)
+        #expect(session.lastChangeAt == t0 + 15_000, "the disconnect is the session's last change")
+        #expect(session.connections.map(\.connectionID) == ["c1"])
+        #expect(session.leaseAgeMilliseconds == 5_000, "the session's freshest life was c2's opening")
+        #expect(presence.sessionCounts() == (live: 1, foreground: 0))
+        presence.disconnected(connectionID: "c1")
+        #expect(presence.sessions(userID: "u1").isEmpty)
+        #expect(presence.sessionCounts() == (live: 0, foreground: 0))
+        #expect(presence.setState(userID: "u1", sessionID: "s1", .foreground) == 0, "a session without acks ends with its connections")
+        presence.connected(connectionID: "c3", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        #expect(presence.sessions(userID: "u1").first?.lastChangeAt == t0 + 15_000)
+        #expect(presence.sessions(userID: "u1").first?.connections.map(\.connectionID) == ["c3"])
+    }
+
+    @Test func anAckedSessionOutlivesItsConnectionAndTheNextConnectionJoinsIt() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .background, channels: [personal])
+        clocks.advance(seconds: 3)
+        presence.acknowledge(sessionID: "s1", connectionID: nil, userID: "u1", ids: ["e1"])
+        let ackedAt = clocks.clock.unixMilliseconds
+        presence.disconnected(connectionID: "c1")
+        #expect(presence.sessionCounts() == (live: 0, foreground: 0))
+        #expect(presence.setState(userID: "u1", sessionID: "s1", .foreground) == 0)
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .sse, state: .foreground, channels: [personal])
+        #expect(presence.sessions(userID: "u1").first?.lastAck == "e1")
+        #expect(presence.sessions(userID: "u1").first?.lastAckAt == ackedAt)
+        #expect(presence.sessionCounts() == (live: 1, foreground: 1))
+        clocks.advance(seconds: 700)
+        presence.sweep(idleSeconds: 600)
+        #expect(presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "e1"), "a session with a live connection is never swept")
+        presence.disconnected(connectionID: "c2")
+        clocks.advance(seconds: 601)
+        presence.sweep(idleSeconds: 600)
+        #expect(!presence.hasAcknowledged(userID: "u1", sessionID: "s1", id: "e1"))
+    }
+
+    @Test func sessionCountsCountEverySessionOnce() {
+        let clocks = TestClocks()
+        let presence = clocks.presence(lease: 45)
+        presence.connected(connectionID: "c1", userID: "u1", sessionID: "s1", transport: .sse, state: .background, channels: [personal])
+        presence.connected(connectionID: "c2", userID: "u1", sessionID: "s1", transport: .websocket, state: .foreground, channels: [personal])
+        presence.connected(connectionID: "c3", userID: "u1", sessionID: "s2", transport: .sse, state: .background, channels: [personal])
+        presence.connected(connectionID: "c4", userID: "u2", sessionID: nil, transport: .sse, state: .foreground, channels: [])
+        presence.acknowledge(sessionID: nil, connectionID: "c4", userID: "u2", ids: ["x"])
+        #expect(presence.sessionCounts() == (live: 3, foreground: 2))
+        #expect(presence.sessions(userID: "u2").first?.lastAck == "x")
+        presence.disconnected(connectionID: "c4")
+        #expect(presence.sessions(userID: "u2").isEmpty)
+        #expect(presence.sessionCounts() == (live: 2, foreground: 1))
+        #expect(presence.connectionCounts() == ["sse|background": 2, "websocket|foreground": 1])
+    }
+}

@@ -65,10 +65,51 @@ public enum Log {
         write(level, message, metadata.map { ($0.key, $0.value) })
     }
 
+    /// `unixMilliseconds` as the lines' `ts`: RFC 3339 in UTC with milliseconds,
+    /// `2026-12-02T02:23:07.723Z`, what Foundation's ISO 8601 style wrote before. Formatted from
+    /// `gmtime_r`: that style builds a Gregorian calendar and asks ICU for the current time zone,
+    /// which loaded ICU's zone data and calendar code into every process at its first log line
+    /// (issue 17, idle footprint).
+    static func timestamp(unixMilliseconds: Int64) -> String {
+        var seconds = time_t(unixMilliseconds.floorDivided(by: 1000))
+        let milliseconds = Int(unixMilliseconds - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     private static func write(_ level: LogLevel, _ message: String, _ metadata: [(String, String)]) {
         let current = settings.withLock { $0 }
         guard level >= current.level else { return }
-        let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let time = timestamp(unixMilliseconds: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
         var line: String
         switch current.format {
         case .json:
@@ -84,5 +125,13 @@ public enum Log {
             line += "\n"
         }
         FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+private extension Int64 {
+    /// Division rounding toward minus infinity: a time before 1970 still has milliseconds 0–999.
+    func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor < 0) ? quotient - 1 : quotient
     }
 }

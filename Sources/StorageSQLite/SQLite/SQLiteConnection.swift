@@ -66,7 +66,17 @@ final class SQLiteConnection {
     /// The WAL's default bound in bytes (`SQLiteStorage.defaultWALSizeLimitBytes`).
     static let defaultWALSizeLimitBytes = SQLiteStorage.defaultWALSizeLimitBytes
 
+    /// Process-wide SQLite settings, made once before the first open (`sqlite3_config` works only
+    /// before SQLite initializes; if something else initialized it first, they are skipped).
+    /// No page-cache slab per connection: Debian's SQLite preallocates 20 pages (~87 KB, all of it
+    /// touched) for each of the four connections, which the idle readers and the checkpointer never
+    /// fill; pages are now taken one at a time as a cache grows (issue 17, idle footprint).
+    private static let configured: Void = {
+        _ = herald_sqlite3_config_no_initial_page_cache()
+    }()
+
     private static func open(path: String, mode: Mode, busyTimeoutMS: Int32, walSizeLimitBytes: Int64) throws(SQLiteError) -> OpaquePointer {
+        _ = configured
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= mode == .readWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY
         var opened: OpaquePointer?
