@@ -31,11 +31,13 @@ import Synchronization
 /// # Thread safety
 /// Every method may be called from any thread except `stop(deadline:)`, which blocks and must not
 /// be called from a storage or provider callback. Its bookkeeping (`state`, `timer`, `inFlight`,
-/// `claiming`, `drained`) is confined to `queue`.
+/// `writing`, `claimWanted`, `drained`) is confined to `queue`.
 public final class DeliveryWorker: @unchecked Sendable {
     /// Limits of the worker, with safe defaults.
     public struct Configuration: Sendable {
-        /// Jobs claimed per round.
+        /// Jobs a `runDue` round claims by default. While polling, a claim takes every free slot
+        /// (`maxInFlight` less the jobs in flight), and finished sends ask for one once this
+        /// many slots are free (or fewer than half of this are in flight).
         public var batchSize = 64
         /// Most jobs being sent at once.
         public var maxInFlight = 256
@@ -152,17 +154,21 @@ public final class DeliveryWorker: @unchecked Sendable {
     // Made by `start()`: a dispatch source must not be released without ever having run.
     private var timer: DispatchSourceTimer?
     private var inFlight = 0
-    private var claiming = false
+    /// A poll asked for a claim that no write has made yet: the worker's next write makes it.
+    private var claimWanted = false
+    /// Slots were freed while the worker's write was in the writer: after it, claim for them
+    /// unless that write's own claim already counted them.
+    private var claimAfterWrite = false
     /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
     // A full disk fails every poll (4 a second): one line per 30 s says as much.
     private var claimFailureLog = LogThrottle()
-    /// Outcomes waiting for the next group commit (`flushOutcomes`); each keeps its slot.
+    /// Outcomes waiting for the worker's next write (`flush`); each keeps its slot.
     private var pendingOutcomes: [PendingOutcome] = []
-    /// An outcome write (one or a batch) is in the writer.
-    private var writingOutcomes = false
+    /// The worker's write (outcomes, a claim, or both) is in the writer: at most one at a time.
+    private var writing = false
     // A receipt round is running (only one at a time); when the last one started, in real time.
     var checkingReceipts = false
     var lastReceiptPoll: DispatchTime?
@@ -342,31 +348,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         log.error("claiming push jobs failed", metadata)
     }
 
+    /// Asks for a claim: made by the worker's next write, with the outcomes waiting by then (see
+    /// `flush`), so under load a claim costs no transaction of its own.
     private func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .polling else { return }
         // Before the claim, so the writer takes held outcomes first.
         writeHeld { _ in }
         pollReceiptsIfDue()
-        guard !claiming, inFlight < configuration.maxInFlight else { return }
-        claiming = true
-        let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
-        let lease = configuration.leaseMilliseconds
-        let clock = self.clock
-        storage.write({ tx in
-            try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
-        }) { [self] result in
-            queue.async { [self] in
-                claiming = false
-                switch result {
-                case .success(let claimed):
-                    send(adoptHeld(claimed)) { _ in }
-                    if claimed.count == want { poll() }
-                case .failure(let error):
-                    logClaimFailure(error)
-                }
-            }
-        }
+        claimWanted = true
+        flush()
     }
 
     /// Sends claimed jobs, each taking a slot until its outcome is recorded; `recorded` is called
@@ -517,7 +508,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func pollAfterFinish() {
         dispatchPrecondition(condition: .onQueue(queue))
         if inFlight <= max(configuration.maxInFlight - configuration.batchSize, 0) || inFlight < configuration.batchSize / 2 {
-            poll()
+            // The slots of outcomes in the worker's write: its claim, if it has one, counted them.
+            if writing { claimAfterWrite = true } else { poll() }
         }
     }
 
@@ -676,7 +668,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         if case .deleteDevice = outcome { return writeOne(write, done: done) }
         queue.async { [self] in
             pendingOutcomes.append(PendingOutcome(write: write, done: done))
-            flushOutcomes()
+            flush()
         }
     }
 
@@ -686,28 +678,48 @@ public final class DeliveryWorker: @unchecked Sendable {
         let done: @Sendable (Recorded) -> Void
     }
 
-    /// Writes the queued outcomes in one transaction unless an outcome write is already in the
-    /// writer (its completion calls this again): under load a batch is whatever finished during
-    /// the previous commit, one commit for many pushes; a lone outcome is written at once.
+    /// What the worker's combined write returns: each outcome's counts (nil: its lease was lost),
+    /// and the jobs its claim leased.
+    private struct Written: Sendable {
+        var outcomes: [Counters?]
+        var claimed: [JobRecord]
+    }
+
+    /// Starts the worker's next write unless one is in the writer (its completion calls this
+    /// again): every outcome waiting, and the claim a poll asked for, in one transaction. Under
+    /// load a write is whatever finished during the previous one, one commit for many pushes and
+    /// the next claim with it: the worker takes the writer once per turn, not twice (claim, then
+    /// outcomes) while the API's writes queue behind. A lone outcome is written at once.
     ///
-    /// Each outcome in a batch starts with its fenced job update, so one whose lease was lost
-    /// changes nothing and is skipped (`notRecorded`) without rolling back the others. A batch that
-    /// fails for a passing fault holds every outcome in it (RL-2, as one would be held alone); one
-    /// refused for a lasting reason is written again outcome by outcome, so one bad outcome does
-    /// not lose the others.
-    private func flushOutcomes() {
+    /// The claim takes every slot free once these outcomes are recorded (held ones keep theirs),
+    /// so claims grow with the room the connections have, not a fixed batch.
+    ///
+    /// Each outcome starts with its fenced job update, so one whose lease was lost changes nothing
+    /// and is skipped (`notRecorded`) without rolling back the others. A write that fails for a
+    /// passing fault holds every outcome in it (RL-2, as one would be held alone) and leaves the
+    /// claim to the next poll; one refused for a lasting reason is written again outcome by
+    /// outcome, so one bad outcome does not lose the others.
+    private func flush() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !writingOutcomes, !pendingOutcomes.isEmpty else { return }
-        writingOutcomes = true
+        guard !writing else { return }
         let batch = pendingOutcomes
+        let free = configuration.maxInFlight - inFlight + batch.count
+        let want = state == .polling && claimWanted && free > 0 ? free : 0
+        guard !batch.isEmpty || want > 0 else { return }
+        writing = true
+        if want > 0 { claimWanted = false }
         pendingOutcomes.removeAll(keepingCapacity: true)
         let next: @Sendable () -> Void = { [self] in
             queue.async { [self] in
-                writingOutcomes = false
-                flushOutcomes()
+                writing = false
+                if claimAfterWrite {
+                    claimAfterWrite = false
+                    poll()
+                }
+                flush()
             }
         }
-        if batch.count == 1 {
+        if batch.count == 1, want == 0 {
             let only = batch[0]
             return writeOne(only.write) { recorded in
                 only.done(recorded)
@@ -715,6 +727,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
         }
         let bodies = batch.map { outcomeTransaction($0.write) }
+        let lease = configuration.leaseMilliseconds, clock = self.clock
         storage.write({ tx in
             var results: [Counters?] = []
             results.reserveCapacity(bodies.count)
@@ -725,12 +738,15 @@ public final class DeliveryWorker: @unchecked Sendable {
                     results.append(nil)
                 }
             }
-            return results
+            let claimed = want > 0
+                ? try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+                : []
+            return Written(outcomes: results, claimed: claimed)
         }) { [self] result in
             switch result {
-            case .success(let results):
+            case .success(let written):
                 var total = Counters()
-                for (item, counts) in zip(batch, results) {
+                for (item, counts) in zip(batch, written.outcomes) {
                     guard let counts else {
                         logFailure("recording a push outcome failed", job: item.write.job, error: LeaseLost())
                         item.done(.notRecorded)
@@ -742,21 +758,41 @@ public final class DeliveryWorker: @unchecked Sendable {
                     total.devicesDeleted += counts.devicesDeleted
                 }
                 add(total)
-                for (item, counts) in zip(batch, results) where counts != nil { item.done(.recorded) }
-                next()
+                for (item, counts) in zip(batch, written.outcomes) where counts != nil { item.done(.recorded) }
+                // After the outcomes' slots are freed (their `done` hops are queued first).
+                queue.async { [self] in
+                    writing = false
+                    if want > 0 {
+                        send(adoptHeld(written.claimed)) { _ in }
+                        // A full claim may have left more due; a short one took all that was due
+                        // (a wake meanwhile still asks again: its jobs may have come after).
+                        if written.claimed.count == want { claimWanted = true }
+                        claimAfterWrite = false
+                    } else if claimAfterWrite {
+                        claimAfterWrite = false
+                        poll()
+                    }
+                    flush()
+                }
             case .failure(let error) where Self.passes(error):
                 queue.async { [self] in
-                    log.error("recording push outcomes failed; they are held and written again, the pushes are not sent again",
-                              ["count": String(batch.count), "error": "\(error)"])
+                    if want > 0 { logClaimFailure(error) }
+                    if !batch.isEmpty {
+                        log.error("recording push outcomes failed; they are held and written again, the pushes are not sent again",
+                                  ["count": String(batch.count), "error": "\(error)"])
+                    }
                     let at = clock.unixMilliseconds + outcomeBackoff(afterFailures: 1)
                     for item in batch {
                         heldOutcomes[item.write.job.id] = HeldOutcome(write: item.write, failures: 1, nextAttemptAt: at)
                         item.done(.held)
                     }
-                    writingOutcomes = false
-                    flushOutcomes()
+                    // The claim waits for the next poll (the timer's), not a loop of failing writes.
+                    writing = false
+                    claimAfterWrite = false
+                    flush()
                 }
-            case .failure:
+            case .failure(let error):
+                if want > 0 { queue.async { [self] in logClaimFailure(error) } }
                 for item in batch { writeOne(item.write, done: item.done) }
                 next()
             }
