@@ -616,6 +616,81 @@ final class WorkerHarness: Sendable {
         #expect(h.faults.claims.count >= 9 && h.faults.claims.allSatisfy { $0 <= 4 }, "\(h.faults.claims)")
     }
 
+    @Test("issue 17: a slot frees when its send ends: a claim made while outcomes wait for the writer uses it",
+          .timeLimit(.minutes(1)))
+    func slotsFreeWhenTheSendEndsNotWhenItsOutcomeCommits() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 4
+            configuration.pollMilliseconds = 3_600_000
+        })
+        var ids: [Int64] = []
+        for i in 0..<8 {
+            h.provider.script("tok-\(i)", .hold)
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        var first: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { first.append(try #require(await held.next())) }
+        #expect(h.faults.claims == [4])
+        // The API holds the writer (a long transaction of its own).
+        let release = DispatchSemaphore(value: 0)
+        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+            h.storage.write({ _ in
+                entered.resume()
+                release.wait()
+            }) { _ in }
+        }
+        let writes = h.faults.writes
+        for answer in first { answer(.delivered("apns-ok")) }
+        // The first outcome's write (with a claim) queues behind it; the other three wait for the next.
+        while h.faults.writes == writes { await Task.yield() }
+        release.signal()
+        // When that write runs, all four sends have ended: its claim takes four, not one.
+        var second: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { second.append(try #require(await held.next())) }
+        #expect(h.faults.claims == [4, 4])
+        for answer in second { answer(.delivered("apns-ok")) }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 8))
+    }
+
+    @Test("issue 17: a write that fails gives back the slots its claim took", .timeLimit(.minutes(1)))
+    func aFailedWriteGivesItsClaimsSlotsBack() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 2
+            configuration.pollMilliseconds = 3_600_000
+        })
+        var ids: [Int64] = []
+        for i in 0..<4 {
+            h.provider.script("tok-\(i)", .hold)
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        let first = try #require(await held.next())
+        let second = try #require(await held.next())
+        // The outcome's write, with the claim of its slot in it, fails after the claim ran.
+        h.faults.fail(.claimed, times: 1)
+        first(.delivered("apns-1"))
+        while h.faults.count(.claimed) == 0 { await Task.yield() }
+        #expect(h.faults.claims == [2, 1])
+        // Rolled back: the claimed job is queued again and its slot free (one send is open). A
+        // poll once the held outcome's backoff passed writes it and claims for that slot.
+        h.clock.advance(byMilliseconds: 250)
+        h.worker.wake()
+        let third = try #require(await held.next())
+        #expect(h.faults.claims.last == 1)
+        second(.delivered("apns-2"))
+        third(.delivered("apns-3"))
+        let fourth = try #require(await held.next())
+        fourth(.delivered("apns-4"))
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.provider.sent.count == 4, "the held outcome's push was not sent again")
+    }
+
     @Test("issue 17: a batch holds every outcome when its write fails for a passing fault")
     func aFailedBatchHoldsEveryOutcome() async throws {
         let h = try WorkerHarness()

@@ -12,6 +12,8 @@ final class StorageFaults: Sendable {
         case planning
         /// A push job's outcome: `jobs.complete`, `jobs.retry`, `jobs.deadLetter`.
         case pushOutcome
+        /// Just after a job claim ran: the rest of its unit of work fails (as a failed commit would).
+        case claimed
     }
 
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
@@ -132,7 +134,9 @@ private struct FaultyJobs: JobQueue {
     }
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
         faults.noteClaim(limit: limit)
-        return try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+        let claimed = try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+        try faults.check(.claimed)
+        return claimed
     }
     func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)
