@@ -107,12 +107,14 @@ final class WorkerHarness: Sendable {
 
     init(policy: RetryPolicy = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 3),
          massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), configured: Bool = true, log: Logger = .silent,
-         jitter: @escaping @Sendable () -> Double = { WorkerHarness.jitter }) throws {
+         jitter: @escaping @Sendable () -> Double = { WorkerHarness.jitter },
+         configure: (inout DeliveryWorker.Configuration) -> Void = { _ in }) throws {
         storage = try SQLiteStorage.open(path: ":memory:")
         presence = MemoryPresenceStore(clock: clock)
         self.policy = policy
         var configuration = DeliveryWorker.Configuration()
         configuration.retry = policy
+        configure(&configuration)
         let providers = configured ? PushProviders(configured: [provider], clock: clock)
                                    : PushProviders(adapters: [FakePushProvider.self], clock: clock)
         worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults), providers: providers, presence: presence, clock: clock,
@@ -586,6 +588,118 @@ final class WorkerHarness: Sendable {
             #expect(try h.record(devices[index]).map(\.outcome) == [index == 7 ? .retrying : .sent])
         }
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 39, retried: 1))
+    }
+
+    @Test("issue 17: while polling, the next claim rides in the outcomes' write and takes every free slot", .timeLimit(.minutes(1)))
+    func pollingClaimsRideWithOutcomes() async throws {
+        // A timer that never fires during the test: only wake-ups and finished sends ask for claims.
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 4
+            configuration.batchSize = 2
+            configuration.pollMilliseconds = 3_600_000
+        })
+        var ids: [Int64] = []
+        for i in 0..<12 {
+            h.provider.script("tok-\(i)", .hold)
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        var open: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { open.append(try #require(await held.next())) }
+        // The first claim took every slot (4), not a batch (2).
+        #expect(h.faults.claims == [4])
+        let writesAfterFirstClaim = h.faults.writes
+        // Each answer frees a slot; the claim for it is made in the same write as its outcome.
+        for _ in 4..<12 {
+            open.removeFirst()(.delivered("apns-ok"))
+            open.append(try #require(await held.next()))
+        }
+        for answer in open { answer(.delivered("apns-ok")) }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.provider.sent.count == 12, "sent once each")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 12))
+        // 12 outcomes: at most one write each, the 8 later claims inside them (a claim of its own
+        // per freed slot would make it ~20).
+        let writes = h.faults.writes - writesAfterFirstClaim
+        #expect(writes <= 13, "\(writes) writes for 12 outcomes and \(h.faults.claims.count) claims")
+        #expect(h.faults.claims.count >= 9 && h.faults.claims.allSatisfy { $0 <= 4 }, "\(h.faults.claims)")
+    }
+
+    @Test("issue 17: a slot frees when its send ends: a claim made while outcomes wait for the writer uses it",
+          .timeLimit(.minutes(1)))
+    func slotsFreeWhenTheSendEndsNotWhenItsOutcomeCommits() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 4
+            configuration.pollMilliseconds = 3_600_000
+        })
+        var ids: [Int64] = []
+        for i in 0..<8 {
+            h.provider.script("tok-\(i)", .hold)
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        var first: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { first.append(try #require(await held.next())) }
+        #expect(h.faults.claims == [4])
+        // The API holds the writer (a long transaction of its own).
+        let release = DispatchSemaphore(value: 0)
+        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
+            h.storage.write({ _ in
+                entered.resume()
+                release.wait()
+            }) { _ in }
+        }
+        let writes = h.faults.writes
+        for answer in first { answer(.delivered("apns-ok")) }
+        // The first outcome's write (with a claim) queues behind it; the other three wait for the next.
+        while h.faults.writes == writes { await Task.yield() }
+        release.signal()
+        // When that write runs, all four sends have ended: its claim takes four, not one.
+        var second: [@Sendable (PushClassification) -> Void] = []
+        for _ in 0..<4 { second.append(try #require(await held.next())) }
+        #expect(h.faults.claims == [4, 4])
+        for answer in second { answer(.delivered("apns-ok")) }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 8))
+    }
+
+    @Test("issue 17: a write that fails gives back the slots its claim took", .timeLimit(.minutes(1)))
+    func aFailedWriteGivesItsClaimsSlotsBack() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 2
+            configuration.pollMilliseconds = 3_600_000
+        })
+        var ids: [Int64] = []
+        for i in 0..<4 {
+            h.provider.script("tok-\(i)", .hold)
+            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        let first = try #require(await held.next())
+        let second = try #require(await held.next())
+        // The outcome's write, with the claim of its slot in it, fails after the claim ran.
+        h.faults.fail(.claimed, times: 1)
+        first(.delivered("apns-1"))
+        while h.faults.count(.claimed) == 0 { await Task.yield() }
+        #expect(h.faults.claims == [2, 1])
+        // Rolled back: the claimed job is queued again and its slot free (one send is open). A
+        // poll once the held outcome's backoff passed writes it and claims for that slot.
+        h.clock.advance(byMilliseconds: 250)
+        h.worker.wake()
+        let third = try #require(await held.next())
+        #expect(h.faults.claims.last == 1)
+        second(.delivered("apns-2"))
+        third(.delivered("apns-3"))
+        let fourth = try #require(await held.next())
+        fourth(.delivered("apns-4"))
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.provider.sent.count == 4, "the held outcome's push was not sent again")
     }
 
     @Test("issue 17: a batch holds every outcome when its write fails for a passing fault")

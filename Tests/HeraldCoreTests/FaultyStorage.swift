@@ -12,16 +12,24 @@ final class StorageFaults: Sendable {
         case planning
         /// A push job's outcome: `jobs.complete`, `jobs.retry`, `jobs.deadLetter`.
         case pushOutcome
+        /// Just after a job claim ran: the rest of its unit of work fails (as a failed commit would).
+        case claimed
     }
 
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
     private let fired = Mutex<[Point: Int]>([:])
     private let writeCount = Mutex(0)
+    private let claimLimits = Mutex<[Int]>([])
 
     /// Write transactions submitted so far (group commit shows as fewer writes than outcomes).
     var writes: Int { writeCount.withLock { $0 } }
 
     func noteWrite() { writeCount.withLock { $0 += 1 } }
+
+    /// The `limit` of every job claim so far, in order.
+    var claims: [Int] { claimLimits.withLock { $0 } }
+
+    func noteClaim(limit: Int) { claimLimits.withLock { $0.append(limit) } }
 
     /// Makes the next `times` calls at `point` throw `error`.
     func fail(_ point: Point, times: Int, with error: StorageError = .diskFull(message: "database or disk is full")) {
@@ -125,7 +133,10 @@ private struct FaultyJobs: JobQueue {
         try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
     }
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
-        try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+        faults.noteClaim(limit: limit)
+        let claimed = try base.claim(kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+        try faults.check(.claimed)
+        return claimed
     }
     func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)

@@ -133,6 +133,11 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
                 _ = try tx.devices.register(web, sessionExpiresAt: 450, newID: "d6", now: 420)
                 #expect(try tx.devices.list(userID: "u1", now: 500).map(\.id) == ["d6", "d5"])
                 #expect(try tx.devices.list(userID: "u1", now: 500).map(\.sessionActive) == [false, true])
+                // Many at once (the delivery worker's claim): those that exist, each once, as `find` reads them.
+                let many = try tx.devices.find(ids: ["d6", "d1", "d5", "d6", "nope"], now: 500).sorted { $0.id < $1.id }
+                let one = try [tx.devices.find(id: "d5", now: 500), tx.devices.find(id: "d6", now: 500)].compactMap { $0 }
+                #expect(many == one && many.count == 2)
+                #expect(try tx.devices.find(ids: [], now: 500).isEmpty)
                 let u3 = DeviceRegistration(userID: "u3", sessionID: "s3", platform: "android", provider: "fcm", token: "f1")
                 _ = try tx.devices.register(u3, sessionExpiresAt: nil, newID: "d7", now: 430)
                 #expect(try tx.devices.list(userIDs: ["u3", "u1", "nobody"], now: 500).map(\.id) == ["d6", "d5", "d7"])

@@ -32,6 +32,33 @@ import Testing
         #expect(try session["expires_at", as: Int64?.self] == nil)
     }
 
+    @Test("issue 17: a job's state is checked without an ephemeral table, and still checked")
+    func jobStatesAreCheckedInPlace() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(12)))
+        try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('k', '{}', 'queued', 1, 1)")
+        func ephemerals(_ sql: String) throws -> Int {
+            try conn.query("EXPLAIN " + sql).count { try $0["opcode", as: String.self] == "OpenEphemeral" }
+        }
+        let complete = "UPDATE jobs SET state = 'done', lease_until = NULL WHERE id = 1 AND state = 'leased' AND attempts = 1"
+        #expect(try ephemerals(complete) == 1)           // schema 12: the IN list's table
+        try Migrator.migrate(conn)
+        #expect(try ephemerals(complete) == 0)
+        #expect(try ephemerals("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('k', '{}', 'queued', 1, 1)") == 0)
+        let schema = try #require(try conn.queryOne("SELECT sql FROM sqlite_schema WHERE name = 'jobs'"))
+        #expect(try schema[0, as: String.self].contains("CHECK (state = 'queued' OR state = 'leased' OR state = 'done' OR state = 'dead')"))
+        #expect(try conn.queryOne("PRAGMA integrity_check")?[0, as: String.self] == "ok")
+        // The rows stay, and every state is still the only ones allowed.
+        for state in JobState.allCases {
+            try conn.run("UPDATE jobs SET state = ? WHERE id = 1", [state.rawValue])
+        }
+        #expect(throws: SQLiteError.self) { try conn.run("UPDATE jobs SET state = 'lost' WHERE id = 1") }
+        #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('k', '{}', 'waiting', 1, 1)")
+        }
+        #expect(try conn.queryOne("SELECT state FROM jobs WHERE id = 1")?[0, as: String.self] == "dead")
+    }
+
     @Test func version4KeepsRowsAnOlderBuildLeftUnplannedForRecoveryToTakeUp() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(3)))

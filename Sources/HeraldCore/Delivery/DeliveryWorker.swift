@@ -31,13 +31,15 @@ import Synchronization
 /// # Thread safety
 /// Every method may be called from any thread except `stop(deadline:)`, which blocks and must not
 /// be called from a storage or provider callback. Its bookkeeping (`state`, `timer`, `inFlight`,
-/// `claiming`, `drained`) is confined to `queue`.
+/// `writes`, `claimWanted`, `drained`) is confined to `queue`; `sending` is atomic.
 public final class DeliveryWorker: @unchecked Sendable {
     /// Limits of the worker, with safe defaults.
     public struct Configuration: Sendable {
-        /// Jobs claimed per round.
+        /// Jobs a `runDue` round claims by default. While polling, a claim takes every free slot
+        /// (`maxInFlight` less the jobs being sent), and each ended send asks for one.
         public var batchSize = 64
-        /// Most jobs being sent at once.
+        /// Most jobs being sent at once. A job whose send ended holds no slot while its outcome
+        /// waits for the writer (it still counts for `stop`'s drain).
         public var maxInFlight = 256
         /// How long a claimed job is held before another worker may take it, ms.
         public var leaseMilliseconds: Int64 = 60_000
@@ -152,17 +154,27 @@ public final class DeliveryWorker: @unchecked Sendable {
     // Made by `start()`: a dispatch source must not be released without ever having run.
     private var timer: DispatchSourceTimer?
     private var inFlight = 0
-    private var claiming = false
+    /// A poll asked for a claim that no write has made yet: the worker's next write makes it.
+    private var claimWanted = false
+    /// Claimed jobs whose send has not ended (their outcome is not known yet): what
+    /// `maxInFlight` bounds. Read by the worker's write when it claims, so streams freed while
+    /// that write waited for the writer are claimed for too.
+    private let sending = Atomic<Int>(0)
     /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
     private var drained: DispatchSemaphore?
     // A full disk fails every poll (4 a second): one line per 30 s says as much.
     private var claimFailureLog = LogThrottle()
-    /// Outcomes waiting for the next group commit (`flushOutcomes`); each keeps its slot.
+    /// Outcomes waiting for the worker's next write (`flush`); each keeps its slot.
     private var pendingOutcomes: [PendingOutcome] = []
-    /// An outcome write (one or a batch) is in the writer.
-    private var writingOutcomes = false
+    /// The worker's writes (outcomes, a claim, or both) in the writer: at most `maxWrites`.
+    private var writes = 0
+    /// Two: while one write waits behind the API's, the next gathers what finished meanwhile and
+    /// queues too, so the worker has a write in each turn of the writer's queue. With one, the
+    /// choke point's worker pushed a third fewer per second than with the claim and the
+    /// outcomes on writes of their own.
+    private static let maxWrites = 2
     // A receipt round is running (only one at a time); when the last one started, in real time.
     var checkingReceipts = false
     var lastReceiptPoll: DispatchTime?
@@ -342,31 +354,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         log.error("claiming push jobs failed", metadata)
     }
 
+    /// Asks for a claim: made by the worker's next write, with the outcomes waiting by then (see
+    /// `flush`), so under load a claim costs no transaction of its own.
     private func poll() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .polling else { return }
         // Before the claim, so the writer takes held outcomes first.
         writeHeld { _ in }
         pollReceiptsIfDue()
-        guard !claiming, inFlight < configuration.maxInFlight else { return }
-        claiming = true
-        let want = min(configuration.batchSize, configuration.maxInFlight - inFlight)
-        let lease = configuration.leaseMilliseconds
-        let clock = self.clock
-        storage.write({ tx in
-            try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
-        }) { [self] result in
-            queue.async { [self] in
-                claiming = false
-                switch result {
-                case .success(let claimed):
-                    send(adoptHeld(claimed)) { _ in }
-                    if claimed.count == want { poll() }
-                case .failure(let error):
-                    logClaimFailure(error)
-                }
-            }
-        }
+        claimWanted = true
+        flush()
     }
 
     /// Sends claimed jobs, each taking a slot until its outcome is recorded; `recorded` is called
@@ -374,10 +371,13 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// outcome keeps it until written).
     ///
     /// The devices of the whole batch are read in one snapshot (one read transaction per claim,
-    /// not one per job): a claim of 64 jobs paid 64 transactions before.
-    private func send(_ jobs: [JobRecord], recorded: @escaping @Sendable (Recorded) -> Void) {
+    /// not one per job: a claim of 64 jobs paid 64 transactions before) and one statement.
+    /// - Parameter counted: the claim already counted the jobs in `sending` (in its write, so
+    ///   the worker's next write does not claim their slots again).
+    private func send(_ jobs: [JobRecord], counted: Bool = false, recorded: @escaping @Sendable (Recorded) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += jobs.count
+        if !counted { sending.add(jobs.count, ordering: .relaxed) }
         var ready: [Prepared] = []
         ready.reserveCapacity(jobs.count)
         for job in jobs {
@@ -394,10 +394,11 @@ public final class DeliveryWorker: @unchecked Sendable {
         let ids = batch.map(\.payload.deviceID)
         let now = clock.unixMilliseconds
         storage.read({ tx in
-            var devices: [DeviceRecord?] = []
-            devices.reserveCapacity(ids.count)
-            for id in ids { devices.append(try tx.devices.find(id: id, now: now)) }
-            return devices
+            let found = try tx.devices.find(ids: ids, now: now)
+            var byID: [String: DeviceRecord] = [:]
+            byID.reserveCapacity(found.count)
+            for device in found { byID[device.id] = device }
+            return ids.map { byID[$0] }
         }) { [self] result in
             switch result {
             case .failure(let error):
@@ -503,21 +504,23 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    /// Frees one slot; wakes `stop` when the last one is free, and claims again while polling.
+    /// An outcome is recorded (or given up): wakes `stop` when the last one is.
     private func finished() {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight -= 1
         assert(inFlight >= 0, "more outcomes than claimed jobs")
         if inFlight == 0 { drained?.signal() }
-        pollAfterFinish()
     }
 
-    /// After a send finishes: claim again once a batch's worth of slots is free (or the worker
-    /// is nearly idle), not for every single slot — a claim is a write transaction.
-    private func pollAfterFinish() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        if inFlight <= max(configuration.maxInFlight - configuration.batchSize, 0) || inFlight < configuration.batchSize / 2 {
-            poll()
+    /// A send ended (its outcome is known, to be written): its slot is free. While polling, the
+    /// worker's next write claims for it, so the next jobs go out while this outcome waits for
+    /// the writer instead of after it was committed (issue 17: under the API's writes a job held
+    /// its slot for two turns of the writer, which capped the choke point's pushes).
+    private func sendEnded() {
+        sending.subtract(1, ordering: .relaxed)
+        queue.async { [self] in
+            if state == .polling { claimWanted = true }
+            flush()
         }
     }
 
@@ -629,6 +632,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func skip(_ job: JobRecord, origin: DeliveryJobPayload.Origin?, deviceID: String, outcome: DeliveryOutcome, note: String,
                       done: @escaping @Sendable (Recorded) -> Void) {
         let clock = self.clock
+        sendEnded()
         storage.write({ tx in
             try held(tx.jobs.complete(job.lease, note: note))
             try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: outcome, detail: note,
@@ -673,11 +677,14 @@ public final class DeliveryWorker: @unchecked Sendable {
                         receipt: PushReceiptJobPayload? = nil, done: @escaping @Sendable (Recorded) -> Void) {
         // Drawn outside the transaction so a rolled-back outcome does not change the sequence tests see.
         let write = OutcomeWrite(job: job, lease: job.lease, outcome: outcome, device: device, origin: origin, receipt: receipt, random: jitter())
-        if case .deleteDevice = outcome { return writeOne(write, done: done) }
+        if case .deleteDevice = outcome {
+            writeOne(write, done: done)
+            return sendEnded()
+        }
         queue.async { [self] in
             pendingOutcomes.append(PendingOutcome(write: write, done: done))
-            flushOutcomes()
         }
+        sendEnded()
     }
 
     /// An outcome waiting for the next group commit.
@@ -686,28 +693,47 @@ public final class DeliveryWorker: @unchecked Sendable {
         let done: @Sendable (Recorded) -> Void
     }
 
-    /// Writes the queued outcomes in one transaction unless an outcome write is already in the
-    /// writer (its completion calls this again): under load a batch is whatever finished during
-    /// the previous commit, one commit for many pushes; a lone outcome is written at once.
+    /// What the worker's combined write returns: each outcome's counts (nil: its lease was lost),
+    /// the claim's limit (0: no slot was free) and the jobs it leased.
+    private struct Written: Sendable {
+        var outcomes: [Counters?]
+        var want: Int
+        var claimed: [JobRecord]
+    }
+
+    /// Starts the worker's next write unless one is in the writer (its completion calls this
+    /// again): every outcome waiting, and the claim a poll asked for, in one transaction. Under
+    /// load a write is whatever finished during the previous one, one commit for many pushes and
+    /// the next claim with it: the worker takes the writer once per turn, not twice (claim, then
+    /// outcomes) while the API's writes queue behind. A lone outcome is written at once.
     ///
-    /// Each outcome in a batch starts with its fenced job update, so one whose lease was lost
-    /// changes nothing and is skipped (`notRecorded`) without rolling back the others. A batch that
-    /// fails for a passing fault holds every outcome in it (RL-2, as one would be held alone); one
-    /// refused for a lasting reason is written again outcome by outcome, so one bad outcome does
-    /// not lose the others.
-    private func flushOutcomes() {
+    /// The claim takes every slot free when the write runs (`maxInFlight` less the jobs being
+    /// sent, read in the writer), so claims grow with the room the connections have, not a fixed
+    /// batch, and include the slots of outcomes still waiting for a write.
+    ///
+    /// Each outcome starts with its fenced job update, so one whose lease was lost changes nothing
+    /// and is skipped (`notRecorded`) without rolling back the others. A write that fails for a
+    /// passing fault holds every outcome in it (RL-2, as one would be held alone) and leaves the
+    /// claim to the next poll; one refused for a lasting reason is written again outcome by
+    /// outcome, so one bad outcome does not lose the others.
+    private func flush() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !writingOutcomes, !pendingOutcomes.isEmpty else { return }
-        writingOutcomes = true
+        guard writes < Self.maxWrites else { return }
         let batch = pendingOutcomes
+        let maxInFlight = configuration.maxInFlight
+        // Slots only free up until the write runs: one free now is free then.
+        let claim = state == .polling && claimWanted && maxInFlight - sending.load(ordering: .relaxed) > 0
+        guard !batch.isEmpty || claim else { return }
+        writes += 1
+        if claim { claimWanted = false }
         pendingOutcomes.removeAll(keepingCapacity: true)
         let next: @Sendable () -> Void = { [self] in
             queue.async { [self] in
-                writingOutcomes = false
-                flushOutcomes()
+                writes -= 1
+                flush()
             }
         }
-        if batch.count == 1 {
+        if batch.count == 1, !claim {
             let only = batch[0]
             return writeOne(only.write) { recorded in
                 only.done(recorded)
@@ -715,6 +741,8 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
         }
         let bodies = batch.map { outcomeTransaction($0.write) }
+        let lease = configuration.leaseMilliseconds, clock = self.clock
+        let counted = ClaimCount()
         storage.write({ tx in
             var results: [Counters?] = []
             results.reserveCapacity(bodies.count)
@@ -725,12 +753,20 @@ public final class DeliveryWorker: @unchecked Sendable {
                     results.append(nil)
                 }
             }
-            return results
+            let want = claim ? max(0, maxInFlight - self.sending.load(ordering: .relaxed)) : 0
+            let claimed = want > 0
+                ? try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+                : []
+            // Counted here, before the other write of the worker can run its claim; taken back
+            // below if this transaction does not commit.
+            self.sending.add(claimed.count, ordering: .relaxed)
+            counted.value.store(claimed.count, ordering: .relaxed)
+            return Written(outcomes: results, want: want, claimed: claimed)
         }) { [self] result in
             switch result {
-            case .success(let results):
+            case .success(let written):
                 var total = Counters()
-                for (item, counts) in zip(batch, results) {
+                for (item, counts) in zip(batch, written.outcomes) {
                     guard let counts else {
                         logFailure("recording a push outcome failed", job: item.write.job, error: LeaseLost())
                         item.done(.notRecorded)
@@ -742,21 +778,41 @@ public final class DeliveryWorker: @unchecked Sendable {
                     total.devicesDeleted += counts.devicesDeleted
                 }
                 add(total)
-                for (item, counts) in zip(batch, results) where counts != nil { item.done(.recorded) }
-                next()
-            case .failure(let error) where Self.passes(error):
+                for (item, counts) in zip(batch, written.outcomes) where counts != nil { item.done(.recorded) }
+                // After the outcomes' slots are freed (their `done` hops are queued first).
                 queue.async { [self] in
-                    log.error("recording push outcomes failed; they are held and written again, the pushes are not sent again",
-                              ["count": String(batch.count), "error": "\(error)"])
+                    writes -= 1
+                    if written.want > 0 {
+                        let jobs = adoptHeld(written.claimed)
+                        // Jobs whose outcome is held here are not sent: no slot.
+                        sending.subtract(written.claimed.count - jobs.count, ordering: .relaxed)
+                        send(jobs, counted: true) { _ in }
+                        // A full claim may have left more due; a short one took all that was due
+                        // (a wake meanwhile still asks again: its jobs may have come after).
+                        if written.claimed.count == written.want { claimWanted = true }
+                    }
+                    flush()
+                }
+            case .failure(let error) where Self.passes(error):
+                sending.subtract(counted.value.load(ordering: .relaxed), ordering: .relaxed)
+                queue.async { [self] in
+                    if claim { logClaimFailure(error) }
+                    if !batch.isEmpty {
+                        log.error("recording push outcomes failed; they are held and written again, the pushes are not sent again",
+                                  ["count": String(batch.count), "error": "\(error)"])
+                    }
                     let at = clock.unixMilliseconds + outcomeBackoff(afterFailures: 1)
                     for item in batch {
                         heldOutcomes[item.write.job.id] = HeldOutcome(write: item.write, failures: 1, nextAttemptAt: at)
                         item.done(.held)
                     }
-                    writingOutcomes = false
-                    flushOutcomes()
+                    // The claim waits for the next poll (the timer's), not a loop of failing writes.
+                    writes -= 1
+                    flush()
                 }
-            case .failure:
+            case .failure(let error):
+                sending.subtract(counted.value.load(ordering: .relaxed), ordering: .relaxed)
+                if claim { queue.async { [self] in logClaimFailure(error) } }
                 for item in batch { writeOne(item.write, done: item.done) }
                 next()
             }
@@ -867,6 +923,12 @@ public final class DeliveryWorker: @unchecked Sendable {
 
 /// A fenced job update found the job no longer leased under this worker's claim.
 struct LeaseLost: Error {}
+
+/// How many jobs a write's claim counted in `sending` before its commit, to take back when the
+/// transaction fails.
+private final class ClaimCount: Sendable {
+    let value = Atomic<Int>(0)
+}
 
 /// Rolls the outcome's transaction back (device deletion, delivery record) when the job's lease
 /// was lost: the claim that took the job over records its own outcome.

@@ -15,6 +15,11 @@ public protocol DeviceRepository {
     /// A device by id.
     func find(id: String, now: Int64) throws(StorageError) -> DeviceRecord?
 
+    /// The devices of `ids` that exist, in any order (the delivery worker's claim reads its
+    /// devices at once: one statement, not one per job; issue 17). A repeated id is found once.
+    /// The default asks `find(id:now:)` for each.
+    func find(ids: [String], now: Int64) throws(StorageError) -> [DeviceRecord]
+
     /// A user's devices, newest first (DV-2).
     func list(app: String, userID: String, now: Int64) throws(StorageError) -> [DeviceRecord]
 
@@ -39,6 +44,15 @@ public protocol DeviceRepository {
 }
 
 extension DeviceRepository {
+    public func find(ids: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
+        var seen: Set<String> = []
+        var found: [DeviceRecord] = []
+        for id in ids where seen.insert(id).inserted {
+            if let device = try find(id: id, now: now) { found.append(device) }
+        }
+        return found
+    }
+
     /// `list(app:userID:now:)` for the default app.
     public func list(userID: String, now: Int64) throws(StorageError) -> [DeviceRecord] {
         try list(app: "default", userID: userID, now: now)

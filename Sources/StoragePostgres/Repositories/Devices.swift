@@ -91,6 +91,15 @@ struct PostgresDeviceRepository: DeviceRepository {
         }
     }
 
+    /// One statement for a claim's devices (issue 17), as SQLite's adapter does.
+    func find(ids: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
+        if ids.isEmpty { return [] }
+        return try mapped {
+            try connection.query(Self.selectWithActive(now: "$2") + " WHERE d.id = ANY($1::text[])",
+                                 [PostgresTextArray(elements: Array(Set(ids))), now]).map(DeviceRecord.init(row:))
+        }
+    }
+
     func list(app: String, userID: String, now: Int64) throws(StorageError) -> [DeviceRecord] {
         try mapped {
             try connection.query(Self.selectWithActive(now: "$3") + " WHERE d.app = $1::text AND d.user_id = $2::text ORDER BY d.created_at DESC, d.id",

@@ -17,6 +17,10 @@ struct SQLiteDeviceRepository: DeviceRepository {
         try mapped { () throws(SQLiteError) in try DeviceStore.find(connection, id: id, now: now) }
     }
 
+    func find(ids: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
+        try mapped { () throws(SQLiteError) in try DeviceStore.find(connection, ids: ids, now: now) }
+    }
+
     func list(app: String, userID: String, now: Int64) throws(StorageError) -> [DeviceRecord] {
         try mapped { () throws(SQLiteError) in try DeviceStore.list(connection, userID: userID, app: app, now: now) }
     }
