@@ -12,11 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import jwt
 import pytest
 
 from conftest import BINARY, SERVER_KEY, assert_error
+from test_apps import HTTP, bearer, wait_for  # the shared client lives for the session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -24,33 +24,11 @@ from fixture import provider_double, provider_double_module, random_apns_token  
 ADMIN_KEY = "e2e-admin-key-0123456789"
 SECRET = "jobs-apps-secret-0123456789abcdef"
 KEYS = {"alpha": "alpha-server-key-0123456789", "beta": "beta-server-key-0123456789"}
-HTTP = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_client():
-    yield
-    HTTP.close()
-
-
-def bearer(token) -> dict:
-    return {"Authorization": f"Bearer {token}"}
-
 
 def app_token(app, sub="carol", sid="s1", **extra) -> str:
     """An access token of `app`, routed by its issuer (ADR 0006)."""
     claims = {"sub": sub, "sid": sid, "exp": int(time.time()) + 3600, "iss": f"https://{app}.example", **extra}
     return jwt.encode(claims, SECRET, algorithm="HS256")
-
-
-def wait_for(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

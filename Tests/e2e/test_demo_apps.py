@@ -11,27 +11,14 @@ import base64
 import json
 import time
 
-import httpx
 import jwt
 import pytest
 
 from conftest import JWT_SECRET, assert_error
+from test_apps import HTTP, bearer  # the shared client lives for the session
 
 ADMIN_KEY = "e2e-admin-key-0123456789"
 SECRET_KEY = base64.b64encode(bytes(range(32))).decode()
-# No keep-alive: each test starts its own Herald, possibly on a port an earlier one used.
-HTTP = httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_client():
-    yield
-    HTTP.close()
-
-
-def bearer(token) -> dict:
-    return {"Authorization": f"Bearer {token}"}
-
 
 def dev_token(h, user="carol", sid="s1", app=None, expect=200, **extra) -> dict:
     body = {"user_id": user, "session_id": sid, "channels": ["room:*"], **extra}
