@@ -15,6 +15,8 @@ public final class AppDirectory: Sendable {
         var byIssuer: [String: AppID]
         /// Every stored app's `cors_origins` (`*` included when one lists it).
         var corsOrigins: Set<String> = []
+        /// Whether any app besides `default` exists; when not, tokens skip the routing peek.
+        var hasStoredApps: Bool { apps.count > 1 }
         var defaultApp: ResolvedApp { apps[.default]! }
     }
 

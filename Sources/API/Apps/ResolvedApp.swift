@@ -120,14 +120,14 @@ public struct ResolvedApp: Sendable {
         let settings = record.settings
         var base = NotificationCatalog.empty
         if let text = settings.catalogJSON {
-            do { base = try NotificationCatalog.parse(Array(text.utf8)) } catch {
-                throw AppSettingError(field: "catalog", message: error.message)
-            }
-            if let locale = settings.defaultLocale {
-                // The catalog parses: what fails now is its texts for this locale.
-                do { base = try NotificationCatalog.parse(Array(text.utf8), defaultLocale: locale) } catch {
-                    throw AppSettingError(field: "default_locale", message: error.message)
+            do { base = try NotificationCatalog.parse(Array(text.utf8), defaultLocale: settings.defaultLocale) } catch {
+                // Parsed once; only a refusal is parsed again, without the app's locale, to name
+                // the field at fault: the catalog itself, or its texts for that locale.
+                guard settings.defaultLocale != nil else { throw AppSettingError(field: "catalog", message: error.message) }
+                do { _ = try NotificationCatalog.parse(Array(text.utf8)) } catch {
+                    throw AppSettingError(field: "catalog", message: error.message)
                 }
+                throw AppSettingError(field: "default_locale", message: error.message)
             }
         } else if let locale = settings.defaultLocale {
             guard let tag = LocaleTag(locale) else { throw AppSettingError(field: "default_locale", message: "\(locale) is not a language tag") }

@@ -38,7 +38,8 @@ public struct Authenticator: Sendable {
     ///   `session_ended`.
     public func verify(token: String, now: Int64) throws(HTTPError) -> AccessClaims {
         let snapshot = apps.snapshot
-        let peek = TokenPeek(token)
+        // With `default` alone there is nothing to route: the payload is read once, by the verifier.
+        let peek = snapshot.hasStoredApps ? TokenPeek(token) : TokenPeek()
         let app: ResolvedApp
         if let name = peek.app {
             guard let id = AppID(name), let named = snapshot.apps[id] else {
@@ -78,6 +79,11 @@ public struct Authenticator: Sendable {
                 if let audience = tokens.audience, !claims.audience.contains(audience) {
                     throw HTTPError(401, "invalid_token", "the token's aud does not include the app's audience")
                 }
+            }
+            // The claim routed the token when the peek ran; without stored apps it did not, and
+            // one naming any app but `default` still names no app here.
+            if let named = claims.appClaim, named != app.id.rawValue {
+                throw HTTPError(401, "invalid_token", "the token's app claim names no app on this server")
             }
             claims.app = app.id
             // DV-4: an ended session's tokens are refused at once, before they expire (each app
