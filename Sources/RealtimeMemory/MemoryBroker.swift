@@ -227,7 +227,7 @@ public final class MemoryBroker: Broker {
     public var publishedCount: UInt64 { state.withLock { $0.sequence } }
 
     public func removeChannels(app: String) {
-        let prefix = "~" + app + "~"
+        let prefix = AppNamespace.prefix(app)
         state.withLock { state in
             for (name, channel) in state.channels where name.rawValue.hasPrefix(prefix) {
                 // As a sweep forgets a channel: a resume from before it cannot be told complete.

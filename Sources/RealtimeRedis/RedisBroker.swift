@@ -357,7 +357,7 @@ public final class RedisBroker: Broker {
     /// so Redis is never blocked by one long command.
     public func removeChannels(app: String) throws(BrokerError) {
         for kind in ["m", "h", "r"] {
-            let pattern = Self.globEscaped(keyPrefix + kind + ":~" + app + "~") + "*"
+            let pattern = Self.globEscaped(keyPrefix + kind + ":" + AppNamespace.prefix(app)) + "*"
             var cursor = "0"
             repeat {
                 let reply = try brokerCall(RedisCommand([Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array(pattern.utf8),

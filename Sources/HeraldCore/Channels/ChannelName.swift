@@ -23,13 +23,13 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
     /// A name inside app `app`'s namespace (ADR 0006): `~{app}~{name}` for any app but `default`,
     /// whose names stay as they are. `~` is outside the alphabet, so no request can name it.
     public static func scoped(_ name: ChannelName, app: String) -> ChannelName {
-        app == "default" ? name : ChannelName(scopedRawValue: "~" + app + "~" + name.rawValue)
+        app == "default" ? name : ChannelName(scopedRawValue: AppNamespace.qualified(name.rawValue, app: app))
     }
 
     private init(scopedRawValue: String) { rawValue = scopedRawValue }
 
     /// A name as a broker or presence store wrote it (`rawValue`): a plain name, or one in an
-    /// app's namespace (`~{app}~{name}`, the app id 1–63 of `a-z 0-9 -`). Requests never reach
+    /// app's namespace (`~{app}~{name}`, `app` an `AppID`). Requests never reach
     /// this: their names go through `init(_:)`, which has no `~`.
     /// - Returns: nil when `raw` is neither.
     public init?(storedRawValue raw: some StringProtocol) {
@@ -37,25 +37,18 @@ public struct ChannelName: Hashable, Sendable, Comparable, CustomStringConvertib
             self.init(raw)
             return
         }
-        let rest = raw.dropFirst()
-        guard let end = rest.firstIndex(of: "~") else { return nil }
-        let app = rest[rest.startIndex..<end]
-        guard (1...63).contains(app.utf8.count), app.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }),
-              let name = ChannelName(rest[rest.index(after: end)...]) else { return nil }
-        self = ChannelName.scoped(name, app: String(app))
+        guard let (app, rest) = AppNamespace.split(raw), let id = AppID(app), let name = ChannelName(rest) else { return nil }
+        self = ChannelName.scoped(name, app: id.rawValue)
     }
 
     /// The name as the app's clients and backend write it: without the app prefix.
     public var clientName: String {
-        guard rawValue.utf8.first == UInt8(ascii: "~"),
-              let end = rawValue.dropFirst().firstIndex(of: "~") else { return rawValue }
-        return String(rawValue[rawValue.index(after: end)...])
+        AppNamespace.split(rawValue).map { String($0.name) } ?? rawValue
     }
 
     /// The app whose namespace holds this name (`default` for plain names).
     public var app: String {
-        guard rawValue.utf8.first == UInt8(ascii: "~"), let end = rawValue.dropFirst().firstIndex(of: "~") else { return "default" }
-        return String(rawValue[rawValue.index(after: rawValue.startIndex)..<end])
+        AppNamespace.split(rawValue).map { String($0.app) } ?? "default"
     }
 
     /// The client's form of this name (`clientName`) as a validated name.

@@ -91,5 +91,5 @@ extension DeviceRegistration {
     /// The session a device binds to in an app whose tokens have no session claim (AP-5): one
     /// per app and user, never ended by a client; `DELETE /v1/sessions/{sid}` with it ends the
     /// user's devices. It starts with `~`, so it never equals a `sid` some token carries.
-    public static func userSessionID(app: String, userID: String) -> String { "~\(app)~\(userID)" }
+    public static func userSessionID(app: String, userID: String) -> String { AppNamespace.qualified(userID, app: app) }
 }

@@ -7,13 +7,12 @@ public enum Presence {
     /// another app's user (an app id has no `~`, and `default` is no stored app's).
     public static func userKey(app: String, userID: String) -> String {
         if app == "default" && userID.utf8.first != UInt8(ascii: "~") { return userID }
-        return "~" + app + "~" + userID
+        return AppNamespace.qualified(userID, app: app)
     }
 
     /// The user id a `userKey(app:userID:)` was made from (the key itself for `default`).
     public static func userID(fromKey key: String) -> String {
-        guard key.utf8.first == UInt8(ascii: "~"), let end = key.dropFirst().firstIndex(of: "~") else { return key }
-        return String(key[key.index(after: end)...])
+        AppNamespace.split(key).map { String($0.name) } ?? key
     }
 
     /// One live connection as presence sees it, at the moment it was read.
