@@ -823,6 +823,19 @@ def web_push_token(endpoint=None) -> str:
     return f"{endpoint}#p256dh={b64(point)}&auth={b64(secrets.token_bytes(16))}"
 
 
+def wait_until(predicate, timeout=10.0, what="condition", interval=0.05):
+    """Polls `predicate` (a request to another process: there is no event to await) until it
+    returns something true, and returns that; fails naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(interval)
+
+
 def assert_error(r, status, code=None, field=None):
     """The one JSON error shape: `status`, a JSON body with a non-empty `error` (= `code` when given)
     and `field` when given. Returns the body."""

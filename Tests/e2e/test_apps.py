@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import assert_error
+from conftest import assert_error, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -62,13 +62,7 @@ def chat_token(sub="carol", sid="cs1", secret=CHAT_SECRET, **extra) -> str:
 
 
 def wait_for(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(predicate, timeout, what)
 
 
 @pytest.fixture

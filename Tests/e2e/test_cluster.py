@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from websockets.sync.client import connect as ws_connect
 
 from conftest import Herald
+from conftest import wait_until as poll_until
 from engines import PostgresServer, RedisServer, engines_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
@@ -50,15 +51,8 @@ def auth(access) -> dict:
 
 
 def wait_until(predicate, timeout, what, interval=0.02):
-    """Polls `predicate` until it is true; fails naming `what` after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(interval)
+    """`conftest.wait_until`, polling every 20 ms."""
+    return poll_until(predicate, timeout, what, interval)
 
 
 # --- the engines and the nodes ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import ROOT, Herald, assert_error
+from conftest import ROOT, Herald, assert_error, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -313,13 +313,8 @@ def test_expo_pushes_nest_the_data_under_the_root_key(herald_factory, provider_d
     device_id = r.json()["id"]
     n = notify(h, [user], title="Operatore", data={"conversation_id": "a1"})["notifications"][0]
     outcome(h, n["id"], device_id, {"sent"})
-    deadline = time.monotonic() + 10
-    while True:
-        sent = [m for e in double.requests("expo") if e["outcome"] is not None and isinstance(e["body"], list)
-                for m in e["body"] if m.get("to") == token]
-        if sent or time.monotonic() > deadline:
-            break
-        time.sleep(0.03)
+    sent = wait_until(lambda: [m for e in double.requests("expo") if e["outcome"] is not None and isinstance(e["body"], list)
+                               for m in e["body"] if m.get("to") == token], what="the Expo push", interval=0.03)
     [message] = sent
     assert message["data"] == {"respondo": {"conversation_id": "a1", "kind": "chat.message",
                                             "notification_id": n["id"]}}, message
