@@ -607,6 +607,10 @@ def merge(results):
     tot["p50_ms"] = pct(0.50) if n else None
     tot["p99_ms"] = pct(0.99) if n else None
     tot["max_ms"] = max(r["max_us"] for r in results) / 1000.0 if n else None
+    # Per message (by its "i"), the slowest delivery over every client process, in ms.
+    per_msg = [r.get("msg_max_us", []) for r in results]
+    top = max((len(m) for m in per_msg), default=0)
+    tot["msg_max_ms"] = [max((m[k] for m in per_msg if k < len(m)), default=0) / 1000.0 for k in range(top)]
     firsts = [r["first_rx_ns"] for r in results if r["first_rx_ns"]]
     tot["first_rx_ns"] = min(firsts) if firsts else 0
     tot["last_rx_ns"] = max(r["last_rx_ns"] for r in results)

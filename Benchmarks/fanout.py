@@ -122,6 +122,9 @@ def run_phase(args, procs, server, exe, wd, transport, shape, phase, tokens):
         "rss_before_kib": rss0, "rss_after_kib": rss1,
         "machine_busy_cores": round((busy1 - busy0) / (t1 - t0), 2),
     }
+    if shape == "shared" and res.get("msg_max_ms"):
+        # Each message's slowest delivery (ms, by publish order): a high p99 from every message or a few.
+        out["msg_max_ms"] = res["msg_max_ms"]
     if res["deliveries"]:
         out["server_cpu_us_per_delivery"] = round(out["server_cpu_s"] / res["deliveries"] * 1e6, 2)
     if isinstance(server, B.HeraldCluster):
@@ -169,7 +172,15 @@ def fmt(r):
             + (f"  srv {r['server_cpu_us_per_delivery']} us/delivery" if "server_cpu_us_per_delivery" in r else "")
             + redis
             + (f"  Ir/delivery={r['instructions_per_delivery']}" if "instructions_per_delivery" in r else "")
-            + (f"  RSS {r['rss_before_kib']} -> {r['rss_after_kib']} KiB after" if r.get("rss_after_kib") else ""))
+            + (f"  RSS {r['rss_before_kib']} -> {r['rss_after_kib']} KiB after" if r.get("rss_after_kib") else "")
+            + (slowest(r["msg_max_ms"]) if r.get("msg_max_ms") else ""))
+
+
+def slowest(per_msg):
+    """The messages whose slowest delivery took longest, and the median of those maxima."""
+    top = sorted(range(len(per_msg)), key=lambda k: -per_msg[k])[:5]
+    return (f"\n        per message, slowest delivery: median {statistics.median(per_msg):.1f} ms; worst "
+            + ", ".join(f"#{k} {per_msg[k]:.1f}" for k in top) + " ms")
 
 
 def main():

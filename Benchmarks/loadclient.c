@@ -74,6 +74,11 @@ struct conn {
 #define HBUCKETS 2304
 static uint64_t hist[HBUCKETS];
 static uint64_t lat_max_us;
+// The slowest delivery of each message, by the "i" its publisher gave it (messages 0..MSGMAX-1):
+// says whether a high percentile comes from every message or from a few (the first one, a stall).
+#define MSGMAX 4096
+static uint32_t msg_max_us[MSGMAX];
+static int msg_top = -1;
 
 static int hbucket(uint64_t us) {
     if (us < 128) return (int)us;
@@ -222,6 +227,14 @@ static int on_message(struct conn *c, const char *s, size_t len, uint64_t rx_rea
     uint64_t sent = 0;
     while (t < end && *t >= '0' && *t <= '9') sent = sent * 10 + (uint64_t)(*t++ - '0');
     uint64_t us = rx_real > sent ? (rx_real - sent) / 1000 : 0;
+    const char *ip = memmem(s, len, "\"i\":", 4);
+    if (ip) {
+        long k = strtol(ip + 4, NULL, 10);
+        if (k >= 0 && k < MSGMAX) {
+            if (us > msg_max_us[k]) msg_max_us[k] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+            if (k > msg_top) msg_top = (int)k;
+        }
+    }
     hist[hbucket(us)]++;
     if (us > lat_max_us) lat_max_us = us;
     deliveries++;
@@ -528,6 +541,8 @@ int main(int argc, char **argv) {
         printf("%s[%llu,%llu]", first ? "" : ",", (unsigned long long)hlower(b), (unsigned long long)hist[b]);
         first = 0;
     }
+    printf("],\"msg_max_us\":[");
+    for (int k = 0; k <= msg_top; k++) printf("%s%u", k ? "," : "", msg_max_us[k]);
     printf("],\"max_us\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n", (unsigned long long)lat_max_us,
            (double)(ru.ru_utime.tv_sec - ru_ready.ru_utime.tv_sec) + (ru.ru_utime.tv_usec - ru_ready.ru_utime.tv_usec) / 1e6,
            (double)(ru.ru_stime.tv_sec - ru_ready.ru_stime.tv_sec) + (ru.ru_stime.tv_usec - ru_ready.ru_stime.tv_usec) / 1e6);
