@@ -101,6 +101,35 @@ import Testing
         }
     }
 
+    /// The memo of texts written (issue 17): what it gives is what JSONDecoder reads from the
+    /// text, each text is given once, the oldest go first, and nothing is kept once all were read.
+    @Test func theWrittenTextsMemoGivesWhatDecodingWould() throws {
+        let cache = PayloadTextCache(recentCapacity: 3)
+        var notifications = Self.variety.map(\.notification)
+        for index in 0..<3 {
+            var one = Self.expected
+            one.data["notification_id"] = "ntf-\(index)"     // the choke point: every text differs
+            notifications.append(one)
+        }
+        for notification in notifications {
+            let text = cache.text(of: notification)
+            #expect(try JSONDecoder().decode(PushNotification.self, from: Data(text.utf8)) == notification,
+                    "JSONEncoder's text reads back as the value the memo keeps")
+        }
+        #expect(cache.recentCount == 3, "at most its capacity, the newest")
+        var first = Self.expected
+        first.data["notification_id"] = "ntf-0"
+        let firstText = cache.text(of: first)    // written again: still one entry
+        #expect(cache.recentCount == 3)
+        #expect(cache.notification(from: Substring(firstText)) == first)
+        #expect(cache.recentCount == 2, "taken out when read")
+        // The dropped oldest and the ones read are decoded: still the same values.
+        for notification in notifications {
+            #expect(cache.notification(from: Substring(cache.text(of: notification))) == notification)
+        }
+        #expect(cache.recentCount == 0, "every text read: nothing kept")
+    }
+
     @Test func theScannerTakesOnlyItsOwnLayout() throws {
         let own = DeliveryJobPayload(deviceID: "d", apnsID: .random(), notification: Self.expected,
                                      origin: .init(notificationID: "n", userID: "u", sessionID: "s")).jsonText()
