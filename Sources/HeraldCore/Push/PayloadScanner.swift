@@ -47,13 +47,19 @@ final class PayloadTextCache: Sendable {
     /// The notification's stored form, `JSONEncoder` with sorted keys and unescaped slashes.
     func text(of notification: PushNotification) -> String {
         if let hit = encoded.withLock({ $0.flatMap { $0.notification == notification ? $0.text : nil } }) { return hit }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding strings, numbers and a string dictionary cannot fail.
-        let text = String(decoding: (try? encoder.encode(notification)) ?? Data("{}".utf8), as: UTF8.self)
+        let text = notification.handWrittenText() ?? Self.encoderText(notification)
         encoded.withLock { $0 = (notification, text) }
         remember(text, notification)
         return text
+    }
+
+    /// `JSONEncoder`'s text of `notification`: what `handWrittenText()` must equal, and what is
+    /// written when it cannot be.
+    static func encoderText(_ notification: PushNotification) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding strings, numbers and a string dictionary cannot fail.
+        return String(decoding: (try? encoder.encode(notification)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// The notification stored as `text`, or nil when `JSONDecoder` cannot read it.
