@@ -129,6 +129,9 @@ enum Herald {
         var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
         var push: PushService?
         var pushClient: HTTP2Client?
+        // One worker claims every job this process queues only on SQLite (a cluster's nodes share
+        // PostgreSQL's queue): only there can the API wait for its own worker (issue 17).
+        let pushBacklog = opened.postgres == nil && settings.pushBacklogLimit > 0 ? PushBacklog(limit: settings.pushBacklogLimit) : nil
         var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
@@ -150,7 +153,7 @@ enum Herald {
                 workerConfiguration.leaseMilliseconds = Int64(settings.pushLeaseSeconds) * 1_000
                 // The worker asks presence itself whether an `unless_acked` push was acknowledged (NO-2).
                 let worker = DeliveryWorker(storage: database, providers: pushProviders, presence: node.presence,
-                                            configuration: workerConfiguration, log: PushSetup.log)
+                                            configuration: workerConfiguration, log: PushSetup.log, backlog: pushBacklog)
                 worker.start()
                 // Jobs another node enqueued wake this one's worker too (PostgreSQL LISTEN/NOTIFY).
                 opened.postgres?.listenForJobs { worker.wake() }
@@ -209,7 +212,7 @@ enum Herald {
         let notifier = Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
                                 providers: push?.providers, catalog: catalog, payload: settings.payload,
                                 profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log,
-                                pushQueued: push?.wakeWorker)
+                                pushQueued: push?.wakeWorker, pushBacklog: push == nil ? nil : pushBacklog)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
         var serverConfiguration = settings.server

@@ -101,6 +101,7 @@ struct Settings {
         SettingSpec(name: "HERALD_PUSH_RETRY_BUDGET_MS", defaultValue: "14400000", help: "a push job failing this long after its first attempt is dead-lettered (4 h)"),
         SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "300", help: "attempts that reached the provider before a push job is dead-lettered (unsent ones do not count)"),
         SettingSpec(name: "HERALD_PUSH_LEASE_SECONDS", defaultValue: "60", help: "how long a claimed push job is held before another worker (or node) may take it; longer than a provider request"),
+        SettingSpec(name: "HERALD_PUSH_BACKLOG_LIMIT", defaultValue: "1024", help: "SQLite: push jobs queued and not yet claimed past which POST /v1/notifications calls wait (up to 1 s) for the worker; 0 = never wait"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),
         SettingSpec(name: "HERALD_BROKER", defaultValue: "", help: "redis://host:port[/db]: channels, history, retained messages, presence and session ends shared by every node through Redis (SC-1); unset = in this process only"),
@@ -137,6 +138,9 @@ struct Settings {
     /// `HERALD_PUSH_LEASE_SECONDS`: a claimed job's lease (PU-5, SC-3: a killed node's jobs are
     /// claimed again after it). It must outlast a provider request, which is not renewed.
     var pushLeaseSeconds = 60
+    /// `HERALD_PUSH_BACKLOG_LIMIT`: unclaimed push jobs past which notification calls wait for
+    /// the worker (`PushBacklog`, issue 17); 0: never. SQLite only (one worker per queue).
+    var pushBacklogLimit = 1_024
     var deviceRetentionDays = 90
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
@@ -258,6 +262,7 @@ struct Settings {
         receiptDelayMilliseconds = try integer("HERALD_PUSH_RECEIPT_DELAY_MS", 900_000, min: 0, max: 86_400_000)
         receiptRecheckMilliseconds = try integer("HERALD_PUSH_RECEIPT_RECHECK_MS", 300_000, min: 1, max: 86_400_000)
         pushLeaseSeconds = try integer("HERALD_PUSH_LEASE_SECONDS", 60, min: 2, max: 3_600)
+        pushBacklogLimit = try integer("HERALD_PUSH_BACKLOG_LIMIT", 1_024, min: 0, max: 10_000_000)
         let retryBase = try integer("HERALD_PUSH_RETRY_BASE_MS", Int(RetryPolicy.defaultBaseMilliseconds), min: 1, max: 3_600_000)
         let retryCap = try integer("HERALD_PUSH_RETRY_CAP_MS", max(Int(RetryPolicy.defaultCapMilliseconds), retryBase), min: retryBase, max: 86_400_000)
         let retryBudget = try integer("HERALD_PUSH_RETRY_BUDGET_MS", Int(RetryPolicy.defaultBudgetMilliseconds), min: 1, max: 30 * 86_400_000)
@@ -332,6 +337,7 @@ struct Settings {
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
             "push_lease_seconds": String(pushLeaseSeconds),
+            "push_backlog_limit": String(pushBacklogLimit),
             "push_receipts": "delay \(receiptDelayMilliseconds) ms, recheck \(receiptRecheckMilliseconds) ms",
             "push_retry": "base \(retryPolicy.baseMilliseconds) ms, cap \(retryPolicy.capMilliseconds) ms, budget \(retryPolicy.budgetMilliseconds) ms, max \(retryPolicy.maxAttempts) attempts",
             "log_level": logLevel.name, "log_format": logFormat.rawValue,

@@ -101,6 +101,79 @@ import Testing
         }
     }
 
+    /// The notification's text by hand (issue 17) is JSONEncoder's byte for byte, or nil. Fixed
+    /// cases, then many drawn from alphabets with every kind of character that matters.
+    @Test func theHandWrittenNotificationTextIsJSONEncoders() {
+        var chokePoint = Self.expected
+        chokePoint.data = ["kind": "bench.created", "notification_id": "ntf_0abc", "source": "bench"]
+        #expect(chokePoint.handWrittenText() == PayloadTextCache.encoderText(chokePoint))
+        #expect(Self.expected.handWrittenText() == PayloadTextCache.encoderText(Self.expected))
+        let wakeup = PushNotification.wakeup(data: [:])
+        #expect(wakeup.handWrittenText() == PayloadTextCache.encoderText(wakeup))
+        var levelled = Self.expected
+        levelled.interruptionLevel = .timeSensitive
+        levelled.badge = -1
+        #expect(levelled.handWrittenText() == PayloadTextCache.encoderText(levelled))
+        // Left to the encoder: escapes, and keys whose order could depend on the collation.
+        for data in [["a_b": "1", "ab": "2"], ["k10": "x", "k9": "y"], ["A": "1", "a": "2"], ["q": "say \"hi\""]] {
+            var other = Self.expected
+            other.data = data
+            #expect(other.handWrittenText() == nil, "\(data)")
+        }
+        var escaped = Self.expected
+        escaped.title = "line\nbreak"
+        #expect(escaped.handWrittenText() == nil)
+
+        var generator = SystemRandomNumberGenerator()
+        let keyAlphabet = Array("ab_z")
+        let valueAlphabet = ["a", "Z", "/", "é", "·", " ", "1", "_", "\"", "\\", "\n", "\u{2028}", "😀"]
+        func draw(_ alphabet: [String], _ count: Int) -> String { (0..<count).map { _ in alphabet.randomElement(using: &generator)! }.joined() }
+        var written = 0
+        for _ in 0..<500 {
+            var n = Self.expected
+            n.data = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                n.data[draw(keyAlphabet.map(String.init), Int.random(in: 0...4, using: &generator))] = draw(valueAlphabet, Int.random(in: 0...3, using: &generator))
+            }
+            n.title = Bool.random(using: &generator) ? nil : draw(valueAlphabet, 3)
+            n.badge = Bool.random(using: &generator) ? nil : Int.random(in: -5...99_999, using: &generator)
+            n.subtitle = Bool.random(using: &generator) ? nil : draw(valueAlphabet, 2)
+            guard let text = n.handWrittenText() else { continue }
+            written += 1
+            #expect(text == PayloadTextCache.encoderText(n), "\(n)")
+        }
+        #expect(written > 50, "the draws reach the hand-written path")
+    }
+
+    /// The memo of texts written (issue 17): what it gives is what JSONDecoder reads from the
+    /// text, each text is given once, the oldest go first, and nothing is kept once all were read.
+    @Test func theWrittenTextsMemoGivesWhatDecodingWould() throws {
+        let cache = PayloadTextCache(recentCapacity: 3)
+        var notifications = Self.variety.map(\.notification)
+        for index in 0..<3 {
+            var one = Self.expected
+            one.data["notification_id"] = "ntf-\(index)"     // the choke point: every text differs
+            notifications.append(one)
+        }
+        for notification in notifications {
+            let text = cache.text(of: notification)
+            #expect(try JSONDecoder().decode(PushNotification.self, from: Data(text.utf8)) == notification,
+                    "JSONEncoder's text reads back as the value the memo keeps")
+        }
+        #expect(cache.recentCount == 3, "at most its capacity, the newest")
+        var first = Self.expected
+        first.data["notification_id"] = "ntf-0"
+        let firstText = cache.text(of: first)    // written again: still one entry
+        #expect(cache.recentCount == 3)
+        #expect(cache.notification(from: Substring(firstText)) == first)
+        #expect(cache.recentCount == 2, "taken out when read")
+        // The dropped oldest and the ones read are decoded: still the same values.
+        for notification in notifications {
+            #expect(cache.notification(from: Substring(cache.text(of: notification))) == notification)
+        }
+        #expect(cache.recentCount == 0, "every text read: nothing kept")
+    }
+
     @Test func theScannerTakesOnlyItsOwnLayout() throws {
         let own = DeliveryJobPayload(deviceID: "d", apnsID: .random(), notification: Self.expected,
                                      origin: .init(notificationID: "n", userID: "u", sessionID: "s")).jsonText()

@@ -107,7 +107,7 @@ final class WorkerHarness: Sendable {
 
     init(policy: RetryPolicy = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 3),
          massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), configured: Bool = true, log: Logger = .silent,
-         jitter: @escaping @Sendable () -> Double = { WorkerHarness.jitter },
+         backlog: PushBacklog? = nil, jitter: @escaping @Sendable () -> Double = { WorkerHarness.jitter },
          configure: (inout DeliveryWorker.Configuration) -> Void = { _ in }) throws {
         storage = try SQLiteStorage.open(path: ":memory:")
         presence = MemoryPresenceStore(clock: clock)
@@ -118,7 +118,7 @@ final class WorkerHarness: Sendable {
         let providers = configured ? PushProviders(configured: [provider], clock: clock)
                                    : PushProviders(adapters: [FakePushProvider.self], clock: clock)
         worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults), providers: providers, presence: presence, clock: clock,
-                                configuration: configuration, log: log, massDeletionGuard: massDeletionGuard, jitter: jitter)
+                                configuration: configuration, log: log, massDeletionGuard: massDeletionGuard, backlog: backlog, jitter: jitter)
     }
 
     deinit {

@@ -77,7 +77,8 @@ import Testing
         ///   - profiles: other apps' profiles (none by default).
         ///   - appsWithProviders: other apps given the same configured provider as `default`.
         init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat,
-             profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil }, appsWithProviders: [String] = []) throws {
+             profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil }, appsWithProviders: [String] = [],
+             backlog: PushBacklog? = nil) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             self.broker = MemoryBroker(clock: clock)
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
@@ -87,7 +88,7 @@ import Testing
             for app in appsWithProviders { providers.setProviders([Configured()], app: app) }
             notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
                                 providers: providers, catalog: catalog, payload: payload, profiles: profiles, clock: clock,
-                                nodeID: "node-a", pushQueued: { queued.add() })
+                                nodeID: "node-a", pushQueued: { queued.add() }, pushBacklog: backlog)
         }
 
         /// A registered iOS device of `user` in session `session`.

@@ -53,4 +53,11 @@ import Testing
         #expect(throws: SecretBoxError.self) { try SecretBox.key(fromText: "not base64 at all!") }
         #expect(SecretBox.fingerprint(Array("abc".utf8)) == "ba7816bf8f01cfea")
     }
+
+    /// FIPS 180-2's vectors, every digit written (the table, not a formatter, writes them).
+    @Test func sha256HexIsTheWholeLowerCaseDigest() {
+        #expect(SecretBox.sha256Hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SecretBox.sha256Hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SecretBox.sha256Hex(Array(repeating: 0xff, count: 1000)).utf8.count == 64)
+    }
 }

@@ -59,6 +59,41 @@ import Testing
         #expect(try conn.queryOne("SELECT state FROM jobs WHERE id = 1")?[0, as: String.self] == "dead")
     }
 
+    @Test("issue 17: delivery outcomes and notification priorities are checked without an ephemeral table, and still checked")
+    func outcomesAndPrioritiesAreCheckedInPlace() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(14)))
+        func ephemerals(_ sql: String) throws -> Int {
+            try conn.query("EXPLAIN " + sql).count { try $0["opcode", as: String.self] == "OpenEphemeral" }
+        }
+        let record = "INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES ('n1', 'u1', 'queued', 1)"
+        let notification = "INSERT INTO notifications (id, user_id, kind, priority, created_at) VALUES ('n1', 'u1', 'k', 'normal', 1)"
+        #expect(try ephemerals(record) == 1 && ephemerals(notification) == 1)     // schema 14: the IN lists' tables
+        try conn.run(notification)
+        try conn.run(record)
+        #expect(try Migrator.migrate(conn) == [15])
+        #expect(try ephemerals(record) == 0 && ephemerals(notification) == 0)
+        #expect(try conn.queryOne("PRAGMA integrity_check")?[0, as: String.self] == "ok")
+        for table in ["deliveries", "notifications"] {
+            let schema = try #require(try conn.queryOne("SELECT sql FROM sqlite_schema WHERE name = ?", [table]))
+            #expect(try !schema[0, as: String.self].contains(" IN ("), "\(table)")
+        }
+        // The rows stay, every value allowed before is allowed, and nothing else.
+        for outcome in DeliveryOutcome.allCases {
+            try conn.run("INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES ('n1', 'u1', ?, 2)", [outcome.rawValue])
+        }
+        for priority in ["normal", "high", "urgent"] {
+            try conn.run("INSERT INTO notifications (id, user_id, kind, priority, created_at) VALUES (?, 'u1', 'k', ?, 2)", ["n-" + priority, priority])
+        }
+        #expect(throws: SQLiteError.self) { try conn.run("INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES ('n1', 'u1', 'lost', 3)") }
+        #expect(throws: SQLiteError.self) { try conn.run("UPDATE deliveries SET outcome = 'Sent' WHERE id = 1") }
+        #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO notifications (id, user_id, kind, priority, created_at) VALUES ('n9', 'u1', 'k', 'low', 3)")
+        }
+        #expect(try conn.queryOne("SELECT count(*) FROM deliveries")?[0, as: Int.self] == 1 + DeliveryOutcome.allCases.count)
+        #expect(try conn.queryOne("SELECT count(*) FROM notifications")?[0, as: Int.self] == 4)
+    }
+
     @Test func version4KeepsRowsAnOlderBuildLeftUnplannedForRecoveryToTakeUp() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(3)))

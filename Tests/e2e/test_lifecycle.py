@@ -194,6 +194,7 @@ def test_help_lists_every_setting():
     ({"HERALD_JWT_PUBLIC_KEY_PATH": "/nonexistent/key.pem"}, "HERALD_JWT_PUBLIC_KEY_PATH"),
     ({"HERALD_PAYLOAD_ROOT_KEY": "aps"}, "HERALD_PAYLOAD_ROOT_KEY"),
     ({"HERALD_PAYLOAD_ROOT_KEY": "has space"}, "HERALD_PAYLOAD_ROOT_KEY"),
+    ({"HERALD_PUSH_BACKLOG_LIMIT": "-1"}, "HERALD_PUSH_BACKLOG_LIMIT"),
 ])
 def test_invalid_setting_stops_with_named_error(env, name):
     result = run_binary(["serve"], env=env)

@@ -612,3 +612,21 @@ def test_badge_exponent_and_huge_numbers_are_400_with_field(h):
     for raw in (b'"badge":1e2', b'"badge":1e400', b'"expires_at":1.7e12'):
         r = post_raw(h, PREFIX + b'"title":"t",' + raw + b"}")
         assert r.status_code == 400 and r.json().get("field") in ("badge", "expires_at"), r.text
+
+
+def test_with_the_smallest_push_backlog_limit_every_call_is_answered_and_pushed(herald_factory, provider_double):
+    """Issue 17's pacing wired in the server (HERALD_PUSH_BACKLOG_LIMIT=1: a call waits whenever
+    one push job is queued and not yet claimed): concurrent calls are each answered 201 and each
+    device pushed once; waiting changes when a call is stored, never whether."""
+    from concurrent.futures import ThreadPoolExecutor
+    h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_BACKLOG_LIMIT="1")
+    started = [json.loads(line) for line in h.logs().splitlines() if '"herald started"' in line]
+    assert started and started[0]["push_backlog_limit"] == "1", started
+    provider_double.set_outcomes_all("apns", [{"delay_ms": 50, "forever": True}])
+    sessions = [Session(h, f"u-{uuid.uuid4().hex[:8]}", "ios") for _ in range(12)]
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(lambda s: notify(h, [s.user]), sessions))
+    assert all(a["push_queued"] == 1 for a in answers), answers
+    for session, answer in zip(sessions, answers):
+        wait_outcome(h, answer["notifications"][0]["id"], session.device_id, {"sent"})
+        assert len(session.requests(provider_double)) == 1

@@ -148,6 +148,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
+    /// Told of every claim, so the API's calls wait while this worker is far behind (issue 17).
+    let backlog: PushBacklog?
     let log: Logger
     // Confined to `queue`.
     private var state = State.idle
@@ -190,9 +192,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///   - massDeletionGuard: shared with `/readyz` and `/metrics` through `massDeletionGuard`.
     ///   - jitter: a uniform value in `0..<1` per retry, scaling the backoff (full jitter); tests
     ///     pass a constant.
+    ///   - backlog: told what each claim leased (the `Notifier`'s pacing); nil: nobody paces.
     public init(storage: any Storage, providers: PushProviders, presence: (any PresenceStore)? = nil,
                 clock: any Clock = SystemClock(), configuration: Configuration = Configuration(), log: Logger = .silent,
-                massDeletionGuard: MassDeletionGuard = MassDeletionGuard(),
+                massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), backlog: PushBacklog? = nil,
                 jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.storage = storage
         self.providers = providers
@@ -202,6 +205,12 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.configuration = configuration
         self.log = log
         self.massDeletionGuard = massDeletionGuard
+        self.backlog = backlog
+    }
+
+    /// Tells the backlog what a committed claim of at most `limit` jobs leased.
+    private func noteClaim(_ claimed: [JobRecord], limit: Int) {
+        backlog?.claimed(firstClaims: claimed.count(where: { $0.attempts == 1 }), drained: claimed.count < limit)
     }
 
     public var outcomeCounts: Counters { counters.withLock { $0 } }
@@ -307,6 +316,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                         case .failure(let error):
                             completion(.failure(error))
                         case .success(let claimed):
+                            noteClaim(claimed, limit: limit)
                             let jobs = adoptHeld(claimed)
                             let round = Round(claimed: claimed.count, held: claimed.count - jobs.count, heldWritten: written)
                             guard !jobs.isEmpty else { return completion(.success(round)) }
@@ -765,6 +775,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         }) { [self] result in
             switch result {
             case .success(let written):
+                if written.want > 0 { noteClaim(written.claimed, limit: written.want) }
                 var total = Counters()
                 for (item, counts) in zip(batch, written.outcomes) {
                     guard let counts else {

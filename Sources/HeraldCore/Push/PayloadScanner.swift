@@ -8,31 +8,97 @@ import Synchronization
 /// (`JSONEncoder`/`JSONDecoder` cost ~70k instructions each per payload; a hit costs one
 /// comparison).
 ///
+/// A notification to one device each (the choke point: one recipient per call, every text
+/// different by its notification id) has no runs, so the texts written last are also kept by text
+/// (`recent`, at most `recentCapacity`): the worker claims a job moments after the API wrote it,
+/// and finds its notification there instead of decoding it (~63k instructions per push, issue
+/// 17). A text is taken out when read, so the memo holds the jobs written and not yet claimed,
+/// the oldest dropped first; a job claimed later, or by another process, is decoded as before.
+/// `JSONDecoder` reads a text `JSONEncoder` wrote from a `PushNotification` back as that value
+/// (strings, whole numbers, raw values and a string map; tested), so a hit gives what decoding
+/// would.
+///
 /// # Thread safety
-/// A `Mutex` guards each slot; the slow work (encoding, decoding) runs outside it.
+/// A `Mutex` guards each slot and the memo; the slow work (encoding, decoding) runs outside them.
 final class PayloadTextCache: Sendable {
     static let shared = PayloadTextCache()
 
+    /// Texts written and not read yet that `recent` keeps: about the jobs a worker lags behind
+    /// the API by (`PushBacklog`'s default limit) and one claim more; ~0.6 KB each.
+    static let recentCapacity = 2_048
+
+    /// Notifications by their stored text, oldest first out of `order` (a ring of their texts).
+    struct Recent {
+        var byText: [String: PushNotification] = [:]
+        var order: [String] = []
+        var next = 0
+    }
+
     private let encoded = Mutex<(notification: PushNotification, text: String)?>(nil)
     private let decoded = Mutex<(text: Substring, notification: PushNotification)?>(nil)
+    private let recent = Mutex(Recent())
+    private let capacity: Int
+
+    /// - Parameter recentCapacity: texts `recent` keeps (tests make it small).
+    init(recentCapacity: Int = PayloadTextCache.recentCapacity) {
+        capacity = max(1, recentCapacity)
+    }
 
     /// The notification's stored form, `JSONEncoder` with sorted keys and unescaped slashes.
     func text(of notification: PushNotification) -> String {
         if let hit = encoded.withLock({ $0.flatMap { $0.notification == notification ? $0.text : nil } }) { return hit }
+        let text = notification.handWrittenText() ?? Self.encoderText(notification)
+        encoded.withLock { $0 = (notification, text) }
+        remember(text, notification)
+        return text
+    }
+
+    /// `JSONEncoder`'s text of `notification`: what `handWrittenText()` must equal, and what is
+    /// written when it cannot be.
+    static func encoderText(_ notification: PushNotification) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding strings, numbers and a string dictionary cannot fail.
-        let text = String(decoding: (try? encoder.encode(notification)) ?? Data("{}".utf8), as: UTF8.self)
-        encoded.withLock { $0 = (notification, text) }
-        return text
+        return String(decoding: (try? encoder.encode(notification)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// The notification stored as `text`, or nil when `JSONDecoder` cannot read it.
     func notification(from text: Substring) -> PushNotification? {
         if let hit = decoded.withLock({ $0.flatMap { $0.text == text ? $0.notification : nil } }) { return hit }
-        guard let notification = try? JSONDecoder().decode(PushNotification.self, from: Data(text.utf8)) else { return nil }
+        let key = String(text)
+        let notification: PushNotification
+        let written = recent.withLock { recent -> PushNotification? in
+            let found = recent.byText.removeValue(forKey: key)
+            // Every text written was read: the ring's copies go too, so an idle process keeps none.
+            if found != nil, recent.byText.isEmpty { recent = Recent() }
+            return found
+        }
+        if let written {
+            notification = written
+        } else {
+            guard let read = try? JSONDecoder().decode(PushNotification.self, from: Data(text.utf8)) else { return nil }
+            notification = read
+        }
         decoded.withLock { $0 = (text, notification) }
         return notification
+    }
+
+    /// Texts `recent` holds now (tests).
+    var recentCount: Int { recent.withLock { $0.byText.count } }
+
+    private func remember(_ text: String, _ notification: PushNotification) {
+        recent.withLock { recent in
+            if recent.order.count < capacity {
+                recent.order.append(text)
+            } else {
+                // The oldest text out, unless it was read meanwhile and written again since
+                // (then the ring holds it twice and this drop only costs that job a decode).
+                recent.byText.removeValue(forKey: recent.order[recent.next])
+                recent.order[recent.next] = text
+                recent.next = (recent.next + 1) % capacity
+            }
+            recent.byText[text] = notification
+        }
     }
 }
 

@@ -322,5 +322,37 @@ enum HeraldSchema {
             CREATE TABLE jobs_check_rewritten (x);
             DROP TABLE jobs_check_rewritten;
             """),
+        Migration(version: 15, name: "delivery outcomes and notification priorities checked without a temporary table",
+                  sql: inPlaceChecks),
     ]
+
+    /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every
+    /// push writes two `deliveries` rows (`queued`, then `sent`) and every notification one
+    /// `notifications` row, and each `CHECK (x IN (…))` built its throw-away B-tree per row. The
+    /// tables' text in `sqlite_schema` is edited as in 14, matched on the exact text migration 3
+    /// stored (every database has it); the new checks allow the same values.
+    static let inPlaceChecks: String = {
+        let outcomes = ["live_delivered", "suppressed_foreground", "suppressed_acked", "skipped_preferences", "skipped_session",
+                        "skipped_audience", "skipped_policy", "expired", "queued", "sent", "retrying", "failed", "dead", "opened"]
+        let indent = String(repeating: " ", count: 28)
+        let storedOutcomes = "CHECK (outcome IN (\n" + indent + "'live_delivered', 'suppressed_foreground', 'suppressed_acked',\n"
+            + indent + "'skipped_preferences', 'skipped_session', 'skipped_audience', 'skipped_policy',\n"
+            + indent + "'expired', 'queued', 'sent', 'retrying', 'failed', 'dead', 'opened'))"
+        let storedPriorities = "CHECK (priority IN ('normal', 'high', 'urgent'))"
+        func chain(_ column: String, _ values: [String]) -> String {
+            "CHECK (" + values.map { "\(column) = '\($0)'" }.joined(separator: " OR ") + ")"
+        }
+        /// A SQL string literal of `text` (quotes doubled; the newlines are kept as they are).
+        func literal(_ text: String) -> String { "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'" }
+        return """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET sql = replace(sql, \(literal(storedOutcomes)), \(literal(chain("outcome", outcomes))))
+            WHERE type = 'table' AND name = 'deliveries';
+            UPDATE sqlite_schema SET sql = replace(sql, \(literal(storedPriorities)), \(literal(chain("priority", ["normal", "high", "urgent"]))))
+            WHERE type = 'table' AND name = 'notifications';
+            PRAGMA writable_schema = RESET;
+            CREATE TABLE checks_rewritten (x);
+            DROP TABLE checks_rewritten;
+            """
+    }()
 }

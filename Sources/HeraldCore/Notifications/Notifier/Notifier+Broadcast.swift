@@ -73,6 +73,10 @@ extension Notifier {
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
                     if case .failure = result { release(calls.compactMap(\.pending)) }
+                    // Before the worker is woken, so its claim never counts a job not yet added.
+                    if case .success(let outcomes) = result, let pushBacklog {
+                        pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.pushQueued ?? 0) })
+                    }
                     afterCommit.async { [self] in
                         switch result {
                         case .success(let outcomes):

@@ -4,9 +4,22 @@ import Synchronization
 /// Intake and group commit: calls queue while a batch is in the writer and are stored together
 /// (step 1), then answered or handed on to be broadcast and planned.
 extension Notifier {
+    /// Step 1 for the waiting calls, once the push backlog has room (`PushBacklog`): while it
+    /// has none the batch waits, up to its `maxWaitMilliseconds`, with `storing` still set, so
+    /// the calls that arrive meanwhile join it.
+    func storeBatch() {
+        guard let backlog = pushBacklog else { return storeWaiting() }
+        let go = Once { [self] in afterCommit.async { [self] in storeWaiting() } }
+        guard backlog.whenRoom(go.run) else {
+            afterCommit.asyncAfter(deadline: .now() + .milliseconds(backlog.maxWaitMilliseconds), execute: go.run)
+            return
+        }
+        storeWaiting()
+    }
+
     /// Step 1 for every waiting call in one transaction; one call's refusal (an idempotency
     /// conflict, too many recipients) leaves the others stored.
-    func storeBatch() {
+    func storeWaiting() {
         let calls = intake.withLock { intake -> [Call] in
             let taken = Array(intake.pending.prefix(Self.maxBatch))
             intake.pending.removeFirst(taken.count)

@@ -26,6 +26,8 @@ public final class Notifier: Sendable {
     let providers: PushProviders?
     /// Told after a planning transaction enqueued pushes, so the worker claims them at once.
     let pushQueued: (@Sendable () -> Void)?
+    /// Paces calls by the push jobs the worker has not claimed (issue 17); nil: never waits.
+    let pushBacklog: PushBacklog?
     let clock: any Clock
     let log: Logger
     /// The `default` app's catalog, exclusions, default locale and payload options.
@@ -77,13 +79,14 @@ public final class Notifier: Sendable {
                 providers: PushProviders?, catalog: NotificationCatalog, payload: PayloadOptions = .flat,
                 profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil },
                 clock: any Clock = SystemClock(), log: Logger = .silent,
-                nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil) {
+                nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil, pushBacklog: PushBacklog? = nil) {
         self.database = database
         self.broker = broker
         self.presence = presence
         self.barrier = barrier
         self.providers = providers
         self.pushQueued = pushQueued
+        self.pushBacklog = pushBacklog
         self.clock = clock
         self.log = log
         self.defaultProfile = AppProfile(app: "default", catalog: catalog, payload: payload)

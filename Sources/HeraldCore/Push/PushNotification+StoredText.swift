@@ -1,0 +1,81 @@
+extension PushNotification {
+    /// The stored form (`PayloadTextCache.text(of:)`) written by hand: byte for byte what
+    /// `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` writes, or nil when this
+    /// notification is one the encoder must write itself.
+    ///
+    /// Why: every notification to one device is its own text (its notification id is in `data`),
+    /// and the encoder cost ~50k instructions per push at the choke point (issue 17).
+    ///
+    /// nil (the encoder decides) when a string would need an escape (`PayloadScanner.isPlain`),
+    /// or when the data's keys are not all lower-case letters and `_` or two of them first differ
+    /// at a `_`: the encoder's key order is Foundation's, and for such keys every plausible order
+    /// (by bytes, case-insensitive, numeric) is the same as the byte order used here. The fixed
+    /// keys are in that order already.
+    func handWrittenText() -> String? {
+        let keys = data.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        guard Self.keysSortAlike(keys) else { return nil }
+        var out = ""
+        out.reserveCapacity(160 + data.count * 32 + (title?.utf8.count ?? 0) + (body?.utf8.count ?? 0))
+        var empty = true
+        func key(_ name: String) {
+            out += empty ? "{\"" : ",\""
+            empty = false
+            out += name
+            out += "\":"
+        }
+        func string(_ name: String, _ value: String?) -> Bool {
+            guard let value else { return true }
+            guard PayloadScanner.isPlain(value) else { return false }
+            key(name)
+            out += "\""
+            out += value
+            out += "\""
+            return true
+        }
+        func number(_ name: String, _ value: Int?) {
+            guard let value else { return }
+            key(name)
+            out += String(value)
+        }
+        guard string("android_channel_id", androidChannelID) else { return nil }
+        number("badge", badge)
+        guard string("body", body), string("collapse_key", collapseKey) else { return nil }
+        key("data")
+        out += "{"
+        for (index, name) in keys.enumerated() {
+            guard let value = data[name], PayloadScanner.isPlain(value) else { return nil }
+            out += index == 0 ? "\"" : ",\""
+            out += name
+            out += "\":\""
+            out += value
+            out += "\""
+        }
+        out += "}"
+        number("expires_at", expiresAt)
+        guard string("interruption_level", interruptionLevel?.rawValue), string("kind", kind.rawValue) else { return nil }
+        number("notification_count", notificationCount)
+        guard string("priority", priority.rawValue), string("root_key", rootKey), string("sound", sound),
+              string("subtitle", subtitle), string("tag", tag), string("thread_id", threadID), string("title", title) else { return nil }
+        number("ttl_seconds", ttlSeconds)
+        out += "}"
+        return out
+    }
+
+    /// Whether `keys` (sorted by bytes) are lower-case letters and `_` only, no two first
+    /// differing where one has `_` (where collations could disagree).
+    private static func keysSortAlike(_ keys: [String]) -> Bool {
+        var previous: String.UTF8View?
+        for key in keys {
+            let utf8 = key.utf8
+            guard utf8.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "_") }) else { return false }
+            if let previous {
+                for (a, b) in zip(previous, utf8) where a != b {
+                    if a == UInt8(ascii: "_") || b == UInt8(ascii: "_") { return false }
+                    break
+                }
+            }
+            previous = utf8
+        }
+        return true
+    }
+}
