@@ -936,12 +936,12 @@ class CPUWindow:
 # ---------------------------------------------------------------- building Herald
 
 def herald_binary(arg):
-    """The release binary: `arg` when given, else `swift build -c release --product herald`."""
+    """The release binary: `arg` when given, else scripts/build-release's (`swift build -c release
+    --product herald` with the static Swift runtime and the link options of issue 17's footprint)."""
     if arg:
         return os.path.abspath(arg)
-    log("building herald (swift build -c release --product herald) ...")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=REPO, check=True,
-                   timeout=1200)
+    log("building herald (scripts/build-release) ...")
+    subprocess.run([os.path.join(REPO, "scripts", "build-release")], cwd=REPO, check=True, timeout=1200)
     bindir = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=REPO,
                             check=True, timeout=120, capture_output=True, text=True).stdout.strip()
     return os.path.join(bindir, "herald")
