@@ -106,10 +106,12 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def proc_rss_kib(pid):
+def proc_rss_kib(pid, field="VmRSS"):
+    """A process's resident memory in KiB: `VmRSS`, or `RssAnon` (its own heap and stacks, without
+    the code pages that the kernel maps 64 KiB at a time) from /proc/<pid>/status."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
