@@ -11,22 +11,27 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl, libpq and libhiredis are opened on first use, not linked (CDynamicLoad's header says why);
+        // their module maps give the headers only (no pkgConfig, whose --libs would link them), and each *Shim target defines the functions Herald calls.
+        .target(name: "CDynamicLoad", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurlShim", dependencies: ["CCurl", "CDynamicLoad"]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
+        .target(name: "CHiredisShim", dependencies: ["CHiredis", "CDynamicLoad"]),
+        .target(name: "CPostgresShim", dependencies: ["CPostgres", "CDynamicLoad"]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
-        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "COpenSSL"]),
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "CHiredisShim", "COpenSSL"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
         // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
-        .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres"]),
+        .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres", "CPostgresShim"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
         .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
@@ -50,7 +55,7 @@ let package = Package(
         // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
         .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport"]),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
         .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),

@@ -106,10 +106,12 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def proc_rss_kib(pid):
+def proc_rss_kib(pid, field="VmRSS"):
+    """A process's resident memory in KiB: `VmRSS`, or `RssAnon` (its own heap and stacks, without
+    the code pages that the kernel maps 64 KiB at a time) from /proc/<pid>/status."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -940,12 +942,12 @@ class CPUWindow:
 # ---------------------------------------------------------------- building Herald
 
 def herald_binary(arg):
-    """The release binary: `arg` when given, else `swift build -c release --product herald`."""
+    """The release binary: `arg` when given, else scripts/build-release's (`swift build -c release
+    --product herald` with the static Swift runtime and the link options of issue 17's footprint)."""
     if arg:
         return os.path.abspath(arg)
-    log("building herald (swift build -c release --product herald) ...")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "herald"], cwd=REPO, check=True,
-                   timeout=1200)
+    log("building herald (scripts/build-release) ...")
+    subprocess.run([os.path.join(REPO, "scripts", "build-release")], cwd=REPO, check=True, timeout=1200)
     bindir = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=REPO,
                             check=True, timeout=120, capture_output=True, text=True).stdout.strip()
     return os.path.join(bindir, "herald")

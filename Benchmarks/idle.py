@@ -44,6 +44,7 @@ def measure(args, procs, exe, wd, name, binary, n):
         time.sleep(args.settle)
         pids = server.pids()
         rss0 = sum(B.proc_rss_kib(p) for p in pids)
+        anon0 = sum(B.proc_rss_kib(p, "RssAnon") for p in pids)
         nprocs = args.procs
         if isinstance(server, B.HeraldCluster):
             nprocs = (args.procs + len(server.nodes) - 1) // len(server.nodes) * len(server.nodes)
@@ -52,6 +53,7 @@ def measure(args, procs, exe, wd, name, binary, n):
         ready, failed = clients.wait_ready(timeout=90)
         time.sleep(args.settle)
         rss1 = sum(B.proc_rss_kib(p) for p in pids)
+        anon1 = sum(B.proc_rss_kib(p, "RssAnon") for p in pids)
         load = B.loadavg()
         cpu0 = [B.proc_cpu_split(p) for p in pids]
         redis = B.RedisCounters(server.redis).start() if getattr(server, "redis", None) else None
@@ -76,6 +78,8 @@ def measure(args, procs, exe, wd, name, binary, n):
             "after_close_s": args.after_close,
             "bytes_per_stream": round((rss1 - rss0) * 1024 / max(1, ready)),
             "bytes_per_stream_after_idle": round((rss2 - rss0) * 1024 / max(1, ready)),
+            "rss_anon_before_kib": anon0, "rss_anon_connected_kib": anon1,
+            "anon_bytes_per_stream": round((anon1 - anon0) * 1024 / max(1, ready)),
             "idle_s": round(dt, 1), "cpu_user_s": round(user, 2), "cpu_sys_s": round(sys_, 2),
             "cpu_pct_of_core": round(100 * (user + sys_) / dt, 2),
             "heartbeats_received": res["comments_after_ready"], "heartbeat_s": args.heartbeat,
@@ -98,7 +102,8 @@ def measure(args, procs, exe, wd, name, binary, n):
 def fmt(r):
     return (f"{r['server']:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
             f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
-            f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle), "
+            f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle; "
+            f"RssAnon {r['anon_bytes_per_stream']}), "
             f"{r['rss_after_close_kib']} KiB {r['after_close_s']:.0f} s after they closed  "
             f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
             f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}"

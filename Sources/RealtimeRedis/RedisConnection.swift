@@ -1,4 +1,5 @@
 import CHiredis
+import CHiredisShim
 import Glibc
 
 /// One hiredis connection on the synchronous API. Not thread-safe: owned by one thread (a
@@ -15,6 +16,7 @@ final class RedisConnection {
     ///     blocking, for a caller that polls the descriptor itself.
     /// - Throws: `RedisError.connectFailed`.
     init(_ endpoint: RedisEndpoint, connectTimeoutMilliseconds: Int, readTimeoutMilliseconds: Int?) throws(RedisError) {
+        try RedisLibrary.load()
         guard let context = redisConnectWithTimeout(endpoint.host, endpoint.port, Self.timeval(connectTimeoutMilliseconds)) else {
             throw .connectFailed("out of memory")
         }
@@ -167,5 +169,18 @@ final class RedisConnection {
 
     private static func timeval(_ milliseconds: Int) -> Glibc.timeval {
         Glibc.timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+    }
+}
+
+/// libhiredis, which Herald opens on first use instead of linking (CDynamicLoad): one process
+/// without `HERALD_BROKER` never maps it.
+public enum RedisLibrary {
+    /// Opens libhiredis once per process; every connection does it first. The server calls it at
+    /// start when `HERALD_BROKER` is set, so that a missing library stops it with the reason.
+    /// - Throws: `RedisError.connectFailed` naming the soname and the Debian package.
+    public static func load() throws(RedisError) {
+        if let reason = herald_hiredis_load() {
+            throw .connectFailed("libhiredis could not be loaded: \(String(cString: reason))")
+        }
     }
 }

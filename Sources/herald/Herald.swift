@@ -5,6 +5,7 @@ import HeraldCore
 import PushHTTP
 import Realtime
 import RealtimeMemory
+import RealtimeRedis
 import StorageSQLite
 
 /// The `herald` command: `serve` (default), `migrate`, `send-test`, `jobs retry`, `vapid generate` and `--help`.
@@ -91,6 +92,17 @@ enum Herald {
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
+        // libhiredis and libcurl are opened on first use, not at exec (CDynamicLoad): a setting that
+        // needs one checks it here, so a missing library stops the start with its reason.
+        if settings.brokerEndpoint != nil {
+            do {
+                try RedisLibrary.load()
+            } catch {
+                FileHandle.standardError.write(Data("herald: HERALD_BROKER needs libhiredis: \(error)\n".utf8))
+                return 2
+            }
+        }
+
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(count: settings.loops)
@@ -135,6 +147,13 @@ enum Herald {
         var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
+            do {
+                try HTTP2Client.loadLibrary()
+            } catch {
+                let setting = pushCredentials.isEmpty ? "HERALD_ADMIN_KEY (stored apps' push)" : "push credentials"
+                FileHandle.standardError.write(Data("herald: \(setting) need libcurl: \(error)\n".utf8))
+                return 2
+            }
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)
                 var workerConfiguration = DeliveryWorker.Configuration()

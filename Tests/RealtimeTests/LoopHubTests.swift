@@ -115,6 +115,31 @@ private func message(_ channel: String, _ data: String, sequence: UInt64) -> Cha
         loop.stop()
     }
 
+    @Test func theInlineFirstSubscriberIsRefilledFromTheRestAndEmptiedLast() {
+        let hub = LoopHub(loop: loop)
+        let result = onLoop(loop) { () -> ([[String]], [Int]) in
+            let a = RecordingSubscriber("a"), b = RecordingSubscriber("b"), c = RecordingSubscriber("c")
+            let d = RecordingSubscriber("d")
+            let x = ChannelName("x")!
+            var counts: [Int] = []
+            for s in [a, b, c] { hub.add(s, to: x, since: 0) }
+            hub.removeAll(a)                  // index 0: c moves into the inline place
+            counts.append(hub.subscriberCount(x))
+            hub.deliver([message("x", "1", sequence: 1)])
+            hub.removeAll(c)                  // the inline one again: b moves there, the rest is empty
+            hub.add(d, to: x, since: 1)       // joins behind b
+            hub.deliver([message("x", "2", sequence: 2)])
+            counts.append(hub.subscriberCount(x))
+            hub.removeAll(b)
+            hub.removeAll(d)                  // the last one: the channel is forgotten
+            counts.append(hub.channelCount)
+            return ([a, b, c, d].map(\.received), counts)
+        }
+        #expect(result.0 == [[], ["x:1", "x:2"], ["x:1"], ["x:2"]])
+        #expect(result.1 == [2, 2, 0])
+        loop.stop()
+    }
+
     @Test func closesRequestedDuringDeliveryRunAfterThePass() {
         let hub = LoopHub(loop: loop)
         let result = onLoop(loop) { () -> ([String], [String], Int) in

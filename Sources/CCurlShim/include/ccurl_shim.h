@@ -1,6 +1,7 @@
 #ifndef HERALD_CCURL_SHIM_INCLUDE_H
 #define HERALD_CCURL_SHIM_INCLUDE_H
-// Non-variadic one-line wrappers around libcurl's variadic setopt/getinfo, which Swift cannot call.
+// Non-variadic one-line wrappers around libcurl's variadic setopt/getinfo, which Swift cannot call,
+// and the loader of libcurl itself (ccurl_shim.c).
 #include <curl/curl.h>
 
 #pragma clang assume_nonnull begin
@@ -15,6 +16,10 @@ CURLcode  ccurl_easy_setopt_data_cb(CURL *h, CURLoption opt, ccurl_data_cb _Null
 CURLcode  ccurl_easy_getinfo_long(CURL *h, CURLINFO info, long *out);
 CURLcode  ccurl_easy_getinfo_ptr(CURL *h, CURLINFO info, void *_Nullable *_Nonnull out);
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption opt, long v);
+
+/// Opens libcurl.so.4 if it is not open yet (CDynamicLoad; the embedded default without push never
+/// does). Returns NULL when libcurl's functions are ready, else the reason (static text).
+const char *_Nullable herald_curl_load(void);
 
 #pragma clang assume_nonnull end
 

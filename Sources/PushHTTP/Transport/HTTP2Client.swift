@@ -143,9 +143,7 @@ public final class HTTP2Client: Sendable {
 
     /// Starts the driver thread. Throws `.other` only if libcurl or the thread cannot be initialised.
     public init(configuration: Configuration = Configuration()) throws(PushTransportError) {
-        guard curlGlobalInitResult == CURLE_OK else {
-            throw .other(code: Int(curlGlobalInitResult.rawValue), message: "curl_global_init failed")
-        }
+        try Self.loadLibrary()
         guard let multi = curl_multi_init() else {
             throw .other(code: -1, message: "curl_multi_init failed")
         }
@@ -165,6 +163,15 @@ public final class HTTP2Client: Sendable {
     }
 
     deinit { shutdown() }
+
+    /// Opens libcurl and runs its global init, once per process; `init` and `HTTPGet` do it too.
+    /// The server calls it at start when push is configured, so that a missing `libcurl.so.4`
+    /// stops it with the reason instead of disabling push.
+    /// - Throws: `.other(code: -1, …)` naming the soname and the Debian package when libcurl
+    ///   cannot be opened or lacks a function; `.other(code: CURLcode, …)` if its init fails.
+    public static func loadLibrary() throws(PushTransportError) {
+        if let curlStartFailure { throw curlStartFailure }
+    }
 
     /// Total connections opened so far (sum of `CURLINFO_NUM_CONNECTS` over finished transfers).
     public var connectionsOpened: Int { shared.connectionsOpened.load(ordering: .relaxed) }
@@ -226,8 +233,15 @@ public final class HTTP2Client: Sendable {
 
 // MARK: - Internals
 
-/// libcurl's global init, run once (Swift globals are initialised lazily and thread-safely).
-let curlGlobalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+/// libcurl opened (it is not linked: CDynamicLoad) and its global init run, once (Swift globals are
+/// initialised lazily and thread-safely): nil when ready, else why not.
+let curlStartFailure: PushTransportError? = {
+    if let reason = herald_curl_load() {
+        return .other(code: -1, message: "libcurl could not be loaded: \(String(cString: reason))")
+    }
+    let code = curl_global_init(Int(CURL_GLOBAL_ALL))
+    return code == CURLE_OK ? nil : .other(code: Int(code.rawValue), message: "curl_global_init failed")
+}()
 
 /// libcurl's built-in CA directory (`/etc/ssl/certs` on Debian), kept when a CA file is added.
 let builtInCAPath: String? = {

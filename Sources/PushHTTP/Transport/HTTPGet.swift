@@ -17,8 +17,9 @@ public enum HTTPGet {
     /// - Important: This blocks the calling thread: never call it on an event loop.
     public static func fetch(_ url: String, caFile: String?, timeoutMilliseconds: Int = 5000,
                              maxBodyBytes: Int = 8 << 20) throws(PushTransportError) -> PushHTTPResponse {
-        guard curlGlobalInitResult == CURLE_OK, let handle = curl_easy_init() else {
-            throw .other(code: Int(curlGlobalInitResult.rawValue), message: "libcurl could not be initialised")
+        if let curlStartFailure { throw curlStartFailure }
+        guard let handle = curl_easy_init() else {
+            throw .other(code: -1, message: "libcurl could not be initialised")
         }
         defer { curl_easy_cleanup(handle) }
         let sink = BodySink(limit: maxBodyBytes)

@@ -65,7 +65,7 @@ public struct HubSlots {
     }
 }
 
-/// The subscribers of one channel on one loop.
+/// The subscribers of one channel on one loop, at indexes 0..<count.
 public final class SubscriberList {
     struct Entry {
         let subscriber: StreamSubscriber
@@ -74,8 +74,31 @@ public final class SubscriberList {
         var since: UInt64
     }
     let channel: ChannelName
-    var entries: ContiguousArray<Entry> = []
+    /// Index 0, inline: most lists (a stream's personal channel) hold one subscriber, and an
+    /// array of one would cost each idle stream a heap block of its own (issue 17). Nil only
+    /// when the list is empty.
+    private(set) var first: Entry?
+    /// Indexes 1..<count.
+    private(set) var rest: ContiguousArray<Entry> = []
     init(channel: ChannelName) { self.channel = channel }
+
+    var count: Int { first == nil ? 0 : 1 + rest.count }
+    var isEmpty: Bool { first == nil }
+
+    subscript(index: Int) -> Entry {
+        get { index == 0 ? first! : rest[index - 1] }
+        set {
+            if index == 0 { first = newValue } else { rest[index - 1] = newValue }
+        }
+    }
+
+    func append(_ entry: Entry) {
+        if first == nil { first = entry } else { rest.append(entry) }
+    }
+
+    func removeLast() {
+        if rest.isEmpty { first = nil } else { rest.removeLast() }
+    }
 }
 
 /// The per-loop shard of the hub (DESIGN: sharded per loop): `channel → subscribers` for this
@@ -102,7 +125,7 @@ public final class LoopHub: @unchecked Sendable {
     public var channelCount: Int { channels.count }
 
     /// Subscribers of `channel` on this loop.
-    public func subscriberCount(_ channel: ChannelName) -> Int { channels[channel]?.entries.count ?? 0 }
+    public func subscriberCount(_ channel: ChannelName) -> Int { channels[channel]?.count ?? 0 }
 
     /// Adds `subscriber` to `channel`; live messages with a sequence ≤ `since` are skipped for it.
     public func add(_ subscriber: StreamSubscriber, to channel: ChannelName, since: UInt64) {
@@ -114,8 +137,8 @@ public final class LoopHub: @unchecked Sendable {
             list = SubscriberList(channel: channel)
             channels[channel] = list
         }
-        subscriber.hubSlots.append(HubSlot(list: list, index: list.entries.count))
-        list.entries.append(SubscriberList.Entry(subscriber: subscriber, since: since))
+        subscriber.hubSlots.append(HubSlot(list: list, index: list.count))
+        list.append(SubscriberList.Entry(subscriber: subscriber, since: since))
     }
 
     /// Removes `subscriber` from every channel it is on (swap-remove, O(channels)).
@@ -143,15 +166,15 @@ public final class LoopHub: @unchecked Sendable {
 
     private func remove(at slot: HubSlot) {
         let list = slot.list
-        let last = list.entries.count - 1
+        let last = list.count - 1
         assert(slot.index <= last, "hub slot out of range")
         if slot.index != last {
-            let moved = list.entries[last]
-            list.entries[slot.index] = moved
+            let moved = list[last]
+            list[slot.index] = moved
             moved.subscriber.hubSlots.setIndex(slot.index, in: list)
         }
-        list.entries.removeLast()
-        if list.entries.isEmpty { channels[list.channel] = nil }
+        list.removeLast()
+        if list.isEmpty { channels[list.channel] = nil }
     }
 
     /// Writes each message to every subscriber of its channel on this loop, in order.
@@ -159,10 +182,14 @@ public final class LoopHub: @unchecked Sendable {
         loop.assertInEventLoop()
         delivering = true
         for message in messages {
-            guard let list = channels[message.channel] else { continue }
+            guard let list = channels[message.channel], let first = list.first else { continue }
             let sequence = message.sequence
             let encoded = message.encoded
-            for entry in list.entries where sequence > entry.since {
+            if sequence > first.since {
+                first.subscriber.deliver(message, encoded: encoded)
+                deliveredCount &+= 1
+            }
+            for entry in list.rest where sequence > entry.since {
                 entry.subscriber.deliver(message, encoded: encoded)
                 deliveredCount &+= 1
             }
@@ -181,9 +208,9 @@ public final class LoopHub: @unchecked Sendable {
         var order: [ObjectIdentifier] = []
         for channel in channels {
             guard let list = self.channels[channel] else { continue }
-            for index in list.entries.indices {
-                list.entries[index].since = position.sequence
-                let subscriber = list.entries[index].subscriber
+            for index in 0..<list.count {
+                list[index].since = position.sequence
+                let subscriber = list[index].subscriber
                 let key = ObjectIdentifier(subscriber)
                 if affected[key] == nil {
                     affected[key] = (subscriber, [])

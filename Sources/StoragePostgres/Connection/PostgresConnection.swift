@@ -1,4 +1,5 @@
 import CPostgres
+import CPostgresShim
 import Foundation
 
 /// One blocking libpq connection, owned by one thread (the queue of a `ConnectionWorker`, or the
@@ -26,6 +27,11 @@ final class PostgresConnection {
     /// - Parameter conninfo: a libpq connection string or `postgres://` URI.
     /// - Throws: `PostgresError.connect` with libpq's reason.
     init(conninfo: String, sessionSetup: String) throws {
+        // libpq is opened on first use, not linked (CDynamicLoad): a missing libpq5 fails the connect.
+        if let reason = herald_pq_load() {
+            handle = nil
+            throw PostgresError.connect(message: "libpq could not be loaded: \(String(cString: reason))")
+        }
         handle = PQconnectdb(conninfo)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             let message = handle.map { Self.trimmed(PQerrorMessage($0)) } ?? "out of memory"

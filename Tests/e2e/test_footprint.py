@@ -1,0 +1,41 @@
+"""Issue 17, idle footprint: libcurl, libpq and libhiredis (and the gnutls/krb5/ldap chain behind
+them) are opened on first use, so a process that needs none of them never maps them."""
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+LAZY = ("libcurl", "libpq", "libhiredis", "libgnutls", "libldap", "libkrb5")
+
+
+def mapped(h, prefixes) -> set:
+    """The shared objects among `prefixes` in the process's memory map."""
+    found = set()
+    for line in Path(f"/proc/{h.proc.pid}/maps").read_text().splitlines():
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        name = os.path.basename(path)
+        for prefix in prefixes:
+            if name.startswith(prefix + ".so") or name.startswith(prefix + "-"):
+                found.add(prefix)
+    return found
+
+
+@pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER") or os.environ.get("HERALD_E2E_POSTGRES")),
+                    reason="the opt-in engine runs use libhiredis or libpq")
+def test_the_embedded_default_maps_none_of_the_engine_or_push_libraries(herald):
+    # A stream and a publish: the paths an embedded server without push runs.
+    s = herald.stream(herald.token(channels=["news"]), channels="news")
+    s.ready()
+    r = herald.publish("news", {"n": 1})
+    assert s.next().id == r["id"]
+    assert mapped(herald, LAZY) == set()
+
+
+@pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
+def test_push_opens_libcurl_at_start_and_nothing_else(herald_factory):
+    # The admin API starts the push client (stored apps may bring credentials later).
+    h = herald_factory(HERALD_ADMIN_KEY="a" * 32)
+    assert "libcurl" in mapped(h, LAZY)
+    assert "libhiredis" not in mapped(h, LAZY)
+    assert httpx.get(h.url("/healthz")).status_code == 200
