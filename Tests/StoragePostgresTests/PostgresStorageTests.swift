@@ -167,8 +167,11 @@ struct PostgresStorageTests {
         }
         let latest = PostgresSchema.migrations.last!.version
         #expect(applied.value.count == 3)
-        #expect(applied.value.filter { $0 == PostgresSchema.migrations.map(\.version) }.count == 1)
-        #expect(applied.value.filter(\.isEmpty).count == 2)
+        // Each step takes the lock on its own, so the nodes may share the steps between them; what
+        // matters is that every step ran exactly once, on some node, in order on that node.
+        let all = applied.value.flatMap { $0 }
+        #expect(all.sorted() == PostgresSchema.migrations.map(\.version))
+        #expect(applied.value.allSatisfy { $0 == $0.sorted() })
         // A database newer than this build is refused.
         let connection = try PostgresConnection(conninfo: url, sessionSetup: "SELECT 1")
         defer { connection.close() }
