@@ -126,9 +126,9 @@ enum Herald {
             apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
         }
         let pushCredentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
-        var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
+        var pushProviders = PushSetup.providers(pushCredentials, clients: nil)
         var push: PushService?
-        var pushClient: HTTP2Client?
+        var pushClient: PushClients?
         var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
@@ -142,8 +142,8 @@ enum Herald {
                 clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
                                                                     / settings.pushMaxConnections)
                 pushClientConfiguration = clientConfiguration
-                let client = try HTTP2Client(configuration: clientConfiguration)
-                pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
+                let client = try PushClients(configuration: clientConfiguration)
+                pushProviders = PushSetup.providers(pushCredentials, clients: client)
                 workerConfiguration.retry = settings.retryPolicy
                 workerConfiguration.receiptDelayMilliseconds = Int64(settings.receiptDelayMilliseconds)
                 workerConfiguration.receiptRecheckMilliseconds = Int64(settings.receiptRecheckMilliseconds)
