@@ -54,6 +54,21 @@ struct NativeHTTP2ClientTests {
         #expect(hanging.snapshot.values.allSatisfy { if case .failure(.shutdown) = $0.result { true } else { false } })
     }
 
+    /// Names go out lower-cased (RFC 9113 §8.2.1), and a caller's user-agent replaces the configured one.
+    @Test func headerNamesAreLowerCasedAndUserAgentIsNotDoubled() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"),
+                                                                   headers: [("APNs-Topic", "t"), ("User-Agent", "mine/2")], body: [])))
+        let response = try item.result.get()
+        struct Echo: Decodable { let headers: [[String]] }
+        let echo = try JSONDecoder().decode(Echo.self, from: Data(response.body))
+        #expect(echo.headers.contains(["apns-topic", "t"]))
+        #expect(echo.headers.filter { $0[0] == "user-agent" } == [["user-agent", "mine/2"]])
+    }
+
     @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
         let server = try HTTP2ClientTestServer(http1Only: true)
         defer { server.stop() }
@@ -75,6 +90,7 @@ struct NativeHTTP2ClientTests {
         ("https://example.com:99999/x", []),
         ("https://user@example.com/x", []),
         ("https://127.0.0.1:1/x", [("accept-encoding", "gzip")]),
+        ("https://127.0.0.1:1/x", [("Accept-Encoding", "gzip")]),
         ("https://127.0.0.1:1/x", [("bad name", "v")]),
         ("https://127.0.0.1:1/x", [("x", "a\0b")]),
     ])

@@ -417,6 +417,8 @@ final class H2Driver: @unchecked Sendable {
     /// Milliseconds until the next stream or connection deadline (-1: none; connections still get a
     /// sweep at least every second for their idle age).
     private func waitTimeout(now: UInt64) -> Int32 {
+        // A failed write requeued requests or closed a connection: dispatch them without waiting.
+        if !dirtyOrigins.isEmpty || !dirtyConnections.isEmpty { return 0 }
         var next = UInt64.max
         if timeoutsHead < timeouts.count { next = timeouts[timeoutsHead].0.deadline }
         for connection in connections.values where connection.state != .open || !connection.settingsReceived {
@@ -517,11 +519,10 @@ final class H2Driver: @unchecked Sendable {
             guard ok else {
                 return .other(code: 43, message: "invalid request header \(name.debugDescription)")
             }
-            let lower = name.utf8.count == 15 ? name.lowercased() : ""
-            if lower == "accept-encoding" {
+            if Self.named(name, "accept-encoding") {
                 return .other(code: 43, message: "accept-encoding is not supported by the HTTP/2 push client")
             }
-            if name.utf8.count == 10, name.lowercased() == "user-agent" { hasUserAgent = true }
+            if Self.named(name, "user-agent") { hasUserAgent = true }
             total += name.utf8.count + value.utf8.count
         }
         let pathCount = url.withUTF8 { $0.count } - origin.prefix.count
@@ -563,6 +564,13 @@ final class H2Driver: @unchecked Sendable {
         let length = contentLength.withUnsafeBufferPointer { copy($0) }
         put(H2Static.contentLength, 14, length, contentLength.count)
         return nil
+    }
+
+    /// ASCII case-insensitive comparison with a lower-case name, without allocating.
+    static func named(_ name: String, _ wanted: StaticString) -> Bool {
+        guard name.utf8.count == wanted.utf8CodeUnitCount else { return false }
+        let target = UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount)
+        return zip(name.utf8, target).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
     }
 
     // MARK: dispatching
@@ -952,7 +960,7 @@ final class H2Driver: @unchecked Sendable {
             let remote = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
             connection.streamLimit = max(1, min(configuration.maxConcurrentStreams, remote))
             connection.settingsReceived = true
-            connection.origin.dirty = false
+            if connection.idleSince == 0 { connection.idleSince = h2MonotonicNanoseconds() }
             markDirty(connection.origin)
         case NGHTTP2_GOAWAY.rawValue:
             connection.draining = true
@@ -1055,9 +1063,10 @@ final class H2Driver: @unchecked Sendable {
             timeoutsHead = 0
         }
         let idleLimit = UInt64(max(1, configuration.maxIdleConnectionSeconds)) * 1_000_000_000
-        for connection in Array(connections.values) {
+        var expired: [H2Connection] = []   // no allocation while none expire (every wake-up runs this)
+        for connection in connections.values {
             if connection.state != .open || !connection.settingsReceived {
-                if connection.deadline <= now { fail(connection, .timeout) }
+                if connection.deadline <= now { expired.append(connection) }
             } else if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
                       let session = connection.session {
                 // Idle too long: say goodbye and close once that is written.
@@ -1066,6 +1075,7 @@ final class H2Driver: @unchecked Sendable {
                 markDirty(connection)
             }
         }
+        for connection in expired { fail(connection, .timeout) }
     }
 
     /// Shutdown: everything queued or in flight completes with `.shutdown`, then the resources go.
