@@ -172,7 +172,10 @@ final class H2Request: @unchecked Sendable {
     var tooLarge = false
     var headersSent = false
     var retries = 0
-    var attempt = 0
+    /// The driver's deadline list (oldest first): a request is in it while it holds a stream.
+    var timeoutNext: H2Request?
+    unowned(unsafe) var timeoutPrev: H2Request?
+    var inTimeoutList = false
     var deadline: UInt64 = 0
     var newConnection = false
     var done = false
@@ -306,10 +309,11 @@ final class H2Driver: @unchecked Sendable {
     private var nextConnectionID: UInt64 = 1
     private var dirtyConnections: [H2Connection] = []
     private var dirtyOrigins: [H2Origin] = []
-    /// (request, attempt) in deadline order: every stream gets the same timeout, so appending keeps the
-    /// order; entries whose request finished or moved on are skipped when they reach the head.
-    private var timeouts: [(H2Request, Int)] = []
-    private var timeoutsHead = 0
+    /// Requests holding a stream, in deadline order: every stream gets the same timeout, so appending
+    /// keeps the order. A doubly linked list through the requests: a finished one leaves in O(1), and
+    /// one stream that hangs does not keep every request after it alive.
+    private var timeoutHead: H2Request?
+    private unowned(unsafe) var timeoutTail: H2Request?
     private let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: 32 * 1024, alignment: 16)
     private let userAgent: UnsafeMutableBufferPointer<UInt8>?
     private static let maxRetries = 5
@@ -420,7 +424,7 @@ final class H2Driver: @unchecked Sendable {
         // A failed write requeued requests or closed a connection: dispatch them without waiting.
         if !dirtyOrigins.isEmpty || !dirtyConnections.isEmpty { return 0 }
         var next = UInt64.max
-        if timeoutsHead < timeouts.count { next = timeouts[timeoutsHead].0.deadline }
+        if let head = timeoutHead { next = head.deadline }
         for connection in connections.values where connection.state != .open || !connection.settingsReceived {
             next = min(next, connection.deadline)
         }
@@ -607,7 +611,6 @@ final class H2Driver: @unchecked Sendable {
 
     private func submit(_ r: H2Request, on connection: H2Connection, now: UInt64) {
         guard let session = connection.session, let nv = r.nv else { return }
-        r.attempt += 1
         r.bodyOffset = 0
         r.headersSent = false
         r.status = 0
@@ -636,7 +639,7 @@ final class H2Driver: @unchecked Sendable {
         connection.firstStream = false
         connection.streams[id] = r
         r.deadline = now &+ UInt64(max(1, configuration.requestTimeoutMs)) * 1_000_000
-        timeouts.append((r, r.attempt))
+        appendTimeout(r)
         markDirty(connection)
     }
 
@@ -983,6 +986,7 @@ final class H2Driver: @unchecked Sendable {
     /// oldest); false once it was retried `maxRetries` times.
     private func retry(_ r: H2Request) -> Bool {
         guard r.retries < Self.maxRetries, let origin = r.origin else { return false }
+        removeTimeout(r)
         r.retries += 1
         r.connection = nil
         r.streamID = -1
@@ -991,9 +995,27 @@ final class H2Driver: @unchecked Sendable {
         return true
     }
 
+    private func appendTimeout(_ r: H2Request) {
+        r.inTimeoutList = true
+        r.timeoutPrev = timeoutTail
+        if let tail = timeoutTail { tail.timeoutNext = r } else { timeoutHead = r }
+        timeoutTail = r
+    }
+
+    private func removeTimeout(_ r: H2Request) {
+        guard r.inTimeoutList else { return }
+        r.inTimeoutList = false
+        let next = r.timeoutNext
+        if let prev = r.timeoutPrev { prev.timeoutNext = next } else { timeoutHead = next }
+        if let next { next.timeoutPrev = r.timeoutPrev } else { timeoutTail = r.timeoutPrev }
+        r.timeoutNext = nil
+        r.timeoutPrev = nil
+    }
+
     private func complete(_ r: H2Request, _ result: Result<PushHTTPResponse, PushTransportError>) {
         guard !r.done else { return }
         r.done = true
+        removeTimeout(r)
         shared.completed.add(1, ordering: .relaxed)
         r.finish(result, newConnection: r.newConnection)
     }
@@ -1003,7 +1025,9 @@ final class H2Driver: @unchecked Sendable {
     /// waiting requests fail with `error` too.
     private func fail(_ connection: H2Connection, _ error: PushTransportError) {
         guard connection.state != .closed else { return }
-        let wasOpen = connection.state == .open
+        // Only a connection that got the server's SETTINGS served requests; one that failed before
+        // (connect, TLS, no SETTINGS in time) fails the origin's waiting requests unless another serves them.
+        let wasUsable = connection.state == .open && connection.settingsReceived
         connection.state = .closed
         if connection.fd >= 0 {
             epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
@@ -1025,6 +1049,7 @@ final class H2Driver: @unchecked Sendable {
             r.connection = nil
             let unprocessed = !r.headersSent || r.streamID > connection.goawayLastStreamID
             if unprocessed && r.retries < Self.maxRetries {
+                removeTimeout(r)
                 r.retries += 1
                 r.streamID = -1
                 retried.append(r)
@@ -1033,7 +1058,7 @@ final class H2Driver: @unchecked Sendable {
             }
         }
         origin.queue.insert(contentsOf: retried, at: origin.queueHead)
-        if !wasOpen && !origin.connections.contains(where: { $0.state == .open }) {
+        if !wasUsable && !origin.connections.contains(where: { $0.state == .open && $0.settingsReceived }) {
             while origin.waiting > 0 { complete(origin.popWaiting(), .failure(error)) }
         }
         markDirty(origin)
@@ -1041,26 +1066,13 @@ final class H2Driver: @unchecked Sendable {
 
     /// Stream timeouts, connection deadlines (connect + TLS + SETTINGS) and idle age.
     private func sweep(now: UInt64) {
-        while timeoutsHead < timeouts.count {
-            let (r, attempt) = timeouts[timeoutsHead]
-            if r.done || r.attempt != attempt || r.connection == nil {
-                timeoutsHead += 1
-                continue
-            }
-            guard r.deadline <= now else { break }
-            timeoutsHead += 1
+        while let r = timeoutHead, r.deadline <= now {
+            let connection = r.connection
             complete(r, .failure(.timeout))
-            if let connection = r.connection, let session = connection.session {
+            if let connection, let session = connection.session {
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), r.streamID, UInt32(NGHTTP2_CANCEL.rawValue))
                 markDirty(connection)
             }
-        }
-        if timeoutsHead == timeouts.count {
-            timeouts.removeAll(keepingCapacity: timeouts.count < 4096)
-            timeoutsHead = 0
-        } else if timeoutsHead > 1024 && timeoutsHead * 2 > timeouts.count {
-            timeouts.removeFirst(timeoutsHead)
-            timeoutsHead = 0
         }
         let idleLimit = UInt64(max(1, configuration.maxIdleConnectionSeconds)) * 1_000_000_000
         var expired: [H2Connection] = []   // no allocation while none expire (every wake-up runs this)
@@ -1096,7 +1108,7 @@ final class H2Driver: @unchecked Sendable {
             origin.connections.removeAll()
         }
         for r in extra { complete(r, .failure(.shutdown)) }
-        timeouts.removeAll()
+        while let r = timeoutHead { removeTimeout(r) }
         // `send` no longer writes the eventfd (running is false, checked under the same lock).
         shared.inbox.withLock { _ in }
         releaseResources()
@@ -1167,7 +1179,7 @@ private let h2ReadBody: nghttp2_data_source_read_callback = { _, _, buffer, leng
     guard let source, let buffer, let flags, let raw = source.pointee.ptr else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     let r = Unmanaged<H2Request>.fromOpaque(raw).takeUnretainedValue()
     let n = r.request.body.withUnsafeBufferPointer { body -> Int in
-        let n = min(length, body.count - r.bodyOffset)
+        let n = max(0, min(length, body.count - r.bodyOffset))
         if n > 0 { buffer.update(from: body.baseAddress! + r.bodyOffset, count: n) }
         return n
     }
