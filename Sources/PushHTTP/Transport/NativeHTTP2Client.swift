@@ -509,72 +509,89 @@ final class H2Driver: @unchecked Sendable {
     private func buildHeaders(_ r: H2Request, origin: H2Origin) -> PushTransportError? {
         let headers = r.request.headers
         var url = r.request.url
-        let contentLength = Array(String(r.request.body.count).utf8)
-        var total = contentLength.count
-        var hasUserAgent = false
-        for (name, value) in headers {
-            var name = name, value = value
-            let ok = name.withUTF8 { (n: UnsafeBufferPointer<UInt8>) -> Bool in
-                value.withUTF8 { (v: UnsafeBufferPointer<UInt8>) -> Bool in
-                    !n.isEmpty && !n.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 >= 0x7F })
-                        && !v.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
-                }
-            }
-            guard ok else {
-                return .other(code: 43, message: "invalid request header \(name.debugDescription)")
-            }
-            if Self.named(name, "accept-encoding") {
-                return .other(code: 43, message: "accept-encoding is not supported by the HTTP/2 push client")
-            }
-            if Self.named(name, "user-agent") { hasUserAgent = true }
-            total += name.utf8.count + value.utf8.count
-        }
-        let pathCount = url.withUTF8 { $0.count } - origin.prefix.count
-        total += pathCount
-        let count = 4 + headers.count + (hasUserAgent || userAgent == nil ? 0 : 1) + 1
-        let nv = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: count)
-        let bytes = UnsafeMutableRawPointer.allocate(byteCount: max(1, total), alignment: 1)
+        var lengthDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // room for 24 decimal digits
+        let lengthCount = withUnsafeMutableBytes(of: &lengthDigits) { Self.decimal(r.request.body.count, into: $0) }
+        let pathCount = url.utf8.count - origin.prefix.count
+        // The sizes first (O(1) on native strings), then one pass per string that checks and copies.
+        var total = pathCount + lengthCount
+        for (name, value) in headers { total += name.utf8.count + value.utf8.count }
+        let nv = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: 4 + headers.count + 2)
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: max(1, total), alignment: 1).assumingMemoryBound(to: UInt8.self)
         r.nv = nv
-        r.nvCount = count
-        r.headerBytes = bytes
+        r.headerBytes = UnsafeMutableRawPointer(bytes)
         var at = 0
-        var index = 0
+        var count = 0
         func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int) {
-            nv[index] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength,
+            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength,
                                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            index += 1
-        }
-        func copy(_ source: UnsafeBufferPointer<UInt8>, lowercase: Bool = false) -> UnsafeMutablePointer<UInt8> {
-            let target = (bytes + at).assumingMemoryBound(to: UInt8.self)
-            for i in 0..<source.count {
-                let b = source[i]
-                target[i] = lowercase && b >= 0x41 && b <= 0x5A ? b | 0x20 : b
-            }
-            at += source.count
-            return target
+            count += 1
         }
         put(H2Static.method, 7, H2Static.post, 4)
         put(H2Static.scheme, 7, H2Static.https, 5)
         put(H2Static.authority, 10, origin.authority.baseAddress!, origin.authority.count)
-        let path = url.withUTF8 { copy(UnsafeBufferPointer(rebasing: $0[origin.prefix.count...])) }
-        put(H2Static.path, 5, path, pathCount)
+        url.withUTF8 { u in
+            (bytes + at).initialize(from: u.baseAddress! + origin.prefix.count, count: pathCount)
+        }
+        put(H2Static.path, 5, bytes + at, pathCount)
+        at += pathCount
+        var hasUserAgent = false
         for (name, value) in headers {
             var name = name, value = value
-            let n = name.withUTF8 { copy($0, lowercase: true) }
-            let v = value.withUTF8 { copy($0) }
-            put(n, name.utf8.count, v, value.utf8.count)
+            let nameAt = bytes + at
+            // A token (no space, colon, control or non-ASCII byte), lower-cased as it is copied.
+            let nameOK = name.withUTF8 { n -> Bool in
+                guard !n.isEmpty else { return false }
+                for i in 0..<n.count {
+                    let b = n[i]
+                    if b <= 0x20 || b == UInt8(ascii: ":") || b >= 0x7F { return false }
+                    nameAt[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+                }
+                return true
+            }
+            let nameCount = name.utf8.count
+            let valueAt = nameAt + nameCount
+            // No CR, LF or NUL: a header injection.
+            let valueOK = value.withUTF8 { v -> Bool in
+                for i in 0..<v.count {
+                    let b = v[i]
+                    if b == 0x0D || b == 0x0A || b == 0 { return false }
+                    valueAt[i] = b
+                }
+                return true
+            }
+            guard nameOK && valueOK else {
+                return .other(code: 43, message: "invalid request header \(name.debugDescription)")
+            }
+            let lowered = UnsafeBufferPointer(start: nameAt, count: nameCount)
+            if Self.equal(lowered, "accept-encoding") {
+                return .other(code: 43, message: "accept-encoding is not supported by the HTTP/2 push client")
+            }
+            if Self.equal(lowered, "user-agent") { hasUserAgent = true }
+            let valueCount = value.utf8.count
+            put(nameAt, nameCount, valueAt, valueCount)
+            at += nameCount + valueCount
         }
         if !hasUserAgent, let userAgent { put(H2Static.userAgent, 10, userAgent.baseAddress!, userAgent.count) }
-        let length = contentLength.withUnsafeBufferPointer { copy($0) }
-        put(H2Static.contentLength, 14, length, contentLength.count)
+        withUnsafeBytes(of: &lengthDigits) { digits in
+            (bytes + at).initialize(from: digits.bindMemory(to: UInt8.self).baseAddress!, count: lengthCount)
+        }
+        put(H2Static.contentLength, 14, bytes + at, lengthCount)
+        r.nvCount = count
         return nil
     }
 
-    /// ASCII case-insensitive comparison with a lower-case name, without allocating.
-    static func named(_ name: String, _ wanted: StaticString) -> Bool {
-        guard name.utf8.count == wanted.utf8CodeUnitCount else { return false }
-        let target = UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount)
-        return zip(name.utf8, target).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    /// Writes `value` (≥ 0) in decimal into `buffer`; returns the digit count.
+    static func decimal(_ value: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var v = max(0, value), n = 0
+        repeat { buffer[n] = UInt8(0x30 + v % 10); v /= 10; n += 1 } while v > 0
+        var i = 0, j = n - 1
+        while i < j { buffer.swapAt(i, j); i += 1; j -= 1 }
+        return n
+    }
+
+    /// Byte equality with a static (lower-case) name.
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ wanted: StaticString) -> Bool {
+        bytes.count == wanted.utf8CodeUnitCount && memcmp(bytes.baseAddress!, wanted.utf8Start, bytes.count) == 0
     }
 
     // MARK: dispatching
