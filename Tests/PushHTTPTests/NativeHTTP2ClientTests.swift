@@ -69,6 +69,62 @@ struct NativeHTTP2ClientTests {
         #expect(echo.headers.filter { $0[0] == "user-agent" } == [["user-agent", "mine/2"]])
     }
 
+    /// A server that completes TLS with ALPN h2 but never sends its SETTINGS (`openssl s_server`):
+    /// the connect timeout covers that wait, and the request fails with `.timeout`, not a hang.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func serverThatNeverSendsSettingsTimesOut() throws {
+        let certificates = try HTTP2ClientTestServer()   // for its CA and leaf certificate
+        defer { certificates.stop() }
+        let port = http2ClientClosedPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-alpn", "h2", "-naccept", "1",
+                             "-cert", certificates.directory.appendingPathComponent("cert.pem").path,
+                             "-key", certificates.directory.appendingPathComponent("key.pem").path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input          // kept open: s_server would end the session at stdin EOF
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+            try? input.fileHandleForWriting.close()
+        }
+        // s_server prints ACCEPT once it listens.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("ACCEPT") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { Issue.record("openssl s_server did not start"); return }
+            seen.append(chunk)
+        }
+        let client = try Self.client(certificates) { $0.connectTimeoutMs = 800 }
+        defer { client.shutdown() }
+        let start = ContinuousClock.now
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: "https://127.0.0.1:\(port)/x", headers: [], body: []), timeout: 10))
+        let elapsed = ContinuousClock.now - start
+        guard case .failure(.timeout) = item.result else { Issue.record("expected .timeout, got \(item.result)"); return }
+        #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(5), "elapsed \(elapsed)")
+    }
+
+    /// An idle connection older than `maxIdleConnectionSeconds` is closed (GOAWAY), so the next request
+    /// opens a new one. The wait is the idle age itself: time has to pass, there is no event to await.
+    @Test func idleConnectionIsClosedAfterItsMaxAge() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server) { $0.maxIdleConnectionSeconds = 1 }
+        defer { client.shutdown() }
+        let first = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect((try? first.result.get().status) == 200)
+        let again = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect(again.info.newConnections == 0)
+        Thread.sleep(forTimeInterval: 2.5)
+        let later = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect((try? later.result.get().status) == 200)
+        #expect(later.info.newConnections == 1)
+        #expect(client.connectionsOpened == 2)
+    }
+
     @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
         let server = try HTTP2ClientTestServer(http1Only: true)
         defer { server.stop() }
