@@ -384,17 +384,20 @@ final class H2Driver: @unchecked Sendable {
 
     func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
+        // The inbox's array and this one trade places under the lock, so draining allocates nothing.
+        var incoming: [H2Request] = []
+        incoming.reserveCapacity(256)
         while true {
-            let (incoming, running) = shared.inbox.withLock { inbox -> ([H2Request], Bool) in
-                let taken = inbox.pending
-                inbox.pending.removeAll(keepingCapacity: true)
-                return (taken, inbox.running)
+            let running = shared.inbox.withLock { inbox -> Bool in
+                swap(&inbox.pending, &incoming)
+                return inbox.running
             }
             if !running {
                 stopAll(extra: incoming)
                 return
             }
             for request in incoming { accept(request) }
+            incoming.removeAll(keepingCapacity: true)
             let now = h2MonotonicNanoseconds()
             sweep(now: now)
             dispatchDirtyOrigins(now: now)
@@ -642,12 +645,14 @@ final class H2Driver: @unchecked Sendable {
             id = nghttp2_submit_request(session, nil, nv, r.nvCount, &provider, me)
         }
         guard id > 0 else {
-            // Stream ids exhausted (or the session is closing): no new streams here, try another connection.
-            connection.draining = true
-            r.origin.map { origin in
-                origin.queue.insert(r, at: origin.queueHead)
-                markDirty(origin)
+            guard id == Int32(NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue), let origin = r.origin else {
+                return complete(r, .failure(.other(code: Int(id), message: "nghttp2_submit_request: \(String(cString: nghttp2_strerror(id)))")))
             }
+            // Stream ids used up: this connection ends once its streams do; the request goes to another.
+            connection.draining = true
+            markDirty(connection)
+            origin.queue.insert(r, at: origin.queueHead)
+            markDirty(origin)
             return
         }
         r.streamID = id
