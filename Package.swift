@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         .target(name: "CHiredisShim", dependencies: ["CHiredis", "CDynamicLoad"]),
         .target(name: "CPostgresShim", dependencies: ["CPostgres", "CDynamicLoad"]),
+        // libnghttp2 (+ OpenSSL's TLS API) for the push path's own HTTP/2 client (issue 17).
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
@@ -33,7 +35,7 @@ let package = Package(
         // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
         .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres", "CPostgresShim"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
-        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim"]),
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
         // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.

@@ -22,7 +22,7 @@ final class AppPushSetup: AppPushFactory {
     let clientConfiguration: HTTP2Client.Configuration?
     let webPushAllowHTTP: Bool
     /// Each app's client, kept across changes of its credentials, shut down when it is deleted.
-    private let clients = Mutex<[AppID: HTTP2Client]>([:])
+    private let clients = Mutex<[AppID: PushClients]>([:])
 
     init(environment: [String: String], clientConfiguration: HTTP2Client.Configuration?, webPushAllowHTTP: Bool) {
         self.environment = environment
@@ -35,14 +35,14 @@ final class AppPushSetup: AppPushFactory {
     }
 
     /// The app's client, started on first use; nil when push is off or it cannot start (logged).
-    private func transport(app: AppID) -> (any PushTransport)? {
+    private func transport(app: AppID) -> PushClients? {
         guard let clientConfiguration else { return nil }
-        return clients.withLock { clients -> (any PushTransport)? in
-            if let client = clients[app] { return HTTP2PushTransport(client: client) }
+        return clients.withLock { clients -> PushClients? in
+            if let client = clients[app] { return client }
             do {
-                let client = try HTTP2Client(configuration: clientConfiguration)
+                let client = try PushClients(configuration: clientConfiguration)
                 clients[app] = client
-                return HTTP2PushTransport(client: client)
+                return client
             } catch {
                 Log.error("an app's push client could not start", ["app": app.rawValue, "error": "\(error)"])
                 return nil
@@ -64,7 +64,7 @@ final class AppPushSetup: AppPushFactory {
         base["HERALD_EXPO_ENABLED"] = nil
         func text(_ field: AppSecretField) -> String? { secrets[field].map { String(decoding: $0, as: UTF8.self) } }
         // Every credential is loaded (checked) first; the app's client starts only for credentials that hold.
-        var makers: [(any PushTransport) -> any PushProvider] = []
+        var makers: [(PushClients) -> any PushProvider] = []
         if let key = text(.apnsKey) {
             var env = base
             env["APNS_KEY_P8"] = key
@@ -73,7 +73,7 @@ final class AppPushSetup: AppPushFactory {
             env["APNS_TOPIC"] = push.apnsTopic
             if let credentials = try load("push.apns", { () throws(PushCredentialError) in try APNsCredentials.load(environment: env) }) {
                 let gateways = APNsGateways(settings: environment)
-                makers.append { APNsProvider(credentials: credentials, gateways: gateways, transport: $0) }
+                makers.append { APNsProvider(credentials: credentials, gateways: gateways, transport: $0.apnsFCM) }
             }
         }
         if let account = text(.fcmServiceAccount) {
@@ -82,14 +82,14 @@ final class AppPushSetup: AppPushFactory {
             env["FCM_PROJECT_ID"] = push.fcmProjectID
             if let credentials = try load("push.fcm", { () throws(PushCredentialError) in try FCMCredentials.load(environment: env) }) {
                 let endpoint = FCMEndpoint(settings: environment)
-                makers.append { FCMProvider(credentials: credentials, endpoint: endpoint, transport: $0) }
+                makers.append { FCMProvider(credentials: credentials, endpoint: endpoint, transport: $0.apnsFCM) }
             }
         }
         if let token = text(.expoAccessToken) {
             var env = base
             env["HERALD_EXPO_ACCESS_TOKEN"] = token
             if let settings = try load("push.expo", { () throws(PushCredentialError) in try ExpoSettings.load(environment: env) }) {
-                makers.append { ExpoProvider(settings: settings, transport: $0) }
+                makers.append { ExpoProvider(settings: settings, transport: $0.general) }
             }
         }
         if let key = text(.vapidPrivateKey) {
@@ -99,7 +99,7 @@ final class AppPushSetup: AppPushFactory {
             env["HERALD_VAPID_PUBLIC_KEY"] = push.vapidPublicKey
             if let credentials = try load("push.webpush", { () throws(PushCredentialError) in try VAPIDCredentials.load(environment: env) }) {
                 let allowHTTP = webPushAllowHTTP
-                makers.append { WebPushProvider(credentials: credentials, transport: $0, allowLoopbackHTTP: allowHTTP) }
+                makers.append { WebPushProvider(credentials: credentials, transport: $0.general, allowLoopbackHTTP: allowHTTP) }
             }
         }
         guard !makers.isEmpty, let transport = transport(app: app) else { return [] }

@@ -138,9 +138,9 @@ enum Herald {
             apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
         }
         let pushCredentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
-        var pushProviders = PushSetup.providers(pushCredentials, transport: nil)
+        var pushProviders = PushSetup.providers(pushCredentials, clients: nil)
         var push: PushService?
-        var pushClient: HTTP2Client?
+        var pushClient: PushClients?
         // One worker claims every job this process queues only on SQLite (a cluster's nodes share
         // PostgreSQL's queue): only there can the API wait for its own worker (issue 17).
         let pushBacklog = opened.postgres == nil && settings.pushBacklogLimit > 0 ? PushBacklog(limit: settings.pushBacklogLimit) : nil
@@ -164,8 +164,8 @@ enum Herald {
                 clientConfiguration.maxConcurrentStreams = max(1, (workerConfiguration.maxInFlight + settings.pushMaxConnections - 1)
                                                                     / settings.pushMaxConnections)
                 pushClientConfiguration = clientConfiguration
-                let client = try HTTP2Client(configuration: clientConfiguration)
-                pushProviders = PushSetup.providers(pushCredentials, transport: HTTP2PushTransport(client: client))
+                let client = try PushClients(configuration: clientConfiguration)
+                pushProviders = PushSetup.providers(pushCredentials, clients: client)
                 workerConfiguration.retry = settings.retryPolicy
                 workerConfiguration.receiptDelayMilliseconds = Int64(settings.receiptDelayMilliseconds)
                 workerConfiguration.receiptRecheckMilliseconds = Int64(settings.receiptRecheckMilliseconds)

@@ -69,22 +69,22 @@ enum PushSetup {
 
     /// The registry of every adapter, with an APNs / FCM / Web Push provider for each configured credential set.
     ///
-    /// - Parameter transport: the HTTP/2 client the providers share; nil builds none (no credentials,
-    ///   or the client could not start).
-    static func providers(_ credentials: Credentials, transport: (any PushTransport)?) -> PushProviders {
+    /// - Parameter clients: the HTTP/2 clients the providers share (APNs and FCM on the native one,
+    ///   Expo and Web Push on libcurl); nil builds none (no credentials, or the client could not start).
+    static func providers(_ credentials: Credentials, clients: PushClients?) -> PushProviders {
         var configured: [any PushProvider] = []
-        if let transport {
+        if let clients {
             if let apns = credentials.apns {
-                configured.append(APNsProvider(credentials: apns.credentials, gateways: apns.gateways, transport: transport))
+                configured.append(APNsProvider(credentials: apns.credentials, gateways: apns.gateways, transport: clients.apnsFCM))
             }
             if let fcm = credentials.fcm {
-                configured.append(FCMProvider(credentials: fcm.credentials, endpoint: fcm.endpoint, transport: transport))
+                configured.append(FCMProvider(credentials: fcm.credentials, endpoint: fcm.endpoint, transport: clients.apnsFCM))
             }
             if let expo = credentials.expo {
-                configured.append(ExpoProvider(settings: expo, transport: transport))
+                configured.append(ExpoProvider(settings: expo, transport: clients.general))
             }
             if let vapid = credentials.vapid {
-                configured.append(WebPushProvider(credentials: vapid, transport: transport, allowLoopbackHTTP: credentials.webPushAllowHTTP))
+                configured.append(WebPushProvider(credentials: vapid, transport: clients.general, allowLoopbackHTTP: credentials.webPushAllowHTTP))
             }
         }
         return PushProviders(adapters: adapters, configured: configured)

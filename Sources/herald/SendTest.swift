@@ -44,15 +44,15 @@ enum SendTest {
 
         let environment = ProcessInfo.processInfo.environment
         let credentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
-        let client: HTTP2Client
+        let client: PushClients
         do {
-            client = try HTTP2Client(configuration: .fromEnvironment(environment))
+            client = try PushClients(configuration: .fromEnvironment(environment))
         } catch {
             FileHandle.standardError.write(Data("herald: the HTTP/2 client could not start: \(error)\n".utf8))
             return 1
         }
         defer { client.shutdown() }
-        let providers = PushSetup.providers(credentials, transport: HTTP2PushTransport(client: client))
+        let providers = PushSetup.providers(credentials, clients: client)
         guard providers.isConfigured(provider) else {
             FileHandle.standardError.write(Data("herald: \(provider) has no usable credentials (see herald --help)\n".utf8))
             return 2

@@ -1,6 +1,7 @@
 import Foundation
 import PushTestSupport
 import Synchronization
+import Testing
 
 @testable import PushHTTP
 
@@ -38,7 +39,8 @@ final class HTTP2ClientTestServer: @unchecked Sendable {
     /// but never answers the stream it just accepted — use `goawayAfter` for a well-behaved GOAWAY).
     /// With `goawayAfter: n` a raw h2 server replaces hypercorn: it answers `n` requests (any path, JSON
     /// `{"n":…,"stream":…}`) per connection, then sends GOAWAY naming the last answered stream and closes.
-    init(maxStreams: Int = 100, maxRequestsPerConnection: Int = 1000, goawayAfter: Int? = nil) throws {
+    /// With `http1Only` hypercorn offers only ALPN `http/1.1` (a server without HTTP/2).
+    init(maxStreams: Int = 100, maxRequestsPerConnection: Int = 1000, goawayAfter: Int? = nil, http1Only: Bool = false) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h2test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let script = dir.appendingPathComponent("server.py")
@@ -48,7 +50,7 @@ final class HTTP2ClientTestServer: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = [Self.python, script.path, dir.path, String(maxStreams), String(maxRequestsPerConnection)]
-            + (goawayAfter.map { ["goaway:\($0)"] } ?? [])
+            + (goawayAfter.map { ["goaway:\($0)"] } ?? []) + (http1Only ? ["h1only"] : [])
         let stdinPipe = Pipe(), stdoutPipe = Pipe()
         p.standardInput = stdinPipe
         p.standardOutput = stdoutPipe
@@ -237,6 +239,7 @@ config.errorlog = None
 config.loglevel = "ERROR"
 if len(sys.argv) > 2: config.h2_max_concurrent_streams = int(sys.argv[2])
 if len(sys.argv) > 3: config.keep_alive_max_requests = int(sys.argv[3])
+if "h1only" in sys.argv: config.alpn_protocols = ["http/1.1"]
 with open(os.path.join(workdir, "port"), "w") as f:
     f.write(str(port))
 print(f"PORT {port}", flush=True)
@@ -281,7 +284,19 @@ final class HTTP2ClientCompletions: Sendable {
     var snapshot: [Int: Item] { items.withLock { $0 } }
 }
 
-extension HTTP2Client {
+/// Which HTTP/2 push client a shared scenario runs on.
+enum H2ClientKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case curl, native
+    var testDescription: String { rawValue }
+    func make(_ configuration: HTTP2Client.Configuration) throws(PushTransportError) -> any HTTP2PushClient {
+        switch self {
+        case .curl: return try HTTP2Client(configuration: configuration)
+        case .native: return try NativeHTTP2Client(configuration: configuration)
+        }
+    }
+}
+
+extension HTTP2PushClient {
     /// Sends one request and blocks (with a deadline) for its completion; nil when the deadline passed.
     func sendAndWait(_ request: PushHTTPRequest, timeout: Double = 20) -> HTTP2ClientCompletions.Item? {
         let c = HTTP2ClientCompletions()

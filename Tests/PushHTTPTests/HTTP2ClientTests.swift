@@ -6,7 +6,8 @@ import Testing
 
 @testable import PushHTTP
 
-/// End-to-end tests of HTTP2Client against a local hypercorn HTTP/2-over-TLS server.
+/// End-to-end tests of both HTTP/2 push clients (libcurl `HTTP2Client`, libnghttp2 `NativeHTTP2Client`)
+/// against a local hypercorn HTTP/2-over-TLS server: every scenario runs on each.
 @Suite(.enabled(if: HTTP2ClientTestServer.available,
                 "needs python3 with hypercorn, h2 and trustme (pip install hypercorn h2 trustme)"))
 struct HTTP2ClientTests {
@@ -26,10 +27,10 @@ struct HTTP2ClientTests {
         let body_b64: String
     }
 
-    @Test func roundTripHeadersAndBodyOverHTTP2() throws {
+    @Test(arguments: H2ClientKind.allCases) func roundTripHeadersAndBodyOverHTTP2(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.userAgent = "herald-test/1" })
+        let client = try kind.make(Self.config(server) { $0.userAgent = "herald-test/1" })
         defer { client.shutdown() }
 
         let body = (0..<300).map { UInt8($0 % 256) }          // binary, includes NUL bytes
@@ -66,10 +67,10 @@ struct HTTP2ClientTests {
         #expect(client.connectionsOpened == 1)
     }
 
-    @Test func asyncVariantAndEmptyBody() async throws {
+    @Test(arguments: H2ClientKind.allCases) func asyncVariantAndEmptyBody(kind: H2ClientKind) async throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         defer { client.shutdown() }
         let response = try await client.send(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))
         #expect(response.status == 200)
@@ -78,10 +79,10 @@ struct HTTP2ClientTests {
         #expect(!echo.headers.contains { $0[0] == "content-type" || $0[0] == "accept" })
     }
 
-    @Test func clientErrorStatusIsAResponseNotAnError() throws {
+    @Test(arguments: H2ClientKind.allCases) func clientErrorStatusIsAResponseNotAnError(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         defer { client.shutdown() }
         let item = try #require(client.sendAndWait(
             PushHTTPRequest(url: server.url("/status/400?reason=BadDeviceToken"), headers: [], body: Array("{}".utf8))))
@@ -91,10 +92,10 @@ struct HTTP2ClientTests {
         #expect(response.header("Content-Type") == "application/json")
     }
 
-    @Test func hundredConcurrentRequestsFromSeveralThreadsShareAtMostTwoConnections() throws {
+    @Test(arguments: H2ClientKind.allCases) func hundredConcurrentRequestsFromSeveralThreadsShareAtMostTwoConnections(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         defer { client.shutdown() }
         let completions = HTTP2ClientCompletions()
         let threads = 4, perThread = 25
@@ -125,10 +126,10 @@ struct HTTP2ClientTests {
         #expect(client.requestsCompleted == 100)
     }
 
-    @Test func serverThatNeverAnswersTimesOut() throws {
+    @Test(arguments: H2ClientKind.allCases) func serverThatNeverAnswersTimesOut(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.requestTimeoutMs = 800 })
+        let client = try kind.make(Self.config(server) { $0.requestTimeoutMs = 800 })
         defer { client.shutdown() }
         // Warm the connection so the timeout covers only the unanswered stream.
         _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))
@@ -142,10 +143,10 @@ struct HTTP2ClientTests {
         #expect(after.result.successValue?.status == 200)
     }
 
-    @Test func responseBodyOverTheCapIsAnError() throws {
+    @Test(arguments: H2ClientKind.allCases) func responseBodyOverTheCapIsAnError(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         defer { client.shutdown() }
         let big = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/big?n=100000"), headers: [], body: [])))
         #expect(big.result.failureValue == .responseTooLarge)
@@ -153,10 +154,10 @@ struct HTTP2ClientTests {
         #expect(exact.result.successValue?.body.count == 65536)
     }
 
-    @Test func serverKilledMidFlightFailsRequestsWithoutHanging() throws {
+    @Test(arguments: H2ClientKind.allCases) func serverKilledMidFlightFailsRequestsWithoutHanging(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         defer { client.shutdown() }
         let completions = HTTP2ClientCompletions()
         for i in 0..<5 {
@@ -182,11 +183,11 @@ struct HTTP2ClientTests {
         guard case .failure(.connect) = after.result else { Issue.record("expected .connect, got \(after.result)"); return }
     }
 
-    @Test func goawayBetweenRequestsMovesToANewConnection() throws {
+    @Test(arguments: H2ClientKind.allCases) func goawayBetweenRequestsMovesToANewConnection(kind: H2ClientKind) throws {
         // Raw h2 server: answers 5 requests per connection, then GOAWAY(last answered stream) and close.
         let server = try HTTP2ClientTestServer(goawayAfter: 5)
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.requestTimeoutMs = 5_000 })
+        let client = try kind.make(Self.config(server) { $0.requestTimeoutMs = 5_000 })
         defer { client.shutdown() }
         var statuses: [String] = []
         for _ in 0..<25 {
@@ -197,12 +198,12 @@ struct HTTP2ClientTests {
         #expect(client.connectionsOpened == 5)
     }
 
-    @Test func goawayWithStreamsInFlightFailsThemTransientlyWithoutHanging() throws {
+    @Test(arguments: H2ClientKind.allCases) func goawayWithStreamsInFlightFailsThemTransientlyWithoutHanging(kind: H2ClientKind) throws {
         // 50 concurrent streams; each connection answers 10, then GOAWAY refuses the rest. libcurl retries
         // refused streams on a new connection (up to 5 times); whatever still fails must be transient.
         let server = try HTTP2ClientTestServer(goawayAfter: 10)
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.requestTimeoutMs = 10_000 })
+        let client = try kind.make(Self.config(server) { $0.requestTimeoutMs = 10_000 })
         defer { client.shutdown() }
         let completions = HTTP2ClientCompletions()
         let start = ContinuousClock.now
@@ -221,10 +222,10 @@ struct HTTP2ClientTests {
         #expect(client.connectionsOpened >= 5)
     }
 
-    @Test func shutdownCompletesInFlightRequestsWithShutdown() throws {
+    @Test(arguments: H2ClientKind.allCases) func shutdownCompletesInFlightRequestsWithShutdown(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server))
+        let client = try kind.make(Self.config(server))
         let completions = HTTP2ClientCompletions()
         for i in 0..<5 {
             client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []),
@@ -245,10 +246,10 @@ struct HTTP2ClientTests {
 
     /// 300 streams on one connection: the read hold-off is at its cap (5 ms), and every answer still
     /// arrives, on one connection, and soon after the server sends it.
-    @Test func threeHundredConcurrentRequestsOnOneConnectionAllComplete() throws {
+    @Test(arguments: H2ClientKind.allCases) func threeHundredConcurrentRequestsOnOneConnectionAllComplete(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer(maxStreams: 1000)
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.maxHostConnections = 1 })
+        let client = try kind.make(Self.config(server) { $0.maxHostConnections = 1 })
         defer { client.shutdown() }
         let completions = HTTP2ClientCompletions()
         for n in 0..<300 {
@@ -272,10 +273,10 @@ struct HTTP2ClientTests {
 
     /// With 200 streams hanging (hold-off at its cap), each one's request timeout still fires on time,
     /// and a shutdown right after completes the rest at once.
-    @Test func timeoutsAndShutdownWithManyStreamsInFlight() throws {
+    @Test(arguments: H2ClientKind.allCases) func timeoutsAndShutdownWithManyStreamsInFlight(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer(maxStreams: 1000)
         defer { server.stop() }
-        let client = try HTTP2Client(configuration: Self.config(server) { $0.requestTimeoutMs = 1_500 })
+        let client = try kind.make(Self.config(server) { $0.requestTimeoutMs = 1_500 })
         _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))   // connect first
         let timedOut = HTTP2ClientCompletions()
         let start = ContinuousClock.now
@@ -302,12 +303,12 @@ struct HTTP2ClientTests {
         #expect(aborted.values.allSatisfy { $0.result.failureValue == .shutdown })
     }
 
-    @Test func caFileOptionDecidesTrust() throws {
+    @Test(arguments: H2ClientKind.allCases) func caFileOptionDecidesTrust(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
         let request = PushHTTPRequest(url: server.url("/echo", host: "localhost"), headers: [], body: [])
 
-        let untrusting = try HTTP2Client(configuration: Self.config(nil))
+        let untrusting = try kind.make(Self.config(nil))
         defer { untrusting.shutdown() }
         let denied = try #require(untrusting.sendAndWait(request))
         guard case .failure(.tls(let message)) = denied.result else {
@@ -315,7 +316,7 @@ struct HTTP2ClientTests {
         }
         #expect(!message.isEmpty)
 
-        let trusting = try HTTP2Client(configuration: Self.config(server))
+        let trusting = try kind.make(Self.config(server))
         defer { trusting.shutdown() }
         let ok = try #require(trusting.sendAndWait(request))
         #expect(ok.result.successValue?.status == 200)
@@ -361,8 +362,8 @@ fileprivate extension Result {
 
 /// HTTP2Client tests that need no test server (they run even without python3/hypercorn).
 @Suite struct HTTP2ClientOfflineTests {
-    @Test func closedPortIsAConnectError() throws {
-        let client = try HTTP2Client(configuration: HTTP2Client.Configuration())
+    @Test(arguments: H2ClientKind.allCases) func closedPortIsAConnectError(kind: H2ClientKind) throws {
+        let client = try kind.make(HTTP2Client.Configuration())
         defer { client.shutdown() }
         let port = http2ClientClosedPort()
         let item = try #require(client.sendAndWait(PushHTTPRequest(url: "https://127.0.0.1:\(port)/x", headers: [], body: [])))
@@ -401,16 +402,16 @@ fileprivate extension Result {
         #expect(c.connectTimeoutMs == 10_000 && c.requestTimeoutMs == 30_000)
     }
 
-    @Test func invalidHeaderIsRejectedBeforeSending() throws {
-        let client = try HTTP2Client(configuration: HTTP2Client.Configuration())
+    @Test(arguments: H2ClientKind.allCases) func invalidHeaderIsRejectedBeforeSending(kind: H2ClientKind) throws {
+        let client = try kind.make(HTTP2Client.Configuration())
         defer { client.shutdown() }
         let item = try #require(client.sendAndWait(
             PushHTTPRequest(url: "https://127.0.0.1:1/x", headers: [("x-evil", "a\r\nInjected: yes")], body: [])))
         guard case .failure(.other) = item.result else { Issue.record("expected .other, got \(item.result)"); return }
     }
 
-    @Test func adapterIsAPushTransportAndKeepsTypedErrors() throws {
-        let client = try HTTP2Client()
+    @Test(arguments: H2ClientKind.allCases) func adapterIsAPushTransportAndKeepsTypedErrors(kind: H2ClientKind) throws {
+        let client = try kind.make(HTTP2Client.Configuration())
         defer { client.shutdown() }
         let transport: any PushTransport = HTTP2PushTransport(client: client)
         let done = HTTP2ClientCompletions()

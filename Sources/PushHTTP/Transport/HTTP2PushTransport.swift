@@ -1,12 +1,13 @@
-/// The libcurl HTTP/2 client as the production `PushTransport` (Transport/PushTransport.swift).
+/// An HTTP/2 push client (`NativeHTTP2Client` for APNs and FCM, the libcurl `HTTP2Client` for the
+/// rest) as the production `PushTransport` (Transport/PushTransport.swift).
 ///
-/// An adapter rather than a conformance on `HTTP2Client` itself: a second `send(_:completion:)` that
+/// An adapter rather than a conformance on the clients themselves: a second `send(_:completion:)` that
 /// differs only in the closure's error type would make every untyped call `client.send(r) { … }`
 /// ambiguous. Failures reach `any Error` as `PushTransportError` (cast back to inspect them).
 public struct HTTP2PushTransport: PushTransport {
-    public let client: HTTP2Client
+    public let client: any HTTP2PushClient
 
-    public init(client: HTTP2Client) { self.client = client }
+    public init(client: any HTTP2PushClient) { self.client = client }
 
     public func send(_ request: PushHTTPRequest,
                      completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {

@@ -1,0 +1,182 @@
+import Foundation
+import PushTestSupport
+import Testing
+
+@testable import PushHTTP
+
+/// What only the native client does (the shared scenarios in HTTP2ClientTests run on it too).
+@Suite(.enabled(if: HTTP2ClientTestServer.available,
+                "needs python3 with hypercorn, h2 and trustme (pip install hypercorn h2 trustme)"))
+struct NativeHTTP2ClientTests {
+    static func client(_ server: HTTP2ClientTestServer?, _ edit: (inout HTTP2Client.Configuration) -> Void = { _ in })
+        throws -> NativeHTTP2Client {
+        var c = HTTP2Client.Configuration()
+        c.caFile = server?.caFile
+        edit(&c)
+        return try NativeHTTP2Client(configuration: c)
+    }
+
+    /// The server allows 2 streams per connection and we allow one connection: 20 requests queue in the
+    /// client and all succeed (the server would refuse a third concurrent stream).
+    @Test func serverStreamLimitIsHonouredByQueueing() throws {
+        let server = try HTTP2ClientTestServer(maxStreams: 2)
+        defer { server.stop() }
+        let client = try Self.client(server) { $0.maxHostConnections = 1 }
+        defer { client.shutdown() }
+        let completions = HTTP2ClientCompletions()
+        for n in 0..<20 {
+            client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo"), headers: [], body: Array("b\(n)".utf8)),
+                                     completion: completions.record(n))
+        }
+        let results = completions.wait(for: 20, timeout: 30)
+        #expect(results.count == 20)
+        #expect(results.values.allSatisfy { (try? $0.result.get().status) == 200 }, "\(results.values.map(\.result))")
+        #expect(client.connectionsOpened == 1)
+    }
+
+    /// With the server's limit (5) full of hanging streams, a sixth request opens a second connection
+    /// (up to `maxHostConnections`) instead of waiting behind them.
+    @Test func fullConnectionOpensAnotherUpToTheLimit() throws {
+        let server = try HTTP2ClientTestServer(maxStreams: 5)
+        defer { server.stop() }
+        let client = try Self.client(server) { $0.maxHostConnections = 2 }
+        defer { client.shutdown() }
+        _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))   // learn the limit
+        let hanging = HTTP2ClientCompletions()
+        for n in 0..<5 {
+            client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []), completion: hanging.record(n))
+        }
+        let gate = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=5"), headers: [], body: [])))
+        #expect((try? gate.result.get().status) == 200)
+        #expect(gate.info.newConnections == 1)
+        #expect(client.connectionsOpened == 2)
+        client.shutdown()
+        #expect(hanging.snapshot.values.allSatisfy { if case .failure(.shutdown) = $0.result { true } else { false } })
+    }
+
+    /// Names go out lower-cased (RFC 9113 §8.2.1), and a caller's user-agent replaces the configured one.
+    @Test func headerNamesAreLowerCasedAndUserAgentIsNotDoubled() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"),
+                                                                   headers: [("APNs-Topic", "t"), ("User-Agent", "mine/2")], body: [])))
+        let response = try item.result.get()
+        struct Echo: Decodable { let headers: [[String]] }
+        let echo = try JSONDecoder().decode(Echo.self, from: Data(response.body))
+        #expect(echo.headers.contains(["apns-topic", "t"]))
+        #expect(echo.headers.filter { $0[0] == "user-agent" } == [["user-agent", "mine/2"]])
+    }
+
+    /// A server that completes TLS with ALPN h2 but never sends its SETTINGS (`openssl s_server`):
+    /// the connect timeout covers that wait, and the request fails with `.timeout`, not a hang.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func serverThatNeverSendsSettingsTimesOut() throws {
+        let certificates = try HTTP2ClientTestServer()   // for its CA and leaf certificate
+        defer { certificates.stop() }
+        let port = http2ClientClosedPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-alpn", "h2", "-naccept", "1",
+                             "-cert", certificates.directory.appendingPathComponent("cert.pem").path,
+                             "-key", certificates.directory.appendingPathComponent("key.pem").path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input          // kept open: s_server would end the session at stdin EOF
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+            try? input.fileHandleForWriting.close()
+        }
+        // s_server prints ACCEPT once it listens.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("ACCEPT") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { Issue.record("openssl s_server did not start"); return }
+            seen.append(chunk)
+        }
+        let client = try Self.client(certificates) { $0.connectTimeoutMs = 800 }
+        defer { client.shutdown() }
+        let start = ContinuousClock.now
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: "https://127.0.0.1:\(port)/x", headers: [], body: []), timeout: 10))
+        let elapsed = ContinuousClock.now - start
+        guard case .failure(.timeout) = item.result else { Issue.record("expected .timeout, got \(item.result)"); return }
+        #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(5), "elapsed \(elapsed)")
+    }
+
+    /// An idle connection older than `maxIdleConnectionSeconds` is closed (GOAWAY), so the next request
+    /// opens a new one. The wait is the idle age itself: time has to pass, there is no event to await.
+    @Test func idleConnectionIsClosedAfterItsMaxAge() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server) { $0.maxIdleConnectionSeconds = 1 }
+        defer { client.shutdown() }
+        let first = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect((try? first.result.get().status) == 200)
+        let again = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect(again.info.newConnections == 0)
+        Thread.sleep(forTimeInterval: 2.5)
+        let later = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect((try? later.result.get().status) == 200)
+        #expect(later.info.newConnections == 1)
+        #expect(client.connectionsOpened == 2)
+    }
+
+    @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
+        let server = try HTTP2ClientTestServer(http1Only: true)
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        guard case .failure(.tls(let message)) = item.result else { Issue.record("expected .tls, got \(item.result)"); return }
+        #expect(message.contains("h2"))
+        #expect(!PushTransportError.tls(message).isTransient)
+    }
+}
+
+/// Native-client checks that need no server.
+@Suite struct NativeHTTP2ClientOfflineTests {
+    @Test(arguments: [
+        ("http://127.0.0.1:1/x", [(String, String)]()),
+        ("ftp://example.com/x", []),
+        ("https://example.com", []),
+        ("https://example.com:99999/x", []),
+        ("https://user@example.com/x", []),
+        ("https://127.0.0.1:1/x", [("accept-encoding", "gzip")]),
+        ("https://127.0.0.1:1/x", [("Accept-Encoding", "gzip")]),
+        ("https://127.0.0.1:1/x", [("bad name", "v")]),
+        ("https://127.0.0.1:1/x", [("x", "a\0b")]),
+    ])
+    func unsupportedRequestsFailBeforeAnyConnection(url: String, headers: [(String, String)]) throws {
+        let client = try NativeHTTP2Client()
+        defer { client.shutdown() }
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: url, headers: headers, body: [])))
+        guard case .failure(.other) = item.result else { Issue.record("expected .other, got \(item.result)"); return }
+        #expect(client.connectionsOpened == 0)
+    }
+
+    @Test func unknownHostIsAConnectError() throws {
+        let client = try NativeHTTP2Client()
+        defer { client.shutdown() }
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: "https://nowhere.invalid/x", headers: [], body: [])))
+        guard case .failure(.connect(let message)) = item.result else { Issue.record("expected .connect, got \(item.result)"); return }
+        #expect(message.contains("nowhere.invalid"))
+    }
+
+    @Test func missingCAFileFailsAtStart() {
+        var c = HTTP2Client.Configuration()
+        c.caFile = "/nonexistent/ca.pem"
+        #expect(throws: PushTransportError.self) { try NativeHTTP2Client(configuration: c) }
+    }
+
+    @Test func sendAfterShutdownCompletesAtOnce() throws {
+        let client = try NativeHTTP2Client()
+        client.shutdown()
+        let item = try #require(client.sendAndWait(PushHTTPRequest(url: "https://127.0.0.1:1/x", headers: [], body: []), timeout: 1))
+        guard case .failure(.shutdown) = item.result else { Issue.record("expected .shutdown, got \(item.result)"); return }
+        client.shutdown()
+    }
+}
