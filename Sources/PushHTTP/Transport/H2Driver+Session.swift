@@ -1,0 +1,237 @@
+import CLinux
+import CNGHTTP2
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// What nghttp2 reports back to the driver (headers, data, stream close, frames) and how requests
+// finish: retries after GOAWAY, timeouts, a failed connection, shutdown.
+
+extension H2Driver {
+    // MARK: session callbacks (called from nghttp2_session_mem_recv / mem_send)
+
+    func onHeader(_ connection: H2Connection, streamID: Int32, category: Int32,
+                  name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let r = connection.streams[streamID], !r.done else { return }
+        if name.count == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s") {   // ":status"
+            var status = 0
+            for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
+            if status >= 100 && status < 200 { r.responseHeaders.removeAll(keepingCapacity: true); return }
+            r.status = status
+            return
+        }
+        if name.first == UInt8(ascii: ":") { return }
+        if category == Int32(NGHTTP2_HCAT_HEADERS.rawValue) && r.status == 0 { return }
+        r.responseHeaders.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+    }
+
+    func onData(_ connection: H2Connection, streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
+        guard let r = connection.streams[streamID], !r.done else { return }
+        if r.responseBody.count + data.count > configuration.maxResponseBodyBytes {
+            r.tooLarge = true
+            r.responseBody = []
+            complete(r, .failure(.responseTooLarge))
+            if let session = connection.session {
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, UInt32(NGHTTP2_CANCEL.rawValue))
+            }
+            return
+        }
+        r.responseBody.append(contentsOf: data)
+    }
+
+    func onStreamClose(_ connection: H2Connection, streamID: Int32, errorCode: UInt32) {
+        guard let r = connection.streams.removeValue(forKey: streamID) else { return }
+        if connection.streams.isEmpty { connection.idleSince = h2MonotonicNanoseconds() }
+        r.connection = nil
+        r.origin.map { markDirty($0) }
+        if connection.draining && connection.streams.isEmpty { markDirty(connection) }
+        guard !r.done else { return }
+        if errorCode == 0 && r.status > 0 {
+            let response = PushHTTPResponse(status: r.status, headers: r.responseHeaders, body: r.responseBody)
+            return complete(r, .success(response))
+        }
+        let refused = errorCode == UInt32(NGHTTP2_REFUSED_STREAM.rawValue) || streamID > connection.goawayLastStreamID || !r.headersSent
+        if refused && retry(r) { return }
+        let name = String(cString: nghttp2_http2_strerror(errorCode))
+        complete(r, .failure(.protocolError(errorCode == 0
+            ? "HTTP/2 stream \(streamID) closed without a response"
+            : "HTTP/2 stream \(streamID) was not closed cleanly: \(name) (err \(errorCode))")))
+    }
+
+    func onFrameRecv(_ connection: H2Connection, type: UInt8, frame: UnsafePointer<nghttp2_frame>) {
+        switch UInt32(type) {
+        case NGHTTP2_SETTINGS.rawValue:
+            guard let session = connection.session else { return }
+            let remote = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+            connection.streamLimit = max(1, min(configuration.maxConcurrentStreams, remote))
+            connection.settingsReceived = true
+            if connection.idleSince == 0 { connection.idleSince = h2MonotonicNanoseconds() }
+            markDirty(connection.origin)
+        case NGHTTP2_GOAWAY.rawValue:
+            connection.draining = true
+            connection.goawayLastStreamID = CNGHTTP2_goaway_last_stream_id(frame)
+            markDirty(connection.origin)
+            markDirty(connection)
+        default:
+            break
+        }
+    }
+
+    func onFrameSend(_ connection: H2Connection, type: UInt8, streamID: Int32) {
+        guard UInt32(type) == NGHTTP2_HEADERS.rawValue, let r = connection.streams[streamID] else { return }
+        r.headersSent = true
+    }
+
+    // MARK: finishing
+
+    /// Puts a request the server did not process back in its origin's queue (at the front: it is the
+    /// oldest); false once it was retried `maxRetries` times.
+    func retry(_ r: H2Request) -> Bool {
+        guard r.retries < Self.maxRetries, let origin = r.origin else { return false }
+        removeTimeout(r)
+        r.retries += 1
+        r.connection = nil
+        r.streamID = -1
+        origin.queue.insert(r, at: origin.queueHead)
+        markDirty(origin)
+        return true
+    }
+
+    func appendTimeout(_ r: H2Request) {
+        r.inTimeoutList = true
+        r.timeoutPrev = timeoutTail
+        if let tail = timeoutTail { tail.timeoutNext = r } else { timeoutHead = r }
+        timeoutTail = r
+    }
+
+    func removeTimeout(_ r: H2Request) {
+        guard r.inTimeoutList else { return }
+        r.inTimeoutList = false
+        let next = r.timeoutNext
+        if let prev = r.timeoutPrev { prev.timeoutNext = next } else { timeoutHead = next }
+        if let next { next.timeoutPrev = r.timeoutPrev } else { timeoutTail = r.timeoutPrev }
+        r.timeoutNext = nil
+        r.timeoutPrev = nil
+    }
+
+    func complete(_ r: H2Request, _ result: Result<PushHTTPResponse, PushTransportError>) {
+        guard !r.done else { return }
+        r.done = true
+        removeTimeout(r)
+        shared.completed.add(1, ordering: .relaxed)
+        r.finish(result, newConnection: r.newConnection)
+    }
+
+    /// Ends a connection: its unfinished streams are retried (if the server never processed them) or
+    /// fail with `error`; if it never opened and no other connection serves its origin, the origin's
+    /// waiting requests fail with `error` too.
+    func fail(_ connection: H2Connection, _ error: PushTransportError) {
+        guard connection.state != .closed else { return }
+        // Only a connection that got the server's SETTINGS served requests; one that failed before
+        // (connect, TLS, no SETTINGS in time) fails the origin's waiting requests unless another serves them.
+        let wasUsable = connection.state == .open && connection.settingsReceived
+        connection.state = .closed
+        if connection.fd >= 0 {
+            epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+        }
+        if let session = connection.session { nghttp2_session_del(session) }
+        connection.session = nil
+        if let ssl = connection.ssl { SSL_free(ssl) }
+        connection.ssl = nil
+        if connection.fd >= 0 { close(connection.fd) }
+        connection.fd = -1
+        connections.removeValue(forKey: connection.id)
+        let origin = connection.origin
+        origin.connections.removeAll { $0 === connection }
+        let streams = connection.streams.sorted { $0.key < $1.key }.map(\.value)
+        connection.streams.removeAll()
+        // Oldest first, inserted at the front in reverse so the queue keeps their order.
+        var retried: [H2Request] = []
+        for r in streams where !r.done {
+            r.connection = nil
+            let unprocessed = !r.headersSent || r.streamID > connection.goawayLastStreamID
+            if unprocessed && r.retries < Self.maxRetries {
+                removeTimeout(r)
+                r.retries += 1
+                r.streamID = -1
+                retried.append(r)
+            } else {
+                complete(r, .failure(error))
+            }
+        }
+        origin.queue.insert(contentsOf: retried, at: origin.queueHead)
+        if !wasUsable && !origin.connections.contains(where: { $0.state == .open && $0.settingsReceived }) {
+            while origin.waiting > 0 { complete(origin.popWaiting(), .failure(error)) }
+        }
+        markDirty(origin)
+    }
+
+    /// Stream timeouts, connection deadlines (connect + TLS + SETTINGS) and idle age.
+    func sweep(now: UInt64) {
+        while let r = timeoutHead, r.deadline <= now {
+            let connection = r.connection
+            complete(r, .failure(.timeout))
+            if let connection, let session = connection.session {
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), r.streamID, UInt32(NGHTTP2_CANCEL.rawValue))
+                markDirty(connection)
+            }
+        }
+        let idleLimit = UInt64(max(1, configuration.maxIdleConnectionSeconds)) * 1_000_000_000
+        var expired: [H2Connection] = []   // no allocation while none expire (every wake-up runs this)
+        for connection in connections.values {
+            if connection.state != .open || !connection.settingsReceived {
+                if connection.deadline <= now { expired.append(connection) }
+            } else if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
+                      let session = connection.session {
+                // Idle too long: say goodbye and close once that is written.
+                nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
+                connection.draining = true
+                markDirty(connection)
+            }
+        }
+        for connection in expired { fail(connection, .timeout) }
+    }
+
+    /// Shutdown: everything queued or in flight completes with `.shutdown`, then the resources go.
+    func stopAll(extra: [H2Request]) {
+        for connection in Array(connections.values) {
+            let streams = connection.streams.values
+            connection.streams.removeAll()
+            for r in streams { complete(r, .failure(.shutdown)) }
+            if connection.fd >= 0 { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
+            if let session = connection.session { nghttp2_session_del(session) }
+            if let ssl = connection.ssl { SSL_free(ssl) }
+            if connection.fd >= 0 { close(connection.fd) }
+            connection.state = .closed
+        }
+        connections.removeAll()
+        for origin in origins {
+            while origin.waiting > 0 { complete(origin.popWaiting(), .failure(.shutdown)) }
+            origin.connections.removeAll()
+        }
+        for r in extra { complete(r, .failure(.shutdown)) }
+        while let r = timeoutHead { removeTimeout(r) }
+        // `send` no longer writes the eventfd (running is false, checked under the same lock).
+        shared.inbox.withLock { _ in }
+        releaseResources()
+    }
+}
+
+/// Static header names and values nghttp2 points into (never freed).
+enum H2Static {
+    static func bytes(_ text: String) -> UnsafeMutablePointer<UInt8> {
+        let b = Array(text.utf8)
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: b.count)
+        p.initialize(from: b, count: b.count)
+        return p
+    }
+    nonisolated(unsafe) static let method = bytes(":method")
+    nonisolated(unsafe) static let post = bytes("POST")
+    nonisolated(unsafe) static let scheme = bytes(":scheme")
+    nonisolated(unsafe) static let https = bytes("https")
+    nonisolated(unsafe) static let authority = bytes(":authority")
+    nonisolated(unsafe) static let path = bytes(":path")
+    nonisolated(unsafe) static let userAgent = bytes("user-agent")
+    nonisolated(unsafe) static let contentLength = bytes("content-length")
+}

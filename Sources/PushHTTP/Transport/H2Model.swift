@@ -1,0 +1,173 @@
+import CLinux
+import CNGHTTP2
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// NativeHTTP2Client's values that the driver thread works on: the inbox it shares with senders,
+// a request, an origin's queue and connections, a connection's TLS and HTTP/2 session state.
+
+// MARK: - Shared state
+
+struct H2Inbox {
+    var running = true
+    var pending: [H2Request] = []
+}
+
+final class H2Shared: Sendable {
+    let inbox = Mutex(H2Inbox())
+    let connectionsOpened = Atomic<Int>(0)
+    let completed = Atomic<Int>(0)
+    /// The eventfd; written only under the inbox lock while running, closed by the driver after it
+    /// saw `running == false` under that lock.
+    let wakeFD: Int32
+    init(wakeFD: Int32) { self.wakeFD = wakeFD }
+    func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+}
+
+/// One request: created on the sending thread, then owned by the driver thread only.
+final class H2Request: @unchecked Sendable {
+    let request: PushHTTPRequest
+    private let completion: @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
+    let started = h2MonotonicNanoseconds()
+
+    /// The request's header list for nghttp2 (pseudo-headers first), built once; names and values point
+    /// into `headerBytes` or into storage that outlives the request (static strings, the origin's).
+    var nv: UnsafeMutablePointer<nghttp2_nv>?
+    var nvCount = 0
+    var headerBytes: UnsafeMutableRawPointer?
+    var bodyOffset = 0
+
+    var status = 0
+    var responseHeaders: [(String, String)] = []
+    var responseBody: [UInt8] = []
+    var tooLarge = false
+    var headersSent = false
+    var retries = 0
+    /// The driver's deadline list (oldest first): a request is in it while it holds a stream.
+    var timeoutNext: H2Request?
+    unowned(unsafe) var timeoutPrev: H2Request?
+    var inTimeoutList = false
+    var deadline: UInt64 = 0
+    var newConnection = false
+    var done = false
+    unowned(unsafe) var origin: H2Origin?
+    var connection: H2Connection?
+    var streamID: Int32 = -1
+
+    init(request: PushHTTPRequest,
+         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void) {
+        self.request = request
+        self.completion = completion
+    }
+
+    deinit {
+        nv?.deallocate()
+        headerBytes?.deallocate()
+    }
+
+    func finish(_ result: Result<PushHTTPResponse, PushTransportError>, newConnection: Bool) {
+        let version: String
+        if case .success = result { version = "2" } else { version = "" }
+        completion(result, PushTransferInfo(httpVersion: version, newConnections: newConnection ? 1 : 0,
+                                            elapsed: .nanoseconds(Int64(bitPattern: h2MonotonicNanoseconds() &- started))))
+    }
+}
+
+/// Requests to one scheme+host+port and the connections serving them.
+final class H2Origin {
+    let host: String
+    let port: UInt16
+    /// `host[:port]` for `:authority`, and the URL prefix `https://host[:port]` it was parsed from.
+    let authority: UnsafeMutableBufferPointer<UInt8>
+    let prefix: [UInt8]
+    var connections: [H2Connection] = []
+    var queue: [H2Request] = []
+    var queueHead = 0
+    var dirty = false
+
+    init(host: String, port: UInt16, authority: [UInt8], prefix: [UInt8]) {
+        self.host = host
+        self.port = port
+        self.prefix = prefix
+        self.authority = .allocate(capacity: max(1, authority.count))
+        _ = self.authority.initialize(from: authority)
+    }
+
+    deinit { authority.deallocate() }
+
+    var waiting: Int { queue.count - queueHead }
+
+    func popWaiting() -> H2Request {
+        let r = queue[queueHead]
+        queueHead += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: queue.count < 4096)
+            queueHead = 0
+        }
+        return r
+    }
+}
+
+/// One TCP + TLS + HTTP/2 connection.
+final class H2Connection {
+    enum State { case connecting, handshaking, open, closed }
+    let id: UInt64
+    unowned let origin: H2Origin
+    /// The driver the session callbacks report to (it outlives its connections).
+    unowned(unsafe) var driver: H2Driver?
+    var state = State.connecting
+    var fd: Int32 = -1
+    var ssl: OpaquePointer?
+    var session: OpaquePointer?
+    var addresses: [[UInt8]] = []
+    var addressIndex = 0
+    var lastConnectError = ""
+    var deadline: UInt64 = 0
+    var settingsReceived = false
+    var draining = false
+    var goawayLastStreamID = Int32.max
+    var streams: [Int32: H2Request] = [:]
+    var streamLimit = 0
+    var idleSince: UInt64 = 0
+    var epollEvents: UInt32 = 0
+    var dirty = false
+    var firstStream = true
+    /// Frames from nghttp2 not yet taken by `SSL_write` (`out[outOffset...]`).
+    var out: [UInt8] = []
+    var outOffset = 0
+
+    init(id: UInt64, origin: H2Origin) {
+        self.id = id
+        self.origin = origin
+    }
+}
+
+// MARK: - The driver
+
+nonisolated func startH2DriverThread(_ driver: H2Driver) -> pthread_t? {
+    var tid = pthread_t()
+    let arg = Unmanaged.passRetained(driver).toOpaque()
+    let rc = pthread_create(&tid, nil, { raw in
+        guard let raw else { return nil }
+        let driver = Unmanaged<H2Driver>.fromOpaque(raw).takeRetainedValue()
+        _ = CLinux_setThreadName("herald-h2")
+        driver.run()
+        return nil
+    }, arg)
+    if rc != 0 {
+        Unmanaged<H2Driver>.fromOpaque(arg).release()
+        return nil
+    }
+    return tid
+}
+
+func h2MonotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}

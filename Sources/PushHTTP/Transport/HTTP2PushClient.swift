@@ -1,0 +1,18 @@
+/// What the two HTTP/2 push clients have in common: the production transport (`HTTP2PushTransport`)
+/// and the shared test scenarios drive either through it.
+public protocol HTTP2PushClient: AnyObject, Sendable {
+    /// Queues one POST; `completion` runs exactly once, on the client's driver thread (or at once on
+    /// the caller's thread after `shutdown`). Any HTTP status is a `.success`.
+    func sendReportingInfo(_ request: PushHTTPRequest,
+                           completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void)
+    /// Async variant of `sendReportingInfo`; the exchange is not cancelled with the task.
+    func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse
+    /// Completes everything queued or in flight with `.shutdown` and stops the driver thread. Idempotent.
+    func shutdown()
+    /// Connections opened so far.
+    var connectionsOpened: Int { get }
+    /// Requests finished so far (success or failure).
+    var requestsCompleted: Int { get }
+}
+
+extension HTTP2Client: HTTP2PushClient {}
