@@ -203,15 +203,6 @@ public final class HTTP2Client: Sendable {
         if !accepted { transfer.finish(.failure(.shutdown), httpVersion: "", newConnections: 0) }
     }
 
-    /// Async variant of `send`. The exchange is not cancelled with the task; it ends with a response,
-    /// a transport error, the request timeout, or `.shutdown`.
-    public func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse {
-        let result = await withCheckedContinuation { (cont: CheckedContinuation<Result<PushHTTPResponse, PushTransportError>, Never>) in
-            send(request) { cont.resume(returning: $0) }
-        }
-        return try result.get()
-    }
-
     /// Completes every queued and in-flight request with `.shutdown`, closes all connections, stops and
     /// joins the driver thread. Idempotent. After it returns (when not called from a completion handler),
     /// every completion has run; later `send`s complete at once with `.shutdown`.

@@ -15,4 +15,15 @@ public protocol HTTP2PushClient: AnyObject, Sendable {
     var requestsCompleted: Int { get }
 }
 
+extension HTTP2PushClient {
+    /// The async form of `sendReportingInfo`, for both clients. The exchange is not cancelled with
+    /// the task; it ends with a response, a transport error, the request timeout, or `.shutdown`.
+    public func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse {
+        let result = await withCheckedContinuation { (cont: CheckedContinuation<Result<PushHTTPResponse, PushTransportError>, Never>) in
+            sendReportingInfo(request) { result, _ in cont.resume(returning: result) }
+        }
+        return try result.get()
+    }
+}
+
 extension HTTP2Client: HTTP2PushClient {}

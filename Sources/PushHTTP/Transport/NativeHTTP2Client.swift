@@ -87,14 +87,6 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         if !accepted { item.finish(.failure(.shutdown), newConnection: false) }
     }
 
-    /// Async variant of `send`; the exchange is not cancelled with the task.
-    public func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse {
-        let result = await withCheckedContinuation { (cont: CheckedContinuation<Result<PushHTTPResponse, PushTransportError>, Never>) in
-            send(request) { cont.resume(returning: $0) }
-        }
-        return try result.get()
-    }
-
     /// Completes every queued and in-flight request with `.shutdown`, closes all connections, stops and
     /// joins the driver thread. Idempotent; from a completion handler it does not wait.
     public func shutdown() {
