@@ -34,14 +34,8 @@ enum JobStore {
         precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
         guard limit > 0 else { return [] }
         guard connection.isInTransaction else {
-            do {
-                return try connection.transaction(.immediate) { connection in
-                    try claim(connection, kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
-                }
-            } catch let error as SQLiteError {
-                throw error
-            } catch {
-                preconditionFailure("a claim throws SQLiteError only, not \(error)")
+            return try connection.inWriteTransaction { () throws(SQLiteError) in
+                try claim(connection, kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
             }
         }
         // Issue 17: one `UPDATE … WHERE id IN (…) RETURNING *` cost ~100k instructions per job
