@@ -77,9 +77,11 @@ enum JobStore {
         if due.isEmpty { return [] }
         // No savepoint of its own: the `Database` writer's units roll back when their body throws,
         // so a partial claim is never committed, and a savepoint would add two statements a claim.
+        // One statement checked out for the whole claim: a cache look-up hashes the SQL (~1.5k
+        // instructions), once a claim rather than once a job.
+        let lease = try connection.prepare("UPDATE jobs SET state = 'leased', lease_until = ?, attempts = ?, first_attempt_at = ? WHERE id = ?")
         for job in due {
-            try connection.run("UPDATE jobs SET state = 'leased', lease_until = ?, attempts = ?, first_attempt_at = ? WHERE id = ?",
-                               [job.leaseUntil, Int64(job.attempts), job.firstAttemptAt, job.id])
+            try lease.run([job.leaseUntil, Int64(job.attempts), job.firstAttemptAt, job.id])
         }
         return due
     }
