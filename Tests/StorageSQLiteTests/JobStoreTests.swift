@@ -54,6 +54,73 @@ import Testing
         }
     }
 
+    /// The claim reads its rows and leases them by id (issue 17); what it returns must be the
+    /// rows as stored after it, every column, for queued jobs, expired leases and revived dead
+    /// letters alike.
+    @Test func aClaimReturnsTheJobsAsStoredAfterIt() throws {
+        try withDatabase { db in
+            let fresh = try JobStore.enqueue(db, kind: "k", payloadJSON: #"{"a":1}"#, app: "chat", runAt: 5, now: 1)
+            let retried = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+            let first = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 2).first)
+            #expect(first.id == retried)
+            #expect(try JobStore.retry(db, first.lease, runAt: 6, error: "503", countsAttempt: false))
+            let revived = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
+            let dying = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 3).first)
+            #expect(dying.id == revived)
+            #expect(try JobStore.deadLetter(db, dying.lease, error: "BadDeviceToken", now: 4))
+            #expect(try JobStore.retryDead(db, id: revived, now: 4))
+            let claimed = try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 1_000, now: 10)
+            #expect(claimed.map(\.id) == [revived, fresh, retried])
+            for job in claimed {
+                #expect(try JobStore.find(db, id: job.id) == job)
+            }
+            #expect(claimed.map(\.firstAttemptAt) == [10, 10, 2])
+            #expect(claimed.map(\.attempts) == [1, 1, 2] && claimed.map(\.uncountedAttempts) == [0, 0, 1])
+            #expect(claimed[1].app == "chat" && claimed[1].payloadJSON == #"{"a":1}"# && claimed[2].lastError == "503")
+        }
+    }
+
+    /// Queued jobs and expired leases are read apart and merged: `limit` cuts the merged due
+    /// order, not either list, and a job left out stays as it was.
+    @Test func aClaimCutsQueuedAndExpiredJobsInOneDueOrder() throws {
+        try withDatabase { db in
+            let ids = try [0, 10, 20, 30].map { runAt throws(SQLiteError) in
+                try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: Int64(runAt), now: 0)
+            }
+            // ids[0] and ids[2] leased until 100; ids[1] and ids[3] stay queued.
+            #expect(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 100, now: 0).map(\.id) == [ids[0]])
+            try db.run("UPDATE jobs SET state = 'leased', lease_until = 100, attempts = 1 WHERE id = ?", [ids[2]])
+            #expect(try JobStore.claim(db, kind: "k", limit: 0, leaseMilliseconds: 100, now: 200).isEmpty)
+            let claimed = try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 200)
+            #expect(claimed.map(\.id) == [ids[0], ids[1], ids[2]])
+            #expect(claimed.map(\.attempts) == [2, 1, 2])
+            #expect(try JobStore.find(db, id: ids[3])?.state == .queued && JobStore.find(db, id: ids[3])?.attempts == 0)
+            #expect(try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 200).map(\.id) == [ids[3]])
+        }
+    }
+
+    /// A claim that fails part-way leases nothing: outside a transaction it opens its own, and
+    /// inside one the caller's rollback takes its updates back.
+    @Test func aClaimThatFailsLeasesNothing() throws {
+        try withDatabase { db in
+            let ids = try (0..<3).map { i throws(SQLiteError) in
+                try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: Int64(i), now: 0)
+            }
+            try db.run("CREATE TRIGGER refuse AFTER UPDATE OF state ON jobs WHEN new.id = \(ids[1]) BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            #expect(throws: SQLiteError.self) { try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 10) }
+            #expect(!db.isInTransaction)
+            #expect(throws: SQLiteError.self) {
+                try db.transaction { db in try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 10) }
+            }
+            for id in ids {
+                let job = try #require(try JobStore.find(db, id: id))
+                #expect(job.state == .queued && job.attempts == 0 && job.leaseUntil == nil)
+            }
+            try db.run("DROP TRIGGER refuse")
+            #expect(try JobStore.claim(db, kind: "k", limit: 3, leaseMilliseconds: 100, now: 10).map(\.id) == ids)
+        }
+    }
+
     @Test func retryDeadLetterResurrectAndComplete() throws {
         try withDatabase { db in
             let id = try JobStore.enqueue(db, kind: "k", payloadJSON: "{\"a\":1}", runAt: 0, now: 0)

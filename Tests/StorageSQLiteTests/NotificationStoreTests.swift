@@ -179,6 +179,24 @@ import Testing
         }
     }
 
+    /// The recovery claim reads its plans and leases them by id (issue 17): it returns them as
+    /// stored after it, and one that fails part-way leases none.
+    @Test func aPlanClaimReturnsThePlansAsStoredAndLeasesNoneWhenItFails() throws {
+        try withMigratedDatabase { db in
+            let first = try NotificationStore.insertPlan(db, PendingPlan(planJSON: #"{"a":1}"#, createdAt: 5))
+            let second = try NotificationStore.insertPlan(db, PendingPlan(planJSON: #"{"b":2}"#, createdAt: 6, claimedBy: "old", leaseUntil: 10))
+            try db.run("CREATE TRIGGER refuse AFTER UPDATE ON notification_plans WHEN new.id = \(second) BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            #expect(throws: SQLiteError.self) { try NotificationStore.claimPlans(db, by: "n", limit: 10, leaseMilliseconds: 100, now: 50) }
+            #expect(!db.isInTransaction)
+            #expect(try NotificationStore.pendingPlans(db, limit: 10).map(\.claimedBy) == [nil, "old"])
+            try db.run("DROP TRIGGER refuse")
+            let claimed = try NotificationStore.claimPlans(db, by: "n", limit: 10, leaseMilliseconds: 100, now: 50)
+            #expect(claimed.map(\.id) == [first, second])
+            #expect(try NotificationStore.pendingPlans(db, limit: 10) == claimed)
+            #expect(claimed.allSatisfy { $0.claimedBy == "n" && $0.leaseUntil == 150 } && claimed.map(\.planJSON) == [#"{"a":1}"#, #"{"b":2}"#])
+        }
+    }
+
     @Test func insertStoresEveryColumnAndNoPlanOnTheRow() throws {
         try withMigratedDatabase { db in
             let stored = try NotificationStore.insert(db, NotificationRecord(

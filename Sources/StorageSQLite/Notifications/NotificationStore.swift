@@ -59,22 +59,34 @@ enum NotificationStore {
     }
 
     /// Claims for `node`, until `now + leaseMilliseconds`, up to `limit` plans with ids above
-    /// `after` that nobody holds or whose lease is over (`lease_until <= now`), oldest first: one
-    /// `UPDATE … RETURNING`, so two claimers never get the same plan.
+    /// `after` that nobody holds or whose lease is over (`lease_until <= now`), oldest first. The
+    /// plans are read, then leased by id, in one write transaction (the caller's, or its own), so
+    /// two claimers never get the same plan.
     /// - Parameters:
     ///   - after: only plans with a greater id (paging within one recovery pass).
     ///   - now: unix ms.
+    /// - Returns: the plans as stored after the claim, by id.
+    /// - Throws: `SQLiteError`; nothing is claimed then (inside the caller's transaction, once it
+    ///   rolls back).
     static func claimPlans(_ connection: SQLiteConnection, by node: String, after: Int64 = 0, limit: Int,
                                   leaseMilliseconds: Int64, now: Int64) throws(SQLiteError) -> [PendingPlan] {
         precondition(limit >= 0, "a negative LIMIT means no limit in SQLite")
-        return try connection.query("""
-            UPDATE notification_plans SET claimed_by = :node, lease_until = :until
-            WHERE id IN (SELECT id FROM notification_plans WHERE id > :after AND (lease_until IS NULL OR lease_until <= :now)
-                         ORDER BY id LIMIT :limit)
-            RETURNING *
-            """, [":node": node, ":until": now + leaseMilliseconds, ":after": after, ":now": now, ":limit": limit])
-            .map { row throws(SQLiteError) in try PendingPlan(row: row) }
-            .sorted { $0.id < $1.id }
+        // Issue 17: as the job claim, no `UPDATE … WHERE id IN (…) RETURNING *` (ephemeral tables
+        // for the list and the returned rows): a rowid range read, then rowid updates.
+        return try connection.inWriteTransaction { () throws(SQLiteError) in
+            let until = now + leaseMilliseconds
+            let plans = try connection.query("""
+                SELECT id, plan_json, created_at FROM notification_plans
+                WHERE id > ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?
+                """, [after, now, limit])
+                .map { row throws(SQLiteError) in
+                    PendingPlan(id: try row[0], planJSON: try row[1], createdAt: try row[2], claimedBy: node, leaseUntil: until)
+                }
+            for plan in plans {
+                try connection.run("UPDATE notification_plans SET claimed_by = ?, lease_until = ? WHERE id = ?", [node, until, plan.id])
+            }
+            return plans
+        }
     }
 
     /// Extends `node`'s lease on the plans `ids` to `until` (unix ms), while it plans them.

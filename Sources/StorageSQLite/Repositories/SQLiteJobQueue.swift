@@ -1,6 +1,6 @@
 import HeraldCore
 
-/// `JobQueue` over `JobStore`: claims are one `UPDATE … RETURNING` on the writer, so atomic.
+/// `JobQueue` over `JobStore`: a claim reads and leases its jobs in one transaction on the writer, so atomic.
 struct SQLiteJobQueue: JobQueue {
     let connection: SQLiteConnection
 

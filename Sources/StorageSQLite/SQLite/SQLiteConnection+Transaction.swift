@@ -73,3 +73,20 @@ extension SQLiteConnection {
         return result
     }
 }
+
+extension SQLiteConnection {
+    /// Runs `body` in the transaction already open on this connection, or else in its own
+    /// (`BEGIN IMMEDIATE`), with no savepoint: for a read followed by writes that must be one
+    /// unit (the queue's claims), where the open transaction's owner rolls back if `body` throws.
+    /// - Throws: `body`'s error (its own transaction rolled back), or BEGIN's or COMMIT's.
+    func inWriteTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        if isInTransaction { return try body() }
+        do {
+            return try transaction(.immediate) { _ in try body() }
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            preconditionFailure("a body typed to throw SQLiteError threw \(error)")
+        }
+    }
+}
