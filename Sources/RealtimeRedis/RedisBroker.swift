@@ -456,6 +456,12 @@ public final class RedisBroker: Broker {
                          last: values[2...].map { UInt64(max($0.int64 ?? 0, 0)) })
     }
 
+    /// One PING through the command connection (its own backoff answers at once while Redis is
+    /// known to be down).
+    public func checkReachable() throws(BrokerError) {
+        _ = try brokerCall(RedisCommand("PING"))
+    }
+
     private func brokerCall(_ command: RedisCommand) throws(BrokerError) -> RedisReply {
         do {
             return try commander.call(command)

@@ -2,7 +2,9 @@
 holds every family the operator guide promises; request ids line up between answers and logs;
 SIGTERM lets in-flight pushes finish and exits 0."""
 import json
+import os
 import signal
+import socket
 import sqlite3
 import sys
 import time
@@ -178,3 +180,19 @@ def test_sigterm_answers_every_call_it_stored(herald_factory):
     assert not lost, ("stored calls went unanswered", [(key, stored[key], errors.get(key)) for key in lost])
     # Every stored call was planned before the exit (the 5 s drain).
     assert all(stored[key] == 1 for key in answered)
+
+
+@pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run sets its own HERALD_BROKER")
+def test_readyz_is_503_while_the_redis_broker_cannot_be_reached(herald_factory):
+    # A port with nothing listening: every publish answers 503, so the node must not look ready.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    h = herald_factory(HERALD_BROKER=f"redis://127.0.0.1:{port}")
+    r = httpx.get(h.url("/readyz"), timeout=10)
+    assert r.status_code == 503, r.text
+    body = r.json()
+    assert body["status"] == "not_ready"
+    assert any(p.startswith("broker unreachable") for p in body["problems"]), body
+    # What /readyz warns of: the publish is refused, nothing published.
+    assert h.publish("news", {"n": 1}, expect=503)["error"] == "broker_unavailable"

@@ -1,3 +1,4 @@
+import Dispatch
 import HeraldCore
 import Realtime
 
@@ -25,40 +26,45 @@ struct OperationsRoutes {
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
     /// what is wrong otherwise: `storage` names why storage cannot write (`full`, `read_only`,
     /// `busy`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
-    /// A provider whose mass-deletion guard tripped (PU-5a) is reported.
+    /// A provider whose mass-deletion guard tripped (PU-5a) is reported. A broker whose store does
+    /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503.
     func readiness() -> RouteResult {
         let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs, apps = self.apps
         return .deferred { writer in
             node.snapshot { snapshot in
                 // A real write, not an empty transaction: one commits on a full disk.
                 probe.check { health in
-                    var problems: [String] = []
-                    if case .notWritable(_, let detail) = health { problems.append("database not writable: \(detail)") }
-                    if snapshot.loopsAnswering < snapshot.loopCount {
-                        problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
-                    }
-                    var providers: [String] = []
-                    for provider in providerIDs {
-                        guard let push, push.providers.isConfigured(provider) else {
-                            providers.append("\"\(provider)\":\"disabled\"")
-                            continue
+                    // The broker's check may wait for a remote store: never on the caller's thread.
+                    DispatchQueue.global().async {
+                        var problems: [String] = []
+                        if case .notWritable(_, let detail) = health { problems.append("database not writable: \(detail)") }
+                        do { try node.broker.checkReachable() } catch { problems.append("broker unreachable: \(error)") }
+                        if snapshot.loopsAnswering < snapshot.loopCount {
+                            problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                         }
-                        if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider.rawValue) {
-                            providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
-                        } else {
-                            providers.append("\"\(provider)\":\"ok\"")
+                        var providers: [String] = []
+                        for provider in providerIDs {
+                            guard let push, push.providers.isConfigured(provider) else {
+                                providers.append("\"\(provider)\":\"disabled\"")
+                                continue
+                            }
+                            if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider.rawValue) {
+                                providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
+                            } else {
+                                providers.append("\"\(provider)\":\"ok\"")
+                            }
                         }
+                        // Stored apps' providers only show when their guard holds (ADR 0006).
+                        for (key, reason) in push?.worker.massDeletionGuard.trippedAppProviders ?? [] {
+                            providers.append("\(JSONText.quote(key)):\(JSONText.quote("provider_misconfigured: " + reason))")
+                        }
+                        let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
+                            + "\"storage\":\"\(health.name)\","
+                            + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))},"
+                            + "\"apps_not_loaded\":{" + (apps?.notLoaded ?? [:]).sorted { $0.key < $1.key }
+                                .map { "\(JSONText.quote($0.key.rawValue)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}}"
+                        writer.complete(.json(problems.isEmpty ? 200 : 503, body))
                     }
-                    // Stored apps' providers only show when their guard holds (ADR 0006).
-                    for (key, reason) in push?.worker.massDeletionGuard.trippedAppProviders ?? [] {
-                        providers.append("\(JSONText.quote(key)):\(JSONText.quote("provider_misconfigured: " + reason))")
-                    }
-                    let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
-                        + "\"storage\":\"\(health.name)\","
-                        + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))},"
-                        + "\"apps_not_loaded\":{" + (apps?.notLoaded ?? [:]).sorted { $0.key < $1.key }
-                            .map { "\(JSONText.quote($0.key.rawValue)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}}"
-                    writer.complete(.json(problems.isEmpty ? 200 : 503, body))
                 }
             }
         }

@@ -165,9 +165,18 @@ public protocol Broker: Sendable {
     /// must not see them.
     /// - Throws: `BrokerError` when a remote store cannot be reached (what it held expires then).
     func removeChannels(app: String) throws(BrokerError)
+
+    /// Asks the broker's store whether it answers now (`GET /readyz`): a node whose broker cannot
+    /// be reached answers every publish 503 and must not be reported ready. Blocks up to the
+    /// adapter's call timeout; call it off the event loops. The in-process broker always answers.
+    /// - Throws: `BrokerError` when the store does not answer.
+    func checkReachable() throws(BrokerError)
 }
 
 extension Broker {
     /// A broker that never loses a message to its node has nothing to report.
     public func setResetHandler(_ handler: @escaping BrokerResetHandler) {}
+
+    /// An in-process broker is always there.
+    public func checkReachable() throws(BrokerError) {}
 }
