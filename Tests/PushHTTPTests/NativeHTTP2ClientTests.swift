@@ -1,5 +1,6 @@
 import Foundation
 import PushTestSupport
+import Synchronization
 import Testing
 
 @testable import PushHTTP
@@ -108,17 +109,23 @@ struct NativeHTTP2ClientTests {
     }
 
     /// An idle connection older than `maxIdleConnectionSeconds` is closed (GOAWAY), so the next request
-    /// opens a new one. The wait is the idle age itself: time has to pass, there is no event to await.
+    /// opens a new one. The driver's clock is moved by hand: the request that wakes it finds the
+    /// connection past its age before it is dispatched.
     @Test func idleConnectionIsClosedAfterItsMaxAge() throws {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
-        let client = try Self.client(server) { $0.maxIdleConnectionSeconds = 1 }
+        let clock = Atomic<UInt64>(1_000_000_000_000)
+        var configuration = HTTP2Client.Configuration()
+        configuration.caFile = server.caFile
+        configuration.maxIdleConnectionSeconds = 1
+        let client = try NativeHTTP2Client(configuration: configuration,
+                                           monotonicNanoseconds: { clock.load(ordering: .relaxed) })
         defer { client.shutdown() }
         let first = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
         #expect((try? first.result.get().status) == 200)
         let again = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
         #expect(again.info.newConnections == 0)
-        Thread.sleep(forTimeInterval: 2.5)
+        clock.add(2_000_000_000, ordering: .relaxed)
         let later = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
         #expect((try? later.result.get().status) == 200)
         #expect(later.info.newConnections == 1)

@@ -42,7 +42,7 @@ extension H2Driver {
 
     func onStreamClose(_ connection: H2Connection, streamID: Int32, errorCode: UInt32) {
         guard let r = connection.streams.removeValue(forKey: streamID) else { return }
-        if connection.streams.isEmpty { connection.idleSince = h2MonotonicNanoseconds() }
+        if connection.streams.isEmpty { connection.idleSince = monotonicNanoseconds() }
         r.connection = nil
         r.origin.map { markDirty($0) }
         if connection.draining && connection.streams.isEmpty { markDirty(connection) }
@@ -66,7 +66,7 @@ extension H2Driver {
             let remote = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
             connection.streamLimit = max(1, min(configuration.maxConcurrentStreams, remote))
             connection.settingsReceived = true
-            if connection.idleSince == 0 { connection.idleSince = h2MonotonicNanoseconds() }
+            if connection.idleSince == 0 { connection.idleSince = monotonicNanoseconds() }
             markDirty(connection.origin)
         case NGHTTP2_GOAWAY.rawValue:
             connection.draining = true

@@ -32,8 +32,13 @@ final class H2Driver: @unchecked Sendable {
     static let writeBatchBytes = 64 * 1024
     static let wakeID: UInt64 = 0
 
-    init(configuration: NativeHTTP2Client.Configuration) throws(PushTransportError) {
+    /// The clock of deadlines and idle ages, ns (CLOCK_MONOTONIC outside tests).
+    let monotonicNanoseconds: @Sendable () -> UInt64
+
+    init(configuration: NativeHTTP2Client.Configuration,
+         monotonicNanoseconds: @escaping @Sendable () -> UInt64) throws(PushTransportError) {
         self.configuration = configuration
+        self.monotonicNanoseconds = monotonicNanoseconds
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard ep >= 0 else { throw .other(code: -Int(errno), message: "epoll_create1 failed") }
         let ev = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
@@ -110,11 +115,11 @@ final class H2Driver: @unchecked Sendable {
             }
             for request in incoming { accept(request) }
             incoming.removeAll(keepingCapacity: true)
-            let now = h2MonotonicNanoseconds()
+            let now = monotonicNanoseconds()
             sweep(now: now)
             dispatchDirtyOrigins(now: now)
             flushDirtyConnections()
-            let timeout = waitTimeout(now: h2MonotonicNanoseconds())
+            let timeout = waitTimeout(now: monotonicNanoseconds())
             let n = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeout)
             }

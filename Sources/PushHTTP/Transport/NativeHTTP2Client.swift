@@ -45,8 +45,13 @@ public final class NativeHTTP2Client: HTTP2PushClient {
 
     /// Starts the driver thread. Throws `.other` when the TLS context, epoll or the thread cannot be set
     /// up, `.tls` when `caFile` cannot be loaded.
-    public init(configuration: Configuration = Configuration()) throws(PushTransportError) {
-        let driver = try H2Driver(configuration: configuration)
+    public convenience init(configuration: Configuration = Configuration()) throws(PushTransportError) {
+        try self.init(configuration: configuration, monotonicNanoseconds: h2MonotonicNanoseconds)
+    }
+
+    /// `monotonicNanoseconds` is the driver's clock for deadlines and idle ages (tests move it by hand).
+    init(configuration: Configuration, monotonicNanoseconds: @escaping @Sendable () -> UInt64) throws(PushTransportError) {
+        let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds)
         self.configuration = configuration
         self.shared = driver.shared
         guard let tid = startH2DriverThread(driver) else {
