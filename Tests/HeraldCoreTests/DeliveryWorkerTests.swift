@@ -158,6 +158,15 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// `count` jobs for users `u-0…`, one device each (`tok-0…`), whose sends the provider holds
+    /// until the test answers them. - Returns: the job ids, in order.
+    func enqueueHeld(_ count: Int) throws -> [Int64] {
+        try (0..<count).map { i in
+            provider.script("tok-\(i)", .hold)
+            return try enqueue(try register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)"))
+        }
+    }
+
     /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
     /// queued (each is done or dead) or `rounds` rounds have run.
     /// - Returns: the rounds run.
@@ -598,11 +607,7 @@ final class WorkerHarness: Sendable {
             configuration.batchSize = 2
             configuration.pollMilliseconds = 3_600_000
         })
-        var ids: [Int64] = []
-        for i in 0..<12 {
-            h.provider.script("tok-\(i)", .hold)
-            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
-        }
+        let ids = try h.enqueueHeld(12)
         var held = h.provider.held.makeAsyncIterator()
         h.worker.start()
         var open: [@Sendable (PushClassification) -> Void] = []
@@ -634,11 +639,7 @@ final class WorkerHarness: Sendable {
             configuration.maxInFlight = 4
             configuration.pollMilliseconds = 3_600_000
         })
-        var ids: [Int64] = []
-        for i in 0..<8 {
-            h.provider.script("tok-\(i)", .hold)
-            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
-        }
+        let ids = try h.enqueueHeld(8)
         var held = h.provider.held.makeAsyncIterator()
         h.worker.start()
         var first: [@Sendable (PushClassification) -> Void] = []
@@ -673,11 +674,7 @@ final class WorkerHarness: Sendable {
             configuration.maxInFlight = 2
             configuration.pollMilliseconds = 3_600_000
         })
-        var ids: [Int64] = []
-        for i in 0..<4 {
-            h.provider.script("tok-\(i)", .hold)
-            ids.append(try h.enqueue(try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")))
-        }
+        let ids = try h.enqueueHeld(4)
         var held = h.provider.held.makeAsyncIterator()
         h.worker.start()
         let first = try #require(await held.next())
