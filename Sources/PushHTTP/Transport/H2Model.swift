@@ -147,24 +147,7 @@ final class H2Connection {
     }
 }
 
-// MARK: - The driver
-
-nonisolated func startH2DriverThread(_ driver: H2Driver) -> pthread_t? {
-    var tid = pthread_t()
-    let arg = Unmanaged.passRetained(driver).toOpaque()
-    let rc = pthread_create(&tid, nil, { raw in
-        guard let raw else { return nil }
-        let driver = Unmanaged<H2Driver>.fromOpaque(raw).takeRetainedValue()
-        _ = CLinux_setThreadName("herald-h2")
-        driver.run()
-        return nil
-    }, arg)
-    if rc != 0 {
-        Unmanaged<H2Driver>.fromOpaque(arg).release()
-        return nil
-    }
-    return tid
-}
+// MARK: - The driver's clock
 
 func h2MonotonicNanoseconds() -> UInt64 {
     var spec = timespec()

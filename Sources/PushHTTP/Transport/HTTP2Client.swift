@@ -155,7 +155,7 @@ public final class HTTP2Client: Sendable {
         let shared = CurlDriverShared(multi: multi)
         self.shared = shared
         let driver = CurlDriver(shared: shared, configuration: configuration)
-        guard let tid = startDriverThread(driver) else {
+        guard let tid = startDriverThread(named: nil, driver.run) else {
             curl_multi_cleanup(multi)
             throw .other(code: -1, message: "could not start the HTTP/2 driver thread")
         }
@@ -347,24 +347,6 @@ private let writeCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
     let ok = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         .receiveBody(UnsafeRawBufferPointer(start: ptr, count: n))
     return ok ? n : 0
-}
-
-/// Starts the driver on its own pthread. A nonisolated function (not top-level code), so the C entry
-/// closure is not inferred `@MainActor` (which traps at runtime on the new thread).
-nonisolated private func startDriverThread(_ driver: CurlDriver) -> pthread_t? {
-    var tid = pthread_t()
-    let arg = Unmanaged.passRetained(driver).toOpaque()
-    let rc = pthread_create(&tid, nil, { raw in
-        guard let raw else { return nil }
-        let driver = Unmanaged<CurlDriver>.fromOpaque(raw).takeRetainedValue()
-        driver.run()
-        return nil
-    }, arg)
-    if rc != 0 {
-        Unmanaged<CurlDriver>.fromOpaque(arg).release()
-        return nil
-    }
-    return tid
 }
 
 /// The driver-thread side: owns the multi handle and all easy handles.

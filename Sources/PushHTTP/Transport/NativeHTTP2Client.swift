@@ -54,7 +54,7 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds)
         self.configuration = configuration
         self.shared = driver.shared
-        guard let tid = startH2DriverThread(driver) else {
+        guard let tid = startDriverThread(named: "herald-h2", driver.run) else {
             driver.releaseResources()
             throw .other(code: -1, message: "could not start the HTTP/2 driver thread")
         }
