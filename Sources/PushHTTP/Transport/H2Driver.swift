@@ -241,9 +241,9 @@ final class H2Driver: @unchecked Sendable {
         r.headerBytes = UnsafeMutableRawPointer(bytes)
         var at = 0
         var count = 0
-        func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int) {
-            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength,
-                                   flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int,
+                 flags: UInt8 = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)) {
+            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength, flags: flags)
             count += 1
         }
         put(H2Static.method, 7, H2Static.post, 4)
@@ -288,7 +288,8 @@ final class H2Driver: @unchecked Sendable {
             }
             if Self.equal(lowered, "user-agent") { hasUserAgent = true }
             let valueCount = value.utf8.count
-            put(nameAt, nameCount, valueAt, valueCount)
+            put(nameAt, nameCount, valueAt, valueCount,
+                flags: Self.equal(lowered, "apns-id") ? Self.notIndexed : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             at += nameCount + valueCount
         }
         if !hasUserAgent, let userAgent { put(H2Static.userAgent, 10, userAgent.baseAddress!, userAgent.count) }
@@ -299,6 +300,13 @@ final class H2Driver: @unchecked Sendable {
         r.nvCount = count
         return nil
     }
+
+    /// HPACK "literal never indexed" (RFC 7541 §6.2.3) for a header whose value is new on every
+    /// request (APNs' `apns-id`, a UUID per push). Indexed, each would enter the encoder's dynamic
+    /// table, evict the lasting entries (the bearer token among them, then sent in full again) and
+    /// lengthen every later table search: nghttp2 chains entries of one name and compares each value.
+    /// `:path` and `content-length` nghttp2 never indexes.
+    static let notIndexed = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
 
     /// Writes `value` (≥ 0) in decimal into `buffer`; returns the digit count.
     static func decimal(_ value: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
