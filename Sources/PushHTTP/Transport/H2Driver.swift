@@ -242,7 +242,7 @@ final class H2Driver: @unchecked Sendable {
         var at = 0
         var count = 0
         func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int,
-                 flags: UInt8 = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)) {
+                 flags: UInt8 = Self.pinned) {
             nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength, flags: flags)
             count += 1
         }
@@ -289,7 +289,7 @@ final class H2Driver: @unchecked Sendable {
             if Self.equal(lowered, "user-agent") { hasUserAgent = true }
             let valueCount = value.utf8.count
             put(nameAt, nameCount, valueAt, valueCount,
-                flags: Self.equal(lowered, "apns-id") ? Self.notIndexed : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                flags: Self.equal(lowered, "apns-id") ? Self.pinned | Self.notIndexed : Self.pinned)
             at += nameCount + valueCount
         }
         if !hasUserAgent, let userAgent { put(H2Static.userAgent, 10, userAgent.baseAddress!, userAgent.count) }
@@ -300,6 +300,12 @@ final class H2Driver: @unchecked Sendable {
         r.nvCount = count
         return nil
     }
+
+    /// nghttp2 takes the names and values as they are, without copying them at submit: every one
+    /// lives as long as the request (its `headerBytes`), the origin (`:authority`) or the process
+    /// (the static ones, the user agent), and the request outlives its stream, whose HEADERS frame is
+    /// the last use. Names are lower-case already (nghttp2 lower-cases only what it copies).
+    static let pinned = UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
 
     /// HPACK "literal never indexed" (RFC 7541 §6.2.3) for a header whose value is new on every
     /// request (APNs' `apns-id`, a UUID per push). Indexed, each would enter the encoder's dynamic
