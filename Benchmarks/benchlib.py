@@ -1168,6 +1168,29 @@ def sink_counts(before, after):
             "sink_sys_s": round(after["sys_s"] - before["sys_s"], 4)}
 
 
+def thread_counters(pid, name="herald-h2"):
+    """{syscalls, wakeups} summed over `pid`'s threads called `name` (the native HTTP/2 client's driver):
+    read + write system calls (/proc/…/io syscr + syscw) and voluntary context switches (each one a
+    sleep in epoll_wait and a wake-up), so that a phase can report them per push. {} without such a thread."""
+    out = {"syscalls": 0, "wakeups": 0}
+    found = False
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/io") as f:
+                io = dict(line.split(": ") for line in f.read().splitlines())
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                ctx = [line for line in f if line.startswith("voluntary_ctxt_switches")]
+        except OSError:
+            continue
+        found = True
+        out["syscalls"] += int(io["syscr"]) + int(io["syscw"])
+        out["wakeups"] += int(ctx[0].split()[1]) if ctx else 0
+    return out if found else {}
+
+
 def metric_values(h, name):
     """{labels text: value} of one metric in Herald's /metrics."""
     import http.client

@@ -119,6 +119,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         if sink:
             pids["sink"] = sink.p.pid
         sink0 = sink.stats() if sink else None
+        h2_0 = B.thread_counters(h.p.pid)
         cpu = B.CPUWindow(pids, threads_of="herald").start()
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         rc = B.RedisCounters(redis).start() if redis is not None else None
@@ -133,6 +134,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
             instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"chokepoint-{shape}-{recipients}")
         delivered1 = delivered(h)
         sink1 = sink.stats() if sink else None
+        h2_1 = B.thread_counters(h.p.pid)
         if perf:
             B.perf_stop(procs, perf)
         # The engines' CPU (and h2load's over the window) is the phase's own work, not other work.
@@ -172,6 +174,11 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         out["instructions_per_notification"] = round(instructions / (res["succeeded"] * recipients))
     out.update(c)
     out.update(B.sink_counts(sink0, sink1))
+    pushes = delivered1 - delivered0
+    if h2_0 and h2_1 and pushes > 0:
+        # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
+        out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / pushes, 3)
+        out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / pushes, 3)
     return out
 
 
@@ -182,7 +189,9 @@ def fmt(r):
             f"{r['herald_user_s']}u+{r['herald_sys_s']}s double {r['double_user_s']}u+{r['double_sys_s']}s "
             + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "")
             + (f"({(r['sink_user_s'] + r['sink_sys_s']) / r['sink_requests'] * 1e6:.1f} µs/request, "
-               f"{r['sink_requests']} requests) " if r.get("sink_requests") else "") +
+               f"{r['sink_requests']} requests) " if r.get("sink_requests") else "")
+            + (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
+               if "h2_syscalls_per_push" in r else "") +
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
             f"{r.get('herald_busiest_threads_cores')} cores"
             + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else "")

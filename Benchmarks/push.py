@@ -265,6 +265,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             pids["sink"] = sink.p.pid
         cpu = B.CPUWindow(pids, threads_of="herald").start()
         sink0 = sink.stats() if sink else None
+        h2_0 = B.thread_counters(h.p.pid)
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
@@ -277,6 +278,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
         # PostgreSQL's CPU is the phase's own work, not other work on the machine.
         c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
         sink1 = sink.stats() if sink else None
+        h2_1 = B.thread_counters(h.p.pid)
         if pgc:
             if not sink:
                 # The double's answer comes before the worker records the outcome: let it record
@@ -306,6 +308,10 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             out["instructions_per_push"] = round(instructions / done) if done else None
         out.update(c)
         out.update(B.sink_counts(sink0, sink1))
+        if h2_0 and h2_1 and done:
+            # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
+            out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / done, 3)
+            out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / done, 3)
         add_pg_cost(out, pg_cost, args.k)
         return out
     entries, first, last = log_window(double, provider)
@@ -438,6 +444,8 @@ def fmt(r):
                  f"{r['sink_requests']} requests) ")
     if "delivered" in r:
         peer += f"delivered={r['delivered']} "
+    if "h2_syscalls_per_push" in r:
+        peer += f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
     return (f"{r['provider']:4} {r['client']:6} c={r['conns']} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
             f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
             f"conns={r['connections']} cpu {cpu}{peer}"
