@@ -279,7 +279,7 @@ def main():
         us = statistics.median([(r["herald_user_s"] + r["herald_sys_s"]) / max(1, r["notifications_per_s"] * r["wall_s"]) * 1e6
                                 for r in rs])
         s = {"notifications_per_s": med("notifications_per_s"), "calls_per_s": med("calls_per_s"),
-             "runs": [r["notifications_per_s"] for r in rs], "mean_ms": med("mean_ms"),
+             "runs": [r["notifications_per_s"] for r in rs], "mean_ms": round(med("mean_ms"), 2),
              "herald_cores": round(cores, 2), "herald_cpu_us_per_notification": round(us), "pushes_answered_per_s": med("pushes_answered_per_s"),
              "other_cores": max(r["other_cores"] for r in rs),
              "failed": sum(r["failed"] + r["non_2xx"] for r in rs)}
