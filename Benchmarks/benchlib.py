@@ -1191,6 +1191,14 @@ def thread_counters(pid, name="herald-h2"):
     return out if found else {}
 
 
+def process_syscalls(pid):
+    """Read + write system calls of a whole process so far (/proc/<pid>/io syscr + syscw: every thread,
+    ended ones included); the other system calls (epoll_wait, futex, …) are not counted."""
+    with open(f"/proc/{pid}/io") as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    return int(io["syscr"]) + int(io["syscw"])
+
+
 def metric_values(h, name):
     """{labels text: value} of one metric in Herald's /metrics."""
     import http.client

@@ -120,6 +120,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
             pids["sink"] = sink.p.pid
         sink0 = sink.stats() if sink else None
         h2_0 = B.thread_counters(h.p.pid)
+        sys_0 = B.process_syscalls(h.p.pid)
         cpu = B.CPUWindow(pids, threads_of="herald").start()
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         rc = B.RedisCounters(redis).start() if redis is not None else None
@@ -135,6 +136,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         delivered1 = delivered(h)
         sink1 = sink.stats() if sink else None
         h2_1 = B.thread_counters(h.p.pid)
+        sys_1 = B.process_syscalls(h.p.pid)
         if perf:
             B.perf_stop(procs, perf)
         # The engines' CPU (and h2load's over the window) is the phase's own work, not other work.
@@ -179,6 +181,10 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
         out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / pushes, 3)
         out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / pushes, 3)
+    n_calls = res.get("succeeded", 0) * recipients
+    if n_calls:
+        # every read/write system call of Herald (API, planning, pushes) per notification
+        out["herald_syscalls_per_notification"] = round((sys_1 - sys_0) / n_calls, 3)
     return out
 
 
@@ -191,7 +197,9 @@ def fmt(r):
             + (f"({(r['sink_user_s'] + r['sink_sys_s']) / r['sink_requests'] * 1e6:.1f} µs/request, "
                f"{r['sink_requests']} requests) " if r.get("sink_requests") else "")
             + (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
-               if "h2_syscalls_per_push" in r else "") +
+               if "h2_syscalls_per_push" in r else "")
+            + (f"herald: {r['herald_syscalls_per_notification']} read/write syscalls per notification "
+               if "herald_syscalls_per_notification" in r else "") +
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
             f"{r.get('herald_busiest_threads_cores')} cores"
             + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else "")

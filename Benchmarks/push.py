@@ -266,6 +266,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
         cpu = B.CPUWindow(pids, threads_of="herald").start()
         sink0 = sink.stats() if sink else None
         h2_0 = B.thread_counters(h.p.pid)
+        sys_0 = B.process_syscalls(h.p.pid)
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
@@ -279,6 +280,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
         c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
         sink1 = sink.stats() if sink else None
         h2_1 = B.thread_counters(h.p.pid)
+        sys_1 = B.process_syscalls(h.p.pid)
         if pgc:
             if not sink:
                 # The double's answer comes before the worker records the outcome: let it record
@@ -312,6 +314,8 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
             out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / done, 3)
             out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / done, 3)
+        if done:
+            out["herald_syscalls_per_push"] = round((sys_1 - sys_0) / done, 3)
         add_pg_cost(out, pg_cost, args.k)
         return out
     entries, first, last = log_window(double, provider)
@@ -446,6 +450,8 @@ def fmt(r):
         peer += f"delivered={r['delivered']} "
     if "h2_syscalls_per_push" in r:
         peer += f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
+    if "herald_syscalls_per_push" in r:
+        peer += f"herald: {r['herald_syscalls_per_push']} read/write syscalls per push "
     return (f"{r['provider']:4} {r['client']:6} c={r['conns']} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
             f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
             f"conns={r['connections']} cpu {cpu}{peer}"
