@@ -183,6 +183,9 @@ struct NativeHTTP2ClientTests {
         ("https://127.0.0.1:1/x", [("a:b", "v")]),
         ("https://127.0.0.1:1/x", [("n\u{e9}", "v")]),
         ("https://127.0.0.1:1/x", [("ok", "v"), ("x\u{7f}", "v")]),
+        ("https://127.0.0.1:1/x", [("abcdefgh:ij", "v")]),
+        ("https://127.0.0.1:1/x", [("abcdefgh ", "v")]),
+        ("https://127.0.0.1:1/x", [("apns-expiration\u{01}", "v")]),
     ])
     func unsupportedRequestsFailBeforeAnyConnection(url: String, headers: [(String, String)]) throws {
         let client = try NativeHTTP2Client()
@@ -190,6 +193,19 @@ struct NativeHTTP2ClientTests {
         let item = try #require(client.sendAndWait(PushHTTPRequest(url: url, headers: headers, body: [])))
         guard case .failure(.other) = item.result else { Issue.record("expected .other, got \(item.result)"); return }
         #expect(client.connectionsOpened == 0)
+    }
+
+    /// Names of every length are lower-cased whole, and nothing is written past them.
+    @Test func namesOfEveryLengthAreLowerCased() {
+        let name = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789"
+        for length in 1...name.utf8.count {
+            let prefix = String(name.prefix(length))
+            var out = [UInt8](repeating: 0, count: length + 1)
+            let count = out.withUnsafeMutableBufferPointer { H2Driver.copyName(prefix, to: $0.baseAddress!) }
+            #expect(count == length)
+            #expect(Array(out[..<length]) == Array(prefix.lowercased().utf8))
+            #expect(out[length] == 0, "nothing written past the name")
+        }
     }
 
     @Test func unknownHostIsAConnectError() throws {
