@@ -43,7 +43,9 @@ not a disk's), with either sink. A PostgreSQL phase also reports commits, rows w
 per push (pg_stat_database, read after the backends published them: +11 s per phase) and the
 server's CPU, and the summary adds a PostgreSQL-against-SQLite table per provider and --conns.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
---perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
+Against h2sink each phase also reports the sink's requests (by kind) and CPU per request, Herald's
+pushes counted delivered, and the read/write system calls and wake-ups of Herald's HTTP/2 driver
+thread per push. --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
 the ratios as a table, then one JSON summary line.
 """
