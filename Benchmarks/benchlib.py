@@ -1169,10 +1169,11 @@ def sink_counts(before, after):
 
 
 def thread_counters(pid, name="herald-h2"):
-    """{syscalls, wakeups} summed over `pid`'s threads called `name` (the native HTTP/2 client's driver):
-    read + write system calls (/proc/…/io syscr + syscw) and voluntary context switches (each one a
-    sleep in epoll_wait and a wake-up), so that a phase can report them per push. {} without such a thread."""
-    out = {"syscalls": 0, "wakeups": 0}
+    """{syscalls, wakeups, cpu_s} summed over `pid`'s threads called `name` (the native HTTP/2 client's
+    driver): read + write system calls (/proc/…/io syscr + syscw), voluntary context switches (each one
+    a sleep in epoll_wait and a wake-up) and user + system CPU seconds (clock ticks), so that a phase
+    can report them per push. {} without such a thread."""
+    out = {"syscalls": 0, "wakeups": 0, "cpu_s": 0.0}
     found = False
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -1183,9 +1184,12 @@ def thread_counters(pid, name="herald-h2"):
                 io = dict(line.split(": ") for line in f.read().splitlines())
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 ctx = [line for line in f if line.startswith("voluntary_ctxt_switches")]
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
         found = True
+        out["cpu_s"] += (int(fields[11]) + int(fields[12])) / CLK_TCK
         out["syscalls"] += int(io["syscr"]) + int(io["syscw"])
         out["wakeups"] += int(ctx[0].split()[1]) if ctx else 0
     return out if found else {}

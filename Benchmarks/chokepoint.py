@@ -181,6 +181,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
         out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / pushes, 3)
         out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / pushes, 3)
+        out["h2_cpu_us_per_push"] = round((h2_1["cpu_s"] - h2_0["cpu_s"]) / pushes * 1e6, 1)
     n_calls = res.get("succeeded", 0) * recipients
     if n_calls:
         # every read/write system call of Herald (API, planning, pushes) per notification
@@ -196,7 +197,8 @@ def fmt(r):
             + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "")
             + (f"({(r['sink_user_s'] + r['sink_sys_s']) / r['sink_requests'] * 1e6:.1f} µs/request, "
                f"{r['sink_requests']} requests) " if r.get("sink_requests") else "")
-            + (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
+            + (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups, "
+               f"{r['h2_cpu_us_per_push']} µs CPU per push "
                if "h2_syscalls_per_push" in r else "")
             + (f"herald: {r['herald_syscalls_per_notification']} read/write syscalls per notification "
                if "herald_syscalls_per_notification" in r else "") +

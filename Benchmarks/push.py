@@ -316,6 +316,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
             out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / done, 3)
             out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / done, 3)
+            out["h2_cpu_us_per_push"] = round((h2_1["cpu_s"] - h2_0["cpu_s"]) / done * 1e6, 1)
         if done:
             out["herald_syscalls_per_push"] = round((sys_1 - sys_0) / done, 3)
         add_pg_cost(out, pg_cost, args.k)
@@ -451,7 +452,8 @@ def fmt(r):
     if "delivered" in r:
         peer += f"delivered={r['delivered']} "
     if "h2_syscalls_per_push" in r:
-        peer += f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups per push "
+        peer += (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups, "
+                 f"{r['h2_cpu_us_per_push']} µs CPU per push ")
     if "herald_syscalls_per_push" in r:
         peer += f"herald: {r['herald_syscalls_per_push']} read/write syscalls per push "
     return (f"{r['provider']:4} {r['client']:6} c={r['conns']} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
