@@ -64,6 +64,7 @@ struct conn;
 
 struct stream {
     struct conn *conn;
+    struct stream *prev, *next; /* the connection's open streams */
     int32_t id;
     int is_post;
     char path[512];
@@ -82,6 +83,7 @@ struct conn {
     unsigned char *out;
     size_t out_len, out_cap, out_off;
     int want_out; /* EPOLLOUT registered */
+    struct stream *streams;
 };
 
 static SSL_CTX *ssl_ctx;
@@ -188,6 +190,9 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
     if (!s) return NGHTTP2_ERR_CALLBACK_FAILURE;
     s->conn = c;
     s->id = frame->hd.stream_id;
+    s->next = c->streams;
+    if (c->streams) c->streams->prev = s;
+    c->streams = s;
     nghttp2_session_set_stream_user_data(session, s->id, s);
     return 0;
 }
@@ -236,6 +241,9 @@ static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t
     struct stream *s = nghttp2_session_get_stream_user_data(session, stream_id);
     if (s) {
         nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        if (s->prev) s->prev->next = s->next;
+        else s->conn->streams = s->next;
+        if (s->next) s->next->prev = s->prev;
         free(s);
     }
     return 0;
@@ -248,6 +256,12 @@ static nghttp2_session_callbacks *callbacks;
 static void conn_close(struct conn *c) {
     epoll_ctl(c->w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (c->session) nghttp2_session_del(c->session);
+    /* nghttp2_session_del runs no stream-close callbacks: free the streams still open */
+    while (c->streams) {
+        struct stream *s = c->streams;
+        c->streams = s->next;
+        free(s);
+    }
     if (c->ssl) SSL_free(c->ssl);
     close(c->fd);
     free(c->out);
