@@ -1066,41 +1066,141 @@ def record_run(runs, result, rep, line, out):
 
 # ---------------------------------------------------------------- native push sink (issue 17)
 
+SINKS = ("native", "nghttpd")
+
+
+def build_h2sink(outdir):
+    """Compiles Benchmarks/h2sink.c (`cc -O2`, libnghttp2 + OpenSSL) into `outdir`; returns its path."""
+    exe = os.path.join(outdir, "h2sink")
+    try:
+        subprocess.run(["cc", "-O2", "-Wall", "-o", exe, os.path.join(HERE, "h2sink.c"),
+                        "-lnghttp2", "-lssl", "-lcrypto", "-lpthread"], check=True, timeout=120)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"cannot build Benchmarks/h2sink.c ({e}); needs: apt-get install gcc libnghttp2-dev libssl-dev")
+    return exe
+
+
 class Sink:
-    """The native ceiling (issue 17): `nghttpd --echo-upload` on 127.0.0.1 over TLS with the
-    double's loopback certificate (signed by the CA Herald is given in HERALD_CA_FILE). It answers
-    200 to every POST, echoing the body, whatever the path. Its stream limit is APNs' (1,000 per
-    connection) rather than nghttpd's default of 100, so the client's own limits decide."""
+    """The native ceiling (issue 17) on 127.0.0.1 over TLS with the double's loopback certificate
+    (signed by the CA Herald is given in HERALD_CA_FILE), with APNs' stream limit (1,000 per
+    connection), so the client's own limits decide.
+
+    `kind` "native" (the default): Benchmarks/h2sink.c, compiled here into the run's work dir. It
+    answers like the providers (APNs 200 with an `apns-id`, FCM 200 with the message name, anything
+    else 404), runs `workers` epoll threads, and counts its requests: `stats()` asks it (SIGUSR1) for
+    requests by kind and its CPU. `kind` "nghttpd": `nghttpd --echo-upload` (Debian nghttp2-server),
+    the ceiling before h2sink: one thread, 200 to every POST whatever the path, no counts
+    (`stats()` is None)."""
 
     name = "sink"
 
-    def __init__(self, procs, wd, double, workers=1, max_streams=1000):
-        self.procs, self.wd, self.double = procs, wd, double
+    def __init__(self, procs, wd, double, kind="native", workers=1, max_streams=1000):
+        if kind not in SINKS:
+            raise ValueError(f"unknown sink {kind}; known: {', '.join(SINKS)}")
+        self.procs, self.wd, self.double, self.kind = procs, wd, double, kind
         self.workers, self.max_streams = workers, max_streams
         self.p = None
 
     def start(self):
-        if not shutil.which("nghttpd"):
-            sys.exit("missing: apt-get install nghttp2-server   # nghttpd, the native sink")
-        os.makedirs(os.path.join(self.wd, "htdocs"), exist_ok=True)
         state = self.double.api.state_dir
+        cert, key = str(state / "server.pem"), str(state / "server-key.pem")
+        os.makedirs(self.wd, exist_ok=True)
         self.port = free_port()
-        self.logf = open(os.path.join(self.wd, "nghttpd.log"), "w")
-        self.p = self.procs.start("nghttpd", [
-            "nghttpd", "--echo-upload", "-a", "127.0.0.1", "-n", str(self.workers),
-            "-m", str(self.max_streams), "-d", os.path.join(self.wd, "htdocs"), str(self.port),
-            str(state / "server-key.pem"), str(state / "server.pem")],
-            stdout=self.logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.logf = open(os.path.join(self.wd, f"{self.kind}.log"), "w")
+        if self.kind == "native":
+            self.stats_path = os.path.join(self.wd, "h2sink-stats.json")
+            argv = [build_h2sink(self.wd), "--port", str(self.port), "--cert", cert, "--key", key,
+                    "--threads", str(self.workers), "--max-streams", str(self.max_streams),
+                    "--stats", self.stats_path]
+        else:
+            if not shutil.which("nghttpd"):
+                sys.exit("missing: apt-get install nghttp2-server   # nghttpd, the old native sink")
+            os.makedirs(os.path.join(self.wd, "htdocs"), exist_ok=True)
+            argv = ["nghttpd", "--echo-upload", "-a", "127.0.0.1", "-n", str(self.workers),
+                    "-m", str(self.max_streams), "-d", os.path.join(self.wd, "htdocs"), str(self.port), key, cert]
+        self.p = self.procs.start(self.kind, argv, stdout=self.logf, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
         if not wait_port(self.port):
-            raise RuntimeError("nghttpd did not listen; see " + self.logf.name)
+            raise RuntimeError(f"{self.kind} sink did not listen; see {self.logf.name}")
         self.base_url = f"https://127.0.0.1:{self.port}"
         return self
+
+    def stats(self, timeout=5.0):
+        """h2sink's counters now: {requests, apns, fcm, not_found, connections, body_bytes, user_s,
+        sys_s, …} (SIGUSR1, then its stats file's next line); None for nghttpd."""
+        if self.kind != "native" or not self.p:
+            return None
+        before = self._read_stats()
+        seq = before["seq"] if before else 0
+        self.p.send_signal(signal.SIGUSR1)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self._read_stats()
+            if st and st["seq"] > seq:
+                return st
+            time.sleep(0.01)
+        raise RuntimeError(f"h2sink did not answer SIGUSR1 within {timeout:.0f} s; see {self.logf.name}")
+
+    def _read_stats(self):
+        try:
+            with open(self.stats_path) as f:
+                return json.loads(f.read())
+        except (OSError, ValueError):
+            return None
 
     def stop(self):
         if self.p:
             self.procs.stop(self.p)
             self.p = None
             self.logf.close()
+
+
+def sink_counts(before, after):
+    """What h2sink answered between two `Sink.stats()` readings: `sink_requests` and by kind
+    (`sink_apns`, `sink_fcm`, `sink_not_found`), and its CPU from its own getrusage (`sink_user_s`,
+    `sink_sys_s`, to the µs: /proc's clock ticks of 10 ms are a good part of a window's sink CPU);
+    {} for nghttpd (no readings). Apply it after CPUWindow's figures, which it refines."""
+    if not before or not after:
+        return {}
+    return {"sink_requests": after["requests"] - before["requests"], "sink_apns": after["apns"] - before["apns"],
+            "sink_fcm": after["fcm"] - before["fcm"], "sink_not_found": after["not_found"] - before["not_found"],
+            "sink_user_s": round(after["user_s"] - before["user_s"], 4),
+            "sink_sys_s": round(after["sys_s"] - before["sys_s"], 4)}
+
+
+def thread_counters(pid, name="herald-h2"):
+    """{syscalls, wakeups, cpu_s} summed over `pid`'s threads called `name` (the native HTTP/2 client's
+    driver): read + write system calls (/proc/…/io syscr + syscw), voluntary context switches (each one
+    a sleep in epoll_wait and a wake-up) and user + system CPU seconds (clock ticks), so that a phase
+    can report them per push. {} without such a thread."""
+    out = {"syscalls": 0, "wakeups": 0, "cpu_s": 0.0}
+    found = False
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/io") as f:
+                io = dict(line.split(": ") for line in f.read().splitlines())
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                ctx = [line for line in f if line.startswith("voluntary_ctxt_switches")]
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found = True
+        out["cpu_s"] += (int(fields[11]) + int(fields[12])) / CLK_TCK
+        out["syscalls"] += int(io["syscr"]) + int(io["syscw"])
+        out["wakeups"] += int(ctx[0].split()[1]) if ctx else 0
+    return out if found else {}
+
+
+def process_syscalls(pid):
+    """Read + write system calls of a whole process so far (/proc/<pid>/io syscr + syscw: every thread,
+    ended ones included); the other system calls (epoll_wait, futex, …) are not counted."""
+    with open(f"/proc/{pid}/io") as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    return int(io["syscr"]) + int(io["syscw"])
 
 
 def metric_values(h, name):

@@ -13,8 +13,9 @@ recipients (users r0 … r{R-1}); h2load --h1 -c C sends it for --warmup s, then
               plan, no push
   ios-device  each recipient has one iOS device (APNs, push on by default): each notification also
               queues a push.deliver job, and the worker sends it meanwhile
---sink nghttpd (default, issue 17): the pushes go to the native sink (`nghttpd --echo-upload`, see
-push.py), so the double's speed (~2,000/s) does not cap them; --sink double sends them to the double.
+--sink native (default, issue 17): the pushes go to the native sink (Benchmarks/h2sink.c, see push.py),
+so the double's speed (~2,000/s) does not cap them; --sink nghttpd to `nghttpd --echo-upload` (the sink
+before it); --sink double to the double.
 notifications/s = h2load's calls/s x R. Pushes delivered/s (Herald's /metrics, during the window)
 show how much pushing went on at the same time. Targets: >= 5 000 notifications/s with one
 recipient each (issue 8); >= 10 000 notifications/s pushed with one iOS device each (issue 17).
@@ -117,6 +118,9 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         pids = {"herald": h.p.pid, "double": double.p.pid}
         if sink:
             pids["sink"] = sink.p.pid
+        sink0 = sink.stats() if sink else None
+        h2_0 = B.thread_counters(h.p.pid)
+        sys_0 = B.process_syscalls(h.p.pid)
         cpu = B.CPUWindow(pids, threads_of="herald").start()
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         rc = B.RedisCounters(redis).start() if redis is not None else None
@@ -130,6 +134,9 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
         if args.callgrind:
             instructions = B.callgrind_stop(h.p.pid, args.callgrind, f"chokepoint-{shape}-{recipients}")
         delivered1 = delivered(h)
+        sink1 = sink.stats() if sink else None
+        h2_1 = B.thread_counters(h.p.pid)
+        sys_1 = B.process_syscalls(h.p.pid)
         if perf:
             B.perf_stop(procs, perf)
         # The engines' CPU (and h2load's over the window) is the phase's own work, not other work.
@@ -147,7 +154,7 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
            "requests": res.get("succeeded", 0), "failed": res.get("failed", 0) + res.get("errored", 0) + res.get("timeout", 0),
            "non_2xx": sum(res.get(k, 0) for k in ("3xx", "4xx", "5xx")), "mean_ms": res.get("mean_ms"),
            "max_ms": res.get("max_ms"),
-           "pushes_answered_per_s": round((delivered1 - delivered0) / (t1 - t0)), "sink": "nghttpd" if sink else "double",
+           "pushes_answered_per_s": round((delivered1 - delivered0) / (t1 - t0)), "sink": sink.kind if sink else "double",
            "herald_rss_kib": rss, "h2load_cpu_s": res["cpu_s"], "other_cores_before": quiet}
     # The engines' counters span the window plus the tail of h2load's last calls: per notification
     # over the window's calls (h2load counts the measured ones).
@@ -168,6 +175,17 @@ def run_phase(procs, binary, wd, double, shape, recipients, args, sink=None, eng
     if instructions is not None and res.get("succeeded"):
         out["instructions_per_notification"] = round(instructions / (res["succeeded"] * recipients))
     out.update(c)
+    out.update(B.sink_counts(sink0, sink1))
+    pushes = delivered1 - delivered0
+    if h2_0 and h2_1 and pushes > 0:
+        # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
+        out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / pushes, 3)
+        out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / pushes, 3)
+        out["h2_cpu_us_per_push"] = round((h2_1["cpu_s"] - h2_0["cpu_s"]) / pushes * 1e6, 1)
+    n_calls = res.get("succeeded", 0) * recipients
+    if n_calls:
+        # every read/write system call of Herald (API, planning, pushes) per notification
+        out["herald_syscalls_per_notification"] = round((sys_1 - sys_0) / n_calls, 3)
     return out
 
 
@@ -176,7 +194,14 @@ def fmt(r):
             f"({r['calls_per_s']} calls/s, mean {r['mean_ms']} ms, max {r['max_ms']} ms) failed={r['failed']} "
             f"non2xx={r['non_2xx']} pushes delivered {r['pushes_answered_per_s']}/s  cpu herald "
             f"{r['herald_user_s']}u+{r['herald_sys_s']}s double {r['double_user_s']}u+{r['double_sys_s']}s "
-            + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "") +
+            + (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r else "")
+            + (f"({(r['sink_user_s'] + r['sink_sys_s']) / r['sink_requests'] * 1e6:.1f} µs/request, "
+               f"{r['sink_requests']} requests) " if r.get("sink_requests") else "")
+            + (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups, "
+               f"{r['h2_cpu_us_per_push']} µs CPU per push "
+               if "h2_syscalls_per_push" in r else "")
+            + (f"herald: {r['herald_syscalls_per_notification']} read/write syscalls per notification "
+               if "herald_syscalls_per_notification" in r else "") +
             f"h2load {r['h2load_cpu_s']}s other={r['other_cores']} cores; busiest Herald threads "
             f"{r.get('herald_busiest_threads_cores')} cores"
             + (f"  Ir/notification={r['instructions_per_notification']}" if "instructions_per_notification" in r else "")
@@ -200,8 +225,10 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="h2load threads")
     ap.add_argument("--duration", type=int, default=10, help="measured s per phase")
     ap.add_argument("--warmup", type=int, default=3, help="h2load warm-up s before measuring")
-    ap.add_argument("--sink", choices=("nghttpd", "double"), default="nghttpd",
-                    help="where pushes go: the native sink (default) or the Python double")
+    ap.add_argument("--sink", choices=B.SINKS + ("double",), default="native",
+                    help="where pushes go: Benchmarks/h2sink.c (native, the default), nghttpd --echo-upload, "
+                         "or the Python double")
+    ap.add_argument("--sink-threads", type=int, default=1, help="the native sink's worker threads (default 1)")
     ap.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite",
                     help="issue 16: PostgreSQL started by the driver")
     ap.add_argument("--broker", choices=("memory", "redis"), default="memory",
@@ -223,7 +250,8 @@ def main():
     try:
         binary = B.herald_binary(args.herald_bin)
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
-        sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
+        sink = (B.Sink(procs, os.path.join(wd, "sink"), double, kind=args.sink, workers=args.sink_threads).start()
+                if args.sink in B.SINKS else None)
         if args.database == "postgres":
             engines["postgres"] = B.postgres_engine(procs)
         if args.broker == "redis":
@@ -261,10 +289,14 @@ def main():
         us = statistics.median([(r["herald_user_s"] + r["herald_sys_s"]) / max(1, r["notifications_per_s"] * r["wall_s"]) * 1e6
                                 for r in rs])
         s = {"notifications_per_s": med("notifications_per_s"), "calls_per_s": med("calls_per_s"),
-             "runs": [r["notifications_per_s"] for r in rs], "mean_ms": med("mean_ms"),
+             "runs": [r["notifications_per_s"] for r in rs], "mean_ms": round(med("mean_ms"), 2),
              "herald_cores": round(cores, 2), "herald_cpu_us_per_notification": round(us), "pushes_answered_per_s": med("pushes_answered_per_s"),
              "other_cores": max(r["other_cores"] for r in rs),
              "failed": sum(r["failed"] + r["non_2xx"] for r in rs)}
+        sinks = [(r["sink_user_s"] + r["sink_sys_s"]) / r["sink_requests"] * 1e6 for r in rs if r.get("sink_requests")]
+        if sinks:
+            s["sink_cpu_us_per_request"] = round(statistics.median(sinks), 1)
+            s["sink_cores"] = round(statistics.median([(r["sink_user_s"] + r["sink_sys_s"]) / r["wall_s"] for r in rs]), 2)
         quiet = [r["notifications_per_s"] for r in rs if r["other_cores"] < 0.3]
         s["quiet_runs"] = len(quiet)
         s["quiet_notifications_per_s"] = statistics.median(quiet) if quiet else None
@@ -281,6 +313,10 @@ def main():
               f"({s['quiet_runs']}) | {s['mean_ms']} | {s['herald_cores']} | "
               f"{s['herald_cpu_us_per_notification']} | "
               f"{s['pushes_answered_per_s']:,.0f} | max {s['other_cores']} |")
+    for key, s in summary["phases"].items():
+        if "sink_cpu_us_per_request" in s:
+            print(f"{key}: the sink ({args.sink}) used {s['sink_cores']} cores, "
+                  f"{s['sink_cpu_us_per_request']} µs of CPU per request it answered (medians)")
     summary["total_s"] = round(time.monotonic() - start)
     print(f"\ntotal {summary['total_s']}s; raw results appended to {args.out}; workdir {wd}")
     print(json.dumps(summary), flush=True)

@@ -6,11 +6,13 @@ h2load sending the same requests to the same server (the ceiling of the set-up).
     python3 Benchmarks/push.py --herald-bin .build/release/herald --repeat 3 --conns 2,8
     python3 Benchmarks/push.py --sink double         # the old set-up: sends go to the Python double
 
---sink nghttpd (the default for apns and fcm, issue 17): the sends go to a native HTTP/2 sink,
-`nghttpd --echo-upload` over TLS (Debian nghttp2-server) with the double's loopback certificate,
-which answers 200 to every POST (APNs and FCM classify any 2xx as delivered). Only the OAuth token
-(FCM) still comes from the double. Herald's clock then runs from the first enqueue call until its
-own /metrics counts K jobs done (polled every --poll s); h2load's is its own run time.
+--sink native (the default for apns and fcm, issue 17): the sends go to Benchmarks/h2sink.c, a
+native HTTP/2 sink over TLS (libnghttp2 + OpenSSL, compiled into the work dir) with the double's
+loopback certificate, which answers like the providers (APNs: 200 with an apns-id; FCM: 200 with
+the message name) and counts what it answered. Only the OAuth token (FCM) still comes from the
+double. Herald's clock then runs from the first enqueue call until its own /metrics counts K jobs
+done (polled every --poll s); h2load's is its own run time. --sink nghttpd is the sink before it,
+`nghttpd --echo-upload` (Debian nghttp2-server: one thread, 200 to every POST, no counts).
 --sink double: every request goes to the provider double (Tests/ProviderDouble), which checks it;
 its speed (~2,000 requests/s) is then the ceiling. Correctness lives in the e2e tests, not here.
 
@@ -41,7 +43,9 @@ not a disk's), with either sink. A PostgreSQL phase also reports commits, rows w
 per push (pg_stat_database, read after the backends published them: +11 s per phase) and the
 server's CPU, and the summary adds a PostgreSQL-against-SQLite table per provider and --conns.
 Both also get a "send window" rate: K / (first request seen by the double -> last answer).
---perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
+Against h2sink each phase also reports the sink's requests (by kind) and CPU per request, Herald's
+pushes counted delivered, and the read/write system calls and wake-ups of Herald's HTTP/2 driver
+thread per push. --perf DIR records Herald with perf during its phases; --callgrind DIR counts its instructions per push
 (valgrind; see README). Output: a line per phase, the medians with
 the ratios as a table, then one JSON summary line.
 """
@@ -99,6 +103,11 @@ ACCEPTED = {"apns": 200, "fcm": 200, "webpush": 201}
 
 def jobs_done(h):
     return int(B.metric_values(h, "herald_push_jobs").get('{state="done"}', 0))
+
+
+def delivered(h, provider):
+    """Pushes to `provider` that Herald counted delivered (its /metrics): the answers it classified."""
+    return int(B.metric_values(h, "herald_push_results_total").get(f'{{outcome="delivered",provider="{provider}"}}', 0))
 
 
 def wait_done(h, count, timeout, poll):
@@ -247,6 +256,7 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
         time.sleep(args.settle)
         double.api.reset()
         done_before = jobs_done(h) if sink else 0
+        delivered_before = delivered(h, provider) if sink else 0
         quiet = B.quiet_reading(args)
         perf = B.perf_start(procs, h.p.pid, os.path.join(args.perf, f"perf-{tag}.data"),
                              args.perf_call_graph) if args.perf else None
@@ -256,6 +266,9 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
         if sink:
             pids["sink"] = sink.p.pid
         cpu = B.CPUWindow(pids, threads_of="herald").start()
+        sink0 = sink.stats() if sink else None
+        h2_0 = B.thread_counters(h.p.pid)
+        sys_0 = B.process_syscalls(h.p.pid)
         pgc = B.PostgresCounters(pg, database).start() if pg is not None else None
         t0 = time.time()
         queued = enqueue(h, [d for d, _ in devices])
@@ -267,6 +280,9 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             done, st = wait_answered(double, provider, args.k, args.timeout)
         # PostgreSQL's CPU is the phase's own work, not other work on the machine.
         c = cpu.stop(extra_cpu_s=B.tree_cpu_seconds(pg.proc.pid) - pgc.cpu0 if pgc else 0.0)
+        sink1 = sink.stats() if sink else None
+        h2_1 = B.thread_counters(h.p.pid)
+        sys_1 = B.process_syscalls(h.p.pid)
         if pgc:
             if not sink:
                 # The double's answer comes before the worker records the outcome: let it record
@@ -280,18 +296,29 @@ def herald_phase(procs, binary, wd, double, provider, args, sink=None, conns=2, 
             B.perf_stop(procs, perf)
         if sink:
             results = B.metric_values(h, "herald_push_results_total")
+            delivered_after = delivered(h, provider)
     finally:
         h.stop()
     if sink:
         # The sink keeps no log: Herald's own records say what was sent and how it ended.
-        out = {"provider": provider, "client": client, "target": "nghttpd", "conns": conns, "k": args.k,
+        # Classification: the jobs Herald counted delivered to this provider in the window.
+        out = {"provider": provider, "client": client, "target": sink.kind, "conns": conns, "k": args.k,
                "queued": queued, "answered": done, "ok": done, "statuses": {k: int(v) for k, v in results.items()},
+               "delivered": int(delivered_after - delivered_before),
                "connections": conns, "enqueue_s": round(t_enq - t0, 3), "other_cores_before": quiet,
                "total_s": round(t_done - t0, 3), "pushes_per_s": round(done / (t_done - t0))}
         if instructions is not None:
             out["instructions"] = instructions
             out["instructions_per_push"] = round(instructions / done) if done else None
         out.update(c)
+        out.update(B.sink_counts(sink0, sink1))
+        if h2_0 and h2_1 and done:
+            # the HTTP/2 driver thread's read/write system calls and wake-ups per push (issue 17)
+            out["h2_syscalls_per_push"] = round((h2_1["syscalls"] - h2_0["syscalls"]) / done, 3)
+            out["h2_wakeups_per_push"] = round((h2_1["wakeups"] - h2_0["wakeups"]) / done, 3)
+            out["h2_cpu_us_per_push"] = round((h2_1["cpu_s"] - h2_0["cpu_s"]) / done * 1e6, 1)
+        if done:
+            out["herald_syscalls_per_push"] = round((sys_1 - sys_0) / done, 3)
         add_pg_cost(out, pg_cost, args.k)
         return out
     entries, first, last = log_window(double, provider)
@@ -359,13 +386,15 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args, sink=None, co
     pids = {"double": double.p.pid}
     if sink:
         pids["sink"] = sink.p.pid
+    sink0 = sink.stats() if sink else None
     cpu = B.CPUWindow(pids).start()
     t0 = time.time()
     res = B.run_h2load(procs, argv, timeout=args.timeout, outdir=wd, tag=provider)
     c = cpu.stop(extra_cpu_s=res["cpu_s"])
+    sink1 = sink.stats() if sink else None
     if sink:
         ok = res.get("2xx", 0)
-        out = {"provider": provider, "client": "h2load", "target": "nghttpd", "conns": conns, "k": args.k,
+        out = {"provider": provider, "client": "h2load", "target": sink.kind, "conns": conns, "k": args.k,
                "answered": res.get("done", 0), "ok": ok, "statuses": {"2xx": ok, "failed": res.get("failed", 0)},
                "connections": conns, "h2load": {k: v for k, v in res.items() if k != "output"},
                "other_cores_before": quiet, "h2load_cpu_s": res["cpu_s"]}
@@ -373,6 +402,7 @@ def h2load_phase(procs, wd, double, provider, shape, tokens, args, sink=None, co
             out["total_s"] = round(res["finished_s"], 3)
             out["pushes_per_s"] = round(ok / res["finished_s"])
         out.update(c)
+        out.update(B.sink_counts(sink0, sink1))
         return out
     st = double.api.stats()
     entries, first, last = log_window(double, provider)
@@ -416,6 +446,16 @@ def fmt(r):
         cpu += f"({(r['herald_user_s'] + r['herald_sys_s']) / r['k'] * 1e6:.0f} µs/push) "
     peer = (f"sink {r['sink_user_s']}u+{r['sink_sys_s']}s " if "sink_user_s" in r
             else f"double {r['double_user_s']}u+{r['double_sys_s']}s ")
+    if r.get("sink_requests"):
+        peer += (f"({(r['sink_user_s'] + r['sink_sys_s']) / r['sink_requests'] * 1e6:.1f} µs/request, "
+                 f"{r['sink_requests']} requests) ")
+    if "delivered" in r:
+        peer += f"delivered={r['delivered']} "
+    if "h2_syscalls_per_push" in r:
+        peer += (f"h2 thread: {r['h2_syscalls_per_push']} syscalls, {r['h2_wakeups_per_push']} wake-ups, "
+                 f"{r['h2_cpu_us_per_push']} µs CPU per push ")
+    if "herald_syscalls_per_push" in r:
+        peer += f"herald: {r['herald_syscalls_per_push']} read/write syscalls per push "
     return (f"{r['provider']:4} {r['client']:6} c={r['conns']} ok={r['ok']}/{r['k']} {r.get('pushes_per_s', 0):>6}/s "
             f"(total {r.get('total_s', '-')} s; send window {r.get('send_window_per_s', '-')}/s) "
             f"conns={r['connections']} cpu {cpu}{peer}"
@@ -434,8 +474,10 @@ def main():
     B.add_callgrind_argument(ap)
     ap.add_argument("--k", type=int, default=10000, help="pushes (and devices) per phase (default 10000)")
     ap.add_argument("--providers", default="apns,fcm", help="comma-separated apns, fcm, webpush, expo (expo: Herald only)")
-    ap.add_argument("--sink", choices=("nghttpd", "double"), default="nghttpd",
-                    help="where sends go: the native sink (default; apns and fcm only) or the Python double")
+    ap.add_argument("--sink", choices=B.SINKS + ("double",), default="native",
+                    help="where sends go: Benchmarks/h2sink.c (native, the default; apns and fcm only), "
+                         "nghttpd --echo-upload, or the Python double")
+    ap.add_argument("--sink-threads", type=int, default=1, help="the native sink's worker threads (default 1)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per provider; the order alternates")
     ap.add_argument("--conns", default="2", help="HERALD_PUSH_MAX_CONNECTIONS, comma-separated: one set of phases each "
                                                  "(default 2, Herald's; issue 17 reports 2,8)")
@@ -468,7 +510,8 @@ def main():
         double = B.ProviderDouble(procs, os.path.join(wd, "double")).start()
         global WEBPUSH_ORIGIN
         WEBPUSH_ORIGIN = double.api.base_url
-        sink = B.Sink(procs, os.path.join(wd, "sink"), double).start() if args.sink == "nghttpd" else None
+        sink = (B.Sink(procs, os.path.join(wd, "sink"), double, kind=args.sink, workers=args.sink_threads).start()
+                if args.sink in B.SINKS else None)
         B.log(f"workdir {wd}; repo HEAD {B.git_commit()}; herald binary {binary}; double {double.api.base_url}; "
               f"sink {sink.base_url if sink else '-'}; loadavg {B.loadavg()}")
         shapes = probe(procs, binary, wd, double, args)
@@ -507,8 +550,9 @@ def main():
 
     summary = {"benchmark": "push", "commit": B.git_commit(), "k": args.k, "repeat": args.repeat, "sink": args.sink,
                "databases": args.databases, "herald_connections": args.conns, "providers": {}}
-    peer = "sink" if args.sink == "nghttpd" else "double"
-    print(f"\nmedians over runs (pushes/s from the first enqueue / h2load start to the last answer; peer: {peer})")
+    peer = "sink" if args.sink in B.SINKS else "double"
+    print(f"\nmedians over runs (pushes/s from the first enqueue / h2load start to the last answer; peer: {peer}"
+          f"{'' if peer == 'double' else ' ' + args.sink})")
     print(f"| provider | conns | Herald pushes/s | h2load pushes/s | **ratio** | Herald runs | h2load runs "
           f"| Herald CPU µs/push | {peer} CPU µs/request (H / h2) | other cores |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -527,10 +571,14 @@ def main():
                  "h2load_runs": [r.get("pushes_per_s") for r in rows["h2load"]],
                  "herald_cpu_us_per_push": round(statistics.median(
                      [(r["herald_user_s"] + r["herald_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+                 # per request the sink counted (h2sink), else per push of the phase
                  "peer_cpu_us_per_request_herald": round(statistics.median(
-                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / r["k"] * 1e6 for r in rows["herald"]])),
+                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / (r.get("sink_requests") or r["k"]) * 1e6
+                      for r in rows["herald"]]), 1),
                  "peer_cpu_us_per_request_h2load": round(statistics.median(
-                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / r["k"] * 1e6 for r in rows["h2load"]])),
+                     [(r[f"{pk}_user_s"] + r[f"{pk}_sys_s"]) / (r.get("sink_requests") or r["k"]) * 1e6
+                      for r in rows["h2load"]]), 1),
+                 "delivered": [r.get("delivered") for r in rows["herald"]],
                  "other_cores": max(r["other_cores"] for r in rows["herald"] + rows["h2load"]),
                  "failures": sum(r["k"] - r["ok"] for r in rows["herald"] + rows["h2load"]),
                  # The same over the runs that other work left alone (other < 0.3 cores in the window):

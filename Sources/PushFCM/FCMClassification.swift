@@ -79,7 +79,8 @@ public enum FCMClassificationTable {
 public func classifyFCM(response: PushHTTPResponse, now: Int = systemUnixClock()) -> PushClassification {
     if (200...299).contains(response.status) {
         struct Sent: Decodable { let name: String? }
-        let name = (try? JSONDecoder().decode(Sent.self, from: Data(response.body)))?.name
+        let name = fcmMessageName(simple: response.body)
+            ?? (try? JSONDecoder().decode(Sent.self, from: Data(response.body)))?.name
         return PushClassification(outcome: .delivered(providerMessageID: name), status: response.status, rule: nil)
     }
     let body = (try? JSONDecoder().decode(FCMErrorEnvelope.self, from: Data(response.body)))?.error
@@ -89,6 +90,45 @@ public func classifyFCM(response: PushHTTPResponse, now: Int = systemUnixClock()
                                                      retryAfter: RetryAfter.seconds(from: response.header("retry-after"), now: now))
     classification.providerMessage = body?.message
     return classification
+}
+
+/// The `name` of FCM's usual success answer, `{"name":"projects/…/messages/…"}`, read without a
+/// JSON decoder (issue 17: JSONDecoder cost ~17k instructions per push): only when the body is
+/// exactly one object with the one member `name` whose string value is printable ASCII without
+/// escapes, JSON whitespace allowed around the tokens. nil for any other body, which the caller
+/// decodes as before (so both give the same name).
+func fcmMessageName(simple body: [UInt8]) -> String? {
+    body.withUnsafeBufferPointer { b -> String? in
+        var i = 0
+        func skipSpace() {
+            while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+        }
+        func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard i < b.count, b[i] == byte else { return false }
+            i += 1
+            return true
+        }
+        /// A string token's bytes (after its opening quote), nil if it has an escape or a byte outside 0x20...0x7E.
+        func stringBody() -> Range<Int>? {
+            let start = i
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") { i += 1; return start..<(i - 1) }
+                if c == UInt8(ascii: "\\") || c < 0x20 || c > 0x7E { return nil }
+                i += 1
+            }
+            return nil
+        }
+        guard take(UInt8(ascii: "{")), take(UInt8(ascii: "\"")), let key = stringBody(),
+              key.count == 4, b[key.lowerBound] == UInt8(ascii: "n"), b[key.lowerBound + 1] == UInt8(ascii: "a"),
+              b[key.lowerBound + 2] == UInt8(ascii: "m"), b[key.lowerBound + 3] == UInt8(ascii: "e"),
+              take(UInt8(ascii: ":")), take(UInt8(ascii: "\"")), let value = stringBody(),
+              take(UInt8(ascii: "}")) else { return nil }
+        skipSpace()
+        guard i == b.count else { return nil }
+        return String(decoding: UnsafeBufferPointer(rebasing: b[value]), as: UTF8.self)
+    }
 }
 
 struct FCMErrorEnvelope: Decodable {

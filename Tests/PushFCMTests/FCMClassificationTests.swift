@@ -48,6 +48,22 @@ let fcmCases: [FCMCase] = [
     FCMCase("200 name", 200, #"{"name":"projects/herald-test/messages/0:1500415314455276%31bd1c9631bd1c96"}"#,
             .delivered(providerMessageID: "projects/herald-test/messages/0:1500415314455276%31bd1c9631bd1c96"), nil),
     FCMCase("200 without JSON", 200, "", .delivered(providerMessageID: nil), nil),
+    // The name is read without a decoder only from exactly {"name":"…"}; every other body through
+    // JSONDecoder, with the same result.
+    FCMCase("200 name, spaced and on lines", 200, "{\n  \"name\" : \"projects/p/messages/1\"\n}\n",
+            .delivered(providerMessageID: "projects/p/messages/1"), nil),
+    FCMCase("200 name with an escape", 200, #"{"name":"projects\/p/messages/\u0032"}"#,
+            .delivered(providerMessageID: "projects/p/messages/2"), nil),
+    FCMCase("200 name and another member", 200, #"{"name":"projects/p/messages/3","x":1}"#,
+            .delivered(providerMessageID: "projects/p/messages/3"), nil),
+    FCMCase("200 another member first", 200, #"{"x":[1],"name":"projects/p/messages/4"}"#,
+            .delivered(providerMessageID: "projects/p/messages/4"), nil),
+    FCMCase("200 name not a string", 200, #"{"name":4}"#, .delivered(providerMessageID: nil), nil),
+    FCMCase("200 other key of four letters", 200, #"{"nome":"projects/p/messages/5"}"#, .delivered(providerMessageID: nil), nil),
+    FCMCase("200 unterminated", 200, #"{"name":"projects/p/messages/6""#, .delivered(providerMessageID: nil), nil),
+    FCMCase("200 trailing garbage", 200, #"{"name":"projects/p/messages/7"} x"#, .delivered(providerMessageID: nil), nil),
+    FCMCase("200 non-ASCII name", 200, #"{"name":"projects/p/messages/é"}"#,
+            .delivered(providerMessageID: "projects/p/messages/é"), nil),
     // INVALID_ARGUMENT about the token: both recorded forms, details in either order.
     FCMCase("400 invalid token (Firebase docs form)", 400,
             status(400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", [fcmError("INVALID_ARGUMENT")]),

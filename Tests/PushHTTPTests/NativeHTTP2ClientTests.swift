@@ -70,6 +70,27 @@ struct NativeHTTP2ClientTests {
         #expect(echo.headers.filter { $0[0] == "user-agent" } == [["user-agent", "mine/2"]])
     }
 
+    /// Values go out byte for byte (a long bearer, a tab), and `apns-id`, sent as an HPACK
+    /// literal never indexed, arrives intact on every request of one connection.
+    @Test func headerValuesArriveByteForByte() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        let bearer = "bearer " + String(repeating: "eyJhbGciOiJFUzI1NiJ9.", count: 30)
+        for i in 0..<3 {
+            let id = "8D6A9E2B-0C4F-4F7E-9B1A-00000000000\(i)"
+            let item = try #require(client.sendAndWait(PushHTTPRequest(
+                url: server.url("/echo"), headers: [("authorization", bearer), ("apns-id", id), ("x-text", "green\tblue")], body: [])))
+            struct Echo: Decodable { let headers: [[String]] }
+            let echo = try JSONDecoder().decode(Echo.self, from: Data(try item.result.get().body))
+            #expect(echo.headers.contains(["apns-id", id]))
+            #expect(echo.headers.contains(["authorization", bearer]))
+            #expect(echo.headers.contains(["x-text", "green\tblue"]))
+        }
+        #expect(client.connectionsOpened == 1)
+    }
+
     /// A server that completes TLS with ALPN h2 but never sends its SETTINGS (`openssl s_server`):
     /// the connect timeout covers that wait, and the request fails with `.timeout`, not a hang.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
@@ -156,6 +177,15 @@ struct NativeHTTP2ClientTests {
         ("https://127.0.0.1:1/x", [("Accept-Encoding", "gzip")]),
         ("https://127.0.0.1:1/x", [("bad name", "v")]),
         ("https://127.0.0.1:1/x", [("x", "a\0b")]),
+        ("https://127.0.0.1:1/x", [("x", "a\rb")]),
+        ("https://127.0.0.1:1/x", [("x", "ab\n")]),
+        ("https://127.0.0.1:1/x", [("", "v")]),
+        ("https://127.0.0.1:1/x", [("a:b", "v")]),
+        ("https://127.0.0.1:1/x", [("n\u{e9}", "v")]),
+        ("https://127.0.0.1:1/x", [("ok", "v"), ("x\u{7f}", "v")]),
+        ("https://127.0.0.1:1/x", [("abcdefgh:ij", "v")]),
+        ("https://127.0.0.1:1/x", [("abcdefgh ", "v")]),
+        ("https://127.0.0.1:1/x", [("apns-expiration\u{01}", "v")]),
     ])
     func unsupportedRequestsFailBeforeAnyConnection(url: String, headers: [(String, String)]) throws {
         let client = try NativeHTTP2Client()
@@ -163,6 +193,19 @@ struct NativeHTTP2ClientTests {
         let item = try #require(client.sendAndWait(PushHTTPRequest(url: url, headers: headers, body: [])))
         guard case .failure(.other) = item.result else { Issue.record("expected .other, got \(item.result)"); return }
         #expect(client.connectionsOpened == 0)
+    }
+
+    /// Names of every length are lower-cased whole, and nothing is written past them.
+    @Test func namesOfEveryLengthAreLowerCased() {
+        let name = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789"
+        for length in 1...name.utf8.count {
+            let prefix = String(name.prefix(length))
+            var out = [UInt8](repeating: 0, count: length + 1)
+            let count = out.withUnsafeMutableBufferPointer { H2Driver.copyName(prefix, to: $0.baseAddress!) }
+            #expect(count == length)
+            #expect(Array(out[..<length]) == Array(prefix.lowercased().utf8))
+            #expect(out[length] == 0, "nothing written past the name")
+        }
     }
 
     @Test func unknownHostIsAConnectError() throws {

@@ -235,15 +235,18 @@ final class H2Driver: @unchecked Sendable {
         // The sizes first (O(1) on native strings), then one pass per string that checks and copies.
         var total = pathCount + lengthCount
         for (name, value) in headers { total += name.utf8.count + value.utf8.count }
-        let nv = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: 4 + headers.count + 2)
-        let bytes = UnsafeMutableRawPointer.allocate(byteCount: max(1, total), alignment: 1).assumingMemoryBound(to: UInt8.self)
+        // One allocation: the header list, then the bytes it points into.
+        let nvBytes = MemoryLayout<nghttp2_nv>.stride * (4 + headers.count + 2)
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: nvBytes + total, alignment: MemoryLayout<nghttp2_nv>.alignment)
+        let nv = storage.bindMemory(to: nghttp2_nv.self, capacity: 4 + headers.count + 2)
+        let bytes = (storage + nvBytes).bindMemory(to: UInt8.self, capacity: max(1, total))
+        r.headerStorage = storage
         r.nv = nv
-        r.headerBytes = UnsafeMutableRawPointer(bytes)
         var at = 0
         var count = 0
-        func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int) {
-            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength,
-                                   flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int,
+                 flags: UInt8 = Self.pinned) {
+            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength, flags: flags)
             count += 1
         }
         put(H2Static.method, 7, H2Static.post, 4)
@@ -256,30 +259,9 @@ final class H2Driver: @unchecked Sendable {
         at += pathCount
         var hasUserAgent = false
         for (name, value) in headers {
-            var name = name, value = value
             let nameAt = bytes + at
-            // A token (no space, colon, control or non-ASCII byte), lower-cased as it is copied.
-            let nameOK = name.withUTF8 { n -> Bool in
-                guard !n.isEmpty else { return false }
-                for i in 0..<n.count {
-                    let b = n[i]
-                    if b <= 0x20 || b == UInt8(ascii: ":") || b >= 0x7F { return false }
-                    nameAt[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
-                }
-                return true
-            }
-            let nameCount = name.utf8.count
-            let valueAt = nameAt + nameCount
-            // No CR, LF or NUL: a header injection.
-            let valueOK = value.withUTF8 { v -> Bool in
-                for i in 0..<v.count {
-                    let b = v[i]
-                    if b == 0x0D || b == 0x0A || b == 0 { return false }
-                    valueAt[i] = b
-                }
-                return true
-            }
-            guard nameOK && valueOK else {
+            guard let nameCount = Self.copyName(name, to: nameAt),
+                  let valueCount = Self.copyValue(value, to: nameAt + nameCount) else {
                 return .other(code: 43, message: "invalid request header \(name.debugDescription)")
             }
             let lowered = UnsafeBufferPointer(start: nameAt, count: nameCount)
@@ -287,8 +269,8 @@ final class H2Driver: @unchecked Sendable {
                 return .other(code: 43, message: "accept-encoding is not supported by the HTTP/2 push client")
             }
             if Self.equal(lowered, "user-agent") { hasUserAgent = true }
-            let valueCount = value.utf8.count
-            put(nameAt, nameCount, valueAt, valueCount)
+            put(nameAt, nameCount, nameAt + nameCount, valueCount,
+                flags: Self.equal(lowered, "apns-id") ? Self.pinned | Self.notIndexed : Self.pinned)
             at += nameCount + valueCount
         }
         if !hasUserAgent, let userAgent { put(H2Static.userAgent, 10, userAgent.baseAddress!, userAgent.count) }
@@ -299,6 +281,55 @@ final class H2Driver: @unchecked Sendable {
         r.nvCount = count
         return nil
     }
+
+    /// Copies a header name lower-cased to `out` (room for its UTF-8 bytes); nil unless it is a
+    /// token: not empty, no space, colon, control or non-ASCII byte (RFC 9110 §5.6.2).
+    static func copyName(_ name: String, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+        // Native strings lend their bytes without a copy of the String itself (no retain, no uniqueness check).
+        if let copied = name.utf8.withContiguousStorageIfAvailable({ copyName($0, to: out) }) { return copied }
+        var name = name
+        return name.withUTF8 { copyName($0, to: out) }
+    }
+
+    static func copyName(_ n: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+        guard let base = n.baseAddress, !n.isEmpty else { return nil }
+        for i in 0..<n.count {
+            let b = base[i]
+            if b <= 0x20 || b == UInt8(ascii: ":") || b >= 0x7F { return nil }
+            out[i] = b &- 0x41 < 26 ? b | 0x20 : b
+        }
+        return n.count
+    }
+
+    /// Copies a header value to `out` (room for its UTF-8 bytes); nil if it holds CR, LF or NUL (a
+    /// header injection). One memcpy and three memchr: values are mostly long (bearer tokens).
+    static func copyValue(_ value: String, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+        if let copied = value.utf8.withContiguousStorageIfAvailable({ copyValue($0, to: out) }) { return copied }
+        var value = value
+        return value.withUTF8 { copyValue($0, to: out) }
+    }
+
+    static func copyValue(_ v: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int? {
+        guard let base = v.baseAddress, !v.isEmpty else { return 0 }
+        if memchr(base, 0x0D, v.count) != nil || memchr(base, 0x0A, v.count) != nil || memchr(base, 0, v.count) != nil {
+            return nil
+        }
+        out.update(from: base, count: v.count)
+        return v.count
+    }
+
+    /// nghttp2 takes the names and values as they are, without copying them at submit: every one
+    /// lives as long as the request (its `headerStorage`), the origin (`:authority`) or the process
+    /// (the static ones, the user agent), and the request outlives its stream, whose HEADERS frame is
+    /// the last use. Names are lower-case already (nghttp2 lower-cases only what it copies).
+    static let pinned = UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
+
+    /// HPACK "literal never indexed" (RFC 7541 §6.2.3) for a header whose value is new on every
+    /// request (APNs' `apns-id`, a UUID per push). Indexed, each would enter the encoder's dynamic
+    /// table, evict the lasting entries (the bearer token among them, then sent in full again) and
+    /// lengthen every later table search: nghttp2 chains entries of one name and compares each value.
+    /// `:path` and `content-length` nghttp2 never indexes.
+    static let notIndexed = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
 
     /// Writes `value` (≥ 0) in decimal into `buffer`; returns the digit count.
     static func decimal(_ value: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {

@@ -36,10 +36,11 @@ final class H2Request: @unchecked Sendable {
     let started = h2MonotonicNanoseconds()
 
     /// The request's header list for nghttp2 (pseudo-headers first), built once; names and values point
-    /// into `headerBytes` or into storage that outlives the request (static strings, the origin's).
+    /// into `headerStorage` (which holds the list too) or into storage that outlives the request
+    /// (static strings, the origin's).
     var nv: UnsafeMutablePointer<nghttp2_nv>?
     var nvCount = 0
-    var headerBytes: UnsafeMutableRawPointer?
+    var headerStorage: UnsafeMutableRawPointer?
     var bodyOffset = 0
 
     var status = 0
@@ -66,8 +67,7 @@ final class H2Request: @unchecked Sendable {
     }
 
     deinit {
-        nv?.deallocate()
-        headerBytes?.deallocate()
+        headerStorage?.deallocate()
     }
 
     func finish(_ result: Result<PushHTTPResponse, PushTransportError>, newConnection: Bool) {
