@@ -114,6 +114,10 @@ import Testing
         levelled.interruptionLevel = .timeSensitive
         levelled.badge = -1
         #expect(levelled.handWrittenText() == PayloadTextCache.encoderText(levelled))
+        var toTheMillisecond = Self.expected
+        toTheMillisecond.expiresAtMilliseconds = 1_754_566_799_001
+        #expect(toTheMillisecond.handWrittenText() == PayloadTextCache.encoderText(toTheMillisecond))
+        #expect(toTheMillisecond.handWrittenText()?.contains(#""expires_at":1754566800,"expires_at_ms":1754566799001,"#) == true)
         // Left to the encoder: escapes, and keys whose order could depend on the collation.
         for data in [["a_b": "1", "ab": "2"], ["k10": "x", "k9": "y"], ["A": "1", "a": "2"], ["q": "say \"hi\""]] {
             var other = Self.expected

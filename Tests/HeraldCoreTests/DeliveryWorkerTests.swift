@@ -515,6 +515,26 @@ final class WorkerHarness: Sendable {
         #expect(try h.record(device).map(\.outcome) == [.sent])
     }
 
+    @Test func anExpiryInMillisecondsIsKeptToTheMillisecondNotTheRoundedUpSecond() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        // Expires 300 ms from now: the providers' header says the next whole second, but a job that
+        // runs 500 ms from now runs after the expiry the caller gave (NO-2).
+        let expiresAtMs = Int(h.clock.unixMilliseconds) + 300
+        let late = PushNotification(title: "Sale", expiresAt: (expiresAtMs + 999) / 1000, expiresAtMilliseconds: expiresAtMs)
+        try h.enqueue(device, notification: late)
+        h.clock.advance(byMilliseconds: 500)
+        try await h.worker.runDue()
+        #expect(try h.record(device).map(\.outcome) == [.expired])
+        #expect(h.provider.sent.isEmpty)
+        // One still inside its expiry goes out.
+        let other = try h.register(session: "s-2", token: "tok-2")
+        try h.enqueue(other, notification: PushNotification(title: "Sale", expiresAt: (expiresAtMs + 1_999) / 1000,
+                                                            expiresAtMilliseconds: expiresAtMs + 1_000))
+        try await h.worker.runDue()
+        #expect(try h.record(other).map(\.outcome) == [.sent])
+    }
+
     @Test func unlessAckedIsSuppressedOnlyForTheSessionThatAcknowledged() async throws {
         let h = try WorkerHarness()
         let acked = try h.register(session: "s-1", token: "tok-1")

@@ -555,7 +555,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             return nil
         }
         let origin = payload.origin
-        if let expiresAt = payload.notification.expiresAt, Int64(expiresAt) * 1000 <= clock.unixMilliseconds {
+        if payload.notification.hasExpired(atMilliseconds: clock.unixMilliseconds) {
             // NO-2: an expired notification is never sent, however late its job runs.
             skip(job, origin: origin, deviceID: payload.deviceID, outcome: .expired, note: "expired", done: done)
             return nil

@@ -52,6 +52,7 @@ extension PushNotification {
         }
         out += "}"
         number("expires_at", expiresAt)
+        number("expires_at_ms", expiresAtMilliseconds)
         guard string("interruption_level", interruptionLevel?.rawValue), string("kind", kind.rawValue) else { return nil }
         number("notification_count", notificationCount)
         guard string("priority", priority.rawValue), string("root_key", rootKey), string("sound", sound),

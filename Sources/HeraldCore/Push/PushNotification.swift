@@ -48,6 +48,11 @@ public struct PushNotification: Sendable, Equatable {
     public var ttlSeconds: Int?
     /// Absolute expiry (UNIX seconds); wins over `ttlSeconds`.
     public var expiresAt: Int?
+    /// The same expiry in UNIX milliseconds, as the caller gave it: `expiresAt` is it rounded up to
+    /// a whole second for the providers' headers, which would let a job run up to 999 ms after the
+    /// notification expired; the worker's "never sent once expired" check (SPEC NO-2) reads this.
+    /// nil in jobs stored before it existed (the check falls back to `expiresAt`).
+    public var expiresAtMilliseconds: Int?
     /// `android.notification.channel_id`, e.g. `orders`.
     public var androidChannelID: String?
     /// `android.notification.tag`; default `collapseKey`.
@@ -67,7 +72,8 @@ public struct PushNotification: Sendable, Equatable {
                 sound: String? = nil, badge: Int? = nil, threadID: String? = nil, collapseKey: String? = nil,
                 data: [String: String] = [:], priority: Priority = .normal, ttlSeconds: Int? = nil,
                 expiresAt: Int? = nil, androidChannelID: String? = nil, tag: String? = nil,
-                notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil) {
+                notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil,
+                expiresAtMilliseconds: Int? = nil) {
         self.kind = kind
         self.title = title
         self.subtitle = subtitle
@@ -85,11 +91,20 @@ public struct PushNotification: Sendable, Equatable {
         self.notificationCount = notificationCount
         self.interruptionLevel = interruptionLevel
         self.rootKey = rootKey
+        self.expiresAtMilliseconds = expiresAtMilliseconds
     }
 
     /// A wake-up push carrying only `data` (ids), as seed 003 describes.
     public static func wakeup(data: [String: String], collapseKey: String? = nil, ttlSeconds: Int? = nil, rootKey: String? = nil) -> PushNotification {
         PushNotification(kind: .wakeup, collapseKey: collapseKey, data: data, priority: .high, ttlSeconds: ttlSeconds, rootKey: rootKey)
+    }
+
+    /// Whether the notification has expired at `now` (UNIX ms), to the millisecond when the job
+    /// carries `expiresAtMilliseconds` (SPEC NO-2).
+    public func hasExpired(atMilliseconds now: Int64) -> Bool {
+        if let ms = expiresAtMilliseconds { return Int64(ms) <= now }
+        if let expiresAt { return Int64(expiresAt) * 1000 <= now }
+        return false
     }
 
     /// Seconds left to live at `now` (the providers' TTL and expiry headers).
@@ -118,6 +133,7 @@ extension PushNotification: Codable {
     enum CodingKeys: String, CodingKey {
         case kind, title, subtitle, body, sound, badge, data, priority, tag
         case threadID = "thread_id", collapseKey = "collapse_key", ttlSeconds = "ttl_seconds", expiresAt = "expires_at"
+        case expiresAtMilliseconds = "expires_at_ms"
         case androidChannelID = "android_channel_id", notificationCount = "notification_count", rootKey = "root_key"
         case interruptionLevel = "interruption_level"
     }
@@ -140,6 +156,7 @@ extension PushNotification: Codable {
         priority = Priority(rawValue: try c.decode(String.self, forKey: .priority)) ?? .normal
         ttlSeconds = try c.decodeIfPresent(Int.self, forKey: .ttlSeconds)
         expiresAt = try c.decodeIfPresent(Int.self, forKey: .expiresAt)
+        expiresAtMilliseconds = try c.decodeIfPresent(Int.self, forKey: .expiresAtMilliseconds)
         androidChannelID = try c.decodeIfPresent(String.self, forKey: .androidChannelID)
         tag = try c.decodeIfPresent(String.self, forKey: .tag)
         notificationCount = try c.decodeIfPresent(Int.self, forKey: .notificationCount)
@@ -163,6 +180,7 @@ extension PushNotification: Codable {
         try c.encode(priority.rawValue, forKey: .priority)
         try c.encodeIfPresent(ttlSeconds, forKey: .ttlSeconds)
         try c.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try c.encodeIfPresent(expiresAtMilliseconds, forKey: .expiresAtMilliseconds)
         try c.encodeIfPresent(androidChannelID, forKey: .androidChannelID)
         try c.encodeIfPresent(tag, forKey: .tag)
         try c.encodeIfPresent(notificationCount, forKey: .notificationCount)

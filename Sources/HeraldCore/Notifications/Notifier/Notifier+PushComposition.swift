@@ -21,10 +21,12 @@ extension Notifier {
         if let deliveryID { data["delivery_id"] = deliveryID }
         var ttlSeconds: Int?
         var expiresAt: Int?
+        var expiresAtMilliseconds: Int?
         if plan.ttlSeconds == 0 {
             ttlSeconds = 0   // "now or never" keeps its meaning at the provider
         } else if let at = plan.expiresAt {
             expiresAt = Int((at + 999) / 1000)
+            expiresAtMilliseconds = Int(at)
         }
         let badge: Int? = switch plan.badge {
         case .number(let n)?: n
@@ -41,12 +43,13 @@ extension Notifier {
             var wakeup = PushNotification.wakeup(data: data, collapseKey: rendered.collapseKey, ttlSeconds: ttlSeconds,
                                                  rootKey: payload.rootKey)
             wakeup.expiresAt = expiresAt
+            wakeup.expiresAtMilliseconds = expiresAtMilliseconds
             wakeup.badge = badge
             return wakeup
         }
         return PushNotification(kind: .alert, title: rendered.title, subtitle: rendered.subtitle, body: rendered.body, sound: rendered.sound,
                                 badge: badge, threadID: rendered.threadID, collapseKey: rendered.collapseKey, data: data, priority: priority,
                                 ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag,
-                                rootKey: payload.rootKey)
+                                rootKey: payload.rootKey, expiresAtMilliseconds: expiresAtMilliseconds)
     }
 }
