@@ -147,12 +147,18 @@ enum Herald {
         var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
-            do {
-                try HTTP2Client.loadLibrary()
-            } catch {
-                let setting = pushCredentials.isEmpty ? "HERALD_ADMIN_KEY (stored apps' push)" : "push credentials"
-                FileHandle.standardError.write(Data("herald: \(setting) need libcurl: \(error)\n".utf8))
-                return 2
+            // Only Expo and Web Push send through libcurl (APNs and FCM through the native client):
+            // it is opened here only for them, so that a missing library stops the start with its
+            // reason, and otherwise on a stored app's first Expo or Web Push send (issue 17: libcurl
+            // and its gnutls/krb5/ldap chain are ~4 MB of RSS).
+            if pushCredentials.expo != nil || pushCredentials.vapid != nil {
+                do {
+                    try HTTP2Client.loadLibrary()
+                } catch {
+                    let setting = pushCredentials.expo != nil ? "HERALD_EXPO_* (Expo)" : "HERALD_VAPID_* (Web Push)"
+                    FileHandle.standardError.write(Data("herald: \(setting) needs libcurl: \(error)\n".utf8))
+                    return 2
+                }
             }
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)

@@ -33,9 +33,18 @@ def test_the_embedded_default_maps_none_of_the_engine_or_push_libraries(herald):
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
-def test_push_opens_libcurl_at_start_and_nothing_else(herald_factory):
-    # The admin API starts the push client (stored apps may bring credentials later).
+def test_the_admin_api_alone_opens_no_libcurl(herald_factory):
+    # The admin API starts the push client and worker (stored apps may bring credentials later),
+    # but APNs and FCM send through Herald's own HTTP/2 client: libcurl waits for Expo or Web Push.
     h = herald_factory(HERALD_ADMIN_KEY="a" * 32)
+    assert httpx.get(h.url("/healthz")).status_code == 200
+    assert mapped(h, LAZY) == set()
+
+
+@pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
+def test_expo_opens_libcurl_at_start_and_nothing_else(herald_factory):
+    # Expo sends through libcurl: opened at start, so that a missing library stops the start.
+    h = herald_factory(HERALD_EXPO_ENABLED="1")
     assert "libcurl" in mapped(h, LAZY)
     assert "libhiredis" not in mapped(h, LAZY)
     assert httpx.get(h.url("/healthz")).status_code == 200
