@@ -25,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
-        .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
+        .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
