@@ -1,5 +1,6 @@
 """Issue 17, idle footprint: libcurl, libpq and libhiredis (and the gnutls/krb5/ldap chain behind
-them) are opened on first use, so a process that needs none of them never maps them."""
+them), libssl and libcrypto are opened on first use, so a process that needs none of them never
+maps them."""
 import os
 from pathlib import Path
 
@@ -7,6 +8,8 @@ import httpx
 import pytest
 
 LAZY = ("libcurl", "libpq", "libhiredis", "libgnutls", "libldap", "libkrb5")
+# HS256 tokens and server keys are hashed in Swift; TLS and keys (push, public keys) use OpenSSL.
+OPENSSL = ("libssl", "libcrypto")
 
 
 def mapped(h, prefixes) -> set:
@@ -24,12 +27,13 @@ def mapped(h, prefixes) -> set:
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER") or os.environ.get("HERALD_E2E_POSTGRES")),
                     reason="the opt-in engine runs use libhiredis or libpq")
 def test_the_embedded_default_maps_none_of_the_engine_or_push_libraries(herald):
-    # A stream and a publish: the paths an embedded server without push runs.
+    # A stream and a publish (an HS256 token, the server key): the paths an embedded server
+    # without push runs.
     s = herald.stream(herald.token(channels=["news"]), channels="news")
     s.ready()
     r = herald.publish("news", {"n": 1})
     assert s.next().id == r["id"]
-    assert mapped(herald, LAZY) == set()
+    assert mapped(herald, LAZY + OPENSSL) == set()
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
@@ -39,6 +43,8 @@ def test_the_admin_api_alone_opens_no_libcurl(herald_factory):
     h = herald_factory(HERALD_ADMIN_KEY="a" * 32)
     assert httpx.get(h.url("/healthz")).status_code == 200
     assert mapped(h, LAZY) == set()
+    # The native client's TLS context: OpenSSL is opened at start for it.
+    assert mapped(h, OPENSSL) == set(OPENSSL)
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
