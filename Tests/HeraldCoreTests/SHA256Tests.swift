@@ -5,19 +5,12 @@ import Testing
 /// SHA-256 against FIPS 180-2's examples and digests from Python's hashlib for every padding
 /// shape (tails of 55, 56, 63, 64 … bytes), and HMAC-SHA256 against RFC 4231 §4.
 @Suite struct SHA256Tests {
-    private func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
-    }
-
     @Test func fipsExamples() {
-        #expect(hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hex(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+        #expect(hexText(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hexText(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hexText(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
             == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(hex(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)))
+        #expect(hexText(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000)))
             == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
@@ -42,7 +35,7 @@ import Testing
     ])
     func paddingShapes(length: Int, expected: String) {
         let bytes = (0..<length).map { UInt8($0 % 251) }
-        #expect(hex(SHA256.hash(bytes)) == expected)
+        #expect(hexText(SHA256.hash(bytes)) == expected)
         #expect(SHA256.hexDigest(bytes) == expected)
     }
 
@@ -50,7 +43,7 @@ import Testing
         // The input is read with unaligned loads: a slice starting at an odd address hashes the same.
         let bytes = [UInt8](repeating: 0, count: 1) + (0..<129).map { UInt8($0 % 251) }
         let digest = bytes.withUnsafeBytes { SHA256.hash(UnsafeRawBufferPointer(rebasing: $0[1...])) }
-        #expect(hex(digest) == "5099c6a56203f9687f7d33f4bfdf576d31dc91f6b695ecea38b2770c87631135")
+        #expect(hexText(digest) == "5099c6a56203f9687f7d33f4bfdf576d31dc91f6b695ecea38b2770c87631135")
     }
 
     /// RFC 4231 §4.2–4.8 (test case 5 truncates the output, which Herald never does).
@@ -70,18 +63,18 @@ import Testing
          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
     ])
     func rfc4231(key: [UInt8], message: [UInt8], expected: String) {
-        #expect(hex(HMACSHA256(key: key).authenticationCode(for: message)) == expected)
+        #expect(hexText(HMACSHA256(key: key).authenticationCode(for: message)) == expected)
     }
 
     /// Keys at the block size's edges: empty (all zero pad), exactly one block (used as is), one
     /// byte over (hashed first).
     @Test func keysAtTheBlockEdges() {
         let message = Array("abc".utf8)
-        #expect(hex(HMACSHA256(key: []).authenticationCode(for: message))
+        #expect(hexText(HMACSHA256(key: []).authenticationCode(for: message))
             == "fd7adb152c05ef80dccf50a1fa4c05d5a3ec6da95575fc312ae7c5d091836351")
-        #expect(hex(HMACSHA256(key: [UInt8](repeating: 0x6b, count: 64)).authenticationCode(for: message))
+        #expect(hexText(HMACSHA256(key: [UInt8](repeating: 0x6b, count: 64)).authenticationCode(for: message))
             == "ae0c0e4a2340cf50185eb46aaa8723f4769153661612e212fb0d1fa3170c6202")
-        #expect(hex(HMACSHA256(key: [UInt8](repeating: 0x6b, count: 65)).authenticationCode(for: message))
+        #expect(hexText(HMACSHA256(key: [UInt8](repeating: 0x6b, count: 65)).authenticationCode(for: message))
             == "ed378e5dfa30dc98814ba09b2e610d9b6af66054922ceef9480da094a3f11b2d")
     }
 
