@@ -6,6 +6,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+import websockets
+
+from conftest import recv_json, run_async as run, ws_url
 
 LAZY = ("libcurl", "libpq", "libhiredis", "libgnutls", "libldap", "libkrb5")
 # HS256 tokens and server keys are hashed in Swift; TLS and keys (push, public keys) use OpenSSL.
@@ -34,6 +37,18 @@ def test_the_embedded_default_maps_none_of_the_engine_or_push_libraries(herald):
     r = herald.publish("news", {"n": 1})
     assert s.next().id == r["id"]
     assert mapped(herald, LAZY + OPENSSL) == set()
+
+
+@pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER") or os.environ.get("HERALD_E2E_POSTGRES")),
+                    reason="the opt-in engine runs use libhiredis or libpq")
+def test_a_websocket_handshake_opens_no_openssl(herald):
+    # Sec-WebSocket-Accept is SHA-1 + base64 in Swift: OpenSSL would cost 3.6 MB at the first upgrade.
+    async def scenario():
+        async with websockets.connect(ws_url(herald, access_token=herald.token())) as ws:
+            assert (await recv_json(ws))["type"] == "ready"
+            assert mapped(herald, OPENSSL) == set()
+
+    run(scenario())
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")
