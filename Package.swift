@@ -9,7 +9,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL is opened on first use too (COpenSSLShim): headers only here.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // libcurl, libpq and libhiredis are opened on first use, not linked (CDynamicLoad's header says why);
@@ -21,30 +22,31 @@ let package = Package(
         .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         .target(name: "CHiredisShim", dependencies: ["CHiredis", "CDynamicLoad"]),
         .target(name: "CPostgresShim", dependencies: ["CPostgres", "CDynamicLoad"]),
+        .target(name: "COpenSSLShim", dependencies: ["COpenSSL", "CDynamicLoad"]),
         // libnghttp2 (+ OpenSSL's TLS API) for the push path's own HTTP/2 client (issue 17).
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
-        .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux", "COpenSSL"]),
+        .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
-        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "CHiredisShim", "COpenSSL"]),
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "CHiredisShim"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
         // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
         .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres", "CPostgresShim"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
-        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "COpenSSLShim", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
         // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.
         .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib"]),
-        .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL"]),
+        .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "RealtimeRedis", "StorageSQLite", "StoragePostgres",
-                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush"]),
+                                                         "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush", "COpenSSLShim"]),
         // The delivery worker's tests run on the real adapters in memory: SQLite on `:memory:` (ADR 0001)
         // and the memory presence store.
         // The seeded mutation loops' engine and corpus reader (Tests/Fuzz, docs/conformance.md "Fuzzing").
@@ -56,7 +58,7 @@ let package = Package(
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
         .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite"]),
-        .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL"], path: "Tests/PushTestSupport"),
+        .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),

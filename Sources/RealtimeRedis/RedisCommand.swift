@@ -1,4 +1,4 @@
-import COpenSSL
+import HeraldCore
 
 /// A Lua script with its SHA-1, run with `EVALSHA` and, when the server's script cache is empty
 /// (`NOSCRIPT` after a restart or `SCRIPT FLUSH`), once more with `EVAL`.
@@ -9,10 +9,8 @@ public struct RedisScript: Sendable {
 
     public init(_ source: String) {
         self.source = source
-        var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
-        let bytes = Array(source.utf8)
-        _ = SHA1(bytes, bytes.count, &digest)
-        sha1 = digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        // HeraldCore's SHA-1: Redis needs no OpenSSL (COpenSSLShim opens it only for TLS and keys).
+        sha1 = SHA1.hash(Array(source.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }
 

@@ -1,4 +1,5 @@
 import API
+import COpenSSLShim
 import Foundation
 import Glibc
 import HeraldCore
@@ -56,9 +57,31 @@ enum Herald {
         }
     }
 
+    /// The first setting that makes this process call OpenSSL (TLS and keys for push, a public
+    /// verification key, sealed app secrets, the dev app's ES256 key), or nil when none does:
+    /// HS256 tokens, server keys, WebSocket handshakes and Redis script names are hashed in Swift
+    /// (`HeraldCore.SHA256`, `SHA1`).
+    private static func openSSLSetting(_ settings: Settings, environment: [String: String]) -> String? {
+        if settings.jwtPublicKeyPEM != nil { return settings.jwtPublicKeySource ?? "HERALD_JWT_PUBLIC_KEY" }
+        if settings.adminKey != nil { return "HERALD_ADMIN_KEY" }
+        if settings.secretBox != nil { return "HERALD_SECRET_KEY" }
+        if settings.dev { return "HERALD_DEV" }
+        let push = ["APNS_", "FCM_", "HERALD_EXPO_", "HERALD_VAPID_"]
+        if let name = environment.keys.sorted().first(where: { key in push.contains { key.hasPrefix($0) } }) { return name }
+        return nil
+    }
+
     private static func serve() -> Int32 {
         guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
+
+        // libssl and libcrypto are opened on first use (COpenSSLShim): a setting that uses them
+        // checks here, so that a missing library stops the start with its reason.
+        if let setting = openSSLSetting(settings, environment: ProcessInfo.processInfo.environment),
+           let reason = herald_openssl_load() {
+            FileHandle.standardError.write(Data("herald: \(setting) needs OpenSSL: \(String(cString: reason))\n".utf8))
+            return 2
+        }
 
         var keys: [VerificationKey] = []
         var issuer: AccessTokenIssuer?
@@ -147,12 +170,18 @@ enum Herald {
         var pushClientConfiguration: HTTP2Client.Configuration?
         // With the admin API on, a stored app may bring credentials later: the client and worker run.
         if !pushCredentials.isEmpty || settings.adminKey != nil {
-            do {
-                try HTTP2Client.loadLibrary()
-            } catch {
-                let setting = pushCredentials.isEmpty ? "HERALD_ADMIN_KEY (stored apps' push)" : "push credentials"
-                FileHandle.standardError.write(Data("herald: \(setting) need libcurl: \(error)\n".utf8))
-                return 2
+            // Only Expo and Web Push send through libcurl (APNs and FCM through the native client):
+            // it is opened here only for them, so that a missing library stops the start with its
+            // reason, and otherwise on a stored app's first Expo or Web Push send (issue 17: libcurl
+            // and its gnutls/krb5/ldap chain are ~4 MB of RSS).
+            if pushCredentials.expo != nil || pushCredentials.vapid != nil {
+                do {
+                    try HTTP2Client.loadLibrary()
+                } catch {
+                    let setting = pushCredentials.expo != nil ? "HERALD_EXPO_* (Expo)" : "HERALD_VAPID_* (Web Push)"
+                    FileHandle.standardError.write(Data("herald: \(setting) needs libcurl: \(error)\n".utf8))
+                    return 2
+                }
             }
             do {
                 var clientConfiguration = HTTP2Client.Configuration.fromEnvironment(environment)

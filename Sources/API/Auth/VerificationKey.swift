@@ -1,4 +1,5 @@
 import COpenSSL
+import HeraldCore
 
 /// The JWS algorithms Herald accepts (RFC 7518 §3.1). Raw values are the exact, case-sensitive
 /// `alg` header strings.
@@ -43,15 +44,16 @@ public final class VerificationKey: Sendable {
     /// The only `alg` this key accepts.
     public let algorithm: JWTAlgorithm
 
-    private let secret: [UInt8]
+    /// The HS256 secret's precomputed pads (nil for RS256/ES256).
+    private let hmac: HMACSHA256?
     /// Owned `EVP_PKEY*` for RS256/ES256, `nil` for HS256.
     /// `nonisolated(unsafe)` because OpaquePointer is not Sendable; this is sound since the pointer
     /// never changes, and OpenSSL 3 permits concurrent read-only use of a fully constructed EVP_PKEY.
     private nonisolated(unsafe) let pkey: OpaquePointer?
 
-    private init(algorithm: JWTAlgorithm, secret: [UInt8], pkey: OpaquePointer?) {
+    private init(algorithm: JWTAlgorithm, hmac: HMACSHA256?, pkey: OpaquePointer?) {
         self.algorithm = algorithm
-        self.secret = secret
+        self.hmac = hmac
         self.pkey = pkey
     }
 
@@ -68,7 +70,7 @@ public final class VerificationKey: Sendable {
     /// - Throws: `VerificationKeyError.emptySecret` if `secret` is empty.
     public static func hmac(secret: [UInt8]) throws(VerificationKeyError) -> VerificationKey {
         guard !secret.isEmpty else { throw .emptySecret }
-        return VerificationKey(algorithm: .hs256, secret: secret, pkey: nil)
+        return VerificationKey(algorithm: .hs256, hmac: HMACSHA256(key: secret), pkey: nil)
     }
 
     /// A public key from PEM text: RSA (→ RS256) or EC on P-256/prime256v1 (→ ES256).
@@ -116,7 +118,7 @@ public final class VerificationKey: Sendable {
             throw .unsupportedKeyType("\(name) key; expected RSA or EC P-256")
         }
         owned = false
-        return VerificationKey(algorithm: algorithm, secret: [], pkey: pkey)
+        return VerificationKey(algorithm: algorithm, hmac: nil, pkey: pkey)
     }
 
     /// Checks `signature` over `signingInput` (the ASCII `header.payload` bytes, RFC 7515 §5.2 step 8)
@@ -124,11 +126,9 @@ public final class VerificationKey: Sendable {
     func verify(signature: [UInt8], signingInput: UnsafeRawBufferPointer) -> Bool {
         switch algorithm {
         case .hs256:
-            guard signature.count == 32, let mac = Self.hmacSHA256(key: secret, data: signingInput) else { return false }
+            guard signature.count == 32, let hmac else { return false }
             // Constant time, so response timing cannot be used to guess the MAC byte by byte.
-            return mac.withUnsafeBytes { m in
-                signature.withUnsafeBytes { s in CRYPTO_memcmp(m.baseAddress, s.baseAddress, 32) == 0 }
-            }
+            return HMACSHA256.constantTimeEqual(hmac.authenticationCode(for: signingInput), signature)
         case .rs256:
             guard let pkey, signature.count == Int(EVP_PKEY_get_size(pkey)) else { return false }
             return digestVerify(pkey: pkey, signature: signature, signingInput: signingInput)
@@ -188,21 +188,8 @@ public final class VerificationKey: Sendable {
         return String(cString: reason)
     }
 
-    /// HMAC-SHA256 via OpenSSL's one-shot `HMAC()`; `nil` only if OpenSSL fails internally.
-    static func hmacSHA256(key: [UInt8], data: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard key.count <= Int(Int32.max) else { return nil }
-        var mac = [UInt8](repeating: 0, count: 32)
-        var macLength: UInt32 = 0
-        // A NULL key pointer means "reuse the previous key" in some HMAC entry points; always pass a real one.
-        let keyStorage = key.isEmpty ? [UInt8(0)] : key
-        let ok = keyStorage.withUnsafeBytes { k in
-            mac.withUnsafeMutableBufferPointer { out in
-                HMAC(
-                    EVP_sha256(), k.baseAddress, Int32(key.count),
-                    data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
-                    out.baseAddress, &macLength) != nil
-            }
-        }
-        return ok && macLength == 32 ? mac : nil
+    /// HMAC-SHA256 of `data` under `key` (RFC 2104), without OpenSSL: see `HeraldCore.SHA256`.
+    static func hmacSHA256(key: [UInt8], data: UnsafeRawBufferPointer) -> [UInt8] {
+        HMACSHA256(key: key).authenticationCode(for: data)
     }
 }

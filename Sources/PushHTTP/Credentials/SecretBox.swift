@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import HeraldCore
 
 /// Why a secret could not be sealed or opened.
 public enum SecretBoxError: Error, Equatable, Sendable {
@@ -95,24 +96,9 @@ public struct SecretBox: Sendable {
     /// The first 16 hex digits of SHA-256 of `bytes`: what answers show instead of a secret.
     public static func fingerprint(_ bytes: [UInt8]) -> String { String(sha256Hex(bytes).prefix(16)) }
 
-    /// Lower-case hex SHA-256 (64 characters).
-    ///
-    /// The digits are written from a table, not with `String(format:)`: the server key is hashed
-    /// on every server API call (`Authenticator.server`), and Foundation's formatter cost ~240k
-    /// instructions per call there (issue 17), about 100 times the hash.
-    public static func sha256Hex(_ bytes: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        bytes.withUnsafeBufferPointer { input in _ = SHA256(input.baseAddress, input.count, &digest) }
-        return String(unsafeUninitializedCapacity: 64) { text in
-            for (index, byte) in digest.enumerated() {
-                text[2 * index] = hexDigits[Int(byte >> 4)]
-                text[2 * index + 1] = hexDigits[Int(byte & 0x0f)]
-            }
-            return 64
-        }
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// Lower-case hex SHA-256 (64 characters), computed without OpenSSL (`HeraldCore.SHA256`):
+    /// the server key is hashed on every server API call (`Authenticator.server`).
+    public static func sha256Hex(_ bytes: [UInt8]) -> String { HeraldCore.SHA256.hexDigest(bytes) }
 
     private static func keyID(_ key: [UInt8]) -> String { String(sha256Hex(key).prefix(8)) }
 

@@ -1,4 +1,4 @@
-import COpenSSL
+import HeraldCore
 
 /// The computations of the WebSocket opening handshake (RFC 6455 §4.2) that
 /// don't depend on the HTTP layer.
@@ -14,19 +14,27 @@ public enum WebSocketHandshake {
     /// stripped surrounding whitespace), not base64-decoded: §4.2.2 hashes the
     /// string form.
     public static func acceptValue(forKey key: String) -> String {
-        let input = Array((key + magicGUID).utf8)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var digestLength: UInt32 = 0
-        let ok = input.withUnsafeBytes { raw in
-            EVP_Digest(raw.baseAddress, raw.count, &digest, &digestLength, EVP_sha1(), nil)
+        base64(SHA1.hash(Array((key + magicGUID).utf8)))
+    }
+
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Standard base64 with padding (RFC 4648 §4).
+    static func base64(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = UInt32(bytes[index]) << 16
+            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { group |= UInt32(bytes[index + 2]) }
+            for position in 0..<4 {
+                out.append(position <= count ? base64Alphabet[Int((group >> (18 - 6 * UInt32(position))) & 0x3f)] : UInt8(ascii: "="))
+            }
+            index += 3
         }
-        // SHA-1 is built into every libcrypto this code links against; a
-        // failure means a broken installation, not bad input.
-        precondition(ok == 1 && digestLength == 20, "EVP_Digest(SHA-1) failed")
-        // 20 bytes encode to 28 base64 characters plus the NUL EVP_EncodeBlock writes.
-        var encoded = [UInt8](repeating: 0, count: 29)
-        let written = EVP_EncodeBlock(&encoded, digest, Int32(digestLength))
-        return String(decoding: encoded[0..<Int(max(0, written))], as: UTF8.self)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Whether `key` is a well-formed `Sec-WebSocket-Key`: the base64 encoding
