@@ -26,6 +26,11 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
         self.init(elements)
     }
 
+    /// Makes room for `count` fields in all, so that adding them does not grow the list step by step.
+    public mutating func reserveCapacity(_ count: Int) {
+        storage.reserveCapacity(count)
+    }
+
     /// Appends a field, keeping any existing fields with the same name.
     public mutating func add(name: String, value: String) {
         storage.append((name: name, value: value))
