@@ -28,12 +28,15 @@ public enum JSONText {
     /// iterator, 2 % of the choke point's instructions (issue 17).
     static func needsEscaping(_ value: String) -> Bool {
         var value = value
-        return value.withUTF8 { utf8 in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0xE2 {
-                return true
-            }
-            return false
+        return value.withUTF8(needsEscaping)
+    }
+
+    /// `needsEscaping` over UTF-8 bytes already at hand.
+    static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0xE2 {
+            return true
         }
+        return false
     }
 
     private static func appendEscaped(_ value: String, to out: inout String) {

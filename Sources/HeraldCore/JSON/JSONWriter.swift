@@ -61,13 +61,13 @@ public struct JSONWriter {
     /// escapes it (RFC 8259 §7; U+2028 and U+2029 too).
     public mutating func quoted(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        let clean = !JSONText.needsEscaping(value)
         var value = value
+        // One look at the bytes decides, and the same bytes are copied.
         value.withUTF8 { utf8 in
-            if clean {
-                bytes.append(contentsOf: utf8)
-            } else {
+            if JSONText.needsEscaping(utf8) {
                 escape(utf8)
+            } else {
+                bytes.append(contentsOf: utf8)
             }
         }
         bytes.append(UInt8(ascii: "\""))
