@@ -1,6 +1,6 @@
+import COpenSSL
 import Foundation
 import HeraldCore
-import PushHTTP
 import Realtime
 
 /// The choke point from the app backend (NO-1), its delivery record (NO-8), the open beacon and
@@ -202,5 +202,16 @@ struct NotificationRoutes {
     }
 
     /// Lower-case hex SHA-256 (the idempotency check's request digest).
-    static func sha256Hex(_ bytes: [UInt8]) -> String { SecretBox.sha256Hex(bytes) }
+    static func sha256Hex(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &digest) }
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }

@@ -102,16 +102,7 @@ public struct SecretBox: Sendable {
     /// instructions per call there (issue 17), about 100 times the hash.
     public static func sha256Hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
-        bytes.withUnsafeBufferPointer { input in
-            // With the algorithm fetched once: OpenSSL 3's one-shot SHA256() fetches it from the
-            // provider on every call, 40 % of the digest of a server key (issue 17: every
-            // server-API request hashes its key).
-            if let md = sha256Algorithm {
-                _ = EVP_Digest(input.baseAddress, input.count, &digest, nil, md, nil)
-            } else {
-                _ = SHA256(input.baseAddress, input.count, &digest)
-            }
-        }
+        bytes.withUnsafeBufferPointer { input in _ = SHA256(input.baseAddress, input.count, &digest) }
         return String(unsafeUninitializedCapacity: 64) { text in
             for (index, byte) in digest.enumerated() {
                 text[2 * index] = hexDigits[Int(byte >> 4)]
@@ -122,10 +113,6 @@ public struct SecretBox: Sendable {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// SHA-256 from the default provider, fetched once and never freed (an `EVP_MD` is
-    /// immutable and may be used from any thread); nil if the provider has none.
-    nonisolated(unsafe) private static let sha256Algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
     private static func keyID(_ key: [UInt8]) -> String { String(sha256Hex(key).prefix(8)) }
 
