@@ -52,6 +52,10 @@ import Testing
                 == "Pedido #1042 · {literal} R$ 1,00R$ 1,00")
         #expect(try TextTemplate("no placeholders").render([:], field: "x") == "no placeholders")
         #expect(try TextTemplate("").render([:], field: "x") == "")
+        // Brace-free texts take the one-literal path (issue 17): the same template as the scan's.
+        #expect(try TextTemplate("Olá e\u{301} 🎉 — ok").render([:], field: "x") == "Olá e\u{301} 🎉 — ok")
+        #expect(try TextTemplate("Olá e\u{301} 🎉 — ok").placeholders.isEmpty)
+        #expect(try TextTemplate("{plain}").placeholders == ["plain"])
         #expect(try TextTemplate("{{{a}}}").render(["a": "1"], field: "x") == "{1}")
         #expect(try TextTemplate("{a.b-c_d}").placeholders == ["a.b-c_d"])
     }

@@ -315,6 +315,8 @@ private let errorCases: [HTTPParserErrorCase] = [
     HTTPParserErrorCase("trailing comma CL", "POST / HTTP/1.1\r\n\(host)Content-Length: 5,\r\n\r\nhello", bad),
     HTTPParserErrorCase("CL over limit", "POST / HTTP/1.1\r\n\(host)Content-Length: 1048577\r\n\r\n", .payloadTooLarge),
     HTTPParserErrorCase("CL overflowing Int", "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999999999\r\n\r\n", .payloadTooLarge),
+    // The one-field fast path (issue 17) judges the characters before the size, as the general reading does.
+    HTTPParserErrorCase("CL too large then a bad character", "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999999999x\r\n\r\n", bad),
     // Transfer-Encoding.
     HTTPParserErrorCase("gzip then chunked", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n", .notImplemented("transfer coding \"gzip\" is not supported")),
     HTTPParserErrorCase("gzip then chunked in two fields", "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", .notImplemented("transfer coding \"gzip\" is not supported")),

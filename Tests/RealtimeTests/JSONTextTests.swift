@@ -43,4 +43,34 @@ import Testing
         #expect(JSONText.array([]) == "[]")
         #expect(JSONText.array(["b", "a\""]) == #"["b","a\""]"#)
     }
+
+    @Test(arguments: ["", "plain", "ntf_01hx", "quote \" and \\ back", "line\nbreak\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}",
+                      "…ellipsis ‘quotes’ €", "\u{2028}sep\u{2029}", "日本語 🎉", "a\u{2027}b\u{202A}", "\u{2028}", "x\u{2029}"])
+    func writerQuotesAsQuoteDoes(_ value: String) {
+        var writer = JSONWriter(capacity: 1)
+        writer.raw("[")
+        writer.quoted(value)
+        writer.raw(",")
+        writer.quotedOrNull(nil)
+        writer.raw("]")
+        #expect(writer.text == "[" + reference(value) + ",null]")
+    }
+
+    @Test func writerNumbersObjectsAndEmbeddedText() {
+        var writer = JSONWriter()
+        for n: Int64 in [0, 7, -7, 10, 1_733_000_000_123, .max, .min] {
+            writer.number(n)
+            writer.raw(" ")
+        }
+        writer.number(-99_999)
+        writer.bool(true)
+        writer.bool(false)
+        writer.embed(#"{"a":1}"#)
+        #expect(writer.text == "0 7 -7 10 1733000000123 9223372036854775807 -9223372036854775808 -99999truefalse{\"a\":1}")
+        var object = JSONWriter()
+        object.object(["b": "2", "a": "1\n", "é": "3", "Z": "0"])
+        object.object([:])
+        object.object(["k": "v"])
+        #expect(object.text == #"{"Z":"0","a":"1\n","b":"2","é":"3"}{}{"k":"v"}"#)
+    }
 }

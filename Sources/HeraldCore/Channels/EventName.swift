@@ -22,6 +22,18 @@ public struct EventName: Hashable, Sendable, CustomStringConvertible {
         return !utf8.isEmpty && utf8.count <= maxLength && utf8.allSatisfy(isAllowed)
     }
 
+    /// `isName` for a `String`, over its contiguous bytes: the generic version walks a
+    /// `StringProtocol`'s UTF-8 view through protocol witnesses, ~5,000 instructions for a
+    /// 13-byte kind, and the choke point checks two names per call (issue 17).
+    public static func isName(_ raw: String, maxLength: Int = maxLength) -> Bool {
+        var raw = raw
+        return raw.withUTF8 { utf8 in
+            guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
+            for byte in utf8 where !isAllowed(byte) { return false }
+            return true
+        }
+    }
+
     private init(validated: String) { rawValue = validated }
 
     public var description: String { rawValue }

@@ -127,50 +127,53 @@ package struct NotificationPlan: Codable, Sendable, Equatable {
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
     package func jsonText() -> String {
-        // One string grown in place (the plan is made for every call, on the event loops); each
-        // field after `kind` brings its own comma, key and colon as one literal.
-        var out = "{\"kind\":"
-        func string(_ key: String, _ value: String) {
-            out += key
-            JSONText.appendQuoted(value, to: &out)
-        }
-        func map(_ key: String, _ value: [String: String]) {
-            out += key
-            out += JSONText.object(value)
-        }
-        JSONText.appendQuoted(kind, to: &out)
-        if let scope { string(",\"scope\":", scope) }
-        if let title { map(",\"title\":", title) }
-        if let body { map(",\"body\":", body) }
-        map(",\"arguments\":", arguments)
-        map(",\"data\":", data)
-        if let collapseKey { string(",\"collapseKey\":", collapseKey) }
-        if let threadID { string(",\"threadID\":", threadID) }
-        if let sound { string(",\"sound\":", sound) }
-        if let androidChannelID { string(",\"androidChannelID\":", androidChannelID) }
-        string(",\"priority\":", priority)
-        if let expiresAt { out += ",\"expiresAt\":\(expiresAt)" }
-        if let ttlSeconds { out += ",\"ttlSeconds\":\(ttlSeconds)" }
+        // Bytes grown in place, one `String` at the end (the plan is made for every call, on the
+        // event loops); each field after `kind` brings its own comma, key and colon as one literal.
+        var out = JSONWriter(capacity: 320)
+        out.raw("{\"kind\":")
+        out.quoted(kind)
+        if let scope { out.raw(",\"scope\":"); out.quoted(scope) }
+        if let title { out.raw(",\"title\":"); out.object(title) }
+        if let body { out.raw(",\"body\":"); out.object(body) }
+        out.raw(",\"arguments\":")
+        out.object(arguments)
+        out.raw(",\"data\":")
+        out.object(data)
+        if let collapseKey { out.raw(",\"collapseKey\":"); out.quoted(collapseKey) }
+        if let threadID { out.raw(",\"threadID\":"); out.quoted(threadID) }
+        if let sound { out.raw(",\"sound\":"); out.quoted(sound) }
+        if let androidChannelID { out.raw(",\"androidChannelID\":"); out.quoted(androidChannelID) }
+        out.raw(",\"priority\":")
+        out.quoted(priority)
+        if let expiresAt { out.raw(",\"expiresAt\":"); out.number(expiresAt) }
+        if let ttlSeconds { out.raw(",\"ttlSeconds\":"); out.number(ttlSeconds) }
         switch badge {
-        case .number(let n)?: out += ",\"badge\":\(n)"
-        case .unread?: out += ",\"badge\":\"unread\""
+        case .number(let n)?: out.raw(",\"badge\":"); out.number(n)
+        case .unread?: out.raw(",\"badge\":\"unread\"")
         case nil: break
         }
-        out += persist ? ",\"persist\":true" : ",\"persist\":false"
-        string(",\"policy\":", policy.rawValue)
-        out += ",\"ackWindowMilliseconds\":\(ackWindowMilliseconds)"
-        string(",\"type\":", type.rawValue)
-        string(",\"audience\":", audience)
-        out += trackOpens ? ",\"trackOpens\":true" : ",\"trackOpens\":false"
-        if let idempotencyKey { string(",\"idempotencyKey\":", idempotencyKey) }
+        if persist { out.raw(",\"persist\":true") } else { out.raw(",\"persist\":false") }
+        out.raw(",\"policy\":")
+        out.quoted(policy.rawValue)
+        out.raw(",\"ackWindowMilliseconds\":")
+        out.number(ackWindowMilliseconds)
+        out.raw(",\"type\":")
+        out.quoted(type.rawValue)
+        out.raw(",\"audience\":")
+        out.quoted(audience)
+        if trackOpens { out.raw(",\"trackOpens\":true") } else { out.raw(",\"trackOpens\":false") }
+        if let idempotencyKey { out.raw(",\"idempotencyKey\":"); out.quoted(idempotencyKey) }
         if let live {
-            string(",\"live\":{\"channel\":", live.channel)
-            string(",\"event\":", live.event)
-            string(",\"data\":", live.data)
-            out += live.retain ? ",\"retain\":true}" : ",\"retain\":false}"
+            out.raw(",\"live\":{\"channel\":")
+            out.quoted(live.channel)
+            out.raw(",\"event\":")
+            out.quoted(live.event)
+            out.raw(",\"data\":")
+            out.quoted(live.data)
+            if live.retain { out.raw(",\"retain\":true}") } else { out.raw(",\"retain\":false}") }
         }
-        out += "}"
-        return out
+        out.raw("}")
+        return out.text
     }
 
     package static func decode(_ text: String) throws -> NotificationPlan {

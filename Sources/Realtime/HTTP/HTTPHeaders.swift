@@ -26,6 +26,11 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
         self.init(elements)
     }
 
+    /// Makes room for `count` fields in all, so that adding them does not grow the list step by step.
+    public mutating func reserveCapacity(_ count: Int) {
+        storage.reserveCapacity(count)
+    }
+
     /// Appends a field, keeping any existing fields with the same name.
     public mutating func add(name: String, value: String) {
         storage.append((name: name, value: value))
@@ -98,13 +103,20 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
     /// ASCII case-insensitive equality without allocating. Non-ASCII bytes must
     /// match exactly; field names are tokens, so that case never matches a
     /// real name anyway.
+    /// Over the two names' contiguous bytes: `zip` of their UTF-8 views went through the
+    /// generic iterators, 2 % of the choke point's instructions for a handful of lookups a request
+    /// (issue 17).
     static func namesEqual(_ a: String, _ b: String) -> Bool {
-        let a = a.utf8, b = b.utf8
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y && HTTPBytes.lowercased(x) != HTTPBytes.lowercased(y) {
-            return false
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for index in 0..<x.count where x[index] != y[index] && HTTPBytes.lowercased(x[index]) != HTTPBytes.lowercased(y[index]) {
+                    return false
+                }
+                return true
+            }
         }
-        return true
     }
 
     /// Whether the comma-separated list in any `name` field contains `token`

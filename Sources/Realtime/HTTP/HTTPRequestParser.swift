@@ -227,6 +227,8 @@ public struct HTTPRequestParser: Sendable {
                 guard headers.count < limits.maxHeaderCount else {
                     throw .headerTooLarge
                 }
+                // A dozen fields is usual: one allocation instead of growing 1, 2, 4, 8.
+                if headers.isEmpty { headers.reserveCapacity(12) }
                 headers.add(
                     name: String(decoding: buffer[field.name], as: UTF8.self),
                     value: String(decoding: buffer[field.value], as: UTF8.self)
@@ -669,6 +671,33 @@ public struct HTTPRequestParser: Sendable {
     /// RFC 9112 §6.3 / RFC 9110 §8.6: Content-Length is 1*DIGIT; repeated
     /// fields or list values are only tolerated when identical.
     private func contentLength() throws(HTTPParseError) -> Int {
+        // The usual case, one field of plain digits, read in place; anything else (a list,
+        // repeated fields, a bad character) takes the general reading below.
+        var fields = 0
+        var only = ""
+        for field in headers where HTTPHeaders.namesEqual(field.name, "content-length") {
+            fields += 1
+            only = field.value
+        }
+        if fields == 1 {
+            enum Reading { case length(Int), tooLarge, other }
+            let reading = only.withUTF8 { utf8 -> Reading in
+                guard !utf8.isEmpty, utf8.allSatisfy({ HTTPBytes.digitValue($0) != nil }) else { return .other }
+                var length = 0
+                for byte in utf8 {
+                    let (shifted, overflowA) = length.multipliedReportingOverflow(by: 10)
+                    let (sum, overflowB) = shifted.addingReportingOverflow(Int(byte &- 0x30))
+                    guard !overflowA, !overflowB, sum <= limits.maxBodyBytes else { return .tooLarge }
+                    length = sum
+                }
+                return .length(length)
+            }
+            switch reading {
+            case .length(let length): return length
+            case .tooLarge: throw .payloadTooLarge
+            case .other: break
+            }
+        }
         var first: [UInt8]?
         for value in headers.values("content-length") {
             for element in value.utf8.split(separator: HTTPBytes.comma, omittingEmptySubsequences: false) {

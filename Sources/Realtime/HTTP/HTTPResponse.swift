@@ -34,18 +34,33 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status)
     }
 
-    /// The head bytes: status line, headers, `Content-Length`, `Connection`, blank line.
+    /// The head bytes: status line, headers, `Content-Length`, `Connection`, blank line. Written
+    /// as bytes, not as one interpolated `String` per line (issue 17: a tenth of the answer's cost).
     func serializedHead(keepAlive: Bool, versionMinor: Int, contentLength: Int?) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let contentLength { head += "Content-Length: \(contentLength)\r\n" }
-        if !keepAlive {
-            head += "Connection: close\r\n"
-        } else if versionMinor == 0 {
-            head += "Connection: keep-alive\r\n"
+        var head = JSONWriter(capacity: 160)
+        head.raw("HTTP/1.1 ")
+        head.number(status)
+        head.raw(" ")
+        head.embed(HTTPStatus.reason(status))
+        head.raw("\r\n")
+        for (name, value) in headers {
+            head.embed(name)
+            head.raw(": ")
+            head.embed(value)
+            head.raw("\r\n")
         }
-        head += "\r\n"
-        return Array(head.utf8)
+        if let contentLength {
+            head.raw("Content-Length: ")
+            head.number(contentLength)
+            head.raw("\r\n")
+        }
+        if !keepAlive {
+            head.raw("Connection: close\r\n")
+        } else if versionMinor == 0 {
+            head.raw("Connection: keep-alive\r\n")
+        }
+        head.raw("\r\n")
+        return head.bytes
     }
 }
 

@@ -84,7 +84,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         /// The request's id (`X-Request-Id`, echoed), its method and path (no query: it may hold a
         /// token), and when it arrived — for the request log.
         var requestID = ""
-        var requestLine = ""
+        var method = HTTPMethod.get
+        var path = ""
         var startedForLog: UInt64 = 0
         /// Tickets of deferred answers, so a late answer for an earlier request is ignored.
         var ticketCounter: UInt64 = 0
@@ -100,10 +101,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         get { requests?.requestID ?? "" }
         set { requests?.requestID = newValue }
     }
-    /// The request's method and path, for the request log.
+    /// The request's method and path, for the request log: made only when a line is logged
+    /// (issue 17: not one interpolated String per request).
     var requestLine: String {
-        get { requests?.requestLine ?? "" }
-        set { requests?.requestLine = newValue }
+        guard let requests else { return "" }
+        return "\(requests.method) \(requests.path)"
     }
     /// When the request arrived (monotonic ns), for the request log.
     var requestStartedForLog: UInt64 {
@@ -238,7 +240,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             requestID = context.makeRequestID()
         }
         requestStartedForLog = context.loop.now
-        requestLine = "\(request.method) \(request.path)"
+        requests?.method = request.method
+        requests?.path = request.path
         let origin = request.headers["Origin"]
         let allowOrigin = configuration.cors.allowOrigin(for: origin)
         if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {

@@ -13,8 +13,15 @@ extension Notifier {
             for record in call.stored {
                 guard let personal = ChannelName.personal(userID: record.userID) else { continue }
                 let channel = ChannelName.scoped(personal, app: call.app)
-                let data = "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(record.scope.map(JSONText.quote) ?? "null")}"
-                batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data))
+                var data = JSONWriter(capacity: 96)
+                data.raw("{\"id\":")
+                data.quoted(record.id)
+                data.raw(",\"kind\":")
+                data.quoted(record.kind)
+                data.raw(",\"scope\":")
+                data.quotedOrNull(record.scope)
+                data.raw("}")
+                batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data.text))
                 ids.append(record.id)
             }
         }

@@ -10,30 +10,38 @@ extension Notifier {
         /// Stored, pushes not planned yet: recovery plans them (the 202's `push_planning`).
         var planningDeferred = false
 
-        /// The 201 body (and an idempotent replay's), grown in one string: it is made for every call.
+        /// The 201 body (and an idempotent replay's), grown as bytes (`JSONWriter`): it is made
+        /// for every call.
         var json: String {
-            var out = "{\"notifications\":["
-            out.reserveCapacity(96 + notifications.count * 96)
+            var out = JSONWriter(capacity: 160 + notifications.count * 96)
+            out.raw("{\"notifications\":[")
             for (index, n) in notifications.enumerated() {
-                out += index == 0 ? "{\"id\":" : ",{\"id\":"
-                JSONText.appendQuoted(n.id, to: &out)
-                out += ",\"user_id\":"
-                JSONText.appendQuoted(n.userID, to: &out)
-                out += ",\"event_id\":"
-                if let eventID = n.eventID { JSONText.appendQuoted(eventID, to: &out) } else { out += "null" }
-                out += "}"
+                if index == 0 { out.raw("{\"id\":") } else { out.raw(",{\"id\":") }
+                out.quoted(n.id)
+                out.raw(",\"user_id\":")
+                out.quoted(n.userID)
+                out.raw(",\"event_id\":")
+                out.quotedOrNull(n.eventID)
+                out.raw("}")
             }
-            out += "],\"live_delivered\":\(liveDelivered),\"push_queued\":\(pushQueued),\"push_suppressed\":\(pushSuppressed),"
-            out += "\"skipped\":\(skipped),\"skipped_recipients\":["
+            out.raw("],\"live_delivered\":")
+            out.number(liveDelivered)
+            out.raw(",\"push_queued\":")
+            out.number(pushQueued)
+            out.raw(",\"push_suppressed\":")
+            out.number(pushSuppressed)
+            out.raw(",\"skipped\":")
+            out.number(skipped)
+            out.raw(",\"skipped_recipients\":[")
             for (index, recipient) in skippedRecipients.enumerated() {
-                out += index == 0 ? "{\"user_id\":" : ",{\"user_id\":"
-                JSONText.appendQuoted(recipient.userID, to: &out)
-                out += ",\"reason\":"
-                JSONText.appendQuoted(recipient.reason, to: &out)
-                out += "}"
+                if index == 0 { out.raw("{\"user_id\":") } else { out.raw(",{\"user_id\":") }
+                out.quoted(recipient.userID)
+                out.raw(",\"reason\":")
+                out.quoted(recipient.reason)
+                out.raw("}")
             }
-            out += planningDeferred ? "],\"push_planning\":\"deferred\"}" : "]}"
-            return out
+            if planningDeferred { out.raw("],\"push_planning\":\"deferred\"}") } else { out.raw("]}") }
+            return out.text
         }
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import Realtime
+
+/// The router answers a path of a parameter-free route from its lookup table (issue 17); the
+/// answers must be the scan's, which still serves every other spelling of the same path.
+@Suite struct RouterTests {
+    private func router() -> Router {
+        var router = Router()
+        let ok: RouteHandler = { _ in .response(.empty(204)) }
+        router.get("/v1/items/{id}", ok)        // registered first: it wins /v1/items/unread for GET
+        router.get("/v1/items/unread", ok)
+        router.post("/v1/items/unread", ok)
+        router.post("/v1/notifications", ok)
+        router.delete("/v1/{thing}/all", ok)   // registered before the literal route below
+        router.put("/v1/items/all", ok)
+        router.get("/", ok)
+        return router
+    }
+
+    /// `pattern` and parameters of a match, or `405 [methods]`, or `404`.
+    private func describe(_ match: Router.Match) -> String {
+        switch match {
+        case .found(_, let parameters, let pattern):
+            return pattern + " " + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        case .methodNotAllowed(let methods):
+            return "405 " + methods.map(\.rawValue).joined(separator: ",")
+        case .notFound:
+            return "404"
+        }
+    }
+
+    @Test(arguments: [
+        ("GET", "/v1/items/unread", "/v1/items/{id} id=unread"),
+        ("HEAD", "/v1/items/unread", "/v1/items/{id} id=unread"),
+        ("POST", "/v1/items/unread", "/v1/items/unread "),
+        ("DELETE", "/v1/items/unread", "405 GET,GET,POST"),
+        ("POST", "/v1/notifications", "/v1/notifications "),
+        ("GET", "/v1/notifications", "405 POST"),
+        ("DELETE", "/v1/items/all", "/v1/{thing}/all thing=items"),
+        ("PUT", "/v1/items/all", "/v1/items/all "),
+        ("GET", "/v1/items/all", "/v1/items/{id} id=all"),
+        ("PATCH", "/v1/items/all", "405 GET,DELETE,PUT"),
+        ("GET", "/", "/ "),
+        ("POST", "/", "405 GET"),
+        ("GET", "/v1/nothing", "404"),
+    ])
+    func aStaticPathAnswersAsTheScanDoes(_ method: String, _ path: String, _ expected: String) {
+        let router = router()
+        #expect(describe(router.match(method: HTTPMethod(method), path: path)) == expected)
+        // The same path spelled with a doubled and a trailing slash misses the table: the scan
+        // must give the same answer.
+        let respelled = path == "/" ? "//" : path.replacingOccurrences(of: "/v1/", with: "/v1//") + "/"
+        #expect(describe(router.match(method: HTTPMethod(method), path: respelled)) == expected)
+    }
+}
