@@ -683,6 +683,31 @@ final class WorkerHarness: Sendable {
         #expect(try h.job(late).state == .queued)
     }
 
+    @Test("ADR 0007: a backlog of jobs leased at insert goes out oldest first, each once, without a claim", .timeLimit(.minutes(1)))
+    func aBacklogLeasedAtInsertGoesOutInOrder() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 4
+            configuration.leasedAtInsertBacklog = 1_000
+            configuration.pollMilliseconds = 3_600_000
+        })
+        let devices = try (0..<600).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let now = h.now, worker = h.worker
+        let ids = try h.storage.writeSync { tx in
+            try devices.map { device in
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
+                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
+            }
+        }
+        while h.worker.outcomeCounts.delivered < 600 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == devices.map(\.token), "in the order they were inserted, once each")
+        #expect(try ids.allSatisfy { try h.job($0).state == .done && h.job($0).attempts == 1 })
+        // Claims ran only for the outcomes' writes' free slots and found nothing queued.
+        #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .queued, limit: 10, beforeID: nil) }.isEmpty)
+    }
+
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))
     func aRolledBackInsertHandsNothingOver() async throws {
         struct Refused: Error {}

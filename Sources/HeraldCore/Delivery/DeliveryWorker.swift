@@ -31,7 +31,8 @@ import Synchronization
 /// # Thread safety
 /// Every method may be called from any thread except `stop(deadline:)`, which blocks and must not
 /// be called from a storage or provider callback. Its bookkeeping (`state`, `timer`, `inFlight`,
-/// `writes`, `claimWanted`, `drained`) is confined to `queue`; `sending` is atomic.
+/// `writes`, `claimWanted`, `drained`, `waitingHanded`) is confined to `queue`; `sending` and
+/// `backlogged` are atomic, `handed` locked (jobs leased at insert arrive from the storage's thread).
 public final class DeliveryWorker: @unchecked Sendable {
     /// Limits of the worker, with safe defaults.
     public struct Configuration: Sendable {
@@ -172,10 +173,12 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Jobs leased at insert whose unit committed, waiting for `queue` to send them.
     private let handed = Mutex<[Handed]>([])
     /// Jobs leased at insert without a slot (taken against `leasedAtInsertBacklog`), committed or
-    /// not yet: what `waitingHanded` holds plus those still in their unit.
+    /// not yet: what `waitingHanded` holds past `waitingHead`, plus those still in their unit.
     private let backlogged = Atomic<Int>(0)
-    /// Committed jobs leased at insert that wait for a slot, oldest first. Confined to `queue`.
+    /// Committed jobs leased at insert that wait for a slot, oldest first from `waitingHead`
+    /// (taken from the front without shifting the rest each time). Confined to `queue`.
     private var waitingHanded: [Handed] = []
+    private var waitingHead = 0
     /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
@@ -390,12 +393,11 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// this late could race that claim).
     private func startWaiting() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !waitingHanded.isEmpty else { return }
+        guard waitingHead < waitingHanded.count else { return }
         let now = clock.unixMilliseconds, margin = configuration.leaseMilliseconds / 2
-        var started = 0
-        while started < waitingHanded.count, takeSlot() {
-            let item = waitingHanded[started]
-            started += 1
+        while waitingHead < waitingHanded.count, takeSlot() {
+            let item = waitingHanded[waitingHead]
+            waitingHead += 1
             backlogged.subtract(1, ordering: .relaxed)
             if let until = item.job.leaseUntil, until - now <= margin {
                 releaseSlot()
@@ -403,7 +405,14 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             sendOne(item)
         }
-        waitingHanded.removeFirst(started)
+        // Shifting the rest after each start was ~3k instructions a push with a call of 1,000 waiting.
+        if waitingHead == waitingHanded.count {
+            waitingHanded.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead >= 256 {
+            waitingHanded.removeFirst(waitingHead)
+            waitingHead = 0
+        }
     }
 
     /// Sends one job leased at insert that holds a slot.
@@ -440,8 +449,9 @@ public final class DeliveryWorker: @unchecked Sendable {
             state = .stopped
             handoffOpen.store(false, ordering: .relaxed)
             // Left leased: the next start releases them (never sent twice here, never lost).
-            backlogged.subtract(waitingHanded.count, ordering: .relaxed)
+            backlogged.subtract(waitingHanded.count - waitingHead, ordering: .relaxed)
             waitingHanded.removeAll()
+            waitingHead = 0
             timer?.cancel()
             writeHeld(force: true) { _ in }
             guard inFlight > 0 else { return nil }
