@@ -125,10 +125,37 @@ public final class SQLiteStorage: Storage {
         database.close()
     }
 
-    /// One unit of work: `body` in one transaction on `connection`.
+    /// One unit of work: `body` in one transaction on `connection`; then the actions the body
+    /// kept with `whenEnded`, told whether it committed.
     private static func unit<T>(_ mode: TransactionMode, _ connection: SQLiteConnection,
                                 _ body: (any StorageTransaction) throws -> T) throws -> T {
-        try connection.transaction(mode) { connection in try body(SQLiteTransaction(connection: connection)) }
+        // A unit nested in an open transaction only ends a savepoint: its end is not a commit.
+        let ended = connection.isInTransaction ? nil : UnitEndActions()
+        let result: T
+        do {
+            result = try connection.transaction(mode) { connection in try body(SQLiteTransaction(connection: connection, ended: ended)) }
+        } catch {
+            ended?.run(committed: false)
+            throw error
+        }
+        ended?.run(committed: true)
+        return result
+    }
+}
+
+/// What a unit's body asked to run once the unit has ended (`StorageTransaction.whenEnded`).
+/// Confined to the connection's queue: filled by the body, run right after it.
+final class UnitEndActions {
+    private var actions: [(Bool) -> Void] = []
+
+    func append(_ action: @escaping (Bool) -> Void) { actions.append(action) }
+
+    /// Runs every kept action once, in the order kept.
+    func run(committed: Bool) {
+        guard !actions.isEmpty else { return }
+        let kept = actions
+        actions = []
+        for action in kept { action(committed) }
     }
 }
 
@@ -136,6 +163,14 @@ public final class SQLiteStorage: Storage {
 /// the connection and the static stores' SQL.
 struct SQLiteTransaction: StorageTransaction {
     let connection: SQLiteConnection
+    /// The unit's end actions; nil inside another transaction (no commit of its own to report).
+    var ended: UnitEndActions? = nil
+
+    func whenEnded(_ action: @escaping (_ committed: Bool) -> Void) -> Bool {
+        guard let ended else { return false }
+        ended.append(action)
+        return true
+    }
 
     var notifications: any NotificationRepository { SQLiteNotificationRepository(connection: connection) }
     var plans: any PlanRepository { SQLitePlanRepository(connection: connection) }

@@ -652,6 +652,114 @@ final class WorkerHarness: Sendable {
         #expect(h.faults.claims.count >= 9 && h.faults.claims.allSatisfy { $0 <= 4 }, "\(h.faults.claims)")
     }
 
+    @Test("ADR 0007: a polling worker's jobs are leased at insert while it has a slot or backlog room and sent without a claim; the rest wait for one",
+          .timeLimit(.minutes(1)))
+    func jobsLeasedAtInsertAreSentWithoutAClaim() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = 1
+            configuration.pollMilliseconds = 3_600_000
+        })
+        let devices = try (0..<3).map { i in
+            h.provider.script("tok-\(i)", .hold)
+            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
+        }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        // The start's own poll: a claim that finds nothing; the timer does not fire again.
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let now = h.now, worker = h.worker
+        let ids = try h.storage.writeSync { tx in
+            try devices.map { device in
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
+                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
+            }
+        }
+        // One slot and one place in the backlog: two jobs leased at insert, as a claim would
+        // have left them; the third queued.
+        #expect(try h.job(ids[0]).state == .leased && h.job(ids[0]).attempts == 1 && h.job(ids[1]).state == .leased)
+        #expect(try h.job(ids[2]).state == .queued)
+        let first = try #require(await held.next())
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        // The slot it frees goes to the job waiting in the backlog, not to a claim.
+        first(.delivered("apns-1"))
+        let second = try #require(await held.next())
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1"])
+        #expect(h.faults.claims.count == 1, "sent without a claim")
+        // Then the queued job goes out through a claim, as before.
+        second(.delivered("apns-2"))
+        let third = try #require(await held.next())
+        #expect(h.faults.claims.count == 2 && h.provider.sent.last?.token == "tok-2")
+        third(.delivered("apns-3"))
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(h.provider.sent.count == 3, "sent once each")
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 3))
+        // A stopped worker takes nothing at insert: the job waits for the next start's claim.
+        let late = try h.storage.writeSync { tx in
+            let payload = DeliveryJobPayload(deviceID: devices[0].id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "again"))
+            return try worker.enqueue(payload, device: devices[0], app: "default", runAt: now, now: now, in: tx)
+        }
+        #expect(try h.job(late).state == .queued)
+    }
+
+    @Test("ADR 0007: a backlog of jobs leased at insert goes out oldest first, each once, without a claim", .timeLimit(.minutes(1)))
+    func aBacklogLeasedAtInsertGoesOutInOrder() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 4
+            configuration.leasedAtInsertBacklog = 1_000
+            configuration.pollMilliseconds = 3_600_000
+        })
+        let devices = try (0..<600).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let now = h.now, worker = h.worker
+        let ids = try h.storage.writeSync { tx in
+            try devices.map { device in
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
+                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
+            }
+        }
+        while h.worker.outcomeCounts.delivered < 600 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == devices.map(\.token), "in the order they were inserted, once each")
+        #expect(try ids.allSatisfy { try h.job($0).state == .done && h.job($0).attempts == 1 })
+        // Claims ran only for the outcomes' writes' free slots and found nothing queued.
+        #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .queued, limit: 10, beforeID: nil) }.isEmpty)
+    }
+
+    @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))
+    func aRolledBackInsertHandsNothingOver() async throws {
+        struct Refused: Error {}
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = 0
+            configuration.pollMilliseconds = 3_600_000
+        })
+        h.provider.script("tok-0", .hold)
+        let device = try h.register(user: "u-0", session: "s-0", token: "tok-0")
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let now = h.now, worker = h.worker
+        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
+        #expect(throws: Refused.self) {
+            try h.storage.writeSync { tx in
+                _ = try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
+                throw Refused()
+            }
+        }
+        #expect(try h.storage.readSync { tx in try tx.jobs.depth(now: now).counts.values.reduce(0, +) } == 0)
+        // The slot came back: the next job is leased at insert and sent.
+        let id = try h.storage.writeSync { tx in try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx) }
+        #expect(try h.job(id).state == .leased)
+        let answer = try #require(await held.next())
+        answer(.delivered("apns-1"))
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try h.job(id).state == .done)
+        #expect(h.provider.sent.count == 1)
+    }
+
     @Test("issue 17: a slot frees when its send ends: a claim made while outcomes wait for the writer uses it",
           .timeLimit(.minutes(1)))
     func slotsFreeWhenTheSendEndsNotWhenItsOutcomeCommits() async throws {

@@ -99,6 +99,8 @@ private struct FaultyTransaction: StorageTransaction {
     var users: any UserRepository { base.users }
     var idempotency: any IdempotencyRepository { base.idempotency }
     var jobs: any JobQueue { FaultyJobs(base: base.jobs, faults: faults) }
+
+    func whenEnded(_ action: @escaping (Bool) -> Void) -> Bool { base.whenEnded(action) }
 }
 
 private struct FaultyPlans: PlanRepository {
@@ -131,6 +133,9 @@ private struct FaultyJobs: JobQueue {
 
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
         try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
+    }
+    func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {
+        try base.enqueueLeased(kind: kind, payloadJSON: payloadJSON, app: app, leaseUntil: leaseUntil, now: now)
     }
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
         faults.noteClaim(limit: limit)

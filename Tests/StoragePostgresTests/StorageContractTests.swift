@@ -344,6 +344,49 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
         }
     }
 
+    /// ADR 0007: a job leased at insert is the row a claim would leave: nobody claims it while its
+    /// lease holds, its lease fences its outcome, and once the lease runs out it is claimed again.
+    @Test(arguments: Engine.available)
+    func aJobLeasedAtInsert(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx in
+                let job = try tx.jobs.enqueueLeased(kind: "push.deliver", payloadJSON: "{\"n\":1}", app: "default", leaseUntil: 150, now: 50)
+                #expect(job.state == .leased && job.attempts == 1 && job.leaseUntil == 150 && job.firstAttemptAt == 50 && job.runAt == 50)
+                #expect(try tx.jobs.find(id: job.id) == job)
+                #expect(try tx.jobs.claim(kind: "push.deliver", limit: 10, leaseMilliseconds: 100, now: 149).isEmpty)
+                let other = try tx.jobs.enqueueLeased(kind: "push.deliver", payloadJSON: "{}", app: "default", leaseUntil: 150, now: 50)
+                #expect(try tx.jobs.complete(other.lease, note: "delivered: x"))
+                #expect(try tx.jobs.find(id: other.id)?.state == .done)
+                // Its lease ran out (the node died): claimed again, the first lease refused.
+                let rescued = try tx.jobs.claim(kind: "push.deliver", limit: 10, leaseMilliseconds: 100, now: 150)
+                #expect(rescued.map(\.id) == [job.id] && rescued.first?.attempts == 2 && rescued.first?.firstAttemptAt == 50)
+                #expect(try !tx.jobs.complete(job.lease))
+                #expect(try tx.jobs.complete(rescued[0].lease))
+            }
+        }
+    }
+
+    /// ADR 0007: SQLite tells a unit's end actions whether it committed; an adapter that cannot
+    /// (PostgreSQL for now) says so and keeps nothing.
+    @Test(arguments: Engine.available)
+    func aWriteUnitReportsItsEnd(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            let ends = Shared<[Bool]>([])
+            let kept = try storage.writeSync { tx in
+                tx.whenEnded { committed in ends.update { $0.append(committed) } }
+            }
+            #expect(kept == (engine == .sqlite))
+            #expect(ends.value == (kept ? [true] : []))
+            #expect(throws: Refused.self) {
+                try storage.writeSync { tx in
+                    _ = tx.whenEnded { committed in ends.update { $0.append(committed) } }
+                    throw Refused()
+                }
+            }
+            #expect(ends.value == (kept ? [true, false] : []))
+        }
+    }
+
     /// ADR 0006: a job is its app's; listing, finding and retrying see the app asked for only,
     /// and the queue's depth is every app's.
     @Test(arguments: Engine.available)

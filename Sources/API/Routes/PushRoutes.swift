@@ -164,7 +164,8 @@ struct PushRoutes {
                     continue
                 }
                 let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
-                let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: app, runAt: now, now: now)
+                // Leased to this node's worker at insert when it has room (ADR 0007).
+                let jobID = try worker.enqueue(payload, device: device, app: app, runAt: now, now: now, in: tx)
                 queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
             }
             // The worker's claim is a write too: queued behind this one, it sees these jobs.

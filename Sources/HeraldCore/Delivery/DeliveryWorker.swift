@@ -31,7 +31,8 @@ import Synchronization
 /// # Thread safety
 /// Every method may be called from any thread except `stop(deadline:)`, which blocks and must not
 /// be called from a storage or provider callback. Its bookkeeping (`state`, `timer`, `inFlight`,
-/// `writes`, `claimWanted`, `drained`) is confined to `queue`; `sending` is atomic.
+/// `writes`, `claimWanted`, `drained`, `waitingHanded`) is confined to `queue`; `sending` and
+/// `backlogged` are atomic, `handed` locked (jobs leased at insert arrive from the storage's thread).
 public final class DeliveryWorker: @unchecked Sendable {
     /// Limits of the worker, with safe defaults.
     public struct Configuration: Sendable {
@@ -69,6 +70,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// Most times a receipt may send a push again (Expo `MessageRateExceeded`) before it is
         /// dead-lettered.
         public var maximumResends = 5
+        /// Jobs leased at insert (ADR 0007) that may wait in memory for a slot beyond
+        /// `maxInFlight`: a `POST /v1/push` of 1,000 devices is then leased whole instead of
+        /// mostly queued for claims. One that waits past half its lease is left to a claim.
+        public var leasedAtInsertBacklog = 1_024
         public init() {}
     }
 
@@ -162,6 +167,18 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// `maxInFlight` bounds. Read by the worker's write when it claims, so streams freed while
     /// that write waited for the writer are claimed for too.
     private let sending = Atomic<Int>(0)
+    /// Polling (between `start()` and `stop(deadline:)`): jobs may be leased at insert to this
+    /// worker (ADR 0007). Read in the API's write units, off `queue`.
+    private let handoffOpen = Atomic<Bool>(false)
+    /// Jobs leased at insert whose unit committed, waiting for `queue` to send them.
+    private let handed = Mutex<[Handed]>([])
+    /// Jobs leased at insert without a slot (taken against `leasedAtInsertBacklog`), committed or
+    /// not yet: what `waitingHanded` holds past `waitingHead`, plus those still in their unit.
+    private let backlogged = Atomic<Int>(0)
+    /// Committed jobs leased at insert that wait for a slot, oldest first from `waitingHead`
+    /// (taken from the front without shifting the rest each time). Confined to `queue`.
+    private var waitingHanded: [Handed] = []
+    private var waitingHead = 0
     /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
     private var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
@@ -224,6 +241,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         queue.sync {
             guard state == .idle else { return }
             state = .polling
+            handoffOpen.store(true, ordering: .relaxed)
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.setEventHandler { [weak self] in self?.poll() }
             timer.schedule(deadline: .now(), repeating: .milliseconds(configuration.pollMilliseconds))
@@ -252,6 +270,163 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
+    // MARK: Jobs leased at insert (ADR 0007)
+
+    /// Queues one `push.deliver` job in `tx` for `device`, leased to this worker at insert when
+    /// it is polling, the job is due (`runAt <= now`) and a slot is free (taken now): then the
+    /// job, its payload and `device` (read in `tx`) are handed to the worker once `tx` commits,
+    /// with no claim and no device read. Otherwise (or when the storage cannot report the
+    /// commit) the job is queued for a claim, as `JobQueue.enqueue` does.
+    ///
+    /// - Parameters:
+    ///   - payload: the job; its text is what the row stores.
+    ///   - device: the device `payload` names, as `tx` read it.
+    ///   - app: the job's app (ADR 0006).
+    ///   - runAt: unix ms at which it is due.
+    ///   - now: unix ms.
+    ///   - tx: the caller's write unit; the job commits or rolls back with it.
+    /// - Returns: the job's id.
+    /// - Throws: `StorageError` from the insert.
+    public func enqueue(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
+                        in tx: any StorageTransaction) throws(StorageError) -> Int64 {
+        let text = payload.jsonText()
+        guard runAt <= now, handoffOpen.load(ordering: .relaxed), let slotted = reserve() else {
+            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
+        }
+        let inserted = InsertedJob()
+        let kept = tx.whenEnded { [self] committed in
+            // Committed without the row (the insert failed and the caller went on): nothing to send.
+            guard committed, let job = inserted.job else { return unreserve(slotted: slotted) }
+            handOver(Handed(job: job, payload: payload, device: device, slotted: slotted))
+        }
+        guard kept else {
+            unreserve(slotted: slotted)
+            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
+        }
+        let job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
+                                            leaseUntil: now + configuration.leaseMilliseconds, now: now)
+        inserted.job = job
+        return job.id
+    }
+
+    /// The row `enqueue` inserted, for its end action (both run on the storage's thread).
+    private final class InsertedJob {
+        var job: JobRecord?
+    }
+
+    /// A job leased at insert, with what its sender needs.
+    private struct Handed: Sendable {
+        let job: JobRecord
+        let payload: DeliveryJobPayload
+        let device: DeviceRecord
+        /// It holds a send slot since its insert; else it waits for one (`backlogged`).
+        let slotted: Bool
+    }
+
+    /// Reserves room for a job leased at insert: a send slot when one is free (true), else a
+    /// place in the backlog (false); nil when both are full.
+    private func reserve() -> Bool? {
+        if takeSlot() { return true }
+        let limit = configuration.leasedAtInsertBacklog
+        var current = backlogged.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, found) = backlogged.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return false }
+            current = found
+        }
+        return nil
+    }
+
+    /// Gives back what `reserve` took, for a job that will not be sent here.
+    private func unreserve(slotted: Bool) {
+        if slotted { releaseSlot() } else { backlogged.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Takes a send slot for a job leased at insert, if one is free.
+    private func takeSlot() -> Bool {
+        let limit = configuration.maxInFlight
+        var current = sending.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, found) = sending.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = found
+        }
+        return false
+    }
+
+    /// Gives back a slot taken for a job that will not be sent here.
+    private func releaseSlot() {
+        sending.subtract(1, ordering: .relaxed)
+    }
+
+    /// Called after the commit, on the storage's thread: the jobs of one unit gather and go to
+    /// `queue` in one hop.
+    private func handOver(_ item: Handed) {
+        let first = handed.withLock { list in
+            list.append(item)
+            return list.count == 1
+        }
+        if first { queue.async { [self] in sendHanded() } }
+    }
+
+    /// Sends the jobs handed over since the last call, each holding the slot taken at insert. A
+    /// stopped worker sends none: they stay leased, and the next start releases them.
+    private func sendHanded() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let items = handed.withLock { list in
+            defer { list.removeAll(keepingCapacity: true) }
+            return list
+        }
+        guard !items.isEmpty else { return }
+        guard state == .polling else {
+            for item in items { unreserve(slotted: item.slotted) }
+            return
+        }
+        for item in items {
+            if item.slotted { sendOne(item) } else { waitingHanded.append(item) }
+        }
+        startWaiting()
+    }
+
+    /// Sends the jobs waiting for a slot while slots are free, oldest first. One that waited
+    /// past half its lease is not sent: a claim takes it once its lease has run out (sending it
+    /// this late could race that claim).
+    private func startWaiting() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard waitingHead < waitingHanded.count else { return }
+        let now = clock.unixMilliseconds, margin = configuration.leaseMilliseconds / 2
+        while waitingHead < waitingHanded.count, takeSlot() {
+            let item = waitingHanded[waitingHead]
+            waitingHead += 1
+            backlogged.subtract(1, ordering: .relaxed)
+            if let until = item.job.leaseUntil, until - now <= margin {
+                releaseSlot()
+                continue
+            }
+            sendOne(item)
+        }
+        // Shifting the rest after each start was ~3k instructions a push with a call of 1,000 waiting.
+        if waitingHead == waitingHanded.count {
+            waitingHanded.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead >= 256 {
+            waitingHanded.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    /// Sends one job leased at insert that holds a slot.
+    private func sendOne(_ item: Handed) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        inFlight += 1
+        let done: @Sendable (Recorded) -> Void = { [self] result in
+            queue.async { [self] in
+                if case .held = result {} else { finished() }
+            }
+        }
+        if let prepared = screen(item.job, payload: item.payload, done: done) { deliver(prepared, device: item.device) }
+    }
+
     /// Asks for a poll now (after jobs were enqueued), instead of at the next tick. Does nothing
     /// before `start()` or after `stop(deadline:)`.
     public func wake() {
@@ -272,6 +447,11 @@ public final class DeliveryWorker: @unchecked Sendable {
     public func stop(deadline seconds: Double = 10) -> Int {
         let semaphore: DispatchSemaphore? = queue.sync {
             state = .stopped
+            handoffOpen.store(false, ordering: .relaxed)
+            // Left leased: the next start releases them (never sent twice here, never lost).
+            backlogged.subtract(waitingHanded.count - waitingHead, ordering: .relaxed)
+            waitingHanded.removeAll()
+            waitingHead = 0
             timer?.cancel()
             writeHeld(force: true) { _ in }
             guard inFlight > 0 else { return nil }
@@ -529,6 +709,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     private func sendEnded() {
         sending.subtract(1, ordering: .relaxed)
         queue.async { [self] in
+            // Jobs leased at insert first: they are this worker's already, a claim would take others.
+            if state == .polling { startWaiting() }
             if state == .polling { claimWanted = true }
             flush()
         }
@@ -554,6 +736,12 @@ public final class DeliveryWorker: @unchecked Sendable {
             finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil, done: done)
             return nil
         }
+        return screen(job, payload: payload, done: done)
+    }
+
+    /// Settles at once a job that must not be sent (an expired or acknowledged notification).
+    /// - Returns: the job to send, or nil when it was settled here.
+    private func screen(_ job: JobRecord, payload: DeliveryJobPayload, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let origin = payload.origin
         if payload.notification.hasExpired(atMilliseconds: clock.unixMilliseconds) {
             // NO-2: an expired notification is never sent, however late its job runs.

@@ -13,6 +13,13 @@ public protocol JobQueue {
     @discardableResult
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
 
+    /// Adds a job of app `app` already leased to the caller's worker (ADR 0007): the row a claim
+    /// at `now` would leave (`leased`, attempt 1, first attempt and due at `now`), leased until
+    /// `leaseUntil` (unix ms). The caller sends it itself after the commit; nobody claims it
+    /// unless its lease runs out.
+    /// - Returns: the job as stored; its `lease` fences the outcome.
+    func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord
+
     /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with a lease over),
     /// oldest due first, until `now + leaseMilliseconds`, counting an attempt for each (and
     /// setting `firstAttemptAt` to `now` on a job's first claim).

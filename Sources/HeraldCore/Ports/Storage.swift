@@ -108,9 +108,19 @@ public protocol StorageTransaction {
     var users: any UserRepository { get }
     /// The apps (AP-1, ADR 0006).
     var apps: any AppRepository { get }
+
+    /// Keeps `action` to run once this write unit has ended, on the adapter's thread before the
+    /// unit's completion: with true after its commit, false after its rollback. For what may only
+    /// follow a commit, e.g. handing a job leased in the unit to the worker (ADR 0007).
+    /// - Returns: false when the adapter cannot report the end (`action` is dropped); the caller
+    ///   must then not depend on it.
+    func whenEnded(_ action: @escaping (_ committed: Bool) -> Void) -> Bool
 }
 
 extension StorageTransaction {
+    /// Adapters that cannot report a unit's end keep nothing and say so.
+    public func whenEnded(_ action: @escaping (_ committed: Bool) -> Void) -> Bool { false }
+
     /// Adapters without an apps table refuse every app call (`UnsupportedAppRepository`).
     public var apps: any AppRepository { UnsupportedAppRepository() }
 }

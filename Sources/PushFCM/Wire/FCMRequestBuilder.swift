@@ -59,11 +59,12 @@ public enum FCMRequestBuilder {
         }
         // `token` sorts after every other member of `message` (android, apns, data,
         // notification), so it goes last: the bytes are those of the whole message written at once.
-        var body = untargeted
-        body.removeLast(2)  // "}}"
-        body += Array(#","token":"#.utf8)
-        body += PushJSON.string(deviceToken).bytes
-        body += Array("}}".utf8)
+        var body: [UInt8] = []
+        body.reserveCapacity(untargeted.count + deviceToken.utf8.count + 16)
+        body.append(contentsOf: untargeted[..<(untargeted.count - 2)])  // without "}}"
+        body.append(contentsOf: #","token":"#.utf8)
+        PushJSON.append(string: deviceToken, to: &body)
+        body.append(contentsOf: "}}".utf8)
         return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
                                headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
                                body: body)

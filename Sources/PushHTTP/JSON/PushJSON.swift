@@ -49,9 +49,25 @@ public enum PushJSON: Sendable, Equatable {
         }
     }
 
+    /// Appends `value` as a JSON string literal to `out`, the bytes `PushJSON.string(value).bytes`
+    /// would be, without building them apart (a device token spliced into a cached body).
+    package static func append(string value: String, to out: inout [UInt8]) {
+        writeString(value, to: &out)
+    }
+
     /// A JSON string literal (RFC 8259 §7): `"`, `\` and control characters escaped, the rest raw.
     private static func writeString(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings (tokens, ids, plain texts) need no escape: copied at once, not byte by byte.
+        let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]

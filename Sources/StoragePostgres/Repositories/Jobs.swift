@@ -31,6 +31,20 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
+    /// Leased to this node (`locked_by`) from the start, so its fenced outcome is this node's to
+    /// record; no `NOTIFY`: nobody else is to claim it (ADR 0007).
+    func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {
+        try mapped {
+            guard let row = try connection.queryOne("""
+                INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, locked_by, first_attempt_at, created_at)
+                VALUES ($1::text, $2::text, $3::text, 'leased', 1, $4::bigint, $5::bigint, $6::text, $4::bigint, $4::bigint) RETURNING *
+                """, [kind, payloadJSON, app, now, leaseUntil, node]) else {
+                throw PostgresError.misuse(message: "INSERT … RETURNING gave no row")
+            }
+            return try JobRecord(row: row)
+        }
+    }
+
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
         precondition(limit >= 0, "a negative limit")
         // Queued rows through the partial index on due queued rows, rescued ones through the index

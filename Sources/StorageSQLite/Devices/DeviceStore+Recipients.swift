@@ -7,11 +7,7 @@ extension DeviceStore {
     static func find(_ connection: SQLiteConnection, ids: [String], now: Int64) throws(SQLiteError) -> [DeviceRecord] {
         if ids.isEmpty { return [] }
         // json_each drives the join (CROSS JOIN keeps it the outer loop), one primary-key lookup per id.
-        return try connection.query("""
-            SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
-            FROM json_each(:ids) AS i CROSS JOIN devices d ON d.id = i.value
-            LEFT JOIN sessions s ON s.sid = d.sid
-            """, [":ids": JSONStringArray.encode(Array(Set(ids))), ":now": now])
+        return try connection.query(findIDsSQL, [":ids": JSONStringArray.encode(Array(Set(ids))), ":now": now])
             .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
     }
 
@@ -27,12 +23,7 @@ extension DeviceStore {
         // json_each drives a join (CROSS JOIN keeps it the outer loop) and Swift sorts: with
         // `IN (SELECT …)` and `ORDER BY`, SQLite built a temporary index and a sorter on every
         // call, even for users without devices, which the choke point's planning mostly has.
-        let devices = try connection.query("""
-            SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
-            FROM json_each(:users) AS u CROSS JOIN devices d ON d.user_id = u.value
-            LEFT JOIN sessions s ON s.sid = d.sid
-            WHERE d.app = :app
-            """, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now])
+        let devices = try connection.query(listUsersSQL, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now])
             .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
         // SQLite's order: text compared byte by byte.
         return devices.sorted { a, b in
@@ -41,4 +32,19 @@ extension DeviceStore {
             return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
         }
     }
+
+    /// `find(_:ids:now:)`'s statement, built once (its text is the statement cache's key).
+    private static let findIDsSQL = """
+        SELECT \(DeviceRecord.selectColumns)
+        FROM json_each(:ids) AS i CROSS JOIN devices d ON d.id = i.value
+        LEFT JOIN sessions s ON s.sid = d.sid
+        """
+
+    /// `list(_:userIDs:app:now:)`'s statement, built once.
+    private static let listUsersSQL = """
+        SELECT \(DeviceRecord.selectColumns)
+        FROM json_each(:users) AS u CROSS JOIN devices d ON d.user_id = u.value
+        LEFT JOIN sessions s ON s.sid = d.sid
+        WHERE d.app = :app
+        """
 }

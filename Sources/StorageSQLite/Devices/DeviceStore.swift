@@ -5,7 +5,7 @@ enum DeviceStore {
     /// `active` as a column: the device's session is alive at `:now`. Internal for the
     /// many-users list in DeviceStore+Recipients.swift.
     static let selectWithActive = """
-        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
+        SELECT \(DeviceRecord.selectColumns)
         FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
         """
 

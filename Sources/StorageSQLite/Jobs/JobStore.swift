@@ -15,6 +15,20 @@ enum JobStore {
         return connection.lastInsertRowID
     }
 
+    /// Adds a job of app `app` already leased until `leaseUntil` (unix ms), as a claim at `now`
+    /// would leave it: attempt 1, first attempt and due at `now` (ADR 0007).
+    /// - Returns: the job as stored.
+    static func enqueueLeased(_ connection: SQLiteConnection, kind: String, payloadJSON: String, app: String, leaseUntil: Int64,
+                              now: Int64) throws(SQLiteError) -> JobRecord {
+        try connection.run("""
+            INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at)
+            VALUES (?, ?, ?, 'leased', 1, ?, ?, ?, ?)
+            """, [kind, payloadJSON, app, now, leaseUntil, now, now])
+        return JobRecord(id: connection.lastInsertRowID, kind: kind, payloadJSON: payloadJSON, state: .leased, attempts: 1, runAt: now,
+                         leaseUntil: leaseUntil, lastError: nil, createdAt: now, deadAt: nil, uncountedAttempts: 0, firstAttemptAt: now,
+                         deadCause: nil, app: app)
+    }
+
     /// Leases up to `limit` due jobs of `kind` (queued and due, or leased with an expired lease),
     /// oldest due first (`run_at`, then id), counting an attempt for each. Each job's `lease` is
     /// the fencing token its outcome is recorded with.

@@ -10,6 +10,12 @@ struct SQLiteJobQueue: JobQueue {
         }
     }
 
+    func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.enqueueLeased(connection, kind: kind, payloadJSON: payloadJSON, app: app, leaseUntil: leaseUntil, now: now)
+        }
+    }
+
     func claim(kind: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [JobRecord] {
         try mapped { () throws(SQLiteError) in try JobStore.claim(connection, kind: kind, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now) }
     }
