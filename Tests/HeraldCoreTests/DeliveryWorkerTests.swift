@@ -167,6 +167,19 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// Enqueues one "Hi" push per device through the worker, as `POST /v1/push` does (ADR 0007:
+    /// leased at insert when there is room), all in one write transaction.
+    /// - Returns: the job ids, in the devices' order.
+    func enqueueThroughWorker(_ devices: [DeviceRecord], body: String = "there") throws -> [Int64] {
+        let now = self.now, worker = self.worker
+        return try storage.writeSync { tx in
+            try devices.map { device in
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: body))
+                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
+            }
+        }
+    }
+
     /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
     /// queued (each is done or dead) or `rounds` rounds have run.
     /// - Returns: the rounds run.
@@ -668,13 +681,7 @@ final class WorkerHarness: Sendable {
         h.worker.start()
         // The start's own poll: a claim that finds nothing; the timer does not fire again.
         while h.faults.claims.isEmpty { await Task.yield() }
-        let now = h.now, worker = h.worker
-        let ids = try h.storage.writeSync { tx in
-            try devices.map { device in
-                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
-                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
-            }
-        }
+        let ids = try h.enqueueThroughWorker(devices)
         // One slot and one place in the backlog: two jobs leased at insert, as a claim would
         // have left them; the third queued.
         #expect(try h.job(ids[0]).state == .leased && h.job(ids[0]).attempts == 1 && h.job(ids[1]).state == .leased)
@@ -696,10 +703,7 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.count == 3, "sent once each")
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 3))
         // A stopped worker takes nothing at insert: the job waits for the next start's claim.
-        let late = try h.storage.writeSync { tx in
-            let payload = DeliveryJobPayload(deviceID: devices[0].id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "again"))
-            return try worker.enqueue(payload, device: devices[0], app: "default", runAt: now, now: now, in: tx)
-        }
+        let late = try h.enqueueThroughWorker([devices[0]], body: "again")[0]
         #expect(try h.job(late).state == .queued)
     }
 
@@ -713,13 +717,7 @@ final class WorkerHarness: Sendable {
         let devices = try (0..<600).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
         h.worker.start()
         while h.faults.claims.isEmpty { await Task.yield() }
-        let now = h.now, worker = h.worker
-        let ids = try h.storage.writeSync { tx in
-            try devices.map { device in
-                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"))
-                return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
-            }
-        }
+        let ids = try h.enqueueThroughWorker(devices)
         while h.worker.outcomeCounts.delivered < 600 { await Task.yield() }
         #expect(h.worker.stop(deadline: 10) == 0)
         #expect(h.provider.sent.map(\.token) == devices.map(\.token), "in the order they were inserted, once each")

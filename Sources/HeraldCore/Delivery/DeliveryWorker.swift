@@ -327,14 +327,19 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// place in the backlog (false); nil when both are full.
     private func reserve() -> Bool? {
         if takeSlot() { return true }
-        let limit = configuration.leasedAtInsertBacklog
-        var current = backlogged.load(ordering: .relaxed)
+        return Self.increment(backlogged, below: configuration.leasedAtInsertBacklog) ? false : nil
+    }
+
+    /// Adds one to `counter` unless that would reach `limit`, atomically.
+    /// - Returns: whether it added one.
+    private static func increment(_ counter: borrowing Atomic<Int>, below limit: Int) -> Bool {
+        var current = counter.load(ordering: .relaxed)
         while current < limit {
-            let (exchanged, found) = backlogged.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged { return false }
+            let (exchanged, found) = counter.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
             current = found
         }
-        return nil
+        return false
     }
 
     /// Gives back what `reserve` took, for a job that will not be sent here.
@@ -344,14 +349,7 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Takes a send slot for a job leased at insert, if one is free.
     private func takeSlot() -> Bool {
-        let limit = configuration.maxInFlight
-        var current = sending.load(ordering: .relaxed)
-        while current < limit {
-            let (exchanged, found) = sending.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged { return true }
-            current = found
-        }
-        return false
+        Self.increment(sending, below: configuration.maxInFlight)
     }
 
     /// Gives back a slot taken for a job that will not be sent here.
