@@ -1,3 +1,4 @@
+import Digests
 import HeraldCore
 
 /// A Lua script with its SHA-1, run with `EVALSHA` and, when the server's script cache is empty

@@ -1,4 +1,5 @@
 import COpenSSL
+import Digests
 import HeraldCore
 
 /// The JWS algorithms Herald accepts (RFC 7518 §3.1). Raw values are the exact, case-sensitive

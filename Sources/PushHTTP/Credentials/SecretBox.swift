@@ -1,4 +1,5 @@
 import COpenSSL
+import Digests
 import Foundation
 import HeraldCore
 
@@ -98,7 +99,7 @@ public struct SecretBox: Sendable {
 
     /// Lower-case hex SHA-256 (64 characters), computed without OpenSSL (`HeraldCore.SHA256`):
     /// the server key is hashed on every server API call (`Authenticator.server`).
-    public static func sha256Hex(_ bytes: [UInt8]) -> String { HeraldCore.SHA256.hexDigest(bytes) }
+    public static func sha256Hex(_ bytes: [UInt8]) -> String { Digests.SHA256.hexDigest(bytes) }
 
     private static func keyID(_ key: [UInt8]) -> String { String(sha256Hex(key).prefix(8)) }
 

@@ -1,4 +1,4 @@
-import HeraldCore
+import Digests
 
 /// The computations of the WebSocket opening handshake (RFC 6455 §4.2) that
 /// don't depend on the HTTP layer.
