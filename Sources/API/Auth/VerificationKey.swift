@@ -189,7 +189,7 @@ public final class VerificationKey: Sendable {
         return String(cString: reason)
     }
 
-    /// HMAC-SHA256 of `data` under `key` (RFC 2104), without OpenSSL: see `HeraldCore.SHA256`.
+    /// HMAC-SHA256 of `data` under `key` (RFC 2104): see `Digests.HMACSHA256`.
     static func hmacSHA256(key: [UInt8], data: UnsafeRawBufferPointer) -> [UInt8] {
         HMACSHA256(key: key).authenticationCode(for: data)
     }
