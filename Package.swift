@@ -27,23 +27,25 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
-        .target(name: "Realtime", dependencies: ["HeraldCore", "CLinux"]),
+        // SHA-256, HMAC-SHA256 and SHA-1 on OpenSSL's low-level digests (HS256 tokens, server-key hashes, the WebSocket accept value, Redis script names).
+        .target(name: "Digests", dependencies: ["COpenSSL", "COpenSSLShim"]),
+        .target(name: "Realtime", dependencies: ["HeraldCore", "Digests", "CLinux"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),
         // The Broker, PresenceStore and control bus on Redis (HERALD_BROKER=redis://…, SC-1).
-        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "RealtimeMemory", "CHiredis", "CHiredisShim"]),
+        .target(name: "RealtimeRedis", dependencies: ["HeraldCore", "Digests", "RealtimeMemory", "CHiredis", "CHiredisShim"]),
         // The Storage port's adapter on SQLite; only the executable (and its own tests) import it.
         .target(name: "StorageSQLite", dependencies: ["HeraldCore", "CSQLite"]),
         // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
         .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres", "CPostgresShim"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
-        .target(name: "PushHTTP", dependencies: ["HeraldCore", "COpenSSL", "COpenSSLShim", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "Digests", "COpenSSL", "COpenSSLShim", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
         // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.
         .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib"]),
         .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
-        .target(name: "API", dependencies: ["HeraldCore", "Realtime", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
+        .target(name: "API", dependencies: ["HeraldCore", "Digests", "Realtime", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
         .executableTarget(name: "herald", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "RealtimeRedis", "StorageSQLite", "StoragePostgres",
                                                          "PushHTTP", "PushAPNs", "PushFCM", "PushExpo", "PushWebPush", "COpenSSLShim"]),
@@ -52,6 +54,7 @@ let package = Package(
         // The seeded mutation loops' engine and corpus reader (Tests/Fuzz, docs/conformance.md "Fuzzing").
         .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "StorageSQLite", "RealtimeMemory", "FuzzSupport"]),
+        .testTarget(name: "DigestsTests", dependencies: ["Digests"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
         .testTarget(name: "RealtimeRedisTests", dependencies: ["RealtimeRedis", "HeraldCore"]),

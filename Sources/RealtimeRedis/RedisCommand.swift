@@ -1,3 +1,4 @@
+import Digests
 import HeraldCore
 
 /// A Lua script with its SHA-1, run with `EVALSHA` and, when the server's script cache is empty
@@ -9,7 +10,7 @@ public struct RedisScript: Sendable {
 
     public init(_ source: String) {
         self.source = source
-        // HeraldCore's SHA-1: Redis needs no OpenSSL (COpenSSLShim opens it only for TLS and keys).
+        // OpenSSL's low-level SHA-1 (`Digests`): no provider initialisation.
         sha1 = SHA1.hash(Array(source.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

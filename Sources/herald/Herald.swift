@@ -57,10 +57,11 @@ enum Herald {
         }
     }
 
-    /// The first setting that makes this process call OpenSSL (TLS and keys for push, a public
-    /// verification key, sealed app secrets, the dev app's ES256 key), or nil when none does:
-    /// HS256 tokens, server keys, WebSocket handshakes and Redis script names are hashed in Swift
-    /// (`HeraldCore.SHA256`, `SHA1`).
+    /// The first setting that makes this process call OpenSSL's TLS or keys (push, a public
+    /// verification key, sealed app secrets, the dev app's ES256 key), or nil when none does.
+    /// HS256 tokens, server keys, WebSocket handshakes and Redis script names are hashed with
+    /// OpenSSL's low-level digests (`Digests`), which open libcrypto at their first use, not here:
+    /// the embedded default maps no OpenSSL at start (issue 17).
     private static func openSSLSetting(_ settings: Settings, environment: [String: String]) -> String? {
         if settings.jwtPublicKeyPEM != nil { return settings.jwtPublicKeySource ?? "HERALD_JWT_PUBLIC_KEY" }
         if settings.adminKey != nil { return "HERALD_ADMIN_KEY" }

@@ -155,6 +155,27 @@ struct AppRoutingTests {
         #expect(throws: HTTPError.self) { try auth.server(context("chat-key-0123456789")) }
     }
 
+    @Test func theEnvironmentsServerKeyIsHashedAtFirstUseAndStillWins() throws {
+        // HERALD_SERVER_KEY is hashed at its first use, not at start (issue 17); a stored app
+        // installed before that first use with the same key must not take it over.
+        let auth = try Self.directory([(Self.chat(keys: ["default-server-key", "chat-key-0123456789"]), Self.chatSecret)])
+        func context(_ key: String) -> RequestContext {
+            RequestContext(request: HTTPRequest(method: .get, target: "/", headers: ["Authorization": "Bearer \(key)"], body: []),
+                           pathParameters: [:], remoteAddress: "127.0.0.1", loopIndex: 0)
+        }
+        #expect(try auth.server(context("default-server-key")) == .default)
+        #expect(try auth.server(context("chat-key-0123456789")) == AppID("chat"))
+        #expect(auth.apps.serverKeyTaken(SecretBox.sha256Hex(Array("default-server-key".utf8)), except: AppID("chat")!))
+        #expect(auth.apps.app(.default)?.hasServerKey == true)
+    }
+
+    @Test func withoutAServerKeyTheServerAPIIsOff() throws {
+        let configuration = APIConfiguration(serverKey: nil, verificationKeys: [])
+        let directory = AppDirectory(configuration: configuration)
+        #expect(directory.app(.default)?.hasServerKey == false)
+        #expect(directory.snapshot.byServerKey.isEmpty)
+    }
+
     @Test func channelNamesAreScopedPerApp() {
         let name = ChannelName("user:42")!
         #expect(ChannelName.scoped(name, app: "default") == name)

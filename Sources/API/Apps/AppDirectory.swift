@@ -15,6 +15,17 @@ public final class AppDirectory: Sendable {
         var byIssuer: [String: AppID]
         /// Every stored app's `cors_origins` (`*` included when one lists it).
         var corsOrigins: Set<String> = []
+        /// `HERALD_SERVER_KEY` until its hash is first needed: hashing opens libcrypto, which a
+        /// process that has served no request does not map (issue 17, idle footprint at start).
+        var unhashedDefaultServerKey: [UInt8]?
+
+        /// Enters `HERALD_SERVER_KEY`'s hash for `default`, once, before any other app's key is
+        /// looked up or entered (the default app's key wins over a stored app's equal one).
+        mutating func hashDefaultServerKey() {
+            guard let key = unhashedDefaultServerKey else { return }
+            byServerKey[SecretBox.sha256Hex(key)] = .default
+            unhashedDefaultServerKey = nil
+        }
         /// Whether any app besides `default` exists; when not, tokens skip the routing peek.
         var hasStoredApps: Bool { apps.count > 1 }
         var defaultApp: ResolvedApp { apps[.default]! }
@@ -27,7 +38,7 @@ public final class AppDirectory: Sendable {
     public init(configuration: APIConfiguration) {
         let defaultApp = ResolvedApp(environment: configuration)
         var snapshot = Snapshot(apps: [.default: defaultApp], byServerKey: [:], byIssuer: [:])
-        for hash in defaultApp.serverKeyHashes { snapshot.byServerKey[hash] = .default }
+        snapshot.unhashedDefaultServerKey = configuration.serverKey.map { Array($0.utf8) }
         state = Mutex(snapshot)
         changedHook = Mutex(nil)
     }
@@ -37,7 +48,12 @@ public final class AppDirectory: Sendable {
         changedHook.withLock { $0 = hook }
     }
 
-    var snapshot: Snapshot { state.withLock { $0 } }
+    var snapshot: Snapshot {
+        state.withLock { snapshot in
+            snapshot.hashDefaultServerKey()
+            return snapshot
+        }
+    }
 
     /// One app, if served.
     public func app(_ id: AppID) -> ResolvedApp? { state.withLock { $0.apps[id] } }
@@ -58,6 +74,7 @@ public final class AppDirectory: Sendable {
     public func install(_ app: ResolvedApp, notify: Bool = true) {
         precondition(!app.id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
+            snapshot.hashDefaultServerKey()
             snapshot.apps[app.id] = app
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
             // A key belongs to one app: one `HERALD_SERVER_KEY` (or an app installed earlier) holds stays
@@ -94,10 +111,18 @@ public final class AppDirectory: Sendable {
     public func app(issuer: String) -> AppID? { state.withLock { $0.byIssuer[issuer] } }
 
     /// The app whose server key hashes to `hash`, if any.
-    func app(serverKeyHash hash: String) -> AppID? { state.withLock { $0.byServerKey[hash] } }
+    func app(serverKeyHash hash: String) -> AppID? {
+        state.withLock { snapshot in
+            snapshot.hashDefaultServerKey()
+            return snapshot.byServerKey[hash]
+        }
+    }
 
     /// Whether `hash` is a server key of an app other than `id` (keys are one app's).
     public func serverKeyTaken(_ hash: String, except id: AppID) -> Bool {
-        state.withLock { snapshot in snapshot.byServerKey[hash].map { $0 != id } ?? false }
+        state.withLock { snapshot in
+            snapshot.hashDefaultServerKey()
+            return snapshot.byServerKey[hash].map { $0 != id } ?? false
+        }
     }
 }

@@ -25,8 +25,11 @@ public struct ResolvedApp: Sendable {
     let verifiers: [AccessTokenVerifier]
     /// The JWKS document's keys, by `kid`.
     let jwks: [String: AccessTokenVerifier]
-    /// Hex SHA-256 of each server key.
+    /// Hex SHA-256 of each server key; empty for `default`, whose `HERALD_SERVER_KEY` the
+    /// `AppDirectory` hashes at its first use (issue 17: hashing opens libcrypto).
     let serverKeyHashes: [String]
+    /// Whether the app has a server key (for `default`: whether `HERALD_SERVER_KEY` is set).
+    let hasServerKey: Bool
     /// What the choke point applies to the app's calls (catalog with its exclusions and default
     /// locale, payload options); nil for `default`, whose profile the environment gives the `Notifier`.
     public let profile: AppProfile?
@@ -43,7 +46,8 @@ public struct ResolvedApp: Sendable {
         settings = AppSettings()
         verifiers = configuration.verificationKeys.map { AccessTokenVerifier(key: $0, leewaySeconds: configuration.leewaySeconds) }
         jwks = [:]
-        serverKeyHashes = configuration.serverKey.map { [SecretBox.sha256Hex(Array($0.utf8))] } ?? []
+        serverKeyHashes = []
+        hasServerKey = configuration.serverKey != nil
         profile = nil
         pushIdentity = ""
     }
@@ -99,6 +103,7 @@ public struct ResolvedApp: Sendable {
             throw AppSettingError(field: "tokens.algorithms", message: "no configured key uses an accepted algorithm")
         }
         serverKeyHashes = record.serverKeys.map(\.hash)
+        hasServerKey = !serverKeyHashes.isEmpty
         profile = try Self.profile(record)
         pushIdentity = Self.pushIdentity(record)
     }

@@ -1,5 +1,7 @@
 import COpenSSL
+import Digests
 import HeraldCore
+import Synchronization
 
 /// The JWS algorithms Herald accepts (RFC 7518 §3.1). Raw values are the exact, case-sensitive
 /// `alg` header strings.
@@ -38,22 +40,30 @@ public enum VerificationKeyError: Error, Equatable, Sendable {
 /// Binding the algorithm to the key, not to the token, is what defeats algorithm-substitution attacks:
 /// the verifier only ever asks "is this the key's algorithm?", never "which key fits this header?".
 ///
-/// Immutable after creation and safe to share between threads: the `EVP_PKEY` is only read during
-/// verification, and each verification creates its own `EVP_MD_CTX`.
+/// Safe to share between threads: the `EVP_PKEY` is only read during verification, each
+/// verification creates its own `EVP_MD_CTX`, and the HS256 pads are computed once under a lock.
 public final class VerificationKey: Sendable {
     /// The only `alg` this key accepts.
     public let algorithm: JWTAlgorithm
 
-    /// The HS256 secret's precomputed pads (nil for RS256/ES256).
-    private let hmac: HMACSHA256?
+    /// The HS256 secret, and its absorbed pads once the first token is checked (`.none` for
+    /// RS256/ES256). Not at creation: hashing opens libcrypto, which a process that checks no
+    /// token never maps (issue 17, the embedded default's start).
+    private let hmac: Mutex<HMACKey>
+
+    private enum HMACKey {
+        case none
+        case secret([UInt8])
+        case ready(HMACSHA256)
+    }
     /// Owned `EVP_PKEY*` for RS256/ES256, `nil` for HS256.
     /// `nonisolated(unsafe)` because OpaquePointer is not Sendable; this is sound since the pointer
     /// never changes, and OpenSSL 3 permits concurrent read-only use of a fully constructed EVP_PKEY.
     private nonisolated(unsafe) let pkey: OpaquePointer?
 
-    private init(algorithm: JWTAlgorithm, hmac: HMACSHA256?, pkey: OpaquePointer?) {
+    private init(algorithm: JWTAlgorithm, hmacSecret: [UInt8]?, pkey: OpaquePointer?) {
         self.algorithm = algorithm
-        self.hmac = hmac
+        self.hmac = Mutex(hmacSecret.map(HMACKey.secret) ?? .none)
         self.pkey = pkey
     }
 
@@ -70,7 +80,7 @@ public final class VerificationKey: Sendable {
     /// - Throws: `VerificationKeyError.emptySecret` if `secret` is empty.
     public static func hmac(secret: [UInt8]) throws(VerificationKeyError) -> VerificationKey {
         guard !secret.isEmpty else { throw .emptySecret }
-        return VerificationKey(algorithm: .hs256, hmac: HMACSHA256(key: secret), pkey: nil)
+        return VerificationKey(algorithm: .hs256, hmacSecret: secret, pkey: nil)
     }
 
     /// A public key from PEM text: RSA (→ RS256) or EC on P-256/prime256v1 (→ ES256).
@@ -118,7 +128,7 @@ public final class VerificationKey: Sendable {
             throw .unsupportedKeyType("\(name) key; expected RSA or EC P-256")
         }
         owned = false
-        return VerificationKey(algorithm: algorithm, hmac: nil, pkey: pkey)
+        return VerificationKey(algorithm: algorithm, hmacSecret: nil, pkey: pkey)
     }
 
     /// Checks `signature` over `signingInput` (the ASCII `header.payload` bytes, RFC 7515 §5.2 step 8)
@@ -126,7 +136,7 @@ public final class VerificationKey: Sendable {
     func verify(signature: [UInt8], signingInput: UnsafeRawBufferPointer) -> Bool {
         switch algorithm {
         case .hs256:
-            guard signature.count == 32, let hmac else { return false }
+            guard signature.count == 32, let hmac = hmacKey() else { return false }
             // Constant time, so response timing cannot be used to guess the MAC byte by byte.
             return HMACSHA256.constantTimeEqual(hmac.authenticationCode(for: signingInput), signature)
         case .rs256:
@@ -136,6 +146,20 @@ public final class VerificationKey: Sendable {
             // JWS carries r || s (RFC 7518 §3.4); OpenSSL verifies only DER ECDSA-Sig-Value.
             guard let pkey, signature.count == 64, let der = Self.derSignature(rawES256: signature) else { return false }
             return digestVerify(pkey: pkey, signature: der, signingInput: signingInput)
+        }
+    }
+
+    /// The HS256 key's pads, absorbed at the first call (nil for RS256/ES256).
+    private func hmacKey() -> HMACSHA256? {
+        hmac.withLock { key in
+            switch key {
+            case .none: return nil
+            case .ready(let ready): return ready
+            case .secret(let secret):
+                let ready = HMACSHA256(key: secret)
+                key = .ready(ready)
+                return ready
+            }
         }
     }
 
@@ -188,7 +212,7 @@ public final class VerificationKey: Sendable {
         return String(cString: reason)
     }
 
-    /// HMAC-SHA256 of `data` under `key` (RFC 2104), without OpenSSL: see `HeraldCore.SHA256`.
+    /// HMAC-SHA256 of `data` under `key` (RFC 2104): see `Digests.HMACSHA256`.
     static func hmacSHA256(key: [UInt8], data: UnsafeRawBufferPointer) -> [UInt8] {
         HMACSHA256(key: key).authenticationCode(for: data)
     }

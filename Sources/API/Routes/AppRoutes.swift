@@ -280,7 +280,7 @@ struct AppRoutes {
     /// The environment's app: what can be said without its secrets.
     static func defaultJSON(_ service: AppService) -> String {
         let providers = service.providers?.configuredIDs(app: "default").map(\.rawValue) ?? []
-        let hasKey = !(service.directory.app(.default)?.serverKeyHashes.isEmpty ?? true)
+        let hasKey = service.directory.app(.default)?.hasServerKey ?? false
         return "{\"id\":\"default\",\"source\":\"environment\",\"server_key_set\":\(hasKey),\"push_providers\":\(JSONText.array(providers))}"
     }
 }

@@ -1,3 +1,4 @@
+import Digests
 import Foundation
 import HeraldCore
 import Realtime
@@ -201,5 +202,5 @@ struct NotificationRoutes {
     }
 
     /// Lower-case hex SHA-256 (the idempotency check's request digest).
-    static func sha256Hex(_ bytes: [UInt8]) -> String { HeraldCore.SHA256.hexDigest(bytes) }
+    static func sha256Hex(_ bytes: [UInt8]) -> String { Digests.SHA256.hexDigest(bytes) }
 }

@@ -1,8 +1,8 @@
 #ifndef HERALD_COPENSSL_SHIM_H
 #define HERALD_COPENSSL_SHIM_H
-// libssl and libcrypto opened on first use (CDynamicLoad): the embedded default (HS256 tokens,
-// a server key, SSE streams; SHA-256 and HMAC in Swift) maps neither. Push, public verification
-// keys, stored apps' secrets, Redis and WebSockets open them on their first OpenSSL call.
+// libssl and libcrypto opened on first use (CDynamicLoad): the embedded default maps neither at
+// start. The first hash (`Digests`: an HS256 token check, a server call, a WebSocket handshake)
+// opens them, as do push, public verification keys, stored apps' secrets and Redis.
 
 #pragma clang assume_nonnull begin
 

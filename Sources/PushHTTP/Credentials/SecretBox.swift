@@ -1,4 +1,5 @@
 import COpenSSL
+import Digests
 import Foundation
 import HeraldCore
 
@@ -96,9 +97,10 @@ public struct SecretBox: Sendable {
     /// The first 16 hex digits of SHA-256 of `bytes`: what answers show instead of a secret.
     public static func fingerprint(_ bytes: [UInt8]) -> String { String(sha256Hex(bytes).prefix(16)) }
 
-    /// Lower-case hex SHA-256 (64 characters), computed without OpenSSL (`HeraldCore.SHA256`):
-    /// the server key is hashed on every server API call (`Authenticator.server`).
-    public static func sha256Hex(_ bytes: [UInt8]) -> String { HeraldCore.SHA256.hexDigest(bytes) }
+    /// Lower-case hex SHA-256 (64 characters), with OpenSSL's low-level digest (`Digests.SHA256`,
+    /// no provider initialisation): the server key is hashed on every server API call
+    /// (`Authenticator.server`).
+    public static func sha256Hex(_ bytes: [UInt8]) -> String { Digests.SHA256.hexDigest(bytes) }
 
     private static func keyID(_ key: [UInt8]) -> String { String(sha256Hex(key).prefix(8)) }
 

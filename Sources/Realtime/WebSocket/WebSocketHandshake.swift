@@ -1,4 +1,5 @@
-import HeraldCore
+import Digests
+import Foundation
 
 /// The computations of the WebSocket opening handshake (RFC 6455 §4.2) that
 /// don't depend on the HTTP layer.
@@ -12,29 +13,10 @@ public enum WebSocketHandshake {
     ///
     /// The key is used exactly as received (the HTTP layer has already
     /// stripped surrounding whitespace), not base64-decoded: §4.2.2 hashes the
-    /// string form.
+    /// string form. SHA-1 is OpenSSL's (`Digests`), base64 Foundation's (RFC 4648 §4, with
+    /// padding).
     public static func acceptValue(forKey key: String) -> String {
-        base64(SHA1.hash(Array((key + magicGUID).utf8)))
-    }
-
-    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    /// Standard base64 with padding (RFC 4648 §4).
-    static func base64(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var group = UInt32(bytes[index]) << 16
-            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
-            if count > 2 { group |= UInt32(bytes[index + 2]) }
-            for position in 0..<4 {
-                out.append(position <= count ? base64Alphabet[Int((group >> (18 - 6 * UInt32(position))) & 0x3f)] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
+        Data(SHA1.hash(Array((key + magicGUID).utf8))).base64EncodedString()
     }
 
     /// Whether `key` is a well-formed `Sec-WebSocket-Key`: the base64 encoding

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HeraldCore
+@testable import Digests
 
 /// SHA-256 against FIPS 180-2's examples and digests from Python's hashlib for every padding
 /// shape (tails of 55, 56, 63, 64 … bytes), and HMAC-SHA256 against RFC 4231 §4.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HeraldCore
+@testable import Digests
 
 /// SHA-1 against FIPS 180-2's examples and digests from Python's hashlib for every padding shape.
 @Suite struct SHA1Tests {
