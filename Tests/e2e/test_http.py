@@ -285,6 +285,24 @@ def test_404_and_405_with_allow(herald):
     assert r.status_code in (404, 405)
 
 
+def test_an_empty_path_segment_matches_no_route(herald, raw):
+    """`POST /v1/jobs//retry` (a client's empty id) once reached the bulk retry; now no route."""
+    for method, path in (("POST", "/v1/jobs//retry"), ("GET", "//healthz"), ("GET", "/v1/users//reachability")):
+        c = raw(herald)
+        c.send(f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SERVER_KEY}\r\n"
+               f"Content-Length: 0\r\n\r\n".encode())
+        r = c.read_response()
+        assert r.status == 404 and json.loads(r.body)["error"] == "not_found", (path, r.status)
+    # One trailing slash still matches.
+    assert httpx.get(herald.url("/healthz/")).status_code == 200
+
+
+def test_bearer_is_read_alike_for_keys_and_tokens(herald):
+    for spelling in ("Bearer ", "bearer ", "Bearer  "):
+        r = httpx.get(herald.url("/v1/users/u-1/sessions/live"), headers={"Authorization": spelling + SERVER_KEY})
+        assert r.status_code == 200, (spelling, r.text)
+
+
 def test_absolute_form_and_query_on_healthz(herald, raw):
     c = raw(herald)
     c.send(f"GET http://127.0.0.1:{herald.port}/healthz?x=1 HTTP/1.1\r\nHost: x\r\n\r\n".encode())

@@ -119,14 +119,7 @@ public struct Authenticator: Sendable {
         guard let header = context.request.headers["Authorization"] else {
             throw HTTPError(401, "unauthorized", "the server key is required (Authorization: Bearer <server key>)")
         }
-        let given: [UInt8]
-        if header.utf8.starts(with: "Bearer ".utf8) {
-            // The usual spelling, read without splitting and lower-casing (issue 17).
-            given = Array(header.utf8.dropFirst(7))
-        } else {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
-        }
+        let given = RequestContext.bearerCredentials(in: header).map { Array($0.utf8) } ?? []
         guard !given.isEmpty, let app = snapshot.byServerKey[SecretBox.sha256Hex(given)] else {
             throw HTTPError(401, "unauthorized", "the server key is wrong")
         }

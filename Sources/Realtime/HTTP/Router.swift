@@ -31,13 +31,31 @@ public struct RequestContext: Sendable {
     /// EventSource cannot set headers).
     public var bearerToken: String? {
         if let header = request.headers["Authorization"] {
-            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return parts[1].trimmingCharacters(in: .whitespaces)
-            }
-            return nil
+            return Self.bearerCredentials(in: header).map(String.init)
         }
         return request.queryValue("access_token")
+    }
+
+    /// The credentials of an `Authorization: Bearer <credentials>` value (RFC 9110 §11.4, RFC 6750
+    /// §2.1): the scheme in any case, then one or more spaces (or tabs), trailing whitespace
+    /// dropped. One reading for access tokens and keys alike: they used to differ on two spaces.
+    ///
+    /// - Returns: nil for another scheme, or for `Bearer` with nothing after it.
+    public static func bearerCredentials(in header: String) -> Substring? {
+        let utf8 = header.utf8
+        var index = utf8.startIndex
+        for expected in "bearer".utf8 {
+            guard index < utf8.endIndex, utf8[index] | 0x20 == expected else { return nil }
+            index = utf8.index(after: index)
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        var start = index
+        while start < utf8.endIndex, isSpace(utf8[start]) { start = utf8.index(after: start) }
+        var end = utf8.endIndex
+        while end > start, isSpace(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        guard start > index, start < end else { return nil }
+        // Both ends sit next to ASCII bytes: valid String indices.
+        return header[start..<end]
     }
 }
 
@@ -82,8 +100,8 @@ public struct Router: Sendable {
     /// For the path of every route without parameters (`/v1/notifications`): each route that
     /// matches that exact path text, in registration order, with what it binds. `match` looks such
     /// a path up with one hash instead of splitting it and trying every route (~18,000
-    /// instructions a request with the API's routes, issue 17); any other path (parameters,
-    /// doubled or trailing slashes) takes the scan, which gives the same answer.
+    /// instructions a request with the API's routes, issue 17); any other path (parameters, a
+    /// trailing slash) takes the scan, which gives the same answer.
     private var staticPaths: [String: [Candidate]] = [:]
 
     public init() {}
@@ -111,7 +129,7 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
         let index = routes.count - 1
         for (path, candidates) in staticPaths {
-            if let parameters = Self.bind(segments, to: Self.parts(path)) {
+            if let parts = Self.parts(path), let parameters = Self.bind(segments, to: parts) {
                 staticPaths[path] = candidates + [Candidate(route: index, parameters: parameters)]
             }
         }
@@ -121,14 +139,21 @@ public struct Router: Sendable {
         }
         let path = "/" + literals.joined(separator: "/")
         if literals.count == segments.count, staticPaths[path] == nil {
+            let parts = Self.parts(path) ?? []
             staticPaths[path] = routes.indices.compactMap { index in
-                Self.bind(routes[index].segments, to: Self.parts(path)).map { Candidate(route: index, parameters: $0) }
+                Self.bind(routes[index].segments, to: parts).map { Candidate(route: index, parameters: $0) }
             }
         }
     }
 
-    private static func parts(_ path: String) -> [Substring] {
-        path.split(separator: "/", omittingEmptySubsequences: true)
+    /// The segments of `path`, or nil when one is empty (`/v1/jobs//retry`, `//healthz`): such a
+    /// path matches no route, since dropping the empty segment turned a client's missing id into
+    /// another route (`POST /v1/jobs//retry` retried every dead job). One trailing slash is allowed.
+    private static func parts(_ path: String) -> [Substring]? {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.first?.isEmpty == true { parts.removeFirst() }
+        if parts.last?.isEmpty == true { parts.removeLast() }
+        return parts.contains(where: \.isEmpty) ? nil : parts
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping RouteHandler) { on(.get, pattern, handler) }
@@ -149,7 +174,7 @@ public struct Router: Sendable {
             }
             return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
         }
-        let parts = Self.parts(path)
+        guard let parts = Self.parts(path) else { return .notFound }
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
             if route.method == method || (method == .head && route.method == .get) {
