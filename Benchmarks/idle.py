@@ -11,7 +11,9 @@ then RSS once more --after-close s after the streams closed (what a burst leaves
 Heartbeats every --heartbeat s on both (HERALD_HEARTBEAT_SECONDS; nchan_eventsource_ping_interval
 with a comment, since nchan sends none by default). nchan's figures are summed over its worker
 processes (the master holds no connections). Printed: RSS delta per stream (bytes) and CPU as a
-percentage of one core. Targets (issue 8): <= 2 KiB per stream at 10k, heartbeat CPU < 2 %.
+percentage of one core. Herald alone: also RSS after one client call and one server-key call made
+before the streams (what the first requests cost once: OpenSSL is opened at the first token check),
+and the per-stream delta from there ("marginal"). Targets (issue 8): <= 2 KiB per stream at 10k, heartbeat CPU < 2 %.
 --servers herald-redis<N> (issue 16): N nodes on one redis-server (benchlib.HeraldCluster, streams
 spread over the nodes); RSS and CPU are summed over the nodes, and what Redis did during the idle
 window is reported per stream and second: commands (by name), bytes in and out, Redis CPU. That is
@@ -45,6 +47,19 @@ def measure(args, procs, exe, wd, name, binary, n):
         pids = server.pids()
         rss0 = sum(B.proc_rss_kib(p) for p in pids)
         anon0 = sum(B.proc_rss_kib(p, "RssAnon") for p in pids)
+        # What a first request costs once (Herald: OpenSSL opened at the first token check, ~1.8
+        # MB), kept apart from what each stream costs: one client call and one server call, then
+        # the per-stream figures are also given from here ("marginal").
+        rss_warm = None
+        if name == "herald":
+            http = B.HTTP(server.port)
+            try:
+                http.call("GET", "/v1/me/devices", None, {"Authorization": f"Bearer {server.token('warm', 'warm')}"})
+                http.call("GET", "/v1/users/warm/sessions/live", None, {"Authorization": f"Bearer {server.server_key}"})
+            finally:
+                http.close()
+            time.sleep(1)
+            rss_warm = B.proc_rss_kib(pids[0])
         nprocs = args.procs
         if isinstance(server, B.HeraldCluster):
             nprocs = (args.procs + len(server.nodes) - 1) // len(server.nodes) * len(server.nodes)
@@ -77,6 +92,8 @@ def measure(args, procs, exe, wd, name, binary, n):
             "rss_connected_kib": rss1, "rss_after_idle_kib": rss2, "rss_after_close_kib": rss3,
             "after_close_s": args.after_close,
             "bytes_per_stream": round((rss1 - rss0) * 1024 / max(1, ready)),
+            "rss_after_first_requests_kib": rss_warm,
+            "marginal_bytes_per_stream": round((rss1 - rss_warm) * 1024 / max(1, ready)) if rss_warm else None,
             "bytes_per_stream_after_idle": round((rss2 - rss0) * 1024 / max(1, ready)),
             "rss_anon_before_kib": anon0, "rss_anon_connected_kib": anon1,
             "anon_bytes_per_stream": round((anon1 - anon0) * 1024 / max(1, ready)),
@@ -103,7 +120,10 @@ def fmt(r):
     return (f"{r['server']:7} streams={r['streams']:>6} (failed {r['failed']}, closed {r['closed_by_server']})  "
             f"RSS {r['rss_before_kib']} -> {r['rss_connected_kib']} KiB = "
             f"{r['bytes_per_stream']} B/stream ({r['bytes_per_stream_after_idle']} after idle; "
-            f"RssAnon {r['anon_bytes_per_stream']}), "
+            f"RssAnon {r['anon_bytes_per_stream']}"
+            + (f"; {r['marginal_bytes_per_stream']} B/stream after the first requests' "
+               f"{r['rss_after_first_requests_kib']} KiB" if r.get("marginal_bytes_per_stream") else "")
+            + "), "
             f"{r['rss_after_close_kib']} KiB {r['after_close_s']:.0f} s after they closed  "
             f"CPU {r['cpu_pct_of_core']}% of a core ({r['cpu_user_s']}u+{r['cpu_sys_s']}s in "
             f"{r['idle_s']}s, {r['heartbeats_received']} heartbeats)  load {r['loadavg_before_idle']}"
