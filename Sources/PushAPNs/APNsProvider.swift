@@ -32,6 +32,8 @@ public final class APNsProvider: PushProvider {
     private let transport: any PushTransport
     private let tokens: APNsAuthToken
     private let clock: UnixClock
+    /// The same wall time in UNIX ms: `apns-expiration` and the expiry check before a resend (NO-2).
+    private let millisecondClock: @Sendable () -> Int64
     private let bodies = APNsBodyCache()
 
     /// - Parameters:
@@ -47,6 +49,7 @@ public final class APNsProvider: PushProvider {
         self.transport = transport
         self.tokens = APNsAuthToken(credentials: credentials, clock: unixClock)
         self.clock = unixClock
+        self.millisecondClock = { clock.unixMilliseconds }
     }
 
     /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
@@ -62,10 +65,12 @@ public final class APNsProvider: PushProvider {
         let request: PushHTTPRequest
         do {
             jwt = try tokens.current()
+            let nowMilliseconds = millisecondClock()
             request = try APNsRequestBuilder.request(
                 for: notification, deviceToken: target.token,
                 environment: gateways.gateway(forDeviceEnvironment: target.environment),
-                topic: credentials.topic, authToken: jwt, apnsID: pushID, now: clock(), bodies: bodies)
+                topic: credentials.topic, authToken: jwt, apnsID: pushID, now: Int(nowMilliseconds / 1000),
+                nowMilliseconds: nowMilliseconds, bodies: bodies)
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
         } catch APNsAuthTokenError.refreshDeferred(let secondsLeft) {
@@ -90,6 +95,11 @@ public final class APNsProvider: PushProvider {
                 guard !retried else {
                     return completion(PushClassification(outcome: .retry(afterSeconds: nil, reason: reason), status: classification.status,
                                                          rule: classification.rule, providerMessage: classification.providerMessage))
+                }
+                // NO-2: the refused attempt took time; a push that expired meanwhile is not sent
+                // again (the worker records it as expired, not as a dead letter).
+                if notification.hasExpired(atMilliseconds: millisecondClock()) {
+                    return completion(classifyPayloadError(.expired))
                 }
                 send(notification, to: target, pushID: pushID, retried: true, completion: completion)
             case .deferred(let secondsLeft):

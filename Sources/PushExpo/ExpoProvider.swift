@@ -58,7 +58,9 @@ public final class ExpoProvider: PushReceiptProvider {
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let message: PushJSON
         do throws(PushPayloadError) {
-            message = try ExpoRequestBuilder.message(for: notification, token: target.token, now: Int(clock.unixSeconds))
+            let nowMilliseconds = clock.unixMilliseconds
+            message = try ExpoRequestBuilder.message(for: notification, token: target.token, now: Int(nowMilliseconds / 1000),
+                                                     nowMilliseconds: nowMilliseconds)
         } catch {
             return completion(classifyPayloadError(error))
         }

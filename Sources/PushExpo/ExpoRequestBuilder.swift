@@ -34,10 +34,12 @@ public enum ExpoRequestBuilder {
     ///   - notification: what to send.
     ///   - token: the Expo push token.
     ///   - now: UNIX seconds, to turn `expiresAt` into a TTL.
+    ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): with
+    ///     `expiresAtMilliseconds` the time left is rounded down, never past the expiry (NO-2).
     /// - Throws: `PushPayloadError.expired`, `.invalidTTL`, `.expoPayloadTooLarge` (the message
     ///   without `to` over 4096 bytes).
-    public static func message(for notification: PushNotification, token: String, now: Int) throws(PushPayloadError) -> PushJSON {
-        let ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds)
+    public static func message(for notification: PushNotification, token: String, now: Int, nowMilliseconds: Int64? = nil) throws(PushPayloadError) -> PushJSON {
+        let ttl = min(try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000), maximumTTLSeconds)
         var message: [String: PushJSON] = ["ttl": .int(Int64(ttl))]
         if !notification.data.isEmpty {
             let data = PushJSON.object(notification.data.mapValues { .string($0) })

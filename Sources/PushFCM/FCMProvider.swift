@@ -26,6 +26,8 @@ public final class FCMProvider: PushProvider {
     private let transport: any PushTransport
     private let tokens: FCMAccessTokenCache
     private let clock: UnixClock
+    /// The same wall time in UNIX ms: TTLs and the expiry check before a resend (NO-2).
+    private let millisecondClock: @Sendable () -> Int64
     private let bodies = FCMBodyCache()
 
     /// - Parameters:
@@ -43,6 +45,7 @@ public final class FCMProvider: PushProvider {
             transport.send(request, completion: done)
         })
         self.clock = unixClock
+        self.millisecondClock = { clock.unixMilliseconds }
     }
 
     /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
@@ -62,8 +65,10 @@ public final class FCMProvider: PushProvider {
             }
             let request: PushHTTPRequest
             do throws(PushPayloadError) {
+                let nowMilliseconds = millisecondClock()
                 request = try FCMRequestBuilder.request(for: notification, deviceToken: target.token, projectID: credentials.projectID,
-                                                        accessToken: accessToken, endpoint: endpoint, now: clock(), bodies: bodies)
+                                                        accessToken: accessToken, endpoint: endpoint, now: Int(nowMilliseconds / 1000),
+                                                        nowMilliseconds: nowMilliseconds, bodies: bodies)
             } catch {
                 return completion(classifyPayloadError(error))
             }
@@ -79,6 +84,11 @@ public final class FCMProvider: PushProvider {
                                                          rule: classification.rule, providerMessage: classification.providerMessage))
                 }
                 _ = tokens.invalidate(token: accessToken)
+                // NO-2: the refused attempt took time; a push that expired meanwhile is not sent
+                // again (the worker records it as expired, not as a dead letter).
+                if notification.hasExpired(atMilliseconds: millisecondClock()) {
+                    return completion(classifyPayloadError(.expired))
+                }
                 send(notification, to: target, retried: true, completion: completion)
             }
         }

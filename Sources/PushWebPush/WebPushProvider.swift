@@ -34,6 +34,8 @@ public final class WebPushProvider: PushProvider {
     private let transport: any PushTransport
     private let tokens: VAPIDTokenCache
     private let clock: UnixClock
+    /// The same wall time in UNIX ms, for TTLs of a millisecond expiry (NO-2).
+    private let millisecondClock: @Sendable () -> Int64
 
     /// - Parameters:
     ///   - credentials: `HERALD_VAPID_*`.
@@ -48,6 +50,7 @@ public final class WebPushProvider: PushProvider {
         self.allowLoopbackHTTP = allowLoopbackHTTP
         self.tokens = VAPIDTokenCache(credentials: credentials, clock: unixClock)
         self.clock = unixClock
+        self.millisecondClock = { clock.unixMilliseconds }
     }
 
     /// See `PushProvider.send(_:to:pushID:completion:)`. Encrypts on the calling thread (one ECDH
@@ -67,7 +70,8 @@ public final class WebPushProvider: PushProvider {
         do {
             let authorization = try tokens.authorization(origin: subscription.origin)
             request = try WebPushRequestBuilder.request(for: notification, to: subscription, pushID: pushID,
-                                                        authorization: authorization, now: clock())
+                                                        authorization: authorization, now: clock(),
+                                                        nowMilliseconds: millisecondClock())
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
         } catch WebPushCryptoError.invalidPublicKey {

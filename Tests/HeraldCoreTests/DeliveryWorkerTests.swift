@@ -371,6 +371,30 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 2, dead: 1))
     }
 
+    /// Issue 17 (NO-2): a provider that finds the notification expired before it sends it again
+    /// after a refused credential (FCM 401, APNs ExpiredProviderToken) reports the expired
+    /// refusal; the job ends as after a 503 and a late retry: outcome `expired`, job done, not dead.
+    @Test func anExpiredRefusalFromTheProviderIsExpiredAndDoneNotDead() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(classifyPayloadError(.expired)))
+        let expiresAtMs = Int(h.clock.unixMilliseconds) + 50
+        let id = try h.enqueue(device, notification: PushNotification(title: "Sale", expiresAt: (expiresAtMs + 999) / 1000,
+                                                                      expiresAtMilliseconds: expiresAtMs))
+        try await h.worker.runDue()
+        let job = try h.job(id)
+        #expect(job.state == .done && job.deadAt == nil)
+        #expect(try h.record(device).map(\.outcome) == [.expired])
+        #expect(h.worker.outcomeCounts.dead == 0)
+        // Any other refused request is still a dead letter (the next test), and so is a reason
+        // that merely reads "expired" from a provider's answer.
+        let other = try h.register(session: "s-2", token: "tok-2")
+        h.provider.script("tok-2", .classify(.applying(.deadLetterRequest, reason: "expired", status: 400, retryAfter: nil)))
+        let otherID = try h.enqueue(other)
+        try await h.worker.runDue()
+        #expect(try h.job(otherID).state == .dead)
+    }
+
     @Test func aRequestTheProviderRefusesIsDeadAtOnce() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

@@ -3,6 +3,19 @@ import Testing
 @testable import HeraldCore
 
 @Suite struct PushValueTests {
+    /// Issue 17 (NO-2): with the expiry in ms the time left is rounded down (never a provider
+    /// lifetime past it); without it, the whole-second expiry as before.
+    @Test func remainingTTLInMilliseconds() throws {
+        let precise = PushNotification(title: "t", expiresAt: 1_001, expiresAtMilliseconds: 1_000_853)
+        #expect(try precise.remainingTTL(nowMilliseconds: 1_000_000) == 0)
+        #expect(try precise.remainingTTL(nowMilliseconds: 999_000) == 1)
+        #expect(throws: PushPayloadError.expired) { try precise.remainingTTL(nowMilliseconds: 1_000_853) }
+        let seconds = PushNotification(title: "t", expiresAt: 1_001)
+        #expect(try seconds.remainingTTL(nowMilliseconds: 999_999) == 2)
+        #expect(try seconds.remainingTTL(nowMilliseconds: 1_000_999) == 1)
+        #expect(try PushNotification(title: "t", ttlSeconds: 60).remainingTTL(nowMilliseconds: 1_000_500) == 60)
+    }
+
     @Test func interruptionLevels() {
         #expect([InterruptionLevel.passive, .active, .timeSensitive, .critical].map(\.rawValue) == ["passive", "active", "time-sensitive", "critical"])
     }

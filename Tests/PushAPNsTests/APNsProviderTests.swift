@@ -12,9 +12,10 @@ import Testing
                                       signer: try! ES256Signer(pem: TestKeys.ecP256PKCS8), keySource: "test")
     let target = PushTarget(provider: .apns, token: token, environment: "sandbox")
 
-    func send(_ provider: APNsProvider, pushID: PushID = .random()) -> PushClassification? {
+    func send(_ provider: APNsProvider, pushID: PushID = .random(),
+              _ notification: PushNotification = PushNotification(title: "t", body: "b")) -> PushClassification? {
         let result = Mutex<PushClassification?>(nil)
-        provider.send(PushNotification(title: "t", body: "b"), to: target, pushID: pushID) { c in result.withLock { $0 = c } }
+        provider.send(notification, to: target, pushID: pushID) { c in result.withLock { $0 = c } }
         return result.withLock { $0 }
     }
 
@@ -48,6 +49,27 @@ import Testing
         let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
         #expect(auth.count == 2 && auth[0] != auth[1], "the retry carries a new JWT")
         #expect(transport.requests.map { $0.headers.first { $0.0 == "apns-id" }?.1 }.allSatisfy { $0 == transport.requests[0].headers.first { $0.0 == "apns-id" }?.1 })
+    }
+
+    /// Issue 17 (NO-2): APNs refused the JWT as expired and the push expired while it was
+    /// replaced: it is not sent again; the provider reports the expired refusal (the worker
+    /// records `expired`, job done). The rejected JWT is still dropped.
+    @Test func aPushThatExpiresWhileTheJWTIsReplacedIsNotSentAgain() throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([response(403, #"{"reason":"ExpiredProviderToken"}"#), response(200)]) { _ in
+            clock.advance(byMilliseconds: 80)   // the refusal takes 80 ms
+            return nil
+        }
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: clock)
+        let expiresAtMs = Int(clock.unixMilliseconds) + 60
+        let notification = PushNotification(title: "t", expiresAt: (expiresAtMs + 999) / 1000, expiresAtMilliseconds: expiresAtMs)
+        let result = try #require(send(provider, notification))
+        #expect(result.refusedAsExpired)
+        #expect(transport.requests.count == 1)
+        // The next push gets a new JWT: the refused one was dropped all the same.
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
+        #expect(auth.count == 2 && auth[0] != auth[1])
     }
 
     /// Issue 18: the refused replacement used to stay in use (every send refused until 20 minutes

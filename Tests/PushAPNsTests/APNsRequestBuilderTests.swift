@@ -85,6 +85,26 @@ import Testing
         #expect(throws: PushPayloadError.invalidTTL(-1)) { try build(notification) }
     }
 
+    /// Issue 17 (NO-2): `ttl_seconds: 1` was sent as apns-expiration = send time + 1.68 s. With
+    /// the expiry in ms, apns-expiration is now + the time left rounded down, `0` (now or never)
+    /// with under a second left: APNs never keeps the push past the caller's expiry.
+    @Test func expirationOfAMillisecondExpiryIsNeverPastIt() throws {
+        let nowMs = Int64(now) * 1000 + 320
+        func expiration(expiresInMs: Int) throws -> String? {
+            let at = Int(nowMs) + expiresInMs
+            let notification = PushNotification(title: "t", expiresAt: (at + 999) / 1000, expiresAtMilliseconds: at)
+            return try APNsRequestBuilder.request(for: notification, deviceToken: Self.token, environment: .production, topic: "t",
+                                                  authToken: "a", apnsID: id, now: now, nowMilliseconds: nowMs)
+                .headerLines.first { $0.hasPrefix("apns-expiration: ") }
+        }
+        #expect(try expiration(expiresInMs: 980) == "apns-expiration: 0")
+        #expect(try expiration(expiresInMs: 1_680) == "apns-expiration: \(now + 1)")
+        #expect(try expiration(expiresInMs: 10_000) == "apns-expiration: \(now + 10)")
+        #expect(throws: PushPayloadError.expired) { try expiration(expiresInMs: -1) }
+        // Without the ms field: the stored whole second, as before.
+        #expect(try build(PushNotification(title: "t", expiresAt: now + 2)).headerLines.contains("apns-expiration: \(now + 2)"))
+    }
+
     @Test func refusals() throws {
         var notification = PushNotification(title: "t", collapseKey: String(repeating: "c", count: 65))
         #expect(throws: PushPayloadError.collapseIDTooLong(bytes: 65)) { try build(notification) }

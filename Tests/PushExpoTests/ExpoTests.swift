@@ -82,6 +82,20 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         _ = try message(PushNotification(title: "t", data: ["k": String(repeating: "v", count: 4000)]))
     }
 
+    /// Issue 17 (NO-2): Expo's `ttl` of a millisecond expiry is the time left rounded down.
+    @Test func ttlOfAMillisecondExpiryIsRoundedDown() throws {
+        let nowMs = Int64(now) * 1000 + 250
+        func ttl(expiresInMs: Int) throws -> Int? {
+            let at = Int(nowMs) + expiresInMs
+            let message = try ExpoRequestBuilder.message(for: PushNotification(title: "t", expiresAt: (at + 999) / 1000, expiresAtMilliseconds: at),
+                                                         token: "ExponentPushToken[a]", now: now, nowMilliseconds: nowMs)
+            return (try json(message.bytes) as? [String: Any])?["ttl"] as? Int
+        }
+        #expect(try ttl(expiresInMs: 853) == 0)
+        #expect(try ttl(expiresInMs: 1_999) == 1)
+        #expect(throws: PushPayloadError.expired) { try ttl(expiresInMs: 0) }
+    }
+
     @Test func requestsHeadersBearerAndGzipOverOneKiB() throws {
         let small = try ExpoRequestBuilder.message(for: PushNotification(title: "t"), token: "ExponentPushToken[a]", now: now)
         let plain = ExpoRequestBuilder.sendRequest(messages: [small], settings: ExpoSettings(baseURL: "https://127.0.0.1:9443/"))

@@ -20,9 +20,9 @@ import Testing
         }
     }
 
-    func send(_ provider: FCMProvider) -> PushClassification? {
+    func send(_ provider: FCMProvider, _ notification: PushNotification = PushNotification(title: "t", body: "b")) -> PushClassification? {
         let result = Mutex<PushClassification?>(nil)
-        provider.send(PushNotification(title: "t", body: "b"), to: target, pushID: .random()) { c in result.withLock { $0 = c } }
+        provider.send(notification, to: target, pushID: .random()) { c in result.withLock { $0 = c } }
         return result.withLock { $0 }
     }
 
@@ -42,6 +42,41 @@ import Testing
         let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
         #expect(auth == ["Bearer ya29.t1", "Bearer ya29.t2"])
         #expect(transport.requests.allSatisfy { $0.url == "https://fcm.googleapis.com/v1/projects/herald-test/messages:send" })
+    }
+
+    /// Issue 17 (NO-2): the 401 took 350 ms and the push expired 50 ms after it was first sent:
+    /// it is not sent again with the new token (the user saw it resent 335-347 ms after its
+    /// expiry); the provider reports the expired refusal, which the worker records as `expired`.
+    @Test func aPushThatExpiresWhileTheTokenIsRenewedIsNotSentAgain() throws {
+        let clock = ManualClock()
+        let oauth = Self.oauth()
+        let transport = ScriptedTransport([response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#),
+                                           response(200, #"{"name":"projects/herald-test/messages/1"}"#)]) { request in
+            if let token = oauth(request) { return token }
+            clock.advance(byMilliseconds: 350)   // the provider's answer takes 350 ms
+            return nil
+        }
+        let provider = FCMProvider(credentials: credentials, transport: transport, clock: clock)
+        let expiresAtMs = Int(clock.unixMilliseconds) + 50
+        let notification = PushNotification(title: "t", expiresAt: (expiresAtMs + 999) / 1000, expiresAtMilliseconds: expiresAtMs)
+        let result = try #require(send(provider, notification))
+        #expect(result.refusedAsExpired)
+        #expect(result == classifyPayloadError(.expired))
+        #expect(transport.requests.count == 1)
+        // Still alive after the refusal (2.3 s left, 1.95 s at the resend): sent again, with the
+        // time left then, rounded down.
+        let again = ScriptedTransport([response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED"}}"#),
+                                       response(200, #"{"name":"projects/herald-test/messages/2"}"#)]) { request in
+            if let token = oauth(request) { return token }
+            clock.advance(byMilliseconds: 350)
+            return nil
+        }
+        let other = FCMProvider(credentials: credentials, transport: again, clock: clock)
+        let later = Int(clock.unixMilliseconds) + 2_300
+        let alive = PushNotification(title: "t", expiresAt: (later + 999) / 1000, expiresAtMilliseconds: later)
+        #expect(send(other, alive)?.outcome == .delivered(providerMessageID: "projects/herald-test/messages/2"))
+        #expect(again.requests.map { $0.bodyText.contains(#""ttl":"2s""#) } == [true, false])
+        #expect(again.requests.last?.bodyText.contains(#""ttl":"1s""#) == true)
     }
 
     @Test func aSecondRefusalIsAPlainRetry() {

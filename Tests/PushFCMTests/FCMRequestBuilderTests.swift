@@ -93,6 +93,36 @@ import Testing
         #expect(throws: PushPayloadError.expired) { try build(PushNotification(title: "t", expiresAt: now - 1)) }
     }
 
+    /// Issue 17 (NO-2): `expires_at` 0.853 s ahead was sent as "2s" (the expiry rounded up to
+    /// the second minus now rounded down). With the expiry in ms the time left is rounded down:
+    /// never a TTL past the caller's expiry; under a second is "0s", now or never.
+    @Test func ttlOfAMillisecondExpiryIsTheTimeLeftRoundedDown() throws {
+        let nowMs = Int64(now) * 1000 + 400
+        func build(expiresInMs: Int) throws -> String {
+            let at = Int(nowMs) + expiresInMs
+            let notification = PushNotification(title: "t", expiresAt: (at + 999) / 1000, expiresAtMilliseconds: at)
+            return try FCMRequestBuilder.request(for: notification, deviceToken: "fcm-token-1", projectID: "herald-test",
+                                                 accessToken: "ya29.token", now: now, nowMilliseconds: nowMs, bodies: FCMBodyCache()).bodyText
+        }
+        #expect(try build(expiresInMs: 853).contains(#""ttl":"0s""#))
+        #expect(try build(expiresInMs: 853).contains(#""apns-expiration":"0""#))
+        #expect(try build(expiresInMs: 1_999).contains(#""ttl":"1s""#))
+        #expect(try build(expiresInMs: 1_999).contains(#""apns-expiration":"\#(now + 1)""#))
+        #expect(try build(expiresInMs: 90_000).contains(#""ttl":"90s""#))
+        #expect(throws: PushPayloadError.expired) { try build(expiresInMs: 0) }
+        // One cache, one second, two expiries: the body follows the TTL, not only the second.
+        let bodies = FCMBodyCache()
+        let at = Int(nowMs) + 1_500
+        let notification = PushNotification(title: "t", expiresAt: (at + 999) / 1000, expiresAtMilliseconds: at)
+        let first = try FCMRequestBuilder.request(for: notification, deviceToken: "a", projectID: "p", accessToken: "x",
+                                                  now: now, nowMilliseconds: nowMs, bodies: bodies).bodyText
+        let second = try FCMRequestBuilder.request(for: notification, deviceToken: "a", projectID: "p", accessToken: "x",
+                                                   now: now, nowMilliseconds: nowMs + 550, bodies: bodies).bodyText
+        #expect(first.contains(#""ttl":"1s""#) && second.contains(#""ttl":"0s""#))
+        // Jobs stored without the ms field keep the whole-second TTL.
+        #expect(try self.build(PushNotification(title: "t", expiresAt: now + 2)).bodyText.contains(#""ttl":"2s""#))
+    }
+
     @Test func reservedKeysRefused() throws {
         // `google` alone too: FCM answers INVALID_ARGUMENT "Invalid data payload key: google".
         for key in ["from", "message_type", "gcm", "google", "google.c.a.e", "gcm.notification.x"] {

@@ -43,6 +43,19 @@ import Testing
         }
     }
 
+    /// Issue 17 (NO-2): the `TTL` of a millisecond expiry is the time left rounded down, 0 under a
+    /// second (RFC 8030 §5.2: deliver now or drop), never past the caller's expiry.
+    @Test func theTTLOfAMillisecondExpiryIsRoundedDown() throws {
+        for (left, ttl) in [(1_700, "1"), (700, "0")] {
+            let (provider, transport) = provider([response(201)])
+            let at = 1_754_563_200_000 + left
+            let notification = PushNotification(title: "t", expiresAt: (at + 999) / 1000, expiresAtMilliseconds: at)
+            _ = send(provider, notification, pushID: .random())
+            let request = try #require(transport.requests.first)
+            #expect(Dictionary(uniqueKeysWithValues: request.headers)["ttl"] == ttl)
+        }
+    }
+
     @Test func aPushIsEncryptedToTheBrowserAndSignedForItsPushService() throws {
         let (provider, transport) = provider([response(201, headers: [("location", "https://push.example.net:8443/m/1")])])
         let pushID = PushID.random()

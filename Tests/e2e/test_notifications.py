@@ -237,6 +237,22 @@ def test_expired_notifications_are_never_sent(h, provider_double):
     assert phone.requests(provider_double) == []
 
 
+def test_a_push_expiring_while_fcm_refuses_the_access_token_is_not_resent(h, provider_double):
+    # Issue 17 (NO-2): FCM answers 401 after 350 ms; the notification expires meanwhile. Herald
+    # renews its token but does not send the push again, and the job ends expired and done, not dead.
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android")
+    provider_double.set_outcomes("fcm", phone.token, [{"status": 401, "delay_ms": 350}])
+    n = notify(h, [user], expires_at=int(time.time() * 1000) + 200)
+    assert n["push_queued"] == 1, n
+    record = wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"expired"})
+    assert "dead" not in [d["outcome"] for d in record["deliveries"]], record
+    sent = phone.requests(provider_double)
+    assert len(sent) <= 1 and all(e["status"] == 401 for e in sent), sent
+    r = HTTP.get(h.url("/v1/jobs"), params={"state": "dead"}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["jobs"] == [], r.text
+
+
 def test_wakeup_carries_ids_and_the_stream_cursor(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     phone = Session(h, user, "ios")

@@ -779,6 +779,11 @@ public final class DeliveryWorker: @unchecked Sendable {
             let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
             let sentAt = clock.unixMilliseconds
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app) { [self] classification in
+                if classification.refusedAsExpired {
+                    // NO-2: expired before (re)sending, e.g. while a refused credential was
+                    // renewed: the same end as the check before sending, not a dead letter.
+                    return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired", done: done)
+                }
                 var outcome = classification.outcome
                 // Accepted, confirmed later: the receipt job asks (PU-8a).
                 var receipt: PushReceiptJobPayload?

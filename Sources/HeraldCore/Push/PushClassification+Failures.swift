@@ -31,3 +31,13 @@ public func classifyTransportError(_ error: any Error) -> PushClassification {
 public func classifyPayloadError(_ error: PushPayloadError) -> PushClassification {
     .applying(.deadLetterRequest, reason: error.reason, status: nil, retryAfter: nil)
 }
+
+extension PushClassification {
+    /// Whether the provider did not send because the notification had expired
+    /// (`classifyPayloadError(.expired)`: found by the request builder, or before the resend that
+    /// follows a credential refresh). The worker records it as the outcome `expired` with the job
+    /// done, as when it finds the expiry itself, instead of dead-lettering it (SPEC NO-2).
+    public var refusedAsExpired: Bool {
+        rule == .deadLetterRequest && status == nil && outcome == .deadLetter(reason: PushPayloadError.expired.reason)
+    }
+}

@@ -121,6 +121,23 @@ public struct PushNotification: Sendable, Equatable {
         return ttl
     }
 
+    /// Seconds left to live at `now` (UNIX ms), for the providers' TTL and expiry headers.
+    ///
+    /// With `expiresAtMilliseconds` the time left is rounded **down** to the second, so a provider
+    /// is never told to keep the push past the caller's expiry (SPEC NO-2): under one second left
+    /// is 0, "now or never" (FCM `ttl: "0s"`, APNs `apns-expiration: 0`, Web Push `TTL: 0`, Expo
+    /// `ttl: 0`). Without it (jobs stored before the field existed) this is
+    /// `remainingTTL(now:)` at the whole second.
+    ///
+    /// - Throws: `.expired` when the expiry is not after `now`; `.invalidTTL` for a negative TTL.
+    public func remainingTTL(nowMilliseconds now: Int64) throws(PushPayloadError) -> Int {
+        guard let ms = expiresAtMilliseconds else {
+            return try remainingTTL(now: Int(now.floorDivided(by: 1000)))
+        }
+        guard Int64(ms) > now else { throw .expired }
+        return Int((Int64(ms) - now) / 1000)
+    }
+
     /// The interruption level to send: the override, else `time-sensitive` for urgent, else none
     /// (seed 001's high-priority order alerts carry none; seed 002 keeps time-sensitive for urgent).
     public var effectiveInterruptionLevel: InterruptionLevel? {
@@ -186,5 +203,13 @@ extension PushNotification: Codable {
         try c.encodeIfPresent(notificationCount, forKey: .notificationCount)
         try c.encodeIfPresent(interruptionLevel?.rawValue, forKey: .interruptionLevel)
         try c.encodeIfPresent(rootKey, forKey: .rootKey)
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward negative infinity (UNIX ms before 1970 stay in their second).
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let (q, r) = quotientAndRemainder(dividingBy: divisor)
+        return r < 0 ? q - 1 : q
     }
 }

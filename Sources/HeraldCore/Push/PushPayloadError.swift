@@ -20,7 +20,10 @@ public enum PushPayloadError: Error, Equatable, Sendable {
     /// A data key the provider reserves: `aps` for APNs; `from`, `message_type`, `google.*`,
     /// `gcm.*` for FCM (push-providers.md §2.3).
     case reservedDataKey(String)
-    /// `expiresAt` is not after `now`: SPEC NO-2, expired notifications are never sent.
+    /// The expiry (`expiresAtMilliseconds`, else `expiresAt`) is not after `now`: SPEC NO-2,
+    /// expired notifications are never sent. Unlike the other cases the worker does not
+    /// dead-letter it: it records the outcome `expired` and completes the job
+    /// (`PushClassification.refusedAsExpired`).
     case expired
     /// A negative TTL.
     case invalidTTL(Int)

@@ -33,7 +33,9 @@ public protocol PushProvider: Sendable {
     ///   - target: the device token; `target.provider` is this adapter's `id`.
     ///   - pushID: the job's id, the same on every attempt (PU-5b); APNs sends it as `apns-id`.
     ///   - completion: called exactly once, from any thread. A payload the provider would refuse
-    ///     is never sent: it comes back as `deadLetterRequest` (`PushPayloadError.reason`).
+    ///     is never sent: it comes back as `deadLetterRequest` (`PushPayloadError.reason`). So does
+    ///     a notification found expired (to the millisecond) before the resend after a refused
+    ///     credential: `classifyPayloadError(.expired)`, which the worker records as `expired`.
     func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
               completion: @escaping @Sendable (PushClassification) -> Void)
 }

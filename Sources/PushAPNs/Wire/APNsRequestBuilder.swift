@@ -32,17 +32,26 @@ public enum APNsRequestBuilder {
     ///   - authToken: the provider JWT from `APNsAuthToken.current()`.
     ///   - apnsID: the job's id, the same on every attempt (PU-5b).
     ///   - now: UNIX seconds, for `apns-expiration`.
+    ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): a notification with
+    ///     `expiresAtMilliseconds` expires at `now` + the time left rounded down, or `0` with under a
+    ///     second left — never after the caller's expiry (NO-2).
     ///   - bodies: the body of the last notification, reused when this one is equal (a provider
     ///     keeps one; the body depends on the notification alone).
     /// - Throws: `PushPayloadError` — `.invalidDeviceToken`, `.collapseIDTooLong`, `.reservedDataKey("aps")`,
     ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, environment: APNsGateway,
-                               topic: String, authToken: String, apnsID: PushID, now: Int,
+                               topic: String, authToken: String, apnsID: PushID, now: Int, nowMilliseconds: Int64? = nil,
                                bodies: APNsBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
         guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy({ $0.isASCIIHexDigit }) else { throw .invalidDeviceToken }
         let collapseID = try notification.collapseKey.map { key throws(PushPayloadError) in try APNsCollapseID(key) }
-        let ttl = try notification.remainingTTL(now: now)
-        let expiration: APNsExpiration = notification.expiresAt.map { .at($0) } ?? .after(ttlSeconds: ttl, now: now)
+        let ttl = try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000)
+        let expiration: APNsExpiration
+        if notification.expiresAtMilliseconds != nil {
+            expiration = .after(ttlSeconds: ttl, now: now)
+        } else {
+            // Jobs stored before the millisecond field: the expiry as stored, a whole second.
+            expiration = notification.expiresAt.map { .at($0) } ?? .after(ttlSeconds: ttl, now: now)
+        }
 
         let pushType: APNsPushType
         let priority: APNsPriority

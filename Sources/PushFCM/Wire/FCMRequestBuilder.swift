@@ -43,19 +43,24 @@ public enum FCMRequestBuilder {
     ///   - accessToken: from `FCMAccessTokenCache`.
     ///   - endpoint: `HERALD_FCM_URL`.
     ///   - now: UNIX seconds, to turn `expiresAt` into a TTL.
+    ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): a notification with
+    ///     `expiresAtMilliseconds` gets the time left rounded down, never a TTL past its expiry (NO-2).
     ///   - bodies: the body of the last notification (and second), reused without its token when
     ///     this one is equal (a provider keeps one).
     /// - Throws: `PushPayloadError` — `.reservedDataKey`, `.expired`, `.invalidTTL`,
     ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, projectID: String, accessToken: String,
-                               endpoint: FCMEndpoint = .production, now: Int, bodies: FCMBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
+                               endpoint: FCMEndpoint = .production, now: Int, nowMilliseconds: Int64? = nil,
+                               bodies: FCMBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
+        let ttl = min(try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000), maximumTTLSeconds)
         let untargeted: [UInt8]
         if let bodies {
-            untargeted = try bodies.cache.value(for: FCMBodyCache.Key(notification: notification, now: now)) { () throws(PushPayloadError) in
-                try untargetedBody(for: notification, now: now)
+            // The TTL is in the key: with a millisecond expiry it can drop within one second.
+            untargeted = try bodies.cache.value(for: FCMBodyCache.Key(notification: notification, now: now, ttl: ttl)) { () throws(PushPayloadError) in
+                try untargetedBody(for: notification, now: now, ttl: ttl)
             }
         } else {
-            untargeted = try untargetedBody(for: notification, now: now)
+            untargeted = try untargetedBody(for: notification, now: now, ttl: ttl)
         }
         // `token` sorts after every other member of `message` (android, apns, data,
         // notification), so it goes last: the bytes are those of the whole message written at once.
@@ -72,8 +77,10 @@ public enum FCMRequestBuilder {
 
     /// `{"message":{…}}` without the device's `token`: what every device of one notification
     /// shares at one second (the TTL and the APNs expiry depend on `now`).
-    static func untargetedBody(for notification: PushNotification, now: Int) throws(PushPayloadError) -> [UInt8] {
-        let ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds)
+    /// `ttl`: seconds left, already capped (default: `remainingTTL(now:)`, capped).
+    static func untargetedBody(for notification: PushNotification, now: Int, ttl knownTTL: Int? = nil) throws(PushPayloadError) -> [UInt8] {
+        let ttl: Int
+        if let knownTTL { ttl = knownTTL } else { ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds) }
 
         var data: [String: String] = notification.data
         if let rootKey = notification.rootKey { data = [rootKey: PushJSON.strings(notification.data).text] }
@@ -161,6 +168,8 @@ public final class FCMBodyCache: Sendable {
         let notification: PushNotification
         /// UNIX seconds: the body's TTL and APNs expiry are computed from it.
         let now: Int
+        /// The TTL sent, seconds (it depends on the millisecond too when the expiry has them).
+        let ttl: Int
     }
 
     let cache = LastValueCache<Key, [UInt8]>()

@@ -59,11 +59,13 @@ public enum WebPushRequestBuilder {
     /// - Parameters:
     ///   - authorization: the `vapid t=…, k=…` header value.
     ///   - now: UNIX seconds, for the TTL of an absolute expiry.
+    ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): with
+    ///     `expiresAtMilliseconds` the time left is rounded down, never past the expiry (NO-2).
     /// - Throws: `PushPayloadError` (`.expired`, `.invalidTTL`, `.webPushPayloadTooLarge`) for
     ///   a notification never to send; `WebPushCryptoError` when encryption fails.
     static func request(for notification: PushNotification, to subscription: WebPushSubscription, pushID: PushID,
-                        authorization: String, now: Int) throws -> PushHTTPRequest {
-        let ttl = try notification.remainingTTL(now: now)
+                        authorization: String, now: Int, nowMilliseconds: Int64? = nil) throws -> PushHTTPRequest {
+        let ttl = try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000)
         let plaintext = payload(for: notification, pushID: pushID).bytes
         guard plaintext.count <= WebPushEncryption.maxPlaintextBytes else {
             throw PushPayloadError.webPushPayloadTooLarge(bytes: plaintext.count + WebPushEncryption.maxBodyBytes - WebPushEncryption.maxPlaintextBytes,
