@@ -334,21 +334,25 @@ static int conn_start_session(struct conn *c) {
     return 0;
 }
 
+/* After an SSL call returned r <= 0: 0 when it only has to wait (for a read, or for the socket to
+ * take a write: then write interest is set), -1 when the connection is done. */
+static int ssl_would_block(struct conn *c, int r) {
+    int e = SSL_get_error(c->ssl, r);
+    if (e == SSL_ERROR_WANT_READ) return 0;
+    if (e == SSL_ERROR_WANT_WRITE) {
+        set_out_interest(c, 1);
+        return 0;
+    }
+    return -1;
+}
+
 /* Reads until EAGAIN, feeding nghttp2; returns -1 when the connection is done. */
 static int conn_read(struct conn *c) {
     static __thread unsigned char buf[READ_CHUNK];
     if (!c->handshaken) {
         ERR_clear_error();
         int r = SSL_accept(c->ssl);
-        if (r <= 0) {
-            int e = SSL_get_error(c->ssl, r);
-            if (e == SSL_ERROR_WANT_READ) return 0;
-            if (e == SSL_ERROR_WANT_WRITE) {
-                set_out_interest(c, 1);
-                return 0;
-            }
-            return -1;
-        }
+        if (r <= 0) return ssl_would_block(c, r);
         c->handshaken = 1;
         set_out_interest(c, 0);
         if (conn_start_session(c) < 0) return -1;
@@ -356,15 +360,7 @@ static int conn_read(struct conn *c) {
     for (;;) {
         ERR_clear_error();
         int r = SSL_read(c->ssl, buf, sizeof(buf));
-        if (r <= 0) {
-            int e = SSL_get_error(c->ssl, r);
-            if (e == SSL_ERROR_WANT_READ) return 0;
-            if (e == SSL_ERROR_WANT_WRITE) {
-                set_out_interest(c, 1);
-                return 0;
-            }
-            return -1; /* closed or failed */
-        }
+        if (r <= 0) return ssl_would_block(c, r); /* else closed or failed */
         ssize_t n = nghttp2_session_mem_recv(c->session, buf, (size_t)r);
         if (n < 0) return -1;
     }
