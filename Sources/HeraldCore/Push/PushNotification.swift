@@ -134,7 +134,7 @@ public struct PushNotification: Sendable, Equatable {
         guard let ms = expiresAtMilliseconds else {
             return try remainingTTL(now: Int(now.floorDivided(by: 1000)))
         }
-        guard Int64(ms) > now else { throw .expired }
+        guard !hasExpired(atMilliseconds: now) else { throw .expired }
         return Int((Int64(ms) - now) / 1000)
     }
 
