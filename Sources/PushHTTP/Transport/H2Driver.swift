@@ -118,10 +118,9 @@ final class H2Driver: @unchecked Sendable {
                 stopAll(extra: incoming)
                 return
             }
-            let accepted = monotonicNanoseconds()
-            for request in incoming { accept(request, now: accepted) }
-            incoming.removeAll(keepingCapacity: true)
             let now = monotonicNanoseconds()
+            for request in incoming { accept(request, now: now) }
+            incoming.removeAll(keepingCapacity: true)
             sweep(now: now)
             dispatchDirtyOrigins(now: now)
             flushDirtyConnections()
