@@ -52,20 +52,20 @@ public final class APNsProvider: PushProvider {
         self.millisecondClock = { clock.unixMilliseconds }
     }
 
-    /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
-    /// the answer arrives on the transport's thread.
-    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    /// See `PushProvider.send(_:to:pushID:sendBy:completion:)`. Never throws or blocks on the
+    /// network; the answer arrives on the transport's thread.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
-        send(notification, to: target, pushID: pushID, retried: false, completion: completion)
+        send(notification, to: target, pushID: pushID, sendBy: sendBy, retried: false, completion: completion)
     }
 
-    private func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, retried: Bool,
-                      completion: @escaping @Sendable (PushClassification) -> Void) {
+    private func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
+                      retried: Bool, completion: @escaping @Sendable (PushClassification) -> Void) {
         let jwt: String
-        let request: PushHTTPRequest
+        var request: PushHTTPRequest
+        let nowMilliseconds = millisecondClock()
         do {
             jwt = try tokens.current()
-            let nowMilliseconds = millisecondClock()
             request = try APNsRequestBuilder.request(
                 for: notification, deviceToken: target.token,
                 environment: gateways.gateway(forDeviceEnvironment: target.environment),
@@ -81,6 +81,7 @@ public final class APNsProvider: PushProvider {
             return completion(PushClassification(outcome: .deadLetter(reason: "apns_signing_failed: \(error)"), status: nil,
                                                  rule: .deadLetterConfiguration))
         }
+        guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
         transport.send(request) { [self] result in
             let classification: PushClassification
             switch result {
@@ -96,12 +97,10 @@ public final class APNsProvider: PushProvider {
                     return completion(PushClassification(outcome: .retry(afterSeconds: nil, reason: reason), status: classification.status,
                                                          rule: classification.rule, providerMessage: classification.providerMessage))
                 }
-                // NO-2: the refused attempt took time; a push that expired meanwhile is not sent
-                // again (the worker records it as expired, not as a dead letter).
-                if notification.hasExpired(atMilliseconds: millisecondClock()) {
-                    return completion(classifyPayloadError(.expired))
+                if let refused = PushClassification.refusingResend(of: notification, nowMilliseconds: millisecondClock(), sendBy: sendBy) {
+                    return completion(refused)
                 }
-                send(notification, to: target, pushID: pushID, retried: true, completion: completion)
+                send(notification, to: target, pushID: pushID, sendBy: sendBy, retried: true, completion: completion)
             case .deferred(let secondsLeft):
                 // Refused again within a minute of the last refresh: the replacement comes when
                 // that minute is over; this push is tried again then.

@@ -34,6 +34,7 @@ public final class ExpoProvider: PushReceiptProvider {
 
     private struct Pending {
         var message: PushJSON
+        var sendBy: SendByDeadline?
         var completion: @Sendable (PushClassification) -> Void
     }
     private struct Batch {
@@ -53,8 +54,9 @@ public final class ExpoProvider: PushReceiptProvider {
     }
 
     /// See `PushProvider.send`. The push id is not sent: Expo has no such field (its ticket id
-    /// stands for the push from then on).
-    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    /// stands for the push from then on). A batch's request is limited to the earliest send-by
+    /// deadline of its pushes; a push whose deadline passed while it waited for its batch is not sent.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let message: PushJSON
         do throws(PushPayloadError) {
@@ -65,7 +67,7 @@ public final class ExpoProvider: PushReceiptProvider {
             return completion(classifyPayloadError(error))
         }
         let (full, scheduleGeneration): ([Pending]?, Int?) = batch.withLock { state in
-            state.items.append(Pending(message: message, completion: completion))
+            state.items.append(Pending(message: message, sendBy: sendBy, completion: completion))
             if state.items.count >= ExpoRequestBuilder.maximumMessagesPerRequest {
                 let items = state.items
                 state.items = []
@@ -91,9 +93,23 @@ public final class ExpoProvider: PushReceiptProvider {
     }
 
     /// Sends one request for `items` and hands each its ticket's classification.
-    private func flush(_ items: [Pending]) {
-        let request = ExpoRequestBuilder.sendRequest(messages: items.map(\.message), settings: settings)
+    private func flush(_ batch: [Pending]) {
         let clock = self.clock
+        let now = clock.unixMilliseconds
+        var sendable: [Pending] = []
+        sendable.reserveCapacity(batch.count)
+        for item in batch {
+            if let sendBy = item.sendBy, sendBy.hasPassed(atMilliseconds: now) {
+                item.completion(.sendByPassed)
+            } else {
+                sendable.append(item)
+            }
+        }
+        let items = sendable
+        guard !items.isEmpty else { return }
+        var request = ExpoRequestBuilder.sendRequest(messages: items.map(\.message), settings: settings)
+        let earliest = items.compactMap(\.sendBy).min { $0.unixMilliseconds < $1.unixMilliseconds }
+        _ = request.limit(to: earliest, nowMilliseconds: now)   // not passed: checked above
         transport.send(request) { result in
             let verdicts: [PushClassification]
             switch result {

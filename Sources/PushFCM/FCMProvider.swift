@@ -48,14 +48,14 @@ public final class FCMProvider: PushProvider {
         self.millisecondClock = { clock.unixMilliseconds }
     }
 
-    /// See `PushProvider.send(_:to:pushID:completion:)`. Never throws or blocks on the network;
-    /// the answer arrives on the transport's thread.
-    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    /// See `PushProvider.send(_:to:pushID:sendBy:completion:)`. Never throws or blocks on the
+    /// network; the answer arrives on the transport's thread.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
-        send(notification, to: target, retried: false, completion: completion)
+        send(notification, to: target, sendBy: sendBy, retried: false, completion: completion)
     }
 
-    private func send(_ notification: PushNotification, to target: PushTarget, retried: Bool,
+    private func send(_ notification: PushNotification, to target: PushTarget, sendBy: SendByDeadline?, retried: Bool,
                       completion: @escaping @Sendable (PushClassification) -> Void) {
         tokens.withAccessToken { [self] tokenResult in
             let accessToken: String
@@ -63,15 +63,17 @@ public final class FCMProvider: PushProvider {
             case .success(let token): accessToken = token
             case .failure(let error): return completion(classifyFCMTokenError(error))
             }
-            let request: PushHTTPRequest
+            var request: PushHTTPRequest
+            // After the access token, which may have taken a request of its own.
+            let nowMilliseconds = millisecondClock()
             do throws(PushPayloadError) {
-                let nowMilliseconds = millisecondClock()
                 request = try FCMRequestBuilder.request(for: notification, deviceToken: target.token, projectID: credentials.projectID,
                                                         accessToken: accessToken, endpoint: endpoint, now: Int(nowMilliseconds / 1000),
                                                         nowMilliseconds: nowMilliseconds, bodies: bodies)
             } catch {
                 return completion(classifyPayloadError(error))
             }
+            guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
             transport.send(request) { [self] result in
                 let classification: PushClassification
                 switch result {
@@ -84,12 +86,10 @@ public final class FCMProvider: PushProvider {
                                                          rule: classification.rule, providerMessage: classification.providerMessage))
                 }
                 _ = tokens.invalidate(token: accessToken)
-                // NO-2: the refused attempt took time; a push that expired meanwhile is not sent
-                // again (the worker records it as expired, not as a dead letter).
-                if notification.hasExpired(atMilliseconds: millisecondClock()) {
-                    return completion(classifyPayloadError(.expired))
+                if let refused = PushClassification.refusingResend(of: notification, nowMilliseconds: millisecondClock(), sendBy: sendBy) {
+                    return completion(refused)
                 }
-                send(notification, to: target, retried: true, completion: completion)
+                send(notification, to: target, sendBy: sendBy, retried: true, completion: completion)
             }
         }
     }

@@ -53,9 +53,9 @@ public final class WebPushProvider: PushProvider {
         self.millisecondClock = { clock.unixMilliseconds }
     }
 
-    /// See `PushProvider.send(_:to:pushID:completion:)`. Encrypts on the calling thread (one ECDH
-    /// and one AES-GCM pass, tens of microseconds); the answer arrives on the transport's thread.
-    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    /// See `PushProvider.send(_:to:pushID:sendBy:completion:)`. Encrypts on the calling thread (one
+    /// ECDH and one AES-GCM pass, tens of microseconds); the answer arrives on the transport's thread.
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let subscription: WebPushSubscription
         do {
@@ -66,12 +66,13 @@ public final class WebPushProvider: PushProvider {
         guard !subscription.isHTTP || allowLoopbackHTTP else {
             return completion(.applying(.deadLetterConfiguration, reason: "http_endpoint_not_allowed", status: nil, retryAfter: nil))
         }
-        let request: PushHTTPRequest
+        var request: PushHTTPRequest
+        let nowMilliseconds = millisecondClock()
         do {
             let authorization = try tokens.authorization(origin: subscription.origin)
             request = try WebPushRequestBuilder.request(for: notification, to: subscription, pushID: pushID,
                                                         authorization: authorization, now: clock(),
-                                                        nowMilliseconds: millisecondClock())
+                                                        nowMilliseconds: nowMilliseconds)
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
         } catch WebPushCryptoError.invalidPublicKey {
@@ -80,6 +81,7 @@ public final class WebPushProvider: PushProvider {
             // OpenSSL failing to sign or encrypt says nothing about the device: try again later.
             return completion(.applying(.retryUnsent(minimumDelay: nil), reason: "webpush_crypto: \(error)", status: nil, retryAfter: nil))
         }
+        guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
         transport.send(request) { [clock] result in
             switch result {
             case .success(let response): completion(classifyWebPush(response: response, now: clock()))

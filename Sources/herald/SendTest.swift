@@ -90,6 +90,7 @@ enum SendTest {
             case .deleteDevice(let reason, _): return ("token_invalid", reason)
             case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason): return ("retryable_error", reason)
             case .deadLetter(let reason): return ("rejected", reason)
+            case .expired: return ("expired", "expired")
             }
         }()
         print("{\"provider\":\(JSONText.quote(provider.rawValue)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"

@@ -100,7 +100,7 @@ struct Settings {
         SettingSpec(name: "HERALD_PUSH_RETRY_CAP_MS", defaultValue: "120000", help: "largest retry backoff before jitter"),
         SettingSpec(name: "HERALD_PUSH_RETRY_BUDGET_MS", defaultValue: "14400000", help: "a push job failing this long after its first attempt is dead-lettered (4 h)"),
         SettingSpec(name: "HERALD_PUSH_MAX_ATTEMPTS", defaultValue: "300", help: "attempts that reached the provider before a push job is dead-lettered (unsent ones do not count)"),
-        SettingSpec(name: "HERALD_PUSH_LEASE_SECONDS", defaultValue: "60", help: "how long a claimed push job is held before another worker (or node) may take it; longer than a provider request"),
+        SettingSpec(name: "HERALD_PUSH_LEASE_SECONDS", defaultValue: "60", help: "how long a claimed push job is held before another worker (or node) may take it; a push not sent and answered by its end less a margin (a fifth, 1-10 s) is dropped or cut and retried, so a provider stall does not make another claim send it again"),
         SettingSpec(name: "HERALD_PUSH_BACKLOG_LIMIT", defaultValue: "1024", help: "SQLite: push jobs queued and not yet claimed past which POST /v1/notifications calls wait (up to 1 s) for the worker; 0 = never wait"),
         SettingSpec(name: "HERALD_LOG_LEVEL", defaultValue: "info", help: "debug | info | warning | error"),
         SettingSpec(name: "HERALD_LOG_FORMAT", defaultValue: "json", help: "json | text"),

@@ -22,7 +22,7 @@ final class FakeReceiptProvider: PushReceiptProvider {
     func failReceipts(_ classification: PushClassification?) { state.withLock { $0.failure = classification } }
     func answerSends(_ classification: PushClassification?) { state.withLock { $0.sendAnswer = classification } }
 
-    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
               completion: @escaping @Sendable (PushClassification) -> Void) {
         let answer: PushClassification = state.withLock { state in
             state.sends.append(pushID)

@@ -23,6 +23,7 @@ final class FakePushProvider: PushProvider {
         var token: String
         var pushID: PushID
         var notification: PushNotification
+        var sendBy: SendByDeadline?
     }
 
     private let state = Mutex<(script: [String: [Answer]], sent: [Sent], messages: Int)>(([:], [], 0))
@@ -48,11 +49,11 @@ final class FakePushProvider: PushProvider {
         outage.withLock { $0 = { clock.unixMilliseconds < end ? answer : nil } }
     }
 
-    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
               completion: @escaping @Sendable (PushClassification) -> Void) {
         let down = outage.withLock { $0 }?()
         let answer = state.withLock { state -> Answer in
-            state.sent.append(Sent(token: target.token, pushID: pushID, notification: notification))
+            state.sent.append(Sent(token: target.token, pushID: pushID, notification: notification, sendBy: sendBy))
             if let down { return .classify(down) }
             if var answers = state.script[target.token], !answers.isEmpty {
                 let next = answers.removeFirst()
@@ -371,6 +372,30 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 2, dead: 1))
     }
 
+    /// Issue 17 (a push sent twice past its lease): every push goes out with a send-by deadline,
+    /// its lease's end less the margin, and one the transport dropped unsent at that deadline is
+    /// retried later, the attempt not counted, the device kept: it never counts against the device.
+    @Test func aPushCarriesItsLeasesSendByDeadlineAndOneDroppedAtItIsRetriedUncounted() async throws {
+        let h = try WorkerHarness(configure: { $0.leaseMilliseconds = 10_000 })
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.sendByPassed))
+        let claimedAt = h.now
+        let id = try h.enqueue(device)
+        try await h.worker.runDue()
+        #expect(h.provider.sent.map(\.sendBy) == [SendByDeadline(unixMilliseconds: claimedAt + 10_000 - 2_000)])
+        let job = try h.job(id)
+        #expect(job.state == .queued && job.deadAt == nil)
+        #expect(job.uncountedAttempts == 1 && job.lastError?.hasPrefix("send_by_passed") == true, "\(job)")
+        #expect(try h.device(device.id) != nil)
+        #expect(try h.record(device).map(\.outcome) == [.retrying])
+        h.clock.advance(byMilliseconds: 60_000)
+        let retriedAt = h.now
+        try await h.worker.runDue()
+        #expect(try h.job(id).state == .done)
+        #expect(h.provider.sent.map(\.sendBy).last == SendByDeadline(unixMilliseconds: retriedAt + 8_000))
+        #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
+    }
+
     /// Issue 17 (NO-2): a provider that finds the notification expired before it sends it again
     /// after a refused credential (FCM 401, APNs ExpiredProviderToken) reports the expired
     /// refusal; the job ends as after a 503 and a late retry: outcome `expired`, job done, not dead.
@@ -393,6 +418,13 @@ final class WorkerHarness: Sendable {
         let otherID = try h.enqueue(other)
         try await h.worker.runDue()
         #expect(try h.job(otherID).state == .dead)
+        // Expired is the typed outcome, not the reason's text: a refusal before sending that
+        // reads "expired" is still a dead letter.
+        let third = try h.register(session: "s-3", token: "tok-3")
+        h.provider.script("tok-3", .classify(.applying(.deadLetterRequest, reason: "expired", status: nil, retryAfter: nil)))
+        let thirdID = try h.enqueue(third)
+        try await h.worker.runDue()
+        #expect(try h.job(thirdID).state == .dead)
     }
 
     @Test func aRequestTheProviderRefusesIsDeadAtOnce() async throws {

@@ -56,7 +56,7 @@ import Testing
     struct Configured: PushProvider {
         static let id = PushProviderID.apns
         static func validate(token: String) throws(DeviceTokenError) -> String { token }
-        func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+        func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                   completion: @escaping @Sendable (PushClassification) -> Void) {
             Issue.record("the notifier never sends")
         }

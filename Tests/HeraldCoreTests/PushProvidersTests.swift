@@ -15,7 +15,7 @@ final class ScriptedProvider: PushProvider {
     let sent = Mutex<[(PushTarget, PushID)]>([])
     init(answer: PushClassification) { self.answer = answer }
 
-    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
               completion: @escaping @Sendable (PushClassification) -> Void) {
         sent.withLock { $0.append((target, pushID)) }
         completion(answer)

@@ -64,12 +64,41 @@ import Testing
         let expiresAtMs = Int(clock.unixMilliseconds) + 60
         let notification = PushNotification(title: "t", expiresAt: (expiresAtMs + 999) / 1000, expiresAtMilliseconds: expiresAtMs)
         let result = try #require(send(provider, notification))
-        #expect(result.refusedAsExpired)
+        #expect(result == .expired)
+        #expect(result.outcome == .expired && result.rule == nil && result.status == nil)
         #expect(transport.requests.count == 1)
         // The next push gets a new JWT: the refused one was dropped all the same.
         #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
         let auth = transport.requests.map { $0.headers.first { $0.0 == "authorization" }?.1 }
         #expect(auth.count == 2 && auth[0] != auth[1])
+    }
+
+    /// Issue 17 (a push sent twice past its lease): the request carries the time left before the
+    /// push's send-by deadline (the client drops or times it out then); past it nothing is sent,
+    /// and a resend after a replaced JWT is not made once the deadline passed meanwhile.
+    @Test func aPushIsLimitedToItsSendByDeadline() throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([response(200)])
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: clock)
+        let sendBy = SendByDeadline(unixMilliseconds: clock.unixMilliseconds + 8_000)
+        let result = Mutex<[PushClassification]>([])
+        provider.send(PushNotification(title: "t"), to: target, pushID: .random(), sendBy: sendBy) { c in result.withLock { $0.append(c) } }
+        #expect(transport.requests.map(\.sendWithinMilliseconds) == [8_000])
+        clock.advance(byMilliseconds: 8_000)
+        provider.send(PushNotification(title: "t"), to: target, pushID: .random(), sendBy: sendBy) { c in result.withLock { $0.append(c) } }
+        #expect(transport.requests.count == 1, "past its deadline: not sent")
+        #expect(result.withLock { $0 }.map(\.outcome) == [.delivered(providerMessageID: nil), PushClassification.sendByPassed.outcome])
+
+        let refusing = ScriptedTransport([response(403, #"{"reason":"ExpiredProviderToken"}"#), response(200)]) { _ in
+            clock.advance(byMilliseconds: 300)   // the refusal takes 300 ms, past the deadline
+            return nil
+        }
+        let renewing = APNsProvider(credentials: credentials, transport: refusing, clock: clock)
+        let late = Mutex<PushClassification?>(nil)
+        renewing.send(PushNotification(title: "t"), to: target, pushID: .random(),
+                      sendBy: SendByDeadline(unixMilliseconds: clock.unixMilliseconds + 200)) { c in late.withLock { $0 = c } }
+        #expect(late.withLock { $0 } == .sendByPassed)
+        #expect(refusing.requests.count == 1, "not sent again after the deadline")
     }
 
     /// Issue 18: the refused replacement used to stay in use (every send refused until 20 minutes

@@ -355,7 +355,7 @@ struct HTTP2ClientTests {
     }
 }
 
-fileprivate extension Result {
+extension Result {
     var successValue: Success? { if case .success(let s) = self { return s } else { return nil } }
     var failureValue: Failure? { if case .failure(let f) = self { return f } else { return nil } }
 }

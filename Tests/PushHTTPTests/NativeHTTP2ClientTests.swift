@@ -153,6 +153,37 @@ struct NativeHTTP2ClientTests {
         #expect(client.connectionsOpened == 2)
     }
 
+    /// A push's send-by deadline caps its time on the wire: a stream hanging at the deadline times
+    /// out then (not 30 s after it got its stream), and a stream without one keeps its own timeout
+    /// (the deadline list stays in deadline order when a later stream ends sooner). The driver's
+    /// clock is moved by hand; a request already past its deadline wakes the driver.
+    @Test func aStreamTimesOutAtItsSendByDeadline() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let clock = Atomic<UInt64>(1_000_000_000_000)
+        var configuration = HTTP2Client.Configuration()
+        configuration.caFile = server.caFile
+        configuration.requestTimeoutMs = 30_000
+        let client = try NativeHTTP2Client(configuration: configuration, monotonicNanoseconds: { clock.load(ordering: .relaxed) })
+        defer { client.shutdown() }
+        let hanging = HTTP2ClientCompletions()
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []), completion: hanging.record(0))
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: [], sendWithinMilliseconds: 5_000),
+                                 completion: hanging.record(1))
+        let gate = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=2"), headers: [], body: [])))
+        #expect((try? gate.result.get().status) == 200, "both requests are on the wire")
+        clock.add(6_000_000_000, ordering: .relaxed)
+        let wake = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [], sendWithinMilliseconds: 0)))
+        #expect(wake.result.failureValue == .sendByPassed)
+        let first = hanging.wait(for: 1, timeout: 10)
+        #expect(first[1]?.result.failureValue == .timeout, "on the wire at its deadline: timed out, may have reached the server")
+        #expect(first[0] == nil, "no deadline: still waiting for its answer")
+        clock.add(25_000_000_000, ordering: .relaxed)
+        _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [], sendWithinMilliseconds: 0))
+        #expect(hanging.wait(for: 2, timeout: 10)[0]?.result.failureValue == .timeout, "30 s after it got its stream")
+        #expect(client.connectionsOpened == 1, "a timed-out stream keeps its connection")
+    }
+
     @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
         let server = try HTTP2ClientTestServer(http1Only: true)
         defer { server.stop() }
@@ -208,6 +239,47 @@ struct NativeHTTP2ClientTests {
         }
     }
 
+    /// A request still waiting for a stream at its send-by deadline is dropped unsent
+    /// (`.sendByPassed`), while the connection it waits for is still being set up (a listener that
+    /// never answers TLS); one without a deadline keeps waiting, and one past its deadline when
+    /// handed over fails at once. The driver's clock is moved by hand.
+    @Test func aWaitingRequestIsDroppedUnsentAtItsSendByDeadline() throws {
+        let listener = try #require(SilentListener())
+        defer { listener.close() }
+        let clock = Atomic<UInt64>(1_000_000_000_000)
+        var configuration = HTTP2Client.Configuration()
+        configuration.connectTimeoutMs = 60_000
+        configuration.maxHostConnections = 1
+        let client = try NativeHTTP2Client(configuration: configuration, monotonicNanoseconds: { clock.load(ordering: .relaxed) })
+        defer { client.shutdown() }
+        let url = "https://127.0.0.1:\(listener.port)/3/device/x"
+        let waiting = HTTP2ClientCompletions()
+        client.sendReportingInfo(PushHTTPRequest(url: url, headers: [], body: [1], sendWithinMilliseconds: 5_000),
+                                 completion: waiting.record(0))
+        client.sendReportingInfo(PushHTTPRequest(url: url, headers: [], body: [2]), completion: waiting.record(1))
+        // The connection is opened for them once both are queued (the driver takes its inbox whole
+        // or in order): from then on they wait in the origin's queue.
+        let opened = ContinuousClock.now + .seconds(10)
+        while client.connectionsOpened == 0 && ContinuousClock.now < opened { usleep(1_000) }
+        #expect(client.connectionsOpened == 1)
+        #expect(waiting.snapshot.isEmpty)
+        clock.add(4_999_000_000, ordering: .relaxed)
+        let early = try #require(client.sendAndWait(PushHTTPRequest(url: url, headers: [], body: [], sendWithinMilliseconds: 0)))
+        #expect(early.result.failureValue == .sendByPassed, "past its deadline when handed over: never queued")
+        #expect(waiting.snapshot.isEmpty, "1 ms before its deadline it still waits")
+        clock.add(1_000_000, ordering: .relaxed)
+        _ = client.sendAndWait(PushHTTPRequest(url: url, headers: [], body: [], sendWithinMilliseconds: 0))
+        let dropped = waiting.wait(for: 1, timeout: 10)
+        #expect(dropped[0]?.result.failureValue == .sendByPassed)
+        #expect(dropped[0]?.info.httpVersion == "")
+        #expect(dropped[1] == nil, "without a deadline it keeps waiting")
+        #expect(PushTransportError.sendByPassed.isTransient && !PushTransportError.sendByPassed.mayHaveReachedProvider)
+        #expect(PushTransportError.sendByPassed.missedSendBy && !PushTransportError.timeout.missedSendBy)
+        client.shutdown()
+        #expect(waiting.wait(for: 2, timeout: 10)[1]?.result.failureValue == .shutdown)
+        #expect(client.connectionsOpened == 1, "the dropped request opened nothing of its own")
+    }
+
     @Test func unknownHostIsAConnectError() throws {
         let client = try NativeHTTP2Client()
         defer { client.shutdown() }
@@ -229,4 +301,34 @@ struct NativeHTTP2ClientTests {
         guard case .failure(.shutdown) = item.result else { Issue.record("expected .shutdown, got \(item.result)"); return }
         client.shutdown()
     }
+}
+
+/// A TCP listener on 127.0.0.1 that accepts connections (the kernel's backlog) and never answers:
+/// a TLS handshake with it never ends.
+final class SilentListener: Sendable {
+    let fd: Int32
+    let port: Int
+
+    init?() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                bind(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0
+            }
+        }
+        guard ok, listen(fd, 16) == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+        self.fd = fd
+        self.port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func close() { Glibc.close(fd) }
 }

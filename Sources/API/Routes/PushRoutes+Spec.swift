@@ -16,7 +16,7 @@ extension PushRoutes {
                 404: .shared("NotFound", description: "Not one of the caller's devices (`not_found`)."),
                 410: .json("The provider rejected the token as invalid; the device was removed (`push_token_invalid`, with `reason`).", .error(["push_token_invalid"])),
                 429: .tooManyConnections,
-                502: .json("The provider did not accept the push (`push_provider_error`).", .error(["push_provider_error"])),
+                502: .json("The provider did not accept the push (`push_provider_error`, with the provider's `reason`), or the push expired before it could be sent (`push_expired`, `reason` `expired`).", .error(["push_provider_error", "push_expired"])),
                 503: .json("The device's provider has no credentials on this server (`push_not_configured`), or storage cannot take the request now (`storage_busy`, `storage_read_only`, `storage_unavailable`).",
                            .error(["push_not_configured"] + DatabaseResponder.unavailableCodes)),
                 507: .storageFull,

@@ -99,6 +99,11 @@ struct PushRoutes {
                             writer.complete(.error(410, code: "push_token_invalid", message: "the provider rejected this device's token; it was removed",
                                                    extra: [("reason", reason)]))
                         }
+                    case .expired:
+                        // NO-2: expired before it could be sent (a refused credential was renewed
+                        // meanwhile): nothing reached the device, and no provider refused it.
+                        writer.complete(.error(502, code: "push_expired", message: "the push expired before it could be sent",
+                                               extra: [("reason", "expired")]))
                     case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .deadLetter(let reason):
                         // The reason goes in `reason`: `error` is the code in Herald's one error shape.
                         writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push: \(reason)",

@@ -138,7 +138,7 @@ extension DeliveryWorker {
                 return .retryCheck(reason: reason, afterMilliseconds: seconds.map { Int64($0) * 1000 })
             case .refreshAuthAndRetryOnce(let reason), .deleteDevice(let reason, _):
                 return .retryCheck(reason: reason, afterMilliseconds: nil)
-            case .delivered:
+            case .delivered, .expired:
                 return .retryCheck(reason: "receipt_request_inconclusive", afterMilliseconds: nil)
             }
         case .receipts(let receipts):
@@ -150,6 +150,8 @@ extension DeliveryWorker {
             }
             switch classification.outcome {
             case .delivered: return .finish(note: "receipt_ok")
+            // Never sent, and never to be (NO-2): nothing to send again.
+            case .expired: return .finish(note: "expired")
             case .deleteDevice(let reason, _): return .deleteDevice(reason: reason)
             case .deadLetter(let reason): return .deadLetter(reason: reason, configuration: classification.isConfigurationError)
             case .retry(let seconds, let reason), .notSent(let seconds, let reason):

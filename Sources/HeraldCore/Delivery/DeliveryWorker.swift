@@ -42,7 +42,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// Most jobs being sent at once. A job whose send ended holds no slot while its outcome
         /// waits for the writer (it still counts for `stop`'s drain).
         public var maxInFlight = 256
-        /// How long a claimed job is held before another worker may take it, ms.
+        /// How long a claimed job is held before another worker may take it, ms. Its push must be
+        /// sent and answered by the lease's end less a margin (`SendByDeadline`), so its outcome
+        /// is recorded under the lease.
         public var leaseMilliseconds: Int64 = 60_000
         /// How often the queue is polled when nobody wakes the worker, ms of real time (the
         /// timer is the one thing not on the injected clock: it only decides when to look).
@@ -778,8 +780,11 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
             let sentAt = clock.unixMilliseconds
-            providers.send(payload.notification, to: target, pushID: apnsID, app: device.app) { [self] classification in
-                if classification.refusedAsExpired {
+            // Leases are not renewed: a push still unsent (or unanswered) near the lease's end is
+            // dropped (timed out), so its outcome is recorded before another claim may send it again.
+            let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds) }
+            providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
+                if case .expired = classification.outcome {
                     // NO-2: expired before (re)sending, e.g. while a refused credential was
                     // renewed: the same end as the check before sending, not a dead letter.
                     return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired", done: done)
@@ -1112,6 +1117,10 @@ public final class DeliveryWorker: @unchecked Sendable {
                     counts.dead += 1
                     log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
                 }
+            case .expired:
+                // NO-2, as `skip` records it (the worker takes that path; here for completeness).
+                try held(tx.jobs.complete(lease, note: "expired"))
+                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .expired, detail: "expired", at: now)
             case .deadLetter(let reason):
                 try held(tx.jobs.deadLetter(lease, error: reason, cause: cause(reason), now: now))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)

@@ -7,6 +7,13 @@ public protocol PushTransportFailure: Error {
     /// False when the request certainly never reached the provider (no connection could be made:
     /// refused, unreachable, DNS, reset during the TLS handshake).
     var mayHaveReachedProvider: Bool { get }
+    /// True when the transport dropped the request unsent at its send-by deadline
+    /// (`SendByDeadline`: it was still waiting for a stream). Default false.
+    var missedSendBy: Bool { get }
+}
+
+extension PushTransportFailure {
+    public var missedSendBy: Bool { false }
 }
 
 /// A transport failure — connect/TLS error, timeout, reset, GOAWAY, `CURLE_HTTP2_STREAM` — is
@@ -19,7 +26,11 @@ public protocol PushTransportFailure: Error {
 /// outage of the network path does not use up a job's attempts.
 ///
 /// - Parameter error: whatever the transport threw; its description becomes the reason.
+///
+/// A request the transport dropped unsent at its send-by deadline (`missedSendBy`) is
+/// `PushClassification.sendByPassed`.
 public func classifyTransportError(_ error: any Error) -> PushClassification {
+    if let failure = error as? any PushTransportFailure, failure.missedSendBy { return .sendByPassed }
     if let failure = error as? any PushTransportFailure, !failure.mayHaveReachedProvider {
         return .applying(.retryUnsent(minimumDelay: nil), reason: "provider_unreachable: \(error)", status: nil, retryAfter: nil)
     }
@@ -27,17 +38,39 @@ public func classifyTransportError(_ error: any Error) -> PushClassification {
 }
 
 /// A notification refused before sending (`PushPayloadError`) is dead-lettered at once (PU-5:
-/// "rejected payload"); the device is kept.
+/// "rejected payload"); the device is kept. An expired one (`.expired`) is not refused but
+/// `PushOutcome.expired`: never sent, and not a failure (SPEC NO-2).
 public func classifyPayloadError(_ error: PushPayloadError) -> PushClassification {
-    .applying(.deadLetterRequest, reason: error.reason, status: nil, retryAfter: nil)
+    if error == .expired { return .expired }
+    return .applying(.deadLetterRequest, reason: error.reason, status: nil, retryAfter: nil)
 }
 
 extension PushClassification {
-    /// Whether the provider did not send because the notification had expired
-    /// (`classifyPayloadError(.expired)`: found by the request builder, or before the resend that
-    /// follows a credential refresh). The worker records it as the outcome `expired` with the job
-    /// done, as when it finds the expiry itself, instead of dead-lettering it (SPEC NO-2).
-    public var refusedAsExpired: Bool {
-        rule == .deadLetterRequest && status == nil && outcome == .deadLetter(reason: PushPayloadError.expired.reason)
+    /// The notification expired before it could be sent (`PushOutcome.expired`; no HTTP status, no rule).
+    public static let expired = PushClassification(outcome: .expired, status: nil, rule: nil)
+
+    /// The push was not sent because its send-by deadline (`SendByDeadline`, from its job's
+    /// lease) passed first: still waiting for an HTTP/2 stream, or not yet handed to the
+    /// transport. Nothing reached the provider: `.notSent`, retried after the queue's backoff
+    /// without counting the attempt, and no failure of the device or the provider.
+    public static let sendByPassed = PushClassification.applying(
+        .retryUnsent(minimumDelay: nil), reason: "send_by_passed: not sent before its lease ran out", status: nil, retryAfter: nil)
+
+    /// The check before a provider sends a push again at once after its refused credential was
+    /// renewed (APNs `403 ExpiredProviderToken`, FCM `401`): the refused attempt took time, and a
+    /// push that expired meanwhile is not sent again (SPEC NO-2, to the millisecond), nor one
+    /// whose send-by deadline passed meanwhile.
+    ///
+    /// - Parameters:
+    ///   - notification: the push about to be sent again.
+    ///   - now: UNIX ms on the provider's clock.
+    ///   - sendBy: the push's send-by deadline, if it has one.
+    /// - Returns: what the provider answers instead of sending (`.expired`, `.sendByPassed`),
+    ///   or nil: send it.
+    public static func refusingResend(of notification: PushNotification, nowMilliseconds now: Int64,
+                                      sendBy: SendByDeadline? = nil) -> PushClassification? {
+        if notification.hasExpired(atMilliseconds: now) { return .expired }
+        if let sendBy, sendBy.hasPassed(atMilliseconds: now) { return .sendByPassed }
+        return nil
     }
 }

@@ -23,6 +23,12 @@ public enum PushOutcome: Sendable, Equatable {
     case refreshAuthAndRetryOnce(reason: String)
     /// A retry cannot fix it (bad credentials, refused payload, our own bug): dead-letter now.
     case deadLetter(reason: String)
+    /// Nothing was sent because the notification had expired (SPEC NO-2: expired notifications
+    /// are never sent): found by the request builder (`PushPayloadError.expired`) or before the
+    /// resend that follows a renewed credential (`PushClassification.refusingResend`). Not a
+    /// failure: the queue completes the job with the delivery outcome `expired`, no dead letter;
+    /// the test push answers `push_expired`.
+    case expired
 }
 
 /// The rule a table row assigns; `PushClassification` turns it into a `PushOutcome` plus flags.
@@ -51,7 +57,7 @@ public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
     public var outcome: PushOutcome
     /// The HTTP status, `nil` when no response arrived (transport error, refused payload).
     public var status: Int?
-    /// The rule that decided, `nil` for `delivered`.
+    /// The rule that decided, `nil` for `delivered` and `expired` (no table row decides those).
     public var rule: PushRule?
     /// Open a new connection before retrying.
     public var reconnect: Bool { rule == .reconnectAndRetry }

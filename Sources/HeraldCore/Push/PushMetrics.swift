@@ -57,7 +57,7 @@ public final class PushMetrics: Sendable {
 }
 
 extension PushOutcome {
-    /// A short label for metrics: delivered, device_deleted, retry, auth_refresh, not_sent, dead.
+    /// A short label for metrics: delivered, device_deleted, retry, auth_refresh, not_sent, dead, expired.
     public var metricLabel: String {
         switch self {
         case .delivered: return "delivered"
@@ -66,6 +66,7 @@ extension PushOutcome {
         case .refreshAuthAndRetryOnce: return "auth_refresh"
         case .notSent: return "not_sent"
         case .deadLetter: return "dead"
+        case .expired: return "expired"
         }
     }
 }

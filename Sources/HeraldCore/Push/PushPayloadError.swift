@@ -21,9 +21,9 @@ public enum PushPayloadError: Error, Equatable, Sendable {
     /// `gcm.*` for FCM (push-providers.md §2.3).
     case reservedDataKey(String)
     /// The expiry (`expiresAtMilliseconds`, else `expiresAt`) is not after `now`: SPEC NO-2,
-    /// expired notifications are never sent. Unlike the other cases the worker does not
-    /// dead-letter it: it records the outcome `expired` and completes the job
-    /// (`PushClassification.refusedAsExpired`).
+    /// expired notifications are never sent. Unlike the other cases it is not refused:
+    /// `classifyPayloadError` makes it `PushOutcome.expired`, and the worker completes the job
+    /// with the outcome `expired` instead of dead-lettering it.
     case expired
     /// A negative TTL.
     case invalidTTL(Int)

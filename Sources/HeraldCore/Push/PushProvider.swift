@@ -32,17 +32,28 @@ public protocol PushProvider: Sendable {
     ///   - notification: what to show or wake the app with.
     ///   - target: the device token; `target.provider` is this adapter's `id`.
     ///   - pushID: the job's id, the same on every attempt (PU-5b); APNs sends it as `apns-id`.
+    ///   - sendBy: when the push must be on the wire and answered (its job's lease less a
+    ///     margin; nil: no deadline beyond the transport's timeouts). A push not yet sent by
+    ///     then is dropped, `PushClassification.sendByPassed`; one in flight then times out.
     ///   - completion: called exactly once, from any thread. A payload the provider would refuse
-    ///     is never sent: it comes back as `deadLetterRequest` (`PushPayloadError.reason`). So does
-    ///     a notification found expired (to the millisecond) before the resend after a refused
-    ///     credential: `classifyPayloadError(.expired)`, which the worker records as `expired`.
-    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+    ///     is never sent: it comes back as `deadLetterRequest` (`PushPayloadError.reason`). A
+    ///     notification found expired (to the millisecond) when its request is built, or before
+    ///     the resend after a refused credential (`PushClassification.refusingResend`), comes
+    ///     back as `PushOutcome.expired`, which the worker records as `expired`.
+    func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
               completion: @escaping @Sendable (PushClassification) -> Void)
 }
 
 extension PushProvider {
     /// The provider this adapter speaks to (`Self.id`).
     public var id: PushProviderID { Self.id }
+
+    /// `send(_:to:pushID:sendBy:completion:)` without a send-by deadline (the test push,
+    /// `herald send-test`: nothing else may claim them).
+    public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID,
+                     completion: @escaping @Sendable (PushClassification) -> Void) {
+        send(notification, to: target, pushID: pushID, sendBy: nil, completion: completion)
+    }
 
     /// `Self.validate(token:)`.
     public func validate(token: String) throws(DeviceTokenError) -> String {

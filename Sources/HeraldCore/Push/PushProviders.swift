@@ -109,8 +109,9 @@ public final class PushProviders: Sendable {
     ///   - pushID: the job's id, the same on every attempt (PU-5b).
     ///   - completion: called once, from any thread.
     ///   - app: the device's app: only its providers are used (AP-3).
+    ///   - sendBy: the push's send-by deadline (its job's lease less a margin; nil: none).
     public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, app: String = "default",
-                     completion: @escaping @Sendable (PushClassification) -> Void) {
+                     sendBy: SendByDeadline? = nil, completion: @escaping @Sendable (PushClassification) -> Void) {
         let started = clock.monotonicNanoseconds
         let metrics = self.metrics, clock = self.clock
         let provider = target.provider.rawValue
@@ -120,7 +121,7 @@ public final class PushProviders: Sendable {
             completion(classification)
         }
         if let adapter = providers(app: app)[target.provider] {
-            adapter.send(notification, to: target, pushID: pushID, completion: completion)
+            adapter.send(notification, to: target, pushID: pushID, sendBy: sendBy, completion: completion)
         } else if app != "default", appProviders.withLock({ $0[app] == nil }) {
             // Not served here: its settings or secrets did not load (a wrong HERALD_SECRET_KEY at
             // start), or another node created it a moment ago. Kept, not dead-lettered: the push

@@ -94,15 +94,54 @@ extension H2Driver {
         r.connection = nil
         r.streamID = -1
         origin.queue.insert(r, at: origin.queueHead)
+        insertSendBy(r)
         markDirty(origin)
         return true
     }
 
-    func appendTimeout(_ r: H2Request) {
+    /// Puts a request that got a stream in the timeout list, in `deadline` order: searched from the
+    /// end, where a request with the plain request timeout always goes.
+    func insertTimeout(_ r: H2Request) {
         r.inTimeoutList = true
-        r.timeoutPrev = timeoutTail
-        if let tail = timeoutTail { tail.timeoutNext = r } else { timeoutHead = r }
-        timeoutTail = r
+        var before = timeoutTail
+        while let b = before, b.deadline > r.deadline { before = b.timeoutPrev }
+        r.timeoutPrev = before
+        if let before {
+            r.timeoutNext = before.timeoutNext
+            before.timeoutNext = r
+        } else {
+            r.timeoutNext = timeoutHead
+            timeoutHead = r
+        }
+        if let next = r.timeoutNext { next.timeoutPrev = r } else { timeoutTail = r }
+    }
+
+    /// Puts a request waiting for a stream in the send-by list, in `sendBy` order (searched from the
+    /// end); nothing for a request without a deadline or one already in it.
+    func insertSendBy(_ r: H2Request) {
+        guard r.sendBy != .max, !r.inSendByList else { return }
+        r.inSendByList = true
+        var before = sendByTail
+        while let b = before, b.sendBy > r.sendBy { before = b.sendByPrev }
+        r.sendByPrev = before
+        if let before {
+            r.sendByNext = before.sendByNext
+            before.sendByNext = r
+        } else {
+            r.sendByNext = sendByHead
+            sendByHead = r
+        }
+        if let next = r.sendByNext { next.sendByPrev = r } else { sendByTail = r }
+    }
+
+    func removeSendBy(_ r: H2Request) {
+        guard r.inSendByList else { return }
+        r.inSendByList = false
+        let next = r.sendByNext
+        if let prev = r.sendByPrev { prev.sendByNext = next } else { sendByHead = next }
+        if let next { next.sendByPrev = r.sendByPrev } else { sendByTail = r.sendByPrev }
+        r.sendByNext = nil
+        r.sendByPrev = nil
     }
 
     func removeTimeout(_ r: H2Request) {
@@ -119,6 +158,7 @@ extension H2Driver {
         guard !r.done else { return }
         r.done = true
         removeTimeout(r)
+        removeSendBy(r)
         shared.completed.add(1, ordering: .relaxed)
         r.finish(result, newConnection: r.newConnection)
     }
@@ -161,14 +201,24 @@ extension H2Driver {
             }
         }
         origin.queue.insert(contentsOf: retried, at: origin.queueHead)
+        for r in retried { insertSendBy(r) }
         if !wasUsable && !origin.connections.contains(where: { $0.state == .open && $0.settingsReceived }) {
             while origin.waiting > 0 { complete(origin.popWaiting(), .failure(error)) }
         }
         markDirty(origin)
     }
 
-    /// Stream timeouts, connection deadlines (connect + TLS + SETTINGS) and idle age.
+    /// Send-by deadlines of waiting requests, stream timeouts, connection deadlines (connect + TLS +
+    /// SETTINGS) and idle age.
     func sweep(now: UInt64) {
+        if let first = sendByHead, first.sendBy <= now {
+            // Never on the wire: dropped where they wait, then taken out of their queues.
+            while let r = sendByHead, r.sendBy <= now {
+                r.origin?.holdsDone = true
+                complete(r, .failure(.sendByPassed))
+            }
+            for origin in origins where origin.holdsDone { origin.removeDone() }
+        }
         while let r = timeoutHead, r.deadline <= now {
             let connection = r.connection
             complete(r, .failure(.timeout))
@@ -212,6 +262,7 @@ extension H2Driver {
         }
         for r in extra { complete(r, .failure(.shutdown)) }
         while let r = timeoutHead { removeTimeout(r) }
+        while let r = sendByHead { removeSendBy(r) }
         // `send` no longer writes the eventfd (running is false, checked under the same lock).
         shared.inbox.withLock { _ in }
         releaseResources()

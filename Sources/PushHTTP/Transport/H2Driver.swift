@@ -21,11 +21,16 @@ final class H2Driver: @unchecked Sendable {
     var nextConnectionID: UInt64 = 1
     var dirtyConnections: [H2Connection] = []
     var dirtyOrigins: [H2Origin] = []
-    /// Requests holding a stream, in deadline order: every stream gets the same timeout, so appending
-    /// keeps the order. A doubly linked list through the requests: a finished one leaves in O(1), and
-    /// one stream that hangs does not keep every request after it alive.
+    /// Requests holding a stream, in deadline order: most streams get the same timeout, so a new one
+    /// goes at the end (one sooner for its send-by deadline is placed from the end). A doubly linked
+    /// list through the requests: a finished one leaves in O(1), and one stream that hangs does not
+    /// keep every request after it alive.
     var timeoutHead: H2Request?
     unowned(unsafe) var timeoutTail: H2Request?
+    /// Requests with a send-by deadline waiting in their origin's queue, earliest `sendBy` first
+    /// (placed from the end: deadlines mostly come in order). Linked like the timeout list.
+    var sendByHead: H2Request?
+    unowned(unsafe) var sendByTail: H2Request?
     let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: 32 * 1024, alignment: 16)
     let userAgent: UnsafeMutableBufferPointer<UInt8>?
     static let maxRetries = 5
@@ -113,9 +118,9 @@ final class H2Driver: @unchecked Sendable {
                 stopAll(extra: incoming)
                 return
             }
-            for request in incoming { accept(request) }
-            incoming.removeAll(keepingCapacity: true)
             let now = monotonicNanoseconds()
+            for request in incoming { accept(request, now: now) }
+            incoming.removeAll(keepingCapacity: true)
             sweep(now: now)
             dispatchDirtyOrigins(now: now)
             flushDirtyConnections()
@@ -145,6 +150,7 @@ final class H2Driver: @unchecked Sendable {
         if !dirtyOrigins.isEmpty || !dirtyConnections.isEmpty { return 0 }
         var next = UInt64.max
         if let head = timeoutHead { next = head.deadline }
+        if let head = sendByHead { next = min(next, head.sendBy) }
         for connection in connections.values where connection.state != .open || !connection.settingsReceived {
             next = min(next, connection.deadline)
         }
@@ -156,10 +162,11 @@ final class H2Driver: @unchecked Sendable {
 
     // MARK: accepting requests
 
-    func accept(_ r: H2Request) {
+    func accept(_ r: H2Request, now: UInt64) {
         guard let origin = origin(for: r.request.url) else {
             return complete(r, .failure(.other(code: 3, message: "URL not supported by the HTTP/2 client: \(r.request.url)")))
         }
+        if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
         if let error = buildHeaders(r, origin: origin) { return complete(r, .failure(error)) }
         r.origin = origin
         enqueue(r, at: origin)
@@ -167,6 +174,7 @@ final class H2Driver: @unchecked Sendable {
 
     func enqueue(_ r: H2Request, at origin: H2Origin) {
         origin.queue.append(r)
+        insertSendBy(r)
         markDirty(origin)
     }
 
@@ -379,6 +387,8 @@ final class H2Driver: @unchecked Sendable {
 
     func submit(_ r: H2Request, on connection: H2Connection, now: UInt64) {
         guard let session = connection.session, let nv = r.nv else { return }
+        // The sweep of this pass dropped every request past its deadline; this is for the rest.
+        if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
         r.bodyOffset = 0
         r.headersSent = false
         r.status = 0
@@ -408,8 +418,9 @@ final class H2Driver: @unchecked Sendable {
         r.newConnection = connection.firstStream
         connection.firstStream = false
         connection.streams[id] = r
-        r.deadline = now &+ UInt64(max(1, configuration.requestTimeoutMs)) * 1_000_000
-        appendTimeout(r)
+        removeSendBy(r)
+        r.deadline = min(now &+ UInt64(max(1, configuration.requestTimeoutMs)) * 1_000_000, r.sendBy)
+        insertTimeout(r)
         markDirty(connection)
     }
 }

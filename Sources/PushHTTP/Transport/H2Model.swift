@@ -53,7 +53,17 @@ final class H2Request: @unchecked Sendable {
     var timeoutNext: H2Request?
     unowned(unsafe) var timeoutPrev: H2Request?
     var inTimeoutList = false
+    /// When the request times out on its stream: `requestTimeoutMs` after it got one, or its
+    /// `sendBy` if that comes first.
     var deadline: UInt64 = 0
+    /// The driver's clock by which it must be sent and answered (`PushHTTPRequest.sendWithinMilliseconds`
+    /// from when it was handed over); `.max`: none.
+    var sendBy = UInt64.max
+    /// The driver's send-by list (earliest first): a request with a `sendBy` is in it while it
+    /// waits in its origin's queue for a stream.
+    var sendByNext: H2Request?
+    unowned(unsafe) var sendByPrev: H2Request?
+    var inSendByList = false
     var newConnection = false
     var done = false
     unowned(unsafe) var origin: H2Origin?
@@ -89,6 +99,8 @@ final class H2Origin {
     var queue: [H2Request] = []
     var queueHead = 0
     var dirty = false
+    /// Requests in `queue` were completed where they waited (their send-by passed): `removeDone` is due.
+    var holdsDone = false
 
     init(host: String, port: UInt16, authority: [UInt8], prefix: [UInt8]) {
         self.host = host
@@ -101,6 +113,16 @@ final class H2Origin {
     deinit { authority.deallocate() }
 
     var waiting: Int { queue.count - queueHead }
+
+    /// Takes the completed requests out of the queue, keeping the others' order.
+    func removeDone() {
+        holdsDone = false
+        var kept: [H2Request] = []
+        kept.reserveCapacity(waiting)
+        for r in queue[queueHead...] where !r.done { kept.append(r) }
+        queue = kept
+        queueHead = 0
+    }
 
     func popWaiting() -> H2Request {
         let r = queue[queueHead]

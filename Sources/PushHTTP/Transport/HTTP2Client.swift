@@ -520,7 +520,9 @@ final class CurlDriver: @unchecked Sendable {
         check(ccurl_easy_setopt_long(h, CURLOPT_MAXAGE_CONN, c.maxIdleConnectionSeconds), "CURLOPT_MAXAGE_CONN")
         check(ccurl_easy_setopt_long(h, CURLOPT_DNS_CACHE_TIMEOUT, c.dnsCacheTimeoutSeconds), "CURLOPT_DNS_CACHE_TIMEOUT")
         check(ccurl_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, c.connectTimeoutMs), "CURLOPT_CONNECTTIMEOUT_MS")
-        check(ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, c.requestTimeoutMs), "CURLOPT_TIMEOUT_MS")
+        // A push's send-by deadline caps the whole exchange, its wait for a connection included.
+        let timeout = t.request.sendWithinMilliseconds.map { min(c.requestTimeoutMs, Int(clamping: max(1, $0))) } ?? c.requestTimeoutMs
+        check(ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, timeout), "CURLOPT_TIMEOUT_MS")
         check(ccurl_easy_setopt_long(h, CURLOPT_POST, 1), "CURLOPT_POST")
         check(ccurl_easy_setopt_off_t(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
         check(ccurl_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, buffer), "CURLOPT_POSTFIELDS")

@@ -16,7 +16,7 @@ import Glibc
 ///   driver thread owns everything else (sockets, TLS, sessions, queues) and runs every completion.
 /// - Per origin (`https` host + port) at most `maxHostConnections` connections, each carrying at most
 ///   `min(maxConcurrentStreams, the server's SETTINGS_MAX_CONCURRENT_STREAMS)` streams. Requests that
-///   fit nowhere wait in the origin's FIFO (no clock running); another connection is opened only when
+///   fit nowhere wait in the origin's FIFO (no clock running but their send-by deadline); another connection is opened only when
 ///   the queue exceeds what the open and opening ones can take, and a connection takes streams only
 ///   after the server's SETTINGS arrived. A request goes to the least loaded connection.
 /// - Connections: `getaddrinfo` (no cache: Apple asks for a fresh lookup per connection), each address
@@ -31,6 +31,10 @@ import Glibc
 ///   finish or fail with `.protocolError` when the connection ends.
 /// - `requestTimeoutMs` runs from when a request gets a stream; on expiry the stream is reset
 ///   (RST_STREAM CANCEL) and the request fails with `.timeout`; the connection stays.
+/// - A request with `sendWithinMilliseconds` (its push's send-by deadline, from the job's lease) is
+///   dropped at that deadline while it still waits for a stream (`.sendByPassed`: never sent), and
+///   on a stream times out at whichever comes first, the deadline or `requestTimeoutMs`: a push
+///   never outlives its lease in the client, however long the provider stalls.
 /// - An idle connection (no streams) older than `maxIdleConnectionSeconds` is closed with GOAWAY.
 /// - Requests carrying `accept-encoding` fail with `.other` (no content decoding here: Expo's gzip
 ///   answers go through `HTTP2Client`); so do `http://` URLs (no cleartext HTTP/2).
@@ -42,6 +46,8 @@ public final class NativeHTTP2Client: HTTP2PushClient {
     public let configuration: Configuration
     private let shared: H2Shared
     private let thread: pthread_t
+    /// The driver's clock: a request's send-by deadline is placed on it when the request is handed over.
+    private let monotonicNanoseconds: @Sendable () -> UInt64
 
     /// Starts the driver thread. Throws `.other` when the TLS context, epoll or the thread cannot be set
     /// up, `.tls` when `caFile` cannot be loaded.
@@ -54,6 +60,7 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds)
         self.configuration = configuration
         self.shared = driver.shared
+        self.monotonicNanoseconds = monotonicNanoseconds
         guard let tid = startDriverThread(named: "herald-h2", driver.run) else {
             driver.releaseResources()
             throw .other(code: -1, message: "could not start the HTTP/2 driver thread")
@@ -82,6 +89,10 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
     ) {
         let item = H2Request(request: request, completion: completion)
+        if let within = request.sendWithinMilliseconds {
+            // From now, on the driver's clock: the wait in the inbox counts too.
+            item.sendBy = monotonicNanoseconds() &+ UInt64(clamping: max(0, within)) &* 1_000_000
+        }
         let accepted = shared.inbox.withLock { inbox -> Bool in
             guard inbox.running else { return false }
             inbox.pending.append(item)

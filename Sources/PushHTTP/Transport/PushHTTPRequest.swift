@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// One HTTP/2 request to a push provider, as the transport sends it.
 ///
 /// The method is always `POST`: APNs answers anything else with `405 MethodNotAllowed`, FCM's
@@ -11,15 +13,38 @@
 /// - `body`: raw bytes (UTF-8 JSON or a form body), sent as given: compressed only when the builder
 ///   says so with `content-encoding` (Expo's gzip; APNs forbids compression). An `accept-encoding`
 ///   header makes libcurl decode the answer (`CURLOPT_ACCEPT_ENCODING`).
+///
+/// - `sendWithinMilliseconds`: not sent; how long, from the moment the transport is handed the
+///   request, it may take to be put on the wire and answered (its push's `SendByDeadline`; nil: only
+///   the client's own timeouts). The native client fails a request still waiting for a stream then
+///   with `.sendByPassed` (never sent) and one on the wire then with `.timeout`; the libcurl client
+///   caps its whole-request timeout with it.
 public struct PushHTTPRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
     public var body: [UInt8]
+    public var sendWithinMilliseconds: Int64?
 
-    public init(url: String, headers: [(String, String)], body: [UInt8]) {
+    public init(url: String, headers: [(String, String)], body: [UInt8], sendWithinMilliseconds: Int64? = nil) {
         self.url = url
         self.headers = headers
         self.body = body
+        self.sendWithinMilliseconds = sendWithinMilliseconds
+    }
+
+    /// Limits the request to `sendBy`: `sendWithinMilliseconds` becomes the time left at `now`.
+    ///
+    /// - Parameters:
+    ///   - sendBy: the push's send-by deadline; nil leaves the request unlimited.
+    ///   - now: UNIX ms on the clock `sendBy` is on (the provider's).
+    /// - Returns: false when the deadline has passed: send nothing, answer
+    ///   `PushClassification.sendByPassed`.
+    public mutating func limit(to sendBy: SendByDeadline?, nowMilliseconds now: Int64) -> Bool {
+        guard let sendBy else { return true }
+        let left = sendBy.millisecondsLeft(atMilliseconds: now)
+        guard left > 0 else { return false }
+        sendWithinMilliseconds = left
+        return true
     }
 }
 

@@ -10,8 +10,12 @@ public enum PushTransportError: Error, Sendable, Equatable {
     /// The connection could not be established: refused, unreachable, DNS failure, or reset/closed by
     /// the peer during the TLS handshake.
     case connect(String)
-    /// The connect timeout or the whole-request timeout elapsed.
+    /// The connect timeout or the whole-request timeout elapsed, or the request's send-by deadline
+    /// (`PushHTTPRequest.sendWithinMilliseconds`) passed while it was on the wire.
     case timeout
+    /// The request's send-by deadline (`PushHTTPRequest.sendWithinMilliseconds`) passed before it
+    /// was sent: it was still waiting for a stream, so it never reached the server (native client).
+    case sendByPassed
     /// TLS failed for a TLS reason: certificate verification (unknown CA, name mismatch, expiry),
     /// handshake/protocol negotiation. Not transient: fix the configuration (e.g. HERALD_CA_FILE).
     case tls(String)
@@ -30,7 +34,7 @@ public enum PushTransportError: Error, Sendable, Equatable {
     /// (on a fresh connection, after a back-off) is reasonable: connect, timeout, protocol errors.
     public var isTransient: Bool {
         switch self {
-        case .connect, .timeout, .protocolError: return true
+        case .connect, .timeout, .protocolError, .sendByPassed: return true
         case .tls, .responseTooLarge, .shutdown, .other: return false
         }
     }
@@ -70,11 +74,17 @@ public enum PushTransportError: Error, Sendable, Equatable {
 }
 
 extension PushTransportError: PushTransportFailure {
-    /// False only for `.connect`: no connection was made, so the request never left this host
+    /// False for `.connect` and `.sendByPassed`: no connection was made, or the request never got a
+    /// stream, so it never left this host
     /// (the queue then retries without counting the attempt, `PushOutcome.notSent`). A timeout
     /// may have struck after the request was sent, so it counts.
     public var mayHaveReachedProvider: Bool {
-        if case .connect = self { return false }
-        return true
+        switch self {
+        case .connect, .sendByPassed: false
+        default: true
+        }
     }
+
+    /// True for `.sendByPassed`: dropped unsent at its deadline (`PushClassification.sendByPassed`).
+    public var missedSendBy: Bool { self == .sendByPassed }
 }
