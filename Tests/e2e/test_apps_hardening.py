@@ -7,7 +7,7 @@ import time
 import uuid
 
 from conftest import assert_error
-from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_token,  # noqa: F401
+from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_app_body, chat_token,  # noqa: F401
                        create_chat, herald_apps, provider_double, provider_double_module, random_apns_token, register, wait_for)
 
 
@@ -112,3 +112,32 @@ def test_an_app_that_cannot_load_keeps_its_pushes_and_shows_on_readyz(herald_app
     assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
     wait_for(lambda: state()[0] == "done", timeout=45, what="the push once the app loads")
     db.close()
+
+
+def test_an_app_that_cannot_load_is_repaired_by_sending_its_secrets_again(herald_apps, provider_double):
+    h = herald_apps
+    body = chat_app_body(provider_double)
+    create_chat(h, provider_double)
+    h.env["HERALD_SECRET_KEY"] = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+    h.restart()
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {"chat": "secrets_unreadable"}
+    # A change that keeps the sealed secrets is a client error naming them and the ways out, never a 500.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "en"}, headers=admin())
+    assert_error(r, 409, "secret_unreadable", field="tokens.hs256_secret")
+    message = r.json()["message"]
+    for named in ("tokens.hs256_secret", "push.apns.key_p8", "push.fcm.service_account", "HERALD_SECRET_KEY_PREVIOUS", "delete"):
+        assert named in message, message
+    # Replacing some of them is not enough: the rest are still named.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": CHAT_SECRET}}, headers=admin())
+    assert_error(r, 409, "secret_unreadable", field="push.apns.key_p8")
+    assert "tokens.hs256_secret" not in r.json()["message"]
+    assert HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()["default_locale"] == "pt-BR"   # nothing changed
+    # Every secret again: stored under this key, and the app loads without a restart.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": CHAT_SECRET}, "push": body["push"], "default_locale": "en"},
+                   headers=admin())
+    assert r.status_code == 200 and r.json()["default_locale"] == "en", r.text
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+    assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_token())).status_code == 200
+    assert HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)).status_code == 200
+    h.restart()
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
