@@ -265,8 +265,11 @@ enum Herald {
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
         var serverConfiguration = settings.server
-        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change (ADR 0006).
-        serverConfiguration.cors.moreOrigins = { origin in apps.allowsOrigin(origin) }
+        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change, each for its own app's
+        // requests (ADR 0006).
+        serverConfiguration.cors.moreOrigins = { origin, request, preflight in
+            preflight ? apps.anyAppAllowsOrigin(origin) : apps.allowsOrigin(origin, request: request)
+        }
         let server = HTTPServer(configuration: serverConfiguration, router: router, node: node)
         let port: Int
         do {

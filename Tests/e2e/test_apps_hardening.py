@@ -6,6 +6,8 @@ import sqlite3
 import time
 import uuid
 
+import jwt
+
 from conftest import assert_error
 from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_app_body, chat_token,  # noqa: F401
                        create_chat, herald_apps, provider_double, provider_double_module, random_apns_token, register, wait_for)
@@ -141,3 +143,36 @@ def test_an_app_that_cannot_load_is_repaired_by_sending_its_secrets_again(herald
     assert HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)).status_code == 200
     h.restart()
     assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+
+
+def test_one_apps_cors_origins_open_only_its_own_answers(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double, cors_origins=["*"])
+    zeta_key = "zeta-server-key-0123456789"
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "tokens": {"hs256_secret": "zeta-secret-0123456789abcdef012"},
+                                           "server_keys": [zeta_key], "cors_origins": ["https://zeta.example"]}, headers=admin())
+    assert r.status_code == 201, r.text
+    zeta = jwt.encode({"sub": "zed", "sid": "zs1", "app": "zeta", "exp": int(time.time()) + 600},
+                      "zeta-secret-0123456789abcdef012", algorithm="HS256")
+
+    def allowed(path, origin, headers=None, params=None):
+        r = HTTP.get(h.url(path), headers={"Origin": origin, **(headers or {})}, params=params)
+        return r.headers.get("access-control-allow-origin")
+    evil = "https://evil.example"
+    # Chat's "*" lets any page read chat's answers ...
+    assert allowed("/v1/me/devices", evil, bearer(chat_token())) == evil
+    assert allowed("/v1/jobs", evil, bearer(CHAT_SERVER_KEY)) == evil
+    # ... and nobody else's: zeta's, the default app's, or an unauthenticated request's.
+    assert allowed("/v1/me/devices", evil, bearer(zeta)) is None
+    assert allowed("/v1/jobs", evil, bearer(zeta_key)) is None
+    assert allowed("/v1/me/devices", evil, bearer(h.token(sub="dana", sid="ds1"))) is None
+    assert allowed("/v1/jobs", evil, h.server_headers()) is None
+    assert allowed("/healthz", evil) is None
+    # Zeta's own origin, with zeta's credentials (header or query), still reads zeta's answers.
+    assert allowed("/v1/me/devices", "https://zeta.example", bearer(zeta)) == "https://zeta.example"
+    assert allowed("/v1/me/devices", "https://zeta.example", params={"access_token": zeta}) == "https://zeta.example"
+    assert allowed("/v1/jobs", "https://zeta.example", bearer(zeta_key)) == "https://zeta.example"
+    assert allowed("/v1/me/devices", "https://zeta.example", bearer(h.token(sub="dana", sid="ds1"))) is None
+    # A preflight names no app: any app's list answers it; the request after it is judged by its app.
+    r = HTTP.options(h.url("/v1/me/devices"), headers={"Origin": evil, "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 204 and r.headers.get("access-control-allow-origin") == evil

@@ -242,9 +242,10 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         requestStartedForLog = context.loop.now
         requests?.method = request.method
         requests?.path = request.path
-        let origin = request.headers["Origin"]
-        let allowOrigin = configuration.cors.allowOrigin(for: origin)
-        if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {
+        let isPreflight = request.method == .options && request.headers.contains("Origin")
+            && request.headers.contains("Access-Control-Request-Method")
+        let allowOrigin = configuration.cors.allowOrigin(for: request, preflight: isPreflight)
+        if isPreflight {
             var response = HTTPResponse.empty(204)
             if allowOrigin != nil {
                 response.headers.add(name: "Access-Control-Allow-Methods", value: configuration.cors.allowedMethods)
