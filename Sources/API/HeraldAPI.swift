@@ -41,7 +41,7 @@ public enum HeraldAPI {
                      webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
-        PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey,
+        PushRoutes(authenticator: authenticator, responder: responder, push: push,
                    notifier: notifier).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)

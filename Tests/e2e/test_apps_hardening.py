@@ -2,11 +2,14 @@
 another app's user, two apps claiming one issuer, rows a deleted app leaves behind, provider tokens
 renewed by unrelated changes, and an app that cannot load at start.
 """
+import base64
 import sqlite3
 import time
 import uuid
 
 import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from conftest import assert_error
 from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_app_body, chat_token,  # noqa: F401
@@ -176,3 +179,25 @@ def test_one_apps_cors_origins_open_only_its_own_answers(herald_apps, provider_d
     # A preflight names no app: any app's list answers it; the request after it is judged by its app.
     r = HTTP.options(h.url("/v1/me/devices"), headers={"Origin": evil, "Access-Control-Request-Method": "GET"})
     assert r.status_code == 204 and r.headers.get("access-control-allow-origin") == evil
+
+
+def test_the_vapid_public_key_route_serves_the_named_apps_key(herald_apps, provider_double):
+    h = herald_apps
+    key = ec.generate_private_key(ec.SECP256R1())
+    scalar = base64.urlsafe_b64encode(key.private_numbers().private_value.to_bytes(32, "big")).rstrip(b"=").decode()
+    public = base64.urlsafe_b64encode(key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).rstrip(b"=").decode()
+    create_chat(h, provider_double, push={"webpush": {"vapid_private_key": scalar, "subject": "mailto:ops@chat.example"}})
+    r = HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "chat"})
+    assert r.status_code == 200 and r.json() == {"public_key": public}, r.text
+    # The default app's key is HERALD_VAPID_*'s (the double's environment sets none): not chat's.
+    default = HTTP.get(h.url("/v1/push/vapid-public-key"))
+    assert default.status_code in (200, 404) and default.json().get("public_key") != public, default.text
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "server_keys": ["zeta-server-key-0123456789"]}, headers=admin())
+    assert r.status_code == 201, r.text
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "zeta"}), 404, "webpush_not_configured")
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "nope"}), 404, "not_found")
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "Bad_App"}), 400, "invalid_request", field="app")
+    # Removing the key takes effect without a restart.
+    assert HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"webpush": None}}, headers=admin()).status_code == 200
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "chat"}), 404, "webpush_not_configured")
