@@ -201,3 +201,27 @@ def test_the_vapid_public_key_route_serves_the_named_apps_key(herald_apps, provi
     # Removing the key takes effect without a restart.
     assert HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"webpush": None}}, headers=admin()).status_code == 200
     assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "chat"}), 404, "webpush_not_configured")
+
+
+def test_a_sessionless_apps_standing_session_is_never_shown(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double, tokens={"hs256_secret": CHAT_SECRET, "issuer": CHAT_ISSUER, "session_claim": None})
+    user = chat_token(sub="pat", sid=None)
+    device = register(h, user, "ios", random_apns_token())
+    stream = h.stream(token=user, params={"state": "background"})
+    stream.ready()
+    reach = HTTP.get(h.url("/v1/users/pat/reachability"), headers=bearer(CHAT_SERVER_KEY))
+    assert reach.status_code == 200, reach.text
+    assert [(d["device_id"], d["session_id"]) for d in reach.json()["devices"]] == [(device["id"], None)], reach.text
+    assert all(s["session_id"] is None for s in reach.json()["sessions"]), reach.text
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": ["pat"]}, "kind": "k", "title": "Hi"},
+                  headers=bearer(CHAT_SERVER_KEY))
+    assert r.status_code == 201, r.text
+    nid = r.json()["notifications"][0]["id"]
+
+    def deliveries():
+        answer = HTTP.get(h.url(f"/v1/notifications/{nid}/deliveries"), headers=bearer(CHAT_SERVER_KEY)).json()
+        return answer if any(e.get("device_id") == device["id"] for e in answer["deliveries"]) else None
+    answer = wait_for(deliveries, what="the device's delivery record")
+    shown = [e["session_id"] for e in answer["deliveries"] + answer["targets"]]
+    assert not any(s and "~" in s for s in shown), answer
