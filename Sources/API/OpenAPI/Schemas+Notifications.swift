@@ -470,7 +470,7 @@ extension OpenAPIComponents {
           "scope": {"type": ["string", "null"]},
           "title": {
             "type": ["string", "null"],
-            "description": "Rendered in the asked language; null when there is none or it can no longer be rendered."
+            "description": "Rendered in the asked language; the `kind` when neither title nor body can be rendered any more (the kind left the catalog); null when only the body has a text."
           },
           "subtitle": {"type": ["string", "null"]},
           "body": {"type": ["string", "null"]},
