@@ -54,7 +54,11 @@ struct AppRoutes {
         try admin(context)
         let object = try body(context)
         guard let raw = object["id"] as? String else { throw HTTPError.invalid("id", "id is required: 1-63 characters of a-z 0-9 -") }
-        guard let id = AppID(raw) else { throw HTTPError.invalid("id", "an app id is 1-63 characters of a-z 0-9 -, not starting with -") }
+        // A new id is a DNS label (RFC 1123): no `-` at either end. `AppID` itself still takes a
+        // trailing `-`, so apps created before this rule keep loading and answering.
+        guard let id = AppID(raw), raw.utf8.last != UInt8(ascii: "-") else {
+            throw HTTPError.invalid("id", "an app id is 1-63 characters of a-z 0-9 -, starting and ending with a letter or digit")
+        }
         guard !id.isDefault else { throw HTTPError(409, "app_exists", "default is the environment's app") }
         var settings = AppSettings()
         let change = try AppChange.read(object, into: &settings)
