@@ -452,3 +452,16 @@ def test_half_closed_client_gets_a_deferred_answer(herald):
     sock.close()
     assert data.startswith(b"HTTP/1.1 201 "), data[:200]
     assert b"Connection: close" in data or b"connection: close" in data.lower()
+
+
+def test_404_and_405_repeat_at_most_200_bytes_of_the_path(herald):
+    long = "/v1/" + "a" * 15_000
+    r = httpx.get(herald.url(long))
+    assert r.status_code == 404 and len(r.content) < 400, len(r.content)
+    message = r.json()["message"]
+    assert message.endswith("…") and "/v1/" + "a" * 196 + "…" in message, message
+    r = httpx.get(herald.url("/v1/jobs/" + "7" * 10_000 + "/retry"))
+    assert r.status_code == 405 and len(r.content) < 400, len(r.content)
+    assert r.json()["message"].endswith("…"), r.text
+    short = httpx.get(herald.url("/v1/nothing-here"))
+    assert short.json()["message"] == "no route for GET /v1/nothing-here"

@@ -228,6 +228,24 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
+    /// The longest part of a request path an error message repeats, in bytes.
+    static let shownPathBytes = 200
+
+    /// `path` as a 404 or 405 message repeats it: its first `shownPathBytes` bytes (whole
+    /// characters), then `…`, so a long path does not make a long answer.
+    static func shown(_ path: String) -> String {
+        guard path.utf8.count > shownPathBytes else { return path }
+        var kept = 0
+        var end = path.unicodeScalars.startIndex
+        for scalar in path.unicodeScalars {
+            let size = UTF8.width(scalar)
+            if kept + size > shownPathBytes { break }
+            kept += size
+            end = path.unicodeScalars.index(after: end)
+        }
+        return String(path.unicodeScalars[..<end]) + "…"
+    }
+
     // MARK: - Requests
 
     private func handle(_ request: HTTPRequest) {
@@ -257,11 +275,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
         switch context.server.router.match(method: request.method, path: request.path) {
         case .notFound:
-            send(.error(404, code: "not_found", message: "no route for \(request.method) \(request.path)"), to: request, allowOrigin: allowOrigin)
+            send(.error(404, code: "not_found", message: "no route for \(request.method) \(Self.shown(request.path))"), to: request, allowOrigin: allowOrigin)
         case .methodNotAllowed(let methods):
             var names = methods.map(\.rawValue)
             if names.contains("GET") { names.append("HEAD") }
-            var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(request.path)")
+            var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(Self.shown(request.path))")
             response.headers.add(name: "Allow", value: names.joined(separator: ", "))
             send(response, to: request, allowOrigin: allowOrigin)
         case .found(let handler, let parameters, let pattern):
