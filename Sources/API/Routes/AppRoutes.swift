@@ -22,12 +22,11 @@ struct AppRoutes {
     }
 
     /// Checks `Authorization: Bearer <HERALD_ADMIN_KEY>` in constant time.
-    /// - Throws: `HTTPError` 401 `unauthorized`.
-    private func admin(_ context: RequestContext) throws(HTTPError) {
+    /// - Throws: `HTTPError` 401 `unauthorized`; 400 `invalid_request` for `Authorization` given twice.
+    func admin(_ context: RequestContext) throws(HTTPError) {
         guard let adminKey else { throw HTTPError(401, "unauthorized", "the admin API is disabled: HERALD_ADMIN_KEY is not set") }
-        let header = context.request.headers["Authorization"] ?? ""
-        let parts = header.split(separator: " ", maxSplits: 1)
-        let given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
+        let header = try Authenticator.authorization(context) ?? ""
+        let given = header.isEmpty ? [] : try Authenticator.bearer(header, code: "unauthorized", expected: "Bearer <admin key>").map { Array($0.utf8) } ?? []
         guard given.count == adminKey.count,
               given.withUnsafeBytes({ a in adminKey.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } }) == 0
         else { throw HTTPError(401, "unauthorized", "the admin key is missing or wrong") }

@@ -91,6 +91,27 @@ public struct Router: Sendable {
 
     private var routes: [Route] = []
 
+    /// Judges a request from its head alone, before its body is read (`checkHead`): nil lets it
+    /// go on; a response refuses it.
+    public typealias HeadCheck = @Sendable (RequestContext) -> HTTPResponse?
+
+    /// Head checks by `METHOD pattern`.
+    private var headChecks: [String: HeadCheck] = [:]
+
+    /// Adds a check of the route at `method` and `pattern` that runs on a request's head when the
+    /// client waits for `100 Continue` before sending the body (RFC 9110 §10.1.1): a request the
+    /// route would refuse anyway (a missing or wrong key) gets its final answer instead, and no
+    /// body is sent for nothing. The route's handler still checks everything when the request
+    /// arrives whole.
+    public mutating func checkHead(_ method: HTTPMethod, _ pattern: String, _ check: @escaping HeadCheck) {
+        headChecks["\(method.rawValue) \(pattern)"] = check
+    }
+
+    /// The head check of the route at `method` and `pattern`, if it has one.
+    public func headCheck(method: HTTPMethod, pattern: String) -> HeadCheck? {
+        headChecks.isEmpty ? nil : headChecks["\(method.rawValue) \(pattern)"]
+    }
+
     /// A route that matches one exact path, with the parameters it binds there.
     private struct Candidate: Sendable {
         let route: Int

@@ -213,7 +213,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             }
             guard let request else {
                 // The parser notices `Expect: 100-continue` while looking for the body.
-                if parser!.value.takeContinueRequest() { write(Self.continueBytes) }
+                if parser!.value.takeContinueRequest() {
+                    if let head = parser!.value.headOfBodyBeingRead, let refusal = refusalBeforeBody(head) {
+                        refuseBeforeBody(refusal, head: head)
+                        return
+                    }
+                    write(Self.continueBytes)
+                }
                 if parser!.value.isIdle {
                     requestStartedAt = 0
                 } else if requestStartedAt == 0 {
@@ -227,6 +233,27 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     }
 
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// What the route's head check (`Router.checkHead`) answers a request whose body is awaited.
+    private func refusalBeforeBody(_ head: HTTPRequest) -> (HTTPResponse, pattern: String)? {
+        guard case .found(_, let parameters, let pattern) = context.server.router.match(method: head.method, path: head.path),
+              let check = context.server.router.headCheck(method: head.method, pattern: pattern) else { return nil }
+        let requestContext = RequestContext(request: head, pathParameters: parameters, remoteAddress: remoteAddress, loopIndex: context.loop.index)
+        return check(requestContext).map { ($0, pattern) }
+    }
+
+    /// Sends the final answer instead of `100 Continue` (RFC 9110 §10.1.1) and closes: the body the
+    /// client may still send is not read, so the byte stream no longer holds request boundaries.
+    private func refuseBeforeBody(_ refusal: (HTTPResponse, pattern: String), head: HTTPRequest) {
+        parser = nil
+        currentRoute = "\(head.method) \(refusal.pattern)"
+        requestID = context.makeRequestID()
+        requests?.method = head.method
+        requests?.path = head.path
+        requestStartedForLog = context.loop.now
+        write(refusal.0, keepAlive: false, isHead: false, versionMinor: head.versionMinor,
+              allowOrigin: configuration.cors.allowOrigin(for: head, preflight: false))
+    }
 
     /// The longest part of a request path an error message repeats, in bytes.
     static let shownPathBytes = 200
