@@ -152,11 +152,11 @@ def test_one_apps_cors_origins_open_only_its_own_answers(herald_apps, provider_d
     h = herald_apps
     create_chat(h, provider_double, cors_origins=["*"])
     zeta_key = "zeta-server-key-0123456789"
-    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "tokens": {"hs256_secret": "zeta-secret-0123456789abcdef012"},
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "tokens": {"hs256_secret": "zeta-secret-0123456789abcdef0123"},
                                            "server_keys": [zeta_key], "cors_origins": ["https://zeta.example"]}, headers=admin())
     assert r.status_code == 201, r.text
     zeta = jwt.encode({"sub": "zed", "sid": "zs1", "app": "zeta", "exp": int(time.time()) + 600},
-                      "zeta-secret-0123456789abcdef012", algorithm="HS256")
+                      "zeta-secret-0123456789abcdef0123", algorithm="HS256")
 
     def allowed(path, origin, headers=None, params=None):
         r = HTTP.get(h.url(path), headers={"Origin": origin, **(headers or {})}, params=params)
