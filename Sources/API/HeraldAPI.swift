@@ -26,7 +26,8 @@ public enum HeraldAPI {
         var table = RouteTable()
         let appService = configuration.appService
             ?? AppService(storage: database, directory: authenticator.apps, secretBox: nil, factory: nil, providers: nil)
-        AppRoutes(adminKey: configuration.adminKey.map { Array($0.utf8) }, service: appService).register(in: &table)
+        let appRoutes = AppRoutes(adminKey: configuration.adminKey.map { Array($0.utf8) }, service: appService)
+        appRoutes.register(in: &table)
         let responder = DatabaseResponder(database: database)
         let toucher = SessionToucher(database: database)
         OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier,
@@ -41,7 +42,7 @@ public enum HeraldAPI {
                      webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
-        PushRoutes(authenticator: authenticator, responder: responder, push: push, vapidPublicKey: configuration.vapidPublicKey,
+        PushRoutes(authenticator: authenticator, responder: responder, push: push,
                    notifier: notifier).register(in: &table)
         let notificationRoutes = NotificationRoutes(authenticator: authenticator, configuration: configuration, responder: responder,
                                                     notifier: notifier, presence: node.presence, push: push)
@@ -56,6 +57,22 @@ public enum HeraldAPI {
                        presence: presenceRoutes, pushDouble: configuration.demoPushDouble).register(in: &table)
         } else {
             table.document(DevRoutes.Spec.all + DemoRoutes.Spec.all)
+        }
+        // A client that waits for `100 Continue` learns of a missing or wrong credential before it
+        // sends the body (RFC 9110 §10.1.1).
+        table.checkHeads { spec in
+            func refusal(_ check: @escaping @Sendable (RequestContext) throws(HTTPError) -> Void) -> Router.HeadCheck {
+                { context in
+                    do throws(HTTPError) { try check(context) } catch { return error.response }
+                    return nil
+                }
+            }
+            switch spec.auth {
+            case .serverKey: return refusal { context throws(HTTPError) in try authenticator.server(context) }
+            case .accessToken: return refusal { context throws(HTTPError) in _ = try authenticator.client(context, now: unixSeconds()) }
+            case .adminKey: return refusal { context throws(HTTPError) in try appRoutes.admin(context) }
+            case .none, .accessTokenOrFirstMessage: return nil
+            }
         }
         // Last, so the document holds every route declared above.
         table.serveDocument(OperationsRoutes.Spec.openapi)

@@ -58,6 +58,14 @@ final class AppPushSetup: AppPushFactory {
         "HERALD_VAPID_SUBJECT": "push.webpush.subject", "HERALD_VAPID_PUBLIC_KEY": "push.webpush.public_key",
     ]
 
+    func webPushPublicKey(push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) -> String? {
+        guard let key = secrets[.vapidPrivateKey].map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+        var env: [String: String] = ["HERALD_VAPID_PRIVATE_KEY": key]
+        env["HERALD_VAPID_SUBJECT"] = push.vapidSubject
+        env["HERALD_VAPID_PUBLIC_KEY"] = push.vapidPublicKey
+        return (try? VAPIDCredentials.load(environment: env))??.publicKeyBase64URL
+    }
+
     func providers(app: AppID, push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) throws(AppSettingError) -> [any PushProvider] {
         // Gateways and options from the environment; credentials only from the app.
         var base = environment.filter { !Self.fields.keys.contains($0.key) && !$0.key.hasSuffix("_PATH") }

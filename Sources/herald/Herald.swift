@@ -213,6 +213,8 @@ enum Herald {
             }
         }
         apiConfiguration.pushProviders = pushProviders
+        // Before the directory: the `default` app's entry carries it.
+        apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         // Apps (ADR 0006): the environment is `default`; stored apps are loaded now, and the
         // admin API changes them while the server runs.
         let apps = AppDirectory(configuration: apiConfiguration)
@@ -246,7 +248,6 @@ enum Herald {
            let signer = DemoApp.setUp(jwtSecret: secret, storage: database, service: appService) {
             apiConfiguration.devAppSigners[DemoApp.id] = signer
         }
-        apiConfiguration.vapidPublicKey = pushCredentials.vapid?.publicKeyBase64URL
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
         var catalog = NotificationCatalog.empty
         if let path = settings.catalogPath {
@@ -265,8 +266,11 @@ enum Herald {
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
         var serverConfiguration = settings.server
-        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change (ADR 0006).
-        serverConfiguration.cors.moreOrigins = { origin in apps.allowsOrigin(origin) }
+        // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change, each for its own app's
+        // requests (ADR 0006).
+        serverConfiguration.cors.moreOrigins = { origin, request, preflight in
+            preflight ? apps.anyAppAllowsOrigin(origin) : apps.allowsOrigin(origin, request: request)
+        }
         let server = HTTPServer(configuration: serverConfiguration, router: router, node: node)
         let port: Int
         do {

@@ -19,11 +19,14 @@ struct SettingSpec {
 enum SettingsError: Error, CustomStringConvertible {
     case invalid(name: String, value: String, expected: String)
     case unreadable(name: String, path: String)
+    /// A secret whose value is not shown: `why` says what is wrong with it and what is expected.
+    case unusable(name: String, why: String)
 
     var description: String {
         switch self {
         case .invalid(let name, let value, let expected): return "\(name)='\(value)' is invalid: expected \(expected)"
         case .unreadable(let name, let path): return "\(name): cannot read '\(path)'"
+        case .unusable(let name, let why): return "\(name) is unusable: \(why)"
         }
     }
 }
@@ -218,12 +221,19 @@ struct Settings {
             secretKeyText = text
         }
         if let secretKeyText {
-            do {
-                let previous = try (value("HERALD_SECRET_KEY_PREVIOUS") ?? "").split(separator: ",").map { (text) throws(SecretBoxError) in
-                    try SecretBox.key(fromText: String(text))
+            // Each variable on its own, so the message names the one that is wrong and says why.
+            func key(_ text: some StringProtocol, _ name: String) throws(SettingsError) -> [UInt8] {
+                do { return try SecretBox.key(fromText: String(text)) } catch {
+                    guard case .badKey(let why) = error else { throw .invalid(name: name, value: "(hidden)", expected: error.message) }
+                    throw .unusable(name: name, why: why)
                 }
-                secretBox = try SecretBox(key: try SecretBox.key(fromText: secretKeyText), previous: previous)
-            } catch {
+            }
+            let keyName = value("HERALD_SECRET_KEY") == nil ? "HERALD_SECRET_KEY_FILE" : "HERALD_SECRET_KEY"
+            let current = try key(secretKeyText, keyName)
+            let previous = try (value("HERALD_SECRET_KEY_PREVIOUS") ?? "").split(separator: ",").map { (text) throws(SettingsError) in
+                try key(text, "HERALD_SECRET_KEY_PREVIOUS")
+            }
+            do { secretBox = try SecretBox(key: current, previous: previous) } catch {
                 throw .invalid(name: "HERALD_SECRET_KEY", value: "(hidden)", expected: error.message)
             }
         }

@@ -179,6 +179,9 @@ def test_a_post_without_server_keys_gets_one_generated_once(herald_apps):
 
 @pytest.mark.parametrize("body, field", [
     ({"id": "Bad_Id"}, "id"),
+    ({"id": "chat-"}, "id"),
+    ({"id": "-chat"}, "id"),
+    ({"id": "a" * 64}, "id"),
     ({}, "id"),
     ({"id": "x", "colour": 1}, "colour"),
     ({"id": "x", "tokens": {"hs256_secret": "short"}}, "tokens.hs256_secret"),

@@ -2,12 +2,17 @@
 another app's user, two apps claiming one issuer, rows a deleted app leaves behind, provider tokens
 renewed by unrelated changes, and an app that cannot load at start.
 """
+import base64
 import sqlite3
 import time
 import uuid
 
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
 from conftest import assert_error
-from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_token,  # noqa: F401
+from test_apps import (ADMIN_KEY, CHAT_ISSUER, CHAT_SECRET, CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_app_body, chat_token,  # noqa: F401
                        create_chat, herald_apps, provider_double, provider_double_module, random_apns_token, register, wait_for)
 
 
@@ -112,3 +117,111 @@ def test_an_app_that_cannot_load_keeps_its_pushes_and_shows_on_readyz(herald_app
     assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
     wait_for(lambda: state()[0] == "done", timeout=45, what="the push once the app loads")
     db.close()
+
+
+def test_an_app_that_cannot_load_is_repaired_by_sending_its_secrets_again(herald_apps, provider_double):
+    h = herald_apps
+    body = chat_app_body(provider_double)
+    create_chat(h, provider_double)
+    h.env["HERALD_SECRET_KEY"] = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+    h.restart()
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {"chat": "secrets_unreadable"}
+    # A change that keeps the sealed secrets is a client error naming them and the ways out, never a 500.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "en"}, headers=admin())
+    assert_error(r, 409, "secret_unreadable", field="tokens.hs256_secret")
+    message = r.json()["message"]
+    for named in ("tokens.hs256_secret", "push.apns.key_p8", "push.fcm.service_account", "HERALD_SECRET_KEY_PREVIOUS", "delete"):
+        assert named in message, message
+    # Replacing some of them is not enough: the rest are still named.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": CHAT_SECRET}}, headers=admin())
+    assert_error(r, 409, "secret_unreadable", field="push.apns.key_p8")
+    assert "tokens.hs256_secret" not in r.json()["message"]
+    assert HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()["default_locale"] == "pt-BR"   # nothing changed
+    # Every secret again: stored under this key, and the app loads without a restart.
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": CHAT_SECRET}, "push": body["push"], "default_locale": "en"},
+                   headers=admin())
+    assert r.status_code == 200 and r.json()["default_locale"] == "en", r.text
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+    assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_token())).status_code == 200
+    assert HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)).status_code == 200
+    h.restart()
+    assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+
+
+def test_one_apps_cors_origins_open_only_its_own_answers(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double, cors_origins=["*"])
+    zeta_key = "zeta-server-key-0123456789"
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "tokens": {"hs256_secret": "zeta-secret-0123456789abcdef0123"},
+                                           "server_keys": [zeta_key], "cors_origins": ["https://zeta.example"]}, headers=admin())
+    assert r.status_code == 201, r.text
+    zeta = jwt.encode({"sub": "zed", "sid": "zs1", "app": "zeta", "exp": int(time.time()) + 600},
+                      "zeta-secret-0123456789abcdef0123", algorithm="HS256")
+
+    def allowed(path, origin, headers=None, params=None):
+        r = HTTP.get(h.url(path), headers={"Origin": origin, **(headers or {})}, params=params)
+        return r.headers.get("access-control-allow-origin")
+    evil = "https://evil.example"
+    # Chat's "*" lets any page read chat's answers ...
+    assert allowed("/v1/me/devices", evil, bearer(chat_token())) == evil
+    assert allowed("/v1/jobs", evil, bearer(CHAT_SERVER_KEY)) == evil
+    # ... and nobody else's: zeta's, the default app's, or an unauthenticated request's.
+    assert allowed("/v1/me/devices", evil, bearer(zeta)) is None
+    assert allowed("/v1/jobs", evil, bearer(zeta_key)) is None
+    assert allowed("/v1/me/devices", evil, bearer(h.token(sub="dana", sid="ds1"))) is None
+    assert allowed("/v1/jobs", evil, h.server_headers()) is None
+    assert allowed("/healthz", evil) is None
+    # Zeta's own origin, with zeta's credentials (header or query), still reads zeta's answers.
+    assert allowed("/v1/me/devices", "https://zeta.example", bearer(zeta)) == "https://zeta.example"
+    assert allowed("/v1/me/devices", "https://zeta.example", params={"access_token": zeta}) == "https://zeta.example"
+    assert allowed("/v1/jobs", "https://zeta.example", bearer(zeta_key)) == "https://zeta.example"
+    assert allowed("/v1/me/devices", "https://zeta.example", bearer(h.token(sub="dana", sid="ds1"))) is None
+    # A preflight names no app: any app's list answers it; the request after it is judged by its app.
+    r = HTTP.options(h.url("/v1/me/devices"), headers={"Origin": evil, "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 204 and r.headers.get("access-control-allow-origin") == evil
+
+
+def test_the_vapid_public_key_route_serves_the_named_apps_key(herald_apps, provider_double):
+    h = herald_apps
+    key = ec.generate_private_key(ec.SECP256R1())
+    scalar = base64.urlsafe_b64encode(key.private_numbers().private_value.to_bytes(32, "big")).rstrip(b"=").decode()
+    public = base64.urlsafe_b64encode(key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).rstrip(b"=").decode()
+    create_chat(h, provider_double, push={"webpush": {"vapid_private_key": scalar, "subject": "mailto:ops@chat.example"}})
+    r = HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "chat"})
+    assert r.status_code == 200 and r.json() == {"public_key": public}, r.text
+    # The default app's key is HERALD_VAPID_*'s (the double's environment sets none): not chat's.
+    default = HTTP.get(h.url("/v1/push/vapid-public-key"))
+    assert default.status_code in (200, 404) and default.json().get("public_key") != public, default.text
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "zeta", "server_keys": ["zeta-server-key-0123456789"]}, headers=admin())
+    assert r.status_code == 201, r.text
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "zeta"}), 404, "webpush_not_configured")
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "nope"}), 404, "not_found")
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "Bad_App"}), 400, "invalid_request", field="app")
+    # Removing the key takes effect without a restart.
+    assert HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"webpush": None}}, headers=admin()).status_code == 200
+    assert_error(HTTP.get(h.url("/v1/push/vapid-public-key"), params={"app": "chat"}), 404, "webpush_not_configured")
+
+
+def test_a_sessionless_apps_standing_session_is_never_shown(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double, tokens={"hs256_secret": CHAT_SECRET, "issuer": CHAT_ISSUER, "session_claim": None})
+    user = chat_token(sub="pat", sid=None)
+    device = register(h, user, "ios", random_apns_token())
+    stream = h.stream(token=user, params={"state": "background"})
+    stream.ready()
+    reach = HTTP.get(h.url("/v1/users/pat/reachability"), headers=bearer(CHAT_SERVER_KEY))
+    assert reach.status_code == 200, reach.text
+    assert [(d["device_id"], d["session_id"]) for d in reach.json()["devices"]] == [(device["id"], None)], reach.text
+    assert all(s["session_id"] is None for s in reach.json()["sessions"]), reach.text
+    r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": ["pat"]}, "kind": "k", "title": "Hi"},
+                  headers=bearer(CHAT_SERVER_KEY))
+    assert r.status_code == 201, r.text
+    nid = r.json()["notifications"][0]["id"]
+
+    def deliveries():
+        answer = HTTP.get(h.url(f"/v1/notifications/{nid}/deliveries"), headers=bearer(CHAT_SERVER_KEY)).json()
+        return answer if any(e.get("device_id") == device["id"] for e in answer["deliveries"]) else None
+    answer = wait_for(deliveries, what="the device's delivery record")
+    shown = [e["session_id"] for e in answer["deliveries"] + answer["targets"]]
+    assert not any(s and "~" in s for s in shown), answer

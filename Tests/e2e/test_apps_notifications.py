@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from conftest import assert_error
-from test_apps import (CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, bearer, chat_token, create_chat, herald_apps,  # noqa: F401
+from test_apps import (CHAT_SERVER_KEY, CHAT_TOPIC, HTTP, admin, bearer, chat_token, create_chat, herald_apps,  # noqa: F401
                        provider_double, provider_double_module, random_apns_token, register, wait_for)
 
 CHAT_CATALOG = {
@@ -232,3 +232,21 @@ def test_an_apps_rules_change_without_a_restart_and_bad_ones_change_nothing(chat
     assert r.status_code == 200, r.text
     assert_error(HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": ["carol"]}, "kind": "ticket.update"},
                            headers=bearer(CHAT_SERVER_KEY)), 400, "invalid_request")
+
+
+def test_an_inbox_item_whose_kind_left_the_catalog_keeps_a_title(herald_apps, provider_double):
+    h = herald_apps
+    create_chat(h, provider_double, catalog=CHAT_CATALOG)
+    chat_notify(h, ["carol"], kind="ticket.update")
+    chat_notify(h, ["carol"], kind="message.new", title={"en": "Own text", "pt-BR": "Texto próprio"})
+    kinds = {k: v for k, v in CHAT_CATALOG["kinds"].items() if k not in ("ticket.update", "message.new")}
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"catalog": {**CHAT_CATALOG, "kinds": kinds}}, headers=admin())
+    assert r.status_code == 200, r.text
+    r = HTTP.get(h.url("/v1/me/notifications"), params={"locale": "en"}, headers=bearer(chat_token(sub="carol", sid="cs-inbox")))
+    assert r.status_code == 200, r.text
+    items = {n["kind"]: n for n in r.json()["notifications"]}
+    # Nothing renders any more: titled by its kind, not null.
+    gone = items["ticket.update"]
+    assert (gone["title"], gone["body"], gone["locale"]) == ("ticket.update", None, None), gone
+    # The call's own texts still render without the kind.
+    assert items["message.new"]["title"] == "Own text", items["message.new"]

@@ -452,3 +452,43 @@ def test_half_closed_client_gets_a_deferred_answer(herald):
     sock.close()
     assert data.startswith(b"HTTP/1.1 201 "), data[:200]
     assert b"Connection: close" in data or b"connection: close" in data.lower()
+
+
+def test_404_and_405_repeat_at_most_200_bytes_of_the_path(herald):
+    long = "/v1/" + "a" * 15_000
+    r = httpx.get(herald.url(long))
+    assert r.status_code == 404 and len(r.content) < 400, len(r.content)
+    message = r.json()["message"]
+    assert message.endswith("…") and "/v1/" + "a" * 196 + "…" in message, message
+    r = httpx.get(herald.url("/v1/jobs/" + "7" * 10_000 + "/retry"))
+    assert r.status_code == 405 and len(r.content) < 400, len(r.content)
+    assert r.json()["message"].endswith("…"), r.text
+    short = httpx.get(herald.url("/v1/nothing-here"))
+    assert short.json()["message"] == "no route for GET /v1/nothing-here"
+
+
+def test_another_scheme_or_a_second_authorization_is_named(herald, raw):
+    for path, code in (("/v1/users/u-1/sessions/live", "unauthorized"), ("/v1/me/devices", "invalid_token")):
+        r = httpx.get(herald.url(path), headers={"Authorization": "Basic dXNlcjpwYXNz"})
+        body = r.json()
+        assert r.status_code == 401 and body["error"] == code, r.text
+        assert "Basic" in body["message"] and "Bearer" in body["message"] and "wrong" not in body["message"], body
+    # Two Authorization headers: which one counts would be a guess.
+    for path in ("/v1/users/u-1/sessions/live", "/v1/me/devices"):
+        c = raw(herald)
+        c.send(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SERVER_KEY}\r\n"
+               f"Authorization: Bearer {SERVER_KEY}\r\n\r\n".encode())
+        r = c.read_response()
+        body = assert_json_error(r, 400)
+        assert body["error"] == "invalid_request" and body["field"] == "Authorization", body
+
+
+def test_expect_100_continue_with_a_wrong_key_gets_401_not_100(herald, raw):
+    """RFC 9110 §10.1.1: a final status instead of 100 when the request would be refused anyway."""
+    for key in ("wrong-key", None):
+        c = raw(herald)
+        auth = f"Authorization: Bearer {key}\r\n" if key else ""
+        c.send(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\n{auth}"
+               f"Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n".encode())
+        r = c.read_response(timeout=3)
+        assert r.status == 401 and json.loads(r.body)["error"] == "unauthorized", (r.status, r.body)

@@ -202,6 +202,20 @@ def test_invalid_setting_stops_with_named_error(env, name):
     assert name in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("env,name,why", [
+    ({"HERALD_SECRET_KEY": "not base64!"}, "HERALD_SECRET_KEY", "is not base64"),
+    ({"HERALD_SECRET_KEY": "AAAA"}, "HERALD_SECRET_KEY", "decodes to 3 bytes"),
+    ({"HERALD_SECRET_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "HERALD_SECRET_KEY_PREVIOUS": "nope!"},
+     "HERALD_SECRET_KEY_PREVIOUS", "is not base64"),
+])
+def test_an_unusable_secret_key_says_what_is_wrong_and_what_is_expected(env, name, why):
+    result = run_binary(["serve"], env=env)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert f"{name} is unusable: it {why}" in result.stderr, result.stderr
+    assert "32 random bytes" in result.stderr and "openssl rand -base64 32" in result.stderr, result.stderr
+    assert "expected secret key unusable" not in result.stderr and "not base64!" not in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("kind", ["garbage", "rsa-1024", "ec-p384"])
 def test_unusable_public_key_stops_with_named_error(kind):
     if kind == "garbage":

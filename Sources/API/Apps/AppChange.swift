@@ -221,3 +221,16 @@ struct AppChange {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+extension AppSecretField {
+    /// The member of the app's JSON (`POST|PATCH /v1/apps`) that sets this secret.
+    var apiName: String {
+        switch self {
+        case .jwtSecret: "tokens.hs256_secret"
+        case .apnsKey: "push.apns.key_p8"
+        case .fcmServiceAccount: "push.fcm.service_account"
+        case .expoAccessToken: "push.expo.access_token"
+        case .vapidPrivateKey: "push.webpush.vapid_private_key"
+        }
+    }
+}

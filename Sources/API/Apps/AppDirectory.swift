@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import PushHTTP
+import Realtime
 import Synchronization
 
 /// Every app this process serves, as one immutable snapshot swapped on each change (ADR 0006):
@@ -101,10 +102,42 @@ public final class AppDirectory: Sendable {
         if notify { changedHook.withLock { $0 }?(id) }
     }
 
-    /// Whether a stored app lists `origin` (or `*`) in its `cors_origins`: the server's CORS
-    /// policy asks this beside `HERALD_CORS_ORIGINS`.
-    public func allowsOrigin(_ origin: String) -> Bool {
+    /// Whether any stored app lists `origin` (or `*`) in its `cors_origins`: what a preflight,
+    /// which carries no credentials, is allowed by beside `HERALD_CORS_ORIGINS`.
+    public func anyAppAllowsOrigin(_ origin: String) -> Bool {
         state.withLock { $0.corsOrigins.contains(origin) || $0.corsOrigins.contains("*") }
+    }
+
+    /// Whether the app `request` is made for lists `origin` (or `*`) in its `cors_origins`, so one
+    /// app's list never opens another's answers to a page (ADR 0006). The app is the one its
+    /// credentials name, read as routing reads them and before they are verified: a server key's
+    /// app, else the access token's (`Authorization: Bearer`, else `?access_token=`: its `app`
+    /// claim, else its `iss`), else `?app=` (the public routes that take one), else `default`,
+    /// whose origins are `HERALD_CORS_ORIGINS` alone. An unverified name gains nothing: a token
+    /// that does not verify for that app is refused, and the refusal is all the page can read.
+    public func allowsOrigin(_ origin: String, request: HTTPRequest) -> Bool {
+        let snapshot = self.snapshot
+        guard !snapshot.corsOrigins.isEmpty, snapshot.corsOrigins.contains(origin) || snapshot.corsOrigins.contains("*") else { return false }
+        guard let app = Self.requestApp(request, snapshot: snapshot), let origins = snapshot.apps[app]?.settings.corsOrigins else { return false }
+        return origins.contains(origin) || origins.contains("*")
+    }
+
+    /// The stored app `request`'s credentials (or its `?app=`) name, if any.
+    private static func requestApp(_ request: HTTPRequest, snapshot: Snapshot) -> AppID? {
+        let token: String?
+        if let header = request.headers["Authorization"] {
+            guard let credentials = RequestContext.bearerCredentials(in: header) else { return nil }
+            if let app = snapshot.byServerKey[SecretBox.sha256Hex(Array(credentials.utf8))] { return app }
+            token = String(credentials)
+        } else {
+            token = request.queryValue("access_token")
+        }
+        if let token {
+            let peek = TokenPeek(token)
+            if let name = peek.app { return AppID(name) }
+            return peek.issuer.flatMap { snapshot.byIssuer[$0] }
+        }
+        return request.queryValue("app").flatMap { AppID($0) }
     }
 
     /// The app tokens with `iss` = `issuer` are routed to, if any.

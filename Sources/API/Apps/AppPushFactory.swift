@@ -12,6 +12,11 @@ public protocol AppPushFactory: Sendable {
     /// - Throws: `AppSettingError` naming the request field (`push.apns.key_p8`, `push.fcm.service_account`).
     func providers(app: AppID, push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) throws(AppSettingError) -> [any PushProvider]
 
+    /// The Web Push application server key of the app's VAPID credentials (base64url of the
+    /// 65-byte uncompressed P-256 point, RFC 8292 §3.2), for `GET /v1/push/vapid-public-key?app=`.
+    /// - Returns: nil when the app has no VAPID key, or it does not load.
+    func webPushPublicKey(push: AppPushSettings, secrets: [AppSecretField: [UInt8]]) -> String?
+
     /// The app was deleted: close what its providers held (connections).
     func release(app: AppID)
 }

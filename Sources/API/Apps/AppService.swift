@@ -64,7 +64,8 @@ public final class AppService: Sendable {
     /// only when the app's push credentials differ from those installed.
     /// - Throws: `AppSettingError` (400 naming the field).
     func prepare(_ record: AppRecord, opened: [AppSecretField: [UInt8]]) throws(AppSettingError) -> Prepared {
-        let resolved = try ResolvedApp(record: record, jwtSecret: opened[.jwtSecret], leewaySeconds: leewaySeconds)
+        var resolved = try ResolvedApp(record: record, jwtSecret: opened[.jwtSecret], leewaySeconds: leewaySeconds)
+        resolved.webPushPublicKey = factory?.webPushPublicKey(push: record.settings.push, secrets: opened)
         if let installed = directory.app(record.id), installed.pushIdentity == resolved.pushIdentity {
             return Prepared(record: record, resolved: resolved, providers: nil)
         }

@@ -38,6 +38,10 @@ public struct ResolvedApp: Sendable {
     /// the providers (their connections and provider tokens) are kept (APNs refuses a provider
     /// token renewed more often than every 20 minutes).
     let pushIdentity: String
+    /// The Web Push application server key (base64url), nil without VAPID credentials
+    /// (`GET /v1/push/vapid-public-key`): `HERALD_VAPID_*`'s for `default`, else set by
+    /// `AppService` from the app's key.
+    public internal(set) var webPushPublicKey: String?
 
     /// The environment's app: the keys and server key `HERALD_*` configure, every other setting at
     /// its default.
@@ -50,6 +54,7 @@ public struct ResolvedApp: Sendable {
         hasServerKey = configuration.serverKey != nil
         profile = nil
         pushIdentity = ""
+        webPushPublicKey = configuration.vapidPublicKey
     }
 
     /// A stored app, its token settings checked.

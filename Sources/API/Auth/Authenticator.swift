@@ -23,11 +23,41 @@ public struct Authenticator: Sendable {
     /// - Returns: the token's claims.
     /// - Throws: `HTTPError` 401 `invalid_token` when the token is missing, malformed, signed with
     ///   another algorithm or key, expired or not yet valid.
+    ///   400 `invalid_request` when `Authorization` is given twice.
     public func client(_ context: RequestContext, now: Int64) throws(HTTPError) -> AccessClaims {
-        guard let token = context.bearerToken, !token.isEmpty else {
+        let token: String?
+        if let header = try Self.authorization(context) {
+            token = try Self.bearer(header, code: "invalid_token", expected: "Bearer <access token>").map(String.init)
+        } else {
+            token = context.request.queryValue("access_token")
+        }
+        guard let token, !token.isEmpty else {
             throw HTTPError(401, "invalid_token", "an access token is required (Authorization: Bearer or ?access_token=)")
         }
         return try verify(token: token, now: now)
+    }
+
+    /// The request's one `Authorization` value, if it has one.
+    /// - Throws: 400 `invalid_request` when it has several: which one counts would be a guess
+    ///   (RFC 9110 §5.3: a field that is not a list appears once).
+    static func authorization(_ context: RequestContext) throws(HTTPError) -> String? {
+        let values = context.request.headers.values("Authorization")
+        guard values.count <= 1 else {
+            throw HTTPError(400, "invalid_request", "Authorization is given \(values.count) times; send it once", field: "Authorization")
+        }
+        return values.first
+    }
+
+    /// The credentials of an `Authorization` value that must use the `Bearer` scheme.
+    /// - Returns: nil for `Bearer` with nothing after it.
+    /// - Throws: 401 `code` naming the scheme given (`Basic` …) and the form `expected`.
+    static func bearer(_ header: String, code: String, expected: String) throws(HTTPError) -> Substring? {
+        if let credentials = RequestContext.bearerCredentials(in: header) { return credentials }
+        let scheme = header.prefix { $0 != " " && $0 != "\t" }
+        if scheme.lowercased() == "bearer" { return nil }
+        let shown = scheme.utf8.count <= 20 && scheme.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+            ? "the \(scheme) scheme" : "another scheme"
+        throw HTTPError(401, code, "Authorization uses \(shown): Herald expects Authorization: \(expected)")
     }
 
     /// Verifies one access token (from a header, a query or a WebSocket `auth` frame) with the keys
@@ -109,17 +139,18 @@ public struct Authenticator: Sendable {
     /// are looked up by SHA-256, so no comparison runs on the key's own bytes.
     ///
     /// - Returns: the app the key belongs to (`HERALD_SERVER_KEY`: `default`).
-    /// - Throws: `HTTPError` 401 `unauthorized` when it is missing, wrong, or no key is configured.
+    /// - Throws: `HTTPError` 401 `unauthorized` when it is missing, wrong, not `Bearer`, or no key
+    ///   is configured; 400 `invalid_request` when `Authorization` is given twice.
     @discardableResult
     public func server(_ context: RequestContext) throws(HTTPError) -> AppID {
         let snapshot = apps.snapshot
         guard !snapshot.byServerKey.isEmpty else {
             throw HTTPError(401, "unauthorized", "the server API is disabled: HERALD_SERVER_KEY is not set")
         }
-        guard let header = context.request.headers["Authorization"] else {
+        guard let header = try Self.authorization(context) else {
             throw HTTPError(401, "unauthorized", "the server key is required (Authorization: Bearer <server key>)")
         }
-        let given = RequestContext.bearerCredentials(in: header).map { Array($0.utf8) } ?? []
+        let given = try Self.bearer(header, code: "unauthorized", expected: "Bearer <server key>").map { Array($0.utf8) } ?? []
         guard !given.isEmpty, let app = snapshot.byServerKey[SecretBox.sha256Hex(given)] else {
             throw HTTPError(401, "unauthorized", "the server key is wrong")
         }

@@ -36,6 +36,8 @@ struct RouteSpec: Sendable {
         if case .shared("StorageUnavailable", _)? = responses[503], responses[507] == nil { responses[507] = .storageFull }
         // Any request may carry headers past the limit; the parser refuses them before routing.
         if responses[431] == nil { responses[431] = .headerTooLarge }
+        // Any route that reads credentials refuses `Authorization` given twice (`Authenticator`).
+        if case .none = auth {} else if responses[400] == nil { responses[400] = .invalidRequest }
         self.responses = responses
     }
 

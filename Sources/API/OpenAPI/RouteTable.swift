@@ -15,6 +15,14 @@ struct RouteTable {
         router.on(spec.method, spec.path, handler)
     }
 
+    /// Gives each route declared so far the head check `check` makes for its spec (nil: none),
+    /// run before a body the client waits to send (`Router.checkHead`).
+    mutating func checkHeads(_ check: (RouteSpec) -> Router.HeadCheck?) {
+        for spec in specs {
+            if let headCheck = check(spec) { router.checkHead(spec.method, spec.path, headCheck) }
+        }
+    }
+
     /// Registers `spec`'s route answering with the document of every spec declared so far,
     /// `spec` included.
     mutating func serveDocument(_ spec: RouteSpec) {

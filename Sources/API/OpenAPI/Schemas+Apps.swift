@@ -70,7 +70,7 @@ extension OpenAPIComponents {
         "additionalProperties": false,
         "description": "A new app (`id` required) or a change (members given replace theirs; `null` clears). Secrets (`tokens.hs256_secret`, `push.*` keys) are sealed at rest and never answered.",
         "properties": {
-          "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"},
+          "id": {"type": "string", "pattern": "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "description": "1-63 of a-z 0-9 -, starting and ending with a letter or digit (a DNS label, RFC 1123)."},
           "tokens": {
             "type": "object",
             "additionalProperties": false,

@@ -341,7 +341,7 @@ extension OpenAPIComponents {
           "outcome": {"$ref": "#/components/schemas/DeliveryOutcome"},
           "device_id": {"type": ["string", "null"]},
           "connection_id": {"type": ["string", "null"], "description": "For `live_delivered`."},
-          "session_id": {"type": ["string", "null"]},
+          "session_id": {"type": ["string", "null"], "description": "The token's `sid`; null without one (a device of an app whose tokens carry no session, AP-5)."},
           "provider_message_id": {"type": ["string", "null"], "description": "For `sent`: the APNs `apns-id` or FCM message name."},
           "job_id": {
             "type": ["string", "null"],
@@ -374,7 +374,7 @@ extension OpenAPIComponents {
               "properties": {
                 "device_id": {"type": "string"},
                 "connection_id": {"type": "string"},
-                "session_id": {"type": ["string", "null"]},
+                "session_id": {"type": ["string", "null"], "description": "The token's `sid`; null without one (a device of an app whose tokens carry no session, AP-5)."},
                 "outcome": {"$ref": "#/components/schemas/DeliveryOutcome"},
                 "at": {"$ref": "#/components/schemas/Timestamp"}
               },
@@ -416,7 +416,7 @@ extension OpenAPIComponents {
               "type": "object",
               "required": ["session_id", "reachability", "connections", "has_device"],
               "properties": {
-                "session_id": {"type": ["string", "null"]},
+                "session_id": {"type": ["string", "null"], "description": "The token's `sid`; null without one (a device of an app whose tokens carry no session, AP-5)."},
                 "reachability": {"type": "string", "enum": ["live_foreground", "live_background"]},
                 "connections": {"type": "integer", "minimum": 0},
                 "has_device": {"type": "boolean", "description": "A push device is registered by this session."}
@@ -433,7 +433,7 @@ extension OpenAPIComponents {
                 "device_id": {"type": "string"},
                 "platform": {"type": "string", "enum": ["ios", "android", "web"]},
                 "provider": {"type": "string", "enum": ["apns", "fcm", "webpush", "expo"]},
-                "session_id": {"type": ["string", "null"]},
+                "session_id": {"type": ["string", "null"], "description": "The token's `sid`; null without one (a device of an app whose tokens carry no session, AP-5)."},
                 "reachability": {"type": "string", "enum": ["live_foreground", "live_background", "push_only", "unreachable"]},
                 "reason": {
                   "type": ["string", "null"],
@@ -470,7 +470,7 @@ extension OpenAPIComponents {
           "scope": {"type": ["string", "null"]},
           "title": {
             "type": ["string", "null"],
-            "description": "Rendered in the asked language; null when there is none or it can no longer be rendered."
+            "description": "Rendered in the asked language; the `kind` when neither title nor body can be rendered any more (the kind left the catalog); null when only the body has a text."
           },
           "subtitle": {"type": ["string", "null"]},
           "body": {"type": ["string", "null"]},

@@ -61,12 +61,13 @@ extension AppRoutes {
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,
-                409: conflict,
+                409: .json("A server key or the token issuer is taken (`server_key_taken`, `issuer_taken`), the app is `default` (`app_from_environment`), or stored secrets the change does not replace do not open with this server's `HERALD_SECRET_KEY` (`secret_unreadable`, `field` names the first; the message names them all: restart with their key in `HERALD_SECRET_KEY_PREVIOUS`, send them again, or delete the app).",
+                           .error(["server_key_taken", "issuer_taken", "app_from_environment", "secret_unreadable"])),
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                500: .json("The app's stored secrets do not open with this server's key.", .error(["secret_unreadable"])),
-                503: secretKeyMissing,
+                503: .json("A secret was given, or the app has sealed secrets, and no `HERALD_SECRET_KEY` is configured; or storage is unavailable.",
+                           .error(["secret_key_missing", "storage_busy", "storage_read_only", "storage_unavailable"])),
             ])
 
         static let deleteApp = RouteSpec(

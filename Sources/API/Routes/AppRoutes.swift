@@ -22,12 +22,11 @@ struct AppRoutes {
     }
 
     /// Checks `Authorization: Bearer <HERALD_ADMIN_KEY>` in constant time.
-    /// - Throws: `HTTPError` 401 `unauthorized`.
-    private func admin(_ context: RequestContext) throws(HTTPError) {
+    /// - Throws: `HTTPError` 401 `unauthorized`; 400 `invalid_request` for `Authorization` given twice.
+    func admin(_ context: RequestContext) throws(HTTPError) {
         guard let adminKey else { throw HTTPError(401, "unauthorized", "the admin API is disabled: HERALD_ADMIN_KEY is not set") }
-        let header = context.request.headers["Authorization"] ?? ""
-        let parts = header.split(separator: " ", maxSplits: 1)
-        let given = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
+        let header = try Authenticator.authorization(context) ?? ""
+        let given = header.isEmpty ? [] : try Authenticator.bearer(header, code: "unauthorized", expected: "Bearer <admin key>").map { Array($0.utf8) } ?? []
         guard given.count == adminKey.count,
               given.withUnsafeBytes({ a in adminKey.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) } }) == 0
         else { throw HTTPError(401, "unauthorized", "the admin key is missing or wrong") }
@@ -54,7 +53,11 @@ struct AppRoutes {
         try admin(context)
         let object = try body(context)
         guard let raw = object["id"] as? String else { throw HTTPError.invalid("id", "id is required: 1-63 characters of a-z 0-9 -") }
-        guard let id = AppID(raw) else { throw HTTPError.invalid("id", "an app id is 1-63 characters of a-z 0-9 -, not starting with -") }
+        // A new id is a DNS label (RFC 1123): no `-` at either end. `AppID` itself still takes a
+        // trailing `-`, so apps created before this rule keep loading and answering.
+        guard let id = AppID(raw), raw.utf8.last != UInt8(ascii: "-") else {
+            throw HTTPError.invalid("id", "an app id is 1-63 characters of a-z 0-9 -, starting and ending with a letter or digit")
+        }
         guard !id.isDefault else { throw HTTPError(409, "app_exists", "default is the environment's app") }
         var settings = AppSettings()
         let change = try AppChange.read(object, into: &settings)
@@ -122,10 +125,12 @@ struct AppRoutes {
             service.storage.write({ tx -> AppService.Prepared in
                 guard var record = try tx.apps.find(id) else { throw HTTPError(404, "not_found", "no app \(id)") }
                 let now = unixMilliseconds()
-                let opened = try service.openSecrets(record)
                 // Checked as an object before; parsed again here, where it is used.
                 let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
                 let change = try AppChange.read(object, into: &record.settings)
+                // Secrets the change replaces or removes need not open: sending them again repairs
+                // an app whose stored ones were sealed under a key this server no longer has.
+                let opened = try routes.openSecrets(record, except: Set(change.secrets.keys))
                 if let keys = change.serverKeys {
                     record.serverKeys = try routes.serverKeys(keys, app: id, now: now, existing: record.serverKeys)
                 }
@@ -141,9 +146,6 @@ struct AppRoutes {
                     writer.complete(.json(200, Self.json(prepared.record)))
                 case .failure(let error as StorageError) where error.isUniqueViolation:
                     writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
-                case .failure(let error as SecretBoxError):
-                    Log.error("app secrets do not open", ["app": id.rawValue, "error": error.message])
-                    writer.complete(.error(500, code: "secret_unreadable", message: "the app's stored secrets do not open with this server's HERALD_SECRET_KEY"))
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
                 }
@@ -192,6 +194,32 @@ struct AppRoutes {
             entries.append(existing.first { $0.hash == hash } ?? ServerKeyEntry(hash: hash, createdAt: now))
         }
         return entries
+    }
+
+    /// Opens the stored secrets of `record` but those in `skipped` (the change replaces them).
+    /// - Throws: 409 `secret_unreadable` naming the secrets that do not open with this server's
+    ///   keys (sealed under another `HERALD_SECRET_KEY`: the app is not loaded, `/readyz`) and the
+    ///   ways out; 503 `secret_key_missing` when the app has sealed secrets and no key is set.
+    private func openSecrets(_ record: AppRecord, except skipped: Set<AppSecretField>) throws(HTTPError) -> [AppSecretField: [UInt8]] {
+        var kept = record
+        for field in skipped { kept.secrets[field] = nil }
+        do { return try service.openSecrets(kept) } catch {
+            guard let box = service.secretBox else {
+                throw HTTPError(503, "secret_key_missing", "app \(record.id) has sealed secrets and HERALD_SECRET_KEY is not set: "
+                    + "set it (or HERALD_SECRET_KEY_FILE) to the key they were sealed with, or send null or new values for them")
+            }
+            let unreadable = AppSecretField.allCases.filter { field in
+                guard let sealed = kept.secrets[field] else { return false }
+                return (try? box.open(sealed.sealed, context: AppService.context(record.id, field))) == nil
+            }
+            let names = unreadable.map(\.apiName)
+            Log.error("app secrets do not open", ["app": record.id.rawValue, "fields": names.joined(separator: ","), "error": error.message])
+            throw HTTPError(409, "secret_unreadable",
+                            "app \(record.id)'s stored \(names.joined(separator: ", ")) do not open with this server's HERALD_SECRET_KEY "
+                                + "(\(error.message)): restart with the key they were sealed with in HERALD_SECRET_KEY_PREVIOUS, "
+                                + "or send new values (or null) for them in this PATCH, or delete the app",
+                            field: names.first)
+        }
     }
 
     /// Seals the change's secrets into `record`.

@@ -167,22 +167,26 @@ struct InboxRoutes {
         return first.flatMap { NotificationRequest.isLocaleTag($0) ? $0 : nil }
     }
 
-    /// One inbox item; texts rendered for `locale` (nil when they cannot be).
+    /// One inbox item; texts rendered for `locale`. When neither title nor body renders (the kind
+    /// is no longer in the catalog), `title` is the kind and the others are nil.
     static func json(_ record: NotificationRecord, locale: String?, renderer: NotificationRenderer) -> String {
         func map(_ json: String?) -> [String: String]? {
             json.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
         }
         let data = map(record.dataJSON) ?? [:]
         // A catalog changed since the notification was stored may no longer render it: the item
-        // still lists, with null texts, rather than failing the whole page.
+        // still lists rather than failing the whole page.
         let title = map(record.titleJSON).flatMap { try? NotificationPlan.localized($0) }
         let body = map(record.bodyJSON).flatMap { try? NotificationPlan.localized($0) }
         let rendered = try? renderer.render(kind: record.kind, deviceLocale: locale, title: title, body: body,
                                             arguments: map(record.argsJSON) ?? [:], data: data, collapseKey: record.collapseKey,
                                             threadID: record.threadID, sound: nil, androidChannelID: nil)
         func string(_ value: String?) -> String { value.map(JSONText.quote) ?? "null" }
+        // Nothing renders (its kind left the catalog, and the call had no texts of its own): the
+        // kind is the one text the item still has, so a list never shows an untitled row.
+        let shownTitle = rendered?.title ?? (rendered?.body == nil ? record.kind : nil)
         return "{\"id\":\(JSONText.quote(record.id)),\"kind\":\(JSONText.quote(record.kind)),\"scope\":\(string(record.scope)),"
-            + "\"title\":\(string(rendered?.title)),\"subtitle\":\(string(rendered?.subtitle)),\"body\":\(string(rendered?.body)),"
+            + "\"title\":\(string(shownTitle)),\"subtitle\":\(string(rendered?.subtitle)),\"body\":\(string(rendered?.body)),"
             + "\"locale\":\(string(rendered?.locale)),\"data\":\(record.dataJSON),\"priority\":\(JSONText.quote(record.priority)),"
             + "\"read\":\(record.readAt != nil),\"read_at\":\(record.readAt.map { JSONText.quote(Timestamp.iso8601(milliseconds: $0)) } ?? "null"),"
             + "\"event_id\":\(string(record.cursor)),"

@@ -114,7 +114,7 @@ struct NotificationRoutes {
             let targets = order.compactMap { latest[$0] }.map { entry in
                 "{" + (entry.deviceID.map { "\"device_id\":\(JSONText.quote($0))," } ?? "")
                     + (entry.connectionID.map { "\"connection_id\":\(JSONText.quote($0))," } ?? "")
-                    + "\"session_id\":\(entry.sessionID.map(JSONText.quote) ?? "null"),\"outcome\":\"\(entry.outcome.rawValue)\","
+                    + "\"session_id\":\(Self.shownSessionID(entry.sessionID).map(JSONText.quote) ?? "null"),\"outcome\":\"\(entry.outcome.rawValue)\","
                     + "\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
             }
             return .json(200, "{\"notification_id\":\(JSONText.quote(notification.id)),\"user_id\":\(JSONText.quote(notification.userID)),"
@@ -177,7 +177,7 @@ struct NotificationRoutes {
                 let reason: String? = state != "unreachable" ? nil
                     : !device.sessionActive ? "session_inactive" : pushDisabled ? "push_disabled" : "push_not_configured"
                 return "{\"device_id\":\(JSONText.quote(device.id)),\"platform\":\(JSONText.quote(device.platform)),"
-                    + "\"provider\":\(JSONText.quote(device.provider)),\"session_id\":\(device.sessionID.map(JSONText.quote) ?? "null"),"
+                    + "\"provider\":\(JSONText.quote(device.provider)),\"session_id\":\(Self.shownSessionID(device.sessionID).map(JSONText.quote) ?? "null"),"
                     + "\"reachability\":\"\(state)\",\"reason\":\(reason.map(JSONText.quote) ?? "null")}"
             }
             let sessionJSON = sessions.map { session in
@@ -193,10 +193,16 @@ struct NotificationRoutes {
         }
     }
 
+    /// A session id as answers show it: the token's `sid`, or nil for the standing session a device
+    /// of an app without sessions binds to (AP-5; `~{app}~{user}` inside, never shown).
+    static func shownSessionID(_ sid: String?) -> String? {
+        sid.flatMap { AppNamespace.split($0) == nil ? $0 : nil }
+    }
+
     static func json(_ entry: DeliveryEntry) -> String {
         func string(_ value: String?) -> String { value.map(JSONText.quote) ?? "null" }
         return "{\"outcome\":\"\(entry.outcome.rawValue)\",\"device_id\":\(string(entry.deviceID)),\"connection_id\":\(string(entry.connectionID)),"
-            + "\"session_id\":\(string(entry.sessionID)),\"provider_message_id\":\(string(entry.providerMessageID)),"
+            + "\"session_id\":\(string(shownSessionID(entry.sessionID))),\"provider_message_id\":\(string(entry.providerMessageID)),"
             + "\"job_id\":\(entry.jobID.map { "\"\($0)\"" } ?? "null"),\"delivery_id\":\(string(entry.deliveryID)),"
             + "\"detail\":\(string(entry.detail)),\"at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: entry.at)))}"
     }

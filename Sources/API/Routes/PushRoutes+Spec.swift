@@ -25,10 +25,14 @@ extension PushRoutes {
         static let vapidPublicKey = RouteSpec(
             .get, "/v1/push/vapid-public-key", auth: .none, operationID: "vapidPublicKey",
             tags: ["devices"], summary: "The Web Push application server key",
-            description: "The VAPID public key (RFC 8292) a browser passes as `applicationServerKey` to `pushManager.subscribe`: 65 bytes uncompressed P-256, base64url. Public; no token needed.",
+            description: "The VAPID public key (RFC 8292) a browser of the app passes as `applicationServerKey` to `pushManager.subscribe`: 65 bytes uncompressed P-256, base64url. Public; no token needed, so `app` names the app (ADR 0006; absent: `default`, whose key is `HERALD_VAPID_*`'s).",
+            parameters: [
+                .query("app", "The app whose key is asked for (an app id); default `default`.", .json(#"{"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"}"#)),
+            ],
             responses: [
-                200: .json("Web Push is configured.", .json(#"{"type": "object", "required": ["public_key"], "properties": {"public_key": {"type": "string", "pattern": "^B[A-Za-z0-9_-]{86}$", "description": "base64url, unpadded, 87 characters."}}, "additionalProperties": false}"#)),
-                404: .json("No VAPID key is configured (`webpush_not_configured`).", .error(["webpush_not_configured"])),
+                200: .json("Web Push is configured for the app.", .json(#"{"type": "object", "required": ["public_key"], "properties": {"public_key": {"type": "string", "pattern": "^B[A-Za-z0-9_-]{86}$", "description": "base64url, unpadded, 87 characters."}}, "additionalProperties": false}"#)),
+                400: .invalidRequest,
+                404: .json("The app has no VAPID key (`webpush_not_configured`), or no such app is served here (`not_found`).", .error(["webpush_not_configured", "not_found"])),
                 429: .tooManyConnections,
             ])
 

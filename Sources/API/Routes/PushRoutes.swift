@@ -8,8 +8,6 @@ struct PushRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
     let push: PushService?
-    /// `HERALD_VAPID_*`'s public key (base64url), nil when Web Push is off.
-    let vapidPublicKey: String?
     /// Each app's profile: its catalog gives the test push's kind key and texts; its payload
     /// options where test and direct pushes carry their data (AP-4).
     let notifier: Notifier
@@ -40,15 +38,25 @@ struct PushRoutes {
         let routes = self
         table.on(Spec.testPush) { context in try routes.testPush(context) }
         table.on(Spec.sendPush) { context in try routes.send(context) }
-        table.on(Spec.vapidPublicKey) { _ in routes.vapidKey() }
+        table.on(Spec.vapidPublicKey) { context in try routes.vapidKey(context) }
     }
 
-    /// `GET /v1/push/vapid-public-key`: the key a browser subscribes with (`applicationServerKey`,
-    /// RFC 8292 §3.2). Public by nature, so no token is needed; 404 `webpush_not_configured`
-    /// without VAPID settings.
-    func vapidKey() -> RouteResult {
-        guard let key = vapidPublicKey else {
-            return .response(HTTPError(404, "webpush_not_configured", "Web Push is not configured on this server (HERALD_VAPID_PRIVATE_KEY, HERALD_VAPID_SUBJECT)").response)
+    /// `GET /v1/push/vapid-public-key[?app=]`: the key a browser of the app subscribes with
+    /// (`applicationServerKey`, RFC 8292 §3.2). Public by nature, so no token is needed, and the
+    /// app is named by `?app=` (ADR 0006; absent: `default`).
+    /// - Throws: 400 for an `app` that is not an app id; 404 `not_found` for an app not served here;
+    ///   404 `webpush_not_configured` when the app has no VAPID key.
+    func vapidKey(_ context: RequestContext) throws(HTTPError) -> RouteResult {
+        var id = AppID.default
+        if let raw = context.request.queryValue("app") {
+            guard let named = AppID(raw) else { throw HTTPError.invalid("app", "an app id is 1-63 characters of a-z 0-9 -, not starting with -") }
+            id = named
+        }
+        guard let app = authenticator.apps.app(id) else { throw HTTPError(404, "not_found", "no app \(id) on this server") }
+        guard let key = app.webPushPublicKey else {
+            throw HTTPError(404, "webpush_not_configured", id.isDefault
+                ? "Web Push is not configured on this server (HERALD_VAPID_PRIVATE_KEY, HERALD_VAPID_SUBJECT)"
+                : "app \(id) has no Web Push key (push.webpush)")
         }
         return .response(.json(200, "{\"public_key\":\(JSONText.quote(key))}"))
     }

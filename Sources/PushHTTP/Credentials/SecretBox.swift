@@ -62,8 +62,13 @@ public struct SecretBox: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let standard = trimmed.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         let padded = standard + String(repeating: "=", count: (4 - standard.count % 4) % 4)
-        guard let data = Data(base64Encoded: padded) else { throw .badKey("not base64") }
-        guard data.count == 32 else { throw .badKey("\(data.count) bytes; AES-256 needs 32 (make one: openssl rand -base64 32)") }
+        guard let data = Data(base64Encoded: padded) else {
+            throw .badKey("it is not base64 (a character outside A-Z a-z 0-9 + / - _ =, or misplaced padding); "
+                + "expected base64 of 32 random bytes (make one: openssl rand -base64 32)")
+        }
+        guard data.count == 32 else {
+            throw .badKey("it decodes to \(data.count) bytes; expected base64 of 32 random bytes, AES-256's key (make one: openssl rand -base64 32)")
+        }
         return Array(data)
     }
 

@@ -172,6 +172,18 @@ public struct HTTPRequestParser: Sendable {
         return continuePending
     }
 
+    /// The request whose body is being read, without its body: what a server may judge before it
+    /// asks for the body with `100 Continue` (RFC 9110 §10.1.1). nil outside a body.
+    public var headOfBodyBeingRead: HTTPRequest? {
+        switch phase {
+        case .fixedBody, .chunkSize, .chunkData, .chunkDataEnd, .trailerFields:
+            return HTTPRequest(method: method, target: target, path: path, query: query, versionMinor: versionMinor, headers: headers,
+                               body: [], keepAlive: false)
+        default:
+            return nil
+        }
+    }
+
     /// Returns the bytes received after the last request returned by
     /// `next()` and empties the buffer, resetting the parser to expect a new
     /// request. Meant for protocol upgrades (e.g. WebSocket): call it right

@@ -91,6 +91,27 @@ public struct Router: Sendable {
 
     private var routes: [Route] = []
 
+    /// Judges a request from its head alone, before its body is read (`checkHead`): nil lets it
+    /// go on; a response refuses it.
+    public typealias HeadCheck = @Sendable (RequestContext) -> HTTPResponse?
+
+    /// Head checks by `METHOD pattern`.
+    private var headChecks: [String: HeadCheck] = [:]
+
+    /// Adds a check of the route at `method` and `pattern` that runs on a request's head when the
+    /// client waits for `100 Continue` before sending the body (RFC 9110 §10.1.1): a request the
+    /// route would refuse anyway (a missing or wrong key) gets its final answer instead, and no
+    /// body is sent for nothing. The route's handler still checks everything when the request
+    /// arrives whole.
+    public mutating func checkHead(_ method: HTTPMethod, _ pattern: String, _ check: @escaping HeadCheck) {
+        headChecks["\(method.rawValue) \(pattern)"] = check
+    }
+
+    /// The head check of the route at `method` and `pattern`, if it has one.
+    public func headCheck(method: HTTPMethod, pattern: String) -> HeadCheck? {
+        headChecks.isEmpty ? nil : headChecks["\(method.rawValue) \(pattern)"]
+    }
+
     /// A route that matches one exact path, with the parameters it binds there.
     private struct Candidate: Sendable {
         let route: Int
@@ -208,20 +229,23 @@ public struct CORSPolicy: Sendable {
     public var allowedHeaders = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key"
     public var allowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
     public var maxAgeSeconds = 600
-    /// Origins allowed besides `allowedOrigins`, asked at each request: the apps' `cors_origins`
-    /// (ADR 0006), which change while the server runs. A preflight names no app, so an origin
-    /// any app lists is allowed; the token or key still decides what the request may do.
-    public var moreOrigins: (@Sendable (String) -> Bool)?
+    /// Origins allowed besides `allowedOrigins`, asked at each request with an `Origin`: the apps'
+    /// `cors_origins` (ADR 0006), which change while the server runs. Called with the request and
+    /// whether it is a preflight: a preflight carries no credentials, so it can only ask whether
+    /// any app lists the origin; any other request is its credentials' app's, and only that app's
+    /// list counts.
+    public var moreOrigins: (@Sendable (_ origin: String, _ request: HTTPRequest, _ preflight: Bool) -> Bool)?
 
     public init(allowedOrigins: [String] = []) {
         self.allowedOrigins = allowedOrigins
     }
 
-    /// The `Access-Control-Allow-Origin` value for a request's `Origin`, or nil to send none.
-    public func allowOrigin(for origin: String?) -> String? {
-        guard let origin else { return nil }
+    /// The `Access-Control-Allow-Origin` value for `request`'s `Origin`, or nil to send none.
+    /// - Parameter preflight: `request` is an `OPTIONS` preflight (it has `Access-Control-Request-Method`).
+    public func allowOrigin(for request: HTTPRequest, preflight: Bool) -> String? {
+        guard let origin = request.headers["Origin"] else { return nil }
         if allowedOrigins.contains("*") { return "*" }
-        if allowedOrigins.contains(origin) || moreOrigins?(origin) == true { return origin }
+        if allowedOrigins.contains(origin) || moreOrigins?(origin, request, preflight) == true { return origin }
         return nil
     }
 }

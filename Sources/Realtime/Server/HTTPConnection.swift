@@ -213,7 +213,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             }
             guard let request else {
                 // The parser notices `Expect: 100-continue` while looking for the body.
-                if parser!.value.takeContinueRequest() { write(Self.continueBytes) }
+                if parser!.value.takeContinueRequest() {
+                    if let head = parser!.value.headOfBodyBeingRead, let refusal = refusalBeforeBody(head) {
+                        refuseBeforeBody(refusal, head: head)
+                        return
+                    }
+                    write(Self.continueBytes)
+                }
                 if parser!.value.isIdle {
                     requestStartedAt = 0
                 } else if requestStartedAt == 0 {
@@ -227,6 +233,45 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     }
 
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// What the route's head check (`Router.checkHead`) answers a request whose body is awaited.
+    private func refusalBeforeBody(_ head: HTTPRequest) -> (HTTPResponse, pattern: String)? {
+        guard case .found(_, let parameters, let pattern) = context.server.router.match(method: head.method, path: head.path),
+              let check = context.server.router.headCheck(method: head.method, pattern: pattern) else { return nil }
+        let requestContext = RequestContext(request: head, pathParameters: parameters, remoteAddress: remoteAddress, loopIndex: context.loop.index)
+        return check(requestContext).map { ($0, pattern) }
+    }
+
+    /// Sends the final answer instead of `100 Continue` (RFC 9110 §10.1.1) and closes: the body the
+    /// client may still send is not read, so the byte stream no longer holds request boundaries.
+    private func refuseBeforeBody(_ refusal: (HTTPResponse, pattern: String), head: HTTPRequest) {
+        parser = nil
+        currentRoute = "\(head.method) \(refusal.pattern)"
+        requestID = context.makeRequestID()
+        requests?.method = head.method
+        requests?.path = head.path
+        requestStartedForLog = context.loop.now
+        write(refusal.0, keepAlive: false, isHead: false, versionMinor: head.versionMinor,
+              allowOrigin: configuration.cors.allowOrigin(for: head, preflight: false))
+    }
+
+    /// The longest part of a request path an error message repeats, in bytes.
+    static let shownPathBytes = 200
+
+    /// `path` as a 404 or 405 message repeats it: its first `shownPathBytes` bytes (whole
+    /// characters), then `…`, so a long path does not make a long answer.
+    static func shown(_ path: String) -> String {
+        guard path.utf8.count > shownPathBytes else { return path }
+        var kept = 0
+        var end = path.unicodeScalars.startIndex
+        for scalar in path.unicodeScalars {
+            let size = UTF8.width(scalar)
+            if kept + size > shownPathBytes { break }
+            kept += size
+            end = path.unicodeScalars.index(after: end)
+        }
+        return String(path.unicodeScalars[..<end]) + "…"
+    }
 
     // MARK: - Requests
 
@@ -242,9 +287,10 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         requestStartedForLog = context.loop.now
         requests?.method = request.method
         requests?.path = request.path
-        let origin = request.headers["Origin"]
-        let allowOrigin = configuration.cors.allowOrigin(for: origin)
-        if request.method == .options, origin != nil, request.headers.contains("Access-Control-Request-Method") {
+        let isPreflight = request.method == .options && request.headers.contains("Origin")
+            && request.headers.contains("Access-Control-Request-Method")
+        let allowOrigin = configuration.cors.allowOrigin(for: request, preflight: isPreflight)
+        if isPreflight {
             var response = HTTPResponse.empty(204)
             if allowOrigin != nil {
                 response.headers.add(name: "Access-Control-Allow-Methods", value: configuration.cors.allowedMethods)
@@ -256,11 +302,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
         switch context.server.router.match(method: request.method, path: request.path) {
         case .notFound:
-            send(.error(404, code: "not_found", message: "no route for \(request.method) \(request.path)"), to: request, allowOrigin: allowOrigin)
+            send(.error(404, code: "not_found", message: "no route for \(request.method) \(Self.shown(request.path))"), to: request, allowOrigin: allowOrigin)
         case .methodNotAllowed(let methods):
             var names = methods.map(\.rawValue)
             if names.contains("GET") { names.append("HEAD") }
-            var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(request.path)")
+            var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(Self.shown(request.path))")
             response.headers.add(name: "Allow", value: names.joined(separator: ", "))
             send(response, to: request, allowOrigin: allowOrigin)
         case .found(let handler, let parameters, let pattern):
