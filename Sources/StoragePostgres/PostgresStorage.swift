@@ -179,15 +179,23 @@ public final class PostgresStorage: Storage {
                 attempt -= 1
                 continue
             }
+            // Each attempt keeps its own end actions: a conflict's re-run keeps them again.
+            let ended = UnitEndActions()
             do {
-                let value = try body(PostgresTransaction(connection: connection, readOnly: readOnly, node: node))
+                let value = try body(PostgresTransaction(connection: connection, readOnly: readOnly, node: node, ended: ended))
                 let tag = try connection.execute("COMMIT")
                 // A statement the body caught failed the transaction, and COMMIT rolled it back.
                 if tag == "ROLLBACK" {
                     throw PostgresError.server(sqlState: "25P02", message: "the transaction failed inside its body and was rolled back", constraint: nil)
                 }
+                ended.run(committed: true)
                 return value
             } catch {
+                // Told "not committed" also when the connection broke at COMMIT (the unit may
+                // have committed): what waits for a commit (a job leased at insert) is then not
+                // done here, and a job that did commit comes back through a claim once its lease
+                // passes, never twice.
+                defer { ended.run(committed: false) }
                 if connection.isBroken {
                     slot.drop()
                     if let error = error as? PostgresError, case .connectionLost = error { throw error }
@@ -204,11 +212,35 @@ public final class PostgresStorage: Storage {
     }
 }
 
+/// What a unit's body asked to run once its transaction has ended (`StorageTransaction.whenEnded`).
+/// Confined to the writer's (or reader's) queue: filled by the body, run right after its COMMIT or
+/// ROLLBACK, before the unit's completion.
+final class UnitEndActions {
+    private var actions: [(Bool) -> Void] = []
+
+    func append(_ action: @escaping (Bool) -> Void) { actions.append(action) }
+
+    /// Runs every kept action once, in the order kept.
+    func run(committed: Bool) {
+        guard !actions.isEmpty else { return }
+        let kept = actions
+        actions = []
+        for action in kept { action(committed) }
+    }
+}
+
 /// A unit of work on one connection inside its transaction.
 struct PostgresTransaction: StorageTransaction {
     let connection: PostgresConnection
     let readOnly: Bool
     let node: String
+    /// The unit's end actions (ADR 0007): run with true after COMMIT, false after ROLLBACK.
+    let ended: UnitEndActions
+
+    func whenEnded(_ action: @escaping (_ committed: Bool) -> Void) -> Bool {
+        ended.append(action)
+        return true
+    }
 
     var notifications: any NotificationRepository { PostgresNotificationRepository(connection: connection) }
     var plans: any PlanRepository { PostgresPlanRepository(connection: connection) }

@@ -190,6 +190,7 @@ struct PostgresStorageTests {
             let aLocked = DispatchSemaphore(value: 0), bLocked = DispatchSemaphore(value: 0)
             let runs = Shared(0)
             let results = Shared<[Bool]>([])
+            let ends = Shared<[Bool]>([])
             let done = DispatchGroup()
             let member: @Sendable (String) -> ScopeMember = { ScopeMember(scope: "s", userID: $0, permissions: [], updatedAt: 1) }
             // Each takes its first row, waits (first run only) until the other holds its own, then
@@ -199,6 +200,7 @@ struct PostgresStorageTests {
                 storage.write({ tx in
                     var run = 0
                     runs.update { $0 += 1; run = $0 }
+                    _ = tx.whenEnded { committed in ends.update { $0.append(committed) } }
                     try tx.members.put(member(first))
                     if run <= 2 {
                         mine.signal()
@@ -214,6 +216,9 @@ struct PostgresStorageTests {
             // Without the re-run the victim would fail with .busy.
             #expect(results.value == [true, true])
             #expect(runs.value >= 3, "no unit was run again")
+            // ADR 0007: each run's end actions are told its own end, the aborted runs' false.
+            #expect(ends.value.count == runs.value)
+            #expect(ends.value.filter { $0 }.count == 2)
         }
     }
 
@@ -222,8 +227,10 @@ struct PostgresStorageTests {
             try a.writeSync { tx in _ = try tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1)) }
             // PostgreSQL aborts the whole transaction on a failed statement (SQLite undoes the
             // statement only): a body that swallows the error must not look committed.
+            let ends = Shared<[Bool]>([])
             do {
                 try a.writeSync { tx in
+                    _ = tx.whenEnded { committed in ends.update { $0.append(committed) } }
                     try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1))
                     _ = try? tx.notifications.insert(NotificationRecord(id: "n1", userID: "u", kind: "k", createdAt: 1))
                 }
@@ -231,6 +238,8 @@ struct PostgresStorageTests {
             } catch let error as StorageError {
                 guard case .failed = error else { Issue.record("got \(error)"); return }
             }
+            // COMMIT answered ROLLBACK: the end actions are told so (ADR 0007).
+            #expect(ends.value == [false])
             #expect(try a.readSync { tx in try tx.members.find(scope: "s", userID: "u") } == nil)
             // The connection is usable again afterwards.
             #expect(try a.writeSync { tx in try tx.members.put(ScopeMember(scope: "s", userID: "u", permissions: [], updatedAt: 1)) })

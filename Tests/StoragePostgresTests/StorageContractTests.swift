@@ -366,8 +366,8 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
         }
     }
 
-    /// ADR 0007: SQLite tells a unit's end actions whether it committed; an adapter that cannot
-    /// (PostgreSQL for now) says so and keeps nothing.
+    /// ADR 0007: every adapter tells a unit's end actions whether it committed, after its
+    /// COMMIT or its rollback, before the unit's completion.
     @Test(arguments: Engine.available)
     func aWriteUnitReportsItsEnd(engine: Engine) throws {
         try withStorage(engine) { storage in
@@ -375,15 +375,26 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
             let kept = try storage.writeSync { tx in
                 tx.whenEnded { committed in ends.update { $0.append(committed) } }
             }
-            #expect(kept == (engine == .sqlite))
-            #expect(ends.value == (kept ? [true] : []))
+            #expect(kept)
+            #expect(ends.value == [true])
             #expect(throws: Refused.self) {
                 try storage.writeSync { tx in
                     _ = tx.whenEnded { committed in ends.update { $0.append(committed) } }
                     throw Refused()
                 }
             }
-            #expect(ends.value == (kept ? [true, false] : []))
+            #expect(ends.value == [true, false])
+            // Run before the completion: the unit's caller sees its actions done.
+            let seenAtCompletion = Shared<[Bool]>([])
+            let finished = DispatchSemaphore(value: 0)
+            storage.write({ tx in
+                _ = tx.whenEnded { committed in ends.update { $0.append(committed) } }
+            }) { _ in
+                seenAtCompletion.update { $0 = ends.value }
+                finished.signal()
+            }
+            finished.wait()
+            #expect(seenAtCompletion.value == [true, false, true])
         }
     }
 

@@ -45,7 +45,7 @@ import Testing
             let long = try JobStore.claim(db, kind: "k", limit: 2, leaseMilliseconds: 10_000, now: 10) // ids 3–4
             #expect(short.map(\.id) == Array(ids[0..<3]) && long.map(\.id) == Array(ids[3..<5]))
             #expect(try JobStore.complete(db, short[1].lease))
-            let leased = try db.queryOne("SELECT COUNT(*) AS n FROM jobs INDEXED BY jobs_leased_until WHERE state = 'leased'")
+            let leased = try db.queryOne("SELECT COUNT(*) AS n FROM jobs INDEXED BY jobs_due WHERE state = 'leased'")
             #expect(try leased?["n", as: Int64.self] == 4)
             #expect(try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 109).map(\.id) == [ids[5]])
             let again = try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 110)
@@ -344,5 +344,31 @@ import Testing
         }
         #expect(try Migrator.migrate(connection) == Array(13...HeraldSchema.migrations.count))
         #expect(try (1...5).map { id in try JobStore.find(connection, id: Int64(id))?.app } == ["chat", "default", "default", "default", "default"])
+    }
+
+    /// Migration 16 (issue 17): one index for due jobs and expired leases. Jobs stored under 15
+    /// are claimed as before (a lapsed lease rescued, queued ones in due order, a live lease
+    /// kept), a stray lease end on a job that is not leased is cleared, and the claim's reads
+    /// are index range scans without a sort of the queued ones.
+    @Test func migrationSixteenKeepsClaimsAsTheyWere() throws {
+        let connection = try SQLiteConnection(path: ":memory:")
+        _ = try Migrator.migrate(connection, migrations: Array(HeraldSchema.migrations.prefix(15)))
+        let rows: [(Int64, String, Int64, Int64?)] = [(1, "queued", 30, nil), (2, "leased", 5, 50), (3, "leased", 1, 500),
+                                                      (4, "queued", 10, nil), (5, "done", 0, 7), (6, "queued", 200, nil)]
+        for (id, state, runAt, leaseUntil) in rows {
+            try connection.run("INSERT INTO jobs (id, kind, payload_json, state, attempts, run_at, lease_until, created_at) VALUES (?, 'k', '{}', ?, 1, ?, ?, 0)",
+                               [id, state, runAt, leaseUntil])
+        }
+        #expect(try Migrator.migrate(connection) == Array(16...HeraldSchema.migrations.count))
+        #expect(try JobStore.find(connection, id: 5)?.leaseUntil == nil)
+        let claimed = try JobStore.claim(connection, kind: "k", limit: 10, leaseMilliseconds: 100, now: 100)
+        #expect(claimed.map(\.id) == [2, 4, 1])     // by run_at: 5, 10, 30; job 3 holds its lease, job 6 is not due
+        #expect(claimed.allSatisfy { $0.leaseUntil == 200 })
+        #expect(try JobStore.claim(connection, kind: "k", limit: 10, leaseMilliseconds: 100, now: 199).isEmpty)
+        #expect(try JobStore.claim(connection, kind: "k", limit: 10, leaseMilliseconds: 100, now: 200).map(\.id) == [2, 4, 1, 6])
+        let depth = try JobStore.depth(connection, now: 600)
+        #expect(depth.counts[.leased] == 5 && depth.oldestDueAgeMilliseconds == 0)
+        let plan = try connection.query("EXPLAIN QUERY PLAN SELECT id FROM jobs INDEXED BY jobs_due WHERE state = 'queued' AND kind = 'k' AND \(JobStore.dueAt) <= 1 ORDER BY \(JobStore.dueAt), id LIMIT 5")
+        #expect(try !plan.contains { try $0["detail", as: String.self].contains("TEMP B-TREE") })
     }
 }

@@ -161,29 +161,44 @@ struct PushRoutes {
                     }
                 }
             }
-            var queued: [String] = []
-            // NO-4: the user's global switch off silences every push, direct ones too.
-            var switchedOff: [String: Bool] = [:]
+            // The answer's `jobs` items written into one buffer (issue 17: a string per job,
+            // then joined, was ~5k instructions a push).
+            var jobs = ""
+            jobs.reserveCapacity(devices.count * 80)
+            var queued = 0
+            // NO-4: the user's global switch off silences every push, direct ones too. Every
+            // user's switch in one statement (issue 17: one look-up per user was ~8k
+            // instructions a push when each device is another user's).
+            var users: [String] = []
+            var seenUsers: Set<String> = []
+            for device in devices where device.sessionActive && seenUsers.insert(device.userID).inserted { users.append(device.userID) }
+            var switchedOff: Set<String> = []
+            for preference in try tx.preferences.list(app: app, userIDs: users, scopes: [])
+            where preference.scope == nil && !preference.isEnabled {
+                switchedOff.insert(preference.userID)
+            }
             for device in devices {
                 guard device.sessionActive else {
                     skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"session_inactive\"}")
                     continue
                 }
-                if switchedOff[device.userID] == nil {
-                    switchedOff[device.userID] = try tx.preferences.find(app: app, userID: device.userID, scope: nil)?.isEnabled == false
-                }
-                if switchedOff[device.userID] == true {
+                if switchedOff.contains(device.userID) {
                     skipped.append("{\"device_id\":\(JSONText.quote(device.id)),\"reason\":\"push_disabled\"}")
                     continue
                 }
                 let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification)
                 // Leased to this node's worker at insert when it has room (ADR 0007).
                 let jobID = try worker.enqueue(payload, device: device, app: app, runAt: now, now: now, in: tx)
-                queued.append("{\"job_id\":\"\(jobID)\",\"device_id\":\(JSONText.quote(device.id))}")
+                jobs += queued == 0 ? "{\"job_id\":\"" : ",{\"job_id\":\""
+                jobs += String(jobID)
+                jobs += "\",\"device_id\":"
+                JSONText.appendQuoted(device.id, to: &jobs)
+                jobs += "}"
+                queued += 1
             }
             // The worker's claim is a write too: queued behind this one, it sees these jobs.
             worker.wake()
-            return .json(202, "{\"queued\":\(queued.count),\"jobs\":[" + queued.joined(separator: ",") + "],\"skipped\":["
+            return .json(202, "{\"queued\":\(queued),\"jobs\":[" + jobs + "],\"skipped\":["
                 + skipped.joined(separator: ",") + "]}")
         }
     }

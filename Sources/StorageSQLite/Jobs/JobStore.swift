@@ -55,17 +55,15 @@ enum JobStore {
         // Issue 17: one `UPDATE … WHERE id IN (…) RETURNING *` cost ~100k instructions per job
         // at small claims, most of it in the ephemeral tables SQLite builds for the `IN` list,
         // the union's order and RETURNING's rows. Here each read is an index range scan already
-        // in (run_at, id) order (queued rows through (state, kind, run_at), whose entries end in
-        // the rowid; leased ones through the partial index by lease end, normally an empty
+        // in (run_at, id) order (queued rows through (state, kind, due time), whose entries end in
+        // the rowid; leased ones through the same index by lease end, normally an empty
         // range), merged here, and each update is a rowid seek. What is left is mostly the
         // updates themselves (~25k a job: the row and both indexes rewritten).
         let queued = try connection.query(claimQueuedSQL, [kind, now, limit])
         // Ordering expired leases by run_at sorts them (~27k instructions even when there are
-        // none); the probe, a seek into the partial index, is nearly free, and that range is
+        // none); the probe, a seek into the due index, is nearly free, and that range is
         // empty unless a worker lost its leases.
-        let anyExpired = try connection.queryOne("""
-            SELECT 1 FROM jobs INDEXED BY jobs_leased_until WHERE state = 'leased' AND kind = ? AND lease_until <= ? LIMIT 1
-            """, [kind, now]) != nil
+        let anyExpired = try connection.queryOne(anyExpiredSQL, [kind, now]) != nil
         let expired = anyExpired ? try connection.query(claimExpiredSQL, [kind, now, limit]) : []
         var due: [JobRecord] = []
         due.reserveCapacity(min(limit, queued.count + expired.count))
@@ -104,13 +102,22 @@ enum JobStore {
     private static let claimColumns = """
         id, run_at, payload_json, app, attempts, uncounted_attempts, first_attempt_at, last_error, created_at, dead_at, dead_provider, dead_reason
         """
-    /// `claim`'s read of queued due jobs (kind, now, limit); built once, not per claim.
-    private static let claimQueuedSQL =
-        "SELECT \(claimColumns) FROM jobs WHERE state = 'queued' AND kind = ? AND run_at <= ? ORDER BY run_at, id LIMIT ?"
+    /// When a job is due, as the `jobs_due` index has it (migration 16): its `run_at` while
+    /// queued (`lease_until` is NULL but while leased), its lease's end while leased. A query
+    /// uses the index only with this very expression.
+    static let dueAt = "coalesce(lease_until, run_at)"
+    /// `claim`'s read of queued due jobs (kind, now, limit), in the index's order (for a queued
+    /// row `dueAt` is its `run_at`); built once, not per claim.
+    private static let claimQueuedSQL = """
+        SELECT \(claimColumns) FROM jobs INDEXED BY jobs_due
+        WHERE state = 'queued' AND kind = ? AND \(dueAt) <= ? ORDER BY \(dueAt), id LIMIT ?
+        """
+    /// Whether any leased job of a kind has its lease over (kind, now).
+    private static let anyExpiredSQL = "SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state = 'leased' AND kind = ? AND \(dueAt) <= ? LIMIT 1"
     /// `claim`'s read of leased jobs whose lease is over (kind, now, limit).
     private static let claimExpiredSQL = """
-        SELECT \(claimColumns) FROM jobs INDEXED BY jobs_leased_until
-        WHERE state = 'leased' AND kind = ? AND lease_until <= ? ORDER BY run_at, id LIMIT ?
+        SELECT \(claimColumns) FROM jobs INDEXED BY jobs_due
+        WHERE state = 'leased' AND kind = ? AND \(dueAt) <= ? ORDER BY run_at, id LIMIT ?
         """
 
     /// A due row read by `claim` as it will be once leased until `until` at `now`: one attempt
@@ -191,7 +198,7 @@ enum JobStore {
     /// (cursor paging).
     static func list(_ connection: SQLiteConnection, app: String = "default", state: JobState, limit: Int,
                      beforeID: Int64? = nil) throws(SQLiteError) -> [JobRecord] {
-        // No index with the app: the (state, kind, run_at) index narrows to the state as before,
+        // No index with the app: the (state, kind, due time) index narrows to the state as before,
         // and a listing is an operator's page, not a hot path; an index on (app, state, id) would
         // be rewritten by every claim and completion.
         try connection.query("SELECT * FROM jobs WHERE state = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?",
@@ -232,7 +239,8 @@ enum JobStore {
         for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
             if let state = JobState(rawValue: try row["state"]) { counts[state] = Int(try row["n", as: Int64.self]) }
         }
-        let oldest: Int64? = try connection.queryOne("SELECT MIN(run_at) AS t FROM jobs WHERE state = 'queued' AND run_at <= ?", [now])?["t"]
+        // The due expression, not run_at (the same value for a queued row): read from the index alone.
+        let oldest: Int64? = try connection.queryOne("SELECT MIN(\(dueAt)) AS t FROM jobs WHERE state = 'queued' AND \(dueAt) <= ?", [now])?["t"]
         return (counts, oldest.map { now - $0 } ?? 0)
     }
 

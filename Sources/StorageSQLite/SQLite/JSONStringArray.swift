@@ -13,14 +13,35 @@ enum JSONStringArray {
         // Ids and names are mostly printable ASCII that no encoder escapes: written as they are,
         // the same text JSONEncoder makes. Anything else (`"`, `\`, `/`, controls, non-ASCII)
         // goes through JSONEncoder, so stored arrays keep its exact spelling.
-        if strings.allSatisfy({ $0.utf8.allSatisfy(isPlain) }) {
-            var out = "["
-            for (index, string) in strings.enumerated() {
-                out += index == 0 ? "\"" : ",\""
-                out += string
-                out += "\""
+        // Checked over each string's contiguous bytes and written into one reserved buffer
+        // (issue 17): a String index stepped per byte and appends that grew the text cost ~2.6k
+        // instructions per id of a `POST /v1/push` call of 1,000 devices.
+        var total = 2
+        var plain = true
+        for var string in strings {
+            total += string.utf8.count + 3
+            plain = string.withUTF8 { bytes in bytes.allSatisfy(isPlain) }
+            if !plain { break }
+        }
+        if plain {
+            return String(unsafeUninitializedCapacity: total) { buffer in
+                var at = 0
+                func put(_ byte: UInt8) {
+                    buffer[at] = byte
+                    at += 1
+                }
+                put(UInt8(ascii: "["))
+                for (index, var string) in strings.enumerated() {
+                    if index > 0 { put(UInt8(ascii: ",")) }
+                    put(UInt8(ascii: "\""))
+                    string.withUTF8 { bytes in
+                        for byte in bytes { put(byte) }
+                    }
+                    put(UInt8(ascii: "\""))
+                }
+                put(UInt8(ascii: "]"))
+                return at
             }
-            return out + "]"
         }
         // Encoding an array of strings cannot fail; a failure would be a Foundation bug.
         let data = try! JSONEncoder().encode(strings)
