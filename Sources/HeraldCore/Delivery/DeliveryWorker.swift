@@ -289,9 +289,19 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Throws: `StorageError` from the insert.
     public func enqueue(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
                         in tx: any StorageTransaction) throws(StorageError) -> Int64 {
+        try enqueueReportingLease(payload, device: device, app: app, runAt: runAt, now: now, in: tx).id
+    }
+
+    /// `enqueue(_:device:app:runAt:now:in:)`, also telling whether the job was leased at insert
+    /// (handed to this worker after the commit: no claim will take it) or queued for a claim.
+    /// The `Notifier` counts only the latter in its `PushBacklog`.
+    /// - Returns: the job's id, and `leased`: true when it was leased at insert.
+    /// - Throws: `StorageError` from the insert.
+    public func enqueueReportingLease(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
+                                      in tx: any StorageTransaction) throws(StorageError) -> (id: Int64, leased: Bool) {
         let text = payload.jsonText()
         guard runAt <= now, handoffOpen.load(ordering: .relaxed), let slotted = reserve() else {
-            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
+            return (try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now), false)
         }
         let inserted = InsertedJob()
         let kept = tx.whenEnded { [self] committed in
@@ -301,12 +311,12 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
         guard kept else {
             unreserve(slotted: slotted)
-            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
+            return (try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now), false)
         }
         let job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
                                             leaseUntil: now + configuration.leaseMilliseconds, now: now)
         inserted.job = job
-        return job.id
+        return (job.id, true)
     }
 
     /// The row `enqueue` inserted, for its end action (both run on the storage's thread).

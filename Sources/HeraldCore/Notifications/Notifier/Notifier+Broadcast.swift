@@ -81,13 +81,14 @@ extension Notifier {
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
                     if case .failure = result { release(calls.compactMap(\.pending)) }
                     // Before the worker is woken, so its claim never counts a job not yet added.
+                    // Jobs leased at insert were handed over at the commit: no claim takes them.
                     if case .success(let outcomes) = result, let pushBacklog {
-                        pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.pushQueued ?? 0) })
+                        pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.queuedForClaim ?? 0) })
                     }
                     afterCommit.async { [self] in
                         switch result {
                         case .success(let outcomes):
-                            if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
+                            if outcomes.contains(where: { ($0?.queuedForClaim ?? 0) > 0 }) { pushQueued?() }
                             for (call, outcome) in zip(calls, outcomes) {
                                 call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
                             }

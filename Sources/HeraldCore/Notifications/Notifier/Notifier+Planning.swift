@@ -101,7 +101,17 @@ extension Notifier {
                     }
                     let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
                         notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
-                    let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt, now: now)
+                    let jobID: Int64
+                    if let worker {
+                        // Leased to this node's worker and handed over after the commit when it
+                        // has room: no claim, no second device read (ADR 0007).
+                        let enqueued = try worker.enqueueReportingLease(payload, device: device, app: device.app, runAt: runAt, now: now, in: tx)
+                        jobID = enqueued.id
+                        if !enqueued.leased { outcome.queuedForClaim += 1 }
+                    } else {
+                        jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt, now: now)
+                        outcome.queuedForClaim += 1
+                    }
                     outcome.pushQueued += 1
                     try tx.deliveries.record(DeliveryEntry(
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,
