@@ -213,7 +213,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     public init(storage: any Storage, providers: PushProviders, presence: (any PresenceStore)? = nil,
                 clock: any Clock = SystemClock(), configuration: Configuration = Configuration(), log: Logger = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), backlog: PushBacklog? = nil,
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+                jitter: @escaping @Sendable () -> Double = {
+                    var random = PooledRandomNumberGenerator()
+                    return Double.random(in: 0..<1, using: &random)
+                }) {
         self.storage = storage
         self.providers = providers
         self.presence = presence
