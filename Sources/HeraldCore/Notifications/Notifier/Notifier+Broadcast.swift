@@ -74,8 +74,11 @@ extension Notifier {
                     for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
                         contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
                     }
+                    // The pushes the batch leases at insert reach the worker in one hop after the commit.
+                    let handoff = worker?.handoff(in: tx)
                     return try calls.map { call in
-                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx)
+                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx,
+                                       handoff: handoff)
                     }
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
