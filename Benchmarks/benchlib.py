@@ -1206,7 +1206,8 @@ def process_syscalls(pid):
 def metric_values(h, name):
     """{labels text: value} of one metric in Herald's /metrics."""
     import http.client
-    conn = http.client.HTTPConnection("127.0.0.1", h.port, timeout=10)
+    # 60 s: under callgrind on a busy machine one scrape took more than 10 s.
+    conn = http.client.HTTPConnection("127.0.0.1", h.port, timeout=60)
     try:
         conn.request("GET", "/metrics", headers=h.server_headers())
         text = conn.getresponse().read().decode()

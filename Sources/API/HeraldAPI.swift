@@ -22,7 +22,7 @@ public enum HeraldAPI {
         let apps = authenticator.apps
         let notifier = notifier ?? Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
                                             providers: push?.providers, catalog: .empty, profiles: { apps.profile($0) },
-                                            pushQueued: push?.wakeWorker)
+                                            pushQueued: push?.wakeWorker, worker: push?.worker)
         var table = RouteTable()
         let appService = configuration.appService
             ?? AppService(storage: database, directory: authenticator.apps, secretBox: nil, factory: nil, providers: nil)

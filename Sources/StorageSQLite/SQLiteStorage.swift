@@ -6,7 +6,8 @@ import HeraldCore
 /// `SQLiteTransaction`.
 ///
 /// A write body runs inside `BEGIN IMMEDIATE … COMMIT` on the writer (the statements cached, as
-/// before); a read body inside `BEGIN DEFERRED … COMMIT` on a free reader, so it sees one
+/// before), or in a savepoint of one such transaction shared with the write bodies submitted
+/// while the writer was busy (group commit, `Database.writeUnit`); a read body inside `BEGIN DEFERRED … COMMIT` on a free reader, so it sees one
 /// snapshot. A `SQLiteError` never leaves: it becomes the `StorageError` of the same meaning.
 ///
 /// # Thread safety
@@ -61,7 +62,8 @@ public final class SQLiteStorage: Storage {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        database.write({ connection in try Self.unit(.immediate, connection, body) }) { result in
+        // Group-committed with the units submitted meanwhile (`Database.writeUnit`).
+        database.writeUnit({ connection, ended in try body(SQLiteTransaction(connection: connection, ended: ended)) }) { result in
             completion(result.mapError(StorageError.mapped))
         }
     }
@@ -75,7 +77,7 @@ public final class SQLiteStorage: Storage {
 
     public func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
         do {
-            return try database.writeSync { connection in try Self.unit(.immediate, connection, body) }
+            return try database.writeUnitSync { connection, ended in try body(SQLiteTransaction(connection: connection, ended: ended)) }
         } catch {
             throw StorageError.mapped(error)
         }

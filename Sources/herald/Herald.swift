@@ -262,7 +262,7 @@ enum Herald {
         let notifier = Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
                                 providers: push?.providers, catalog: catalog, payload: settings.payload,
                                 profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log,
-                                pushQueued: push?.wakeWorker, pushBacklog: push == nil ? nil : pushBacklog)
+                                pushQueued: push?.wakeWorker, pushBacklog: push == nil ? nil : pushBacklog, worker: push?.worker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
                                       push: push, notifier: notifier)
         var serverConfiguration = settings.server

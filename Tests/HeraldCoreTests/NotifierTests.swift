@@ -72,23 +72,36 @@ import Testing
         let queued = Counter()
         /// Faults the notifier's storage meets (`FaultyStorage` over `storage`); none unless armed.
         let faults = StorageFaults()
+        /// With `worker: true`: the provider the worker sends to, and the worker (not started).
+        let provider = FakePushProvider()
+        let worker: DeliveryWorker?
 
         /// - Parameters:
         ///   - profiles: other apps' profiles (none by default).
         ///   - appsWithProviders: other apps given the same configured provider as `default`.
         init(broker: (any Broker)? = nil, catalog: NotificationCatalog = .empty, payload: PayloadOptions = .flat,
              profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil }, appsWithProviders: [String] = [],
-             backlog: PushBacklog? = nil) throws {
+             backlog: PushBacklog? = nil, worker withWorker: Bool = false) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             self.broker = MemoryBroker(clock: clock)
             presence = MemoryPresenceStore(leaseSeconds: 45, clock: clock)
             loops = Loops(broker: self.broker, presence: presence)
             let queued = self.queued
-            let providers = PushProviders(configured: [Configured()])
+            let providers = withWorker ? PushProviders(configured: [provider]) : PushProviders(configured: [Configured()])
             for app in appsWithProviders { providers.setProviders([Configured()], app: app) }
-            notifier = Notifier(database: FaultyStorage(base: storage, faults: faults), broker: broker ?? self.broker, presence: presence, barrier: loops,
+            let database = FaultyStorage(base: storage, faults: faults)
+            if withWorker {
+                var configuration = DeliveryWorker.Configuration()
+                // Only the start's poll: the timer does not claim behind the test's back.
+                configuration.pollMilliseconds = 3_600_000
+                worker = DeliveryWorker(storage: database, providers: providers, presence: presence, clock: clock,
+                                        configuration: configuration, backlog: backlog)
+            } else {
+                worker = nil
+            }
+            notifier = Notifier(database: database, broker: broker ?? self.broker, presence: presence, barrier: loops,
                                 providers: providers, catalog: catalog, payload: payload, profiles: profiles, clock: clock,
-                                nodeID: "node-a", pushQueued: { queued.add() }, pushBacklog: backlog)
+                                nodeID: "node-a", pushQueued: { queued.add() }, pushBacklog: backlog, worker: worker)
         }
 
         /// A registered iOS device of `user` in session `session`.
@@ -244,6 +257,43 @@ import Testing
         let payload = try DeliveryJobPayload.decode(#require(jobs.first).payloadJSON)
         #expect(payload.deviceID == "dev_u1_tablet")
         #expect(h.queued.value == 1)
+    }
+
+    @Test("ADR 0007: with the node's worker polling, a push due now is leased at insert and sent without a claim; one due later is queued for a claim",
+          .timeLimit(.minutes(1)))
+    func plannedPushesAreLeasedAtInsert() async throws {
+        let backlog = PushBacklog(limit: 10)
+        let h = try Harness(backlog: backlog, worker: true)
+        let worker = try #require(h.worker)
+        let phone = try h.device(user: "u1", session: "phone")
+        try h.device(user: "u2", session: "tablet")
+        h.provider.script(phone.token, .hold)
+        var held = h.provider.held.makeAsyncIterator()
+        worker.start()
+        // The start's own poll: a claim that finds nothing; the timer does not fire again.
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let body = try h.created(await h.send(h.call(["u1"])))
+        #expect(body["push_queued"] as? Int == 1)
+        let answer = try #require(await held.next())
+        #expect(h.provider.sent.map(\.token) == [phone.token])
+        #expect(h.faults.claims.count == 1, "sent without a claim")
+        #expect(try h.storage.readSync { try $0.jobs.list(state: .leased, limit: 10, beforeID: nil) }.count == 1)
+        #expect(h.queued.value == 0 && backlog.depth == 0, "nothing queued for a claim: no wake-up, no backlog")
+        answer(.delivered("apns-1"))
+        while worker.outcomeCounts.delivered < 1 { await Task.yield() }
+        let id = try Self.firstID(body)
+        let job = try #require(h.storage.readSync { try $0.jobs.list(state: .done, limit: 10, beforeID: nil) }.first)
+        #expect(job.attempts == 1)
+        let entries = try h.storage.readSync { try $0.deliveries.list(notificationID: id) }
+        #expect(entries.map(\.outcome) == [.queued, .sent] && entries.allSatisfy { $0.jobID == job.id })
+
+        // unless_acked: due when the window ends, so queued for a claim as before (counted, worker woken).
+        h.connect("c-u2", user: "u2", session: "tablet", state: .foreground)
+        let later = try h.created(await h.send(h.call(["u2"], policy: .unlessAcked, ackWindow: 5_000)))
+        #expect(later["push_queued"] as? Int == 1)
+        #expect(try h.jobs().count == 1 && h.queued.value == 1 && backlog.depth == 1)
+        #expect(h.provider.sent.count == 1)
+        #expect(worker.stop(deadline: 10) == 0)
     }
 
     @Test("a foreground connection the loops never wrote to (wedged) does not suppress: never neither")

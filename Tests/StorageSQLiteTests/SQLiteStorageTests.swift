@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 @testable import StorageSQLite
+import Synchronization
 import Testing
 
 /// The `Storage` port as its callers see it: units of work, the port's errors, the job queue and
@@ -51,6 +52,45 @@ import Testing
                  try tx.members.find(scope: "s", userID: "u1"))
             }
             #expect(left.0 == nil && left.1.isEmpty && left.2.counts.isEmpty && left.3 == nil)
+        }
+    }
+
+    @Test("issue 17: units submitted while the writer is busy commit together; one that throws fails alone and is told it did not commit")
+    func unitsSubmittedMeanwhileAreGroupCommitted() throws {
+        try withStorage { storage in
+            let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), done = DispatchGroup()
+            let log = Mutex<[String]>([])
+            // Holds the writer until the other units are queued behind it.
+            done.enter()
+            storage.write({ tx in
+                started.signal()
+                gate.wait()
+                _ = try tx.notifications.insert(notification("n0"))
+            }) { _ in done.leave() }
+            started.wait()
+            for index in 1...4 {
+                done.enter()
+                storage.write({ tx in
+                    _ = tx.whenEnded { committed in log.withLock { $0.append("ended \(index) \(committed)") } }
+                    _ = try tx.notifications.insert(notification("n\(index)"))
+                    // A later unit of the group sees the earlier ones' rows, as in submission order.
+                    if index == 4, try tx.notifications.find(id: "n2") != nil { log.withLock { $0.append("4 saw n2") } }
+                    if index == 3 { throw Refused() }
+                }) { result in
+                    let succeeded = if case .success = result { true } else { false }
+                    log.withLock { $0.append("done \(index) \(succeeded)") }
+                    done.leave()
+                }
+            }
+            #expect(storage.database.groupedUnits == 0)
+            gate.signal()
+            done.wait()
+            #expect(storage.database.groupedUnits == 4, "the four units waiting went in one transaction")
+            // Each unit's end actions, then its completion, in submission order, once the group ended.
+            #expect(log.withLock { $0 } == ["4 saw n2", "ended 1 true", "done 1 true", "ended 2 true", "done 2 true", "ended 3 false",
+                                            "done 3 false", "ended 4 true", "done 4 true"])
+            let found = try storage.readSync { tx in try (0...4).map { try tx.notifications.find(id: "n\($0)") != nil } }
+            #expect(found == [true, true, true, false, true])
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HeraldCore
+import Synchronization
 import Testing
 
 @testable import StorageSQLite
@@ -108,6 +109,52 @@ import Testing
             try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: payload, runAt: 1, now: 1) }
             #expect(try probe(storage) == nil)
             #expect(try storage.readSync { tx in try tx.jobs.depth(now: 1).counts[.queued] } == 2)
+        }
+    }
+
+    @Test("issue 17: a unit of a group that fails for want of space fails as diskFull; every unit's answer matches what was kept")
+    func aFullDatabaseInAGroupFailsTheUnitAndKeepsTheAnswersTrue() throws {
+        try withTemporaryDirectory { directory in
+            let storage = try SQLiteStorage.open(path: directory.databasePath())
+            defer { storage.close() }
+            let db = storage.database
+            try db.writeSync { conn in
+                let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
+                try conn.execute("PRAGMA max_page_count = \(pages + 2)")
+            }
+            let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), done = DispatchGroup()
+            let answers = Mutex<[Int: Result<Int64, any Error>]>([:])
+            done.enter()
+            storage.write({ _ in
+                started.signal()
+                gate.wait()
+            }) { _ in done.leave() }
+            started.wait()
+            let big = String(repeating: "x", count: 40_000)   // needs more pages than are left
+            for index in 1...3 {
+                done.enter()
+                storage.write({ tx in
+                    try tx.jobs.enqueue(kind: "k\(index)", payloadJSON: index == 2 ? big : "{}", runAt: 1, now: 1)
+                }) { result in
+                    answers.withLock { $0[index] = result }
+                    done.leave()
+                }
+            }
+            gate.signal()
+            done.wait()
+            let got = answers.withLock { $0 }
+            guard case .failure(let error)? = got[2], case .diskFull? = error as? StorageError else {
+                Issue.record("the unit that needs space should fail as full: \(String(describing: got[2]))")
+                return
+            }
+            try db.writeSync { conn in try conn.execute("PRAGMA max_page_count = 1073741823") }
+            // Committed when answered so, absent when answered with a failure: never in between.
+            let kinds = try storage.readSync { tx in try tx.jobs.list(state: .queued, limit: 10, beforeID: nil).map(\.kind) }
+            for index in [1, 3] {
+                let answeredCommitted = if case .success? = got[index] { true } else { false }
+                #expect(kinds.contains("k\(index)") == answeredCommitted, "unit \(index)")
+            }
+            #expect(!kinds.contains("k2"))
         }
     }
 

@@ -215,7 +215,10 @@ public final class DeliveryWorker: @unchecked Sendable {
     public init(storage: any Storage, providers: PushProviders, presence: (any PresenceStore)? = nil,
                 clock: any Clock = SystemClock(), configuration: Configuration = Configuration(), log: Logger = .silent,
                 massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), backlog: PushBacklog? = nil,
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+                jitter: @escaping @Sendable () -> Double = {
+                    var random = PooledRandomNumberGenerator()
+                    return Double.random(in: 0..<1, using: &random)
+                }) {
         self.storage = storage
         self.providers = providers
         self.presence = presence
@@ -291,33 +294,63 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Throws: `StorageError` from the insert.
     public func enqueue(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
                         in tx: any StorageTransaction) throws(StorageError) -> Int64 {
-        let text = payload.jsonText()
-        guard runAt <= now, handoffOpen.load(ordering: .relaxed), let slotted = reserve() else {
-            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
-        }
-        let inserted = InsertedJob()
-        let kept = tx.whenEnded { [self] committed in
-            // Committed without the row (the insert failed and the caller went on): nothing to send.
-            guard committed, let job = inserted.job else { return unreserve(slotted: slotted) }
-            handOver(Handed(job: job, payload: payload, device: device, slotted: slotted))
-        }
-        guard kept else {
-            unreserve(slotted: slotted)
-            return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now)
-        }
-        let job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
-                                            leaseUntil: now + configuration.leaseMilliseconds, now: now)
-        inserted.job = job
-        return job.id
+        try enqueueReportingLease(payload, device: device, app: app, runAt: runAt, now: now, in: tx).id
     }
 
-    /// The row `enqueue` inserted, for its end action (both run on the storage's thread).
-    private final class InsertedJob {
-        var job: JobRecord?
+    /// `enqueue(_:device:app:runAt:now:in:)`, also telling whether the job was leased at insert
+    /// (handed to this worker after the commit: no claim will take it) or queued for a claim.
+    /// The `Notifier` counts only the latter in its `PushBacklog`.
+    /// - Parameter handoff: the unit's hand-over (`handoff(in:)`), so that every job the unit
+    ///   leases reaches the worker in one hop after the commit; nil: one of its own.
+    /// - Returns: the job's id, and `leased`: true when it was leased at insert.
+    /// - Throws: `StorageError` from the insert.
+    public func enqueueReportingLease(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
+                                      in tx: any StorageTransaction, handoff: Handoff? = nil) throws(StorageError) -> (id: Int64, leased: Bool) {
+        let text = payload.jsonText()
+        guard runAt <= now, handoffOpen.load(ordering: .relaxed), let handoff = handoff ?? self.handoff(in: tx),
+              let slotted = reserve() else {
+            return (try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now), false)
+        }
+        let job: JobRecord
+        do {
+            job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
+                                            leaseUntil: now + configuration.leaseMilliseconds, now: now)
+        } catch {
+            // No row: nothing to send, whether or not the caller goes on.
+            unreserve(slotted: slotted)
+            throw error
+        }
+        handoff.items.append(Handed(job: job, payload: payload, device: device, slotted: slotted))
+        return (job.id, true)
+    }
+
+    /// The jobs one unit of work leases at insert, handed to the worker together once it commits:
+    /// one hop to the worker's queue and one burst of sends for the unit, instead of a hop per
+    /// job that the worker would take one at a time while the unit's end actions still run.
+    /// Confined to the unit's thread (filled by its body, read by its end action).
+    public final class Handoff: @unchecked Sendable {
+        fileprivate var items: [Handed] = []
+    }
+
+    /// A hand-over for the jobs `tx` leases at insert (pass it to each `enqueueReportingLease`
+    /// of the unit); nil when the worker is not polling or the storage cannot report the unit's
+    /// end (the jobs are then queued for a claim).
+    public func handoff(in tx: any StorageTransaction) -> Handoff? {
+        guard handoffOpen.load(ordering: .relaxed) else { return nil }
+        let handoff = Handoff()
+        let kept = tx.whenEnded { [self] committed in
+            let items = handoff.items
+            handoff.items = []
+            guard !items.isEmpty else { return }
+            // Rolled back: the rows are gone, nothing to send.
+            guard committed else { return items.forEach { unreserve(slotted: $0.slotted) } }
+            handOver(items)
+        }
+        return kept ? handoff : nil
     }
 
     /// A job leased at insert, with what its sender needs.
-    private struct Handed: Sendable {
+    fileprivate struct Handed: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
         let device: DeviceRecord
@@ -359,12 +392,12 @@ public final class DeliveryWorker: @unchecked Sendable {
         sending.subtract(1, ordering: .relaxed)
     }
 
-    /// Called after the commit, on the storage's thread: the jobs of one unit gather and go to
-    /// `queue` in one hop.
-    private func handOver(_ item: Handed) {
+    /// Called after the commit, on the storage's thread: the jobs of one unit (and of others
+    /// not yet taken) go to `queue` in one hop.
+    private func handOver(_ items: [Handed]) {
         let first = handed.withLock { list in
-            list.append(item)
-            return list.count == 1
+            list.append(contentsOf: items)
+            return list.count == items.count
         }
         if first { queue.async { [self] in sendHanded() } }
     }

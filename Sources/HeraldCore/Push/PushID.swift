@@ -31,9 +31,10 @@ public struct PushID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A random version-4 UUID (RFC 9562 §5.4) from the system generator (`getrandom` on Linux).
+    /// A random version-4 UUID (RFC 9562 §5.4) from the system generator (`getrandom` on Linux,
+    /// drawn in bulk: `PooledRandomNumberGenerator`).
     public static func random() -> PushID {
-        var generator = SystemRandomNumberGenerator()
+        var generator = PooledRandomNumberGenerator()
         var high = generator.next() as UInt64
         var low = generator.next() as UInt64
         high = high & ~0xF000 | 0x4000                       // version 4 (byte 6's high nibble)

@@ -51,6 +51,12 @@ final class Database: Sendable {
     private let readers: ReaderPool?
     /// Checkpoints the WAL off the writer's queue; nil in memory (no WAL).
     private let checkpointer: Checkpointer?
+    /// Units of work (`writeUnit`) submitted and not started yet: whoever submits one while it is
+    /// open joins it, and its block runs them all in one transaction (group commit). nil when
+    /// none waits, or when a plain `write` was submitted after it (it keeps its place in line).
+    private let openGroup = Mutex<WriteGroup?>(nil)
+    /// Units that committed in a group of more than one, since open (tests).
+    private let groupedUnitCount = Atomic<Int>(0)
 
     private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
         self.path = path
@@ -125,11 +131,98 @@ final class Database: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let writer = self.writer, checkpointer = self.checkpointer
+        // Units submitted after this body must not run before it.
+        openGroup.withLock { $0 = nil }
         writer.queue.async {
             let result = writer.run(body)
             if case .failure(let error) = result, Self.isDiskFull(error) { checkpointer?.requestTruncate() }
             completion(result)
         }
+    }
+
+    /// Runs `body` as one unit of work on the writer, after the writes already submitted: in a
+    /// transaction of its own (`BEGIN IMMEDIATE … COMMIT`), or, when other units were submitted
+    /// while the writer was busy, in one transaction with them, each in a savepoint (group commit,
+    /// issue 17: the pages the units share are written to the WAL once, with one commit's locks
+    /// and WAL-index update for all). Never blocks.
+    ///
+    /// A unit that throws is rolled back to its savepoint and fails alone; the others commit.
+    /// When SQLite itself ends the transaction on an error (a full disk, an I/O error), the units
+    /// before it in the group fail with that error too, and the units after it run in a new
+    /// transaction. A failed COMMIT fails every unit of the group.
+    /// - Parameters:
+    ///   - body: the unit's statements, given the connection and the unit's end actions
+    ///     (`StorageTransaction.whenEnded`); it must not open or end a transaction itself
+    ///     other than through `transaction` (which nests as a savepoint).
+    ///   - completion: called once on the writer queue, after the unit's transaction ended and
+    ///     its end actions ran (told whether it committed), with `body`'s result or error.
+    func writeUnit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T,
+                                completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let unit = GroupedWrite(body: body, completion: completion)
+        let group = openGroup.withLock { open -> WriteGroup? in
+            if let open {
+                open.units.append(unit)
+                return nil
+            }
+            let group = WriteGroup(unit)
+            open = group
+            return group
+        }
+        guard let group else { return }
+        let writer = self.writer, checkpointer = self.checkpointer
+        writer.queue.async { [self] in
+            let units = openGroup.withLock { open -> [any GroupUnit] in
+                if open === group { open = nil }
+                return group.units
+            }
+            let ran = writer.run { connection in Self.runGroup(units[...], on: connection) }
+            if case .failure(let error) = ran {
+                // The connection is closed: nothing ran.
+                for unit in units { unit.finish(failing: error) }
+            } else if units.count > 1 {
+                groupedUnitCount.add(units.count, ordering: .relaxed)
+            }
+            if units.contains(where: \.failedForWantOfSpace) { checkpointer?.requestTruncate() }
+        }
+    }
+
+    /// `writeUnit` for start-up, the CLI and tests: blocks until the unit ran.
+    /// - Important: Never on an event loop or in a Task; never inside a write body.
+    func writeUnitSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .notOnQueue(writer.queue))
+        return try wait { writeUnit(body, completion: $0) }
+    }
+
+    /// Units that committed together with others since open.
+    var groupedUnits: Int { groupedUnitCount.load(ordering: .relaxed) }
+
+    /// Runs `units` on the writer: one alone in its own transaction, several in one transaction
+    /// with a savepoint each (see `writeUnit`), then finishes each in order.
+    private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection) {
+        guard units.count > 1 else {
+            for unit in units {
+                unit.run(connection, alone: true)
+                unit.finish(failing: nil)
+            }
+            return
+        }
+        var ran = 0
+        do {
+            try connection.transaction(.immediate) { connection in
+                for unit in units {
+                    ran += 1
+                    // SQLite ended the whole transaction on this unit's error: the group stops here.
+                    if let error = unit.run(connection, alone: false), !connection.isInTransaction { throw error }
+                }
+            }
+        } catch {
+            // BEGIN or COMMIT failed, or SQLite ended the transaction: nothing before committed.
+            let failed = ran == 0 ? units.count : ran
+            for unit in units.prefix(failed) { unit.finish(failing: error) }
+            if failed < units.count { runGroup(units.dropFirst(failed), on: connection) }
+            return
+        }
+        for unit in units { unit.finish(failing: nil) }
     }
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
@@ -222,5 +315,68 @@ final class Database: Sendable {
     /// before the write that made it completes.
     func waitForCheckpoints() {
         checkpointer?.waitForRequested()
+    }
+}
+
+/// Units submitted while the writer was busy, run together (`Database.writeUnit`). `units` is
+/// guarded by `Database.openGroup`'s lock until its block takes them, then read on the writer
+/// queue only.
+private final class WriteGroup: @unchecked Sendable {
+    var units: [any GroupUnit]
+
+    init(_ first: any GroupUnit) { units = [first] }
+}
+
+/// One unit of a group, its result type erased.
+private protocol GroupUnit: AnyObject, Sendable {
+    /// Runs the body (in a transaction of its own when `alone`, else in a savepoint).
+    /// - Returns: the body's error, nil when it succeeded.
+    @discardableResult
+    func run(_ connection: SQLiteConnection, alone: Bool) -> (any Error)?
+    /// Ends the unit: `error` (the group's) replaces a success; runs its end actions, then its
+    /// completion. Called once.
+    func finish(failing error: (any Error)?)
+    /// Whether it failed for want of space (the checkpointer then truncates the WAL).
+    var failedForWantOfSpace: Bool { get }
+}
+
+/// A unit of work and its completion; its state is touched only on the writer queue.
+private final class GroupedWrite<T: Sendable>: GroupUnit, @unchecked Sendable {
+    let body: @Sendable (SQLiteConnection, UnitEndActions) throws -> T
+    let completion: @Sendable (Result<T, any Error>) -> Void
+    let ended = UnitEndActions()
+    var result: Result<T, any Error>?
+
+    init(body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T,
+         completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        self.body = body
+        self.completion = completion
+    }
+
+    func run(_ connection: SQLiteConnection, alone: Bool) -> (any Error)? {
+        let ended = self.ended, body = self.body
+        do {
+            // Nested in the group's transaction, `transaction` is a savepoint.
+            result = .success(try connection.transaction(alone ? .immediate : nil) { connection in try body(connection, ended) })
+            return nil
+        } catch {
+            result = .failure(error)
+            return error
+        }
+    }
+
+    func finish(failing error: (any Error)?) {
+        var outcome = result ?? .failure(error ?? SQLiteError.closed)
+        if let error, case .success = outcome { outcome = .failure(error) }
+        result = outcome
+        if case .success = outcome { ended.run(committed: true) } else { ended.run(committed: false) }
+        completion(outcome)
+    }
+
+    var failedForWantOfSpace: Bool {
+        guard case .failure(let error) = result else { return false }
+        if let error = error as? SQLiteError { return error.isDiskFull }
+        if case .diskFull? = error as? StorageError { return true }
+        return false
     }
 }

@@ -74,20 +74,24 @@ extension Notifier {
                     for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
                         contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
                     }
+                    // The pushes the batch leases at insert reach the worker in one hop after the commit.
+                    let handoff = worker?.handoff(in: tx)
                     return try calls.map { call in
-                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx)
+                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx,
+                                       handoff: handoff)
                     }
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
                     if case .failure = result { release(calls.compactMap(\.pending)) }
                     // Before the worker is woken, so its claim never counts a job not yet added.
+                    // Jobs leased at insert were handed over at the commit: no claim takes them.
                     if case .success(let outcomes) = result, let pushBacklog {
-                        pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.pushQueued ?? 0) })
+                        pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.queuedForClaim ?? 0) })
                     }
                     afterCommit.async { [self] in
                         switch result {
                         case .success(let outcomes):
-                            if outcomes.contains(where: { ($0?.pushQueued ?? 0) > 0 }) { pushQueued?() }
+                            if outcomes.contains(where: { ($0?.queuedForClaim ?? 0) > 0 }) { pushQueued?() }
                             for (call, outcome) in zip(calls, outcomes) {
                                 call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
                             }

@@ -5,9 +5,10 @@ extension Notifier {
     /// significant first, then 55 random bits. Ids made later sort after earlier ones, so a
     /// batch's inserts land at the right edge of the UNIQUE id index instead of on a random
     /// page each (one page per notification was most of the choke point's WAL writes); 55 random
-    /// bits per millisecond keep them unguessable and, in practice, unique.
+    /// bits per millisecond keep them unguessable and, in practice, unique. The bits are the
+    /// system generator's, drawn in bulk (`PooledRandomNumberGenerator`).
     static func newID(_ prefix: String, now: Int64) -> String {
-        var generator = SystemRandomNumberGenerator()
+        var generator = PooledRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(prefix.utf8.count + 21)
         bytes.append(contentsOf: prefix.utf8)

@@ -7,6 +7,9 @@ extension Notifier {
         var notifications: [(id: String, userID: String, eventID: String?)] = []
         var liveDelivered = 0, pushQueued = 0, pushSuppressed = 0, skipped = 0
         var skippedRecipients: [(userID: String, reason: String)] = []
+        /// Of `pushQueued`, the jobs inserted `queued` for a claim (the others were leased to this
+        /// node's worker at insert, ADR 0007): what the push backlog counts. Not in the body.
+        var queuedForClaim = 0
         /// Stored, pushes not planned yet: recovery plans them (the 202's `push_planning`).
         var planningDeferred = false
 

@@ -39,10 +39,13 @@ extension Notifier {
     }
 
     /// Step 4 for one call, inside the writer transaction.
+    /// - Parameter handoff: the transaction's hand-over to this node's worker (`DeliveryWorker.handoff(in:)`);
+    ///   nil: pushes are queued for a claim, or leased each with a hand-over of its own.
     /// - Returns: nil when this node no longer holds the call's plan (its lease ran out and
     ///   another claimer took it): nothing is written for the call, the holder plans it.
     func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
-                            receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction) throws -> Outcome? {
+                            receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction,
+                    handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
         if let pending = call.pending, try !tx.plans.markPlanned(id: pending, by: nodeID) { return nil }
         let stored = call.stored, plan = call.plan, devices = context.devices, profile = context.profile, app = call.app
@@ -101,7 +104,18 @@ extension Notifier {
                     }
                     let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
                         notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
-                    let jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt, now: now)
+                    let jobID: Int64
+                    if let worker {
+                        // Leased to this node's worker and handed over after the commit when it
+                        // has room: no claim, no second device read (ADR 0007).
+                        let enqueued = try worker.enqueueReportingLease(payload, device: device, app: device.app, runAt: runAt, now: now, in: tx,
+                                                                        handoff: handoff)
+                        jobID = enqueued.id
+                        if !enqueued.leased { outcome.queuedForClaim += 1 }
+                    } else {
+                        jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt, now: now)
+                        outcome.queuedForClaim += 1
+                    }
                     outcome.pushQueued += 1
                     try tx.deliveries.record(DeliveryEntry(
                         notificationID: record.id, userID: record.userID, deviceID: device.id, sessionID: device.sessionID,

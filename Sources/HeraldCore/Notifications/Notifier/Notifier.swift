@@ -24,8 +24,11 @@ public final class Notifier: Sendable {
     let barrier: any DeliveryBarrier
     /// The providers with credentials; nil: none, and devices are recorded `failed` (PU-6).
     let providers: PushProviders?
-    /// Told after a planning transaction enqueued pushes, so the worker claims them at once.
+    /// Told after a planning transaction queued pushes for a claim, so the worker claims them at once.
     let pushQueued: (@Sendable () -> Void)?
+    /// This node's worker: a push due now is leased to it at insert and handed over after the
+    /// planning commit when it has room (ADR 0007); nil: every push is queued for a claim.
+    let worker: DeliveryWorker?
     /// Paces calls by the push jobs the worker has not claimed (issue 17); nil: never waits.
     let pushBacklog: PushBacklog?
     let clock: any Clock
@@ -74,12 +77,16 @@ public final class Notifier: Sendable {
     ///   - clock: wall time for rows, expiry and leases; tests pass a `ManualClock`.
     ///   - log: what an operator should see (failures, recovery).
     ///   - nodeID: the name this process holds plans under; unique per process by default.
-    ///   - pushQueued: called after pushes were enqueued (wakes the delivery worker).
+    ///   - pushQueued: called after pushes were queued for a claim (wakes the delivery worker).
+    ///   - pushBacklog: paces calls by the jobs queued for a claim and not claimed yet; nil: never waits.
+    ///   - worker: this node's delivery worker, to lease due pushes to at insert (ADR 0007); nil:
+    ///     they are queued and claimed.
     public init(database: any Storage, broker: any Broker, presence: any PresenceStore, barrier: any DeliveryBarrier,
                 providers: PushProviders?, catalog: NotificationCatalog, payload: PayloadOptions = .flat,
                 profiles: @escaping @Sendable (String) -> AppProfile? = { _ in nil },
                 clock: any Clock = SystemClock(), log: Logger = .silent,
-                nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil, pushBacklog: PushBacklog? = nil) {
+                nodeID: String? = nil, pushQueued: (@Sendable () -> Void)? = nil, pushBacklog: PushBacklog? = nil,
+                worker: DeliveryWorker? = nil) {
         self.database = database
         self.broker = broker
         self.presence = presence
@@ -87,6 +94,7 @@ public final class Notifier: Sendable {
         self.providers = providers
         self.pushQueued = pushQueued
         self.pushBacklog = pushBacklog
+        self.worker = worker
         self.clock = clock
         self.log = log
         self.defaultProfile = AppProfile(app: "default", catalog: catalog, payload: payload)
