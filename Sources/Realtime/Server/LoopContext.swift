@@ -112,7 +112,7 @@ final class LoopContext: @unchecked Sendable {
         }
         if streamHead == pendingFlush.count {
             sweptBase &+= UInt64(streamHead)
-            pendingFlush.removeAll(keepingCapacity: pendingFlush.capacity <= 16_384)
+            pendingFlush.removeAll(keepingCapacity: pendingFlush.capacity <= 4096)
             streamHead = 0
         } else if streamHead >= 4096, streamHead * 2 >= pendingFlush.count {
             // A sweep that never quite ends (a publisher as fast as the writes) must not grow the array forever.
