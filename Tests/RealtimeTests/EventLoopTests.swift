@@ -76,6 +76,39 @@ private final class ReadyPipe: EventLoopHandler {
     }
 }
 
+@Suite struct EventLoopSlicedTurnEndTests {
+    /// Work done a slice per turn end (the server's stream writes, issue 17): the loop comes back
+    /// for the rest without any event, and runs what was queued meanwhile between two slices.
+    @Test func aTurnEndThatLeavesWorkIsCalledAgainAndTasksRunBetweenSlices() throws {
+        let loop = try EventLoop(index: 0)
+        loop.start(name: "loop-test")
+        defer { loop.stop() }
+        let journal = Journal()
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            var slices = 0
+            loop.onTurnEnd(leavingWork: {
+                slices += 1
+                journal.entries.append("slice \(slices)")
+                if slices == 1 { loop.execute { journal.entries.append("task") } }
+                if slices == 3 { done.signal() }
+                return slices < 3
+            })
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let seen = SharedBox<[String]>([])
+        let read = DispatchSemaphore(value: 0)
+        loop.execute {
+            seen.value = journal.entries
+            read.signal()
+        }
+        read.wait()
+        // Slice 3 followed slice 2 with nothing queued and no descriptor ready; the task queued
+        // during slice 1 ran before slice 2. The reading task's own turn end adds slice 4.
+        #expect(Array(seen.value.prefix(4)) == ["slice 1", "task", "slice 2", "slice 3"])
+    }
+}
+
 /// A value handed between the test thread and the loop; a semaphore orders the accesses.
 private final class SharedBox<T>: @unchecked Sendable {
     var value: T

@@ -72,6 +72,48 @@ import RealtimeMemory
         #expect(!node.isBehind)
     }
 
+    /// The server sends stream writes a slice per turn (`LoopContext.flushPending`): a loop's
+    /// deliveries stay counted, and its barrier unanswered, until its writes were flushed.
+    @Test func deliveriesStayQueuedUntilTheLoopsWritesAreFlushed() throws {
+        let group = try EventLoopGroup(count: 1)
+        group.start()
+        defer { group.stop() }
+        let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore(), backlogLimit: 0)
+        let hub = node.hubs[0]
+        let held = SharedActions()
+        let hooked = DispatchSemaphore(value: 0)
+        hub.loop.execute {
+            hub.afterWritesHook = { action in held.actions.append(action) }
+            hooked.signal()
+        }
+        hooked.wait()
+        let room = ChannelName("room:1")!
+        _ = try node.subscribe([room], loop: 0, resume: .fresh)
+        _ = try node.broker.publish([PublishRequest(channel: room, event: .message, data: "1")])
+        let barrier = DispatchSemaphore(value: 0)
+        node.afterPendingDeliveries(timeoutNanoseconds: 60_000_000_000) { barrier.signal() }
+        // Both the delivery's count and the barrier wait in the hook, in that order.
+        let queued = DispatchSemaphore(value: 0)
+        let count = Mutex(0)
+        hub.loop.execute {
+            count.withLock { $0 = held.actions.count }
+            queued.signal()
+        }
+        queued.wait()
+        #expect(count.withLock { $0 } == 2)
+        #expect(hub.queuedDeliveries.load(ordering: .relaxed) == 1)
+        #expect(node.isBehind)
+        #expect(barrier.wait(timeout: .now()) == .timedOut)
+        hub.loop.execute {
+            let actions = held.actions
+            held.actions = []
+            for action in actions { action() }
+        }
+        #expect(barrier.wait(timeout: .now() + 5) == .success)
+        #expect(hub.queuedDeliveries.load(ordering: .relaxed) == 0)
+        #expect(!node.isBehind)
+    }
+
     @Test func theDefaultLimitLetsABurstQueue() throws {
         let group = try EventLoopGroup(count: 1)
         let node = RealtimeNode(group: group, broker: MemoryBroker(), presence: MemoryPresenceStore())
@@ -270,4 +312,9 @@ private final class ResettingBroker: Broker {
         }
         #expect(node.loopsSubscribed(to: channel).isEmpty)
     }
+}
+
+/// Actions a test's hook holds back (loop thread only).
+private final class SharedActions: @unchecked Sendable {
+    var actions: [() -> Void] = []
 }

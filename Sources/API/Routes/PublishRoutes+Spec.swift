@@ -6,7 +6,7 @@ extension PublishRoutes {
         static let publish = RouteSpec(
             .post, "/v1/publish", auth: .serverKey, operationID: "publish",
             tags: ["server"], summary: "Publish a message",
-            description: "Answered once the event loop that took the request has written the message to its own subscribers (the other loops have it queued); while a loop is far behind (more than about a million writes queued), only once every loop has written it. A publisher that waits for each answer therefore cannot queue messages faster than they are written.",
+            description: "Answered once the event loop that took the request has written the message to a quarter of its own subscribers' streams (at least 64, or all when fewer; the rest of its fan-out overlaps the publisher's next message, and the other loops have it queued); while a loop is far behind (more than about a million writes queued and not yet sent), only once every loop has sent it. A publisher that waits for each answer therefore cannot queue messages much faster than they are written.",
             requestBody: .json(.ref("PublishMessage")),
             responses: [
                 200: .json("Published.", .ref("PublishReceipt")),

@@ -112,13 +112,27 @@ public final class LoopHub: @unchecked Sendable {
     private var delivering = false
     /// Messages written to subscribers on this loop (metrics).
     public private(set) var deliveredCount: UInt64 = 0
-    /// Deliveries handed to this loop and not yet written: for each queued message, the number of
-    /// this loop's subscribers of its channel when it was handed over. How far the loop is behind
+    /// Deliveries handed to this loop and not yet written (flushed to their sockets, `afterWrites`):
+    /// for each queued message, the number of this loop's subscribers of its channel when it was
+    /// handed over. How far the loop is behind
     /// its publishers (`RealtimeNode.isBehind`, issue 17). Changed from any thread.
     let queuedDeliveries = Atomic<Int>(0)
 
+    /// Set by the server on the loop: runs an action once what the loop's connections queued so
+    /// far has been flushed (`LoopContext.afterQueuedWrites`). Nil without a server.
+    var afterWritesHook: ((@escaping () -> Void) -> Void)?
+
     public init(loop: EventLoop) {
         self.loop = loop
+    }
+
+    /// Runs `action` on this loop once the writes queued on its connections so far (the messages
+    /// delivered before this call) have been flushed: the server sends stream writes a slice per
+    /// turn, so a delivery is queued at once and sent up to one sweep of the loop's streams later.
+    /// At once when there is no server or nothing is waiting.
+    public func afterWrites(_ action: @escaping () -> Void) {
+        loop.assertInEventLoop()
+        if let hook = afterWritesHook { hook(action) } else { action() }
     }
 
     /// Number of channels with at least one subscriber on this loop.

@@ -120,8 +120,9 @@ public final class RealtimeNode: PublishPacer, Sendable {
         sessionEndRelay.withLock { $0 = relay }
     }
 
-    /// Calls `done` once every loop has run the work queued on it before this call, so every
-    /// message published before it has been written to (or queued for) its subscribers: the push
+    /// Calls `done` once every loop has run the work queued on it before this call and flushed
+    /// the stream writes that work queued (`LoopHub.afterWrites`), so every message published
+    /// before it has been written to its subscribers' sockets (or waits for a full one): the push
     /// planner then asks presence who received it (NO-2). A loop that does not answer within
     /// `timeoutNanoseconds` (stopped, or wedged) does not hold the caller forever: `done` runs
     /// then, and the planner treats that loop's connections as not having received the message.
@@ -132,8 +133,8 @@ public final class RealtimeNode: PublishPacer, Sendable {
     public func afterPendingDeliveries(timeoutNanoseconds: UInt64 = 1_000_000_000, _ done: @escaping @Sendable () -> Void) {
         let barrier = Barrier(count: group.loops.count, done)
         watchdog.watch(barrier, timeoutNanoseconds: timeoutNanoseconds)
-        for loop in group.loops {
-            loop.execute { barrier.arrive() }
+        for hub in hubs {
+            hub.loop.execute { hub.afterWrites { barrier.arrive() } }
         }
     }
 
@@ -255,7 +256,7 @@ private final class LoopFanOut: Sendable {
             hub.queuedDeliveries.add(deliveries, ordering: .relaxed)
             hub.loop.execute {
                 hub.deliver(batch)
-                hub.queuedDeliveries.subtract(deliveries, ordering: .relaxed)
+                hub.afterWrites { hub.queuedDeliveries.subtract(deliveries, ordering: .relaxed) }
             }
         }
     }

@@ -38,8 +38,12 @@ public final class EventLoop: @unchecked Sendable {
     private var generations: [UInt32] = []
     private var timers = TimerHeap()
     private var drained: [@Sendable () -> Void] = []
-    /// Runs after each batch of work: the ready descriptors, the inbox, the due timers.
-    private var turnEnd: (() -> Void)?
+    /// Runs after each batch of work: the ready descriptors, the inbox, the due timers. Returns
+    /// true when it left work for a later turn (`onTurnEnd(leavingWork:)`).
+    private var turnEnd: (() -> Bool)?
+    /// The last turn end left work for later: the next `epoll_wait` does not sleep, and an
+    /// iteration that finds nothing else to do ends a turn anyway so that the work goes on.
+    private var workLeft = false
     /// Monotonic time (ns) read at the top of each iteration; cheap "now" for handlers.
     public private(set) var now: UInt64 = monotonicNanoseconds()
 
@@ -158,8 +162,24 @@ public final class EventLoop: @unchecked Sendable {
     /// Sets what runs after each batch of work (the ready descriptors, the inbox, the due timers):
     /// where the server sends the writes it coalesced during the batch.
     public func onTurnEnd(_ action: @escaping () -> Void) {
+        onTurnEnd(leavingWork: {
+            action()
+            return false
+        })
+    }
+
+    /// Sets what runs after each batch of work, for work done in slices: `action` returns true
+    /// when it left some for later. The loop then polls its descriptors and inbox without
+    /// sleeping and calls `action` again, so what arrives meanwhile (a publish) is taken between
+    /// two slices instead of after all of them (issue 17: the server's stream writes).
+    public func onTurnEnd(leavingWork action: @escaping () -> Bool) {
         assertInEventLoop()
         turnEnd = action
+    }
+
+    /// Runs the turn end and notes whether it left work.
+    private func endTurn() {
+        workLeft = turnEnd?() ?? false
     }
 
     // MARK: - Timers (loop thread only)
@@ -194,11 +214,13 @@ public final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 1024)
         while !stopping.load(ordering: .relaxed) {
             now = monotonicNanoseconds()
-            let timeout = timers.millisecondsUntilNextDeadline(now: now)
+            let timeout = workLeft ? 0 : timers.millisecondsUntilNextDeadline(now: now)
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeout)
             }
             now = monotonicNanoseconds()
+            var turnEnded = false
+            var handled = false
             if count > 0 {
                 for i in 0..<Int(count) {
                     let event = events[i]
@@ -213,31 +235,42 @@ public final class EventLoop: @unchecked Sendable {
                     // A stale event for a descriptor closed (and maybe reused) earlier in this batch.
                     guard slot < handlers.count, generations[slot] == generation, let handler = handlers[slot] else { continue }
                     handler.handleEvents(event.events)
+                    handled = true
                     // Tasks queued meanwhile (deliveries of the publishes this handler just took,
                     // from this loop or another) run before the next handler rather than after
                     // the whole batch: a batch of busy publisher connections would otherwise hold
                     // them back for all of its reads (issue 8, personal-channel latency). What the
                     // handler wrote (its publishes' answers) is flushed with those deliveries, in
                     // one turn end that sends streams first (`LoopContext.flushPending`): a
-                    // publisher hears back once this loop has written its message (issue 17).
+                    // publisher hears back once this loop has written its message, or its first
+                    // slice of it (issue 17).
                     if inboxPending.load(ordering: .relaxed) {
                         _ = runInbox()
-                        turnEnd?()
+                        endTurn()
                     }
                 }
-                turnEnd?()
+                // A batch of only the inbox's wake-up ends no turn here: its tasks run first, so
+                // a slice left for later goes out with what they queued.
+                if handled {
+                    endTurn()
+                    turnEnded = true
+                }
             }
-            if runInbox() { turnEnd?() }
+            if runInbox() {
+                endTurn()
+                turnEnded = true
+            }
             let due = monotonicNanoseconds()
             var ranTimers = false
             while let task = timers.popDue(now: due) {
                 task()
                 ranTimers = true
             }
-            if ranTimers { turnEnd?() }
+            if ranTimers || (workLeft && !turnEnded) { endTurn() }
         }
         // Tasks queued together with `stop()` (shutdown notices to clients) still run.
-        if runInbox() { turnEnd?() }
+        if runInbox() { endTurn() }
+        while workLeft { endTurn() }
     }
 
     /// - Returns: whether any task ran.
