@@ -39,6 +39,10 @@ public struct APIConfiguration: Sendable {
     /// Register Web Push subscriptions whose endpoint is `http://` on a loopback host
     /// (`HERALD_WEBPUSH_ALLOW_HTTP`, default: dev mode).
     public var webPushAllowHTTP = false
+    /// Register Web Push subscriptions whose endpoint host is not public (loopback, private,
+    /// link-local… addresses, local names; `PublicHostRule`): `HERALD_WEBPUSH_ALLOW_PRIVATE`,
+    /// default: dev mode.
+    public var webPushAllowPrivate = false
     /// Every app served (ADR 0006); nil: only `default`, from `serverKey` and `verificationKeys`.
     public var apps: AppDirectory?
     /// `HERALD_ADMIN_KEY`: the bearer key of `/v1/apps`; nil refuses every admin call.

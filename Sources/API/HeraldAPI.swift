@@ -39,7 +39,7 @@ public enum HeraldAPI {
         presenceRoutes.register(in: &table)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker, pacer: node).register(in: &table)
         DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders,
-                     webPushAllowHTTP: configuration.webPushAllowHTTP).register(in: &table)
+                     webPushAllowHTTP: configuration.webPushAllowHTTP, webPushAllowPrivate: configuration.webPushAllowPrivate).register(in: &table)
         SessionRoutes(authenticator: authenticator, responder: responder, registry: sessions, node: node).register(in: &table)
         JobRoutes(authenticator: authenticator, responder: responder).register(in: &table)
         PushRoutes(authenticator: authenticator, responder: responder, push: push,

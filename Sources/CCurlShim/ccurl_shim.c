@@ -63,6 +63,8 @@ CURLcode  ccurl_easy_setopt_off_t(CURL *h, CURLoption o, curl_off_t v) { return 
 CURLcode  ccurl_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return EASY_SETOPT(h, o, v); }
 CURLcode  ccurl_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return EASY_SETOPT(h, o, v); }
 CURLcode  ccurl_easy_setopt_data_cb(CURL *h, CURLoption o, ccurl_data_cb cb) { return EASY_SETOPT(h, o, cb); }
+CURLcode  ccurl_easy_setopt_opensocket_cb(CURL *h, curl_opensocket_callback cb) { return EASY_SETOPT(h, CURLOPT_OPENSOCKETFUNCTION, cb); }
+CURLcode  ccurl_easy_setopt_prereq_cb(CURL *h, curl_prereq_callback cb) { return EASY_SETOPT(h, CURLOPT_PREREQFUNCTION, cb); }
 CURLcode  ccurl_easy_getinfo_long(CURL *h, CURLINFO i, long *out) { return EASY_GETINFO(h, i, out); }
 CURLcode  ccurl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **out) { return EASY_GETINFO(h, i, out); }
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return MULTI_SETOPT(m, o, v); }

@@ -31,6 +31,10 @@ public final class WebPushProvider: PushProvider {
     public let credentials: VAPIDCredentials
     /// Whether `http://` loopback endpoints are sent to (dev mode, tests).
     public let allowLoopbackHTTP: Bool
+    /// Whether endpoints that are not on the public internet are sent to (dev mode, tests). When
+    /// false, a subscription whose host `PublicHostRule` refuses, or whose name resolves to no
+    /// public address, is dead-lettered (`endpoint_not_public`) and nothing is sent to it.
+    public let allowPrivateAddresses: Bool
     private let transport: any PushTransport
     private let tokens: VAPIDTokenCache
     private let clock: UnixClock
@@ -41,13 +45,15 @@ public final class WebPushProvider: PushProvider {
     ///   - credentials: `HERALD_VAPID_*`.
     ///   - transport: the HTTP client (HTTP/2 where the push service offers it).
     ///   - allowLoopbackHTTP: `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
+    ///   - allowPrivateAddresses: `HERALD_WEBPUSH_ALLOW_PRIVATE` (default: dev mode).
     ///   - clock: wall time for the JWT's `exp`, TTLs and `Retry-After` dates.
     public init(credentials: VAPIDCredentials, transport: any PushTransport, allowLoopbackHTTP: Bool = false,
-                clock: any Clock = SystemClock()) {
+                allowPrivateAddresses: Bool = false, clock: any Clock = SystemClock()) {
         let unixClock: UnixClock = { Int(clock.unixSeconds) }
         self.credentials = credentials
         self.transport = transport
         self.allowLoopbackHTTP = allowLoopbackHTTP
+        self.allowPrivateAddresses = allowPrivateAddresses
         self.tokens = VAPIDTokenCache(credentials: credentials, clock: unixClock)
         self.clock = unixClock
         self.millisecondClock = { clock.unixMilliseconds }
@@ -66,6 +72,10 @@ public final class WebPushProvider: PushProvider {
         guard !subscription.isHTTP || allowLoopbackHTTP else {
             return completion(.applying(.deadLetterConfiguration, reason: "http_endpoint_not_allowed", status: nil, retryAfter: nil))
         }
+        // Registered before the rule, or while the deployment allowed it: not sent to now.
+        if !allowPrivateAddresses, let reason = subscription.nonPublicHost {
+            return completion(Self.notPublic("endpoint host \(reason)"))
+        }
         var request: PushHTTPRequest
         let nowMilliseconds = millisecondClock()
         do {
@@ -82,11 +92,21 @@ public final class WebPushProvider: PushProvider {
             return completion(.applying(.retryUnsent(minimumDelay: nil), reason: "webpush_crypto: \(error)", status: nil, retryAfter: nil))
         }
         guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
+        request.publicAddressesOnly = !allowPrivateAddresses
         transport.send(request) { [clock] result in
             switch result {
             case .success(let response): completion(classifyWebPush(response: response, now: clock()))
+            case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
             case .failure(let error): completion(classifyTransportError(error))
             }
         }
+    }
+
+    /// A subscription on a host that is not public: a dead letter, device kept (DNS may change,
+    /// or the operator may allow it), reason `endpoint_not_public: …`. Marked as configuration
+    /// so operators see it: either a client registered an internal endpoint or a push service's
+    /// name resolves to a private address here (then `HERALD_WEBPUSH_ALLOW_PRIVATE`).
+    static func notPublic(_ reason: String) -> PushClassification {
+        .applying(.deadLetterConfiguration, reason: "endpoint_not_public: \(reason)", status: nil, retryAfter: nil)
     }
 }

@@ -21,13 +21,15 @@ final class AppPushSetup: AppPushFactory {
     /// How each app's client is configured; nil: this process sends no push.
     let clientConfiguration: HTTP2Client.Configuration?
     let webPushAllowHTTP: Bool
+    let webPushAllowPrivate: Bool
     /// Each app's client, kept across changes of its credentials, shut down when it is deleted.
     private let clients = Mutex<[AppID: PushClients]>([:])
 
-    init(environment: [String: String], clientConfiguration: HTTP2Client.Configuration?, webPushAllowHTTP: Bool) {
+    init(environment: [String: String], clientConfiguration: HTTP2Client.Configuration?, webPushAllowHTTP: Bool, webPushAllowPrivate: Bool) {
         self.environment = environment
         self.clientConfiguration = clientConfiguration
         self.webPushAllowHTTP = webPushAllowHTTP
+        self.webPushAllowPrivate = webPushAllowPrivate
     }
 
     func release(app: AppID) {
@@ -106,8 +108,8 @@ final class AppPushSetup: AppPushFactory {
             env["HERALD_VAPID_SUBJECT"] = push.vapidSubject
             env["HERALD_VAPID_PUBLIC_KEY"] = push.vapidPublicKey
             if let credentials = try load("push.webpush", { () throws(PushCredentialError) in try VAPIDCredentials.load(environment: env) }) {
-                let allowHTTP = webPushAllowHTTP
-                makers.append { WebPushProvider(credentials: credentials, transport: $0.general, allowLoopbackHTTP: allowHTTP) }
+                let allowHTTP = webPushAllowHTTP, allowPrivate = webPushAllowPrivate
+                makers.append { WebPushProvider(credentials: credentials, transport: $0.general, allowLoopbackHTTP: allowHTTP, allowPrivateAddresses: allowPrivate) }
             }
         }
         guard !makers.isEmpty, let transport = transport(app: app) else { return [] }

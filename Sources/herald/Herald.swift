@@ -161,7 +161,8 @@ enum Herald {
         if let url = settings.demoDoubleURL {
             apiConfiguration.demoPushDouble = DemoPushDouble(baseURL: url, caFile: HTTP2Client.Configuration.fromEnvironment(environment).caFile)
         }
-        let pushCredentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
+        let pushCredentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP,
+                                                    webPushAllowPrivate: settings.webPushAllowPrivate)
         var pushProviders = PushSetup.providers(pushCredentials, clients: nil)
         var push: PushService?
         var pushClient: PushClients?
@@ -221,7 +222,7 @@ enum Herald {
         apiConfiguration.apps = apps
         apiConfiguration.adminKey = settings.adminKey
         let appFactory = AppPushSetup(environment: environment, clientConfiguration: pushClient == nil ? nil : pushClientConfiguration,
-                                      webPushAllowHTTP: settings.webPushAllowHTTP)
+                                      webPushAllowHTTP: settings.webPushAllowHTTP, webPushAllowPrivate: settings.webPushAllowPrivate)
         let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
                                     providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
                                     closeStreams: { app in
@@ -249,6 +250,7 @@ enum Herald {
             apiConfiguration.devAppSigners[DemoApp.id] = signer
         }
         apiConfiguration.webPushAllowHTTP = settings.webPushAllowHTTP
+        apiConfiguration.webPushAllowPrivate = settings.webPushAllowPrivate
         var catalog = NotificationCatalog.empty
         if let path = settings.catalogPath {
             do {

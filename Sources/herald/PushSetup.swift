@@ -26,14 +26,17 @@ enum PushSetup {
         var vapid: VAPIDCredentials?
         /// `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
         var webPushAllowHTTP = false
+        /// `HERALD_WEBPUSH_ALLOW_PRIVATE` (default: dev mode).
+        var webPushAllowPrivate = false
         var isEmpty: Bool { apns == nil && fcm == nil && expo == nil && vapid == nil }
     }
 
     /// - Returns: the providers' settings; a provider whose key does not parse is off, with an
     ///   error naming the variable.
-    static func credentials(environment: [String: String], webPushAllowHTTP: Bool = false) -> Credentials {
+    static func credentials(environment: [String: String], webPushAllowHTTP: Bool = false, webPushAllowPrivate: Bool = false) -> Credentials {
         var found = Credentials()
         found.webPushAllowHTTP = webPushAllowHTTP
+        found.webPushAllowPrivate = webPushAllowPrivate
         do {
             if let credentials = try APNsCredentials.load(environment: environment) {
                 found.apns = (credentials, APNsGateways(settings: environment))
@@ -84,7 +87,8 @@ enum PushSetup {
                 configured.append(ExpoProvider(settings: expo, transport: clients.general))
             }
             if let vapid = credentials.vapid {
-                configured.append(WebPushProvider(credentials: vapid, transport: clients.general, allowLoopbackHTTP: credentials.webPushAllowHTTP))
+                configured.append(WebPushProvider(credentials: vapid, transport: clients.general, allowLoopbackHTTP: credentials.webPushAllowHTTP,
+                                                  allowPrivateAddresses: credentials.webPushAllowPrivate))
             }
         }
         return PushProviders(adapters: adapters, configured: configured)

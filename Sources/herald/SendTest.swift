@@ -43,7 +43,8 @@ enum SendTest {
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
 
         let environment = ProcessInfo.processInfo.environment
-        let credentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP)
+        let credentials = PushSetup.credentials(environment: environment, webPushAllowHTTP: settings.webPushAllowHTTP,
+                                                webPushAllowPrivate: settings.webPushAllowPrivate)
         let client: PushClients
         do {
             client = try PushClients(configuration: .fromEnvironment(environment))

@@ -87,7 +87,8 @@ struct Settings {
         SettingSpec(name: "HERALD_VAPID_KEY_PATH", defaultValue: "", help: "file holding the VAPID private key as PEM (EC P-256)"),
         SettingSpec(name: "HERALD_VAPID_PUBLIC_KEY", defaultValue: "derived", help: "VAPID public key, base64url; checked against the private key"),
         SettingSpec(name: "HERALD_VAPID_SUBJECT", defaultValue: "", help: "VAPID contact: mailto:ops@example.com or an https: URL"),
-        SettingSpec(name: "HERALD_WEBPUSH_ALLOW_HTTP", defaultValue: "HERALD_DEV", help: "1 = accept and send to http:// Web Push endpoints on loopback hosts (127.0.0.0/8, localhost, ::1)"),
+        SettingSpec(name: "HERALD_WEBPUSH_ALLOW_HTTP", defaultValue: "HERALD_DEV", help: "1 = accept and send to http:// Web Push endpoints on loopback hosts (127.0.0.0/8, localhost, ::1); needs HERALD_WEBPUSH_ALLOW_PRIVATE"),
+        SettingSpec(name: "HERALD_WEBPUSH_ALLOW_PRIVATE", defaultValue: "HERALD_DEV", help: "1 = accept and send to Web Push endpoints that are not on the public internet: loopback, private, link-local, CGNAT, multicast addresses and local names, given or resolved (tests, the provider double); 0 refuses them (400 endpoint_not_public, dead letter)"),
         SettingSpec(name: "HERALD_APNS_URL", defaultValue: "https://api.push.apple.com", help: "APNs production gateway"),
         SettingSpec(name: "HERALD_APNS_SANDBOX_URL", defaultValue: "https://api.sandbox.push.apple.com", help: "APNs sandbox gateway"),
         SettingSpec(name: "HERALD_FCM_URL", defaultValue: "https://fcm.googleapis.com", help: "FCM base URL (the OAuth URL comes from the account's token_uri)"),
@@ -153,6 +154,9 @@ struct Settings {
     /// `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode): Web Push subscriptions whose endpoint is
     /// `http://` on a loopback host are registered and sent to.
     var webPushAllowHTTP = false
+    /// `HERALD_WEBPUSH_ALLOW_PRIVATE` (default: dev mode): Web Push endpoints whose host is not
+    /// public (`PublicHostRule`), or resolves to no public address, are registered and sent to.
+    var webPushAllowPrivate = false
     /// `HERALD_WEB_DEMO_DIR`: the web demo's files (OP-6), served in dev mode only.
     var webDemoDirectory = "./web-demo"
     /// `HERALD_DEMO_DOUBLE_URL`: the local push demo's provider double, if it runs.
@@ -280,7 +284,14 @@ struct Settings {
                                   maxAttempts: try integer("HERALD_PUSH_MAX_ATTEMPTS", RetryPolicy.defaultMaxAttempts, min: 1, max: 100_000),
                                   budgetMilliseconds: Int64(retryBudget))
         webSocketEcho = try flag("HERALD_WS_ECHO")
-        webPushAllowHTTP = try value("HERALD_WEBPUSH_ALLOW_HTTP") == nil ? dev : flag("HERALD_WEBPUSH_ALLOW_HTTP")
+        webPushAllowPrivate = try value("HERALD_WEBPUSH_ALLOW_PRIVATE") == nil ? dev : flag("HERALD_WEBPUSH_ALLOW_PRIVATE")
+        // A loopback http endpoint is a private host: dev mode's default follows the private rule,
+        // and an explicit 1 without it could never be sent to.
+        webPushAllowHTTP = try value("HERALD_WEBPUSH_ALLOW_HTTP") == nil ? dev && webPushAllowPrivate : flag("HERALD_WEBPUSH_ALLOW_HTTP")
+        if webPushAllowHTTP && !webPushAllowPrivate {
+            throw .invalid(name: "HERALD_WEBPUSH_ALLOW_HTTP", value: "1",
+                           expected: "0 while HERALD_WEBPUSH_ALLOW_PRIVATE is 0 (http endpoints are on loopback hosts, which are not public); set HERALD_WEBPUSH_ALLOW_PRIVATE=1 too")
+        }
         foregroundLeaseSeconds = try integer("HERALD_FOREGROUND_LEASE_SECONDS", 45, min: 1, max: 86_400)
         server.webSocketMaxMessageBytes = try integer("HERALD_WS_MAX_MESSAGE_BYTES", 64 * 1024, min: 125, max: 64 << 20)
         server.webSocketIdleTimeoutSeconds = try integer("HERALD_WS_IDLE_TIMEOUT_SECONDS", 60, min: 2, max: 86_400)
@@ -340,7 +351,7 @@ struct Settings {
             "ws_max_message_bytes": String(server.webSocketMaxMessageBytes),
             "ws_idle_timeout_seconds": String(server.webSocketIdleTimeoutSeconds),
             "ws_pong_timeout_seconds": String(server.webSocketPongTimeoutSeconds), "ws_max_fragments": String(server.webSocketMaxFragments),
-            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0", "webpush_allow_http": webPushAllowHTTP ? "1" : "0",
+            "ws_assembly_timeout_seconds": String(server.webSocketAssemblyTimeoutSeconds), "retry_ms": String(server.retryMilliseconds), "ws_echo": webSocketEcho ? "1" : "0", "webpush_allow_http": webPushAllowHTTP ? "1" : "0", "webpush_allow_private": webPushAllowPrivate ? "1" : "0",
             "request_timeout_seconds": String(server.requestTimeoutSeconds), "idle_timeout_seconds": String(server.idleTimeoutSeconds),
             "outbound_max_bytes": String(server.outboundMaxBytes), "outbound_max_events": String(server.outboundMaxEvents),
             "max_connections_per_ip": String(server.maxConnectionsPerIP),

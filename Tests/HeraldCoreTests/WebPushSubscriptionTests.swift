@@ -7,20 +7,20 @@ import Testing
 
     @Test func theStoredFormRoundTripsAndNamesTheOrigin() throws {
         let subscription = try WebPushSubscription(endpoint: "https://FCM.googleapis.com:443/fcm/send/abc:def", p256dh: Self.p256dh + "=",
-                                                   auth: Self.auth + "==", allowLoopbackHTTP: false)
+                                                   auth: Self.auth + "==", allowLoopbackHTTP: false, allowPrivateHosts: false)
         #expect(subscription.token == "https://FCM.googleapis.com:443/fcm/send/abc:def#p256dh=\(Self.p256dh)&auth=\(Self.auth)")
         #expect(try WebPushSubscription(token: subscription.token) == subscription)
         #expect(subscription.origin == "https://fcm.googleapis.com")
         #expect(subscription.p256dh.count == 65 && subscription.auth.count == 16)
-        let local = try WebPushSubscription(endpoint: "http://127.0.0.1:8080/push/1", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: true)
+        let local = try WebPushSubscription(endpoint: "http://127.0.0.1:8080/push/1", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: true, allowPrivateHosts: true)
         #expect(local.origin == "http://127.0.0.1:8080" && local.isHTTP)
-        #expect(try WebPushSubscription(endpoint: "https://[::1]:9/x", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false).origin == "https://[::1]:9")
+        #expect(try WebPushSubscription(endpoint: "https://[::1]:9/x", p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false, allowPrivateHosts: true).origin == "https://[::1]:9")
     }
 
     @Test func eachFieldIsCheckedAndNamed() {
         func refusal(_ endpoint: String, _ p256dh: String = Self.p256dh, _ auth: String = Self.auth, http: Bool = false) -> String? {
             do {
-                _ = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth, allowLoopbackHTTP: http)
+                _ = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth, allowLoopbackHTTP: http, allowPrivateHosts: http)
                 return nil
             } catch {
                 return error.field

@@ -121,6 +121,8 @@ class Double:
                 "FCM_PROJECT_ID": creds.service_account["project_id"],
                 "HERALD_VAPID_KEY_PATH": str(creds.vapid_key_path),
                 "HERALD_VAPID_SUBJECT": VAPID_SUBJECT,
+                # The double's Web Push endpoints are on 127.0.0.1: not a public push service.
+                "HERALD_WEBPUSH_ALLOW_PRIVATE": "1",
             },
         }
 

@@ -18,7 +18,7 @@ enum RFC8291Example {
 
     static var subscription: WebPushSubscription {
         try! WebPushSubscription(endpoint: "https://push.example.net/push/JzLQ3raZJfFBR0aqvOMsLrt54w4rJUsV",
-                                 p256dh: userAgentPublic, auth: authSecret, allowLoopbackHTTP: false)
+                                 p256dh: userAgentPublic, auth: authSecret, allowLoopbackHTTP: false, allowPrivateHosts: false)
     }
 }
 
@@ -55,7 +55,7 @@ enum RFC8291Example {
         point[64] ^= 0x01
         #expect(throws: WebPushCryptoError.invalidPublicKey) { try P256PublicKey(uncompressed: point) }
         let subscription = try WebPushSubscription(endpoint: "https://push.example/x", p256dh: Base64URL.encode(point),
-                                                   auth: RFC8291Example.authSecret, allowLoopbackHTTP: false)
+                                                   auth: RFC8291Example.authSecret, allowLoopbackHTTP: false, allowPrivateHosts: false)
         #expect(throws: WebPushCryptoError.invalidPublicKey) { try WebPushEncryption.encrypt([1], to: subscription) }
     }
 

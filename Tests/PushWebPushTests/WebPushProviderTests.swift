@@ -14,7 +14,7 @@ import Testing
     let auth: [UInt8] = Array(0..<16)
     var subscription: WebPushSubscription {
         try! WebPushSubscription(endpoint: "https://push.example.net:8443/wpush/v2/abc", p256dh: Base64URL.encode(userAgent.publicKey),
-                                 auth: Base64URL.encode(auth), allowLoopbackHTTP: false)
+                                 auth: Base64URL.encode(auth), allowLoopbackHTTP: false, allowPrivateHosts: false)
     }
     var target: PushTarget { PushTarget(provider: .webpush, token: subscription.token, environment: nil) }
 
@@ -25,10 +25,11 @@ import Testing
         return result.withLock { $0 }
     }
 
-    func provider(_ answers: [PushHTTPResponse], allowLoopbackHTTP: Bool = false, now: Int64 = 1_754_563_200) -> (WebPushProvider, ScriptedTransport) {
+    func provider(_ answers: [PushHTTPResponse], allowLoopbackHTTP: Bool = false, allowPrivateAddresses: Bool = false, now: Int64 = 1_754_563_200) -> (WebPushProvider, ScriptedTransport) {
         let transport = ScriptedTransport(answers)
         let clock = ManualClock(unixMilliseconds: now * 1000)
-        return (WebPushProvider(credentials: Self.credentials, transport: transport, allowLoopbackHTTP: allowLoopbackHTTP, clock: clock), transport)
+        return (WebPushProvider(credentials: Self.credentials, transport: transport, allowLoopbackHTTP: allowLoopbackHTTP,
+                                allowPrivateAddresses: allowPrivateAddresses, clock: clock), transport)
     }
 
     @Test func theTokenRuleIsTheSubscriptionsAndCanonical() throws {
@@ -108,7 +109,7 @@ import Testing
         #expect(send(provider, to: PushTarget(provider: .webpush, token: "https://push.example/abc", environment: nil))?.outcome
                 == .deadLetter(reason: "invalid_device_token"))
         let local = try WebPushSubscription(endpoint: "http://127.0.0.1:9999/push/1", p256dh: Base64URL.encode(userAgent.publicKey),
-                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true)
+                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true, allowPrivateHosts: true)
         let http = send(provider, to: PushTarget(provider: .webpush, token: local.token, environment: nil))
         #expect(http?.outcome == .deadLetter(reason: "http_endpoint_not_allowed"))
         #expect(http?.isConfigurationError == true)
@@ -124,12 +125,56 @@ import Testing
     }
 
     @Test func loopbackHTTPIsSentToWhenAllowed() throws {
-        let (provider, transport) = provider([response(201)], allowLoopbackHTTP: true)
+        let (provider, transport) = provider([response(201)], allowLoopbackHTTP: true, allowPrivateAddresses: true)
         let local = try WebPushSubscription(endpoint: "http://127.0.0.1:9999/push/1", p256dh: Base64URL.encode(userAgent.publicKey),
-                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true)
+                                            auth: Base64URL.encode(auth), allowLoopbackHTTP: true, allowPrivateHosts: true)
         #expect(send(provider, to: PushTarget(provider: .webpush, token: local.token, environment: nil))?.outcome == .delivered(providerMessageID: nil))
         let authorization = transport.requests.first.flatMap { Dictionary(uniqueKeysWithValues: $0.headers)["authorization"] } ?? ""
         #expect(DecodedJWT(String(authorization.dropFirst("vapid t=".count).prefix { $0 != "," }))?.claims["aud"] as? String == "http://127.0.0.1:9999")
+    }
+
+    func subscription(endpoint: String) throws -> PushTarget {
+        let subscription = try WebPushSubscription(endpoint: endpoint, p256dh: Base64URL.encode(userAgent.publicKey),
+                                                   auth: Base64URL.encode(auth), allowLoopbackHTTP: false, allowPrivateHosts: true)
+        return PushTarget(provider: .webpush, token: subscription.token, environment: nil)
+    }
+
+    @Test func endpointsThatAreNotPublicAreNotSentToUnlessAllowed() throws {
+        let (provider, transport) = provider([response(201)])
+        // Registered while the deployment allowed it, or before the rule existed.
+        for endpoint in ["https://127.0.0.1:8443/_double/reset", "https://169.254.169.254/latest/api/token", "https://[::1]:5432/",
+                         "https://[::ffff:10.0.0.1]/x", "https://metadata.google.internal/x", "https://2130706433/x"] {
+            let verdict = send(provider, to: try subscription(endpoint: endpoint))
+            guard case .deadLetter(let reason)? = verdict?.outcome else { Issue.record("\(endpoint): \(String(describing: verdict))"); continue }
+            #expect(reason.hasPrefix("endpoint_not_public: endpoint host "), "\(reason)")
+            #expect(verdict?.isConfigurationError == true, "operators see it")
+        }
+        #expect(transport.requests.isEmpty)
+        // A public one goes to the transport with the rule for the addresses its name resolves to.
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        #expect(transport.requests.map(\.publicAddressesOnly) == [true])
+
+        let (allowing, allowingTransport) = self.provider([response(201)], allowPrivateAddresses: true)
+        #expect(send(allowing, to: try subscription(endpoint: "https://127.0.0.1:8443/wp/1"))?.outcome == .delivered(providerMessageID: nil))
+        #expect(allowingTransport.requests.map(\.publicAddressesOnly) == [false])
+    }
+
+    @Test func aNameThatResolvesToNoPublicAddressIsADeadLetter() {
+        let refusing = RefusingTransport()
+        let provider = WebPushProvider(credentials: Self.credentials, transport: refusing, clock: ManualClock(unixMilliseconds: 1_754_563_200_000))
+        let verdict = send(provider)
+        #expect(verdict?.outcome == .deadLetter(reason: "endpoint_not_public: push.example.net:8443 resolves to no public address (refused: 10.0.0.7)"))
+        #expect(verdict?.isConfigurationError == true)
+        #expect(refusing.sent.withLock { $0 } == 1)
+    }
+
+    /// A transport whose every request finds only a private address.
+    final class RefusingTransport: PushTransport {
+        let sent = Mutex(0)
+        func send(_ request: PushHTTPRequest, completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+            sent.withLock { $0 += 1 }
+            completion(.failure(PushTransportError.addressNotPublic("push.example.net:8443 resolves to no public address (refused: 10.0.0.7)")))
+        }
     }
 
     @Test func everyAnswerIsClassifiedByItsStatus() {

@@ -224,6 +224,58 @@ def test_subscriptions_are_checked_field_by_field(herald_wp, herald_factory, pro
     assert r.status_code == 201 and r.json()["token"].startswith("http://127.0.0.1:9/wp/x#p256dh="), r.text
 
 
+def test_endpoints_that_are_not_public_are_refused_and_never_sent_to(herald_factory, provider_double):
+    """The SSRF guard (HERALD_WEBPUSH_ALLOW_PRIVATE=0, the default outside dev mode): a client cannot
+    make Herald POST to the host's own services, the metadata service or the private network."""
+    import os
+
+    double = provider_double
+    env = {**double.herald_env(), "HERALD_WEBPUSH_ALLOW_HTTP": "0"}
+    # A subscription on 127.0.0.1 stored while the deployment allowed it (the double's own).
+    allowing = herald_factory(**env)
+    stored = Browser(allowing, double.webpush_subscription())
+    allowing.stop()
+    h = herald_factory(**{**env, "HERALD_WEBPUSH_ALLOW_PRIVATE": "0"})
+    keys = double.webpush_subscription()["keys"]
+    access = h.token(sub="mallory", sid="s-mallory")
+    before = len(double.requests())
+    for endpoint, shown in [(f"https://127.0.0.1:{double.port}/_double/reset", "127.0.0.1"),
+                            ("https://169.254.169.254/latest/api/token", "169.254.169.254"), ("https://10.0.0.1:6379/", "10.0.0.1"),
+                            ("https://[::1]:5432/", "::1"), ("https://[::ffff:7f00:1]/x", "::ffff:7f00:1"), ("https://100.64.0.1/x", "100.64.0.1"),
+                            ("https://2130706433/x", "127.0.0.1"), ("https://0x7f.1/x", "127.0.0.1"), ("https://[fd00::1]/x", "fd00::1"),
+                            ("https://localhost:8443/x", "localhost"), ("https://metadata/x", "metadata"),
+                            ("https://metadata.google.internal/x", "metadata.google.internal")]:
+        r = register(h, access, {"endpoint": endpoint, "keys": keys})
+        body = assert_error(r, 400, "endpoint_not_public", field="subscription.endpoint")
+        assert shown in body["message"] and "HERALD_WEBPUSH_ALLOW_PRIVATE" in body["message"], body
+        # The stored form as `token` is held to the same rule.
+        token = f"{endpoint}#p256dh={keys['p256dh']}&auth={keys['auth']}"
+        r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "web", "token": token}, headers=auth(access))
+        assert_error(r, 400, "endpoint_not_public", field="token")
+    assert HTTP.get(h.url("/v1/me/devices"), headers=auth(access)).json()["devices"] == []
+    # A public push service's endpoint still registers.
+    r = register(h, access, {"endpoint": "https://fcm.googleapis.com/fcm/send/abc:def", "keys": keys})
+    assert r.status_code == 201, r.text
+
+    # The stored subscription is dead-lettered without a connection; the device is kept.
+    job = wait_job(h, push_one(h, stored), "dead")
+    assert job["dead_reason"] == "endpoint_not_public" and "127.0.0.1" in job["last_error"], job
+    assert len(double.requests()) == before, "nothing reached the double"
+    assert stored.id in device_ids(h, stored)
+
+    # The operator's check says so too; http on loopback cannot be allowed without private hosts.
+    sub = double.webpush_subscription()
+    token = f"{sub['endpoint']}#p256dh={sub['keys']['p256dh']}&auth={sub['keys']['auth']}"
+    base = {**os.environ, **env, "HERALD_DATABASE": ":memory:", "HERALD_WEBPUSH_ALLOW_PRIVATE": "0"}
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", "web"],
+                         capture_output=True, text=True, timeout=30, env=base)
+    assert "endpoint_not_public" in run.stdout, (run.stdout, run.stderr)
+    assert len(double.requests()) == before
+    start = subprocess.run([BINARY, "serve"], capture_output=True, text=True, timeout=30,
+                           env={**base, "HERALD_WEBPUSH_ALLOW_HTTP": "1"})
+    assert start.returncode == 2 and "HERALD_WEBPUSH_ALLOW_PRIVATE" in start.stderr, start
+
+
 @pytest.mark.parametrize("outcome,reason", [
     ("unsubscribe", "subscription_gone"),
     ({"status": 404}, "subscription_not_found"),

@@ -100,6 +100,19 @@ enum OpenAPIComponents {
           }
         }
       },
+      "InvalidDeviceRegistration": {
+        "description": "Invalid input: 400 `invalid_request` with `field`, or `endpoint_not_public` (field `subscription.endpoint`, or `token` for the stored form): a Web Push endpoint whose host is not on the public internet (a loopback, private, link-local, CGNAT, multicast or other special-purpose address, a local name), refused unless `HERALD_WEBPUSH_ALLOW_PRIVATE` (dev mode). Nothing changed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["invalid_request", "endpoint_not_public"]}}}
+              ]
+            }
+          }
+        }
+      },
       "DeviceForbidden": {
         "description": "The access token has no `sid` (`session_required`), or the token is registered to another installation (`installation_mismatch`; nothing changes).",
         "content": {
@@ -314,6 +327,7 @@ extension OpenAPIResponse {
     static let sessionRequired = OpenAPIResponse.shared("SessionRequired")
     static let sessionConflict = OpenAPIResponse.shared("SessionConflict")
     static let deviceForbidden = OpenAPIResponse.shared("DeviceForbidden")
+    static let invalidDeviceRegistration = OpenAPIResponse.shared("InvalidDeviceRegistration")
     static let notFound = OpenAPIResponse.shared("NotFound")
     static let payloadTooLarge = OpenAPIResponse.shared("PayloadTooLarge")
     static let unsupportedMediaType = OpenAPIResponse.shared("UnsupportedMediaType")

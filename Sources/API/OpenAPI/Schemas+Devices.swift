@@ -20,7 +20,7 @@ extension OpenAPIComponents {
             "description": "Web Push only (platform `web`, provider `webpush`): the browser's `PushSubscription.toJSON()`, stored as the token. Each field is checked; a 400 names `subscription.endpoint`, `subscription.keys.p256dh` or `subscription.keys.auth`. `expirationTime` and unknown members are ignored.",
             "required": ["endpoint", "keys"],
             "properties": {
-              "endpoint": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "The push service URL: https (http on a loopback host only with `HERALD_WEBPUSH_ALLOW_HTTP`, default in dev mode), no user info, no fragment."},
+              "endpoint": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "The push service URL: https (http on a loopback host only with `HERALD_WEBPUSH_ALLOW_HTTP`, default in dev mode), no user info, no fragment, on a public host: a loopback, private, link-local, CGNAT, multicast or other special-purpose address (also IPv4-mapped or in short/hex/octal IPv4 forms), an IPv6 zone, a name without a dot, `localhost` or `*.localhost`, `*.localdomain`, `*.local`, `*.internal`, `*.home.arpa`, `*.test`, `*.invalid` is refused with 400 `endpoint_not_public` unless `HERALD_WEBPUSH_ALLOW_PRIVATE` (default in dev mode). A name that resolves to no public address is checked at each send: dead letter `endpoint_not_public`."},
               "expirationTime": {"type": ["number", "null"]},
               "keys": {
                 "type": "object",

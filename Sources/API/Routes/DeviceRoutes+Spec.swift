@@ -38,7 +38,7 @@ extension DeviceRoutes {
             tags: ["devices"], summary: "Register a push device",
             description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted.",
             requestBody: .json(.ref("DeviceRegistration")),
-            responses: registrationResponses)
+            responses: registrationResponses.merging([400: .invalidDeviceRegistration]) { _, web in web })
 
         static let listDevices = RouteSpec(
             .get, "/v1/me/devices", auth: .accessToken, operationID: "listDevices",

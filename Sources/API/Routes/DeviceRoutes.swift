@@ -10,6 +10,9 @@ struct DeviceRoutes {
     let providers: PushProviders
     /// Accept `http://` loopback Web Push endpoints (`HERALD_WEBPUSH_ALLOW_HTTP`, dev mode).
     var webPushAllowHTTP = false
+    /// Accept Web Push endpoints on hosts that are not public (`HERALD_WEBPUSH_ALLOW_PRIVATE`,
+    /// dev mode): loopback, private, link-local… addresses and local names (`PublicHostRule`).
+    var webPushAllowPrivate = false
 
     struct RegisterBody: Decodable {
         let platform: String
@@ -95,6 +98,10 @@ struct DeviceRoutes {
                 token = try validToken(given, provider: provider)
                 if provider == .webpush, !webPushAllowHTTP, given.lowercased().hasPrefix("http:") {
                     throw HTTPError.invalid("token", "a web push endpoint must be https (http://127.0.0.1 is allowed only in dev mode or with HERALD_WEBPUSH_ALLOW_HTTP=1)")
+                }
+                if provider == .webpush, !webPushAllowPrivate, let reason = (try? WebPushSubscription(token: token))?.nonPublicHost {
+                    throw HTTPError(400, "endpoint_not_public", "endpoint host \(reason): a Web Push endpoint must be a push service on the public internet "
+                                    + "(HERALD_WEBPUSH_ALLOW_PRIVATE=1 allows others, for tests)", field: "token")
                 }
             } catch {
                 // iOS apps that use Firebase hold an FCM token: name the fix instead of the hex rule.
@@ -263,9 +270,9 @@ struct DeviceRoutes {
         let subscription: WebPushSubscription
         do {
             subscription = try WebPushSubscription(endpoint: body.endpoint, p256dh: body.keys.p256dh, auth: body.keys.auth,
-                                                   allowLoopbackHTTP: webPushAllowHTTP)
+                                                   allowLoopbackHTTP: webPushAllowHTTP, allowPrivateHosts: webPushAllowPrivate)
         } catch {
-            throw HTTPError.invalid(error.field, error.message)
+            throw HTTPError(400, error.code, error.message, field: error.field)
         }
         do {
             return try providers.validate(token: subscription.token, for: .webpush)

@@ -13,6 +13,10 @@ CURLcode  ccurl_easy_setopt_off_t(CURL *h, CURLoption opt, curl_off_t v);
 CURLcode  ccurl_easy_setopt_ptr(CURL *h, CURLoption opt, void *_Nullable v);
 CURLcode  ccurl_easy_setopt_str(CURL *h, CURLoption opt, const char *_Nullable v);
 CURLcode  ccurl_easy_setopt_data_cb(CURL *h, CURLoption opt, ccurl_data_cb _Nullable cb);
+/// CURLOPT_OPENSOCKETFUNCTION and CURLOPT_PREREQFUNCTION (libcurl >= 7.80): the checks of a
+/// request that may reach only public addresses (PushHTTPRequest.publicAddressesOnly).
+CURLcode  ccurl_easy_setopt_opensocket_cb(CURL *h, curl_opensocket_callback _Nullable cb);
+CURLcode  ccurl_easy_setopt_prereq_cb(CURL *h, curl_prereq_callback _Nullable cb);
 CURLcode  ccurl_easy_getinfo_long(CURL *h, CURLINFO info, long *out);
 CURLcode  ccurl_easy_getinfo_ptr(CURL *h, CURLINFO info, void *_Nullable *_Nonnull out);
 CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption opt, long v);

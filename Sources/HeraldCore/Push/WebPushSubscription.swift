@@ -28,9 +28,18 @@ public struct WebPushSubscription: Sendable, Equatable {
     ///   - auth: base64url of the 16-byte secret.
     ///   - allowLoopbackHTTP: accept `http://` for `127.0.0.0/8`, `localhost` and `[::1]`
     ///     (dev mode and tests; a real push service is always https).
-    /// - Throws: `WebPushSubscriptionError` naming the field at fault.
-    public init(endpoint: String, p256dh: String, auth: String, allowLoopbackHTTP: Bool) throws(WebPushSubscriptionError) {
+    ///   - allowPrivateHosts: accept a host that `PublicHostRule` refuses (loopback, private,
+    ///     link-local… addresses, local names): `HERALD_WEBPUSH_ALLOW_PRIVATE` (dev mode, tests).
+    ///     `allowLoopbackHTTP` needs it too, loopback hosts being private.
+    /// - Throws: `WebPushSubscriptionError` naming the field at fault (`.endpointNotPublic` for
+    ///   a host refused by `PublicHostRule`).
+    public init(endpoint: String, p256dh: String, auth: String, allowLoopbackHTTP: Bool,
+                allowPrivateHosts: Bool) throws(WebPushSubscriptionError) {
         try Self.checkEndpoint(endpoint, allowLoopbackHTTP: allowLoopbackHTTP)
+        if !allowPrivateHosts, let reason = Self.nonPublicHost(of: endpoint) {
+            throw .endpointNotPublic("endpoint host \(reason): a Web Push endpoint must be a push service on the public internet "
+                                     + "(HERALD_WEBPUSH_ALLOW_PRIVATE=1 allows others, for tests)")
+        }
         guard let point = Self.base64URLDecode(p256dh), point.count == 65, point[0] == 0x04 else {
             throw .p256dh("p256dh must be the base64url of a 65-byte uncompressed P-256 public key (starting with 0x04)")
         }
@@ -42,8 +51,9 @@ public struct WebPushSubscription: Sendable, Equatable {
         self.auth = secret
     }
 
-    /// Reads the stored form (`token`). Loopback `http://` endpoints parse here: whether they may
-    /// be registered is the API's decision, made once at registration.
+    /// Reads the stored form (`token`). Loopback `http://` endpoints and private hosts parse here:
+    /// whether they may be registered is the API's decision, made at registration, and whether
+    /// they are sent to the provider's (`nonPublicHost`).
     ///
     /// - Throws: `DeviceTokenError` with a message for field `token`.
     public init(token: String) throws(DeviceTokenError) {
@@ -62,7 +72,7 @@ public struct WebPushSubscription: Sendable, Equatable {
             }
         }
         do {
-            try self.init(endpoint: endpoint, p256dh: p256dh ?? "", auth: auth ?? "", allowLoopbackHTTP: true)
+            try self.init(endpoint: endpoint, p256dh: p256dh ?? "", auth: auth ?? "", allowLoopbackHTTP: true, allowPrivateHosts: true)
         } catch {
             throw DeviceTokenError(error.message, field: error.field)
         }
@@ -87,6 +97,17 @@ public struct WebPushSubscription: Sendable, Equatable {
 
     /// Whether the endpoint is plain `http://` (only ever a loopback host).
     public var isHTTP: Bool { endpoint.lowercased().hasPrefix("http:") }
+
+    /// Why the endpoint's host is not on the public internet (`PublicHostRule.refusal(host:)`),
+    /// or nil. A public name may still resolve to a private address: the transport checks that
+    /// (`PushHTTPRequest.publicAddressesOnly`).
+    public var nonPublicHost: String? { Self.nonPublicHost(of: endpoint) }
+
+    private static func nonPublicHost(of endpoint: String) -> String? {
+        // Foundation gives an IPv6 host without its brackets; the rule takes either.
+        guard let host = URLComponents(string: endpoint)?.host else { return "of \(endpoint) cannot be read" }
+        return PublicHostRule.refusal(host: host)
+    }
 
     private static func checkEndpoint(_ endpoint: String, allowLoopbackHTTP: Bool) throws(WebPushSubscriptionError) {
         guard !endpoint.isEmpty, endpoint.utf8.count <= maxEndpointBytes, endpoint.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
@@ -145,11 +166,14 @@ public enum WebPushSubscriptionError: Error, Equatable, Sendable {
     case p256dh(String)
     /// `keys.auth` is not 16 bytes.
     case auth(String)
+    /// The endpoint's host is not on the public internet (`PublicHostRule`): a 400
+    /// `endpoint_not_public` on `subscription.endpoint`.
+    case endpointNotPublic(String)
 
     /// The request field at fault, as the API names it.
     public var field: String {
         switch self {
-        case .endpoint: "subscription.endpoint"
+        case .endpoint, .endpointNotPublic: "subscription.endpoint"
         case .p256dh: "subscription.keys.p256dh"
         case .auth: "subscription.keys.auth"
         }
@@ -158,7 +182,14 @@ public enum WebPushSubscriptionError: Error, Equatable, Sendable {
     /// The rule the value breaks.
     public var message: String {
         switch self {
-        case .endpoint(let text), .p256dh(let text), .auth(let text): text
+        case .endpoint(let text), .p256dh(let text), .auth(let text), .endpointNotPublic(let text): text
         }
+    }
+
+    /// The API's error code: `endpoint_not_public` for a host refused by `PublicHostRule`,
+    /// `invalid_request` for the rest.
+    public var code: String {
+        if case .endpointNotPublic = self { return "endpoint_not_public" }
+        return "invalid_request"
     }
 }

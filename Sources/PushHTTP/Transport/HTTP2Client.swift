@@ -1,5 +1,6 @@
 import CCurl
 import CCurlShim
+import HeraldCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -276,6 +277,26 @@ final class CurlTransfer: @unchecked Sendable {
     var responseBody: [UInt8] = []
     var bodyTooLarge = false
 
+    /// `publicAddressesOnly`: the addresses refused (text), how many libcurl asked to connect to
+    /// in all, and whether a reused connection's peer was refused.
+    var refusedAddresses: [String] = []
+    var addressesTried = 0
+    var refusedReusedConnection = false
+
+    /// The failure when the request failed because no public address was allowed, else nil.
+    func addressFailure(code: CURLcode) -> PushTransportError? {
+        guard request.publicAddressesOnly, !refusedAddresses.isEmpty else { return nil }
+        // Some public address was tried and failed on its own: that failure is the network's.
+        guard refusedReusedConnection || (code == CURLE_COULDNT_CONNECT && refusedAddresses.count == addressesTried) else { return nil }
+        return .addressNotPublic("\(Self.host(of: request.url)) resolves to no public address (refused: "
+                                 + refusedAddresses.joined(separator: ", ") + ")")
+    }
+
+    private static func host(of url: String) -> Substring {
+        let rest = url.firstRange(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    }
+
     init(request: PushHTTPRequest, maxBody: Int,
          completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void) {
         self.request = request
@@ -347,6 +368,53 @@ private let writeCallback: ccurl_data_cb = { ptr, size, nmemb, userdata in
     let ok = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         .receiveBody(UnsafeRawBufferPointer(start: ptr, count: n))
     return ok ? n : 0
+}
+
+/// `CURLOPT_OPENSOCKETFUNCTION` of a `publicAddressesOnly` request: libcurl asks it for a socket
+/// for each address it tries (after DNS, so a public name pointed at `10.x` is caught); a non-public
+/// one gets `CURL_SOCKET_BAD` (libcurl then tries the next address, or fails with
+/// `CURLE_COULDNT_CONNECT`) and nothing is sent to it, not even a SYN.
+private let openSocketCallback: curl_opensocket_callback = { clientp, _, address in
+    guard let clientp, let address else { return CURL_SOCKET_BAD }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(clientp).takeUnretainedValue()
+    transfer.addressesTried += 1
+    guard let ip = socketAddress(address), ip.isPublic else {
+        transfer.refusedAddresses.append(socketAddress(address)?.description ?? "address family \(address.pointee.family)")
+        return CURL_SOCKET_BAD
+    }
+    // What libcurl's own open-socket does.
+    return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+}
+
+/// `CURLOPT_PREREQFUNCTION` of a `publicAddressesOnly` request: runs once its connection is ready,
+/// new or reused, before anything is sent. A reused one may have been opened by a request without
+/// the rule (Expo shares the client): its peer must be public too.
+private let prerequestCallback: curl_prereq_callback = { clientp, primaryIP, _, _, _ in
+    guard let clientp else { return CURL_PREREQFUNC_ABORT }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(clientp).takeUnretainedValue()
+    let text = primaryIP.map { String(cString: $0) } ?? ""
+    if let ip = IPAddress(text), ip.isPublic { return CURL_PREREQFUNC_OK }
+    transfer.refusedAddresses.append(text.isEmpty ? "unknown peer" : text)
+    transfer.refusedReusedConnection = true
+    return CURL_PREREQFUNC_ABORT
+}
+
+/// The IP address libcurl is about to connect to; nil for another family.
+func socketAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
+    // libcurl's `curl_sockaddr` holds a whole `sockaddr_storage` from `addr` on (its
+    // `Curl_sockaddr_ex`), so an IPv6 address may be read past the 16 bytes declared.
+    let length = Int(address.pointee.addrlen)
+    let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+    switch address.pointee.family {
+    case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+        let v4 = raw.loadUnaligned(as: sockaddr_in.self).sin_addr
+        return withUnsafeBytes(of: v4) { IPAddress(bytes: Array($0)) }
+    case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+        let v6 = raw.loadUnaligned(as: sockaddr_in6.self).sin6_addr
+        return withUnsafeBytes(of: v6) { IPAddress(bytes: Array($0)) }
+    default:
+        return nil
+    }
 }
 
 /// The driver-thread side: owns the multi handle and all easy handles.
@@ -539,6 +607,12 @@ final class CurlDriver: @unchecked Sendable {
         check(ccurl_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
         check(ccurl_easy_setopt_data_cb(h, CURLOPT_WRITEFUNCTION, writeCallback), "CURLOPT_WRITEFUNCTION")
         check(ccurl_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        if t.request.publicAddressesOnly {
+            check(ccurl_easy_setopt_opensocket_cb(h, openSocketCallback), "CURLOPT_OPENSOCKETFUNCTION")
+            check(ccurl_easy_setopt_ptr(h, CURLOPT_OPENSOCKETDATA, me), "CURLOPT_OPENSOCKETDATA")
+            check(ccurl_easy_setopt_prereq_cb(h, prerequestCallback), "CURLOPT_PREREQFUNCTION")
+            check(ccurl_easy_setopt_ptr(h, CURLOPT_PREREQDATA, me), "CURLOPT_PREREQDATA")
+        }
         return failure
     }
 
@@ -629,6 +703,8 @@ final class CurlDriver: @unchecked Sendable {
         let result: Result<PushHTTPResponse, PushTransportError>
         if code == CURLE_OK {
             result = .success(PushHTTPResponse(status: status, headers: t.responseHeaders, body: t.responseBody))
+        } else if let refused = t.addressFailure(code: code) {
+            result = .failure(refused)
         } else {
             let text = t.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : t.errorText
             result = .failure(PushTransportError.from(code: code, message: text, bodyTooLarge: t.bodyTooLarge))

@@ -88,6 +88,12 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         _ request: PushHTTPRequest,
         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
     ) {
+        // Only the configuration's gateways come here: this client does not check the addresses it
+        // connects to, so a client-given URL is refused rather than sent unchecked.
+        guard !request.publicAddressesOnly else {
+            return completion(.failure(.addressNotPublic("this client does not check destination addresses (a Web Push endpoint goes through libcurl)")),
+                              PushTransferInfo(httpVersion: "", newConnections: 0, elapsed: .zero))
+        }
         let item = H2Request(request: request, completion: completion)
         if let within = request.sendWithinMilliseconds {
             // From now, on the driver's clock: the wait in the inbox counts too.

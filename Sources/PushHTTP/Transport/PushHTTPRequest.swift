@@ -19,11 +19,19 @@ import HeraldCore
 ///   the client's own timeouts). The native client fails a request still waiting for a stream then
 ///   with `.sendByPassed` (never sent) and one on the wire then with `.timeout`; the libcurl client
 ///   caps its whole-request timeout with it.
+///
+/// - `publicAddressesOnly`: not sent; the URL came from a client (a Web Push endpoint), so the
+///   transport must only reach the public internet with it (`IPAddress.isPublic`): the libcurl
+///   client checks every address it connects to (`CURLOPT_OPENSOCKETFUNCTION`, after DNS) and the
+///   peer of a connection it reuses (`CURLOPT_PREREQFUNCTION`), and fails the request with
+///   `PushTransportError.addressNotPublic` when none is public. The native client (APNs, FCM:
+///   URLs of the configuration) does not check addresses and refuses such a request with the same error.
 public struct PushHTTPRequest: Sendable {
     public var url: String
     public var headers: [(String, String)]
     public var body: [UInt8]
     public var sendWithinMilliseconds: Int64?
+    public var publicAddressesOnly = false
 
     public init(url: String, headers: [(String, String)], body: [UInt8], sendWithinMilliseconds: Int64? = nil) {
         self.url = url

@@ -27,6 +27,11 @@ public enum PushTransportError: Error, Sendable, Equatable {
     case responseTooLarge
     /// The client was shut down before the request completed (or after it was shut down).
     case shutdown
+    /// The request must reach only public addresses (`PushHTTPRequest.publicAddressesOnly`) and
+    /// its host has none: every address it resolved to (or the reused connection's peer) is
+    /// loopback, private, link-local… (`IPAddress.range`). Nothing was sent to it; the text names
+    /// the addresses refused. Permanent while DNS says so: not transient.
+    case addressNotPublic(String)
     /// Any other libcurl failure (`code` is the raw `CURLcode`; negative codes are ours).
     case other(code: Int, message: String)
 
@@ -35,7 +40,7 @@ public enum PushTransportError: Error, Sendable, Equatable {
     public var isTransient: Bool {
         switch self {
         case .connect, .timeout, .protocolError, .sendByPassed: return true
-        case .tls, .responseTooLarge, .shutdown, .other: return false
+        case .tls, .responseTooLarge, .shutdown, .addressNotPublic, .other: return false
         }
     }
 
@@ -80,7 +85,7 @@ extension PushTransportError: PushTransportFailure {
     /// may have struck after the request was sent, so it counts.
     public var mayHaveReachedProvider: Bool {
         switch self {
-        case .connect, .sendByPassed: false
+        case .connect, .sendByPassed, .addressNotPublic: false
         default: true
         }
     }
