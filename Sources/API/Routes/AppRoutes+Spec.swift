@@ -53,7 +53,7 @@ extension AppRoutes {
         static let updateApp = RouteSpec(
             .patch, "/v1/apps/{app}", auth: .adminKey, operationID: "updateApp",
             tags: ["apps"], summary: "Change an app",
-            description: "The members given replace theirs (`null` clears one); `server_keys` replaces the key set (rotation: send old and new, later only new). Effective when answered, without a restart: new tokens and keys are checked with the new settings, and pushes use the new credentials.",
+            description: "The members given replace theirs; `server_keys` replaces the key set (rotation: send old and new, later only new). `null` clears a member (docs/api.md): `tokens.hs256_secret` is removed and tokens signed with it are refused at once (an app left without any token key accepts no access token); lists become empty; `push.*` removes a provider; refused (400 naming it): `server_keys` (1-10 keys), `tokens.user_claim`, `tokens` and `push` as wholes. Effective when answered, without a restart: new tokens and keys are checked with the new settings, and pushes use the new credentials.",
             parameters: [appPath],
             requestBody: .json(.ref("AppChange")),
             responses: [
