@@ -1,12 +1,15 @@
+import Dispatch
 import Foundation
 import HeraldCore
+import Synchronization
 import Testing
 
 @testable import API
 @testable import Realtime
 
 /// `POST|PATCH /v1/apps` bodies (docs/api.md "PATCH /v1/apps/{app}"): `null` clears a member, a
-/// secret included, or is refused naming the member and saying why.
+/// secret included, or is refused naming the member and saying why; and how an app change's
+/// answer learns whether the other nodes were told (the control bus, ADR 0006).
 @Suite("App changes")
 struct AppChangeTests {
     static func read(_ json: String, into settings: inout AppSettings) throws(HTTPError) -> AppChange {
@@ -72,5 +75,56 @@ struct AppChangeTests {
             #expect(error?.extra["field"] == field, "\(body)")
             #expect(error?.message.contains(says) == true, "\(body): \(error?.message ?? "accepted")")
         }
+    }
+
+    // MARK: - Propagation
+
+    static func app() throws -> ResolvedApp {
+        try ResolvedApp(record: AppRecord(id: AppID("chat")!, settings: AppSettings(), createdAt: 0, updatedAt: 0), jwtSecret: nil)
+    }
+
+    /// Installs with `notify` and waits for the outcome (reported from another thread).
+    static func propagation(_ directory: AppDirectory, notify: Bool = true, remove: Bool = false) throws -> AppPropagation? {
+        let outcome = Mutex<AppPropagation?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let report: @Sendable (AppPropagation) -> Void = { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        if remove { directory.remove(AppID("chat")!, notify: notify, announced: report) } else {
+            directory.install(try app(), notify: notify, announced: report)
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        return outcome.withLock { $0 }
+    }
+
+    struct BusDown: Error, CustomStringConvertible { var description: String { "connection refused" } }
+
+    @Test func aChangeTheBusCannotSendIsReportedNotPropagated() throws {
+        let directory = AppDirectory(configuration: APIConfiguration(serverKey: nil, verificationKeys: []))
+        #expect(try Self.propagation(directory) == .propagated)   // one node: nothing to tell
+        let sent = Mutex<[String]>([])
+        directory.onChange { id in sent.withLock { $0.append(id.rawValue) } }
+        #expect(try Self.propagation(directory) == .propagated)
+        #expect(sent.withLock { $0 } == ["chat"])
+        directory.onChange { _ in throw BusDown() }
+        #expect(try Self.propagation(directory) == .notPropagated(reason: "connection refused"))
+        #expect(try Self.propagation(directory, remove: true) == .notPropagated(reason: "connection refused"))
+        // Installed here all the same; a change from another node is not sent back.
+        #expect(try Self.propagation(directory, notify: false) == .propagated)
+        #expect(directory.app(AppID("chat")!) != nil)
+    }
+
+    @Test func theAnswerOfAChangeNotPropagatedSaysSo() throws {
+        let record = AppRecord(id: AppID("chat")!, settings: AppSettings(), createdAt: 0, updatedAt: 0)
+        let fine = AppRoutes.answer(200, record, propagation: .propagated)
+        #expect(fine.headers[AppRoutes.propagationHeader] == nil)
+        #expect(!String(decoding: fine.body, as: UTF8.self).contains("warning"))
+        let failed = AppRoutes.answer(200, record, propagation: .notPropagated(reason: "connection refused"))
+        #expect(failed.status == 200)
+        #expect(failed.headers[AppRoutes.propagationHeader] == "failed")
+        let body = try JSONSerialization.jsonObject(with: Data(failed.body)) as? [String: Any]
+        let warning = body?["warning"] as? String ?? ""
+        #expect(warning.contains("connection refused") && warning.contains("repeat the change once Redis is back"), "\(warning)")
     }
 }

@@ -42,6 +42,7 @@ extension OpenAPIComponents {
             }
           },
           "server_key": {"type": "string", "description": "The generated server key, in the answer to a POST without `server_keys` only."},
+          "warning": {"type": "string", "description": "In the answer to a POST or PATCH only, when the change is stored and served by this node but the other nodes of the cluster were not told (Redis unreachable): they serve the app as it was until they restart or a later change reaches them; repeat the change once Redis is back."},
           "cors_origins": {"type": "array", "items": {"type": "string"}},
           "catalog": {"type": ["object", "null"]},
           "payload": {"type": "object", "properties": {"root_key": {"type": ["string", "null"]}}},
