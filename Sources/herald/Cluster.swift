@@ -50,15 +50,17 @@ struct Cluster {
     /// every node without a restart (ADR 0006, issue 16 item 4): the node that committed it says
     /// so on the bus, and each node reloads that app from the shared database. Its own message
     /// comes back to it too; reloading an app it already serves changes nothing observable.
+    /// When the message cannot be sent (Redis unreachable) the admin API's answer says so
+    /// (`Herald-Propagation: failed`): the directory calls this off the committing thread and
+    /// waits for it (bounded by the bus's call timeout).
     func connect(apps: AppDirectory, service: AppService) {
         let bus = self.bus
         apps.onChange { id in
-            DispatchQueue.global().async {
-                do {
-                    try bus.send(.appSettingsChanged(appID: id.rawValue))
-                } catch {
-                    Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
-                }
+            do {
+                try bus.send(.appSettingsChanged(appID: id.rawValue))
+            } catch {
+                Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
+                throw error
             }
         }
         bus.onMessage { message in

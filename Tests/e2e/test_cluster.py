@@ -74,6 +74,8 @@ class Cluster:
             "HERALD_MAX_STREAMS_PER_USER": "0",
             # The admin API (ADR 0006): an app changed through one node is served by all.
             "HERALD_ADMIN_KEY": ADMIN_KEY,
+            # Apps' secrets (an HS256 secret) are sealed under it; every node has the same.
+            "HERALD_SECRET_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
         })
         self.env["HERALD_BROKER"] = redis.url
         self.env["HERALD_DATABASE"] = postgres.url
@@ -797,3 +799,70 @@ def test_an_apps_session_ended_on_A_closes_that_apps_streams_on_B_and_C_only(clu
         assert m.id == sent["id"] and m.json()["data"] == {"n": 1}
     finally:
         HTTP.delete(cluster.A.url("/v1/apps/talk"), headers=admin)
+
+
+def test_a_cleared_secret_is_refused_everywhere_and_a_change_redis_missed_says_so(cluster, engines):
+    """A new user's report (H1, L3): `{"tokens": {"hs256_secret": null}}` on A retires the secret
+    on B and C too; a change made while Redis is down is stored and served by A, and its answer
+    says the other nodes were not told (`Herald-Propagation: failed`, `warning`), until Redis is
+    back and the change is repeated. Last in the module: it stops Redis."""
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    secret = "vault-secret-0123456789abcdef012"
+    first, second = "vault-key-one-0123456789", "vault-key-two-0123456789"
+    signing = ec.generate_private_key(ec.SECP256R1())
+    public = signing.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    hs = jwt.encode({"sub": "vic", "app": "vault", "exp": int(time.time()) + 600}, secret, algorithm="HS256")
+    es = jwt.encode({"sub": "vic", "app": "vault", "exp": int(time.time()) + 600}, signing, algorithm="ES256")
+
+    def token_status(node, token):
+        return HTTP.get(node.url("/v1/me/devices"), headers=auth(token)).status_code
+
+    def key_status(node, key):
+        # A route that needs no Redis: the key's check is what is seen.
+        return HTTP.get(node.url("/v1/jobs"), headers=auth(key)).status_code
+
+    try:
+        r = HTTP.post(cluster.A.url("/v1/apps"), headers=admin,
+                      json={"id": "vault", "server_keys": [first], "tokens": {"hs256_secret": secret, "public_keys": [public]}})
+        assert r.status_code == 201 and "Herald-Propagation" not in r.headers and "warning" not in r.json(), r.text
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: token_status(node, hs) == 200, 10, "the new app's HS256 tokens on another node")
+        r = HTTP.patch(cluster.A.url("/v1/apps/vault"), json={"tokens": {"hs256_secret": None}}, headers=admin)
+        assert r.status_code == 200 and r.json()["tokens"]["hs256_secret"] is None, r.text
+        assert "Herald-Propagation" not in r.headers
+        for node in cluster.nodes:
+            wait_until(lambda: token_status(node, hs) == 401, 10, "the cleared secret refused on every node")
+            assert token_status(node, es) == 200
+            assert HTTP.get(node.url("/v1/apps/vault"), headers=admin).json()["tokens"]["hs256_secret"] is None
+
+        engines["redis"].stop()
+        r = HTTP.patch(cluster.A.url("/v1/apps/vault"), json={"server_keys": [second]}, headers=admin)
+        assert r.status_code == 200, r.text
+        assert r.headers.get("Herald-Propagation") == "failed", r.headers
+        assert "repeat the change once Redis is back" in r.json()["warning"], r.json()
+        assert key_status(cluster.A, second) == 200 and key_status(cluster.A, first) == 401
+        assert key_status(cluster.B, first) == 200   # B was not told: it serves the app as it was
+
+        engines["redis"].start()
+        # Repeated once Redis is back (the nodes subscribe again within a few seconds): an answer
+        # without the header, and then every node has it.
+        def repeated():
+            r = HTTP.patch(cluster.A.url("/v1/apps/vault"), json={"server_keys": [second]}, headers=admin)
+            assert r.status_code == 200, r.text
+            if "Herald-Propagation" in r.headers:
+                return False
+            assert "warning" not in r.json(), r.json()
+            return all(wait_for_key(node) for node in (cluster.B, cluster.C))
+
+        def wait_for_key(node):
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                if key_status(node, second) == 200 and key_status(node, first) == 401:
+                    return True
+                time.sleep(0.05)
+            return False
+        wait_until(repeated, 40, "a change repeated once Redis is back reaching B and C", interval=0.5)
+    finally:
+        if engines["redis"].proc.poll() is not None:
+            engines["redis"].start()
+        HTTP.delete(cluster.A.url("/v1/apps/vault"), headers=admin)

@@ -4,12 +4,22 @@ import PushHTTP
 import Realtime
 
 /// One `POST` or `PATCH /v1/apps` body, read member by member so every refusal names its field
-/// (`push.apns.topic`). A member present replaces that part of the app; `null` clears it.
+/// (`push.apns.topic`). A member present replaces that part of the app; `null` clears it (a list
+/// becomes empty, an optional value absent, a secret or push provider removed), except where the
+/// app cannot be without it: `server_keys` (1-10), `tokens.user_claim`, and `tokens` and `push`
+/// as wholes (their members are cleared one by one), which refuse `null` saying why.
 struct AppChange {
-    /// Secrets to set (a value) or clear (nil), by field.
-    var secrets: [AppSecretField: [UInt8]?] = [:]
+    /// Secrets to set (`.some(value)`) or clear (`.some(nil)`), by field; a field absent is kept.
+    /// Written with `setSecret(_:_:)`: assigning an optional to this dictionary's subscript can
+    /// remove the entry instead of recording a clear, and a "cleared" secret then stays.
+    private(set) var secrets: [AppSecretField: [UInt8]?] = [:]
     /// The server keys, replacing the app's set when present (rotation: old and new, then new).
     var serverKeys: [String]?
+
+    /// Records that `field` is set to `value`, or cleared when `value` is nil.
+    mutating func setSecret(_ field: AppSecretField, _ value: [UInt8]?) {
+        secrets.updateValue(value, forKey: field)
+    }
 
     static let members = ["id", "tokens", "server_keys", "cors_origins", "catalog", "payload", "exclusions", "default_locale", "push"]
 
@@ -20,11 +30,15 @@ struct AppChange {
         if let unknown = object.keys.sorted().first(where: { !members.contains($0) }) {
             throw HTTPError.invalid(unknown, "unknown member \"\(unknown)\": the members are \(members.joined(separator: ", "))")
         }
-        if let tokens = try optionalObject(object, "tokens", "tokens") {
+        if let tokens = try group(object, "tokens", hint: #"{"tokens": {"hs256_secret": null}} removes the HS256 secret"#) {
             try readTokens(tokens, into: &settings.tokens, change: &change)
         }
         if object.keys.contains("server_keys") {
-            let keys = try strings(object["server_keys"], "server_keys")
+            if object["server_keys"] is NSNull {
+                throw HTTPError.invalid("server_keys", "server_keys cannot be cleared: an app has 1 to 10 server keys; "
+                    + "to retire one, send the keys that stay (rotation: old and new, then only new)")
+            }
+            let keys = try strings(object["server_keys"], "server_keys", "a list of 1 to 10 server keys", nullClears: false)
             guard (1...10).contains(keys.count) else { throw HTTPError.invalid("server_keys", "give 1 to 10 server keys") }
             // Printable ASCII only: a key is sent in an Authorization header, where anything else
             // cannot travel (a newline) or is read differently by different clients.
@@ -34,7 +48,7 @@ struct AppChange {
             change.serverKeys = keys
         }
         if object.keys.contains("cors_origins") {
-            let origins = try strings(object["cors_origins"], "cors_origins")
+            let origins = try strings(object["cors_origins"], "cors_origins", "a list of at most 100 origins, or null for none")
             for origin in origins where !(origin == "*" || origin.hasPrefix("https://") || origin.hasPrefix("http://")) {
                 throw HTTPError.invalid("cors_origins", "\(origin) is not an origin (scheme://host[:port]) or *")
             }
@@ -51,7 +65,9 @@ struct AppChange {
                 settings.catalogJSON = text
             }
         }
-        if let payload = try optionalObject(object, "payload", "payload") {
+        if object["payload"] is NSNull {
+            settings.payload = AppPayloadSettings()
+        } else if let payload = try optionalObject(object, "payload", "payload") {
             try only(payload, ["root_key"], "payload")
             if payload.keys.contains("root_key") {
                 let root = try optionalString(payload["root_key"], "payload.root_key")
@@ -59,14 +75,22 @@ struct AppChange {
                 settings.payload.rootKey = root
             }
         }
-        if let exclusions = try optionalObject(object, "exclusions", "exclusions") {
+        if object["exclusions"] is NSNull {
+            settings.exclusions = AppExclusions()
+        } else if let exclusions = try optionalObject(object, "exclusions", "exclusions") {
             try only(exclusions, ["audiences", "kinds", "data_prefixes"], "exclusions")
-            if exclusions.keys.contains("audiences") { settings.exclusions.audiences = try strings(exclusions["audiences"], "exclusions.audiences") }
-            if exclusions.keys.contains("kinds") { settings.exclusions.kinds = try strings(exclusions["kinds"], "exclusions.kinds") }
-            if exclusions.keys.contains("data_prefixes") {
+            if exclusions.keys.contains("audiences") {
+                settings.exclusions.audiences = try strings(exclusions["audiences"], "exclusions.audiences", "a list of at most 100 audiences, or null for none")
+            }
+            if exclusions.keys.contains("kinds") {
+                settings.exclusions.kinds = try strings(exclusions["kinds"], "exclusions.kinds", "a list of at most 100 kinds, or null for none")
+            }
+            if exclusions["data_prefixes"] is NSNull {
+                settings.exclusions.dataPrefixes = []
+            } else if exclusions.keys.contains("data_prefixes") {
                 // Every notification of the app is checked against each: a short list.
                 guard let list = exclusions["data_prefixes"] as? [[String: Any]], list.count <= 100 else {
-                    throw HTTPError.invalid("exclusions.data_prefixes", "a list of at most 100 {key, prefix}")
+                    throw HTTPError.invalid("exclusions.data_prefixes", "a list of at most 100 {key, prefix}, or null for none")
                 }
                 settings.exclusions.dataPrefixes = try list.enumerated().map { (index, item) throws(HTTPError) in
                     guard let key = item["key"] as? String, let prefix = item["prefix"] as? String, !key.isEmpty, !prefix.isEmpty, item.count == 2 else {
@@ -83,7 +107,7 @@ struct AppChange {
             }
             settings.defaultLocale = locale
         }
-        if let push = try optionalObject(object, "push", "push") {
+        if let push = try group(object, "push", hint: #"{"push": {"apns": null}} removes the APNs credentials"#) {
             try readPush(push, into: &settings.push, change: &change)
         }
         return change
@@ -94,9 +118,11 @@ struct AppChange {
         if tokens.keys.contains("hs256_secret") {
             let secret = try optionalString(tokens["hs256_secret"], "tokens.hs256_secret")
             if let secret, secret.utf8.count < 16 { throw HTTPError.invalid("tokens.hs256_secret", "at least 16 bytes (RFC 7518 §3.2 asks for 32)") }
-            change.secrets[.jwtSecret] = secret.map { Array($0.utf8) }
+            change.setSecret(.jwtSecret, secret.map { Array($0.utf8) })
         }
-        if tokens.keys.contains("public_keys") { settings.publicKeys = try strings(tokens["public_keys"], "tokens.public_keys") }
+        if tokens.keys.contains("public_keys") {
+            settings.publicKeys = try strings(tokens["public_keys"], "tokens.public_keys", "a list of at most 100 PEM public keys, or null for none")
+        }
         if tokens.keys.contains("jwks") {
             if tokens["jwks"] is NSNull {
                 settings.jwks = nil
@@ -107,8 +133,14 @@ struct AppChange {
                 settings.jwks = text
             }
         }
-        if tokens.keys.contains("algorithms") { settings.algorithms = try strings(tokens["algorithms"], "tokens.algorithms") }
+        if tokens.keys.contains("algorithms") {
+            settings.algorithms = try strings(tokens["algorithms"], "tokens.algorithms",
+                                              "a list of HS256, RS256, ES256, or null (or []) for those of the keys")
+        }
         if tokens.keys.contains("user_claim") {
+            if tokens["user_claim"] is NSNull {
+                throw HTTPError.invalid("tokens.user_claim", "tokens.user_claim cannot be cleared: a token names its user by a claim; give one (the default is sub)")
+            }
             guard let claim = tokens["user_claim"] as? String, !claim.isEmpty else { throw HTTPError.invalid("tokens.user_claim", "a claim name") }
             settings.userClaim = claim
         }
@@ -130,7 +162,7 @@ struct AppChange {
         if push.keys.contains("apns") {
             if push["apns"] is NSNull {
                 settings.apnsKeyID = nil; settings.apnsTeamID = nil; settings.apnsTopic = nil
-                change.secrets[.apnsKey] = .some(nil)
+                change.setSecret(.apnsKey, nil)
             } else {
                 guard let apns = push["apns"] as? [String: Any] else { throw HTTPError.invalid("push.apns", "an object, or null to remove") }
                 try only(apns, ["key_p8", "key_id", "team_id", "topic"], "push.apns")
@@ -138,13 +170,13 @@ struct AppChange {
                 settings.apnsKeyID = try required(apns, "key_id", "push.apns")
                 settings.apnsTeamID = try required(apns, "team_id", "push.apns")
                 settings.apnsTopic = try required(apns, "topic", "push.apns")
-                change.secrets[.apnsKey] = Array(key.replacingOccurrences(of: "\\n", with: "\n").utf8)
+                change.setSecret(.apnsKey, Array(key.replacingOccurrences(of: "\\n", with: "\n").utf8))
             }
         }
         if push.keys.contains("fcm") {
             if push["fcm"] is NSNull {
                 settings.fcmProjectID = nil
-                change.secrets[.fcmServiceAccount] = .some(nil)
+                change.setSecret(.fcmServiceAccount, nil)
             } else {
                 guard let fcm = push["fcm"] as? [String: Any] else { throw HTTPError.invalid("push.fcm", "an object, or null to remove") }
                 try only(fcm, ["service_account", "project_id"], "push.fcm")
@@ -157,26 +189,26 @@ struct AppChange {
                     throw HTTPError.invalid("push.fcm.service_account", "the service account JSON, as an object or a string")
                 }
                 settings.fcmProjectID = try optionalString(fcm["project_id"], "push.fcm.project_id")
-                change.secrets[.fcmServiceAccount] = Array(account.utf8)
+                change.setSecret(.fcmServiceAccount, Array(account.utf8))
             }
         }
         if push.keys.contains("expo") {
             if push["expo"] is NSNull {
-                change.secrets[.expoAccessToken] = .some(nil)
+                change.setSecret(.expoAccessToken, nil)
             } else {
                 guard let expo = push["expo"] as? [String: Any] else { throw HTTPError.invalid("push.expo", "an object, or null to remove") }
                 try only(expo, ["access_token"], "push.expo")
-                change.secrets[.expoAccessToken] = Array(try required(expo, "access_token", "push.expo").utf8)
+                change.setSecret(.expoAccessToken, Array(try required(expo, "access_token", "push.expo").utf8))
             }
         }
         if push.keys.contains("webpush") {
             if push["webpush"] is NSNull {
                 settings.vapidSubject = nil; settings.vapidPublicKey = nil
-                change.secrets[.vapidPrivateKey] = .some(nil)
+                change.setSecret(.vapidPrivateKey, nil)
             } else {
                 guard let webpush = push["webpush"] as? [String: Any] else { throw HTTPError.invalid("push.webpush", "an object, or null to remove") }
                 try only(webpush, ["vapid_private_key", "subject", "public_key"], "push.webpush")
-                change.secrets[.vapidPrivateKey] = Array(try required(webpush, "vapid_private_key", "push.webpush").utf8)
+                change.setSecret(.vapidPrivateKey, Array(try required(webpush, "vapid_private_key", "push.webpush").utf8))
                 settings.vapidSubject = try required(webpush, "subject", "push.webpush")
                 settings.vapidPublicKey = try optionalString(webpush["public_key"], "push.webpush.public_key")
             }
@@ -197,6 +229,15 @@ struct AppChange {
         return nested
     }
 
+    /// `tokens` or `push`: an object whose members change one by one; `null` for the whole is
+    /// refused (clearing every token key or every provider at once is never what a typo should do).
+    private static func group(_ object: [String: Any], _ key: String, hint: String) throws(HTTPError) -> [String: Any]? {
+        if object[key] is NSNull {
+            throw HTTPError.invalid(key, "\(key) cannot be null: clear its members one by one (\(hint))")
+        }
+        return try optionalObject(object, key, key)
+    }
+
     private static func required(_ object: [String: Any], _ key: String, _ path: String) throws(HTTPError) -> String {
         guard let value = object[key] as? String, !value.isEmpty else { throw HTTPError.invalid("\(path).\(key)", "a non-empty string is required") }
         return value
@@ -208,8 +249,11 @@ struct AppChange {
         return text
     }
 
-    private static func strings(_ value: Any?, _ field: String) throws(HTTPError) -> [String] {
-        guard let list = value as? [Any], list.count <= 100 else { throw HTTPError.invalid(field, "a list of at most 100 strings") }
+    /// A list member: `null` is an empty list when `nullClears`.
+    /// - Parameter rule: what the member takes, for the refusal's message.
+    private static func strings(_ value: Any?, _ field: String, _ rule: String, nullClears: Bool = true) throws(HTTPError) -> [String] {
+        if nullClears, value is NSNull { return [] }
+        guard let list = value as? [Any], list.count <= 100 else { throw HTTPError.invalid(field, rule) }
         return try list.map { (item) throws(HTTPError) -> String in
             guard let text = item as? String, !text.isEmpty else { throw HTTPError.invalid(field, "a list of non-empty strings") }
             return text

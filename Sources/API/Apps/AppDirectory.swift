@@ -1,8 +1,19 @@
+import Dispatch
 import Foundation
 import HeraldCore
 import PushHTTP
 import Realtime
 import Synchronization
+
+/// What became of telling the other nodes about an app's change (the control bus, ADR 0006).
+public enum AppPropagation: Sendable, Equatable {
+    /// Every node serves the change: the control bus took the message, or there is no other node.
+    case propagated
+    /// Committed and served by this node, but the control bus could not take the message (Redis
+    /// unreachable, `reason`): the other nodes serve the app as it was until they restart or a
+    /// later change of it reaches them.
+    case notPropagated(reason: String)
+}
 
 /// Every app this process serves, as one immutable snapshot swapped on each change (ADR 0006):
 /// the environment's `default` and the stored apps. A request reads the snapshot once; an admin
@@ -33,7 +44,7 @@ public final class AppDirectory: Sendable {
     }
 
     private let state: Mutex<Snapshot>
-    private let changedHook: Mutex<(@Sendable (AppID) -> Void)?>
+    private let changedHook: Mutex<(@Sendable (AppID) throws -> Void)?>
 
     /// - Parameter configuration: the environment's keys, the `default` app.
     public init(configuration: APIConfiguration) {
@@ -45,7 +56,9 @@ public final class AppDirectory: Sendable {
     }
 
     /// Sets the hook called with an app's id after it changed here (the control bus, ADR 0006).
-    public func onChange(_ hook: @escaping @Sendable (AppID) -> Void) {
+    /// It is called off the caller's thread and may block (bounded: the bus's call timeout); it
+    /// throws when the other nodes could not be told, which the change's answer then says.
+    public func onChange(_ hook: @escaping @Sendable (AppID) throws -> Void) {
         changedHook.withLock { $0 = hook }
     }
 
@@ -71,8 +84,11 @@ public final class AppDirectory: Sendable {
     }
 
     /// Installs or replaces a stored app (never `default`).
-    /// - Parameter notify: false when the change came from another node (no echo back to them).
-    public func install(_ app: ResolvedApp, notify: Bool = true) {
+    /// - Parameters:
+    ///   - notify: false when the change came from another node (no echo back to them).
+    ///   - announced: called once the other nodes were told, or could not be (from another
+    ///     thread); at once with `.propagated` when `notify` is false.
+    public func install(_ app: ResolvedApp, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         precondition(!app.id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
             snapshot.hashDefaultServerKey()
@@ -86,12 +102,14 @@ public final class AppDirectory: Sendable {
             if let issuer = app.settings.tokens.issuer, snapshot.byIssuer[issuer] == nil { snapshot.byIssuer[issuer] = app.id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
-        if notify { changedHook.withLock { $0 }?(app.id) }
+        if notify { announce(app.id, then: announced) } else { announced(.propagated) }
     }
 
     /// Forgets a stored app.
-    /// - Parameter notify: false when the change came from another node.
-    public func remove(_ id: AppID, notify: Bool = true) {
+    /// - Parameters:
+    ///   - notify: false when the change came from another node.
+    ///   - announced: as for `install`.
+    public func remove(_ id: AppID, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         precondition(!id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
             snapshot.apps[id] = nil
@@ -99,7 +117,21 @@ public final class AppDirectory: Sendable {
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
         }
-        if notify { changedHook.withLock { $0 }?(id) }
+        if notify { announce(id, then: announced) } else { announced(.propagated) }
+    }
+
+    /// Runs the change hook for `id` off the caller's thread (it may wait on Redis; the caller may
+    /// be the storage thread that committed the change) and reports how it went.
+    private func announce(_ id: AppID, then announced: @escaping @Sendable (AppPropagation) -> Void) {
+        guard let hook = changedHook.withLock({ $0 }) else { return announced(.propagated) }
+        DispatchQueue.global().async {
+            do {
+                try hook(id)
+                announced(.propagated)
+            } catch {
+                announced(.notPropagated(reason: "\(error)"))
+            }
+        }
     }
 
     /// Whether any stored app lists `origin` (or `*`) in its `cors_origins`: what a preflight,

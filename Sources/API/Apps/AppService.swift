@@ -76,16 +76,18 @@ public final class AppService: Sendable {
     }
 
     /// Makes a committed app effective: verifiers, server keys, providers (no restart).
-    func install(_ prepared: Prepared, notify: Bool = true) {
+    /// - Parameter announced: how telling the other nodes went (`AppDirectory.install`).
+    func install(_ prepared: Prepared, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         failed.withLock { $0[prepared.record.id] = nil }
         if let built = prepared.providers { providers?.setProviders(built, app: prepared.record.id.rawValue) }
-        directory.install(prepared.resolved, notify: notify)
+        directory.install(prepared.resolved, notify: notify, announced: announced)
     }
 
     /// Forgets a deleted app and closes its streams.
-    func uninstall(_ id: AppID, notify: Bool = true) {
+    /// - Parameter announced: how telling the other nodes went (`AppDirectory.remove`).
+    func uninstall(_ id: AppID, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         failed.withLock { $0[id] = nil }
-        directory.remove(id, notify: notify)
+        directory.remove(id, notify: notify, announced: announced)
         providers?.removeApp(id.rawValue)
         factory?.release(app: id)
         closeStreams(id)

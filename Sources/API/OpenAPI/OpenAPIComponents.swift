@@ -313,6 +313,11 @@ enum OpenAPIComponents {
         "required": true,
         "description": "The stream position taken before the read: open the SSE stream with it as `Last-Event-ID` (or the WebSocket with `last_event_id`) to get every change after what this answer shows.",
         "schema": {"$ref": "#/components/schemas/Cursor"}
+      },
+      "HeraldPropagation": {
+        "required": false,
+        "description": "`failed`: the app change is stored and served by this node, but the other nodes of the cluster were not told (the control bus failed: Redis unreachable); they serve the app as it was until they restart or a later change of it reaches them. Repeat the change once Redis is back. Absent when every node serves it (or there is one node).",
+        "schema": {"type": "string", "enum": ["failed"]}
       }
     }
     """#

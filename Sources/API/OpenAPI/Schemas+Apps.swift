@@ -42,6 +42,7 @@ extension OpenAPIComponents {
             }
           },
           "server_key": {"type": "string", "description": "The generated server key, in the answer to a POST without `server_keys` only."},
+          "warning": {"type": "string", "description": "In the answer to a POST or PATCH only, when the change is stored and served by this node but the other nodes of the cluster were not told (Redis unreachable): they serve the app as it was until they restart or a later change reaches them; repeat the change once Redis is back."},
           "cors_origins": {"type": "array", "items": {"type": "string"}},
           "catalog": {"type": ["object", "null"]},
           "payload": {"type": "object", "properties": {"root_key": {"type": ["string", "null"]}}},
@@ -68,40 +69,42 @@ extension OpenAPIComponents {
       "AppChange": {
         "type": "object",
         "additionalProperties": false,
-        "description": "A new app (`id` required) or a change (members given replace theirs; `null` clears). Secrets (`tokens.hs256_secret`, `push.*` keys) are sealed at rest and never answered.",
+        "description": "A new app (`id` required) or a change (members given replace theirs; `null` clears one: a secret or provider is removed, a list becomes empty; `server_keys`, `tokens.user_claim`, `tokens` and `push` refuse `null`). Secrets (`tokens.hs256_secret`, `push.*` keys) are sealed at rest and never answered.",
         "properties": {
           "id": {"type": "string", "pattern": "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "description": "1-63 of a-z 0-9 -, starting and ending with a letter or digit (a DNS label, RFC 1123)."},
           "tokens": {
             "type": "object",
             "additionalProperties": false,
+            "description": "Cannot be `null` as a whole: its members change (and clear) one by one.",
             "properties": {
-              "hs256_secret": {"type": ["string", "null"], "minLength": 16},
-              "public_keys": {"type": "array", "items": {"type": "string"}},
+              "hs256_secret": {"type": ["string", "null"], "minLength": 16, "description": "`null` removes the secret: tokens signed with it are refused."},
+              "public_keys": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}, "description": "`null`: none."},
               "jwks": {"type": ["object", "null"]},
-              "algorithms": {"type": "array", "items": {"type": "string", "enum": ["HS256", "RS256", "ES256"]}},
-              "user_claim": {"type": "string", "minLength": 1},
+              "algorithms": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string", "enum": ["HS256", "RS256", "ES256"]}, "description": "`null` or empty: those of the keys."},
+              "user_claim": {"type": "string", "minLength": 1, "description": "Cannot be `null`."},
               "session_claim": {"type": ["string", "null"], "minLength": 1},
               "issuer": {"type": ["string", "null"]},
               "audience": {"type": ["string", "null"]}
             }
           },
-          "server_keys": {"type": "array", "minItems": 1, "maxItems": 10, "items": {"type": "string", "minLength": 16, "maxLength": 256, "pattern": "^[^ ]+$"}},
-          "cors_origins": {"type": "array", "items": {"type": "string"}},
+          "server_keys": {"type": "array", "minItems": 1, "maxItems": 10, "description": "Cannot be `null`: an app has 1-10 keys.", "items": {"type": "string", "minLength": 16, "maxLength": 256, "pattern": "^[^ ]+$"}},
+          "cors_origins": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}, "description": "`null`: none."},
           "catalog": {"type": ["object", "null"]},
-          "payload": {"type": "object", "additionalProperties": false, "properties": {"root_key": {"type": ["string", "null"]}}},
+          "payload": {"type": ["object", "null"], "additionalProperties": false, "properties": {"root_key": {"type": ["string", "null"]}}},
           "exclusions": {
-            "type": "object",
+            "type": ["object", "null"],
             "additionalProperties": false,
             "properties": {
-              "audiences": {"type": "array", "items": {"type": "string"}},
-              "kinds": {"type": "array", "items": {"type": "string"}},
-              "data_prefixes": {"type": "array", "items": {"type": "object", "required": ["key", "prefix"], "properties": {"key": {"type": "string"}, "prefix": {"type": "string"}}}}
+              "audiences": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}},
+              "kinds": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}},
+              "data_prefixes": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "object", "required": ["key", "prefix"], "properties": {"key": {"type": "string"}, "prefix": {"type": "string"}}}}
             }
           },
           "default_locale": {"type": ["string", "null"]},
           "push": {
             "type": "object",
             "additionalProperties": false,
+            "description": "Cannot be `null` as a whole: `null` for one provider removes its credentials.",
             "properties": {
               "apns": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["key_p8", "key_id", "team_id", "topic"], "additionalProperties": false,
                 "properties": {"key_p8": {"type": "string"}, "key_id": {"type": "string"}, "team_id": {"type": "string"}, "topic": {"type": "string"}}}]},

@@ -7,6 +7,7 @@ extension AppRoutes {
                                                              schema: .json(#"{"type": "string"}"#))
         private static let conflict = OpenAPIResponse.json("The id, a server key or the token issuer is taken (`app_exists`, `server_key_taken`, `issuer_taken`), or the app is `default` (`app_from_environment`).",
                                                            .error(["app_exists", "server_key_taken", "issuer_taken", "app_from_environment"]))
+        private static let propagation = ##"{"Herald-Propagation": {"$ref": "#/components/headers/HeraldPropagation"}}"##
         private static let secretKeyMissing = OpenAPIResponse.json("A secret was given and no `HERALD_SECRET_KEY` is configured, or storage is unavailable.",
                                                                    .error(["secret_key_missing", "storage_busy", "storage_read_only", "storage_unavailable"]))
 
@@ -16,7 +17,7 @@ extension AppRoutes {
             description: "A tenant with its own token verification, server keys, push credentials and payload options (AP-1, AP-2, ADR 0006). Every setting is checked, and every credential parsed, before anything is stored: a bad one is a 400 naming the field. Without `server_keys` one key is generated and answered once (`server_key`).",
             requestBody: .json(.ref("AppChange")),
             responses: [
-                201: .json("The app, secrets shown as fingerprints.", .ref("App")),
+                201: .json("The app, secrets shown as fingerprints; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told.", .ref("App"), headers: propagation),
                 400: .invalidRequest,
                 401: .unauthorized,
                 409: conflict,
@@ -53,11 +54,11 @@ extension AppRoutes {
         static let updateApp = RouteSpec(
             .patch, "/v1/apps/{app}", auth: .adminKey, operationID: "updateApp",
             tags: ["apps"], summary: "Change an app",
-            description: "The members given replace theirs (`null` clears one); `server_keys` replaces the key set (rotation: send old and new, later only new). Effective when answered, without a restart: new tokens and keys are checked with the new settings, and pushes use the new credentials.",
+            description: "The members given replace theirs; `server_keys` replaces the key set (rotation: send old and new, later only new). `null` clears a member (docs/api.md): `tokens.hs256_secret` is removed and tokens signed with it are refused at once (an app left without any token key accepts no access token); lists become empty; `push.*` removes a provider; refused (400 naming it): `server_keys` (1-10 keys), `tokens.user_claim`, `tokens` and `push` as wholes. Effective when answered, without a restart: new tokens and keys are checked with the new settings, and pushes use the new credentials.",
             parameters: [appPath],
             requestBody: .json(.ref("AppChange")),
             responses: [
-                200: .json("The app.", .ref("App")),
+                200: .json("The app; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told.", .ref("App"), headers: propagation),
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,
@@ -76,7 +77,7 @@ extension AppRoutes {
             description: "Removes its devices, sessions, notifications, deliveries, preferences, members, idempotency keys and its devices' jobs in one transaction, drops its providers and closes its streams (AP-3).",
             parameters: [appPath],
             responses: [
-                204: .content("Deleted."),
+                204: .content("Deleted; `Herald-Propagation: failed` when the other nodes were not told.", headers: propagation),
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,

@@ -82,8 +82,9 @@ struct AppRoutes {
                     return writer.complete(.error(409, code: "app_exists", message: "app \(id) exists, or one of its server keys is another app's"))
                 }
                 if case .failure(let error) = result { return writer.complete(DatabaseResponder.response(.failure(error))) }
-                service.install(prepared)
-                writer.complete(.json(201, Self.json(prepared.record, serverKey: shownKey)))
+                service.install(prepared) { propagation in
+                    writer.complete(Self.answer(201, prepared.record, serverKey: shownKey, propagation: propagation))
+                }
             }
         }
     }
@@ -142,8 +143,9 @@ struct AppRoutes {
             }) { result in
                 switch result {
                 case .success(let prepared):
-                    service.install(prepared)
-                    writer.complete(.json(200, Self.json(prepared.record)))
+                    service.install(prepared) { propagation in
+                        writer.complete(Self.answer(200, prepared.record, propagation: propagation))
+                    }
                 case .failure(let error as StorageError) where error.isUniqueViolation:
                     writer.complete(.error(409, code: "server_key_taken", message: "a server key belongs to another app"))
                 case .failure(let error):
@@ -166,8 +168,11 @@ struct AppRoutes {
             service.storage.write({ tx in try tx.apps.delete(id) }) { result in
                 switch result {
                 case .success(true):
-                    service.uninstall(id)
-                    writer.complete(.empty(204))
+                    service.uninstall(id) { propagation in
+                        var response = HTTPResponse.empty(204)
+                        if case .notPropagated = propagation { response.headers.add(name: Self.propagationHeader, value: "failed") }
+                        writer.complete(response)
+                    }
                 case .success(false):
                     writer.complete(.error(404, code: "not_found", message: "no app \(id)"))
                 case .failure(let error):
@@ -261,6 +266,21 @@ struct AppRoutes {
 
     // MARK: - Answers
 
+    /// Set to `failed` on the answer to a change the other nodes were not told of (the control
+    /// bus failed: Redis unreachable); POST and PATCH answers also carry a `warning`.
+    static let propagationHeader = "Herald-Propagation"
+
+    /// The answer to a committed create or change: the app, and what the other nodes do not know.
+    static func answer(_ status: Int, _ record: AppRecord, serverKey: String? = nil, propagation: AppPropagation) -> HTTPResponse {
+        guard case .notPropagated(let reason) = propagation else { return .json(status, json(record, serverKey: serverKey)) }
+        let warning = "stored, and served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
+            + "they serve app \(record.id) as it was until they restart or a later change of it reaches them; "
+            + "repeat the change once Redis is back"
+        var response = HTTPResponse.json(status, json(record, serverKey: serverKey, warning: warning))
+        response.headers.add(name: propagationHeader, value: "failed")
+        return response
+    }
+
     private static func time(_ milliseconds: Int64) -> String { JSONText.quote(Timestamp.iso8601(milliseconds: milliseconds)) }
 
     private static func secret(_ record: AppRecord, _ field: AppSecretField) -> String {
@@ -271,7 +291,7 @@ struct AppRoutes {
     private static func optional(_ text: String?) -> String { text.map(JSONText.quote) ?? "null" }
 
     /// The app as answered: settings, fingerprints of secrets and server keys, never a secret.
-    static func json(_ record: AppRecord, serverKey: String? = nil) -> String {
+    static func json(_ record: AppRecord, serverKey: String? = nil, warning: String? = nil) -> String {
         let s = record.settings, t = s.tokens, p = s.push
         var fields: [String] = [
             "\"id\":\(JSONText.quote(record.id.rawValue))",
@@ -302,6 +322,7 @@ struct AppRoutes {
             "\"updated_at\":\(time(record.updatedAt))",
         ]
         if let serverKey { fields.append("\"server_key\":\(JSONText.quote(serverKey))") }
+        if let warning { fields.append("\"warning\":\(JSONText.quote(warning))") }
         return "{" + fields.joined(separator: ",") + "}"
     }
 
