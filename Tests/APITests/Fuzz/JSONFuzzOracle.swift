@@ -235,7 +235,7 @@ enum NotificationBodyFuzzOracle {
                 return (nil, false)
             }
         } catch {
-            // A member the body does not have (ADR 0009), named as it is found.
+            // A member the body does not have (ADR 0010), named as it is found.
             if error.message.hasPrefix("unknown member"), let field = error.extra["field"] {
                 let (owner, key) = field.hasPrefix("recipients.") ? (NotificationBody.RecipientsBody.members, String(field.dropFirst(11)))
                     : field.hasPrefix("push.") ? (NotificationBody.PushBody.members, String(field.dropFirst(5)))
