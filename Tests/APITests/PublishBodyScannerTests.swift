@@ -28,9 +28,9 @@ import Testing
         #expect(!m.data.contains("\n") && !m.data.contains("\r"))
     }
 
-    @Test func scalarsNullEventAndUnknownKeys() throws {
+    @Test func scalarsAndNullEvent() throws {
         for (body, data) in [(#"{"channel":"c","data":42}"#, "42"), (#"{"channel":"c","data":"s p"}"#, #""s p""#),
-                             (#"{"channel":"c","data":null,"event":null,"extra":{"x":[1]}}"#, "null"),
+                             (#"{"channel":"c","data":null,"event":null}"#, "null"),
                              (#"{"data":[ ],"channel":"c"}"#, "[]"), (#"{"channel":"c","data":-1.5e3}"#, "-1.5e3")] {
             let m = try #require(scan(body), "\(body)")
             #expect(m.data == data && m.event == nil, "\(body)")
@@ -70,6 +70,21 @@ import Testing
             Issue.record("duplicate channel accepted"); return
         }
         #expect(inBatch == "messages[1].channel")
+    }
+
+    /// A member a message does not have is refused as the scanner meets it, naming where.
+    @Test func unknownMembersAreNamed() {
+        guard case .unknown(let key, let path) = PublishBodyScanner.message(Array(#"{"channel":"g:1","data":1,"retian":true}"#.utf8)) else {
+            Issue.record("retian accepted"); return
+        }
+        #expect(key == "retian" && path == "")
+        guard case .unknown(let key2, let path2) = PublishBodyScanner.batch(Array(#"{"messages":[{"channel":"c","data":1},{"channel":"c","data":1,"x":null}]}"#.utf8)) else {
+            Issue.record("x accepted in a batch"); return
+        }
+        #expect(key2 == "x" && path2 == "messages[1]")
+        let error = RequestBody.unknownMember("retian", at: "", in: PublishRoutes.MessageBody.members)
+        #expect(error.status == 400 && error.extra["field"] == "retian" && error.message.contains("channel, event, data, retain"))
+        #expect(RequestBody.unknownMember("x", at: "messages[1]", in: PublishRoutes.MessageBody.members).extra["field"] == "messages[1].x")
     }
 
     @Test func dataIsCarriedAsSent() throws {

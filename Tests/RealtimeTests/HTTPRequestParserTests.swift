@@ -281,7 +281,7 @@ private let errorCases: [HTTPParserErrorCase] = [
     HTTPParserErrorCase("HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", .versionNotSupported),
     HTTPParserErrorCase("HTTP/3", "GET / HTTP/3\r\n\(host)\r\n", .versionNotSupported),
     HTTPParserErrorCase("HTTP/0.9 version", "GET / HTTP/0.9\r\n\r\n", .versionNotSupported),
-    HTTPParserErrorCase("HTTP/0.9 simple request", "GET /index.html\r\n", .versionNotSupported),
+    HTTPParserErrorCase("HTTP/0.9 simple request", "GET /index.html\r\n", .badRequest("malformed request line: no HTTP version (method, target, HTTP/1.1)")),
     // Line terminators.
     HTTPParserErrorCase("bare CR after request line", "GET / HTTP/1.1\rHost: h\r\n\r\n", bad),
     HTTPParserErrorCase("CR CR LF", "GET / HTTP/1.1\r\nHost: h\r\r\n\r\n", bad),

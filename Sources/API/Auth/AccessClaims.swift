@@ -190,13 +190,22 @@ extension KeyedDecodingContainer {
 }
 
 extension AccessClaims {
+    /// The longest user claim accepted, in characters of the channel alphabet (so also bytes):
+    /// `user:{sub}` must be a channel name of at most 200 (SPEC RT-1), as a user id must
+    /// (`PUT /v1/users/{id}`).
+    public static let maxSubjectLength = ChannelName.maxLength - "user:".utf8.count
+
     /// Applies presence and type rules. Time windows are *not* checked here; the verifier does that
     /// against its injected clock.
     init(payload: JWTPayload) throws(AccessTokenError) {
         let subject: String
         switch payload.sub {
         case .absent: throw .missingClaim(payload.userClaimName)
-        case .present(let sub) where !sub.isEmpty: subject = sub
+        case .present(let sub) where !sub.isEmpty:
+            guard sub.utf8.count <= Self.maxSubjectLength, ChannelName.personal(userID: sub) != nil else {
+                throw .unusableSubject(payload.userClaimName)
+            }
+            subject = sub
         case .present, .invalid: throw .invalidClaim(payload.userClaimName)
         }
         let expiresAt: Int64

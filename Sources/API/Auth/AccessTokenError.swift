@@ -28,6 +28,11 @@ public enum AccessTokenError: Error, Equatable, Sendable {
     case missingClaim(String)
     /// A claim is present with the wrong JSON type or an unusable value. The string is the claim name.
     case invalidClaim(String)
+    /// The user claim (`sub`, or the configured one: the string) is a non-empty string that cannot
+    /// form the user's personal channel `user:{sub}` (SPEC RT-1): longer than
+    /// `AccessClaims.maxSubjectLength` or a character outside `A-Z a-z 0-9 _ - : . @`. Refused on
+    /// every route, so a user no stream can serve is not served by REST either.
+    case unusableSubject(String)
 
     /// Human-readable description for logs. Never sent to clients.
     public var message: String {
@@ -42,6 +47,8 @@ public enum AccessTokenError: Error, Equatable, Sendable {
         case .notYetValid: "token not yet valid (nbf)"
         case .missingClaim(let name): "token is missing required claim \"\(name)\""
         case .invalidClaim(let name): "token claim \"\(name)\" has an invalid type or value"
+        case .unusableSubject(let name):
+            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @ (it names the user's channel user:{\(name)})"
         }
     }
 }

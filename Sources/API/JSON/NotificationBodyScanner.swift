@@ -5,7 +5,9 @@ import Realtime
 ///
 /// It runs only after `JSONSyntax.check` accepted the bytes. It takes a body when every field it
 /// knows has the type the `Decodable` `NotificationBody` expects (`null` for an optional field
-/// is its absence, unknown keys are ignored) and gives what the decoder would give. Anything
+/// is its absence) and gives what the decoder would give. A member `NotificationBody.members` does
+/// not name, at the top or in `recipients` or `push`, is a 400 naming it, found as the member is
+/// visited (no second pass). Anything
 /// else returns nil, so `JSONDecoder` reads it and names the field in its error: a wrong type
 /// and `live` (its `data` is any JSON, which the decoder's `JSONValue` normalises).
 ///
@@ -15,8 +17,8 @@ import Realtime
 enum NotificationBodyScanner {
     /// - Returns: the body, or nil for the decoder to read it.
     /// - Throws: `HTTPError` 400 naming the field for `ttl_seconds`, `expires_at`, `badge` or
-    ///   `push.ack_window_ms` written as a number that is not a whole number within 64 bits, or a
-    ///   `badge` neither number nor string.
+    ///   `push.ack_window_ms` written as a number that is not a whole number within 64 bits, a
+    ///   `badge` neither number nor string, or an unknown member.
     static func scan(_ b: [UInt8]) throws(HTTPError) -> NotificationBody? {
         var i = JSONScanner.skipSpace(b, 0)
         var fields = Fields()
@@ -61,11 +63,15 @@ enum NotificationBodyScanner {
             // `null` is an absent optional, as `decodeIfPresent` reads it; `recipients` and
             // `kind` are required, so a null there stays nil and the decoder reports it.
             if b[i] == UInt8(ascii: "n") {
+                guard NotificationBody.members.names.contains(key) else {
+                    failure = RequestBody.unknownMember(key, at: "", in: NotificationBody.members)
+                    return false
+                }
                 return JSONScanner.skipLiteral(b, &i, "null")
             }
             switch key {
             case "recipients":
-                recipients = Self.recipients(b, &i)
+                recipients = Self.recipients(b, &i, &failure)
                 return recipients != nil
             case "kind": return Self.string(b, &i, into: &kind)
             case "scope": return Self.string(b, &i, into: &scope)
@@ -125,7 +131,8 @@ enum NotificationBodyScanner {
             case "live":
                 return false
             default:
-                return JSONScanner.skipValue(b, &i)
+                failure = RequestBody.unknownMember(key, at: "", in: NotificationBody.members)
+                return false
             }
         }
 
@@ -150,7 +157,7 @@ enum NotificationBodyScanner {
             return JSONScanner.stringMap(b, &i).map { .byLocale($0) }
         }
 
-        private static func recipients(_ b: [UInt8], _ i: inout Int) -> NotificationBody.RecipientsBody? {
+        private static func recipients(_ b: [UInt8], _ i: inout Int, _ failure: inout HTTPError?) -> NotificationBody.RecipientsBody? {
             var userIDs: [String]?, scope: String?, permission: String?, assignee: String??
             let read = JSONScanner.object(b, &i) { key, i in
                 let null = b[i] == UInt8(ascii: "n")
@@ -174,7 +181,8 @@ enum NotificationBodyScanner {
                     assignee = .some(value)
                     return true
                 default:
-                    return null || JSONScanner.skipValue(b, &i)
+                    failure = RequestBody.unknownMember(key, at: "recipients", in: NotificationBody.RecipientsBody.members)
+                    return false
                 }
             }
             guard read else { return nil }
@@ -185,7 +193,13 @@ enum NotificationBodyScanner {
             var policy: String?, ackWindow: Int?, type: String?
             var complete = true
             let read = JSONScanner.object(b, &i) { key, i in
-                if b[i] == UInt8(ascii: "n") { return JSONScanner.skipLiteral(b, &i, "null") }
+                if b[i] == UInt8(ascii: "n") {
+                    guard NotificationBody.PushBody.members.names.contains(key) else {
+                        failure = RequestBody.unknownMember(key, at: "push", in: NotificationBody.PushBody.members)
+                        return false
+                    }
+                    return JSONScanner.skipLiteral(b, &i, "null")
+                }
                 let start = i
                 let took: Bool
                 switch key {
@@ -195,7 +209,9 @@ enum NotificationBodyScanner {
                     let value = wholeNumber(b, &i, "push.ack_window_ms", "ack_window_ms must be a whole number of milliseconds", &failure)
                     ackWindow = value.flatMap { Int(exactly: $0) }
                     took = ackWindow != nil
-                default: took = JSONScanner.skipValue(b, &i)
+                default:
+                    failure = RequestBody.unknownMember(key, at: "push", in: NotificationBody.PushBody.members)
+                    return false
                 }
                 if took { return true }
                 guard failure == nil else { return false }

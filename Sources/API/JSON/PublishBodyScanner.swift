@@ -6,7 +6,8 @@ import Realtime
 ///
 /// It runs only after `JSONSyntax.check` accepted the bytes, so it may assume valid JSON. It takes
 /// every well-typed body — string `channel`, optional string `event`, any `data`, optional bool
-/// `retain`, unknown keys ignored — and returns `.fallback` for anything else, so the `JSONDecoder`
+/// `retain` — refuses any other member as it meets it (`.unknown`), and returns `.fallback` for
+/// anything else, so the `JSONDecoder`
 /// path gives each type error its precise message. A key given twice is refused (`.duplicate`):
 /// which copy would win is not something to leave to a decoder's whim. (`RequestBody.check`
 /// already refuses a key twice anywhere in the body, `data` included, comparing keys decoded;
@@ -31,13 +32,16 @@ enum PublishBodyScanner {
         case fallback
         /// A key appears twice in one object (`field` names it, e.g. `messages[2].data`).
         case duplicate(field: String)
+        /// A member the message does not have (`key`, in the object at `path`: "" or `messages[2]`).
+        case unknown(key: String, path: String)
     }
 
     /// `{"channel", "event"?, "data", "retain"?}`.
     static func message(_ bytes: [UInt8]) -> Outcome<Message> {
         var i = JSONScanner.skipSpace(bytes, 0)
-        var duplicate: String?
-        guard let message = object(bytes, &i, duplicate: &duplicate), JSONScanner.skipSpace(bytes, i) == bytes.count else {
+        var duplicate: String?, unknown: String?
+        guard let message = object(bytes, &i, duplicate: &duplicate, unknown: &unknown), JSONScanner.skipSpace(bytes, i) == bytes.count else {
+            if let unknown { return .unknown(key: unknown, path: "") }
             return duplicate.map { .duplicate(field: $0) } ?? .fallback
         }
         return .value(message)
@@ -46,14 +50,16 @@ enum PublishBodyScanner {
     /// `{"messages": [message, …]}`.
     static func batch(_ bytes: [UInt8]) -> Outcome<[Message]> {
         var i = JSONScanner.skipSpace(bytes, 0)
-        var duplicate: String?
-        guard let messages = messages(bytes, &i, duplicate: &duplicate) else {
+        var duplicate: String?, unknown: (key: String, path: String)?
+        guard let messages = messages(bytes, &i, duplicate: &duplicate, unknown: &unknown) else {
+            if let unknown { return .unknown(key: unknown.key, path: unknown.path) }
             return duplicate.map { .duplicate(field: $0) } ?? .fallback
         }
         return .value(messages)
     }
 
-    private static func messages(_ bytes: [UInt8], _ i: inout Int, duplicate: inout String?) -> [Message]? {
+    private static func messages(_ bytes: [UInt8], _ i: inout Int, duplicate: inout String?,
+                                 unknown: inout (key: String, path: String)?) -> [Message]? {
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { return nil }
         i = JSONScanner.skipSpace(bytes, i + 1)
         guard let key = JSONScanner.jsonString(bytes, &i), key == "messages" else { return nil }
@@ -62,8 +68,10 @@ enum PublishBodyScanner {
         i = JSONScanner.skipSpace(bytes, i + 1)
         var messages: [Message] = []
         let read = JSONScanner.array(bytes, &i) { i in
-            guard let message = object(bytes, &i, duplicate: &duplicate) else {
+            var stray: String?
+            guard let message = object(bytes, &i, duplicate: &duplicate, unknown: &stray) else {
                 if let field = duplicate { duplicate = "messages[\(messages.count)]." + field }
+                if let stray { unknown = (stray, "messages[\(messages.count)]") }
                 return false
             }
             messages.append(message)
@@ -75,7 +83,7 @@ enum PublishBodyScanner {
         return messages
     }
 
-    private static func object(_ b: [UInt8], _ i: inout Int, duplicate: inout String?) -> Message? {
+    private static func object(_ b: [UInt8], _ i: inout Int, duplicate: inout String?, unknown: inout String?) -> Message? {
         var channel: String?, event: String?, data: String?, retain: Bool?
         var seen: Set<String> = []
         var found: String?
@@ -103,8 +111,8 @@ enum PublishBodyScanner {
                 guard JSONScanner.skipValue(b, &i) else { return false }
                 data = JSONScanner.compact(b[start..<i])
             default:
-                // Unknown keys are ignored, as the decoder does.
-                guard JSONScanner.skipValue(b, &i) else { return false }
+                unknown = key
+                return false
             }
             return true
         }

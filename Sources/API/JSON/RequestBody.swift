@@ -4,9 +4,46 @@ import Realtime
 /// Decodes JSON request bodies into typed values, turning every decoding failure into a 400
 /// `invalid_request` that names the offending field (`messages[2].channel`).
 enum RequestBody {
+    /// The body's members are `T.members`: one it does not name, at the top or in an object whose
+    /// members are fixed, is a 400 naming it (`push.policyy`), and nothing changes.
+    /// - Throws: as `decode(lenient:from:)`, then `HTTPError` 400 on the first unknown member
+    ///   (keys sorted within each object, outer objects first).
+    static func decode<T: JSONBody>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
+        let value = try decode(lenient: type, from: request)
+        if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) {
+            try refuseUnknownMembers(object, T.members, at: "")
+        }
+        return value
+    }
+
+    /// The 400 for `key`, not one of `members`' keys, in the object at `path` ("" for the body).
+    static func unknownMember(_ key: String, at path: String, in members: BodyMembers) -> HTTPError {
+        let field = path.isEmpty ? key : "\(path).\(key)"
+        let owner = path.isEmpty ? "the body's members are" : "\(path)'s members are"
+        return HTTPError.invalid(field, "unknown member \"\(field.prefix(200))\": \(owner) \(members.names.joined(separator: ", "))")
+    }
+
+    private static func refuseUnknownMembers(_ value: Any, _ members: BodyMembers, at path: String) throws(HTTPError) {
+        switch members {
+        case .any:
+            return
+        case .array(let element):
+            guard let array = value as? [Any] else { return }
+            for (index, item) in array.enumerated() { try refuseUnknownMembers(item, element, at: "\(path)[\(index)]") }
+        case .object(let fields):
+            guard let object = value as? [String: Any] else { return }
+            for key in object.keys.sorted() {
+                guard let inner = fields.first(where: { $0.0 == key })?.1 else { throw unknownMember(key, at: path, in: members) }
+                try refuseUnknownMembers(object[key]!, inner, at: path.isEmpty ? key : "\(path).\(key)")
+            }
+        }
+    }
+
+    /// Decodes any `Decodable`, ignoring members it does not know: for bodies a client's platform
+    /// writes (a seed's compatibility route, a browser's `PushSubscription`), or checked by hand.
     /// - Throws: `HTTPError` 415 for a non-JSON content type, 400 for malformed JSON or a field of
     ///   the wrong type or missing.
-    static func decode<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
+    static func decode<T: Decodable>(lenient type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
         try check(request)
         do {
             return try JSONDecoder().decode(T.self, from: Data(request.body))
@@ -22,10 +59,10 @@ enum RequestBody {
     /// Decodes a body whose top-level members are exactly `Members`' cases: one it does not know is
     /// a 400 naming it, for bodies where an ignored member would change the meaning (a misspelt
     /// filter read as "no filter").
-    /// - Throws: as `decode(_:from:)`, and `HTTPError` 400 on the first unknown member (sorted).
+    /// - Throws: as `decode(lenient:from:)`, and `HTTPError` 400 on the first unknown member (sorted).
     static func decode<T: Decodable, Members: CodingKey & CaseIterable>(_ type: T.Type, from request: HTTPRequest,
                                                                         members: Members.Type) throws(HTTPError) -> T {
-        let value = try decode(type, from: request)
+        let value = try decode(lenient: type, from: request)
         let known = members.allCases.map(\.stringValue)
         if let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
            let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
@@ -132,5 +169,33 @@ extension HTTPError {
     /// 400 `invalid_request` naming `field`.
     static func invalid(_ field: String, _ message: String) -> HTTPError {
         HTTPError(400, "invalid_request", message, field: field)
+    }
+}
+
+/// A JSON request body whose members are fixed: `RequestBody.decode` refuses any other.
+protocol JSONBody: Decodable {
+    /// The members the body may have, and inside each which are fixed.
+    static var members: BodyMembers { get }
+}
+
+/// The members a JSON value may have, where they are fixed. Free-form values (`data`, a
+/// per-locale text map) are `.any`; `null` or a value of another type is the decoder's to judge.
+indirect enum BodyMembers: Sendable {
+    /// Any value: its members, if any, are not checked.
+    case any
+    /// An object with exactly these members (in the order the 400 lists them).
+    case object([(String, BodyMembers)])
+    /// An array whose items are each checked.
+    case array(BodyMembers)
+
+    /// An object with these members, each free.
+    static func fields(_ names: String...) -> BodyMembers {
+        .object(names.map { ($0, .any) })
+    }
+
+    /// The member names of an object; empty otherwise.
+    var names: [String] {
+        if case .object(let fields) = self { return fields.map(\.0) }
+        return []
     }
 }

@@ -1,6 +1,6 @@
 /// `POST /v1/notifications` as the app backend sends it (NO-1), before validation. Field names
 /// are the wire names; `NotificationRequest.init(body:)` turns it into checked, typed values.
-struct NotificationBody: Decodable, Equatable {
+struct NotificationBody: JSONBody, Equatable {
     let recipients: RecipientsBody
     let kind: String
     let scope: String?
@@ -23,6 +23,16 @@ struct NotificationBody: Decodable, Equatable {
     let track_opens: Bool?
     let idempotency_key: String?
 
+    /// `title`, `body`, `args` and `data` are free maps (locales, template arguments, the app's
+    /// data); `NotificationBodyScanner` refuses the same unknown members.
+    static let members = BodyMembers.object([
+        ("recipients", RecipientsBody.members), ("kind", .any), ("scope", .any), ("title", .any), ("body", .any),
+        ("args", .any), ("data", .any), ("collapse_key", .any), ("thread_id", .any), ("sound", .any),
+        ("android_channel_id", .any), ("priority", .any), ("ttl_seconds", .any), ("expires_at", .any), ("badge", .any),
+        ("persist", .any), ("live", LiveBody.members), ("push", PushBody.members), ("audience", .any),
+        ("track_opens", .any), ("idempotency_key", .any),
+    ])
+
     /// `{user_ids}` or `{scope, permission?}` or `{scope, assignee}`; `assignee: null` differs
     /// from no `assignee` (NO-6: "the assignee, or every member when there is none").
     struct RecipientsBody: Decodable, Equatable {
@@ -33,6 +43,8 @@ struct NotificationBody: Decodable, Equatable {
         let assignee: String??
 
         enum CodingKeys: String, CodingKey { case user_ids, scope, permission, assignee }
+
+        static let members = BodyMembers.fields("user_ids", "scope", "permission", "assignee")
 
         init(userIDs: [String]?, scope: String?, permission: String?, assignee: String??) {
             self.userIDs = userIDs
@@ -155,11 +167,15 @@ struct NotificationBody: Decodable, Equatable {
         let event: String?
         let data: JSONValue?
         let retain: Bool?
+
+        static let members = BodyMembers.fields("channel", "event", "data", "retain")
     }
 
     struct PushBody: Decodable, Equatable {
         let policy: String?
         let ack_window_ms: Int?
         let type: String?
+
+        static let members = BodyMembers.fields("policy", "ack_window_ms", "type")
     }
 }

@@ -4,7 +4,8 @@ extension OpenAPIComponents {
     {
       "DeviceRegistration": {
         "type": "object",
-        "description": "Unknown members are ignored. `token` is required, except for a browser (`web`, provider `webpush`) that sends its `subscription` instead.",
+        "additionalProperties": false,
+        "description": "`token` is required, except for a browser (`web`, provider `webpush`) that sends its `subscription` instead.",
         "required": ["platform"],
         "properties": {
           "platform": {"type": "string", "enum": ["ios", "android", "web"]},
@@ -212,7 +213,7 @@ extension OpenAPIComponents {
       },
       "SessionExpiry": {
         "type": "object",
-        "description": "Unknown members are ignored.",
+        "additionalProperties": false,
         "required": ["expires_at"],
         "properties": {
           "expires_at": {
@@ -304,7 +305,8 @@ extension OpenAPIComponents {
       },
       "PushNotificationRequest": {
         "type": "object",
-        "description": "An alert needs a `title` or a `body`. Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "An alert needs a `title` or a `body`.",
         "properties": {
           "kind": {
             "type": ["string", "null"],
@@ -341,7 +343,8 @@ extension OpenAPIComponents {
       },
       "PushRequest": {
         "type": "object",
-        "description": "Exactly one of `user_id` and `device_ids`. Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "Exactly one of `user_id` and `device_ids`.",
         "required": ["notification"],
         "properties": {
           "user_id": {"type": ["string", "null"], "description": "Every device of this user whose session is active."},

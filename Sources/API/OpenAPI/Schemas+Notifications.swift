@@ -19,7 +19,8 @@ extension OpenAPIComponents {
       "NotificationTextTemplate": {"type": "string", "minLength": 1, "maxLength": 1024, "pattern": "^([^{}]|\\{\\{|\\}\\})*$"},
       "NotificationRecipients": {
         "type": "object",
-        "description": "Exactly one rule (NO-6). `user_ids`: these users (repeats count once). `scope` alone: the members holding the kind's required permission (every member when the kind requires none). `scope` + `permission`: the members holding it and the kind's permission. `scope` + `assignee`: the assignee when a member holding the kind's permission (else listed in `skipped_recipients`); `assignee: null` means nobody is assigned: every member holding it. The kind's permission holds for every recipient in a scope: `user_ids` with the call's `scope` reach only its members holding it (the others are listed in `skipped_recipients`). Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "Exactly one rule (NO-6). `user_ids`: these users (repeats count once). `scope` alone: the members holding the kind's required permission (every member when the kind requires none). `scope` + `permission`: the members holding it and the kind's permission. `scope` + `assignee`: the assignee when a member holding the kind's permission (else listed in `skipped_recipients`); `assignee: null` means nobody is assigned: every member holding it. The kind's permission holds for every recipient in a scope: `user_ids` with the call's `scope` reach only its members holding it (the others are listed in `skipped_recipients`).",
         "properties": {
           "user_ids": {
             "type": ["array", "null"],
@@ -52,7 +53,7 @@ extension OpenAPIComponents {
       },
       "NotificationPushOptions": {
         "type": "object",
-        "description": "Unknown members are ignored.",
+        "additionalProperties": false,
         "properties": {
           "policy": {
             "type": ["string", "null"],
@@ -76,7 +77,8 @@ extension OpenAPIComponents {
       },
       "NotificationRequest": {
         "type": "object",
-        "description": "One call for every recipient (NO-1). An alert needs a `title` or a `body` unless the catalog (`HERALD_CATALOG_PATH`) gives the kind texts. Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "One call for every recipient (NO-1). An alert needs a `title` or a `body` unless the catalog (`HERALD_CATALOG_PATH`) gives the kind texts.",
         "required": ["recipients", "kind"],
         "properties": {
           "recipients": {"$ref": "#/components/schemas/NotificationRecipients"},
@@ -534,7 +536,7 @@ extension OpenAPIComponents {
       },
       "PushPreferencesUpdate": {
         "type": "object",
-        "description": "Unknown members are ignored.",
+        "additionalProperties": false,
         "required": ["is_enabled"],
         "properties": {
           "is_enabled": {"type": "boolean"},
@@ -567,7 +569,7 @@ extension OpenAPIComponents {
       },
       "MemberUpdate": {
         "type": "object",
-        "description": "Unknown members are ignored.",
+        "additionalProperties": false,
         "required": ["permissions"],
         "properties": {"permissions": {"type": "array", "maxItems": 200, "items": {"$ref": "#/components/schemas/Name"}}}
       },

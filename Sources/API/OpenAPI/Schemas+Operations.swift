@@ -38,14 +38,15 @@ extension OpenAPIComponents {
       },
       "DevTokenRequest": {
         "type": "object",
+        "additionalProperties": false,
         "required": ["user_id"],
         "properties": {
           "user_id": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 190,
-            "pattern": "^[A-Za-z0-9_:.@-]{1,190}$",
-            "description": "The token's `sub`: 1-190 characters of `A-Z a-z 0-9 _ - : . @` (it must name the channel `user:{sub}`)."
+            "maxLength": 195,
+            "pattern": "^[A-Za-z0-9_:.@-]{1,195}$",
+            "description": "The token's `sub`: 1-195 characters of `A-Z a-z 0-9 _ - : . @` (it must name the channel `user:{sub}`)."
           },
           "session_id": {
             "type": ["string", "null"],

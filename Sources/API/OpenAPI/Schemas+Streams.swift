@@ -4,7 +4,8 @@ extension OpenAPIComponents {
     {
       "PublishMessage": {
         "type": "object",
-        "description": "One message as the app backend publishes it. Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "One message as the app backend publishes it.",
         "required": ["channel", "data"],
         "properties": {
           "channel": {"$ref": "#/components/schemas/ChannelName"},
@@ -38,6 +39,7 @@ extension OpenAPIComponents {
       },
       "PublishBatch": {
         "type": "object",
+        "additionalProperties": false,
         "required": ["messages"],
         "properties": {
           "messages": {
@@ -63,6 +65,7 @@ extension OpenAPIComponents {
       },
       "StateRequest": {
         "type": "object",
+        "additionalProperties": false,
         "required": ["state"],
         "properties": {"state": {"$ref": "#/components/schemas/AppState"}}
       },
@@ -82,6 +85,7 @@ extension OpenAPIComponents {
       },
       "AcksRequest": {
         "type": "object",
+        "additionalProperties": false,
         "required": ["ids"],
         "properties": {
           "ids": {
@@ -300,7 +304,8 @@ extension OpenAPIComponents {
       },
       "LiveMessage": {
         "type": "object",
-        "description": "A message for a resource channel, published once per call (not per recipient). Unknown members are ignored.",
+        "additionalProperties": false,
+        "description": "A message for a resource channel, published once per call (not per recipient).",
         "required": ["channel"],
         "properties": {
           "channel": {"$ref": "#/components/schemas/ChannelName"},

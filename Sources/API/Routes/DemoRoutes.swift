@@ -107,7 +107,7 @@ struct DemoRoutes {
     /// would; `recipients` defaults to the caller.
     func sendNotification(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
-        let probe = try RequestBody.decode(RecipientsProbe.self, from: context.request)
+        let probe = try RequestBody.decode(lenient: RecipientsProbe.self, from: context.request)
         var request = context.request
         if !probe.hasRecipients {
             request.body = try Self.insertingRecipients(userID: claims.subject, into: request.body)

@@ -12,12 +12,14 @@ struct DevRoutes {
     /// The apps served: a demo app is minted for only while it is installed.
     var apps: AppDirectory?
 
-    struct TokenBody: Decodable {
+    struct TokenBody: JSONBody {
         let user_id: String
         let session_id: String?
         let channels: [String]?
         let ttl_seconds: Int64?
         let app: String?
+
+        static let members = BodyMembers.fields("user_id", "session_id", "channels", "ttl_seconds", "app")
     }
 
     /// Longest lifetime a dev token may ask for: one day.
@@ -35,8 +37,8 @@ struct DevRoutes {
 
     func token(_ context: RequestContext) throws -> RouteResult {
         let body = try RequestBody.decode(TokenBody.self, from: context.request)
-        guard !body.user_id.isEmpty, body.user_id.utf8.count <= 190, ChannelName.personal(userID: body.user_id) != nil else {
-            throw HTTPError.invalid("user_id", "user_id must be 1-190 characters of A-Z a-z 0-9 _ - : . @")
+        guard !body.user_id.isEmpty, body.user_id.utf8.count <= AccessClaims.maxSubjectLength, ChannelName.personal(userID: body.user_id) != nil else {
+            throw HTTPError.invalid("user_id", "user_id must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @")
         }
         if let sid = body.session_id, sid.isEmpty || sid.utf8.count > 200 {
             throw HTTPError.invalid("session_id", "session_id must be 1-200 characters")

@@ -14,7 +14,7 @@ struct DeviceRoutes {
     /// dev mode): loopback, private, link-local… addresses and local names (`PublicHostRule`).
     var webPushAllowPrivate = false
 
-    struct RegisterBody: Decodable {
+    struct RegisterBody: JSONBody {
         let platform: String
         /// Required unless `subscription` is given.
         let token: String?
@@ -26,6 +26,10 @@ struct DeviceRoutes {
         let locale: String?
         let app_version: String?
         let device_name: String?
+
+        /// `subscription` is the browser's: its members are not Herald's to fix.
+        static let members = BodyMembers.fields("platform", "token", "subscription", "provider", "environment",
+                                                "installation_id", "locale", "app_version", "device_name")
     }
 
     /// `PushSubscription.toJSON()`: `{"endpoint", "expirationTime", "keys": {"p256dh", "auth"}}`;
@@ -164,7 +168,7 @@ struct DeviceRoutes {
 
     func registerLegacy(_ context: RequestContext) throws -> RouteResult {
         let claims = try sessionClaims(context)
-        let body = try RequestBody.decode(LegacyBody.self, from: context.request)
+        let body = try RequestBody.decode(lenient: LegacyBody.self, from: context.request)
         // Seed 003 names the OS by its provider's id; the token itself is always an FCM token.
         let platform: DevicePlatform
         switch PushProviderID(rawValue: body.platform) {
@@ -194,7 +198,7 @@ struct DeviceRoutes {
 
     func registerDeviceToken(_ context: RequestContext) throws -> RouteResult {
         let claims = try sessionClaims(context)
-        let body = try RequestBody.decode(DeviceTokenBody.self, from: context.request)
+        let body = try RequestBody.decode(lenient: DeviceTokenBody.self, from: context.request)
         let platform = body.platform.flatMap(DevicePlatform.init(rawValue:)) ?? .android
         if let raw = body.platform, DevicePlatform(rawValue: raw) == nil || raw == "web" {
             throw HTTPError.invalid("platform", "platform must be ios or android")
@@ -215,7 +219,7 @@ struct DeviceRoutes {
 
     func deleteDeviceToken(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
-        let body = try RequestBody.decode(TokenOnlyBody.self, from: context.request)
+        let body = try RequestBody.decode(lenient: TokenOnlyBody.self, from: context.request)
         return responder.write { tx in
             try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject)
             return .empty(204)

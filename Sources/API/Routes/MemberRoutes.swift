@@ -7,8 +7,10 @@ struct MemberRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
 
-    struct PutBody: Decodable {
+    struct PutBody: JSONBody {
         let permissions: [String]
+
+        static let members = BodyMembers.fields("permissions")
     }
 
     func register(in table: inout RouteTable) {

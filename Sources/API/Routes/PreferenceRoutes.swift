@@ -10,9 +10,11 @@ struct PreferenceRoutes {
     /// Each app's catalog names the kinds its preferences may hold.
     let notifier: Notifier
 
-    struct ScopeBody: Decodable {
+    struct ScopeBody: JSONBody {
         let is_enabled: Bool
         let enabled_events: [String]?
+
+        static let members = BodyMembers.fields("is_enabled", "enabled_events")
     }
 
     func register(in table: inout RouteTable) {

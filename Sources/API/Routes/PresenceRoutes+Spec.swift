@@ -50,7 +50,7 @@ extension PresenceRoutes {
             .get, "/v1/users/{id}/sessions/live", auth: .serverKey, operationID: "liveSessions",
             tags: ["server"], summary: "A user's sessions and live connections",
             parameters: [
-                .path("id", "The user id (`sub`).", .json(#"{"type": "string", "minLength": 1}"#)),
+                .path("id", "The user id (`sub`): 1-195 characters of `A-Z a-z 0-9 _ - : . @`, else 400.", .ref("UserID")),
             ],
             responses: [
                 200: .json("The user's sessions (an unknown user has none).", .ref("LiveSessions")),

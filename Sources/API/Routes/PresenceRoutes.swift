@@ -7,12 +7,16 @@ struct PresenceRoutes {
     let authenticator: Authenticator
     let presence: any PresenceStore
 
-    struct StateBody: Decodable {
+    struct StateBody: JSONBody {
         let state: String
+
+        static let members = BodyMembers.fields("state")
     }
 
-    struct AcksBody: Decodable {
+    struct AcksBody: JSONBody {
         let ids: [String]
+
+        static let members = BodyMembers.fields("ids")
     }
 
     func register(in table: inout RouteTable) {

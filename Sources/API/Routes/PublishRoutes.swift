@@ -15,15 +15,19 @@ struct PublishRoutes {
     let pacer: any PublishPacer
 
     /// One message as the app backend sends it.
-    struct MessageBody: Decodable {
+    struct MessageBody: JSONBody {
         let channel: String
         let event: String?
         let data: JSONValue
         let retain: Bool?
+
+        static let members = BodyMembers.fields("channel", "event", "data", "retain")
     }
 
-    struct BatchBody: Decodable {
+    struct BatchBody: JSONBody {
         let messages: [MessageBody]
+
+        static let members = BodyMembers.object([("messages", .array(MessageBody.members))])
     }
 
     func register(in table: inout RouteTable) {
@@ -41,6 +45,8 @@ struct PublishRoutes {
             request = try validate(channel: message.channel, event: message.event, data: message.data, retain: message.retain, field: "")
         case .duplicate(let field):
             throw HTTPError.invalid(field, "\(field) is given twice")
+        case .unknown(let key, let path):
+            throw RequestBody.unknownMember(key, at: path, in: MessageBody.members)
         case .fallback:
             let body = try RequestBody.decode(MessageBody.self, from: context.request)
             request = try validate(body, field: "")
@@ -60,6 +66,8 @@ struct PublishRoutes {
             messages = scanned.map { ($0.channel, $0.event, $0.data, $0.retain) }
         case .duplicate(let field):
             throw HTTPError.invalid(field, "\(field) is given twice")
+        case .unknown(let key, let path):
+            throw RequestBody.unknownMember(key, at: path, in: MessageBody.members)
         case .fallback:
             let body = try RequestBody.decode(BatchBody.self, from: context.request)
             messages = body.messages.map { ($0.channel, $0.event, $0.data.compactText, $0.retain) }

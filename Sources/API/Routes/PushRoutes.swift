@@ -13,10 +13,12 @@ struct PushRoutes {
     let notifier: Notifier
 
     /// `POST /v1/push` body: whom, and what.
-    struct SendBody: Decodable {
+    struct SendBody: JSONBody {
         let user_id: String?
         let device_ids: [String]?
         let notification: NotificationBody
+
+        static let members = BodyMembers.object([("user_id", .any), ("device_ids", .any), ("notification", NotificationBody.members)])
     }
 
     struct NotificationBody: Decodable {
@@ -32,6 +34,9 @@ struct PushRoutes {
         let collapse_key: String?
         let thread_id: String?
         let android_channel_id: String?
+
+        static let members = BodyMembers.fields("kind", "title", "subtitle", "body", "sound", "badge", "data", "priority",
+                                                "ttl_seconds", "collapse_key", "thread_id", "android_channel_id")
     }
 
     func register(in table: inout RouteTable) {

@@ -11,9 +11,10 @@ struct SessionRoutes {
 
     /// `{"expires_at": <unix seconds> | null}`; the key is required, so `{}` cannot clear an
     /// expiry by accident.
-    struct ExpiryBody: Decodable {
+    struct ExpiryBody: JSONBody {
         let expiresAt: Double?
         enum CodingKeys: String, CodingKey { case expires_at }
+        static let members = BodyMembers.fields("expires_at")
         init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             guard container.contains(.expires_at) else {

@@ -17,7 +17,7 @@ struct StreamRoutes {
     func openStream(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         guard let personal = ChannelName.personal(userID: claims.subject) else {
-            throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-190 characters of A-Z a-z 0-9 _ - : . @)")
+            throw HTTPError(401, "invalid_token", "the token's sub cannot name a channel (1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @)")
         }
         // Checked as the client names them, then put in the app's namespace (ADR 0006).
         let channels = try requestedChannels(context.request, claims: claims, personal: personal)

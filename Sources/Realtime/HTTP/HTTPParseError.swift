@@ -17,8 +17,9 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
     /// 501 Not Implemented: a transfer coding other than `chunked` was applied
     /// (RFC 9112 §6.1). The associated text names the coding.
     case notImplemented(String)
-    /// 505 HTTP Version Not Supported: an HTTP/0.9 request or a major version
-    /// other than 1 on the HTTP/1.x request line (RFC 9110 §15.6.6).
+    /// 505 HTTP Version Not Supported: a request line naming a major version other
+    /// than 1 (`HTTP/2.0`, `HTTP/0.9`; RFC 9110 §15.6.6). A line with no version
+    /// at all is `badRequest`.
     case versionNotSupported
 
     /// The HTTP status code to answer with.

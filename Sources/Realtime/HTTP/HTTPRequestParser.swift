@@ -451,11 +451,9 @@ public struct HTTPRequestParser: Sendable {
             throw .badRequest("malformed request line")
         }
         if targetEnd == end {
-            // "GET /path" without a version is an HTTP/0.9 simple request.
-            if buffer[targetStart] == HTTPBytes.slash {
-                throw .versionNotSupported
-            }
-            throw .badRequest("malformed request line")
+            // "GET /path" without a version (an HTTP/0.9 simple request) is a malformed HTTP/1.x
+            // request line (RFC 9112 §3): 400, as docs/api.md says, not 505, which needs a version.
+            throw .badRequest("malformed request line: no HTTP version (method, target, HTTP/1.1)")
         }
         // The version is judged before the target so that e.g. the HTTP/2
         // preface "PRI * HTTP/2.0" gets 505 rather than a target complaint.

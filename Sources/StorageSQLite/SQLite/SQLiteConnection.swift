@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection (`sqlite3*`) with Herald's settings and a prepared-statement cache.
 ///
@@ -83,14 +84,30 @@ final class SQLiteConnection {
         let rc = sqlite3_open_v2(path, &opened, flags, nil)
         guard rc == SQLITE_OK, let db = opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
-            let (code, full) = SQLiteResultCode(rc).forVolumeFull(systemErrno: opened.map(sqlite3_system_errno) ?? 0, message: message)
+            var systemErrno = opened.map(sqlite3_system_errno) ?? 0
+            if unwritableAdvice(systemErrno: systemErrno).isEmpty, mode == .readWrite, SQLiteResultCode(rc).primary == .cantOpen,
+               !isInMemory(path) {
+                // A file SQLite could not create keeps the errno of its last try (a read-only
+                // open: ENOENT), not why the create failed: ask the directory.
+                let slash = path.lastIndex(of: "/")
+                let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+                if access(directory, W_OK) != 0 { systemErrno = errno }
+            }
+            let (code, full) = SQLiteResultCode(rc).forVolumeFull(systemErrno: systemErrno, message: message)
             sqlite3_close_v2(opened)
-            throw .open(path: path, code: code, message: full)
+            throw .open(path: path, code: code, message: full + unwritableAdvice(systemErrno: systemErrno))
         }
         do throws(SQLiteError) {
             sqlite3_extended_result_codes(db, 1)
             sqlite3_busy_timeout(db, busyTimeoutMS)
             if mode == .readWrite {
+                // SQLite falls back to a read-only open when the file cannot be written (a
+                // read-only volume or file); said plainly here rather than as WAL's "unable to
+                // open database file" further on.
+                if !isInMemory(path), sqlite3_db_readonly(db, "main") == 1 {
+                    throw .open(path: path, code: .readOnly, message: "the database file can only be opened read-only"
+                                + unwritableAdvice(systemErrno: EROFS))
+                }
                 let journal = try pragma(db, path: path, "PRAGMA journal_mode=WAL")
                 if !isInMemory(path), journal?.lowercased() != "wal" {
                     throw .open(path: path, code: .error, message: "journal_mode is \(journal ?? "unknown"), WAL could not be enabled")
@@ -116,9 +133,26 @@ final class SQLiteConnection {
             if rc == SQLITE_ROW { return sqlite3_column_text(statement, 0).map { String(cString: $0) } }
             if rc == SQLITE_DONE { return nil }
         }
-        let (code, message) = SQLiteResultCode(rc).forVolumeFull(systemErrno: sqlite3_system_errno(db),
+        let systemErrno = sqlite3_system_errno(db)
+        let (code, message) = SQLiteResultCode(rc).forVolumeFull(systemErrno: systemErrno,
                                                                   message: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
-        throw .open(path: path, code: code, message: message)
+        throw .open(path: path, code: code, message: message + unwritableAdvice(systemErrno: systemErrno))
+    }
+
+    /// What to do when the OS refused a write (`EROFS` read-only volume, `EACCES`/`EPERM`
+    /// permissions): Herald writes the database and creates `-wal` and `-shm` files beside it, so
+    /// both the file and its directory must be writable. Empty for any other errno.
+    static func unwritableAdvice(systemErrno: Int32) -> String {
+        switch systemErrno {
+        case EROFS:
+            return " (the file or its directory is on a read-only file system: Herald writes the database and its -wal and -shm files beside it;"
+                + " remount the volume read-write or set HERALD_DATABASE to a path on a writable one)"
+        case EACCES, EPERM:
+            return " (permission denied: the database file and its directory must be writable by Herald's user, which creates the -wal and -shm files beside it;"
+                + " fix the owner or mode, or set HERALD_DATABASE to a writable path)"
+        default:
+            return ""
+        }
     }
 
     static func isInMemory(_ path: String) -> Bool { path == ":memory:" || path.isEmpty }

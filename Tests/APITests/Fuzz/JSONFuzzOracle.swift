@@ -168,6 +168,9 @@ enum PublishBodyFuzzOracle {
         switch scanned {
         case .duplicate(let field):
             return "duplicate \(field) after the duplicate-key check"
+        case .unknown(let key, let path):
+            // The decoder ignores members; the scanner refuses one the message does not have.
+            return PublishRoutes.MessageBody.members.names.contains(key) ? "\(path).\(key) refused as unknown" : nil
         case .fallback:
             return decoded == nil ? nil : "the scanner left a body the decoder takes"
         case .value(let messages):
@@ -197,6 +200,7 @@ extension PublishBodyScanner.Outcome {
         case .value(let value): .value(transform(value))
         case .fallback: .fallback
         case .duplicate(let field): .duplicate(field: field)
+        case .unknown(let key, let path): .unknown(key: key, path: path)
         }
     }
 }
@@ -231,6 +235,13 @@ enum NotificationBodyFuzzOracle {
                 return (nil, false)
             }
         } catch {
+            // A member the body does not have (ADR 0010), named as it is found.
+            if error.message.hasPrefix("unknown member"), let field = error.extra["field"] {
+                let (owner, key) = field.hasPrefix("recipients.") ? (NotificationBody.RecipientsBody.members, String(field.dropFirst(11)))
+                    : field.hasPrefix("push.") ? (NotificationBody.PushBody.members, String(field.dropFirst(5)))
+                    : (NotificationBody.members, field)
+                return owner.names.contains(key) ? ("a known member refused as unknown: \(field)", false) : (nil, true)
+            }
             guard let field = error.extra["field"], strictFields.contains(field) else {
                 return ("refused naming \(error.extra["field"] ?? "no field"): \(error)", false)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 @testable import API
+import HeraldCore
 import PushHTTP
 
 /// The access-token verifier on hostile tokens, shared by `APIFuzzTests` and `scripts/fuzz jwt`.
@@ -118,6 +119,11 @@ enum JWTFuzzOracle {
             default:
                 return (nil, true)
             }
+        case .failure(.unusableSubject(let name)):
+            // A non-empty string that cannot form `user:{sub}` (too long, or outside the channel alphabet).
+            guard case .string(let s)? = p[name], !s.isEmpty else { return ("\(name) reported unusable: \(p[name]?.compactText ?? "absent")", false) }
+            return s.utf8.count > AccessClaims.maxSubjectLength || ChannelName.personal(userID: s) == nil
+                ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.expired):
             guard case .integer(let exp)? = p["exp"] else { return (nil, true) }
             return now >= exp.addingSaturating(60) ? (nil, true) : ("exp \(exp) reported expired", false)

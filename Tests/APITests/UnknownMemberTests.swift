@@ -1,0 +1,72 @@
+@testable import API
+import Realtime
+import Testing
+
+/// Every JSON body refuses a member its route does not define, naming it, at the top and in the
+/// objects whose members are fixed; free maps (`data`, `args`, per-locale texts, a browser's
+/// `subscription`) stay open (docs/api.md "Limits on bodies").
+@Suite struct UnknownMemberTests {
+    func request(_ body: String) -> HTTPRequest {
+        HTTPRequest(method: .post, target: "/", headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+    }
+
+    /// The `field` of the 400 `decode` throws; nil when the body is taken.
+    func refusedField<T: JSONBody>(_ type: T.Type, _ body: String) -> String? {
+        do {
+            _ = try RequestBody.decode(type, from: request(body))
+            return nil
+        } catch {
+            #expect(error.status == 400 && error.code == "invalid_request", "\(body): \(error)")
+            return error.extra["field"] ?? "(no field)"
+        }
+    }
+
+    @Test func eachRouteBodyNamesAnUnknownMember() {
+        #expect(refusedField(PublishRoutes.MessageBody.self, #"{"channel":"g:1","data":1,"retian":true}"#) == "retian")
+        #expect(refusedField(PublishRoutes.BatchBody.self, #"{"messages":[{"channel":"c","data":1}],"mesages":[]}"#) == "mesages")
+        #expect(refusedField(PublishRoutes.BatchBody.self, #"{"messages":[{"channel":"c","data":1},{"channel":"c","data":1,"retian":1}]}"#)
+                == "messages[1].retian")
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","bdoy":"b"}}"#) == "notification.bdoy")
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t"},"x":1}"#) == "x")
+        #expect(refusedField(DeviceRoutes.RegisterBody.self, #"{"platform":"android","token":"t","lcoale":"pt"}"#) == "lcoale")
+        #expect(refusedField(PreferenceRoutes.ScopeBody.self, #"{"is_enabled":true,"enabled_event":[]}"#) == "enabled_event")
+        #expect(refusedField(PresenceRoutes.StateBody.self, #"{"state":"foreground","x":null}"#) == "x")
+        #expect(refusedField(PresenceRoutes.AcksBody.self, #"{"ids":[],"id":"1"}"#) == "id")
+        #expect(refusedField(SessionRoutes.ExpiryBody.self, #"{"expires_at":null,"expires":1}"#) == "expires")
+        #expect(refusedField(MemberRoutes.PutBody.self, #"{"permissions":[],"role":"x"}"#) == "role")
+        #expect(refusedField(DevRoutes.TokenBody.self, #"{"user_id":"u","ttl":60}"#) == "ttl")
+        #expect(refusedField(NotificationBody.self, #"{"recipients":{"user_ids":["a"]},"kind":"k","live":{"channel":"c","retian":true}}"#)
+                == "live.retian")
+    }
+
+    @Test func freeMapsStayOpen() {
+        #expect(refusedField(PublishRoutes.MessageBody.self, #"{"channel":"c","data":{"anything":{"deep":[1]}}}"#) == nil)
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","data":{"k":"v"}}}"#) == nil)
+        #expect(refusedField(DeviceRoutes.RegisterBody.self,
+                             #"{"platform":"web","subscription":{"endpoint":"https://p.example/x","expirationTime":null,"keys":{"p256dh":"a","auth":"b"},"extra":1}}"#) == nil)
+        #expect(refusedField(NotificationBody.self,
+                             #"{"recipients":{"user_ids":["a"]},"kind":"k","title":{"pt":"x"},"args":{"n":"1"},"live":{"channel":"c","data":{"free":1}}}"#) == nil)
+    }
+
+    /// `POST /v1/notifications` as the route reads it: the scanner for the usual body, the decoder
+    /// for one with `live`; both refuse the same members.
+    @Test func notificationsRefuseOnBothPaths() {
+        for (body, field) in [(#"{"recipients":{"user_ids":["a"]},"kind":"k","tilte":"x"}"#, "tilte"),
+                              (#"{"recipients":{"user_ids":["a"]},"kind":"k","live":{"channel":"c"},"tilte":"x"}"#, "tilte"),
+                              (#"{"recipients":{"user_ids":["a"]},"kind":"k","live":{"channel":"c"},"push":{"polcy":"x"}}"#, "push.polcy")] {
+            do {
+                _ = try NotificationRoutes.body(request(body))
+                Issue.record("accepted \(body)")
+            } catch {
+                #expect(error.status == 400 && error.extra["field"] == field, "\(body): \(error)")
+            }
+        }
+    }
+
+    /// The compatibility routes keep what the seeds' apps send working.
+    @Test func compatibilityBodiesStayLenient() throws {
+        let body = try RequestBody.decode(lenient: DeviceRoutes.DeviceTokenBody.self,
+                                          from: request(#"{"token":"t","platform":"ios","appVersion":"1","extra":true}"#))
+        #expect(body.token == "t")
+    }
+}

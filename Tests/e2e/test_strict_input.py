@@ -1,0 +1,103 @@
+"""Bad input refused where it enters, with one rule per kind of input (issue: a new user's run).
+
+- A JSON body's members are fixed: an unknown or misspelt one is 400 `invalid_request` naming it,
+  and nothing changes (docs/api.md "Limits on bodies").
+- A token's `sub` must form the personal channel `user:{sub}`: any other is 401 on every route,
+  REST as well as streams (docs/protocol.md).
+- Starting on a read-only database volume says so and what to do (exit 2).
+"""
+import subprocess
+
+import httpx
+import pytest
+
+from conftest import BINARY, JWT_SECRET, SERVER_KEY, assert_error, free_port
+
+SERVER = {"Authorization": f"Bearer {SERVER_KEY}"}
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_publish_with_a_misspelt_member_is_refused_and_retains_nothing(herald):
+    r = httpx.post(herald.url("/v1/publish"), json={"channel": "g:1", "data": {"v": 1}, "retian": True}, headers=SERVER)
+    body = assert_error(r, 400, "invalid_request", "retian")
+    assert "retain" in body["message"], body
+    r = httpx.post(herald.url("/v1/publish/batch"), headers=SERVER,
+                   json={"messages": [{"channel": "g:1", "data": 1}, {"channel": "g:1", "data": 2, "retian": True}]})
+    assert_error(r, 400, "invalid_request", "messages[1].retian")
+    # Nothing was published: a new subscriber of g:1 gets no retained message, and the first
+    # message published afterwards is the channel's first.
+    first = herald.publish("g:1", {"v": 2})
+    assert first["offset"] == 1, first
+
+
+def test_notifications_push_devices_and_preferences_refuse_unknown_members(herald):
+    user = "strict-u1"
+    token = herald.token(sub=user, sid="s1")
+    for body, field in [
+        ({"recipients": {"user_ids": [user]}, "kind": "k", "tilte": "x"}, "tilte"),
+        ({"recipients": {"user_ids": [user]}, "kind": "k", "title": "t", "pirority": "high"}, "pirority"),
+        ({"recipients": {"user_ids": [user], "users": ["x"]}, "kind": "k", "title": "t"}, "recipients.users"),
+        ({"recipients": {"user_ids": [user]}, "kind": "k", "title": "t", "push": {"polcy": "always"}}, "push.polcy"),
+        ({"recipients": {"user_ids": [user]}, "kind": "k", "title": "t", "live": {"channel": "c", "retian": True}}, "live.retian"),
+    ]:
+        r = httpx.post(herald.url("/v1/notifications"), json=body, headers=SERVER)
+        assert_error(r, 400, "invalid_request", field)
+    inbox = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(token))
+    assert inbox.status_code == 200 and inbox.json()["notifications"] == [], inbox.text
+
+    # (`POST /v1/push` answers 503 before reading the body on a server without push credentials;
+    # its body's members are checked in UnknownMemberTests.)
+    r = httpx.post(herald.url("/v1/me/devices"), headers=bearer(token),
+                   json={"platform": "android", "token": "fcm-tok-1", "provider": "fcm", "lcoale": "pt-BR"})
+    assert_error(r, 400, "invalid_request", "lcoale")
+    devices = httpx.get(herald.url("/v1/me/devices"), headers=bearer(token))
+    assert devices.status_code == 200 and devices.json()["devices"] == [], devices.text
+
+    r = httpx.put(herald.url("/v1/me/push-preferences"), headers=bearer(token), json={"is_enabled": False, "enabeld_events": []})
+    assert_error(r, 400, "invalid_request", "enabeld_events")
+    prefs = httpx.get(herald.url("/v1/me/push-preferences"), headers=bearer(token))
+    assert prefs.status_code == 200 and prefs.json()["is_enabled"] is True, prefs.text
+
+
+@pytest.mark.parametrize("sub", ["u" * 196, "a b", "x/y", "é", "u" * 300])
+def test_a_sub_that_cannot_name_a_channel_is_refused_on_every_route(herald, sub):
+    token = herald.token(sub=sub)
+    for path in ["/v1/me/notifications", "/v1/me/devices", "/v1/stream"]:
+        r = httpx.get(herald.url(path), headers=bearer(token), timeout=5)
+        body = assert_error(r, 401, "invalid_token")
+        assert "1-195 characters" in body["message"], (path, body)
+
+
+def test_a_sub_of_195_channel_characters_is_served(herald):
+    token = herald.token(sub="u" * 195)
+    r = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(token))
+    assert r.status_code == 200, r.text
+
+
+@pytest.fixture
+def read_only_volume(tmp_path):
+    """A tmpfs holding an (empty) database file, remounted read-only; unmounted afterwards."""
+    mount_point = tmp_path / "ro"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs (needs root): {done.stderr.strip()}")
+    try:
+        (mount_point / "herald.db").write_bytes(b"")
+        subprocess.run(["mount", "-o", "remount,ro", str(mount_point)], check=True, capture_output=True)
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+
+
+@pytest.mark.parametrize("name", ["herald.db", "new.db"])
+def test_a_read_only_database_volume_stops_the_start_saying_so(read_only_volume, name):
+    env = {"PATH": "/usr/bin:/bin", "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(free_port()),
+           "HERALD_JWT_SECRET": JWT_SECRET, "HERALD_SERVER_KEY": SERVER_KEY,
+           "HERALD_DATABASE": str(read_only_volume / name)}
+    result = subprocess.run([BINARY, "serve"], env=env, capture_output=True, text=True, timeout=20)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "read-only" in result.stderr and "HERALD_DATABASE" in result.stderr, result.stderr
