@@ -642,6 +642,40 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
 
 
+def test_one_idempotency_key_sent_to_three_nodes_at_once_runs_once_and_is_never_a_deferred_replay(cluster):
+    """10 simultaneous calls with one key, spread over A, B and C, five rounds. One is stored (201);
+    the others are replays of it (200, the same ids) or 409 `idempotency_in_progress` while it is
+    still being planned on its node. Never a 202 `deferred` replay: nothing failed (a repeat on
+    another node once read the stored but unplanned key as a failed call's)."""
+    d = Device(cluster.A)
+    for round_ in range(5):
+        key = f"race-{round_}-{uuid.uuid4().hex[:6]}"
+        body = {"recipients": {"user_ids": [d.user]}, "kind": "chat.message", "title": key, "idempotency_key": key}
+        barrier = threading.Barrier(10)
+
+        def call(i):
+            node = cluster.nodes[i % 3]
+            barrier.wait(timeout=10)
+            r = HTTP.post(node.url("/v1/notifications"), json=body, headers=node.server_headers())
+            return r.status_code, r.headers.get("idempotent-replayed"), r.json()
+
+        with ThreadPoolExecutor(10) as pool:
+            answers = list(pool.map(call, range(10)))
+        statuses = sorted(status for status, _, _ in answers)
+        assert 202 not in statuses, (key, [a for a in answers if a[0] == 202])
+        assert statuses.count(201) == 1 and set(statuses) <= {200, 201, 409}, (key, statuses)
+        ids = {j["notifications"][0]["id"] for status, _, j in answers if status in (200, 201)}
+        assert len(ids) == 1, (key, ids)
+        for status, replayed, j in answers:
+            if status == 409:
+                assert j["error"] == "idempotency_in_progress", (key, j)
+            if status == 200:
+                assert replayed == "true", (key, j)
+    r = HTTP.get(cluster.B.url("/v1/me/notifications"), params={"limit": 100}, headers=auth(d.access))
+    assert r.status_code == 200, r.text
+    assert len(r.json()["notifications"]) == 5   # one per key
+
+
 # --- PostgreSQL restarts ------------------------------------------------------------------------
 
 
