@@ -421,6 +421,39 @@ def test_a_redis_restart_gives_each_client_one_reset_then_live_messages(cluster,
     assert [i["kind"] for i in again.items() if i["kind"] != "ready"] == ["message"], again.items()
 
 
+def test_presence_across_nodes_is_whole_again_within_seconds_of_redis_returning_from_a_long_outage(cluster, engines):
+    """Streams on B and C stay open through a Redis outage longer than the 10 s after which a node
+    not heard from counts as dead. Once Redis answers again, every node sees both streams within a
+    reconnect (the client's backoff is at most 2 s; 8 s allowed on a busy machine), not at the
+    next periodic full set (every 30 s)."""
+    ch = f"pr-{uuid.uuid4().hex[:8]}"
+    subs = [SSESub(cluster.B, ch), SSESub(cluster.C, ch)]
+    wait_ready(subs)
+    users = sorted(s.user for s in subs)
+
+    def seen(node):
+        r = HTTP.get(node.url(f"/v1/channels/{ch}/presence"), headers=node.server_headers())
+        assert r.status_code == 200, r.text
+        return sorted(u["user_id"] for u in r.json()["users"])
+
+    for node in cluster.nodes:
+        wait_until(lambda: seen(node) == users, 10, f"both streams seen from {node.base}")
+    redis = engines["redis"]
+    redis.kill()
+    # A has no stream of its own: once B and C count as dead there, it sees nobody.
+    wait_until(lambda: seen(cluster.A) == [], 30, "B's and C's streams aged out on A while Redis is down", interval=0.2)
+    # The outage goes on past the nodes' next sweep (every 5 s), which forgets the dead nodes'
+    # connections: a heartbeat alone no longer brings them back.
+    time.sleep(6)
+    redis.start()
+    back = time.monotonic()
+    for node in cluster.nodes:
+        wait_until(lambda: seen(node) == users, 8 - (time.monotonic() - back), f"both streams seen again from {node.base}",
+                   interval=0.05)
+    print(f"presence whole again {time.monotonic() - back:.2f} s after Redis answered")
+    assert all(s.alive for s in subs)
+
+
 # --- the push queue on three nodes --------------------------------------------------------------
 
 
