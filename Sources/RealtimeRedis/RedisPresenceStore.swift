@@ -19,6 +19,13 @@ import Synchronization
 /// - A node not heard from for `nodeTTLMilliseconds` is dead: its connections drop out of every
 ///   answer, so a device whose foreground connection was there gets pushes again.
 ///
+/// After an outage of Redis longer than `nodeTTLMilliseconds`, every node took the others for dead
+/// (and a restarted Redis lost their snapshots). When its presence subscription comes back, a node
+/// sends its full set, its heartbeat and its snapshot at once, then reads the snapshots the others
+/// wrote: presence is whole again within a reconnect (at most the client's maximum backoff, 2 s,
+/// after Redis answers), not at the next periodic full set. A full set that fails is sent again
+/// at every heartbeat until one goes through.
+///
 /// Receipts of other nodes' connections are as fresh as their last flush: a remote connection
 /// whose receipt has not arrived when the planner asks counts as not having received the event
 /// (a push; never neither, ADR 0005).
@@ -103,6 +110,11 @@ public final class RedisPresenceStore: PresenceStore {
     private let receiptWaiters = Mutex<[(wanted: [(userID: String, personalSequence: UInt64)], deadline: UInt64, done: @Sendable () -> Void)]>([])
     private let stop = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Set when the presence subscription is back after a disconnect: the flush thread announces
+    /// this node's full set at its next tick and re-reads the others' snapshots.
+    private let resyncNow = Atomic<Bool>(false)
+    /// Set when a flush failed (Redis down): heartbeats carry the full set until one succeeds.
+    private let flushFailed = Atomic<Bool>(false)
 
     public init(_ configuration: Configuration, clock: any Clock = SystemClock()) {
         self.configuration = configuration
@@ -115,7 +127,7 @@ public final class RedisPresenceStore: PresenceStore {
         subscriber = RedisSubscriber(endpoint: configuration.endpoint, options: configuration.client)
         subscriber.subscribe([channel])
         subscriber.start(onMessage: { [unowned self] messages in for message in messages { received(message.payload) } },
-                         onReady: { _ in })
+                         onReady: { [unowned self] reconnected in if reconnected { resyncNow.store(true, ordering: .releasing) } })
         loadSnapshots()
         let thread = Thread { [self] in runFlushes() }
         thread.name = "herald.redis.presence"
@@ -467,9 +479,11 @@ public final class RedisPresenceStore: PresenceStore {
             if stop.wait(timeout: .now() + .milliseconds(configuration.flushMilliseconds)) == .success { return }
             releaseReceiptWaiters()
             let now = clock.monotonicNanoseconds
-            let heartbeat = now &- lastHeartbeat >= UInt64(configuration.heartbeatMilliseconds) * 1_000_000
+            let reconnected = resyncNow.exchange(false, ordering: .acquiringAndReleasing)
+            let heartbeat = reconnected || now &- lastHeartbeat >= UInt64(configuration.heartbeatMilliseconds) * 1_000_000
             if heartbeat { lastHeartbeat = now }
-            let fullSync = now &- lastFullSync >= UInt64(configuration.fullSyncMilliseconds) * 1_000_000
+            let fullSync = reconnected || (heartbeat && flushFailed.load(ordering: .acquiring))
+                || now &- lastFullSync >= UInt64(configuration.fullSyncMilliseconds) * 1_000_000
             if fullSync { lastFullSync = now }
             let wire = outbox.withLock { outbox -> PresenceWire in
                 var wire = PresenceWire(node: nodeID, full: fullSync)
@@ -492,7 +506,9 @@ public final class RedisPresenceStore: PresenceStore {
             // A heartbeat goes out even when nothing changed: it is what keeps this node alive
             // in the others' eyes (any message does).
             guard !wire.isEmpty || heartbeat else { continue }
-            var commands = [RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), wire.encoded()])]
+            // The snapshot and the index before the message: a node that subscribes too late to
+            // hear the message and then reads the snapshots (after a reconnect) finds this one.
+            var commands: [RedisCommand] = []
             if fullSync {
                 var full = wire
                 full.acks = []
@@ -507,9 +523,18 @@ public final class RedisPresenceStore: PresenceStore {
                 commands.append(RedisCommand("ZADD", nodesKey, String(wall + Int64(configuration.nodeTTLMilliseconds)), nodeID))
                 commands.append(RedisCommand("ZREMRANGEBYSCORE", nodesKey, "-inf", String(wall)))
             }
-            // Best effort: a lost flush is repaired by the next full set; acks and state changes
-            // in it are lost with it (Redis was down).
-            commander.submit(commands) { _ in }
+            commands.append(RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), wire.encoded()]))
+            // Best effort: a lost flush is repaired by the next full set (at the next heartbeat,
+            // since it failed); acks and state changes in it are lost with it (Redis was down).
+            commander.submit(commands) { [self] result in
+                switch result {
+                case .failure: flushFailed.store(true, ordering: .releasing)
+                case .success: if fullSync { flushFailed.store(false, ordering: .releasing) }
+                }
+            }
+            // The others announce themselves as they reconnect; those that did before this node
+            // listened again are in their snapshots.
+            if reconnected { loadSnapshots() }
         }
     }
 }

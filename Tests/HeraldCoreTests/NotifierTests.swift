@@ -227,6 +227,47 @@ import Testing
         #expect(created == 1 && other == 3)
     }
 
+    @Test("a repeat of a key another node stored and still holds is in progress; once its plan is released or its lease over, a deferred replay")
+    func aRepeatOfAnotherNodesCallInFlightIsInProgress() async throws {
+        let h = try Harness()
+        let call = h.call(["u1"], key: "k-4", hash: "h-4")
+        let now = h.clock.unixMilliseconds
+        // What node-b's step 1 leaves (PostgreSQL, several nodes) before its step 2 runs: the
+        // notification, its plan held by node-b, and the key reserved with its provisional answer.
+        let plan = try h.storage.writeSync { tx -> Int64 in
+            let plan = try tx.plans.insert(PendingPlan(planJSON: call.planJSON, createdAt: now, claimedBy: "node-b",
+                                                       leaseUntil: now + Notifier.planLeaseMilliseconds))
+            _ = try tx.notifications.insert(NotificationRecord(id: "ntf_b1", userID: "u1", kind: "k", titleJSON: call.titleJSON,
+                                                               bodyJSON: nil, argsJSON: nil, dataJSON: "{}", planID: plan, createdAt: now))
+            try tx.idempotency.reserve(IdempotencyRecord(
+                key: "k-4", requestHash: "h-4",
+                responseJSON: #"{"notifications":[{"id":"ntf_b1","user_id":"u1","event_id":null}],"push_planning":"deferred"}"#,
+                complete: false, createdAt: now))
+            return plan
+        }
+        guard case .refused(.idempotencyInProgress) = await h.send(call) else { Issue.record("not in progress while node-b holds it"); return }
+
+        // node-b's planning failed and released its plan: the stored answer, not 409.
+        try h.storage.writeSync { tx in _ = try tx.plans.release(ids: [plan], by: "node-b") }
+        guard case .accepted(let json, replayed: true) = await h.send(call) else { Issue.record("not a deferred replay"); return }
+        #expect(try Self.firstID(Self.object(json)) == "ntf_b1")
+
+        // node-b died holding it: in progress until the lease runs out, then the stored answer.
+        try h.storage.writeSync { tx in _ = try tx.plans.claim(by: "node-b", after: 0, limit: 10, leaseMilliseconds: 5_000, now: now) }
+        guard case .refused(.idempotencyInProgress) = await h.send(call) else { Issue.record("not in progress under node-b's lease"); return }
+        h.clock.advance(byMilliseconds: 5_001)
+        guard case .accepted(_, replayed: true) = await h.send(call) else { Issue.record("not a deferred replay after the lease"); return }
+        #expect(try h.storage.readSync { try $0.notifications.page(userID: "u1", unreadOnly: false, before: nil, limit: 10) }.count == 1,
+                "nothing stored twice")
+    }
+
+    @Test("the first notification id of a stored answer; none when the answer has none or is not JSON")
+    func firstNotificationIDOfAnAnswer() {
+        #expect(Notifier.firstNotificationID(inAnswer: #"{"notifications":[{"id":"ntf_1"},{"id":"ntf_2"}]}"#) == "ntf_1")
+        #expect(Notifier.firstNotificationID(inAnswer: #"{"notifications":[]}"#) == nil)
+        #expect(Notifier.firstNotificationID(inAnswer: "not json") == nil)
+    }
+
     final class Counter: Sendable {
         private let count = Mutex(0)
         func add() { count.withLock { $0 += 1 } }

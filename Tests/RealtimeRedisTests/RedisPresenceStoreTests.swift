@@ -86,6 +86,34 @@ final class RedisPresenceStoreTests {
         defer { a.shutdown() }
         #expect(a.isForeground(userID: "u", sessionID: "s"), "known at once, before B's next heartbeat")
     }
+
+    @Test func afterARedisOutageLongerThanTheNodeTTLTheNodesAnnounceThemselvesAgainAtOnce() throws {
+        // Full sets every 10 min: only the resync on reconnect can bring the others back in time.
+        func node() throws -> RedisPresenceStore {
+            let store = RedisPresenceStore(RedisPresenceStore.Configuration(
+                endpoint: server.endpoint, namespace: "p5", leaseSeconds: 45, flushMilliseconds: 10,
+                heartbeatMilliseconds: 100, fullSyncMilliseconds: 600_000, nodeTTLMilliseconds: 300))
+            try store.waitUntilListening()
+            return store
+        }
+        let a = try node()
+        let b = try node()
+        defer { a.shutdown(); b.shutdown() }
+        a.connected(connectionID: "ca", userID: "ua", sessionID: "sa", transport: .sse, state: .foreground, channels: [channel("user:ua")])
+        b.connected(connectionID: "cb", userID: "ub", sessionID: "sb", transport: .sse, state: .foreground, channels: [channel("user:ub")])
+        #expect(waitUntil { a.isForeground(userID: "ub", sessionID: "sb") && b.isForeground(userID: "ua", sessionID: "sa") })
+
+        server.stop()
+        #expect(waitUntil { !a.isForeground(userID: "ub", sessionID: "sb") && !b.isForeground(userID: "ua", sessionID: "sa") },
+                "each node takes the other for dead")
+        // The server's periodic sweep forgets dead nodes and their connections.
+        a.sweep(idleSeconds: 3_600)
+        b.sweep(idleSeconds: 3_600)
+        try server.start()   // empty: the snapshots are gone too
+        #expect(waitUntil(seconds: 5) { a.isForeground(userID: "ub", sessionID: "sb") && b.isForeground(userID: "ua", sessionID: "sa") },
+                "whole again within a reconnect, not at the next full set")
+        #expect(a.liveRemoteNodes == [b.nodeID] && b.liveRemoteNodes == [a.nodeID])
+    }
 }
 
 /// The planner's wait for other nodes' receipts (ADR 0005).

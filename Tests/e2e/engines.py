@@ -7,7 +7,10 @@ directories, plus a `Cluster` of Herald nodes sharing them.
   Redis client needed): `INFO`, `DBSIZE`, ... . `restart()` keeps the port and the directory.
 - `PostgresServer`: `initdb` + `postgres` as the `postgres` user when run as root (PostgreSQL
   refuses root), data and socket in a temp directory, `fsync=off` (tests only), listening on
-  127.0.0.1 only. `sql(...)` runs `psql`. `restart()` keeps the port and the data directory.
+  127.0.0.1 only. `synchronous_commit` stays on, as in production: a commit is in the WAL
+  (the OS's cache, fsync being off) before PostgreSQL answers it, so an immediate shutdown or a
+  SIGKILL of the server loses nothing Herald acknowledged, and the cluster tests can catch a loss.
+  (With it off, such a stop drops the last commits whatever Herald does.) `sql(...)` runs `psql`. `restart()` keeps the port and the data directory.
 - Every process is a direct child, recorded by PID and stopped by that PID (SIGTERM/SIGINT, then
   SIGKILL after a bound); nothing is ever killed by name. `stop_all()` runs in the fixtures'
   finalizers.
@@ -269,7 +272,7 @@ class PostgresServer:
         os.chmod(self.log_path, 0o666)
         self.proc = self.popen(
             [str(PG_BIN / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.socket_dir),
-             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=on",
              "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "logging_collector=off"],
             preexec_fn=_as_postgres(die_with_parent=True), stdout=self.log, stderr=self.log,
             stdin=subprocess.DEVNULL, cwd=str(self.base))

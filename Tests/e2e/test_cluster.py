@@ -423,6 +423,39 @@ def test_a_redis_restart_gives_each_client_one_reset_then_live_messages(cluster,
     assert [i["kind"] for i in again.items() if i["kind"] != "ready"] == ["message"], again.items()
 
 
+def test_presence_across_nodes_is_whole_again_within_seconds_of_redis_returning_from_a_long_outage(cluster, engines):
+    """Streams on B and C stay open through a Redis outage longer than the 10 s after which a node
+    not heard from counts as dead. Once Redis answers again, every node sees both streams within a
+    reconnect (the client's backoff is at most 2 s; 8 s allowed on a busy machine), not at the
+    next periodic full set (every 30 s)."""
+    ch = f"pr-{uuid.uuid4().hex[:8]}"
+    subs = [SSESub(cluster.B, ch), SSESub(cluster.C, ch)]
+    wait_ready(subs)
+    users = sorted(s.user for s in subs)
+
+    def seen(node):
+        r = HTTP.get(node.url(f"/v1/channels/{ch}/presence"), headers=node.server_headers())
+        assert r.status_code == 200, r.text
+        return sorted(u["user_id"] for u in r.json()["users"])
+
+    for node in cluster.nodes:
+        wait_until(lambda: seen(node) == users, 10, f"both streams seen from {node.base}")
+    redis = engines["redis"]
+    redis.kill()
+    # A has no stream of its own: once B and C count as dead there, it sees nobody.
+    wait_until(lambda: seen(cluster.A) == [], 30, "B's and C's streams aged out on A while Redis is down", interval=0.2)
+    # The outage goes on past the nodes' next sweep (every 5 s), which forgets the dead nodes'
+    # connections: a heartbeat alone no longer brings them back.
+    time.sleep(6)
+    redis.start()
+    back = time.monotonic()
+    for node in cluster.nodes:
+        wait_until(lambda: seen(node) == users, 8 - (time.monotonic() - back), f"both streams seen again from {node.base}",
+                   interval=0.05)
+    print(f"presence whole again {time.monotonic() - back:.2f} s after Redis answered")
+    assert all(s.alive for s in subs)
+
+
 # --- the push queue on three nodes --------------------------------------------------------------
 
 
@@ -642,6 +675,40 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     assert len(pushes) == expected_pushes, (len(pushes), expected_pushes)
     assert 0 < expected_pushes < 300   # both outcomes really happened
     assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
+
+
+def test_one_idempotency_key_sent_to_three_nodes_at_once_runs_once_and_is_never_a_deferred_replay(cluster):
+    """10 simultaneous calls with one key, spread over A, B and C, five rounds. One is stored (201);
+    the others are replays of it (200, the same ids) or 409 `idempotency_in_progress` while it is
+    still being planned on its node. Never a 202 `deferred` replay: nothing failed (a repeat on
+    another node once read the stored but unplanned key as a failed call's)."""
+    d = Device(cluster.A)
+    for round_ in range(5):
+        key = f"race-{round_}-{uuid.uuid4().hex[:6]}"
+        body = {"recipients": {"user_ids": [d.user]}, "kind": "chat.message", "title": key, "idempotency_key": key}
+        barrier = threading.Barrier(10)
+
+        def call(i):
+            node = cluster.nodes[i % 3]
+            barrier.wait(timeout=10)
+            r = HTTP.post(node.url("/v1/notifications"), json=body, headers=node.server_headers())
+            return r.status_code, r.headers.get("idempotent-replayed"), r.json()
+
+        with ThreadPoolExecutor(10) as pool:
+            answers = list(pool.map(call, range(10)))
+        statuses = sorted(status for status, _, _ in answers)
+        assert 202 not in statuses, (key, [a for a in answers if a[0] == 202])
+        assert statuses.count(201) == 1 and set(statuses) <= {200, 201, 409}, (key, statuses)
+        ids = {j["notifications"][0]["id"] for status, _, j in answers if status in (200, 201)}
+        assert len(ids) == 1, (key, ids)
+        for status, replayed, j in answers:
+            if status == 409:
+                assert j["error"] == "idempotency_in_progress", (key, j)
+            if status == 200:
+                assert replayed == "true", (key, j)
+    r = HTTP.get(cluster.B.url("/v1/me/notifications"), params={"limit": 100}, headers=auth(d.access))
+    assert r.status_code == 200, r.text
+    assert len(r.json()["notifications"]) == 5   # one per key
 
 
 # --- PostgreSQL restarts ------------------------------------------------------------------------

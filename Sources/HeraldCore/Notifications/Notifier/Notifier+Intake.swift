@@ -115,6 +115,15 @@ extension Notifier {
             guard existing.requestHash == request.requestHash else { throw NotificationRefusal.idempotencyKeyReused }
             if existing.complete { return .replay(existing.responseJSON) }
             if let flight = request.inFlightKey, batchKeys.contains(flight) || keysInFlight.withLock({ $0.contains(flight) }) { throw NotificationRefusal.idempotencyInProgress }
+            // Not in flight here, but maybe on another node sharing the database (PostgreSQL):
+            // its step 1 committed and its step 2 has not run yet.
+            if try isStillHeld(existing, now: now, tx: tx) { throw NotificationRefusal.idempotencyInProgress }
+            // Its planning may have committed since the key was read (each statement of a
+            // PostgreSQL write sees the latest commits, and planning does not lock the key): the
+            // plan is gone because it was planned, and the key now holds the planned answer.
+            if let latest = try tx.idempotency.find(app: app, key: key, notBefore: existing.createdAt), latest.complete {
+                return .replay(latest.responseJSON)
+            }
             return .replayDeferred(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, app: app, kind: plan.kind, scope: plan.scope, tx: tx)
@@ -144,6 +153,29 @@ extension Notifier {
                 app: app, key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
         }
         return .fresh(stored, skipped: skipped, plan: pending)
+    }
+
+    /// Whether the call that reserved `record` (complete: false) is still being handled, on this
+    /// node or another: its plan is held under a running lease (by the node that stored it, until
+    /// its planning ends, or by recovery). A planning failure releases the plan, so the repeat is
+    /// then a deferred replay; a node that died holds it until the lease runs out
+    /// (`planLeaseMilliseconds`). A call that reached nobody has no plan: it counts as held for
+    /// the same lease from its storing.
+    func isStillHeld(_ record: IdempotencyRecord, now: Int64, tx: any StorageTransaction) throws -> Bool {
+        guard let id = Self.firstNotificationID(inAnswer: record.responseJSON),
+              let notification = try tx.notifications.find(id: id) else {
+            return record.createdAt > now - Self.planLeaseMilliseconds
+        }
+        guard let planID = notification.planID,
+              let plan = try tx.plans.list(after: planID - 1, limit: 1).first, plan.id == planID else { return false }
+        return plan.claimedBy != nil && (plan.leaseUntil ?? 0) > now
+    }
+
+    /// The first notification id of a stored answer (`{"notifications":[{"id":…}]…}`), if any.
+    static func firstNotificationID(inAnswer json: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let notifications = object["notifications"] as? [[String: Any]] else { return nil }
+        return notifications.first?["id"] as? String
     }
 
     /// NO-6: recipients as user ids, plus those a rule named but could not reach.
