@@ -321,6 +321,12 @@ enum Herald {
         if !notifier.drain(deadline: 5) {
             Log.warning("notifications still being planned at the shutdown deadline; the next start plans them")
         }
+        // Calls stuck on a stalled database get their 503 now, while their connections are
+        // still open, instead of a reset when the loops stop.
+        let unstuck = calls.expireCalls(waitingAtLeastMilliseconds: 1_000)
+        if unstuck > 0 {
+            Log.warning("calls still waiting on storage at shutdown answered 503 storage_unavailable", ["count": String(unstuck)])
+        }
         // Their answers go out before the loops stop, so a caller never sees a stored call fail
         // (and retry it without an idempotency key). Streams have had their `shutdown` event.
         watchdog.arm("sending the answers of calls in progress", seconds: 1 + 2)

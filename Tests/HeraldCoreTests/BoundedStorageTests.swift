@@ -154,6 +154,23 @@ struct BoundedStorageTests {
     }
 }
 
+extension BoundedStorageTests {
+    @Test func atShutdownCallsWaitingLongerThanTheGivenTimeAreAnsweredAtOnce() throws {
+        let base = StalledStorage(), clock = ManualClock()
+        let storage = BoundedStorage(base, waitMilliseconds: 15_000, clock: clock, sweepMilliseconds: nil)
+        let old = Answers<String>(), fresh = Answers<String>()
+        storage.write({ _ in "stored" }, completion: old.record)
+        clock.advance(byMilliseconds: 1_500)
+        storage.write({ _ in "stored" }, completion: fresh.record)
+        #expect(storage.expireCalls(waitingAtLeastMilliseconds: 1_000) == 1)
+        #expect(old.unavailableMessage?.contains("idempotency key") == true)
+        #expect(fresh.count == 0)
+        base.release()
+        #expect(try fresh.all.map { try $0.get() } == ["stored"])
+        #expect(old.count == 1)
+    }
+}
+
 struct ShutdownWatchdogTests {
     @Test func aStepPastItsDeadlineIsNamedOnce() {
         let clock = ManualClock()

@@ -134,7 +134,7 @@ def test_a_stopped_postgresql_answers_503_in_bounded_time_and_a_retry_stores_onc
     assert_unavailable(*answers["inbox"], bound=8)
     ready, slowest = answers["readyz"]
     assert ready.status_code == 503, ready.text
-    assert ready.json()["storage"] == "unavailable", ready.text
+    assert ready.json()["storage"] == "stalled", ready.text
     assert "did not answer" in " ".join(ready.json()["problems"]), ready.text
     assert slowest < 4, f"a /readyz answer took {slowest:.1f} s"
     # Streams and publishing need no storage.
@@ -153,7 +153,8 @@ def test_a_stopped_postgresql_answers_503_in_bounded_time_and_a_retry_stores_onc
 
 
 def test_sigterm_while_postgresql_is_stopped_exits_within_the_deadlines(postgres, herald_factory):
-    h = herald_factory(HERALD_DATABASE=postgres.url, HERALD_NODE_ID="stall-b", HERALD_STORAGE_WAIT_SECONDS=3)
+    # A wait longer than the shutdown: the stuck call is answered by the shutdown, not by its wait.
+    h = herald_factory(HERALD_DATABASE=postgres.url, HERALD_NODE_ID="stall-b", HERALD_STORAGE_WAIT_SECONDS=60)
     user = f"u-{uuid.uuid4().hex[:8]}"
     assert send(h, user).status_code in (201, 202)
     postgres.freeze()
@@ -173,6 +174,8 @@ def test_sigterm_while_postgresql_is_stopped_exits_within_the_deadlines(postgres
     if code == 1:
         assert "shutdown step did not finish by its deadline" in h.logs()
     assert answers and answers[0].status_code == 503, answers and answers[0].text
+    assert answers[0].json()["error"] == "storage_unavailable"
+    assert "calls still waiting on storage at shutdown answered 503" in h.logs()
 
 
 def test_a_frozen_sqlite_volume_answers_503_and_sigterm_exits_naming_the_stuck_step(tmp_path, herald_factory):

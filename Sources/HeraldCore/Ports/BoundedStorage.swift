@@ -77,10 +77,22 @@ public final class BoundedStorage: Storage {
     /// be dropped. - Returns: how many were answered.
     @discardableResult
     public func expireOverdue() -> Int {
+        expire(waitingAtLeastMilliseconds: nil)
+    }
+
+    /// Answers at once every call that has waited at least `milliseconds` (shutdown: a call
+    /// stuck on a stalled database gets its 503 before the connections close, not a reset).
+    /// - Returns: how many were answered.
+    @discardableResult
+    public func expireCalls(waitingAtLeastMilliseconds milliseconds: Int) -> Int {
+        expire(waitingAtLeastMilliseconds: milliseconds)
+    }
+
+    private func expire(waitingAtLeastMilliseconds: Int?) -> Int {
         let now = clock.monotonicNanoseconds
         let overdue = state.withLock { state -> [Pending] in
             var overdue: [Pending] = []
-            for (id, call) in state.pending where call.deadline <= now {
+            for (id, call) in state.pending where isDue(call, now: now, waitingAtLeastMilliseconds: waitingAtLeastMilliseconds) {
                 overdue.append(call)
                 state.pending[id] = nil
             }
@@ -91,6 +103,13 @@ public final class BoundedStorage: Storage {
                 + "(stalled); a write may still complete: retry with its idempotency key"))
         }
         return overdue.count
+    }
+
+    private func isDue(_ call: Pending, now: UInt64, waitingAtLeastMilliseconds: Int?) -> Bool {
+        if call.deadline <= now { return true }
+        guard let waitingAtLeastMilliseconds else { return false }
+        let submitted = call.deadline &- UInt64(call.waitMilliseconds) * 1_000_000
+        return now &- submitted >= UInt64(max(waitingAtLeastMilliseconds, 0)) * 1_000_000
     }
 
     private static let stalledPrefix = "storage did not answer within "
