@@ -18,6 +18,16 @@
                                    const int *paramLengths, const int *paramFormats, int resultFormat), \
       (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat)) \
     F(int, PQconsumeInput, (PGconn *conn), (conn)) \
+    F(int, PQsendQuery, (PGconn *conn, const char *query), (conn, query)) \
+    F(int, PQsendPrepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes), \
+      (conn, stmtName, query, nParams, paramTypes)) \
+    F(int, PQsendQueryPrepared, (PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, \
+                                 const int *paramLengths, const int *paramFormats, int resultFormat), \
+      (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat)) \
+    F(int, PQisBusy, (PGconn *conn), (conn)) \
+    F(PGresult *, PQgetResult, (PGconn *conn), (conn)) \
+    F(int, PQflush, (PGconn *conn), (conn)) \
+    F(int, PQsetnonblocking, (PGconn *conn, int arg), (conn, arg)) \
     F(PGnotify *, PQnotifies, (PGconn *conn), (conn)) \
     F(ExecStatusType, PQresultStatus, (const PGresult *res), (res)) \
     F(char *, PQresultErrorMessage, (const PGresult *res), (res)) \

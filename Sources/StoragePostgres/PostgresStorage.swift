@@ -17,6 +17,9 @@ import Synchronization
 ///   found at `BEGIN` is replaced and the unit run on the new one, so the first call after a
 ///   PostgreSQL restart succeeds when the server is back. A unit whose connection broke after
 ///   `BEGIN` fails with `.unavailable`: it may or may not have committed.
+/// - A statement with no answer after `PostgresConfiguration.clientDeadlineMilliseconds` (a
+///   server stopped or frozen never fires its own `statement_timeout`) closes its connection and
+///   fails its unit with `.unavailable`; the next unit on that queue connects again.
 /// - A failed statement aborts the whole transaction (SQLite undoes only the statement): a body
 ///   that catches a repository error and goes on gets `StorageError.failed` at its end, and
 ///   nothing of it is kept.
@@ -199,6 +202,7 @@ public final class PostgresStorage: Storage {
                 if connection.isBroken {
                     slot.drop()
                     if let error = error as? PostgresError, case .connectionLost = error { throw error }
+                    if let error = error as? PostgresError, case .timedOut = error { throw error }
                     if let error = error as? StorageError, case .unavailable = error { throw error }
                     throw PostgresError.connectionLost(message: "\(error)")
                 }

@@ -145,6 +145,10 @@ enum Herald {
             return 2
         }
         let database = opened.storage
+        // What callers reach storage through (routes, notifications, apps): a stalled database
+        // answers them 503 after HERALD_STORAGE_WAIT_SECONDS, and /readyz within 2 s, instead of
+        // hanging with it. Background work (delivery, purge) waits on the database itself.
+        let calls = BoundedStorage(database, waitMilliseconds: settings.storageWaitSeconds * 1_000, probeWaitMilliseconds: 2_000)
         // The one place adapters are chosen: in-process broker and presence (one node), or Redis
         // shared by the nodes of a cluster (HERALD_BROKER, SC-1).
         let cluster = settings.brokerEndpoint.map { Cluster(settings: settings, endpoint: $0) }
@@ -223,7 +227,7 @@ enum Herald {
         apiConfiguration.adminKey = settings.adminKey
         let appFactory = AppPushSetup(environment: environment, clientConfiguration: pushClient == nil ? nil : pushClientConfiguration,
                                       webPushAllowHTTP: settings.webPushAllowHTTP, webPushAllowPrivate: settings.webPushAllowPrivate)
-        let appService = AppService(storage: database, directory: apps, secretBox: settings.secretBox, factory: appFactory,
+        let appService = AppService(storage: calls, directory: apps, secretBox: settings.secretBox, factory: appFactory,
                                     providers: pushProviders, leewaySeconds: apiConfiguration.leewaySeconds,
                                     closeStreams: { app in
                                         node.endApp(app.rawValue)
@@ -261,11 +265,11 @@ enum Herald {
                 return 2
             }
         }
-        let notifier = Notifier(database: database, broker: node.broker, presence: node.presence, barrier: node,
+        let notifier = Notifier(database: calls, broker: node.broker, presence: node.presence, barrier: node,
                                 providers: push?.providers, catalog: catalog, payload: settings.payload,
                                 profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log,
                                 pushQueued: push?.wakeWorker, pushBacklog: push == nil ? nil : pushBacklog, worker: push?.worker)
-        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: database, sessions: sessions,
+        let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: calls, sessions: sessions,
                                       push: push, notifier: notifier)
         var serverConfiguration = settings.server
         // The apps' CORS origins join HERALD_CORS_ORIGINS, as they change, each for its own app's
@@ -301,6 +305,16 @@ enum Herald {
         var received: Int32 = 0
         sigwait(&signals, &received)
         Log.info("shutting down", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
+        // Each step below keeps its deadline even when a thread is stuck where it cannot be
+        // interrupted (a write() on a frozen volume, a storage queue behind it): past a step's
+        // deadline and a grace of 2 s, the process logs the step and exits 1.
+        let watchdog = ShutdownWatchdog { step in
+            Log.error("shutdown step did not finish by its deadline (storage or a thread is stuck); exiting without it",
+                      ["step": step, "exit_code": "1"])
+            _exit(1)
+        }
+        watchdog.start()
+        watchdog.arm("stopping the listener and planning stored notifications", seconds: 5 + 2)
         // No new connections; streams are told to reconnect; requests in progress go on (OP-5).
         server.beginShutdown()
         notifier.stop()
@@ -309,21 +323,31 @@ enum Herald {
         if !notifier.drain(deadline: 5) {
             Log.warning("notifications still being planned at the shutdown deadline; the next start plans them")
         }
+        // Calls stuck on a stalled database get their 503 now, while their connections are
+        // still open, instead of a reset when the loops stop.
+        let unstuck = calls.expireCalls(waitingAtLeastMilliseconds: 1_000)
+        if unstuck > 0 {
+            Log.warning("calls still waiting on storage at shutdown answered 503 storage_unavailable", ["count": String(unstuck)])
+        }
         // Their answers go out before the loops stop, so a caller never sees a stored call fail
         // (and retry it without an idempotency key). Streams have had their `shutdown` event.
+        watchdog.arm("sending the answers of calls in progress", seconds: 1 + 2)
         let unanswered = server.finishShutdown(deadlineSeconds: 1)
         if unanswered > 0 {
             Log.warning("connections still busy at the shutdown deadline", ["count": String(unanswered)])
         }
         // Jobs being sent finish and record their outcome; queued ones wait for the next start.
+        watchdog.arm("pushes in flight recording their outcomes", seconds: 10 + 2)
         if let left = push?.worker.stop(deadline: 10), left > 0 {
             Log.warning("pushes still in flight at the shutdown deadline; the next start sends them again", ["count": String(left)])
         }
+        watchdog.arm("closing push clients, the device purge, the broker and the database", seconds: 3)
         pushClient?.shutdown()
         purge.stop()
         cluster?.shutdown()
         opened.close()
-        withExtendedLifetime(heapTrimmer) {}
+        watchdog.disarm()
+        withExtendedLifetime((heapTrimmer, calls)) {}
         return 0
     }
 }

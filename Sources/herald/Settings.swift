@@ -38,6 +38,7 @@ struct Settings {
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start), or a postgres:// URL for PostgreSQL (several nodes)"),
         SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease)"),
+        SettingSpec(name: "HERALD_STORAGE_WAIT_SECONDS", defaultValue: "15", help: "a call waiting this long for a stalled database answers 503 storage_unavailable (a write may still complete: retry with its idempotency key)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
@@ -132,6 +133,9 @@ struct Settings {
     var databasePath = "./herald.db"
     /// `HERALD_NODE_ID`: the name a PostgreSQL node leases jobs under; nil: unique per process.
     var nodeID: String?
+    /// `HERALD_STORAGE_WAIT_SECONDS`: how long a call waits for storage before it answers 503
+    /// (`BoundedStorage`); above SQLite's busy timeout (5 s) and PostgreSQL's lock timeout (10 s).
+    var storageWaitSeconds = 15
     /// `HERALD_DATABASE_WAL_LIMIT_BYTES`: the WAL's bound in bytes (RL-2).
     var databaseWALLimitBytes = Int(SQLiteStorage.defaultWALSizeLimitBytes)
     var retryPolicy = RetryPolicy()
@@ -262,6 +266,7 @@ struct Settings {
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
         nodeID = value("HERALD_NODE_ID")
+        storageWaitSeconds = try integer("HERALD_STORAGE_WAIT_SECONDS", 15, min: 1, max: 3600)
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
@@ -336,7 +341,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "device_retention_days": String(deviceRetentionDays),
+            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "storage_wait_seconds": String(storageWaitSeconds), "device_retention_days": String(deviceRetentionDays),
             "catalog": catalogPath ?? "none", "payload_root_key": payload.rootKey ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",

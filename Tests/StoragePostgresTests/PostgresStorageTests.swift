@@ -327,6 +327,59 @@ struct PostgresStorageTests {
         }
     }
 
+    @Test func aStoppedBackendFailsItsUnitAtTheClientDeadlineAndTheNextUnitGetsANewConnection() throws {
+        // A server whose process is stopped (SIGSTOP, a frozen VM) never fires its own
+        // statement_timeout, and its kernel still acknowledges keepalives: only a deadline kept
+        // by the client ends the wait. The writer's own backend is stopped, nothing else.
+        let server = try #require(PostgresServer.shared)
+        var configuration = PostgresConfiguration(url: try server.makeDatabase())
+        configuration.clientDeadlineMilliseconds = 300
+        let storage = try PostgresStorage.open(configuration)
+        defer { storage.close() }
+        let backend = try storage.writeSync { tx -> Int in
+            guard let connection = (tx as? PostgresTransaction)?.connection,
+                  let pid = try connection.queryOne("SELECT pg_backend_pid() AS pid")?.value("pid", as: Int.self) else {
+                throw StorageError.misuse(message: "no backend pid")
+            }
+            return pid
+        }
+        #expect(kill(pid_t(backend), SIGSTOP) == 0)
+        defer { kill(pid_t(backend), SIGCONT) }
+        do {
+            _ = try storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+            Issue.record("a write succeeded on a stopped backend")
+        } catch let error as StorageError {
+            guard case .unavailable(let message) = error else { Issue.record("got \(error)"); return }
+            #expect(message.contains("did not answer within 300 ms"))
+        }
+        // Readers have connections of their own; the writer's next unit connects again.
+        #expect(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] ?? 0 } == 0)
+        _ = try storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+        #expect(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] ?? 0 } == 1)
+    }
+
+    @Test func aStatementLongerThanTheClientDeadlineIsCutAndNothingOfItsUnitIsKept() throws {
+        let server = try #require(PostgresServer.shared)
+        var configuration = PostgresConfiguration(url: try server.makeDatabase())
+        configuration.clientDeadlineMilliseconds = 300
+        let storage = try PostgresStorage.open(configuration)
+        defer { storage.close() }
+        do {
+            _ = try storage.writeSync { tx in
+                _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+                guard let connection = (tx as? PostgresTransaction)?.connection else { throw StorageError.misuse(message: "not PostgreSQL") }
+                _ = try connection.query("SELECT pg_sleep(5)")
+            }
+            Issue.record("a unit outlived its client deadline")
+        } catch let error as StorageError {
+            guard case .unavailable = error else { Issue.record("got \(error)"); return }
+        }
+        // The closed connection ended its transaction on the server: the enqueue is gone.
+        #expect(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] ?? 0 } == 0)
+        _ = try storage.writeSync { tx in try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0) }
+        #expect(try storage.readSync { tx in try tx.jobs.depth(now: 0).counts[.queued] ?? 0 } == 1)
+    }
+
     @Test func aServerRestartIsUnavailableThenRecoversWithoutReopening() throws {
         // A server of its own: the others' tests must not see the restart.
         let server = try PostgresServer()

@@ -163,7 +163,7 @@ enum OpenAPIComponents {
         }
       },
       "StorageUnavailable": {
-        "description": "Storage cannot take the request now (RL-2): it stayed locked past its busy timeout (`storage_busy`; retry shortly), the database file or its volume is read-only (`storage_read_only`), or it cannot be reached or Herald is shutting down (`storage_unavailable`; retry later). Nothing was stored; `/readyz` answers 503 while it lasts.",
+        "description": "Storage cannot take the request now (RL-2): it stayed locked past its busy timeout (`storage_busy`; retry shortly), the database file or its volume is read-only (`storage_read_only`), or it cannot be reached or Herald is shutting down (`storage_unavailable`; retry later). Nothing was stored, except after a stall: a `storage_unavailable` whose message says the database did not answer in time (after `HERALD_STORAGE_WAIT_SECONDS`) may still be stored when the database moves again, so retry it with the same `idempotency_key`. `/readyz` answers 503 while it lasts.",
         "content": {
           "application/json": {
             "schema": {

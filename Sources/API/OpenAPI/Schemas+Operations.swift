@@ -10,8 +10,8 @@ extension OpenAPIComponents {
           "loops": {"type": "integer", "minimum": 0},
           "storage": {
             "type": "string",
-            "enum": ["ok", "full", "read_only", "busy", "unavailable", "failed"],
-            "description": "Whether a probe write (cached 1 s) committed: `ok`, or why not: `full` (no space on the database's volume), `read_only`, `busy` (locked past the busy timeout), `unavailable`, `failed`."
+            "enum": ["ok", "full", "read_only", "busy", "stalled", "unavailable", "failed"],
+            "description": "Whether a probe write (cached 1 s) committed: `ok`, or why not: `full` (no space on the database's volume), `read_only`, `busy` (locked past the busy timeout), `stalled` (no answer within 2 s: a frozen volume, a stopped server, a lock held that long), `unavailable`, `failed`."
           },
           "problems": {"type": "array", "items": {"type": "string"}},
           "push": {"type": "object", "additionalProperties": {"type": "string"}},

@@ -52,6 +52,11 @@ struct DatabaseResponder: Sendable {
             return .error(503, code: "storage_read_only", message: "the database is read-only; nothing was stored")
         case .unavailable, .closed:
             Log.error("database request failed", ["error": "\(error)"])
+            if BoundedStorage.isStalled(error) {
+                // The unit may still be queued or running: its outcome is unknown (operations.md, Database).
+                return .error(503, code: "storage_unavailable",
+                              message: "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
+            }
             return .error(503, code: "storage_unavailable", message: "the database is unavailable; retry later")
         case .diskFull:
             Log.error("database request failed", ["error": "\(error)"])

@@ -25,7 +25,7 @@ struct OperationsRoutes {
 
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
     /// what is wrong otherwise: `storage` names why storage cannot write (`full`, `read_only`,
-    /// `busy`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
+    /// `busy`, `stalled`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
     /// A provider whose mass-deletion guard tripped (PU-5a) is reported. A broker whose store does
     /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503.
     func readiness() -> RouteResult {

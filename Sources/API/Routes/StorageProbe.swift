@@ -14,7 +14,7 @@ final class StorageProbe: Sendable {
     enum Health: Sendable, Equatable {
         case writable
         /// The write failed; `reason` is the readiness JSON's `storage` value (`full`,
-        /// `read_only`, `busy`, `unavailable`, `failed`) and `detail` the storage's text.
+        /// `read_only`, `busy`, `stalled`, `unavailable`, `failed`) and `detail` the storage's text.
         case notWritable(reason: String, detail: String)
 
         /// `/readyz`'s `storage` value: `ok` or the reason.
@@ -27,6 +27,12 @@ final class StorageProbe: Sendable {
 
         /// The failure a write met, by meaning.
         init(_ error: any Error) {
+            if let error = error as? StorageError, BoundedStorage.isStalled(error) {
+                // No answer within the probe's wait (2 s): a frozen volume, a stopped server, or
+                // a lock held that long; /readyz answers now instead of waiting with it.
+                self = .notWritable(reason: "stalled", detail: "\(error)")
+                return
+            }
             switch error as? StorageError {
             case .diskFull?: self = .notWritable(reason: "full", detail: "\(error)")
             case .readOnly?: self = .notWritable(reason: "read_only", detail: "\(error)")

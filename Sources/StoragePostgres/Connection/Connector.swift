@@ -25,7 +25,8 @@ final class Connector: Sendable {
             throw PostgresError.connect(message: "\(configuration.redactedURL) unreachable; next connect in \(wait / 1_000_000) ms")
         }
         do {
-            let connection = try PostgresConnection(conninfo: configuration.connectionString, sessionSetup: configuration.sessionSetup)
+            let connection = try PostgresConnection(conninfo: configuration.connectionString, sessionSetup: configuration.sessionSetup,
+                                                statementDeadlineMilliseconds: configuration.clientDeadlineMilliseconds)
             backoff.withLock { $0 = (0, configuration.initialBackoffMilliseconds) }
             return connection
         } catch {

@@ -9,6 +9,11 @@ public struct PostgresConfiguration: Sendable, Equatable {
     public var connectTimeoutSeconds: Int = 5
     /// Milliseconds one statement may run (`statement_timeout`) before `StorageError.busy`.
     public var statementTimeoutMilliseconds: Int = 30_000
+    /// Milliseconds this node waits for the answer to one statement before it closes the
+    /// connection and fails the call with `StorageError.unavailable`: the bound on a server that
+    /// is stopped or frozen, which never fires its own `statement_timeout`. Above that timeout,
+    /// so a slow statement on a live server is still ended by the server (`.busy`).
+    public var clientDeadlineMilliseconds: Int = 32_000
     /// Milliseconds a statement waits for a row or advisory lock (`lock_timeout`) before `.busy`.
     public var lockTimeoutMilliseconds: Int = 10_000
     /// Times a unit of work is run in all when it fails with a serialization failure or a deadlock.

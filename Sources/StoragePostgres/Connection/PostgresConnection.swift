@@ -11,9 +11,16 @@ import Foundation
 ///
 /// Every wait is bounded: the connect by `connect_timeout`, a statement by the session's
 /// `statement_timeout` and `lock_timeout`, a silent peer by TCP keepalives and `tcp_user_timeout`
-/// (see `PostgresConfiguration.connectionString`).
+/// (see `PostgresConfiguration.connectionString`), and every statement also by a deadline kept
+/// here, on the client: a server that is stopped or frozen (SIGSTOP, a VM paused, a stuck disk)
+/// never fires its own `statement_timeout`, and its kernel still acknowledges keepalives. Each
+/// statement is sent without blocking (`PQsendQuery…`) and its answer awaited with `poll` on the
+/// socket until `statementDeadlineMilliseconds`; past it the connection is closed (nothing of an
+/// open transaction is kept by the server once it notices) and the call fails with `.timedOut`.
 final class PostgresConnection {
     private var handle: OpaquePointer?
+    /// How long one statement may wait for its whole answer, in milliseconds (client side).
+    private let statementDeadlineMilliseconds: Int
     /// SQL text → prepared statement name on this connection.
     private var prepared: [String: String] = [:]
     /// The SQLSTATE of the last statement, when it failed on the server; nil after a success.
@@ -24,9 +31,13 @@ final class PostgresConnection {
     var lastErrorWasRetryableConflict: Bool { lastSQLState == "40001" || lastSQLState == "40P01" }
 
     /// Connects and sets the session up.
-    /// - Parameter conninfo: a libpq connection string or `postgres://` URI.
+    /// - Parameters:
+    ///   - conninfo: a libpq connection string or `postgres://` URI.
+    ///   - sessionSetup: statements run first on the new connection.
+    ///   - statementDeadlineMilliseconds: the client-side bound on one statement.
     /// - Throws: `PostgresError.connect` with libpq's reason.
-    init(conninfo: String, sessionSetup: String) throws {
+    init(conninfo: String, sessionSetup: String, statementDeadlineMilliseconds: Int = 32_000) throws {
+        self.statementDeadlineMilliseconds = statementDeadlineMilliseconds
         // libpq is opened on first use, not linked (CDynamicLoad): a missing libpq5 fails the connect.
         if let reason = herald_pq_load() {
             handle = nil
@@ -41,6 +52,13 @@ final class PostgresConnection {
         }
         // Notices (e.g. "relation already exists, skipping") would go to stderr: drop them.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        // Sends never block on a peer that stopped reading (and neither does PQfinish's Terminate).
+        if PQsetnonblocking(handle, 1) != 0 {
+            let message = Self.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            self.handle = nil
+            throw PostgresError.connect(message: "non-blocking mode refused: \(message)")
+        }
         do {
             try execute(sessionSetup)
         } catch {
@@ -69,7 +87,8 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String) throws -> String {
         let handle = try live()
-        return try consume(PQexec(handle, sql), handle) { result in String(cString: PQcmdStatus(result)) }
+        let result = try exchange(handle) { PQsendQuery($0, sql) }
+        return try consume(result, handle) { result in String(cString: PQcmdStatus(result)) }
     }
 
     /// Runs a statement with parameters, prepared on first use. - Returns: its rows.
@@ -119,18 +138,73 @@ final class PostgresConnection {
             name = known
         } else {
             name = "herald_\(prepared.count + 1)"
-            try consume(PQprepare(handle, name, sql, 0, nil), handle) { _ in }
+            try consume(try exchange(handle) { PQsendPrepare($0, name, sql, 0, nil) }, handle) { _ in }
             prepared[sql] = name
         }
         let texts = parameters.map { $0.postgresText }
         var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { text in text.flatMap { strdup($0) } }
         defer { for pointer in pointers { free(pointer) } }
-        let result = pointers.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { values in
-                PQexecPrepared(handle, name, Int32(texts.count), texts.isEmpty ? nil : values, nil, nil, 0)
+        let result = try exchange(handle) { handle in
+            pointers.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { values in
+                    PQsendQueryPrepared(handle, name, Int32(texts.count), texts.isEmpty ? nil : values, nil, nil, 0)
+                }
             }
         }
         return try consume(result, handle, read)
+    }
+
+    /// Sends one command with `send` (a `PQsend…` call) and waits for all its results, within
+    /// the statement deadline: what `PQexec` does, without its unbounded waits.
+    /// - Returns: the last result (an error result wins over a later one, as with `PQexec`), or
+    ///   nil when the command could not be sent (`consume` reads the connection's error).
+    /// - Throws: `.timedOut` when the deadline passed; the connection is then closed.
+    private func exchange(_ handle: OpaquePointer, _ send: (OpaquePointer) -> Int32) throws -> OpaquePointer? {
+        guard send(handle) == 1 else { return nil }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(statementDeadlineMilliseconds, 1)) * 1_000_000
+        // Non-blocking mode: the command may still sit in libpq's buffer.
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            if flushed < 0 { return PQgetResult(handle) }
+            try waitForSocket(handle, events: Int16(POLLIN | POLLOUT), until: deadline)
+            if PQconsumeInput(handle) == 0 { break }
+        }
+        var last: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                try waitForSocket(handle, events: Int16(POLLIN), until: deadline)
+                // A broken connection: PQgetResult now returns the error.
+                if PQconsumeInput(handle) == 0 { break }
+            }
+            guard let result = PQgetResult(handle) else { break }
+            if let previous = last, PQresultStatus(previous) == PGRES_FATAL_ERROR {
+                PQclear(result)
+            } else {
+                if let previous = last { PQclear(previous) }
+                last = result
+            }
+            if PQstatus(handle) != CONNECTION_OK { break }
+        }
+        return last
+    }
+
+    /// Waits until the socket is ready for `events` or `deadline` (monotonic ns) passes.
+    /// - Throws: `.timedOut` at the deadline, after closing the connection: its answer, if it
+    ///   ever comes, belongs to a call that has already failed.
+    private func waitForSocket(_ handle: OpaquePointer, events: Int16, until deadline: UInt64) throws {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= deadline {
+                close()
+                throw PostgresError.timedOut(milliseconds: statementDeadlineMilliseconds)
+            }
+            var descriptor = pollfd(fd: PQsocket(handle), events: events, revents: 0)
+            let remaining = Int32(min((deadline - now) / 1_000_000 + 1, 1_000))
+            let ready = poll(&descriptor, 1, remaining)
+            if ready > 0 { return }
+            if ready < 0, errno != EINTR { return }
+        }
     }
 
     /// Checks a result, reads it and frees it.

@@ -8,6 +8,9 @@ enum PostgresError: Error, Equatable {
     case connect(message: String)
     /// The connection broke during a call: what the call did is unknown to the caller.
     case connectionLost(message: String)
+    /// The server did not answer a statement within the client-side deadline (`milliseconds`):
+    /// stopped, frozen or cut off. The connection was closed; what the call did is unknown.
+    case timedOut(milliseconds: Int)
     /// The server refused a statement. `sqlState`: the five-character SQLSTATE (PostgreSQL
     /// "Appendix A. Error Codes"); `constraint`: the constraint's name when one was broken.
     case server(sqlState: String, message: String, constraint: String?)
@@ -38,6 +41,8 @@ extension StorageError {
         switch error {
         case .connect(let message): self = .unavailable(message: "PostgreSQL: \(message)")
         case .connectionLost(let message): self = .unavailable(message: "PostgreSQL connection lost: \(message)")
+        case .timedOut(let milliseconds):
+            self = .unavailable(message: "PostgreSQL did not answer within \(milliseconds) ms; the connection was closed")
         case .decode(let column, let expected, let found): self = .decode(field: column, expected: expected, found: found)
         case .migration(let version, let message): self = .migration(version: version, message: message)
         case .misuse(let message): self = .misuse(message: message)
