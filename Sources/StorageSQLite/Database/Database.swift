@@ -175,12 +175,13 @@ final class Database: Sendable {
                 if open === group { open = nil }
                 return group.units
             }
-            let ran = writer.run { connection in Self.runGroup(units[...], on: connection) }
+            // Counted before the units finish, so a caller told its unit committed sees the count.
+            let ran = writer.run { connection in
+                Self.runGroup(units[...], on: connection) { [self] in groupedUnitCount.add($0, ordering: .relaxed) }
+            }
             if case .failure(let error) = ran {
                 // The connection is closed: nothing ran.
                 for unit in units { unit.finish(failing: error) }
-            } else if units.count > 1 {
-                groupedUnitCount.add(units.count, ordering: .relaxed)
             }
             if units.contains(where: \.failedForWantOfSpace) { checkpointer?.requestTruncate() }
         }
@@ -197,8 +198,10 @@ final class Database: Sendable {
     var groupedUnits: Int { groupedUnitCount.load(ordering: .relaxed) }
 
     /// Runs `units` on the writer: one alone in its own transaction, several in one transaction
-    /// with a savepoint each (see `writeUnit`), then finishes each in order.
-    private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection) {
+    /// with a savepoint each (see `writeUnit`), then finishes each in order; `committedTogether`
+    /// is told how many units committed in one transaction, before they finish.
+    private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection,
+                                 committedTogether: (Int) -> Void) {
         guard units.count > 1 else {
             for unit in units {
                 unit.run(connection, alone: true)
@@ -219,9 +222,10 @@ final class Database: Sendable {
             // BEGIN or COMMIT failed, or SQLite ended the transaction: nothing before committed.
             let failed = ran == 0 ? units.count : ran
             for unit in units.prefix(failed) { unit.finish(failing: error) }
-            if failed < units.count { runGroup(units.dropFirst(failed), on: connection) }
+            if failed < units.count { runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether) }
             return
         }
+        committedTogether(units.count)
         for unit in units { unit.finish(failing: nil) }
     }
 
