@@ -118,10 +118,11 @@ def test_full_disk_answers_507_flips_readyz_and_recovers_without_restart(small_v
     filler = small_volume / "filler"
     assert fill(filler) > 0
 
-    # Writes that still fit in space the WAL already has may succeed; each answer is either
+    # Writes that still fit in space the WAL already has, or in free pages of the database file
+    # (migration 16 drops two indexes of a new database), may succeed; each answer is either
     # "stored" (201, or 202 when only the planning failed) or 507: never a 500, never another 5xx.
     answers = []
-    for _ in range(40):
+    for _ in range(400):
         r = send(h, user)
         answers.append(r.status_code)
         assert r.status_code in (201, 202, 507), r.text
