@@ -103,11 +103,11 @@ public final class PostgresStorage: Storage {
     }
 
     public func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
-        try wait { self.write(body, completion: $0) }
+        try waitForCompletion { self.write(body, completion: $0) }
     }
 
     public func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
-        try wait { self.read(body, completion: $0) }
+        try waitForCompletion { self.read(body, completion: $0) }
     }
 
     /// Rewrites the one row of `storage_probe` in a write unit: fails as real writes fail (the
@@ -151,16 +151,6 @@ public final class PostgresStorage: Storage {
 
     // MARK: Internals
 
-    private func wait<T: Sendable>(_ submit: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<T, any Error>?>(nil)
-        submit { result in
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try box.withLock { $0! }.get()
-    }
 
     /// One unit of work on the slot's connection, in its transaction.
     private static func unit<T>(_ slot: ConnectionSlot, readOnly: Bool, node: String, attempts: Int,
@@ -213,23 +203,6 @@ public final class PostgresStorage: Storage {
                 throw error
             }
         }
-    }
-}
-
-/// What a unit's body asked to run once its transaction has ended (`StorageTransaction.whenEnded`).
-/// Confined to the writer's (or reader's) queue: filled by the body, run right after its COMMIT or
-/// ROLLBACK, before the unit's completion.
-final class UnitEndActions {
-    private var actions: [(Bool) -> Void] = []
-
-    func append(_ action: @escaping (Bool) -> Void) { actions.append(action) }
-
-    /// Runs every kept action once, in the order kept.
-    func run(committed: Bool) {
-        guard !actions.isEmpty else { return }
-        let kept = actions
-        actions = []
-        for action in kept { action(committed) }
     }
 }
 

@@ -145,22 +145,6 @@ public final class SQLiteStorage: Storage {
     }
 }
 
-/// What a unit's body asked to run once the unit has ended (`StorageTransaction.whenEnded`).
-/// Confined to the connection's queue: filled by the body, run right after it.
-final class UnitEndActions {
-    private var actions: [(Bool) -> Void] = []
-
-    func append(_ action: @escaping (Bool) -> Void) { actions.append(action) }
-
-    /// Runs every kept action once, in the order kept.
-    func run(committed: Bool) {
-        guard !actions.isEmpty else { return }
-        let kept = actions
-        actions = []
-        for action in kept { action(committed) }
-    }
-}
-
 /// A unit of work on one connection inside its transaction: each repository is a thin value over
 /// the connection and the static stores' SQL.
 struct SQLiteTransaction: StorageTransaction {

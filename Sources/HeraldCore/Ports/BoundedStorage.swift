@@ -134,11 +134,11 @@ public final class BoundedStorage: Storage {
     }
 
     public func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
-        try wait { self.write(body, completion: $0) }
+        try waitForCompletion { self.write(body, completion: $0) }
     }
 
     public func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
-        try wait { self.read(body, completion: $0) }
+        try waitForCompletion { self.read(body, completion: $0) }
     }
 
     public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -164,14 +164,4 @@ public final class BoundedStorage: Storage {
         }
     }
 
-    private func wait<T: Sendable>(_ submit: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<T, any Error>?>(nil)
-        submit { result in
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try box.withLock { $0! }.get()
-    }
 }

@@ -191,7 +191,7 @@ final class Database: Sendable {
     /// - Important: Never on an event loop or in a Task; never inside a write body.
     func writeUnitSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T) throws -> T {
         dispatchPrecondition(condition: .notOnQueue(writer.queue))
-        return try wait { writeUnit(body, completion: $0) }
+        return try waitForCompletion { writeUnit(body, completion: $0) }
     }
 
     /// Units that committed together with others since open.
@@ -272,7 +272,7 @@ final class Database: Sendable {
     ///   Must not be called from inside a `write` body (it would wait for itself).
     func writeSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) throws -> T {
         dispatchPrecondition(condition: .notOnQueue(writer.queue))
-        return try wait { write(body, completion: $0) }
+        return try waitForCompletion { write(body, completion: $0) }
     }
 
     /// Blocks the calling thread until `body` ran on a reader.
@@ -282,19 +282,9 @@ final class Database: Sendable {
         for worker in readers?.workers ?? [writer] {
             dispatchPrecondition(condition: .notOnQueue(worker.queue))
         }
-        return try wait { read(body, completion: $0) }
+        return try waitForCompletion { read(body, completion: $0) }
     }
 
-    private func wait<T: Sendable>(_ submit: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) throws -> T {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<T, any Error>?>(nil)
-        submit { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
-    }
 
     // MARK: Lifecycle
 
