@@ -61,10 +61,10 @@ private final class Answers<T: Sendable>: Sendable {
     var count: Int { all.count }
     func record(_ result: Result<T, any Error>) { results.withLock { $0.append(result) } }
 
-    /// The message of the only answer when it is `.unavailable`, nil otherwise.
-    var unavailableMessage: String? {
-        guard all.count == 1, case .failure(let error) = all[0], case .unavailable(let message)? = error as? StorageError else { return nil }
-        return message
+    /// The text of the only answer when it is `.stalled`, nil otherwise.
+    var stalledMessage: String? {
+        guard all.count == 1, case .failure(let error) = all[0], let error = error as? StorageError, case .stalled = error else { return nil }
+        return "\(error)"
     }
 }
 
@@ -81,12 +81,10 @@ struct BoundedStorageTests {
 
         clock.advance(byMilliseconds: 1)
         #expect(storage.expireOverdue() == 1)
-        let message = answers.unavailableMessage
+        let message = answers.stalledMessage
         #expect(message?.contains("15000 ms") == true)
         #expect(message?.contains("idempotency key") == true)
-        #expect(message.map { BoundedStorage.isStalled(.unavailable(message: $0)) } == true)
-        #expect(!BoundedStorage.isStalled(.unavailable(message: "PostgreSQL: connection refused")))
-        #expect(!BoundedStorage.isStalled(.busy(message: "storage did not answer within 1 ms")))
+        #expect(answers.all.first.flatMap { if case .failure(let e) = $0 { e as? StorageError } else { nil } } == .stalled(waitMilliseconds: 15_000))
         #expect(storage.pendingCount == 0)
 
         // The storage moves again: the unit's own result reaches nobody (answered once).
@@ -131,7 +129,7 @@ struct BoundedStorageTests {
         storage.write({ _ in "stored" }, completion: write.record)
         clock.advance(byMilliseconds: 2_000)
         #expect(storage.expireOverdue() == 1)
-        #expect(probe.unavailableMessage?.contains("2000 ms") == true)
+        #expect(probe.stalledMessage?.contains("2000 ms") == true)
         #expect(write.count == 0)
         #expect(storage.pendingCount == 1)
         #expect(base.heldCount == 2)
@@ -163,7 +161,7 @@ extension BoundedStorageTests {
         clock.advance(byMilliseconds: 1_500)
         storage.write({ _ in "stored" }, completion: fresh.record)
         #expect(storage.expireCalls(waitingAtLeastMilliseconds: 1_000) == 1)
-        #expect(old.unavailableMessage?.contains("idempotency key") == true)
+        #expect(old.stalledMessage?.contains("idempotency key") == true)
         #expect(fresh.count == 0)
         base.release()
         #expect(try fresh.all.map { try $0.get() } == ["stored"])

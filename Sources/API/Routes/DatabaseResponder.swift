@@ -50,13 +50,13 @@ struct DatabaseResponder: Sendable {
         case .readOnly:
             Log.error("database request failed", ["error": "\(error)"])
             return .error(503, code: "storage_read_only", message: "the database is read-only; nothing was stored")
+        case .stalled:
+            Log.error("database request failed", ["error": "\(error)"])
+            // The unit may still be queued or running: its outcome is unknown (operations.md, Database).
+            return .error(503, code: "storage_unavailable",
+                          message: "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
         case .unavailable, .closed:
             Log.error("database request failed", ["error": "\(error)"])
-            if BoundedStorage.isStalled(error) {
-                // The unit may still be queued or running: its outcome is unknown (operations.md, Database).
-                return .error(503, code: "storage_unavailable",
-                              message: "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
-            }
             return .error(503, code: "storage_unavailable", message: "the database is unavailable; retry later")
         case .diskFull:
             Log.error("database request failed", ["error": "\(error)"])

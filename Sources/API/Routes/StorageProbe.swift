@@ -27,13 +27,10 @@ final class StorageProbe: Sendable {
 
         /// The failure a write met, by meaning.
         init(_ error: any Error) {
-            if let error = error as? StorageError, BoundedStorage.isStalled(error) {
-                // No answer within the probe's wait (2 s): a frozen volume, a stopped server, or
-                // a lock held that long; /readyz answers now instead of waiting with it.
-                self = .notWritable(reason: "stalled", detail: "\(error)")
-                return
-            }
             switch error as? StorageError {
+            // No answer within the probe's wait (2 s): a frozen volume, a stopped server, or a
+            // lock held that long; /readyz answers now instead of waiting with it.
+            case .stalled?: self = .notWritable(reason: "stalled", detail: "\(error)")
             case .diskFull?: self = .notWritable(reason: "full", detail: "\(error)")
             case .readOnly?: self = .notWritable(reason: "read_only", detail: "\(error)")
             case .busy?: self = .notWritable(reason: "busy", detail: "\(error)")

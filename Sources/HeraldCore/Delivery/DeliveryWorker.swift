@@ -713,7 +713,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// or unavailable for a while (RL-2), not refused for good.
     private static func passes(_ error: any Error) -> Bool {
         switch error as? StorageError {
-        case .diskFull?, .busy?, .readOnly?, .unavailable?: true
+        case .diskFull?, .busy?, .readOnly?, .unavailable?, .stalled?: true
         default: false
         }
     }

@@ -99,8 +99,7 @@ public final class BoundedStorage: Storage {
             return overdue
         }
         for call in overdue {
-            call.fail(StorageError.unavailable(message: Self.stalledPrefix + "\(call.waitMilliseconds) ms "
-                + "(stalled); a write may still complete: retry with its idempotency key"))
+            call.fail(StorageError.stalled(waitMilliseconds: call.waitMilliseconds))
         }
         return overdue.count
     }
@@ -110,15 +109,6 @@ public final class BoundedStorage: Storage {
         guard let waitingAtLeastMilliseconds else { return false }
         let submitted = call.deadline &- UInt64(call.waitMilliseconds) * 1_000_000
         return now &- submitted >= UInt64(max(waitingAtLeastMilliseconds, 0)) * 1_000_000
-    }
-
-    private static let stalledPrefix = "storage did not answer within "
-
-    /// Whether `error` is the answer to a call that outlived its wait (its outcome is unknown),
-    /// not a failure the storage reported.
-    public static func isStalled(_ error: StorageError) -> Bool {
-        if case .unavailable(let message) = error { return message.hasPrefix(stalledPrefix) }
-        return false
     }
 
     // MARK: Storage

@@ -8,6 +8,9 @@ public enum StorageError: Error, Equatable, Sendable {
     case busy(message: String)
     /// The storage cannot be used right now: it cannot be opened, an I/O error, out of memory.
     case unavailable(message: String)
+    /// No answer within the caller's wait (`BoundedStorage`, `waitMilliseconds`): the unit may still
+    /// be queued or running, so its outcome is unknown; routes answer it like `unavailable`.
+    case stalled(waitMilliseconds: Int)
     /// The disk (or the database's size limit) is full: no write succeeds until space is freed.
     case diskFull(message: String)
     /// A constraint refused the write: a duplicate key, a value outside its CHECK list, a
@@ -54,6 +57,8 @@ extension StorageError: CustomStringConvertible {
         switch self {
         case .busy(let message): "storage: database busy: \(message)"
         case .unavailable(let message): "storage: unavailable: \(message)"
+        case .stalled(let waitMilliseconds):
+            "storage: unavailable: storage did not answer within \(waitMilliseconds) ms (stalled); a write may still complete: retry with its idempotency key"
         case .diskFull(let message): "storage: disk full: \(message)"
         case .constraint(let kind, let message): "storage: \(kind) constraint failed: \(message)"
         case .corrupt(let message): "storage: corrupt: \(message)"
