@@ -444,9 +444,13 @@ def test_presence_across_nodes_is_whole_again_within_seconds_of_redis_returning_
     redis.kill()
     # A has no stream of its own: once B and C count as dead there, it sees nobody.
     wait_until(lambda: seen(cluster.A) == [], 30, "B's and C's streams aged out on A while Redis is down", interval=0.2)
-    # The outage goes on past the nodes' next sweep (every 5 s), which forgets the dead nodes'
-    # connections: a heartbeat alone no longer brings them back.
-    time.sleep(6)
+    # The outage goes on past a sweep on every node (every 5 s) that began after B and C counted
+    # as dead: it forgets their connections, so a heartbeat alone no longer brings them back. The
+    # second sweep counted from now began after now (the first may have begun just before).
+    swept = {node.base: cluster.metric(node, "herald_presence_sweeps_total") for node in cluster.nodes}
+    for node in cluster.nodes:
+        wait_until(lambda: cluster.metric(node, "herald_presence_sweeps_total") >= swept[node.base] + 2, 20,
+                   f"two presence sweeps on {node.base} while Redis is down", interval=0.2)
     redis.start()
     back = time.monotonic()
     for node in cluster.nodes:

@@ -74,8 +74,10 @@ def test_metrics_parse_and_cover_the_promised_families(herald_factory, provider_
                  "herald_connections_accepted", "herald_messages_published", "herald_messages_delivered",
                  "herald_slow_consumer_disconnects", "herald_http_responses", "herald_push_jobs",
                  "herald_push_queue_oldest_due_seconds", "herald_push_results", "herald_push_request_seconds",
-                 "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets"):
+                 "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets",
+                 "herald_presence_sweeps", "herald_storage_calls_waiting"):
         assert name in fams, (name, sorted(fams))
+    assert samples(fams["herald_storage_calls_waiting"])[0].value == 0, "nothing waits on a database that answers"
     assert fams["herald_push_request_seconds"].type == "histogram"
     assert sent and sent[0].value >= 1, samples(fams["herald_push_results"])
     streams = {(s.labels["transport"], s.labels["state"]): s.value for s in samples(fams["herald_streams"])}

@@ -69,6 +69,15 @@ def readiness_until_503(h, timeout=8.0):
         time.sleep(0.2)
 
 
+def metric(h, name):
+    """The value of `name` (one sample, no labels) on `h`'s /metrics; 0 when absent."""
+    for line in HTTP.get(h.url("/metrics")).text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == name:
+            return float(parts[1])
+    return 0.0
+
+
 def wait_ready(h, timeout=60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -174,7 +183,11 @@ def test_sigterm_while_postgresql_is_stopped_exits_within_the_deadlines(postgres
     answers = []
     caller = threading.Thread(target=lambda: answers.append(send(h, user, key=f"k-{uuid.uuid4().hex}")))
     caller.start()
-    time.sleep(0.5)  # the call is waiting on storage (nothing to await from outside)
+    # /metrics answers within ~1 s while storage stalls; the call is counted once it waits on it.
+    deadline = time.monotonic() + 10
+    while metric(h, "herald_storage_calls_waiting") < 1:
+        assert time.monotonic() < deadline and not answers, "the call never waited on storage"
+        time.sleep(0.05)
     started = time.monotonic()
     h.proc.send_signal(signal.SIGTERM)
     # Documented: stored calls 5 s, answers 1 s more, pushes 10 s, each plus a 2 s grace, then 3 s
