@@ -48,6 +48,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def readiness(h):
+    """`GET /readyz` of `h`: (status, body)."""
+    r = httpx.get(h.url("/readyz"), timeout=30)
+    return r.status_code, r.json()
+
+
+def wait_readiness(h, status, timeout=10.0):
+    """Polls `/readyz` until it answers `status` or `timeout` seconds passed; the last (status, body)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        code, body = readiness(h)
+        if code == status or time.monotonic() > deadline:
+            return code, body
+        time.sleep(0.2)  # the probe's answer is kept 1 s: poll below that
+
+
 _UNREAPED = []
 
 

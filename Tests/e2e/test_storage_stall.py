@@ -18,6 +18,7 @@ import uuid
 import httpx
 import pytest
 
+from conftest import wait_readiness
 from engines import PostgresServer, engines_missing
 
 HTTP = httpx.Client(timeout=60)
@@ -76,16 +77,6 @@ def metric(h, name):
         if len(parts) == 2 and parts[0] == name:
             return float(parts[1])
     return 0.0
-
-
-def wait_ready(h, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = HTTP.get(h.url("/readyz"))
-        if r.status_code == 200:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"/readyz not 200 within {timeout} s: {r.text}")
 
 
 @pytest.fixture
@@ -150,7 +141,8 @@ def test_a_stopped_postgresql_answers_503_in_bounded_time_and_a_retry_stores_onc
     assert h.publish("stall-channel", {"n": 1})["id"]
 
     postgres.thaw()
-    wait_ready(h)
+    code, body = wait_readiness(h, 200, timeout=60)
+    assert code == 200, body
     # The stalled call's outcome was unknown to its caller: a retry with its key is safe. If the
     # stalled call committed after its caller got the 503, Herald plans it at that commit (not at
     # recovery's next pass, up to 30 s later): a repeat is 409 idempotency_in_progress, "retry
