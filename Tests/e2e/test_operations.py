@@ -106,6 +106,14 @@ def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     assert line["request"] == "POST /v1/publish" and line["status"] == "200", line
     server_key = herald.server_headers()["Authorization"].split()[1]
     assert server_key not in herald.logs()
+    # A 15 KB path is logged as its first 200 bytes and "…", as the 404 shows it.
+    r = HTTP.get(herald.url("/" + "p" * 15_000), headers={"X-Request-Id": "trace-long-path"})
+    assert r.status_code == 404, r.status_code
+    deadline = time.monotonic() + 5
+    while "trace-long-path" not in herald.logs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [json.loads(l) for l in herald.logs().splitlines() if l.startswith("{") and "trace-long-path" in l]
+    assert line["request"] == "GET /" + "p" * 199 + "…", len(line["request"])
 
 
 def test_sigterm_lets_an_in_flight_push_finish_and_exits_zero(herald_factory, provider_double):
