@@ -58,6 +58,19 @@ class PortTaken(RuntimeError):
 _PORT_TRIES = 5
 
 
+def _start_retrying_ports(server, start, restarting: bool):
+    """`start()`; a first start whose port was taken meanwhile tries again at another, a restart
+    keeps its port (clients reconnect to it)."""
+    for attempt in range(_PORT_TRIES):
+        try:
+            return start()
+        except PortTaken:
+            if restarting or attempt == _PORT_TRIES - 1:
+                raise
+            server.port = free_port()
+    raise AssertionError("unreachable")
+
+
 def engines_missing() -> Optional[str]:
     """Why Redis or PostgreSQL cannot be started on this machine, or None."""
     if not shutil.which("redis-server"):
@@ -159,16 +172,8 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout=15.0) -> "RedisServer":
-        """Starts and waits for PING. A first start whose port was taken meanwhile tries again at
-        another; a restart keeps its port."""
-        for attempt in range(_PORT_TRIES):
-            try:
-                return self._start(timeout)
-            except PortTaken:
-                if self.starts or attempt == _PORT_TRIES - 1:
-                    raise
-                self.port = free_port()
-        raise AssertionError("unreachable")
+        """Starts and waits for PING (`_start_retrying_ports`)."""
+        return _start_retrying_ports(self, lambda: self._start(timeout), restarting=self.starts > 0)
 
     def _start(self, timeout) -> "RedisServer":
         self.log = open(self.log_path, "ab")
@@ -294,16 +299,8 @@ class PostgresServer:
             raise RuntimeError(f"initdb failed ({r.returncode}): {r.stdout[-1000:]} {r.stderr[-2000:]}")
 
     def start(self, timeout=30.0) -> "PostgresServer":
-        """Starts and waits for a query. A first start whose port was taken meanwhile tries again
-        at another; a restart keeps its port."""
-        for attempt in range(_PORT_TRIES):
-            try:
-                return self._start(timeout)
-            except PortTaken:
-                if self.created or attempt == _PORT_TRIES - 1:
-                    raise
-                self.port = free_port()
-        raise AssertionError("unreachable")
+        """Starts and waits for a query (`_start_retrying_ports`)."""
+        return _start_retrying_ports(self, lambda: self._start(timeout), restarting=self.created)
 
     def _start(self, timeout) -> "PostgresServer":
         self.log = open(self.log_path, "ab")
