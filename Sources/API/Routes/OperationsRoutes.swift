@@ -128,6 +128,16 @@ struct OperationsRoutes {
                                     push.providers.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
                         text.histogram("herald_push_request_seconds", "Provider request latency.",
                                        push.providers.metrics.latency.map { ($0.provider, $0.histogram) })
+                        if let backlog = push.worker.backlog {
+                            // The pacing of POST /v1/notifications by this worker (HERALD_PUSH_BACKLOG_LIMIT): one
+                            // figure for the node, since the worker's claims take every provider's jobs alike.
+                            text.metric("herald_push_backlog", "Push jobs queued for the worker and not claimed yet (estimate).",
+                                        type: "gauge", [([:], Double(backlog.depth))])
+                            text.metric("herald_push_backlog_limit", "The backlog at which notification calls wait (HERALD_PUSH_BACKLOG_LIMIT).",
+                                        type: "gauge", [([:], Double(backlog.limit))])
+                            text.metric("herald_push_backlog_waits_total", "Batches of notification calls that waited for the worker.",
+                                        type: "counter", [([:], Double(backlog.pauses))])
+                        }
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
                                     providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) }
                                     + push.worker.massDeletionGuard.trippedAppProviders.map { (["provider": $0.provider], 1) })
