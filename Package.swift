@@ -57,12 +57,14 @@ let package = Package(
         .testTarget(name: "DigestsTests", dependencies: ["Digests"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime", "RealtimeMemory", "FuzzSupport"]),
         .testTarget(name: "RealtimeMemoryTests", dependencies: ["RealtimeMemory"]),
-        .testTarget(name: "RealtimeRedisTests", dependencies: ["RealtimeRedis", "HeraldCore"]),
+        // Loopback sockets at a kernel-picked port, for the tests that need a listener or a port.
+        .target(name: "LoopbackSockets", path: "Tests/LoopbackSockets"),
+        .testTarget(name: "RealtimeRedisTests", dependencies: ["RealtimeRedis", "HeraldCore", "LoopbackSockets"]),
         .testTarget(name: "StorageSQLiteTests", dependencies: ["HeraldCore", "StorageSQLite"]),
         // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
-        .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite"]),
+        .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite", "LoopbackSockets"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"], path: "Tests/PushTestSupport"),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad"]),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad", "LoopbackSockets"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
         .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import PushTestSupport
 import Synchronization
 import Testing
@@ -307,19 +308,6 @@ extension HTTP2PushClient {
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
 func http2ClientClosedPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    precondition(fd >= 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-            bind(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0
-        }
-    }
-    precondition(ok)
-    return Int(UInt16(bigEndian: addr.sin_port))
+    guard let port = LoopbackSocket.freePort() else { preconditionFailure("no loopback port") }
+    return port
 }

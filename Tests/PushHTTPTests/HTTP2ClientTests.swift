@@ -271,12 +271,17 @@ struct HTTP2ClientTests {
         #expect(ContinuousClock.now - start < .seconds(2))
     }
 
-    /// With 200 streams hanging (hold-off at its cap), each one's request timeout still fires on time,
-    /// and a shutdown right after completes the rest at once.
+    /// With 200 streams hanging (hold-off at its cap), each one's request timeout fires, none before
+    /// its time, and they fire together rather than one after another; and a shutdown with 200
+    /// streams hanging completes them all at once. Nothing here depends on the machine's speed: the
+    /// bounds are "not early" and "not serial" (200 timeouts one after another would take 300 s),
+    /// and the shutdown half runs with no request timeout, so a slow machine cannot turn a
+    /// `.shutdown` into a `.timeout`.
     @Test(arguments: H2ClientKind.allCases) func timeoutsAndShutdownWithManyStreamsInFlight(kind: H2ClientKind) throws {
         let server = try HTTP2ClientTestServer(maxStreams: 1000)
         defer { server.stop() }
         let client = try kind.make(Self.config(server) { $0.requestTimeoutMs = 1_500 })
+        defer { client.shutdown() }
         _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))   // connect first
         let timedOut = HTTP2ClientCompletions()
         let start = ContinuousClock.now
@@ -284,20 +289,26 @@ struct HTTP2ClientTests {
             client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []),
                                      completion: timedOut.record(n))
         }
-        let results = timedOut.wait(for: 200, timeout: 20)
+        let results = timedOut.wait(for: 200, timeout: 120)
         let elapsed = ContinuousClock.now - start
-        #expect(results.count == 200)
+        #expect(results.count == 200, "serial timeouts would take 300 s")
         #expect(results.values.allSatisfy { $0.result.failureValue == .timeout })
-        #expect(elapsed >= .milliseconds(1_400) && elapsed < .seconds(6), "elapsed \(elapsed)")
+        #expect(elapsed >= .milliseconds(1_400), "no timeout fires early: elapsed \(elapsed)")
 
+        // Its own server, so its gate counts only these hanging streams.
+        let quiet = try HTTP2ClientTestServer(maxStreams: 1000)
+        defer { quiet.stop() }
+        let stopping = try kind.make(Self.config(quiet) { $0.requestTimeoutMs = 600_000 })
         let stopped = HTTP2ClientCompletions()
         for n in 0..<200 {
-            client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []),
-                                     completion: stopped.record(n))
+            stopping.sendReportingInfo(PushHTTPRequest(url: quiet.url("/hang"), headers: [], body: []),
+                                       completion: stopped.record(n))
         }
-        let gate = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=400"), headers: [], body: [])))
+        let gate = try #require(stopping.sendAndWait(PushHTTPRequest(url: quiet.url("/wait-hanging?n=200"), headers: [], body: []),
+                                                     timeout: 120))
         #expect(gate.result.successValue?.status == 200)
-        client.shutdown()
+        stopping.shutdown()
+        // shutdown() joins the driver: every completion has already run.
         let aborted = stopped.snapshot
         #expect(aborted.count == 200)
         #expect(aborted.values.allSatisfy { $0.result.failureValue == .shutdown })

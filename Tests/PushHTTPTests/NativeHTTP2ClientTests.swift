@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackSockets
 import PushTestSupport
 import Synchronization
 import Testing
@@ -310,24 +311,9 @@ final class SilentListener: Sendable {
     let port: Int
 
     init?() {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0
-            }
-        }
-        guard ok, listen(fd, 16) == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
+        guard let (fd, port) = LoopbackSocket.open(listening: 16) else { return nil }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: addr.sin_port))
+        self.port = port
     }
 
     func close() { Glibc.close(fd) }

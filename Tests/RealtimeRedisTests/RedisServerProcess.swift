@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LoopbackSockets
 @testable import RealtimeRedis
 
 /// A `redis-server` of the test's own on a free loopback port, without persistence, in a temp
@@ -91,22 +92,7 @@ final class RedisServerProcess: @unchecked Sendable {
     }
 
     private static func freePort() throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw StartFailure(description: "socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw StartFailure(description: "bind failed") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw StartFailure(description: "getsockname failed") }
-        return Int32(UInt16(bigEndian: address.sin_port))
+        guard let port = LoopbackSocket.freePort() else { throw StartFailure(description: "no free loopback port") }
+        return Int32(port)
     }
 }

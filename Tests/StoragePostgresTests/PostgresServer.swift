@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HeraldCore
 @testable import StoragePostgres
+import LoopbackSockets
 import Synchronization
 
 /// A PostgreSQL server the tests start themselves, on 127.0.0.1 with its data in a temporary
@@ -135,18 +136,8 @@ final class PostgresServer: Sendable {
 
     /// A TCP port free on 127.0.0.1 right now (the kernel's pick for port 0).
     private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = LoopbackSocket.freePort() else { throw Failure("no free port") }
+        return port
     }
 }
 

@@ -15,9 +15,11 @@ is checked against `GET /openapi.json` (SPEC OP-7): the operation is found by me
 template, and the body must match the schema documented for its status; an answer whose status
 the operation does not document fails as well. Mismatches fail the test at its teardown.
 """
+import itertools
 import json
 import os
 import queue
+import re
 import socket
 import subprocess
 import threading
@@ -46,6 +48,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def readiness(h):
+    """`GET /readyz` of `h`: (status, body)."""
+    r = httpx.get(h.url("/readyz"), timeout=30)
+    return r.status_code, r.json()
+
+
+def wait_readiness(h, status, timeout=10.0):
+    """Polls `/readyz` until it answers `status` or `timeout` seconds passed; the last (status, body)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        code, body = readiness(h)
+        if code == status or time.monotonic() > deadline:
+            return code, body
+        time.sleep(0.2)  # the probe's answer is kept 1 s: poll below that
+
+
 _UNREAPED = []
 
 
@@ -57,17 +75,27 @@ def _reap(proc, timeout=10):
         proc.wait()
 
 
+# The `listening` line names the port the server bound (json: "url":"http://…:PORT"; text: url=…).
+_LISTENING = re.compile(rb'listening\W.*?http://[^\s"]*:(\d+)')
+_SERIAL = itertools.count()
+
+
 class Herald:
-    """A running herald process and helpers to reach it."""
+    """A running herald process and helpers to reach it.
+
+    It binds port 0 and the port is read from its `listening` log line: a port picked here and
+    bound later by the server could be taken meanwhile by another suite running at once (and a
+    healthz probe would then reach someone else's server). `restart()` keeps that port."""
 
     def __init__(self, env: dict, tmp_path: Path):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        _HERALD_ORIGINS.add(("127.0.0.1", self.port))
+        # Names that must be unique per process before the port is known.
+        self.name = f"{os.getpid()}x{next(_SERIAL)}"
+        self.port = None
+        self.base = None
         self.env = {
             "PATH": os.environ.get("PATH", ""),
             "HERALD_HOST": "127.0.0.1",
-            "HERALD_PORT": str(self.port),
+            "HERALD_PORT": "0",
             "HERALD_JWT_SECRET": JWT_SECRET,
             "HERALD_SERVER_KEY": SERVER_KEY,
             "HERALD_LOG_FORMAT": "json",
@@ -78,32 +106,41 @@ class Herald:
             # Opt-in: the one-node suite on a Redis broker (redis://…), each Herald in a
             # namespace of its own so tests share no history.
             self.env["HERALD_BROKER"] = os.environ["HERALD_E2E_BROKER"]
-            self.env["HERALD_BROKER_NAMESPACE"] = f"e2e{self.port}"
+            self.env["HERALD_BROKER_NAMESPACE"] = f"e2e{self.name}"
         self.env.update(env)
         # Opt-in: run against PostgreSQL (HERALD_E2E_POSTGRES=postgres://user@host:port), one new
         # database per herald, for the tests that do not read the SQLite file themselves.
         postgres = os.environ.get("HERALD_E2E_POSTGRES")
         if postgres and "HERALD_DATABASE" not in env:
-            name = f"herald_e2e_{self.port}_{os.getpid()}_{int(time.time() * 1000) % 1000000}"
+            name = f"herald_e2e_{self.name}_{int(time.time() * 1000) % 1000000}"
             server = postgres.split("://", 1)[1].rstrip("/")
             user, _, hostport = server.rpartition("@")
             host, _, port = hostport.partition(":")
             subprocess.run(["createdb", "-h", host, "-p", port or "5432", "-U", user or "postgres", name], check=True)
             self.env["HERALD_DATABASE"] = f"{postgres.rstrip('/')}/{name}"
             # Stable across restart(): a restarted herald takes back at once the jobs it held.
-            self.env.setdefault("HERALD_NODE_ID", f"e2e-{self.port}")
-        self.log_path = tmp_path / f"herald-{self.port}.log"
+            self.env.setdefault("HERALD_NODE_ID", f"e2e-{self.name}")
+        self.log_path = tmp_path / f"herald-{self.name}.log"
         self.proc = None
         self.streams = []
         self.start()
 
     def start(self):
         self.log = open(self.log_path, "ab")
+        started_at = self.log.tell()
         self.proc = subprocess.Popen([BINARY, "serve"], env=self.env, stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"herald exited with {self.proc.returncode}: {self.log_path.read_text()}")
+            if self.port is None:
+                with open(self.log_path, "rb") as f:
+                    f.seek(started_at)
+                    found = _LISTENING.search(f.read())
+                if not found:
+                    time.sleep(0.01)
+                    continue
+                self._bound(int(found.group(1)))
             try:
                 if httpx.get(self.base + "/healthz", timeout=0.5).status_code == 200:
                     return
@@ -111,6 +148,13 @@ class Herald:
                 pass
             time.sleep(0.01)
         raise RuntimeError("herald did not become healthy in 20 s")
+
+    def _bound(self, port: int):
+        """The port the first start bound: every later start (restart) asks for it again."""
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.env["HERALD_PORT"] = str(port)
+        _HERALD_ORIGINS.add(("127.0.0.1", port))
 
     def stop(self, sig=None, wait=True):
         """Stops the process (SIGTERM unless `sig`). `wait=False` leaves the exit to be reaped

@@ -49,6 +49,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class PortTaken(RuntimeError):
+    """The engine could not bind its port: another process (a suite running at once) took it
+    between `free_port()` and the engine's bind."""
+
+
+# Tries at a new port when the first start finds its port taken.
+_PORT_TRIES = 5
+
+
+def _start_retrying_ports(server, start, restarting: bool):
+    """`start()`; a first start whose port was taken meanwhile tries again at another, a restart
+    keeps its port (clients reconnect to it)."""
+    for attempt in range(_PORT_TRIES):
+        try:
+            return start()
+        except PortTaken:
+            if restarting or attempt == _PORT_TRIES - 1:
+                raise
+            server.port = free_port()
+    raise AssertionError("unreachable")
+
+
 def engines_missing() -> Optional[str]:
     """Why Redis or PostgreSQL cannot be started on this machine, or None."""
     if not shutil.which("redis-server"):
@@ -150,7 +172,12 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout=15.0) -> "RedisServer":
+        """Starts and waits for PING (`_start_retrying_ports`)."""
+        return _start_retrying_ports(self, lambda: self._start(timeout), restarting=self.starts > 0)
+
+    def _start(self, timeout) -> "RedisServer":
         self.log = open(self.log_path, "ab")
+        started_at = self.log.tell()
         self.proc = self.popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.dir), "--protected-mode", "no"],
@@ -158,9 +185,13 @@ class RedisServer:
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
+                self.log.close()
+                if b"Address already in use" in self.log_path.read_bytes()[started_at:]:
+                    raise PortTaken(f"redis-server: port {self.port} taken")
                 raise RuntimeError(f"redis-server exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
             try:
-                if self.command("PING") == "PONG":
+                # Ours, not another suite's server on the same port.
+                if self.command("PING") == "PONG" and self.info("server").get("process_id") == str(self.proc.pid):
                     self.starts += 1
                     return self
             except (OSError, RedisError):
@@ -268,7 +299,12 @@ class PostgresServer:
             raise RuntimeError(f"initdb failed ({r.returncode}): {r.stdout[-1000:]} {r.stderr[-2000:]}")
 
     def start(self, timeout=30.0) -> "PostgresServer":
+        """Starts and waits for a query (`_start_retrying_ports`)."""
+        return _start_retrying_ports(self, lambda: self._start(timeout), restarting=self.created)
+
+    def _start(self, timeout) -> "PostgresServer":
         self.log = open(self.log_path, "ab")
+        started_at = self.log.tell()
         os.chmod(self.log_path, 0o666)
         self.proc = self.popen(
             [str(PG_BIN / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.socket_dir),
@@ -279,10 +315,14 @@ class PostgresServer:
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
+                self.log.close()
+                if b"Address already in use" in self.log_path.read_bytes()[started_at:]:
+                    raise PortTaken(f"postgres: port {self.port} taken")
                 raise RuntimeError(f"postgres exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
+            # Ours (its data directory), not another suite's server on the same port.
             r = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "-d", "postgres",
-                                "-Atc", "SELECT 1"], capture_output=True, text=True, timeout=10)
-            if r.returncode == 0 and r.stdout.strip() == "1":
+                                "-Atc", "SHOW data_directory"], capture_output=True, text=True, timeout=10)
+            if r.returncode == 0 and os.path.realpath(r.stdout.strip()) == os.path.realpath(self.data):
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"postgres did not accept connections in {timeout} s: {r.stderr}")

@@ -144,7 +144,8 @@ def test_create_get_patch_delete_and_secrets_never_answered(herald_apps, provide
     assert len(created["server_keys"]) == 1 and "server_key" not in created
 
     got = HTTP.get(h.url("/v1/apps/chat"), headers=admin())
-    assert got.status_code == 200 and got.json() == created
+    # GET says as well whether this node serves the app.
+    assert got.status_code == 200 and got.json() == {**created, "loaded": True}, got.text
     assert [a["id"] for a in HTTP.get(h.url("/v1/apps"), headers=admin()).json()["apps"]] == ["default", "chat"]
 
     # Secrets are sealed in the database, bound to app and field.

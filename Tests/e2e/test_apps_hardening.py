@@ -127,6 +127,11 @@ def test_an_app_that_cannot_load_is_repaired_by_sending_its_secrets_again(herald
     h.env["HERALD_SECRET_KEY"] = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
     h.restart()
     assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {"chat": "secrets_unreadable"}
+    # Stored, and this node says it does not serve it, and why.
+    shown = HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()
+    assert shown["loaded"] is False and shown["not_loaded_reason"] == "secrets_unreadable", shown
+    listed = {a["id"]: a for a in HTTP.get(h.url("/v1/apps"), headers=admin()).json()["apps"]}
+    assert listed["chat"]["loaded"] is False and listed["default"]["loaded"] is True, listed
     # A change that keeps the sealed secrets is a client error naming them and the ways out, never a 500.
     r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "en"}, headers=admin())
     assert_error(r, 409, "secret_unreadable", field="tokens.hs256_secret")
@@ -143,6 +148,8 @@ def test_an_app_that_cannot_load_is_repaired_by_sending_its_secrets_again(herald
                    headers=admin())
     assert r.status_code == 200 and r.json()["default_locale"] == "en", r.text
     assert HTTP.get(h.url("/readyz")).json()["apps_not_loaded"] == {}
+    shown = HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()
+    assert shown["loaded"] is True and "not_loaded_reason" not in shown, shown
     assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_token())).status_code == 200
     assert HTTP.get(h.url("/v1/jobs"), headers=bearer(CHAT_SERVER_KEY)).status_code == 200
     h.restart()

@@ -444,9 +444,13 @@ def test_presence_across_nodes_is_whole_again_within_seconds_of_redis_returning_
     redis.kill()
     # A has no stream of its own: once B and C count as dead there, it sees nobody.
     wait_until(lambda: seen(cluster.A) == [], 30, "B's and C's streams aged out on A while Redis is down", interval=0.2)
-    # The outage goes on past the nodes' next sweep (every 5 s), which forgets the dead nodes'
-    # connections: a heartbeat alone no longer brings them back.
-    time.sleep(6)
+    # The outage goes on past a sweep on every node (every 5 s) that began after B and C counted
+    # as dead: it forgets their connections, so a heartbeat alone no longer brings them back. The
+    # second sweep counted from now began after now (the first may have begun just before).
+    swept = {node.base: cluster.metric(node, "herald_presence_sweeps_total") for node in cluster.nodes}
+    for node in cluster.nodes:
+        wait_until(lambda: cluster.metric(node, "herald_presence_sweeps_total") >= swept[node.base] + 2, 20,
+                   f"two presence sweeps on {node.base} while Redis is down", interval=0.2)
     redis.start()
     back = time.monotonic()
     for node in cluster.nodes:
@@ -900,9 +904,22 @@ def test_a_cleared_secret_is_refused_everywhere_and_a_change_redis_missed_says_s
         for node in cluster.nodes:
             wait_until(lambda: token_status(node, hs) == 401, 10, "the cleared secret refused on every node")
             assert token_status(node, es) == 200
-            assert HTTP.get(node.url("/v1/apps/vault"), headers=admin).json()["tokens"]["hs256_secret"] is None
+            shown = HTTP.get(node.url("/v1/apps/vault"), headers=admin).json()
+            assert shown["tokens"]["hs256_secret"] is None and shown["loaded"] is True, shown
+        gone_key = "vault-gone-key-0123456789"
+        r = HTTP.post(cluster.A.url("/v1/apps"), headers=admin, json={"id": "vault-gone", "server_keys": [gone_key]})
+        assert r.status_code == 201 and "Herald-Propagation" not in r.headers, r.text
+        for node in (cluster.B, cluster.C):
+            wait_until(lambda: key_status(node, gone_key) == 200, 10, "the second app's key on another node")
 
         engines["redis"].stop()
+        # A delete the other nodes were not told of says so, like a change: 200 with a warning.
+        r = HTTP.delete(cluster.A.url("/v1/apps/vault-gone"), headers=admin)
+        assert r.status_code == 200 and r.headers.get("Herald-Propagation") == "failed", (r.status_code, r.headers, r.text)
+        assert r.json()["id"] == "vault-gone" and r.json()["deleted"] is True, r.text
+        assert "restart them once Redis is back" in r.json()["warning"], r.text
+        assert key_status(cluster.A, gone_key) == 401
+        assert key_status(cluster.B, gone_key) == 200   # B was not told: it still serves the deleted app
         r = HTTP.patch(cluster.A.url("/v1/apps/vault"), json={"server_keys": [second]}, headers=admin)
         assert r.status_code == 200, r.text
         assert r.headers.get("Herald-Propagation") == "failed", r.headers

@@ -646,3 +646,8 @@ def test_with_the_smallest_push_backlog_limit_every_call_is_answered_and_pushed(
     for session, answer in zip(sessions, answers):
         wait_outcome(h, answer["notifications"][0]["id"], session.device_id, {"sent"})
         assert len(session.requests(provider_double)) == 1
+    # The pacing shows in /metrics (operations.md): the limit, the backlog, the waits.
+    shown = {line.split()[0]: float(line.split()[1]) for line in httpx.get(h.url("/metrics")).text.splitlines()
+             if line.startswith("herald_push_backlog")}
+    assert shown.get("herald_push_backlog_limit") == 1, shown
+    assert {"herald_push_backlog", "herald_push_backlog_waits_total"} <= set(shown), shown

@@ -74,8 +74,10 @@ def test_metrics_parse_and_cover_the_promised_families(herald_factory, provider_
                  "herald_connections_accepted", "herald_messages_published", "herald_messages_delivered",
                  "herald_slow_consumer_disconnects", "herald_http_responses", "herald_push_jobs",
                  "herald_push_queue_oldest_due_seconds", "herald_push_results", "herald_push_request_seconds",
-                 "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets"):
+                 "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets",
+                 "herald_presence_sweeps", "herald_storage_calls_waiting"):
         assert name in fams, (name, sorted(fams))
+    assert samples(fams["herald_storage_calls_waiting"])[0].value == 0, "nothing waits on a database that answers"
     assert fams["herald_push_request_seconds"].type == "histogram"
     assert sent and sent[0].value >= 1, samples(fams["herald_push_results"])
     streams = {(s.labels["transport"], s.labels["state"]): s.value for s in samples(fams["herald_streams"])}
@@ -104,6 +106,14 @@ def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     assert line["request"] == "POST /v1/publish" and line["status"] == "200", line
     server_key = herald.server_headers()["Authorization"].split()[1]
     assert server_key not in herald.logs()
+    # A 15 KB path is logged as its first 200 bytes and "…", as the 404 shows it.
+    r = HTTP.get(herald.url("/" + "p" * 15_000), headers={"X-Request-Id": "trace-long-path"})
+    assert r.status_code == 404, r.status_code
+    deadline = time.monotonic() + 5
+    while "trace-long-path" not in herald.logs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [json.loads(l) for l in herald.logs().splitlines() if l.startswith("{") and "trace-long-path" in l]
+    assert line["request"] == "GET /" + "p" * 199 + "…", len(line["request"])
 
 
 def test_sigterm_lets_an_in_flight_push_finish_and_exits_zero(herald_factory, provider_double):

@@ -17,6 +17,8 @@ import uuid
 import httpx
 import pytest
 
+from conftest import readiness, wait_readiness
+
 HTTP = httpx.Client(timeout=15)
 
 
@@ -70,20 +72,6 @@ def send(h, user, key=None):
     if key:
         body["idempotency_key"] = key
     return HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
-
-
-def readiness(h):
-    r = HTTP.get(h.url("/readyz"))
-    return r.status_code, r.json()
-
-
-def wait_readiness(h, status, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        code, body = readiness(h)
-        if code == status or time.monotonic() > deadline:
-            return code, body
-        time.sleep(0.2)  # the probe's answer is kept 1 s: poll below that
 
 
 def inbox_ids(h, user):

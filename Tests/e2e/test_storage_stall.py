@@ -18,6 +18,7 @@ import uuid
 import httpx
 import pytest
 
+from conftest import wait_readiness
 from engines import PostgresServer, engines_missing
 
 HTTP = httpx.Client(timeout=60)
@@ -69,14 +70,13 @@ def readiness_until_503(h, timeout=8.0):
         time.sleep(0.2)
 
 
-def wait_ready(h, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = HTTP.get(h.url("/readyz"))
-        if r.status_code == 200:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"/readyz not 200 within {timeout} s: {r.text}")
+def metric(h, name):
+    """The value of `name` (one sample, no labels) on `h`'s /metrics; 0 when absent."""
+    for line in HTTP.get(h.url("/metrics")).text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == name:
+            return float(parts[1])
+    return 0.0
 
 
 @pytest.fixture
@@ -141,18 +141,24 @@ def test_a_stopped_postgresql_answers_503_in_bounded_time_and_a_retry_stores_onc
     assert h.publish("stall-channel", {"n": 1})["id"]
 
     postgres.thaw()
-    wait_ready(h)
+    code, body = wait_readiness(h, 200, timeout=60)
+    assert code == 200, body
     # The stalled call's outcome was unknown to its caller: a retry with its key is safe. If the
-    # stalled call committed after its caller got the 503, its planning is left to recovery (every
-    # 30 s) and a repeat meanwhile is 409 idempotency_in_progress, "retry shortly" (docs/api.md).
-    deadline = time.monotonic() + 75
+    # stalled call committed after its caller got the 503, Herald plans it at that commit (not at
+    # recovery's next pass, up to 30 s later): a repeat is 409 idempotency_in_progress, "retry
+    # shortly" (docs/api.md), only while that planning runs.
+    deadline = time.monotonic() + 10
     while True:
         retried = send(h, user, key=key, title="during")
         if retried.status_code != 409 or time.monotonic() > deadline:
             break
         assert retried.json()["error"] == "idempotency_in_progress", retried.text
-        time.sleep(1)
+        time.sleep(0.1)
     assert retried.status_code in (200, 201, 202), retried.text
+    if retried.status_code == 200:
+        # The stalled call committed late: the replay is its planned answer, not a deferred one.
+        assert "push_planning" not in retried.json(), retried.text
+        assert "planning their pushes now" in h.logs(), h.logs()[-2000:]
     r = inbox(h, user)
     assert r.status_code == 200, r.text
     titles = [n["title"] for n in r.json()["notifications"]]
@@ -169,7 +175,11 @@ def test_sigterm_while_postgresql_is_stopped_exits_within_the_deadlines(postgres
     answers = []
     caller = threading.Thread(target=lambda: answers.append(send(h, user, key=f"k-{uuid.uuid4().hex}")))
     caller.start()
-    time.sleep(0.5)  # the call is waiting on storage (nothing to await from outside)
+    # /metrics answers within ~1 s while storage stalls; the call is counted once it waits on it.
+    deadline = time.monotonic() + 10
+    while metric(h, "herald_storage_calls_waiting") < 1:
+        assert time.monotonic() < deadline and not answers, "the call never waited on storage"
+        time.sleep(0.05)
     started = time.monotonic()
     h.proc.send_signal(signal.SIGTERM)
     # Documented: stored calls 5 s, answers 1 s more, pushes 10 s, each plus a 2 s grace, then 3 s

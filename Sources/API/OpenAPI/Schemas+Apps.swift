@@ -42,6 +42,8 @@ extension OpenAPIComponents {
             }
           },
           "server_key": {"type": "string", "description": "The generated server key, in the answer to a POST without `server_keys` only."},
+          "loaded": {"type": "boolean", "description": "In the answers to GET only: whether the node that answered serves the app now (an app whose stored secrets do not open with its `HERALD_SECRET_KEY`, or whose settings no longer check, is stored but not loaded; `/readyz` lists it under `apps_not_loaded`)."},
+          "not_loaded_reason": {"type": "string", "description": "With `loaded: false`, when the node knows why (the reason `/readyz` shows)."},
           "warning": {"type": "string", "description": "In the answer to a POST or PATCH only, when the change is stored and served by this node but the other nodes of the cluster were not told (Redis unreachable): they serve the app as it was until they restart or a later change reaches them; repeat the change once Redis is back."},
           "cors_origins": {"type": "array", "items": {"type": "string"}},
           "catalog": {"type": ["object", "null"]},
@@ -59,6 +61,16 @@ extension OpenAPIComponents {
           },
           "created_at": {"type": "string", "format": "date-time"},
           "updated_at": {"type": "string", "format": "date-time"}
+        }
+      },
+      "AppDeleted": {
+        "type": "object",
+        "description": "The answer to a DELETE whose deletion is committed and served by this node but was not told to the other nodes (Redis unreachable; `Herald-Propagation: failed`). A DELETE they were told of answers 204.",
+        "required": ["id", "deleted", "warning"],
+        "properties": {
+          "id": {"type": "string"},
+          "deleted": {"type": "boolean", "const": true},
+          "warning": {"type": "string", "description": "The other nodes serve the app until they restart: restart them once Redis is back."}
         }
       },
       "AppList": {

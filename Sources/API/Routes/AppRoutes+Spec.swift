@@ -32,7 +32,7 @@ extension AppRoutes {
             tags: ["apps"], summary: "Every app",
             description: "`default` (the environment's) first, then the stored apps by id.",
             responses: [
-                200: .json("The apps.", .ref("AppList")),
+                200: .json("The apps, each with whether this node serves it (`loaded`).", .ref("AppList")),
                 401: .unauthorized,
                 429: .tooManyConnections,
                 503: .storageUnavailable,
@@ -43,7 +43,7 @@ extension AppRoutes {
             tags: ["apps"], summary: "One app",
             parameters: [appPath],
             responses: [
-                200: .json("The app, secrets shown as fingerprints.", .ref("App")),
+                200: .json("The app, secrets shown as fingerprints, and whether this node serves it (`loaded`).", .ref("App")),
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,
@@ -77,7 +77,9 @@ extension AppRoutes {
             description: "Removes its devices, sessions, notifications, deliveries, preferences, members, idempotency keys and its devices' jobs in one transaction, drops its providers and closes its streams (AP-3).",
             parameters: [appPath],
             responses: [
-                204: .content("Deleted; `Herald-Propagation: failed` when the other nodes were not told.", headers: propagation),
+                200: .json("Deleted here, and the other nodes were not told (Redis unreachable): `Herald-Propagation: failed` and a `warning`.",
+                           .ref("AppDeleted"), headers: propagation),
+                204: .content("Deleted, on every node."),
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,

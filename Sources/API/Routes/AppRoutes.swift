@@ -95,7 +95,8 @@ struct AppRoutes {
         let service = self.service
         return DatabaseResponder(database: service.storage).read { tx in
             let stored = try tx.apps.list()
-            return .json(200, "{\"apps\":[" + ([Self.defaultJSON(service)] + stored.map { Self.json($0) }).joined(separator: ",") + "]}")
+            return .json(200, "{\"apps\":[" + ([Self.defaultJSON(service)] + stored.map { Self.json($0, loaded: Self.loaded($0.id, service)) })
+                .joined(separator: ",") + "]}")
         }
     }
 
@@ -106,7 +107,7 @@ struct AppRoutes {
         if id.isDefault { return .response(.json(200, Self.defaultJSON(service))) }
         return DatabaseResponder(database: service.storage).read { tx in
             guard let record = try tx.apps.find(id) else { throw HTTPError(404, "not_found", "no app \(id)") }
-            return .json(200, Self.json(record))
+            return .json(200, Self.json(record, loaded: Self.loaded(id, service)))
         }
     }
 
@@ -168,11 +169,7 @@ struct AppRoutes {
             service.storage.write({ tx in try tx.apps.delete(id) }) { result in
                 switch result {
                 case .success(true):
-                    service.uninstall(id) { propagation in
-                        var response = HTTPResponse.empty(204)
-                        if case .notPropagated = propagation { response.headers.add(name: Self.propagationHeader, value: "failed") }
-                        writer.complete(response)
-                    }
+                    service.uninstall(id) { propagation in writer.complete(Self.deleted(id, propagation: propagation)) }
                 case .success(false):
                     writer.complete(.error(404, code: "not_found", message: "no app \(id)"))
                 case .failure(let error):
@@ -281,6 +278,24 @@ struct AppRoutes {
         return response
     }
 
+    /// The answer to a committed delete: 204, or, when the other nodes were not told, 200 with a
+    /// `warning` (a 204 has no body to carry one) and `Herald-Propagation: failed`.
+    static func deleted(_ id: AppID, propagation: AppPropagation) -> HTTPResponse {
+        guard case .notPropagated(let reason) = propagation else { return .empty(204) }
+        let warning = "deleted, and no longer served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
+            + "they serve app \(id) (its tokens, server keys, streams and pushes) until they restart; restart them once Redis is back"
+        var response = HTTPResponse.json(200, "{\"id\":\(JSONText.quote(id.rawValue)),\"deleted\":true,\"warning\":\(JSONText.quote(warning))}")
+        response.headers.add(name: propagationHeader, value: "failed")
+        return response
+    }
+
+    /// Whether this node serves stored app `id` now, and if not why (`AppService.notLoaded`: its
+    /// secrets do not open, its settings no longer check), for `GET /v1/apps`.
+    static func loaded(_ id: AppID, _ service: AppService) -> (loaded: Bool, reason: String?) {
+        if service.directory.app(id) != nil { return (true, nil) }
+        return (false, service.notLoaded[id])
+    }
+
     private static func time(_ milliseconds: Int64) -> String { JSONText.quote(Timestamp.iso8601(milliseconds: milliseconds)) }
 
     private static func secret(_ record: AppRecord, _ field: AppSecretField) -> String {
@@ -291,7 +306,9 @@ struct AppRoutes {
     private static func optional(_ text: String?) -> String { text.map(JSONText.quote) ?? "null" }
 
     /// The app as answered: settings, fingerprints of secrets and server keys, never a secret.
-    static func json(_ record: AppRecord, serverKey: String? = nil, warning: String? = nil) -> String {
+    /// - Parameter loaded: whether this node serves it (`loaded`, `not_loaded_reason`); nil: not said.
+    static func json(_ record: AppRecord, serverKey: String? = nil, warning: String? = nil,
+                     loaded: (loaded: Bool, reason: String?)? = nil) -> String {
         let s = record.settings, t = s.tokens, p = s.push
         var fields: [String] = [
             "\"id\":\(JSONText.quote(record.id.rawValue))",
@@ -323,6 +340,10 @@ struct AppRoutes {
         ]
         if let serverKey { fields.append("\"server_key\":\(JSONText.quote(serverKey))") }
         if let warning { fields.append("\"warning\":\(JSONText.quote(warning))") }
+        if let loaded {
+            fields.append("\"loaded\":\(loaded.loaded)")
+            if !loaded.loaded, let reason = loaded.reason { fields.append("\"not_loaded_reason\":\(JSONText.quote(reason))") }
+        }
         return "{" + fields.joined(separator: ",") + "}"
     }
 
@@ -330,6 +351,7 @@ struct AppRoutes {
     static func defaultJSON(_ service: AppService) -> String {
         let providers = service.providers?.configuredIDs(app: "default").map(\.rawValue) ?? []
         let hasKey = service.directory.app(.default)?.hasServerKey ?? false
-        return "{\"id\":\"default\",\"source\":\"environment\",\"server_key_set\":\(hasKey),\"push_providers\":\(JSONText.array(providers))}"
+        return "{\"id\":\"default\",\"source\":\"environment\",\"loaded\":true,\"server_key_set\":\(hasKey),"
+            + "\"push_providers\":\(JSONText.array(providers))}"
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import HeraldCore
 import Realtime
+import Synchronization
 
 /// Health, readiness and metrics (OP-3).
 struct OperationsRoutes {
@@ -70,12 +71,18 @@ struct OperationsRoutes {
         }
     }
 
+    /// How long `/metrics` waits for the push queue's depth: past it (a stalled database) it
+    /// answers without the queue's gauges rather than with the database.
+    static let depthWaitMilliseconds = 1_000
+
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
         let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
         return .deferred { writer in
             node.snapshot { snapshot in
-                database.read({ tx in try tx.jobs.depth(now: unixMilliseconds()) }) { depthResult in
+                // Counted before this route's own read joins them.
+                let waiting = (database as? BoundedStorage)?.pendingCount
+                let answer = OnceWith<Result<JobQueueDepth, any Error>?> { depthResult in
                     var text = PrometheusText()
                     text.metric("herald_connections", "Open connections by kind (http, sse, websocket).", type: "gauge",
                                 snapshot.connections.sorted { $0.key < $1.key }.map { (["kind": $0.key], Double($0.value)) })
@@ -110,7 +117,7 @@ struct OperationsRoutes {
                                 ["live_delivered", "queued", "suppressed_foreground", "skipped"].map {
                                     (["outcome": $0], Double(notifications.outcomes[$0] ?? 0))
                                 })
-                    if case .success(let depth) = depthResult {
+                    if case .success(let depth)? = depthResult {
                         text.metric("herald_push_jobs", "Push jobs by state.", type: "gauge",
                                     JobState.allCases.map { (["state": $0.rawValue], Double(depth.counts[$0] ?? 0)) })
                         text.metric("herald_push_queue_oldest_due_seconds", "Age of the oldest due push job.", type: "gauge",
@@ -121,16 +128,47 @@ struct OperationsRoutes {
                                     push.providers.metrics.outcomes.map { (["provider": $0.provider, "outcome": $0.outcome], Double($0.count)) })
                         text.histogram("herald_push_request_seconds", "Provider request latency.",
                                        push.providers.metrics.latency.map { ($0.provider, $0.histogram) })
+                        if let backlog = push.worker.backlog {
+                            // The pacing of POST /v1/notifications by this worker (HERALD_PUSH_BACKLOG_LIMIT): one
+                            // figure for the node, since the worker's claims take every provider's jobs alike.
+                            text.metric("herald_push_backlog", "Push jobs queued for the worker and not claimed yet (estimate).",
+                                        type: "gauge", [([:], Double(backlog.depth))])
+                            text.metric("herald_push_backlog_limit", "The backlog at which notification calls wait (HERALD_PUSH_BACKLOG_LIMIT).",
+                                        type: "gauge", [([:], Double(backlog.limit))])
+                            text.metric("herald_push_backlog_waits_total", "Batches of notification calls that waited for the worker.",
+                                        type: "counter", [([:], Double(backlog.pauses))])
+                        }
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
                                     providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) }
                                     + push.worker.massDeletionGuard.trippedAppProviders.map { (["provider": $0.provider], 1) })
+                    }
+                    text.metric("herald_presence_sweeps_total", "Presence and broker sweeps done (every 5 s).", type: "counter",
+                                [([:], Double(node.sweepsDone))])
+                    if let waiting {
+                        text.metric("herald_storage_calls_waiting", "Calls waiting on storage (answered 503 past HERALD_STORAGE_WAIT_SECONDS).",
+                                    type: "gauge", [([:], Double(waiting))])
                     }
                     var response = HTTPResponse(status: 200, body: Array(text.output.utf8))
                     response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
                     writer.complete(response)
                 }
+                database.read({ tx in try tx.jobs.depth(now: unixMilliseconds()) }) { answer.run($0) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Self.depthWaitMilliseconds)) { answer.run(nil) }
             }
         }
+    }
+}
+
+/// A callback that runs at most once, with the value of whichever caller comes first.
+private final class OnceWith<Value: Sendable>: Sendable {
+    private let ran = Atomic<Bool>(false)
+    private let body: @Sendable (Value) -> Void
+
+    init(_ body: @escaping @Sendable (Value) -> Void) { self.body = body }
+
+    func run(_ value: Value) {
+        guard !ran.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        body(value)
     }
 }
 

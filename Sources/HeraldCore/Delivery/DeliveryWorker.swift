@@ -155,8 +155,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
-    /// Told of every claim, so the API's calls wait while this worker is far behind (issue 17).
-    let backlog: PushBacklog?
+    /// Told of every claim, so the API's calls wait while this worker is far behind (issue 17);
+    /// `/metrics` shows it.
+    public let backlog: PushBacklog?
     let log: Logger
     // Confined to `queue`.
     private var state = State.idle

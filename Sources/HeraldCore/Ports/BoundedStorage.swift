@@ -11,7 +11,8 @@ import Synchronization
 /// What such a call did is unknown to its caller: a write may still commit once the storage
 /// moves again (its late result is dropped). Callers treat it as a call that broke
 /// mid-transaction: a retry with the same idempotency key is safe (it replays the stored call or
-/// runs it once); a notification stored that way but not planned is planned by recovery.
+/// runs it once). What the unit's body kept with `StorageTransaction.whenEnded` still runs when
+/// the unit ends: that is how the Notifier plans a call stored that way at its late commit.
 ///
 /// Overdue calls are found by `expireOverdue()`, which a timer calls every `sweepMilliseconds`;
 /// a test leaves the timer off and calls it after moving a `ManualClock`.

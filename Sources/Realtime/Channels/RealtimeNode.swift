@@ -28,6 +28,8 @@ public final class RealtimeNode: PublishPacer, Sendable {
     private let sessionEndRelay = Mutex<(@Sendable (_ sid: String, _ app: String) -> Void)?>(nil)
     /// Times out `afterPendingDeliveries` barriers.
     private let watchdog = BarrierWatchdog()
+    /// Sweeps done since start (`sweep()`).
+    private let sweeps = Atomic<UInt64>(0)
     /// The server's counters, once it has started.
     private let snapshotSource = Mutex<(@Sendable (@escaping @Sendable (ServerSnapshot) -> Void) -> Void)?>(nil)
 
@@ -160,6 +162,19 @@ public final class RealtimeNode: PublishPacer, Sendable {
     public func onEndSession(_ end: @escaping @Sendable (_ sid: String, _ app: String) -> Void) {
         sessionEnders.withLock { $0.append(end) }
     }
+
+    /// Drops what has aged out: the broker's expired history and idle channels, and presence's
+    /// idle sessions (in a cluster also the connections of nodes not heard from within their TTL).
+    /// The server calls it every 5 s, off the hot path; safe from any thread.
+    public func sweep() {
+        broker.sweep()
+        presence.sweep()
+        sweeps.add(1, ordering: .relaxed)
+    }
+
+    /// Sweeps finished since start (`herald_presence_sweeps_total`): a test or an operator can
+    /// tell that one ran after a moment, e.g. that a dead node's connections are forgotten.
+    public var sweepsDone: UInt64 { sweeps.load(ordering: .relaxed) }
 
     /// The loops' counters summed (`/metrics`, `/readyz`); an empty snapshot before the server starts.
     public func snapshot(_ done: @escaping @Sendable (ServerSnapshot) -> Void) {

@@ -102,10 +102,11 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         set { requests?.requestID = newValue }
     }
     /// The request's method and path, for the request log: made only when a line is logged
-    /// (issue 17: not one interpolated String per request).
+    /// (issue 17: not one interpolated String per request). The path as a 404 shows it (its first
+    /// `shownPathBytes` bytes, then `…`): a 15 KB path does not make a 15 KB log line.
     var requestLine: String {
         guard let requests else { return "" }
-        return "\(requests.method) \(requests.path)"
+        return "\(requests.method) \(Self.shown(requests.path))"
     }
     /// When the request arrived (monotonic ns), for the request log.
     var requestStartedForLog: UInt64 {
@@ -319,7 +320,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             } catch let error as HTTPResponseError {
                 result = .response(error.response)
             } catch {
-                Log.error("route failed", ["path": request.path, "error": "\(error)"])
+                Log.error("route failed", ["path": Self.shown(request.path), "error": "\(error)"])
                 result = .response(.error(500, code: "internal_error", message: "internal error"))
             }
             switch result {

@@ -79,14 +79,10 @@ public final class HTTPServer: Sendable {
             }
         }
         // History TTL, idle channels and stale sessions, once every few seconds, off the hot path.
-        let broker = node.broker
-        let presence = node.presence
+        let node = self.node
         let first = contexts[0]
         first.loop.execute {
-            first.loop.scheduleRepeating(everyNanoseconds: 5_000_000_000) {
-                broker.sweep()
-                presence.sweep()
-            }
+            first.loop.scheduleRepeating(everyNanoseconds: 5_000_000_000) { node.sweep() }
         }
         return port
     }

@@ -25,6 +25,7 @@ extension Notifier {
             intake.pending.removeFirst(taken.count)
             return taken
         }
+        let fate = BatchFate()
         database.write({ [self] tx -> [Result<Stored, NotificationRefusal>] in
             var results: [Result<Stored, NotificationRefusal>] = []
             // Keys this batch stores: a repeat in the same batch is in progress, like one in flight.
@@ -39,8 +40,14 @@ extension Notifier {
                     results.append(.failure(refusal))
                 }
             }
+            // Told even when the callers were answered 503 before the commit (Notifier+LateCommit).
+            let stored = results
+            _ = tx.whenEnded { [self] committed in
+                if committed, let late = fate.committed(stored) { planLate(calls, late) }
+            }
             return results
         }) { [self] result in
+            if let late = fate.answered(stalled: Self.isStall(result)) { planLate(calls, late) }
             // Counted before `storing` ends, so `drain` never sees a stored call as neither.
             if case .success(let stored) = result {
                 let fresh = stored.count(where: { if case .success(.fresh) = $0 { true } else { false } })
