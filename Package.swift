@@ -27,8 +27,10 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
-        // SHA-256, HMAC-SHA256 and SHA-1 on OpenSSL's low-level digests (HS256 tokens, server-key hashes, the WebSocket accept value, Redis script names).
-        .target(name: "Digests", dependencies: ["COpenSSL", "COpenSSLShim"]),
+        // SHA-256, HMAC-SHA256 and SHA-1 on OpenSSL's low-level digests (HS256 tokens, server-key hashes, the WebSocket accept value, Redis script names),
+        // linked from libcrypto.a: only the archive's members that define them (sha256, sha1, their assembly, cpuid, CRYPTO_memcmp) come in, so
+        // a token check maps no libcrypto.so (issue 17). Every other OpenSSL function is COpenSSLShim's forwarder, which the archive never replaces.
+        .target(name: "Digests", dependencies: ["COpenSSL"], linkerSettings: [.linkedLibrary(":libcrypto.a")]),
         .target(name: "Realtime", dependencies: ["HeraldCore", "Digests", "CLinux"]),
         // The in-process Broker and PresenceStore adapters; only the executable (and tests) use them.
         .target(name: "RealtimeMemory", dependencies: ["HeraldCore"]),

@@ -5,8 +5,8 @@ idle footprint). Placed together, they fill a few pages of the binary instead of
 most of its 17 MB of code, each page of which the kernel maps with its 64 KiB neighbourhood.
 
 How: Herald runs under valgrind's callgrind (names not demangled) through a short workload: start,
-/healthz, 40 SSE streams (personal and shared channels), publishes to both, a WebSocket upgrade,
-heartbeats, closes, SIGTERM. Every function of the Herald binary with instructions counted is kept.
+/healthz, a client call and a server call, 40 SSE streams (personal and shared channels), publishes
+to both, a WebSocket upgrade, heartbeats, closes, SIGTERM. Every function of the Herald binary with instructions counted is kept.
 
     scripts/build-release
     objcopy --strip-debug .build/release/herald /tmp/herald-nodbg   # valgrind 3.19 cannot read DWARF 5
@@ -56,6 +56,10 @@ def workload(port, secret, server_key):
                           secret, algorithm="HS256")
     server = {"Authorization": f"Bearer {server_key}"}
     assert httpx.get(base + "/healthz", timeout=60).status_code == 200
+    # A client call and a server call of their own (what idle.py makes before its streams): an
+    # access token's and a server key's checks outside the stream and publish paths.
+    assert httpx.get(base + "/v1/me/devices", headers={"Authorization": f"Bearer {token(0)}"}, timeout=60).status_code == 200
+    assert httpx.get(base + "/v1/users/0/sessions/live", headers=server, timeout=60).status_code == 200
     streams = []
     for i in range(40):
         s = socket.create_connection(("127.0.0.1", port))

@@ -4,8 +4,8 @@
 // never calls OpenSSL (issue 17, idle footprint). The list is every OpenSSL symbol the release
 // binary imported when it was linked (`nm -D --undefined-only`), with the headers' prototypes:
 // a function Herald starts calling without adding it here has no definition, so the link fails.
-// SHA256_* and SHA1_* below are deprecated since OpenSSL 3.0; defining their forwarders is no use of them.
-#define OPENSSL_SUPPRESS_DEPRECATED
+// Not here: the low-level SHA-256 and SHA-1 and CRYPTO_memcmp, which are linked into the binary from
+// libcrypto.a (the `Digests` target says why) and so need no library at run time.
 #include "copenssl_shim.h"
 
 #include <herald_dynload.h>
@@ -35,7 +35,6 @@
     V(BN_clear_free, (BIGNUM *a), (a)) \
     V(BN_free, (BIGNUM *a), (a)) \
     V(CRYPTO_free, (void *ptr, const char *file, int line), (ptr, file, line)) \
-    F(int, CRYPTO_memcmp, (const void *in_a, const void *in_b, size_t len), (in_a, in_b, len)) \
     V(ECDSA_SIG_free, (ECDSA_SIG *sig), (sig)) \
     V(ECDSA_SIG_get0, (const ECDSA_SIG *sig, const BIGNUM **pr, const BIGNUM **ps), (sig, pr, ps)) \
     F(ECDSA_SIG *, ECDSA_SIG_new, (void), ()) \
@@ -91,12 +90,6 @@
     F(int, PEM_write_bio_PUBKEY, (BIO *out, const EVP_PKEY *x), (out, x)) \
     F(int, PEM_write_bio_PrivateKey, (BIO *out, const EVP_PKEY *x, const EVP_CIPHER *enc, const unsigned char *kstr, int klen, pem_password_cb *cb, void *u), (out, x, enc, kstr, klen, cb, u)) \
     F(int, RAND_bytes, (unsigned char *buf, int num), (buf, num)) \
-    F(int, SHA1_Final, (unsigned char *md, SHA_CTX *c), (md, c)) \
-    F(int, SHA1_Init, (SHA_CTX *c), (c)) \
-    F(int, SHA1_Update, (SHA_CTX *c, const void *data, size_t len), (c, data, len)) \
-    F(int, SHA256_Final, (unsigned char *md, SHA256_CTX *c), (md, c)) \
-    F(int, SHA256_Init, (SHA256_CTX *c), (c)) \
-    F(int, SHA256_Update, (SHA256_CTX *c, const void *data, size_t len), (c, data, len)) \
     F(long, SSL_CTX_ctrl, (SSL_CTX *ctx, int cmd, long larg, void *parg), (ctx, cmd, larg, parg)) \
     V(SSL_CTX_free, (SSL_CTX *ctx), (ctx)) \
     F(int, SSL_CTX_load_verify_locations, (SSL_CTX *ctx, const char *CAfile, const char *CApath), (ctx, CAfile, CApath)) \

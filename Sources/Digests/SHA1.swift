@@ -4,8 +4,8 @@ import COpenSSL
 /// `Sec-WebSocket-Accept` (RFC 6455 §4.2.2), which proves the server read the request, not that
 /// anything is secret, and Redis script names (`EVALSHA`). Not for signatures or passwords.
 ///
-/// OpenSSL's low-level `SHA1_Init/Update/Final`, for the reason `SHA256` gives: no provider
-/// initialisation (issue 17).
+/// OpenSSL's low-level `SHA1_Init/Update/Final`, linked from libcrypto.a, for the reasons `SHA256`
+/// gives: no provider initialisation and no libcrypto.so to load (issue 17).
 public enum SHA1 {
     /// Bytes in a digest.
     public static let digestByteCount = 20

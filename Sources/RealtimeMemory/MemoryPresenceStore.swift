@@ -40,7 +40,28 @@ public final class MemoryPresenceStore: PresenceStore {
         /// Sequence of the newest message on the personal channel written to this connection.
         var personalSequence: UInt64
         let transport: StreamTransport
-        var state: AppState
+        /// The app state as one byte: `AppState` is a String (16 bytes), and with it the record
+        /// took 96 bytes a bucket instead of 80 in a dictionary of 16,384 buckets at 10,000
+        /// streams (issue 17: 27 of an idle stream's bytes).
+        private var isForeground: Bool
+
+        var state: AppState {
+            get { isForeground ? .foreground : .background }
+            set { isForeground = newValue == .foreground }
+        }
+
+        init(userID: String, sessionID: String?, extras: ExtraChannels?, openedAt: Int64, changedAt: Int64,
+             lastLifeAt: UInt64, personalSequence: UInt64, transport: StreamTransport, state: AppState) {
+            self.userID = userID
+            self.sessionID = sessionID
+            self.extras = extras
+            self.openedAt = openedAt
+            self.changedAt = changedAt
+            self.lastLifeAt = lastLifeAt
+            self.personalSequence = personalSequence
+            self.transport = transport
+            self.isForeground = state == .foreground
+        }
 
         /// Channels the connection is subscribed to, the personal one first.
         var channels: [ChannelName] {

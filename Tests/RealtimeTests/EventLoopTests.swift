@@ -76,6 +76,60 @@ private final class ReadyPipe: EventLoopHandler {
     }
 }
 
+@Suite struct EventLoopSlotTests {
+    /// The loop's handler tables are indexed by descriptor and grow in steps (issue 17): a handler
+    /// registered before a growth still gets its events after it, and one far past the tables'
+    /// end gets its own.
+    @Test func handlersRegisteredBeforeAndAfterTheTablesGrowAllGetTheirEvents() throws {
+        let loop = try EventLoop(index: 0)
+        loop.start(name: "loop-test")
+        defer { loop.stop() }
+        let seen = SharedBox<Set<Int32>>([])
+        let done = DispatchSemaphore(value: 0)
+        // Ready pipes whose read ends are copied to descriptors from 40, 300 and 900 on (the
+        // tables start with 256 slots), registered in that order so that each later one grows
+        // the tables. F_DUPFD takes the lowest free descriptor from there: no other test's closed.
+        let pipes = (0..<3).map { _ in ReadyPipe {} }
+        var targets: [Int32] = []
+        for (pipe, lowest) in zip(pipes, [40, 300, 900] as [Int32]) {
+            let target = fcntl(pipe.readFD, F_DUPFD_CLOEXEC, lowest)
+            try #require(target >= lowest)
+            targets.append(target)
+        }
+        defer { for target in targets { close(target) } }
+        let handlers = targets.map { target in
+            HighPipe(fd: target) {
+                if seen.value.insert(target).inserted, seen.value.count == 3 { done.signal() }
+            }
+        }
+        loop.execute {
+            for handler in handlers { try? loop.register(fd: handler.fd, events: EPOLLIN.rawValue, handler: handler) }
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        let read = DispatchSemaphore(value: 0)
+        let result = SharedBox<Set<Int32>>([])
+        loop.execute {
+            for handler in handlers { loop.deregister(fd: handler.fd) }
+            result.value = seen.value
+            read.signal()
+        }
+        read.wait()
+        #expect(result.value == Set(targets))
+        withExtendedLifetime(pipes) {}
+    }
+}
+
+/// A handler for a descriptor the test owns; the loop thread alone calls it.
+private final class HighPipe: EventLoopHandler, @unchecked Sendable {
+    let fd: Int32
+    let onEvent: () -> Void
+    init(fd: Int32, onEvent: @escaping () -> Void) {
+        self.fd = fd
+        self.onEvent = onEvent
+    }
+    func handleEvents(_ events: UInt32) { onEvent() }
+}
+
 @Suite struct EventLoopSlicedTurnEndTests {
     /// Work done a slice per turn end (the server's stream writes, issue 17): the loop comes back
     /// for the rest without any event, and runs what was queued meanwhile between two slices.

@@ -1,24 +1,31 @@
 """Issue 17, idle footprint: libcurl, libpq and libhiredis (and the gnutls/krb5/ldap chain behind
 them), libssl and libcrypto are opened on first use, so a process that needs none of them never
-maps them, and the embedded default maps none at start. Its first hash opens OpenSSL for the
-low-level digests, which initialise none of OpenSSL 3's providers."""
+maps them, and the embedded default maps none at start. Its hashes (HS256 tokens, the server key,
+the WebSocket accept value) are OpenSSL's low-level digests linked into the binary from
+libcrypto.a, so its first requests map no OpenSSL either."""
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 import websockets
 
-from conftest import recv_json, run_async as run, ws_url
+from conftest import BINARY, ROOT, recv_json, run_async as run, ws_url
 
 LAZY = ("libcurl", "libpq", "libhiredis", "libgnutls", "libldap", "libkrb5")
-# Opened at the first hash (an HS256 token check, a server call, a WebSocket handshake: OpenSSL's
-# low-level digests, `Digests`), or at start by a setting that needs TLS or keys (push, public keys).
+# Opened at start by a setting that needs TLS or keys (push, public keys, sealed secrets, dev mode).
 OPENSSL = ("libssl", "libcrypto")
-# libcrypto's resident pages after the low-level digests: ~1.4 MB at its load and ~0.2 MB for the
-# digests. A digest through OpenSSL 3's provider (SHA256(), HMAC(), EVP_Digest) initialises the
-# providers and adds ~2.2 MB more (issue 17): this bound lies between the two.
-LIBCRYPTO_RSS_BOUND_KB = 2600
+# The members of libcrypto.a that `Digests` links (the low-level SHA-256 and SHA-1, their assembly,
+# the CPU feature probe they read, CRYPTO_memcmp): any other member would be OpenSSL code linked in
+# by a call that should have gone through COpenSSLShim's forwarders.
+LINKED_LIBCRYPTO_MEMBERS = {
+    "libcrypto-lib-sha256.o", "libcrypto-lib-sha256-x86_64.o", "libcrypto-lib-sha1dgst.o",
+    "libcrypto-lib-sha1-x86_64.o", "libcrypto-lib-cpuid.o", "libcrypto-lib-x86_64cpuid.o",
+    "libcrypto-lib-ctype.o",
+}
+LIBCRYPTO_ARCHIVE = Path("/usr/lib/x86_64-linux-gnu/libcrypto.a")
 
 
 def mapped(h, prefixes) -> set:
@@ -33,18 +40,6 @@ def mapped(h, prefixes) -> set:
     return found
 
 
-def resident_kb(h, prefix) -> int:
-    """The resident kB of the process's mappings of the shared object `prefix` (smaps' Rss)."""
-    total, inside = 0, False
-    for line in Path(f"/proc/{h.proc.pid}/smaps").read_text().splitlines():
-        fields = line.split()
-        if fields and "-" in fields[0] and len(fields) >= 5 and ":" not in fields[0]:
-            inside = len(fields) >= 6 and os.path.basename(fields[-1]).startswith(prefix + ".so")
-        elif inside and fields[0] == "Rss:":
-            total += int(fields[1])
-    return total
-
-
 engines = pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER") or os.environ.get("HERALD_E2E_POSTGRES")),
                              reason="the opt-in engine runs use libhiredis or libpq")
 
@@ -57,40 +52,47 @@ def test_the_embedded_default_maps_none_of_the_libraries_at_start(herald):
 
 
 @engines
-def test_the_first_token_check_opens_openssl_for_its_digests_only(herald):
+def test_a_token_check_and_a_server_call_map_no_openssl(herald):
     # A stream and a publish (an HS256 token, the server key): the paths an embedded server
-    # without push runs. They open OpenSSL for SHA-256, and nothing of the engines or push.
+    # without push runs. Their SHA-256 is linked in: no libssl, no libcrypto, nothing of the engines.
     s = herald.stream(herald.token(channels=["news"]), channels="news")
     s.ready()
-    assert mapped(herald, OPENSSL) == set(OPENSSL)
     r = herald.publish("news", {"n": 1})
     assert s.next().id == r["id"]
-    assert mapped(herald, LAZY) == set()
-    # The low-level digests initialise no provider.
-    assert 0 < resident_kb(herald, "libcrypto") < LIBCRYPTO_RSS_BOUND_KB
+    assert mapped(herald, LAZY + OPENSSL) == set()
 
 
 @engines
-def test_a_server_call_alone_opens_openssl(herald):
-    # The server key's hash is computed at the first server call, not at start.
-    assert mapped(herald, OPENSSL) == set()
-    herald.publish("news", {"n": 1})
-    assert mapped(herald, OPENSSL) == set(OPENSSL)
-    assert 0 < resident_kb(herald, "libcrypto") < LIBCRYPTO_RSS_BOUND_KB
-
-
-@engines
-def test_a_websocket_handshake_opens_openssl_without_its_providers(herald):
-    # Sec-WebSocket-Accept is OpenSSL's low-level SHA-1 + Foundation's base64.
+def test_a_websocket_handshake_maps_no_openssl(herald):
+    # Sec-WebSocket-Accept is OpenSSL's low-level SHA-1 (linked in) + Foundation's base64.
     async def scenario():
         async with websockets.connect(ws_url(herald, access_token=herald.token())) as ws:
             assert (await recv_json(ws))["type"] == "ready"
-            assert mapped(herald, OPENSSL) == set(OPENSSL)
-            assert mapped(herald, LAZY) == set()
-            assert 0 < resident_kb(herald, "libcrypto") < LIBCRYPTO_RSS_BOUND_KB
+            assert mapped(herald, LAZY + OPENSSL) == set()
 
-    assert mapped(herald, OPENSSL) == set()
     run(scenario())
+
+
+@pytest.mark.skipif(not LIBCRYPTO_ARCHIVE.exists(), reason="libcrypto.a (libssl-dev) is not where Debian puts it")
+def test_only_the_digests_members_of_libcrypto_a_are_linked():
+    # A member of the archive is linked when a symbol it defines is undefined elsewhere; the
+    # forwarders define every other OpenSSL function Herald calls. A symbol of another member in
+    # the binary (one the forwarders do not define) means a new OpenSSL call was linked statically.
+    forwarders = set(re.findall(r"^\s+[FV]\((?:[^,]+, )?(\w+), \(",
+                                (ROOT / "Sources/COpenSSLShim/openssl_forward.c").read_text(), re.M))
+    assert {"EVP_PKEY_derive", "SSL_new", "BN_free"} <= forwarders
+    member_of, member = {}, None
+    archive = subprocess.run(["nm", "--defined-only", "-g", str(LIBCRYPTO_ARCHIVE)], capture_output=True, text=True, check=True)
+    for line in archive.stdout.splitlines():
+        if line.endswith(".o:"):
+            member = line[:-1]
+        elif len(line.split()) == 3:
+            member_of.setdefault(line.split()[2], member)
+    binary = subprocess.run(["nm", "--defined-only", BINARY], capture_output=True, text=True, check=True)
+    defined = {line.split()[2] for line in binary.stdout.splitlines() if len(line.split()) == 3}
+    linked = {member_of[name] for name in defined if name in member_of and name not in forwarders}
+    assert "libcrypto-lib-sha256.o" in linked
+    assert linked <= LINKED_LIBCRYPTO_MEMBERS, sorted(linked - LINKED_LIBCRYPTO_MEMBERS)
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")

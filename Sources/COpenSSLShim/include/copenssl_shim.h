@@ -1,8 +1,8 @@
 #ifndef HERALD_COPENSSL_SHIM_H
 #define HERALD_COPENSSL_SHIM_H
 // libssl and libcrypto opened on first use (CDynamicLoad): the embedded default maps neither at
-// start. The first hash (`Digests`: an HS256 token check, a server call, a WebSocket handshake)
-// opens them, as do push, public verification keys, stored apps' secrets and Redis.
+// start, nor for its hashes (`Digests` links OpenSSL's low-level digests from libcrypto.a). Push,
+// public verification keys, stored apps' secrets and dev mode's ES256 app open them.
 
 #pragma clang assume_nonnull begin
 
