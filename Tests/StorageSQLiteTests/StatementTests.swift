@@ -91,6 +91,19 @@ import Testing
         #expect(try conn.queryOne(one)?.values[1] == .text("x" + String(repeating: "m", count: 40) + "1"))
     }
 
+    @Test("issue 17: more texts than the cache's slots by address, used in turn, each finds its own statement and is compiled once")
+    func manyTextsShareTheSlotsByAddress() throws {
+        let conn = try SQLiteConnection(path: ":memory:", statementCacheCapacity: 200)
+        let texts = (0..<150).map { "SELECT \($0) AS n" }
+        let compiledBefore = conn.compiledStatementCount
+        for round in 0..<3 {
+            for (index, sql) in texts.enumerated() {
+                #expect(try conn.queryOne(sql)?[0, as: Int.self] == index, "round \(round)")
+            }
+        }
+        #expect(conn.compiledStatementCount == compiledBefore + texts.count)
+    }
+
     @Test("issue 17: each type binds itself as the value its sqliteValue names")
     func everyBindableTypeBindsAsItsValue() throws {
         let conn = try SQLiteConnection(path: ":memory:")

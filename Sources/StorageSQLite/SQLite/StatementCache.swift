@@ -92,15 +92,35 @@ final class StatementCache {
 
     /// Lends an idle statement for `sql`, if any; the caller owns it until `checkIn`.
     func checkOut(_ sql: String) -> Entry? {
+        let slot = Self.slot(of: sql)
+        // The entry last lent for a text at this address: Herald's SQL is string literals, whose
+        // bytes never move, so this finds most statements without hashing (issue 17). The text
+        // is compared all the same (at once when it is the same literal): an address says nothing
+        // for a text built at run time or kept inline.
+        if let entry = recent[slot], !entry.inUse, entry.sql == sql {
+            entry.inUse = true
+            return entry
+        }
         var candidate = entries[Key(sql: sql)]
         while let entry = candidate {
             if !entry.inUse {
                 entry.inUse = true
+                recent[slot] = entry
                 return entry
             }
             candidate = entry.next
         }
         return nil
+    }
+
+    /// Entries by the address of their SQL's bytes (`slot(of:)`), the last one lent for each.
+    private var recent = [Entry?](repeating: nil, count: StatementCache.recentSlots)
+    private static let recentSlots = 64
+
+    /// Where `sql` goes in `recent`: bits of the address of its UTF-8 bytes.
+    private static func slot(of sql: String) -> Int {
+        let address = sql.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) } ?? 0
+        return Int(truncatingIfNeeded: (address >> 3 ^ address >> 9) & UInt(recentSlots - 1))
     }
 
     func noteCompiled() { compiledCount += 1 }
@@ -114,6 +134,7 @@ final class StatementCache {
         let key = Key(sql: sql)
         entry.next = entries[key]
         entries[key] = entry
+        recent[Self.slot(of: sql)] = entry
         kept += 1
         return entry
     }
@@ -150,6 +171,7 @@ final class StatementCache {
             }
         }
         entries.removeAll()
+        recent = [Entry?](repeating: nil, count: Self.recentSlots)
         kept = 0
     }
 
