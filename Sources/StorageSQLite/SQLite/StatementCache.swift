@@ -114,7 +114,9 @@ final class StatementCache {
     }
 
     /// Entries by the address of their SQL's bytes (`slot(of:)`), the last one lent for each.
-    private var recent = [Entry?](repeating: nil, count: StatementCache.recentSlots)
+    /// (Unchecked: the cache is confined to its connection's thread, and a dynamic exclusivity
+    /// check per lookup cost as much as the lookup.)
+    @exclusivity(unchecked) private var recent = [Entry?](repeating: nil, count: StatementCache.recentSlots)
     private static let recentSlots = 64
 
     /// Where `sql` goes in `recent`: bits of the address of its UTF-8 bytes.
