@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 @testable import StorageSQLite
 import Testing
@@ -64,6 +65,56 @@ import Testing
         let first = try conn.prepare(sql).handle
         let second = try conn.prepare(sql).handle
         #expect(first == second)
+    }
+
+    @Test("issue 17: the cache's key hashes a sample of the SQL's bytes; equal texts built apart share a statement, texts alike in that sample do not")
+    func statementCacheKeyByTextNotByStorage() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        // Every length the sampled hash reads differently: empty-ish, one word, a partial word, long.
+        let texts = ["SELECT 1", "SELECT 12", "SELECT 123456789012", "SELECT 1234567890123456789012345",
+                     "SELECT " + String(repeating: "1 + ", count: 100) + "1"]
+        for sql in texts {
+            let compiledBefore = conn.compiledStatementCount
+            _ = try conn.queryOne(sql)
+            // The same text in another buffer (not the literal's storage) finds the cached one.
+            let rebuilt = String(decoding: Array(sql.utf8), as: UTF8.self)
+            _ = try conn.queryOne(rebuilt)
+            #expect(conn.compiledStatementCount == compiledBefore + 1, "\(sql)")
+        }
+        // Same length, same first 32 and last 16 bytes and middle word: only the bytes between differ.
+        let head = "SELECT 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', ", tail = ", 'zzzzzzzzzzzzzzzzzzzzzzz'"
+        let one = head + "'x" + String(repeating: "m", count: 40) + "1'" + tail
+        let other = head + "'y" + String(repeating: "m", count: 40) + "2'" + tail
+        #expect(one.utf8.count == other.utf8.count)
+        #expect(try conn.queryOne(one)?.values[1] == .text("x" + String(repeating: "m", count: 40) + "1"))
+        #expect(try conn.queryOne(other)?.values[1] == .text("y" + String(repeating: "m", count: 40) + "2"))
+        #expect(try conn.queryOne(one)?.values[1] == .text("x" + String(repeating: "m", count: 40) + "1"))
+    }
+
+    @Test("issue 17: more texts than the cache's slots by address, used in turn, each finds its own statement and is compiled once")
+    func manyTextsShareTheSlotsByAddress() throws {
+        let conn = try SQLiteConnection(path: ":memory:", statementCacheCapacity: 200)
+        let texts = (0..<150).map { "SELECT \($0) AS n" }
+        let compiledBefore = conn.compiledStatementCount
+        for round in 0..<3 {
+            for (index, sql) in texts.enumerated() {
+                #expect(try conn.queryOne(sql)?[0, as: Int.self] == index, "round \(round)")
+            }
+        }
+        #expect(conn.compiledStatementCount == compiledBefore + texts.count)
+    }
+
+    @Test("issue 17: each type binds itself as the value its sqliteValue names")
+    func everyBindableTypeBindsAsItsValue() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let none: String? = nil, some: String? = "s", number: Int? = 7, date = Date(timeIntervalSince1970: 1.5)
+        let values: [any SQLiteBindable] = [Int64(-3), 4, Int32(5), 2.5, true, false, "text", "", [UInt8]([1, 2]), [UInt8](),
+                                            none, some, number, date, SQLiteValue.null, SQLiteValue.text("v"), SQLiteValue.blob([])]
+        let sql = "SELECT " + values.indices.map { _ in "?" }.joined(separator: ", ")
+        let row = try #require(try conn.queryOne(sql, values))
+        #expect(row.values == values.map(\.sqliteValue))
+        #expect(row.values[7] == .text(""))
+        #expect(row.values[9] == .blob([]))
     }
 
     @Test("issue 17: a cached statement keeps its column names, and a schema change that alters them is seen")

@@ -30,6 +30,16 @@ public struct JSONWriter {
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends what `other` wrote.
+    public mutating func append(_ other: JSONWriter) {
+        bytes.append(contentsOf: other.bytes)
+    }
+
+    /// Makes room for `count` more bytes at once.
+    public mutating func reserve(_ count: Int) {
+        bytes.reserveCapacity(bytes.count + count)
+    }
+
     /// Appends `value` in decimal.
     public mutating func number(_ value: Int64) {
         if value == 0 {
@@ -71,6 +81,25 @@ public struct JSONWriter {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `value` quoted as it is when it needs no escape under the stricter rule of
+    /// Herald's stored job payloads (`PayloadScanner.isPlain`: no control character, quote or
+    /// backslash, and no lead byte 0xE2, where encoders differ on U+2028/2029).
+    /// - Returns: false, and nothing appended, when it would need one (the caller then leaves the
+    ///   text to `JSONEncoder`).
+    public mutating func plainQuoted(_ value: String) -> Bool {
+        var value = value
+        // One pass decides, and the same bytes are copied (issue 17: the payload of every push).
+        return value.withUTF8 { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0xE2 {
+                return false
+            }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
     }
 
     /// Appends `value` quoted, or `null`.

@@ -52,16 +52,23 @@ extension SQLiteConnection {
         return result
     }
 
+    /// `SAVEPOINT herald_spN` and `RELEASE herald_spN` for depths 0 to 7 (index N).
+    private static let savepointTexts = (0..<8).map { (save: "SAVEPOINT herald_sp\($0)", release: "RELEASE herald_sp\($0)") }
+
     private func savepoint<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         // The name is built from a counter, not from input; savepoints cannot take parameters.
         let name = "herald_sp\(savepointDepth)"
-        try prepare("SAVEPOINT \(name)").run()
+        // The usual depths' texts made once: a text built per use cost its appends and missed the
+        // statement cache's lookup by address (every unit of a group commit runs in one, issue 17).
+        let texts = savepointDepth < Self.savepointTexts.count
+            ? Self.savepointTexts[savepointDepth] : (save: "SAVEPOINT \(name)", release: "RELEASE \(name)")
+        try prepare(texts.save).run()
         let result: T
         do {
             result = try body(self)
-            try prepare("RELEASE \(name)").run()
+            try prepare(texts.release).run()
         } catch {
             // ROLLBACK TO undoes the work but keeps the savepoint open; RELEASE then removes it.
             if isInTransaction {

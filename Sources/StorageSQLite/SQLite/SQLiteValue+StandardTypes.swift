@@ -1,12 +1,38 @@
+import CSQLite
+
+/// `SQLITE_TRANSIENT` (`(sqlite3_destructor_type)-1`, a cast macro Swift does not import): SQLite
+/// copies the bytes during the bind call, so Swift's buffer may go away right after.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
 // Bindings and strict decodings between SQLite values and the standard library types Herald uses.
 
 extension SQLiteValue: SQLiteBindable, SQLiteDecodable {
     var sqliteValue: SQLiteValue { self }
+
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        switch self {
+        case .null:
+            sqlite3_bind_null(statement, index)
+        case .integer(let integer):
+            sqlite3_bind_int64(statement, index, integer)
+        case .real(let real):
+            sqlite3_bind_double(statement, index, real)
+        case .text(let text):
+            text.bindSQLite(to: statement, at: index)
+        case .blob(let bytes):
+            bytes.withUnsafeBytes { raw in
+                // Same as text: a nil pointer would bind NULL, so an empty blob is a zero-length blob.
+                guard let base = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
+                return sqlite3_bind_blob64(statement, index, base, UInt64(raw.count), sqliteTransient)
+            }
+        }
+    }
     init?(sqliteValue: SQLiteValue) { self = sqliteValue }
 }
 
 extension Int64: SQLiteBindable, SQLiteDecodable {
     var sqliteValue: SQLiteValue { .integer(self) }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self) }
     init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
         self = value
@@ -15,6 +41,7 @@ extension Int64: SQLiteBindable, SQLiteDecodable {
 
 extension Int: SQLiteBindable, SQLiteDecodable {
     var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, Int64(self)) }
     init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue, let exact = Int(exactly: value) else { return nil }
         self = exact
@@ -47,6 +74,7 @@ extension Double: SQLiteBindable, SQLiteDecodable {
 
 extension Bool: SQLiteBindable, SQLiteDecodable {
     var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 { sqlite3_bind_int64(statement, index, self ? 1 : 0) }
     /// Only 0 and 1 decode; any other integer is a decode error rather than a guess.
     init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
@@ -59,6 +87,19 @@ extension Bool: SQLiteBindable, SQLiteDecodable {
 
 extension String: SQLiteBindable, SQLiteDecodable {
     var sqliteValue: SQLiteValue { .text(self) }
+
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        var text = self
+        return text.withUTF8 { utf8 in
+            // A nil pointer would bind NULL; empty text must stay empty text.
+            guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                return sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text64(statement, index, $0, UInt64(utf8.count), sqliteTransient, UInt8(SQLITE_UTF8))
+            }
+        }
+    }
     init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
@@ -75,6 +116,12 @@ extension Array: SQLiteBindable, SQLiteDecodable where Element == UInt8 {
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
     var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        switch self {
+        case .some(let value): value.bindSQLite(to: statement, at: index)
+        case .none: sqlite3_bind_null(statement, index)
+        }
+    }
 }
 
 extension Optional: SQLiteDecodable where Wrapped: SQLiteDecodable {

@@ -1,9 +1,5 @@
 import CSQLite
 
-/// `SQLITE_TRANSIENT` (`(sqlite3_destructor_type)-1`, a cast macro Swift does not import): SQLite
-/// copies the bytes during the bind call, so Swift's buffer may go away right after.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
 /// A prepared statement: bind values, step, read rows. Values are always bound, never spliced
 /// into SQL text.
 ///
@@ -60,14 +56,14 @@ final class Statement {
     /// Binds `value` to the parameter at 1-based `index` (SQLite's numbering).
     /// - Throws: `SQLiteError.bind` when `index` is out of range or the statement is mid-step.
     func bind(_ value: some SQLiteBindable, at index: Int) throws(SQLiteError) {
-        try bind(value.sqliteValue, index: Int32(clamping: index), parameter: { "?\(index)" })
+        try check(value.bindSQLite(to: handle, at: Int32(clamping: index)), parameter: { "?\(index)" })
     }
 
     /// Binds `value` to the parameter called `name`. Give the prefix the SQL uses (`:sid`, `@sid`,
     /// `$sid`); a bare `sid` is looked up as `:sid`, then `@sid`, then `$sid`.
     /// - Throws: `SQLiteError.bind` when no parameter has that name.
     func bind(_ value: some SQLiteBindable, named name: String) throws(SQLiteError) {
-        try bind(value.sqliteValue, index: try parameterIndex(name), parameter: { name })
+        try check(value.bindSQLite(to: handle, at: try parameterIndex(name)), parameter: { name })
     }
 
     /// Binds `values` to parameters 1, 2, 3… in order.
@@ -78,8 +74,9 @@ final class Statement {
             throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
                         message: "statement has \(parameterCount) parameters, \(values.count) values given")
         }
-        for (offset, value) in values.enumerated() {
-            try bind(value.sqliteValue, index: Int32(offset + 1), parameter: { "?\(offset + 1)" })
+        // By index, so each existential is opened in place rather than copied out.
+        for offset in values.indices {
+            try check(values[offset].bindSQLite(to: handle, at: Int32(offset + 1)), parameter: { "?\(offset + 1)" })
         }
     }
 
@@ -92,7 +89,7 @@ final class Statement {
         var boundBeyond = Set<Int32>()
         for (name, value) in values {
             let index = try parameterIndex(name)
-            try bind(value.sqliteValue, index: index, parameter: { name })
+            try check(value.bindSQLite(to: handle, at: index), parameter: { name })
             if index <= 64 { boundBits |= 1 << UInt64(index - 1) } else { boundBeyond.insert(index) }
         }
         func isBound(_ index: Int) -> Bool {
@@ -124,33 +121,9 @@ final class Statement {
         throw .bind(parameter: name, code: .range, message: "no parameter named \(name) in `\(sql)`")
     }
 
+    /// Throws for a bind call that failed.
     /// - Parameter parameter: the parameter's name for the error, made only when there is one.
-    private func bind(_ value: SQLiteValue, index: Int32, parameter: () -> String) throws(SQLiteError) {
-        let rc: Int32
-        switch value {
-        case .null:
-            rc = sqlite3_bind_null(handle, index)
-        case .integer(let integer):
-            rc = sqlite3_bind_int64(handle, index, integer)
-        case .real(let real):
-            rc = sqlite3_bind_double(handle, index, real)
-        case .text(var text):
-            rc = text.withUTF8 { utf8 in
-                // A nil pointer would bind NULL; empty text must stay empty text.
-                guard let base = utf8.baseAddress, !utf8.isEmpty else {
-                    return sqlite3_bind_text(handle, index, "", 0, transient)
-                }
-                return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
-                    sqlite3_bind_text64(handle, index, $0, UInt64(utf8.count), transient, UInt8(SQLITE_UTF8))
-                }
-            }
-        case .blob(let bytes):
-            rc = bytes.withUnsafeBytes { raw in
-                // Same as text: a nil pointer would bind NULL, so an empty blob is a zero-length blob.
-                guard let base = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
-                return sqlite3_bind_blob64(handle, index, base, UInt64(raw.count), transient)
-            }
-        }
+    private func check(_ rc: Int32, parameter: () -> String) throws(SQLiteError) {
         guard rc == SQLITE_OK else {
             throw .bind(parameter: parameter(), code: SQLiteResultCode(rc), message: connection.errorMessage)
         }
