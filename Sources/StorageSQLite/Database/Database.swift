@@ -177,13 +177,14 @@ final class Database: Sendable {
             }
             // Counted before the units finish, so a caller told its unit committed sees the count.
             let ran = writer.run { connection in
-                Self.runGroup(units[...], on: connection) { [self] in groupedUnitCount.add($0, ordering: .relaxed) }
+                Self.runGroup(units[...], on: connection,
+                              committedTogether: { [self] in groupedUnitCount.add($0, ordering: .relaxed) },
+                              wantedSpace: { checkpointer?.requestTruncate() })
             }
             if case .failure(let error) = ran {
                 // The connection is closed: nothing ran.
                 for unit in units { unit.finish(failing: error) }
             }
-            if units.contains(where: \.failedForWantOfSpace) { checkpointer?.requestTruncate() }
         }
     }
 
@@ -199,13 +200,19 @@ final class Database: Sendable {
 
     /// Runs `units` on the writer: one alone in its own transaction, several in one transaction
     /// with a savepoint each (see `writeUnit`), then finishes each in order; `committedTogether`
-    /// is told how many units committed in one transaction, before they finish.
+    /// is told how many units committed in one transaction, before they finish; `wantedSpace`
+    /// before a unit that failed for want of space finishes (so a caller told `diskFull` finds the
+    /// truncating checkpoint already requested).
     private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection,
-                                 committedTogether: (Int) -> Void) {
+                                 committedTogether: (Int) -> Void, wantedSpace: () -> Void) {
+        func finish(_ unit: any GroupUnit, failing error: (any Error)?) {
+            if unit.failedForWantOfSpace || error.map(isDiskFull) == true { wantedSpace() }
+            unit.finish(failing: error)
+        }
         guard units.count > 1 else {
             for unit in units {
                 unit.run(connection, alone: true)
-                unit.finish(failing: nil)
+                finish(unit, failing: nil)
             }
             return
         }
@@ -221,12 +228,14 @@ final class Database: Sendable {
         } catch {
             // BEGIN or COMMIT failed, or SQLite ended the transaction: nothing before committed.
             let failed = ran == 0 ? units.count : ran
-            for unit in units.prefix(failed) { unit.finish(failing: error) }
-            if failed < units.count { runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether) }
+            for unit in units.prefix(failed) { finish(unit, failing: error) }
+            if failed < units.count {
+                runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether, wantedSpace: wantedSpace)
+            }
             return
         }
         committedTogether(units.count)
-        for unit in units { unit.finish(failing: nil) }
+        for unit in units { finish(unit, failing: nil) }
     }
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
@@ -241,7 +250,7 @@ final class Database: Sendable {
 
     /// Whether a write failed for want of space: SQLite's error, or the port's a repository
     /// mapped it to inside the body.
-    private static func isDiskFull(_ error: any Error) -> Bool {
+    fileprivate static func isDiskFull(_ error: any Error) -> Bool {
         if let error = error as? SQLiteError { return error.isDiskFull }
         if case .diskFull? = error as? StorageError { return true }
         return false
@@ -369,8 +378,6 @@ private final class GroupedWrite<T: Sendable>: GroupUnit, @unchecked Sendable {
 
     var failedForWantOfSpace: Bool {
         guard case .failure(let error) = result else { return false }
-        if let error = error as? SQLiteError { return error.isDiskFull }
-        if case .diskFull? = error as? StorageError { return true }
-        return false
+        return Database.isDiskFull(error)
     }
 }
