@@ -91,12 +91,15 @@ private enum TestClientError: Error { case connectFailed(Int32) }
 private let stoppedServers = Mutex<[HTTPServer]>([])
 
 /// An in-process server on two loops with one SSE route, `GET /s/{user}`: the user's personal
-/// channel, resumed from `Last-Event-ID`; and `POST /p/{user}`, which publishes one message to it.
+/// channel, resumed from `Last-Event-ID`; `POST /p/{user}`, which publishes one message to it;
+/// and `POST /hold`, which holds its loop (signals `held`, then waits for `release`).
 private final class TestServer {
     let group: EventLoopGroup
     let node: RealtimeNode
     let server: HTTPServer
     let port: Int
+    let held = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
 
     init(loops: Int = 2, configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         group = try EventLoopGroup(count: loops)
@@ -115,6 +118,12 @@ private final class TestServer {
             let channel = ChannelName.personal(userID: context.pathParameters["user"]!)!
             let receipt = try broker.publish([PublishRequest(channel: channel, event: .message, data: "{\"i\":1}")])[0]
             return .response(.json(200, "{\"delivered\":\(receipt.delivered)}"))
+        }
+        let (held, release) = (held, release)
+        router.post("/hold") { _ in
+            held.signal()
+            release.wait()
+            return .response(.json(200, "{}"))
         }
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
@@ -260,7 +269,7 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
 
     @Test func aPublishIsAnsweredAfterASliceOfItsFanOutAndEveryStreamGetsTheRest() throws {
         // One loop: the publisher's connection and every stream share it. The loop writes streams
-        // 64 per turn end and answers once a quarter of the streams pending (at least one slice)
+        // 64 per turn end and answers once a sixth of the streams pending (at least one slice)
         // are written (issue 17): the publisher's next message then overlaps the rest of the
         // fan-out instead of waiting for all of it, and the streams not yet written carry both.
         let server = try TestServer(loops: 1) { $0.maxStreamsPerUser = 0 }
@@ -289,6 +298,68 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         #expect(ids.count == 3 && Set(ids).count == 3)
         for index in streams.indices {
             #expect(messages(in: received[index]).map(\.id) == ids, "stream \(index)")
+        }
+    }
+
+    @Test func anAnswerAlsoWaitsForTheOtherLoopsShareOfTheFanOut() throws {
+        // Two loops, connections handed to them in turn as accepted: streams opened one by one,
+        // then the publisher (400th, after a first answer, so accepted before the next one) with
+        // the even streams, the holder (401st) with the odd ones. Held, the holder's loop writes
+        // nothing; the publisher's loop writes all its 200 streams, but the answer waits until
+        // the held loop has written its share too (issue 17: a closed-loop publisher is paced to
+        // the slowest loop, not only to its own).
+        let server = try TestServer(loops: 2) { $0.maxStreamsPerUser = 0 }
+        let streams = try (0..<400).map { _ in try server.openStream("crowd").0 }
+        let publisher = try TestClient(port: server.port)
+        publisher.send("POST /p/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        _ = try #require(publisher.read(through: "\"delivered\":0}"))
+        let holder = try TestClient(port: server.port)
+        holder.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        server.held.wait()
+        defer { server.release.signal() }
+
+        publisher.send("POST /p/crowd HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        // The last of the publisher loop's streams gets its event in that loop's last slice, three
+        // slices after its own share (64): without the wait the answer would have gone already.
+        var last = ""
+        while Self.events(in: last) < 1 {
+            last += try #require(streams[398].read(through: "\n\n"))
+        }
+        #expect(publisher.readWithoutWaiting() == "", "answered before the held loop wrote its share")
+
+        server.release.signal()
+        let answer = try #require(publisher.read(through: "\"delivered\":400}"))
+        #expect(answer.contains("HTTP/1.1 200"))
+        let written = stride(from: 1, to: streams.count, by: 2).filter { Self.events(in: streams[$0].readWithoutWaiting()) >= 1 }
+        #expect(written.count >= LoopContext.streamFlushesPerTurn,
+                "only \(written.count) of the held loop's 200 streams had the event when the publish was answered")
+        _ = holder.read(through: "{}")
+    }
+
+    @Test func aLoopThatStaysHeldDelaysTheAnswerOnlyUntilTheGateTimesOut() throws {
+        // As above, but the holder's loop stays held: the answer comes anyway, after
+        // `LoopContext.gateTimeoutNanoseconds`, while that loop has still written nothing (a
+        // wedged or starved loop must not hold every publisher).
+        let server = try TestServer(loops: 2) { $0.maxStreamsPerUser = 0 }
+        let streams = try (0..<4).map { _ in try server.openStream("pair").0 }
+        let publisher = try TestClient(port: server.port)
+        publisher.send("POST /p/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        _ = try #require(publisher.read(through: "\"delivered\":0}"))
+        let holder = try TestClient(port: server.port)
+        holder.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        server.held.wait()
+        defer { server.release.signal() }
+
+        publisher.send("POST /p/pair HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        let answer = try #require(publisher.read(through: "\"delivered\":4}"))
+        #expect(answer.contains("HTTP/1.1 200"))
+        #expect(Self.events(in: streams[1].readWithoutWaiting() + streams[3].readWithoutWaiting()) == 0)
+        server.release.signal()
+        for index in [0, 1, 2, 3] {
+            var text = ""
+            while Self.events(in: text) < 1 {
+                text += try #require(streams[index].read(through: "\n\n"))
+            }
         }
     }
 

@@ -6,7 +6,7 @@ extension PublishRoutes {
         static let publish = RouteSpec(
             .post, "/v1/publish", auth: .serverKey, operationID: "publish",
             tags: ["server"], summary: "Publish a message",
-            description: "Answered once the event loop that took the request has written the message to a quarter of its own subscribers' streams (at least 64, or all when fewer; the rest of its fan-out overlaps the publisher's next message, and the other loops have it queued); while a loop is far behind (more than about a million writes queued and not yet sent), only once every loop has sent it. A publisher that waits for each answer therefore cannot queue messages much faster than they are written.",
+            description: "Answered once the event loop that took the request has written the message to a sixth of its own subscribers' streams (at least 64, or all when fewer), and every other loop that had streams to write has written a sixth of its own (at most 1 s for one): the rest of the fan-out overlaps the publisher's next message. While a loop is far behind (more than about a million writes queued and not yet sent), only once every loop has sent it. A publisher that waits for each answer therefore cannot queue messages much faster than they are written.",
             requestBody: .json(.ref("PublishMessage")),
             responses: [
                 200: .json("Published.", .ref("PublishReceipt")),
@@ -22,7 +22,7 @@ extension PublishRoutes {
         static let publishBatch = RouteSpec(
             .post, "/v1/publish/batch", auth: .serverKey, operationID: "publishBatch",
             tags: ["server"], summary: "Publish several messages",
-            description: "Validated whole first: one bad message (`field` e.g. `messages[2].channel`) publishes nothing. Answered like `POST /v1/publish`: after the fan-out on the request's own loop, and while a loop is far behind, after every loop has written the batch.",
+            description: "Validated whole first: one bad message (`field` e.g. `messages[2].channel`) publishes nothing. Answered like `POST /v1/publish`: after a sixth of the fan-out on each loop, and while a loop is far behind, after every loop has written the batch.",
             requestBody: .json(.ref("PublishBatch")),
             responses: [
                 200: .json("All published, receipts in order.", .ref("PublishBatchResult")),

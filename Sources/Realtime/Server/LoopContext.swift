@@ -34,6 +34,12 @@ final class LoopContext: @unchecked Sendable {
     /// The sweep position (`sweptBase + streamHead`) at which the pending answers go; nil until
     /// `flushPending` first sees them.
     private var answersDueAt: UInt64?
+    /// Other loops that were writing streams when the pending answers were first seen and have
+    /// not yet written their share (`answerGates`): the answers wait for them too.
+    private var gatesOutstanding = 0
+    /// Tells gates that arrive (or time out) for an earlier batch of answers from the current one's.
+    private var gateGeneration: UInt64 = 0
+    private var gateTimer: TimerID?
     private var flushing: [HTTPConnection] = []
     private var connectionCounter: UInt64 = 0
 
@@ -65,17 +71,26 @@ final class LoopContext: @unchecked Sendable {
     static let streamFlushesPerTurn = 64
 
     /// An answer waits until 1/`answerOverlap` of the streams pending when it was written have
-    /// been flushed (at least one slice, `flushPending`): a publisher that waits for each answer
-    /// then has up to this many messages in one sweep of the loop's streams, so each `send`
-    /// carries about this many of them, while a message still reaches every subscriber within
-    /// about one sweep. Measured on the fan-out benchmark's closed loop (issue 17): 2 → 5.3,
-    /// 4 → 2.6–2.9, 8 → 1.6, 16 → 1.8 µs of Herald CPU per delivery (6.5–7.5 answering after
-    /// the whole sweep); 4 keeps the queue per subscriber short.
-    static let answerOverlap = 4
+    /// been flushed, on this loop and on every other loop writing streams (at least one slice,
+    /// `flushPending`, `answerGates`): a publisher that waits for each answer then has up to this
+    /// many messages in one sweep of each loop's streams, so each `send` carries about this many
+    /// of them, while a message still reaches every subscriber within about one sweep. Measured
+    /// on the fan-out benchmark's closed loop (issue 17): answering on the publisher's loop only,
+    /// 2 → 5.3, 4 → 2.6–2.9, 8 → 1.6, 16 → 1.8 µs of Herald CPU per delivery (6.5–7.5 answering
+    /// after the whole sweep). Waiting for every loop as well, on a busy machine beside nchan
+    /// (medians of 7–8 alternating pairs, Benchmarks/RESULTS.md "fanoutp99"): 4 → 2.2× nchan's
+    /// deliveries/s, p99 0.54× nchan's, 3.4 µs per delivery; 6 → 2.9×, p99 0.3× (below nchan's
+    /// in every pair), 2.8 µs; 8 → 2.7×, p99 1.1×, 2.7 µs.
+    static let answerOverlap = 6
+
+    /// The longest an answer waits for another loop's share (`answerGates`): a loop wedged or
+    /// starved must not hold the answers of every other loop.
+    static let gateTimeoutNanoseconds: UInt64 = 1_000_000_000
 
     /// The loop's turn ended (its ready descriptors handled, or its inbox drained, or its timers
     /// run): up to `streamFlushesPerTurn` streams written to send what they queued, oldest first,
-    /// then, once the sweep has reached `answersDueAt`, every answer written to.
+    /// then, once the sweep has reached `answersDueAt` and every other loop asked has written its
+    /// share (`answerGates`), every answer written to.
     ///
     /// Why slices (issue 17): a message to 10,000 subscribers costs 10,000 `send`s, ~30 ms of one
     /// core, almost all of it the kernel's per-packet work. Between two slices the loop polls
@@ -88,18 +103,17 @@ final class LoopContext: @unchecked Sendable {
     /// Answers go once a part of the sweep is written (`answerOverlap`), not the whole of it: a
     /// publisher that waits for its answer sends its next message while the loop is still
     /// writing, and it is taken between two slices instead of waiting in the socket for a whole
-    /// fan-out (twice the latency). A publisher is still paced: each answer follows a quarter of
-    /// this loop's pending stream writes, and the publish route waits for every loop when one
-    /// falls behind (`RealtimeNode.isBehind`, counted until the writes are flushed, through
-    /// `LoopHub.afterWrites`).
+    /// fan-out (twice the latency). A publisher is still paced: each answer follows a sixth of
+    /// this loop's pending stream writes and of every other busy loop's, and the publish route
+    /// waits for every loop when one falls far behind (`RealtimeNode.isBehind`, counted until
+    /// the writes are flushed, through `LoopHub.afterWrites`).
     ///
     /// - Returns: true when streams are left for the next turn end (the loop polls without
     ///   sleeping and calls this again).
     func flushPending() -> Bool {
         if !pendingAnswers.isEmpty, answersDueAt == nil {
-            let remaining = pendingFlush.count - streamHead
-            let wait = max(min(remaining, Self.streamFlushesPerTurn), remaining / Self.answerOverlap)
-            answersDueAt = sweptBase &+ UInt64(streamHead + wait)
+            answersDueAt = sweptBase &+ UInt64(streamHead + shareToWrite())
+            answerGates()
         }
         var budget = Self.streamFlushesPerTurn
         while streamHead < pendingFlush.count, budget > 0 {
@@ -121,10 +135,15 @@ final class LoopContext: @unchecked Sendable {
             streamHead = 0
         }
         runWriteWaiters()
-        if let due = answersDueAt, sweptBase &+ UInt64(streamHead) >= due {
+        if let due = answersDueAt, sweptBase &+ UInt64(streamHead) >= due, gatesOutstanding == 0 {
             answersDueAt = nil
+            if let timer = gateTimer {
+                loop.cancel(timer: timer)
+                gateTimer = nil
+            }
         } else if answersDueAt != nil {
-            return true
+            // Only this loop's own share needs more turn ends; another loop's arrives in the inbox.
+            return streamHead < pendingFlush.count
         }
         while !pendingAnswers.isEmpty {
             swap(&pendingAnswers, &flushing)
@@ -144,6 +163,63 @@ final class LoopContext: @unchecked Sendable {
         } else {
             writeWaiters.append((position, action))
         }
+    }
+
+    /// The stream flushes, from the sweep's current position, that make an answer's share:
+    /// 1/`answerOverlap` of those pending, at least one slice, or all when fewer.
+    private func shareToWrite() -> Int {
+        let remaining = pendingFlush.count - streamHead
+        return max(min(remaining, Self.streamFlushesPerTurn), remaining / Self.answerOverlap)
+    }
+
+    /// Asks every other loop that has stream writes queued (`LoopHub.queuedDeliveries`, which
+    /// counts a message from the moment it is handed over, so a publish still in that loop's
+    /// inbox counts) to report once it has written its share of them (`afterShareWritten`); the
+    /// pending answers wait for those reports, at most `gateTimeoutNanoseconds`.
+    ///
+    /// Why (issue 17): a publish goes to every loop, but only the loop that took it used to pace
+    /// its answer. A loop that got less CPU then took several more messages per sweep than the
+    /// publisher's, its sweep grew, and so did the latency of every subscriber on it: which loop
+    /// the publisher landed on decided the fan-out's p99. Waiting for each loop's share paces a
+    /// closed-loop publisher to the slowest loop, so every loop has about `answerOverlap`
+    /// messages per sweep.
+    private func answerGates() {
+        gateGeneration &+= 1
+        let generation = gateGeneration
+        for other in server.contexts where other !== self && other.hub.queuedDeliveries.load(ordering: .relaxed) > 0 {
+            gatesOutstanding += 1
+            other.loop.execute { [unowned self] in
+                other.afterShareWritten { [unowned self] in
+                    self.loop.execute { self.gateArrived(generation: generation) }
+                }
+            }
+        }
+        guard gatesOutstanding > 0 else { return }
+        gateTimer = loop.schedule(afterNanoseconds: Self.gateTimeoutNanoseconds) { [unowned self] in
+            self.gateTimer = nil
+            guard self.gateGeneration == generation else { return }
+            self.gatesOutstanding = 0
+        }
+    }
+
+    private func gateArrived(generation: UInt64) {
+        guard generation == gateGeneration, gatesOutstanding > 0 else { return }
+        gatesOutstanding -= 1
+    }
+
+    /// Runs `action` once this loop has written an answer's share (`shareToWrite`) of the stream
+    /// writes pending now: at once when none is. Another loop's answers wait for it (`answerGates`).
+    func afterShareWritten(_ action: @escaping () -> Void) {
+        let share = shareToWrite()
+        guard share > 0 else {
+            action()
+            return
+        }
+        let position = sweptBase &+ UInt64(streamHead + share)
+        // Waiters stay in order of position: this one may come before some `afterQueuedWrites` ones.
+        var index = writeWaiters.count
+        while index > 0, writeWaiters[index - 1].position > position { index -= 1 }
+        writeWaiters.insert((position, action), at: index)
     }
 
     private func runWriteWaiters() {
