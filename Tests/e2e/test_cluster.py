@@ -677,6 +677,45 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
 
 
+def test_a_resume_on_B_while_A_publishes_replays_then_goes_live_without_a_reset(cluster):
+    """40 resumes on B (SSE and WebSocket, each the channel's only subscriber there) with the last
+    cursor A answered, while A publishes without pause: each gets every later message once, in
+    order, and no `reset` (its replay was complete). B once started the channel's chain at its
+    history read even when it had already heard newer messages, and took the next one for a gap:
+    a `reset` in about one resume of twenty."""
+    ch = f"resume-{uuid.uuid4().hex[:8]}"
+    stop = threading.Event()
+    published = []
+
+    def pump():
+        client = httpx.Client(timeout=10)
+        i = 0
+        while not stop.is_set():
+            r = client.post(cluster.A.url("/v1/publish"), json={"channel": ch, "event": "update", "data": {"i": i}},
+                            headers=cluster.A.server_headers())
+            assert r.status_code == 200, r.text
+            published.append((r.json()["id"], r.json()["offset"]))
+            i += 1
+    worker = threading.Thread(target=pump, daemon=True)
+    worker.start()
+    try:
+        wait_until(lambda: len(published) >= 5, 10, "A publishing")
+        for trial in range(40):
+            cursor, offset = published[-1]
+            sub = (SSESub if trial % 2 else WSSub)(cluster.B, ch, last_event_id=cursor)
+            try:
+                wait_until(lambda: len(messages(sub, ch)) >= 8, 10, f"messages after the resume (trial {trial})")
+            finally:
+                sub.close()
+            items = sub.items()
+            assert not [i for i in items if i["kind"] == "reset"], (trial, type(sub).__name__, cursor, items)
+            got = [m["offset"] for m in messages(sub, ch)]
+            assert got == list(range(offset + 1, offset + 1 + len(got))), (trial, type(sub).__name__, cursor, got)
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+
+
 def test_one_idempotency_key_sent_to_three_nodes_at_once_runs_once_and_is_never_a_deferred_replay(cluster):
     """10 simultaneous calls with one key, spread over A, B and C, five rounds. One is stored (201);
     the others are replays of it (200, the same ids) or 409 `idempotency_in_progress` while it is
