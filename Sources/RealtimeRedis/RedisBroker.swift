@@ -64,8 +64,13 @@ public final class RedisBroker: Broker {
         var last: UInt64?
         /// The epoch `last` belongs to: the node's subscribers of the channel are positioned in
         /// it. A channel first subscribed after Redis changed epochs is in the new one already
-        /// and needs no reset.
+        /// and needs no reset. Nil while the channel's first subscription on this node waits for
+        /// its history read: `last` is not known yet, and messages heard meanwhile go to `heard`.
         var epoch: UInt32?
+        /// Messages heard (sequence, the channel's previous) while `epoch` is nil, in arrival
+        /// order: their chain is checked from the read's newest message once it is known
+        /// (`chain(from:heard:)`). Empty otherwise.
+        var heard: [(sequence: UInt64, previous: UInt64)] = []
         /// The channel's newest sequence as the previous position check read it, when that was
         /// past `last`: still behind at the next check means lost.
         var suspect: UInt64?
@@ -272,12 +277,28 @@ public final class RedisBroker: Broker {
             unsubscribe(channels)
             throw error
         }
-        // A channel new to this node starts its chain at the newest message read.
-        state.withLock { state in
-            state.sequence = max(state.sequence, read.sequence)
-            for (index, channel) in channels.enumerated() where state.channels[channel]?.epoch == nil {
-                state.channels[channel]?.epoch = read.epoch
-                state.channels[channel]?.last = read.rows[index].last
+        // A channel new to this node starts its chain at the newest message read, and checks
+        // the messages heard since its SUBSCRIBE against it.
+        handoff.withLock { _ in
+            let (broken, resetHandler) = state.withLock { state -> ([ChannelName: UInt64], BrokerResetHandler?) in
+                state.sequence = max(state.sequence, read.sequence)
+                var broken: [ChannelName: UInt64] = [:]
+                for (index, channel) in channels.enumerated() {
+                    guard var entry = state.channels[channel], entry.epoch == nil else { continue }
+                    let chain = Self.chain(from: read.rows[index].last, heard: entry.heard)
+                    entry.epoch = read.epoch
+                    entry.last = chain.last
+                    entry.heard = []
+                    state.channels[channel] = entry
+                    if let gap = chain.gap { broken[channel] = gap }
+                }
+                return (broken, state.reset)
+            }
+            for (channel, sequence) in broken.sorted(by: { $0.value < $1.value }) {
+                let position = StreamCursor(epoch: read.epoch, sequence: sequence - 1)
+                resetCount.add(1, ordering: .relaxed)
+                logger.warning("redis broker: channels reset", ["channels": "1", "position": position.description])
+                resetHandler?([channel], position)
             }
         }
         var from: UInt64?
@@ -506,7 +527,11 @@ public final class RedisBroker: Broker {
                         if !void.isEmpty { resets.append((void, StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1))) }
                     }
                     state.sequence = max(state.sequence, frame.sequence)
-                    if var entry = state.channels[frame.channel] {
+                    if var entry = state.channels[frame.channel], entry.epoch == nil {
+                        // Its first subscription here has not read history yet: checked then.
+                        entry.heard.append((frame.sequence, frame.previous))
+                        state.channels[frame.channel] = entry
+                    } else if var entry = state.channels[frame.channel] {
                         if let last = entry.last, frame.sequence > last, frame.previous != last, frame.previous != 0 {
                             resets.append(([frame.channel], StreamCursor(epoch: frame.epoch, sequence: frame.sequence - 1)))
                         }
@@ -547,6 +572,31 @@ public final class RedisBroker: Broker {
         }
     }
 
+    /// Where the chain of a channel first subscribed on this node starts: at the newest message
+    /// its history read found (`newestRead`, 0 for none), or past it at the newest message heard
+    /// since the SUBSCRIBE.
+    ///
+    /// Messages heard meanwhile may be newer than the read (published after it) or older (the
+    /// read saw them too, or a previous subscription's last messages still in flight). Starting
+    /// at the read alone took the next message after a newer one heard for a gap: a `reset`
+    /// after a replay that was complete (a resume on one node while another publishes).
+    ///
+    /// - Parameter heard: (sequence, the channel's previous sequence) of each message heard, in
+    ///   arrival order.
+    /// - Returns: the chain's newest sequence, and the sequence of the first message heard whose
+    ///   previous message was neither read nor heard (a real gap: the channel's subscribers must
+    ///   be reset before it), nil when none.
+    static func chain(from newestRead: UInt64, heard: [(sequence: UInt64, previous: UInt64)]) -> (last: UInt64, gap: UInt64?) {
+        var last = newestRead
+        var gap: UInt64?
+        for link in heard where link.sequence > last {
+            // Previous 0: the channel began again (its history expired), as in `received`.
+            if link.previous != last, link.previous != 0, gap == nil { gap = link.sequence }
+            last = link.sequence
+        }
+        return (last, gap)
+    }
+
     /// Adopts a new epoch: channels with subscribers positioned in another epoch are returned
     /// (they must be reset) and positioned in the new one with their chain unknown.
     private static func moveToEpoch(_ epoch: UInt32, _ state: inout State) -> [ChannelName] {
@@ -557,6 +607,7 @@ public final class RedisBroker: Broker {
             entry.epoch = epoch
             entry.last = nil
             entry.suspect = nil
+            entry.heard = []
             state.channels[name] = entry
         }
         return void.sorted()
@@ -594,7 +645,8 @@ public final class RedisBroker: Broker {
                     }
                     var behind: [ChannelName] = []
                     for (index, channel) in chunk.enumerated() {
-                        guard var entry = state.channels[channel], entry.subscribers > 0 else { continue }
+                        // A channel still waiting for its first read is positioned by it (`chain(from:heard:)`).
+                        guard var entry = state.channels[channel], entry.subscribers > 0, entry.epoch != nil else { continue }
                         let newest = positions.last[index]
                         guard let last = entry.last else {
                             entry.last = newest

@@ -26,9 +26,11 @@ import Synchronization
 /// after Redis answers), not at the next periodic full set. A full set that fails is sent again
 /// at every heartbeat until one goes through.
 ///
-/// Receipts of other nodes' connections are as fresh as their last flush: a remote connection
-/// whose receipt has not arrived when the planner asks counts as not having received the event
-/// (a push; never neither, ADR 0005).
+/// Receipts of other nodes' connections are as fresh as their last flush: the planner waits for
+/// them (`awaitRemoteReceipts`, bounded), and a remote connection whose receipt has not arrived
+/// by then counts as not having received the event (a push; never neither, ADR 0005). A stream
+/// sends `ready` only after the flush that announced it (`awaitAnnounced`), so a connection the
+/// client knows to be open is one the others wait for.
 ///
 /// # Thread safety
 /// `remote` and `outbox` are guarded by their mutexes; Redis I/O runs on the client threads and
@@ -90,6 +92,8 @@ public final class RedisPresenceStore: PresenceStore {
         var removed: [String] = []
         var acks: [PresenceWire.Ack] = []
         var states: [PresenceWire.SessionState] = []
+        /// Transports waiting until their connection is announced (`awaitAnnounced`), by id.
+        var announcing: [String: [@Sendable () -> Void]] = [:]
         var closed = false
     }
 
@@ -152,6 +156,11 @@ public final class RedisPresenceStore: PresenceStore {
         guard first else { return }
         stop.signal()
         _ = stopped.wait(timeout: .now() + 3)
+        let waiting = outbox.withLock { outbox in
+            defer { outbox.announcing.removeAll() }
+            return outbox.announcing.values.flatMap { $0 }
+        }
+        for done in waiting { done() }
         subscriber.shutdown()
         commander.shutdown()
     }
@@ -179,6 +188,20 @@ public final class RedisPresenceStore: PresenceStore {
         outbox.withLock { outbox in
             outbox.mine[connectionID] = Mine(wire: wire, lifeAt: now)
             outbox.dirty.insert(connectionID)
+        }
+    }
+
+    /// Waits for the flush that carries the connection to the others (at most `flushMilliseconds`
+    /// and one round trip to Redis), so that `ready` follows it: Redis hands a PUBLISH to every
+    /// subscriber before it answers, so the others have the connection in hand before any
+    /// notification the client causes after `ready` can reach them.
+    public func awaitAnnounced(connectionID: String, _ done: @escaping @Sendable () -> Void) -> Bool {
+        outbox.withLock { outbox -> Bool in
+            guard !outbox.closed, outbox.mine[connectionID] != nil else { return true }
+            // Dirty again: a flush may have taken it since `connected`, before this waiter was here.
+            outbox.dirty.insert(connectionID)
+            outbox.announcing[connectionID, default: []].append(done)
+            return false
         }
     }
 
@@ -306,12 +329,13 @@ public final class RedisPresenceStore: PresenceStore {
         releaseReceiptWaiters()
     }
 
-    /// Every foreground connection of each user on another node reported its sequence.
+    /// Every connection of each user on another node reported its sequence. Background ones
+    /// too: they cannot suppress a push, but the delivery record lists who saw the event live
+    /// (`live_delivered`), as one process does.
     private func remoteReceiptsArrived(_ wanted: [(userID: String, personalSequence: UInt64)]) -> Bool {
         let users = Set(wanted.map(\.userID))
-        let now = clock.monotonicNanoseconds
         var byUser: [String: [RemoteConnection]] = [:]
-        for connection in remoteConnections(where: { users.contains($0.user) }) where isForeground(connection, now: now) {
+        for connection in remoteConnections(where: { users.contains($0.user) }) {
             byUser[connection.wire.user, default: []].append(connection)
         }
         return wanted.allSatisfy { want in
@@ -485,14 +509,21 @@ public final class RedisPresenceStore: PresenceStore {
             let fullSync = reconnected || (heartbeat && flushFailed.load(ordering: .acquiring))
                 || now &- lastFullSync >= UInt64(configuration.fullSyncMilliseconds) * 1_000_000
             if fullSync { lastFullSync = now }
-            let wire = outbox.withLock { outbox -> PresenceWire in
+            let (wire, announced) = outbox.withLock { outbox -> (PresenceWire, [@Sendable () -> Void]) in
                 var wire = PresenceWire(node: nodeID, full: fullSync)
+                var announced: [@Sendable () -> Void] = []
                 let ids = fullSync ? Array(outbox.mine.keys) : Array(outbox.dirty)
                 for id in ids.sorted() {
                     guard let mine = outbox.mine[id] else { continue }
                     var connection = mine.wire
                     connection.lifeAge = Int64((now &- mine.lifeAt) / 1_000_000)
                     wire.connections.append(connection)
+                    if let waiting = outbox.announcing.removeValue(forKey: id) { announced += waiting }
+                }
+                // Closed before they were announced: nothing left to wait for.
+                for (id, waiting) in outbox.announcing where outbox.mine[id] == nil {
+                    announced += waiting
+                    outbox.announcing[id] = nil
                 }
                 if !fullSync { wire.removed = outbox.removed }
                 wire.acks = outbox.acks
@@ -501,11 +532,14 @@ public final class RedisPresenceStore: PresenceStore {
                 outbox.removed.removeAll()
                 outbox.acks.removeAll()
                 outbox.states.removeAll()
-                return wire
+                return (wire, announced)
             }
             // A heartbeat goes out even when nothing changed: it is what keeps this node alive
             // in the others' eyes (any message does).
-            guard !wire.isEmpty || heartbeat else { continue }
+            guard !wire.isEmpty || heartbeat else {
+                for done in announced { done() }
+                continue
+            }
             // The snapshot and the index before the message: a node that subscribes too late to
             // hear the message and then reads the snapshots (after a reconnect) finds this one.
             var commands: [RedisCommand] = []
@@ -531,6 +565,8 @@ public final class RedisPresenceStore: PresenceStore {
                 case .failure: flushFailed.store(true, ordering: .releasing)
                 case .success: if fullSync { flushFailed.store(false, ordering: .releasing) }
                 }
+                // Failed too: waiting longer would not tell the others sooner (a full set repairs it).
+                for done in announced { done() }
             }
             // The others announce themselves as they reconnect; those that did before this node
             // listened again are in their snapshots.

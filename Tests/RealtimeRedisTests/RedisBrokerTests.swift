@@ -172,6 +172,60 @@ final class RedisBrokerTests {
         #expect(snapshot.reset.isEmpty)
     }
 
+    /// A channel first subscribed on a node starts its chain at the newest of what its history
+    /// read found and what it heard since the SUBSCRIBE; only a message whose previous one was
+    /// neither read nor heard is a gap.
+    @Test func aNewSubscriptionsChainStartsAtTheNewestReadOrHeardAndOnlyARealGapBreaksIt() {
+        // Nothing heard: the read.
+        #expect(RedisBroker.chain(from: 40, heard: []) == (40, nil))
+        // Heard newer messages, each after the one before (published after the read): the
+        // newest, no gap. Taking the read alone made the next one (previous 43) look like a gap.
+        #expect(RedisBroker.chain(from: 40, heard: [(41, 40), (43, 41)]) == (43, nil))
+        // Heard messages the read saw too, or a previous subscription's last ones: skipped.
+        #expect(RedisBroker.chain(from: 40, heard: [(38, 35), (40, 38), (42, 40)]) == (42, nil))
+        // A message after the read whose previous was neither read nor heard: a gap at it.
+        #expect(RedisBroker.chain(from: 40, heard: [(43, 42), (44, 43)]) == (44, 43))
+        #expect(RedisBroker.chain(from: 40, heard: [(41, 40), (45, 44)]) == (45, 45))
+        // The channel began again (its history expired): previous 0 is no gap.
+        #expect(RedisBroker.chain(from: 40, heard: [(47, 0)]) == (47, nil))
+        // A channel with no message when it was read (0): its first message has previous 0.
+        #expect(RedisBroker.chain(from: 0, heard: [(5, 0), (6, 5)]) == (6, nil))
+    }
+
+    /// A node that subscribes to a channel again and again (a client resuming on it, alone on
+    /// the channel there) while another node publishes without pause: every message after each
+    /// snapshot arrives, and no subscription is reset (nothing was lost).
+    @Test func resubscribingWhileAnotherNodePublishesNeverResets() throws {
+        let publisher = makeBroker(server, namespace: "t12")
+        let node = makeBroker(server, namespace: "t12")
+        defer { publisher.shutdown(); node.shutdown() }
+        let log = NodeLog()
+        log.attach(to: node)
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        let newest = Atomic<UInt64>(0)
+        Thread.detachNewThread {
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                if let receipt = try? publisher.publish([request("busy", "\(index)")]) {
+                    newest.store(receipt[0].message.sequence, ordering: .relaxed)
+                }
+                index += 1
+            }
+            done.signal()
+        }
+        defer { stop.store(true, ordering: .relaxed); done.wait() }
+        #expect(waitUntil { newest.load(ordering: .relaxed) > 10 })
+        for _ in 0..<40 {
+            let snapshot = try node.subscribe([channel("busy")], resume: .fresh)
+            // Live messages well past the snapshot: any reset for a gap found at the start is in by then.
+            #expect(log.wait { $0.messages.contains { $0.sequence > snapshot.since + 5 } })
+            node.unsubscribe([channel("busy")])
+        }
+        #expect(log.resets.isEmpty)
+        #expect(node.resetChannelCount == 0)
+    }
+
     @Test func redisRestartResetsSubscribedChannelsOnceThenGoesLive() throws {
         let broker = makeBroker(server, namespace: "t7")
         defer { broker.shutdown() }

@@ -46,6 +46,39 @@ final class RedisPresenceStoreTests {
         #expect(a.liveRemoteNodes.isEmpty)
     }
 
+    /// `awaitAnnounced`: a connection just reported is waited for until the flush that carries it
+    /// to the others went through Redis (then the other node has it); one closed meanwhile, or
+    /// one this node does not have, is not waited for.
+    @Test func aNewConnectionIsAnnouncedToTheOtherNodeBeforeItsWaiterIsCalled() throws {
+        let a = try store("p6")
+        let b = try store("p6")
+        defer { a.shutdown(); b.shutdown() }
+        b.connected(connectionID: "new", userID: "u", sessionID: "s", transport: .websocket, state: .foreground, channels: [channel("user:u")])
+        let announced = DispatchSemaphore(value: 0)
+        #expect(!b.awaitAnnounced(connectionID: "new") { announced.signal() })
+        #expect(announced.wait(timeout: .now() + 3) == .success)
+        // Redis handed the presence message to A before it answered B's flush.
+        #expect(waitUntil(seconds: 2) { a.isForeground(userID: "u", sessionID: "s") })
+        // Not connected here: nothing to wait for.
+        #expect(b.awaitAnnounced(connectionID: "unknown") { Issue.record("called for a connection never reported") })
+        // Closed before its flush: released all the same (exactly once).
+        let calls = Mutex(0)
+        let released = DispatchSemaphore(value: 0)
+        b.connected(connectionID: "brief", userID: "v", sessionID: nil, transport: .sse, state: .foreground, channels: [channel("user:v")])
+        #expect(!b.awaitAnnounced(connectionID: "brief") { calls.withLock { $0 += 1 }; released.signal() })
+        b.disconnected(connectionID: "brief")
+        #expect(released.wait(timeout: .now() + 3) == .success)
+        // Still waiting at shutdown: released by it.
+        let c = try store("p6")
+        c.connected(connectionID: "late", userID: "w", sessionID: nil, transport: .sse, state: .foreground, channels: [channel("user:w")])
+        let atShutdown = DispatchSemaphore(value: 0)
+        let waiting = !c.awaitAnnounced(connectionID: "late") { atShutdown.signal() }
+        c.shutdown()
+        #expect(!waiting || atShutdown.wait(timeout: .now() + 3) == .success)
+        #expect(c.awaitAnnounced(connectionID: "late") { Issue.record("called after shutdown") })
+        #expect(calls.withLock { $0 } == 1)
+    }
+
     @Test func backgroundAndDisconnectReachTheOtherNode() throws {
         let a = try store("p2")
         let b = try store("p2")
@@ -151,6 +184,23 @@ final class RedisPresenceReceiptWaitTests {
         let immediate = Mutex(0)
         a.awaitRemoteReceipts([("nobody", 1), ("u", 9)]) { immediate.withLock { $0 += 1 } }
         #expect(immediate.withLock { $0 } == 1)
+    }
+
+    /// A background connection cannot suppress a push, but the delivery record names it when it
+    /// was written the event: the planner waits for its receipt too (as one process sees it).
+    @Test func waitsForABackgroundConnectionsReceiptToo() throws {
+        let a = try store(5_000)
+        let b = try store(5_000)
+        defer { a.shutdown(); b.shutdown() }
+        b.connected(connectionID: "bg", userID: "u", sessionID: "s", transport: .sse, state: .background, channels: [channel("user:u")])
+        #expect(waitUntil { a.sessions(userID: "u").count == 1 })
+        let done = DispatchSemaphore(value: 0)
+        a.awaitRemoteReceipts([("u", 4)]) { done.signal() }
+        #expect(done.wait(timeout: .now() + .milliseconds(100)) == .timedOut, "B has not written event 4 yet")
+        b.deliveredPersonal(connectionID: "bg", sequence: 4)
+        #expect(done.wait(timeout: .now() + 3) == .success, "released by the receipt, not the 5 s deadline")
+        #expect(a.receipts(userID: "u", personalSequence: 4)
+                == [Presence.Receipt(connectionID: "bg", sessionID: "s", transport: .sse, received: true, foreground: false)])
     }
 
     @Test func aReceiptThatDoesNotComeCountsAsNotReceivedAfterTheDeadline() throws {

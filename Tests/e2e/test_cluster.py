@@ -681,6 +681,145 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
 
 
+class WSClient:
+    """A WebSocket with its token on the upgrade, read on a daemon thread into `log`."""
+
+    def __init__(self, node: Herald, access: str):
+        self._connection = ws_connect(f"ws://127.0.0.1:{node.port}/v1/ws", additional_headers=auth(access), open_timeout=10)
+        self.ws = self._connection.__enter__()
+        self.log: list = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while True:
+                self.log.append(json.loads(self.ws.recv()))
+        except Exception:   # our own close
+            pass
+
+    def wait(self, predicate, timeout=10.0) -> dict:
+        return wait_until(lambda: next((m for m in list(self.log) if predicate(m)), None), timeout,
+                          "the awaited WebSocket message")
+
+    def send(self, message: dict):
+        self.ws.send(json.dumps(message))
+
+    def close(self):
+        try:
+            self._connection.__exit__(None, None, None)
+        except Exception:
+            pass
+        self.thread.join(timeout=3)
+
+
+def open_client(node: Herald, transport: str, access: str):
+    """An SSE stream or a WebSocket on `node`, once it got `ready`, and a way to see its events' ids."""
+    if transport == "ws":
+        client = WSClient(node, access)
+        client.wait(lambda m: m["type"] == "ready")
+        return client, lambda: {m.get("id") for m in client.log if m.get("event") == "notification.created"}
+    stream = node.stream(token=access)
+    stream.ready()
+    return stream, lambda: {e.id for e in stream.events if e.event == "notification.created"}
+
+
+def targets(record) -> list:
+    return sorted(("connection" if t.get("connection_id") else "device", t["outcome"]) for t in record["targets"])
+
+
+def test_a_stream_that_got_ready_on_B_is_live_for_a_notification_at_A_at_once_and_not_pushed(cluster):
+    """A foreground WebSocket or SSE stream opened on B is sent a notification through A as soon
+    as it got `ready`: it receives the event live, so its device is suppressed, never also pushed
+    (SC-1, NO-8). `ready` waits until B told the others about the stream; it once went out first,
+    and A, not knowing the stream yet, pushed as well in about two calls of three."""
+    for transport in ("ws", "sse") * 5:
+        d = Device(cluster.B)
+        client, seen = open_client(cluster.B, transport, d.access)
+        try:
+            answer = notify(cluster.A, [d.user])
+            n = answer["notifications"][0]
+            assert (answer["live_delivered"], answer["push_suppressed"], answer["push_queued"]) == (1, 1, 0), \
+                (transport, answer)
+            assert targets(deliveries(cluster.A, n["id"])) == [("connection", "live_delivered"),
+                                                               ("device", "suppressed_foreground")], transport
+            wait_until(lambda: n["event_id"] in seen(), 10, f"the event on the {transport} client")
+        finally:
+            client.close()
+    assert not apns_log(cluster.double)
+
+
+def test_a_stream_on_B_gone_to_background_is_recorded_as_live_delivered_for_a_notification_at_A(cluster):
+    """After foreground -> background on B (WebSocket `state` frame, or PUT state for SSE), a
+    notification through A is pushed and the stream still gets it live: the delivery record lists
+    both, the connection's `live_delivered` and the device's push, as one node does (A waits for
+    B's receipts of background connections too)."""
+    for transport in ("ws", "sse") * 3:
+        d = Device(cluster.B)
+        client, seen = open_client(cluster.B, transport, d.access)
+        try:
+            if transport == "ws":
+                client.send({"type": "state", "state": "background"})
+            else:
+                r = HTTP.put(cluster.B.url("/v1/me/sessions/current/state"), json={"state": "background"},
+                             headers=auth(d.access))
+                assert r.status_code == 200, r.text
+
+            def background_at_A():
+                r = HTTP.get(cluster.A.url(f"/v1/users/{d.user}/sessions/live"), headers=cluster.A.server_headers())
+                return [s["state"] for s in r.json()["sessions"]] == ["background"]
+            wait_until(background_at_A, 10, "A sees the session in the background")
+            answer = notify(cluster.A, [d.user])
+            n = answer["notifications"][0]
+            assert (answer["live_delivered"], answer["push_suppressed"], answer["push_queued"]) == (1, 0, 1), \
+                (transport, answer)
+            wait_until(lambda: targets(deliveries(cluster.A, n["id"])) == [("connection", "live_delivered"),
+                                                                            ("device", "sent")],
+                       10, f"{transport}: the connection's live delivery and the device's push recorded")
+            wait_until(lambda: n["event_id"] in seen(), 10, f"the event on the {transport} client")
+        finally:
+            client.close()
+
+
+def test_a_resume_on_B_while_A_publishes_replays_then_goes_live_without_a_reset(cluster):
+    """40 resumes on B (SSE and WebSocket, each the channel's only subscriber there) with the last
+    cursor A answered, while A publishes without pause: each gets every later message once, in
+    order, and no `reset` (its replay was complete). B once started the channel's chain at its
+    history read even when it had already heard newer messages, and took the next one for a gap:
+    a `reset` in about one resume of twenty."""
+    ch = f"resume-{uuid.uuid4().hex[:8]}"
+    stop = threading.Event()
+    published = []
+
+    def pump():
+        client = httpx.Client(timeout=10)
+        i = 0
+        while not stop.is_set():
+            r = client.post(cluster.A.url("/v1/publish"), json={"channel": ch, "event": "update", "data": {"i": i}},
+                            headers=cluster.A.server_headers())
+            assert r.status_code == 200, r.text
+            published.append((r.json()["id"], r.json()["offset"]))
+            i += 1
+    worker = threading.Thread(target=pump, daemon=True)
+    worker.start()
+    try:
+        wait_until(lambda: len(published) >= 5, 10, "A publishing")
+        for trial in range(40):
+            cursor, offset = published[-1]
+            sub = (SSESub if trial % 2 else WSSub)(cluster.B, ch, last_event_id=cursor)
+            try:
+                wait_until(lambda: len(messages(sub, ch)) >= 8, 10, f"messages after the resume (trial {trial})")
+            finally:
+                sub.close()
+            items = sub.items()
+            assert not [i for i in items if i["kind"] == "reset"], (trial, type(sub).__name__, cursor, items)
+            got = [m["offset"] for m in messages(sub, ch)]
+            assert got == list(range(offset + 1, offset + 1 + len(got))), (trial, type(sub).__name__, cursor, got)
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+
+
 def test_one_idempotency_key_sent_to_three_nodes_at_once_runs_once_and_is_never_a_deferred_replay(cluster):
     """10 simultaneous calls with one key, spread over A, B and C, five rounds. One is stored (201);
     the others are replays of it (200, the same ids) or 409 `idempotency_in_progress` while it is

@@ -26,6 +26,18 @@ public protocol PresenceStore: Sendable {
     func connected(connectionID: String, userID: String, sessionID: String?, transport: StreamTransport,
                    state: AppState, channels: [ChannelName])
 
+    /// Whether connection `connectionID`, just reported by `connected`, is known to every node's
+    /// planner; when not yet, `done` is called once it is (SC-1, NO-8: a stream sends `ready`
+    /// only then, so a notification that enters at another node after `ready` finds the
+    /// connection and waits for its receipt instead of pushing as well).
+    ///
+    /// - Returns: true when the connection is known everywhere now (one process: always); `done`
+    ///   is then never called. False: `done` will be called exactly once, on another thread —
+    ///   when this node told the others (its presence message reached the broker), when that
+    ///   failed (the connection is then as unknown there as without the wait, and a push errs
+    ///   towards the device), or when the connection or the store is gone.
+    func awaitAnnounced(connectionID: String, _ done: @escaping @Sendable () -> Void) -> Bool
+
     /// A connection closed. A session with a `sid` keeps its acks until `sweep` forgets it.
     func disconnected(connectionID: String)
 
@@ -64,9 +76,11 @@ public protocol PresenceStore: Sendable {
     /// picture of the user, sorted by connection id.
     func receipts(userID: String, personalSequence sequence: UInt64) -> [Presence.Receipt]
 
-    /// Calls `done` once every foreground connection of each user on *other nodes* has reported
-    /// a receipt at or past its sequence, or when the store's deadline passes (ADR 0005: a
-    /// receipt that does not come in time counts as not received, so the device gets a push).
+    /// Calls `done` once every connection of each user on *other nodes* has reported a receipt
+    /// at or past its sequence, or when the store's deadline passes (ADR 0005: a receipt that
+    /// does not come in time counts as not received, so the device gets a push). Background
+    /// connections are waited for too: they do not change the push, but the delivery record
+    /// names every connection that was written the event (`live_delivered`), as in one process.
     /// The push planner calls it after the local loop barrier and before `receipts`. A store that
     /// knows every connection exactly (one process) calls `done` at once, on the caller's thread.
     /// - Parameter wanted: users and the personal-channel sequence of their event.
@@ -94,6 +108,11 @@ public protocol PresenceStore: Sendable {
 }
 
 extension PresenceStore {
+    /// One process: the planner reads the same store the transports report into.
+    public func awaitAnnounced(connectionID: String, _ done: @escaping @Sendable () -> Void) -> Bool {
+        true
+    }
+
     /// One process: every connection is local and the loop barrier already covered it.
     public func awaitRemoteReceipts(_ wanted: [(userID: String, personalSequence: UInt64)], _ done: @escaping @Sendable () -> Void) {
         done()

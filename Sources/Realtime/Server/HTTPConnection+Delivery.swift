@@ -60,6 +60,36 @@ extension HTTPConnection {
         outbound.byteCount + size > configuration.outboundMaxBytes || outbound.count >= configuration.outboundMaxEvents
     }
 
+    /// Whether a stream just reported to presence must hold `ready` until the other nodes know
+    /// it (a cluster, SC-1): true when it must, and `announced` then runs on this loop once they
+    /// do. Until then its backlog is not written (live messages queue behind `ready`, as behind
+    /// a replay), so a notification the client causes after `ready` finds the connection on
+    /// whichever node it enters and is not pushed as well (NO-8).
+    func holdUntilAnnounced(_ connectionID: String) -> Bool {
+        let reference = LoopBound(self, loop: context.loop)
+        let loop = context.loop
+        return !context.server.node.presence.awaitAnnounced(connectionID: connectionID) {
+            loop.execute { reference.value.announced(connectionID) }
+        }
+    }
+
+    /// The other nodes know stream `connectionID`: write its `ready` and what queued behind it,
+    /// then (WebSocket) the frames the client sent meanwhile. Nothing when the connection closed
+    /// (or is another one) since.
+    private func announced(_ connectionID: String) {
+        switch state {
+        case .stream(let stream) where stream.connectionID == connectionID && stream.awaitingAnnouncement:
+            stream.awaitingAnnouncement = false
+            refill()
+        case .websocket(let session) where session.connectionID == connectionID && session.awaitingAnnouncement:
+            session.awaitingAnnouncement = false
+            refill()
+            processFrames(session)
+        default:
+            break
+        }
+    }
+
     /// Moves backlog items into the outbound queue while it is below half its bounds, so a
     /// replay flows at the reader's pace without ever looking like a slow reader.
     func refill() {
@@ -67,8 +97,8 @@ extension HTTPConnection {
               outbound.byteCount < configuration.outboundMaxBytes / 2,
               outbound.count < max(configuration.outboundMaxEvents / 2, 1) {
             switch state {
-            case .stream: break
-            case .websocket(let session) where !session.closeSent: break
+            case .stream(let stream) where !stream.awaitingAnnouncement: break
+            case .websocket(let session) where !session.closeSent && !session.awaitingAnnouncement: break
             default: return
             }
             switch backlog.popFirst() {

@@ -13,6 +13,9 @@ extension HTTPConnection {
         /// an idle stream's bytes).
         private let expiry: Int64
         let personal: ChannelName?
+        /// `ready` and what follows wait in the backlog until presence told the other nodes about
+        /// the stream (`HTTPConnection.holdUntilAnnounced`). Last: a byte after the words, no padding.
+        var awaitingAnnouncement = false
         /// When the stream's token expires (Unix s); nil when it does not.
         var expiresAt: Int64? { expiry == .max ? nil : expiry }
         init(connectionID: String, request: EventStreamRequest) {
@@ -66,20 +69,26 @@ extension HTTPConnection {
         state = .stream(stream)
         context.server.node.presence.connected(connectionID: stream.connectionID, userID: request.presenceUserID, sessionID: stream.sessionID,
                                                transport: .sse, state: request.appState, channels: request.channels)
+        stream.awaitingAnnouncement = holdUntilAnnounced(stream.connectionID)
         for channel in request.channels {
             context.hub.add(self, to: channel, since: snapshot.since)
         }
-        var first = Array(head.utf8)
         // `retry:` shares the ready event's block: a block without data is no event to browsers
         // but some client libraries report it as an empty `message`.
         // Spread per connection (± 50 %): after a restart the clients come back over a window,
         // not in one instant.
-        first += Array("retry: \(configuration.retryMilliseconds(for: stream.connectionID))\n".utf8)
+        var opening = Array("retry: \(configuration.retryMilliseconds(for: stream.connectionID))\n".utf8)
         let ready = "{\"connection_id\":\(JSONText.quote(stream.connectionID)),\"session_id\":"
             + (stream.sessionID.map(JSONText.quote) ?? "null")
             + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.clientName)))}"
-        first += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
-        write(first)
+        opening += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
+        if stream.awaitingAnnouncement {
+            // The head now (a heartbeat may follow it), `ready` once the other nodes know the stream.
+            write(Array(head.utf8))
+            backlog.append(.bytes(opening))
+        } else {
+            write(Array(head.utf8) + opening)
+        }
         // A resumed channel's state first (a channel new to this stream has no other way to it),
         // then what was missed since the cursor.
         if !snapshot.baseline.isEmpty { backlog.append(.bytes(snapshot.baseline.flatMap(\.snapshotSSEBytes))) }
