@@ -360,7 +360,7 @@ export class HeraldClient extends EventTarget {
           this.#emitStatus();
           break;
         case "reset":
-          this.#onReset(message, null);
+          this.#onReset(message, message.id);
           break;
         case "shutdown":
           this.#onShutdown();

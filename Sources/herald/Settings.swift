@@ -382,12 +382,13 @@ struct Settings {
                            [--environment sandbox|production] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_*/VAPID credentials and print
                               the provider's answer (exit 0 when delivered)
-          herald jobs retry [--provider apns|fcm|webpush|expo] [--reason CODE] [--since TIME]
-                            [--until TIME] [--kind KIND]
-                              queue again the dead push jobs matching every filter given, with
-                              fresh attempts (TIME: RFC 3339 or unix ms, --until exclusive; CODE:
-                              a dead job's dead_reason, e.g. ServiceUnavailable); prints
-                              {"retried": n}. Works on HERALD_DATABASE, server running or not
+          herald jobs retry [--app APP] [--provider apns|fcm|webpush|expo] [--reason CODE]
+                            [--since TIME] [--until TIME] [--kind KIND]
+                              queue again the dead push jobs of app APP (default: default)
+                              matching every filter given, with fresh attempts (TIME: RFC 3339
+                              or unix ms, --until exclusive; CODE: a dead job's dead_reason, e.g.
+                              ServiceUnavailable); prints {"retried": n}. Works on the
+                              database of HERALD_DATABASE, server running or not
           herald vapid generate [--pem]
                               print a new Web Push VAPID key pair as the two settings lines
                               for HERALD_VAPID_PUBLIC_KEY and HERALD_VAPID_PRIVATE_KEY (--pem:

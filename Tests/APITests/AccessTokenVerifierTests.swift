@@ -169,6 +169,23 @@ struct AccessTokenIssuerTests {
         #expect(refusal(verifier, token) == .badSignature)
     }
 
+    /// DV-4: a session the backend cannot end (`DELETE /v1/sessions/{sid}` takes 1-200 bytes)
+    /// must not be opened: such a `sid` is refused at verification, on every route.
+    @Test func sessionIDsThatNoSessionRouteCanNameAreRefused() throws {
+        func claims(_ sid: String) -> AccessClaims {
+            AccessClaims(subject: "u", sessionID: sid, expiresAt: JWTVectors.now + 60)
+        }
+        let longest = String(repeating: "s", count: AccessClaims.maxSessionIDLength)
+        #expect(try verifier.verify(issuer.issue(claims(longest)), now: JWTVectors.now).sessionID == longest)
+        // 100 two-byte characters: 200 bytes, the route's limit.
+        let wide = String(repeating: "é", count: AccessClaims.maxSessionIDLength / 2)
+        #expect(try verifier.verify(issuer.issue(claims(wide)), now: JWTVectors.now).sessionID == wide)
+        for refused in [longest + "s", String(repeating: "s", count: 1000), wide + "a", ""] {
+            #expect(refusal(verifier, issuer.issue(claims(refused))) == .unusableSessionID("sid"), "sid of \(refused.utf8.count) bytes")
+        }
+        #expect(AccessTokenError.unusableSessionID("sid").message.contains("1-200 bytes"))
+    }
+
     @Test func tokensOverEightKiBAreMalformedEvenIfSigned() throws {
         func token(channelBytes: Int) -> String {
             issuer.issue(AccessClaims(
@@ -322,7 +339,7 @@ struct AccessTokenHeaderTests {
         let all: [AccessTokenError] = [
             .malformed("x"), .unsupportedAlgorithm("none"), .algorithmMismatch(expected: .rs256, got: "HS256"),
             .badSignature, .expired, .notYetValid, .missingClaim("sub"), .invalidClaim("exp"),
-            .duplicateName(part: "payload", name: "exp"),
+            .duplicateName(part: "payload", name: "exp"), .unusableSubject("sub"), .unusableSessionID("sid"),
         ]
         #expect(Set(all.map(\.message)).count == all.count)
         #expect(all.allSatisfy { !$0.message.isEmpty && $0.description == $0.message })

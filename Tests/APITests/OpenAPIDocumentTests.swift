@@ -158,6 +158,31 @@ struct OpenAPIDocumentTests {
         }
     }
 
+    /// What the transport answers on every route (docs/api.md "Limits and errors"): the parser's
+    /// refusals, `X-Request-Id` on each answer, and 405 with `Allow` as a shared response.
+    @Test("documents the transport's statuses, X-Request-Id and 405 with Allow")
+    func transportAnswers() throws {
+        let document = try Self.document()
+        for (method, path, operation) in try Self.operations(document) {
+            let responses = try #require(operation["responses"] as? [String: Any])
+            for status in ["408", "431", "501", "505"] {
+                #expect(responses[status] != nil, "\(method) \(path) lacks \(status)")
+            }
+            #expect(responses["500"] == nil, "\(method) \(path) documents a 500: a server fault is no operation's contract")
+            for (status, response) in responses {
+                var response = try #require(response as? [String: Any])
+                if let reference = response["$ref"] as? String {
+                    response = try #require(Self.resolve(reference, in: document) as? [String: Any], "\(reference)")
+                }
+                let headers = response["headers"] as? [String: Any]
+                #expect(headers?["X-Request-Id"] != nil, "\(method) \(path) \(status) lacks X-Request-Id")
+            }
+        }
+        let notAllowed = try #require(Self.resolve("#/components/responses/MethodNotAllowed", in: document) as? [String: Any])
+        let allow = try #require((notAllowed["headers"] as? [String: Any])?["Allow"] as? [String: Any])
+        #expect(allow["required"] as? Bool == true)
+    }
+
     @Test("is served by the router at GET /openapi.json")
     func served() throws {
         let table = try Self.withRoutes(dev: false) { $0 }

@@ -93,6 +93,26 @@ import Testing
         // …but not for a kind outside the catalog, which no list can name.
         #expect(planner.allows(kind: "brand.new", scope: nil, global: saved(nil, true, ["orders.paid"]), scoped: nil))
     }
+
+    /// A GET's `enabled_events` PUT back keeps what is pushed: a kind without preferences is not
+    /// in `available_events`, so a saved list (which cannot have offered it) does not turn it off.
+    @Test func aSavedListDoesNotSpeakForAKindWithoutPreferences() throws {
+        let catalog = try NotificationCatalog.parse(Array("""
+            {"default_locale": "en", "kinds": {
+               "orders.paid": {"default_enabled": true, "title": {"en": "Paid"}},
+               "test": {"preferences": false, "title": {"en": "Test"}}}}
+            """.utf8))
+        let planner = PushPlanner(catalog: catalog)
+        let echoed = PushPreferenceRecord(userID: "u1", scope: nil, isEnabled: true, enabledEvents: ["orders.paid"], updatedAt: 0)
+        #expect(planner.allows(kind: "test", scope: nil, global: nil, scoped: nil))
+        #expect(planner.allows(kind: "test", scope: nil, global: echoed, scoped: nil))
+        #expect(planner.allows(kind: "orders.paid", scope: nil, global: echoed, scoped: nil))
+        let none = PushPreferenceRecord(userID: "u1", scope: nil, isEnabled: true, enabledEvents: [], updatedAt: 0)
+        #expect(!planner.allows(kind: "orders.paid", scope: nil, global: none, scoped: nil))
+        // The global switch still silences it.
+        let off = PushPreferenceRecord(userID: "u1", scope: nil, isEnabled: false, enabledEvents: nil, updatedAt: 0)
+        #expect(!planner.allows(kind: "test", scope: nil, global: off, scoped: nil))
+    }
 }
 
 /// The hand-written plan JSON reads back through the `Codable` decoder unchanged.

@@ -185,6 +185,17 @@ def test_help_lists_every_setting():
             assert "default" in line, line
 
 
+def test_help_lists_every_option_of_jobs_retry():
+    # The options `herald jobs retry` takes (its own usage, printed on a bad call) are all in --help.
+    usage = run_binary(["jobs", "retry", "--bogus", "x"])
+    assert usage.returncode == 2, usage
+    taken = set(re.findall(r"--[a-z]+", usage.stderr.split("usage:", 1)[1])) - {"--bogus"}
+    assert {"--app", "--provider", "--kind"} <= taken, usage.stderr
+    listed = run_binary(["--help"]).stdout
+    block = listed[listed.index("herald jobs retry"):listed.index("herald vapid generate")]
+    assert taken <= set(re.findall(r"--[a-z]+", block)), f"--help's jobs retry lacks {taken - set(re.findall(r'--[a-z]+', block))}"
+
+
 @pytest.mark.parametrize("env,name", [
     ({"HERALD_PORT": "abc"}, "HERALD_PORT"),
     ({"HERALD_PORT": "70000"}, "HERALD_PORT"),

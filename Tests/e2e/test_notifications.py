@@ -651,3 +651,35 @@ def test_with_the_smallest_push_backlog_limit_every_call_is_answered_and_pushed(
              if line.startswith("herald_push_backlog")}
     assert shown.get("herald_push_backlog_limit") == 1, shown
     assert {"herald_push_backlog", "herald_push_backlog_waits_total"} <= set(shown), shown
+
+
+@pytest.mark.parametrize("path,scope", [("/v1/me/push-preferences", None),
+                                        ("/v1/scopes/team:7/me/push-preferences", "team:7"),
+                                        ("/v1/stores/17/me/push-preferences", "store:17")])
+def test_without_a_catalog_a_preferences_body_put_back_keeps_every_push(h, provider_double, path, scope):
+    """NO-4 without a catalog: GET answers `enabled_events: null` ("every kind"), so its body PUT
+    back keeps pushing; an explicit `[]` reads back as `[]` and pushes nothing."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android")
+    extra = {"scope": scope} if scope else {}
+
+    def pushed_after(body):
+        r = HTTP.put(h.url(path), json=body, headers=auth(phone.access))
+        assert r.status_code == 200, r.text
+        n = notify(h, [user], kind="order.paid", **extra)["notifications"][0]
+        return r.json(), outcome_of(wait_outcome(h, n["id"], phone.device_id, FINAL), phone.device_id)
+
+    r = HTTP.get(h.url(path), headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    fresh = r.json()
+    assert fresh["enabled_events"] is None and fresh["is_default"] is True and fresh["scope"] == scope, fresh
+    saved, outcome = pushed_after({"is_enabled": fresh["is_enabled"], "enabled_events": fresh["enabled_events"]})
+    assert saved["enabled_events"] is None and saved["is_default"] is False, saved
+    assert outcome != "skipped_preferences", outcome
+    saved, outcome = pushed_after({"is_enabled": True, "enabled_events": []})
+    assert saved["enabled_events"] == [] and outcome == "skipped_preferences", (saved, outcome)
+    assert HTTP.get(h.url(path), headers=auth(phone.access)).json()["enabled_events"] == []
+    saved, outcome = pushed_after({"is_enabled": True, "enabled_events": ["order.paid"]})
+    assert saved["enabled_events"] == ["order.paid"] and outcome != "skipped_preferences", (saved, outcome)
+    saved, outcome = pushed_after({"is_enabled": True})
+    assert saved["enabled_events"] is None and outcome != "skipped_preferences", (saved, outcome)

@@ -2,11 +2,13 @@
 
 - A JSON body's members are fixed: an unknown or misspelt one is 400 `invalid_request` naming it,
   and nothing changes (docs/api.md "Limits on bodies").
-- A token's `sub` must form the personal channel `user:{sub}`: any other is 401 on every route,
-  REST as well as streams (docs/protocol.md).
+- A token's `sub` must form the personal channel `user:{sub}`, and its `sid` must be one
+  `DELETE /v1/sessions/{sid}` can name (1-200 bytes): any other is 401 on every route, REST as
+  well as streams (docs/protocol.md, docs/api.md).
 - Starting on a read-only database volume says so and what to do (exit 2).
 """
 import subprocess
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from conftest import BINARY, JWT_SECRET, SERVER_KEY, assert_error, free_port
 
 SERVER = {"Authorization": f"Bearer {SERVER_KEY}"}
+FCM_TOKEN = "esid0123456789:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7"
 
 
 def bearer(token):
@@ -75,6 +78,32 @@ def test_a_sub_of_195_channel_characters_is_served(herald):
     token = herald.token(sub="u" * 195)
     r = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(token))
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("sid", ["s" * 201, "s" * 1000, "é" * 101, ""])
+def test_a_sid_no_session_route_can_name_is_refused_on_every_route(herald, sid):
+    # DV-4: DELETE /v1/sessions/{sid} takes 1-200 bytes; a token whose session it could not end
+    # would register devices and streams that no logout reaches.
+    token = herald.token(sub="strict-sid", sid=sid)
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    for method, path, body, extra in [("POST", "/v1/me/devices", {"platform": "android", "token": FCM_TOKEN}, {}),
+                                      ("GET", "/v1/me/notifications", None, {}), ("GET", "/v1/stream", None, {}),
+                                      ("GET", "/v1/ws", None, upgrade)]:
+        r = httpx.request(method, herald.url(path), json=body, headers={**bearer(token), **extra}, timeout=5)
+        body = assert_error(r, 401, "invalid_token")
+        assert "1-200 bytes" in body["message"] and "sid" in body["message"], (path, body)
+
+
+def test_a_sid_of_200_bytes_is_served_and_its_session_can_be_ended(herald):
+    sid = "é" * 99 + "ss"
+    assert len(sid.encode()) == 200
+    token = herald.token(sub="strict-sid200", sid=sid)
+    r = httpx.post(herald.url("/v1/me/devices"), json={"platform": "android", "token": FCM_TOKEN}, headers=bearer(token))
+    assert r.status_code == 201, r.text
+    r = httpx.delete(herald.url("/v1/sessions/" + quote(sid, safe="")), headers=SERVER)
+    assert r.status_code == 200 and r.json()["devices_deleted"] == 1, r.text
+    assert_error(httpx.get(herald.url("/v1/me/devices"), headers=bearer(token)), 401, "session_ended")
 
 
 @pytest.fixture

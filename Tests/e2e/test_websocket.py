@@ -120,10 +120,57 @@ def test_unknown_cursor_gets_reset_and_retained_message_arrives_without_id(heral
             await recv_json(ws)
             await ws.send(json.dumps({"type": "subscribe", "channels": ["gen:5"], "last_event_id": "garbage"}))
             assert (await recv_json(ws))["type"] == "subscribed"
-            assert await recv_json(ws) == {"type": "reset", "channels": ["gen:5"]}
+            reset = await recv_json(ws)
+            assert reset == {"type": "reset", "channels": ["gen:5"], "id": reset["id"]}, reset
             retained = await recv_json(ws)
             assert retained["retained"] is True and retained["id"] is None
             assert retained["data"] == {"state": "running"}
+
+    run(scenario())
+
+
+def test_a_reset_carries_the_live_position_so_a_reconnect_is_not_reset_again(herald_factory):
+    # protocol.md "Cursors, resume and reset": as SSE's reset event's id (test_resume.py).
+    h = herald_factory(HERALD_HISTORY_SIZE=3)
+    token = h.token(sub="rs", channels=["generation:*", "order:*"])
+
+    async def scenario():
+        async with websockets.connect(ws_url(h, access_token=token, channels="generation:1,order:77")) as ws:
+            cursor = (await recv_json(ws))["id"]
+        for i in range(5):
+            h.publish("generation:1", {"n": i})
+        kept = h.publish("order:77", {"kept": True})
+        async with websockets.connect(ws_url(h, access_token=token, channels="generation:1,order:77", last_event_id=cursor)) as ws:
+            assert (await recv_json(ws))["id"] == cursor
+            assert (await recv_json(ws))["id"] == kept["id"]
+            reset = await recv_json(ws)
+            assert reset == {"type": "reset", "channels": ["generation:1"], "id": kept["id"]}, reset
+        # The reset's id as the last id: the next reconnect replays from there, no second reset.
+        async with websockets.connect(ws_url(h, access_token=token, channels="generation:1,order:77", last_event_id=reset["id"])) as ws:
+            await recv_json(ws)
+            sentinel = h.publish("order:77", {"s": 1})
+            m = await recv_json(ws)
+            assert m["type"] == "event" and m["id"] == sentinel["id"], m
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("cursor", [None, ""])
+def test_subscribe_with_a_null_or_empty_last_event_id_is_a_fresh_subscribe(herald, cursor):
+    # As an empty Last-Event-ID on SSE: no cursor, so no replay and no reset; the retained state arrives.
+    token = herald.token(sub="nc", channels=["gen:*"])
+    herald.publish("gen:9", {"state": "done"}, retain=True)
+
+    async def scenario():
+        async with websockets.connect(ws_url(herald, access_token=token)) as ws:
+            await recv_json(ws)
+            await ws.send(json.dumps({"type": "subscribe", "channels": ["gen:9"], "last_event_id": cursor}))
+            assert (await recv_json(ws))["type"] == "subscribed"
+            retained = await recv_json(ws)
+            assert retained["type"] == "event" and retained["retained"] is True, retained
+            await ws.send(json.dumps({"type": "subscribe", "channels": ["gen:10"], "last_event_id": 42}))
+            error = await recv_json(ws)
+            assert (error["type"], error["error"], error["field"]) == ("error", "invalid_request", "last_event_id"), error
 
     run(scenario())
 

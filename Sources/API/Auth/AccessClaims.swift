@@ -94,6 +94,8 @@ struct JWTPayload: Decodable {
     var app: JWTField<String>
     /// The claim `sub` was read from, for error messages.
     var userClaimName = "sub"
+    /// The claim `sid` was read from, for error messages.
+    var sessionClaimName = "sid"
 
     /// The claim names an app reads user and session from (AP-1, AP-5), passed through the
     /// decoder's `userInfo`; absent: `sub` and `sid`.
@@ -118,6 +120,7 @@ struct JWTPayload: Decodable {
     init(from decoder: any Decoder) throws {
         let names = decoder.userInfo[Self.claimNamesKey] as? ClaimNames ?? ClaimNames()
         userClaimName = names.user
+        sessionClaimName = names.session ?? "sid"
         let c = try decoder.container(keyedBy: Name.self)
         sub = c.field(Name(names.user))
         sid = names.session.map { c.field(Name($0)) } ?? .absent
@@ -195,6 +198,11 @@ extension AccessClaims {
     /// (`PUT /v1/users/{id}`).
     public static let maxSubjectLength = ChannelName.maxLength - "user:".utf8.count
 
+    /// The longest session claim accepted, in UTF-8 bytes: `DELETE|PUT /v1/sessions/{sid}` take
+    /// ids of at most this many, and every session a token may open must be one the backend can
+    /// end (SPEC DV-4).
+    public static let maxSessionIDLength = 200
+
     /// Applies presence and type rules. Time windows are *not* checked here; the verifier does that
     /// against its injected clock.
     init(payload: JWTPayload) throws(AccessTokenError) {
@@ -214,9 +222,13 @@ extension AccessClaims {
         case .invalid: throw .invalidClaim("exp")
         case .present(let exp): expiresAt = exp
         }
+        let sessionID = try Self.optional(payload.sid, payload.sessionClaimName)
+        if let sessionID, sessionID.isEmpty || sessionID.utf8.count > Self.maxSessionIDLength {
+            throw .unusableSessionID(payload.sessionClaimName)
+        }
         self.init(
             subject: subject,
-            sessionID: try Self.optional(payload.sid, "sid"),
+            sessionID: sessionID,
             expiresAt: expiresAt,
             notBefore: try Self.optional(payload.nbf, "nbf"),
             issuedAt: try Self.optional(payload.iat, "iat"),

@@ -33,6 +33,10 @@ public enum AccessTokenError: Error, Equatable, Sendable {
     /// `AccessClaims.maxSubjectLength` or a character outside `A-Z a-z 0-9 _ - : . @`. Refused on
     /// every route, so a user no stream can serve is not served by REST either.
     case unusableSubject(String)
+    /// The session claim (`sid`, or the configured one: the string) is an empty string or longer
+    /// than `AccessClaims.maxSessionIDLength` bytes: `DELETE /v1/sessions/{sid}` could not name it,
+    /// so the session could never be ended (SPEC DV-4). Refused on every route.
+    case unusableSessionID(String)
 
     /// Human-readable description for logs. Never sent to clients.
     public var message: String {
@@ -49,6 +53,8 @@ public enum AccessTokenError: Error, Equatable, Sendable {
         case .invalidClaim(let name): "token claim \"\(name)\" has an invalid type or value"
         case .unusableSubject(let name):
             "token claim \"\(name)\" must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @ (it names the user's channel user:{\(name)})"
+        case .unusableSessionID(let name):
+            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSessionIDLength) bytes (UTF-8), so that DELETE /v1/sessions/{\(name)} can end the session"
         }
     }
 }

@@ -10,7 +10,7 @@ enum OpenAPIComponents {
         return .object([
             ("securitySchemes", OpenAPIDocument.parse(securitySchemes)),
             ("schemas", .object(schemas)),
-            ("responses", OpenAPIDocument.parse(responses)),
+            ("responses", OpenAPIResponse.withRequestID(OpenAPIDocument.parse(responses))),
             ("parameters", OpenAPIDocument.parse(parameters)),
             ("requestBodies", OpenAPIDocument.parse(requestBodies)),
             ("headers", OpenAPIDocument.parse(headers)),
@@ -52,7 +52,7 @@ enum OpenAPIComponents {
         }
       },
       "InvalidToken": {
-        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid (`invalid_token`), or its session has ended (`session_ended`).",
+        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
         "content": {
           "application/json": {
             "schema": {
@@ -208,6 +208,65 @@ enum OpenAPIComponents {
           }
         }
       },
+      "RequestTimeout": {
+        "description": "The request line, headers or body did not arrive within `HERALD_REQUEST_TIMEOUT_SECONDS`: refused before routing (`request_timeout`), then closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["request_timeout"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "NotImplemented": {
+        "description": "A `Transfer-Encoding` other than `chunked` (RFC 9112 §6.1): refused before routing (`not_implemented`, the message names the coding), then closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["not_implemented"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "VersionNotSupported": {
+        "description": "A request line naming an HTTP version other than 1.x (`HTTP/2.0`, `HTTP/0.9`): refused before routing (`http_version_not_supported`), then closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["http_version_not_supported"]}}}
+              ]
+            }
+          }
+        }
+      },
+      "MethodNotAllowed": {
+        "description": "A method the path does not serve (no operation of this document): 405 `method_not_allowed`, `Allow` listing the path's methods (`HEAD` beside every `GET`). Not listed under each operation, since an operation is the method the path serves.",
+        "headers": {
+          "Allow": {
+            "required": true,
+            "description": "The path's methods, comma-separated (`GET, HEAD, PUT`).",
+            "schema": {"type": "string"}
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "allOf": [
+                {"$ref": "#/components/schemas/Error"},
+                {"properties": {"error": {"enum": ["method_not_allowed"]}}}
+              ]
+            }
+          }
+        }
+      },
       "ForbiddenChannel": {
         "description": "A requested channel is not granted by the token's `channels` claim (`forbidden_channel`; `channel` names it).",
         "content": {
@@ -309,6 +368,11 @@ enum OpenAPIComponents {
 
     static let headers = #"""
     {
+      "XRequestId": {
+        "required": false,
+        "description": "The request's id: the caller's `X-Request-Id` when it was 1-64 printable characters, else one Herald made. Herald logs it with the request (docs/operations.md), so a proxy's id lines up with Herald's log. Every answer to a request whose head was read carries it; a refusal of HTTP that could not be read (a malformed request line, 408, 431, 501, 505) may come without it.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 64}
+      },
       "HeraldCursor": {
         "required": true,
         "description": "The stream position taken before the read: open the SSE stream with it as `Last-Event-ID` (or the WebSocket with `last_event_id`) to get every change after what this answer shows.",
@@ -340,6 +404,9 @@ extension OpenAPIResponse {
     static let storageFull = OpenAPIResponse.shared("StorageFull")
     static let tooManyConnections = OpenAPIResponse.shared("TooManyConnections")
     static let headerTooLarge = OpenAPIResponse.shared("HeaderTooLarge")
+    static let requestTimeout = OpenAPIResponse.shared("RequestTimeout")
+    static let notImplemented = OpenAPIResponse.shared("NotImplemented")
+    static let versionNotSupported = OpenAPIResponse.shared("VersionNotSupported")
     static let forbiddenChannel = OpenAPIResponse.shared("ForbiddenChannel")
     static let pushPreferences = OpenAPIResponse.shared("PushPreferences")
 }

@@ -8,7 +8,7 @@ enum OpenAPIDocument {
         ("title", .string("Herald")),
         ("version", .string("0.1.0")),
         ("summary", .string("Realtime invalidation streams (SSE and WebSocket), presence, the push-device registry, and notifications (inbox, preferences, push planning).")),
-        ("description", .string(#"Herald's HTTP API (docs/api.md; stream protocol in docs/protocol.md). Every error is `{"error", "message"}` plus `field` for validation errors. `HEAD` is answered for every `GET` route; unknown paths are 404 `not_found`, other methods on a known path 405 `method_not_allowed` with `Allow`. Malformed HTTP is refused before routing (400, 408, 413, 431, 501, 505)."#)),
+        ("description", .string(#"Herald's HTTP API (docs/api.md; stream protocol in docs/protocol.md). Every error is `{"error", "message"}` plus `field` for validation errors. `HEAD` is answered for every `GET` route; unknown paths are 404 `not_found`, other methods on a known path 405 `method_not_allowed` with `Allow` (`#/components/responses/MethodNotAllowed`). Malformed HTTP is refused before routing (400, 408, 413, 431, 501, 505). Every routed answer carries `X-Request-Id` (`#/components/headers/XRequestId`). A 500 `internal_error` is a server fault on any route, not part of any operation's contract."#)),
     ])
 
     /// The tags, in the order documentation tools list them.

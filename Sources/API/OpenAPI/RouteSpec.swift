@@ -34,8 +34,12 @@ struct RouteSpec: Sendable {
         // A route that may meet a busy database may meet a full disk too: storage failures are
         // mapped in one place (`DatabaseResponder`), so their 507 is declared in one place.
         if case .shared("StorageUnavailable", _)? = responses[503], responses[507] == nil { responses[507] = .storageFull }
-        // Any request may carry headers past the limit; the parser refuses them before routing.
+        // Any request may carry headers past the limit, arrive too slowly, name a transfer coding
+        // or an HTTP version Herald does not speak: the parser refuses them before routing.
         if responses[431] == nil { responses[431] = .headerTooLarge }
+        if responses[408] == nil { responses[408] = .requestTimeout }
+        if responses[501] == nil { responses[501] = .notImplemented }
+        if responses[505] == nil { responses[505] = .versionNotSupported }
         // Any route that reads credentials refuses `Authorization` given twice (`Authenticator`).
         if case .none = auth {} else if responses[400] == nil { responses[400] = .invalidRequest }
         self.responses = responses
@@ -186,7 +190,7 @@ enum OpenAPIResponse: Sendable {
             return .object(members)
         case .inline(let description, let content, let headers, let links):
             var members: [(String, JSONValue)] = [("description", .string(description))]
-            if let headers { members.append(("headers", OpenAPIDocument.parse(headers))) }
+            members.append(("headers", Self.addingRequestID(to: headers.map(OpenAPIDocument.parse))))
             if !content.isEmpty {
                 members.append(("content", .object(content.sorted { $0.key < $1.key }.map { type, schema in
                     (type, .object(schema.map { [("schema", $0.json)] } ?? []))
@@ -195,5 +199,30 @@ enum OpenAPIResponse: Sendable {
             if let links { members.append(("links", OpenAPIDocument.parse(links))) }
             return .object(members)
         }
+    }
+}
+
+extension OpenAPIResponse {
+    /// The `X-Request-Id` header every routed answer carries (`HTTPConnection` adds it).
+    static let requestIDHeader: (String, JSONValue) = ("X-Request-Id", OpenAPIDocument.reference("headers", "XRequestId"))
+
+    /// A response's `headers` object with `X-Request-Id` added (kept first when already there).
+    static func addingRequestID(to headers: JSONValue?) -> JSONValue {
+        guard case .object(let members)? = headers else { return .object([requestIDHeader]) }
+        return members.contains { $0.0 == requestIDHeader.0 } ? .object(members) : .object(members + [requestIDHeader])
+    }
+
+    /// The shared `responses` object with `X-Request-Id` in each response's `headers`.
+    static func withRequestID(_ responses: JSONValue) -> JSONValue {
+        guard case .object(let named) = responses else { preconditionFailure("responses are not an object") }
+        return .object(named.map { name, response in
+            guard case .object(var members) = response else { preconditionFailure("response \(name) is not an object") }
+            if let index = members.firstIndex(where: { $0.0 == "headers" }) {
+                members[index].1 = addingRequestID(to: members[index].1)
+            } else {
+                members.insert(("headers", addingRequestID(to: nil)), at: 1)
+            }
+            return (name, .object(members))
+        })
     }
 }

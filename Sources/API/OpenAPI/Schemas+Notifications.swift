@@ -544,7 +544,7 @@ extension OpenAPIComponents {
             "type": ["array", "null"],
             "maxItems": 500,
             "items": {"$ref": "#/components/schemas/Name"},
-            "description": "The kinds to push; absent or null: the catalog's defaults. With a catalog loaded, a kind it lacks is 400."
+            "description": "The kinds to push; absent or null: the catalog's defaults (without a catalog: every kind); `[]`: none. With a catalog loaded, a kind it lacks is 400."
           }
         }
       },
@@ -554,7 +554,11 @@ extension OpenAPIComponents {
         "properties": {
           "scope": {"type": ["string", "null"], "description": "Null for the global switch."},
           "is_enabled": {"type": "boolean"},
-          "enabled_events": {"type": "array", "items": {"type": "string"}, "description": "Sorted, each once."},
+          "enabled_events": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "description": "The saved list, sorted, each once; with nothing (or null) saved, the kinds on by default with a catalog, and null (every kind is pushed) without one. PUT back unchanged, it keeps what is pushed."
+          },
           "available_events": {
             "type": "array",
             "items": {"type": "string"},

@@ -16,7 +16,6 @@ extension DevRoutes {
                 404: .shared("NotFound", description: "Not in dev mode: the route does not exist (`not_found`)."),
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
-                500: .json("The demo app's token could not be signed (OpenSSL failed).", .error(["internal_error"])),
                 429: .tooManyConnections,
             ])
 

@@ -91,10 +91,13 @@ struct PreferenceRoutes {
         return catalog.availableKinds(permissions: Set(member?.permissions ?? []))
     }
 
-    private static func json(scope: String?, saved: PushPreferenceRecord?, available: [NotificationKind], catalog: NotificationCatalog) -> String {
-        let enabled = saved?.enabledEvents ?? available.filter(\.defaultEnabled).map(\.name)
+    /// The answer of GET and PUT. `enabled_events` is what a PUT of the same body keeps: the saved
+    /// list; else, with a catalog, the kinds on by default here; else `null`, "every kind" (without
+    /// a catalog there is no list of defaults, and `[]` is a saved list that pushes nothing).
+    static func json(scope: String?, saved: PushPreferenceRecord?, available: [NotificationKind], catalog: NotificationCatalog) -> String {
+        let enabled = saved?.enabledEvents ?? (catalog.kinds.isEmpty ? nil : available.filter(\.defaultEnabled).map(\.name))
         return "{\"scope\":\(scope.map(JSONText.quote) ?? "null"),\"is_enabled\":\(saved?.isEnabled ?? true),"
-            + "\"enabled_events\":\(JSONText.array(enabled)),\"available_events\":\(JSONText.array(available.map(\.name))),"
+            + "\"enabled_events\":\(enabled.map(JSONText.array) ?? "null"),\"available_events\":\(JSONText.array(available.map(\.name))),"
             + "\"is_default\":\(saved == nil)}"
     }
 }

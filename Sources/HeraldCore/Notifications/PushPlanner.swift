@@ -55,8 +55,12 @@ package struct PushPlanner: Sendable {
         if let saved {
             guard saved.isEnabled else { return false }
             // A saved list speaks only for kinds it could name: with a catalog, a kind outside it
-            // cannot be listed (PUT refuses it), so the list does not turn it off.
-            if let events = saved.enabledEvents, catalog.kinds.isEmpty || catalog.kind(kind) != nil { return events.contains(kind) }
+            // cannot be listed (PUT refuses it), and one without preferences (`"preferences":
+            // false`) is never offered in `available_events`, so the list turns neither off (a
+            // GET's body PUT back must not change what is pushed).
+            if let events = saved.enabledEvents, catalog.kinds.isEmpty || catalog.kind(kind)?.inPreferences == true {
+                return events.contains(kind)
+            }
         }
         return catalog.kind(kind)?.defaultEnabled ?? true
     }

@@ -41,13 +41,14 @@ extension HTTPConnection {
     }
 
     /// Called by the hub when the broker lost messages of `channels` (SC-3): one `reset` event
-    /// (SSE, with `position` as its id so a reconnect is not reset again for the same gap) or
-    /// frame (WebSocket), in order with the messages around it.
+    /// (SSE) or frame (WebSocket), with `position` as its id so a reconnect is not reset again
+    /// for the same gap, in order with the messages around it.
     func reset(_ channels: [ChannelName], position: StreamCursor) {
         guard acceptsStreamMessages else { return }
-        let list = JSONText.array(channels.map(\.rawValue))
+        // As the client named them: a stored app's channels are namespaced inside (ADR 0006).
+        let list = JSONText.array(channels.map(\.clientName))
         let bytes = isWebSocket
-            ? WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(list)}")
+            ? WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(list),\"id\":\"\(position)\"}")
             : SSEEncoder.event(id: position.description, event: "reset", data: "{\"channels\":\(list)}")
         if !backlog.isEmpty {
             backlog.append(.bytes(bytes))

@@ -226,7 +226,8 @@ extension HTTPConnection {
                 return
             }
             var resume = ResumePoint.fresh
-            if let raw = object["last_event_id"] {
+            // null and "" mean no cursor, as an empty Last-Event-ID does for SSE.
+            if let raw = object["last_event_id"], !(raw is NSNull) {
                 guard let text = raw as? String else {
                     sendError(session, "invalid_request", "last_event_id must be a string", field: "last_event_id")
                     return
@@ -349,10 +350,14 @@ extension HTTPConnection {
         }
         // A resumed channel's state before what was missed since the cursor (see SSE).
         for message in snapshot.baseline { backlog.append(.bytes(message.snapshotWebSocketFrame)) }
-        if !snapshot.reset.isEmpty {
-            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.clientName)))}")))
-        }
         for message in snapshot.replay { backlog.append(.message(message)) }
+        if !snapshot.reset.isEmpty {
+            // After the replay, carrying the live position, as SSE's reset: a client that keeps
+            // it as its last id and reconnects is not reset again for the same gap.
+            let live = StreamCursor(epoch: snapshot.position.epoch, sequence: snapshot.since)
+            backlog.append(.bytes(WebSocketFrameEncoder.text("{\"type\":\"reset\",\"channels\":\(JSONText.array(snapshot.reset.map(\.clientName))),"
+                + "\"id\":\"\(live)\"}")))
+        }
         for message in snapshot.retained { backlog.append(.bytes(message.snapshotWebSocketFrame)) }
         refill()
     }

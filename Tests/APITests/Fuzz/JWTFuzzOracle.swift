@@ -95,7 +95,9 @@ enum JWTFuzzOracle {
                   matchesOptional(p["session_exp"], claims.sessionExpiresAt, rounding: .down) else {
                 return ("times \(claims) are not the payload's \(p)", false)
             }
-            if case .string(let sid)? = p["sid"] { guard claims.sessionID == sid else { return ("sid", false) } } else if claims.sessionID != nil { return ("sid", false) }
+            if case .string(let sid)? = p["sid"] {
+                guard claims.sessionID == sid, !sid.isEmpty, sid.utf8.count <= AccessClaims.maxSessionIDLength else { return ("sid \(sid.debugDescription) accepted", false) }
+            } else if claims.sessionID != nil { return ("sid", false) }
             let channels: [String] = if case .array(let values)? = p["channels"] {
                 values.compactMap { if case .string(let s) = $0 { s } else { nil } }
             } else { [] }
@@ -123,6 +125,11 @@ enum JWTFuzzOracle {
             // A non-empty string that cannot form `user:{sub}` (too long, or outside the channel alphabet).
             guard case .string(let s)? = p[name], !s.isEmpty else { return ("\(name) reported unusable: \(p[name]?.compactText ?? "absent")", false) }
             return s.utf8.count > AccessClaims.maxSubjectLength || ChannelName.personal(userID: s) == nil
+                ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
+        case .failure(.unusableSessionID(let name)):
+            // An empty string or one longer than `DELETE /v1/sessions/{sid}` takes.
+            guard case .string(let s)? = p[name] else { return ("\(name) reported unusable: \(p[name]?.compactText ?? "absent")", false) }
+            return s.isEmpty || s.utf8.count > AccessClaims.maxSessionIDLength
                 ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.expired):
             guard case .integer(let exp)? = p["exp"] else { return (nil, true) }
