@@ -301,6 +301,18 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         }
     }
 
+    /// A publisher on the next loop (it is answered once first, so the holder is accepted after
+    /// it) and a holder on the other, whose `/hold` keeps that loop busy until `server.release`.
+    private static func publisherWithTheOtherLoopHeld(_ server: TestServer) throws -> (publisher: TestClient, holder: TestClient) {
+        let publisher = try TestClient(port: server.port)
+        publisher.send("POST /p/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        _ = try #require(publisher.read(through: "\"delivered\":0}"))
+        let holder = try TestClient(port: server.port)
+        holder.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        server.held.wait()
+        return (publisher, holder)
+    }
+
     @Test func anAnswerAlsoWaitsForTheOtherLoopsShareOfTheFanOut() throws {
         // Two loops, connections handed to them in turn as accepted: streams opened one by one,
         // then the publisher (400th, after a first answer, so accepted before the next one) with
@@ -310,12 +322,7 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         // the slowest loop, not only to its own).
         let server = try TestServer(loops: 2) { $0.maxStreamsPerUser = 0 }
         let streams = try (0..<400).map { _ in try server.openStream("crowd").0 }
-        let publisher = try TestClient(port: server.port)
-        publisher.send("POST /p/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        _ = try #require(publisher.read(through: "\"delivered\":0}"))
-        let holder = try TestClient(port: server.port)
-        holder.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        server.held.wait()
+        let (publisher, holder) = try Self.publisherWithTheOtherLoopHeld(server)
         defer { server.release.signal() }
 
         publisher.send("POST /p/crowd HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
@@ -342,13 +349,8 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         // wedged or starved loop must not hold every publisher).
         let server = try TestServer(loops: 2) { $0.maxStreamsPerUser = 0 }
         let streams = try (0..<4).map { _ in try server.openStream("pair").0 }
-        let publisher = try TestClient(port: server.port)
-        publisher.send("POST /p/nobody HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        _ = try #require(publisher.read(through: "\"delivered\":0}"))
-        let holder = try TestClient(port: server.port)
-        holder.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        server.held.wait()
-        defer { server.release.signal() }
+        let (publisher, holder) = try Self.publisherWithTheOtherLoopHeld(server)
+        defer { server.release.signal(); withExtendedLifetime(holder) {} }
 
         publisher.send("POST /p/pair HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         let answer = try #require(publisher.read(through: "\"delivered\":4}"))

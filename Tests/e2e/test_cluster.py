@@ -211,7 +211,26 @@ class SSESub:
         self.stream.close()
 
 
-class WSSub:
+class ThreadedWebSocket:
+    """A WebSocket (websockets' sync client) read on a daemon thread by the subclass's `_run`."""
+
+    def _open(self, url: str, token: str, **options):
+        self._connection = ws_connect(url, additional_headers=auth(token), open_timeout=10, **options)
+        self.ws = self._connection.__enter__()
+
+    def _start(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        try:
+            self._connection.__exit__(None, None, None)
+        except Exception:
+            pass
+        self.thread.join(timeout=3)
+
+
+class WSSub(ThreadedWebSocket):
     """A WebSocket on one node read on a daemon thread (websockets' sync client)."""
 
     def __init__(self, node: Herald, channel: str, last_event_id=None, user=None):
@@ -221,13 +240,11 @@ class WSSub:
         url = f"ws://127.0.0.1:{node.port}/v1/ws?channels={channel}"
         if last_event_id:
             url += f"&last_event_id={last_event_id}"
-        self._connection = ws_connect(url, additional_headers=auth(token), open_timeout=10, max_size=2 ** 22)
-        self.ws = self._connection.__enter__()
+        self._open(url, token, max_size=2 ** 22)
         self.log: list = []
         self.last_id = None
         self.end_reason = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        self._start()
 
     def _run(self):
         try:
@@ -255,13 +272,6 @@ class WSSub:
     @property
     def alive(self) -> bool:
         return self.end_reason is None
-
-    def close(self):
-        try:
-            self._connection.__exit__(None, None, None)
-        except Exception:
-            pass
-        self.thread.join(timeout=3)
 
 
 def messages(sub, channel) -> list:
@@ -681,15 +691,13 @@ def test_live_xor_push_while_devices_flip_on_B_and_C_and_notifications_enter_at_
     assert steady_checked >= 120, steady_checked   # most (notification, device) pairs were steady
 
 
-class WSClient:
+class WSClient(ThreadedWebSocket):
     """A WebSocket with its token on the upgrade, read on a daemon thread into `log`."""
 
     def __init__(self, node: Herald, access: str):
-        self._connection = ws_connect(f"ws://127.0.0.1:{node.port}/v1/ws", additional_headers=auth(access), open_timeout=10)
-        self.ws = self._connection.__enter__()
+        self._open(f"ws://127.0.0.1:{node.port}/v1/ws", access)
         self.log: list = []
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        self._start()
 
     def _run(self):
         try:
@@ -704,13 +712,6 @@ class WSClient:
 
     def send(self, message: dict):
         self.ws.send(json.dumps(message))
-
-    def close(self):
-        try:
-            self._connection.__exit__(None, None, None)
-        except Exception:
-            pass
-        self.thread.join(timeout=3)
 
 
 def open_client(node: Herald, transport: str, access: str):
