@@ -41,6 +41,18 @@ import Testing
         #expect(requests.allSatisfy { list.contains($0) })
     }
 
+    /// Keys less than `slack` apart keep their insert order: the sawtooth of one deadline's pushes
+    /// (whole milliseconds on the wall clock, placed on the monotonic one) is not sorted exactly.
+    @Test func keysWithinTheSlackKeepInsertOrder() {
+        var list = H2RequestList(order: .sendBy)
+        let values: [UInt64] = [10 * Self.ms + 900_000, 10 * Self.ms + 950_000, 10 * Self.ms + 10, 10 * Self.ms + 20,
+                                9 * Self.ms, .max - 1]
+        for v in values { list.insert(Self.request(sendBy: v)) }
+        // 9 ms is more than the slack before every other key; .max - 1 does not overflow the search.
+        #expect(Self.keys(list) == [9 * Self.ms, 10 * Self.ms + 900_000, 10 * Self.ms + 950_000, 10 * Self.ms + 10, 10 * Self.ms + 20,
+                                    .max - 1])
+    }
+
     @Test func removesHeadMiddleAndTailAndIgnoresOutsiders() {
         var list = H2RequestList(order: .deadline)
         let requests = (1...5).map { Self.request(deadline: UInt64($0) * 10 * Self.ms) }
