@@ -1,5 +1,6 @@
 import HeraldCore
 import PushHTTP
+import Synchronization
 
 /// Turns a `PushNotification` into the APNs provider-API request (SPEC PU-1, PU-3, PU-4;
 /// push-providers.md §1.2–1.4, §1.10).
@@ -66,7 +67,7 @@ public enum APNsRequestBuilder {
 
         let body: [UInt8]
         if let bodies {
-            body = try bodies.cache.value(for: notification) { () throws(PushPayloadError) in try payload(for: notification).bytes }
+            body = try bodies.body(for: notification) { () throws(PushPayloadError) in try payload(for: notification).bytes }
         } else {
             body = try payload(for: notification).bytes
         }
@@ -119,9 +120,31 @@ public enum APNsRequestBuilder {
     }
 }
 
-/// The APNs body of the last notification sent (`APNsRequestBuilder.request(…bodies:)`).
+/// The APNs body of the last notification sent (`APNsRequestBuilder.request(…bodies:)`): pushes
+/// come in runs of one notification to many devices, so the body built for the first device of a
+/// run serves the rest. One slot, so it holds no more than one body whatever the traffic.
+///
+/// Concrete, not a generic cache from PushHTTP: across modules a generic one stayed
+/// unspecialized (~3k instructions a push of metadata look-ups and value-witness calls, issue 17).
+///
+/// # Thread safety
+/// A `Mutex` guards the slot; `make` runs outside it (two threads missing at once both make the
+/// body; the later one stays).
 public final class APNsBodyCache: Sendable {
-    let cache = LastValueCache<PushNotification, [UInt8]>()
+    private let slot = Mutex<(notification: PushNotification, body: [UInt8])?>(nil)
 
     public init() {}
+
+    /// The body remembered for `notification` when the last one was equal, else `make()`'s, which
+    /// is then remembered. - Throws: `make`'s error (nothing is remembered then).
+    func body(for notification: PushNotification, make: () throws(PushPayloadError) -> [UInt8]) throws(PushPayloadError) -> [UInt8] {
+        let hit = slot.withLock { slot -> [UInt8]? in
+            guard let slot, slot.notification == notification else { return nil }
+            return slot.body
+        }
+        if let hit { return hit }
+        let body = try make()
+        slot.withLock { $0 = (notification, body) }
+        return body
+    }
 }
