@@ -454,9 +454,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += 1
         let done: @Sendable (Recorded) -> Void = { [self] result in
-            queue.async { [self] in
-                if case .held = result {} else { finished() }
-            }
+            if case .held = result {} else { finished() }
         }
         if let prepared = screen(item.job, payload: item.payload, done: done) { deliver(prepared, device: item.device) }
     }
@@ -606,10 +604,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         ready.reserveCapacity(jobs.count)
         for job in jobs {
             let done: @Sendable (Recorded) -> Void = { [self] result in
-                queue.async { [self] in
-                    if case .held = result {} else { finished() }
-                    recorded(result)
-                }
+                if case .held = result {} else { finished() }
+                recorded(result)
             }
             if let prepared = prepare(job, done: done) { ready.append(prepared) }
         }
@@ -742,17 +738,23 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// its slot for two turns of the writer, which capped the choke point's pushes).
     private func sendEnded() {
         sending.subtract(1, ordering: .relaxed)
-        queue.async { [self] in
-            // Jobs leased at insert first: they are this worker's already, a claim would take others.
-            if state == .polling { startWaiting() }
-            if state == .polling { claimWanted = true }
-            flush()
-        }
+        queue.async { [self] in afterSendEnded() }
+    }
+
+    /// `sendEnded`'s work on `queue`, once the slot was given back.
+    private func afterSendEnded() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        // Jobs leased at insert first: they are this worker's already, a claim would take others.
+        if state == .polling { startWaiting() }
+        if state == .polling { claimWanted = true }
+        flush()
     }
 
     // MARK: One job
 
     /// A claimed job whose payload was read and that is still to be sent: its device comes next.
+    /// Its `done` is called once, on `queue`, when its outcome was written (or held, or given up):
+    /// the outcomes of one group commit reach `queue` in one hop, not one each.
     private struct Prepared: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
@@ -791,7 +793,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
-    /// outcome; `done` is called once, from any thread, after its outcome's transaction.
+    /// outcome; `done` is called once, on `queue`, after its outcome's transaction.
     private func deliver(_ prepared: Prepared, device found: DeviceRecord?) {
         let job = prepared.job, payload = prepared.payload, done = prepared.done
         let deviceID = payload.deviceID
@@ -882,7 +884,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             if case .failure(let error) = result {
                 logFailure("recording a skipped push failed", job: job, error: error)
             }
-            done(result.isSuccess ? .recorded : .notRecorded)
+            queue.async { done(result.isSuccess ? .recorded : .notRecorded) }
         }
     }
 
@@ -921,10 +923,12 @@ public final class DeliveryWorker: @unchecked Sendable {
             writeOne(write, done: done)
             return sendEnded()
         }
+        // One hop for both: the outcome joins the next write, and the freed slot is claimed for.
+        sending.subtract(1, ordering: .relaxed)
         queue.async { [self] in
             pendingOutcomes.append(PendingOutcome(write: write, done: done))
+            afterSendEnded()
         }
-        sendEnded()
     }
 
     /// An outcome waiting for the next group commit.
@@ -975,9 +979,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
         if batch.count == 1, !claim {
             let only = batch[0]
-            return writeOne(only.write) { recorded in
+            return writeOne(only.write) { [self] recorded in
                 only.done(recorded)
-                next()
+                writes -= 1
+                flush()
             }
         }
         let bodies = batch.map { outcomeTransaction($0.write) }
@@ -1010,7 +1015,6 @@ public final class DeliveryWorker: @unchecked Sendable {
                 for (item, counts) in zip(batch, written.outcomes) {
                     guard let counts else {
                         logFailure("recording a push outcome failed", job: item.write.job, error: LeaseLost())
-                        item.done(.notRecorded)
                         continue
                     }
                     total.delivered += counts.delivered
@@ -1019,9 +1023,9 @@ public final class DeliveryWorker: @unchecked Sendable {
                     total.devicesDeleted += counts.devicesDeleted
                 }
                 add(total)
-                for (item, counts) in zip(batch, written.outcomes) where counts != nil { item.done(.recorded) }
-                // After the outcomes' slots are freed (their `done` hops are queued first).
+                // One hop for every outcome of the write (and the next claim's sends after them).
                 queue.async { [self] in
+                    for (item, counts) in zip(batch, written.outcomes) { item.done(counts == nil ? .notRecorded : .recorded) }
                     writes -= 1
                     if written.want > 0 {
                         let jobs = adoptHeld(written.claimed)
@@ -1060,15 +1064,15 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    /// Writes one outcome in its own transaction, then calls `done`; holds it when the write fails
-    /// for a passing fault.
+    /// Writes one outcome in its own transaction, then calls `done` on `queue`; holds it when the
+    /// write fails for a passing fault.
     private func writeOne(_ write: OutcomeWrite, done: @escaping @Sendable (Recorded) -> Void) {
         let job = write.job
         storage.write(outcomeTransaction(write)) { [self] result in
             switch result {
             case .success(let counts):
                 add(counts)
-                done(.recorded)
+                queue.async { done(.recorded) }
             case .failure(let error) where Self.passes(error):
                 queue.async { [self] in
                     log.error("recording a push outcome failed; it is held and written again, the push is not sent again",
@@ -1080,7 +1084,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             case .failure(let error):
                 // The lease will expire and the job come back: nothing is lost, it may be sent twice.
                 logFailure("recording a push outcome failed", job: job, error: error)
-                done(.notRecorded)
+                queue.async { done(.notRecorded) }
             }
         }
     }

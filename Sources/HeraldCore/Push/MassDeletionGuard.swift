@@ -41,7 +41,10 @@ public final class MassDeletionGuard: Sendable {
     }
 
     private struct ProviderState {
-        var recent: [String?] = []   // rejection reason, or nil for any other answer
+        /// The last `window` answers: a rejection reason, or nil for any other answer. A ring once
+        /// full (`next` is the oldest): only counts are read, never the order.
+        var recent: [String?] = []
+        var next = 0
         var tripped: String?         // the reason that tripped it
     }
 
@@ -55,11 +58,12 @@ public final class MassDeletionGuard: Sendable {
     /// Records an answer that was not a token rejection (delivered, retried…). A delivery resets
     /// a tripped guard.
     public func recordOther(provider: String, delivered: Bool) {
+        // In place: a copy out and back hashed the key twice and copied `recent` on every push.
         state.withLock { states in
-            var s = states[provider] ?? ProviderState()
-            push(nil, into: &s)
-            if delivered { s.tripped = nil }
-            states[provider] = s
+            update(&states[provider, default: ProviderState()]) { s in
+                push(nil, into: &s)
+                if delivered { s.tripped = nil }
+            }
         }
     }
 
@@ -119,8 +123,16 @@ public final class MassDeletionGuard: Sendable {
         }
     }
 
+    private func update(_ s: inout ProviderState, _ body: (inout ProviderState) -> Void) { body(&s) }
+
+    /// Adds an answer to the window, in place of the oldest once it holds `limits.window`.
     private func push(_ entry: String?, into s: inout ProviderState) {
-        s.recent.append(entry)
-        if s.recent.count > limits.window { s.recent.removeFirst(s.recent.count - limits.window) }
+        let window = max(1, limits.window)
+        if s.recent.count < window {
+            s.recent.append(entry)
+        } else {
+            s.recent[s.next] = entry
+            s.next = (s.next + 1) % window
+        }
     }
 }

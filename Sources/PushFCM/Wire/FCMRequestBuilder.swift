@@ -1,5 +1,6 @@
 import HeraldCore
 import PushHTTP
+import Synchronization
 
 /// Turns a `PushNotification` into an FCM HTTP v1 `messages:send` request (SPEC PU-2, PU-3, PU-4;
 /// seed 001 shape; push-providers.md §2.1–2.3).
@@ -56,7 +57,7 @@ public enum FCMRequestBuilder {
         let untargeted: [UInt8]
         if let bodies {
             // The TTL is in the key: with a millisecond expiry it can drop within one second.
-            untargeted = try bodies.cache.value(for: FCMBodyCache.Key(notification: notification, now: now, ttl: ttl)) { () throws(PushPayloadError) in
+            untargeted = try bodies.body(for: FCMBodyCache.Key(notification: notification, now: now, ttl: ttl)) { () throws(PushPayloadError) in
                 try untargetedBody(for: notification, now: now, ttl: ttl)
             }
         } else {
@@ -172,7 +173,22 @@ public final class FCMBodyCache: Sendable {
         let ttl: Int
     }
 
-    let cache = LastValueCache<Key, [UInt8]>()
+    /// Concrete, not a generic cache from PushHTTP: across modules a generic one stayed
+    /// unspecialized (~3k instructions a push, issue 17). `make` runs outside the lock.
+    private let slot = Mutex<(key: Key, body: [UInt8])?>(nil)
 
     public init() {}
+
+    /// The body remembered for `key` when the last key was equal, else `make()`'s, which is then
+    /// remembered. - Throws: `make`'s error (nothing is remembered then).
+    func body(for key: Key, make: () throws(PushPayloadError) -> [UInt8]) throws(PushPayloadError) -> [UInt8] {
+        let hit = slot.withLock { slot -> [UInt8]? in
+            guard let slot, slot.key == key else { return nil }
+            return slot.body
+        }
+        if let hit { return hit }
+        let body = try make()
+        slot.withLock { $0 = (key, body) }
+        return body
+    }
 }

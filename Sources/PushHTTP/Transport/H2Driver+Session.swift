@@ -89,7 +89,7 @@ extension H2Driver {
     /// oldest); false once it was retried `maxRetries` times.
     func retry(_ r: H2Request) -> Bool {
         guard r.retries < Self.maxRetries, let origin = r.origin else { return false }
-        removeTimeout(r)
+        timeouts.remove(r)
         r.retries += 1
         r.connection = nil
         r.streamID = -1
@@ -99,66 +99,18 @@ extension H2Driver {
         return true
     }
 
-    /// Puts a request that got a stream in the timeout list, in `deadline` order: searched from the
-    /// end, where a request with the plain request timeout always goes.
-    func insertTimeout(_ r: H2Request) {
-        r.inTimeoutList = true
-        var before = timeoutTail
-        while let b = before, b.deadline > r.deadline { before = b.timeoutPrev }
-        r.timeoutPrev = before
-        if let before {
-            r.timeoutNext = before.timeoutNext
-            before.timeoutNext = r
-        } else {
-            r.timeoutNext = timeoutHead
-            timeoutHead = r
-        }
-        if let next = r.timeoutNext { next.timeoutPrev = r } else { timeoutTail = r }
-    }
-
-    /// Puts a request waiting for a stream in the send-by list, in `sendBy` order (searched from the
-    /// end); nothing for a request without a deadline or one already in it.
+    /// Puts a request waiting for a stream in the send-by list; nothing for a request without a
+    /// deadline or one already in it.
     func insertSendBy(_ r: H2Request) {
-        guard r.sendBy != .max, !r.inSendByList else { return }
-        r.inSendByList = true
-        var before = sendByTail
-        while let b = before, b.sendBy > r.sendBy { before = b.sendByPrev }
-        r.sendByPrev = before
-        if let before {
-            r.sendByNext = before.sendByNext
-            before.sendByNext = r
-        } else {
-            r.sendByNext = sendByHead
-            sendByHead = r
-        }
-        if let next = r.sendByNext { next.sendByPrev = r } else { sendByTail = r }
-    }
-
-    func removeSendBy(_ r: H2Request) {
-        guard r.inSendByList else { return }
-        r.inSendByList = false
-        let next = r.sendByNext
-        if let prev = r.sendByPrev { prev.sendByNext = next } else { sendByHead = next }
-        if let next { next.sendByPrev = r.sendByPrev } else { sendByTail = r.sendByPrev }
-        r.sendByNext = nil
-        r.sendByPrev = nil
-    }
-
-    func removeTimeout(_ r: H2Request) {
-        guard r.inTimeoutList else { return }
-        r.inTimeoutList = false
-        let next = r.timeoutNext
-        if let prev = r.timeoutPrev { prev.timeoutNext = next } else { timeoutHead = next }
-        if let next { next.timeoutPrev = r.timeoutPrev } else { timeoutTail = r.timeoutPrev }
-        r.timeoutNext = nil
-        r.timeoutPrev = nil
+        guard r.sendBy != .max, !sendBys.contains(r) else { return }
+        sendBys.insert(r)
     }
 
     func complete(_ r: H2Request, _ result: Result<PushHTTPResponse, PushTransportError>) {
         guard !r.done else { return }
         r.done = true
-        removeTimeout(r)
-        removeSendBy(r)
+        timeouts.remove(r)
+        sendBys.remove(r)
         shared.completed.add(1, ordering: .relaxed)
         r.finish(result, newConnection: r.newConnection)
     }
@@ -192,7 +144,7 @@ extension H2Driver {
             r.connection = nil
             let unprocessed = !r.headersSent || r.streamID > connection.goawayLastStreamID
             if unprocessed && r.retries < Self.maxRetries {
-                removeTimeout(r)
+                timeouts.remove(r)
                 r.retries += 1
                 r.streamID = -1
                 retried.append(r)
@@ -211,15 +163,15 @@ extension H2Driver {
     /// Send-by deadlines of waiting requests, stream timeouts, connection deadlines (connect + TLS +
     /// SETTINGS) and idle age.
     func sweep(now: UInt64) {
-        if let first = sendByHead, first.sendBy <= now {
+        if let first = sendBys.head, first.sendBy <= now {
             // Never on the wire: dropped where they wait, then taken out of their queues.
-            while let r = sendByHead, r.sendBy <= now {
+            while let r = sendBys.head, r.sendBy <= now {
                 r.origin?.holdsDone = true
                 complete(r, .failure(.sendByPassed))
             }
             for origin in origins where origin.holdsDone { origin.removeDone() }
         }
-        while let r = timeoutHead, r.deadline <= now {
+        while let r = timeouts.head, r.deadline <= now {
             let connection = r.connection
             complete(r, .failure(.timeout))
             if let connection, let session = connection.session {
@@ -261,8 +213,8 @@ extension H2Driver {
             origin.connections.removeAll()
         }
         for r in extra { complete(r, .failure(.shutdown)) }
-        while let r = timeoutHead { removeTimeout(r) }
-        while let r = sendByHead { removeSendBy(r) }
+        while let r = timeouts.head { timeouts.remove(r) }
+        while let r = sendBys.head { sendBys.remove(r) }
         // `send` no longer writes the eventfd (running is false, checked under the same lock).
         shared.inbox.withLock { _ in }
         releaseResources()

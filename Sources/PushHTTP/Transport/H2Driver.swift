@@ -22,15 +22,10 @@ final class H2Driver: @unchecked Sendable {
     var dirtyConnections: [H2Connection] = []
     var dirtyOrigins: [H2Origin] = []
     /// Requests holding a stream, in deadline order: most streams get the same timeout, so a new one
-    /// goes at the end (one sooner for its send-by deadline is placed from the end). A doubly linked
-    /// list through the requests: a finished one leaves in O(1), and one stream that hangs does not
-    /// keep every request after it alive.
-    var timeoutHead: H2Request?
-    unowned(unsafe) var timeoutTail: H2Request?
-    /// Requests with a send-by deadline waiting in their origin's queue, earliest `sendBy` first
-    /// (placed from the end: deadlines mostly come in order). Linked like the timeout list.
-    var sendByHead: H2Request?
-    unowned(unsafe) var sendByTail: H2Request?
+    /// goes at the end (one sooner for its send-by deadline is placed from the end).
+    var timeouts = H2RequestList(order: .deadline)
+    /// Requests with a send-by deadline waiting in their origin's queue, earliest `sendBy` first.
+    var sendBys = H2RequestList(order: .sendBy)
     let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: 32 * 1024, alignment: 16)
     let userAgent: UnsafeMutableBufferPointer<UInt8>?
     static let maxRetries = 5
@@ -149,8 +144,8 @@ final class H2Driver: @unchecked Sendable {
         // A failed write requeued requests or closed a connection: dispatch them without waiting.
         if !dirtyOrigins.isEmpty || !dirtyConnections.isEmpty { return 0 }
         var next = UInt64.max
-        if let head = timeoutHead { next = head.deadline }
-        if let head = sendByHead { next = min(next, head.sendBy) }
+        if let head = timeouts.head { next = head.deadline }
+        if let head = sendBys.head { next = min(next, head.sendBy) }
         for connection in connections.values where connection.state != .open || !connection.settingsReceived {
             next = min(next, connection.deadline)
         }
@@ -418,9 +413,9 @@ final class H2Driver: @unchecked Sendable {
         r.newConnection = connection.firstStream
         connection.firstStream = false
         connection.streams[id] = r
-        removeSendBy(r)
+        sendBys.remove(r)
         r.deadline = min(now &+ UInt64(max(1, configuration.requestTimeoutMs)) * 1_000_000, r.sendBy)
-        insertTimeout(r)
+        timeouts.insert(r)
         markDirty(connection)
     }
 }

@@ -49,21 +49,17 @@ final class H2Request: @unchecked Sendable {
     var tooLarge = false
     var headersSent = false
     var retries = 0
-    /// The driver's deadline list (oldest first): a request is in it while it holds a stream.
-    var timeoutNext: H2Request?
-    unowned(unsafe) var timeoutPrev: H2Request?
-    var inTimeoutList = false
+    /// Its place in the driver's timeout list (`H2Driver.timeouts`): in it while it holds a stream.
+    var timeoutLink = H2Link()
     /// When the request times out on its stream: `requestTimeoutMs` after it got one, or its
     /// `sendBy` if that comes first.
     var deadline: UInt64 = 0
     /// The driver's clock by which it must be sent and answered (`PushHTTPRequest.sendWithinMilliseconds`
     /// from when it was handed over); `.max`: none.
     var sendBy = UInt64.max
-    /// The driver's send-by list (earliest first): a request with a `sendBy` is in it while it
-    /// waits in its origin's queue for a stream.
-    var sendByNext: H2Request?
-    unowned(unsafe) var sendByPrev: H2Request?
-    var inSendByList = false
+    /// Its place in the driver's send-by list (`H2Driver.sendBys`): a request with a `sendBy` is in
+    /// it while it waits in its origin's queue for a stream.
+    var sendByLink = H2Link()
     var newConnection = false
     var done = false
     unowned(unsafe) var origin: H2Origin?
