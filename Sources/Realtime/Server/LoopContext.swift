@@ -157,12 +157,7 @@ final class LoopContext: @unchecked Sendable {
     /// or left waiting for a full socket to drain): at once when none is pending. The hub's
     /// `afterWrites` (back-pressure and the push planner's barrier).
     func afterQueuedWrites(_ action: @escaping () -> Void) {
-        let position = sweptBase &+ UInt64(pendingFlush.count)
-        if position == sweptBase &+ UInt64(streamHead) {
-            action()
-        } else {
-            writeWaiters.append((position, action))
-        }
+        whenSwept(to: sweptBase &+ UInt64(pendingFlush.count), action)
     }
 
     /// The stream flushes, from the sweep's current position, that make an answer's share:
@@ -210,13 +205,13 @@ final class LoopContext: @unchecked Sendable {
     /// Runs `action` once this loop has written an answer's share (`shareToWrite`) of the stream
     /// writes pending now: at once when none is. Another loop's answers wait for it (`answerGates`).
     func afterShareWritten(_ action: @escaping () -> Void) {
-        let share = shareToWrite()
-        guard share > 0 else {
-            action()
-            return
-        }
-        let position = sweptBase &+ UInt64(streamHead + share)
-        // Waiters stay in order of position: this one may come before some `afterQueuedWrites` ones.
+        whenSwept(to: sweptBase &+ UInt64(streamHead + shareToWrite()), action)
+    }
+
+    /// Runs `action` once the sweep has reached `position` (`runWriteWaiters`): at once when it has.
+    private func whenSwept(to position: UInt64, _ action: @escaping () -> Void) {
+        guard position > sweptBase &+ UInt64(streamHead) else { return action() }
+        // Waiters stay in order of position: a share's may come before some whole-queue ones.
         var index = writeWaiters.count
         while index > 0, writeWaiters[index - 1].position > position { index -= 1 }
         writeWaiters.insert((position, action), at: index)
