@@ -15,6 +15,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from conftest import wait_until
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
 
@@ -109,9 +111,7 @@ def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     # A 15 KB path is logged as its first 200 bytes and "…", as the 404 shows it.
     r = HTTP.get(herald.url("/" + "p" * 15_000), headers={"X-Request-Id": "trace-long-path"})
     assert r.status_code == 404, r.status_code
-    deadline = time.monotonic() + 5
-    while "trace-long-path" not in herald.logs() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: "trace-long-path" in herald.logs(), 5, "the long path's request log line")
     [line] = [json.loads(l) for l in herald.logs().splitlines() if l.startswith("{") and "trace-long-path" in l]
     assert line["request"] == "GET /" + "p" * 199 + "…", len(line["request"])
 
