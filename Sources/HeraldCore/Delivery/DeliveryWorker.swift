@@ -293,7 +293,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///   - tx: the caller's write unit; the job commits or rolls back with it.
     /// - Returns: the job's id.
     /// - Throws: `StorageError` from the insert.
-    public func enqueue(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
+    public func enqueue(_ payload: consuming DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
                         in tx: any StorageTransaction) throws(StorageError) -> Int64 {
         try enqueueReportingLease(payload, device: device, app: app, runAt: runAt, now: now, in: tx).id
     }
@@ -305,7 +305,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///   leases reaches the worker in one hop after the commit; nil: one of its own.
     /// - Returns: the job's id, and `leased`: true when it was leased at insert.
     /// - Throws: `StorageError` from the insert.
-    public func enqueueReportingLease(_ payload: DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
+    /// (`payload` is consumed: the hand-over keeps it without a copy of its notification.)
+    public func enqueueReportingLease(_ payload: consuming DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
                                       in tx: any StorageTransaction, handoff: Handoff? = nil) throws(StorageError) -> (id: Int64, leased: Bool) {
         let text = payload.jsonText()
         guard runAt <= now, handoffOpen.load(ordering: .relaxed), let handoff = handoff ?? self.handoff(in: tx),
@@ -351,12 +352,24 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// A job leased at insert, with what its sender needs.
-    fileprivate struct Handed: Sendable {
+    ///
+    /// A class: it passes through four lists between the insert and its send (the unit's
+    /// hand-over, the worker's inbox, the waiting list, the send), and as a struct each move
+    /// copied its job, payload and device field by field, ~40 string retains and releases a
+    /// copy (issue 17: ~5k instructions a push).
+    fileprivate final class Handed: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
         let device: DeviceRecord
         /// It holds a send slot since its insert; else it waits for one (`backlogged`).
         let slotted: Bool
+
+        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, slotted: Bool) {
+            self.job = job
+            self.payload = payload
+            self.device = device
+            self.slotted = slotted
+        }
     }
 
     /// Reserves room for a job leased at insert: a send slot when one is free (true), else a
@@ -755,10 +768,19 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// A claimed job whose payload was read and that is still to be sent: its device comes next.
     /// Its `done` is called once, on `queue`, when its outcome was written (or held, or given up):
     /// the outcomes of one group commit reach `queue` in one hop, not one each.
-    private struct Prepared: Sendable {
+    ///
+    /// A class for the reason `Handed` is one: passed along and captured by the send's
+    /// completion, it is one reference instead of a job and a payload copied field by field.
+    private final class Prepared: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
         let done: @Sendable (Recorded) -> Void
+
+        init(job: JobRecord, payload: DeliveryJobPayload, done: @escaping @Sendable (Recorded) -> Void) {
+            self.job = job
+            self.payload = payload
+            self.done = done
+        }
     }
 
     /// Reads a claimed job's payload and settles at once what needs no device (an unreadable
@@ -820,16 +842,19 @@ public final class DeliveryWorker: @unchecked Sendable {
             // dropped (timed out), so its outcome is recorded before another claim may send it again.
             let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds) }
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
+                // Read from `prepared` here rather than captured one by one: the closure's
+                // context then holds one reference for the job and its payload (issue 17).
+                let job = prepared.job, origin = prepared.payload.origin
                 if case .expired = classification.outcome {
                     // NO-2: expired before (re)sending, e.g. while a refused credential was
                     // renewed: the same end as the check before sending, not a dead letter.
-                    return skip(job, origin: origin, deviceID: deviceID, outcome: .expired, note: "expired", done: done)
+                    return skip(job, origin: origin, deviceID: prepared.payload.deviceID, outcome: .expired, note: "expired", done: prepared.done)
                 }
                 var outcome = classification.outcome
                 // Accepted, confirmed later: the receipt job asks (PU-8a).
                 var receipt: PushReceiptJobPayload?
                 if case .delivered = outcome, let receiptID = classification.receiptID {
-                    receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: payload)
+                    receipt = PushReceiptJobPayload(provider: provider, receiptID: receiptID, sentAt: sentAt, delivery: prepared.payload)
                     receipt?.app = device.app == "default" ? nil : device.app
                 }
                 // PU-5a counts per provider and app: one app's wrong topic must not stop another
@@ -858,7 +883,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 default:
                     massDeletionGuard.recordOther(provider: guarded, delivered: false)
                 }
-                finish(job, outcome, device: device, origin: origin, receipt: receipt, done: done)
+                finish(job, outcome, device: device, origin: origin, receipt: receipt, done: prepared.done)
             }
         }
     }
@@ -931,10 +956,16 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    /// An outcome waiting for the next group commit.
-    private struct PendingOutcome: Sendable {
+    /// An outcome waiting for the next group commit. A class: the list of them is copied into
+    /// the write and back (a struct's outcome, job and device were copied field by field).
+    private final class PendingOutcome: Sendable {
         let write: OutcomeWrite
         let done: @Sendable (Recorded) -> Void
+
+        init(write: OutcomeWrite, done: @escaping @Sendable (Recorded) -> Void) {
+            self.write = write
+            self.done = done
+        }
     }
 
     /// What the worker's combined write returns: each outcome's counts (nil: its lease was lost),
