@@ -35,6 +35,7 @@ public final class APNsProvider: PushProvider {
     /// The same wall time in UNIX ms: `apns-expiration` and the expiry check before a resend (NO-2).
     private let millisecondClock: @Sendable () -> Int64
     private let bodies = APNsBodyCache()
+    private let authorizations = AuthorizationValueCache(prefix: "bearer ")
 
     /// - Parameters:
     ///   - credentials: `APNS_*` (SPEC PU-6).
@@ -70,7 +71,7 @@ public final class APNsProvider: PushProvider {
                 for: notification, deviceToken: target.token,
                 environment: gateways.gateway(forDeviceEnvironment: target.environment),
                 topic: credentials.topic, authToken: jwt, apnsID: pushID, now: Int(nowMilliseconds / 1000),
-                nowMilliseconds: nowMilliseconds, bodies: bodies)
+                nowMilliseconds: nowMilliseconds, bodies: bodies, authorizations: authorizations)
         } catch let error as PushPayloadError {
             return completion(classifyPayloadError(error))
         } catch APNsAuthTokenError.refreshDeferred(let secondsLeft) {

@@ -29,6 +29,9 @@ public final class FCMProvider: PushProvider {
     /// The same wall time in UNIX ms: TTLs and the expiry check before a resend (NO-2).
     private let millisecondClock: @Sendable () -> Int64
     private let bodies = FCMBodyCache()
+    /// `endpoint.sendURL(projectID:)`, made once: every message goes to it.
+    private let sendURL: String
+    private let authorizations = AuthorizationValueCache(prefix: "Bearer ")
 
     /// - Parameters:
     ///   - credentials: `FCM_*` (SPEC PU-6).
@@ -40,6 +43,7 @@ public final class FCMProvider: PushProvider {
         let unixClock: UnixClock = { Int(clock.unixSeconds) }
         self.credentials = credentials
         self.endpoint = endpoint
+        self.sendURL = endpoint.sendURL(projectID: credentials.projectID)
         self.transport = transport
         self.tokens = FCMAccessTokenCache(clock: unixClock, fetch: FCMAccessTokenCache.fetcher(credentials: credentials, clock: unixClock) { request, done in
             transport.send(request, completion: done)
@@ -69,7 +73,8 @@ public final class FCMProvider: PushProvider {
             do throws(PushPayloadError) {
                 request = try FCMRequestBuilder.request(for: notification, deviceToken: target.token, projectID: credentials.projectID,
                                                         accessToken: accessToken, endpoint: endpoint, now: Int(nowMilliseconds / 1000),
-                                                        nowMilliseconds: nowMilliseconds, bodies: bodies)
+                                                        nowMilliseconds: nowMilliseconds, bodies: bodies, sendURL: sendURL,
+                                                        authorizations: authorizations)
             } catch {
                 return completion(classifyPayloadError(error))
             }

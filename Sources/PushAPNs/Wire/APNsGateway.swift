@@ -14,6 +14,9 @@ public struct APNsGateway: Hashable, Sendable, CustomStringConvertible {
     public let isSandbox: Bool
     /// Scheme, host and optional port, no trailing slash, e.g. `https://api.push.apple.com`.
     public let baseURL: String
+    /// `baseURL` + `/3/device/`: a device's request URL is this and its token (made once, not
+    /// per push).
+    public let devicePathPrefix: String
 
     /// `production` or `sandbox`: the device's `environment` value.
     public var name: String { isSandbox ? "sandbox" : "production" }
@@ -31,6 +34,7 @@ public struct APNsGateway: Hashable, Sendable, CustomStringConvertible {
         var url = Substring(baseURL)
         while url.hasSuffix("/") { url.removeLast() }
         self.baseURL = String(url)
+        self.devicePathPrefix = self.baseURL + "/3/device/"
     }
 
     public var description: String { "\(name) (\(baseURL))" }

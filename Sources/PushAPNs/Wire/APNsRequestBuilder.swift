@@ -38,11 +38,14 @@ public enum APNsRequestBuilder {
     ///     second left — never after the caller's expiry (NO-2).
     ///   - bodies: the body of the last notification, reused when this one is equal (a provider
     ///     keeps one; the body depends on the notification alone).
+    ///   - authorizations: `authorization`'s value for the last JWT, reused while it is the same
+    ///     (a provider keeps one; its prefix must be `bearer `); nil: built here.
     /// - Throws: `PushPayloadError` — `.invalidDeviceToken`, `.collapseIDTooLong`, `.reservedDataKey("aps")`,
     ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, environment: APNsGateway,
                                topic: String, authToken: String, apnsID: PushID, now: Int, nowMilliseconds: Int64? = nil,
-                               bodies: APNsBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
+                               bodies: APNsBodyCache? = nil,
+                               authorizations: AuthorizationValueCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
         guard !deviceToken.isEmpty, deviceToken.isAllASCIIHexDigits else { throw .invalidDeviceToken }
         let collapseID = try notification.collapseKey.map { key throws(PushPayloadError) in try APNsCollapseID(key) }
         let ttl = try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000)
@@ -79,7 +82,7 @@ public enum APNsRequestBuilder {
         // instructions a push.
         var headers: [(String, String)] = []
         headers.reserveCapacity(8)
-        headers.append(("authorization", "bearer \(authToken)"))
+        headers.append(("authorization", authorizations?.value(for: authToken) ?? "bearer \(authToken)"))
         headers.append(("apns-id", apnsID.value))
         headers.append(("apns-push-type", pushType.rawValue))
         headers.append(("apns-priority", priority.headerValue))
@@ -87,7 +90,7 @@ public enum APNsRequestBuilder {
         headers.append(("apns-topic", topic))
         if let collapseID { headers.append(("apns-collapse-id", collapseID.value)) }
         headers.append(("content-type", "application/json"))
-        return PushHTTPRequest(url: "\(environment.baseURL)/3/device/\(deviceToken)", headers: headers, body: body)
+        return PushHTTPRequest(url: environment.devicePathPrefix + deviceToken, headers: headers, body: body)
     }
 
     /// The JSON body (see the type's documentation).

@@ -48,11 +48,15 @@ public enum FCMRequestBuilder {
     ///     `expiresAtMilliseconds` gets the time left rounded down, never a TTL past its expiry (NO-2).
     ///   - bodies: the body of the last notification (and second), reused without its token when
     ///     this one is equal (a provider keeps one).
+    ///   - sendURL: `endpoint.sendURL(projectID: projectID)` when the caller keeps it; nil: made here.
+    ///   - authorizations: `authorization`'s value for the last access token, reused while it is
+    ///     the same (a provider keeps one; its prefix must be `Bearer `); nil: built here.
     /// - Throws: `PushPayloadError` — `.reservedDataKey`, `.expired`, `.invalidTTL`,
     ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes).
     public static func request(for notification: PushNotification, deviceToken: String, projectID: String, accessToken: String,
                                endpoint: FCMEndpoint = .production, now: Int, nowMilliseconds: Int64? = nil,
-                               bodies: FCMBodyCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
+                               bodies: FCMBodyCache? = nil, sendURL: String? = nil,
+                               authorizations: AuthorizationValueCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
         let ttl = min(try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000), maximumTTLSeconds)
         let untargeted: [UInt8]
         if let bodies {
@@ -71,8 +75,9 @@ public enum FCMRequestBuilder {
         body.append(contentsOf: #","token":"#.utf8)
         PushJSON.append(string: deviceToken, to: &body)
         body.append(contentsOf: "}}".utf8)
-        return PushHTTPRequest(url: endpoint.sendURL(projectID: projectID),
-                               headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
+        return PushHTTPRequest(url: sendURL ?? endpoint.sendURL(projectID: projectID),
+                               headers: [("authorization", authorizations?.value(for: accessToken) ?? "Bearer \(accessToken)"),
+                                         ("content-type", "application/json")],
                                body: body)
     }
 
