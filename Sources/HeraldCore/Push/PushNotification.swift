@@ -24,46 +24,195 @@ public struct PushNotification: Sendable, Equatable {
         case normal, high, urgent
     }
 
+    /// The fields, in one shared box: a notification goes to every device of its recipients, and
+    /// each job's payload, hand-over and provider request held a copy; as a plain struct each copy
+    /// retained and released its dozen strings and each cache check compared them all (issue 17:
+    /// ~4k instructions a push). Copy on write: a change to a shared box copies it first.
+    private var fields: Fields
+
+    /// The stored fields. Mutated only through `unique()`, i.e. while one notification owns it.
+    private final class Fields: @unchecked Sendable {
+        var kind: Kind
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        var sound: String?
+        var badge: Int?
+        var threadID: String?
+        var collapseKey: String?
+        var data: [String: String]
+        var priority: Priority
+        var ttlSeconds: Int?
+        var expiresAt: Int?
+        var expiresAtMilliseconds: Int?
+        var androidChannelID: String?
+        var tag: String?
+        var notificationCount: Int?
+        var interruptionLevel: InterruptionLevel?
+        var rootKey: String?
+
+        init(kind: Kind, title: String?, subtitle: String?, body: String?, sound: String?, badge: Int?, threadID: String?,
+             collapseKey: String?, data: [String: String], priority: Priority, ttlSeconds: Int?, expiresAt: Int?,
+             expiresAtMilliseconds: Int?, androidChannelID: String?, tag: String?, notificationCount: Int?,
+             interruptionLevel: InterruptionLevel?, rootKey: String?) {
+            self.kind = kind
+            self.title = title
+            self.subtitle = subtitle
+            self.body = body
+            self.sound = sound
+            self.badge = badge
+            self.threadID = threadID
+            self.collapseKey = collapseKey
+            self.data = data
+            self.priority = priority
+            self.ttlSeconds = ttlSeconds
+            self.expiresAt = expiresAt
+            self.expiresAtMilliseconds = expiresAtMilliseconds
+            self.androidChannelID = androidChannelID
+            self.tag = tag
+            self.notificationCount = notificationCount
+            self.interruptionLevel = interruptionLevel
+            self.rootKey = rootKey
+        }
+
+        func copy() -> Fields {
+            Fields(kind: kind, title: title, subtitle: subtitle, body: body, sound: sound, badge: badge, threadID: threadID,
+                   collapseKey: collapseKey, data: data, priority: priority, ttlSeconds: ttlSeconds, expiresAt: expiresAt,
+                   expiresAtMilliseconds: expiresAtMilliseconds, androidChannelID: androidChannelID, tag: tag,
+                   notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey)
+        }
+
+        func equals(_ other: Fields) -> Bool {
+            kind == other.kind
+                && title == other.title
+                && subtitle == other.subtitle
+                && body == other.body
+                && sound == other.sound
+                && badge == other.badge
+                && threadID == other.threadID
+                && collapseKey == other.collapseKey
+                && data == other.data
+                && priority == other.priority
+                && ttlSeconds == other.ttlSeconds
+                && expiresAt == other.expiresAt
+                && expiresAtMilliseconds == other.expiresAtMilliseconds
+                && androidChannelID == other.androidChannelID
+                && tag == other.tag
+                && notificationCount == other.notificationCount
+                && interruptionLevel == other.interruptionLevel
+                && rootKey == other.rootKey
+        }
+    }
+
+    /// The box, copied first when another notification shares it.
+    private mutating func unique() -> Fields {
+        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
+        return fields
+    }
+
+    /// Field by field, at once when both share one box.
+    public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool {
+        lhs.fields === rhs.fields || lhs.fields.equals(rhs.fields)
+    }
+
     /// Alert or wake-up (`kind`).
-    public var kind: Kind
+    public var kind: Kind {
+        get { fields.kind }
+        set { unique().kind = newValue }
+    }
     /// Alert title (`aps.alert.title`, FCM `notification.title`).
-    public var title: String?
+    public var title: String? {
+        get { fields.title }
+        set { unique().title = newValue }
+    }
     /// Alert subtitle (`aps.alert.subtitle`; FCM has none — dropped there). Seed 001: the store name.
-    public var subtitle: String?
+    public var subtitle: String? {
+        get { fields.subtitle }
+        set { unique().subtitle = newValue }
+    }
     /// Alert body.
-    public var body: String?
+    public var body: String? {
+        get { fields.body }
+        set { unique().body = newValue }
+    }
     /// Sound name, e.g. `default` (`aps.sound`, `android.notification.sound`).
-    public var sound: String?
+    public var sound: String? {
+        get { fields.sound }
+        set { unique().sound = newValue }
+    }
     /// App icon badge (`aps.badge`; also Android `notification_count` unless `notificationCount` is set).
-    public var badge: Int?
+    public var badge: Int? {
+        get { fields.badge }
+        set { unique().badge = newValue }
+    }
     /// `aps.thread-id`, e.g. `conv-<id>` / `store-<id>` (seed 001).
-    public var threadID: String?
+    public var threadID: String? {
+        get { fields.threadID }
+        set { unique().threadID = newValue }
+    }
     /// `apns-collapse-id` and FCM `android.collapse_key` (and the Android `tag` unless `tag` is set).
-    public var collapseKey: String?
+    public var collapseKey: String? {
+        get { fields.collapseKey }
+        set { unique().collapseKey = newValue }
+    }
     /// Flat string data: top-level APNs keys / FCM `data` — or, with `rootKey`, one object under it.
-    public var data: [String: String]
+    public var data: [String: String] {
+        get { fields.data }
+        // In place: `notification.data[key] = value` must not copy the dictionary first.
+        _modify {
+            let box = unique()
+            yield &box.data
+        }
+    }
     /// SPEC NO-1 priority (`priority`); see `Priority` for how each provider maps it.
-    public var priority: Priority
+    public var priority: Priority {
+        get { fields.priority }
+        set { unique().priority = newValue }
+    }
     /// Seconds the provider keeps trying; default 3600 (seed 001: "expire after an hour"). 0 = now or never.
-    public var ttlSeconds: Int?
+    public var ttlSeconds: Int? {
+        get { fields.ttlSeconds }
+        set { unique().ttlSeconds = newValue }
+    }
     /// Absolute expiry (UNIX seconds); wins over `ttlSeconds`.
-    public var expiresAt: Int?
+    public var expiresAt: Int? {
+        get { fields.expiresAt }
+        set { unique().expiresAt = newValue }
+    }
     /// The same expiry in UNIX milliseconds, as the caller gave it: `expiresAt` is it rounded up to
     /// a whole second for the providers' headers, which would let a job run up to 999 ms after the
     /// notification expired; the worker's "never sent once expired" check (SPEC NO-2) reads this.
     /// nil in jobs stored before it existed (the check falls back to `expiresAt`).
-    public var expiresAtMilliseconds: Int?
+    public var expiresAtMilliseconds: Int? {
+        get { fields.expiresAtMilliseconds }
+        set { unique().expiresAtMilliseconds = newValue }
+    }
     /// `android.notification.channel_id`, e.g. `orders`.
-    public var androidChannelID: String?
+    public var androidChannelID: String? {
+        get { fields.androidChannelID }
+        set { unique().androidChannelID = newValue }
+    }
     /// `android.notification.tag`; default `collapseKey`.
-    public var tag: String?
+    public var tag: String? {
+        get { fields.tag }
+        set { unique().tag = newValue }
+    }
     /// `android.notification.notification_count`; default `badge`.
-    public var notificationCount: Int?
+    public var notificationCount: Int? {
+        get { fields.notificationCount }
+        set { unique().notificationCount = newValue }
+    }
     /// Overrides the interruption level derived from `priority`.
-    public var interruptionLevel: InterruptionLevel?
+    public var interruptionLevel: InterruptionLevel? {
+        get { fields.interruptionLevel }
+        set { unique().interruptionLevel = newValue }
+    }
     /// Seed 004: put `data` under this key — iOS a top-level object next to `aps`, Android one JSON
     /// string in `data[rootKey]`. `nil`: data keys at the top level (seed 001).
-    public var rootKey: String?
+    public var rootKey: String? {
+        get { fields.rootKey }
+        set { unique().rootKey = newValue }
+    }
 
     /// Seconds a notification lives when neither `ttlSeconds` nor `expiresAt` is given.
     public static let defaultTTLSeconds = 3600
@@ -74,24 +223,10 @@ public struct PushNotification: Sendable, Equatable {
                 expiresAt: Int? = nil, androidChannelID: String? = nil, tag: String? = nil,
                 notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil,
                 expiresAtMilliseconds: Int? = nil) {
-        self.kind = kind
-        self.title = title
-        self.subtitle = subtitle
-        self.body = body
-        self.sound = sound
-        self.badge = badge
-        self.threadID = threadID
-        self.collapseKey = collapseKey
-        self.data = data
-        self.priority = priority
-        self.ttlSeconds = ttlSeconds
-        self.expiresAt = expiresAt
-        self.androidChannelID = androidChannelID
-        self.tag = tag
-        self.notificationCount = notificationCount
-        self.interruptionLevel = interruptionLevel
-        self.rootKey = rootKey
-        self.expiresAtMilliseconds = expiresAtMilliseconds
+        fields = Fields(kind: kind, title: title, subtitle: subtitle, body: body, sound: sound, badge: badge, threadID: threadID,
+                        collapseKey: collapseKey, data: data, priority: priority, ttlSeconds: ttlSeconds, expiresAt: expiresAt,
+                        expiresAtMilliseconds: expiresAtMilliseconds, androidChannelID: androidChannelID, tag: tag,
+                        notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey)
     }
 
     /// A wake-up push carrying only `data` (ids), as seed 003 describes.
@@ -161,6 +296,7 @@ extension PushNotification: Codable {
     /// - Throws: `DecodingError` for a missing required key or a value of the wrong type.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init()
         kind = Kind(rawValue: try c.decode(String.self, forKey: .kind)) ?? .alert
         title = try c.decodeIfPresent(String.self, forKey: .title)
         subtitle = try c.decodeIfPresent(String.self, forKey: .subtitle)
