@@ -6,7 +6,7 @@ public struct DeviceRecord: Sendable, Equatable {
     private var fields: Fields
 
     /// The stored fields. Mutated only through `unique()`, i.e. while one record owns it.
-    private final class Fields: @unchecked Sendable {
+    private final class Fields: CopyOnWriteFields, @unchecked Sendable {
         var id: String
         var app: String
         var userID: String
@@ -69,15 +69,10 @@ public struct DeviceRecord: Sendable, Equatable {
     }
 
     /// The box, copied first when another record shares it.
-    private mutating func unique() -> Fields {
-        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
-        return fields
-    }
+    private mutating func unique() -> Fields { uniqueFields(&fields) }
 
     /// Field by field, at once when both share one box.
-    public static func == (lhs: DeviceRecord, rhs: DeviceRecord) -> Bool {
-        lhs.fields === rhs.fields || lhs.fields.equals(rhs.fields)
-    }
+    public static func == (lhs: DeviceRecord, rhs: DeviceRecord) -> Bool { sameFields(lhs.fields, rhs.fields) }
 
     public var id: String {
         get { fields.id }

@@ -31,7 +31,7 @@ public struct PushNotification: Sendable, Equatable {
     private var fields: Fields
 
     /// The stored fields. Mutated only through `unique()`, i.e. while one notification owns it.
-    private final class Fields: @unchecked Sendable {
+    private final class Fields: CopyOnWriteFields, @unchecked Sendable {
         var kind: Kind
         var title: String?
         var subtitle: String?
@@ -105,15 +105,10 @@ public struct PushNotification: Sendable, Equatable {
     }
 
     /// The box, copied first when another notification shares it.
-    private mutating func unique() -> Fields {
-        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
-        return fields
-    }
+    private mutating func unique() -> Fields { uniqueFields(&fields) }
 
     /// Field by field, at once when both share one box.
-    public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool {
-        lhs.fields === rhs.fields || lhs.fields.equals(rhs.fields)
-    }
+    public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool { sameFields(lhs.fields, rhs.fields) }
 
     /// Alert or wake-up (`kind`).
     public var kind: Kind {
