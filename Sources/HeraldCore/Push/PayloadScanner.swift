@@ -46,7 +46,15 @@ final class PayloadTextCache: Sendable {
 
     /// The notification's stored form, `JSONEncoder` with sorted keys and unescaped slashes.
     func text(of notification: PushNotification) -> String {
-        if let hit = encoded.withLock({ $0.flatMap { $0.notification == notification ? $0.text : nil } }) { return hit }
+        let hit = encoded.withLock { slot -> String? in
+            guard let kept = slot, kept.notification == notification else { return nil }
+            // Equal, maybe another copy (an earlier request's, e.g. the same notification sent
+            // again): this one is kept, so the rest of its run compares by identity
+            // (`PushNotification`'s shared box, issue 17: 1k instructions a push field by field).
+            slot = (notification, kept.text)
+            return kept.text
+        }
+        if let hit { return hit }
         let text = notification.handWrittenText() ?? Self.encoderText(notification)
         encoded.withLock { $0 = (notification, text) }
         remember(text, notification)

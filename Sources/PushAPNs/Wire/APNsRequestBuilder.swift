@@ -142,8 +142,11 @@ public final class APNsBodyCache: Sendable {
     /// is then remembered. - Throws: `make`'s error (nothing is remembered then).
     func body(for notification: PushNotification, make: () throws(PushPayloadError) -> [UInt8]) throws(PushPayloadError) -> [UInt8] {
         let hit = slot.withLock { slot -> [UInt8]? in
-            guard let slot, slot.notification == notification else { return nil }
-            return slot.body
+            guard let kept = slot, kept.notification == notification else { return nil }
+            // Equal, maybe another copy (an earlier call's): this one is kept, so the rest of its
+            // run compares by identity (`PushNotification`'s shared box) instead of field by field.
+            slot = (notification, kept.body)
+            return kept.body
         }
         if let hit { return hit }
         let body = try make()

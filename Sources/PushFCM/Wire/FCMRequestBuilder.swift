@@ -188,8 +188,11 @@ public final class FCMBodyCache: Sendable {
     /// remembered. - Throws: `make`'s error (nothing is remembered then).
     func body(for key: Key, make: () throws(PushPayloadError) -> [UInt8]) throws(PushPayloadError) -> [UInt8] {
         let hit = slot.withLock { slot -> [UInt8]? in
-            guard let slot, slot.key == key else { return nil }
-            return slot.body
+            guard let kept = slot, kept.key == key else { return nil }
+            // Equal, maybe another copy (an earlier call's): this one is kept, so the rest of its
+            // run compares by identity (`PushNotification`'s shared box) instead of field by field.
+            slot = (key, kept.body)
+            return kept.body
         }
         if let hit { return hit }
         let body = try make()
