@@ -150,7 +150,9 @@ public struct Authenticator: Sendable {
         guard let header = try Self.authorization(context) else {
             throw HTTPError(401, "unauthorized", "the server key is required (Authorization: Bearer <server key>)")
         }
-        let given = try Self.bearer(header, code: "unauthorized", expected: "Bearer <server key>").map { Array($0.utf8) } ?? []
+        // Copied from the header's contiguous bytes (Array(_:) of a Substring's UTF-8 view copies byte by byte).
+        let given = try Self.bearer(header, code: "unauthorized", expected: "Bearer <server key>")
+            .map { credentials in credentials.utf8.withContiguousStorageIfAvailable(Array.init) ?? Array(credentials.utf8) } ?? []
         guard !given.isEmpty, let app = apps.app(serverKey: given) else {
             throw HTTPError(401, "unauthorized", "the server key is wrong")
         }

@@ -14,11 +14,11 @@ enum NotificationStore {
         try connection.run("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
                                        collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at, timed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                    ? AND (? IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?) IS ?))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                    ?18 AND (?15 IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?15) IS ?17))
             """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
                   new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt,
-                  timeInID, new.planID, new.planID, new.createdAt])
+                  timeInID])
         var stored = new
         stored.sequence = connection.lastInsertRowID
         stored.cursor = nil
