@@ -155,6 +155,27 @@ struct AppRoutingTests {
         #expect(throws: HTTPError.self) { try auth.server(context("chat-key-0123456789")) }
     }
 
+    @Test func theLastServerKeyFoundIsForgottenWhenTheKeysChange() throws {
+        // The key last found is answered without hashing (issue 17); rotating or removing it
+        // must take effect at the next request all the same.
+        let auth = try Self.directory([(Self.chat(keys: ["chat-key-0123456789"]), Self.chatSecret)])
+        func context(_ key: String) -> RequestContext {
+            RequestContext(request: HTTPRequest(method: .get, target: "/", headers: ["Authorization": "Bearer \(key)"], body: []),
+                           pathParameters: [:], remoteAddress: "127.0.0.1", loopIndex: 0)
+        }
+        for _ in 0..<2 { #expect(try auth.server(context("chat-key-0123456789")) == AppID("chat")) }
+        #expect(throws: HTTPError.self) { try auth.server(context("chat-key-012345678X")) }
+        auth.apps.install(try ResolvedApp(record: Self.chat(keys: ["chat-key-rotated-000"]), jwtSecret: Self.chatSecret))
+        #expect(throws: HTTPError.self) { try auth.server(context("chat-key-0123456789")) }
+        for _ in 0..<2 { #expect(try auth.server(context("chat-key-rotated-000")) == AppID("chat")) }
+        // Another app's key in between: each is still named by its own app.
+        #expect(try auth.server(context("default-server-key")) == .default)
+        #expect(try auth.server(context("chat-key-rotated-000")) == AppID("chat"))
+        auth.apps.remove(AppID("chat")!)
+        #expect(throws: HTTPError.self) { try auth.server(context("chat-key-rotated-000")) }
+        #expect(try auth.server(context("default-server-key")) == .default)
+    }
+
     @Test func theEnvironmentsServerKeyIsHashedAtFirstUseAndStillWins() throws {
         // HERALD_SERVER_KEY is hashed at its first use, not at start (issue 17); a stored app
         // installed before that first use with the same key must not take it over.

@@ -286,7 +286,11 @@ import Testing
         try h.device(user: "u1", session: "tablet")
         h.connect("c-phone", user: "u1", session: "phone", state: .foreground)
         h.connect("c-tablet", user: "u1", session: "tablet", state: .background)
+        #expect(h.notifier.metrics.stored == 0 && h.notifier.metrics.outcomes.isEmpty)
         let body = try h.created(await h.send(h.call(["u1"])))
+        // `/metrics`' counters follow the answer.
+        #expect(h.notifier.metrics.stored == 1)
+        #expect(h.notifier.metrics.outcomes == ["live_delivered": 2, "queued": 1, "suppressed_foreground": 1, "skipped": 0])
         #expect(body["live_delivered"] as? Int == 2)
         #expect(body["push_suppressed"] as? Int == 1)
         #expect(body["push_queued"] as? Int == 1)

@@ -24,8 +24,9 @@ import Testing
             .map { try $0[0, as: String.self] }
         #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
                           "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
-                          "jobs_due", "notification_plans", "notifications", "notifications_created_at", "notifications_inbox",
-                          "notifications_plan", "notifications_unplanned", "notifications_unread", "push_preferences", "scope_members",
+                          "jobs_due", "notification_plans", "notifications", "notifications_inbox",
+                          "notifications_unplanned", "notifications_unread", "notifications_untimed_created_at",
+                          "notifications_untimed_plan", "push_preferences", "scope_members",
                           "scope_members_user", "sessions", "sessions_app", "storage_probe", "users"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
@@ -138,6 +139,23 @@ import Testing
         #expect(try NotificationStore.insertPlan(conn, PendingPlan(planJSON: "C", createdAt: 30)) > 5)
         #expect(try NotificationStore.markPlanned(conn, id: 2, by: "n"))
         #expect(try NotificationStore.isPlanned(conn, #require(try NotificationStore.find(conn, id: "a2"))))
+    }
+
+    @Test("issue 17: migration 17 keeps the rows stored before it found by time and by plan")
+    func version17KeepsOlderRowsInThePartialIndexes() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(16)))
+        try conn.run("INSERT INTO notification_plans (plan_json, created_at) VALUES ('{}', 10)")
+        let t: Int64 = 1_764_000_000_000
+        // Rows of an older build: one with a random id, one with a time-ordered one.
+        try conn.run("INSERT INTO notifications (id, user_id, kind, priority, plan_id, created_at) VALUES ('ntf_random', 'u', 'k', 'normal', 1, 5)")
+        try conn.run("INSERT INTO notifications (id, user_id, kind, priority, plan_id, created_at) VALUES (?, 'u', 'k', 'normal', 1, ?)",
+                     [Notifier.newID("ntf", now: t), t])
+        #expect(try Migrator.migrate(conn) == [17])
+        #expect(try conn.queryOne("SELECT count(*) FROM notifications WHERE timed = 0")?[0] == Int64(2))
+        #expect(try NotificationStore.notifications(conn, ofPlan: 1).count == 2)
+        #expect(try NotificationStore.purge(conn, createdBefore: 6) == 1)
+        #expect(try NotificationStore.purge(conn, createdBefore: t + 1) == 1)
     }
 
     @Test func devicesAreUniquePerAppProviderToken() throws {

@@ -231,6 +231,70 @@ import Testing
         }
     }
 
+    /// Whether a statement reads `notifications` by an index only (migration 17: no full scan).
+    private func searchesOnly(_ db: SQLiteConnection, _ sql: String, _ values: [any SQLiteBindable]) throws -> Bool {
+        let details = try db.query("EXPLAIN QUERY PLAN " + sql, values).map { try $0["detail", as: String.self] }
+        return !details.isEmpty && !details.contains { $0.hasPrefix("SCAN notifications") }
+    }
+
+    @Test("issue 17: rows whose id carries their time are purged and found by plan through the id index, the others as before")
+    func timedRowsAreFoundByTheirIDs() throws {
+        try withMigratedDatabase { db in
+            func timed(_ id: String) throws -> Int64 { try db.queryOne("SELECT timed FROM notifications WHERE id = ?", [id])?[0] ?? -1 }
+            let t: Int64 = 1_764_000_000_000
+            let plan = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: t, claimedBy: "n", leaseUntil: t + 60_000))
+            let other = try NotificationStore.insertPlan(db, PendingPlan(planJSON: "{}", createdAt: t + 1, claimedBy: "n", leaseUntil: t + 60_000))
+            let ids = (0..<3).map { _ in Notifier.newID("ntf", now: t) }
+            _ = try NotificationStore.insert(db, new(ids[0], at: t, plan: plan))
+            _ = try NotificationStore.insert(db, new("legacy-shaped", at: t, plan: plan))         // an id without its time
+            let late = Notifier.newID("ntf", now: t + 1)
+            _ = try NotificationStore.insert(db, new(late, at: t + 1, plan: other))                  // the next millisecond's plan
+            let mismatched = Notifier.newID("ntf", now: t + 1)
+            _ = try NotificationStore.insert(db, new(mismatched, at: t + 1, plan: plan))             // a plan of another millisecond
+            _ = try NotificationStore.insert(db, new(ids[1], at: t, plan: plan))
+            _ = try NotificationStore.insert(db, new(ids[2], at: t))                                 // no plan
+            #expect(try [ids[0], ids[1], ids[2], late].map(timed) == [1, 1, 1, 1])
+            #expect(try ["legacy-shaped", mismatched].map(timed) == [0, 0])
+            #expect(try NotificationStore.notifications(db, ofPlan: plan).map(\.id) == [ids[0], "legacy-shaped", mismatched, ids[1]])
+            #expect(try NotificationStore.notifications(db, ofPlan: other).map(\.id) == [late])
+            // Gone plans are still read (a scan: no recovery reads them).
+            try NotificationStore.deletePlan(db, id: plan)
+            #expect(try NotificationStore.notifications(db, ofPlan: plan).map(\.id) == [ids[0], "legacy-shaped", mismatched, ids[1]])
+
+            for id in ids + ["legacy-shaped", late, mismatched] {
+                try DeliveryStore.record(db, DeliveryEntry(notificationID: id, userID: "u1", outcome: .queued, at: t))
+            }
+            #expect(try NotificationStore.purge(db, createdBefore: t) == 0)
+            #expect(try NotificationStore.purge(db, createdBefore: t + 1) == 4)   // ids[0...2] and legacy-shaped
+            #expect(try NotificationStore.find(db, id: ids[1]) == nil)
+            #expect(try NotificationStore.find(db, id: "legacy-shaped") == nil)
+            #expect(try DeliveryStore.list(db, notificationID: ids[0]).isEmpty)
+            #expect(try DeliveryStore.list(db, notificationID: late).count == 1)
+            #expect(try NotificationStore.purge(db, createdBefore: t + 2) == 2)
+            #expect(try db.queryOne("SELECT count(*) FROM notifications")?[0] == Int64(0))
+
+            // Both reads stay index searches.
+            let prefix = Notifier.idTimePrefix("ntf", at: t)
+            #expect(try searchesOnly(db, "SELECT id FROM notifications WHERE id < ? AND created_at < ? AND timed = 1", [prefix, t]))
+            #expect(try searchesOnly(db, "SELECT id FROM notifications WHERE created_at < ? AND timed = 0", [t]))
+            #expect(try searchesOnly(db, "SELECT * FROM notifications WHERE id >= ? AND id < ? AND plan_id = ? AND timed = 1", [prefix, prefix, plan]))
+            #expect(try searchesOnly(db, "SELECT * FROM notifications WHERE plan_id = ? AND timed = 0", [plan]))
+        }
+    }
+
+    @Test("issue 17: an id's time prefix orders ids by their millisecond")
+    func idTimePrefixesOrderIDs() {
+        for t: Int64 in [0, 1, 31, 32, 1_764_000_000_000, (1 << 45) - 3] {
+            let id = Notifier.newID("ntf", now: t)
+            #expect(Notifier.idCarriesTime(id, prefix: "ntf", at: t))
+            #expect(!Notifier.idCarriesTime(id, prefix: "ntf", at: t + 1))
+            #expect(id >= Notifier.idTimePrefix("ntf", at: t) && id < Notifier.idTimePrefix("ntf", at: t + 1))
+            if t > 0 { #expect(id >= Notifier.idTimePrefix("ntf", at: t - 1)) }
+        }
+        #expect(!Notifier.idCarriesTime(Notifier.newID("ntf", now: -1), prefix: "ntf", at: -1))
+        #expect(!Notifier.idCarriesTime("ntf_short", prefix: "ntf", at: 0))
+    }
+
     @Test func purgeDeletesOldNotificationsWithTheirDeliveries() throws {
         try withMigratedDatabase { db in
             _ = try NotificationStore.insert(db, new("old", at: 1_000))

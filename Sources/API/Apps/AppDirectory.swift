@@ -1,3 +1,4 @@
+import Digests
 import Dispatch
 import Foundation
 import HeraldCore
@@ -30,6 +31,11 @@ public final class AppDirectory: Sendable {
         /// `HERALD_SERVER_KEY` until its hash is first needed: hashing opens libcrypto, which a
         /// process that has served no request does not map (issue 17, idle footprint at start).
         var unhashedDefaultServerKey: [UInt8]?
+        /// The server key last found in `byServerKey`, and its app: the next request with the same
+        /// key is answered by a constant-time comparison instead of a SHA-256 and a dictionary
+        /// lookup of its hex (issue 17: ~10k instructions of every `POST /v1/notifications`).
+        /// Only a key that verified is kept; any change of the keys clears it.
+        var lastServerKey: (key: [UInt8], app: AppID)?
 
         /// Enters `HERALD_SERVER_KEY`'s hash for `default`, once, before any other app's key is
         /// looked up or entered (the default app's key wins over a stored app's equal one).
@@ -93,6 +99,7 @@ public final class AppDirectory: Sendable {
         state.withLock { snapshot in
             snapshot.hashDefaultServerKey()
             snapshot.apps[app.id] = app
+            snapshot.lastServerKey = nil
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != app.id }
             // A key belongs to one app: one `HERALD_SERVER_KEY` (or an app installed earlier) holds stays
             // theirs (the admin API refuses such keys; this guards against the environment's changing).
@@ -113,6 +120,7 @@ public final class AppDirectory: Sendable {
         precondition(!id.isDefault, "the default app is the environment's")
         state.withLock { snapshot in
             snapshot.apps[id] = nil
+            snapshot.lastServerKey = nil
             snapshot.byServerKey = snapshot.byServerKey.filter { $0.value != id }
             snapshot.byIssuer = snapshot.byIssuer.filter { $0.value != id }
             snapshot.corsOrigins = Set(snapshot.apps.values.flatMap(\.settings.corsOrigins))
@@ -174,6 +182,25 @@ public final class AppDirectory: Sendable {
 
     /// The app tokens with `iss` = `issuer` are routed to, if any.
     public func app(issuer: String) -> AppID? { state.withLock { $0.byIssuer[issuer] } }
+
+    /// Whether any app has a server key (`HERALD_SERVER_KEY` or a stored app's).
+    var hasServerKeys: Bool {
+        state.withLock { $0.unhashedDefaultServerKey != nil || !$0.byServerKey.isEmpty }
+    }
+
+    /// The app whose server key is `key` (the credentials' bytes), if any: the key last found
+    /// is compared in constant time (`HMACSHA256.constantTimeEqual`), any other is looked up by
+    /// its SHA-256, outside the lock, and kept when it is found.
+    func app(serverKey key: [UInt8]) -> AppID? {
+        if let last = state.withLock({ $0.lastServerKey }), HMACSHA256.constantTimeEqual(last.key, key) { return last.app }
+        let hash = SecretBox.sha256Hex(key)
+        return state.withLock { snapshot in
+            snapshot.hashDefaultServerKey()
+            guard let app = snapshot.byServerKey[hash] else { return nil }
+            snapshot.lastServerKey = (key, app)
+            return app
+        }
+    }
 
     /// The app whose server key hashes to `hash`, if any.
     func app(serverKeyHash hash: String) -> AppID? {

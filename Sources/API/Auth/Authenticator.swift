@@ -136,22 +136,24 @@ public struct Authenticator: Sendable {
     }
 
     /// Checks the server key (`Authorization: Bearer <key>`) and names its app (ADR 0006): keys
-    /// are looked up by SHA-256, so no comparison runs on the key's own bytes.
+    /// are looked up by SHA-256, and the last key found is compared in constant time
+    /// (`AppDirectory.app(serverKey:)`), so no comparison's time depends on the key's bytes.
     ///
     /// - Returns: the app the key belongs to (`HERALD_SERVER_KEY`: `default`).
     /// - Throws: `HTTPError` 401 `unauthorized` when it is missing, wrong, not `Bearer`, or no key
     ///   is configured; 400 `invalid_request` when `Authorization` is given twice.
     @discardableResult
     public func server(_ context: RequestContext) throws(HTTPError) -> AppID {
-        let snapshot = apps.snapshot
-        guard !snapshot.byServerKey.isEmpty else {
+        guard apps.hasServerKeys else {
             throw HTTPError(401, "unauthorized", "the server API is disabled: HERALD_SERVER_KEY is not set")
         }
         guard let header = try Self.authorization(context) else {
             throw HTTPError(401, "unauthorized", "the server key is required (Authorization: Bearer <server key>)")
         }
-        let given = try Self.bearer(header, code: "unauthorized", expected: "Bearer <server key>").map { Array($0.utf8) } ?? []
-        guard !given.isEmpty, let app = snapshot.byServerKey[SecretBox.sha256Hex(given)] else {
+        // Copied from the header's contiguous bytes (Array(_:) of a Substring's UTF-8 view copies byte by byte).
+        let given = try Self.bearer(header, code: "unauthorized", expected: "Bearer <server key>")
+            .map { credentials in credentials.utf8.withContiguousStorageIfAvailable(Array.init) ?? Array(credentials.utf8) } ?? []
+        guard !given.isEmpty, let app = apps.app(serverKey: given) else {
             throw HTTPError(401, "unauthorized", "the server key is wrong")
         }
         return app

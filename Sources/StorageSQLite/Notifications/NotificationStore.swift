@@ -8,12 +8,17 @@ enum NotificationStore {
     static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord) throws(SQLiteError) -> NotificationRecord {
         // Every column is given, so the stored row is `new` with its rowid: no `RETURNING *`, whose
         // result rows SQLite buffers and Herald decodes by column name (a fifth of the insert).
+        // `timed` (migration 17): the id carries created_at, and the plan, if any, was created at
+        // the same millisecond, so `purge` and `notifications(ofPlan:)` find the row by its id.
+        let timeInID = Notifier.idCarriesTime(new.id, prefix: idPrefix, at: new.createdAt)
         try connection.run("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
-                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at, timed)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                    ?18 AND (?15 IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?15) IS ?17))
             """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
-                  new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt])
+                  new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt,
+                  timeInID])
         var stored = new
         stored.sequence = connection.lastInsertRowID
         stored.cursor = nil
@@ -128,11 +133,31 @@ enum NotificationStore {
             .map { row throws(SQLiteError) in try PendingPlan(row: row) }
     }
 
+    /// The prefix of the ids `Notifier` gives notifications (`Notifier.newID`).
+    static let idPrefix = "ntf"
+
     /// The notifications of plan `id`, in order (fewer than stored when the retention purge took some).
+    /// While the plan is stored, its timed rows are the ids of its creation millisecond and the
+    /// others are in `notifications_untimed_plan` (migration 17); once it is gone, every row is read.
     static func notifications(_ connection: SQLiteConnection, ofPlan id: Int64) throws(SQLiteError) -> [NotificationRecord] {
-        try connection.query("SELECT * FROM notifications WHERE plan_id = ? ORDER BY seq", [id])
-            .map { row throws(SQLiteError) in try NotificationRecord(row: row) }
+        let rows: [Row]
+        if let createdAt: Int64 = try connection.queryOne("SELECT created_at FROM notification_plans WHERE id = ?", [id])?[0],
+           (0..<Self.idTimeLimit - 1).contains(createdAt) {
+            rows = try connection.query("""
+                SELECT * FROM notifications WHERE plan_id = ? AND timed = 0
+                UNION ALL
+                SELECT * FROM notifications WHERE id >= ? AND id < ? AND plan_id = ? AND timed = 1
+                ORDER BY seq
+                """, [id, Notifier.idTimePrefix(idPrefix, at: createdAt), Notifier.idTimePrefix(idPrefix, at: createdAt + 1), id])
+        } else {
+            // Inspection of a plan planned or given up: no recovery reads it.
+            rows = try connection.query("SELECT * FROM notifications WHERE plan_id = ? ORDER BY seq", [id])
+        }
+        return try rows.map { row throws(SQLiteError) in try NotificationRecord(row: row) }
     }
+
+    /// The creation times (unix ms) an id's time prefix can hold (`Notifier.newID`: 45 bits).
+    static let idTimeLimit: Int64 = 1 << 45
 
     /// Whether the notification's pushes are planned: its plan is gone, and it has no
     /// `plan_json` of an older build.
@@ -246,11 +271,26 @@ enum NotificationStore {
     static func purge(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
         do {
             return try connection.transaction { connection throws(SQLiteError) -> Int in
+                // Migration 17: the timed rows created before `cutoff` are the ids below its time
+                // prefix (the id index); the others are in notifications_untimed_created_at.
+                guard cutoff < Self.idTimeLimit else {
+                    try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE created_at < ?)",
+                                       [cutoff])
+                    try connection.run("DELETE FROM notifications WHERE created_at < ?", [cutoff])
+                    return connection.changes
+                }
+                let below = Notifier.idTimePrefix(idPrefix, at: max(cutoff, 0))
                 // Deliveries first: the subquery needs the notifications still there.
-                try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE created_at < ?)",
-                                   [cutoff])
-                try connection.run("DELETE FROM notifications WHERE created_at < ?", [cutoff])
-                return connection.changes
+                try connection.run("""
+                    DELETE FROM deliveries WHERE notification_id IN (
+                        SELECT id FROM notifications WHERE created_at < ? AND timed = 0
+                        UNION ALL
+                        SELECT id FROM notifications WHERE id < ? AND created_at < ? AND timed = 1)
+                    """, [cutoff, below, cutoff])
+                try connection.run("DELETE FROM notifications WHERE created_at < ? AND timed = 0", [cutoff])
+                let untimed = connection.changes
+                try connection.run("DELETE FROM notifications WHERE id < ? AND created_at < ? AND timed = 1", [below, cutoff])
+                return untimed + connection.changes
             }
         } catch let error as SQLiteError {
             throw error

@@ -336,6 +336,21 @@ enum HeraldSchema {
             DROP INDEX jobs_state_kind_run_at;
             CREATE INDEX jobs_due ON jobs (state, kind, coalesce(lease_until, run_at));
             """),
+        Migration(version: 17, name: "notifications found by their time-ordered ids", sql: """
+            -- Issue 17. Every notification wrote six B-tree entries (the row and five indexes);
+            -- two of them served only rare reads: notifications_created_at the retention purge,
+            -- notifications_plan recovery's read of a plan's rows. The ids Herald makes begin
+            -- with their creation time (Notifier.newID), so for a row whose id carries its
+            -- created_at, and whose plan (if any) was created at the same millisecond, both are a
+            -- range of the UNIQUE id index, which every row writes anyway. timed = 1 marks such
+            -- rows (NotificationStore.insert decides); the rows stored before this migration, and
+            -- any other, keep both indexes, now partial on timed = 0.
+            ALTER TABLE notifications ADD COLUMN timed INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX notifications_untimed_created_at ON notifications (created_at) WHERE timed = 0;
+            CREATE INDEX notifications_untimed_plan ON notifications (plan_id) WHERE timed = 0 AND plan_id IS NOT NULL;
+            DROP INDEX notifications_created_at;
+            DROP INDEX notifications_plan;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every

@@ -128,10 +128,11 @@ extension Notifier {
         if let key = plan.idempotencyKey { try tx.idempotency.complete(app: app, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
             counts.stored += stored.count
-            counts.outcomes["live_delivered", default: 0] += outcome.liveDelivered
-            counts.outcomes["queued", default: 0] += outcome.pushQueued
-            counts.outcomes["suppressed_foreground", default: 0] += outcome.pushSuppressed
-            counts.outcomes["skipped", default: 0] += outcome.skipped
+            counts.liveDelivered += outcome.liveDelivered
+            counts.queued += outcome.pushQueued
+            counts.suppressedForeground += outcome.pushSuppressed
+            counts.skipped += outcome.skipped
+            counts.planned = true
         }
         return outcome
     }
