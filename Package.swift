@@ -69,7 +69,7 @@ let package = Package(
         // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
         .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite", "LoopbackSockets"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"], path: "Tests/PushTestSupport"),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad", "LoopbackSockets"]),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad", "CNGHTTP2Shim", "LoopbackSockets"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
         // inflate checks what was sent: linked from libz here, which the shim's forwarders leave alone.
