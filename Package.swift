@@ -17,14 +17,17 @@ let package = Package(
         // their module maps give the headers only (no pkgConfig, whose --libs would link them), and each *Shim target defines the functions Herald calls.
         .target(name: "CDynamicLoad", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CCurlShim", dependencies: ["CCurl", "CDynamicLoad"]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         .target(name: "CHiredisShim", dependencies: ["CHiredis", "CDynamicLoad"]),
         .target(name: "CPostgresShim", dependencies: ["CPostgres", "CDynamicLoad"]),
         .target(name: "COpenSSLShim", dependencies: ["COpenSSL", "CDynamicLoad"]),
-        // libnghttp2 (+ OpenSSL's TLS API) for the push path's own HTTP/2 client (issue 17).
-        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        // libnghttp2 (+ OpenSSL's TLS API) for the push path's own HTTP/2 client (issue 17); libnghttp2 and
+        // libz (Expo's gzip bodies) are opened on first use too, so a process without push maps neither.
+        .systemLibrary(name: "CNGHTTP2", providers: [.apt(["libnghttp2-dev"])]),
+        .target(name: "CNGHTTP2Shim", dependencies: ["CNGHTTP2", "CDynamicLoad"]),
+        .target(name: "CZlibShim", dependencies: ["CZlib", "CDynamicLoad"]),
         // The domain and its ports: no C modules, no SQL, no sockets (docs/architecture.md).
         .target(name: "HeraldCore"),
         // SHA-256, HMAC-SHA256 and SHA-1 on OpenSSL's low-level digests (HS256 tokens, server-key hashes, the WebSocket accept value, Redis script names),
@@ -41,11 +44,11 @@ let package = Package(
         // The Storage port's adapter on PostgreSQL (libpq), for several nodes on one database (SC-1).
         .target(name: "StoragePostgres", dependencies: ["HeraldCore", "CPostgres", "CPostgresShim"]),
         // Push: the HTTP/2 client and JOSE, and one adapter per provider (the queue worker is in HeraldCore).
-        .target(name: "PushHTTP", dependencies: ["HeraldCore", "Digests", "COpenSSL", "COpenSSLShim", "CCurl", "CCurlShim", "CNGHTTP2", "CLinux"]),
+        .target(name: "PushHTTP", dependencies: ["HeraldCore", "Digests", "COpenSSL", "COpenSSLShim", "CCurl", "CCurlShim", "CNGHTTP2", "CNGHTTP2Shim", "CLinux"]),
         .target(name: "PushAPNs", dependencies: ["HeraldCore", "PushHTTP"]),
         .target(name: "PushFCM", dependencies: ["HeraldCore", "PushHTTP"]),
         // Expo's push service (PU-8a): batched sends, gzip request bodies, receipts.
-        .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib"]),
+        .target(name: "PushExpo", dependencies: ["HeraldCore", "PushHTTP", "CZlib", "CZlibShim"]),
         .target(name: "PushWebPush", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
         .target(name: "API", dependencies: ["HeraldCore", "Digests", "Realtime", "PushHTTP", "COpenSSL", "COpenSSLShim"]),
         // Only the executable knows which adapters exist: it builds them from the settings.
@@ -66,10 +69,11 @@ let package = Package(
         // The storage contract on both adapters; PostgreSQL is started by the tests themselves.
         .testTarget(name: "StoragePostgresTests", dependencies: ["HeraldCore", "StoragePostgres", "StorageSQLite", "LoopbackSockets"]),
         .target(name: "PushTestSupport", dependencies: ["HeraldCore", "PushHTTP", "COpenSSL", "COpenSSLShim"], path: "Tests/PushTestSupport"),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad", "LoopbackSockets"]),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushTestSupport", "CDynamicLoad", "CNGHTTP2Shim", "LoopbackSockets"]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushTestSupport"]),
-        .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"]),
+        // inflate checks what was sent: linked from libz here, which the shim's forwarders leave alone.
+        .testTarget(name: "PushExpoTests", dependencies: ["PushExpo", "PushTestSupport", "CZlib"], linkerSettings: [.linkedLibrary("z")]),
         .testTarget(name: "PushWebPushTests", dependencies: ["PushWebPush", "PushTestSupport"]),
         .testTarget(name: "APITests", dependencies: ["HeraldCore", "API", "Realtime", "RealtimeMemory", "PushHTTP", "FuzzSupport"],
                     exclude: ["Fixtures"]),

@@ -35,19 +35,8 @@
     F(CURLcode, curl_easy_getinfo, , ) \
     F(CURLMcode, curl_multi_setopt, , )
 
-enum { CURL_FUNCTIONS(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) CURL_VARIADIC(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) CURL_FUNCTION_COUNT };
-static const char *const names[] = {
-    CURL_FUNCTIONS(HERALD_DYN_NAME, HERALD_DYN_NAME_V) CURL_VARIADIC(HERALD_DYN_NAME, HERALD_DYN_NAME_V) NULL };
-static const char *const sonames[] = { "libcurl.so.4", NULL };
-static void *slots[CURL_FUNCTION_COUNT];
-static herald_library herald_dyn_library = {
-    .sonames = sonames, .symbols = names, .slots = slots, .package = "libcurl4",
-    .mutex = PTHREAD_MUTEX_INITIALIZER, .state = 0,
-};
-
-const char *herald_curl_load(void) {
-    return herald_library_load(&herald_dyn_library) == 0 ? NULL : herald_dyn_library.error;
-}
+#define CURL_ALL(F, V) CURL_FUNCTIONS(F, V) CURL_VARIADIC(F, V)
+HERALD_DYN_LIBRARY(CURL_ALL, herald_curl_load, "libcurl4", "libcurl.so.4")
 
 CURL_FUNCTIONS(HERALD_DYN_FORWARD, HERALD_DYN_FORWARD_V)
 

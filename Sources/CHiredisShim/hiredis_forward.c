@@ -20,24 +20,13 @@
 #define STRINGIFY2(x) #x
 #define STRINGIFY(x) STRINGIFY2(x)
 
-enum { HIREDIS_FUNCTIONS(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) HIREDIS_FUNCTION_COUNT };
-static const char *const names[] = { HIREDIS_FUNCTIONS(HERALD_DYN_NAME, HERALD_DYN_NAME_V) NULL };
 // hiredis 0.x names its soname major.minor (Debian 12: libhiredis.so.0.14), 1.x major.minor.patch.
 #if HIREDIS_MAJOR == 0
-static const char *const sonames[] = { "libhiredis.so." STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR), NULL };
+#define HIREDIS_SONAME "libhiredis.so." STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR)
 #else
-static const char *const sonames[] = {
-    "libhiredis.so." STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR) "." STRINGIFY(HIREDIS_PATCH), NULL };
+#define HIREDIS_SONAME "libhiredis.so." STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR) "." STRINGIFY(HIREDIS_PATCH)
 #endif
-static void *slots[HIREDIS_FUNCTION_COUNT];
-static herald_library herald_dyn_library = {
-    .sonames = sonames, .symbols = names, .slots = slots,
-    .package = "libhiredis" STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR),
-    .mutex = PTHREAD_MUTEX_INITIALIZER, .state = 0,
-};
-
-const char *herald_hiredis_load(void) {
-    return herald_library_load(&herald_dyn_library) == 0 ? NULL : herald_dyn_library.error;
-}
+HERALD_DYN_LIBRARY(HIREDIS_FUNCTIONS, herald_hiredis_load,
+                   "libhiredis" STRINGIFY(HIREDIS_MAJOR) "." STRINGIFY(HIREDIS_MINOR), HIREDIS_SONAME)
 
 HIREDIS_FUNCTIONS(HERALD_DYN_FORWARD, HERALD_DYN_FORWARD_V)

@@ -120,18 +120,7 @@
     F(int, i2d_ECDSA_SIG, (const ECDSA_SIG *a, unsigned char **out), (a, out)) \
     F(int, i2d_PUBKEY, (const EVP_PKEY *a, unsigned char **out), (a, out))
 
-enum { OPENSSL_FUNCTIONS(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) OPENSSL_FUNCTION_COUNT };
-static const char *const names[] = { OPENSSL_FUNCTIONS(HERALD_DYN_NAME, HERALD_DYN_NAME_V) NULL };
 // dlsym on libssl's handle also searches its dependencies, so libcrypto's functions resolve too.
-static const char *const sonames[] = { "libssl.so.3", NULL };
-static void *slots[OPENSSL_FUNCTION_COUNT];
-static herald_library herald_dyn_library = {
-    .sonames = sonames, .symbols = names, .slots = slots, .package = "libssl3",
-    .mutex = PTHREAD_MUTEX_INITIALIZER, .state = 0,
-};
-
-const char *herald_openssl_load(void) {
-    return herald_library_load(&herald_dyn_library) == 0 ? NULL : herald_dyn_library.error;
-}
+HERALD_DYN_LIBRARY(OPENSSL_FUNCTIONS, herald_openssl_load, "libssl3", "libssl.so.3")
 
 OPENSSL_FUNCTIONS(HERALD_DYN_FORWARD, HERALD_DYN_FORWARD_V)

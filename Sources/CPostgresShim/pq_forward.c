@@ -42,17 +42,6 @@
     V(PQclear, (PGresult *res), (res)) \
     V(PQfreemem, (void *ptr), (ptr))
 
-enum { PQ_FUNCTIONS(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) PQ_FUNCTION_COUNT };
-static const char *const names[] = { PQ_FUNCTIONS(HERALD_DYN_NAME, HERALD_DYN_NAME_V) NULL };
-static const char *const sonames[] = { "libpq.so.5", NULL };
-static void *slots[PQ_FUNCTION_COUNT];
-static herald_library herald_dyn_library = {
-    .sonames = sonames, .symbols = names, .slots = slots, .package = "libpq5",
-    .mutex = PTHREAD_MUTEX_INITIALIZER, .state = 0,
-};
-
-const char *herald_pq_load(void) {
-    return herald_library_load(&herald_dyn_library) == 0 ? NULL : herald_dyn_library.error;
-}
+HERALD_DYN_LIBRARY(PQ_FUNCTIONS, herald_pq_load, "libpq5", "libpq.so.5")
 
 PQ_FUNCTIONS(HERALD_DYN_FORWARD, HERALD_DYN_FORWARD_V)

@@ -1,10 +1,13 @@
 import CZlib
+import CZlibShim
 
 /// gzip (RFC 1952) with zlib, for request bodies sent with `content-encoding: gzip`: libcurl
 /// decodes compressed answers but never compresses what it sends.
 public enum Gzip {
-    /// - Returns: the gzip member holding `bytes`, or nil when zlib fails (the caller sends plain).
+    /// - Returns: the gzip member holding `bytes`, or nil when zlib fails or libz cannot be opened
+    ///   (CZlibShim opens it on first use; the caller sends plain).
     public static func compress(_ bytes: [UInt8], level: Int32 = Z_DEFAULT_COMPRESSION) -> [UInt8]? {
+        guard herald_zlib_load() == nil else { return nil }
         var stream = z_stream()
         // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
         guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,

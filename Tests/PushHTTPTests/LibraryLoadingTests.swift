@@ -1,10 +1,11 @@
 import CDynamicLoad
+import CNGHTTP2Shim
 import Glibc
 import Testing
 
 @testable import PushHTTP
 
-/// CDynamicLoad: libcurl, libpq and libhiredis are opened on first use; a library that is missing,
+/// CDynamicLoad: libcurl, libnghttp2, libz, libpq and libhiredis are opened on first use; a library that is missing,
 /// or lacks a function, is reported with its reason instead of crashing at the first call.
 struct LibraryLoadingTests {
     /// Runs `herald_library_open` on C string arrays built from `sonames` and `symbols`.
@@ -50,6 +51,11 @@ struct LibraryLoadingTests {
         #expect(result.status == -1)
         #expect(result.error == "libc.so.6 has no function herald_no_such_function (a libc6 older than this build expects)")
         #expect(result.slots == [nil, nil])
+    }
+
+    @Test func libnghttp2LoadsEveryFunctionTheNativeClientCalls() {
+        let reason = herald_nghttp2_load().map { String(cString: $0) }
+        #expect(reason == nil)
     }
 
     @Test func libcurlLoadsAndItsGlobalInitRuns() throws {

@@ -1,5 +1,5 @@
 """Issue 17, idle footprint: libcurl, libpq and libhiredis (and the gnutls/krb5/ldap chain behind
-them), libssl and libcrypto are opened on first use, so a process that needs none of them never
+them), libssl and libcrypto, libnghttp2 and libz are opened on first use, so a process that needs none of them never
 maps them, and the embedded default maps none at start. Its hashes (HS256 tokens, the server key,
 the WebSocket accept value) are OpenSSL's low-level digests linked into the binary from
 libcrypto.a, so its first requests map no OpenSSL either."""
@@ -17,6 +17,8 @@ from conftest import BINARY, ROOT, recv_json, run_async as run, ws_url
 LAZY = ("libcurl", "libpq", "libhiredis", "libgnutls", "libldap", "libkrb5")
 # Opened at start by a setting that needs TLS or keys (push, public keys, sealed secrets, dev mode).
 OPENSSL = ("libssl", "libcrypto")
+# Push alone uses them: libnghttp2 (opened by the native HTTP/2 client) and libz (Expo's gzip bodies).
+PUSH = ("libnghttp2", "libz")
 # The members of libcrypto.a that `Digests` links (the low-level SHA-256 and SHA-1, their assembly,
 # the CPU feature probe they read, CRYPTO_memcmp): any other member would be OpenSSL code linked in
 # by a call that should have gone through COpenSSLShim's forwarders.
@@ -48,7 +50,7 @@ engines = pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER") or os.envi
 def test_the_embedded_default_maps_none_of_the_libraries_at_start(herald):
     # HERALD_JWT_SECRET and HERALD_SERVER_KEY are set: neither is hashed before it is used.
     assert httpx.get(herald.url("/healthz")).status_code == 200
-    assert mapped(herald, LAZY + OPENSSL) == set()
+    assert mapped(herald, LAZY + OPENSSL + PUSH) == set()
 
 
 @engines
@@ -59,7 +61,7 @@ def test_a_token_check_and_a_server_call_map_no_openssl(herald):
     s.ready()
     r = herald.publish("news", {"n": 1})
     assert s.next().id == r["id"]
-    assert mapped(herald, LAZY + OPENSSL) == set()
+    assert mapped(herald, LAZY + OPENSSL + PUSH) == set()
 
 
 @engines
@@ -68,7 +70,7 @@ def test_a_websocket_handshake_maps_no_openssl(herald):
     async def scenario():
         async with websockets.connect(ws_url(herald, access_token=herald.token())) as ws:
             assert (await recv_json(ws))["type"] == "ready"
-            assert mapped(herald, LAZY + OPENSSL) == set()
+            assert mapped(herald, LAZY + OPENSSL + PUSH) == set()
 
     run(scenario())
 
@@ -102,8 +104,9 @@ def test_the_admin_api_alone_opens_no_libcurl(herald_factory):
     h = herald_factory(HERALD_ADMIN_KEY="a" * 32)
     assert httpx.get(h.url("/healthz")).status_code == 200
     assert mapped(h, LAZY) == set()
-    # The native client's TLS context: OpenSSL is opened at start for it.
+    # The native client's TLS context and framing: OpenSSL and libnghttp2 are opened at start for it.
     assert mapped(h, OPENSSL) == set(OPENSSL)
+    assert mapped(h, PUSH) == {"libnghttp2"}
 
 
 @pytest.mark.skipif(bool(os.environ.get("HERALD_E2E_BROKER")), reason="the opt-in broker run maps libhiredis")

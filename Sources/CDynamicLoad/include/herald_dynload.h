@@ -56,6 +56,25 @@ void *herald_library_function(herald_library *library, int slot);
 #define HERALD_DYN_FORWARD_V(name, params, args) \
     void name params { ((void (*) params) herald_library_function(&herald_dyn_library, HERALD_DYN_SLOT_##name)) args; }
 
+// Defines one shim's library from its list (every function that gets a slot, forwarded or not):
+// the slot numbers, the names to resolve, the slots, `herald_dyn_library` (which
+// HERALD_DYN_FORWARD's forwarders read), and `const char *load(void)`, which opens the library if
+// it is not open yet and returns NULL when its functions are ready, else the reason. The sonames
+// (tried in order) follow the package. The shim then writes its forwarders with
+// `LIST(HERALD_DYN_FORWARD, HERALD_DYN_FORWARD_V)`.
+#define HERALD_DYN_LIBRARY(LIST, load, package_name, ...) \
+    enum { LIST(HERALD_DYN_SLOT, HERALD_DYN_SLOT_V) HERALD_DYN_FUNCTION_COUNT }; \
+    static const char *const herald_dyn_names[] = { LIST(HERALD_DYN_NAME, HERALD_DYN_NAME_V) NULL }; \
+    static const char *const herald_dyn_sonames[] = { __VA_ARGS__, NULL }; \
+    static void *herald_dyn_slots[HERALD_DYN_FUNCTION_COUNT]; \
+    static herald_library herald_dyn_library = { \
+        .sonames = herald_dyn_sonames, .symbols = herald_dyn_names, .slots = herald_dyn_slots, \
+        .package = package_name, .mutex = PTHREAD_MUTEX_INITIALIZER, .state = 0, \
+    }; \
+    const char *load(void) { \
+        return herald_library_load(&herald_dyn_library) == 0 ? NULL : herald_dyn_library.error; \
+    }
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -1,5 +1,6 @@
 import CLinux
 import CNGHTTP2
+import CNGHTTP2Shim
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -49,14 +50,18 @@ public final class NativeHTTP2Client: HTTP2PushClient {
     /// The driver's clock: a request's send-by deadline is placed on it when the request is handed over.
     private let monotonicNanoseconds: @Sendable () -> UInt64
 
-    /// Starts the driver thread. Throws `.other` when the TLS context, epoll or the thread cannot be set
-    /// up, `.tls` when `caFile` cannot be loaded.
+    /// Starts the driver thread. Throws `.other` when libnghttp2 cannot be opened (CNGHTTP2Shim opens it
+    /// here, on first use), or the TLS context, epoll or the thread cannot be set up, `.tls` when
+    /// `caFile` cannot be loaded.
     public convenience init(configuration: Configuration = Configuration()) throws(PushTransportError) {
         try self.init(configuration: configuration, monotonicNanoseconds: h2MonotonicNanoseconds)
     }
 
     /// `monotonicNanoseconds` is the driver's clock for deadlines and idle ages (tests move it by hand).
     init(configuration: Configuration, monotonicNanoseconds: @escaping @Sendable () -> UInt64) throws(PushTransportError) {
+        if let reason = herald_nghttp2_load() {
+            throw .other(code: -1, message: "libnghttp2 could not be loaded: \(String(cString: reason))")
+        }
         let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds)
         self.configuration = configuration
         self.shared = driver.shared

@@ -79,11 +79,11 @@ extension HTTPConnection {
     /// (or is another one) since.
     private func announced(_ connectionID: String) {
         switch state {
-        case .stream(let stream) where stream.connectionID == connectionID && stream.awaitingAnnouncement:
-            stream.awaitingAnnouncement = false
+        case .stream(let stream) where stream.connectionID == connectionID && awaitingAnnouncement:
+            awaitingAnnouncement = false
             refill()
-        case .websocket(let session) where session.connectionID == connectionID && session.awaitingAnnouncement:
-            session.awaitingAnnouncement = false
+        case .websocket(let session) where session.connectionID == connectionID && awaitingAnnouncement:
+            awaitingAnnouncement = false
             refill()
             processFrames(session)
         default:
@@ -98,8 +98,8 @@ extension HTTPConnection {
               outbound.byteCount < configuration.outboundMaxBytes / 2,
               outbound.count < max(configuration.outboundMaxEvents / 2, 1) {
             switch state {
-            case .stream(let stream) where !stream.awaitingAnnouncement: break
-            case .websocket(let session) where !session.closeSent && !session.awaitingAnnouncement: break
+            case .stream where !awaitingAnnouncement: break
+            case .websocket(let session) where !session.closeSent && !awaitingAnnouncement: break
             default: return
             }
             switch backlog.popFirst() {

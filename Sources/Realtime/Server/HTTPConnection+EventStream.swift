@@ -12,10 +12,10 @@ extension HTTPConnection {
         /// the object 112 bytes, a 128-byte heap block; 104 fit a 112-byte one (issue 17: 16 of
         /// an idle stream's bytes).
         private let expiry: Int64
+        /// The flag that `ready` waits for the announcement is the connection's
+        /// (`HTTPConnection.awaitingAnnouncement`): a byte here made the object 105 bytes, a
+        /// 128-byte block (issue 17).
         let personal: ChannelName?
-        /// `ready` and what follows wait in the backlog until presence told the other nodes about
-        /// the stream (`HTTPConnection.holdUntilAnnounced`). Last: a byte after the words, no padding.
-        var awaitingAnnouncement = false
         /// When the stream's token expires (Unix s); nil when it does not.
         var expiresAt: Int64? { expiry == .max ? nil : expiry }
         init(connectionID: String, request: EventStreamRequest) {
@@ -69,7 +69,7 @@ extension HTTPConnection {
         state = .stream(stream)
         context.server.node.presence.connected(connectionID: stream.connectionID, userID: request.presenceUserID, sessionID: stream.sessionID,
                                                transport: .sse, state: request.appState, channels: request.channels)
-        stream.awaitingAnnouncement = holdUntilAnnounced(stream.connectionID)
+        awaitingAnnouncement = holdUntilAnnounced(stream.connectionID)
         for channel in request.channels {
             context.hub.add(self, to: channel, since: snapshot.since)
         }
@@ -82,7 +82,7 @@ extension HTTPConnection {
             + (stream.sessionID.map(JSONText.quote) ?? "null")
             + ",\"user_id\":\(JSONText.quote(stream.userID)),\"channels\":\(JSONText.array(request.channels.map(\.clientName)))}"
         opening += SSEEncoder.event(id: snapshot.position.description, event: "ready", data: ready)
-        if stream.awaitingAnnouncement {
+        if awaitingAnnouncement {
             // The head now (a heartbeat may follow it), `ready` once the other nodes know the stream.
             write(Array(head.utf8))
             backlog.append(.bytes(opening))

@@ -35,9 +35,6 @@ extension HTTPConnection {
         var closeSent = false
         /// The user's stream slot is held (released on close).
         var holdsUserSlot = false
-        /// `ready` and what follows wait in the backlog, and the client's frames in the parser,
-        /// until presence told the other nodes about the connection (`holdUntilAnnounced`).
-        var awaitingAnnouncement = false
 
         init(connectionID: String, request: WebSocketRequest, maxMessageBytes: Int, maxFragments: Int, now: UInt64) {
             self.connectionID = connectionID
@@ -112,7 +109,7 @@ extension HTTPConnection {
         context.server.node.presence.connected(connectionID: session.connectionID, userID: identity.presenceUserID,
                                                sessionID: identity.sessionID, transport: .websocket,
                                                state: session.initialState, channels: [])
-        session.awaitingAnnouncement = holdUntilAnnounced(session.connectionID)
+        awaitingAnnouncement = holdUntilAnnounced(session.connectionID)
         var channels = [personal]
         for channel in session.initialChannels where !channels.contains(identity.scoped(channel)) {
             guard identity.allows(channel) else {
@@ -137,7 +134,7 @@ extension HTTPConnection {
     /// Handles the complete frames received so far; none while the connection waits for its
     /// announcement, so no answer overtakes `ready` (`announced` handles them then).
     func processFrames(_ session: WebSocketSession) {
-        while case .websocket = state, !session.awaitingAnnouncement {
+        while case .websocket = state, !awaitingAnnouncement {
             let event: WebSocketEvent?
             do {
                 event = try session.parser.next()

@@ -275,18 +275,18 @@ final class LoopContext: @unchecked Sendable {
             close(fd)
             return
         }
-        connection.registryIndex = connections.count
+        connection.registryIndex = Int32(connections.count)
         connections.append(connection)
         metrics.connectionsAccepted &+= 1
     }
 
     func forget(_ connection: HTTPConnection) {
-        let index = connection.registryIndex
+        let index = Int(connection.registryIndex)
         guard index >= 0, index < connections.count, connections[index] === connection else { return }
         let last = connections.removeLast()
         if index < connections.count {
             connections[index] = last
-            last.registryIndex = index
+            last.registryIndex = Int32(index)
         }
         connection.registryIndex = -1
         server.perIP.release(connection.remoteAddress)
