@@ -11,6 +11,25 @@ import Testing
         #expect(row.values == [1, "x", 2.5, 2])
     }
 
+    @Test("issue 17: rows read in place give what a copied Row gives, and a type mismatch names its column")
+    func rowsReadInPlace() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("CREATE TABLE t (a TEXT, b INTEGER, c TEXT); INSERT INTO t VALUES ('x', 1, NULL), ('', 2, 'a longer text than fifteen bytes')")
+        let sql = "SELECT a, b, c FROM t WHERE b >= :min ORDER BY b"
+        let read = try conn.prepare(sql).query([":min": 0]) { row throws(SQLiteError) in
+            (try row[0, as: String.self], try row[1, as: Int64.self], try row[2, as: String?.self])
+        }
+        #expect(read.map(\.0) == ["x", ""] && read.map(\.1) == [1, 2] && read.map(\.2) == [nil, "a longer text than fifteen bytes"])
+        #expect(try conn.query(sql, [":min": 0]).map(\.values) == [["x", 1, nil], ["", 2, "a longer text than fifteen bytes"]])
+        #expect(try conn.prepare(sql).query([":min": 3]) { row throws(SQLiteError) in try row[0, as: String.self] }.isEmpty)
+        #expect(throws: SQLiteError.decode(column: "b", expected: "String", found: "INTEGER")) {
+            try conn.prepare(sql).query([":min": 0]) { row throws(SQLiteError) in try row[1, as: String.self] }
+        }
+        // Reset after use: a write may follow (no read left open), and the statement is reused.
+        try conn.run("INSERT INTO t VALUES ('y', 3, NULL)")
+        #expect(try conn.prepare(sql).query([":min": 3]) { row throws(SQLiteError) in try row[0, as: String.self] } == ["y"])
+    }
+
     @Test func namedBindOneByOne() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let statement = try conn.prepare("SELECT :sid, :user")

@@ -7,8 +7,9 @@ extension DeviceStore {
     static func find(_ connection: SQLiteConnection, ids: [String], now: Int64) throws(SQLiteError) -> [DeviceRecord] {
         if ids.isEmpty { return [] }
         // json_each drives the join (CROSS JOIN keeps it the outer loop), one primary-key lookup per id.
-        return try connection.query(findIDsSQL, [":ids": JSONStringArray.encode(Array(Set(ids))), ":now": now])
-            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+        return try connection.prepare(findIDsSQL).query([":ids": JSONStringArray.encode(Array(Set(ids))), ":now": now]) { row throws(SQLiteError) in
+            try DeviceRecord(columns: row)
+        }
     }
 
     /// The devices of many users in one query, for planning a notification's pushes (NO-2):
@@ -23,8 +24,9 @@ extension DeviceStore {
         // json_each drives a join (CROSS JOIN keeps it the outer loop) and Swift sorts: with
         // `IN (SELECT …)` and `ORDER BY`, SQLite built a temporary index and a sorter on every
         // call, even for users without devices, which the choke point's planning mostly has.
-        let devices = try connection.query(listUsersSQL, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now])
-            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+        let devices = try connection.prepare(listUsersSQL).query([":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs))), ":now": now]) {
+            row throws(SQLiteError) in try DeviceRecord(columns: row)
+        }
         // SQLite's order: text compared byte by byte.
         return devices.sorted { a, b in
             if a.userID != b.userID { return a.userID.utf8.lexicographicallyPrecedes(b.userID.utf8) }

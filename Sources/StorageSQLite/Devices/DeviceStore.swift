@@ -102,16 +102,20 @@ enum DeviceStore {
 
     /// A device by id, with `active`.
     static func find(_ connection: SQLiteConnection, id: String, now: Int64) throws(SQLiteError) -> DeviceRecord? {
-        try connection.queryOne(selectWithActive + " WHERE d.id = :id", [":id": id, ":now": now])
-            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+        try connection.prepare(findSQL).query([":id": id, ":now": now]) { row throws(SQLiteError) in try DeviceRecord(columns: row) }.first
     }
 
     /// A user's devices, newest first (DV-2).
     static func list(_ connection: SQLiteConnection, userID: String, app: String = "default", now: Int64) throws(SQLiteError) -> [DeviceRecord] {
-        try connection.query(selectWithActive + " WHERE d.app = :app AND d.user_id = :user ORDER BY d.created_at DESC, d.id",
-                             [":app": app, ":user": userID, ":now": now])
-            .map { row throws(SQLiteError) in try DeviceRecord(row: row) }
+        try connection.prepare(listSQL).query([":app": app, ":user": userID, ":now": now]) { row throws(SQLiteError) in
+            try DeviceRecord(columns: row)
+        }
     }
+
+    /// `find(_:id:now:)`'s statement, built once (its text is the statement cache's key).
+    private static let findSQL = selectWithActive + " WHERE d.id = :id"
+    /// `list(_:userID:app:now:)`'s statement, built once.
+    private static let listSQL = selectWithActive + " WHERE d.app = :app AND d.user_id = :user ORDER BY d.created_at DESC, d.id"
 
     /// Deletes a device of `userID` by id. - Returns: false when the user has no such device.
     static func delete(_ connection: SQLiteConnection, app: String = "default", id: String, userID: String) throws(SQLiteError) -> Bool {

@@ -10,8 +10,8 @@ extension DeviceRecord {
         (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > :now)) AS active
         """
 
-    /// A row of `SELECT \(selectColumns)`.
-    init(row: Row) throws(SQLiteError) {
+    /// The current row of `SELECT \(selectColumns)`, read in place.
+    init(columns row: Statement.Columns) throws(SQLiteError) {
         self.init(id: try row[0], app: try row[1], userID: try row[2], sessionID: try row[3],
                   platform: try row[4], provider: try row[5], token: try row[6],
                   environment: try row[7], installationID: try row[8], locale: try row[9],
