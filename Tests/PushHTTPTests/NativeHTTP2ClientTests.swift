@@ -240,6 +240,22 @@ struct NativeHTTP2ClientTests {
         }
     }
 
+    /// Every byte value, anywhere in a name, is judged as RFC 9110's token rule says (issue 17:
+    /// the copy judges all bytes, then refuses).
+    @Test func everyByteOfANameIsJudged() {
+        for byte in 0...255 {
+            let b = UInt8(byte)
+            let allowed = b > 0x20 && b < 0x7F && b != UInt8(ascii: ":")
+            for position in 0..<3 {
+                var name: [UInt8] = Array("abc".utf8)
+                name[position] = b
+                var out = [UInt8](repeating: 0, count: 4)
+                let count = name.withUnsafeBufferPointer { n in out.withUnsafeMutableBufferPointer { H2Driver.copyName(n, to: $0.baseAddress!) } }
+                #expect(count == (allowed ? 3 : nil), "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     /// A request still waiting for a stream at its send-by deadline is dropped unsent
     /// (`.sendByPassed`), while the connection it waits for is still being set up (a listener that
     /// never answers TLS); one without a deadline keeps waiting, and one past its deadline when

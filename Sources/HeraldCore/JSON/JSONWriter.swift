@@ -92,9 +92,18 @@ public struct JSONWriter {
         var value = value
         // One pass decides, and the same bytes are copied (issue 17: the payload of every push).
         return value.withUTF8 { utf8 in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0xE2 {
-                return false
+            // Every byte judged without a branch, the verdict taken after the loop (issue 17:
+            // stopping at the first byte that needs escaping cost 1.45k instructions a push over
+            // a push's ids, this 0.78k), and such a byte is rare.
+            var needsEscaping: UInt8 = 0
+            for byte in utf8 {
+                let control: UInt8 = byte < 0x20 ? 1 : 0
+                let quote: UInt8 = byte == UInt8(ascii: "\"") ? 1 : 0
+                let backslash: UInt8 = byte == UInt8(ascii: "\\") ? 1 : 0
+                let separator: UInt8 = byte == 0xE2 ? 1 : 0
+                needsEscaping |= control | quote | backslash | separator
             }
+            if needsEscaping != 0 { return false }
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))

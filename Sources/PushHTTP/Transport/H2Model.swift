@@ -44,13 +44,14 @@ final class H2Request: @unchecked Sendable {
     var bodyOffset = 0
 
     var status = 0
-    var responseHeaders: [(String, String)] = []
-    var responseBody: [UInt8] = []
+    // Unchecked exclusivity: the driver thread's alone (see `H2Driver`).
+    @exclusivity(unchecked) var responseHeaders: [(String, String)] = []
+    @exclusivity(unchecked) var responseBody: [UInt8] = []
     var tooLarge = false
     var headersSent = false
     var retries = 0
     /// Its place in the driver's timeout list (`H2Driver.timeouts`): in it while it holds a stream.
-    var timeoutLink = H2Link()
+    @exclusivity(unchecked) var timeoutLink = H2Link()
     /// When the request times out on its stream: `requestTimeoutMs` after it got one, or its
     /// `sendBy` if that comes first.
     var deadline: UInt64 = 0
@@ -59,7 +60,7 @@ final class H2Request: @unchecked Sendable {
     var sendBy = UInt64.max
     /// Its place in the driver's send-by list (`H2Driver.sendBys`): a request with a `sendBy` is in
     /// it while it waits in its origin's queue for a stream.
-    var sendByLink = H2Link()
+    @exclusivity(unchecked) var sendByLink = H2Link()
     var newConnection = false
     var done = false
     unowned(unsafe) var origin: H2Origin?
@@ -92,7 +93,7 @@ final class H2Origin {
     let authority: UnsafeMutableBufferPointer<UInt8>
     let prefix: [UInt8]
     var connections: [H2Connection] = []
-    var queue: [H2Request] = []
+    @exclusivity(unchecked) var queue: [H2Request] = []
     var queueHead = 0
     var dirty = false
     /// Requests in `queue` were completed where they waited (their send-by passed): `removeDone` is due.
@@ -149,7 +150,7 @@ final class H2Connection {
     var settingsReceived = false
     var draining = false
     var goawayLastStreamID = Int32.max
-    var streams: [Int32: H2Request] = [:]
+    @exclusivity(unchecked) var streams: [Int32: H2Request] = [:]
     var streamLimit = 0
     var idleSince: UInt64 = 0
     var epollEvents: UInt32 = 0
