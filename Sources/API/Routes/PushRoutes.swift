@@ -13,7 +13,7 @@ struct PushRoutes {
     let notifier: Notifier
 
     /// `POST /v1/push` body: whom, and what.
-    struct SendBody: JSONBody {
+    struct SendBody: JSONBody, Equatable {
         let user_id: String?
         let device_ids: [String]?
         let notification: NotificationBody
@@ -21,7 +21,7 @@ struct PushRoutes {
         static let members = BodyMembers.object([("user_id", .any), ("device_ids", .any), ("notification", NotificationBody.members)])
     }
 
-    struct NotificationBody: Decodable {
+    struct NotificationBody: Decodable, Equatable {
         let kind: String?
         let title: String?
         let subtitle: String?
@@ -134,7 +134,7 @@ struct PushRoutes {
         guard let push else {
             throw HTTPError(503, "push_not_configured", "no push provider has credentials on this server")
         }
-        let body = try RequestBody.decode(SendBody.self, from: context.request)
+        let body = try Self.body(context.request)
         guard (body.user_id == nil) != (body.device_ids == nil) else {
             throw HTTPError.invalid("user_id", "give exactly one of user_id and device_ids")
         }
@@ -214,6 +214,15 @@ struct PushRoutes {
             return .json(202, "{\"queued\":\(queued),\"jobs\":[" + jobs.text + "],\"skipped\":["
                 + skipped.joined(separator: ",") + "]}")
         }
+    }
+
+    /// The body, read in one pass by `PushBodyScanner`; one it leaves is decoded by `JSONDecoder`,
+    /// whose errors name the field.
+    /// - Throws: `HTTPError` 415 or 400, as `RequestBody.decode`.
+    static func body(_ request: HTTPRequest) throws(HTTPError) -> SendBody {
+        try RequestBody.check(request)
+        if let body = PushBodyScanner.scan(request.body) { return body }
+        return try RequestBody.decode(SendBody.self, from: request)
     }
 
     private static func notification(_ body: NotificationBody) throws(HTTPError) -> PushNotification {
