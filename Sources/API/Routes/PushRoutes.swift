@@ -176,20 +176,16 @@ struct PushRoutes {
             var jobs = JSONWriter(capacity: devices.count * 80)
             var queued = 0
             // NO-4: the user's global switch off silences every push, direct ones too. Every
-            // user's switch in one statement (issue 17: one look-up per user was ~8k
-            // instructions a push when each device is another user's).
+            // user's switch in one call (issue 17: one look-up per user was ~8k instructions a
+            // push when each device is another user's), repeats left to the store: it needs
+            // them only when the app has any user with the switch off.
             var users: [String] = []
-            var seenUsers = Set<String>(minimumCapacity: devices.count)
             users.reserveCapacity(devices.count)
             // By index: `for device in devices` copied each device.
-            for index in devices.indices where devices[index].sessionActive && seenUsers.insert(devices[index].userID).inserted {
+            for index in devices.indices where devices[index].sessionActive {
                 users.append(devices[index].userID)
             }
-            var switchedOff: Set<String> = []
-            for preference in try tx.preferences.list(app: app, userIDs: users, scopes: [])
-            where preference.scope == nil && !preference.isEnabled {
-                switchedOff.insert(preference.userID)
-            }
+            let switchedOff = try tx.preferences.switchedOff(app: app, userIDs: users)
             for index in devices.indices {
                 guard devices[index].sessionActive else {
                     skipped.append("{\"device_id\":\(JSONText.quote(devices[index].id)),\"reason\":\"session_inactive\"}")

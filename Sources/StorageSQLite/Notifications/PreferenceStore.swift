@@ -28,6 +28,29 @@ enum PreferenceStore {
             .map { row throws(SQLiteError) in try PushPreferenceRecord(row: row) }
     }
 
+    /// Of `userIDs`, the users of `app` whose global switch is stored off (NO-4): the users a
+    /// direct push skips. One seek in the index of such rows (migration 18) when the app has
+    /// none, which is the usual case; else one seek per user in it.
+    static func switchedOff(_ connection: SQLiteConnection, app: String, userIDs: [String]) throws(SQLiteError) -> Set<String> {
+        if userIDs.isEmpty { return [] }
+        guard try connection.queryOne(anySwitchedOffSQL, [app]) != nil else { return [] }
+        var users = Set<String>()
+        for row in try connection.query(switchedOffSQL, [":app": app, ":users": JSONStringArray.encode(Array(Set(userIDs)))]) {
+            users.insert(try row[0])
+        }
+        return users
+    }
+
+    /// Whether any user of an app (?1) has the global switch off.
+    private static let anySwitchedOffSQL = """
+        SELECT 1 FROM push_preferences INDEXED BY push_preferences_switched_off WHERE app = ? AND scope = '' AND is_enabled = 0 LIMIT 1
+        """
+    /// Which of the users (`:users`, a JSON array) of `:app` have the global switch off.
+    private static let switchedOffSQL = """
+        SELECT p.user_id FROM json_each(:users) AS u CROSS JOIN push_preferences AS p INDEXED BY push_preferences_switched_off
+        ON p.app = :app AND p.user_id = u.value AND p.scope = '' AND p.is_enabled = 0
+        """
+
     /// Stores the preference, replacing the one for the same (app, user, scope).
     static func save(_ connection: SQLiteConnection, _ record: PushPreferenceRecord) throws(SQLiteError) {
         try connection.run("""

@@ -12,6 +12,10 @@ struct SQLitePreferenceRepository: PreferenceRepository {
         try mapped { () throws(SQLiteError) in try PreferenceStore.list(connection, app: app, userIDs: userIDs, scopes: scopes) }
     }
 
+    func switchedOff(app: String, userIDs: [String]) throws(StorageError) -> Set<String> {
+        try mapped { () throws(SQLiteError) in try PreferenceStore.switchedOff(connection, app: app, userIDs: userIDs) }
+    }
+
     func save(_ record: PushPreferenceRecord) throws(StorageError) {
         try mapped { () throws(SQLiteError) in try PreferenceStore.save(connection, record) }
     }

@@ -351,6 +351,14 @@ enum HeraldSchema {
             DROP INDEX notifications_created_at;
             DROP INDEX notifications_plan;
             """),
+        Migration(version: 18, name: "users whose push switch is off", sql: """
+            -- Issue 17. POST /v1/push skips the devices of users whose global switch is off
+            -- (NO-4, scope ''): it looked each recipient up in push_preferences, ~4k instructions
+            -- a push, though few users ever turn pushes off. This index holds only their rows, so
+            -- one seek says whether an app has any such user, and each look-up is a seek in it.
+            -- A preference saved or changed writes an entry only when it is the switch, off.
+            CREATE INDEX push_preferences_switched_off ON push_preferences (app, user_id) WHERE scope = '' AND is_enabled = 0;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every
