@@ -713,6 +713,19 @@ def test_duplicate_device_ids_queue_one_job(herald_factory, provider_double):
         assert r.json()["queued"] == 1 and len(r.json()["jobs"]) == 1, r.json()
 
 
+def test_an_id_given_twice_gets_one_answer(herald_factory, provider_double):
+    """Issue 17: the route answers each id once without a set of seen ids: a found one queues one
+    job, an unknown one is one `not_found`, in the order given."""
+    h = herald_with_push(herald_factory, provider_double)
+    one, two = ios(h), ios(h)
+    ids = ["dev_nope", one.id, two.id, "dev_nope", one.id, "dev_other", two.id]
+    r = HTTP.post(h.url("/v1/push"), json={"device_ids": ids, "notification": {"body": "x"}}, headers=h.server_headers())
+    assert r.status_code == 202, r.text
+    answer = r.json()
+    assert answer["queued"] == 2 and [j["device_id"] for j in answer["jobs"]] == [one.id, two.id], answer
+    assert answer["skipped"] == [{"device_id": "dev_nope", "reason": "not_found"}, {"device_id": "dev_other", "reason": "not_found"}], answer
+
+
 def test_the_global_switch_off_silences_direct_pushes(herald_factory, provider_double):
     h = herald_with_push(herald_factory, provider_double)
     device = ios(h)

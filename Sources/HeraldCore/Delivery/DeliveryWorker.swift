@@ -291,11 +291,13 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///   - runAt: unix ms at which it is due.
     ///   - now: unix ms.
     ///   - tx: the caller's write unit; the job commits or rolls back with it.
+    ///   - handoff: the unit's hand-over (`handoff(in:)`), shared by every job the unit queues;
+    ///     nil: one of its own.
     /// - Returns: the job's id.
     /// - Throws: `StorageError` from the insert.
     public func enqueue(_ payload: consuming DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
-                        in tx: any StorageTransaction) throws(StorageError) -> Int64 {
-        try enqueueReportingLease(payload, device: device, app: app, runAt: runAt, now: now, in: tx).id
+                        in tx: any StorageTransaction, handoff: Handoff? = nil) throws(StorageError) -> Int64 {
+        try enqueueReportingLease(payload, device: device, app: app, runAt: runAt, now: now, in: tx, handoff: handoff).id
     }
 
     /// `enqueue(_:device:app:runAt:now:in:)`, also telling whether the job was leased at insert
