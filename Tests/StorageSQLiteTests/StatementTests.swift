@@ -268,4 +268,42 @@ import Testing
         let returned = try conn.query("UPDATE t SET v = 0 WHERE id = ? RETURNING id, v", [1])
         #expect(returned.map(\.values) == [[1, 0]])
     }
+
+    @Test("issue 17: texts bound from the connection's arena are stored as given, whatever their sizes and however many")
+    func arenaTextsRoundTrip() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT, d TEXT) STRICT")
+        // Sizes around a chunk's: several chunks in one execution, one larger than a chunk
+        // (copied by SQLite), empty, multi-byte and with a NUL inside.
+        let chunk = TextArena.chunkBytes
+        let texts: [[String]] = [
+            ["x", "", "ünïcødé ✓", "with\u{0}nul"],
+            [String(repeating: "a", count: chunk - 10), String(repeating: "b", count: 20), String(repeating: "c", count: chunk), "d"],
+            [String(repeating: "e", count: chunk + 1), String(repeating: "f", count: chunk / 2), String(repeating: "g", count: chunk / 2 + 1), ""],
+        ]
+        for (index, row) in texts.enumerated() {
+            try conn.run("INSERT INTO t (id, a, b, c, d) VALUES (?, ?, ?, ?, ?)", [index, row[0], row[1], row[2], Optional(row[3])])
+            // Another execution in between reuses the arena: the stored row must not change.
+            #expect(try conn.queryOne("SELECT ? || ?", ["p", "q"])?[0, as: String.self] == "pq")
+        }
+        try conn.run("UPDATE t SET d = :d WHERE id = :id", [":d": "named", ":id": 0])
+        for (index, row) in texts.enumerated() {
+            let stored = try #require(try conn.queryOne("SELECT a, b, c, d FROM t WHERE id = ?", [index]))
+            let expected = index == 0 ? [row[0], row[1], row[2], "named"] : row
+            #expect(try (0..<4).map { try stored[$0, as: String.self] } == expected)
+        }
+        #expect(try conn.queryOne("SELECT count(*) FROM t WHERE a = ? AND b = ?", [texts[1][0], texts[1][1]])?[0, as: Int.self] == 1)
+    }
+
+    @Test("issue 17: a one-call execution leaves no binding pointing into the arena")
+    func oneCallExecutionsClearTheirBindings() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let statement = try conn.prepare("SELECT ?")
+        #expect(try statement.queryOne(["arena text"])?[0, as: String?.self] == "arena text")
+        #expect(try conn.queryOne("SELECT ?, ?", ["other", "texts"]) != nil)   // reuses the arena
+        // The same statement, stepped by hand without binding: its parameter is NULL again.
+        #expect(try statement.step())
+        #expect(try statement.row()[0, as: String?.self] == nil)
+        statement.reset()
+    }
 }

@@ -18,10 +18,21 @@ protocol SQLiteBindable {
     /// parameter, ~60 parameters per notification at the choke point (issue 17). The common
     /// types bind themselves; the rest use `sqliteValue` (the default).
     func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32
+
+    /// Binds the value for one execution of `statement` (`Statement.run`, `query`, `queryOne`):
+    /// a text is copied into `arena` and bound without SQLite's own copy (`SQLITE_STATIC`),
+    /// valid until the execution ends and clears its bindings. Other values bind as
+    /// `bindSQLite(to:at:)` (the default).
+    /// - Returns: SQLite's result code.
+    func bindSQLite(to statement: OpaquePointer, at index: Int32, arena: TextArena) -> Int32
 }
 
 extension SQLiteBindable {
     func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 {
         sqliteValue.bindSQLite(to: statement, at: index)
+    }
+
+    func bindSQLite(to statement: OpaquePointer, at index: Int32, arena: TextArena) -> Int32 {
+        bindSQLite(to: statement, at: index)
     }
 }

@@ -30,6 +30,8 @@ final class SQLiteConnection {
     /// The `sqlite3*`; valid until `deinit`.
     let handle: OpaquePointer
     let statementCache: StatementCache
+    /// Where one-call executions (`Statement.run`, `query`, `queryOne`) copy their text parameters.
+    let textArena = TextArena()
     /// Depth of nested `transaction` calls running as savepoints (see `transaction`).
     var savepointDepth = 0
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.

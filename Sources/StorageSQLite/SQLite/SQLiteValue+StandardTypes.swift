@@ -27,6 +27,10 @@ extension SQLiteValue: SQLiteBindable, SQLiteDecodable {
             }
         }
     }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32, arena: TextArena) -> Int32 {
+        guard case .text(let text) = self else { return bindSQLite(to: statement, at: index) }
+        return text.bindSQLite(to: statement, at: index, arena: arena)
+    }
     init?(sqliteValue: SQLiteValue) { self = sqliteValue }
 }
 
@@ -100,6 +104,20 @@ extension String: SQLiteBindable, SQLiteDecodable {
             }
         }
     }
+
+    func bindSQLite(to statement: OpaquePointer, at index: Int32, arena: TextArena) -> Int32 {
+        // The bytes in place (a native or small string: no copy of the string, unlike `withUTF8`
+        // on a `var`); a string without contiguous UTF-8 (bridged) goes the copying way.
+        let bound = utf8.withContiguousStorageIfAvailable { utf8 -> Int32 in
+            // Empty and overlong texts too (`copy` answers nil).
+            guard let copy = arena.copy(utf8) else { return bindSQLite(to: statement, at: index) }
+            // SQLITE_STATIC (nil): the arena keeps the bytes until the execution's bindings are cleared.
+            return copy.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                sqlite3_bind_text64(statement, index, $0, UInt64(utf8.count), nil, UInt8(SQLITE_UTF8))
+            }
+        }
+        return bound ?? bindSQLite(to: statement, at: index)
+    }
     init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
@@ -119,6 +137,12 @@ extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
     func bindSQLite(to statement: OpaquePointer, at index: Int32) -> Int32 {
         switch self {
         case .some(let value): value.bindSQLite(to: statement, at: index)
+        case .none: sqlite3_bind_null(statement, index)
+        }
+    }
+    func bindSQLite(to statement: OpaquePointer, at index: Int32, arena: TextArena) -> Int32 {
+        switch self {
+        case .some(let value): value.bindSQLite(to: statement, at: index, arena: arena)
         case .none: sqlite3_bind_null(statement, index)
         }
     }

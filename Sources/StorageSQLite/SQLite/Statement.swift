@@ -8,8 +8,10 @@ import CSQLite
 /// try conn.prepare("UPDATE sessions SET ended_at = :now WHERE sid = :sid").run([":now": now, ":sid": sid])
 /// ```
 /// `query`, `queryOne` and `run` reset the statement and clear old bindings first and reset it
-/// again when done, so a cached statement never holds a read snapshot open between uses. The
-/// manual API (`bind(_:at:)`, `step()`, `row()`, `reset()`) is there for streaming large results.
+/// again when done, so a cached statement never holds a read snapshot open between uses; they bind
+/// texts from the connection's `TextArena` and clear those bindings when done. The manual API
+/// (`bind(_:at:)`, `step()`, `row()`, `reset()`) is there for streaming large results; it binds
+/// copies SQLite makes.
 ///
 /// # Thread safety
 /// Not Sendable: it belongs to its connection and is used on that connection's thread only.
@@ -70,26 +72,46 @@ final class Statement {
     /// - Throws: `SQLiteError.bind` unless `values.count == parameterCount`: a missing value
     ///   would silently be NULL.
     func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
-        guard values.count == parameterCount else {
-            throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
-                        message: "statement has \(parameterCount) parameters, \(values.count) values given")
-        }
+        try checkCount(values)
         // By index, so each existential is opened in place rather than copied out.
         for offset in values.indices {
             try check(values[offset].bindSQLite(to: handle, at: Int32(offset + 1)), parameter: { "?\(offset + 1)" })
         }
     }
 
+    /// `bind(_:)` for one execution whose end clears the bindings: texts are bound from `arena`'s
+    /// copies (`SQLiteBindable.bindSQLite(to:at:arena:)`).
+    private func bind(_ values: [any SQLiteBindable], arena: TextArena) throws(SQLiteError) {
+        try checkCount(values)
+        for offset in values.indices {
+            try check(values[offset].bindSQLite(to: handle, at: Int32(offset + 1), arena: arena), parameter: { "?\(offset + 1)" })
+        }
+    }
+
+    /// A missing positional value would silently be NULL.
+    private func checkCount(_ values: [any SQLiteBindable]) throws(SQLiteError) {
+        guard values.count == parameterCount else {
+            throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
+                        message: "statement has \(parameterCount) parameters, \(values.count) values given")
+        }
+    }
+
     /// Binds each value to the parameter of that name (see `bind(_:named:)` for prefixes).
     /// - Throws: `SQLiteError.bind` for an unknown name, or when a parameter is left unbound.
     func bind(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
+        try bind(values, arena: nil)
+    }
+
+    /// `bind(_:)` by name; `arena` as for positional values.
+    private func bind(_ values: [String: any SQLiteBindable], arena: TextArena?) throws(SQLiteError) {
         // Which parameters got a value: a bit each (Herald's statements have a handful), a set
         // beyond 64.
         var boundBits: UInt64 = 0
         var boundBeyond = Set<Int32>()
         for (name, value) in values {
             let index = try parameterIndex(name)
-            try check(value.bindSQLite(to: handle, at: index), parameter: { name })
+            let rc = if let arena { value.bindSQLite(to: handle, at: index, arena: arena) } else { value.bindSQLite(to: handle, at: index) }
+            try check(rc, parameter: { name })
             if index <= 64 { boundBits |= 1 << UInt64(index - 1) } else { boundBeyond.insert(index) }
         }
         func isBound(_ index: Int) -> Bool {
@@ -208,50 +230,50 @@ final class Statement {
     /// Binds `values` positionally, runs the statement and returns every row.
     /// - Throws: `.bind`, `.constraint`, `.busy`, `.step`.
     func query(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> [Row] {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         return try collectRows()
     }
 
     /// Binds `values` by name, runs the statement and returns every row.
     func query(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> [Row] {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         return try collectRows()
     }
 
     /// Like `query` but returns only the first row (nil when there is none) and stops there.
     func queryOne(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> Row? {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         return try step() ? try row() : nil
     }
 
     /// Like `query` but returns only the first row, binding by name.
     func queryOne(_ values: [String: any SQLiteBindable]) throws(SQLiteError) -> Row? {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         return try step() ? try row() : nil
     }
 
     /// Binds `values` positionally and runs the statement to completion, discarding any rows.
     /// Read `SQLiteConnection.changes` / `lastInsertRowID` afterwards.
     func run(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         while try step() {}
     }
 
     /// Binds `values` by name and runs the statement to completion, discarding any rows.
     func run(_ values: [String: any SQLiteBindable]) throws(SQLiteError) {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         while try step() {}
     }
 
@@ -261,9 +283,9 @@ final class Statement {
     /// values, then a record from it, 6.9k instructions a device; read in place, 6.2k).
     /// - Throws: `.bind`, `.constraint`, `.busy`, `.step`, and what `make` throws.
     func query<T>(_ values: [String: any SQLiteBindable], _ make: (Columns) throws(SQLiteError) -> T) throws(SQLiteError) -> [T] {
-        rewind()
-        defer { reset() }
-        try bind(values)
+        let arena = rewind()
+        defer { finish() }
+        try bind(values, arena: arena)
         var made: [T] = []
         let columns = Columns(statement: self)
         while try step() { made.append(try make(columns)) }
@@ -290,7 +312,18 @@ final class Statement {
         }
     }
 
-    private func rewind() {
+    /// Readies the statement for a one-call execution. - Returns: the arena its texts are bound
+    /// from, emptied (the execution before this one, of any statement, cleared its bindings).
+    private func rewind() -> TextArena {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        connection.textArena.reset()
+        return connection.textArena
+    }
+
+    /// Ends a one-call execution: no read snapshot left open, and no binding left pointing into
+    /// the arena, which the next execution reuses.
+    private func finish() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
