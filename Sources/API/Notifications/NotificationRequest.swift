@@ -277,13 +277,10 @@ struct NotificationRequest: Sendable {
             }
             return ms
         case (nil, .text(let text)?):
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let plain = ISO8601DateFormatter()
-            guard let date = formatter.date(from: text) ?? plain.date(from: text) else {
+            // Strictly: a date that does not exist or an offset past 23:59 is refused, not rolled over.
+            guard let ms = RFC3339.milliseconds(text) else {
                 throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds or an RFC 3339 time such as 2026-12-01T10:00:00Z")
             }
-            let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
             guard ms <= now + 2_419_200_000 else { throw HTTPError.invalid("expires_at", "expires_at must be within the next 28 days") }
             return ms
         case (nil, nil):
