@@ -55,4 +55,23 @@ import Realtime
         // 2028 is a leap year: its February 29th exists.
         #expect(try request(body("2028-02-29T00:00:00Z"), now: 1_835_049_600_000).plan.expiresAt == 1_835_395_200_000)
     }
+
+    /// Language tags are compared without regard to case (RFC 5646 §2.1.1): a title or body that
+    /// gives `pt-br` and `pt-BR` gives one locale two texts, and which one a device got depended
+    /// on the map's order; refused naming both, as a key given twice is.
+    @Test("title or body naming one locale twice in another case is refused")
+    func oneLocaleTwiceIsRefused() throws {
+        for (member, map) in [("title", #"{"pt-br": "a", "pt-BR": "b"}"#), ("body", #"{"en": "x", "EN": "y"}"#),
+                              ("title", #"{"zh-hant-tw": "a", "zh-Hant-TW": "b"}"#)] {
+            let json = #"{"recipients":{"user_ids":["u1"]},"kind":"k","title":"t",""# + member + #"":"# + map + "}"
+            do {
+                _ = try request(json.replacingOccurrences(of: #""title":"t","title""#, with: #""title""#), now: 1_000)
+                Issue.record("\(map) was accepted")
+            } catch let error as HTTPError {
+                #expect(error.status == 400 && error.extra["field"] == member, "\(map)")
+                #expect(error.message.contains("one locale"), "\(error.message)")
+            }
+        }
+        _ = try request(#"{"recipients":{"user_ids":["u1"]},"kind":"k","title":{"pt": "a", "pt-BR": "b", "en": "c"}}"#, now: 1_000)
+    }
 }

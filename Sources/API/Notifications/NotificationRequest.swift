@@ -215,6 +215,16 @@ struct NotificationRequest: Sendable {
             for tag in byLocale.keys where !isLocaleTag(tag) {
                 throw HTTPError.invalid(field, "'\(tag)' is not a locale tag such as pt, en or pt-BR")
             }
+            // Tags are compared without regard to case (RFC 5646 §2.1.1): `pt-br` and `pt-BR` are
+            // one locale given two texts, and which a device got would depend on the map's order.
+            var seen: [String: String] = [:]
+            for tag in byLocale.keys.sorted() {
+                let key = tag.lowercased().replacingOccurrences(of: "_", with: "-")
+                if let other = seen[key] {
+                    throw HTTPError.invalid(field, "'\(other)' and '\(tag)' name one locale (tags are compared without regard to case)")
+                }
+                seen[key] = tag
+            }
             map = byLocale
         }
         for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
