@@ -112,12 +112,8 @@ enum JobsCommand {
     /// Unix ms from an RFC 3339 time (with or without fractional seconds) or a non-negative integer.
     static func parseTime(_ text: String) -> Int64? {
         if let ms = Int64(text) { return ms >= 0 ? ms : nil }
-        for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        }
-        return nil
+        // Strictly (2026-02-30 or +25:00 is refused, not rolled over into another instant).
+        return RFC3339.milliseconds(text)
     }
 
     private static func usage(_ message: String) -> Int32 {

@@ -25,16 +25,20 @@ enum SendTest {
         guard let platform = options["platform"], ["ios", "android", "web"].contains(platform) else {
             return usage("--platform must be ios, android or web")
         }
-        let byPlatform: PushProviderID = platform == "ios" ? .apns : platform == "web" ? .webpush : .fcm
+        // The provider registration would give the token (docs/api.md, `provider`'s default): an
+        // Expo token on ios or android is Expo's, whatever the platform's own provider.
+        let byPlatform: PushProviderID = platform == "web" ? .webpush
+            : ExpoPushToken.isBracketed(token) ? .expo : platform == "ios" ? .apns : .fcm
         let chosen = options["provider"].map { PushProviderID(rawValue: $0) } ?? byPlatform
         guard let provider = chosen, PushSetup.adapters.contains(where: { $0.id == provider }) else {
-            return usage("--provider must be apns, fcm or webpush")
+            return usage("--provider must be apns, fcm, webpush or expo")
         }
         // A Web Push token is the stored subscription form (`<endpoint>#p256dh=…&auth=…`, as
-        // `GET /v1/me/devices` answers at registration): checked here so a typo is a usage error.
-        if provider == .webpush {
+        // `GET /v1/me/devices` answers at registration) and an Expo token `ExponentPushToken[…]`:
+        // checked here so a typo is a usage error, not a push the provider refuses.
+        if provider == .webpush || provider == .expo {
             do {
-                _ = try PushProviders(adapters: PushSetup.adapters).validate(token: token, for: .webpush)
+                _ = try PushProviders(adapters: PushSetup.adapters).validate(token: token, for: provider)
             } catch {
                 return usage("--device-token: \(error.message)")
             }

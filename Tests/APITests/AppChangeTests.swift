@@ -77,6 +77,28 @@ struct AppChangeTests {
         }
     }
 
+    /// `cors_origins` are compared with a browser's `Origin` header as they are written, so a value
+    /// no browser sends (a path, a query, user info, upper case, the scheme's default port, a bad
+    /// port) would be stored and never match: refused naming the member, with the origin to give.
+    @Test func corsOriginsMustBeOriginsAsBrowsersSendThem() throws {
+        for origin in ["https://a.example/path", "https://a.example/", "https://a.example?x#y", "https://user@a.example",
+                       "https://A.Example", "HTTPS://a.example", "https://a.example:443", "http://a.example:80",
+                       "https://a.example:99999", "https://a.example:0", "https://a.example:08080", "https://", "https://a example",
+                       "https://a.example:", "ftp://a.example", "https://[::1", "null"] {
+            let error = Self.refusal(#"{"cors_origins": ["https://ok.example", "\#(origin)"]}"#)
+            #expect(error?.status == 400, "\(origin) was accepted")
+            #expect(error?.extra["field"] == "cors_origins", "\(origin)")
+            #expect(error?.message.contains(origin) == true, "\(origin): \(error?.message ?? "accepted")")
+        }
+        #expect(Self.refusal(#"{"cors_origins": ["https://A.Example:443/x"]}"#)?.message.contains("https://a.example") == true)
+        var settings = AppSettings()
+        let fine = ["*", "https://a.example", "http://localhost:3000", "https://a.example:8443", "http://127.0.0.1:8080",
+                    "https://[::1]:8443", "https://xn--bcher-kva.example"]
+        let body = "{\"cors_origins\": [" + fine.map { "\"\($0)\"" }.joined(separator: ", ") + "]}"
+        _ = try Self.read(body, into: &settings)
+        #expect(settings.corsOrigins == fine)
+    }
+
     // MARK: - Propagation
 
     static func app() throws -> ResolvedApp {

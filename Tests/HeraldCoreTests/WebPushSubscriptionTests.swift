@@ -43,6 +43,25 @@ import Testing
         }
     }
 
+    /// A port outside 1-65535 is no address: such an endpoint was stored, and every push to it then
+    /// failed in the transport and was retried for the whole retry budget. Refused at registration.
+    @Test func anEndpointPortOutsideOneTo65535IsRefused() {
+        for endpoint in ["https://push.example.com:0/x", "https://push.example.com:65536/x", "https://push.example.com:99999/x",
+                         "https://push.example.com:99999999999999999999/x", "https://[2001:db8::1]:70000/x"] {
+            #expect(throws: WebPushSubscriptionError.self, "\(endpoint)") {
+                try WebPushSubscription(endpoint: endpoint, p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false, allowPrivateHosts: true)
+            }
+            #expect(throws: DeviceTokenError.self, "\(endpoint)") {
+                try WebPushSubscription(token: endpoint + "#p256dh=\(Self.p256dh)&auth=\(Self.auth)")
+            }
+        }
+        for endpoint in ["https://push.example.com:1/x", "https://push.example.com:65535/x", "https://push.example.com:8443/x"] {
+            #expect(throws: Never.self, "\(endpoint)") {
+                try WebPushSubscription(endpoint: endpoint, p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false, allowPrivateHosts: true)
+            }
+        }
+    }
+
     @Test func aTokenWithoutKeysIsRefused() {
         #expect(throws: DeviceTokenError.self) { try WebPushSubscription(token: "https://push.example/abc") }
         #expect(throws: DeviceTokenError("auth must be the base64url of a 16-byte secret", field: "subscription.keys.auth")) {

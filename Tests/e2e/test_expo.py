@@ -296,3 +296,28 @@ def test_a_missing_access_token_is_a_configuration_dead_letter(herald_factory, p
     assert readyz_push(h)["expo"] == "provider_misconfigured: UNAUTHORIZED"
     [entry] = expo_sends(double)
     assert entry["status"] == 401 and "authorization" not in entry["headers"], entry
+
+
+def test_send_test_takes_an_expo_token_as_registration_does(provider_double):
+    """`herald send-test` with an `ExponentPushToken[…]` on ios or android sends through Expo, as
+    `POST /v1/me/devices` registers it without a `provider`; it went to APNs or FCM instead (or
+    stopped: "apns has no usable credentials"). With `--provider expo` a token that is not an Expo
+    token is a usage error (exit 2), as a bad Web Push token is, instead of a push Expo refuses."""
+    import os
+    import subprocess
+    from conftest import BINARY
+    double = provider_double
+    env = {**os.environ, **double.herald_env(), "HERALD_DATABASE": ":memory:"}
+    for platform in ("ios", "android"):
+        token = expo_token()
+        run = subprocess.run([BINARY, "send-test", "--device-token", token, "--platform", platform],
+                             capture_output=True, text=True, timeout=30, env=env)
+        assert run.returncode == 0, run.stderr
+        answer = __import__("json").loads(run.stdout)
+        assert answer["provider"] == "expo" and answer["outcome"] == "delivered", run.stdout
+        expo_sends(double, token)
+    before = len(double.requests("expo"))
+    bad = subprocess.run([BINARY, "send-test", "--device-token", "not-an-expo-token", "--platform", "ios", "--provider", "expo"],
+                         capture_output=True, text=True, timeout=30, env=env)
+    assert bad.returncode == 2 and "--device-token" in bad.stderr and "ExponentPushToken" in bad.stderr, bad
+    assert len(double.requests("expo")) == before, "nothing sent for a bad token"

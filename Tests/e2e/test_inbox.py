@@ -599,6 +599,11 @@ def test_members_put_list_delete(h):
                  400, "invalid_request", "permissions")
     assert_error(HTTP.get(h.url(f"/v1/scopes/{scope}/members"), params={"limit": 0}, headers=h.server_headers()),
                  400, "invalid_request", "limit")
+    # A cursor is a previous page's next_cursor, a user id: anything else is refused like the
+    # inbox's and the jobs' cursors, not read as "after this text" (an empty or wrong page).
+    for cursor in ("", "a b", "bad!user", "x" * 196):
+        assert_error(HTTP.get(h.url(f"/v1/scopes/{scope}/members"), params={"cursor": cursor}, headers=h.server_headers()),
+                     400, "invalid_request", "cursor")
     r = HTTP.get(h.url(f"/v1/scopes/{scope}/members"), headers=auth(user_token(h, users[0])))
     assert r.status_code == 401, r.text
     r = HTTP.get(h.url(f"/v1/scopes/{scope}/members"), headers=h.server_headers())

@@ -215,6 +215,16 @@ struct NotificationRequest: Sendable {
             for tag in byLocale.keys where !isLocaleTag(tag) {
                 throw HTTPError.invalid(field, "'\(tag)' is not a locale tag such as pt, en or pt-BR")
             }
+            // Tags are compared without regard to case (RFC 5646 §2.1.1): `pt-br` and `pt-BR` are
+            // one locale given two texts, and which a device got would depend on the map's order.
+            var seen: [String: String] = [:]
+            for tag in byLocale.keys.sorted() {
+                let key = tag.lowercased().replacingOccurrences(of: "_", with: "-")
+                if let other = seen[key] {
+                    throw HTTPError.invalid(field, "'\(other)' and '\(tag)' name one locale (tags are compared without regard to case)")
+                }
+                seen[key] = tag
+            }
             map = byLocale
         }
         for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
@@ -277,13 +287,10 @@ struct NotificationRequest: Sendable {
             }
             return ms
         case (nil, .text(let text)?):
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let plain = ISO8601DateFormatter()
-            guard let date = formatter.date(from: text) ?? plain.date(from: text) else {
+            // Strictly: a date that does not exist or an offset past 23:59 is refused, not rolled over.
+            guard let ms = RFC3339.milliseconds(text) else {
                 throw HTTPError.invalid("expires_at", "expires_at is unix milliseconds or an RFC 3339 time such as 2026-12-01T10:00:00Z")
             }
-            let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
             guard ms <= now + 2_419_200_000 else { throw HTTPError.invalid("expires_at", "expires_at must be within the next 28 days") }
             return ms
         case (nil, nil):

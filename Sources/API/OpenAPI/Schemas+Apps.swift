@@ -100,7 +100,7 @@ extension OpenAPIComponents {
             }
           },
           "server_keys": {"type": "array", "minItems": 1, "maxItems": 10, "description": "Cannot be `null`: an app has 1-10 keys.", "items": {"type": "string", "minLength": 16, "maxLength": 256, "pattern": "^[^ ]+$"}},
-          "cors_origins": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}, "description": "`null`: none."},
+          "cors_origins": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string"}, "description": "Origins as browsers send them (`https://app.example`, `http://localhost:3000`: lower case, no path, no default port), or `*`. `null`: none."},
           "catalog": {"type": ["object", "null"]},
           "payload": {"type": ["object", "null"], "additionalProperties": false, "properties": {"root_key": {"type": ["string", "null"]}}},
           "exclusions": {

@@ -69,6 +69,11 @@ struct MemberRoutes {
             limit = value
         }
         let after = context.request.queryValue("cursor")
+        // The previous page's next_cursor is a user id; anything else would silently list from
+        // wherever it sorts (an empty or a wrong page), as no other route's cursor does.
+        if let after, ChannelName.personal(userID: after) == nil {
+            throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page")
+        }
         let pageSize = limit
         return responder.read { tx in
             let members = try tx.members.list(app: app, scope: scope, after: after, limit: pageSize)

@@ -118,6 +118,14 @@ public struct WebPushSubscription: Sendable, Equatable {
               components.fragment == nil, !endpoint.contains("#") else {
             throw .endpoint("endpoint must be an absolute https URL without user info or fragment")
         }
+        // A port no connection can use would be stored and then fail every push in the transport
+        // until the retry budget is spent.
+        if let range = components.rangeOfPort, !range.isEmpty {
+            let port = endpoint[range]
+            guard port.count <= 5, let number = Int(port), (1...65535).contains(number) else {
+                throw .endpoint("endpoint's port must be 1-65535, not \(port)")
+            }
+        }
         switch scheme {
         case "https": return
         case "http" where allowLoopbackHTTP && isLoopback(host: host): return
