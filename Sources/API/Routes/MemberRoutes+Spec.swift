@@ -9,7 +9,7 @@ extension MemberRoutes {
             description: "By user id (NO-6).",
             parameters: [
                 .shared("ScopePath"),
-                .query("cursor", "The `next_cursor` of the previous page (members after this user id).", .json(#"{"type": "string"}"#)),
+                .query("cursor", "The `next_cursor` of the previous page (members after this user id); anything that is not a user id is 400 `cursor`.", .json(##"{"$ref": "#/components/schemas/UserID"}"##)),
                 .query("limit", "Page size, 1-1000; default 100.", .json(#"{"type": "integer", "minimum": 1, "maximum": 1000}"#)),
             ],
             responses: [
