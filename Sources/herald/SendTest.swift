@@ -22,13 +22,11 @@ enum SendTest {
         let known: Set<String> = ["device-token", "platform", "provider", "environment", "title", "body", "locale"]
         if let unknown = options.keys.first(where: { !known.contains($0) }) { return usage("unknown option --\(unknown)") }
         guard let token = options["device-token"], !token.isEmpty else { return usage("--device-token is required") }
-        guard let platform = options["platform"], ["ios", "android", "web"].contains(platform) else {
+        guard let platform = options["platform"].flatMap(DevicePlatform.init(rawValue:)) else {
             return usage("--platform must be ios, android or web")
         }
-        // The provider registration would give the token (docs/api.md, `provider`'s default): an
-        // Expo token on ios or android is Expo's, whatever the platform's own provider.
-        let byPlatform: PushProviderID = platform == "web" ? .webpush
-            : ExpoPushToken.isBracketed(token) ? .expo : platform == "ios" ? .apns : .fcm
+        // The provider registration would give the token (docs/api.md, `provider`'s default).
+        let byPlatform = platform.provider(forToken: token)
         let chosen = options["provider"].map { PushProviderID(rawValue: $0) } ?? byPlatform
         guard let provider = chosen, PushSetup.adapters.contains(where: { $0.id == provider }) else {
             return usage("--provider must be apns, fcm, webpush or expo")

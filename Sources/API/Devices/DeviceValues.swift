@@ -13,6 +13,13 @@ public enum DevicePlatform: String, Sendable, CaseIterable {
         case .web: return .webpush
         }
     }
+
+    /// The provider registration gives `token` when the client names none (PU-8a): Expo for an
+    /// `ExponentPushToken[…]` / `ExpoPushToken[…]` on ios or android, which names its provider
+    /// itself, else `defaultProvider`. `herald send-test` picks the same one.
+    public func provider(forToken token: String) -> PushProviderID {
+        self != .web && ExpoPushToken.isBracketed(token) ? .expo : defaultProvider
+    }
 }
 
 /// An APNs environment (iOS only): which gateway a token belongs to.

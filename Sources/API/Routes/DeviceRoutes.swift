@@ -83,7 +83,7 @@ struct DeviceRoutes {
             throw HTTPError.invalid("platform", "platform must be ios, android or web")
         }
         // PU-8a: an Expo token names its provider itself.
-        var provider: PushProviderID = ExpoPushToken.isBracketed(body.token ?? "") && platform != .web ? .expo : platform.defaultProvider
+        var provider = platform.provider(forToken: body.token ?? "")
         if let raw = body.provider {
             guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm, webpush or expo") }
             guard Self.allowed(chosen, on: platform) else {
