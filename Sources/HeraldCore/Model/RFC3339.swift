@@ -49,13 +49,7 @@ public enum RFC3339 {
             return nil
         }
         guard at == b.count else { return nil }
-        // Days since 1970-01-01 of the proleptic Gregorian date (H. Hinnant's days_from_civil).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = Int64(era * 146_097 + dayOfEra - 719_468)
+        let days = Int64(CivilDate.daysSinceEpoch(year: year, month: month, day: day))
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
         return seconds * 1000 + Int64(millis)
     }

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Reads a `Retry-After` header in both of its forms (RFC 9110 §10.2.3, SPEC PU-5b):
 /// delay-seconds (`120`) or an HTTP-date (`Fri, 31 Dec 1999 23:59:59 GMT`, including the two
 /// obsolete date formats recipients must accept, RFC 9110 §5.6.7).
@@ -41,20 +43,10 @@ public enum RetryAfter {
         let hms = clock.split(separator: ":").map { Int($0) }
         guard hms.count == 3, let h = hms[0], let m = hms[1], let s = hms[2],
               (0...23).contains(h), (0...59).contains(m), (0...60).contains(s) else { return nil }
-        return daysFromCivil(year: year, month: month, day: day) * 86_400 + h * 3600 + m * 60 + s
+        return CivilDate.daysSinceEpoch(year: year, month: month, day: day) * 86_400 + h * 3600 + m * 60 + s
     }
 
     private static func monthIndex(_ name: String) -> Int? {
         months.firstIndex(of: name.lowercased()).map { $0 + 1 }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
