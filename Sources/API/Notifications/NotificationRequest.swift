@@ -219,7 +219,7 @@ struct NotificationRequest: Sendable {
             // one locale given two texts, and which a device got would depend on the map's order.
             var seen: [String: String] = [:]
             for tag in byLocale.keys.sorted() {
-                let key = tag.lowercased().replacingOccurrences(of: "_", with: "-")
+                let key = tag.lowercased()   // isLocaleTag took only letters, digits and -
                 if let other = seen[key] {
                     throw HTTPError.invalid(field, "'\(other)' and '\(tag)' name one locale (tags are compared without regard to case)")
                 }

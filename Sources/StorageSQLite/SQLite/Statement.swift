@@ -72,27 +72,21 @@ final class Statement {
     /// - Throws: `SQLiteError.bind` unless `values.count == parameterCount`: a missing value
     ///   would silently be NULL.
     func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
-        try checkCount(values)
-        // By index, so each existential is opened in place rather than copied out.
-        for offset in values.indices {
-            try check(values[offset].bindSQLite(to: handle, at: Int32(offset + 1)), parameter: { "?\(offset + 1)" })
-        }
+        try bind(values, arena: nil)
     }
 
-    /// `bind(_:)` for one execution whose end clears the bindings: texts are bound from `arena`'s
-    /// copies (`SQLiteBindable.bindSQLite(to:at:arena:)`).
-    private func bind(_ values: [any SQLiteBindable], arena: TextArena) throws(SQLiteError) {
-        try checkCount(values)
-        for offset in values.indices {
-            try check(values[offset].bindSQLite(to: handle, at: Int32(offset + 1), arena: arena), parameter: { "?\(offset + 1)" })
-        }
-    }
-
-    /// A missing positional value would silently be NULL.
-    private func checkCount(_ values: [any SQLiteBindable]) throws(SQLiteError) {
+    /// `bind(_:)`; with an `arena`, for one execution whose end clears the bindings, texts are
+    /// bound from the arena's copies (`SQLiteBindable.bindSQLite(to:at:arena:)`).
+    private func bind(_ values: [any SQLiteBindable], arena: TextArena?) throws(SQLiteError) {
         guard values.count == parameterCount else {
             throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
                         message: "statement has \(parameterCount) parameters, \(values.count) values given")
+        }
+        // By index, so each existential is opened in place rather than copied out.
+        for offset in values.indices {
+            let rc = if let arena { values[offset].bindSQLite(to: handle, at: Int32(offset + 1), arena: arena) }
+                else { values[offset].bindSQLite(to: handle, at: Int32(offset + 1)) }
+            try check(rc, parameter: { "?\(offset + 1)" })
         }
     }
 
