@@ -47,6 +47,10 @@ def test_an_issuer_routes_to_one_app_only(herald_apps, provider_double):
     assert_error(r, 409, "issuer_taken", field="tokens.issuer")
     assert_error(HTTP.patch(h.url("/v1/apps/zeta"), json={"tokens": {"issuer": ""}}, headers=admin()), 400, "invalid_request",
                  field="tokens.issuer")
+    # An empty audience would refuse every token of the app: refused like an empty issuer, nothing changed.
+    assert_error(HTTP.patch(h.url("/v1/apps/zeta"), json={"tokens": {"audience": ""}}, headers=admin()), 400, "invalid_request",
+                 field="tokens.audience")
+    assert HTTP.get(h.url("/v1/apps/zeta"), headers=admin()).json()["tokens"].get("audience") is None
     # Chat's tokens still reach chat.
     assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_token())).status_code == 200
 

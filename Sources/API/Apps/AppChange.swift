@@ -224,7 +224,12 @@ struct AppChange {
             if let issuer, issuer.isEmpty || issuer.utf8.count > 1024 { throw HTTPError.invalid("tokens.issuer", "1-1024 characters, or null") }
             settings.issuer = issuer
         }
-        if tokens.keys.contains("audience") { settings.audience = try optionalString(tokens["audience"], "tokens.audience") }
+        if tokens.keys.contains("audience") {
+            // An empty audience would match no token's `aud`: every token of the app refused.
+            let audience = try optionalString(tokens["audience"], "tokens.audience")
+            if let audience, audience.isEmpty || audience.utf8.count > 1024 { throw HTTPError.invalid("tokens.audience", "1-1024 characters, or null") }
+            settings.audience = audience
+        }
     }
 
     private static func readPush(_ push: [String: Any], into settings: inout AppPushSettings, change: inout AppChange) throws(HTTPError) {
