@@ -14,6 +14,12 @@ import StorageSQLite
 enum Herald {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // `serve` and `migrate` read only the environment: a word after them is a typo or a
+        // misplaced setting, and running anyway would hide it (exit 2, as for an unknown command).
+        if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count > 1 {
+            FileHandle.standardError.write(Data("herald: '\(command)' takes no arguments (got '\(arguments[1])'); settings are environment variables, see herald --help\n".utf8))
+            exit(2)
+        }
         switch arguments.first {
         case nil, "serve":
             exit(serve())

@@ -381,6 +381,15 @@ def test_migrate_creates_the_database_and_is_idempotent(tmp_path, herald_factory
     second = subprocess.run([BINARY, "migrate"], env=env, capture_output=True, timeout=30)
     assert second.returncode == 0, second.stderr
     assert _schema(path) == schema
+    # a stray argument is refused before anything is opened (exit 2, the file untouched)
+    stray = subprocess.run([BINARY, "migrate", "extra-arg"], env=env, capture_output=True, timeout=30)
+    assert stray.returncode == 2, stray
+    assert b"takes no arguments" in stray.stderr and b"extra-arg" in stray.stderr
+    assert _schema(path) == schema
+    other = tmp_path / "never" / "herald.db"
+    served = subprocess.run([BINARY, "serve", "--port=1"], env={**env, "HERALD_DATABASE": str(other)}, capture_output=True, timeout=30)
+    assert served.returncode == 2 and b"takes no arguments" in served.stderr, served
+    assert not other.parent.exists()
     # a server on the migrated file works
     h = herald_factory(HERALD_DATABASE=str(path))
     tok = h.token()
