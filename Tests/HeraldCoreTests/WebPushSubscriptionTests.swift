@@ -8,7 +8,7 @@ import Testing
     @Test func theStoredFormRoundTripsAndNamesTheOrigin() throws {
         let subscription = try WebPushSubscription(endpoint: "https://FCM.googleapis.com:443/fcm/send/abc:def", p256dh: Self.p256dh + "=",
                                                    auth: Self.auth + "==", allowLoopbackHTTP: false, allowPrivateHosts: false)
-        #expect(subscription.token == "https://FCM.googleapis.com:443/fcm/send/abc:def#p256dh=\(Self.p256dh)&auth=\(Self.auth)")
+        #expect(subscription.token == "https://fcm.googleapis.com/fcm/send/abc:def#p256dh=\(Self.p256dh)&auth=\(Self.auth)")
         #expect(try WebPushSubscription(token: subscription.token) == subscription)
         #expect(subscription.origin == "https://fcm.googleapis.com")
         #expect(subscription.p256dh.count == 65 && subscription.auth.count == 16)
@@ -60,6 +60,25 @@ import Testing
                 try WebPushSubscription(endpoint: endpoint, p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false, allowPrivateHosts: true)
             }
         }
+    }
+
+    /// Scheme and host are case-insensitive and :443 is https's default (RFC 3986 §6.2): one
+    /// subscription spelled two ways registered as two devices, each pushed every notification.
+    @Test func oneSubscriptionSpelledTwoWaysIsOneToken() throws {
+        let tokens = try ["https://push.example.com/Sub/AbC?Q=1", "HTTPS://Push.EXAMPLE.com/Sub/AbC?Q=1",
+                          "https://push.example.com:443/Sub/AbC?Q=1", "https://PUSH.example.com:443/Sub/AbC?Q=1"].map {
+            try WebPushSubscription(endpoint: $0, p256dh: Self.p256dh, auth: Self.auth, allowLoopbackHTTP: false, allowPrivateHosts: true).token
+        }
+        #expect(Set(tokens) == ["https://push.example.com/Sub/AbC?Q=1#p256dh=\(Self.p256dh)&auth=\(Self.auth)"])
+        // The stored form read back (a token registered raw) is the same canonical token.
+        #expect(try WebPushSubscription(token: "https://Push.Example.COM/Sub/AbC?Q=1#p256dh=\(Self.p256dh)&auth=\(Self.auth)").token == tokens[0])
+        // Another port, or another path case, is another endpoint.
+        let other = try WebPushSubscription(endpoint: "https://Push.example.com:8443/sub/abc", p256dh: Self.p256dh, auth: Self.auth,
+                                            allowLoopbackHTTP: false, allowPrivateHosts: true)
+        #expect(other.endpoint == "https://push.example.com:8443/sub/abc")
+        let ipv6 = try WebPushSubscription(endpoint: "https://[2001:DB8::1]:443/x", p256dh: Self.p256dh, auth: Self.auth,
+                                           allowLoopbackHTTP: false, allowPrivateHosts: true)
+        #expect(ipv6.endpoint == "https://[2001:db8::1]/x")
     }
 
     @Test func aTokenWithoutKeysIsRefused() {

@@ -138,6 +138,11 @@ def test_a_push_reaches_the_browser_encrypted_and_signed(herald_wp, provider_dou
     # Registering the same subscription again is the same device.
     again = register(h, browser.access, dict(sub, expirationTime=None))
     assert again.status_code == 200 and again.json()["id"] == browser.id, again.text
+    # So is the same endpoint spelled with another scheme case (RFC 3986 §6.2.2.1): not a second device.
+    scheme, rest = sub["endpoint"].split("://", 1)
+    upper = register(h, browser.access, dict(sub, endpoint=scheme.upper() + "://" + rest))
+    assert upper.status_code == 200 and upper.json()["id"] == browser.id, upper.text
+    assert upper.json()["token"] == browser.record["token"], upper.text
 
     r = HTTP.post(h.url("/v1/push"), headers=h.server_headers(), json={"device_ids": [browser.id], "notification": {
         "title": "Order shipped", "body": "Arrives Friday", "data": {"order_id": "77"}, "priority": "high",

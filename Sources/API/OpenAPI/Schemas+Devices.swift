@@ -14,7 +14,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID). Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead)."
+            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID). Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead; the endpoint's scheme and host are stored lower-case, a default port dropped)."
           },
           "subscription": {
             "type": ["object", "null"],

@@ -10,7 +10,8 @@ import Foundation
 /// stays readable in listings, and the same subscription registered twice is the same token.
 public struct WebPushSubscription: Sendable, Equatable {
     /// The push service's URL for this subscription: `https://` (or, where the deployment allows
-    /// it, `http://` on a loopback host), no fragment, no user info, at most 2048 bytes.
+    /// it, `http://` on a loopback host), no fragment, no user info, at most 2048 bytes; scheme and
+    /// host in lower case, no default port.
     public let endpoint: String
     /// The user agent's P-256 public key, 65 bytes uncompressed (`0x04 || X || Y`, RFC 8291 §3.1).
     public let p256dh: [UInt8]
@@ -46,7 +47,7 @@ public struct WebPushSubscription: Sendable, Equatable {
         guard let secret = Self.base64URLDecode(auth), secret.count == 16 else {
             throw .auth("auth must be the base64url of a 16-byte secret")
         }
-        self.endpoint = endpoint
+        self.endpoint = Self.normalized(endpoint)
         self.p256dh = point
         self.auth = secret
     }
@@ -134,6 +135,29 @@ public struct WebPushSubscription: Sendable, Equatable {
         default:
             throw .endpoint("endpoint must be an https URL")
         }
+    }
+
+    /// The endpoint with its scheme and host in lower case and a default port left out (RFC 3986
+    /// §6.2.2.1, §6.2.3): the same subscription spelled another way is then the same token, so
+    /// it registers as one device, not two that each get every push. Path and query are kept
+    /// as given (a push service may tell its subscriptions apart by case there).
+    private static func normalized(_ endpoint: String) -> String {
+        // `checkEndpoint` accepted it, so the components are there.
+        let components = URLComponents(string: endpoint)!
+        guard let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost else { return endpoint }
+        let scheme = endpoint[schemeRange].lowercased()
+        var result = scheme + endpoint[schemeRange.upperBound..<hostRange.lowerBound] + endpoint[hostRange].lowercased()
+        var rest = endpoint[hostRange.upperBound...]
+        if let portRange = components.rangeOfPort {
+            let port = endpoint[portRange]
+            if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+                rest = endpoint[portRange.upperBound...]
+            } else {
+                result += endpoint[hostRange.upperBound..<portRange.upperBound]
+                rest = endpoint[portRange.upperBound...]
+            }
+        }
+        return result + rest
     }
 
     private static func isLoopback(host: String) -> Bool {
