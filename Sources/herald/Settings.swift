@@ -75,7 +75,7 @@ struct Settings {
         SettingSpec(name: "HERALD_OUTBOUND_MAX_EVENTS", defaultValue: "1000", help: "per-connection unsent events before a stream reader counts as slow"),
         SettingSpec(name: "HERALD_MAX_CONNECTIONS_PER_IP", defaultValue: "0", help: "simultaneous connections from one IP address (0 = unlimited)"),
         SettingSpec(name: "HERALD_MAX_STREAMS_PER_USER", defaultValue: "64", help: "simultaneous streams of one user on this node (0 = unlimited; 429 beyond)"),
-        SettingSpec(name: "HERALD_CORS_ORIGINS", defaultValue: "", help: "comma-separated origins allowed by CORS, or * (empty = no CORS headers)"),
+        SettingSpec(name: "HERALD_CORS_ORIGINS", defaultValue: "", help: "comma-separated origins allowed by CORS, as browsers send them (https://app.example), or * (empty = no CORS headers)"),
         SettingSpec(name: "APNS_KEY_P8", defaultValue: "", help: "APNs .p8 key text (one line, \\n escapes allowed); or APNS_KEY_PATH", secret: true),
         SettingSpec(name: "APNS_KEY_PATH", defaultValue: "", help: "file holding the APNs .p8 key"),
         SettingSpec(name: "APNS_KEY_ID", defaultValue: "", help: "APNs key id (JWT kid)"),
@@ -216,8 +216,14 @@ struct Settings {
         server.outboundMaxEvents = try integer("HERALD_OUTBOUND_MAX_EVENTS", 1000, min: 1, max: 1_000_000)
         server.maxConnectionsPerIP = try integer("HERALD_MAX_CONNECTIONS_PER_IP", 0, min: 0)
         server.maxStreamsPerUser = try integer("HERALD_MAX_STREAMS_PER_USER", 64, min: 0)
-        server.cors = CORSPolicy(allowedOrigins: (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let corsOrigins = (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for origin in corsOrigins where origin != "*" {
+            do { _ = try CORSOrigin(origin) } catch {
+                throw .invalid(name: "HERALD_CORS_ORIGINS", value: origin, expected: "origins as browsers send them, comma-separated, or *: \(error.reason)")
+            }
+        }
+        server.cors = CORSPolicy(allowedOrigins: corsOrigins)
         serverKey = value("HERALD_SERVER_KEY")
         adminKey = value("HERALD_ADMIN_KEY")
         if let adminKey, adminKey.utf8.count < 16 {

@@ -207,11 +207,23 @@ def test_help_lists_every_option_of_jobs_retry():
     ({"HERALD_PAYLOAD_ROOT_KEY": "aps"}, "HERALD_PAYLOAD_ROOT_KEY"),
     ({"HERALD_PAYLOAD_ROOT_KEY": "has space"}, "HERALD_PAYLOAD_ROOT_KEY"),
     ({"HERALD_PUSH_BACKLOG_LIMIT": "-1"}, "HERALD_PUSH_BACKLOG_LIMIT"),
+    # Compared with the Origin header as written: these would never match and leave CORS off.
+    ({"HERALD_CORS_ORIGINS": "https://ok.example, https://App.example"}, "HERALD_CORS_ORIGINS"),
+    ({"HERALD_CORS_ORIGINS": "https://app.example/"}, "HERALD_CORS_ORIGINS"),
+    ({"HERALD_CORS_ORIGINS": "https://app.example:443"}, "HERALD_CORS_ORIGINS"),
+    ({"HERALD_CORS_ORIGINS": "app.example"}, "HERALD_CORS_ORIGINS"),
 ])
 def test_invalid_setting_stops_with_named_error(env, name):
     result = run_binary(["serve"], env=env)
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert name in result.stderr, result.stderr
+
+
+def test_a_cors_origin_in_another_form_names_the_form_browsers_send():
+    result = run_binary(["serve"], env={"HERALD_CORS_ORIGINS": "https://App.example:443"})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "HERALD_CORS_ORIGINS='https://App.example:443' is invalid" in result.stderr, result.stderr
+    assert "(https://app.example)" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("env,name,why", [
