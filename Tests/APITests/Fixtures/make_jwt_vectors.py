@@ -335,7 +335,16 @@ def claim_types() -> None:
     hs("unknown claims ignored", {**full_claims(), "iss": "https://auth.example", "aud": ["herald"],
                                   "scope": {"nested": [1, 2, {"deep": True}]}, "jti": None})
     hs("unicode and escapes (PyJWT writes \\u escapes)",
-       full_claims(sub="usér-✓-🎉", sid='a"b\\c', channels=["room:café", "tab\there", "emoji:🎉:*"]))
+       full_claims(sid='a"b\\c', channels=["room:café", "tab\there", "emoji:🎉:*"]))
+    # A sub must form the personal channel `user:{sub}` (SPEC RT-1): refused on every route.
+    unusable = '.exactly(.unusableSubject("sub"))'
+    hs("unicode sub (cannot name user:{sub})",
+       full_claims(sub="usér-✓-🎉", sid='a"b\\c', channels=["room:café", "tab\there", "emoji:🎉:*"]), unusable)
+    hs("sub of 195 characters", full_claims(sub="u" * 195, channels=[]))
+    hs("sub of 196 characters", full_claims(sub="u" * 196, channels=[]), unusable)
+    hs("sub with a space", full_claims(sub="a b", channels=[]), unusable)
+    hs("sub with a slash", full_claims(sub="x/y", channels=[]), unusable)
+    hs("sub é", full_claims(sub="é", channels=[]), unusable)
 
 
 def malformed() -> None:
