@@ -85,7 +85,24 @@ import Testing
     @Test func theSplicedTextIsJSONEncodersByteForByte() {
         for payload in Self.variety {
             #expect(payload.jsonText() == payload.foundationText())
+            #expect(payload.jsonTextHandedOver() == payload.foundationText(), "a job leased at insert stores the same text")
         }
+    }
+
+    /// A job leased at insert reaches its sender as a value (ADR 0007): its notification's text
+    /// is made as for any job, but not kept for a claim, which this process will not make for it.
+    @Test func aTextHandedOverIsNotKeptForAClaim() throws {
+        let cache = PayloadTextCache(recentCapacity: 8)
+        var handed = Self.expected
+        handed.data["notification_id"] = "ntf-handed"
+        #expect(cache.text(of: handed, keptForClaim: false) == PayloadTextCache.encoderText(handed))
+        #expect(cache.recentCount == 0)
+        #expect(cache.text(of: handed) == PayloadTextCache.encoderText(handed), "the run's slot still gives it")
+        var queued = Self.expected
+        queued.data["notification_id"] = "ntf-queued"
+        #expect(cache.text(of: queued) == PayloadTextCache.encoderText(queued))
+        #expect(cache.recentCount == 1, "a queued job's text is kept for its claim")
+        #expect(cache.notification(from: Substring(PayloadTextCache.encoderText(queued))) == queued)
     }
 
     @Test func theScannerReadsWhatJSONDecoderReads() throws {

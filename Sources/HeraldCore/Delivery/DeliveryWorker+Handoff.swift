@@ -39,11 +39,14 @@ extension DeliveryWorker {
     /// (`payload` is consumed: the hand-over keeps it without a copy of its notification.)
     public func enqueueReportingLease(_ payload: consuming DeliveryJobPayload, device: DeviceRecord, app: String, runAt: Int64, now: Int64,
                                       in tx: any StorageTransaction, handoff: Handoff? = nil) throws(StorageError) -> (id: Int64, leased: Bool) {
-        let text = payload.jsonText()
         guard runAt <= now, handoffOpen.load(ordering: .relaxed), let handoff = handoff ?? self.handoff(in: tx),
               let slotted = reserve() else {
-            return (try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app, runAt: runAt, now: now), false)
+            return (try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: app, runAt: runAt, now: now), false)
         }
+        // Its sender gets the payload as a value: the text is only stored. A claim reads it
+        // back only after this process lost the job (a restart, a lease run out, a retry),
+        // by then long out of the cache's memo.
+        let text = payload.jsonTextHandedOver()
         let job: JobRecord
         do {
             job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,

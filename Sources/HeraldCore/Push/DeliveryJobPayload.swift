@@ -82,7 +82,16 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     /// spliced in when they need no escaping (ids Herald makes never do), else the whole payload
     /// goes through `JSONEncoder`.
     public func jsonText() -> String {
-        splicedText() ?? foundationText()
+        splicedText(kept: true) ?? foundationText()
+    }
+
+    /// `jsonText()` for a job that is never read back from its text in this process: one
+    /// leased at insert, whose payload goes to its sender as a value (ADR 0007). The
+    /// notification's text is not kept for a claim to find (`PayloadTextCache`), which for a
+    /// notification of its own (the choke point: one device each) was a hash of its whole text
+    /// and a ring slot per push, never used (issue 17).
+    func jsonTextHandedOver() -> String {
+        splicedText(kept: false) ?? foundationText()
     }
 
     /// Reads a stored payload.
@@ -110,41 +119,48 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     }
 
     /// The payload's text built by hand around the notification's cached text; nil when some id
-    /// would need escaping.
-    private func splicedText() -> String? {
-        // Bytes, made a `String` once (issue 17: ~25 `String` appends cost ~8k instructions a
-        // push). Every id is checked before the notification's text is made (and remembered).
-        var head = JSONWriter(capacity: 120)
-        head.raw(#"{"apns_id":"#)
-        guard head.plainQuoted(apnsID) else { return nil }
-        head.raw(#","device_id":"#)
-        guard head.plainQuoted(deviceID) else { return nil }
-        head.raw(#","notification":"#)
-        var tail = JSONWriter(capacity: 200)
+    /// would need escaping. `kept`: the notification's text is kept for a claim (`PayloadTextCache`).
+    private func splicedText(kept: Bool) -> String? {
+        // One buffer of the exact size, each id checked by the `plainQuoted` that copies it
+        // (issue 17: a head, a tail and the head's regrowth for the notification were three
+        // allocations and a copy a push). The notification's text comes first, for its size:
+        // an id that needs escaping (Herald's never do) then leaves the whole payload to
+        // `JSONEncoder`, whose text holds the same notification text, so the one made here is
+        // still the right one in the cache.
+        let notificationText = PayloadTextCache.shared.text(of: notification, keptForClaim: kept)
+        var room = 96 + apnsID.utf8.count + deviceID.utf8.count + notificationText.utf8.count
+        if let origin {
+            // The keys (80 bytes with their quotes and colons) and the values' bytes.
+            room += 80 + (origin.ackEventID?.utf8.count ?? 0) + (origin.deliveryID?.utf8.count ?? 0)
+                + origin.notificationID.utf8.count + (origin.sessionID?.utf8.count ?? 0) + origin.userID.utf8.count
+        }
+        var out = JSONWriter(capacity: room)
+        out.raw(#"{"apns_id":"#)
+        guard out.plainQuoted(apnsID) else { return nil }
+        out.raw(#","device_id":"#)
+        guard out.plainQuoted(deviceID) else { return nil }
+        out.raw(#","notification":"#)
+        out.embed(notificationText)
         if let origin {
             // Sorted keys, absent ones left out (as the synthesized `encodeIfPresent` does).
             var first = true
             func field(_ key: StaticString, _ value: String?) -> Bool {
                 guard let value else { return true }
-                tail.raw(first ? #","origin":{"# : ",")
+                out.raw(first ? #","origin":{"# : ",")
                 first = false
-                tail.raw(key)
-                return tail.plainQuoted(value)
+                out.raw(key)
+                return out.plainQuoted(value)
             }
             guard field(#""ack_event_id":"#, origin.ackEventID), field(#""delivery_id":"#, origin.deliveryID),
                   field(#""notification_id":"#, origin.notificationID), field(#""session_id":"#, origin.sessionID),
                   field(#""user_id":"#, origin.userID) else { return nil }
-            tail.raw("}")
+            out.raw("}")
         }
         if let resends {
-            tail.raw(#","resends":"#)
-            tail.number(resends)
+            out.raw(#","resends":"#)
+            out.number(resends)
         }
-        tail.raw("}")
-        let notificationText = PayloadTextCache.shared.text(of: notification)
-        head.reserve(notificationText.utf8.count + tail.bytes.count)
-        head.embed(notificationText)
-        head.append(tail)
-        return head.text
+        out.raw("}")
+        return out.text
     }
 }

@@ -45,7 +45,9 @@ final class PayloadTextCache: Sendable {
     }
 
     /// The notification's stored form, `JSONEncoder` with sorted keys and unescaped slashes.
-    func text(of notification: PushNotification) -> String {
+    /// - Parameter keptForClaim: whether a claim may read a job with this text here (the text
+    ///   goes into `recent` when it is made); false for a job handed to its sender as a value.
+    func text(of notification: PushNotification, keptForClaim: Bool = true) -> String {
         let hit = encoded.withLock { slot -> String? in
             guard let kept = slot, kept.notification == notification else { return nil }
             // Equal, maybe another copy (an earlier request's, e.g. the same notification sent
@@ -57,7 +59,7 @@ final class PayloadTextCache: Sendable {
         if let hit { return hit }
         let text = notification.handWrittenText() ?? Self.encoderText(notification)
         encoded.withLock { $0 = (notification, text) }
-        remember(text, notification)
+        if keptForClaim { remember(text, notification) }
         return text
     }
 

@@ -77,8 +77,25 @@ public struct PushHTTPResponse: Sendable {
     /// The first value of a header, matched case-insensitively (RFC 9110 §5.1), or `nil`.
     /// Leading and trailing spaces of the value are trimmed.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        guard let value = headers.first(where: { $0.0.lowercased() == wanted })?.1 else { return nil }
+        guard let value = headers.first(where: { Self.sameASCIIIgnoringCase($0.0, name) })?.1 else { return nil }
         return value.trimmingSpaces()
+    }
+
+    /// Whether two header names are equal with ASCII letters compared without case: what
+    /// `lowercased()` on both compared, for header names (tokens, RFC 9110 §5.6.2), without making
+    /// two strings per header (issue 17: read on every push's answer). A non-ASCII byte is compared
+    /// as it is.
+    static func sameASCIIIgnoringCase(_ a: String, _ b: String) -> Bool {
+        var a = a.utf8.makeIterator(), b = b.utf8.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return true
+            case let (x?, y?):
+                if x == y { continue }
+                // Equal but for case only when both are the same letter: set the case bit and check it is a letter.
+                guard x | 0x20 == y | 0x20, (x | 0x20) &- 0x61 < 26 else { return false }
+            default: return false
+            }
+        }
     }
 }

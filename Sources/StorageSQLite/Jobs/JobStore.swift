@@ -20,10 +20,12 @@ enum JobStore {
     /// - Returns: the job as stored.
     static func enqueueLeased(_ connection: SQLiteConnection, kind: String, payloadJSON: String, app: String, leaseUntil: Int64,
                               now: Int64) throws(SQLiteError) -> JobRecord {
+        // `now` bound once for its three columns: each value bound is an existential boxed,
+        // opened and bound per push.
         try connection.run("""
             INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at)
-            VALUES (?, ?, ?, 'leased', 1, ?, ?, ?, ?)
-            """, [kind, payloadJSON, app, now, leaseUntil, now, now])
+            VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4)
+            """, [kind, payloadJSON, app, now, leaseUntil])
         return JobRecord(id: connection.lastInsertRowID, kind: kind, payloadJSON: payloadJSON, state: .leased, attempts: 1, runAt: now,
                          leaseUntil: leaseUntil, lastError: nil, createdAt: now, deadAt: nil, uncountedAttempts: 0, firstAttemptAt: now,
                          deadCause: nil, app: app)
