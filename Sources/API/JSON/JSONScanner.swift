@@ -1,20 +1,33 @@
 /// The lexical pieces of Herald's one-pass body readers (`PublishBodyScanner`,
 /// `NotificationBodyScanner`): functions of the body's bytes and an index into them.
 ///
-/// They run only on bytes `JSONSyntax.check` accepted, so they may assume valid JSON (valid
-/// UTF-8, surrogate escapes in pairs, no key twice in one object); each
-/// returns nil or false when the value at the index is not of the kind asked for, leaving the
-/// caller to fall back to `JSONDecoder`.
+/// Each returns nil or false when the value at the index is not of the kind asked for, leaving
+/// the caller to fall back to `JSONDecoder`. What they read they also check as `JSONSyntax.check`
+/// does (strings: UTF-8, escapes, control characters; numbers: RFC 8259's grammar; with
+/// `distinctKeys`, no key twice in one object), so a reader that takes a whole body has seen
+/// JSON the check accepts: `NotificationBodyScanner.unchecked` relies on it to skip the check.
+/// Whatever they skip (`skipValue`) is not checked.
 enum JSONScanner {
-    /// A JSON string, escapes decoded (`\uXXXX` with surrogate pairs); nil when not at a string.
+    /// A JSON string, escapes decoded (`\uXXXX` with surrogate pairs); nil when not at a string
+    /// or not a valid one.
     static func jsonString(_ b: [UInt8], _ i: inout Int) -> String? {
         guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
         var j = i + 1
         var plain = true
+        // Printable ASCII without escapes, nearly every string, needs no further check.
+        var printable = true
         while j < b.count, b[j] != UInt8(ascii: "\"") {
-            if b[j] == UInt8(ascii: "\\") { plain = false; j += 2 } else { j += 1 }
+            let c = b[j]
+            if c == UInt8(ascii: "\\") {
+                plain = false
+                j += 2
+            } else {
+                if c < 0x20 || c >= 0x80 { printable = false }
+                j += 1
+            }
         }
         guard j < b.count else { return nil }
+        if !(plain && printable), JSONSyntax.string(b, from: i) != j + 1 { return nil }
         defer { i = j + 1 }
         if plain { return String(decoding: b[(i + 1)..<j], as: UTF8.self) }
         var out: [UInt8] = []
@@ -139,12 +152,13 @@ enum JSONScanner {
     }
 
     /// A whole number written without fraction or exponent that fits `Int64`; nil for any other
-    /// number or value.
+    /// number or value, and for one RFC 8259 does not allow (a leading zero: `007`).
     static func integer(_ b: [UInt8], _ i: inout Int) -> Int64? {
         var j = i
         let negative = j < b.count && b[j] == UInt8(ascii: "-")
         if negative { j += 1 }
         let digits = j
+        if j + 1 < b.count, b[j] == UInt8(ascii: "0"), b[j + 1] >= UInt8(ascii: "0"), b[j + 1] <= UInt8(ascii: "9") { return nil }
         var value: Int64 = 0
         while j < b.count, b[j] >= UInt8(ascii: "0"), b[j] <= UInt8(ascii: "9") {
             let digit = Int64(b[j] - UInt8(ascii: "0"))
@@ -173,21 +187,27 @@ enum JSONScanner {
     }
 
     /// Reads an object's members, calling `member` with each key (escapes decoded) and the index
-    /// of its value (past the whitespace) to read the value; false when the value is not an
-    /// object or `member` returns false.
-    static func object(_ b: [UInt8], _ i: inout Int, _ member: (String, inout Int) -> Bool) -> Bool {
+    /// of its value (past the whitespace, within the bytes) to read the value; false when the
+    /// value is not an object or `member` returns false, and with `distinctKeys` when a key comes
+    /// twice (equal as Swift `String`s, as `JSONSyntax.check` compares them).
+    static func object(_ b: [UInt8], _ i: inout Int, distinctKeys: Bool = false, _ member: (String, inout Int) -> Bool) -> Bool {
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
         i = skipSpace(b, i + 1)
         if i < b.count, b[i] == UInt8(ascii: "}") {
             i += 1
             return true
         }
+        var keys: [String] = []
         while true {
             guard let key = jsonString(b, &i) else { return false }
+            if distinctKeys {
+                guard !keys.contains(key) else { return false }
+                keys.append(key)
+            }
             i = skipSpace(b, i)
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
             i = skipSpace(b, i + 1)
-            guard member(key, &i) else { return false }
+            guard i < b.count, member(key, &i) else { return false }
             i = skipSpace(b, i)
             guard i < b.count else { return false }
             if b[i] == UInt8(ascii: ",") {
@@ -235,9 +255,9 @@ enum JSONScanner {
     }
 
     /// An object of string values.
-    static func stringMap(_ b: [UInt8], _ i: inout Int) -> [String: String]? {
+    static func stringMap(_ b: [UInt8], _ i: inout Int, distinctKeys: Bool = false) -> [String: String]? {
         var map: [String: String] = [:]
-        let read = object(b, &i) { key, i in
+        let read = object(b, &i, distinctKeys: distinctKeys) { key, i in
             guard let value = jsonString(b, &i) else { return false }
             map[key] = value
             return true
