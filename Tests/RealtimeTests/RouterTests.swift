@@ -21,7 +21,7 @@ import Testing
     /// `pattern` and parameters of a match, or `405 [methods]`, or `404`.
     private func describe(_ match: Router.Match) -> String {
         switch match {
-        case .found(_, let parameters, let pattern):
+        case .found(_, let parameters, let pattern, _):
             return pattern + " " + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         case .methodNotAllowed(let methods):
             return "405 " + methods.map(\.rawValue).joined(separator: ",")
@@ -51,6 +51,25 @@ import Testing
         // The same path with a trailing slash misses the table: the scan must give the same answer.
         if path != "/" {
             #expect(describe(router.match(method: HTTPMethod(method), path: path + "/")) == expected)
+        }
+    }
+
+    /// The metrics label is the matched route's method and pattern: GET for a HEAD request, by
+    /// the table and by the scan alike.
+    @Test(arguments: [
+        ("GET", "/v1/items/unread", "GET /v1/items/{id}"),
+        ("HEAD", "/v1/items/unread", "GET /v1/items/{id}"),
+        ("POST", "/v1/notifications", "POST /v1/notifications"),
+        ("DELETE", "/v1/items/all", "DELETE /v1/{thing}/all"),
+    ])
+    func theLabelIsTheRoutesMethodAndPattern(_ method: String, _ path: String, _ label: String) {
+        let router = router()
+        for path in [path, path + "/"] {
+            guard case .found(_, _, _, let found) = router.match(method: HTTPMethod(method), path: path) else {
+                Issue.record("no route for \(method) \(path)")
+                continue
+            }
+            #expect(found == label)
         }
     }
 
