@@ -61,6 +61,9 @@ import Realtime
         #"{"recipients":{"user_ids":["r0"]},"kind":"k","data":{"a":"1","a":"2"}}"#,
         #"{"recipients":{"user_ids":["r0"]},"kind":"k","data":{"\u00e9":"1","e\u0301":"2"}}"#,   // canonically one key
         #"{"recipients":{"user_ids":["r0"]},"kind":"k","title":{"en":"a","en":"b"}}"#,
+        #"{"recipients":{"user_ids":["r0"]},"kind":"k","data":{"K":"1","\#u{212A}":"2"}}"#,          // the Kelvin sign is K
+        #"{"recipients":{"user_ids":["r0"]},"kind":"k","data":{"a"b":"1","a"b":"2"}}"#,
+        #"{"recipients":{"user_ids":["r0"]},"kind":"k","data":{"# + (0..<20).map { "\"k\($0)\":\"v\"," }.joined() + #""k17":"again"}}"#,
         #"{"recipients":{"user_ids":["r0"]},"kind":"k","args":{"n":"1","\u006e":"2"}}"#,
         #"{"recipients":{"user_ids":["r0"]},"kind":"k",}"#,                                 // trailing commas
         #"{"recipients":{"user_ids":["r0",]},"kind":"k"}"#,
@@ -106,6 +109,8 @@ import Realtime
         #"{"recipients":{"scope":"s","assignee":null},"kind":"k","expires_at":1767225600000,"badge":7,"persist":false}"#,
         #"{"recipients":{"user_ids":["a"]},"kind":"k","title":"t","push":{"policy":"unless_acked","ack_window_ms":0}}"#,
         #"{"recipients":{"user_ids":["a"]},"kind":"k","ttl_seconds":-0,"badge":"unread","data":{"\u00e9":"1","e":"2"}}"#,
+        #"{"recipients":{"user_ids":["a"]},"kind":"k","data":{"a"b":"1","a"c":"2","ab":"3","é":"4","e":"5"}}"#,   // keys alike, all distinct
+        #"{"recipients":{"user_ids":["a"]},"kind":"k","data":{"# + (0..<40).map { "\"k\($0)\":\"v\"," }.joined() + #""k":"v"}}"#,
         #"{"recipients":{"user_ids":["a"]},"kind":"k","ttl_seconds":1.5}"#,                  // 400 naming the field
         #"{"recipients":{"user_ids":["a"]},"kind":"k","tilte":"x"}"#,                        // 400 unknown member
         #"{"recipients":{"user_ids":["a"]},"kind":"k","title":5}"#,                          // the decoder's 400
@@ -118,6 +123,16 @@ import Realtime
     ])
     func answersAsBefore(_ text: String) {
         expectSameAnswer(Array(text.utf8))
+    }
+
+    /// Keys that only look alike are distinct: the body takes the one-pass path.
+    @Test func distinctKeysThatLookAlikeTakeThePath() throws {
+        let many = (0..<40).map { "\"k\($0)\":\"v\"" }.joined(separator: ",")
+        for data in [#"{"a\"b":"1","a\"c":"2","ab":"3","é":"4","e":"5","\u00e9x":"6"}"#, "{\(many)}"] {
+            let text = #"{"recipients":{"user_ids":["a"]},"kind":"k","data":"# + data + "}"
+            #expect(NotificationBodyScanner.unchecked(Array(text.utf8)) != nil, "\(text)")
+            expectSameAnswer(Array(text.utf8))
+        }
     }
 
     @Test func theContentTypeIsCheckedFirst() {

@@ -197,12 +197,13 @@ enum JSONScanner {
             i += 1
             return true
         }
-        var keys: [String] = []
+        var keys = KeyStarts()
         while true {
+            let keyStart = i
             guard let key = jsonString(b, &i) else { return false }
             if distinctKeys {
-                guard !keys.contains(key) else { return false }
-                keys.append(key)
+                guard !keys.contains(where: { sameKey(b, $0, keyStart) }) else { return false }
+                keys.append(keyStart)
             }
             i = skipSpace(b, i)
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
@@ -218,6 +219,57 @@ enum JSONScanner {
             i += 1
             return true
         }
+    }
+
+    /// Where an object's keys start (their opening quotes), for `object`'s duplicate check: the
+    /// first 16 in place, the rest in an array. A `[String]` of the keys cost an allocation an
+    /// object (issue 17).
+    private struct KeyStarts {
+        private var inline: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+            = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private var count = 0
+        private var more: [Int] = []
+
+        mutating func append(_ start: Int) {
+            if count < 16 {
+                withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: start, toByteOffset: count * MemoryLayout<Int>.stride, as: Int.self) }
+            } else {
+                more.append(start)
+            }
+            count += 1
+        }
+
+        func contains(where match: (Int) -> Bool) -> Bool {
+            let found = withUnsafeBytes(of: inline) { raw in
+                (0..<min(count, 16)).contains { match(raw.load(fromByteOffset: $0 * MemoryLayout<Int>.stride, as: Int.self)) }
+            }
+            return found || more.contains(where: match)
+        }
+    }
+
+    /// Whether the keys whose opening quotes are at `a` and `c` (both read as valid strings) are
+    /// one Swift `String`, as `JSONSyntax.check` compares keys: the same bytes are; different
+    /// bytes without an escape or a byte past ASCII are not; any other pair is decoded and compared.
+    private static func sameKey(_ b: [UInt8], _ a: Int, _ c: Int) -> Bool {
+        var x = a + 1, y = c + 1
+        while b[x] == b[y], b[x] != UInt8(ascii: "\""), b[x] != UInt8(ascii: "\\"), b[x] < 0x80 {
+            x += 1
+            y += 1
+        }
+        if b[x] == UInt8(ascii: "\""), b[y] == UInt8(ascii: "\"") { return true }
+        if plainToTheEnd(b, x), plainToTheEnd(b, y) { return false }
+        var p = a, q = c
+        return jsonString(b, &p) == jsonString(b, &q)
+    }
+
+    /// Whether the string's bytes from `from` to its closing quote have no escape and no byte past ASCII.
+    private static func plainToTheEnd(_ b: [UInt8], _ from: Int) -> Bool {
+        var k = from
+        while b[k] != UInt8(ascii: "\"") {
+            if b[k] == UInt8(ascii: "\\") || b[k] >= 0x80 { return false }
+            k += 1
+        }
+        return true
     }
 
     /// An array at `i`: `element` reads each value (with `i` at its first byte) and returns

@@ -79,19 +79,12 @@ enum NotificationBodyScanner {
                 }
                 return JSONScanner.skipLiteral(b, &i, "null")
             }
+            // A `switch` over strings compares them in order: the members most bodies have come first.
             switch key {
             case "recipients":
                 recipients = Self.recipients(b, &i, &failure)
                 return recipients != nil
             case "kind": return Self.string(b, &i, into: &kind)
-            case "scope": return Self.string(b, &i, into: &scope)
-            case "collapse_key": return Self.string(b, &i, into: &collapseKey)
-            case "thread_id": return Self.string(b, &i, into: &threadID)
-            case "sound": return Self.string(b, &i, into: &sound)
-            case "android_channel_id": return Self.string(b, &i, into: &androidChannelID)
-            case "priority": return Self.string(b, &i, into: &priority)
-            case "audience": return Self.string(b, &i, into: &audience)
-            case "idempotency_key": return Self.string(b, &i, into: &idempotencyKey)
             case "title":
                 title = Self.text(b, &i)
                 return title != nil
@@ -104,6 +97,14 @@ enum NotificationBodyScanner {
             case "data":
                 data = JSONScanner.stringMap(b, &i, distinctKeys: true)
                 return data != nil
+            case "scope": return Self.string(b, &i, into: &scope)
+            case "collapse_key": return Self.string(b, &i, into: &collapseKey)
+            case "thread_id": return Self.string(b, &i, into: &threadID)
+            case "sound": return Self.string(b, &i, into: &sound)
+            case "android_channel_id": return Self.string(b, &i, into: &androidChannelID)
+            case "priority": return Self.string(b, &i, into: &priority)
+            case "audience": return Self.string(b, &i, into: &audience)
+            case "idempotency_key": return Self.string(b, &i, into: &idempotencyKey)
             case "ttl_seconds":
                 guard let value = Self.wholeNumber(b, &i, "ttl_seconds", "ttl_seconds must be a whole number of seconds", &failure),
                       let int = Int(exactly: value) else { return false }

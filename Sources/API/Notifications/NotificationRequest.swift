@@ -46,7 +46,10 @@ struct NotificationRequest: Sendable {
         guard Self.isName(body.kind) else {
             throw HTTPError.invalid("kind", "kind must be 1-64 characters of A-Z a-z 0-9 _ - . :")
         }
-        let kind = catalog.kind(body.kind)
+        // The kind's defaults read once: each `kind?.…` copied the whole definition (issue 17).
+        let kind: (priority: String?, audience: String?, hasText: Bool)? = catalog.kind(body.kind).map {
+            ($0.priority, $0.audience, $0.title != nil || $0.body != nil)
+        }
         let scope = body.scope ?? {
             switch recipients {
             case .users: return nil
@@ -101,7 +104,7 @@ struct NotificationRequest: Sendable {
         let audience = body.audience ?? kind?.audience ?? "everyone"
         guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }
         if push.type == .alert {
-            guard title != nil || text != nil || kind?.title != nil || kind?.body != nil else {
+            guard title != nil || text != nil || kind?.hasText == true else {
                 throw HTTPError.invalid("body", "kind '\(body.kind)' is not in the catalog: give title or body")
             }
         }
