@@ -59,8 +59,9 @@ struct NotificationRequest: Sendable {
         if let scope, !Self.isName(scope, max: 200) {
             throw HTTPError.invalid("scope", "scope must be 1-200 characters of A-Z a-z 0-9 _ - . :")
         }
-        let title = try Self.texts(body.title, field: "title")
-        let text = try Self.texts(body.body, field: "body")
+        // Taken apart once: each use of an optional `Texts` copied and destroyed it (issue 17).
+        let (titleMap, titleText) = try Self.texts(body.title, field: "title")
+        let (bodyMap, bodyText) = try Self.texts(body.body, field: "body")
         let data = try Self.data(body.data, payload: payload)
         for key in data.keys {
             guard !key.isEmpty else { throw HTTPError.invalid("data", "data keys must not be empty") }
@@ -104,7 +105,7 @@ struct NotificationRequest: Sendable {
         let audience = body.audience ?? kind?.audience ?? "everyone"
         guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }
         if push.type == .alert {
-            guard title != nil || text != nil || kind?.hasText == true else {
+            guard titleMap != nil || bodyMap != nil || kind?.hasText == true else {
                 throw HTTPError.invalid("body", "kind '\(body.kind)' is not in the catalog: give title or body")
             }
         }
@@ -121,7 +122,7 @@ struct NotificationRequest: Sendable {
             throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
         }
         do {
-            try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: title?.localized, body: text?.localized,
+            try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: titleText, body: bodyText,
                                                                 arguments: arguments, data: data,
                                                                 collapseKey: body.collapse_key, threadID: body.thread_id)
         } catch {
@@ -129,7 +130,7 @@ struct NotificationRequest: Sendable {
         }
         // Made here and assigned once: copying a made plan to set `live` retained its every field.
         var plan = NotificationPlan(
-            kind: body.kind, scope: scope, title: title?.byLocale, body: text?.byLocale, arguments: arguments, data: data,
+            kind: body.kind, scope: scope, title: titleMap, body: bodyMap, arguments: arguments, data: data,
             collapseKey: body.collapse_key, threadID: body.thread_id, sound: body.sound, androidChannelID: body.android_channel_id,
             priority: priority, expiresAt: expiresAt, ttlSeconds: body.ttl_seconds, badge: badge, persist: body.persist ?? true, policy: push.policy,
             ackWindowMilliseconds: push.ackWindow, type: push.type, audience: audience, trackOpens: body.track_opens ?? false,
@@ -203,20 +204,18 @@ struct NotificationRequest: Sendable {
         return .scopePermission(scope: scope, permission: body.permission)
     }
 
-    private struct Texts {
-        let byLocale: [String: String]
-        let localized: LocalizedText
-    }
+    /// A title or body: the texts by locale (`*` for one text) and as templates; both nil when absent.
+    private typealias Texts = (byLocale: [String: String]?, localized: LocalizedText?)
 
-    private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts? {
-        guard let input else { return nil }
+    private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts {
+        guard let input else { return (nil, nil) }
         let map: [String: String]
         switch input {
         case .single(let text):
             // One text, the usual call: no map to walk or to look `*` up in.
             guard !text.isEmpty, text.utf8.count <= maxTextBytes else { throw textSize(field, field) }
             do {
-                return Texts(byLocale: ["*": text], localized: LocalizedText(single: try TextTemplate(text)))
+                return (["*": text], LocalizedText(single: try TextTemplate(text)))
             } catch {
                 throw HTTPError.invalid(field, error.message)
             }
@@ -242,7 +241,7 @@ struct NotificationRequest: Sendable {
             throw textSize("\(field).\(locale)", field)
         }
         do {
-            return Texts(byLocale: map, localized: try NotificationPlan.localized(map))
+            return (map, try NotificationPlan.localized(map))
         } catch {
             throw HTTPError.invalid(field, error.message)
         }
