@@ -411,6 +411,22 @@ import Testing
 }
 
 /// Braces are found by Unicode scalar: a combining mark after a brace does not hide it.
+/// `NotificationRenderer.validate` checks templates without rendering them (issue 17): the check
+/// refuses what rendering refuses, with the same error.
+@Suite struct TextTemplateCheckTests {
+    @Test(arguments: ["plain text", "", "{{literal}}", "Pedido #{n} de {who}", "{missing}", "{n}{missing}{other}", "a{b}c{{d}}"])
+    func checkingThrowsWhatRenderingThrows(_ source: String) throws {
+        let template = try TextTemplate(source)
+        let arguments = ["n": "1", "who": "Ana", "b": "x"]
+        var rendered: CatalogError?
+        do { _ = try template.render(arguments, field: "title.pt") } catch { rendered = error }
+        var checked: CatalogError?
+        do { try template.check(arguments, field: "title.pt") } catch { checked = error }
+        #expect(checked == rendered)
+        #expect(template.hasPlaceholders == !template.placeholders.isEmpty)
+    }
+}
+
 @Suite struct TextTemplateScalarTests {
     @Test func combiningMarksDoNotHideBraces() throws {
         #expect(throws: CatalogError.self) { _ = try TextTemplate("a}\u{0301}b") }

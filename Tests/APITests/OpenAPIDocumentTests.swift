@@ -186,7 +186,7 @@ struct OpenAPIDocumentTests {
     @Test("is served by the router at GET /openapi.json")
     func served() throws {
         let table = try Self.withRoutes(dev: false) { $0 }
-        guard case .found(_, _, let pattern) = table.router.match(method: .get, path: "/openapi.json") else {
+        guard case .found(_, _, let pattern, _) = table.router.match(method: .get, path: "/openapi.json") else {
             Issue.record("GET /openapi.json is not routed")
             return
         }

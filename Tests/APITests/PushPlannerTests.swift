@@ -187,6 +187,10 @@ import Testing
         single.live = .init(channel: "c", event: "e", data: "null", retain: false)
         for plan in [full, minimal, single] {
             #expect(plan.jsonText() == earlierText(plan))
+            // The route embeds the objects it made for the rows: the same text.
+            let made = NotificationPlan.MadeObjects(title: plan.title.map(JSONText.object), body: plan.body.map(JSONText.object),
+                                                    arguments: JSONText.object(plan.arguments), data: JSONText.object(plan.data))
+            #expect(plan.jsonText(made: made) == earlierText(plan))
         }
     }
 

@@ -36,6 +36,15 @@ import Testing
         #expect(out == "x" + reference(value))
     }
 
+    /// One entry is written without a writer when it needs no escape: the same text either way.
+    @Test(arguments: [("*", "Benchmark"), ("", ""), ("é", "ü ✓ 😀"), ("k", "v\n"), ("a\"b", "c"), ("x", "\u{2028}"), ("source", String(repeating: "x", count: 300))])
+    func oneEntryIsTheWritersText(_ key: String, _ value: String) {
+        var writer = JSONWriter()
+        writer.object([key: value])
+        #expect(JSONText.object([key: value]) == writer.text)
+        #expect(JSONText.object([key: value]) == "{" + reference(key) + ":" + reference(value) + "}")
+    }
+
     @Test func objectsSortKeysAndArraysKeepOrder() {
         #expect(JSONText.object([:]) == "{}")
         #expect(JSONText.object(["k": "v\n"]) == #"{"k":"v\n"}"#)

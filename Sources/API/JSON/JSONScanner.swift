@@ -1,20 +1,33 @@
 /// The lexical pieces of Herald's one-pass body readers (`PublishBodyScanner`,
 /// `NotificationBodyScanner`): functions of the body's bytes and an index into them.
 ///
-/// They run only on bytes `JSONSyntax.check` accepted, so they may assume valid JSON (valid
-/// UTF-8, surrogate escapes in pairs, no key twice in one object); each
-/// returns nil or false when the value at the index is not of the kind asked for, leaving the
-/// caller to fall back to `JSONDecoder`.
+/// Each returns nil or false when the value at the index is not of the kind asked for, leaving
+/// the caller to fall back to `JSONDecoder`. What they read they also check as `JSONSyntax.check`
+/// does (strings: UTF-8, escapes, control characters; numbers: RFC 8259's grammar; with
+/// `distinctKeys`, no key twice in one object), so a reader that takes a whole body has seen
+/// JSON the check accepts: `NotificationBodyScanner.unchecked` relies on it to skip the check.
+/// Whatever they skip (`skipValue`) is not checked.
 enum JSONScanner {
-    /// A JSON string, escapes decoded (`\uXXXX` with surrogate pairs); nil when not at a string.
+    /// A JSON string, escapes decoded (`\uXXXX` with surrogate pairs); nil when not at a string
+    /// or not a valid one.
     static func jsonString(_ b: [UInt8], _ i: inout Int) -> String? {
         guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
         var j = i + 1
         var plain = true
+        // Printable ASCII without escapes, nearly every string, needs no further check.
+        var printable = true
         while j < b.count, b[j] != UInt8(ascii: "\"") {
-            if b[j] == UInt8(ascii: "\\") { plain = false; j += 2 } else { j += 1 }
+            let c = b[j]
+            if c == UInt8(ascii: "\\") {
+                plain = false
+                j += 2
+            } else {
+                if c < 0x20 || c >= 0x80 { printable = false }
+                j += 1
+            }
         }
         guard j < b.count else { return nil }
+        if !(plain && printable), JSONSyntax.string(b, from: i) != j + 1 { return nil }
         defer { i = j + 1 }
         if plain { return String(decoding: b[(i + 1)..<j], as: UTF8.self) }
         var out: [UInt8] = []
@@ -139,12 +152,13 @@ enum JSONScanner {
     }
 
     /// A whole number written without fraction or exponent that fits `Int64`; nil for any other
-    /// number or value.
+    /// number or value, and for one RFC 8259 does not allow (a leading zero: `007`).
     static func integer(_ b: [UInt8], _ i: inout Int) -> Int64? {
         var j = i
         let negative = j < b.count && b[j] == UInt8(ascii: "-")
         if negative { j += 1 }
         let digits = j
+        if j + 1 < b.count, b[j] == UInt8(ascii: "0"), b[j + 1] >= UInt8(ascii: "0"), b[j + 1] <= UInt8(ascii: "9") { return nil }
         var value: Int64 = 0
         while j < b.count, b[j] >= UInt8(ascii: "0"), b[j] <= UInt8(ascii: "9") {
             let digit = Int64(b[j] - UInt8(ascii: "0"))
@@ -173,21 +187,28 @@ enum JSONScanner {
     }
 
     /// Reads an object's members, calling `member` with each key (escapes decoded) and the index
-    /// of its value (past the whitespace) to read the value; false when the value is not an
-    /// object or `member` returns false.
-    static func object(_ b: [UInt8], _ i: inout Int, _ member: (String, inout Int) -> Bool) -> Bool {
+    /// of its value (past the whitespace, within the bytes) to read the value; false when the
+    /// value is not an object or `member` returns false, and with `distinctKeys` when a key comes
+    /// twice (equal as Swift `String`s, as `JSONSyntax.check` compares them).
+    static func object(_ b: [UInt8], _ i: inout Int, distinctKeys: Bool = false, _ member: (String, inout Int) -> Bool) -> Bool {
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
         i = skipSpace(b, i + 1)
         if i < b.count, b[i] == UInt8(ascii: "}") {
             i += 1
             return true
         }
+        var keys = KeyStarts()
         while true {
+            let keyStart = i
             guard let key = jsonString(b, &i) else { return false }
+            if distinctKeys {
+                guard !keys.contains(where: { sameKey(b, $0, keyStart) }) else { return false }
+                keys.append(keyStart)
+            }
             i = skipSpace(b, i)
             guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
             i = skipSpace(b, i + 1)
-            guard member(key, &i) else { return false }
+            guard i < b.count, member(key, &i) else { return false }
             i = skipSpace(b, i)
             guard i < b.count else { return false }
             if b[i] == UInt8(ascii: ",") {
@@ -198,6 +219,57 @@ enum JSONScanner {
             i += 1
             return true
         }
+    }
+
+    /// Where an object's keys start (their opening quotes), for `object`'s duplicate check: the
+    /// first 16 in place, the rest in an array. A `[String]` of the keys cost an allocation an
+    /// object (issue 17).
+    private struct KeyStarts {
+        private var inline: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+            = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private var count = 0
+        private var more: [Int] = []
+
+        mutating func append(_ start: Int) {
+            if count < 16 {
+                withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: start, toByteOffset: count * MemoryLayout<Int>.stride, as: Int.self) }
+            } else {
+                more.append(start)
+            }
+            count += 1
+        }
+
+        func contains(where match: (Int) -> Bool) -> Bool {
+            let found = withUnsafeBytes(of: inline) { raw in
+                (0..<min(count, 16)).contains { match(raw.load(fromByteOffset: $0 * MemoryLayout<Int>.stride, as: Int.self)) }
+            }
+            return found || more.contains(where: match)
+        }
+    }
+
+    /// Whether the keys whose opening quotes are at `a` and `c` (both read as valid strings) are
+    /// one Swift `String`, as `JSONSyntax.check` compares keys: the same bytes are; different
+    /// bytes without an escape or a byte past ASCII are not; any other pair is decoded and compared.
+    private static func sameKey(_ b: [UInt8], _ a: Int, _ c: Int) -> Bool {
+        var x = a + 1, y = c + 1
+        while b[x] == b[y], b[x] != UInt8(ascii: "\""), b[x] != UInt8(ascii: "\\"), b[x] < 0x80 {
+            x += 1
+            y += 1
+        }
+        if b[x] == UInt8(ascii: "\""), b[y] == UInt8(ascii: "\"") { return true }
+        if plainToTheEnd(b, x), plainToTheEnd(b, y) { return false }
+        var p = a, q = c
+        return jsonString(b, &p) == jsonString(b, &q)
+    }
+
+    /// Whether the string's bytes from `from` to its closing quote have no escape and no byte past ASCII.
+    private static func plainToTheEnd(_ b: [UInt8], _ from: Int) -> Bool {
+        var k = from
+        while b[k] != UInt8(ascii: "\"") {
+            if b[k] == UInt8(ascii: "\\") || b[k] >= 0x80 { return false }
+            k += 1
+        }
+        return true
     }
 
     /// An array at `i`: `element` reads each value (with `i` at its first byte) and returns
@@ -235,9 +307,9 @@ enum JSONScanner {
     }
 
     /// An object of string values.
-    static func stringMap(_ b: [UInt8], _ i: inout Int) -> [String: String]? {
+    static func stringMap(_ b: [UInt8], _ i: inout Int, distinctKeys: Bool = false) -> [String: String]? {
         var map: [String: String] = [:]
-        let read = object(b, &i) { key, i in
+        let read = object(b, &i, distinctKeys: distinctKeys) { key, i in
             guard let value = jsonString(b, &i) else { return false }
             map[key] = value
             return true

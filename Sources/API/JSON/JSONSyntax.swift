@@ -120,7 +120,7 @@ enum JSONSyntax {
     /// The index after the string starting at `start` (a `"`), or nil: for a control character,
     /// a bad escape, a `\u` surrogate not in a high-low pair, or bytes that are not UTF-8
     /// (RFC 3629: no overlong forms, no encoded surrogates, nothing past U+10FFFF).
-    private static func string(_ b: [UInt8], from start: Int) -> Int? {
+    static func string(_ b: [UInt8], from start: Int) -> Int? {
         var i = start + 1
         while i < b.count {
             let c = b[i]

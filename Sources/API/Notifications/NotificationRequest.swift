@@ -46,7 +46,10 @@ struct NotificationRequest: Sendable {
         guard Self.isName(body.kind) else {
             throw HTTPError.invalid("kind", "kind must be 1-64 characters of A-Z a-z 0-9 _ - . :")
         }
-        let kind = catalog.kind(body.kind)
+        // The kind's defaults read once: each `kind?.…` copied the whole definition (issue 17).
+        let kind: (priority: String?, audience: String?, hasText: Bool)? = catalog.kind(body.kind).map {
+            ($0.priority, $0.audience, $0.title != nil || $0.body != nil)
+        }
         let scope = body.scope ?? {
             switch recipients {
             case .users: return nil
@@ -56,8 +59,9 @@ struct NotificationRequest: Sendable {
         if let scope, !Self.isName(scope, max: 200) {
             throw HTTPError.invalid("scope", "scope must be 1-200 characters of A-Z a-z 0-9 _ - . :")
         }
-        let title = try Self.texts(body.title, field: "title")
-        let text = try Self.texts(body.body, field: "body")
+        // Taken apart once: each use of an optional `Texts` copied and destroyed it (issue 17).
+        let (titleMap, titleText) = try Self.texts(body.title, field: "title")
+        let (bodyMap, bodyText) = try Self.texts(body.body, field: "body")
         let data = try Self.data(body.data, payload: payload)
         for key in data.keys {
             guard !key.isEmpty else { throw HTTPError.invalid("data", "data keys must not be empty") }
@@ -101,7 +105,7 @@ struct NotificationRequest: Sendable {
         let audience = body.audience ?? kind?.audience ?? "everyone"
         guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }
         if push.type == .alert {
-            guard title != nil || text != nil || kind?.title != nil || kind?.body != nil else {
+            guard titleMap != nil || bodyMap != nil || kind?.hasText == true else {
                 throw HTTPError.invalid("body", "kind '\(body.kind)' is not in the catalog: give title or body")
             }
         }
@@ -118,32 +122,35 @@ struct NotificationRequest: Sendable {
             throw HTTPError(413, "payload_too_large", "args is \(argumentBytes) bytes; the limit is \(Self.maxArgumentBytes)", field: "args")
         }
         do {
-            try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: title?.localized, body: text?.localized,
+            try NotificationRenderer(catalog: catalog).validate(kind: body.kind, title: titleText, body: bodyText,
                                                                 arguments: arguments, data: data,
                                                                 collapseKey: body.collapse_key, threadID: body.thread_id)
         } catch {
             throw HTTPError.invalid(error.field ?? "body", error.message)
         }
-        plan = NotificationPlan(
-            kind: body.kind, scope: scope, title: title?.byLocale, body: text?.byLocale, arguments: arguments, data: data,
+        // Made here and assigned once: copying a made plan to set `live` retained its every field.
+        var plan = NotificationPlan(
+            kind: body.kind, scope: scope, title: titleMap, body: bodyMap, arguments: arguments, data: data,
             collapseKey: body.collapse_key, threadID: body.thread_id, sound: body.sound, androidChannelID: body.android_channel_id,
             priority: priority, expiresAt: expiresAt, ttlSeconds: body.ttl_seconds, badge: badge, persist: body.persist ?? true, policy: push.policy,
             ackWindowMilliseconds: push.ackWindow, type: push.type, audience: audience, trackOpens: body.track_opens ?? false,
             idempotencyKey: body.idempotency_key)
         let live = try body.live.map { live throws(HTTPError) in try Self.live(live, maxDataBytes: maxLiveDataBytes) }
         self.live = live
-        var plan = self.plan
         plan.live = live.map { .init(channel: $0.channel.rawValue, event: $0.event.rawValue, data: $0.data, retain: $0.retain) }
         self.plan = plan
         if let key = body.idempotency_key, key.isEmpty || key.utf8.count > 255 {
             throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
         }
         idempotencyKey = body.idempotency_key
-        titleJSON = plan.title.map(JSONText.object)
-        bodyJSON = plan.body.map(JSONText.object)
+        let titleJSON = plan.title.map(JSONText.object)
+        let bodyJSON = plan.body.map(JSONText.object)
+        self.titleJSON = titleJSON
+        self.bodyJSON = bodyJSON
         argsJSON = arguments.isEmpty ? nil : argumentsJSON
         self.dataJSON = dataJSON
-        planJSON = plan.jsonText()
+        // The plan's objects are the texts just made for the rows, embedded rather than written again.
+        planJSON = plan.jsonText(made: .init(title: titleJSON, body: bodyJSON, arguments: argumentsJSON, data: dataJSON))
         // Bound the stored plan and texts, so one call cannot fill the disk.
         guard planJSON.utf8.count <= Self.maxPlanBytes else {
             throw HTTPError(413, "payload_too_large", "the notification is \(planJSON.utf8.count) bytes of texts, args, data and live data; the limit is \(Self.maxPlanBytes)")
@@ -174,9 +181,10 @@ struct NotificationRequest: Sendable {
                 guard ChannelName.personal(userID: id) != nil else {
                     throw HTTPError.invalid("recipients.user_ids", "'\(id)' is not a valid user id (it must form the channel user:{id})")
                 }
-                if seen.insert(id).inserted { unique.append(id) }
+                // One recipient, the usual call, needs no set to drop repeats.
+                if ids.count > 1, seen.insert(id).inserted { unique.append(id) }
             }
-            return .users(unique)
+            return .users(ids.count == 1 ? ids : unique)
         }
         guard let scope = body.scope, isName(scope, max: 200) else {
             throw HTTPError.invalid("recipients", "recipients needs user_ids, or a scope of 1-200 characters of A-Z a-z 0-9 _ - . :")
@@ -196,19 +204,21 @@ struct NotificationRequest: Sendable {
         return .scopePermission(scope: scope, permission: body.permission)
     }
 
-    private struct Texts {
-        let byLocale: [String: String]
-        let localized: LocalizedText
-    }
+    /// A title or body: the texts by locale (`*` for one text) and as templates; both nil when absent.
+    private typealias Texts = (byLocale: [String: String]?, localized: LocalizedText?)
 
-    private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts? {
-        guard let input else { return nil }
+    private static func texts(_ input: NotificationBody.TextInput?, field: String) throws(HTTPError) -> Texts {
+        guard let input else { return (nil, nil) }
         let map: [String: String]
-        var single = false
         switch input {
         case .single(let text):
-            map = ["*": text]
-            single = true
+            // One text, the usual call: no map to walk or to look `*` up in.
+            guard !text.isEmpty, text.utf8.count <= maxTextBytes else { throw textSize(field, field) }
+            do {
+                return (["*": text], LocalizedText(single: try TextTemplate(text)))
+            } catch {
+                throw HTTPError.invalid(field, error.message)
+            }
         case .byLocale(let byLocale):
             guard !byLocale.isEmpty else { throw HTTPError.invalid(field, "\(field) needs at least one locale") }
             guard byLocale.count <= maxLocales else { throw HTTPError.invalid(field, "\(field) has at most \(maxLocales) locales") }
@@ -228,13 +238,18 @@ struct NotificationRequest: Sendable {
             map = byLocale
         }
         for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
-            throw HTTPError.invalid(single ? field : "\(field).\(locale)", "each \(field) is 1-\(maxTextBytes) bytes")
+            throw textSize("\(field).\(locale)", field)
         }
         do {
-            return Texts(byLocale: map, localized: try NotificationPlan.localized(map))
+            return (map, try NotificationPlan.localized(map))
         } catch {
             throw HTTPError.invalid(field, error.message)
         }
+    }
+
+    /// The 400 for a text of `field` (`title`, `body`) that is empty or too long, at `path`.
+    private static func textSize(_ path: String, _ field: String) -> HTTPError {
+        HTTPError.invalid(path, "each \(field) is 1-\(maxTextBytes) bytes")
     }
 
     private static func push(_ body: NotificationBody.PushBody?) throws(HTTPError) -> (policy: NotificationPlan.Policy, ackWindow: Int, type: NotificationPlan.PushType) {

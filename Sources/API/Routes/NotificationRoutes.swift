@@ -33,6 +33,10 @@ struct NotificationRoutes {
     /// `JSONDecoder`, whose errors name the field.
     /// - Throws: `HTTPError` 415 or 400, as `RequestBody.decode`.
     static func body(_ request: HTTPRequest) throws(HTTPError) -> NotificationBody {
+        try RequestBody.checkContentType(request)
+        // The common body in one pass, the syntax checked as it is read; any other takes the
+        // check, then the scanner, then the decoder, so its 400 is theirs.
+        if let body = NotificationBodyScanner.unchecked(request.body) { return body }
         // A number beyond a double is left to the scanner: in a whole-number field (`"badge":1e400`)
         // its 400 names the field; anywhere the decoder reads it, `RequestBody.decode` refuses it.
         try RequestBody.check(request, rejectNumbersBeyondDouble: false)

@@ -88,18 +88,22 @@ public struct NotificationRenderer: Sendable {
                          arguments: [String: String], data: [String: String],
                          collapseKey: String? = nil, threadID: String? = nil) throws(CatalogError) {
         let definition = catalog.kind(kind)
-        let values = data.merging(arguments) { _, argument in argument }
-        for (name, text) in [("title", title ?? definition?.title), ("body", body ?? definition?.body)] {
-            for entry in text?.entries ?? [] {
-                _ = try entry.template.render(values, field: Self.field(name, entry.locale))
-            }
+        // Only a placeholder can miss its value: a text without one (every choke-point call's) is
+        // not rendered, and the values are merged only for the first that has one.
+        var values: [String: String]?
+        func check(_ template: TextTemplate?, _ field: @autoclosure () -> String) throws(CatalogError) {
+            guard let template, template.hasPlaceholders else { return }
+            if values == nil { values = data.merging(arguments) { _, argument in argument } }
+            try template.check(values!, field: field())
         }
+        for entry in (title ?? definition?.title)?.entries ?? [] { try check(entry.template, Self.field("title", entry.locale)) }
+        for entry in (body ?? definition?.body)?.entries ?? [] { try check(entry.template, Self.field("body", entry.locale)) }
         if collapseKey == nil {
-            _ = try definition?.collapse?.render(values, field: "collapse")
-            _ = try definition?.tag?.render(values, field: "tag")
+            try check(definition?.collapse, "collapse")
+            try check(definition?.tag, "tag")
         }
         if threadID == nil {
-            _ = try definition?.thread?.render(values, field: "thread")
+            try check(definition?.thread, "thread")
         }
     }
 

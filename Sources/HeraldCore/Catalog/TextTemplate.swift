@@ -81,6 +81,19 @@ public struct TextTemplate: Sendable, Equatable {
         return out
     }
 
+    /// Whether the text has a placeholder: one without renders the same whatever the arguments.
+    public var hasPlaceholders: Bool {
+        segments.contains { if case .placeholder = $0 { true } else { false } }
+    }
+
+    /// Checks what `render` would, without writing the text.
+    /// - Throws: `CatalogError.missingArgument` for the first placeholder without an argument.
+    public func check(_ arguments: [String: String], field: String) throws(CatalogError) {
+        for case .placeholder(let name) in segments where arguments[name] == nil {
+            throw .missingArgument(field: field, name: name)
+        }
+    }
+
     /// The text with every placeholder replaced by its argument.
     ///
     /// - Parameters:

@@ -60,6 +60,31 @@ public enum JSONText {
         }
     }
 
+    /// `{"key":"value"}`, or nil when either needs an escape.
+    private static func plainEntry(_ key: String, _ value: String) -> String? {
+        var key = key, value = value
+        return key.withUTF8 { k in
+            value.withUTF8 { v -> String? in
+                guard !needsEscaping(k), !needsEscaping(v) else { return nil }
+                return String(unsafeUninitializedCapacity: k.count + v.count + 7) { out in
+                    out[0] = UInt8(ascii: "{")
+                    out[1] = UInt8(ascii: "\"")
+                    _ = UnsafeMutableBufferPointer(rebasing: out[2...]).initialize(from: k)
+                    var at = 2 + k.count
+                    out[at] = UInt8(ascii: "\"")
+                    out[at + 1] = UInt8(ascii: ":")
+                    out[at + 2] = UInt8(ascii: "\"")
+                    at += 3
+                    _ = UnsafeMutableBufferPointer(rebasing: out[at...]).initialize(from: v)
+                    at += v.count
+                    out[at] = UInt8(ascii: "\"")
+                    out[at + 1] = UInt8(ascii: "}")
+                    return at + 2
+                }
+            }
+        }
+    }
+
     /// A JSON array of strings.
     public static func array(_ values: [String]) -> String {
         var out = "["
@@ -74,6 +99,9 @@ public enum JSONText {
     /// A JSON object of string values, keys sorted (so the text is stable): `{"a":"1","b":"2"}`.
     public static func object(_ values: [String: String]) -> String {
         if values.isEmpty { return "{}" }
+        // One entry needing no escape (a single title or body, the usual call's data): its text in
+        // one allocation, without a writer's (~1,000 instructions less an object, issue 17).
+        if values.count == 1, let (key, value) = values.first, let text = plainEntry(key, value) { return text }
         var writer = JSONWriter(capacity: 64)
         writer.object(values)
         return writer.text

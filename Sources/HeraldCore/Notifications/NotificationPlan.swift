@@ -126,19 +126,36 @@ package struct NotificationPlan: Codable, Sendable, Equatable {
     /// The plan as JSON text that `decode` reads back, keys and map entries in a fixed order (the
     /// idempotency digest depends on it). Written by hand: `JSONEncoder` was a tenth of the
     /// choke point's CPU; the round trip is tested against the `Codable` decoder.
-    package func jsonText() -> String {
+    package func jsonText() -> String { jsonText(made: nil) }
+
+    /// The objects of `jsonText` already written, each as `JSONText.object` writes it.
+    package struct MadeObjects {
+        let title: String?, body: String?, arguments: String, data: String
+
+        /// - Parameters: each `JSONText.object` of the plan's map (nil for an absent title or body).
+        package init(title: String?, body: String?, arguments: String, data: String) {
+            self.title = title
+            self.body = body
+            self.arguments = arguments
+            self.data = data
+        }
+    }
+
+    /// `jsonText()`, with the title, body, arguments and data objects embedded as `made` has them
+    /// instead of written again: `POST /v1/notifications` makes them for the rows first.
+    package func jsonText(made: MadeObjects?) -> String {
         // Bytes grown in place, one `String` at the end (the plan is made for every call, on the
         // event loops); each field after `kind` brings its own comma, key and colon as one literal.
         var out = JSONWriter(capacity: 320)
         out.raw("{\"kind\":")
         out.quoted(kind)
         if let scope { out.raw(",\"scope\":"); out.quoted(scope) }
-        if let title { out.raw(",\"title\":"); out.object(title) }
-        if let body { out.raw(",\"body\":"); out.object(body) }
+        if let title { out.raw(",\"title\":"); Self.write(title, made: made?.title, to: &out) }
+        if let body { out.raw(",\"body\":"); Self.write(body, made: made?.body, to: &out) }
         out.raw(",\"arguments\":")
-        out.object(arguments)
+        Self.write(arguments, made: made?.arguments, to: &out)
         out.raw(",\"data\":")
-        out.object(data)
+        Self.write(data, made: made?.data, to: &out)
         if let collapseKey { out.raw(",\"collapseKey\":"); out.quoted(collapseKey) }
         if let threadID { out.raw(",\"threadID\":"); out.quoted(threadID) }
         if let sound { out.raw(",\"sound\":"); out.quoted(sound) }
@@ -174,6 +191,10 @@ package struct NotificationPlan: Codable, Sendable, Equatable {
         }
         out.raw("}")
         return out.text
+    }
+
+    private static func write(_ values: [String: String], made: String?, to out: inout JSONWriter) {
+        if let made { out.embed(made) } else { out.object(values) }
     }
 
     package static func decode(_ text: String) throws -> NotificationPlan {

@@ -73,6 +73,18 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
         storage.compactMap { HTTPHeaders.namesEqual($0.name, name) ? $0.value : nil }
     }
 
+    /// The value of the first field named `name` (nil for none) and how many fields have that
+    /// name, without making the list `values` makes.
+    public func first(_ name: String) -> (value: String?, count: Int) {
+        var value: String?
+        var count = 0
+        for field in storage where HTTPHeaders.namesEqual(field.name, name) {
+            if count == 0 { value = field.value }
+            count += 1
+        }
+        return (value, count)
+    }
+
     /// Whether any field is named `name`.
     public func contains(_ name: String) -> Bool {
         storage.contains { HTTPHeaders.namesEqual($0.name, name) }

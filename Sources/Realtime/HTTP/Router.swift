@@ -71,6 +71,8 @@ public struct Router: Sendable {
     private struct Route: Sendable {
         let method: HTTPMethod
         let pattern: String
+        /// `METHOD pattern`, made once: every request's metrics label.
+        let label: String
         let segments: [Segment]
         let handler: RouteHandler
     }
@@ -82,8 +84,9 @@ public struct Router: Sendable {
 
     /// Outcome of matching a request.
     public enum Match {
-        /// The handler, the path parameters, and the route's pattern (a bounded metrics label).
-        case found(RouteHandler, [String: String], pattern: String)
+        /// The handler, the path parameters, the route's pattern, and `METHOD pattern` with the
+        /// route's method (GET for a HEAD request): a bounded metrics label.
+        case found(RouteHandler, [String: String], pattern: String, label: String)
         /// The path exists under other methods (→ 405 with `Allow`).
         case methodNotAllowed([HTTPMethod])
         case notFound
@@ -147,7 +150,7 @@ public struct Router: Sendable {
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, label: "\(method.rawValue) \(pattern)", segments: segments, handler: handler))
         let index = routes.count - 1
         for (path, candidates) in staticPaths {
             if let parts = Self.parts(path), let parameters = Self.bind(segments, to: parts) {
@@ -189,7 +192,7 @@ public struct Router: Sendable {
             for candidate in candidates {
                 let route = routes[candidate.route]
                 if route.method == method || (method == .head && route.method == .get) {
-                    return .found(route.handler, candidate.parameters, pattern: route.pattern)
+                    return .found(route.handler, candidate.parameters, pattern: route.pattern, label: route.label)
                 }
                 allowed.append(route.method)
             }
@@ -199,7 +202,7 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
             if route.method == method || (method == .head && route.method == .get) {
-                return .found(route.handler, parameters, pattern: route.pattern)
+                return .found(route.handler, parameters, pattern: route.pattern, label: route.label)
             }
             allowed.append(route.method)
         }

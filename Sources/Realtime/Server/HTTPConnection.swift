@@ -246,7 +246,7 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
 
     /// What the route's head check (`Router.checkHead`) answers a request whose body is awaited.
     private func refusalBeforeBody(_ head: HTTPRequest) -> (HTTPResponse, pattern: String)? {
-        guard case .found(_, let parameters, let pattern) = context.server.router.match(method: head.method, path: head.path),
+        guard case .found(_, let parameters, let pattern, _) = context.server.router.match(method: head.method, path: head.path),
               let check = context.server.router.headCheck(method: head.method, pattern: pattern) else { return nil }
         let requestContext = RequestContext(request: head, pathParameters: parameters, remoteAddress: remoteAddress, loopIndex: context.loop.index)
         return check(requestContext).map { ($0, pattern) }
@@ -319,8 +319,8 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
             var response = HTTPResponse.error(405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(Self.shown(request.path))")
             response.headers.add(name: "Allow", value: names.joined(separator: ", "))
             send(response, to: request, allowOrigin: allowOrigin)
-        case .found(let handler, let parameters, let pattern):
-            currentRoute = "\(request.method == .head ? HTTPMethod.get : request.method) \(pattern)"
+        case .found(let handler, let parameters, _, let label):
+            currentRoute = label
             let requestContext = RequestContext(request: request, pathParameters: parameters,
                                                 remoteAddress: remoteAddress, loopIndex: context.loop.index)
             let result: RouteResult

@@ -212,14 +212,22 @@ extension PublishBodyScanner.Outcome {
 ///   fraction, an exponent or beyond 64 bits, or a `badge` neither number nor string — the
 ///   documented strict subset — and the error names that field;
 /// - a body the scanner leaves to the decoder (nil) is one the decoder refuses, or one with a
-///   `live` object (which the scanner never reads).
+///   `live` object (which the scanner never reads);
+/// - on any bytes, a body the unchecked path (`NotificationBodyScanner.unchecked`, run before the
+///   check) returns is one the check accepts and the scanner then reads the same.
 enum NotificationBodyFuzzOracle {
     static let strictFields: Set<String> = ["ttl_seconds", "expires_at", "badge", "push.ack_window_ms"]
 
     static func check(_ input: [UInt8]) -> (failure: String?, keep: Bool) {
+        let unchecked = NotificationBodyScanner.unchecked(input)
         // The route's check: numbers beyond a double are the scanner's to refuse, naming the field.
         guard JSONSyntax.check(input, maxDepth: RequestBody.maxNestingDepth, rejectDuplicateKeys: true,
-                               rejectNumbersBeyondDouble: false) == nil else { return (nil, false) }
+                               rejectNumbersBeyondDouble: false) == nil else {
+            return unchecked == nil ? (nil, false) : ("the unchecked path took a body the check refuses: \(unchecked!)", false)
+        }
+        if let unchecked, (try? NotificationBodyScanner.scan(input)) != .some(unchecked) {
+            return ("the unchecked path read \(unchecked), the scanner after the check otherwise", false)
+        }
         let decoded = try? JSONDecoder().decode(NotificationBody.self, from: Data(input))
         do {
             let scanned = try NotificationBodyScanner.scan(input)
