@@ -46,8 +46,19 @@ extension Notifier {
     func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
                             receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction,
                     handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
-        // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
-        if let pending = call.pending, try !tx.plans.markPlanned(id: pending, by: nodeID) { return nil }
+        // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
+        // plan held in the call's only row goes with the row's cursor, in one UPDATE.
+        var cursorWritten: Int64?
+        switch call.pending {
+        case .table(let id)?:
+            if try !tx.plans.markPlanned(id: id, by: nodeID) { return nil }
+        case .row(let sequence)?:
+            let cursor = call.stored.first { $0.sequence == sequence }.flatMap { events[$0.id] }.map { String(describing: $0.cursor) }
+            if try !tx.plans.markPlanned(row: sequence, cursor: cursor, by: nodeID) { return nil }
+            cursorWritten = sequence
+        case nil:
+            break
+        }
         let stored = call.stored, plan = call.plan, devices = context.devices, profile = context.profile, app = call.app
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
@@ -123,7 +134,7 @@ extension Notifier {
                         detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
                 }
             }
-            if let eventID { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
+            if let eventID, record.sequence != cursorWritten { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
         }
         if let key = plan.idempotencyKey { try tx.idempotency.complete(app: app, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in
