@@ -359,7 +359,7 @@ enum HeraldSchema {
             -- A preference saved or changed writes an entry only when it is the switch, off.
             CREATE INDEX push_preferences_switched_off ON push_preferences (app, user_id) WHERE scope = '' AND is_enabled = 0;
             """),
-        Migration(version: 19, name: "a one-recipient call's plan in its row, a push's first outcome in its queued record", sql: """
+        Migration(version: 19, name: "a one-recipient call's plan in its row", sql: """
             -- Issue 17, ADR 0003's amendment. A call with one recipient keeps its plan in its row's
             -- plan_json (as builds before migration 4 did for every row), held by plan_claimed_by
             -- until plan_lease_until, instead of a notification_plans row inserted and deleted a
@@ -370,14 +370,6 @@ enum HeraldSchema {
             -- notifications_unplanned (migration 3) finds such rows.
             ALTER TABLE notifications ADD COLUMN plan_claimed_by TEXT;
             ALTER TABLE notifications ADD COLUMN plan_lease_until INTEGER;
-            -- Issue 17. The delivery worker's outcome of a planned push (sent, mostly) was a second
-            -- deliveries row beside the planning's queued one: an insert into the table and into
-            -- deliveries_notification in every outcome commit. When the queued row is still the
-            -- notification's last one, the outcome is written into it instead (DeliveryStore.record):
-            -- queued_at and queued_detail keep the queued entry's at and detail, and the row reads
-            -- back as the two entries, in the same order (NO-8's record is unchanged).
-            ALTER TABLE deliveries ADD COLUMN queued_at INTEGER;
-            ALTER TABLE deliveries ADD COLUMN queued_detail TEXT;
             """),
     ]
 
