@@ -27,12 +27,20 @@ extension Notifier {
                 if let scope = call.plan.scope { scopes.insert(scope) }
             }
             let userIDs = Array(users)
-            devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
-            let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
-            userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
             var preferences: [String: [String?: PushPreferenceRecord]] = [:]
-            for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
-                preferences[record.userID, default: [:]][record.scope] = record
+            // Issue 17: a batch of one scope (the usual one) reads devices, languages and
+            // preferences in one statement where the adapter can; only device owners' count.
+            if scopes.count <= 1, let reads = try tx.devices.planningReads(app: app, userIDs: userIDs, scope: scopes.first, now: now) {
+                devices = Dictionary(grouping: reads.devices, by: \.userID)
+                userLocales = reads.userLocales
+                for record in reads.preferences { preferences[record.userID, default: [:]][record.scope] = record }
+            } else {
+                devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
+                let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
+                userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
+                for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
+                    preferences[record.userID, default: [:]][record.scope] = record
+                }
             }
             self.preferences = preferences
         }
