@@ -89,7 +89,7 @@ private struct FaultyTransaction: StorageTransaction {
     let base: any StorageTransaction
     let faults: StorageFaults
 
-    var notifications: any NotificationRepository { base.notifications }
+    var notifications: any NotificationRepository { FaultyNotifications(base: base.notifications, faults: faults) }
     var plans: any PlanRepository { FaultyPlans(base: base.plans, faults: faults) }
     var deliveries: any DeliveryRepository { base.deliveries }
     var devices: any DeviceRepository { base.devices }
@@ -115,6 +115,11 @@ private struct FaultyPlans: PlanRepository {
         try faults.check(.planning)
         return try base.markPlanned(id: id, by: node)
     }
+    func markPlanned(row sequence: Int64, cursor: String?, by node: String) throws(StorageError) -> Bool {
+        try faults.check(.planning)
+        return try base.markPlanned(row: sequence, cursor: cursor, by: node)
+    }
+    func release(rows sequences: [Int64], by node: String) throws(StorageError) -> Int { try base.release(rows: sequences, by: node) }
     func delete(id: Int64) throws(StorageError) { try base.delete(id: id) }
     func claim(by node: String, after: Int64, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
         try base.claim(by: node, after: after, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
@@ -124,7 +129,32 @@ private struct FaultyPlans: PlanRepository {
     func releaseLeases(heldByOtherThan node: String) throws(StorageError) -> Int { try base.releaseLeases(heldByOtherThan: node) }
     func list(after: Int64, limit: Int) throws(StorageError) -> [PendingPlan] { try base.list(after: after, limit: limit) }
     func notifications(ofPlan id: Int64) throws(StorageError) -> [NotificationRecord] { try base.notifications(ofPlan: id) }
-    func adoptLegacyPlans() throws(StorageError) -> Int { try base.adoptLegacyPlans() }
+    func adoptLegacyPlans(now: Int64) throws(StorageError) -> Int { try base.adoptLegacyPlans(now: now) }
+}
+
+/// The notifications as stored, with the storing fault where a one-recipient call's plan is
+/// stored (in its row, ADR 0003's amendment) as `FaultyPlans.insert` has it for a plan row.
+private struct FaultyNotifications: NotificationRepository {
+    let base: any NotificationRepository
+    let faults: StorageFaults
+
+    func insert(_ record: NotificationRecord) throws(StorageError) -> NotificationRecord { try base.insert(record) }
+    func insert(_ record: NotificationRecord, carrying plan: PendingPlan) throws(StorageError) -> NotificationRecord? {
+        try faults.check(.storing)
+        return try base.insert(record, carrying: plan)
+    }
+    func find(id: String) throws(StorageError) -> NotificationRecord? { try base.find(id: id) }
+    func setCursor(sequence: Int64, cursor: String) throws(StorageError) { try base.setCursor(sequence: sequence, cursor: cursor) }
+    func page(app: String, userID: String, unreadOnly: Bool, before: Int64?, limit: Int) throws(StorageError) -> [NotificationRecord] {
+        try base.page(app: app, userID: userID, unreadOnly: unreadOnly, before: before, limit: limit)
+    }
+    func unreadCount(app: String, userID: String) throws(StorageError) -> Int { try base.unreadCount(app: app, userID: userID) }
+    func markRead(app: String, userID: String, id: String, now: Int64) throws(StorageError) -> MarkReadResult {
+        try base.markRead(app: app, userID: userID, id: id, now: now)
+    }
+    func markAllRead(app: String, userID: String, now: Int64) throws(StorageError) -> Int { try base.markAllRead(app: app, userID: userID, now: now) }
+    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int { try base.purge(createdBefore: cutoff) }
+    func isPlanned(_ record: NotificationRecord) throws(StorageError) -> Bool { try base.isPlanned(record) }
 }
 
 private struct FaultyJobs: JobQueue {

@@ -121,7 +121,14 @@ import Testing
         }
 
         var jobs: Int { (try? storage.readSync { try $0.jobs.list(state: .queued, limit: 10, beforeID: nil) }.count) ?? -1 }
-        var plans: Int { (try? storage.readSync { try $0.plans.list(after: 0, limit: 10) }.count) ?? -1 }
+        /// Plans not planned yet: plan rows, and the plans one-recipient calls hold in their rows
+        /// (ADR 0003's amendment).
+        var plans: Int {
+            (try? storage.readSync { tx in
+                try tx.plans.list(after: 0, limit: 10).count
+                    + tx.notifications.page(userID: "u1", unreadOnly: false, before: nil, limit: 10).count { $0.planJSON != nil }
+            }) ?? -1
+        }
         var stored: Int { (try? storage.readSync { try $0.notifications.page(userID: "u1", unreadOnly: false, before: nil, limit: 10) }.count) ?? -1 }
     }
 

@@ -459,6 +459,47 @@ import Testing
         #expect(try h.jobs().count == 1, "planned once")
     }
 
+    @Test("ADR 0003's amendment: a one-recipient call's plan rides in its row; one a dead node left is planned once its lease has passed")
+    func aOneRecipientPlanInTheRowIsRecoveredAfterItsLease() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        let call = h.call(["u1"], key: "k-row", hash: "h-row")
+        let now = h.clock.unixMilliseconds
+        // What a node that died between storing and planning leaves: the row with its plan, held,
+        // and the key reserved.
+        let id = try h.storage.writeSync { tx -> String in
+            let stored = try #require(try tx.notifications.insert(
+                NotificationRecord(id: "ntf_crashed", userID: "u1", kind: "k", titleJSON: call.titleJSON, createdAt: now),
+                carrying: PendingPlan(planJSON: call.planJSON, createdAt: now, claimedBy: "node-dead", leaseUntil: now + Notifier.planLeaseMilliseconds)))
+            try tx.idempotency.reserve(IdempotencyRecord(
+                key: "k-row", requestHash: "h-row",
+                responseJSON: #"{"notifications":[{"id":"ntf_crashed","user_id":"u1","event_id":null}],"push_planning":"deferred"}"#,
+                complete: false, createdAt: now))
+            return stored.id
+        }
+        #expect(try h.storage.readSync { try $0.plans.list(after: 0, limit: 10) }.isEmpty, "no plan row")
+        guard case .refused(.idempotencyInProgress) = await h.send(call) else { Issue.record("not in progress while node-dead holds it"); return }
+        h.notifier.runRecovery()
+        #expect(try h.outcomes(id).isEmpty, "held: left alone")
+        h.clock.advance(byMilliseconds: Notifier.planLeaseMilliseconds + 1)
+        guard case .accepted(_, replayed: true) = await h.send(call) else { Issue.record("not a deferred replay after the lease"); return }
+        h.notifier.runRecovery()
+        #expect(try h.outcomes(id) == [.queued])
+        #expect(try h.jobs().count == 1)
+        let row = try #require(try h.storage.readSync { try $0.notifications.find(id: id) })
+        let planned = try h.storage.readSync { try $0.notifications.isPlanned(row) }
+        #expect(row.planJSON == nil && row.planID != nil && planned)
+        h.notifier.runRecovery()
+        #expect(try h.jobs().count == 1, "planned once")
+
+        // A live one-recipient call: planned from its row, nothing left for recovery.
+        let body = try h.created(await h.send(h.call(["u1"])))
+        let liveID = try Self.firstID(body)
+        let live = try #require(try h.storage.readSync { try $0.notifications.find(id: liveID) })
+        #expect(live.planJSON == nil && live.planID == nil && live.cursor != nil)
+        #expect(try h.storage.readSync { try $0.plans.list(after: 0, limit: 10) }.isEmpty)
+    }
+
     @Test("a group-committed batch: concurrent calls are each answered and each recipient planned")
     func concurrentCallsAreEachAnswered() async throws {
         let h = try Harness()

@@ -233,7 +233,7 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
                 #expect(try tx.notifications.isPlanned(row))
                 try tx.plans.delete(id: free)
                 #expect(try tx.plans.list(after: 0, limit: 10).isEmpty)
-                #expect(try tx.plans.adoptLegacyPlans() == 0)
+                #expect(try tx.plans.adoptLegacyPlans(now: 0) == 0)
                 // An id is never handed out twice.
                 #expect(try tx.plans.insert(PendingPlan(planJSON: "{}", createdAt: 3)) > free)
             }

@@ -190,4 +190,35 @@ import Testing
             #expect(try DeviceStore.list(db, userIDs: ["u1\"]) --", "u3"], now: 6_000).map(\.id) == ["d4"])
         }
     }
+
+    /// Issue 17: the combined planning read answers what the three reads it replaces answer, for
+    /// the users with a device.
+    @Test func planningReadsAreTheDevicesWithTheirUsersLanguagesAndPreferences() throws {
+        try withDatabase { db in
+            _ = try DeviceStore.register(db, registration(user: "u1", token: "a1"), sessionExpiresAt: nil, newID: "d1", now: 1_000)
+            _ = try DeviceStore.register(db, registration(user: "u1", platform: "web", token: "a2"), sessionExpiresAt: nil, newID: "d2", now: 2_000)
+            _ = try DeviceStore.register(db, registration(user: "u2", session: "s2", token: "b1"), sessionExpiresAt: 1_500, newID: "d3", now: 1_000)
+            try UserStore.put(db, UserProfile(userID: "u1", locale: "pt-BR", updatedAt: 1))
+            try UserStore.put(db, UserProfile(userID: "u3", locale: "de", updatedAt: 1))   // no device: not asked
+            try UserStore.put(db, UserProfile(userID: "u2", locale: nil, updatedAt: 1))
+            let global = PushPreferenceRecord(userID: "u1", isEnabled: false, updatedAt: 3)
+            let scoped = PushPreferenceRecord(userID: "u1", scope: "store-1", isEnabled: true, enabledEvents: ["order.paid"], updatedAt: 4)
+            let other = PushPreferenceRecord(userID: "u2", scope: "store-2", isEnabled: false, updatedAt: 5)
+            for record in [global, scoped, other] { try PreferenceStore.save(db, record) }
+            let users = ["u2", "u3", "u1", "ghost"]
+
+            for scope in [nil, "store-1", "store-2"] {
+                let reads = try DeviceStore.planningReads(db, userIDs: users, app: "default", scope: scope, now: 2_000)
+                #expect(reads.devices == (try DeviceStore.list(db, userIDs: users, now: 2_000)))
+                #expect(reads.devices.map(\.sessionActive) == [true, true, false])
+                #expect(reads.userLocales == ["u1": "pt-BR"])
+                let expected = try PreferenceStore.list(db, userIDs: ["u1", "u2"], scopes: scope.map { [$0] } ?? [])
+                #expect(Set(reads.preferences.map(\.scope)) == Set(expected.map(\.scope)) && reads.preferences.count == expected.count,
+                        "scope \(scope ?? "nil")")
+                for record in expected { #expect(reads.preferences.contains(record)) }
+            }
+            #expect(try DeviceStore.planningReads(db, userIDs: users, app: "other", scope: nil, now: 2_000)
+                == PlanningReads(devices: [], userLocales: [:], preferences: []))
+        }
+    }
 }

@@ -105,7 +105,7 @@ import Testing
         #expect(try Migrator.migrate(conn) == Array(4...HeraldSchema.migrations.count))
         #expect(try Migrator.version(of: conn) == HeraldSchema.migrations.count)
         #expect(try NotificationStore.pendingPlans(conn, limit: 10).isEmpty)
-        #expect(try NotificationStore.adoptLegacyPlans(conn) == 1)
+        #expect(try NotificationStore.adoptLegacyPlans(conn, now: 0) == 1)
         let plan = try #require(try NotificationStore.pendingPlans(conn, limit: 10).first)
         #expect(try NotificationStore.notifications(conn, ofPlan: plan.id).map(\.id) == ["n1", "n2"])
     }
@@ -156,6 +156,33 @@ import Testing
         #expect(try NotificationStore.notifications(conn, ofPlan: 1).count == 2)
         #expect(try NotificationStore.purge(conn, createdBefore: 6) == 1)
         #expect(try NotificationStore.purge(conn, createdBefore: t + 1) == 1)
+    }
+
+    @Test("issue 17: after migration 19 a plan row a dead process held before it is recovered, and new rows carry their plan")
+    func version19KeepsPlanRowsOfOlderBuildsRecoverable() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(conn, migrations: Array(HeraldSchema.migrations.prefix(18)))
+        // What a build before migration 19 left when it died between storing and planning: a
+        // one-recipient call's plan row, held, and its notification naming it.
+        let t: Int64 = 1_764_000_000_000
+        let plan = try NotificationStore.insertPlan(conn, PendingPlan(planJSON: "{}", createdAt: t, claimedBy: "old", leaseUntil: t + 60_000))
+        try conn.run("INSERT INTO notifications (id, user_id, kind, priority, plan_id, created_at, timed) VALUES (?, 'u', 'k', 'normal', ?, ?, 1)",
+                     [Notifier.newID("ntf", now: t), plan, t])
+        #expect(try Migrator.migrate(conn) == [19])
+        let old = try #require(try conn.queryOne("SELECT * FROM notifications").map { try NotificationRecord(row: $0) })
+        #expect(old.planID == plan && old.planJSON == nil && old.planLeaseUntil == nil)
+        #expect(try NotificationStore.releasePlanLeases(conn, heldByOtherThan: "new") == 1)
+        #expect(try NotificationStore.adoptLegacyPlans(conn, now: t) == 0, "a plan row is not a row plan")
+        #expect(try NotificationStore.claimPlans(conn, by: "new", limit: 10, leaseMilliseconds: 1_000, now: t).map(\.id) == [plan])
+        #expect(try NotificationStore.notifications(conn, ofPlan: plan).map(\.id) == [old.id])
+        #expect(try NotificationStore.markPlanned(conn, id: plan, by: "new"))
+        #expect(try NotificationStore.isPlanned(conn, old))
+
+        let stored = try NotificationStore.insert(conn, NotificationRecord(id: Notifier.newID("ntf", now: t + 1), userID: "u", kind: "k",
+                                                                           createdAt: t + 1),
+                                                  carrying: PendingPlan(planJSON: "{}", createdAt: t + 1, claimedBy: "new", leaseUntil: t + 60_000))
+        #expect(try NotificationStore.find(conn, id: stored.id)?.planLeaseUntil == t + 60_000)
+        #expect(try NotificationStore.markPlanned(conn, row: stored.sequence, cursor: "e1-1", by: "new"))
     }
 
     @Test func devicesAreUniquePerAppProviderToken() throws {

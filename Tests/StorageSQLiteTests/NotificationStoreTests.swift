@@ -218,7 +218,7 @@ import Testing
             let second = try NotificationStore.insert(db, new("b", planJSON: "Q"))
             _ = try NotificationStore.insert(db, new("planned"))
             let third = try NotificationStore.insert(db, new("c", planJSON: "P"))
-            #expect(try NotificationStore.adoptLegacyPlans(db) == 3)
+            #expect(try NotificationStore.adoptLegacyPlans(db, now: 0) == 3)
             let plans = try NotificationStore.pendingPlans(db, limit: 10)
             #expect(plans.map { PendingPlan(planJSON: $0.planJSON, createdAt: $0.createdAt, claimedBy: $0.claimedBy, leaseUntil: $0.leaseUntil) } == [
                 PendingPlan(planJSON: "P", createdAt: 1_000), PendingPlan(planJSON: "Q", createdAt: 1_000), PendingPlan(planJSON: "P", createdAt: 1_000),
@@ -227,7 +227,7 @@ import Testing
             #expect(try NotificationStore.notifications(db, ofPlan: plans[1].id).map(\.id) == [second.id])
             #expect(try NotificationStore.notifications(db, ofPlan: plans[2].id).map(\.id) == [third.id])
             #expect(try db.queryOne("SELECT count(*) FROM notifications WHERE plan_json IS NOT NULL")?[0, as: Int.self] == 0)
-            #expect(try NotificationStore.adoptLegacyPlans(db) == 0)
+            #expect(try NotificationStore.adoptLegacyPlans(db, now: 0) == 0)
         }
     }
 

@@ -28,10 +28,14 @@ public struct NotificationRecord: Sendable, Equatable {
     /// The call's plan (`PendingPlan.id`), set when stored; the plan is gone once the pushes are
     /// planned. nil for rows stored before schema 5 (their plan, if any, is adopted).
     public var planID: Int64?
-    /// The push plan's input, JSON, as builds before schema 4 stored it on every row until the
-    /// pushes were planned. Herald now keeps one `PendingPlan` per call instead and leaves this
-    /// nil; recovery adopts rows that still have it (`PlanRepository.adoptLegacyPlans`).
+    /// The push plan's input, JSON, while the pushes are not planned: as builds before schema 4
+    /// stored it on every row, or (ADR 0003's amendment) a one-recipient call's plan held in its
+    /// row, with `planLeaseUntil`. nil otherwise; recovery adopts the rows nobody holds
+    /// (`PlanRepository.adoptLegacyPlans(now:)`).
     public var planJSON: String?
+    /// Unix ms until which the node that stored the row holds the plan in `planJSON`; 0 once
+    /// released, nil for rows of older builds and rows without a plan of their own.
+    public var planLeaseUntil: Int64?
     /// Unix ms.
     public var createdAt: Int64
     /// Unix ms the user read it; nil while unread.
@@ -42,7 +46,7 @@ public struct NotificationRecord: Sendable, Equatable {
                 titleJSON: String? = nil, bodyJSON: String? = nil, argsJSON: String? = nil, dataJSON: String = "{}",
                 collapseKey: String? = nil, threadID: String? = nil, priority: String = "normal", expiresAt: Int64? = nil,
                 inInbox: Bool = true, cursor: String? = nil, planID: Int64? = nil, planJSON: String? = nil, createdAt: Int64,
-                readAt: Int64? = nil) {
+                readAt: Int64? = nil, planLeaseUntil: Int64? = nil) {
         self.sequence = sequence
         self.id = id
         self.app = app
@@ -63,6 +67,7 @@ public struct NotificationRecord: Sendable, Equatable {
         self.planJSON = planJSON
         self.createdAt = createdAt
         self.readAt = readAt
+        self.planLeaseUntil = planLeaseUntil
     }
 }
 

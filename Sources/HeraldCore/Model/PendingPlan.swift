@@ -27,3 +27,11 @@ public struct PendingPlan: Sendable, Equatable {
         self.leaseUntil = leaseUntil
     }
 }
+
+/// Where a live call's plan is held while its pushes are not planned (ADR 0003 and its amendment).
+public enum PlanHold: Sendable, Equatable {
+    /// A plan row (`PendingPlan.id`) that the call's notifications name in `planID`.
+    case table(id: Int64)
+    /// The row of the call's only notification (its `sequence`), which carries the plan itself.
+    case row(sequence: Int64)
+}

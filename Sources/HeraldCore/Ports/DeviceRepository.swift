@@ -27,6 +27,14 @@ public protocol DeviceRepository {
     /// user's newest first.
     func list(app: String, userIDs: [String], now: Int64) throws(StorageError) -> [DeviceRecord]
 
+    /// What planning a batch of one scope reads, at once (NO-2, NO-4, NO-5): the devices of
+    /// `userIDs` as `list(app:userIDs:now:)` returns them, and for the users among them who
+    /// have a device their profile language and their stored global and `scope` preferences.
+    /// - Parameter scope: the batch's scope; nil: only the global switches.
+    /// - Returns: nil when the adapter has no such read: ask `list`, `UserRepository.locales` and
+    ///   `PreferenceRepository.list` instead (the default).
+    func planningReads(app: String, userIDs: [String], scope: String?, now: Int64) throws(StorageError) -> PlanningReads?
+
     /// Deletes a device of `userID`. - Returns: false when the user has no such device.
     func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool
 
@@ -43,7 +51,26 @@ public protocol DeviceRepository {
     func purge(notSeenSince cutoff: Int64) throws(StorageError) -> Int
 }
 
+/// `DeviceRepository.planningReads`'s answer: only users with a device appear in it.
+public struct PlanningReads: Sendable, Equatable {
+    /// Grouped by user, each user's newest first, as `DeviceRepository.list(app:userIDs:now:)`.
+    public var devices: [DeviceRecord]
+    /// By user: the profile language (`PUT /v1/users/{id}`) of those who set one.
+    public var userLocales: [String: String]
+    /// The stored preferences asked for (global, and the scope's), in any order.
+    public var preferences: [PushPreferenceRecord]
+
+    public init(devices: [DeviceRecord], userLocales: [String: String], preferences: [PushPreferenceRecord]) {
+        self.devices = devices
+        self.userLocales = userLocales
+        self.preferences = preferences
+    }
+}
+
 extension DeviceRepository {
+    /// Adapters without a combined read answer nil: the caller reads the three apart.
+    public func planningReads(app: String, userIDs: [String], scope: String?, now: Int64) throws(StorageError) -> PlanningReads? { nil }
+
     public func find(ids: [String], now: Int64) throws(StorageError) -> [DeviceRecord] {
         var seen: Set<String> = []
         var found: [DeviceRecord] = []

@@ -8,6 +8,14 @@ public protocol NotificationRepository {
     ///   unknown priority.
     func insert(_ record: NotificationRecord) throws(StorageError) -> NotificationRecord
 
+    /// Stores a call's only notification with the call's push plan in its row, held as
+    /// `plan.claimedBy` and `plan.leaseUntil` say (ADR 0003's amendment); `record.planID` and
+    /// `record.planJSON` are ignored. The hold is then `PlanHold.row(sequence:)` of the record.
+    /// - Returns: the stored record, or nil (nothing stored) when the adapter keeps every plan
+    ///   in its plan table: store a plan row and the record with `insert(_:)` instead.
+    /// - Throws: as `insert(_:)`.
+    func insert(_ record: NotificationRecord, carrying plan: PendingPlan) throws(StorageError) -> NotificationRecord?
+
     /// A notification by id, whoever it belongs to.
     func find(id: String) throws(StorageError) -> NotificationRecord?
 
@@ -42,6 +50,9 @@ public protocol NotificationRepository {
 }
 
 extension NotificationRepository {
+    /// Adapters without plans in notification rows store none there.
+    public func insert(_ record: NotificationRecord, carrying plan: PendingPlan) throws(StorageError) -> NotificationRecord? { nil }
+
     /// `page(app:…)` for the default app.
     public func page(userID: String, unreadOnly: Bool, before: Int64?, limit: Int) throws(StorageError) -> [NotificationRecord] {
         try page(app: "default", userID: userID, unreadOnly: unreadOnly, before: before, limit: limit)
@@ -78,6 +89,11 @@ public protocol PlanRepository {
     ///   out); the caller must then record nothing of its planning.
     func markPlanned(id: Int64, by node: String) throws(StorageError) -> Bool
 
+    /// The pushes of the plan held in the row `sequence` (`PlanHold.row`) are planned: the row
+    /// gets its event `cursor` (nil: none) and loses its plan and hold. Fenced: only while `node`
+    /// holds it. - Returns: false when `node` no longer holds it; nothing is written then.
+    func markPlanned(row sequence: Int64, cursor: String?, by node: String) throws(StorageError) -> Bool
+
     /// Deletes a plan whoever holds it (one that cannot be read is given up).
     func delete(id: Int64) throws(StorageError)
 
@@ -95,6 +111,11 @@ public protocol PlanRepository {
     @discardableResult
     func release(ids: [Int64], by node: String) throws(StorageError) -> Int
 
+    /// Ends `node`'s hold on the plans held in the rows `sequences` (planning failed), so
+    /// recovery may adopt them at once. - Returns: how many it held.
+    @discardableResult
+    func release(rows sequences: [Int64], by node: String) throws(StorageError) -> Int
+
     /// Ends every hold of a node other than `node`. For adapters with one process per database
     /// (SQLite), at start: such a hold belongs to a process that died. - Returns: how many.
     @discardableResult
@@ -106,13 +127,22 @@ public protocol PlanRepository {
     /// The notifications of plan `id`, in order of storing.
     func notifications(ofPlan id: Int64) throws(StorageError) -> [NotificationRecord]
 
-    /// Turns notifications a pre-schema-4 build stored with a per-row plan into plans without an
-    /// owner, one per call. Recovery runs it first. - Returns: plans made.
+    /// Turns the plans notification rows carry and nobody holds (hold released, or its lease
+    /// over at `now`) into plans without an owner: one per call for rows a pre-schema-4 build
+    /// stored with a per-row plan, one per row for a one-recipient call's (ADR 0003's
+    /// amendment). Recovery runs it first. - Returns: plans made.
     @discardableResult
-    func adoptLegacyPlans() throws(StorageError) -> Int
+    func adoptLegacyPlans(now: Int64) throws(StorageError) -> Int
 }
 
 extension PlanRepository {
+    /// Adapters that keep no plan in notification rows never hold one there.
+    public func markPlanned(row sequence: Int64, cursor: String?, by node: String) throws(StorageError) -> Bool { false }
+
+    /// Adapters that keep no plan in notification rows hold none there.
+    @discardableResult
+    public func release(rows sequences: [Int64], by node: String) throws(StorageError) -> Int { 0 }
+
     /// `claim(by:after:…)` from the oldest plan.
     public func claim(by node: String, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
         try claim(by: node, after: 0, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)

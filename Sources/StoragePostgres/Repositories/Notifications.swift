@@ -176,8 +176,10 @@ struct PostgresPlanRepository: PlanRepository {
     }
 
     /// Each run of consecutive rows sharing one `plan_json` becomes one plan without an owner, as
-    /// on SQLite. A database made by this adapter never has such rows unless a caller stores them.
-    func adoptLegacyPlans() throws(StorageError) -> Int {
+    /// on SQLite. A database made by this adapter never has such rows unless a caller stores them:
+    /// it keeps no plan held in a row (`insert(_:carrying:)` answers nil), so `now` has no hold
+    /// to check.
+    func adoptLegacyPlans(now: Int64) throws(StorageError) -> Int {
         try mapped {
             let rows = try connection.query("SELECT seq, plan_json, created_at FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq FOR UPDATE")
             var runs: [(first: Int64, last: Int64, json: String, createdAt: Int64)] = []

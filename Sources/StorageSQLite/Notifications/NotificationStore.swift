@@ -10,15 +10,35 @@ enum NotificationStore {
         // result rows SQLite buffers and Herald decodes by column name (a fifth of the insert).
         // `timed` (migration 17): the id carries created_at, and the plan, if any, was created at
         // the same millisecond, so `purge` and `notifications(ofPlan:)` find the row by its id.
+        try insert(connection, new, claimedBy: nil)
+    }
+
+    /// Stores a call's only notification with the call's plan in its row, held by
+    /// `plan.claimedBy` until `plan.leaseUntil` (ADR 0003's amendment, migration 19); `new.planID`
+    /// and `new.planJSON` are ignored. - Returns: the row, with its `seq`.
+    /// - Throws: as `insert(_:_:)`.
+    static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord, carrying plan: PendingPlan) throws(SQLiteError) -> NotificationRecord {
+        var record = new
+        record.planID = nil
+        record.planJSON = plan.planJSON
+        // A plan nobody holds is adopted by the next recovery, as a released one (lease 0).
+        record.planLeaseUntil = plan.claimedBy == nil ? 0 : plan.leaseUntil
+        return try insert(connection, record, claimedBy: plan.claimedBy)
+    }
+
+    /// Both inserts: one statement (one cached SQL text) with the hold's columns NULL for a row
+    /// without a plan of its own.
+    private static func insert(_ connection: SQLiteConnection, _ new: NotificationRecord, claimedBy: String?) throws(SQLiteError) -> NotificationRecord {
         let timeInID = Notifier.idCarriesTime(new.id, prefix: idPrefix, at: new.createdAt)
         try connection.run("""
             INSERT INTO notifications (id, app, user_id, kind, scope, title_json, body_json, args_json, data_json,
-                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at, timed)
+                                       collapse_key, thread_id, priority, expires_at, in_inbox, plan_id, plan_json, created_at, timed,
+                                       plan_claimed_by, plan_lease_until)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18 AND (?15 IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?15) IS ?17))
+                    ?18 AND (?15 IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?15) IS ?17), ?19, ?20)
             """, [new.id, new.app, new.userID, new.kind, new.scope, new.titleJSON, new.bodyJSON, new.argsJSON, new.dataJSON,
                   new.collapseKey, new.threadID, new.priority, new.expiresAt, new.inInbox, new.planID, new.planJSON, new.createdAt,
-                  timeInID])
+                  timeInID, claimedBy, new.planLeaseUntil])
         var stored = new
         stored.sequence = connection.lastInsertRowID
         stored.cursor = nil
@@ -56,6 +76,30 @@ enum NotificationStore {
     static func markPlanned(_ connection: SQLiteConnection, id: Int64, by node: String) throws(SQLiteError) -> Bool {
         try connection.run("DELETE FROM notification_plans WHERE id = ? AND claimed_by = ?", [id, node])
         return connection.changes > 0
+    }
+
+    /// Records that the pushes of the plan held in row `sequence` are planned: the row gets its
+    /// event cursor (nil: none) and loses its plan and hold, in one UPDATE of the row the
+    /// cursor rewrites anyway. Fenced: only while `node` holds it.
+    /// - Returns: false when `node` does not hold it (recovery adopted it after the lease ran out).
+    static func markPlanned(_ connection: SQLiteConnection, row sequence: Int64, cursor: String?, by node: String) throws(SQLiteError) -> Bool {
+        try connection.run("""
+            UPDATE notifications SET cursor = ?, plan_json = NULL, plan_claimed_by = NULL, plan_lease_until = NULL
+            WHERE seq = ? AND plan_claimed_by = ?
+            """, [cursor, sequence, node])
+        return connection.changes > 0
+    }
+
+    /// Gives up `node`'s hold on the plans held in the rows `sequences` (planning failed):
+    /// recovery may adopt them at once. - Returns: how many it held.
+    @discardableResult
+    static func releaseRowPlans(_ connection: SQLiteConnection, sequences: [Int64], by node: String) throws(SQLiteError) -> Int {
+        if sequences.isEmpty { return 0 }
+        try connection.run("""
+            UPDATE notifications SET plan_claimed_by = NULL, plan_lease_until = 0
+            WHERE plan_claimed_by = ? AND seq IN (SELECT value FROM json_each(?))
+            """, [node, "[" + sequences.map(String.init).joined(separator: ",") + "]"])
+        return connection.changes
     }
 
     /// Deletes plan `id` whoever holds it (a plan that cannot be read is given up).
@@ -122,7 +166,13 @@ enum NotificationStore {
     @discardableResult
     static func releasePlanLeases(_ connection: SQLiteConnection, heldByOtherThan node: String) throws(SQLiteError) -> Int {
         try connection.run("UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL WHERE claimed_by <> ?", [node])
-        return connection.changes
+        let plans = connection.changes
+        // Plans held in rows: `plan_json IS NOT NULL` as notifications_unplanned states it.
+        try connection.run("""
+            UPDATE notifications SET plan_claimed_by = NULL, plan_lease_until = 0
+            WHERE plan_json IS NOT NULL AND plan_claimed_by <> ?
+            """, [node])
+        return plans + connection.changes
     }
 
     /// Stored plans, oldest first, whoever holds them (inspection and tests).
@@ -168,29 +218,38 @@ enum NotificationStore {
         return !exists
     }
 
-    /// Turns rows an older build stored with `plan_json` (one per recipient, cleared once planned)
-    /// into plans without an owner, in one transaction: each run of consecutive rows sharing one
-    /// `plan_json` was stored by one call and becomes one plan. Recovery runs it first.
+    /// Turns the plans rows carry in `plan_json` and nobody holds into plans without an owner, in
+    /// one transaction. Rows an older build stored (one `plan_json` per recipient, cleared once
+    /// planned; no hold, `plan_lease_until` NULL): each run of consecutive rows sharing one
+    /// `plan_json` was stored by one call and becomes one plan. A one-recipient call's row
+    /// (migration 19) becomes a plan of its own once its hold is released (lease 0) or its lease
+    /// is over at `now`; a held one is left alone. Recovery runs it first.
     /// - Returns: plans made.
     @discardableResult
-    static func adoptLegacyPlans(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+    static func adoptLegacyPlans(_ connection: SQLiteConnection, now: Int64) throws(SQLiteError) -> Int {
         do {
             return try connection.transaction { connection throws(SQLiteError) -> Int in
-                let rows = try connection.query("SELECT seq, plan_json, created_at FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq")
+                let rows = try connection.query("""
+                    SELECT seq, plan_json, created_at, plan_lease_until FROM notifications WHERE plan_json IS NOT NULL ORDER BY seq
+                    """)
                 guard !rows.isEmpty else { return 0 }
-                var runs: [(first: Int64, last: Int64, json: String, createdAt: Int64)] = []
+                var runs: [(first: Int64, last: Int64, json: String, createdAt: Int64, legacy: Bool)] = []
                 for row in rows {
                     let sequence: Int64 = try row[0], json: String = try row[1], createdAt: Int64 = try row[2]
-                    if let last = runs.last, last.json == json, last.last == sequence - 1 {
+                    let leaseUntil: Int64? = try row[3]
+                    if let leaseUntil {
+                        if leaseUntil <= now { runs.append((sequence, sequence, json, createdAt, false)) }
+                    } else if let last = runs.last, last.legacy, last.json == json, last.last == sequence - 1 {
                         runs[runs.count - 1].last = sequence
                     } else {
-                        runs.append((sequence, sequence, json, createdAt))
+                        runs.append((sequence, sequence, json, createdAt, true))
                     }
                 }
                 for run in runs {
                     let id = try insertPlan(connection, PendingPlan(planJSON: run.json, createdAt: run.createdAt))
                     try connection.run("""
-                        UPDATE notifications SET plan_id = ?, plan_json = NULL WHERE seq BETWEEN ? AND ? AND plan_json IS NOT NULL
+                        UPDATE notifications SET plan_id = ?, plan_json = NULL, plan_claimed_by = NULL, plan_lease_until = NULL
+                        WHERE seq BETWEEN ? AND ? AND plan_json IS NOT NULL
                         """, [id, run.first, run.last])
                 }
                 return runs.count

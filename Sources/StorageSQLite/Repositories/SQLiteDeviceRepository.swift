@@ -29,6 +29,10 @@ struct SQLiteDeviceRepository: DeviceRepository {
         try mapped { () throws(SQLiteError) in try DeviceStore.list(connection, userIDs: userIDs, app: app, now: now) }
     }
 
+    func planningReads(app: String, userIDs: [String], scope: String?, now: Int64) throws(StorageError) -> PlanningReads? {
+        try mapped { () throws(SQLiteError) in try DeviceStore.planningReads(connection, userIDs: userIDs, app: app, scope: scope, now: now) }
+    }
+
     func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool {
         try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, app: app, id: id, userID: userID) }
     }

@@ -8,6 +8,10 @@ struct SQLiteNotificationRepository: NotificationRepository {
         try mapped { () throws(SQLiteError) in try NotificationStore.insert(connection, record) }
     }
 
+    func insert(_ record: NotificationRecord, carrying plan: PendingPlan) throws(StorageError) -> NotificationRecord? {
+        try mapped { () throws(SQLiteError) in try NotificationStore.insert(connection, record, carrying: plan) }
+    }
+
     func find(id: String) throws(StorageError) -> NotificationRecord? {
         try mapped { () throws(SQLiteError) in try NotificationStore.find(connection, id: id) }
     }
@@ -55,6 +59,14 @@ struct SQLitePlanRepository: PlanRepository {
         try mapped { () throws(SQLiteError) in try NotificationStore.markPlanned(connection, id: id, by: node) }
     }
 
+    func markPlanned(row sequence: Int64, cursor: String?, by node: String) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try NotificationStore.markPlanned(connection, row: sequence, cursor: cursor, by: node) }
+    }
+
+    func release(rows sequences: [Int64], by node: String) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try NotificationStore.releaseRowPlans(connection, sequences: sequences, by: node) }
+    }
+
     func delete(id: Int64) throws(StorageError) {
         try mapped { () throws(SQLiteError) in try NotificationStore.deletePlan(connection, id: id) }
     }
@@ -85,7 +97,7 @@ struct SQLitePlanRepository: PlanRepository {
         try mapped { () throws(SQLiteError) in try NotificationStore.notifications(connection, ofPlan: id) }
     }
 
-    func adoptLegacyPlans() throws(StorageError) -> Int {
-        try mapped { () throws(SQLiteError) in try NotificationStore.adoptLegacyPlans(connection) }
+    func adoptLegacyPlans(now: Int64) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try NotificationStore.adoptLegacyPlans(connection, now: now) }
     }
 }

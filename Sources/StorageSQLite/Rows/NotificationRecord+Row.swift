@@ -8,6 +8,8 @@ extension NotificationRecord {
                   threadID: try row["thread_id"], priority: try row["priority"], expiresAt: try row["expires_at"],
                   inInbox: try row["in_inbox"], cursor: try row["cursor"],
                   planID: try row["plan_id"], planJSON: try row["plan_json"],
-                  createdAt: try row["created_at"], readAt: try row["read_at"])
+                  createdAt: try row["created_at"], readAt: try row["read_at"], 
+                  // Absent before migration 19 (tests read rows of older schemas).
+                  planLeaseUntil: (try? row["plan_lease_until", as: Int64?.self]) ?? nil)
     }
 }

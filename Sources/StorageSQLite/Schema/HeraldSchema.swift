@@ -359,6 +359,18 @@ enum HeraldSchema {
             -- A preference saved or changed writes an entry only when it is the switch, off.
             CREATE INDEX push_preferences_switched_off ON push_preferences (app, user_id) WHERE scope = '' AND is_enabled = 0;
             """),
+        Migration(version: 19, name: "a one-recipient call's plan in its row", sql: """
+            -- Issue 17, ADR 0003's amendment. A call with one recipient keeps its plan in its row's
+            -- plan_json (as builds before migration 4 did for every row), held by plan_claimed_by
+            -- until plan_lease_until, instead of a notification_plans row inserted and deleted a
+            -- few milliseconds later (two statements, and that table's and sqlite_sequence's pages
+            -- in both commit groups). Planning clears all three in the UPDATE that sets the row's
+            -- cursor; recovery turns rows nobody holds into plan rows first. A released hold has
+            -- plan_lease_until 0; rows of older builds have both NULL (a pre-schema-4 plan, if any).
+            -- notifications_unplanned (migration 3) finds such rows.
+            ALTER TABLE notifications ADD COLUMN plan_claimed_by TEXT;
+            ALTER TABLE notifications ADD COLUMN plan_lease_until INTEGER;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every

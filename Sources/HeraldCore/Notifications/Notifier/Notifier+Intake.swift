@@ -134,21 +134,28 @@ extension Notifier {
             return .replayDeferred(existing.responseJSON)
         }
         let (users, skipped) = try resolve(request.recipients, app: app, kind: plan.kind, scope: plan.scope, tx: tx)
-        var pending: Int64?
-        if !users.isEmpty {
-            // One plan for the call, whatever its number of recipients, held by this node from the
-            // commit that stores it: recovery (on any node) leaves it alone while the lease runs.
-            pending = try tx.plans.insert(PendingPlan(
-                planJSON: request.planJSON, createdAt: now, claimedBy: nodeID, leaseUntil: now + Self.planLeaseMilliseconds))
-        }
-        var stored: [NotificationRecord] = []
-        stored.reserveCapacity(users.count)
-        for user in users {
-            stored.append(try tx.notifications.insert(NotificationRecord(
+        // One plan for the call, whatever its number of recipients, held by this node from the
+        // commit that stores it: recovery (on any node) leaves it alone while the lease runs.
+        let held = PendingPlan(planJSON: request.planJSON, createdAt: now, claimedBy: nodeID, leaseUntil: now + Self.planLeaseMilliseconds)
+        func record(_ user: String, plan id: Int64?) -> NotificationRecord {
+            NotificationRecord(
                 id: Self.newID("ntf", now: now), app: app, userID: user, kind: plan.kind, scope: plan.scope, titleJSON: request.titleJSON,
                 bodyJSON: request.bodyJSON, argsJSON: request.argsJSON, dataJSON: request.dataJSON, collapseKey: plan.collapseKey,
-                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planID: pending,
-                createdAt: now)))
+                threadID: plan.threadID, priority: plan.priority, expiresAt: plan.expiresAt, inInbox: plan.persist, planID: id,
+                createdAt: now)
+        }
+        var pending: PlanHold?
+        var stored: [NotificationRecord] = []
+        stored.reserveCapacity(users.count)
+        // One recipient: the plan rides in the row where the adapter allows it (ADR 0003's
+        // amendment), so no plan row is written now and deleted at planning.
+        if users.count == 1, let row = try tx.notifications.insert(record(users[0], plan: nil), carrying: held) {
+            pending = .row(sequence: row.sequence)
+            stored.append(row)
+        } else if !users.isEmpty {
+            let id = try tx.plans.insert(held)
+            pending = .table(id: id)
+            for user in users { stored.append(try tx.notifications.insert(record(user, plan: id))) }
         }
         if let key = request.idempotencyKey, let flight = request.inFlightKey {
             batchKeys.insert(flight)
@@ -173,8 +180,11 @@ extension Notifier {
               let notification = try tx.notifications.find(id: id) else {
             return record.createdAt > now - Self.planLeaseMilliseconds
         }
-        guard let planID = notification.planID,
-              let plan = try tx.plans.list(after: planID - 1, limit: 1).first, plan.id == planID else { return false }
+        // A plan held in the row itself (ADR 0003's amendment): released holds have lease 0.
+        guard let planID = notification.planID else {
+            return notification.planJSON != nil && (notification.planLeaseUntil ?? 0) > now
+        }
+        guard let plan = try tx.plans.list(after: planID - 1, limit: 1).first, plan.id == planID else { return false }
         return plan.claimedBy != nil && (plan.leaseUntil ?? 0) > now
     }
 

@@ -27,12 +27,20 @@ extension Notifier {
                 if let scope = call.plan.scope { scopes.insert(scope) }
             }
             let userIDs = Array(users)
-            devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
-            let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
-            userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
             var preferences: [String: [String?: PushPreferenceRecord]] = [:]
-            for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
-                preferences[record.userID, default: [:]][record.scope] = record
+            // Issue 17: a batch of one scope (the usual one) reads devices, languages and
+            // preferences in one statement where the adapter can; only device owners' count.
+            if scopes.count <= 1, let reads = try tx.devices.planningReads(app: app, userIDs: userIDs, scope: scopes.first, now: now) {
+                devices = Dictionary(grouping: reads.devices, by: \.userID)
+                userLocales = reads.userLocales
+                for record in reads.preferences { preferences[record.userID, default: [:]][record.scope] = record }
+            } else {
+                devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
+                let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
+                userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
+                for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
+                    preferences[record.userID, default: [:]][record.scope] = record
+                }
             }
             self.preferences = preferences
         }
@@ -46,8 +54,19 @@ extension Notifier {
     func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
                             receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction,
                     handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
-        // First, so a plan taken over leaves no trace of this planning (fenced by the lease).
-        if let pending = call.pending, try !tx.plans.markPlanned(id: pending, by: nodeID) { return nil }
+        // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
+        // plan held in the call's only row goes with the row's cursor, in one UPDATE.
+        var cursorWritten: Int64?
+        switch call.pending {
+        case .table(let id)?:
+            if try !tx.plans.markPlanned(id: id, by: nodeID) { return nil }
+        case .row(let sequence)?:
+            let cursor = call.stored.first { $0.sequence == sequence }.flatMap { events[$0.id] }.map { String(describing: $0.cursor) }
+            if try !tx.plans.markPlanned(row: sequence, cursor: cursor, by: nodeID) { return nil }
+            cursorWritten = sequence
+        case nil:
+            break
+        }
         let stored = call.stored, plan = call.plan, devices = context.devices, profile = context.profile, app = call.app
         var outcome = Outcome()
         outcome.skippedRecipients = call.skipped
@@ -123,7 +142,7 @@ extension Notifier {
                         detail: ackEventID == nil ? nil : "sent at \(runAt) unless the session acknowledges \(ackEventID!)", at: now))
                 }
             }
-            if let eventID { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
+            if let eventID, record.sequence != cursorWritten { try tx.notifications.setCursor(sequence: record.sequence, cursor: eventID) }
         }
         if let key = plan.idempotencyKey { try tx.idempotency.complete(app: app, key: key, responseJSON: outcome.json) }
         counts.withLock { counts in

@@ -39,10 +39,10 @@ extension Notifier {
 
     func runRecovery() {
         do {
-            let adopted = try database.writeSync { try $0.plans.adoptLegacyPlans() }
-            if adopted > 0 { log.warning("took up the push plans an older build left on notification rows", ["calls": String(adopted)]) }
+            let adopted = try database.writeSync { [clock] in try $0.plans.adoptLegacyPlans(now: clock.unixMilliseconds) }
+            if adopted > 0 { log.warning("took up the push plans notification rows carried and nobody held", ["calls": String(adopted)]) }
         } catch {
-            log.error("could not take up the push plans an older build left", ["error": "\(error)"])
+            log.error("could not take up the push plans notification rows carry", ["error": "\(error)"])
             return
         }
         var after: Int64 = 0
@@ -71,7 +71,7 @@ extension Notifier {
                 do {
                     stored = try database.readSync { try $0.plans.notifications(ofPlan: pending.id) }
                 } catch {
-                    release(abandoned[index...].map(\.id))
+                    release(abandoned[index...].map { .table(id: $0.id) })
                     log.error("could not read unplanned notifications", ["error": "\(error)"])
                     failed = true
                     break
@@ -82,7 +82,7 @@ extension Notifier {
                     continue
                 }
                 done.enter()
-                calls.append(Planning(app: stored.first?.app ?? "default", stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: pending.id) { [log] result in
+                calls.append(Planning(app: stored.first?.app ?? "default", stored: stored, plan: plan, live: plan.live?.request, skipped: [], pending: .table(id: pending.id)) { [log] result in
                     if case .failure(let deferred) = result { log.error("recovery could not plan notifications", ["error": "\(deferred.error)"]) }
                     done.leave()
                 })
@@ -94,7 +94,7 @@ extension Notifier {
             for start in stride(from: 0, to: calls.count, by: Self.maxBatch) {
                 broadcastAndPlan(Array(calls[start..<min(start + Self.maxBatch, calls.count)]))
             }
-            let held = calls.compactMap(\.pending)
+            let held = calls.compactMap { call -> Int64? in if case .table(let id)? = call.pending { id } else { nil } }
             while done.wait(timeout: .now() + .milliseconds(Int(Self.planLeaseMilliseconds / 3))) == .timedOut {
                 _ = try? database.writeSync { [nodeID, clock] in
                     try $0.plans.renew(ids: held, by: nodeID, until: clock.unixMilliseconds + Self.planLeaseMilliseconds)
@@ -108,10 +108,18 @@ extension Notifier {
     /// Ends this node's hold on plans it could not plan, so recovery takes them up at its next
     /// pass rather than when their lease runs out. Best effort: if this write fails too, the
     /// lease runs out.
-    func release(_ plans: [Int64]) {
+    func release(_ plans: [PlanHold]) {
         guard !plans.isEmpty else { return }
-        database.write({ [nodeID] tx in
-            try tx.plans.release(ids: plans, by: nodeID)
+        var ids: [Int64] = [], rows: [Int64] = []
+        for plan in plans {
+            switch plan {
+            case .table(let id): ids.append(id)
+            case .row(let sequence): rows.append(sequence)
+            }
+        }
+        database.write({ [nodeID, ids, rows] tx in
+            if !ids.isEmpty { try tx.plans.release(ids: ids, by: nodeID) }
+            if !rows.isEmpty { try tx.plans.release(rows: rows, by: nodeID) }
         }) { _ in }
     }
 

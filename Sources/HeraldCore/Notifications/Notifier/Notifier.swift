@@ -117,8 +117,8 @@ public final class Notifier: Sendable {
         /// The idempotency key's call was stored, and its planning failed or a crash cut it
         /// short: its provisional answer, until recovery plans it.
         case replayDeferred(String)
-        /// `plan`: the id of the call's stored plan; nil when it reached nobody.
-        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: Int64?)
+        /// `plan`: where the call's plan is held; nil when it reached nobody.
+        case fresh([NotificationRecord], skipped: [(userID: String, reason: String)], plan: PlanHold?)
     }
 
     /// One call waiting for its turn in a batch.
@@ -135,8 +135,9 @@ public final class Notifier: Sendable {
         let plan: NotificationPlan
         let live: PublishRequest?
         let skipped: [(userID: String, reason: String)]
-        /// The stored plan (its id, held by this node) that planning deletes; nil when there is none.
-        let pending: Int64?
+        /// The stored plan, held by this node, that planning ends (a plan row it deletes, or the
+        /// plan its only row carries); nil when there is none.
+        let pending: PlanHold?
         let completion: @Sendable (Result<Outcome, PlanningDeferred>) -> Void
     }
 
