@@ -25,6 +25,8 @@ import Testing
             return pattern + " " + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         case .methodNotAllowed(let methods):
             return "405 " + methods.map(\.rawValue).joined(separator: ",")
+        case .badParameter(let name):
+            return "400 " + name
         case .notFound:
             return "404"
         }
@@ -72,6 +74,23 @@ import Testing
         #expect(describe(router.match(method: .get, path: path)) == "404")
         #expect(describe(router.match(method: .post, path: "/v1/jobs/7/retry")) == "/v1/jobs/{id}/retry id=7")
         #expect(describe(router.match(method: .post, path: "/v1/jobs/retry/")) == "/v1/jobs/retry ")
+    }
+
+    /// A parameter segment that is not percent-encoded UTF-8 (`%FF`, a lone `%`) names the
+    /// resource wrongly: a 400 naming the parameter when a route of the method has the path's
+    /// shape (it was a 404 "no route", found by a new user's run); other methods still get 405,
+    /// other shapes 404, and a good encoding still binds.
+    @Test func anUndecodableParameterIsA400NamingIt() {
+        var router = Router()
+        let ok: RouteHandler = { _ in .response(.empty(204)) }
+        router.delete("/v1/sessions/{sid}", ok)
+        router.get("/v1/users/{user}/sessions/{sid}", ok)
+        #expect(describe(router.match(method: .delete, path: "/v1/sessions/%FF")) == "400 sid")
+        #expect(describe(router.match(method: .delete, path: "/v1/sessions/%")) == "400 sid")
+        #expect(describe(router.match(method: .delete, path: "/v1/sessions/%C3%A9")) == "/v1/sessions/{sid} sid=é")
+        #expect(describe(router.match(method: .get, path: "/v1/sessions/%FF")) == "404")
+        #expect(describe(router.match(method: .get, path: "/v1/users/%FE/sessions/%FF")) == "400 user")
+        #expect(describe(router.match(method: .delete, path: "/v1/sessions/%FF/x")) == "404")
     }
 
     /// `Authorization: Bearer` is read one way for tokens and keys (RFC 9110 §11.4): any case of

@@ -121,6 +121,16 @@ def test_ending_a_session_deletes_its_devices_only(herald):
     register(herald, s2, 201, platform="ios", token=apns())
 
 
+def test_a_sid_that_is_not_percent_encoded_utf8_is_a_400_naming_it(herald):
+    s1 = herald.token(sub="alice", sid="s1")
+    register(herald, s1, 201, platform="android", token=fcm())
+    for raw in ("%FF", "%", "abc%C3"):
+        r = HTTP.delete(herald.url("/v1/sessions/") + raw, headers=herald.server_headers())
+        assert r.status_code == 400, r.text
+        assert r.json()["error"] == "invalid_request" and r.json()["field"] == "sid", r.text
+    assert len(devices(herald, s1)) == 1   # nothing ended
+
+
 def test_ended_session_tokens_are_refused_on_every_client_route(herald):
     s1, s2 = herald.token(sub="alice", sid="s1"), herald.token(sub="alice", sid="s2")
     register(herald, s1, 201, platform="android", token=fcm())

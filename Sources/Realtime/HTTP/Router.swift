@@ -89,6 +89,10 @@ public struct Router: Sendable {
         case found(RouteHandler, [String: String], pattern: String, label: String)
         /// The path exists under other methods (→ 405 with `Allow`).
         case methodNotAllowed([HTTPMethod])
+        /// A route of this method has the path's shape, but the segment for its parameter `name`
+        /// is not percent-encoded UTF-8 (`%FF`): the request names a resource wrongly, so it is a
+        /// 400 naming the parameter, not a 404 saying no such route exists.
+        case badParameter(name: String)
         case notFound
     }
 
@@ -153,7 +157,7 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: pattern, label: "\(method.rawValue) \(pattern)", segments: segments, handler: handler))
         let index = routes.count - 1
         for (path, candidates) in staticPaths {
-            if let parts = Self.parts(path), let parameters = Self.bind(segments, to: parts) {
+            if let parts = Self.parts(path), let parameters = Self.bind(segments, to: parts).parameters {
                 staticPaths[path] = candidates + [Candidate(route: index, parameters: parameters)]
             }
         }
@@ -165,7 +169,7 @@ public struct Router: Sendable {
         if literals.count == segments.count, staticPaths[path] == nil {
             let parts = Self.parts(path) ?? []
             staticPaths[path] = routes.indices.compactMap { index in
-                Self.bind(routes[index].segments, to: parts).map { Candidate(route: index, parameters: $0) }
+                Self.bind(routes[index].segments, to: parts).parameters.map { Candidate(route: index, parameters: $0) }
             }
         }
     }
@@ -199,29 +203,55 @@ public struct Router: Sendable {
             return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
         }
         guard let parts = Self.parts(path) else { return .notFound }
+        var undecodable: String?
         for route in routes {
-            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
+            let parameters: [String: String]
+            switch Self.bind(route.segments, to: parts) {
+            case .mismatch: continue
+            case .undecodable(let name):
+                if undecodable == nil, route.method == method || (method == .head && route.method == .get) { undecodable = name }
+                continue
+            case .bound(let bound): parameters = bound
+            }
             if route.method == method || (method == .head && route.method == .get) {
                 return .found(route.handler, parameters, pattern: route.pattern, label: route.label)
             }
             allowed.append(route.method)
         }
+        if let undecodable { return .badParameter(name: undecodable) }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
     }
 
-    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
-        guard segments.count == parts.count else { return nil }
+    private enum Binding {
+        case mismatch
+        /// The literals match; this parameter's segment does not decode.
+        case undecodable(String)
+        case bound([String: String])
+
+        var parameters: [String: String]? {
+            if case .bound(let parameters) = self { return parameters }
+            return nil
+        }
+    }
+
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> Binding {
+        guard segments.count == parts.count else { return .mismatch }
         var parameters: [String: String] = [:]
+        var undecodable: String?
         for (segment, part) in zip(segments, parts) {
             switch segment {
             case .literal(let literal):
-                guard part == literal else { return nil }
+                guard part == literal else { return .mismatch }
             case .parameter(let name):
-                guard let decoded = String(part).removingPercentEncoding, !decoded.isEmpty else { return nil }
+                guard let decoded = String(part).removingPercentEncoding, !decoded.isEmpty else {
+                    if undecodable == nil { undecodable = name }
+                    continue
+                }
                 parameters[name] = decoded
             }
         }
-        return parameters
+        if let undecodable { return .undecodable(undecodable) }
+        return .bound(parameters)
     }
 }
 

@@ -313,6 +313,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         switch context.server.router.match(method: request.method, path: request.path) {
         case .notFound:
             send(.error(404, code: "not_found", message: "no route for \(request.method) \(Self.shown(request.path))"), to: request, allowOrigin: allowOrigin)
+        case .badParameter(let name):
+            send(.error(400, code: "invalid_request", message: "the path's \(name) is not percent-encoded UTF-8", extra: [("field", name)]),
+                 to: request, allowOrigin: allowOrigin)
         case .methodNotAllowed(let methods):
             var names = methods.map(\.rawValue)
             if names.contains("GET") { names.append("HEAD") }
