@@ -483,6 +483,23 @@ extension HTTPRequestParserTests {
         #expect(parser.isIdle)
     }
 
+    /// `100-continue` is the only expectation (RFC 9110 §10.1.1): any other member is 417, not a
+    /// request served while its client waits for an answer it will never get.
+    @Test(arguments: ["200-ok", "100-continue, 200-ok", "foo=bar", "100-continues"])
+    func anUnknownExpectationIs417(_ value: String) {
+        var parser = HTTPRequestParser()
+        parser.append(bytes("POST /f HTTP/1.1\r\nHost: h\r\nExpect: \(value)\r\nContent-Length: 0\r\n\r\n"))
+        #expect(throws: HTTPParseError.expectationFailed) { try parser.next() }
+        #expect(HTTPParseError.expectationFailed.status == 417)
+    }
+
+    @Test(arguments: ["100-continue", "100-CONTINUE", " 100-continue ,", ""])
+    func onlyContinueIsMet(_ value: String) throws {
+        var parser = HTTPRequestParser()
+        parser.append(bytes("POST /f HTTP/1.1\r\nHost: h\r\nExpect: \(value)\r\nContent-Length: 0\r\n\r\n"))
+        #expect(try parser.next() != nil)
+    }
+
     @Test func expectContinueNotSignalledWhenNotNeeded() throws {
         // Body already arriving.
         var withBody = HTTPRequestParser()

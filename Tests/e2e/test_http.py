@@ -152,6 +152,16 @@ def test_expect_100_continue(herald, raw):
     assert c.read_response().status == 200
 
 
+def test_an_expectation_other_than_100_continue_is_417(herald, raw):
+    body = json.dumps({"channel": "c:417", "data": 1}).encode()
+    c = raw(herald)
+    c.send(f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SERVER_KEY}\r\n"
+           f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nExpect: 200-ok\r\n\r\n".encode() + body)
+    answer = c.read_response(timeout=3)
+    assert answer.status == 417, answer.status
+    assert json.loads(answer.body)["error"] == "expectation_failed", answer.body
+
+
 def test_request_timeout_is_408(herald_factory, raw):
     """A partial head, and a complete head with a partial body, both get 408 and a close."""
     h = herald_factory(HERALD_REQUEST_TIMEOUT_SECONDS=1)

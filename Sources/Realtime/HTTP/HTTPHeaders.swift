@@ -133,6 +133,18 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
 
     /// Whether the comma-separated list in any `name` field contains `token`
     /// (case-insensitive), e.g. `Connection: keep-alive, Upgrade`.
+    /// Whether every non-empty element of the `name` fields' lists is `token` (without regard
+    /// to case); true when there is none.
+    func listHasOnly(_ name: String, token: String) -> Bool {
+        for field in storage where HTTPHeaders.namesEqual(field.name, name) {
+            for element in field.value.utf8.split(separator: HTTPBytes.comma) {
+                let trimmed = HTTPBytes.trimOWS(element)
+                if !trimmed.isEmpty, !HTTPHeaders.namesEqual(String(decoding: trimmed, as: UTF8.self), token) { return false }
+            }
+        }
+        return true
+    }
+
     func listContains(_ name: String, token: String) -> Bool {
         for field in storage where HTTPHeaders.namesEqual(field.name, name) {
             for element in field.value.utf8.split(separator: HTTPBytes.comma) {

@@ -21,6 +21,9 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
     /// than 1 (`HTTP/2.0`, `HTTP/0.9`; RFC 9110 §15.6.6). A line with no version
     /// at all is `badRequest`.
     case versionNotSupported
+    /// 417 Expectation Failed: an `Expect` member other than `100-continue`, the only
+    /// expectation defined (RFC 9110 §10.1.1): the client waits for something no answer gives.
+    case expectationFailed
 
     /// The HTTP status code to answer with.
     public var status: Int {
@@ -30,6 +33,7 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
         case .payloadTooLarge: return 413
         case .notImplemented: return 501
         case .versionNotSupported: return 505
+        case .expectationFailed: return 417
         }
     }
 
@@ -41,6 +45,7 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
         case .payloadTooLarge: return "payload_too_large"
         case .notImplemented: return "not_implemented"
         case .versionNotSupported: return "http_version_not_supported"
+        case .expectationFailed: return "expectation_failed"
         }
     }
 
@@ -53,6 +58,7 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
         case .payloadTooLarge: return "request body too large"
         case .notImplemented(let reason): return reason
         case .versionNotSupported: return "HTTP version not supported"
+        case .expectationFailed: return "the only expectation this server meets is Expect: 100-continue"
         }
     }
 

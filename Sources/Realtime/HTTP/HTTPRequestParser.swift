@@ -651,6 +651,7 @@ public struct HTTPRequestParser: Sendable {
             length = try contentLength()
         }
 
+        if framing & FramingField.expect != 0, !headers.listHasOnly("expect", token: "100-continue") { throw .expectationFailed }
         let expectsContinue = versionMinor >= 1 && framing & FramingField.expect != 0 && headers.listContains("expect", token: "100-continue")
         if chunked {
             body = []
