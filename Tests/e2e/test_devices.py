@@ -1,5 +1,6 @@
 """The device registry (DV-1, DV-2, DV-3, DV-5): `POST|GET /v1/me/devices`,
 `DELETE /v1/me/devices/{id}`, and the compatibility routes of seeds 002 and 003."""
+import json
 import re
 import time
 import uuid
@@ -488,13 +489,36 @@ def test_body_that_is_not_a_json_object_is_400(shared, content):
     assert devices(shared, tok) == []
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                                          "application/json; charset=utf-16", 'application/json;charset="ISO-8859-1"'])
 def test_wrong_content_type_is_415(shared, content_type):
     tok = fresh_user(shared)
     r = HTTP.post(shared.url("/v1/me/devices"), content=b'{"platform": "android", "token": "t-1"}',
                   headers={**auth(tok), "Content-Type": content_type})
     assert_error(r, 415, "unsupported_media_type")
     assert devices(shared, tok) == []
+
+
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", 'application/json; charset="UTF-8"',
+                                          "application/merge-patch+json"])
+def test_json_content_types_are_read(shared, content_type):
+    tok = fresh_user(shared)
+    body = json.dumps({"platform": "android", "token": f"t-{uuid.uuid4().hex}"}).encode()
+    r = HTTP.post(shared.url("/v1/me/devices"), content=body, headers={**auth(tok), "Content-Type": content_type})
+    assert r.status_code == 201, r.text
+
+
+def test_content_type_given_twice_is_400(herald, raw):
+    tok = herald.token()
+    body = b'{"platform": "android", "token": "t-1"}'
+    c = raw(herald)
+    c.send(b"POST /v1/me/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n"
+           + f"Authorization: Bearer {tok}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    answer = c.read_response(timeout=5)
+    assert answer.status == 400, answer.status
+    error = json.loads(answer.body)
+    assert error["error"] == "invalid_request" and error["field"] == "Content-Type", error
+    assert devices(herald, tok) == []
 
 
 def test_body_over_one_mib_is_413(herald, raw):

@@ -105,12 +105,24 @@ enum RequestBody {
     static func checkContentType(_ request: HTTPRequest) throws(HTTPError) {
         // The usual exact spelling skips the parse: splitting and trimming with Foundation cost
         // ~20k instructions per call (issue 17, the choke point's profile).
-        if let contentType = request.headers["Content-Type"], contentType != "application/json" {
-            let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
-            } ?? ""
+        let (given, count) = request.headers.first("Content-Type")
+        // Two fields could each be read by a different hop: the body's type would be ambiguous.
+        if count > 1 { throw HTTPError(400, "invalid_request", "Content-Type is given twice: send it once", field: "Content-Type") }
+        if let contentType = given, contentType != "application/json" {
+            let parts = contentType.split(separator: ";")
+            let mediaType = parts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
                 throw HTTPError(415, "unsupported_media_type", "the body must be application/json")
+            }
+            // JSON between systems is UTF-8 (RFC 8259 §8.1); a body declared in another charset
+            // would be read as UTF-8 anyway, and its text taken wrongly.
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+                let charset = pair[1].trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\""))).lowercased()
+                guard charset == "utf-8" || charset == "utf8" else {
+                    throw HTTPError(415, "unsupported_media_type", "a JSON body is UTF-8 (RFC 8259 §8.1), not charset=\(charset.prefix(40))")
+                }
             }
         }
     }
