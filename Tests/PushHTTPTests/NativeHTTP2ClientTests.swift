@@ -185,6 +185,37 @@ struct NativeHTTP2ClientTests {
         #expect(client.connectionsOpened == 1, "a timed-out stream keeps its connection")
     }
 
+    /// A host lookup runs off the driver thread: while one origin's DNS answer is slow (a resolver
+    /// that waits to be released here), another origin's requests are sent and answered. The slow
+    /// lookup's failure then fails its request as a connect error naming the host (transient).
+    @Test func aSlowHostLookupDoesNotHoldOtherOriginsSends() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        var configuration = HTTP2Client.Configuration()
+        configuration.caFile = server.caFile
+        let client = try NativeHTTP2Client(configuration: configuration, monotonicNanoseconds: h2MonotonicNanoseconds) { host, port in
+            guard host == "slow.invalid" else { return h2SystemResolver(host, port) }
+            entered.signal()
+            release.wait()
+            return .failure(H2LookupError(reason: "Name or service not known"))
+        }
+        defer { client.shutdown() }
+        defer { release.signal() }   // first: a driver held by the lookup would never shut down
+        let slow = HTTP2ClientCompletions()
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo", host: "slow.invalid"), headers: [], body: []), completion: slow.record(0))
+        #expect(entered.wait(timeout: .now() + 10) == .success, "the slow lookup started")
+        let fast = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []), timeout: 10),
+                                "answered while the other origin's lookup still waits")
+        #expect((try? fast.result.get().status) == 200)
+        #expect(slow.snapshot.isEmpty, "the slow origin's request waits for its lookup")
+        release.signal()
+        let failed = try #require(slow.wait(for: 1, timeout: 10)[0])
+        guard case .failure(.connect(let message)) = failed.result else { Issue.record("expected .connect, got \(failed.result)"); return }
+        #expect(message.contains("Could not resolve host: slow.invalid"))
+        #expect(PushTransportError.connect(message).isTransient)
+    }
+
     @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
         let server = try HTTP2ClientTestServer(http1Only: true)
         defer { server.stop() }

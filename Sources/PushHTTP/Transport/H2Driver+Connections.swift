@@ -1,5 +1,6 @@
 import CLinux
 import CNGHTTP2
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -20,24 +21,34 @@ extension H2Driver {
         origin.connections.append(connection)
         connections[connection.id] = connection
         shared.connectionsOpened.add(1, ordering: .relaxed)
-        // getaddrinfo blocks this thread; it runs once per new connection (no DNS cache, as Apple asks).
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
-        var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(origin.host, String(origin.port), &hints, &list)
-        guard rc == 0, list != nil else {
-            return fail(connection, .connect("Could not resolve host: \(origin.host)"))
-        }
-        var p = list
-        while let ai = p {
-            if let address = ai.pointee.ai_addr {
-                connection.addresses.append(Array(UnsafeRawBufferPointer(start: address, count: Int(ai.pointee.ai_addrlen))))
+        // The lookup blocks (seconds when a DNS server is slow or gone): it runs off this thread,
+        // so the other connections' sends go on meanwhile. The connection waits in `.connecting`
+        // with no socket; its connect deadline covers the lookup too. The answer comes back through
+        // the inbox, under its lock and only while the driver runs (the eventfd is closed after).
+        let id = connection.id, host = origin.host, port = Int(origin.port)
+        let resolve = self.resolve, shared = self.shared
+        DispatchQueue.global().async {
+            let addresses = resolve(host, port)
+            shared.inbox.withLock { inbox in
+                guard inbox.running else { return }
+                inbox.resolved.append(H2Resolution(connectionID: id, addresses: addresses))
+                shared.wake()
             }
-            p = ai.pointee.ai_next
         }
-        freeaddrinfo(list)
-        connectNextAddress(connection)
+    }
+
+    /// A lookup's answer: connects to the first address that takes, or fails the connection. A
+    /// connection that ended meanwhile (its deadline, a stop) is gone and the answer is dropped.
+    func resolved(_ resolution: H2Resolution) {
+        guard let connection = connections[resolution.connectionID], connection.state == .connecting, connection.fd < 0,
+              connection.addresses.isEmpty else { return }
+        switch resolution.addresses {
+        case .failure(let error):
+            fail(connection, .connect("Could not resolve host: \(connection.origin.host) (\(error.reason))"))
+        case .success(let addresses):
+            connection.addresses = addresses
+            connectNextAddress(connection)
+        }
     }
 
     func connectNextAddress(_ connection: H2Connection) {

@@ -38,11 +38,15 @@ final class H2Driver: @unchecked Sendable {
 
     /// The clock of deadlines and idle ages, ns (CLOCK_MONOTONIC outside tests).
     let monotonicNanoseconds: @Sendable () -> UInt64
+    /// A new connection's host lookup, run off the driver thread (`getaddrinfo` outside tests).
+    let resolve: H2Resolver
 
     init(configuration: NativeHTTP2Client.Configuration,
-         monotonicNanoseconds: @escaping @Sendable () -> UInt64) throws(PushTransportError) {
+         monotonicNanoseconds: @escaping @Sendable () -> UInt64,
+         resolve: @escaping H2Resolver = h2SystemResolver) throws(PushTransportError) {
         self.configuration = configuration
         self.monotonicNanoseconds = monotonicNanoseconds
+        self.resolve = resolve
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard ep >= 0 else { throw .other(code: -Int(errno), message: "epoll_create1 failed") }
         let ev = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
@@ -108,15 +112,19 @@ final class H2Driver: @unchecked Sendable {
         // The inbox's array and this one trade places under the lock, so draining allocates nothing.
         var incoming: [H2Request] = []
         incoming.reserveCapacity(256)
+        var resolutions: [H2Resolution] = []
         while true {
             let running = shared.inbox.withLock { inbox -> Bool in
                 swap(&inbox.pending, &incoming)
+                if !inbox.resolved.isEmpty { swap(&inbox.resolved, &resolutions) }
                 return inbox.running
             }
             if !running {
                 stopAll(extra: incoming)
                 return
             }
+            for resolution in resolutions { resolved(resolution) }
+            resolutions.removeAll(keepingCapacity: true)
             let now = monotonicNanoseconds()
             for request in incoming { accept(request, now: now) }
             incoming.removeAll(keepingCapacity: true)

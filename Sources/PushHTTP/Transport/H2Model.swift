@@ -13,6 +13,42 @@ import Glibc
 struct H2Inbox {
     var running = true
     var pending: [H2Request] = []
+    /// Address lookups that ended off the driver thread (`H2Resolution`), for the loop to connect.
+    var resolved: [H2Resolution] = []
+}
+
+/// What a connection's host lookup gave: the socket addresses to try in order, or why there are none.
+struct H2Resolution: Sendable {
+    let connectionID: UInt64
+    let addresses: Result<[[UInt8]], H2LookupError>
+}
+
+/// A host that could not be resolved (`getaddrinfo`'s answer, as text).
+struct H2LookupError: Error, Sendable {
+    let reason: String
+}
+
+/// Looks up a host's socket addresses; blocks its caller. `getaddrinfo` outside tests.
+typealias H2Resolver = @Sendable (_ host: String, _ port: Int) -> Result<[[UInt8]], H2LookupError>
+
+/// `getaddrinfo` (no cache: Apple asks for a fresh lookup per connection), `AI_ADDRCONFIG`, TCP.
+let h2SystemResolver: H2Resolver = { host, port in
+    var hints = addrinfo()
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_flags = AI_ADDRCONFIG
+    var list: UnsafeMutablePointer<addrinfo>?
+    let rc = getaddrinfo(host, String(port), &hints, &list)
+    guard rc == 0, list != nil else { return .failure(H2LookupError(reason: String(cString: gai_strerror(rc)))) }
+    var addresses: [[UInt8]] = []
+    var p = list
+    while let ai = p {
+        if let address = ai.pointee.ai_addr {
+            addresses.append(Array(UnsafeRawBufferPointer(start: address, count: Int(ai.pointee.ai_addrlen))))
+        }
+        p = ai.pointee.ai_next
+    }
+    freeaddrinfo(list)
+    return .success(addresses)
 }
 
 final class H2Shared: Sendable {

@@ -20,7 +20,7 @@ import Glibc
 ///   fit nowhere wait in the origin's FIFO (no clock running but their send-by deadline); another connection is opened only when
 ///   the queue exceeds what the open and opening ones can take, and a connection takes streams only
 ///   after the server's SETTINGS arrived. A request goes to the least loaded connection.
-/// - Connections: `getaddrinfo` (no cache: Apple asks for a fresh lookup per connection), each address
+/// - Connections: `getaddrinfo` on a dispatch thread, not the driver's (no cache: Apple asks for a fresh lookup per connection), each address
 ///   in turn, non-blocking connect with `TCP_NODELAY` and TCP keep-alive, TLS ≥ 1.2 with SNI, hostname
 ///   (or IP) verification against the system CAs plus `caFile`, ALPN `h2` required (a server that does
 ///   not agree fails with `.tls`). `connectTimeoutMs` bounds TCP + TLS + the server's SETTINGS.
@@ -57,12 +57,14 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         try self.init(configuration: configuration, monotonicNanoseconds: h2MonotonicNanoseconds)
     }
 
-    /// `monotonicNanoseconds` is the driver's clock for deadlines and idle ages (tests move it by hand).
-    init(configuration: Configuration, monotonicNanoseconds: @escaping @Sendable () -> UInt64) throws(PushTransportError) {
+    /// `monotonicNanoseconds` is the driver's clock for deadlines and idle ages (tests move it by hand);
+    /// `resolve` looks up a new connection's host, off the driver thread (tests make it slow).
+    init(configuration: Configuration, monotonicNanoseconds: @escaping @Sendable () -> UInt64,
+         resolve: @escaping H2Resolver = h2SystemResolver) throws(PushTransportError) {
         if let reason = herald_nghttp2_load() {
             throw .other(code: -1, message: "libnghttp2 could not be loaded: \(String(cString: reason))")
         }
-        let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds)
+        let driver = try H2Driver(configuration: configuration, monotonicNanoseconds: monotonicNanoseconds, resolve: resolve)
         self.configuration = configuration
         self.shared = driver.shared
         self.monotonicNanoseconds = monotonicNanoseconds
