@@ -133,27 +133,26 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
 
     /// Whether the comma-separated list in any `name` field contains `token`
     /// (case-insensitive), e.g. `Connection: keep-alive, Upgrade`.
-    /// Whether every non-empty element of the `name` fields' lists is `token` (without regard
-    /// to case); true when there is none.
+    func listContains(_ name: String, token: String) -> Bool {
+        !allListElements(name) { !HTTPHeaders.namesEqual($0, token) }
+    }
+
+    /// Whether every element of the `name` fields' lists is `token` (case-insensitive), e.g.
+    /// `Expect: 100-continue`; true when there is none.
     func listHasOnly(_ name: String, token: String) -> Bool {
+        allListElements(name) { HTTPHeaders.namesEqual($0, token) }
+    }
+
+    /// Whether `test` holds for every non-empty element (whitespace trimmed) of the
+    /// comma-separated lists in the `name` fields, in order; stops at the first that fails.
+    private func allListElements(_ name: String, _ test: (String) -> Bool) -> Bool {
         for field in storage where HTTPHeaders.namesEqual(field.name, name) {
             for element in field.value.utf8.split(separator: HTTPBytes.comma) {
                 let trimmed = HTTPBytes.trimOWS(element)
-                if !trimmed.isEmpty, !HTTPHeaders.namesEqual(String(decoding: trimmed, as: UTF8.self), token) { return false }
+                // RFC 9110 §5.6.1: empty list elements do not count.
+                if !trimmed.isEmpty, !test(String(decoding: trimmed, as: UTF8.self)) { return false }
             }
         }
         return true
-    }
-
-    func listContains(_ name: String, token: String) -> Bool {
-        for field in storage where HTTPHeaders.namesEqual(field.name, name) {
-            for element in field.value.utf8.split(separator: HTTPBytes.comma) {
-                let trimmed = HTTPBytes.trimOWS(element)
-                if HTTPHeaders.namesEqual(String(decoding: trimmed, as: UTF8.self), token) {
-                    return true
-                }
-            }
-        }
-        return false
     }
 }

@@ -75,6 +75,11 @@ public struct Router: Sendable {
         let label: String
         let segments: [Segment]
         let handler: RouteHandler
+
+        /// Whether the route answers `method`: its own, and HEAD for a GET route.
+        func serves(_ method: HTTPMethod) -> Bool {
+            self.method == method || (method == .head && self.method == .get)
+        }
     }
 
     private enum Segment: Sendable, Equatable {
@@ -195,7 +200,7 @@ public struct Router: Sendable {
         if let candidates = staticPaths[path] {
             for candidate in candidates {
                 let route = routes[candidate.route]
-                if route.method == method || (method == .head && route.method == .get) {
+                if route.serves(method) {
                     return .found(route.handler, candidate.parameters, pattern: route.pattern, label: route.label)
                 }
                 allowed.append(route.method)
@@ -209,11 +214,11 @@ public struct Router: Sendable {
             switch Self.bind(route.segments, to: parts) {
             case .mismatch: continue
             case .undecodable(let name):
-                if undecodable == nil, route.method == method || (method == .head && route.method == .get) { undecodable = name }
+                if undecodable == nil, route.serves(method) { undecodable = name }
                 continue
             case .bound(let bound): parameters = bound
             }
-            if route.method == method || (method == .head && route.method == .get) {
+            if route.serves(method) {
                 return .found(route.handler, parameters, pattern: route.pattern, label: route.label)
             }
             allowed.append(route.method)
