@@ -78,7 +78,8 @@ import Testing
         #expect(other.endpoint == "https://push.example.com:8443/sub/abc")
         let ipv6 = try WebPushSubscription(endpoint: "https://[2001:DB8::1]:443/x", p256dh: Self.p256dh, auth: Self.auth,
                                            allowLoopbackHTTP: false, allowPrivateHosts: true)
-        #expect(ipv6.endpoint == "https://[2001:db8::1]/x")
+        #expect(ipv6.endpoint == "https://[2001:db8::1]/x" && ipv6.origin == "https://[2001:db8::1]")
+        #expect(other.origin == "https://push.example.com:8443")
     }
 
     @Test func aTokenWithoutKeysIsRefused() {

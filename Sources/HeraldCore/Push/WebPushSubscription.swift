@@ -87,13 +87,9 @@ public struct WebPushSubscription: Sendable, Equatable {
     /// `scheme://host[:port]` of the endpoint, lower-case, default port left out: the VAPID
     /// token's `aud` (RFC 8292 §2).
     public var origin: String {
-        // `checkEndpoint` accepted it, so the components are there.
+        // The endpoint is stored in that form up to its path (`normalized`), and has no user info.
         let components = URLComponents(string: endpoint)!
-        let scheme = components.scheme!.lowercased()
-        var host = components.percentEncodedHost!.lowercased()
-        if host.contains(":"), !host.hasPrefix("[") { host = "[" + host + "]" }
-        let port = components.port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
-        return scheme + "://" + host + (port.map { ":\($0)" } ?? "")
+        return String(endpoint[..<(components.rangeOfPort ?? components.rangeOfHost)!.upperBound])
     }
 
     /// Whether the endpoint is plain `http://` (only ever a loopback host).
@@ -146,18 +142,11 @@ public struct WebPushSubscription: Sendable, Equatable {
         let components = URLComponents(string: endpoint)!
         guard let schemeRange = components.rangeOfScheme, let hostRange = components.rangeOfHost else { return endpoint }
         let scheme = endpoint[schemeRange].lowercased()
-        var result = scheme + endpoint[schemeRange.upperBound..<hostRange.lowerBound] + endpoint[hostRange].lowercased()
         var rest = endpoint[hostRange.upperBound...]
-        if let portRange = components.rangeOfPort {
-            let port = endpoint[portRange]
-            if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-                rest = endpoint[portRange.upperBound...]
-            } else {
-                result += endpoint[hostRange.upperBound..<portRange.upperBound]
-                rest = endpoint[portRange.upperBound...]
-            }
+        if let port = components.rangeOfPort.map({ endpoint[$0] }), (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+            rest = endpoint[port.endIndex...]
         }
-        return result + rest
+        return scheme + endpoint[schemeRange.upperBound..<hostRange.lowerBound] + endpoint[hostRange].lowercased() + rest
     }
 
     private static func isLoopback(host: String) -> Bool {
