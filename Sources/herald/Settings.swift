@@ -218,10 +218,8 @@ struct Settings {
         server.maxStreamsPerUser = try integer("HERALD_MAX_STREAMS_PER_USER", 64, min: 0)
         let corsOrigins = (value("HERALD_CORS_ORIGINS") ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        for origin in corsOrigins where origin != "*" {
-            do { _ = try CORSOrigin(origin) } catch {
-                throw .invalid(name: "HERALD_CORS_ORIGINS", value: origin, expected: "origins as browsers send them, comma-separated, or *: \(error.reason)")
-            }
+        do { try CORSOrigin.checkAllowed(corsOrigins) } catch {
+            throw .invalid(name: "HERALD_CORS_ORIGINS", value: error.origin, expected: "origins as browsers send them, comma-separated, or *: \(error.reason)")
         }
         server.cors = CORSPolicy(allowedOrigins: corsOrigins)
         serverKey = value("HERALD_SERVER_KEY")

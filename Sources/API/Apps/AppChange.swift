@@ -50,9 +50,7 @@ struct AppChange {
         }
         if object.keys.contains("cors_origins") {
             let origins = try strings(object["cors_origins"], "cors_origins", "a list of at most 100 origins, or null for none")
-            for origin in origins where origin != "*" {
-                do { _ = try CORSOrigin(origin) } catch { throw HTTPError.invalid("cors_origins", error.message) }
-            }
+            do { try CORSOrigin.checkAllowed(origins) } catch { throw HTTPError.invalid("cors_origins", error.message) }
             settings.corsOrigins = origins
         }
         if object.keys.contains("catalog") {

@@ -15,6 +15,13 @@ public struct CORSOrigin: Sendable, Hashable {
         rawValue = origin
     }
 
+    /// Checks a list of allowed origins (`HERALD_CORS_ORIGINS`, an app's `cors_origins`): each
+    /// is `*` (every origin) or an origin.
+    /// - Throws: `CORSOriginError` for the first that is neither.
+    public static func checkAllowed(_ values: [String]) throws(CORSOriginError) {
+        for value in values where value != "*" { _ = try CORSOrigin(value) }
+    }
+
     private static func problem(_ origin: String) -> String? {
         let scheme: String
         if origin.hasPrefix("https://") { scheme = "https" } else if origin.hasPrefix("http://") { scheme = "http" } else {
