@@ -98,7 +98,7 @@ enum NotificationStore {
         try connection.run("""
             UPDATE notifications SET plan_claimed_by = NULL, plan_lease_until = 0
             WHERE plan_claimed_by = ? AND seq IN (SELECT value FROM json_each(?))
-            """, [node, "[" + sequences.map(String.init).joined(separator: ",") + "]"])
+            """, [node, jsonArray(sequences)])
         return connection.changes
     }
 
@@ -144,7 +144,7 @@ enum NotificationStore {
     static func renewPlans(_ connection: SQLiteConnection, ids: [Int64], by node: String, until: Int64) throws(SQLiteError) -> Int {
         if ids.isEmpty { return 0 }
         try connection.run("UPDATE notification_plans SET lease_until = ? WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))",
-                           [until, node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+                           [until, node, jsonArray(ids)])
         return connection.changes
     }
 
@@ -156,7 +156,7 @@ enum NotificationStore {
         try connection.run("""
             UPDATE notification_plans SET claimed_by = NULL, lease_until = NULL
             WHERE claimed_by = ? AND id IN (SELECT value FROM json_each(?))
-            """, [node, "[" + ids.map(String.init).joined(separator: ",") + "]"])
+            """, [node, jsonArray(ids)])
         return connection.changes
     }
 
@@ -357,5 +357,10 @@ enum NotificationStore {
             // The body throws only SQLiteError; transaction's signature just does not say so.
             throw .misuse(message: "notification purge: \(error)")
         }
+    }
+
+    /// `ids` as a JSON array, for `json_each(?)`: one statement (one cached SQL text) for any count.
+    private static func jsonArray(_ ids: [Int64]) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
     }
 }

@@ -56,12 +56,14 @@ extension Notifier {
                     handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
         // plan held in the call's only row goes with the row's cursor, in one UPDATE.
+        // The id of the event that carried a record live, which its row keeps as its cursor.
+        func liveEventID(of record: NotificationRecord) -> String? { events[record.id].map { String(describing: $0.cursor) } }
         var cursorWritten: Int64?
         switch call.pending {
         case .table(let id)?:
             if try !tx.plans.markPlanned(id: id, by: nodeID) { return nil }
         case .row(let sequence)?:
-            let cursor = call.stored.first { $0.sequence == sequence }.flatMap { events[$0.id] }.map { String(describing: $0.cursor) }
+            let cursor = call.stored.first { $0.sequence == sequence }.flatMap(liveEventID(of:))
             if try !tx.plans.markPlanned(row: sequence, cursor: cursor, by: nodeID) { return nil }
             cursorWritten = sequence
         case nil:
@@ -82,7 +84,7 @@ extension Notifier {
             return try parsed!.get()
         }
         for record in stored {
-            let eventID = events[record.id].map { String(describing: $0.cursor) }
+            let eventID = liveEventID(of: record)
             outcome.notifications.append((record.id, record.userID, eventID))
             let preferences = context.preferences[record.userID]
             let global = preferences?[String?.none]
