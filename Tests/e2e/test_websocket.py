@@ -212,6 +212,47 @@ def test_state_frames_and_acks_are_visible_in_presence(herald):
     run(scenario())
 
 
+def test_a_refused_ack_names_the_member_and_the_rule_and_acks_nothing(herald):
+    """A new user's report (breaker6): every refused `ack` said "ack needs an event id (id) or
+    ids" with `field: id`, also for 1001 `ids` or an id of 65 characters, and an `ids` of the
+    wrong type beside a good `id` was dropped without a word while the `id` was acked. Now each
+    refusal names its member and rule, as `POST /v1/me/acks` does, and nothing of it is acked."""
+    token = herald.token(sub="ak", sid="ak-1")
+    h = herald.server_headers()
+
+    async def scenario():
+        async with websockets.connect(ws_url(herald, access_token=token)) as ws:
+            await recv_json(ws)
+            refused = [
+                ({"type": "ack"}, "id"),
+                ({"type": "ack", "ids": ["a-1"] * 1001}, "ids"),
+                ({"type": "ack", "ids": []}, "ids"),
+                ({"type": "ack", "ids": ["x" * 65]}, "ids"),
+                ({"type": "ack", "ids": "a-1"}, "ids"),
+                ({"type": "ack", "id": "a-1", "ids": [5]}, "ids"),
+                ({"type": "ack", "id": ""}, "id"),
+                ({"type": "ack", "id": 7}, "id"),
+            ]
+            for message, field in refused:
+                await ws.send(json.dumps(message))
+                error = await recv_json(ws)
+                assert error["type"] == "error" and error["error"] == "invalid_request", (message, error)
+                assert error["field"] == field, (message, error)
+                if field == "ids" and message.get("ids") != []:
+                    assert "ack needs" not in error["message"], (message, error)
+            await ws.send(json.dumps({"type": "ping"}))
+            assert await recv_json(ws) == {"type": "pong"}   # the socket stays open
+            live = httpx.get(herald.base + "/v1/users/ak/sessions/live", headers=h).json()
+            assert live["sessions"][0]["last_ack_id"] is None, live
+            await ws.send(json.dumps({"type": "ack", "ids": ["a-1"] * 1000}))
+            await ws.send(json.dumps({"type": "ping"}))
+            await recv_until(ws, lambda m: m["type"] == "pong")
+            live = httpx.get(herald.base + "/v1/users/ak/sessions/live", headers=h).json()
+            assert live["sessions"][0]["last_ack_id"] == "a-1", live
+
+    run(scenario())
+
+
 def test_put_session_state_changes_every_connection_of_the_session(herald):
     token = herald.token(sub="m", sid="s-1")
     other = herald.token(sub="m", sid="s-2")

@@ -254,10 +254,28 @@ extension HTTPConnection {
             }
             context.server.node.presence.setState(connectionID: session.connectionID, appState)
         case "ack":
+            // Each member is checked on its own and named, as `POST /v1/me/acks` does: a bad `ids`
+            // beside a good `id` must not be dropped silently while the `id` is acked.
             var ids: [String] = []
-            if let id = object["id"] as? String { ids.append(id) }
-            if let more = object["ids"] as? [String] { ids += more }
-            guard !ids.isEmpty, ids.count <= 1000, ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
+            if let single = object["id"] {
+                guard let id = single as? String, Self.isAckID(id) else {
+                    sendError(session, "invalid_request", "id must be an event id of 1-64 characters", field: "id")
+                    return
+                }
+                ids.append(id)
+            }
+            if let many = object["ids"] {
+                guard let more = many as? [String], (1...1000).contains(more.count) else {
+                    sendError(session, "invalid_request", "ids must hold 1 to 1000 event ids", field: "ids")
+                    return
+                }
+                guard more.allSatisfy(Self.isAckID) else {
+                    sendError(session, "invalid_request", "each id is an event id of 1-64 characters", field: "ids")
+                    return
+                }
+                ids += more
+            }
+            guard !ids.isEmpty else {
                 sendError(session, "invalid_request", "ack needs an event id (id) or ids", field: "id")
                 return
             }
@@ -449,4 +467,7 @@ extension HTTPConnection {
         }
         failWebSocket(session, code: .goingAway, error: nil, message: "server shutting down")
     }
+
+    /// An event id an `ack` may name, by the rule of `POST /v1/me/acks`: 1-64 bytes.
+    static func isAckID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= 64 }
 }
