@@ -5,7 +5,8 @@ import Synchronization
 /// SUBSCRIBEs, its own connection (so control messages never queue behind channel traffic).
 ///
 /// Wire form: `v1`, the kind and its argument, separated by LF: `v1\nsession-ended\n<sid>`,
-/// `v1\napp-settings-changed\n<app>`. A message of an unknown kind (a newer node) is skipped.
+/// `v1\napp-settings-changed\n<app>`, `v1\napp-settings-applied\n<app>\n<node>`. A message of an
+/// unknown kind (a newer node) is skipped.
 public final class RedisControlBus: ControlBus {
     private let commander: RedisCommander
     private let subscriber: RedisSubscriber
@@ -36,11 +37,21 @@ public final class RedisControlBus: ControlBus {
     }
 
     public func send(_ message: ControlMessage) throws(BrokerError) {
+        _ = try publish(message)
+    }
+
+    /// Sends `message` to every node, this one included, as `send` does.
+    /// - Returns: how many nodes received it (Redis counts the control channel's subscribers),
+    ///   so a sender can wait for each one's answer.
+    /// - Throws: `BrokerError` when the bus cannot be reached in time; nothing was sent then.
+    public func publish(_ message: ControlMessage) throws(BrokerError) -> Int {
+        let reply: RedisReply
         do {
-            _ = try commander.call(RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), Self.encode(message)]))
+            reply = try commander.call(RedisCommand([Array("PUBLISH".utf8), Array(channel.utf8), Self.encode(message)]))
         } catch {
             throw RedisBroker.brokerError(error)
         }
+        return reply.int64.map { Int($0) } ?? 0
     }
 
     public func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void) {
@@ -66,6 +77,7 @@ public final class RedisControlBus: ControlBus {
         case .sessionEnded(let sid, let app) where app == "default": Array("v1\nsession-ended\n\(sid)".utf8)
         case .sessionEnded(let sid, let app): Array("v1\napp-session-ended\n\(app)\n\(sid)".utf8)
         case .appSettingsChanged(let app): Array("v1\napp-settings-changed\n\(app)".utf8)
+        case .appSettingsApplied(let app, let node): Array("v1\napp-settings-applied\n\(app)\n\(node)".utf8)
         }
     }
 
@@ -81,6 +93,10 @@ public final class RedisControlBus: ControlBus {
             guard named.count == 2, !named[0].isEmpty, !named[1].isEmpty else { return nil }
             return .sessionEnded(sessionID: String(decoding: named[1], as: UTF8.self), app: String(decoding: named[0], as: UTF8.self))
         case "app-settings-changed": return .appSettingsChanged(appID: argument)
+        case "app-settings-applied":
+            let named = parts[2].split(separator: 10, maxSplits: 1, omittingEmptySubsequences: false)
+            guard named.count == 2, !named[0].isEmpty, !named[1].isEmpty else { return nil }
+            return .appSettingsApplied(appID: String(decoding: named[0], as: UTF8.self), node: String(decoding: named[1], as: UTF8.self))
         default: return nil
         }
     }

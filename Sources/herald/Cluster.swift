@@ -3,6 +3,7 @@ import Dispatch
 import HeraldCore
 import Realtime
 import RealtimeRedis
+import Synchronization
 
 /// The Redis adapters of a node in a cluster (`HERALD_BROKER=redis://…`, SC-1): broker, presence
 /// and the control bus, and how the node's session ends travel through the bus.
@@ -48,37 +49,131 @@ struct Cluster {
 
     /// An app created, changed or deleted through any node's admin API is served the same way by
     /// every node without a restart (ADR 0006, issue 16 item 4): the node that committed it says
-    /// so on the bus, and each node reloads that app from the shared database. Its own message
-    /// comes back to it too; reloading an app it already serves changes nothing observable.
+    /// so on the bus, and each node reloads that app from the shared database and says it did.
+    /// The change's answer waits for every node that received it (at most
+    /// `confirmationMilliseconds`): telling them is not enough, since a node still serving a
+    /// secret the change retired would accept its tokens after the answer. Its own message comes
+    /// back to it too; reloading an app it already serves changes nothing observable.
     /// When the message cannot be sent (Redis unreachable) the admin API's answer says so
     /// (`Herald-Propagation: failed`): the directory calls this off the committing thread and
-    /// waits for it (bounded by the bus's call timeout).
+    /// waits for it.
     func connect(apps: AppDirectory, service: AppService) {
         let bus = self.bus
+        let node = presence.nodeID
+        let confirmations = AppChangeConfirmations()
         apps.onChange { id in
+            // Before the publish, so that no confirmation can arrive unseen.
+            let ticket = confirmations.begin(id.rawValue)
+            defer { confirmations.end(ticket) }
+            let receivers: Int
             do {
-                try bus.send(.appSettingsChanged(appID: id.rawValue))
+                receivers = try bus.publish(.appSettingsChanged(appID: id.rawValue))
             } catch {
                 Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
                 throw error
             }
+            let deadline = DispatchTime.now() + .milliseconds(Self.confirmationMilliseconds)
+            if !confirmations.wait(ticket, forNodes: receivers, until: deadline) {
+                // A node of a version that does not confirm, or one slow to read the database:
+                // it still applies the change when its reload ends.
+                Log.warning("app change not confirmed by every node in time", ["app": id.rawValue, "nodes": "\(receivers)",
+                                                                               "waited_ms": "\(Self.confirmationMilliseconds)"])
+            }
         }
         bus.onMessage { message in
-            guard case .appSettingsChanged(let raw) = message, let id = AppID(raw) else { return }
-            // Off the bus thread: the reload reads the database.
-            DispatchQueue.global().async {
-                do {
-                    try service.reload(id)
-                } catch {
-                    Log.error("app change from another node not applied", ["app": raw, "error": "\(error)"])
+            switch message {
+            case .appSettingsChanged(let raw):
+                guard let id = AppID(raw) else { return }
+                // Off the bus thread: the reload reads the database.
+                DispatchQueue.global().async {
+                    do {
+                        try service.reload(id)
+                    } catch {
+                        // Not confirmed: the node that made the change must not answer as if
+                        // this one served it.
+                        Log.error("app change from another node not applied", ["app": raw, "error": "\(error)"])
+                        return
+                    }
+                    do {
+                        try bus.send(.appSettingsApplied(appID: raw, node: node))
+                    } catch {
+                        Log.warning("app change applied but not confirmed to the other nodes", ["app": raw, "error": "\(error)"])
+                    }
                 }
+            case .appSettingsApplied(let raw, let from):
+                confirmations.confirmed(raw, by: from)
+            case .sessionEnded:
+                return
             }
         }
     }
+
+    /// How long an admin change's answer waits for the other nodes to confirm it: the bus's own
+    /// call timeout, which bounds the answer's wait for the publish already.
+    static let confirmationMilliseconds = 1_000
 
     func shutdown() {
         bus.shutdown()
         presence.shutdown()
         broker.shutdown()
+    }
+}
+
+/// The nodes' confirmations that they reloaded an app (`ControlMessage.appSettingsApplied`),
+/// awaited by the node whose admin call changed it.
+final class AppChangeConfirmations: Sendable {
+    private struct Waiter {
+        let app: String
+        var nodes: Set<String> = []
+        let arrival = DispatchSemaphore(value: 0)
+    }
+
+    private struct State {
+        var next: UInt64 = 0
+        var waiters: [UInt64: Waiter] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts collecting the confirmations of `app`'s reload.
+    /// - Returns: the ticket that `wait` and `end` take.
+    func begin(_ app: String) -> UInt64 {
+        state.withLock { state in
+            state.next += 1
+            state.waiters[state.next] = Waiter(app: app)
+            return state.next
+        }
+    }
+
+    /// Stops collecting for `ticket`.
+    func end(_ ticket: UInt64) {
+        state.withLock { _ = $0.waiters.removeValue(forKey: ticket) }
+    }
+
+    /// Node `node` reloaded `app`: it counts for every change of that app being awaited. (Two
+    /// changes of one app at once may so take a node's reload for the earlier one as confirming
+    /// the later; the message names no change, so that nodes of earlier versions still read it.)
+    func confirmed(_ app: String, by node: String) {
+        let woken = state.withLock { state -> [DispatchSemaphore] in
+            var woken: [DispatchSemaphore] = []
+            for (ticket, var waiter) in state.waiters where waiter.app == app && waiter.nodes.insert(node).inserted {
+                state.waiters[ticket] = waiter
+                woken.append(waiter.arrival)
+            }
+            return woken
+        }
+        for arrival in woken { arrival.signal() }
+    }
+
+    /// Waits until `count` distinct nodes confirmed the change of `ticket`, or `deadline`.
+    /// - Returns: whether they all did.
+    func wait(_ ticket: UInt64, forNodes count: Int, until deadline: DispatchTime) -> Bool {
+        while true {
+            guard let waiter = state.withLock({ $0.waiters[ticket] }) else { return false }
+            if waiter.nodes.count >= count { return true }
+            if waiter.arrival.wait(timeout: deadline) == .timedOut {
+                return (state.withLock { $0.waiters[ticket]?.nodes.count } ?? 0) >= count
+            }
+        }
     }
 }

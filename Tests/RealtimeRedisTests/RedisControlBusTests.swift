@@ -59,7 +59,7 @@ final class RedisControlBusTests {
 
     @Test func wireFormRoundTripsAndUnknownKindsAreSkipped() {
         for message: ControlMessage in [.sessionEnded(sessionID: "abc", app: "default"), .sessionEnded(sessionID: "a\nb", app: "chat"),
-                                        .appSettingsChanged(appID: "a:b\nc")] {
+                                        .appSettingsChanged(appID: "a:b\nc"), .appSettingsApplied(appID: "chat", node: "3f9k2")] {
             #expect(RedisControlBus.decode(RedisControlBus.encode(message)) == message)
         }
         // The default app's session end keeps the form nodes before apps' sessions send and read.
@@ -72,6 +72,27 @@ final class RedisControlBusTests {
         #expect(RedisControlBus.decode(Array("v1\nrestart-everything\nx".utf8)) == nil)
         #expect(RedisControlBus.decode(Array("v1\nsession-ended\n".utf8)) == nil)
         #expect(RedisControlBus.decode(Array("v1\nsession-ended".utf8)) == nil)
+        #expect(RedisControlBus.encode(.appSettingsApplied(appID: "chat", node: "n1")) == Array("v1\napp-settings-applied\nchat\nn1".utf8))
+        #expect(RedisControlBus.decode(Array("v1\napp-settings-applied\nchat".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\napp-settings-applied\nchat\n".utf8)) == nil)
+        #expect(RedisControlBus.decode(Array("v1\napp-settings-applied\n\nn1".utf8)) == nil)
+    }
+
+    /// The admin API waits for each node that received an app change to confirm it: `publish`
+    /// says how many that is (this node included, another namespace's not).
+    @Test func publishCountsTheNodesOfItsNamespaceThatReceivedIt() throws {
+        let a = RedisControlBus(endpoint: server.endpoint, namespace: "c4")
+        let b = RedisControlBus(endpoint: server.endpoint, namespace: "c4")
+        let other = RedisControlBus(endpoint: server.endpoint, namespace: "c5")
+        defer { a.shutdown(); b.shutdown(); other.shutdown() }
+        let logB = ControlLog()
+        logB.attach(to: b)
+        try a.waitUntilListening()
+        try b.waitUntilListening()
+        try other.waitUntilListening()
+        #expect(try a.publish(.appSettingsChanged(appID: "chat")) == 2)
+        #expect(logB.wait(forCount: 1))
+        #expect(logB.messages == [.appSettingsChanged(appID: "chat")])
     }
 
     @Test func sendFailsWithinTheBoundWhenRedisIsDownAndWorksWhenItIsBack() throws {

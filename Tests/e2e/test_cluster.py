@@ -1012,6 +1012,45 @@ def test_an_apps_session_ended_on_A_closes_that_apps_streams_on_B_and_C_only(clu
         HTTP.delete(cluster.A.url("/v1/apps/talk"), headers=admin)
 
 
+def test_an_app_change_answered_on_A_is_served_by_B_and_C_from_the_answer_on(cluster):
+    """A new user's report (breaker6): the docs promise a change "on every node, from the answer
+    on", but the answer came once the bus had the message, before B and C had reloaded the app:
+    right after the 201 they refused the new app's tokens ("names no app"), and right after a
+    PATCH that retired a secret they still accepted tokens signed with it. No waiting here: each
+    check follows its answer at once, on every node, a few rounds (one round often slipped by)."""
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    made = []
+    try:
+        for round_ in range(3):
+            app = f"prompt-{round_}-{uuid.uuid4().hex[:6]}"
+            made.append(app)
+            old, new = f"{app}-secret-one-0123456789", f"{app}-secret-two-0123456789"
+            key = f"{app}-server-key-0123456789"
+
+            def token(secret):
+                return jwt.encode({"sub": "pat", "sid": "p-1", "app": app, "exp": int(time.time()) + 600}, secret, algorithm="HS256")
+
+            def status(node, access):
+                return HTTP.get(node.url("/v1/me/notifications/unread-count"), headers=auth(access)).status_code
+
+            r = HTTP.post(cluster.A.url("/v1/apps"), headers=admin,
+                          json={"id": app, "server_keys": [key], "tokens": {"hs256_secret": old}})
+            assert r.status_code == 201 and "Herald-Propagation" not in r.headers, r.text
+            assert [status(node, token(old)) for node in cluster.nodes] == [200, 200, 200], "the new app's token right after its 201"
+
+            r = HTTP.patch(cluster.B.url(f"/v1/apps/{app}"), headers=admin, json={"tokens": {"hs256_secret": new}})
+            assert r.status_code == 200 and "Herald-Propagation" not in r.headers, r.text
+            assert [status(node, token(old)) for node in cluster.nodes] == [401, 401, 401], "the retired secret right after the PATCH"
+            assert [status(node, token(new)) for node in cluster.nodes] == [200, 200, 200], "the new secret right after the PATCH"
+
+            r = HTTP.delete(cluster.C.url(f"/v1/apps/{app}"), headers=admin)
+            assert r.status_code == 204, r.text
+            assert [status(node, token(new)) for node in cluster.nodes] == [401, 401, 401], "the deleted app right after its 204"
+    finally:
+        for app in made:
+            HTTP.delete(cluster.A.url(f"/v1/apps/{app}"), headers=admin)
+
+
 def test_a_cleared_secret_is_refused_everywhere_and_a_change_redis_missed_says_so(cluster, engines):
     """A new user's report (H1, L3): `{"tokens": {"hs256_secret": null}}` on A retires the secret
     on B and C too; a change made while Redis is down is stored and served by A, and its answer

@@ -7,6 +7,10 @@ public enum ControlMessage: Sendable, Equatable {
     /// An app's settings or credentials changed: every node drops what it cached of them and
     /// reads them again. `appID` names the app as the settings store does.
     case appSettingsChanged(appID: String)
+    /// Node `node` reloaded app `appID` after an `appSettingsChanged`: the node that made the
+    /// change answers its admin call once every node that received it said so, so the change is
+    /// served everywhere from the answer on (a secret it retires is refused at once).
+    case appSettingsApplied(appID: String, node: String)
 }
 
 /// Carries `ControlMessage`s to every node (SC-1, issue 16). One process needs none: the
