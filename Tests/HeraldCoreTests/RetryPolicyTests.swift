@@ -27,6 +27,25 @@ import Testing
         #expect(policy.decide(afterAttempt: 4, retryAfterMilliseconds: 10, random: 0.5) == .retry(afterMilliseconds: 4_000))
     }
 
+    /// A new user's report (breaker6): a Web Push service answering 429 with `Retry-After` a
+    /// day away (the most `RetryAfter` reads) parked the job `queued` for 24 h, far past the 4 h
+    /// budget, to be sent once more a day late. A floor that reaches past what is left of the
+    /// budget spends it now: the job is dead-lettered, where `GET /v1/jobs?state=dead` shows it.
+    @Test func aRetryAfterPastWhatIsLeftOfTheBudgetSpendsItNow() {
+        let budgeted = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 100, budgetMilliseconds: 3_600_000)
+        #expect(budgeted.decide(attempts: 1, countedAttempts: 1, elapsedMilliseconds: 0, retryAfterMilliseconds: 86_400_000, random: 0.5)
+                == .budgetSpent)
+        #expect(budgeted.decide(attempts: 2, countedAttempts: 2, elapsedMilliseconds: 600_000, retryAfterMilliseconds: 3_000_000, random: 0.5)
+                == .budgetSpent)
+        #expect(budgeted.decide(attempts: 2, countedAttempts: 2, elapsedMilliseconds: 600_000, retryAfterMilliseconds: 2_999_999, random: 0.5)
+                == .retry(afterMilliseconds: 2_999_999))
+        // The jittered backoff alone keeps its last attempt near the end of the budget, as before.
+        #expect(budgeted.decide(attempts: 9, countedAttempts: 9, elapsedMilliseconds: 3_599_000, random: 0.5)
+                == .retry(afterMilliseconds: 30_000))
+        // Without a budget in question (receipt resends) the floor is only a floor.
+        #expect(budgeted.decide(afterAttempt: 1, retryAfterMilliseconds: 86_400_000, random: 0.5) == .retry(afterMilliseconds: 86_400_000))
+    }
+
     @Test func theFifthFailureGivesUp() {
         #expect(policy.decide(afterAttempt: 5) == .giveUp)
         #expect(policy.decide(afterAttempt: 6) == .giveUp)

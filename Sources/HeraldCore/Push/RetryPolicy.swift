@@ -11,7 +11,8 @@
 /// ```
 /// ceiling(n) = min(cap, base × 2^(n-1))         n = the job's attempts so far (every claim)
 /// delay      = max(Retry-After, random × ceiling(n))
-/// dead when    counted attempts ≥ maxAttempts, or now − first attempt ≥ budget
+/// dead when    counted attempts ≥ maxAttempts, or now − first attempt ≥ budget,
+///              or now − first attempt + Retry-After ≥ budget
 /// ```
 public struct RetryPolicy: Sendable, Equatable {
     /// Delay scale for the first retry, ms (`HERALD_PUSH_RETRY_BASE_MS`).
@@ -22,7 +23,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// backstop: with the defaults the time budget ends first.
     public var maxAttempts: Int
     /// How long after its first attempt a job is still retried, ms (`HERALD_PUSH_RETRY_BUDGET_MS`):
-    /// a failure at or after this age dead-letters it.
+    /// a failure at or after this age dead-letters it, and so does one whose provider asks for a
+    /// wait (`Retry-After`) that reaches this age.
     public var budgetMilliseconds: Int64
 
     /// Default `baseMilliseconds`: 1 s.
@@ -51,7 +53,8 @@ public struct RetryPolicy: Sendable, Equatable {
         case retry(afterMilliseconds: Int64)
         /// Out of attempts: `maxAttempts` attempts reached the provider.
         case giveUp
-        /// Out of time: the budget since the first attempt is spent.
+        /// Out of time: the budget since the first attempt is spent, or would be before the
+        /// provider's `Retry-After` allowed the next attempt.
         case budgetSpent
     }
 
@@ -69,19 +72,29 @@ public struct RetryPolicy: Sendable, Equatable {
     public func decide(attempts: Int, countedAttempts: Int, elapsedMilliseconds: Int64,
                        retryAfterMilliseconds: Int64? = nil, random: Double = Double.random(in: 0..<1)) -> Decision {
         if countedAttempts >= maxAttempts { return .giveUp }
-        if elapsedMilliseconds >= budgetMilliseconds { return .budgetSpent }
+        let elapsed = max(elapsedMilliseconds, 0)
+        if elapsed >= budgetMilliseconds { return .budgetSpent }
+        // A provider that asks for a wait past the budget's end (a Retry-After of a day) would
+        // park the job until long after it should have been dead, then send it once more that
+        // late: the budget is spent now instead.
+        if let floor = retryAfterMilliseconds, floor >= budgetMilliseconds - elapsed { return .budgetSpent }
+        return .retry(afterMilliseconds: backoff(attempts: attempts, retryAfterMilliseconds: retryAfterMilliseconds, random: random))
+    }
+
+    /// The decision after attempt number `attempt` (1-based), every attempt counted and the
+    /// budget not in question (a `Retry-After` is only a floor then, however far).
+    public func decide(afterAttempt attempt: Int, retryAfterMilliseconds: Int64? = nil,
+                       random: Double = Double.random(in: 0..<1)) -> Decision {
+        if attempt >= maxAttempts { return .giveUp }
+        return .retry(afterMilliseconds: backoff(attempts: attempt, retryAfterMilliseconds: retryAfterMilliseconds, random: random))
+    }
+
+    /// The jittered, capped backoff after `attempts` attempts, at least `retryAfterMilliseconds`.
+    private func backoff(attempts: Int, retryAfterMilliseconds: Int64?, random: Double) -> Int64 {
         let exponent = min(max(attempts - 1, 0), 40)
         let (scaled, overflow) = baseMilliseconds.multipliedReportingOverflow(by: Int64(1) << exponent)
         let ceiling = overflow ? capMilliseconds : min(capMilliseconds, scaled)
         let jittered = Int64((Double(ceiling) * min(max(random, 0), 1)).rounded(.down))
-        return .retry(afterMilliseconds: max(jittered, retryAfterMilliseconds ?? 0))
-    }
-
-    /// The decision after attempt number `attempt` (1-based), every attempt counted and the
-    /// budget not in question: `decide(attempts: attempt, countedAttempts: attempt, elapsedMilliseconds: 0, …)`.
-    public func decide(afterAttempt attempt: Int, retryAfterMilliseconds: Int64? = nil,
-                       random: Double = Double.random(in: 0..<1)) -> Decision {
-        decide(attempts: attempt, countedAttempts: attempt, elapsedMilliseconds: 0,
-               retryAfterMilliseconds: retryAfterMilliseconds, random: random)
+        return max(jittered, retryAfterMilliseconds ?? 0)
     }
 }
