@@ -31,6 +31,27 @@ enum SendTest {
         guard let provider = chosen, PushSetup.adapters.contains(where: { $0.id == provider }) else {
             return usage("--provider must be apns, fcm, webpush or expo")
         }
+        // What registration would refuse is a usage error here too, not a push sent otherwise
+        // than asked (a typo in --environment reached the production gateway, whose
+        // BadDeviceToken then blamed a good sandbox token).
+        guard platform.accepts(provider) else {
+            return usage("--provider \(provider.rawValue) cannot deliver to platform \(platform.rawValue)")
+        }
+        var gateway = APNsEnvironment.production
+        if let raw = options["environment"] {
+            guard provider == .apns else {
+                return usage("--environment is for APNs tokens (--provider apns); \(provider.rawValue) picks its gateway itself")
+            }
+            guard let chosenGateway = APNsEnvironment(rawValue: raw) else {
+                return usage("--environment must be sandbox or production, got '\(raw)'")
+            }
+            gateway = chosenGateway
+        }
+        var locale: String?
+        if let raw = options["locale"] {
+            guard let tag = LocaleTag(raw) else { return usage("--locale must be a BCP 47 language tag such as pt-BR, got '\(raw)'") }
+            locale = tag.rawValue
+        }
         // A Web Push token is the stored subscription form (`<endpoint>#p256dh=…&auth=…`, as
         // `GET /v1/me/devices` answers at registration) and an Expo token `ExponentPushToken[…]`:
         // checked here so a typo is a usage error, not a push the provider refuses.
@@ -71,12 +92,12 @@ enum SendTest {
                 return 2
             }
         }
-        var notification = TestPush.notification(catalog: catalog, locale: options["locale"])
+        var notification = TestPush.notification(catalog: catalog, locale: locale)
         if let title = options["title"] { notification.title = title }
         if let body = options["body"] { notification.body = body }
         notification.rootKey = settings.payload.rootKey
         let target = PushTarget(provider: provider, token: token,
-                                environment: provider == .apns ? (options["environment"] ?? "production") : nil)
+                                environment: provider == .apns ? gateway.rawValue : nil)
         let done = DispatchSemaphore(value: 0)
         let result = ResultBox()
         providers.send(notification, to: target, pushID: .random()) { classification in

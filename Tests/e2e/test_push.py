@@ -975,6 +975,29 @@ def test_send_test_sends_the_device_test_push(provider_double, tmp_path):
     assert len(apns_requests(double, token)) == 1, "nothing sent with a broken catalog"
 
 
+@pytest.mark.parametrize("args, named", [
+    (["--platform", "ios", "--environment", "sandbx"], "--environment"),
+    (["--platform", "ios", "--environment", "moon"], "--environment"),
+    (["--platform", "ios", "--locale", "pt_BR!"], "--locale"),
+    (["--platform", "android", "--provider", "apns"], "--provider"),
+    (["--platform", "web", "--provider", "apns"], "--provider"),
+    (["--platform", "android", "--environment", "sandbox"], "--environment"),
+])
+def test_send_test_refuses_what_registration_refuses_and_sends_nothing(provider_double, args, named):
+    """A new user's report (breaker6): `--environment sandbx` (a typo) sent to the production
+    gateway, whose BadDeviceToken then blamed a good sandbox token; `--locale pt_BR!` and
+    `--platform android --provider apns` were sent too, though registration refuses them. Each is
+    a usage error (exit 2) naming the option, and nothing reaches the provider."""
+    double = provider_double
+    env = {**os.environ, **double.herald_env(), "HERALD_DATABASE": ":memory:"}
+    token = random_apns_token()
+    run = subprocess.run([BINARY, "send-test", "--device-token", token, *args], capture_output=True, text=True, timeout=30, env=env)
+    assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+    assert run.stderr.startswith(f"herald send-test: {named}"), run.stderr
+    # send-test exits after the provider's answer: a push it sent is in the log by now.
+    assert [e for e in double.requests("apns") if e["path"].endswith("/3/device/" + token)] == [], "nothing sent"
+
+
 # --- operators: credentials ------------------------------------------------------------------
 
 

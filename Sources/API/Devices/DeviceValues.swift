@@ -20,6 +20,16 @@ public enum DevicePlatform: String, Sendable, CaseIterable {
     public func provider(forToken token: String) -> PushProviderID {
         self != .web && ExpoPushToken.isBracketed(token) ? .expo : defaultProvider
     }
+
+    /// Whether `provider` delivers to this platform's devices (docs/api.md, `provider`): ios
+    /// apns, fcm or expo; android fcm or expo; web webpush or fcm. Registration and
+    /// `herald send-test` refuse the other pairs alike.
+    public func accepts(_ provider: PushProviderID) -> Bool {
+        switch (self, provider) {
+        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.ios, .expo), (.android, .expo): true
+        default: false
+        }
+    }
 }
 
 /// An APNs environment (iOS only): which gateway a token belongs to.

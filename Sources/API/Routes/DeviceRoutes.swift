@@ -86,7 +86,7 @@ struct DeviceRoutes {
         var provider = platform.provider(forToken: body.token ?? "")
         if let raw = body.provider {
             guard let chosen = PushProviderID(rawValue: raw) else { throw HTTPError.invalid("provider", "provider must be apns, fcm, webpush or expo") }
-            guard Self.allowed(chosen, on: platform) else {
+            guard platform.accepts(chosen) else {
                 throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
             }
             if chosen != .expo, ExpoPushToken.isBracketed(body.token ?? "") {
@@ -313,13 +313,6 @@ struct DeviceRoutes {
     /// `ExpoPushToken[…]` (PU-8a), else FCM, as those apps have always registered.
     static func tokenProvider(_ token: String) -> PushProviderID {
         ExpoPushToken.isBracketed(token) ? .expo : .fcm
-    }
-
-    private static func allowed(_ provider: PushProviderID, on platform: DevicePlatform) -> Bool {
-        switch (platform, provider) {
-        case (.ios, .apns), (.ios, .fcm), (.android, .fcm), (.web, .webpush), (.web, .fcm), (.ios, .expo), (.android, .expo): return true
-        default: return false
-        }
     }
 
     /// An optional printable text field, at most `max` characters.
