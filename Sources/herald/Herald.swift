@@ -242,7 +242,8 @@ enum Herald {
                                             Log.warning("a deleted app's channels stay until they expire: the broker failed",
                                                         ["app": app.rawValue, "error": "\(error)"])
                                         }
-                                    })
+                                    },
+                                    revokeStreams: { app in node.endApp(app.rawValue, reason: .tokensChanged) })
         apiConfiguration.appService = appService
         do {
             let loaded = try appService.loadAll { message, metadata in

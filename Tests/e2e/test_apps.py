@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import assert_error, wait_until
+from conftest import assert_error, wait_until, ws_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -350,6 +350,50 @@ def test_deleting_an_app_removes_its_data_and_closes_its_streams(herald_apps, pr
     assert [d["id"] for d in HTTP.get(h.url("/v1/me/devices"), headers=bearer(default_user)).json()["devices"]] == [kept["id"]]
     h.publish("user:gina", {"still": "here"})
     assert other.expect("update")
+
+
+def test_a_change_of_an_apps_token_keys_ends_the_streams_its_old_keys_opened(herald_apps):
+    """A new user's report (breaker6): PATCH `tokens.hs256_secret` is how a leaked secret is
+    retired, and REST refused its tokens at once, but a stream opened with one (its `exp` chosen
+    by whoever holds the secret: year 2100 here) kept receiving the user's events. A change of
+    `tokens` now ends the app's open streams as an expired token does (SSE `error`
+    `token_expired`, WebSocket close 4003): clients reconnect with a fresh token and their last
+    id. Another app's streams, and a change of anything else, leave streams alone."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect as ws_connect
+
+    h = herald_apps
+    r = HTTP.post(h.url("/v1/apps"), json={"id": "chat", "tokens": {"hs256_secret": CHAT_SECRET, "issuer": CHAT_ISSUER},
+                                           "server_keys": [CHAT_SERVER_KEY]}, headers=admin())
+    assert r.status_code == 201, r.text
+    forged = chat_token(sub="vic", sid="v1", exp=4102444800)
+    sse = h.stream(token=forged)
+    sse.expect("ready")
+    with ws_connect(ws_url(h, access_token=forged)) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "ready"
+        bystander = h.stream(token=h.token(sub="vic", sid="d1"))
+        bystander.expect("ready")
+
+        r = HTTP.patch(h.url("/v1/apps/chat"), json={"cors_origins": ["https://chat.example"]}, headers=admin())
+        assert r.status_code == 200, r.text
+        publish = HTTP.post(h.url("/v1/publish"), json={"channel": "user:vic", "event": "note", "data": {"n": 1}}, headers=bearer(CHAT_SERVER_KEY))
+        assert publish.status_code == 200, publish.text
+        assert sse.expect("note").json()["data"] == {"n": 1}, "a change of anything else leaves the streams open"
+        assert json.loads(ws.recv(timeout=10))["data"] == {"n": 1}
+
+        r = HTTP.patch(h.url("/v1/apps/chat"), json={"tokens": {"hs256_secret": "chat-secret-NEW-0123456789abcdef"}}, headers=admin())
+        assert r.status_code == 200, r.text
+        error = sse.expect("error")
+        assert json.loads(error.data)["error"] == "token_expired", error.data
+        sse.wait_closed()
+        message = json.loads(ws.recv(timeout=10))
+        assert message["type"] == "error" and message["error"] == "token_expired", message
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4003, closed.value
+        assert_error(HTTP.get(h.url("/v1/me/devices"), headers=bearer(forged)), 401, "invalid_token")
+        h.publish("user:vic", {"still": "here"})
+        assert bystander.expect("update"), "the default app's stream goes on"
 
 
 # --- token verification per app ----------------------------------------------------------------

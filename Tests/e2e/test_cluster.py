@@ -1038,9 +1038,14 @@ def test_an_app_change_answered_on_A_is_served_by_B_and_C_from_the_answer_on(clu
             assert r.status_code == 201 and "Herald-Propagation" not in r.headers, r.text
             assert [status(node, token(old)) for node in cluster.nodes] == [200, 200, 200], "the new app's token right after its 201"
 
+            # A stream the old secret opened on C ends too (C ends it when it reloads the app).
+            opened = cluster.C.stream(token=token(old))
+            opened.ready()
             r = HTTP.patch(cluster.B.url(f"/v1/apps/{app}"), headers=admin, json={"tokens": {"hs256_secret": new}})
             assert r.status_code == 200 and "Herald-Propagation" not in r.headers, r.text
             assert [status(node, token(old)) for node in cluster.nodes] == [401, 401, 401], "the retired secret right after the PATCH"
+            events = opened.wait_closed(timeout=10)
+            assert [e.event for e in events] == ["error"] and events[0].json()["error"] == "token_expired", events
             assert [status(node, token(new)) for node in cluster.nodes] == [200, 200, 200], "the new secret right after the PATCH"
 
             r = HTTP.delete(cluster.C.url(f"/v1/apps/{app}"), headers=admin)

@@ -17,6 +17,8 @@ public final class AppService: Sendable {
     /// Closes the live streams of a deleted app's users and forgets its channels (set by the
     /// executable: the node knows them).
     let closeStreams: @Sendable (AppID) -> Void
+    /// Ends an app's open streams whose tokens its changed token settings may no longer accept.
+    let revokeStreams: @Sendable (AppID) -> Void
     /// Stored apps this process could not load, and why (`/readyz`): their keys and tokens are
     /// refused and their pushes wait, until they load.
     private let failed = Mutex<[AppID: String]>([:])
@@ -27,7 +29,8 @@ public final class AppService: Sendable {
     ///   - factory: builds providers; nil: this build sends no push for stored apps.
     ///   - providers: where an app's providers are installed.
     public init(storage: any Storage, directory: AppDirectory, secretBox: SecretBox?, factory: (any AppPushFactory)?,
-                providers: PushProviders?, leewaySeconds: Int64 = 60, closeStreams: @escaping @Sendable (AppID) -> Void = { _ in }) {
+                providers: PushProviders?, leewaySeconds: Int64 = 60, closeStreams: @escaping @Sendable (AppID) -> Void = { _ in },
+                revokeStreams: @escaping @Sendable (AppID) -> Void = { _ in }) {
         self.storage = storage
         self.directory = directory
         self.secretBox = secretBox
@@ -35,6 +38,7 @@ public final class AppService: Sendable {
         self.providers = providers
         self.leewaySeconds = leewaySeconds
         self.closeStreams = closeStreams
+        self.revokeStreams = revokeStreams
     }
 
     /// What an app becomes once committed.
@@ -80,7 +84,12 @@ public final class AppService: Sendable {
     func install(_ prepared: Prepared, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         failed.withLock { $0[prepared.record.id] = nil }
         if let built = prepared.providers { providers?.setProviders(built, app: prepared.record.id.rawValue) }
+        let before = directory.app(prepared.record.id)
         directory.install(prepared.resolved, notify: notify, announced: announced)
+        // A stream outlives the check of its token: one opened with a secret this change retires
+        // (a leaked one) would otherwise go on until an `exp` its holder chose. Every node ends
+        // them when it installs the change (the control bus's reload on the others).
+        if let before, before.tokensDiffer(from: prepared.resolved) { revokeStreams(prepared.record.id) }
     }
 
     /// Forgets a deleted app and closes its streams.

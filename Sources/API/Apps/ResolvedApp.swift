@@ -38,6 +38,9 @@ public struct ResolvedApp: Sendable {
     /// the providers (their connections and provider tokens) are kept (APNs refuses a provider
     /// token renewed more often than every 20 minutes).
     let pushIdentity: String
+    /// The HS256 secret's fingerprint and time set (nil without one): with `settings.tokens`,
+    /// what decides whether a change may leave open streams with tokens that no longer verify.
+    let jwtSecretStamp: String?
     /// The Web Push application server key (base64url), nil without VAPID credentials
     /// (`GET /v1/push/vapid-public-key`): `HERALD_VAPID_*`'s for `default`, else set by
     /// `AppService` from the app's key.
@@ -54,6 +57,7 @@ public struct ResolvedApp: Sendable {
         hasServerKey = configuration.serverKey != nil
         profile = nil
         pushIdentity = ""
+        jwtSecretStamp = nil
         webPushPublicKey = configuration.vapidPublicKey
     }
 
@@ -111,6 +115,14 @@ public struct ResolvedApp: Sendable {
         hasServerKey = !serverKeyHashes.isEmpty
         profile = try Self.profile(record)
         pushIdentity = Self.pushIdentity(record)
+        jwtSecretStamp = record.secrets[.jwtSecret].map { "\($0.fingerprint)@\($0.setAt)" }
+    }
+
+    /// Whether tokens this app accepted may be refused by `other`, the same app changed: its
+    /// token settings or HS256 secret differ (a key added counts too; telling which tokens a
+    /// replaced key verified would need each stream's key).
+    func tokensDiffer(from other: ResolvedApp) -> Bool {
+        settings.tokens != other.settings.tokens || jwtSecretStamp != other.jwtSecretStamp
     }
 
     static func pushIdentity(_ record: AppRecord) -> String {

@@ -23,7 +23,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Deliveries (one per subscriber of a message) a loop may have queued and not yet written
     /// before `isBehind` says publishers must wait.
     public let backlogLimit: Int
-    private let appEnders = Mutex<[@Sendable (String) -> Void]>([])
+    private let appEnders = Mutex<[@Sendable (String, AppStreamEnd) -> Void]>([])
     /// Where `endSession` goes when the node is one of several (the control bus); nil in one process.
     private let sessionEndRelay = Mutex<(@Sendable (_ sid: String, _ app: String) -> Void)?>(nil)
     /// Times out `afterPendingDeliveries` barriers.
@@ -105,14 +105,14 @@ public final class RealtimeNode: PublishPacer, Sendable {
         for end in sessionEnders.withLock({ $0 }) { end(sid, app) }
     }
 
-    /// Closes every live connection of app `app` on every loop (the app was deleted, AP-3): SSE
-    /// streams get `event: error {"error":"app_deleted"}`, WebSockets close with 4001. Safe from any thread.
-    public func endApp(_ app: String) {
-        for end in appEnders.withLock({ $0 }) { end(app) }
+    /// Closes every live connection of app `app` on every loop, saying why (`AppStreamEnd`).
+    /// Safe from any thread.
+    public func endApp(_ app: String, reason: AppStreamEnd = .deleted) {
+        for end in appEnders.withLock({ $0 }) { end(app, reason) }
     }
 
     /// Registers a transport's way of ending an app's connections.
-    public func onEndApp(_ end: @escaping @Sendable (String) -> Void) {
+    public func onEndApp(_ end: @escaping @Sendable (String, AppStreamEnd) -> Void) {
         appEnders.withLock { $0.append(end) }
     }
 
@@ -356,4 +356,15 @@ private final class BarrierWatchdog: Sendable {
 public protocol PublishPacer: DeliveryBarrier {
     /// True when a publish just made should be answered only after `afterPendingDeliveries`.
     var isBehind: Bool { get }
+}
+
+/// Why all of an app's streams end (`RealtimeNode.endApp`).
+public enum AppStreamEnd: Sendable, Equatable {
+    /// The app was deleted (AP-3): its streams stop for good, like an ended session's. SSE
+    /// streams get `event: error {"error":"app_deleted"}`, WebSockets close with 4001.
+    case deleted
+    /// The app's access-token settings changed (a secret retired, keys replaced): the tokens the
+    /// streams were opened with may no longer verify, so they end as at `exp`, `token_expired`
+    /// (WebSocket 4003), and clients reconnect with a fresh token and their last id.
+    case tokensChanged
 }

@@ -524,13 +524,18 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
         }
     }
 
-    /// The app was deleted (AP-3): its streams stop for good, like an ended session's.
-    func endApp(_ app: String) {
-        switch state {
-        case .stream(let stream) where stream.app == app:
+    /// App `app`'s streams end: it was deleted (AP-3), or its token keys changed (`AppStreamEnd`).
+    func endApp(_ app: String, reason: AppStreamEnd) {
+        let revoked = "the app's access-token keys changed; reconnect with a fresh token and Last-Event-ID"
+        switch (state, reason) {
+        case (.stream(let stream), .deleted) where stream.app == app:
             endStream(error: "app_deleted", message: "the app was deleted", dropQueued: false)
-        case .websocket(let session) where session.identity?.app == app:
+        case (.websocket(let session), .deleted) where session.identity?.app == app:
             failWebSocket(session, code: WebSocketCloseCode(rawValue: 4001), error: "app_deleted", message: "the app was deleted")
+        case (.stream(let stream), .tokensChanged) where stream.app == app:
+            endStream(error: "token_expired", message: revoked, dropQueued: false)
+        case (.websocket(let session), .tokensChanged) where session.identity?.app == app:
+            failWebSocket(session, code: WebSocketCloseCode(rawValue: 4003), error: "token_expired", message: revoked)
         default:
             break
         }

@@ -53,8 +53,8 @@ public final class HTTPServer: Sendable {
         node.onEndSession { sid, app in
             for context in contexts { context.loop.execute { context.endSession(sid, app: app) } }
         }
-        node.onEndApp { app in
-            for context in contexts { context.loop.execute { context.endApp(app) } }
+        node.onEndApp { app, reason in
+            for context in contexts { context.loop.execute { context.endApp(app, reason: reason) } }
         }
         signal(SIGPIPE, SIG_IGN)
         node.group.start()

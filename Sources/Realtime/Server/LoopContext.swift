@@ -347,8 +347,8 @@ final class LoopContext: @unchecked Sendable {
     }
 
     /// Ends every stream of app `app` on this loop.
-    func endApp(_ app: String) {
-        for connection in connections { connection.endApp(app) }
+    func endApp(_ app: String, reason: AppStreamEnd) {
+        for connection in connections { connection.endApp(app, reason: reason) }
     }
 
     /// Stops accepting and ends every connection (SSE streams get `event: shutdown`).
