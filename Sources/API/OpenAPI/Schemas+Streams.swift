@@ -212,7 +212,7 @@ extension OpenAPIComponents {
         "type": "object",
         "required": ["error", "message"],
         "properties": {
-          "error": {"type": "string", "enum": ["slow_consumer", "token_expired", "session_ended"]},
+          "error": {"type": "string", "enum": ["slow_consumer", "token_expired", "session_ended", "app_deleted"]},
           "message": {"type": "string"}
         },
         "additionalProperties": false

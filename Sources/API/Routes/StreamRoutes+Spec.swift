@@ -14,7 +14,7 @@ extension StreamRoutes {
                 .header("Last-Event-ID", "The last cursor the client received; resumes after it.", .json(#"{"type": "string"}"#), required: false),
             ],
             responses: [
-                200: .content("The stream (WHATWG server-sent events): `retry:`, then `ready`, optionally `reset` and retained messages, replayed and live messages, heartbeats (`: heartbeat`), and finally `error` (`slow_consumer`, `token_expired`, `session_ended`) or `shutdown`; a reader cut as too slow that does not read within the 5 s close grace sees only the end of the stream. See docs/protocol.md.", ["text/event-stream": .ref("StreamEvent")], headers: #"{"Cache-Control": {"schema": {"type": "string", "const": "no-cache"}}}"#),
+                200: .content("The stream (WHATWG server-sent events): `retry:`, then `ready`, optionally `reset` and retained messages, replayed and live messages, heartbeats (`: heartbeat`), and finally `error` (`slow_consumer`, `token_expired` (also when the app's access-token settings changed), `session_ended`, `app_deleted`) or `shutdown`; a reader cut as too slow that does not read within the 5 s close grace sees only the end of the stream. See docs/protocol.md.", ["text/event-stream": .ref("StreamEvent")], headers: #"{"Cache-Control": {"schema": {"type": "string", "const": "no-cache"}}}"#),
                 400: .invalidRequest,
                 401: .invalidToken,
                 403: .forbiddenChannel,
