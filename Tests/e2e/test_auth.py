@@ -204,6 +204,26 @@ def test_too_many_channels_is_400(herald):
     assert len(s.ready()["channels"]) == 65
 
 
+def test_channels_named_twice_count_once(herald):
+    token = herald.token(channels=["c:*"])
+    # 64 distinct channels named with repeats (and the personal channel) are within the limit.
+    named = [f"c:{i}" for i in range(64)] + ["c:0", "c:63", "user:alice", ""]
+    s = herald.stream(token, channels=",".join(named))
+    assert s.ready()["channels"] == ["user:alice"] + [f"c:{i}" for i in range(64)]
+    s.close()
+    body = herald.stream(token, channels=",".join(named + ["c:64"]), expect=400).json_body()
+    assert body["error"] == "invalid_request" and body["field"] == "channels", body
+
+
+def test_websocket_channels_without_a_token_follow_the_stream_rules(herald):
+    upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    for bad in (",".join(f"c:{i}" for i in range(65)), "c:1, c:2,bad name"):
+        r = httpx.get(herald.url("/v1/ws"), params={"channels": bad}, headers=upgrade)
+        assert r.status_code == 400, (bad, r.status_code, r.text)
+        assert r.json()["field"] == "channels", r.json()
+
+
 def test_server_key_is_not_an_access_token(herald):
     assert_invalid_token(herald.stream(token="e2e-server-key", expect=401))
 

@@ -295,7 +295,7 @@ enum OpenAPIComponents {
         "required": false,
         "style": "form",
         "explode": true,
-        "description": "Channels besides the personal `user:{sub}`, comma-separated and repeatable (at most 64). Each must be granted by the token's `channels` claim.",
+        "description": "Channels besides the personal `user:{sub}`, comma-separated and repeatable (at most 64 distinct: a name given twice counts once; empty entries such as `a,,b` are ignored). Each must be granted by the token's `channels` claim.",
         "schema": {
           "type": "array",
           "maxItems": 64,

@@ -41,27 +41,40 @@ struct StreamRoutes {
     }
 
     /// `user:{sub}` first, then each `?channels=` entry the token grants, without duplicates.
-    /// - Throws: 400 for a malformed name or too many; 403 `forbidden_channel` naming the first
-    ///   channel the token does not grant.
+    /// - Throws: 400 for a malformed name or too many; 403 `forbidden_channel`
+    ///   naming the first channel the token does not grant.
     func requestedChannels(_ request: HTTPRequest, claims: AccessClaims, personal: ChannelName) throws(HTTPError) -> [ChannelName] {
-        var channels = [personal]
-        let raw = request.queryItems().filter { $0.name == "channels" }.flatMap { $0.value.split(separator: ",") }
-        guard raw.count <= configuration.maxChannelsPerStream else {
-            throw HTTPError.invalid("channels", "at most \(configuration.maxChannelsPerStream) channels per stream")
-        }
+        let named = try Self.channelNames(request, personal: personal, max: configuration.maxChannelsPerStream)
         let grants = claims.channels.compactMap(ChannelGrant.init)
-        for item in raw {
-            let text = item.trimmingCharacters(in: .whitespaces)
-            if text.isEmpty { continue }
-            guard let channel = ChannelName(text) else {
-                throw HTTPError.invalid("channels", "'\(text.prefix(64))' is not a valid channel name (1-200 characters of A-Z a-z 0-9 _ - : . @)")
+        for channel in named.dropFirst() where !grants.contains(where: { $0.allows(channel) }) {
+            throw HTTPError(403, "forbidden_channel", "the access token does not grant channel \(channel)",
+                            field: "channels", extra: ["channel": channel.rawValue])
+        }
+        return named
+    }
+
+    /// The channels `?channels=` names (comma-separated, repeatable), `personal` first when given,
+    /// each once in the order first named. Spaces around a name and empty entries (`a,,b`, a
+    /// trailing comma, `channels=`) are ignored, as recipients of HTTP lists do (RFC 9110 §5.6.1).
+    /// - Parameter max: how many distinct channels besides `personal` may be named: a name given
+    ///   twice counts once.
+    /// - Throws: 400 `invalid_request` (`field: channels`) for a malformed name or more than `max`
+    ///   distinct channels.
+    static func channelNames(_ request: HTTPRequest, personal: ChannelName?, max: Int) throws(HTTPError) -> [ChannelName] {
+        var channels = personal.map { [$0] } ?? []
+        for item in request.queryItems() where item.name == "channels" {
+            for entry in item.value.split(separator: ",") {
+                let text = entry.trimmingCharacters(in: .whitespaces)
+                if text.isEmpty { continue }
+                guard let channel = ChannelName(text) else {
+                    throw HTTPError.invalid("channels", "'\(text.prefix(64))' is not a valid channel name (1-200 characters of A-Z a-z 0-9 _ - : . @)")
+                }
+                if channels.contains(channel) { continue }
+                guard channels.count - (personal == nil ? 0 : 1) < max else {
+                    throw HTTPError.invalid("channels", "at most \(max) channels per stream")
+                }
+                channels.append(channel)
             }
-            if channels.contains(channel) { continue }
-            guard grants.contains(where: { $0.allows(channel) }) else {
-                throw HTTPError(403, "forbidden_channel", "the access token does not grant channel \(channel)",
-                                field: "channels", extra: ["channel": channel.rawValue])
-            }
-            channels.append(channel)
         }
         return channels
     }

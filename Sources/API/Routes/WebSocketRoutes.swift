@@ -45,14 +45,7 @@ struct WebSocketRoutes {
             channels = try streams.requestedChannels(request, claims: claims, personal: personal)
         } else {
             // Authentication comes in the first frame; grants are checked then.
-            for item in request.queryItems() where item.name == "channels" {
-                for name in item.value.split(separator: ",") {
-                    guard let channel = ChannelName(name) else {
-                        throw HTTPError.invalid("channels", "'\(name.prefix(64))' is not a valid channel name")
-                    }
-                    channels.append(channel)
-                }
-            }
+            channels = try StreamRoutes.channelNames(request, personal: nil, max: streams.configuration.maxChannelsPerStream)
         }
         return .webSocket(WebSocketRequest(mode: .herald, key: key, identity: identity, channels: channels,
                                            resume: resume, appState: appState, verifyToken: verifyToken))
