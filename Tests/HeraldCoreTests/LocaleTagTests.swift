@@ -20,4 +20,16 @@ import Testing
         #expect(LocaleTag("en-x-abcd-ab")?.rawValue == "en-x-abcd-ab")
         #expect(LocaleTag("sr-Latn-RS-t-sr-cyrl")?.rawValue == "sr-Latn-RS-t-sr-cyrl")
     }
+
+    @Test func subtagsOutOfRFC5646OrderAreRefused() {
+        for bad in ["xx-YY-ZZ", "xx_yy_zz", "en-US-Latn", "en-419-US", "en-abcd-efgh", "en-u", "en-u-ca-x", "en-u-a-ca",
+                    "x-private", "en--US", "en-US-", "e", "en-a1", "en-toolongvariant", "en-US-u-c"] {
+            #expect(LocaleTag(bad) == nil, "\(bad)")
+        }
+        #expect(LocaleTag("zh-yue-HK")?.rawValue == "zh-yue-HK")          // extlang
+        #expect(LocaleTag("de-DE-1996")?.rawValue == "de-DE-1996")        // a digit and three
+        #expect(LocaleTag("sl-rozaj-biske")?.rawValue == "sl-rozaj-biske")  // variants
+        #expect(LocaleTag("en-x-a-b")?.rawValue == "en-x-a-b")            // private use takes 1-letter subtags
+        #expect(LocaleTag("en-a-bbb-x-a")?.rawValue == "en-a-bbb-x-a")
+    }
 }

@@ -157,6 +157,11 @@ def test_create_get_patch_delete_and_secrets_never_answered(herald_apps, provide
     r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "de", "exclusions": {"audiences": ["STAFF"]}}, headers=admin())
     assert r.status_code == 200, r.text
     assert r.json()["default_locale"] == "de" and r.json()["exclusions"]["audiences"] == ["STAFF"]
+    # Spelled as devices may spell it, kept in the usual case (the rule devices' locales follow).
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "pt_br"}, headers=admin())
+    assert r.status_code == 200 and r.json()["default_locale"] == "pt-BR", r.text
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"default_locale": "de"}, headers=admin())
+    assert r.status_code == 200 and r.json()["default_locale"] == "de", r.text
     assert r.json()["tokens"]["hs256_secret"] == created["tokens"]["hs256_secret"]  # untouched secrets stay
 
     assert_error(HTTP.post(h.url("/v1/apps"), json=chat_app_body(provider_double), headers=admin()), 409, "app_exists")
@@ -196,6 +201,8 @@ def test_a_post_without_server_keys_gets_one_generated_once(herald_apps):
     ({"id": "x", "push": {"webpush": {"vapid_private_key": "nope", "subject": "mailto:a@b.c"}}}, "push.webpush.vapid_private_key"),
     ({"id": "x", "catalog": {"kinds": 3}}, "catalog"),
     ({"id": "x", "default_locale": "no way"}, "default_locale"),
+    ({"id": "x", "default_locale": "xx_YY_zz"}, "default_locale"),
+    ({"id": "x", "default_locale": "en-US-Latn"}, "default_locale"),
 ])
 def test_bad_settings_are_400_naming_the_field_and_store_nothing(herald_apps, body, field):
     h = herald_apps

@@ -223,6 +223,13 @@ def test_locale_is_normalised(shared, raw, normalised):
     assert devices(shared, tok)[0]["locale"] == normalised
 
 
+@pytest.mark.parametrize("raw", ["xx_yy_zz", "en-US-Latn", "en-u", "x-private", "en--us"])
+def test_a_locale_that_is_not_a_well_formed_tag_is_400(shared, raw):
+    tok = fresh_user(shared)
+    assert_error(register(shared, tok, platform="android", token=fcm(), locale=raw), 400, "invalid_request", "locale")
+    assert devices(shared, tok) == []
+
+
 def test_limits_at_their_boundaries_are_accepted(herald):
     tok = herald.token(sid="s1")
     for token in ("ab" * 8, "AB" * 100, "0123456789ABCDEF"):           # 16 and 200 hex digits, upper case

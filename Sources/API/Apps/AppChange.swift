@@ -101,10 +101,13 @@ struct AppChange {
         }
         if object.keys.contains("default_locale") {
             let locale = try optionalString(object["default_locale"], "default_locale")
-            if let locale, locale.isEmpty || locale.utf8.count > 35 || !locale.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
-                throw HTTPError.invalid("default_locale", "a BCP 47 tag such as pt-BR")
+            // The rule devices' and users' locales follow, so that a tag one accepts the other does.
+            if let locale {
+                guard let tag = LocaleTag(locale) else { throw HTTPError.invalid("default_locale", "a BCP 47 tag such as pt-BR") }
+                settings.defaultLocale = tag.rawValue
+            } else {
+                settings.defaultLocale = nil
             }
-            settings.defaultLocale = locale
         }
         if let push = try group(object, "push", hint: #"{"push": {"apns": null}} removes the APNs credentials"#) {
             try readPush(push, into: &settings.push, change: &change)
