@@ -17,7 +17,7 @@ import Testing
         var policy = CORSPolicy(allowedOrigins: ["https://env.example"])
         // The hook stands for the apps: only a request naming app `a` may be read by a.example.
         policy.moreOrigins = { origin, request, preflight in
-            origin == "https://a.example" && (preflight || request.queryValue("app") == "a")
+            origin == "https://a.example" && (preflight || request.firstQueryValue("app") == "a")
         }
         #expect(policy.allowOrigin(for: request("/x", origin: nil), preflight: false) == nil)
         #expect(policy.allowOrigin(for: request("/x", origin: "https://env.example"), preflight: false) == "https://env.example")

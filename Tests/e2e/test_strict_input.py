@@ -130,3 +130,18 @@ def test_a_read_only_database_volume_stops_the_start_saying_so(read_only_volume,
     result = subprocess.run([BINARY, "serve"], env=env, capture_output=True, text=True, timeout=20)
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert "read-only" in result.stderr and "HERALD_DATABASE" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("path,query,field", [
+    ("/v1/push/vapid-public-key", "app=default&app=chat", "app"),
+    ("/v1/me/notifications", "limit=1&limit=2", "limit"),
+    ("/v1/me/notifications", "unread=true&unread=true", "unread"),
+    ("/v1/stream", "state=foreground&state=background", "state"),
+    ("/v1/stream", "access_token={t}&access_token={t}", "access_token"),
+])
+def test_a_single_valued_query_parameter_given_twice_is_400_naming_it(herald, path, query, field):
+    token = herald.token()
+    headers = {} if "access_token" in query else {"Authorization": f"Bearer {token}"}
+    r = httpx.get(herald.url(path + "?" + query.format(t=token)), headers=headers)
+    assert_error(r, 400, "invalid_request", field)
+

@@ -170,14 +170,14 @@ public final class AppDirectory: Sendable {
             if let app = snapshot.byServerKey[SecretBox.sha256Hex(Array(credentials.utf8))] { return app }
             token = String(credentials)
         } else {
-            token = request.queryValue("access_token")
+            token = request.firstQueryValue("access_token")
         }
         if let token {
             let peek = TokenPeek(token)
             if let name = peek.app { return AppID(name) }
             return peek.issuer.flatMap { snapshot.byIssuer[$0] }
         }
-        return request.queryValue("app").flatMap { AppID($0) }
+        return request.firstQueryValue("app").flatMap { AppID($0) }
     }
 
     /// The app tokens with `iss` = `issuer` are routed to, if any.

@@ -29,7 +29,7 @@ public struct Authenticator: Sendable {
         if let header = try Self.authorization(context) {
             token = try Self.bearer(header, code: "invalid_token", expected: "Bearer <access token>").map(String.init)
         } else {
-            token = context.request.queryValue("access_token")
+            token = try context.request.queryValue("access_token")
         }
         guard let token, !token.isEmpty else {
             throw HTTPError(401, "invalid_token", "an access token is required (Authorization: Bearer or ?access_token=)")

@@ -136,7 +136,7 @@ struct DemoRoutes {
             throw HTTPError(404, "push_demo_off", "the local push demo is not running (start Herald with HERALD_DEMO_PUSH=1 scripts/run)")
         }
         var query = "provider="
-        if let provider = context.request.queryValue("provider") {
+        if let provider = try context.request.queryValue("provider") {
             let names = provider.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard !names.isEmpty, names.allSatisfy({ ["apns", "fcm", "webpush", "oauth"].contains($0) }) else {
                 throw HTTPError.invalid("provider", "provider is a comma-separated list of apns, fcm, webpush and oauth")
@@ -145,7 +145,7 @@ struct DemoRoutes {
         } else {
             query += "apns,fcm,webpush"
         }
-        if let raw = context.request.queryValue("since") {
+        if let raw = try context.request.queryValue("since") {
             guard let since = Int64(raw), since >= 0 else { throw HTTPError.invalid("since", "since is a sequence number (0 or more)") }
             query += "&since=\(since)"
         }

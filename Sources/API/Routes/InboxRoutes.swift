@@ -31,17 +31,17 @@ struct InboxRoutes {
         let app = claims.app.rawValue
         let request = context.request
         var limit = 20
-        if let raw = request.queryValue("limit") {
+        if let raw = try request.queryValue("limit") {
             guard let value = Int(raw), (1...100).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-100") }
             limit = value
         }
         var before: Int64?
-        if let raw = request.queryValue("cursor") {
+        if let raw = try request.queryValue("cursor") {
             guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
             before = value
         }
         var unreadOnly = false
-        if let raw = request.queryValue("unread") {
+        if let raw = try request.queryValue("unread") {
             guard raw == "true" || raw == "false" else { throw HTTPError.invalid("unread", "unread must be true or false") }
             unreadOnly = raw == "true"
         }
@@ -157,7 +157,7 @@ struct InboxRoutes {
 
     /// `?locale=`, else the first `Accept-Language` tag, else nil (the catalog default).
     private static func locale(_ request: HTTPRequest) throws(HTTPError) -> String? {
-        if let raw = request.queryValue("locale") {
+        if let raw = try request.queryValue("locale") {
             guard NotificationRequest.isLocaleTag(raw) else { throw HTTPError.invalid("locale", "locale is a tag such as pt-BR or en") }
             return raw
         }

@@ -61,16 +61,16 @@ struct JobRoutes {
     func list(_ context: RequestContext) throws -> RouteResult {
         let app = try authenticator.server(context).rawValue
         let request = context.request
-        guard let state = JobState(rawValue: request.queryValue("state") ?? "dead") else {
+        guard let state = JobState(rawValue: try request.queryValue("state") ?? "dead") else {
             throw HTTPError.invalid("state", "state must be queued, leased, done or dead")
         }
         var limit = 50
-        if let raw = request.queryValue("limit") {
+        if let raw = try request.queryValue("limit") {
             guard let value = Int(raw), (1...500).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-500") }
             limit = value
         }
         var before: Int64?
-        if let raw = request.queryValue("cursor") {
+        if let raw = try request.queryValue("cursor") {
             guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
             before = value
         }

@@ -53,7 +53,7 @@ struct PushRoutes {
     ///   404 `webpush_not_configured` when the app has no VAPID key.
     func vapidKey(_ context: RequestContext) throws(HTTPError) -> RouteResult {
         var id = AppID.default
-        if let raw = context.request.queryValue("app") {
+        if let raw = try context.request.queryValue("app") {
             guard let named = AppID(raw) else { throw HTTPError.invalid("app", "an app id is 1-63 characters of a-z 0-9 -, not starting with -") }
             id = named
         }

@@ -23,10 +23,10 @@ struct StreamRoutes {
         let channels = try requestedChannels(context.request, claims: claims, personal: personal)
             .map { ChannelName.scoped($0, app: claims.app.rawValue) }
         sessions.touch(claims)
-        guard let state = AppState(context.request.queryValue("state") ?? "foreground") else {
+        guard let state = AppState(try context.request.queryValue("state") ?? "foreground") else {
             throw HTTPError.invalid("state", "state must be foreground or background")
         }
-        let lastEventID = context.request.headers["Last-Event-ID"] ?? context.request.queryValue("last_event_id")
+        let lastEventID = try context.request.headers["Last-Event-ID"] ?? context.request.queryValue("last_event_id")
         let resume: ResumePoint
         if let lastEventID, !lastEventID.isEmpty {
             resume = StreamCursor(lastEventID).map(ResumePoint.cursor) ?? .invalid

@@ -23,10 +23,10 @@ struct WebSocketRoutes {
     func open(_ context: RequestContext) throws -> RouteResult {
         let key = try WebSocketUpgrade.validate(context.request)
         let request = context.request
-        guard let appState = AppState(request.queryValue("state") ?? "foreground") else {
+        guard let appState = AppState(try request.queryValue("state") ?? "foreground") else {
             throw HTTPError.invalid("state", "state must be foreground or background")
         }
-        let lastEventID = request.queryValue("last_event_id")
+        let lastEventID = try request.queryValue("last_event_id")
         let resume: ResumePoint = lastEventID.map { $0.isEmpty ? .fresh : (StreamCursor($0).map(ResumePoint.cursor) ?? .invalid) } ?? .fresh
         let authenticator = self.authenticator
         let verifyToken: StreamTokenVerifier = { token in

@@ -88,9 +88,24 @@ public struct HTTPRequest: Sendable, Equatable {
         return items
     }
 
-    /// The decoded value of the first query item named `name` (exact,
-    /// case-sensitive match on the decoded name), or nil.
-    public func queryValue(_ name: String) -> String? {
+    /// The decoded value of the query item named `name` (exact, case-sensitive match on the
+    /// decoded name), or nil.
+    /// - Throws: 400 `invalid_request` with `field` = `name` when the query names it more than
+    ///   once: a parameter that takes one value is ambiguous twice (which one a proxy, a cache or
+    ///   a log reads is not ours to guess). A list parameter reads `queryItems()` instead.
+    public func queryValue(_ name: String) throws(HTTPError) -> String? {
+        var found: String?
+        for item in queryItems() where item.name == name {
+            guard found == nil else { throw HTTPError(400, "invalid_request", "\(name) is given more than once in the query", field: name) }
+            found = item.value
+        }
+        return found
+    }
+
+    /// The decoded value of the first query item named `name`, or nil: for readers that only
+    /// route or peek (the app a request goes to, whether it carries a token), whose route then
+    /// reads the parameter with `queryValue(_:)` and refuses a repeat.
+    public func firstQueryValue(_ name: String) -> String? {
         for item in queryItems() where item.name == name {
             return item.value
         }

@@ -33,7 +33,7 @@ public struct RequestContext: Sendable {
         if let header = request.headers["Authorization"] {
             return Self.bearerCredentials(in: header).map(String.init)
         }
-        return request.queryValue("access_token")
+        return request.firstQueryValue("access_token")
     }
 
     /// The credentials of an `Authorization: Bearer <credentials>` value (RFC 9110 §11.4, RFC 6750
