@@ -23,7 +23,7 @@ import Testing
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
         #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
-                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "jobs",
+                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "jobs",
                           "jobs_due", "notification_plans", "notifications", "notifications_inbox",
                           "notifications_unplanned", "notifications_unread", "notifications_untimed_created_at",
                           "notifications_untimed_plan", "push_preferences", "push_preferences_switched_off", "scope_members",
@@ -168,7 +168,7 @@ import Testing
         let plan = try NotificationStore.insertPlan(conn, PendingPlan(planJSON: "{}", createdAt: t, claimedBy: "old", leaseUntil: t + 60_000))
         try conn.run("INSERT INTO notifications (id, user_id, kind, priority, plan_id, created_at, timed) VALUES (?, 'u', 'k', 'normal', ?, ?, 1)",
                      [Notifier.newID("ntf", now: t), plan, t])
-        #expect(try Migrator.migrate(conn) == [19])
+        #expect(try Migrator.migrate(conn) == Array(19...HeraldSchema.migrations.count))
         let old = try #require(try conn.queryOne("SELECT * FROM notifications").map { try NotificationRecord(row: $0) })
         #expect(old.planID == plan && old.planJSON == nil && old.planLeaseUntil == nil)
         #expect(try NotificationStore.releasePlanLeases(conn, heldByOtherThan: "new") == 1)

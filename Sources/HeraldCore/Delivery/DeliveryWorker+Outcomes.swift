@@ -275,12 +275,12 @@ extension DeliveryWorker {
         let policy = configuration.retry
         let receiptDelay = configuration.receiptDelayMilliseconds
         let log = self.log, clock = self.clock
-        let receipt = write.receipt
-        let job = write.job, lease = write.lease, outcome = write.outcome, device = write.device, origin = write.origin
-        let deviceID = device?.id ?? "", random = write.random
-        let provider = device?.provider
-        let cause = { @Sendable (reason: String) in DeadLetterCause(provider: provider, reason: DeadLetterCause.code(of: reason)) }
+        // The facts as one reference, read inside: captured field by field, each was a copy.
+        let facts = write.facts, lease = write.lease
         return { tx in
+            let job = facts.job, outcome = facts.outcome, device = facts.device, origin = facts.origin, receipt = facts.receipt
+            let deviceID = device?.id ?? "", random = facts.random
+            let cause = { (reason: String) in DeadLetterCause(provider: device?.provider, reason: DeadLetterCause.code(of: reason)) }
             let now = clock.unixMilliseconds
             var counts = Counters()
             switch outcome {

@@ -121,17 +121,49 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     /// One job's outcome transaction, everything it needs to run again.
+    ///
+    /// What does not change is held in one object (`Facts`): a write is copied into the pending
+    /// list, the write's closure and back, and as fields each copy retained and released the
+    /// job's and the device's two dozen strings (issue 17).
     struct OutcomeWrite: Sendable {
-        let job: JobRecord
         /// The claim the write is fenced with: the job's, or a later claim's that took it back.
         var lease: JobLease
-        let outcome: PushOutcome
-        let device: DeviceRecord?
-        let origin: DeliveryJobPayload.Origin?
-        /// The receipt check to queue with a delivered outcome (providers with receipts, PU-8a).
-        let receipt: PushReceiptJobPayload?
-        /// The jitter draw for a retry's backoff, drawn once so every write decides alike.
-        let random: Double
+        let facts: Facts
+
+        init(job: JobRecord, lease: JobLease, outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
+             receipt: PushReceiptJobPayload?, random: Double) {
+            self.lease = lease
+            facts = Facts(job: job, outcome: outcome, device: device, origin: origin, receipt: receipt, random: random)
+        }
+
+        var job: JobRecord { facts.job }
+        var outcome: PushOutcome { facts.outcome }
+        var device: DeviceRecord? { facts.device }
+        var origin: DeliveryJobPayload.Origin? { facts.origin }
+        var receipt: PushReceiptJobPayload? { facts.receipt }
+        var random: Double { facts.random }
+
+        /// The outcome's parts that every write of it shares.
+        final class Facts: Sendable {
+            let job: JobRecord
+            let outcome: PushOutcome
+            let device: DeviceRecord?
+            let origin: DeliveryJobPayload.Origin?
+            /// The receipt check to queue with a delivered outcome (providers with receipts, PU-8a).
+            let receipt: PushReceiptJobPayload?
+            /// The jitter draw for a retry's backoff, drawn once so every write decides alike.
+            let random: Double
+
+            init(job: JobRecord, outcome: PushOutcome, device: DeviceRecord?, origin: DeliveryJobPayload.Origin?,
+                 receipt: PushReceiptJobPayload?, random: Double) {
+                self.job = job
+                self.outcome = outcome
+                self.device = device
+                self.origin = origin
+                self.receipt = receipt
+                self.random = random
+            }
+        }
     }
 
     /// An outcome whose write failed for a passing storage fault.

@@ -45,15 +45,13 @@ enum AppStore {
 
     /// Every row of app `app` outside the apps table.
     private static func purgeData(_ connection: SQLiteConnection, _ app: String) throws(SQLiteError) {
-        try connection.run("""
-            DELETE FROM jobs WHERE json_valid(payload_json)
-                AND json_extract(payload_json, '$.device_id') IN (SELECT id FROM devices WHERE app = ?)
-            """, [app])
+        // Before the devices: it finds their jobs by device id. It keeps the done jobs' count.
+        try JobStore.delete(connection, app: app)
         try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE app = ?)", [app])
         try connection.run("""
             DELETE FROM notification_plans WHERE id IN (SELECT plan_id FROM notifications WHERE app = ? AND plan_id IS NOT NULL)
             """, [app])
-        for table in ["jobs", "devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
+        for table in ["devices", "notifications", "sessions", "push_preferences", "scope_members", "idempotency_keys", "users",
                       "app_server_keys"] {
             // The table names are this list's literals, not input.
             try connection.run("DELETE FROM \(table) WHERE app = ?", [app])

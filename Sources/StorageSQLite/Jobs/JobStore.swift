@@ -108,6 +108,10 @@ enum JobStore {
     /// queued (`lease_until` is NULL but while leased), its lease's end while leased. A query
     /// uses the index only with this very expression.
     static let dueAt = "coalesce(lease_until, run_at)"
+    /// Which rows `jobs_due` holds (migration 20): all but the done ones. A query's `WHERE` must
+    /// imply it for SQLite to use the index (`state = 'queued'` does; a bound `state = ?` only
+    /// through a prepare per bound value).
+    static let inDueIndex = "(state = 'queued' OR state = 'leased' OR state = 'dead')"
     /// `claim`'s read of queued due jobs (kind, now, limit), in the index's order (for a queued
     /// row `dueAt` is its `run_at`); built once, not per claim.
     private static let claimQueuedSQL = """
@@ -147,11 +151,13 @@ enum JobStore {
     /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
     /// Fenced by `lease`. - Returns: false when the job is no longer leased under `lease`.
     static func complete(_ connection: SQLiteConnection, _ lease: JobLease, note: String? = nil) throws(SQLiteError) -> Bool {
-        try connection.run("""
-            UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error)
-            WHERE id = ? AND state = 'leased' AND attempts = ?
-            """, [note, lease.jobID, lease.attempt])
-        return connection.changes > 0
+        try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+            try connection.run("""
+                UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error)
+                WHERE id = ? AND state = 'leased' AND attempts = ?
+                """, [note, lease.jobID, lease.attempt])
+            return connection.changes
+        } > 0
     }
 
     /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
@@ -182,8 +188,10 @@ enum JobStore {
     /// Cancels a queued job that has not started (e.g. a push suppressed by an ack in time).
     /// - Returns: false when it was already leased or finished.
     static func cancel(_ connection: SQLiteConnection, id: Int64, reason: String) throws(SQLiteError) -> Bool {
-        try connection.run("UPDATE jobs SET state = 'done', last_error = ? WHERE id = ? AND state = 'queued'", [reason, id])
-        return connection.changes > 0
+        try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+            try connection.run("UPDATE jobs SET state = 'done', last_error = ? WHERE id = ? AND state = 'queued'", [reason, id])
+            return connection.changes
+        } > 0
     }
 
     /// A job by id, any app's (the queue's own bookkeeping and tests).
@@ -202,11 +210,18 @@ enum JobStore {
                      beforeID: Int64? = nil) throws(SQLiteError) -> [JobRecord] {
         // No index with the app: the (state, kind, due time) index narrows to the state as before,
         // and a listing is an operator's page, not a hot path; an index on (app, state, id) would
-        // be rewritten by every claim and completion.
-        try connection.query("SELECT * FROM jobs WHERE state = ? AND app = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                             [state.rawValue, app, beforeID ?? Int64.max, limit])
+        // be rewritten by every claim and completion. Done rows are not in that index (migration
+        // 20): their listing walks the ids down from the cursor, and done rows are most rows.
+        try connection.query(listSQL[state]!, [app, beforeID ?? Int64.max, limit])
             .map { row throws(SQLiteError) in try JobRecord(row: row) }
     }
+
+    /// `list`'s statement per state, the state written in: SQLite picks the partial `jobs_due` for a
+    /// state it can see the index holds; with the state bound it prepares the statement again
+    /// whenever the bound state changes. The states are the enum's own values, not input.
+    private static let listSQL: [JobState: String] = Dictionary(uniqueKeysWithValues: JobState.allCases.map { state in
+        (state, "SELECT * FROM jobs WHERE state = '\(state.rawValue)' AND app = ? AND id < ? ORDER BY id DESC LIMIT ?")
+    })
 
     /// What a retried dead letter starts again with: fresh attempts and retry budget, no dead-letter record.
     private static let revived = """
@@ -236,11 +251,15 @@ enum JobStore {
     }
 
     /// Jobs per state, and the age (ms) of the oldest due job (queue depth and lag for /metrics).
+    /// The done jobs' count is `job_counts`' (`JobCounts`); the others are counted in `jobs_due`,
+    /// which holds no done rows: a read of the jobs in flight and the dead letters only.
     static func depth(_ connection: SQLiteConnection, now: Int64) throws(SQLiteError) -> (counts: [JobState: Int], oldestDueAgeMilliseconds: Int64) {
         var counts: [JobState: Int] = [:]
-        for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
+        for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs WHERE \(inDueIndex) GROUP BY state") {
             if let state = JobState(rawValue: try row["state"]) { counts[state] = Int(try row["n", as: Int64.self]) }
         }
+        let done = try JobCounts.done(connection)
+        if done > 0 { counts[.done] = done }
         // The due expression, not run_at (the same value for a queued row): read from the index alone.
         let oldest: Int64? = try connection.queryOne("SELECT MIN(\(dueAt)) AS t FROM jobs WHERE state = 'queued' AND \(dueAt) <= ?", [now])?["t"]
         return (counts, oldest.map { now - $0 } ?? 0)
@@ -249,7 +268,27 @@ enum JobStore {
     /// Deletes finished jobs older than `cutoff` (unix ms by creation). - Returns: how many.
     @discardableResult
     static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
-        try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < ?", [cutoff])
-        return connection.changes
+        -(try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+            try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < ?", [cutoff])
+            return -connection.changes
+        })
+    }
+
+    /// Deletes app `app`'s jobs and the push jobs of its devices (the app's deletion; jobs queued
+    /// before schema 13 carry the default app's name), keeping the count of done jobs. Run before
+    /// the devices are deleted. - Returns: how many.
+    @discardableResult
+    static func delete(_ connection: SQLiteConnection, app: String) throws(SQLiteError) -> Int {
+        let ofDevices = "json_valid(payload_json) AND json_extract(payload_json, '$.device_id') IN (SELECT id FROM devices WHERE app = ?)"
+        var deleted = 0
+        for (matching, values) in [(ofDevices, [app]), ("app = ?", [app])] {
+            _ = try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+                let done = try connection.queryOne("SELECT count(*) FROM jobs WHERE state = 'done' AND \(matching)", values)?[0, as: Int64.self] ?? 0
+                try connection.run("DELETE FROM jobs WHERE \(matching)", values)
+                deleted += connection.changes
+                return -Int(done)
+            }
+        }
+        return deleted
     }
 }

@@ -38,9 +38,18 @@ extension SQLiteConnection {
         // BEGIN, COMMIT and the savepoint statements run through the statement cache: compiling
         // them on every transaction was a measurable part of the writer's time.
         try prepare((mode ?? (self.mode == .readWrite ? .immediate : .deferred)).beginSQL).run()
+        // Whatever ends the transaction, the counts pending for it end with it: written by the
+        // COMMIT below, or rolled back with the rows they count.
+        writesPendingCounts = true
+        defer {
+            writesPendingCounts = false
+            pendingJobCounts = JobCounts.Pending()
+        }
         let result: T
         do {
             result = try body(self)
+            // In the transaction, so that the counts commit with the rows they count, or neither.
+            try pendingJobCounts.write(to: self)
             try prepare("COMMIT").run()
         } catch {
             // SQLite itself ends the transaction on some errors (SQLITE_FULL, SQLITE_IOERR…);
@@ -65,6 +74,8 @@ extension SQLiteConnection {
         let texts = savepointDepth < Self.savepointTexts.count
             ? Self.savepointTexts[savepointDepth] : (save: "SAVEPOINT \(name)", release: "RELEASE \(name)")
         try prepare(texts.save).run()
+        // The counts pending when the savepoint began: its rollback takes back what its body added.
+        let counted = pendingJobCounts
         let result: T
         do {
             result = try body(self)
@@ -72,7 +83,7 @@ extension SQLiteConnection {
         } catch {
             // ROLLBACK TO undoes the work but keeps the savepoint open; RELEASE then removes it.
             if isInTransaction {
-                try? execute("ROLLBACK TO \(name)")
+                if (try? execute("ROLLBACK TO \(name)")) != nil { pendingJobCounts = counted }
                 try? execute("RELEASE \(name)")
             }
             throw error

@@ -34,6 +34,12 @@ final class SQLiteConnection {
     let textArena = TextArena()
     /// Depth of nested `transaction` calls running as savepoints (see `transaction`).
     var savepointDepth = 0
+    /// Whether `transaction` began the open transaction: its COMMIT then writes `pendingJobCounts`
+    /// first. False in autocommit and in a transaction begun by a bare `BEGIN`.
+    var writesPendingCounts = false
+    /// What this transaction's statements changed in the counts `job_counts` keeps, written once
+    /// before its COMMIT (`JobCounts`, issue 17); empty outside a transaction `transaction` began.
+    var pendingJobCounts = JobCounts.Pending()
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
     private var commitHook: CommitHook?
 
