@@ -36,6 +36,8 @@
       (nghttp2_session *session, const nghttp2_priority_spec *pri_spec, const nghttp2_nv *nva, size_t nvlen, \
        const nghttp2_data_provider *data_prd, void *stream_user_data), \
       (session, pri_spec, nva, nvlen, data_prd, stream_user_data)) \
+    F(int, nghttp2_submit_ping, (nghttp2_session *session, uint8_t flags, const uint8_t *opaque_data), \
+      (session, flags, opaque_data)) \
     F(int, nghttp2_submit_rst_stream, (nghttp2_session *session, uint8_t flags, int32_t stream_id, uint32_t error_code), \
       (session, flags, stream_id, error_code)) \
     F(int, nghttp2_submit_settings, (nghttp2_session *session, uint8_t flags, const nghttp2_settings_entry *iv, size_t niv), \

@@ -68,6 +68,11 @@ extension H2Driver {
             connection.settingsReceived = true
             if connection.idleSince == 0 { connection.idleSince = monotonicNanoseconds() }
             markDirty(connection.origin)
+        case NGHTTP2_PING.rawValue:
+            // nghttp2 answers the server's PINGs itself; an ACK answers ours.
+            guard CNGHTTP2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0, connection.pingSentAt != 0 else { return }
+            connection.pingSentAt = 0
+            shared.pingsAcknowledged.add(1, ordering: .relaxed)
         case NGHTTP2_GOAWAY.rawValue:
             connection.draining = true
             connection.goawayLastStreamID = CNGHTTP2_goaway_last_stream_id(frame)
@@ -177,15 +182,26 @@ extension H2Driver {
             if let connection, let session = connection.session {
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), r.streamID, UInt32(NGHTTP2_CANCEL.rawValue))
                 markDirty(connection)
+                // A stream that got no answer in time may sit on a dead connection: ask now rather
+                // than after the idle interval, while new requests keep going to it.
+                if pingIdle > 0 && connection.pingSentAt == 0 { sendPing(connection, now: now) }
             }
         }
         let idleLimit = UInt64(max(1, configuration.maxIdleConnectionSeconds)) * 1_000_000_000
         var expired: [H2Connection] = []   // no allocation while none expire (every wake-up runs this)
+        var dead: [H2Connection] = []
         for connection in connections.values {
             if connection.state != .open || !connection.settingsReceived {
                 if connection.deadline <= now { expired.append(connection) }
-            } else if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
-                      let session = connection.session {
+                continue
+            }
+            if connection.pingSentAt != 0 {
+                if now &- connection.pingSentAt >= pingTimeout { dead.append(connection); continue }
+            } else if pingIdle > 0 && now > connection.lastReadAt && now - connection.lastReadAt >= pingIdle {
+                sendPing(connection, now: now)
+            }
+            if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
+               let session = connection.session {
                 // Idle too long: say goodbye and close once that is written.
                 nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
                 connection.draining = true
@@ -193,6 +209,23 @@ extension H2Driver {
             }
         }
         for connection in expired { fail(connection, .timeout) }
+        for connection in dead {
+            fail(connection, .protocolError("HTTP/2 PING not acknowledged within \(configuration.pingTimeoutMilliseconds) ms: connection to \(connection.origin.host) presumed dead"))
+        }
+    }
+
+    /// The idle interval after which a connection is sent a PING, ns (0: never).
+    var pingIdle: UInt64 { UInt64(max(0, configuration.pingIdleMilliseconds)) &* 1_000_000 }
+    /// How long a PING may go unacknowledged before its connection is closed, ns.
+    var pingTimeout: UInt64 { UInt64(max(1, configuration.pingTimeoutMilliseconds)) &* 1_000_000 }
+
+    /// Sends a health PING (RFC 9113 §6.7) on an open connection; its ACK clears `pingSentAt`.
+    func sendPing(_ connection: H2Connection, now: UInt64) {
+        guard let session = connection.session,
+              nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil) == 0 else { return }
+        connection.pingSentAt = max(1, now)
+        shared.pingsSent.add(1, ordering: .relaxed)
+        markDirty(connection)
     }
 
     /// Shutdown: everything queued or in flight completes with `.shutdown`, then the resources go.

@@ -158,8 +158,15 @@ final class H2Driver: @unchecked Sendable {
         var next = UInt64.max
         if let head = timeouts.head { next = head.deadline }
         if let head = sendBys.head { next = min(next, head.sendBy) }
-        for connection in connections.values where connection.state != .open || !connection.settingsReceived {
-            next = min(next, connection.deadline)
+        let pingIdle = self.pingIdle, pingTimeout = self.pingTimeout
+        for connection in connections.values {
+            if connection.state != .open || !connection.settingsReceived {
+                next = min(next, connection.deadline)
+            } else if connection.pingSentAt != 0 {
+                next = min(next, connection.pingSentAt &+ pingTimeout)
+            } else if pingIdle > 0 {
+                next = min(next, connection.lastReadAt &+ pingIdle)
+            }
         }
         if !connections.isEmpty { next = min(next, now + 1_000_000_000) }
         if next == UInt64.max { return -1 }

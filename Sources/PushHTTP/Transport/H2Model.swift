@@ -55,6 +55,8 @@ final class H2Shared: Sendable {
     let inbox = Mutex(H2Inbox())
     let connectionsOpened = Atomic<Int>(0)
     let completed = Atomic<Int>(0)
+    let pingsSent = Atomic<Int>(0)
+    let pingsAcknowledged = Atomic<Int>(0)
     /// The eventfd; written only under the inbox lock while running, closed by the driver after it
     /// saw `running == false` under that lock.
     let wakeFD: Int32
@@ -189,6 +191,10 @@ final class H2Connection {
     @exclusivity(unchecked) var streams: [Int32: H2Request] = [:]
     var streamLimit = 0
     var idleSince: UInt64 = 0
+    /// When bytes were last read (once per `readAll` that got any): the PING's idle clock.
+    var lastReadAt: UInt64 = 0
+    /// When the PING not yet acknowledged was sent; 0: none outstanding (RFC 9113 §6.7).
+    var pingSentAt: UInt64 = 0
     var epollEvents: UInt32 = 0
     var dirty = false
     var firstStream = true

@@ -36,6 +36,11 @@ import Glibc
 ///   dropped at that deadline while it still waits for a stream (`.sendByPassed`: never sent), and
 ///   on a stream times out at whichever comes first, the deadline or `requestTimeoutMs`: a push
 ///   never outlives its lease in the client, however long the provider stalls.
+/// - Health (RFC 9113 §6.7; Apple asks providers to check a connection with PING): a connection that
+///   received no frame for `pingIdleMilliseconds` (60 s), or whose stream just timed out, is sent a
+///   PING; one not acknowledged within `pingTimeoutMilliseconds` (20 s) is closed as dead (a NAT or
+///   load balancer dropped it without a word): its streams on the wire fail with `.protocolError`
+///   (transient), those never sent go to another connection, and the next request opens a new one.
 /// - An idle connection (no streams) older than `maxIdleConnectionSeconds` is closed with GOAWAY.
 /// - Requests carrying `accept-encoding` fail with `.other` (no content decoding here: Expo's gzip
 ///   answers go through `HTTP2Client`); so do `http://` URLs (no cleartext HTTP/2).
@@ -79,6 +84,10 @@ public final class NativeHTTP2Client: HTTP2PushClient {
 
     /// Connections opened so far (one per connection attempt that got a socket, whatever came of it).
     public var connectionsOpened: Int { shared.connectionsOpened.load(ordering: .relaxed) }
+    /// Health PINGs sent so far (RFC 9113 §6.7; see `Configuration.pingIdleMilliseconds`).
+    public var pingsSent: Int { shared.pingsSent.load(ordering: .relaxed) }
+    /// Health PINGs the server acknowledged so far.
+    public var pingsAcknowledged: Int { shared.pingsAcknowledged.load(ordering: .relaxed) }
     /// Requests finished so far (success or failure).
     public var requestsCompleted: Int { shared.completed.load(ordering: .relaxed) }
 
