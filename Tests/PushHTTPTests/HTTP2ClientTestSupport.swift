@@ -192,21 +192,26 @@ async def app(scope, receive, send):
     else:
         await respond(send, 200, b'{"ok":true}', [("content-type", "application/json")])
 
-class GoawayH2(asyncio.Protocol):
-    """Raw h2 server (no hypercorn) that answers `limit` requests per connection, then sends a proper
-    GOAWAY naming the last stream it answered and closes: streams above it were never processed."""
-    def __init__(self, limit):
+class RawH2(asyncio.Protocol):
+    """A raw h2 server connection (no hypercorn): the h2 state machine and its preface."""
+    def __init__(self):
         import h2.config, h2.connection
-        self.limit = limit
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
-        self.bodies = {}
-        self.answered = 0
-        self.closing = False
 
     def connection_made(self, transport):
         self.transport = transport
         self.conn.initiate_connection()
         transport.write(self.conn.data_to_send())
+
+class GoawayH2(RawH2):
+    """Raw h2 server that answers `limit` requests per connection, then sends a proper GOAWAY
+    naming the last stream it answered and closes: streams above it were never processed."""
+    def __init__(self, limit):
+        super().__init__()
+        self.limit = limit
+        self.bodies = {}
+        self.answered = 0
+        self.closing = False
 
     def data_received(self, data):
         import h2.events, h2.errors
@@ -231,19 +236,13 @@ class GoawayH2(asyncio.Protocol):
                     return
         self.transport.write(self.conn.data_to_send())
 
-class GoSilentH2(asyncio.Protocol):
-    """Raw h2 server (no hypercorn) that answers every request until one asks for /go-silent: from
-    then on the connection discards what it reads and writes nothing (no answer, no PING ACK)."""
+class GoSilentH2(RawH2):
+    """Raw h2 server that answers every request until one asks for /go-silent: from then on the
+    connection discards what it reads and writes nothing (no answer, no PING ACK)."""
     def __init__(self):
-        import h2.config, h2.connection
-        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+        super().__init__()
         self.paths = {}
         self.silent = False
-
-    def connection_made(self, transport):
-        self.transport = transport
-        self.conn.initiate_connection()
-        transport.write(self.conn.data_to_send())
 
     def data_received(self, data):
         import h2.events
@@ -284,28 +283,20 @@ if "h1only" in sys.argv: config.alpn_protocols = ["http/1.1"]
 with open(os.path.join(workdir, "port"), "w") as f:
     f.write(str(port))
 print(f"PORT {port}", flush=True)
-async def serve_goaway():
+async def serve_raw(factory):
     import ssl
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(config.certfile, config.keyfile)
     ctx.set_alpn_protocols(["h2"])
-    server = await asyncio.get_running_loop().create_server(lambda: GoawayH2(goaway_limit), sock=sock, ssl=ctx)
-    await server.serve_forever()
-
-async def serve_silent():
-    import ssl
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ctx.load_cert_chain(config.certfile, config.keyfile)
-    ctx.set_alpn_protocols(["h2"])
-    server = await asyncio.get_running_loop().create_server(GoSilentH2, sock=sock, ssl=ctx)
+    server = await asyncio.get_running_loop().create_server(factory, sock=sock, ssl=ctx)
     await server.serve_forever()
 
 if "silent" in sys.argv[4:]:
-    asyncio.run(serve_silent())
+    asyncio.run(serve_raw(GoSilentH2))
 elif goaway_limit is None:
     asyncio.run(serve(app, config))
 else:
-    asyncio.run(serve_goaway())
+    asyncio.run(serve_raw(lambda: GoawayH2(goaway_limit)))
 """#
 }
 

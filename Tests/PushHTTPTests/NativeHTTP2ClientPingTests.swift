@@ -16,13 +16,18 @@ struct NativeHTTP2ClientPingTests {
         let now = Atomic<UInt64>(1_000_000_000_000)
     }
 
-    static func client(_ server: HTTP2ClientTestServer, clock: ManualClock) throws -> NativeHTTP2Client {
+    /// A client on `clock`, with one request answered: its connection is open, its idle clock
+    /// started at the clock's time.
+    static func connectedClient(_ server: HTTP2ClientTestServer, clock: ManualClock) throws -> NativeHTTP2Client {
         var configuration = HTTP2Client.Configuration()
         configuration.caFile = server.caFile
         configuration.pingIdleMilliseconds = 60_000
         configuration.pingTimeoutMilliseconds = 20_000
         configuration.requestTimeoutMs = 3_600_000   // no stream timeout in the way
-        return try NativeHTTP2Client(configuration: configuration, monotonicNanoseconds: { clock.now.load(ordering: .relaxed) })
+        let client = try NativeHTTP2Client(configuration: configuration, monotonicNanoseconds: { clock.now.load(ordering: .relaxed) })
+        let first = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))
+        #expect((try? first?.result.get().status) == 200)
+        return client
     }
 
     /// Moves the driver's clock by `seconds` and returns once the driver has swept at the new time:
@@ -54,10 +59,8 @@ struct NativeHTTP2ClientPingTests {
         let server = try HTTP2ClientTestServer(silentAfterGoSilent: true)
         defer { server.stop() }
         let clock = ManualClock()
-        let client = try Self.client(server, clock: clock)
+        let client = try Self.connectedClient(server, clock: clock)
         defer { client.shutdown() }
-        let first = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
-        #expect((try? first.result.get().status) == 200)
         let held = HTTP2ClientCompletions()
         client.sendReportingInfo(PushHTTPRequest(url: server.url("/go-silent"), headers: [], body: [1]), completion: held.record(0))
         // The driver takes its inbox in order: by the time the wake request fails, the held one
@@ -88,10 +91,8 @@ struct NativeHTTP2ClientPingTests {
         let server = try HTTP2ClientTestServer()
         defer { server.stop() }
         let clock = ManualClock()
-        let client = try Self.client(server, clock: clock)
+        let client = try Self.connectedClient(server, clock: clock)
         defer { client.shutdown() }
-        let first = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
-        #expect((try? first.result.get().status) == 200)
         for round in 1...2 {
             Self.advance(clock, seconds: 60, client: client, server: server)
             #expect(client.pingsSent == round)
