@@ -30,6 +30,7 @@
     F(ssize_t, nghttp2_session_mem_recv, (nghttp2_session *session, const uint8_t *in, size_t inlen), (session, in, inlen)) \
     F(ssize_t, nghttp2_session_mem_send, (nghttp2_session *session, const uint8_t **data_ptr), (session, data_ptr)) \
     F(int, nghttp2_session_terminate_session, (nghttp2_session *session, uint32_t error_code), (session, error_code)) \
+    F(void *, nghttp2_session_get_stream_user_data, (nghttp2_session *session, int32_t stream_id), (session, stream_id)) \
     F(int, nghttp2_session_want_read, (nghttp2_session *session), (session)) \
     F(int, nghttp2_session_want_write, (nghttp2_session *session), (session)) \
     F(int32_t, nghttp2_submit_request, \

@@ -13,7 +13,7 @@ extension H2Driver {
 
     func onHeader(_ connection: H2Connection, streamID: Int32, category: Int32,
                   name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let r = connection.streams[streamID], !r.done else { return }
+        guard let r = connection.request(onStream: streamID), !r.done else { return }
         if name.count == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s") {   // ":status"
             var status = 0
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
@@ -23,11 +23,26 @@ extension H2Driver {
         }
         if name.first == UInt8(ascii: ":") { return }
         if category == Int32(NGHTTP2_HCAT_HEADERS.rawValue) && r.status == 0 { return }
-        r.responseHeaders.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        // One allocation for a provider's few answer headers, not a growth per header.
+        if r.responseHeaders.capacity == 0 { r.responseHeaders.reserveCapacity(4) }
+        r.responseHeaders.append((Self.headerName(name), String(decoding: value, as: UTF8.self)))
+    }
+
+    /// An answer header's name as a `String`: the providers' usual ones are literals (no decoding,
+    /// no storage of their own), any other is decoded.
+    static func headerName(_ name: UnsafeBufferPointer<UInt8>) -> String {
+        switch name.count {
+        case 7 where H2RequestBlock.equal(name, "apns-id"): return "apns-id"
+        case 11 where H2RequestBlock.equal(name, "retry-after"): return "retry-after"
+        case 12 where H2RequestBlock.equal(name, "content-type"): return "content-type"
+        case 14 where H2RequestBlock.equal(name, "apns-unique-id"): return "apns-unique-id"
+        case 14 where H2RequestBlock.equal(name, "content-length"): return "content-length"
+        default: return String(decoding: name, as: UTF8.self)
+        }
     }
 
     func onData(_ connection: H2Connection, streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
-        guard let r = connection.streams[streamID], !r.done else { return }
+        guard let r = connection.request(onStream: streamID), !r.done else { return }
         if r.responseBody.count + data.count > configuration.maxResponseBodyBytes {
             r.tooLarge = true
             r.responseBody = []
@@ -41,7 +56,8 @@ extension H2Driver {
     }
 
     func onStreamClose(_ connection: H2Connection, streamID: Int32, errorCode: UInt32) {
-        guard let r = connection.streams.removeValue(forKey: streamID) else { return }
+        guard let r = connection.request(onStream: streamID), r.connection === connection else { return }
+        connection.streams.remove(r)
         if connection.streams.isEmpty { connection.idleSince = monotonicNanoseconds() }
         r.connection = nil
         r.origin.map { markDirty($0) }
@@ -84,7 +100,7 @@ extension H2Driver {
     }
 
     func onFrameSend(_ connection: H2Connection, type: UInt8, streamID: Int32) {
-        guard UInt32(type) == NGHTTP2_HEADERS.rawValue, let r = connection.streams[streamID] else { return }
+        guard UInt32(type) == NGHTTP2_HEADERS.rawValue, let r = connection.request(onStream: streamID) else { return }
         r.headersSent = true
     }
 
@@ -141,8 +157,7 @@ extension H2Driver {
         connections.removeValue(forKey: connection.id)
         let origin = connection.origin
         origin.connections.removeAll { $0 === connection }
-        let streams = connection.streams.sorted { $0.key < $1.key }.map(\.value)
-        connection.streams.removeAll()
+        let streams = connection.streams.removeAll()
         // Oldest first, inserted at the front in reverse so the queue keeps their order.
         var retried: [H2Request] = []
         for r in streams where !r.done {
@@ -231,8 +246,7 @@ extension H2Driver {
     /// Shutdown: everything queued or in flight completes with `.shutdown`, then the resources go.
     func stopAll(extra: [H2Request]) {
         for connection in Array(connections.values) {
-            let streams = connection.streams.values
-            connection.streams.removeAll()
+            let streams = connection.streams.removeAll()
             for r in streams { complete(r, .failure(.shutdown)) }
             if connection.fd >= 0 { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
             if let session = connection.session { nghttp2_session_del(session) }
