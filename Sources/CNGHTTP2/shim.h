@@ -19,6 +19,7 @@ static inline long CNGHTTP2_SSL_CTX_set_partial_write(SSL_CTX *ctx) {
     return SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 static inline uint8_t CNGHTTP2_frame_type(const nghttp2_frame *frame) { return frame->hd.type; }
+static inline uint8_t CNGHTTP2_frame_flags(const nghttp2_frame *frame) { return frame->hd.flags; }
 static inline int32_t CNGHTTP2_frame_stream_id(const nghttp2_frame *frame) { return frame->hd.stream_id; }
 static inline int32_t CNGHTTP2_goaway_last_stream_id(const nghttp2_frame *frame) { return frame->goaway.last_stream_id; }
 static inline uint32_t CNGHTTP2_goaway_error_code(const nghttp2_frame *frame) { return frame->goaway.error_code; }

@@ -30,12 +30,15 @@
     F(ssize_t, nghttp2_session_mem_recv, (nghttp2_session *session, const uint8_t *in, size_t inlen), (session, in, inlen)) \
     F(ssize_t, nghttp2_session_mem_send, (nghttp2_session *session, const uint8_t **data_ptr), (session, data_ptr)) \
     F(int, nghttp2_session_terminate_session, (nghttp2_session *session, uint32_t error_code), (session, error_code)) \
+    F(void *, nghttp2_session_get_stream_user_data, (nghttp2_session *session, int32_t stream_id), (session, stream_id)) \
     F(int, nghttp2_session_want_read, (nghttp2_session *session), (session)) \
     F(int, nghttp2_session_want_write, (nghttp2_session *session), (session)) \
     F(int32_t, nghttp2_submit_request, \
       (nghttp2_session *session, const nghttp2_priority_spec *pri_spec, const nghttp2_nv *nva, size_t nvlen, \
        const nghttp2_data_provider *data_prd, void *stream_user_data), \
       (session, pri_spec, nva, nvlen, data_prd, stream_user_data)) \
+    F(int, nghttp2_submit_ping, (nghttp2_session *session, uint8_t flags, const uint8_t *opaque_data), \
+      (session, flags, opaque_data)) \
     F(int, nghttp2_submit_rst_stream, (nghttp2_session *session, uint8_t flags, int32_t stream_id, uint32_t error_code), \
       (session, flags, stream_id, error_code)) \
     F(int, nghttp2_submit_settings, (nghttp2_session *session, uint8_t flags, const nghttp2_settings_entry *iv, size_t niv), \

@@ -6,7 +6,7 @@ import Testing
 /// The driver's ordered request list (`H2RequestList`), used for both stream timeouts and send-by deadlines.
 @Suite struct H2RequestListTests {
     static func request(deadline: UInt64 = 0, sendBy: UInt64 = .max) -> H2Request {
-        let r = H2Request(request: PushHTTPRequest(url: "https://example.test/", headers: [], body: []), completion: { _, _ in })
+        let r = H2Request(request: PushHTTPRequest(url: "https://example.test/", headers: [], body: []), userAgent: [], completion: .typed { _ in })
         r.deadline = deadline
         r.sendBy = sendBy
         return r

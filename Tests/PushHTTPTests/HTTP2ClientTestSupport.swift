@@ -41,7 +41,12 @@ final class HTTP2ClientTestServer: @unchecked Sendable {
     /// With `goawayAfter: n` a raw h2 server replaces hypercorn: it answers `n` requests (any path, JSON
     /// `{"n":…,"stream":…}`) per connection, then sends GOAWAY naming the last answered stream and closes.
     /// With `http1Only` hypercorn offers only ALPN `http/1.1` (a server without HTTP/2).
-    init(maxStreams: Int = 100, maxRequestsPerConnection: Int = 1000, goawayAfter: Int? = nil, http1Only: Bool = false) throws {
+    /// With `silentAfterGoSilent` a raw h2 server replaces hypercorn: it answers every request (JSON
+    /// `{"stream":…}`) until one asks for `/go-silent`; from then on that connection reads and writes
+    /// nothing, not even a PING's ACK (a connection a NAT dropped without a word), while new
+    /// connections are served as before.
+    init(maxStreams: Int = 100, maxRequestsPerConnection: Int = 1000, goawayAfter: Int? = nil, http1Only: Bool = false,
+         silentAfterGoSilent: Bool = false) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("h2test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let script = dir.appendingPathComponent("server.py")
@@ -50,8 +55,11 @@ final class HTTP2ClientTestServer: @unchecked Sendable {
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = [Self.python, script.path, dir.path, String(maxStreams), String(maxRequestsPerConnection)]
-            + (goawayAfter.map { ["goaway:\($0)"] } ?? []) + (http1Only ? ["h1only"] : [])
+        var arguments: [String] = [Self.python, script.path, dir.path, String(maxStreams), String(maxRequestsPerConnection)]
+        if let goawayAfter { arguments.append("goaway:\(goawayAfter)") }
+        if http1Only { arguments.append("h1only") }
+        if silentAfterGoSilent { arguments.append("silent") }
+        p.arguments = arguments
         let stdinPipe = Pipe(), stdoutPipe = Pipe()
         p.standardInput = stdinPipe
         p.standardOutput = stdoutPipe
@@ -184,21 +192,26 @@ async def app(scope, receive, send):
     else:
         await respond(send, 200, b'{"ok":true}', [("content-type", "application/json")])
 
-class GoawayH2(asyncio.Protocol):
-    """Raw h2 server (no hypercorn) that answers `limit` requests per connection, then sends a proper
-    GOAWAY naming the last stream it answered and closes: streams above it were never processed."""
-    def __init__(self, limit):
+class RawH2(asyncio.Protocol):
+    """A raw h2 server connection (no hypercorn): the h2 state machine and its preface."""
+    def __init__(self):
         import h2.config, h2.connection
-        self.limit = limit
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
-        self.bodies = {}
-        self.answered = 0
-        self.closing = False
 
     def connection_made(self, transport):
         self.transport = transport
         self.conn.initiate_connection()
         transport.write(self.conn.data_to_send())
+
+class GoawayH2(RawH2):
+    """Raw h2 server that answers `limit` requests per connection, then sends a proper GOAWAY
+    naming the last stream it answered and closes: streams above it were never processed."""
+    def __init__(self, limit):
+        super().__init__()
+        self.limit = limit
+        self.bodies = {}
+        self.answered = 0
+        self.closing = False
 
     def data_received(self, data):
         import h2.events, h2.errors
@@ -223,6 +236,32 @@ class GoawayH2(asyncio.Protocol):
                     return
         self.transport.write(self.conn.data_to_send())
 
+class GoSilentH2(RawH2):
+    """Raw h2 server that answers every request until one asks for /go-silent: from then on the
+    connection discards what it reads and writes nothing (no answer, no PING ACK)."""
+    def __init__(self):
+        super().__init__()
+        self.paths = {}
+        self.silent = False
+
+    def data_received(self, data):
+        import h2.events
+        if self.silent:
+            return
+        for ev in self.conn.receive_data(data):
+            if isinstance(ev, h2.events.RequestReceived):
+                self.paths[ev.stream_id] = dict(ev.headers).get(":path")
+            elif isinstance(ev, h2.events.DataReceived):
+                self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                if self.paths.get(ev.stream_id) == "/go-silent":
+                    self.silent = True
+                    return
+                body = json.dumps({"stream": ev.stream_id}).encode()
+                self.conn.send_headers(ev.stream_id, [(":status", "200"), ("content-length", str(len(body)))])
+                self.conn.send_data(ev.stream_id, body, end_stream=True)
+        self.transport.write(self.conn.data_to_send())
+
 goaway_limit = int(sys.argv[4].split(":")[1]) if len(sys.argv) > 4 and sys.argv[4].startswith("goaway:") else None
 
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -244,18 +283,20 @@ if "h1only" in sys.argv: config.alpn_protocols = ["http/1.1"]
 with open(os.path.join(workdir, "port"), "w") as f:
     f.write(str(port))
 print(f"PORT {port}", flush=True)
-async def serve_goaway():
+async def serve_raw(factory):
     import ssl
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(config.certfile, config.keyfile)
     ctx.set_alpn_protocols(["h2"])
-    server = await asyncio.get_running_loop().create_server(lambda: GoawayH2(goaway_limit), sock=sock, ssl=ctx)
+    server = await asyncio.get_running_loop().create_server(factory, sock=sock, ssl=ctx)
     await server.serve_forever()
 
-if goaway_limit is None:
+if "silent" in sys.argv[4:]:
+    asyncio.run(serve_raw(GoSilentH2))
+elif goaway_limit is None:
     asyncio.run(serve(app, config))
 else:
-    asyncio.run(serve_goaway())
+    asyncio.run(serve_raw(lambda: GoawayH2(goaway_limit)))
 """#
 }
 

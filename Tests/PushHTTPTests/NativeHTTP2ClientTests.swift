@@ -216,6 +216,35 @@ struct NativeHTTP2ClientTests {
         #expect(PushTransportError.connect(message).isTransient)
     }
 
+    /// The three ways into the client (the transport's untyped error, `send`'s typed one, and
+    /// `sendReportingInfo`) each get their own closure called once with the answer: the request
+    /// was built on the caller's thread and went out intact, body included.
+    @Test func everyEntryPointGetsItsAnswer() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        struct Echo: Decodable { let headers: [[String]]; let body_b64: String }
+        let request = PushHTTPRequest(url: server.url("/echo"), headers: [("apns-topic", "t")], body: Array("{\"a\":1}".utf8))
+        let done = HTTP2ClientCompletions()
+        HTTP2PushTransport(client: client).send(request) { result in
+            done.record(0)(result.mapError { $0 as? PushTransportError ?? .other(code: -99, message: "\($0)") },
+                           PushTransferInfo(httpVersion: "", newConnections: 0, elapsed: .zero))
+        }
+        client.send(request) { result in done.record(1)(result, PushTransferInfo(httpVersion: "", newConnections: 0, elapsed: .zero)) }
+        client.sendReportingInfo(request, completion: done.record(2))
+        let items = done.wait(for: 3, timeout: 20)
+        #expect(items.count == 3)
+        for (index, item) in items {
+            let echo = try JSONDecoder().decode(Echo.self, from: Data(try item.result.get().body))
+            #expect(echo.headers.contains(["apns-topic", "t"]), "entry \(index)")
+            #expect(echo.headers.contains(["content-length", "7"]), "entry \(index)")
+            #expect(Data(base64Encoded: echo.body_b64) == Data("{\"a\":1}".utf8), "entry \(index)")
+        }
+        #expect(items[2]?.info.httpVersion == "2")
+        #expect(client.requestsCompleted == 3)
+    }
+
     @Test func serverWithoutHTTP2IsRefusedAsTLS() throws {
         let server = try HTTP2ClientTestServer(http1Only: true)
         defer { server.stop() }
@@ -264,7 +293,7 @@ struct NativeHTTP2ClientTests {
         for length in 1...name.utf8.count {
             let prefix = String(name.prefix(length))
             var out = [UInt8](repeating: 0, count: length + 1)
-            let count = out.withUnsafeMutableBufferPointer { H2Driver.copyName(prefix, to: $0.baseAddress!) }
+            let count = out.withUnsafeMutableBufferPointer { H2RequestBlock.copyName(prefix, to: $0.baseAddress!) }
             #expect(count == length)
             #expect(Array(out[..<length]) == Array(prefix.lowercased().utf8))
             #expect(out[length] == 0, "nothing written past the name")
@@ -281,7 +310,7 @@ struct NativeHTTP2ClientTests {
                 var name: [UInt8] = Array("abc".utf8)
                 name[position] = b
                 var out = [UInt8](repeating: 0, count: 4)
-                let count = name.withUnsafeBufferPointer { n in out.withUnsafeMutableBufferPointer { H2Driver.copyName(n, to: $0.baseAddress!) } }
+                let count = name.withUnsafeBufferPointer { n in out.withUnsafeMutableBufferPointer { H2RequestBlock.copyName(n, to: $0.baseAddress!) } }
                 #expect(count == (allowed ? 3 : nil), "byte \(byte) at \(position)")
             }
         }

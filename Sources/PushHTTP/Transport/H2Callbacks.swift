@@ -52,12 +52,10 @@ let h2OnFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData in
 let h2ReadBody: nghttp2_data_source_read_callback = { _, _, buffer, length, flags, source, _ in
     guard let source, let buffer, let flags, let raw = source.pointee.ptr else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     let r = Unmanaged<H2Request>.fromOpaque(raw).takeUnretainedValue()
-    let n = r.request.body.withUnsafeBufferPointer { body -> Int in
-        let n = max(0, min(length, body.count - r.bodyOffset))
-        if n > 0 { buffer.update(from: body.baseAddress! + r.bodyOffset, count: n) }
-        return n
-    }
+    guard let block = r.block else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    let n = max(0, min(length, block.bodyCount - r.bodyOffset))
+    if n > 0 { buffer.update(from: block.body + r.bodyOffset, count: n) }
     r.bodyOffset += n
-    if r.bodyOffset >= r.request.body.count { flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
+    if r.bodyOffset >= block.bodyCount { flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
     return n
 }

@@ -197,6 +197,7 @@ extension H2Driver {
                                    value: UInt32(max(65_535, min(configuration.maxResponseBodyBytes + 1024, 1 << 24)))),
         ]
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        connection.lastReadAt = monotonicNanoseconds()
         connection.state = .open
         setEvents(connection, EPOLLIN.rawValue)
         markDirty(connection)
@@ -207,9 +208,15 @@ extension H2Driver {
     func readAll(_ connection: H2Connection) {
         guard let ssl = connection.ssl, let session = connection.session else { return }
         ERR_clear_error()
+        var readAny = false
         while true {
             let n = SSL_read(ssl, readBuffer, 32 * 1024)
             if n > 0 {
+                if !readAny {
+                    // Before the frames are handled: a completion they run may already see it.
+                    readAny = true
+                    connection.lastReadAt = monotonicNanoseconds()
+                }
                 let used = nghttp2_session_mem_recv(session, readBuffer.assumingMemoryBound(to: UInt8.self), Int(n))
                 if used < 0 {
                     return fail(connection, .protocolError("HTTP/2 framing error: \(String(cString: nghttp2_strerror(Int32(used))))"))

@@ -13,7 +13,7 @@ extension H2Driver {
 
     func onHeader(_ connection: H2Connection, streamID: Int32, category: Int32,
                   name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let r = connection.streams[streamID], !r.done else { return }
+        guard let r = connection.request(onStream: streamID), !r.done else { return }
         if name.count == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s") {   // ":status"
             var status = 0
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
@@ -23,11 +23,26 @@ extension H2Driver {
         }
         if name.first == UInt8(ascii: ":") { return }
         if category == Int32(NGHTTP2_HCAT_HEADERS.rawValue) && r.status == 0 { return }
-        r.responseHeaders.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        // One allocation for a provider's few answer headers, not a growth per header.
+        if r.responseHeaders.capacity == 0 { r.responseHeaders.reserveCapacity(4) }
+        r.responseHeaders.append((Self.headerName(name), String(decoding: value, as: UTF8.self)))
+    }
+
+    /// An answer header's name as a `String`: the providers' usual ones are literals (no decoding,
+    /// no storage of their own), any other is decoded.
+    static func headerName(_ name: UnsafeBufferPointer<UInt8>) -> String {
+        switch name.count {
+        case 7 where H2RequestBlock.equal(name, "apns-id"): return "apns-id"
+        case 11 where H2RequestBlock.equal(name, "retry-after"): return "retry-after"
+        case 12 where H2RequestBlock.equal(name, "content-type"): return "content-type"
+        case 14 where H2RequestBlock.equal(name, "apns-unique-id"): return "apns-unique-id"
+        case 14 where H2RequestBlock.equal(name, "content-length"): return "content-length"
+        default: return String(decoding: name, as: UTF8.self)
+        }
     }
 
     func onData(_ connection: H2Connection, streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
-        guard let r = connection.streams[streamID], !r.done else { return }
+        guard let r = connection.request(onStream: streamID), !r.done else { return }
         if r.responseBody.count + data.count > configuration.maxResponseBodyBytes {
             r.tooLarge = true
             r.responseBody = []
@@ -41,7 +56,8 @@ extension H2Driver {
     }
 
     func onStreamClose(_ connection: H2Connection, streamID: Int32, errorCode: UInt32) {
-        guard let r = connection.streams.removeValue(forKey: streamID) else { return }
+        guard let r = connection.request(onStream: streamID), r.connection === connection else { return }
+        connection.streams.remove(r)
         if connection.streams.isEmpty { connection.idleSince = monotonicNanoseconds() }
         r.connection = nil
         r.origin.map { markDirty($0) }
@@ -68,6 +84,11 @@ extension H2Driver {
             connection.settingsReceived = true
             if connection.idleSince == 0 { connection.idleSince = monotonicNanoseconds() }
             markDirty(connection.origin)
+        case NGHTTP2_PING.rawValue:
+            // nghttp2 answers the server's PINGs itself; an ACK answers ours.
+            guard CNGHTTP2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0, connection.pingSentAt != 0 else { return }
+            connection.pingSentAt = 0
+            shared.pingsAcknowledged.add(1, ordering: .relaxed)
         case NGHTTP2_GOAWAY.rawValue:
             connection.draining = true
             connection.goawayLastStreamID = CNGHTTP2_goaway_last_stream_id(frame)
@@ -79,7 +100,7 @@ extension H2Driver {
     }
 
     func onFrameSend(_ connection: H2Connection, type: UInt8, streamID: Int32) {
-        guard UInt32(type) == NGHTTP2_HEADERS.rawValue, let r = connection.streams[streamID] else { return }
+        guard UInt32(type) == NGHTTP2_HEADERS.rawValue, let r = connection.request(onStream: streamID) else { return }
         r.headersSent = true
     }
 
@@ -136,8 +157,7 @@ extension H2Driver {
         connections.removeValue(forKey: connection.id)
         let origin = connection.origin
         origin.connections.removeAll { $0 === connection }
-        let streams = connection.streams.sorted { $0.key < $1.key }.map(\.value)
-        connection.streams.removeAll()
+        let streams = connection.streams.removeAll()
         // Oldest first, inserted at the front in reverse so the queue keeps their order.
         var retried: [H2Request] = []
         for r in streams where !r.done {
@@ -177,15 +197,26 @@ extension H2Driver {
             if let connection, let session = connection.session {
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), r.streamID, UInt32(NGHTTP2_CANCEL.rawValue))
                 markDirty(connection)
+                // A stream that got no answer in time may sit on a dead connection: ask now rather
+                // than after the idle interval, while new requests keep going to it.
+                if pingIdle > 0 && connection.pingSentAt == 0 { sendPing(connection, now: now) }
             }
         }
         let idleLimit = UInt64(max(1, configuration.maxIdleConnectionSeconds)) * 1_000_000_000
         var expired: [H2Connection] = []   // no allocation while none expire (every wake-up runs this)
+        var dead: [H2Connection] = []
         for connection in connections.values {
             if connection.state != .open || !connection.settingsReceived {
                 if connection.deadline <= now { expired.append(connection) }
-            } else if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
-                      let session = connection.session {
+                continue
+            }
+            if connection.pingSentAt != 0 {
+                if now &- connection.pingSentAt >= pingTimeout { dead.append(connection); continue }
+            } else if pingIdle > 0 && now > connection.lastReadAt && now - connection.lastReadAt >= pingIdle {
+                sendPing(connection, now: now)
+            }
+            if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
+               let session = connection.session {
                 // Idle too long: say goodbye and close once that is written.
                 nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
                 connection.draining = true
@@ -193,13 +224,29 @@ extension H2Driver {
             }
         }
         for connection in expired { fail(connection, .timeout) }
+        for connection in dead {
+            fail(connection, .protocolError("HTTP/2 PING not acknowledged within \(configuration.pingTimeoutMilliseconds) ms: connection to \(connection.origin.host) presumed dead"))
+        }
+    }
+
+    /// The idle interval after which a connection is sent a PING, ns (0: never).
+    var pingIdle: UInt64 { UInt64(max(0, configuration.pingIdleMilliseconds)) &* 1_000_000 }
+    /// How long a PING may go unacknowledged before its connection is closed, ns.
+    var pingTimeout: UInt64 { UInt64(max(1, configuration.pingTimeoutMilliseconds)) &* 1_000_000 }
+
+    /// Sends a health PING (RFC 9113 §6.7) on an open connection; its ACK clears `pingSentAt`.
+    func sendPing(_ connection: H2Connection, now: UInt64) {
+        guard let session = connection.session,
+              nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil) == 0 else { return }
+        connection.pingSentAt = max(1, now)
+        shared.pingsSent.add(1, ordering: .relaxed)
+        markDirty(connection)
     }
 
     /// Shutdown: everything queued or in flight completes with `.shutdown`, then the resources go.
     func stopAll(extra: [H2Request]) {
         for connection in Array(connections.values) {
-            let streams = connection.streams.values
-            connection.streams.removeAll()
+            let streams = connection.streams.removeAll()
             for r in streams { complete(r, .failure(.shutdown)) }
             if connection.fd >= 0 { epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil) }
             if let session = connection.session { nghttp2_session_del(session) }

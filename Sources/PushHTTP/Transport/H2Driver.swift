@@ -31,7 +31,6 @@ final class H2Driver: @unchecked Sendable {
     /// Requests with a send-by deadline waiting in their origin's queue, earliest `sendBy` first.
     @exclusivity(unchecked) var sendBys = H2RequestList(order: .sendBy)
     let readBuffer = UnsafeMutableRawPointer.allocate(byteCount: 32 * 1024, alignment: 16)
-    let userAgent: UnsafeMutableBufferPointer<UInt8>?
     static let maxRetries = 5
     static let writeBatchBytes = 64 * 1024
     static let wakeID: UInt64 = 0
@@ -85,14 +84,6 @@ final class H2Driver: @unchecked Sendable {
         self.sslContext = ctx
         self.callbacks = cbs
         self.shared = H2Shared(wakeFD: ev)
-        if let ua = configuration.userAgent, !ua.isEmpty {
-            let bytes = Array(ua.utf8)
-            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
-            _ = buffer.initialize(from: bytes)
-            userAgent = buffer
-        } else {
-            userAgent = nil
-        }
     }
 
     /// Frees what `init` acquired (after the thread stopped, or when it never started).
@@ -102,7 +93,6 @@ final class H2Driver: @unchecked Sendable {
         close(epollFD)
         close(shared.wakeFD)
         readBuffer.deallocate()
-        userAgent?.deallocate()
     }
 
     // MARK: loop
@@ -158,8 +148,15 @@ final class H2Driver: @unchecked Sendable {
         var next = UInt64.max
         if let head = timeouts.head { next = head.deadline }
         if let head = sendBys.head { next = min(next, head.sendBy) }
-        for connection in connections.values where connection.state != .open || !connection.settingsReceived {
-            next = min(next, connection.deadline)
+        let pingIdle = self.pingIdle, pingTimeout = self.pingTimeout
+        for connection in connections.values {
+            if connection.state != .open || !connection.settingsReceived {
+                next = min(next, connection.deadline)
+            } else if connection.pingSentAt != 0 {
+                next = min(next, connection.pingSentAt &+ pingTimeout)
+            } else if pingIdle > 0 {
+                next = min(next, connection.lastReadAt &+ pingIdle)
+            }
         }
         if !connections.isEmpty { next = min(next, now + 1_000_000_000) }
         if next == UInt64.max { return -1 }
@@ -170,11 +167,10 @@ final class H2Driver: @unchecked Sendable {
     // MARK: accepting requests
 
     func accept(_ r: H2Request, now: UInt64) {
-        guard let origin = origin(for: r.request.url) else {
-            return complete(r, .failure(.other(code: 3, message: "URL not supported by the HTTP/2 client: \(r.request.url)")))
-        }
+        // Built on the sending thread; a request it refused fails here, on this thread, like any other.
+        guard let block = r.block else { return complete(r, .failure(r.buildError ?? .other(code: 3, message: "no request"))) }
         if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
-        if let error = buildHeaders(r, origin: origin) { return complete(r, .failure(error)) }
+        let origin = origin(for: block)
         r.origin = origin
         enqueue(r, at: origin)
     }
@@ -193,178 +189,20 @@ final class H2Driver: @unchecked Sendable {
         if !connection.dirty { connection.dirty = true; dirtyConnections.append(connection) }
     }
 
-    /// The origin of an `https://host[:port]/path` URL (the last one is checked first: pushes come in
-    /// runs to one gateway); nil for anything else.
-    func origin(for url: String) -> H2Origin? {
-        var url = url
-        return url.withUTF8 { bytes -> H2Origin? in
-            if let last = lastOrigin, bytes.count > last.prefix.count, bytes[last.prefix.count] == UInt8(ascii: "/"),
-               last.prefix.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0 }) {
-                return last
-            }
-            let scheme = Array("https://".utf8)
-            guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ ($0 | 0x20) == $1 || $0 == $1 }) else { return nil }
-            var end = scheme.count
-            while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?") { end += 1 }
-            guard end < bytes.count, bytes[end] == UInt8(ascii: "/") else { return nil }
-            let authority = Array(bytes[scheme.count..<end])
-            guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
-            var host = authority[...]
-            var port: UInt16 = 443
-            if authority.first == UInt8(ascii: "[") {
-                guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
-                host = authority[1..<close]
-                let rest = authority[(close + 1)...]
-                if !rest.isEmpty {
-                    guard rest.first == UInt8(ascii: ":"), let p = UInt16(String(decoding: rest.dropFirst(), as: UTF8.self)) else { return nil }
-                    port = p
-                }
-            } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
-                host = authority[..<colon]
-                guard let p = UInt16(String(decoding: authority[(colon + 1)...], as: UTF8.self)) else { return nil }
-                port = p
-            }
-            guard !host.isEmpty else { return nil }
-            let prefix = Array(bytes[..<end])
-            if let known = origins.first(where: { $0.prefix == prefix }) {
-                lastOrigin = known
-                return known
-            }
-            let created = H2Origin(host: String(decoding: host, as: UTF8.self), port: port, authority: authority, prefix: prefix)
-            origins.append(created)
-            lastOrigin = created
-            return created
+    /// The origin of a request's `host[:port]` (the last one is checked first: pushes come in runs
+    /// to one gateway), made on first use.
+    func origin(for block: H2RequestBlock) -> H2Origin {
+        let authority = block.authority
+        if let last = lastOrigin, last.matches(authority) { return last }
+        if let known = origins.first(where: { $0.matches(authority) }) {
+            lastOrigin = known
+            return known
         }
-    }
-
-    /// Checks the headers and builds the request's nghttp2 header list once: `:method`, `:scheme`,
-    /// `:authority`, `:path`, the caller's headers (names lower-cased, RFC 9113 §8.2.1), `user-agent`
-    /// unless given, `content-length`. Returns `.other` for an invalid header (a name that is not a
-    /// token, a value with CR, LF or NUL) or an `accept-encoding` header (no decoding here).
-    func buildHeaders(_ r: H2Request, origin: H2Origin) -> PushTransportError? {
-        let headers = r.request.headers
-        var url = r.request.url
-        var lengthDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // room for 24 decimal digits
-        let lengthCount = withUnsafeMutableBytes(of: &lengthDigits) { Self.decimal(r.request.body.count, into: $0) }
-        let pathCount = url.utf8.count - origin.prefix.count
-        // The sizes first (O(1) on native strings), then one pass per string that checks and copies.
-        var total = pathCount + lengthCount
-        for (name, value) in headers { total += name.utf8.count + value.utf8.count }
-        // One allocation: the header list, then the bytes it points into.
-        let nvBytes = MemoryLayout<nghttp2_nv>.stride * (4 + headers.count + 2)
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: nvBytes + total, alignment: MemoryLayout<nghttp2_nv>.alignment)
-        let nv = storage.bindMemory(to: nghttp2_nv.self, capacity: 4 + headers.count + 2)
-        let bytes = (storage + nvBytes).bindMemory(to: UInt8.self, capacity: max(1, total))
-        r.headerStorage = storage
-        r.nv = nv
-        var at = 0
-        var count = 0
-        func put(_ name: UnsafeMutablePointer<UInt8>, _ nameLength: Int, _ value: UnsafeMutablePointer<UInt8>, _ valueLength: Int,
-                 flags: UInt8 = Self.pinned) {
-            nv[count] = nghttp2_nv(name: name, value: value, namelen: nameLength, valuelen: valueLength, flags: flags)
-            count += 1
-        }
-        put(H2Static.method, 7, H2Static.post, 4)
-        put(H2Static.scheme, 7, H2Static.https, 5)
-        put(H2Static.authority, 10, origin.authority.baseAddress!, origin.authority.count)
-        url.withUTF8 { u in
-            (bytes + at).initialize(from: u.baseAddress! + origin.prefix.count, count: pathCount)
-        }
-        put(H2Static.path, 5, bytes + at, pathCount)
-        at += pathCount
-        var hasUserAgent = false
-        for (name, value) in headers {
-            let nameAt = bytes + at
-            guard let nameCount = Self.copyName(name, to: nameAt),
-                  let valueCount = Self.copyValue(value, to: nameAt + nameCount) else {
-                return .other(code: 43, message: "invalid request header \(name.debugDescription)")
-            }
-            let lowered = UnsafeBufferPointer(start: nameAt, count: nameCount)
-            if Self.equal(lowered, "accept-encoding") {
-                return .other(code: 43, message: "accept-encoding is not supported by the HTTP/2 push client")
-            }
-            if Self.equal(lowered, "user-agent") { hasUserAgent = true }
-            put(nameAt, nameCount, nameAt + nameCount, valueCount,
-                flags: Self.equal(lowered, "apns-id") ? Self.pinned | Self.notIndexed : Self.pinned)
-            at += nameCount + valueCount
-        }
-        if !hasUserAgent, let userAgent { put(H2Static.userAgent, 10, userAgent.baseAddress!, userAgent.count) }
-        withUnsafeBytes(of: &lengthDigits) { digits in
-            (bytes + at).initialize(from: digits.bindMemory(to: UInt8.self).baseAddress!, count: lengthCount)
-        }
-        put(H2Static.contentLength, 14, bytes + at, lengthCount)
-        r.nvCount = count
-        return nil
-    }
-
-    /// Copies a header name lower-cased to `out` (room for its UTF-8 bytes); nil unless it is a
-    /// token: not empty, no space, colon, control or non-ASCII byte (RFC 9110 §5.6.2).
-    static func copyName(_ name: String, to out: UnsafeMutablePointer<UInt8>) -> Int? {
-        // Native strings lend their bytes without a copy of the String itself (no retain, no uniqueness check).
-        if let copied = name.utf8.withContiguousStorageIfAvailable({ copyName($0, to: out) }) { return copied }
-        var name = name
-        return name.withUTF8 { copyName($0, to: out) }
-    }
-
-    static func copyName(_ n: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int? {
-        guard let base = n.baseAddress, !n.isEmpty else { return nil }
-        // Every byte copied and judged without a branch, and the name refused after the loop
-        // (issue 17: one that stopped at the first bad byte cost 1.46k instructions a push over a
-        // push's header names, this one 1.23k).
-        var bad: UInt8 = 0
-        for i in 0..<n.count {
-            let b = base[i]
-            // Outside 0x21...0x7E (a space, a control or non-ASCII byte), or a colon.
-            let outside: UInt8 = b &- 0x21 >= 0x5E ? 1 : 0
-            let colon: UInt8 = b == UInt8(ascii: ":") ? 1 : 0
-            bad |= outside | colon
-            out[i] = b &- 0x41 < 26 ? b | 0x20 : b
-        }
-        return bad == 0 ? n.count : nil
-    }
-
-    /// Copies a header value to `out` (room for its UTF-8 bytes); nil if it holds CR, LF or NUL (a
-    /// header injection). One memcpy and three memchr: values are mostly long (bearer tokens).
-    static func copyValue(_ value: String, to out: UnsafeMutablePointer<UInt8>) -> Int? {
-        if let copied = value.utf8.withContiguousStorageIfAvailable({ copyValue($0, to: out) }) { return copied }
-        var value = value
-        return value.withUTF8 { copyValue($0, to: out) }
-    }
-
-    static func copyValue(_ v: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int? {
-        guard let base = v.baseAddress, !v.isEmpty else { return 0 }
-        if memchr(base, 0x0D, v.count) != nil || memchr(base, 0x0A, v.count) != nil || memchr(base, 0, v.count) != nil {
-            return nil
-        }
-        out.update(from: base, count: v.count)
-        return v.count
-    }
-
-    /// nghttp2 takes the names and values as they are, without copying them at submit: every one
-    /// lives as long as the request (its `headerStorage`), the origin (`:authority`) or the process
-    /// (the static ones, the user agent), and the request outlives its stream, whose HEADERS frame is
-    /// the last use. Names are lower-case already (nghttp2 lower-cases only what it copies).
-    static let pinned = UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
-
-    /// HPACK "literal never indexed" (RFC 7541 §6.2.3) for a header whose value is new on every
-    /// request (APNs' `apns-id`, a UUID per push). Indexed, each would enter the encoder's dynamic
-    /// table, evict the lasting entries (the bearer token among them, then sent in full again) and
-    /// lengthen every later table search: nghttp2 chains entries of one name and compares each value.
-    /// `:path` and `content-length` nghttp2 never indexes.
-    static let notIndexed = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
-
-    /// Writes `value` (≥ 0) in decimal into `buffer`; returns the digit count.
-    static func decimal(_ value: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var v = max(0, value), n = 0
-        repeat { buffer[n] = UInt8(0x30 + v % 10); v /= 10; n += 1 } while v > 0
-        var i = 0, j = n - 1
-        while i < j { buffer.swapAt(i, j); i += 1; j -= 1 }
-        return n
-    }
-
-    /// Byte equality with a static (lower-case) name.
-    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ wanted: StaticString) -> Bool {
-        bytes.count == wanted.utf8CodeUnitCount && memcmp(bytes.baseAddress!, wanted.utf8Start, bytes.count) == 0
+        let created = H2Origin(host: String(decoding: UnsafeBufferPointer(rebasing: authority[block.host]), as: UTF8.self),
+                               port: block.port, authority: Array(authority))
+        origins.append(created)
+        lastOrigin = created
+        return created
     }
 
     // MARK: dispatching
@@ -400,7 +238,7 @@ final class H2Driver: @unchecked Sendable {
     }
 
     func submit(_ r: H2Request, on connection: H2Connection, now: UInt64) {
-        guard let session = connection.session, let nv = r.nv else { return }
+        guard let session = connection.session, let block = r.block else { return }
         // The sweep of this pass dropped every request past its deadline; this is for the rest.
         if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
         r.bodyOffset = 0
@@ -410,11 +248,11 @@ final class H2Driver: @unchecked Sendable {
         r.responseBody.removeAll()
         let me = Unmanaged.passUnretained(r).toOpaque()
         let id: Int32
-        if r.request.body.isEmpty {
-            id = nghttp2_submit_request(session, nil, nv, r.nvCount, nil, me)
+        if block.bodyCount == 0 {
+            id = nghttp2_submit_request(session, nil, block.nv, block.nvCount, nil, me)
         } else {
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: me), read_callback: h2ReadBody)
-            id = nghttp2_submit_request(session, nil, nv, r.nvCount, &provider, me)
+            id = nghttp2_submit_request(session, nil, block.nv, block.nvCount, &provider, me)
         }
         guard id > 0 else {
             guard id == Int32(NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue), let origin = r.origin else {
@@ -431,7 +269,7 @@ final class H2Driver: @unchecked Sendable {
         r.connection = connection
         r.newConnection = connection.firstStream
         connection.firstStream = false
-        connection.streams[id] = r
+        connection.streams.append(r)
         sendBys.remove(r)
         r.deadline = min(now &+ UInt64(max(1, configuration.requestTimeoutMs)) * 1_000_000, r.sendBy)
         timeouts.insert(r)

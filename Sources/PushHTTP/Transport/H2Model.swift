@@ -55,6 +55,8 @@ final class H2Shared: Sendable {
     let inbox = Mutex(H2Inbox())
     let connectionsOpened = Atomic<Int>(0)
     let completed = Atomic<Int>(0)
+    let pingsSent = Atomic<Int>(0)
+    let pingsAcknowledged = Atomic<Int>(0)
     /// The eventfd; written only under the inbox lock while running, closed by the driver after it
     /// saw `running == false` under that lock.
     let wakeFD: Int32
@@ -65,18 +67,41 @@ final class H2Shared: Sendable {
     }
 }
 
+/// How a request's caller takes its answer: the caller's own closure, not one wrapped around it.
+enum H2Completion {
+    /// `sendReportingInfo`: with the HTTP version, the new connection and the time taken.
+    case reportingInfo(@Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void)
+    /// `send(_:completion:)`.
+    case typed(@Sendable (Result<PushHTTPResponse, PushTransportError>) -> Void)
+    /// `sendForTransport` (`HTTP2PushTransport`: `PushTransport`'s untyped error).
+    case untyped(@Sendable (Result<PushHTTPResponse, any Error>) -> Void)
+
+    /// Calls the closure; `started` is when the request was handed over (the driver's clock, ns).
+    func callAsFunction(_ result: Result<PushHTTPResponse, PushTransportError>, newConnection: Bool, started: UInt64) {
+        switch self {
+        case .reportingInfo(let completion):
+            let version: String
+            if case .success = result { version = "2" } else { version = "" }
+            completion(result, PushTransferInfo(httpVersion: version, newConnections: newConnection ? 1 : 0,
+                                                elapsed: .nanoseconds(Int64(bitPattern: h2MonotonicNanoseconds() &- started))))
+        case .typed(let completion):
+            completion(result)
+        case .untyped(let completion):
+            completion(result.mapError { $0 })
+        }
+    }
+}
+
 /// One request: created on the sending thread, then owned by the driver thread only.
 final class H2Request: @unchecked Sendable {
-    let request: PushHTTPRequest
-    private let completion: @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
+    private let completion: H2Completion
     let started = h2MonotonicNanoseconds()
 
-    /// The request's header list for nghttp2 (pseudo-headers first), built once; names and values point
-    /// into `headerStorage` (which holds the list too) or into storage that outlives the request
-    /// (static strings, the origin's).
-    var nv: UnsafeMutablePointer<nghttp2_nv>?
-    var nvCount = 0
-    var headerStorage: UnsafeMutableRawPointer?
+    /// The header list, its bytes and the body, built on the sending thread (`H2RequestBlock.build`),
+    /// so the driver neither builds them nor releases the `PushHTTPRequest`; nil when the request
+    /// was refused, with `buildError` (the driver completes it, on its thread like any other).
+    let block: H2RequestBlock?
+    let buildError: PushTransportError?
     var bodyOffset = 0
 
     var status = 0
@@ -97,27 +122,30 @@ final class H2Request: @unchecked Sendable {
     /// Its place in the driver's send-by list (`H2Driver.sendBys`): a request with a `sendBy` is in
     /// it while it waits in its origin's queue for a stream.
     @exclusivity(unchecked) var sendByLink = H2Link()
+    /// Its place in its connection's `streams` while it holds a stream there.
+    @exclusivity(unchecked) var streamLink = H2Link()
     var newConnection = false
     var done = false
     unowned(unsafe) var origin: H2Origin?
     var connection: H2Connection?
     var streamID: Int32 = -1
 
-    init(request: PushHTTPRequest,
-         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void) {
-        self.request = request
+    /// Builds the request's block here, on the sending thread; `userAgent` (empty: none) is sent
+    /// unless the request has its own.
+    init(request: PushHTTPRequest, userAgent: [UInt8], completion: H2Completion) {
+        switch H2RequestBlock.build(request, userAgent: userAgent) {
+        case .success(let block): self.block = block; buildError = nil
+        case .failure(let error): block = nil; buildError = error
+        }
         self.completion = completion
     }
 
     deinit {
-        headerStorage?.deallocate()
+        block?.deallocate()
     }
 
     func finish(_ result: Result<PushHTTPResponse, PushTransportError>, newConnection: Bool) {
-        let version: String
-        if case .success = result { version = "2" } else { version = "" }
-        completion(result, PushTransferInfo(httpVersion: version, newConnections: newConnection ? 1 : 0,
-                                            elapsed: .nanoseconds(Int64(bitPattern: h2MonotonicNanoseconds() &- started))))
+        completion(result, newConnection: newConnection, started: started)
     }
 }
 
@@ -125,9 +153,8 @@ final class H2Request: @unchecked Sendable {
 final class H2Origin {
     let host: String
     let port: UInt16
-    /// `host[:port]` for `:authority`, and the URL prefix `https://host[:port]` it was parsed from.
-    let authority: UnsafeMutableBufferPointer<UInt8>
-    let prefix: [UInt8]
+    /// `host[:port]` as in its requests' URLs (and their `:authority`).
+    let authority: [UInt8]
     var connections: [H2Connection] = []
     @exclusivity(unchecked) var queue: [H2Request] = []
     var queueHead = 0
@@ -135,15 +162,17 @@ final class H2Origin {
     /// Requests in `queue` were completed where they waited (their send-by passed): `removeDone` is due.
     var holdsDone = false
 
-    init(host: String, port: UInt16, authority: [UInt8], prefix: [UInt8]) {
+    init(host: String, port: UInt16, authority: [UInt8]) {
         self.host = host
         self.port = port
-        self.prefix = prefix
-        self.authority = .allocate(capacity: max(1, authority.count))
-        _ = self.authority.initialize(from: authority)
+        self.authority = authority
     }
 
-    deinit { authority.deallocate() }
+    /// Whether a request's `host[:port]` is this origin's.
+    func matches(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        other.count == authority.count
+            && authority.withUnsafeBufferPointer { memcmp($0.baseAddress!, other.baseAddress!, other.count) == 0 }
+    }
 
     var waiting: Int { queue.count - queueHead }
 
@@ -186,19 +215,32 @@ final class H2Connection {
     var settingsReceived = false
     var draining = false
     var goawayLastStreamID = Int32.max
-    @exclusivity(unchecked) var streams: [Int32: H2Request] = [:]
+    @exclusivity(unchecked) var streams = H2StreamSet()
     var streamLimit = 0
     var idleSince: UInt64 = 0
+    /// When bytes were last read (once per `readAll` that got any): the PING's idle clock.
+    var lastReadAt: UInt64 = 0
+    /// When the PING not yet acknowledged was sent; 0: none outstanding (RFC 9113 §6.7).
+    var pingSentAt: UInt64 = 0
     var epollEvents: UInt32 = 0
     var dirty = false
     var firstStream = true
-    /// Frames from nghttp2 not yet taken by `SSL_write` (`out[outOffset...]`).
-    var out: [UInt8] = []
+    /// Frames from nghttp2 not yet taken by `SSL_write` (`out[outOffset...]`). Unchecked
+    /// exclusivity: the driver thread's alone (see `H2Driver`).
+    @exclusivity(unchecked) var out: [UInt8] = []
     var outOffset = 0
 
     init(id: UInt64, origin: H2Origin) {
         self.id = id
         self.origin = origin
+    }
+
+    /// The request on one of this connection's streams, from nghttp2's own map (the stream's user
+    /// data, set at submit), valid while the request is in `streams`: it leaves them only when its
+    /// stream closes or the session is deleted.
+    func request(onStream id: Int32) -> H2Request? {
+        guard let session, let raw = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        return Unmanaged<H2Request>.fromOpaque(raw).takeUnretainedValue()
     }
 }
 

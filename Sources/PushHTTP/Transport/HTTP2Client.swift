@@ -92,6 +92,15 @@ public final class HTTP2Client: Sendable {
         /// `CURLOPT_VERBOSE`: libcurl's own trace on stderr (debugging only; it prints request headers,
         /// including `authorization`).
         public var verbose: Bool
+        /// Native client only (RFC 9113 §6.7): a connection that has received no frame for this
+        /// long, in ms, is sent a PING; 0 sends none. 60 s: what APNs clients commonly use, well
+        /// inside the idle timeouts of NATs and load balancers (minutes), so the PING also keeps
+        /// their state alive. A stream that times out sends one at once.
+        public var pingIdleMilliseconds: Int
+        /// Native client only: a PING not acknowledged within this many ms closes its connection;
+        /// its streams on the wire fail with `.protocolError` (transient: the push is retried), the
+        /// ones never sent go to another connection, and the next request opens a new one.
+        public var pingTimeoutMilliseconds: Int
 
         public init(
             maxHostConnections: Int = 2,
@@ -106,7 +115,9 @@ public final class HTTP2Client: Sendable {
             dnsCacheTimeoutSeconds: Int = 0,
             maxInFlight: Int = 1000,
             maxReadDelayMilliseconds: Int = 5,
-            verbose: Bool = false
+            verbose: Bool = false,
+            pingIdleMilliseconds: Int = 60_000,
+            pingTimeoutMilliseconds: Int = 20_000
         ) {
             self.maxHostConnections = maxHostConnections
             self.maxConcurrentStreams = maxConcurrentStreams
@@ -121,6 +132,8 @@ public final class HTTP2Client: Sendable {
             self.maxInFlight = maxInFlight
             self.maxReadDelayMilliseconds = maxReadDelayMilliseconds
             self.verbose = verbose
+            self.pingIdleMilliseconds = pingIdleMilliseconds
+            self.pingTimeoutMilliseconds = pingTimeoutMilliseconds
         }
 
         /// Defaults, with `caFile` from `HERALD_CA_FILE` when it is set and non-empty. `environment`

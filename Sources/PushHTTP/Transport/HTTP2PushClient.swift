@@ -5,6 +5,10 @@ public protocol HTTP2PushClient: AnyObject, Sendable {
     /// the caller's thread after `shutdown`). Any HTTP status is a `.success`.
     func sendReportingInfo(_ request: PushHTTPRequest,
                            completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void)
+    /// `HTTP2PushTransport`'s send: like `sendReportingInfo` without the transfer info, the error
+    /// widened to `any Error`. The native client keeps the closure as it is; the default wraps it.
+    func sendForTransport(_ request: PushHTTPRequest,
+                          completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void)
     /// Async variant of `sendReportingInfo`; the exchange is not cancelled with the task.
     func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse
     /// Completes everything queued or in flight with `.shutdown` and stops the driver thread. Idempotent.
@@ -16,6 +20,11 @@ public protocol HTTP2PushClient: AnyObject, Sendable {
 }
 
 extension HTTP2PushClient {
+    public func sendForTransport(_ request: PushHTTPRequest,
+                                 completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+        sendReportingInfo(request) { result, _ in completion(result.mapError { $0 }) }
+    }
+
     /// The async form of `sendReportingInfo`, for both clients. The exchange is not cancelled with
     /// the task; it ends with a response, a transport error, the request timeout, or `.shutdown`.
     public func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse {

@@ -11,6 +11,6 @@ public struct HTTP2PushTransport: PushTransport {
 
     public func send(_ request: PushHTTPRequest,
                      completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
-        client.sendReportingInfo(request) { result, _ in completion(result.mapError { $0 }) }
+        client.sendForTransport(request, completion: completion)
     }
 }

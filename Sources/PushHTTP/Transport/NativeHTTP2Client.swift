@@ -15,6 +15,9 @@ import Glibc
 /// Design:
 /// - Other threads append to a `Mutex`-guarded inbox and write an eventfd when it was empty; the
 ///   driver thread owns everything else (sockets, TLS, sessions, queues) and runs every completion.
+///   A request's header list, the bytes it points into and its body are built in one allocation
+///   on the sending thread (`H2RequestBlock`), so the one driver thread only frames them and never
+///   releases the `PushHTTPRequest`; a request refused there still fails on the driver thread.
 /// - Per origin (`https` host + port) at most `maxHostConnections` connections, each carrying at most
 ///   `min(maxConcurrentStreams, the server's SETTINGS_MAX_CONCURRENT_STREAMS)` streams. Requests that
 ///   fit nowhere wait in the origin's FIFO (no clock running but their send-by deadline); another connection is opened only when
@@ -36,6 +39,11 @@ import Glibc
 ///   dropped at that deadline while it still waits for a stream (`.sendByPassed`: never sent), and
 ///   on a stream times out at whichever comes first, the deadline or `requestTimeoutMs`: a push
 ///   never outlives its lease in the client, however long the provider stalls.
+/// - Health (RFC 9113 §6.7; Apple asks providers to check a connection with PING): a connection that
+///   received no frame for `pingIdleMilliseconds` (60 s), or whose stream just timed out, is sent a
+///   PING; one not acknowledged within `pingTimeoutMilliseconds` (20 s) is closed as dead (a NAT or
+///   load balancer dropped it without a word): its streams on the wire fail with `.protocolError`
+///   (transient), those never sent go to another connection, and the next request opens a new one.
 /// - An idle connection (no streams) older than `maxIdleConnectionSeconds` is closed with GOAWAY.
 /// - Requests carrying `accept-encoding` fail with `.other` (no content decoding here: Expo's gzip
 ///   answers go through `HTTP2Client`); so do `http://` URLs (no cleartext HTTP/2).
@@ -49,6 +57,8 @@ public final class NativeHTTP2Client: HTTP2PushClient {
     private let thread: pthread_t
     /// The driver's clock: a request's send-by deadline is placed on it when the request is handed over.
     private let monotonicNanoseconds: @Sendable () -> UInt64
+    /// `configuration.userAgent`'s bytes (empty: none), copied into each request's block.
+    private let userAgent: [UInt8]
 
     /// Starts the driver thread. Throws `.other` when libnghttp2 cannot be opened (CNGHTTP2Shim opens it
     /// here, on first use), or the TLS context, epoll or the thread cannot be set up, `.tls` when
@@ -68,6 +78,7 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         self.configuration = configuration
         self.shared = driver.shared
         self.monotonicNanoseconds = monotonicNanoseconds
+        self.userAgent = Array((configuration.userAgent ?? "").utf8)
         guard let tid = startDriverThread(named: "herald-h2", driver.run) else {
             driver.releaseResources()
             throw .other(code: -1, message: "could not start the HTTP/2 driver thread")
@@ -79,6 +90,10 @@ public final class NativeHTTP2Client: HTTP2PushClient {
 
     /// Connections opened so far (one per connection attempt that got a socket, whatever came of it).
     public var connectionsOpened: Int { shared.connectionsOpened.load(ordering: .relaxed) }
+    /// Health PINGs sent so far (RFC 9113 §6.7; see `Configuration.pingIdleMilliseconds`).
+    public var pingsSent: Int { shared.pingsSent.load(ordering: .relaxed) }
+    /// Health PINGs the server acknowledged so far.
+    public var pingsAcknowledged: Int { shared.pingsAcknowledged.load(ordering: .relaxed) }
     /// Requests finished so far (success or failure).
     public var requestsCompleted: Int { shared.completed.load(ordering: .relaxed) }
 
@@ -86,7 +101,14 @@ public final class NativeHTTP2Client: HTTP2PushClient {
     /// caller's thread if the client is already shut down).
     public func send(_ request: PushHTTPRequest,
                      completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>) -> Void) {
-        sendReportingInfo(request) { result, _ in completion(result) }
+        enqueue(request, .typed(completion))
+    }
+
+    /// `HTTP2PushTransport`'s send: the caller's closure kept as it is (no closure wrapped around it
+    /// to widen the error, issue 17).
+    public func sendForTransport(_ request: PushHTTPRequest,
+                                 completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+        enqueue(request, .untyped(completion))
     }
 
     /// Like `send(_:completion:)`, also passing the HTTP version ("2", or "" without a response) and
@@ -95,13 +117,18 @@ public final class NativeHTTP2Client: HTTP2PushClient {
         _ request: PushHTTPRequest,
         completion: @escaping @Sendable (Result<PushHTTPResponse, PushTransportError>, PushTransferInfo) -> Void
     ) {
+        enqueue(request, .reportingInfo(completion))
+    }
+
+    /// Builds the request's header list here, on the caller's thread, and hands it to the driver.
+    private func enqueue(_ request: PushHTTPRequest, _ completion: H2Completion) {
         // Only the configuration's gateways come here: this client does not check the addresses it
         // connects to, so a client-given URL is refused rather than sent unchecked.
         guard !request.publicAddressesOnly else {
             return completion(.failure(.addressNotPublic("this client does not check destination addresses (a Web Push endpoint goes through libcurl)")),
-                              PushTransferInfo(httpVersion: "", newConnections: 0, elapsed: .zero))
+                              newConnection: false, started: h2MonotonicNanoseconds())
         }
-        let item = H2Request(request: request, completion: completion)
+        let item = H2Request(request: request, userAgent: userAgent, completion: completion)
         if let within = request.sendWithinMilliseconds {
             // From now, on the driver's clock: the wait in the inbox counts too.
             item.sendBy = monotonicNanoseconds() &+ UInt64(clamping: max(0, within)) &* 1_000_000
