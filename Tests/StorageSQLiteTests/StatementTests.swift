@@ -306,4 +306,28 @@ import Testing
         #expect(try statement.row()[0, as: String?.self] == nil)
         statement.reset()
     }
+
+    @Test("issue 17: a one-call execution sees only its own values, whatever a manual use bound before it")
+    func oneCallExecutionsBindEveryParameterAfresh() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let statement = try conn.prepare("SELECT ?1, ?2, :name")
+        // A manual use binds copies and leaves them bound.
+        try statement.bind("kept 1", at: 1)
+        try statement.bind("kept 2", at: 2)
+        try statement.bind("kept 3", named: ":name")
+        #expect(try statement.step())
+        statement.reset()
+        let row = try #require(try statement.queryOne([nil as String?, "new", nil as String?]))
+        #expect(try row[0, as: String?.self] == nil)
+        #expect(try row[1, as: String?.self] == "new")
+        #expect(try row[2, as: String?.self] == nil)
+        let byName = try conn.prepare("SELECT :a, :b")
+        try byName.bind("kept a", named: ":a")
+        try byName.bind("kept b", named: ":b")
+        #expect(try byName.step())
+        byName.reset()
+        let named = try #require(try byName.queryOne([":a": nil as String?, ":b": "b"]))
+        #expect(try named[0, as: String?.self] == nil)
+        #expect(try named[1, as: String?.self] == "b")
+    }
 }
