@@ -330,4 +330,34 @@ import Testing
         #expect(try named[0, as: String?.self] == nil)
         #expect(try named[1, as: String?.self] == "b")
     }
+
+    @Test("issue 17: a cached statement given back after a manual use is lent again with every parameter NULL; after a one-call use too")
+    func aStatementGivenBackIsLentWithoutBindings() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "SELECT ?1, ?2"
+        do {
+            let manual = try conn.prepare(sql)
+            try manual.bind("left bound", at: 1)
+        }
+        do {
+            let next = try conn.prepare(sql)
+            #expect(try next.step())
+            #expect(try next.row()[0, as: String?.self] == nil)
+            next.reset()
+            // A one-call use, then a manual bind on the same borrower before it is given back.
+            #expect(try next.queryOne(["a", "b"])?[1, as: String?.self] == "b")
+            try next.bind("bound after", at: 2)
+        }
+        let third = try conn.prepare(sql)
+        #expect(try third.step())
+        let row = try third.row()
+        #expect(try row[0, as: String?.self] == nil)
+        #expect(try row[1, as: String?.self] == nil)
+        third.reset()
+        _ = try conn.queryOne(sql, ["x", "y"])
+        let fourth = try conn.prepare(sql)
+        #expect(try fourth.step())
+        #expect(try fourth.row()[0, as: String?.self] == nil)
+        fourth.reset()
+    }
 }
