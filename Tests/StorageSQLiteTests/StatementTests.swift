@@ -306,4 +306,58 @@ import Testing
         #expect(try statement.row()[0, as: String?.self] == nil)
         statement.reset()
     }
+
+    @Test("issue 17: a one-call execution sees only its own values, whatever a manual use bound before it")
+    func oneCallExecutionsBindEveryParameterAfresh() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let statement = try conn.prepare("SELECT ?1, ?2, :name")
+        // A manual use binds copies and leaves them bound.
+        try statement.bind("kept 1", at: 1)
+        try statement.bind("kept 2", at: 2)
+        try statement.bind("kept 3", named: ":name")
+        #expect(try statement.step())
+        statement.reset()
+        let row = try #require(try statement.queryOne([nil as String?, "new", nil as String?]))
+        #expect(try row[0, as: String?.self] == nil)
+        #expect(try row[1, as: String?.self] == "new")
+        #expect(try row[2, as: String?.self] == nil)
+        let byName = try conn.prepare("SELECT :a, :b")
+        try byName.bind("kept a", named: ":a")
+        try byName.bind("kept b", named: ":b")
+        #expect(try byName.step())
+        byName.reset()
+        let named = try #require(try byName.queryOne([":a": nil as String?, ":b": "b"]))
+        #expect(try named[0, as: String?.self] == nil)
+        #expect(try named[1, as: String?.self] == "b")
+    }
+
+    @Test("issue 17: a cached statement given back after a manual use is lent again with every parameter NULL; after a one-call use too")
+    func aStatementGivenBackIsLentWithoutBindings() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        let sql = "SELECT ?1, ?2"
+        do {
+            let manual = try conn.prepare(sql)
+            try manual.bind("left bound", at: 1)
+        }
+        do {
+            let next = try conn.prepare(sql)
+            #expect(try next.step())
+            #expect(try next.row()[0, as: String?.self] == nil)
+            next.reset()
+            // A one-call use, then a manual bind on the same borrower before it is given back.
+            #expect(try next.queryOne(["a", "b"])?[1, as: String?.self] == "b")
+            try next.bind("bound after", at: 2)
+        }
+        let third = try conn.prepare(sql)
+        #expect(try third.step())
+        let row = try third.row()
+        #expect(try row[0, as: String?.self] == nil)
+        #expect(try row[1, as: String?.self] == nil)
+        third.reset()
+        _ = try conn.queryOne(sql, ["x", "y"])
+        let fourth = try conn.prepare(sql)
+        #expect(try fourth.step())
+        #expect(try fourth.row()[0, as: String?.self] == nil)
+        fourth.reset()
+    }
 }

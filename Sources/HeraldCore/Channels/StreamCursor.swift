@@ -28,7 +28,24 @@ public struct StreamCursor: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let hex = String(epoch, radix: 16)
-        return String(repeating: "0", count: 8 - hex.utf8.count) + hex + "-" + String(sequence)
+        // Written into its bytes at once (issue 17: every notification carried live is planned
+        // with its cursor's text): the radix conversions, the padding and the joins made five
+        // strings, ~1.5k instructions a cursor.
+        var digits = 1
+        var rest = sequence / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        return String(unsafeUninitializedCapacity: 9 + digits) { bytes in
+            for index in 0..<8 {
+                let nibble = UInt8(truncatingIfNeeded: epoch >> UInt32(28 - 4 * index)) & 0xF
+                bytes[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
+            }
+            bytes[8] = UInt8(ascii: "-")
+            var value = sequence
+            for index in stride(from: 8 + digits, to: 8, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+                value /= 10
+            }
+            return 9 + digits
+        }
     }
 }

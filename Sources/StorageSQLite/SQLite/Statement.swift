@@ -7,7 +7,7 @@ import CSQLite
 /// let rows = try conn.prepare("SELECT id, token FROM devices WHERE user_id = ?").query([userID])
 /// try conn.prepare("UPDATE sessions SET ended_at = :now WHERE sid = :sid").run([":now": now, ":sid": sid])
 /// ```
-/// `query`, `queryOne` and `run` reset the statement and clear old bindings first and reset it
+/// `query`, `queryOne` and `run` reset the statement first, bind every parameter, and reset it
 /// again when done, so a cached statement never holds a read snapshot open between uses; they bind
 /// texts from the connection's `TextArena` and clear those bindings when done. The manual API
 /// (`bind(_:at:)`, `step()`, `row()`, `reset()`) is there for streaming large results; it binds
@@ -58,6 +58,7 @@ final class Statement {
     /// Binds `value` to the parameter at 1-based `index` (SQLite's numbering).
     /// - Throws: `SQLiteError.bind` when `index` is out of range or the statement is mid-step.
     func bind(_ value: some SQLiteBindable, at index: Int) throws(SQLiteError) {
+        entry?.bindingsCleared = false
         try check(value.bindSQLite(to: handle, at: Int32(clamping: index)), parameter: { "?\(index)" })
     }
 
@@ -65,6 +66,7 @@ final class Statement {
     /// `$sid`); a bare `sid` is looked up as `:sid`, then `@sid`, then `$sid`.
     /// - Throws: `SQLiteError.bind` when no parameter has that name.
     func bind(_ value: some SQLiteBindable, named name: String) throws(SQLiteError) {
+        entry?.bindingsCleared = false
         try check(value.bindSQLite(to: handle, at: try parameterIndex(name)), parameter: { name })
     }
 
@@ -78,6 +80,7 @@ final class Statement {
     /// `bind(_:)`; with an `arena`, for one execution whose end clears the bindings, texts are
     /// bound from the arena's copies (`SQLiteBindable.bindSQLite(to:at:arena:)`).
     private func bind(_ values: [any SQLiteBindable], arena: TextArena?) throws(SQLiteError) {
+        entry?.bindingsCleared = false
         guard values.count == parameterCount else {
             throw .bind(parameter: "?\(min(values.count, parameterCount) + 1)", code: .range,
                         message: "statement has \(parameterCount) parameters, \(values.count) values given")
@@ -98,6 +101,7 @@ final class Statement {
 
     /// `bind(_:)` by name; `arena` as for positional values.
     private func bind(_ values: [String: any SQLiteBindable], arena: TextArena?) throws(SQLiteError) {
+        entry?.bindingsCleared = false
         // Which parameters got a value: a bit each (Herald's statements have a handful), a set
         // beyond 64.
         var boundBits: UInt64 = 0
@@ -310,7 +314,10 @@ final class Statement {
     /// from, emptied (the execution before this one, of any statement, cleared its bindings).
     private func rewind() -> TextArena {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // No sqlite3_clear_bindings here: every caller binds each parameter before its first step
+        // (`bind` checks the count, or names every one), and `finish()` cleared the arena's
+        // bindings of the last one-call use. Issue 17: a clear walks every parameter, ~3k
+        // instructions a notification over its statements, twice.
         connection.textArena.reset()
         return connection.textArena
     }
@@ -320,6 +327,7 @@ final class Statement {
     private func finish() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        entry?.bindingsCleared = true
     }
 
     private func collectRows() throws(SQLiteError) -> [Row] {

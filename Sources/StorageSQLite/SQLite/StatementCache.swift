@@ -26,6 +26,10 @@ final class StatementCache {
         fileprivate var columns: RowColumns?
         /// Another statement of the same SQL (compiled for a nested use while this one was lent).
         fileprivate var next: Entry?
+        /// Every parameter is NULL: the borrower's last use was a one-call execution, which
+        /// clears its bindings when done, and nothing was bound since. Giving the statement back
+        /// then needs no second clear (issue 17: ~1.5k instructions a notification).
+        var bindingsCleared = false
 
         fileprivate init(sql: String, handle: OpaquePointer) {
             self.sql = sql
@@ -149,7 +153,8 @@ final class StatementCache {
         }
         // The reset's result repeats the last step's error, which was reported already.
         sqlite3_reset(entry.handle)
-        sqlite3_clear_bindings(entry.handle)
+        if !entry.bindingsCleared { sqlite3_clear_bindings(entry.handle) }
+        entry.bindingsCleared = false
         entry.inUse = false
     }
 

@@ -110,7 +110,7 @@ extension Notifier {
     /// A call stored and broadcast whose planning did not happen here: what it can answer.
     func deferred(_ call: Planning, events: [String: ChannelMessage], _ error: any Error) -> PlanningDeferred {
         var outcome = Outcome()
-        outcome.notifications = call.stored.map { ($0.id, $0.userID, events[$0.id].map { String(describing: $0.cursor) }) }
+        outcome.notifications = call.stored.map { ($0.id, $0.userID, events[$0.id]?.cursor.description) }
         outcome.skippedRecipients = call.skipped
         outcome.planningDeferred = true
         return PlanningDeferred(outcome: outcome, error: error)

@@ -56,14 +56,15 @@ extension Notifier {
                     handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
         // plan held in the call's only row goes with the row's cursor, in one UPDATE.
-        // The id of the event that carried a record live, which its row keeps as its cursor.
-        func liveEventID(of record: NotificationRecord) -> String? { events[record.id].map { String(describing: $0.cursor) } }
+        // The id of the event that carried each record live, which its row keeps as its cursor:
+        // formatted once, for the row plan's fence and for the record's pushes.
+        let eventIDs = call.stored.map { events[$0.id]?.cursor.description }
         var cursorWritten: Int64?
         switch call.pending {
         case .table(let id)?:
             if try !tx.plans.markPlanned(id: id, by: nodeID) { return nil }
         case .row(let sequence)?:
-            let cursor = call.stored.first { $0.sequence == sequence }.flatMap(liveEventID(of:))
+            let cursor = call.stored.firstIndex { $0.sequence == sequence }.flatMap { eventIDs[$0] }
             if try !tx.plans.markPlanned(row: sequence, cursor: cursor, by: nodeID) { return nil }
             cursorWritten = sequence
         case nil:
@@ -83,8 +84,8 @@ extension Notifier {
             }
             return try parsed!.get()
         }
-        for record in stored {
-            let eventID = liveEventID(of: record)
+        for (index, record) in stored.enumerated() {
+            let eventID = eventIDs[index]
             outcome.notifications.append((record.id, record.userID, eventID))
             let preferences = context.preferences[record.userID]
             let global = preferences?[String?.none]
