@@ -302,7 +302,7 @@ enum Herald {
             Log.warning("dev mode generated a credential; set it in the environment to keep it across restarts", ["name": name, "value": value])
         }
 
-        let purge = DevicePurge(database: database, retentionDays: settings.deviceRetentionDays)
+        let purge = RetentionPurge(database: database, retentionDays: settings.deviceRetentionDays)
         purge.start()
         notifier.start()
         // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).
@@ -348,7 +348,7 @@ enum Herald {
         if let left = push?.worker.stop(deadline: 10), left > 0 {
             Log.warning("pushes still in flight at the shutdown deadline; the next start sends them again", ["count": String(left)])
         }
-        watchdog.arm("closing push clients, the device purge, the broker and the database", seconds: 3)
+        watchdog.arm("closing push clients, the retention purge, the broker and the database", seconds: 3)
         pushClient?.shutdown()
         purge.stop()
         cluster?.shutdown()

@@ -4,7 +4,7 @@ import Realtime
 
 /// Deletes devices not registered again within the retention period (DV-6: 90 days by default),
 /// at start and then every hour, on the database writer.
-final class DevicePurge {
+final class RetentionPurge {
     private let database: any Storage
     private let retentionMilliseconds: Int64
     private let timer: DispatchSourceTimer
@@ -12,7 +12,7 @@ final class DevicePurge {
     init(database: any Storage, retentionDays: Int) {
         self.database = database
         self.retentionMilliseconds = Int64(retentionDays) * 86_400_000
-        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald.device-purge"))
+        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "herald.retention-purge"))
     }
 
     func start() {
