@@ -89,7 +89,7 @@ final class HTTP2ClientTestServer: @unchecked Sendable {
         }
         let waited = ready.wait(timeout: .now() + 30)
         guard waited == .success, let port = found.withLock({ $0 }) else {
-            p.terminate()
+            Glibc.kill(p.processIdentifier, SIGKILL)   // SIGTERM may be blocked: the child inherits a dispatch worker's mask
             throw StartFailure(description: "test server did not report its port (python: \(Self.python))")
         }
         self.port = port
