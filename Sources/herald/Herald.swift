@@ -302,7 +302,8 @@ enum Herald {
             Log.warning("dev mode generated a credential; set it in the environment to keep it across restarts", ["name": name, "value": value])
         }
 
-        let purge = RetentionPurge(database: database, retentionDays: settings.deviceRetentionDays)
+        let purge = RetentionPurge(database: database, deviceRetentionDays: settings.deviceRetentionDays,
+                                   jobRetentionDays: settings.jobRetentionDays)
         purge.start()
         notifier.start()
         // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).

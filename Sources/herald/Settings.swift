@@ -41,6 +41,7 @@ struct Settings {
         SettingSpec(name: "HERALD_STORAGE_WAIT_SECONDS", defaultValue: "15", help: "a call waiting this long for a stalled database answers 503 storage_unavailable (a write may still complete: retry with its idempotency key)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
+        SettingSpec(name: "HERALD_PUSH_JOB_RETENTION_DAYS", defaultValue: "7", help: "done push jobs (GET /v1/jobs?state=done) older than this many days are purged; dead letters are kept"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_PAYLOAD_ROOT_KEY", defaultValue: "", help: "put each push's data (with Herald's own keys) under this one key: an object on APNs, a JSON string in data[key] on FCM (AP-4); unset = top-level keys"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
@@ -150,6 +151,8 @@ struct Settings {
     /// the worker (`PushBacklog`, issue 17); 0: never. SQLite only (one worker per queue).
     var pushBacklogLimit = 1_024
     var deviceRetentionDays = 90
+    /// Days a done push job is kept (`HERALD_PUSH_JOB_RETENTION_DAYS`).
+    var jobRetentionDays = 7
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
     /// `HERALD_PAYLOAD_ROOT_KEY`: the default app's payload options (AP-4).
@@ -273,6 +276,7 @@ struct Settings {
         storageWaitSeconds = try integer("HERALD_STORAGE_WAIT_SECONDS", 15, min: 1, max: 3600)
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
+        jobRetentionDays = try integer("HERALD_PUSH_JOB_RETENTION_DAYS", 7, min: 1, max: 36_500)
         catalogPath = value("HERALD_CATALOG_PATH")
         if let rootKey = value("HERALD_PAYLOAD_ROOT_KEY") {
             do {
@@ -345,7 +349,7 @@ struct Settings {
     var startMetadata: KeyValuePairs<String, String> {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
-            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "storage_wait_seconds": String(storageWaitSeconds), "device_retention_days": String(deviceRetentionDays),
+            "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "storage_wait_seconds": String(storageWaitSeconds), "device_retention_days": String(deviceRetentionDays), "job_retention_days": String(jobRetentionDays),
             "catalog": catalogPath ?? "none", "payload_root_key": payload.rootKey ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",

@@ -193,5 +193,5 @@ private struct FaultyJobs: JobQueue {
     func retryDead(id: Int64, app: String, now: Int64) throws(StorageError) -> Bool { try base.retryDead(id: id, app: app, now: now) }
     func retryDead(matching filter: DeadJobFilter, now: Int64) throws(StorageError) -> Int { try base.retryDead(matching: filter, now: now) }
     func depth(now: Int64) throws(StorageError) -> JobQueueDepth { try base.depth(now: now) }
-    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int { try base.purgeDone(createdBefore: cutoff) }
+    func purgeDone(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int { try base.purgeDone(createdBefore: cutoff, limit: limit) }
 }

@@ -338,6 +338,8 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
                 let revived = try #require(try tx.jobs.find(id: late))
                 #expect(revived.state == .queued && revived.attempts == 0 && revived.deadCause == nil && revived.firstAttemptAt == nil)
                 #expect(try !tx.jobs.retryDead(id: late, now: 700))
+                #expect(try tx.jobs.purgeDone(createdBefore: 1, limit: 0) == 0)
+                #expect(try tx.jobs.find(id: early) != nil)
                 #expect(try tx.jobs.purgeDone(createdBefore: 1) == 1)
                 #expect(try tx.jobs.find(id: early) == nil)
             }

@@ -77,10 +77,36 @@ import Testing
         #expect(try counts(db) == (5, 5, 5))
         // The purge, by creation time.
         try db.run("UPDATE jobs SET created_at = 50 WHERE id IN (?, ?)", [jobs[0].id, jobs[1].id])
-        #expect(try JobStore.purgeDone(db, createdBefore: 10) == 3)
+        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 1_000) == 3)
         #expect(try counts(db) == (2, 2, 2))
-        #expect(try JobStore.purgeDone(db, createdBefore: 100) == 2)
+        #expect(try JobStore.purgeDone(db, createdBefore: 100, limit: 1_000) == 2)
         #expect(try counts(db) == (0, 0, 0))
+    }
+
+    /// The retention purge deletes in batches of `limit`, lowest id first, and its scan ends at
+    /// the first job created an hour after the cutoff (done jobs are in no index).
+    @Test func thePurgeDeletesInBatchesUpToAJobCreatedAnHourAfterTheCutoff() throws {
+        let db = try migrated()
+        let jobs = try leased(db, 7)
+        for job in jobs { #expect(try JobStore.complete(db, job.lease)) }
+        // Created at 0, 0, 0, 0, 3_600_010 (an hour after the cutoff of 10), then 0 and 5 out of id order.
+        try db.run("UPDATE jobs SET created_at = 3600010 WHERE id = ?", [jobs[4].id])
+        try db.run("UPDATE jobs SET created_at = 5 WHERE id = ?", [jobs[6].id])
+        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 3)
+        #expect(try JobStore.find(db, id: jobs[0].id) == nil && JobStore.find(db, id: jobs[3].id) != nil)
+        #expect(try counts(db) == (4, 4, 4))
+        // The last one before the bound; the two created before the cutoff but after the bound wait.
+        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 1)
+        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 0)
+        #expect(try counts(db) == (3, 3, 3))
+        // A later cutoff moves the bound past them.
+        #expect(try JobStore.purgeDone(db, createdBefore: 3_600_010, limit: 3) == 2)
+        #expect(try JobStore.find(db, id: jobs[4].id) != nil)
+        #expect(try counts(db) == (1, 1, 1))
+        // Jobs not done stay whatever their age.
+        let queued = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+        #expect(try JobStore.purgeDone(db, createdBefore: Int64.max, limit: 3) == 1)
+        #expect(try JobStore.find(db, id: queued) != nil && counts(db) == (0, 0, 0))
     }
 
     @Test func anAppsDeletionTakesItsDoneJobsOutOfTheCount() throws {

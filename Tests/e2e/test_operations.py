@@ -92,6 +92,31 @@ def test_metrics_parse_and_cover_the_promised_families(herald_factory, provider_
     assert set(jobs) == {"queued", "leased", "done", "dead"}, jobs
 
 
+def test_done_push_jobs_past_their_retention_are_purged_and_uncounted(herald_factory):
+    h = herald_factory(HERALD_PUSH_JOB_RETENTION_DAYS="7")
+    h.stop()
+    now = int(time.time() * 1000)
+    day = 86_400_000
+    rows = [("done", now - 9 * day), ("done", now - 8 * day), ("dead", now - 30 * day),
+            ("queued", now - 30 * day), ("done", now - 6 * day)]
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    with db:
+        for state, created in rows:
+            db.execute("INSERT INTO jobs (kind, payload_json, state, run_at, created_at, app) "
+                       "VALUES ('push.deliver', '{}', ?, ?, ?, 'default')", (state, created + day * 60, created))
+        db.execute("UPDATE job_counts SET n = n + 3 WHERE state = 'done'")
+    db.close()
+    h.start()
+    wait_until(lambda: "purged done push jobs past their retention" in h.logs(), what="the start's purge")
+    listed = {state: [j["created_at"] for j in HTTP.get(h.url(f"/v1/jobs?state={state}&limit=10"),
+                                                          headers=h.server_headers()).json()["jobs"]]
+              for state in ("done", "dead", "queued")}
+    # The young done job, and the old dead letter and queued job, stay.
+    assert [len(listed[s]) for s in ("done", "dead", "queued")] == [1, 1, 1], listed
+    jobs = {s.labels["state"]: s.value for s in samples(families(h)["herald_push_jobs"])}
+    assert jobs["done"] == 1 and jobs["dead"] == 1, jobs
+
+
 def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     # Successful requests log at debug; errors at info and above.
     herald = herald_factory(HERALD_LOG_LEVEL="debug")

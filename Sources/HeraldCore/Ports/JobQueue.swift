@@ -66,12 +66,22 @@ public protocol JobQueue {
     /// Jobs per state and the age of the oldest due job (`/metrics`), every app's together.
     func depth(now: Int64) throws(StorageError) -> JobQueueDepth
 
-    /// Deletes done jobs created before `cutoff`. - Returns: how many.
+    /// Deletes at most `limit` done jobs created before `cutoff` (unix ms), lowest id first, so
+    /// that the retention purge of a large table is a series of short writes (call again while it
+    /// returns `limit`). An adapter may leave a job created out of id order to a later call.
+    /// - Returns: how many were deleted.
     @discardableResult
-    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int
+    func purgeDone(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int
 }
 
 extension JobQueue {
+    /// Every done job created before `cutoff`, in one write: `purgeDone(createdBefore:limit:)`
+    /// without a limit.
+    @discardableResult
+    public func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int {
+        try purgeDone(createdBefore: cutoff, limit: Int(Int64.max))
+    }
+
     /// `enqueue(kind:payloadJSON:app:runAt:now:)` for the `default` app.
     @discardableResult
     public func enqueue(kind: String, payloadJSON: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {

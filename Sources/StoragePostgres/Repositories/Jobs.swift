@@ -168,8 +168,14 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
-    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int {
-        try mapped { try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < $1::bigint", [cutoff]) }
+    func purgeDone(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
+        // jobs_state_id walks the done jobs by id; the limit keeps each call a short write.
+        try mapped {
+            try connection.run("""
+                DELETE FROM jobs WHERE id IN (
+                    SELECT id FROM jobs WHERE state = 'done' AND created_at < $1::bigint ORDER BY id LIMIT $2::bigint)
+                """, [cutoff, Int64(limit)])
+        }
     }
 }
 

@@ -265,11 +265,21 @@ enum JobStore {
         return (counts, oldest.map { now - $0 } ?? 0)
     }
 
-    /// Deletes finished jobs older than `cutoff` (unix ms by creation). - Returns: how many.
+    /// Deletes at most `limit` done jobs created before `cutoff` (unix ms), lowest id first.
+    /// Done jobs are in no index (migration 20), so the scan walks ids up, and it stops at the
+    /// first job created an hour after `cutoff`: jobs are created in id order (give or take the
+    /// writer's queue), and without that bound a call that finds nothing left to delete, the last
+    /// of every purge, would read every job since. - Returns: how many.
     @discardableResult
-    static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64) throws(SQLiteError) -> Int {
+    static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64, limit: Int) throws(SQLiteError) -> Int {
         -(try JobCounts.changingDone(connection) { () throws(SQLiteError) in
-            try connection.run("DELETE FROM jobs WHERE state = 'done' AND created_at < ?", [cutoff])
+            try connection.run("""
+                DELETE FROM jobs WHERE id IN (
+                    SELECT id FROM jobs
+                    WHERE id < coalesce((SELECT id FROM jobs WHERE created_at >= ?1 + 3600000 ORDER BY id LIMIT 1), 9223372036854775807)
+                      AND state = 'done' AND created_at < ?1
+                    ORDER BY id LIMIT ?2)
+                """, [cutoff, Int64(limit)])
             return -connection.changes
         })
     }

@@ -57,7 +57,7 @@ struct SQLiteJobQueue: JobQueue {
         return JobQueueDepth(counts: counts, oldestDueAgeMilliseconds: age)
     }
 
-    func purgeDone(createdBefore cutoff: Int64) throws(StorageError) -> Int {
-        try mapped { () throws(SQLiteError) in try JobStore.purgeDone(connection, createdBefore: cutoff) }
+    func purgeDone(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try JobStore.purgeDone(connection, createdBefore: cutoff, limit: limit) }
     }
 }
