@@ -630,11 +630,13 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
     }
 
-    /// Logs a failed outcome transaction; one that failed because the job's lease was taken over
-    /// is another claim's to record, so it is only a warning.
+    /// Logs a failed outcome transaction; one that failed because the job is no longer this
+    /// lease's is another claim's to record, or gone, so it is only a warning.
     func logFailure(_ message: String, job: JobRecord, error: any Error) {
         if error is LeaseLost {
-            log.warning("push outcome not recorded: the job's lease ran out and another claim took it over", ["job_id": String(job.id)])
+            // The fence cannot tell the two apart without a read, and this path is rare.
+            log.warning("push outcome not recorded: the job is no longer under this lease (it ran out and another claim took the job, or the job was deleted with its app or device)",
+                        ["job_id": String(job.id)])
         } else {
             log.error(message, ["job_id": String(job.id), "error": "\(error)"])
         }
