@@ -83,30 +83,33 @@ import Testing
         #expect(try counts(db) == (0, 0, 0))
     }
 
-    /// The retention purge deletes in batches of `limit`, lowest id first, and its scan ends at
-    /// the first job created an hour after the cutoff (done jobs are in no index).
-    @Test func thePurgeDeletesInBatchesUpToAJobCreatedAnHourAfterTheCutoff() throws {
+    /// The retention purge deletes in batches of `limit`, lowest id first, up to the first job
+    /// created at or after the cutoff (done jobs are in no index: found by bisecting the ids).
+    @Test func thePurgeDeletesInBatchesUpToTheFirstJobCreatedAtTheCutoff() throws {
         let db = try migrated()
-        let jobs = try leased(db, 7)
+        let jobs = try leased(db, 8)
         for job in jobs { #expect(try JobStore.complete(db, job.lease)) }
-        // Created at 0, 0, 0, 0, 3_600_010 (an hour after the cutoff of 10), then 0 and 5 out of id order.
-        try db.run("UPDATE jobs SET created_at = 3600010 WHERE id = ?", [jobs[4].id])
-        try db.run("UPDATE jobs SET created_at = 5 WHERE id = ?", [jobs[6].id])
-        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 3)
-        #expect(try JobStore.find(db, id: jobs[0].id) == nil && JobStore.find(db, id: jobs[3].id) != nil)
-        #expect(try counts(db) == (4, 4, 4))
-        // The last one before the bound; the two created before the cutoff but after the bound wait.
-        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 1)
-        #expect(try JobStore.purgeDone(db, createdBefore: 10, limit: 3) == 0)
-        #expect(try counts(db) == (3, 3, 3))
-        // A later cutoff moves the bound past them.
-        #expect(try JobStore.purgeDone(db, createdBefore: 3_600_010, limit: 3) == 2)
-        #expect(try JobStore.find(db, id: jobs[4].id) != nil)
-        #expect(try counts(db) == (1, 1, 1))
-        // Jobs not done stay whatever their age.
+        // Created at 0, 1, 2, 6, 4, 5, 6, 1 ms: job 3 later than its neighbours, job 7 earlier.
+        let created: [Int64] = [0, 1, 2, 6, 4, 5, 6, 1]
+        for (job, time) in zip(jobs, created) { try db.run("UPDATE jobs SET created_at = ? WHERE id = ?", [time, job.id]) }
+        #expect(try JobStore.firstID(db, createdAtOrAfter: 5) == jobs[5].id)
+        #expect(try JobStore.firstID(db, createdAtOrAfter: 0) == jobs[0].id)
+        #expect(try JobStore.firstID(db, createdAtOrAfter: 100) == jobs[7].id + 1)
+        #expect(try JobStore.purgeDone(db, createdBefore: 5, limit: 3) == 3)
+        #expect(try JobStore.find(db, id: jobs[2].id) == nil && JobStore.find(db, id: jobs[3].id) != nil)
+        #expect(try counts(db) == (5, 5, 5))
+        #expect(try JobStore.purgeDone(db, createdBefore: 5, limit: 3) == 1)
+        // Job 7 was created before the cutoff but lies past the bound: a later purge takes it.
+        #expect(try JobStore.purgeDone(db, createdBefore: 5, limit: 3) == 0)
+        #expect(try JobStore.find(db, id: jobs[7].id) != nil && counts(db) == (4, 4, 4))
+        #expect(try JobStore.purgeDone(db, createdBefore: 8, limit: 3) == 3)
+        #expect(try JobStore.purgeDone(db, createdBefore: 8, limit: 3) == 1)
+        // Jobs not done stay whatever their age; an empty table has nothing to bound.
         let queued = try JobStore.enqueue(db, kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
-        #expect(try JobStore.purgeDone(db, createdBefore: Int64.max, limit: 3) == 1)
+        #expect(try JobStore.purgeDone(db, createdBefore: Int64.max, limit: 3) == 0)
         #expect(try JobStore.find(db, id: queued) != nil && counts(db) == (0, 0, 0))
+        try db.run("DELETE FROM jobs")
+        #expect(try JobStore.firstID(db, createdAtOrAfter: 0) == 0)
     }
 
     @Test func anAppsDeletionTakesItsDoneJobsOutOfTheCount() throws {

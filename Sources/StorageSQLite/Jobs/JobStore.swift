@@ -266,22 +266,46 @@ enum JobStore {
     }
 
     /// Deletes at most `limit` done jobs created before `cutoff` (unix ms), lowest id first.
-    /// Done jobs are in no index (migration 20), so the scan walks ids up, and it stops at the
-    /// first job created an hour after `cutoff`: jobs are created in id order (give or take the
-    /// writer's queue), and without that bound a call that finds nothing left to delete, the last
-    /// of every purge, would read every job since. - Returns: how many.
+    /// Done jobs are in no index (migration 20), so the delete walks ids up from the lowest, and
+    /// stops at the first job created at or after `cutoff`: jobs are created in id order (give or
+    /// take the writer's queue), and without that bound the call that finds nothing left, the
+    /// last of every purge, would read every job since. A job created before `cutoff` with an id
+    /// past the bound waits for a later purge. - Returns: how many.
     @discardableResult
     static func purgeDone(_ connection: SQLiteConnection, createdBefore cutoff: Int64, limit: Int) throws(SQLiteError) -> Int {
-        -(try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+        let bound = try firstID(connection, createdAtOrAfter: cutoff)
+        return -(try JobCounts.changingDone(connection) { () throws(SQLiteError) in
             try connection.run("""
                 DELETE FROM jobs WHERE id IN (
-                    SELECT id FROM jobs
-                    WHERE id < coalesce((SELECT id FROM jobs WHERE created_at >= ?1 + 3600000 ORDER BY id LIMIT 1), 9223372036854775807)
-                      AND state = 'done' AND created_at < ?1
-                    ORDER BY id LIMIT ?2)
-                """, [cutoff, Int64(limit)])
+                    SELECT id FROM jobs WHERE id < ?3 AND state = 'done' AND created_at < ?1 ORDER BY id LIMIT ?2)
+                """, [cutoff, Int64(limit), bound])
             return -connection.changes
         })
+    }
+
+    /// An id that parts the jobs created before `time` from those created at or after it: jobs
+    /// with a lower id were created before, as far as a bisection of the ids can tell (creation
+    /// times grow with them); ~20 seeks of the primary key, where a scan for the first young job
+    /// would read every older one, on a first purge a million of them. The lowest id when every
+    /// job is young, one past the highest when every job is older, 0 for no jobs.
+    static func firstID(_ connection: SQLiteConnection, createdAtOrAfter time: Int64) throws(SQLiteError) -> Int64 {
+        guard let row = try connection.queryOne("SELECT min(id) AS low, max(id) AS high FROM jobs") else { return 0 }
+        let low: Int64? = try row["low"], high: Int64? = try row["high"]
+        guard let low, let high else { return 0 }
+        // Jobs below `lower` are older, jobs at or above `upper` younger; each turn narrows it.
+        var lower = low, upper = high + 1
+        while lower < upper {
+            let middle = lower + (upper - lower) / 2
+            let next = try connection.queryOne("SELECT id, created_at FROM jobs WHERE id >= ? AND id < ? ORDER BY id LIMIT 1",
+                                               [middle, upper])
+            guard let next else {
+                upper = middle     // no job in middle..<upper: those from middle on are the younger ones
+                continue
+            }
+            let id: Int64 = try next["id"], created: Int64 = try next["created_at"]
+            if created >= time { upper = id } else { lower = id + 1 }
+        }
+        return upper
     }
 
     /// Deletes app `app`'s jobs and the push jobs of its devices (the app's deletion; jobs queued
