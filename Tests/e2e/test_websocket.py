@@ -86,6 +86,41 @@ def test_forbidden_and_invalid_channels_get_error_frames_and_the_socket_stays_op
     run(scenario())
 
 
+def test_a_message_naming_a_member_twice_or_not_json_is_refused_and_nothing_of_it_is_done(herald):
+    """Request bodies refuse an object that names a member twice (parsers disagree on which copy
+    wins); WebSocket messages pass the same check, before authentication too."""
+    token = herald.token(sub="dk", channels=["doc:*"])
+
+    async def scenario():
+        async with websockets.connect(ws_url(herald)) as ws:
+            # Read by the last copy, this would authenticate; by the first, it is a ping.
+            await ws.send('{"type":"ping","type":"auth","access_token":"%s"}' % token)
+            error = await recv_json(ws)
+            assert error["type"] == "error" and error["error"] == "invalid_request", error
+            assert '"type" appears twice' in error["message"], error
+            await ws.send('{"type":"auth","access_token":"%s"}' % token)
+            assert (await recv_json(ws))["type"] == "ready"
+            refused = [
+                '{"type":"subscribe","channels":["doc:1"],"channels":["doc:2"]}',
+                '{"type":"subscribe","channels":["doc:1"],"last_event_id":null,"last_event_id":"x"}',
+                '{"type":"subscribe","channels":["doc:1"],}',
+                '{"type":"subscribe","channels":["doc:1"]} {}',
+                '{"type":"subscribe","channels":[' + "[" * 70 + "]" * 70 + ']}',
+                '{"type":"ping","n":1e400}',
+            ]
+            for message in refused:
+                await ws.send(message)
+                error = await recv_json(ws)
+                assert error["type"] == "error" and error["error"] == "invalid_request", (message, error)
+            # Nothing of them was done: no channel was subscribed.
+            await ws.send(json.dumps({"type": "unsubscribe", "channels": ["doc:1", "doc:2"]}))
+            assert await recv_json(ws) == {"type": "unsubscribed", "channels": []}
+            await ws.send(json.dumps({"type": "ping"}))
+            assert await recv_json(ws) == {"type": "pong"}
+
+    run(scenario())
+
+
 def test_resume_with_last_event_id_gets_exactly_the_missed_messages(herald):
     token = herald.token(sub="r", channels=["doc:*"])
 

@@ -85,18 +85,31 @@ enum RequestBody {
         guard !request.body.isEmpty else {
             throw HTTPError(400, "invalid_request", "the request needs a JSON body")
         }
-        switch JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys,
-                                rejectNumbersBeyondDouble: rejectNumbersBeyondDouble) {
-        case nil: break
-        case .tooDeep?:
-            throw HTTPError(400, "invalid_request", "the body nests arrays and objects deeper than \(maxNestingDepth) levels")
-        case .invalid(let offset)?:
-            throw HTTPError(400, "invalid_request", "the body is not valid JSON (at byte \(offset))")
-        case .duplicateKey(let offset, let key)?:
-            throw HTTPError(400, "invalid_request", "the key \"\(key.prefix(64))\" appears twice in one object (at byte \(offset))")
-        case .numberOutOfRange(let offset)?:
-            throw HTTPError(400, "invalid_request", "a number in the body is beyond the range of a double, ±1.8e308 (at byte \(offset))")
+        if let failure = JSONSyntax.check(request.body, maxDepth: maxNestingDepth, rejectDuplicateKeys: rejectDuplicateKeys,
+                                          rejectNumbersBeyondDouble: rejectNumbersBeyondDouble) {
+            throw refusal(failure, of: "the body")
         }
+    }
+
+    /// `JSONSyntax`'s failure as the 400 that names it; `what` is the refused text's name ("the body").
+    static func refusal(_ failure: JSONSyntax.Failure, of what: String) -> HTTPError {
+        switch failure {
+        case .tooDeep:
+            return HTTPError(400, "invalid_request", "\(what) nests arrays and objects deeper than \(maxNestingDepth) levels")
+        case .invalid(let offset):
+            return HTTPError(400, "invalid_request", "\(what) is not valid JSON (at byte \(offset))")
+        case .duplicateKey(let offset, let key):
+            return HTTPError(400, "invalid_request", "the key \"\(key.prefix(64))\" appears twice in one object (at byte \(offset))")
+        case .numberOutOfRange(let offset):
+            return HTTPError(400, "invalid_request", "a number in \(what) is beyond the range of a double, ±1.8e308 (at byte \(offset))")
+        }
+    }
+
+    /// The WebSocket protocol's messages pass the checks request bodies do (strict RFC 8259, bounded
+    /// nesting, no member named twice), so a client cannot say one thing to a parser that keeps the
+    /// first copy of a member and another to one that keeps the last.
+    static let webSocketMessageCheck: WebSocketMessageCheck = { bytes in
+        JSONSyntax.check(bytes, maxDepth: maxNestingDepth, rejectDuplicateKeys: true).map { refusal($0, of: "the message") }
     }
 
     /// The first of `check`'s checks: a missing Content-Type is read as JSON (curl -d users); a

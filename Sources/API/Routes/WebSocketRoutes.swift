@@ -48,6 +48,7 @@ struct WebSocketRoutes {
             channels = try StreamRoutes.channelNames(request, personal: nil, max: streams.configuration.maxChannelsPerStream)
         }
         return .webSocket(WebSocketRequest(mode: .herald, key: key, identity: identity, channels: channels,
-                                           resume: resume, appState: appState, verifyToken: verifyToken))
+                                           resume: resume, appState: appState, checkMessage: RequestBody.webSocketMessageCheck,
+                                           verifyToken: verifyToken))
     }
 }

@@ -10,6 +10,7 @@ extension HTTPConnection {
         let mode: WebSocketRequest.Mode
         var parser: WebSocketFrameParser
         let verifyToken: StreamTokenVerifier
+        let checkMessage: WebSocketMessageCheck?
         /// nil until the client authenticated (upgrade token or `auth` frame).
         var identity: StreamIdentity? {
             // Kept, not built per message: the write path asks for it for every message (issue 13).
@@ -41,6 +42,7 @@ extension HTTPConnection {
             self.mode = request.mode
             self.parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes, maxFragments: maxFragments)
             self.verifyToken = request.verifyToken
+            self.checkMessage = request.checkMessage
             self.initialChannels = request.channels
             self.initialResume = request.resume
             self.initialState = request.appState
@@ -186,6 +188,10 @@ extension HTTPConnection {
 
     private func handleMessage(_ session: WebSocketSession, _ text: String) {
         guard !session.closeSent else { return }
+        if let check = session.checkMessage, let refusal = check(Array(text.utf8)) {
+            sendError(session, refusal.code, refusal.message, field: refusal.extra["field"])
+            return
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
               let type = object["type"] as? String else {
             sendError(session, "invalid_request", "messages are JSON objects with a string \"type\"", field: "type")

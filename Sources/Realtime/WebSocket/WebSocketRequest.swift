@@ -42,6 +42,13 @@ public struct StreamIdentity: Sendable {
 /// or the error to report.
 public typealias StreamTokenVerifier = @Sendable (String) -> Result<StreamIdentity, HTTPError>
 
+/// Checks a `herald`-mode text message's bytes (UTF-8) before they are read as JSON: nil to read
+/// it, or the refusal sent back as an `error` message (its `code`, `message` and `field`; the
+/// status is not used). The API gives the same strict RFC 8259 check its request bodies pass, so
+/// a message naming a member twice (`{"type":"ping","type":"auth"}`) is refused rather than read
+/// by whichever copy Foundation keeps.
+public typealias WebSocketMessageCheck = @Sendable ([UInt8]) -> HTTPError?
+
 /// What a route hands the transport to upgrade a connection to a WebSocket (RT-2).
 public struct WebSocketRequest: Sendable {
     /// `herald`: the JSON protocol of docs/protocol.md. `echo`: every message echoed back, no
@@ -61,9 +68,12 @@ public struct WebSocketRequest: Sendable {
     public var appState: AppState
     /// Checks tokens of `auth` / `refresh` frames.
     public var verifyToken: StreamTokenVerifier
+    /// Checks each message's JSON syntax before it is read; nil reads every message as Foundation does.
+    public var checkMessage: WebSocketMessageCheck?
 
     public init(mode: Mode, key: String, identity: StreamIdentity?, channels: [ChannelName] = [], resume: ResumePoint = .fresh,
-                appState: AppState = .foreground, verifyToken: @escaping StreamTokenVerifier) {
+                appState: AppState = .foreground, checkMessage: WebSocketMessageCheck? = nil,
+                verifyToken: @escaping StreamTokenVerifier) {
         self.mode = mode
         self.key = key
         self.identity = identity
@@ -71,6 +81,7 @@ public struct WebSocketRequest: Sendable {
         self.resume = resume
         self.appState = appState
         self.verifyToken = verifyToken
+        self.checkMessage = checkMessage
     }
 }
 
