@@ -334,6 +334,24 @@ def test_inbox_texts_follow_locale_query_then_accept_language_then_catalog_defau
     assert (item["title"], item["locale"]) == ("Pedido #7 pago", "pt"), item
 
 
+def test_text_locales_and_the_locale_query_are_tags_by_the_devices_rule(h):
+    """A title/body map's keys and `?locale=` follow RFC 5646 as a device's `locale` does: `_` is
+    read as `-`, case is normalised, subtags out of order are refused."""
+    user = uid()
+    access = user_token(h, user)
+    notify(h, user, title={"pt_br": "Olá", "EN": "Hi"}, body={"pt_br": "Tudo bem", "EN": "All good"})
+    for locale, title in [("pt-BR", "Olá"), ("pt_br", "Olá"), ("pt", "Olá"), ("en-US", "Hi"), ("en", "Hi")]:
+        item = inbox(h, access, locale=locale).json()["notifications"][0]
+        assert item["title"] == title, (locale, item)
+    for title in [{"pt-br": "a", "pt_BR": "b"}, {"xx-YY-ZZ": "t"}, {"12": "t"}, {"en-": "t"}, {"en-US-": "t"}]:
+        r = send(h, {"recipients": {"user_ids": [user]}, "kind": "news.post", "title": title}, 400)
+        assert_error(r, 400, "invalid_request", "title")
+    for locale in ["12", "xx-YY-ZZ", "en_", "e"]:
+        r = HTTP.get(h.url("/v1/me/notifications"), params={"locale": locale}, headers=auth(access))
+        assert_error(r, 400, "invalid_request", "locale")
+    assert len(inbox(h, access).json()["notifications"]) == 1   # the refused calls stored nothing
+
+
 # --- live events -----------------------------------------------------------------------------
 
 

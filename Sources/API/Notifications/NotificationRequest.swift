@@ -222,20 +222,23 @@ struct NotificationRequest: Sendable {
         case .byLocale(let byLocale):
             guard !byLocale.isEmpty else { throw HTTPError.invalid(field, "\(field) needs at least one locale") }
             guard byLocale.count <= maxLocales else { throw HTTPError.invalid(field, "\(field) has at most \(maxLocales) locales") }
-            for tag in byLocale.keys where !isLocaleTag(tag) {
-                throw HTTPError.invalid(field, "'\(tag)' is not a locale tag such as pt, en or pt-BR")
-            }
-            // Tags are compared without regard to case (RFC 5646 §2.1.1): `pt-br` and `pt-BR` are
-            // one locale given two texts, and which a device got would depend on the map's order.
-            var seen: [String: String] = [:]
-            for tag in byLocale.keys.sorted() {
-                let key = tag.lowercased()   // isLocaleTag took only letters, digits and -
-                if let other = seen[key] {
-                    throw HTTPError.invalid(field, "'\(other)' and '\(tag)' name one locale (tags are compared without regard to case)")
+            // Tags are checked as devices' are (RFC 5646 §2.1) and kept normalised, so a text's key
+            // compares with a device's locale as stored; `pt-br` and `pt_BR` are one locale given two
+            // texts, and which a device got would depend on the map's order (§2.1.1: case is not
+            // significant).
+            var given: [String: String] = [:]
+            var texts: [String: String] = [:]
+            for (tag, text) in byLocale.sorted(by: { $0.key < $1.key }) {
+                guard let locale = LocaleTag(tag) else {
+                    throw HTTPError.invalid(field, "'\(tag.prefix(40))' is not a locale tag such as pt, en or pt-BR (RFC 5646)")
                 }
-                seen[key] = tag
+                if let other = given[locale.rawValue] {
+                    throw HTTPError.invalid(field, "'\(other)' and '\(tag)' name one locale (tags are compared without regard to case, and _ is read as -)")
+                }
+                given[locale.rawValue] = tag
+                texts[locale.rawValue] = text
             }
-            map = byLocale
+            map = texts
         }
         for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
             throw textSize("\(field).\(locale)", field)
@@ -357,13 +360,5 @@ struct NotificationRequest: Sendable {
 
     static func isName(_ value: String, max: Int = 64) -> Bool {
         EventName.isName(value, maxLength: max)
-    }
-
-    static func isLocaleTag(_ tag: String) -> Bool {
-        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
-        guard (1...4).contains(parts.count), tag.utf8.count <= 35 else { return false }
-        return parts.allSatisfy { part in
-            (1...8).contains(part.utf8.count) && part.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }
-        } && parts[0].utf8.count >= 2 && parts[0].utf8.count <= 3
     }
 }

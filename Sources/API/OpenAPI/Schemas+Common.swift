@@ -78,8 +78,8 @@ extension OpenAPIComponents {
         "type": "string",
         "minLength": 2,
         "maxLength": 35,
-        "pattern": "^[A-Za-z0-9]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$",
-        "description": "A language tag such as `pt`, `en` or `pt-BR`: 2-3 letters or digits, then up to three `-` subtags of 1-8; at most 35 characters.",
+        "pattern": "^[A-Za-z]{2,3}([-_][A-Za-z]{3}){0,3}([-_][A-Za-z]{4})?([-_]([A-Za-z]{2}|[0-9]{3}))?([-_]([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*([-_][A-WY-Za-wy-z0-9]([-_][A-Za-z0-9]{2,8})+)*([-_][Xx]([-_][A-Za-z0-9]{1,8})+)?$",
+        "description": "A BCP 47 language tag such as `pt`, `en`, `pt-BR` or `zh-Hant-TW`, well formed by RFC 5646 §2.1 (language, extlangs, script, region, variants, extensions, private use, in that order; `_` is read as `-`); at most 35 characters. Read without regard to case and normalised (`pt_br` is `pt-BR`).",
         "examples": ["pt-BR"]
       }
     }

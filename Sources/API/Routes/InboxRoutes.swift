@@ -158,13 +158,15 @@ struct InboxRoutes {
     /// `?locale=`, else the first `Accept-Language` tag, else nil (the catalog default).
     private static func locale(_ request: HTTPRequest) throws(HTTPError) -> String? {
         if let raw = try request.queryValue("locale") {
-            guard NotificationRequest.isLocaleTag(raw) else { throw HTTPError.invalid("locale", "locale is a tag such as pt-BR or en") }
-            return raw
+            guard let tag = LocaleTag(raw) else {
+                throw HTTPError.invalid("locale", "locale is a BCP 47 language tag such as pt-BR or en (RFC 5646)")
+            }
+            return tag.rawValue
         }
         guard let header = request.headers["Accept-Language"] else { return nil }
         let first = header.split(separator: ",").first.map { $0.split(separator: ";").first.map(String.init) ?? "" }?
             .trimmingCharacters(in: .whitespaces)
-        return first.flatMap { NotificationRequest.isLocaleTag($0) ? $0 : nil }
+        return first.flatMap { LocaleTag($0)?.rawValue }
     }
 
     /// One inbox item; texts rendered for `locale`. When neither title nor body renders (the kind
