@@ -49,6 +49,8 @@ public struct APIConfiguration: Sendable {
     public var adminKey: String?
     /// The apps' life cycle behind `/v1/apps`; nil: a service over `apps` without secrets or providers.
     public var appService: AppService?
+    /// What the retention purge deleted on this node (`/metrics`, ADR 0012).
+    public var retentionMetrics = RetentionMetrics()
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

@@ -166,6 +166,8 @@ enum Herald {
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho
+        let notificationRetention = NotificationRetention(days: settings.notificationRetentionDays)
+        apiConfiguration.retentionMetrics = notificationRetention.metrics
         let environment = ProcessInfo.processInfo.environment
         apiConfiguration.webDemoDirectory = settings.webDemoDirectory
         if let url = settings.demoDoubleURL {
@@ -303,7 +305,7 @@ enum Herald {
         }
 
         let purge = RetentionPurge(database: database, deviceRetentionDays: settings.deviceRetentionDays,
-                                   jobRetentionDays: settings.jobRetentionDays)
+                                   jobRetentionDays: settings.jobRetentionDays, notifications: notificationRetention)
         purge.start()
         notifier.start()
         // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).

@@ -42,6 +42,7 @@ struct Settings {
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
         SettingSpec(name: "HERALD_PUSH_JOB_RETENTION_DAYS", defaultValue: "7", help: "done push jobs (GET /v1/jobs?state=done) older than this many days are purged; dead letters are kept"),
+        SettingSpec(name: "HERALD_NOTIFICATION_RETENTION_DAYS", defaultValue: "0", help: "notifications (inbox items, read or unread) older than this many days are purged with their delivery records (1-36500); 0 = kept for ever"),
         SettingSpec(name: "HERALD_CATALOG_PATH", defaultValue: "", help: "JSON kind catalog: texts per locale, grouping, Android channels, preference defaults (examples/catalogs/)"),
         SettingSpec(name: "HERALD_PAYLOAD_ROOT_KEY", defaultValue: "", help: "put each push's data (with Herald's own keys) under this one key: an object on APNs, a JSON string in data[key] on FCM (AP-4); unset = top-level keys"),
         SettingSpec(name: "HERALD_SERVER_KEY", defaultValue: "", help: "bearer key of the app backend for the server API; unset = server API refuses all", secret: true),
@@ -153,6 +154,9 @@ struct Settings {
     var deviceRetentionDays = 90
     /// Days a done push job is kept (`HERALD_PUSH_JOB_RETENTION_DAYS`).
     var jobRetentionDays = 7
+    /// Days a notification and its delivery records are kept (`HERALD_NOTIFICATION_RETENTION_DAYS`,
+    /// ADR 0012); 0 keeps them for ever.
+    var notificationRetentionDays = 0
     /// `HERALD_CATALOG_PATH`: the kind catalog file, if any (NO-4, NO-5, NO-7).
     var catalogPath: String?
     /// `HERALD_PAYLOAD_ROOT_KEY`: the default app's payload options (AP-4).
@@ -277,6 +281,7 @@ struct Settings {
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
         jobRetentionDays = try integer("HERALD_PUSH_JOB_RETENTION_DAYS", 7, min: 1, max: 36_500)
+        notificationRetentionDays = try integer("HERALD_NOTIFICATION_RETENTION_DAYS", 0, min: 0, max: NotificationRetention.maximumDays)
         catalogPath = value("HERALD_CATALOG_PATH")
         if let rootKey = value("HERALD_PAYLOAD_ROOT_KEY") {
             do {
@@ -350,6 +355,7 @@ struct Settings {
         [
             "host": server.host, "port": String(server.port), "loops": String(loops),
             "database": StorageSetup.displayName(databasePath), "database_wal_limit_bytes": String(databaseWALLimitBytes), "storage_wait_seconds": String(storageWaitSeconds), "device_retention_days": String(deviceRetentionDays), "job_retention_days": String(jobRetentionDays),
+            "notification_retention_days": notificationRetentionDays == 0 ? "0 (kept)" : String(notificationRetentionDays),
             "catalog": catalogPath ?? "none", "payload_root_key": payload.rootKey ?? "none",
             "dev": dev ? "1" : "0",
             "web_demo": dev ? webDemoDirectory : "off",

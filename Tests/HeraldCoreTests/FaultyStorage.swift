@@ -14,6 +14,8 @@ final class StorageFaults: Sendable {
         case pushOutcome
         /// Just after a job claim ran: the rest of its unit of work fails (as a failed commit would).
         case claimed
+        /// A batch of the notification retention purge: `notifications.purge`.
+        case purging
     }
 
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
@@ -153,7 +155,10 @@ private struct FaultyNotifications: NotificationRepository {
         try base.markRead(app: app, userID: userID, id: id, now: now)
     }
     func markAllRead(app: String, userID: String, now: Int64) throws(StorageError) -> Int { try base.markAllRead(app: app, userID: userID, now: now) }
-    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int { try base.purge(createdBefore: cutoff) }
+    func purge(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
+        try faults.check(.purging)
+        return try base.purge(createdBefore: cutoff, limit: limit)
+    }
     func isPlanned(_ record: NotificationRecord) throws(StorageError) -> Bool { try base.isPlanned(record) }
 }
 

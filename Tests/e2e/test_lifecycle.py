@@ -207,6 +207,9 @@ def test_help_lists_every_option_of_jobs_retry():
     ({"HERALD_PAYLOAD_ROOT_KEY": "aps"}, "HERALD_PAYLOAD_ROOT_KEY"),
     ({"HERALD_PAYLOAD_ROOT_KEY": "has space"}, "HERALD_PAYLOAD_ROOT_KEY"),
     ({"HERALD_PUSH_BACKLOG_LIMIT": "-1"}, "HERALD_PUSH_BACKLOG_LIMIT"),
+    ({"HERALD_NOTIFICATION_RETENTION_DAYS": "-1"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
+    ({"HERALD_NOTIFICATION_RETENTION_DAYS": "36501"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
+    ({"HERALD_NOTIFICATION_RETENTION_DAYS": "30d"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
     # Compared with the Origin header as written: these would never match and leave CORS off.
     ({"HERALD_CORS_ORIGINS": "https://ok.example, https://App.example"}, "HERALD_CORS_ORIGINS"),
     ({"HERALD_CORS_ORIGINS": "https://app.example/"}, "HERALD_CORS_ORIGINS"),

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import wait_until
+from conftest import assert_error, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -77,7 +77,7 @@ def test_metrics_parse_and_cover_the_promised_families(herald_factory, provider_
                  "herald_slow_consumer_disconnects", "herald_http_responses", "herald_push_jobs",
                  "herald_push_queue_oldest_due_seconds", "herald_push_results", "herald_push_request_seconds",
                  "herald_push_provider_misconfigured", "herald_notifications", "herald_notification_targets",
-                 "herald_presence_sweeps", "herald_storage_calls_waiting"):
+                 "herald_presence_sweeps", "herald_storage_calls_waiting", "herald_notifications_purged"):
         assert name in fams, (name, sorted(fams))
     assert samples(fams["herald_storage_calls_waiting"])[0].value == 0, "nothing waits on a database that answers"
     assert fams["herald_push_request_seconds"].type == "histogram"
@@ -115,6 +115,82 @@ def test_done_push_jobs_past_their_retention_are_purged_and_uncounted(herald_fac
     assert [len(listed[s]) for s in ("done", "dead", "queued")] == [1, 1, 1], listed
     jobs = {s.labels["state"]: s.value for s in samples(families(h)["herald_push_jobs"])}
     assert jobs["done"] == 1 and jobs["dead"] == 1, jobs
+
+
+def time_id(ms: int) -> str:
+    """A notification id as `Notifier.newID` makes it at `ms`: `ntf_`, 45 bits of the time in
+    base32 (most significant first), 11 random characters."""
+    alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+    stamp = "".join(alphabet[(ms >> shift) & 31] for shift in range(40, -1, -5))
+    return "ntf_" + stamp + "".join(alphabet[b & 31] for b in os.urandom(11))
+
+
+def test_notifications_past_their_retention_are_purged_with_their_records(herald_factory, tmp_path):
+    # SQLite whatever HERALD_E2E_POSTGRES says: the test writes the rows itself.
+    h = herald_factory(HERALD_NOTIFICATION_RETENTION_DAYS="30", HERALD_DATABASE=str(tmp_path / "retention.db"))
+    h.stop()
+    now = int(time.time() * 1000)
+    day = 86_400_000
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    # In seq order: a young one, a row stored before schema 17 (its id carries no time), two old
+    # ones (one read), and a recent one. Old = created more than 30 days ago.
+    rows = [("young", time_id(now - 20 * day), now - 20 * day, 1, None),
+            ("legacy", f"legacy-{uuid.uuid4().hex[:8]}", now - 45 * day, 0, None),
+            ("old", time_id(now - 40 * day), now - 40 * day, 1, None),
+            ("old-read", time_id(now - 35 * day), now - 35 * day, 1, now - 34 * day),
+            ("recent", time_id(now - day), now - day, 1, None)]
+    ids, seqs = {}, {}
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    with db:
+        for name, nid, created, timed, read_at in rows:
+            seqs[name] = db.execute("INSERT INTO notifications (id, user_id, kind, priority, created_at, timed, read_at, title_json) "
+                                    "VALUES (?, ?, 'orders.paid', 'normal', ?, ?, ?, ?)",
+                                    (nid, user, created, timed, read_at, json.dumps({"en": name}))).lastrowid
+            ids[name] = nid
+        for name in ("old", "young"):
+            db.execute("INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES (?, ?, 'queued', ?)",
+                       (ids[name], user, now - 20 * day))
+        # Recorded long after its notification: it goes with it all the same.
+        db.execute("INSERT INTO deliveries (notification_id, user_id, outcome, at) VALUES (?, ?, 'opened', ?)", (ids["old"], user, now))
+    db.close()
+    h.start()
+    wait_until(lambda: "purged notifications past their retention" in h.logs(), what="the start's purge")
+    assert "notification_retention_days" in h.logs()
+    access = h.token(sub=user, sid=f"s-{uuid.uuid4().hex[:8]}")
+    listed = HTTP.get(h.url("/v1/me/notifications"), headers=auth(access)).json()
+    assert [n["id"] for n in listed["notifications"]] == [ids["recent"], ids["young"]], listed
+    r = HTTP.get(h.url("/v1/me/notifications/unread-count"), headers=auth(access))
+    assert r.status_code == 200 and r.json()["unread_count"] == 2, r.text
+    # A cursor at a purged row pages on to the rows older than it that are left.
+    r = HTTP.get(h.url(f"/v1/me/notifications?cursor={seqs['old-read']}"), headers=auth(access))
+    assert r.status_code == 200 and [n["id"] for n in r.json()["notifications"]] == [ids["young"]], r.text
+    for name in ("old", "old-read", "legacy"):
+        r = HTTP.get(h.url(f"/v1/notifications/{ids[name]}/deliveries"), headers=h.server_headers())
+        assert_error(r, 404, "not_found")
+    r = HTTP.get(h.url(f"/v1/notifications/{ids['young']}/deliveries"), headers=h.server_headers())
+    assert r.status_code == 200 and [d["outcome"] for d in r.json()["deliveries"]] == ["queued"], r.text
+    purged = samples(families(h)["herald_notifications_purged"], "herald_notifications_purged_total")
+    assert [s.value for s in purged] == [3.0], purged
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    left = db.execute("SELECT count(*) FROM deliveries WHERE notification_id = ?", (ids["old"],)).fetchone()[0]
+    db.close()
+    assert left == 0
+
+
+def test_notifications_are_kept_without_a_retention(herald_factory, tmp_path):
+    h = herald_factory(HERALD_DATABASE=str(tmp_path / "kept.db"))
+    h.stop()
+    db = sqlite3.connect(h.env["HERALD_DATABASE"])
+    with db:
+        db.execute("INSERT INTO notifications (id, user_id, kind, priority, created_at) VALUES ('ancient', 'u', 'k', 'normal', 0)")
+    db.close()
+    h.start()
+    # Off by default (ADR 0012): the start line says so, and the row of 1970 is still served.
+    assert "0 (kept)" in h.logs(), h.logs()
+    r = HTTP.get(h.url("/v1/notifications/ancient/deliveries"), headers=h.server_headers())
+    assert r.status_code == 200, r.text
+    purged = samples(families(h)["herald_notifications_purged"], "herald_notifications_purged_total")
+    assert [s.value for s in purged] == [0.0], purged
 
 
 def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):

@@ -6,7 +6,7 @@ extension InboxRoutes {
         static let listInbox = RouteSpec(
             .get, "/v1/me/notifications", auth: .accessToken, operationID: "listInbox",
             tags: ["notifications"], summary: "The caller's inbox",
-            description: "Newest first (NO-3). Notifications sent with `persist: false` are not listed.",
+            description: "Newest first (NO-3). Notifications sent with `persist: false` are not listed. With `HERALD_NOTIFICATION_RETENTION_DAYS` set, notifications older than that are purged, read or not; a `cursor` at a purged one pages on to the older ones left.",
             parameters: [
                 .query("cursor", "The `next_cursor` of the previous page.", .json(#"{"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}"#)),
                 .query("limit", "Page size, 1-100; default 20.", .json(#"{"type": "integer", "minimum": 1, "maximum": 100}"#)),

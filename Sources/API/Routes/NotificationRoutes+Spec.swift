@@ -48,7 +48,7 @@ extension NotificationRoutes {
         static let notificationDeliveries = RouteSpec(
             .get, "/v1/notifications/{id}/deliveries", auth: .serverKey, operationID: "notificationDeliveries",
             tags: ["notifications"], summary: "A notification's delivery record",
-            description: "Every outcome per device and per live connection, oldest first, and the latest outcome of each (NO-8).",
+            description: "Every outcome per device and per live connection, oldest first, and the latest outcome of each (NO-8). A notification purged for its retention (`HERALD_NOTIFICATION_RETENTION_DAYS`, off by default; ADR 0012) is 404, its record gone with it.",
             parameters: [
                 .shared("NotificationID"),
             ],

@@ -16,6 +16,8 @@ struct OperationsRoutes {
     /// Stored apps that did not load (shown by `/readyz`; they do not make the node unready: the
     /// other apps are served).
     var apps: AppService?
+    /// What this node's retention purge deleted (ADR 0012).
+    var retention = RetentionMetrics()
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -78,6 +80,7 @@ struct OperationsRoutes {
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
         let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
+        let retention = self.retention
         return .deferred { writer in
             node.snapshot { snapshot in
                 // Counted before this route's own read joins them.
@@ -113,6 +116,8 @@ struct OperationsRoutes {
                     let notifications = notifier.metrics
                     text.metric("herald_notifications_total", "Notifications stored and planned (one per recipient).", type: "counter",
                                 [([:], Double(notifications.stored))])
+                    text.metric("herald_notifications_purged_total", "Notifications this node purged for their retention, with their delivery records.",
+                                type: "counter", [([:], Double(retention.purgedNotifications))])
                     text.metric("herald_notification_targets_total", "Planning outcomes of notifications by outcome.", type: "counter",
                                 ["live_delivered", "queued", "suppressed_foreground", "skipped"].map {
                                     (["outcome": $0], Double(notifications.outcomes[$0] ?? 0))

@@ -40,9 +40,13 @@ public protocol NotificationRepository {
     /// Marks every unread inbox notification of the user read at `now`. - Returns: how many.
     func markAllRead(app: String, userID: String, now: Int64) throws(StorageError) -> Int
 
-    /// Deletes notifications created before `cutoff`, with their delivery record (retention).
-    /// - Returns: how many notifications.
-    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int
+    /// Deletes at most `limit` notifications created before `cutoff` (unix ms), read or not, with
+    /// every delivery record carrying their ids, as one write (ADR 0012): the retention purge of a
+    /// large table is a series of short writes (call again while it returns `limit`), and a batch
+    /// is deleted whole or not at all. Reads only rows it deletes (an index on their age).
+    /// - Returns: how many notifications were deleted.
+    @discardableResult
+    func purge(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int
 
     /// Whether the notification's pushes are planned: its plan is gone (and it carries no plan of
     /// a pre-schema-4 build).
@@ -50,6 +54,13 @@ public protocol NotificationRepository {
 }
 
 extension NotificationRepository {
+    /// Every notification created before `cutoff`, with their records, in one write:
+    /// `purge(createdBefore:limit:)` without a limit.
+    @discardableResult
+    public func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int {
+        try purge(createdBefore: cutoff, limit: Int(Int64.max))
+    }
+
     /// Adapters without plans in notification rows store none there.
     public func insert(_ record: NotificationRecord, carrying plan: PendingPlan) throws(StorageError) -> NotificationRecord? { nil }
 

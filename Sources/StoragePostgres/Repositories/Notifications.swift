@@ -81,11 +81,10 @@ struct PostgresNotificationRepository: NotificationRepository {
         }
     }
 
-    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int {
+    func purge(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
         try mapped {
-            // Deliveries first: their subquery needs the notifications still there.
-            try connection.run("DELETE FROM deliveries WHERE notification_id IN (SELECT id FROM notifications WHERE created_at < $1::bigint)", [cutoff])
-            return try connection.run("DELETE FROM notifications WHERE created_at < $1::bigint", [cutoff])
+            let count: Int64? = try connection.queryOne(NotificationPurgeSQL.batch, [cutoff, Int64(limit)])?.value("n")
+            return Int(count ?? 0)
         }
     }
 

@@ -38,8 +38,8 @@ struct SQLiteNotificationRepository: NotificationRepository {
         try mapped { () throws(SQLiteError) in try NotificationStore.markAllRead(connection, app: app, userID: userID, now: now) }
     }
 
-    func purge(createdBefore cutoff: Int64) throws(StorageError) -> Int {
-        try mapped { () throws(SQLiteError) in try NotificationStore.purge(connection, createdBefore: cutoff) }
+    func purge(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try NotificationStore.purge(connection, createdBefore: cutoff, limit: limit) }
     }
 
     func isPlanned(_ record: NotificationRecord) throws(StorageError) -> Bool {
