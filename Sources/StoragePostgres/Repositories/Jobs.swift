@@ -170,13 +170,17 @@ struct PostgresJobQueue: JobQueue {
 
     func purgeDone(createdBefore cutoff: Int64, limit: Int) throws(StorageError) -> Int {
         // jobs_state_id walks the done jobs by id; the limit keeps each call a short write.
-        try mapped {
-            try connection.run("""
-                DELETE FROM jobs WHERE id IN (
-                    SELECT id FROM jobs WHERE state = 'done' AND created_at < $1::bigint ORDER BY id LIMIT $2::bigint)
-                """, [cutoff, Int64(limit)])
-        }
+        try mapped { try connection.run(Self.purgeDoneBatch, [cutoff, Int64(limit)]) }
     }
+
+    /// One batch of `purgeDone`: `$1` the cutoff (Unix ms), `$2` the limit. The ids are handed to
+    /// the delete as an array (`= ANY`, a probe of the primary key each): an `IN (SELECT …)` may
+    /// be planned as a hash join with a scan of every job kept (ADR 0012's finding on the
+    /// notification purge, the same shape).
+    static let purgeDoneBatch = """
+        DELETE FROM jobs WHERE id = ANY (ARRAY(
+            SELECT id FROM jobs WHERE state = 'done' AND created_at < $1::bigint ORDER BY id LIMIT $2::bigint))
+        """
 }
 
 extension JobRecord {
