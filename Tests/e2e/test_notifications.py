@@ -514,6 +514,42 @@ def test_ttl_zero_means_now_or_never_not_expired(h, provider_double):
     assert push["headers"]["apns-expiration"] == "0", push["headers"]
 
 
+def test_a_catalog_collapse_key_longer_than_apns_allows_is_shortened_and_still_delivered(herald_factory, provider_double):
+    """breaker7: the merchant catalog's `order-paid-{order_id}` filled with a 100-character order id
+    made an `apns-collapse-id` of 111 bytes; APNs takes 64, so every iOS push of such a notification
+    was dead-lettered `invalid_collapse_id`. The key is shortened to 64 bytes, the same way at every
+    send, so a later push for the same order still replaces the earlier one."""
+    catalog = Path(__file__).resolve().parents[2] / "examples" / "catalogs" / "merchant.json"
+    h = herald_factory(**provider_double.herald_env(), HERALD_CATALOG_PATH=str(catalog))
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios", locale="en")
+    android = Session(h, user, "android", locale="en")
+    order = "o" * 100
+    args = {"order_number": "77", "store_name": "Loja", "total": "R$ 1", "customer_name": "Ana"}
+    ids = []
+    for _ in range(2):
+        r = HTTP.post(h.url("/v1/notifications"), headers=h.server_headers(),
+                      json={"recipients": {"user_ids": [user]}, "kind": "orders.paid", "args": args,
+                            "data": {"order_id": order, "store_id": "17"}})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["notifications"][0]["id"])
+    for nid in ids:
+        wait_outcome(h, nid, phone.device_id, {"sent", "dead", "failed"})
+        record = wait_outcome(h, nid, android.device_id, {"sent", "dead", "failed"})
+        assert outcome_of(record, phone.device_id) == "sent", record
+        assert outcome_of(record, android.device_id) == "sent", record
+    pushes = phone.requests(provider_double)
+    assert len(pushes) == 2, pushes
+    keys = {p["headers"]["apns-collapse-id"] for p in pushes}
+    [key] = keys  # the same order collapses the same way twice
+    assert len(key.encode()) <= 64 and key.startswith("order-paid-ooo"), key
+    # FCM's APNs block carries the same key, and Android's collapse key matches it.
+    for push in android.requests(provider_double):
+        message = push["body"]["message"]
+        assert message["android"]["collapse_key"] == key, message
+        assert message["apns"]["headers"]["apns-collapse-id"] == key, message
+
+
 def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     Session(h, user, "ios")
