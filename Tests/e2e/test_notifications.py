@@ -550,6 +550,25 @@ def test_a_catalog_collapse_key_longer_than_apns_allows_is_shortened_and_still_d
         assert message["apns"]["headers"]["apns-collapse-id"] == key, message
 
 
+def test_a_push_waiting_through_an_outage_is_not_sent_once_the_user_turned_push_off(herald_factory, provider_double):
+    """breaker7: a notification planned while APNs answered 503 kept retrying after its user turned
+    the global switch off, and reached the phone when APNs recovered. The switch is read again
+    before each send."""
+    h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_RETRY_BASE_MS="200", HERALD_PUSH_RETRY_CAP_MS="400")
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    provider_double.set_outcomes("apns", phone.token, [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
+    nid = notify(h, [user])["notifications"][0]["id"]
+    wait_outcome(h, nid, phone.device_id, {"retrying"})
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    provider_double.set_outcomes("apns", phone.token, [{"status": 200, "forever": True}], replace=True)
+    record = wait_outcome(h, nid, phone.device_id, {"skipped_preferences", "sent"})
+    assert outcome_of(record, phone.device_id) == "skipped_preferences", record
+    assert record["deliveries"][-1]["detail"] == "push_disabled", record
+    assert [p for p in phone.requests(provider_double) if p["status"] == 200] == []
+
+
 def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     Session(h, user, "ios")
