@@ -569,6 +569,20 @@ def test_a_push_waiting_through_an_outage_is_not_sent_once_the_user_turned_push_
     assert [p for p in phone.requests(provider_double) if p["status"] == 200] == []
 
 
+def test_a_device_registered_with_androids_legacy_hebrew_code_gets_the_hebrew_text(h, provider_double):
+    """breaker7: React Native's `I18nManager.localeIdentifier` on Android is `Locale.toString()`,
+    which still says `iw_IL` for Hebrew (and `in_ID` for Indonesian); texts are written `he`, so
+    such a device got the default language. The withdrawn code is stored as its successor."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android", locale="iw_IL")
+    r = HTTP.get(h.url("/v1/me/devices"), headers=auth(phone.access))
+    assert [d["locale"] for d in r.json()["devices"]] == ["he-IL"], r.text
+    n = notify(h, [user], title={"en": "Hello", "he": "שלום"})
+    wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent"})
+    [push] = phone.requests(provider_double)
+    assert push["body"]["message"]["notification"]["title"] == "שלום", push["body"]
+
+
 def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     Session(h, user, "ios")
