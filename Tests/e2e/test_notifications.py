@@ -583,6 +583,24 @@ def test_a_device_registered_with_androids_legacy_hebrew_code_gets_the_hebrew_te
     assert push["body"]["message"]["notification"]["title"] == "שלום", push["body"]
 
 
+def test_an_ios_push_whose_texts_and_data_pass_4096_bytes_is_sent_with_a_shorter_body(h, provider_double):
+    """breaker7: a title and body of 1024 bytes and 2 KB of data are each within the call's limits
+    but together pass APNs's 4096-byte payload: the call answered 201 and every iOS push was
+    dead-lettered `payload_too_large`. The body is cut to fit, ending in "…"; data is kept whole."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    data = {f"k{i:02d}": "v" * 80 for i in range(22)}
+    n = notify(h, [user], title="T" * 1024, body="B" * 1024, data=data)
+    record = wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent", "dead"})
+    assert outcome_of(record, phone.device_id) == "sent", record
+    [push] = phone.requests(provider_double)
+    alert = push["body"]["aps"]["alert"]
+    assert alert["title"] == "T" * 1024, alert
+    assert alert["body"].endswith("…") and set(alert["body"][:-1]) == {"B"}, alert
+    assert all(push["body"][k] == v for k, v in data.items()), push["body"]
+    assert len(json.dumps(push["body"], ensure_ascii=False, separators=(",", ":")).encode()) <= 4096
+
+
 def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     Session(h, user, "ios")
