@@ -236,6 +236,39 @@ import Testing
         #expect(first.body == "M / Azul: 3 un. em Centro")
     }
 
+    /// A kind's collapse template filled from the call's data can outgrow APNs's 64-byte
+    /// `apns-collapse-id`, which the call's own `collapse_key` may not (breaker7: an order id of
+    /// 100 characters dead-lettered every APNs push as `invalid_collapse_id`). It is shortened
+    /// to 64 bytes the same way every time, so equal keys still collapse and different ones do not.
+    @Test func aRenderedCollapseKeyOver64BytesIsShortenedStably() throws {
+        let renderer = NotificationRenderer(catalog: try NotificationCatalog.load(path: Self.examplePath("merchant")))
+        let arguments = ["order_number": "7", "store_name": "Loja", "total": "R$ 1", "customer_name": "Ana"]
+        func collapse(_ orderID: String) throws -> String? {
+            try renderer.render(kind: "orders.paid", deviceLocale: "en", title: nil, body: nil, arguments: arguments,
+                                data: ["store_id": "s1", "order_id": orderID],
+                                collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil).collapseKey
+        }
+        let long = String(repeating: "x", count: 100)
+        let shortened = try #require(try collapse(long))
+        #expect(shortened.utf8.count <= NotificationRenderer.maximumCollapseKeyBytes)
+        #expect(shortened.hasPrefix("order-paid-xxx"))
+        #expect(try collapse(long) == shortened)
+        #expect(try collapse(long + "y") != shortened)
+        #expect(try collapse(String(repeating: "x", count: 99) + "y") != shortened)
+        // Multi-byte characters are never cut in half.
+        let accented = try #require(try collapse(String(repeating: "é", count: 60)))
+        #expect(accented.utf8.count <= NotificationRenderer.maximumCollapseKeyBytes)
+        #expect(accented.unicodeScalars.allSatisfy { $0 != "\u{FFFD}" })
+        // Up to the limit a key is kept as rendered.
+        let fits = String(repeating: "z", count: NotificationRenderer.maximumCollapseKeyBytes - "order-paid-".utf8.count)
+        #expect(try collapse(fits) == "order-paid-" + fits)
+        // The call's own key (1-64 bytes, checked at intake) is never touched.
+        let own = try renderer.render(kind: "orders.paid", deviceLocale: "en", title: nil, body: nil, arguments: arguments,
+                                      data: ["store_id": "s1", "order_id": long], collapseKey: "mine",
+                                      threadID: nil, sound: nil, androidChannelID: nil)
+        #expect(own.collapseKey == "mine")
+    }
+
     @Test func merchantAvailableKindsFollowPermissions() throws {
         let catalog = try NotificationCatalog.load(path: Self.examplePath("merchant"))
         #expect(catalog.availableKinds(permissions: []).map(\.name) == [])

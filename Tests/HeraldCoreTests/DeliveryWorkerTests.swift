@@ -644,6 +644,28 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.map(\.token) == ["tok-3"])
     }
 
+    /// NO-4: the global switch off silences every push, also one planned before the user turned it
+    /// off and still queued (a retry through a provider outage could otherwise reach the phone
+    /// hours later; breaker7). Another user's push in the same claim still goes.
+    @Test func aPushWhoseUserTurnedPushOffAfterPlanningIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let off = try h.register(user: "u-off", session: "s-1", token: "tok-off")
+        let direct = try h.register(user: "u-off", session: "s-2", token: "tok-direct")
+        let on = try h.register(user: "u-on", session: "s-3", token: "tok-on")
+        try h.enqueue(off)
+        try h.enqueue(direct, planned: false)
+        try h.enqueue(on)
+        let now = h.now
+        try h.storage.writeSync { tx in
+            try tx.preferences.save(PushPreferenceRecord(userID: "u-off", isEnabled: false, updatedAt: now))
+        }
+        #expect(try await h.worker.runDue().claimed == 3)
+        #expect(try h.record(off).map(\.outcome) == [.skippedPreferences] && h.record(off).first?.detail == "push_disabled")
+        // A plain push (`POST /v1/push`) is silenced too, as its route skips such a user's devices.
+        #expect(h.provider.sent.map(\.token) == ["tok-on"])
+        #expect(try h.record(on).map(\.outcome) == [.sent])
+    }
+
     @Test func anOutcomeAfterTheLeaseWasTakenOverIsNotRecorded() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

@@ -32,4 +32,22 @@ import Testing
         #expect(LocaleTag("en-x-a-b")?.rawValue == "en-x-a-b")            // private use takes 1-letter subtags
         #expect(LocaleTag("en-a-bbb-x-a")?.rawValue == "en-a-bbb-x-a")
     }
+
+    /// Android's `Locale.toString()` (what React Native's `I18nManager.localeIdentifier` reports)
+    /// still spells Hebrew, Indonesian and Yiddish with the codes ISO 639 withdrew: `iw_IL`,
+    /// `in_ID`, `ji`. The IANA registry gives their preferred values (RFC 5646 §4.5), which
+    /// catalogs and calls use: unmapped, such a device got the default language (breaker7).
+    @Test func deprecatedLanguageCodesTakeTheirPreferredValue() throws {
+        #expect(LocaleTag("iw_IL")?.rawValue == "he-IL")
+        #expect(LocaleTag("in_ID")?.rawValue == "id-ID")
+        #expect(LocaleTag("ji")?.rawValue == "yi")
+        #expect(LocaleTag("JW")?.rawValue == "jv")
+        #expect(LocaleTag("mo-MD")?.rawValue == "ro-MD")
+        // Only the language subtag: `in` as a region of India's shape stays what it is.
+        #expect(LocaleTag("en-IN")?.rawValue == "en-IN")
+        #expect(LocaleTag("he")?.rawValue == "he")
+        // A device registered as `iw` gets the Hebrew text of a catalog or call written `he`.
+        let text = LocalizedText(["he": try TextTemplate("שלום"), "en": try TextTemplate("Hello")])
+        #expect(try text.template(for: "iw_IL", defaultLocale: "en")?.render([:], field: "title") == "שלום")
+    }
 }

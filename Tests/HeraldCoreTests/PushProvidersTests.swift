@@ -44,6 +44,28 @@ final class ScriptedProvider: PushProvider {
         #expect(providers.metrics.latency.first?.histogram.count == 1)
     }
 
+    /// `herald_push_request_seconds` is the providers' answer time: a push that never reached the
+    /// provider (`not_sent`: no HTTP/2 stream before its send-by deadline, a credential to wait
+    /// for; `expired` before sending) is counted as an outcome but has no request to time. With a
+    /// provider that accepted TCP and never answered, 60 of 98 observations were such waits of up to
+    /// 50 s, so the histogram showed the lease, not the provider (breaker7).
+    @Test func onlyRequestsMadeAreTimed() throws {
+        let clock = ManualClock()
+        let held = PushClassification(outcome: .notSent(afterSeconds: nil, reason: "send_by_passed"), status: nil, rule: nil)
+        for answer in [held, PushClassification(outcome: .expired, status: nil, rule: nil)] {
+            let providers = PushProviders(configured: [ScriptedProvider(answer: answer)], clock: clock)
+            #expect(send(providers, to: .apns) == answer)
+            #expect(providers.metrics.outcomes.map(\.count) == [1])
+            #expect(providers.metrics.latency.first?.histogram.count ?? 0 == 0, "\(answer.outcome)")
+        }
+        let providers = PushProviders(configured: [ScriptedProvider(answer: delivered)], clock: clock)
+        _ = send(providers, to: .apns)
+        #expect(providers.metrics.latency.first?.histogram.count == 1)
+        // A provider this build does not know made no request either.
+        _ = providers.unsupported(provider: "pigeon")
+        #expect(providers.metrics.latency.map(\.provider) == ["apns"])
+    }
+
     @Test func anAdapterWithoutCredentialsIsNotConfigured() {
         let providers = PushProviders(adapters: [ScriptedProvider.self])
         let answer = send(providers, to: .apns)

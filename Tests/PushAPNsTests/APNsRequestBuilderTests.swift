@@ -119,6 +119,29 @@ import Testing
         #expect(throws: PushPayloadError.reservedDataKey("aps")) { try build(notification) }
     }
 
+    /// `POST /v1/notifications` takes a title and a body of 1024 bytes each and 2048 bytes of data,
+    /// which together can outgrow APNs's 4096: every iOS push of such a notification was
+    /// dead-lettered `payload_too_large` after a 201 (breaker7). The alert's body, then its title,
+    /// is shortened by whole characters and ends in "…" until the payload fits; data is never cut.
+    @Test func anAlertOverTheLimitHasItsBodyShortenedToFit() throws {
+        var data: [String: String] = [:]
+        for i in 0..<22 { data["k\(i)"] = String(repeating: "v", count: 80) }
+        let title = String(repeating: "T", count: 1024)
+        let long = PushNotification(title: title, body: String(repeating: "é", count: 600) + String(repeating: "\"", count: 24), data: data)
+        let request = try build(long)
+        #expect(request.body.count <= 4096)
+        #expect(request.body.count > 4096 - 4)  // cut by what was needed, not more
+        #expect(request.bodyText.contains("\"title\":\"\(title)\""))
+        #expect(request.bodyText.contains("éé…\""))
+        for i in 0..<22 { #expect(request.bodyText.contains("\"k\(i)\":\"\(String(repeating: "v", count: 80))\"")) }
+        // With no body left to cut, the title is shortened the same way.
+        let titleOnly = PushNotification(title: String(repeating: "😀", count: 1000), data: ["k": String(repeating: "v", count: 100)])
+        let shortTitle = try build(titleOnly)
+        #expect(shortTitle.body.count <= 4096 && shortTitle.bodyText.contains("😀…\""))
+        // An alert that fits is left as it is.
+        #expect(try build(PushNotification(title: "t", body: "b")).bodyText == #"{"aps":{"alert":{"body":"b","title":"t"}}}"#)
+    }
+
     @Test func payloadLimitIs4096BytesOfBody() throws {
         // {"aps":{},"k":"<v>"} is 17 bytes + v.
         let fits = PushNotification(data: ["k": String(repeating: "v", count: 4096 - 17)])

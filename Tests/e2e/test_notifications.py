@@ -514,6 +514,93 @@ def test_ttl_zero_means_now_or_never_not_expired(h, provider_double):
     assert push["headers"]["apns-expiration"] == "0", push["headers"]
 
 
+def test_a_catalog_collapse_key_longer_than_apns_allows_is_shortened_and_still_delivered(herald_factory, provider_double):
+    """breaker7: the merchant catalog's `order-paid-{order_id}` filled with a 100-character order id
+    made an `apns-collapse-id` of 111 bytes; APNs takes 64, so every iOS push of such a notification
+    was dead-lettered `invalid_collapse_id`. The key is shortened to 64 bytes, the same way at every
+    send, so a later push for the same order still replaces the earlier one."""
+    catalog = Path(__file__).resolve().parents[2] / "examples" / "catalogs" / "merchant.json"
+    h = herald_factory(**provider_double.herald_env(), HERALD_CATALOG_PATH=str(catalog))
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios", locale="en")
+    android = Session(h, user, "android", locale="en")
+    order = "o" * 100
+    args = {"order_number": "77", "store_name": "Loja", "total": "R$ 1", "customer_name": "Ana"}
+    ids = []
+    for _ in range(2):
+        r = HTTP.post(h.url("/v1/notifications"), headers=h.server_headers(),
+                      json={"recipients": {"user_ids": [user]}, "kind": "orders.paid", "args": args,
+                            "data": {"order_id": order, "store_id": "17"}})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["notifications"][0]["id"])
+    for nid in ids:
+        wait_outcome(h, nid, phone.device_id, {"sent", "dead", "failed"})
+        record = wait_outcome(h, nid, android.device_id, {"sent", "dead", "failed"})
+        assert outcome_of(record, phone.device_id) == "sent", record
+        assert outcome_of(record, android.device_id) == "sent", record
+    pushes = phone.requests(provider_double)
+    assert len(pushes) == 2, pushes
+    keys = {p["headers"]["apns-collapse-id"] for p in pushes}
+    [key] = keys  # the same order collapses the same way twice
+    assert len(key.encode()) <= 64 and key.startswith("order-paid-ooo"), key
+    # FCM's APNs block carries the same key, and Android's collapse key matches it.
+    for push in android.requests(provider_double):
+        message = push["body"]["message"]
+        assert message["android"]["collapse_key"] == key, message
+        assert message["apns"]["headers"]["apns-collapse-id"] == key, message
+
+
+def test_a_push_waiting_through_an_outage_is_not_sent_once_the_user_turned_push_off(herald_factory, provider_double):
+    """breaker7: a notification planned while APNs answered 503 kept retrying after its user turned
+    the global switch off, and reached the phone when APNs recovered. The switch is read again
+    before each send."""
+    h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_RETRY_BASE_MS="200", HERALD_PUSH_RETRY_CAP_MS="400")
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    provider_double.set_outcomes("apns", phone.token, [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
+    nid = notify(h, [user])["notifications"][0]["id"]
+    wait_outcome(h, nid, phone.device_id, {"retrying"})
+    r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=auth(phone.access))
+    assert r.status_code == 200, r.text
+    provider_double.set_outcomes("apns", phone.token, [{"status": 200, "forever": True}], replace=True)
+    record = wait_outcome(h, nid, phone.device_id, {"skipped_preferences", "sent"})
+    assert outcome_of(record, phone.device_id) == "skipped_preferences", record
+    assert record["deliveries"][-1]["detail"] == "push_disabled", record
+    assert [p for p in phone.requests(provider_double) if p["status"] == 200] == []
+
+
+def test_a_device_registered_with_androids_legacy_hebrew_code_gets_the_hebrew_text(h, provider_double):
+    """breaker7: React Native's `I18nManager.localeIdentifier` on Android is `Locale.toString()`,
+    which still says `iw_IL` for Hebrew (and `in_ID` for Indonesian); texts are written `he`, so
+    such a device got the default language. The withdrawn code is stored as its successor."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "android", locale="iw_IL")
+    r = HTTP.get(h.url("/v1/me/devices"), headers=auth(phone.access))
+    assert [d["locale"] for d in r.json()["devices"]] == ["he-IL"], r.text
+    n = notify(h, [user], title={"en": "Hello", "he": "שלום"})
+    wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent"})
+    [push] = phone.requests(provider_double)
+    assert push["body"]["message"]["notification"]["title"] == "שלום", push["body"]
+
+
+def test_an_ios_push_whose_texts_and_data_pass_4096_bytes_is_sent_with_a_shorter_body(h, provider_double):
+    """breaker7: a title and body of 1024 bytes and 2 KB of data are each within the call's limits
+    but together pass APNs's 4096-byte payload: the call answered 201 and every iOS push was
+    dead-lettered `payload_too_large`. The body is cut to fit, ending in "…"; data is kept whole."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    data = {f"k{i:02d}": "v" * 80 for i in range(22)}
+    n = notify(h, [user], title="T" * 1024, body="B" * 1024, data=data)
+    record = wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent", "dead"})
+    assert outcome_of(record, phone.device_id) == "sent", record
+    [push] = phone.requests(provider_double)
+    alert = push["body"]["aps"]["alert"]
+    assert alert["title"] == "T" * 1024, alert
+    assert alert["body"].endswith("…") and set(alert["body"][:-1]) == {"B"}, alert
+    assert all(push["body"][k] == v for k, v in data.items()), push["body"]
+    assert len(json.dumps(push["body"], ensure_ascii=False, separators=(",", ":")).encode()) <= 4096
+
+
 def test_idempotency_compares_meaning_not_bytes(h, provider_double):
     user = f"u-{uuid.uuid4().hex[:8]}"
     Session(h, user, "ios")

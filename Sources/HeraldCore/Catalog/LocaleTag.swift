@@ -5,7 +5,8 @@ import Foundation
 /// an optional 4-letter script, an optional region (2 letters or 3 digits), variants (5–8 letters
 /// or digits, or a digit and 3), extensions (a singleton and subtags of 2–8) and private use (`x`
 /// and subtags of 1–8); 35 characters at most, `_` read as `-`. Normalised to the usual case
-/// (`pt-BR`; subtags after a singleton lower case: `en-US-u-ca-gregory`). Grandfathered tags, tags
+/// (`pt-BR`; subtags after a singleton lower case: `en-US-u-ca-gregory`), with a withdrawn language
+/// code replaced by its successor (`iw` → `he`, `in` → `id`, `ji` → `yi`). Grandfathered tags, tags
 /// that are private use alone, and subtags out of that order (`xx-YY-ZZ`, two regions) are refused.
 public struct LocaleTag: Hashable, Sendable {
     public let rawValue: String
@@ -14,7 +15,8 @@ public struct LocaleTag: Hashable, Sendable {
         guard (2...35).contains(raw.utf8.count) else { return nil }
         let parts = raw.replacingOccurrences(of: "_", with: "-").split(separator: "-", omittingEmptySubsequences: false)
         guard let language = parts.first, (2...3).contains(language.count), language.allSatisfy(Self.isLetter) else { return nil }
-        var normalised = [language.lowercased()]
+        let code = language.lowercased()
+        var normalised = [Self.preferredLanguage[code] ?? code]
         // Where the next subtag may go: each stage only moves forward (RFC 5646 §2.1's order).
         enum Stage: Int, Comparable {
             case extlang, script, region, variant, extensions
@@ -63,6 +65,11 @@ public struct LocaleTag: Hashable, Sendable {
         guard !singletonOpen else { return nil }
         rawValue = normalised.joined(separator: "-")
     }
+
+    /// Language subtags the IANA registry deprecates with a preferred value (RFC 5646 §4.5), as
+    /// Android's `Locale.toString()` still reports three of them (`iw_IL`, `in_ID`, `ji`): read
+    /// as the codes catalogs and calls are written in, so those devices get their own language.
+    private static let preferredLanguage = ["iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"]
 
     private static func isLetter(_ c: Character) -> Bool { c.isASCII && c.isLetter }
     private static func isDigit(_ c: Character) -> Bool { c.isASCII && c.isNumber }

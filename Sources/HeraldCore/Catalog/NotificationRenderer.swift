@@ -64,7 +64,8 @@ public struct NotificationRenderer: Sendable {
             out.collapseKey = collapseKey
             out.tag = collapseKey
         } else {
-            out.collapseKey = try definition?.collapse?.render(values, field: "collapse")
+            let rendered = try definition?.collapse?.render(values, field: "collapse")
+            out.collapseKey = rendered.map(Self.fitCollapseKey)
             let tag = try definition?.tag?.render(values, field: "tag")
             out.tag = tag ?? out.collapseKey
         }
@@ -105,6 +106,33 @@ public struct NotificationRenderer: Sendable {
         if threadID == nil {
             try check(definition?.thread, "thread")
         }
+    }
+
+    /// The longest collapse key every provider takes: APNs's `apns-collapse-id`, 64 bytes of UTF-8.
+    /// A call's own `collapse_key` is held to it at intake.
+    public static let maximumCollapseKeyBytes = 64
+
+    /// A kind's collapse key as its template rendered it, or, when the call's data made it longer
+    /// than `maximumCollapseKeyBytes`, its first whole characters, `~` and 16 hex digits of a
+    /// 64-bit FNV-1a hash of the whole key. APNs refuses a longer `apns-collapse-id`, which would
+    /// dead-letter every push of the notification; the hash (not Swift's `Hasher`, which is seeded
+    /// per process) gives one key the same short form on every node and at every send, so pushes
+    /// that should replace each other still do, and keys that differ only past the cut do not.
+    static func fitCollapseKey(_ key: String) -> String {
+        guard key.utf8.count > maximumCollapseKeyBytes else { return key }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let digits = String(hash, radix: 16)
+        let suffix = "~" + String(repeating: "0", count: 16 - digits.count) + digits
+        let room = maximumCollapseKeyBytes - suffix.utf8.count
+        var prefix = String.UnicodeScalarView()
+        var used = 0
+        for scalar in key.unicodeScalars {
+            used += scalar.utf8.count
+            if used > room { break }
+            prefix.append(scalar)
+        }
+        return String(prefix) + suffix
     }
 
     /// FCM `android.priority` for a notification priority (NO-7): `high` for high and urgent, else `normal`.

@@ -467,7 +467,18 @@ public final class DeliveryWorker: @unchecked Sendable {
             var byID: [String: DeviceRecord] = [:]
             byID.reserveCapacity(found.count)
             for device in found { byID[device.id] = device }
-            return ids.map { byID[$0] }
+            // NO-4: a user may turn push off while their push waits (a retry through an outage):
+            // the switch is read again here, in the same snapshot, one statement per app.
+            var usersByApp: [String: Set<String>] = [:]
+            for device in found { usersByApp[device.app, default: []].insert(device.userID) }
+            var switchedOff: [String: Set<String>] = [:]
+            for (app, users) in usersByApp {
+                let off = try tx.preferences.switchedOff(app: app, userIDs: Array(users))
+                if !off.isEmpty { switchedOff[app] = off }
+            }
+            return ids.map { id in
+                byID[id].map { device in (device, switchedOff[device.app]?.contains(device.userID) == true) }
+            }
         }) { [self] result in
             switch result {
             case .failure(let error):
@@ -475,7 +486,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     finish(item.job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: item.payload.origin, done: item.done)
                 }
             case .success(let devices):
-                for (item, device) in zip(batch, devices) { deliver(item, device: device) }
+                for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false) }
             }
         }
     }
@@ -533,7 +544,8 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
     /// outcome; `done` is called once, on `queue`, after its outcome's transaction.
-    func deliver(_ prepared: Prepared, device found: DeviceRecord?) {
+    /// - Parameter pushDisabled: the device's user has the global push switch off now.
+    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false) {
         let job = prepared.job, payload = prepared.payload, done = prepared.done
         let deviceID = payload.deviceID
         let origin = payload.origin
@@ -542,6 +554,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         case nil:
             // Deleted since the job was queued (logout, dead token): nothing to send.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
+        case .some where pushDisabled:
+            // NO-4: turned off after planning; a direct push too, as `POST /v1/push` skips such users.
+            skip(job, origin: origin, deviceID: deviceID, outcome: .skippedPreferences, note: "push_disabled", done: done)
         case let device? where origin != nil && !device.sessionActive:
             // The session ended or expired after planning (DV-4): its devices get no pushes.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)

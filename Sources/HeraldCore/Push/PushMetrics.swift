@@ -34,12 +34,14 @@ public final class PushMetrics: Sendable {
     public init() {}
 
     /// Records one provider answer (or transport failure) and how long it took.
-    public func record(provider: String, outcome: String, seconds: Double) {
+    /// - Parameter seconds: nil when no request was made (nothing reached the provider): the
+    ///   outcome is counted, the latency histogram left alone.
+    public func record(provider: String, outcome: String, seconds: Double?) {
         state.withLock { state in
             state.outcomes[Key(provider: provider, outcome: outcome), default: 0] &+= 1
             // Mutated in place (the `default:` subscript): copying the histogram out and back
             // copied its bucket array on every push.
-            state.latency[provider, default: Histogram()].record(seconds)
+            if let seconds { state.latency[provider, default: Histogram()].record(seconds) }
         }
     }
 

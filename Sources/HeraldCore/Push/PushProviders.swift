@@ -117,7 +117,15 @@ public final class PushProviders: Sendable {
         let provider = target.provider.rawValue
         let completion: @Sendable (PushClassification) -> Void = { classification in
             let seconds = Double(clock.monotonicNanoseconds &- started) / 1e9
-            metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: seconds)
+            // A push held back (no stream before its send-by deadline, a credential to wait for)
+            // or expired before sending made no request: its wait, up to the lease, is not the
+            // provider's answer time.
+            let requested: Bool
+            switch classification.outcome {
+            case .notSent, .expired: requested = false
+            default: requested = true
+            }
+            metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: requested ? seconds : nil)
             completion(classification)
         }
         if let adapter = providers(app: app)[target.provider] {
@@ -193,7 +201,7 @@ public final class PushProviders: Sendable {
     private func unsupported(provider: String, recorded: Bool) -> PushClassification {
         let classification = PushClassification(outcome: .deadLetter(reason: "provider_unsupported: \(provider)"), status: nil,
                                                 rule: .deadLetterConfiguration)
-        if recorded { metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: 0) }
+        if recorded { metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: nil) }
         return classification
     }
 }

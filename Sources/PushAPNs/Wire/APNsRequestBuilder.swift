@@ -41,7 +41,8 @@ public enum APNsRequestBuilder {
     ///   - authorizations: `authorization`'s value for the last JWT, reused while it is the same
     ///     (a provider keeps one; its prefix must be `bearer `); nil: built here.
     /// - Throws: `PushPayloadError` — `.invalidDeviceToken`, `.collapseIDTooLong`, `.reservedDataKey("aps")`,
-    ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes).
+    ///   `.expired`, `.invalidTTL`, `.apnsPayloadTooLarge` (body over 4096 bytes once an alert's
+    ///   texts were shortened to fit, `fitted(_:limit:)`: the data alone is too large).
     public static func request(for notification: PushNotification, deviceToken: String, environment: APNsGateway,
                                topic: String, authToken: String, apnsID: PushID, now: Int, nowMilliseconds: Int64? = nil,
                                bodies: APNsBodyCache? = nil,
@@ -68,11 +69,14 @@ public enum APNsRequestBuilder {
             priority = .consideringDevicePower  // "Using priority 10 is an error" for background
         }
 
-        let body: [UInt8]
+        var body: [UInt8]
         if let bodies {
             body = try bodies.body(for: notification) { () throws(PushPayloadError) in try payload(for: notification).bytes }
         } else {
             body = try payload(for: notification).bytes
+        }
+        if body.count > pushType.maximumPayloadBytes, notification.kind == .alert {
+            body = try fitted(notification, limit: pushType.maximumPayloadBytes) ?? body
         }
         guard body.count <= pushType.maximumPayloadBytes else {
             throw .apnsPayloadTooLarge(bytes: body.count, limit: pushType.maximumPayloadBytes)
@@ -91,6 +95,32 @@ public enum APNsRequestBuilder {
         if let collapseID { headers.append(("apns-collapse-id", collapseID.value)) }
         headers.append(("content-type", "application/json"))
         return PushHTTPRequest(url: environment.devicePathPrefix + deviceToken, headers: headers, body: body)
+    }
+
+    /// The body of an alert whose payload outgrows `limit`, with its body text (then, if that is not
+    /// enough, its title) cut to the longest run of whole characters that fits and ended with "…";
+    /// nil when no cut makes it fit (the data alone is too large). A notification's texts (1024
+    /// bytes each) and data (2048) may together pass APNs's 4096 bytes, which APNs refuses for
+    /// good: a shorter text reaches the phone, and data, which the app reads, is never cut.
+    static func fitted(_ notification: PushNotification, limit: Int) throws(PushPayloadError) -> [UInt8]? {
+        var shorter = notification
+        for field in [\PushNotification.body, \PushNotification.title] {
+            guard let text = shorter[keyPath: field] else { continue }
+            let characters = Array(text)
+            func cut(_ count: Int) -> String? { count == 0 ? nil : String(characters[..<count]) + "…" }
+            // Escapes make a character's JSON length vary, so the longest prefix that fits is searched
+            // for rather than computed: about ten payloads for a text of 1024 characters, on a rare path.
+            var fits = 0, tooLong = characters.count
+            while tooLong - fits > 1 {
+                let middle = (fits + tooLong) / 2
+                shorter[keyPath: field] = cut(middle)
+                if try payload(for: shorter).bytes.count <= limit { fits = middle } else { tooLong = middle }
+            }
+            shorter[keyPath: field] = cut(fits)
+            let bytes = try payload(for: shorter).bytes
+            if bytes.count <= limit { return bytes }
+        }
+        return nil
     }
 
     /// The JSON body (see the type's documentation).
