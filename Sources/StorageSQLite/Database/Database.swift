@@ -189,7 +189,6 @@ final class Database: Sendable {
             let ran = writer.run { connection in
                 Self.runGroup(units[...], on: connection,
                               committedTogether: { [self] in groupedUnitCount.add($0, ordering: .relaxed) },
-                              wantedSpace: { checkpointer?.requestTruncate() },
                               ended: { ended.append(($0, $1)) })
             }
             if case .failure(let error) = ran {
@@ -199,7 +198,15 @@ final class Database: Sendable {
             // The transaction is over (committed or rolled back): the writer is free for the next
             // group while these end, in order, on their own queue.
             let ends = ended
-            unitEnds.async { for (unit, error) in ends { unit.finish(failing: error) } }
+            unitEnds.async {
+                for (unit, error) in ends {
+                    // Before it ends, so a caller told `diskFull` finds the truncating checkpoint
+                    // already requested (asked here, not on the writer: ~2k instructions a
+                    // notification of generic `Result` reads, issue 17).
+                    if unit.failedForWantOfSpace || error.map(Database.isDiskFull) == true { checkpointer?.requestTruncate() }
+                    unit.finish(failing: error)
+                }
+            }
         }
     }
 
@@ -220,19 +227,13 @@ final class Database: Sendable {
     /// with a savepoint each (see `writeUnit`), then gives each to `ended` in order, with the
     /// error that replaces its success (nil: its own result stands), to be finished once the
     /// transaction is over; `committedTogether` is told how many units committed in one
-    /// transaction, before they end; `wantedSpace` before a unit that failed for want of space
-    /// ends (so a caller told `diskFull` finds the truncating checkpoint already requested).
+    /// transaction, before they end.
     private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection,
-                                 committedTogether: (Int) -> Void, wantedSpace: () -> Void,
-                                 ended: (any GroupUnit, (any Error)?) -> Void) {
-        func finish(_ unit: any GroupUnit, failing error: (any Error)?) {
-            if unit.failedForWantOfSpace || error.map(isDiskFull) == true { wantedSpace() }
-            ended(unit, error)
-        }
+                                 committedTogether: (Int) -> Void, ended: (any GroupUnit, (any Error)?) -> Void) {
         guard units.count > 1 else {
             for unit in units {
                 unit.run(connection, alone: true)
-                finish(unit, failing: nil)
+                ended(unit, nil)
             }
             return
         }
@@ -248,15 +249,14 @@ final class Database: Sendable {
         } catch {
             // BEGIN or COMMIT failed, or SQLite ended the transaction: nothing before committed.
             let failed = ran == 0 ? units.count : ran
-            for unit in units.prefix(failed) { finish(unit, failing: error) }
+            for unit in units.prefix(failed) { ended(unit, error) }
             if failed < units.count {
-                runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether, wantedSpace: wantedSpace,
-                         ended: ended)
+                runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether, ended: ended)
             }
             return
         }
         committedTogether(units.count)
-        for unit in units { finish(unit, failing: nil) }
+        for unit in units { ended(unit, nil) }
     }
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
