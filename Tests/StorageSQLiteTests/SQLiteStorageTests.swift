@@ -94,6 +94,37 @@ import Testing
         }
     }
 
+    @Test("issue 17: a unit ends off the writer: the next unit runs while the last one's completion does, and completions keep the order the units ran in")
+    func unitsEndOffTheWriterInOrder() throws {
+        try withStorage { storage in
+            let secondRan = DispatchSemaphore(value: 0), done = DispatchGroup()
+            let log = Mutex<[String]>([])
+            done.enter()
+            storage.write({ tx in
+                _ = tx.whenEnded { committed in log.withLock { $0.append("ended 1 \(committed)") } }
+                _ = try tx.notifications.insert(notification("n1"))
+            }) { _ in
+                // Committed before it is told: a reader sees the row.
+                let seen = (try? storage.readSync { tx in try tx.notifications.find(id: "n1") }) != nil
+                log.withLock { $0.append("done 1, row seen \(seen)") }
+                storage.write({ tx in
+                    _ = tx.whenEnded { committed in log.withLock { $0.append("ended 2 \(committed)") } }
+                    _ = try tx.notifications.insert(notification("n2"))
+                    secondRan.signal()
+                }) { _ in
+                    log.withLock { $0.append("done 2") }
+                    done.leave()
+                }
+                // On the writer, this completion would hold the unit it just submitted: the bound
+                // only turns that hang into a failure.
+                let ran = secondRan.wait(timeout: .now() + 30) == .success
+                log.withLock { $0.append("2 ran while 1 ended: \(ran)") }
+            }
+            done.wait()
+            #expect(log.withLock { $0 } == ["ended 1 true", "done 1, row seen true", "2 ran while 1 ended: true", "ended 2 true", "done 2"])
+        }
+    }
+
     @Test func failuresCrossThePortAsStorageErrorsByMeaning() async throws {
         try await withTemporaryDirectory { directory in
             let storage = try SQLiteStorage.open(path: directory.databasePath())

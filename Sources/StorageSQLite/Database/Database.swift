@@ -29,8 +29,10 @@ import Synchronization
 ///   With `readers: 0` (forced for `":memory:"`, which cannot be shared) reads run on the writer.
 /// - The WAL is checkpointed by a connection and queue of its own (`Checkpointer`), not inside
 ///   the writer's commits.
-/// - Completion handlers run on the storage queue that did the work: keep them short and hand
-///   results to their event loop.
+/// - Completion handlers run on the storage queue that did the work, except a unit's
+///   (`writeUnit`): its end actions and completion run on the writer's completion queue, in the
+///   order the units ran, so the writer starts the next group while they run. Keep them short
+///   and hand results to their event loop.
 /// - Work is not cancellable once submitted; cancelling the awaiting task does not stop it.
 ///
 /// Internal to the adapter: callers reach it through `SQLiteStorage`, the `Storage` port, whose
@@ -48,6 +50,10 @@ final class Database: Sendable {
     let appliedMigrations: [Int]
 
     private let writer: ConnectionWorker
+    /// Where the units' end actions and completions run after their group's transaction ended,
+    /// in the order the units ran (issue 17: they were ~12k instructions a notification of the
+    /// writer's serial time, the choke point's one serial resource).
+    private let unitEnds = DispatchQueue(label: "herald.storage.writer.ends")
     private let readers: ReaderPool?
     /// Checkpoints the WAL off the writer's queue; nil in memory (no WAL).
     private let checkpointer: Checkpointer?
@@ -154,8 +160,10 @@ final class Database: Sendable {
     ///   - body: the unit's statements, given the connection and the unit's end actions
     ///     (`StorageTransaction.whenEnded`); it must not open or end a transaction itself
     ///     other than through `transaction` (which nests as a savepoint).
-    ///   - completion: called once on the writer queue, after the unit's transaction ended and
-    ///     its end actions ran (told whether it committed), with `body`'s result or error.
+    ///   - completion: called once, after the unit's transaction ended and its end actions ran
+    ///     (told whether it committed), with `body`'s result or error: on the writer's completion
+    ///     queue, after the units that ran before it ended, and maybe while the writer already
+    ///     runs later units (their bodies must not count on this one's completion having run).
     func writeUnit<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T,
                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let unit = GroupedWrite(body: body, completion: completion)
@@ -169,29 +177,46 @@ final class Database: Sendable {
             return group
         }
         guard let group else { return }
-        let writer = self.writer, checkpointer = self.checkpointer
+        let writer = self.writer, checkpointer = self.checkpointer, unitEnds = self.unitEnds
         writer.queue.async { [self] in
             let units = openGroup.withLock { open -> [any GroupUnit] in
                 if open === group { open = nil }
                 return group.units
             }
+            var ended: [(unit: any GroupUnit, error: (any Error)?)] = []
+            ended.reserveCapacity(units.count)
             // Counted before the units finish, so a caller told its unit committed sees the count.
             let ran = writer.run { connection in
                 Self.runGroup(units[...], on: connection,
                               committedTogether: { [self] in groupedUnitCount.add($0, ordering: .relaxed) },
-                              wantedSpace: { checkpointer?.requestTruncate() })
+                              ended: { ended.append(($0, $1)) })
             }
             if case .failure(let error) = ran {
                 // The connection is closed: nothing ran.
-                for unit in units { unit.finish(failing: error) }
+                ended = units.map { ($0, error) }
+            }
+            // The transaction is over (committed or rolled back): the writer is free for the next
+            // group while these end, in order, on their own queue.
+            let ends = ended
+            unitEnds.async {
+                for (unit, error) in ends {
+                    // Before it ends, so a caller told `diskFull` finds the truncating checkpoint
+                    // already requested (asked here, not on the writer: ~2k instructions a
+                    // notification of generic `Result` reads, issue 17).
+                    if unit.failedForWantOfSpace || error.map(Database.isDiskFull) == true { checkpointer?.requestTruncate() }
+                    unit.finish(failing: error)
+                }
             }
         }
     }
 
     /// `writeUnit` for start-up, the CLI and tests: blocks until the unit ran.
-    /// - Important: Never on an event loop or in a Task; never inside a write body.
+    /// - Important: Never on an event loop or in a Task; never inside a write body or a unit's
+    ///   completion.
     func writeUnitSync<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, UnitEndActions) throws -> T) throws -> T {
         dispatchPrecondition(condition: .notOnQueue(writer.queue))
+        // Its completion runs there: it would wait for itself.
+        dispatchPrecondition(condition: .notOnQueue(unitEnds))
         return try waitForCompletion { writeUnit(body, completion: $0) }
     }
 
@@ -199,20 +224,16 @@ final class Database: Sendable {
     var groupedUnits: Int { groupedUnitCount.load(ordering: .relaxed) }
 
     /// Runs `units` on the writer: one alone in its own transaction, several in one transaction
-    /// with a savepoint each (see `writeUnit`), then finishes each in order; `committedTogether`
-    /// is told how many units committed in one transaction, before they finish; `wantedSpace`
-    /// before a unit that failed for want of space finishes (so a caller told `diskFull` finds the
-    /// truncating checkpoint already requested).
+    /// with a savepoint each (see `writeUnit`), then gives each to `ended` in order, with the
+    /// error that replaces its success (nil: its own result stands), to be finished once the
+    /// transaction is over; `committedTogether` is told how many units committed in one
+    /// transaction, before they end.
     private static func runGroup(_ units: ArraySlice<any GroupUnit>, on connection: SQLiteConnection,
-                                 committedTogether: (Int) -> Void, wantedSpace: () -> Void) {
-        func finish(_ unit: any GroupUnit, failing error: (any Error)?) {
-            if unit.failedForWantOfSpace || error.map(isDiskFull) == true { wantedSpace() }
-            unit.finish(failing: error)
-        }
+                                 committedTogether: (Int) -> Void, ended: (any GroupUnit, (any Error)?) -> Void) {
         guard units.count > 1 else {
             for unit in units {
                 unit.run(connection, alone: true)
-                finish(unit, failing: nil)
+                ended(unit, nil)
             }
             return
         }
@@ -228,14 +249,14 @@ final class Database: Sendable {
         } catch {
             // BEGIN or COMMIT failed, or SQLite ended the transaction: nothing before committed.
             let failed = ran == 0 ? units.count : ran
-            for unit in units.prefix(failed) { finish(unit, failing: error) }
+            for unit in units.prefix(failed) { ended(unit, error) }
             if failed < units.count {
-                runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether, wantedSpace: wantedSpace)
+                runGroup(units.dropFirst(failed), on: connection, committedTogether: committedTogether, ended: ended)
             }
             return
         }
         committedTogether(units.count)
-        for unit in units { finish(unit, failing: nil) }
+        for unit in units { ended(unit, nil) }
     }
 
     /// Runs `body` on a free reader connection (the writer when there are none). Never blocks.
@@ -306,6 +327,8 @@ final class Database: Sendable {
         for worker in readers?.workers ?? [] { worker.close() }
         checkpointer?.close()
         writer.close()
+        // The units the writer ran have ended before `close` returns, as when they ended on it.
+        unitEnds.sync {}
     }
 
     /// WAL checkpoints run off the writer since the database opened (0 in memory).
@@ -343,7 +366,8 @@ private protocol GroupUnit: AnyObject, Sendable {
     var failedForWantOfSpace: Bool { get }
 }
 
-/// A unit of work and its completion; its state is touched only on the writer queue.
+/// A unit of work and its completion; its state is touched on the writer queue while it runs,
+/// then on the writer's completion queue when it ends (handed over by a queued block).
 private final class GroupedWrite<T: Sendable>: GroupUnit, @unchecked Sendable {
     let body: @Sendable (SQLiteConnection, UnitEndActions) throws -> T
     let completion: @Sendable (Result<T, any Error>) -> Void

@@ -52,7 +52,8 @@ extension Notifier {
             if case .success(let stored) = result {
                 let fresh = stored.count(where: { if case .success(.fresh) = $0 { true } else { false } })
                 planning.withLock { $0 += fresh }
-                // Before the next batch's body runs on this queue, so its repeats see the keys.
+                // Before the next batch is submitted (below, or by a call once `storing` ends), so
+                // its repeats see the keys.
                 let keys = zip(calls, stored).compactMap { call, stored -> String? in
                     if case .success(.fresh) = stored { return call.request.inFlightKey }
                     return nil
