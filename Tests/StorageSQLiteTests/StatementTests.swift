@@ -30,6 +30,38 @@ import Testing
         #expect(try conn.prepare(sql).query([":min": 3]) { row throws(SQLiteError) in try row[0, as: String.self] } == ["y"])
     }
 
+    @Test("issue 17: the typed column readers give what the subscript gives, and its errors for any other type")
+    func typedColumnReaders() throws {
+        let conn = try SQLiteConnection(path: ":memory:")
+        try conn.execute("""
+            CREATE TABLE t (a ANY, b ANY) STRICT;
+            INSERT INTO t VALUES ('x', 1), ('', -9007199254740993), ('a longer text than fifteen bytes, ünï', NULL),
+                                 (2.5, 'seven'), (x'00', 3.0), (NULL, x'01');
+            """)
+        let rows = try conn.prepare("SELECT a, b FROM t WHERE rowid > :min ORDER BY rowid").query([":min": 0]) { row throws(SQLiteError) in
+            (try? row.text(0), try? row.optionalText(0), try? row.integer(1), try? row[0, as: String?.self], try? row[1, as: Int64.self])
+        }
+        #expect(rows.map(\.0) == ["x", "", "a longer text than fifteen bytes, ünï", nil, nil, nil])
+        // `try?` flattens: NULL and an error both read nil here; the errors are checked below.
+        #expect(rows.map(\.1) == ["x", "", "a longer text than fifteen bytes, ünï", nil, nil, nil])
+        #expect(rows.map(\.1) == rows.map(\.3))
+        #expect(rows.map(\.2) == [1, -9_007_199_254_740_993, nil, nil, nil, nil])
+        #expect(rows.map(\.2) == rows.map(\.4))
+        let sql = "SELECT a, b FROM t WHERE rowid = :id"
+        #expect(throws: SQLiteError.decode(column: "a", expected: "String", found: "REAL")) {
+            try conn.prepare(sql).query([":id": 4]) { row throws(SQLiteError) in try row.text(0) }
+        }
+        #expect(throws: SQLiteError.decode(column: "a", expected: "Optional<String>", found: "BLOB")) {
+            try conn.prepare(sql).query([":id": 5]) { row throws(SQLiteError) in try row.optionalText(0) }
+        }
+        #expect(throws: SQLiteError.decode(column: "a", expected: "String", found: "NULL")) {
+            try conn.prepare(sql).query([":id": 6]) { row throws(SQLiteError) in try row.text(0) }
+        }
+        #expect(throws: SQLiteError.decode(column: "b", expected: "Int64", found: "TEXT")) {
+            try conn.prepare(sql).query([":id": 4]) { row throws(SQLiteError) in try row.integer(1) }
+        }
+    }
+
     @Test func namedBindOneByOne() throws {
         let conn = try SQLiteConnection(path: ":memory:")
         let statement = try conn.prepare("SELECT :sid, :user")

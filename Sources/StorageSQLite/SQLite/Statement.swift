@@ -202,11 +202,7 @@ final class Statement {
         case SQLITE_FLOAT:
             return .real(sqlite3_column_double(handle, column))
         case SQLITE_TEXT:
-            // Pointer first, then byte count: the order SQLite documents as safe. The count keeps
-            // embedded NULs.
-            guard let text = sqlite3_column_text(handle, column) else { throw outOfMemory() }
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            return .text(try text(at: column))
         case SQLITE_BLOB:
             let blob = sqlite3_column_blob(handle, column)
             let count = Int(sqlite3_column_bytes(handle, column))
@@ -217,6 +213,15 @@ final class Statement {
         default:
             return .null
         }
+    }
+
+    /// The TEXT at `column` (its type checked by the caller).
+    fileprivate func text(at column: Int32) throws(SQLiteError) -> String {
+        // Pointer first, then byte count: the order SQLite documents as safe. The count keeps
+        // embedded NULs.
+        guard let text = sqlite3_column_text(handle, column) else { throw outOfMemory() }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     private func outOfMemory() -> SQLiteError {
@@ -307,6 +312,30 @@ final class Statement {
                 }
                 return decoded
             }
+        }
+
+        /// The TEXT at 0-based `index`, read straight from SQLite: no `SQLiteValue` made, boxed
+        /// and matched per column (issue 17: a device row's 15 columns, ~6k instructions a push
+        /// through the generic subscript). Any other type goes through the subscript, which
+        /// throws its decode error.
+        func text(_ index: Int32) throws(SQLiteError) -> String {
+            guard sqlite3_column_type(statement.handle, index) == SQLITE_TEXT else { return try self[index, as: String.self] }
+            return try statement.text(at: index)
+        }
+
+        /// `text(_:)`, or nil for NULL.
+        func optionalText(_ index: Int32) throws(SQLiteError) -> String? {
+            switch sqlite3_column_type(statement.handle, index) {
+            case SQLITE_TEXT: return try statement.text(at: index)
+            case SQLITE_NULL: return nil
+            default: return try self[index, as: String?.self]
+            }
+        }
+
+        /// The INTEGER at 0-based `index`, read straight from SQLite (see `text(_:)`).
+        func integer(_ index: Int32) throws(SQLiteError) -> Int64 {
+            guard sqlite3_column_type(statement.handle, index) == SQLITE_INTEGER else { return try self[index, as: Int64.self] }
+            return sqlite3_column_int64(statement.handle, index)
         }
     }
 
