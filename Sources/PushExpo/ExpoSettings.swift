@@ -43,7 +43,7 @@ public struct ExpoSettings: Sendable, Equatable {
     ///
     /// - Returns: nil when Expo is not enabled.
     /// - Throws: `PushCredentialError.invalidValue` naming a malformed variable (a URL that is
-    ///   not http(s), a batch window outside 0…1000 ms, `HERALD_EXPO_ENABLED` not 0 or 1).
+    ///   not http(s), a batch window outside 0…1000 ms, `HERALD_EXPO_ENABLED` not 1 or 0, or a spelling of them: true/false, yes/no, on/off).
     public static func load(environment: [String: String]) throws(PushCredentialError) -> ExpoSettings? {
         let url = EnvironmentReading.value("HERALD_EXPO_URL", in: environment)
         let token = EnvironmentReading.value("HERALD_EXPO_ACCESS_TOKEN", in: environment)
@@ -52,7 +52,7 @@ public struct ExpoSettings: Sendable, Equatable {
             switch raw.lowercased() {
             case "1", "true", "yes", "on": enabled = true
             case "0", "false", "no", "off": enabled = false
-            default: throw .invalidValue(variable: "HERALD_EXPO_ENABLED", reason: "must be 0 or 1, got '\(raw)'")
+            default: throw .invalidValue(variable: "HERALD_EXPO_ENABLED", reason: "must be 1 or 0 (true/false, yes/no and on/off are read too), got '\(raw)'")
             }
         }
         guard enabled || url != nil || token != nil else { return nil }

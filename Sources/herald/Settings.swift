@@ -200,7 +200,7 @@ struct Settings {
             switch raw.lowercased() {
             case "1", "true", "yes", "on": return true
             case "0", "false", "no", "off": return false
-            default: throw .invalid(name: name, value: raw, expected: "0 or 1")
+            default: throw .invalid(name: name, value: raw, expected: "1 or 0 (true/false, yes/no and on/off are read too)")
             }
         }
 

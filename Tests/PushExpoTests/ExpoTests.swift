@@ -123,11 +123,17 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         #expect(try ExpoSettings.load(environment: [:]) == nil)
         #expect(try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "0"]) == nil)
         #expect(try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1"]) == ExpoSettings())
+        // The documented spellings of a switch (docs/operations.md), in any case.
+        #expect(try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "Yes"]) == ExpoSettings())
+        #expect(try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "OFF"]) == nil)
         let s = try #require(try ExpoSettings.load(environment: ["HERALD_EXPO_ACCESS_TOKEN": " tok ", "HERALD_EXPO_BATCH_MS": "0"]))
         #expect(s.accessToken == "tok" && s.batchWindowMilliseconds == 0 && s.baseURL == "https://exp.host")
         #expect(try ExpoSettings.load(environment: ["HERALD_EXPO_URL": "http://127.0.0.1:1"])?.baseURL == "http://127.0.0.1:1")
         #expect(throws: PushCredentialError.self) { try ExpoSettings.load(environment: ["HERALD_EXPO_URL": "exp.host"]) }
-        #expect(throws: PushCredentialError.self) { try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "maybe"]) }
+        #expect(throws: PushCredentialError.invalidValue(variable: "HERALD_EXPO_ENABLED",
+                                                         reason: "must be 1 or 0 (true/false, yes/no and on/off are read too), got 'maybe'")) {
+            try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "maybe"])
+        }
         #expect(throws: PushCredentialError.self) { try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": "5000"]) }
     }
 }
