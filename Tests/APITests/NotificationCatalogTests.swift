@@ -389,6 +389,26 @@ import Testing
         #expect(rendered == RenderedNotification(title: "T"))
     }
 
+    /// An inbox reader names several languages (`Accept-Language` by weight, then the user's):
+    /// each text is in the first of them it has, matched as a device's locale is (the same
+    /// language counts), else in the catalog's default; a text with one language only is that one.
+    @Test func aListOfLanguagesTakesTheFirstEachTextHas() throws {
+        let renderer = NotificationRenderer(catalog: NotificationCatalog.empty)   // default "en"
+        let title = LocalizedText(["pt": try TextTemplate("Olá"), "en": try TextTemplate("Hi"), "es": try TextTemplate("Hola")])
+        let body = LocalizedText(["es": try TextTemplate("Cuerpo"), "en": try TextTemplate("Body")])
+        func shown(_ locales: [String]) throws -> RenderedNotification {
+            try renderer.render(kind: "k", locales: locales, title: title, body: body, arguments: [:], data: [:],
+                                collapseKey: nil, threadID: nil)
+        }
+        #expect(try shown(["de-DE", "pt-BR", "es"]) == RenderedNotification(title: "Olá", body: "Cuerpo", locale: "pt"))
+        #expect(try shown(["de", "es-MX"]) == RenderedNotification(title: "Hola", body: "Cuerpo", locale: "es"))
+        #expect(try shown(["de", "fr"]) == RenderedNotification(title: "Hi", body: "Body", locale: "en"))
+        #expect(try shown([]) == RenderedNotification(title: "Hi", body: "Body", locale: "en"))
+        // The single-language form is the list of one.
+        #expect(try renderer.render(kind: "k", deviceLocale: "pt-BR", title: title, body: body, arguments: [:], data: [:],
+                                    collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil) == shown(["pt-BR"]))
+    }
+
     @Test func aSilencedKindOverridesItsCategorySound() throws {
         let catalog = try Self.catalog("""
             {"categories": {"c": {"sound": "default"}},

@@ -334,6 +334,31 @@ def test_inbox_texts_follow_locale_query_then_accept_language_then_catalog_defau
     assert (item["title"], item["locale"]) == ("Pedido #7 pago", "pt"), item
 
 
+def test_accept_language_is_read_by_weight_then_the_users_language_before_the_default(h):
+    """RFC 9110 §12.5.4: the tags by `q` (ties in order, `q=0` and `*` left out), each text in the
+    first language it has; none of them: the user's language, then the catalog's default."""
+    user = uid()
+    access = user_token(h, user)
+    notify(h, user, title={"pt": "Olá", "en": "Hi", "es": "Hola"}, body="b")
+
+    def shown(accept, **params):
+        r = HTTP.get(h.url("/v1/me/notifications"), params=params, headers={**auth(access), "Accept-Language": accept})
+        assert r.status_code == 200, r.text
+        item = r.json()["notifications"][0]
+        return item["title"], item["locale"]
+
+    assert shown("de-DE,de;q=0.9,en;q=0.8") == ("Hi", "en")           # German has no text: English, not the default
+    assert shown("en;q=0.2, es;q=0.9, pt;q=0.5") == ("Hola", "es")     # by weight, not by order
+    assert shown("es;q=0.5, en;q=0.5") == ("Hola", "es")               # a tie keeps the order given
+    assert shown("es;q=0, *, en") == ("Hi", "en")                      # q=0 is "not this one"; * names none
+    assert shown("x_1, en-US;q=abc, es;q=0.3") == ("Hola", "es")       # malformed elements are skipped
+    assert shown("de") == ("Olá", "pt")                               # nothing matches, no user language: the default
+    assert HTTP.put(h.url(f"/v1/users/{user}"), json={"locale": "es-MX"}, headers=h.server_headers()).status_code == 201
+    assert shown("de") == ("Hola", "es")                              # then the user's language, before the default
+    assert shown("de", locale="fr") == ("Hola", "es")                 # ?locale= too falls back to it
+    assert shown("de", locale="en") == ("Hi", "en")                   # ?locale= wins over Accept-Language
+
+
 def test_text_locales_and_the_locale_query_are_tags_by_the_devices_rule(h):
     """A title/body map's keys and `?locale=` follow RFC 5646 as a device's `locale` does: `_` is
     read as `-`, case is normalised, subtags out of order are refused."""

@@ -11,7 +11,7 @@ extension InboxRoutes {
                 .query("cursor", "The `next_cursor` of the previous page.", .json(#"{"type": "integer", "format": "int64", "minimum": 1, "maximum": 9223372036854775807}"#)),
                 .query("limit", "Page size, 1-100; default 20.", .json(#"{"type": "integer", "minimum": 1, "maximum": 100}"#)),
                 .query("unread", "`true`: unread notifications only. Default `false`.", .json(#"{"type": "boolean"}"#)),
-                .query("locale", "The language of `title`, `subtitle` and `body` (NO-5); else the first tag of `Accept-Language`, else the user's language (`PUT /v1/users/{id}`), else the catalog's default.", .ref("LocaleTag")),
+                .query("locale", "The language of `title`, `subtitle` and `body` (NO-5). Each text is in the first language it has of: this (else the `Accept-Language` tags by weight), then the user's language (`PUT /v1/users/{id}`); else the catalog's default.", .ref("LocaleTag")),
                 .header("Accept-Language", "Read when there is no `locale`: its first tag, when it is a well-formed tag (otherwise ignored).", .json(#"{"type": "string"}"#), required: false),
             ],
             responses: [

@@ -24,8 +24,9 @@ struct InboxRoutes {
     }
 
     /// `GET /v1/me/notifications?cursor=&limit=&unread=true&locale=` → `{notifications, next_cursor}`,
-    /// newest first. Texts are in `locale` (else `Accept-Language`, else the user's language set with
-    /// `PUT /v1/users/{id}`, else the catalog default).
+    /// newest first. Each text is in the first language it has of: `locale` (else the
+    /// `Accept-Language` tags by weight), then the user's language set with `PUT /v1/users/{id}`;
+    /// else the catalog's default.
     func list(_ context: RequestContext) throws -> RouteResult {
         let claims = try authenticator.client(context, now: unixSeconds())
         let app = claims.app.rawValue
@@ -45,24 +46,25 @@ struct InboxRoutes {
             guard raw == "true" || raw == "false" else { throw HTTPError.invalid("unread", "unread must be true or false") }
             unreadOnly = raw == "true"
         }
-        let asked = try Self.locale(request)
+        let asked = try Self.locales(request)
         let cursor = position()
         let pageSize = limit, beforeSequence = before, unread = unreadOnly
         let renderer = notifier.profile(app).renderer
         return .deferred { writer in
-            database.read({ tx -> ([NotificationRecord], String?) in
+            database.read({ tx -> ([NotificationRecord], [String]) in
                 let records = try tx.notifications.page(app: app, userID: claims.subject, unreadOnly: unread, before: beforeSequence, limit: pageSize)
-                // The same fallback as the user's pushes (NO-5): their profile language before the default.
-                let locale = try asked ?? (records.isEmpty ? nil : tx.users.find(app: app, userID: claims.subject)?.locale)
-                return (records, locale)
+                // The same fallback as the user's pushes (NO-5): their profile language before the
+                // default, also when none of the asked languages has a text.
+                let user = try records.isEmpty ? nil : tx.users.find(app: app, userID: claims.subject)?.locale
+                return (records, asked + (user.map { [$0] } ?? []))
             }) { result in
                 switch result {
                 case .failure(let error):
                     writer.complete(DatabaseResponder.response(.failure(error)))
-                case .success(let (records, locale)):
+                case .success(let (records, locales)):
                     let next = records.count == pageSize ? records.last.map { "\"\($0.sequence)\"" } ?? "null" : "null"
                     var response = HTTPResponse.json(200, "{\"notifications\":["
-                        + records.map { Self.json($0, locale: locale, renderer: renderer) }.joined(separator: ",")
+                        + records.map { Self.json($0, locales: locales, renderer: renderer) }.joined(separator: ",")
                         + "],\"next_cursor\":\(next)}")
                     response.headers.add(name: "Herald-Cursor", value: cursor)
                     writer.complete(response)
@@ -155,23 +157,36 @@ struct InboxRoutes {
         "{\"id\":\(JSONText.quote(id)),\"read_at\":\(JSONText.quote(Timestamp.iso8601(milliseconds: at))),\"unread_count\":\(unread)}"
     }
 
-    /// `?locale=`, else the first `Accept-Language` tag, else nil (the catalog default).
-    private static func locale(_ request: HTTPRequest) throws(HTTPError) -> String? {
+    /// The languages a page is asked in, most wanted first: `?locale=` alone, else the
+    /// `Accept-Language` tags by weight (RFC 9110 §12.5.4: `q` 1 when not given, `q=0` and `*`
+    /// left out, ties in the order given; at most 16, a malformed element skipped), else none.
+    /// - Throws: `HTTPError` 400 naming `locale` when `?locale=` is not a language tag.
+    static func locales(_ request: HTTPRequest) throws(HTTPError) -> [String] {
         if let raw = try request.queryValue("locale") {
             guard let tag = LocaleTag(raw) else {
                 throw HTTPError.invalid("locale", "locale is a BCP 47 language tag such as pt-BR or en (RFC 5646)")
             }
-            return tag.rawValue
+            return [tag.rawValue]
         }
-        guard let header = request.headers["Accept-Language"] else { return nil }
-        let first = header.split(separator: ",").first.map { $0.split(separator: ";").first.map(String.init) ?? "" }?
-            .trimmingCharacters(in: .whitespaces)
-        return first.flatMap { LocaleTag($0)?.rawValue }
+        var weighted: [(tag: String, q: Double)] = []
+        for field in request.headers.values("Accept-Language") {
+            for element in field.split(separator: ",") where weighted.count < 16 {
+                let parts = element.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let first = parts.first, let tag = LocaleTag(first) else { continue }
+                var q = 1.0
+                for parameter in parts.dropFirst() where parameter.lowercased().hasPrefix("q=") {
+                    q = Double(parameter.dropFirst(2)).flatMap { (0...1).contains($0) ? $0 : nil } ?? -1
+                }
+                if q > 0 { weighted.append((tag.rawValue, q)) }
+            }
+        }
+        // A stable sort: equal weights keep the order given.
+        return weighted.enumerated().sorted { ($0.element.q, -$0.offset) > ($1.element.q, -$1.offset) }.map(\.element.tag)
     }
 
-    /// One inbox item; texts rendered for `locale`. When neither title nor body renders (the kind
-    /// is no longer in the catalog), `title` is the kind and the others are nil.
-    static func json(_ record: NotificationRecord, locale: String?, renderer: NotificationRenderer) -> String {
+    /// One inbox item; texts rendered in the first of `locales` each has. When neither title nor
+    /// body renders (the kind is no longer in the catalog), `title` is the kind and the others are nil.
+    static func json(_ record: NotificationRecord, locales: [String], renderer: NotificationRenderer) -> String {
         func map(_ json: String?) -> [String: String]? {
             json.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
         }
@@ -180,9 +195,9 @@ struct InboxRoutes {
         // still lists rather than failing the whole page.
         let title = map(record.titleJSON).flatMap { try? NotificationPlan.localized($0) }
         let body = map(record.bodyJSON).flatMap { try? NotificationPlan.localized($0) }
-        let rendered = try? renderer.render(kind: record.kind, deviceLocale: locale, title: title, body: body,
+        let rendered = try? renderer.render(kind: record.kind, locales: locales, title: title, body: body,
                                             arguments: map(record.argsJSON) ?? [:], data: data, collapseKey: record.collapseKey,
-                                            threadID: record.threadID, sound: nil, androidChannelID: nil)
+                                            threadID: record.threadID)
         func string(_ value: String?) -> String { value.map(JSONText.quote) ?? "null" }
         // Nothing renders (its kind left the catalog, and the call had no texts of its own): the
         // kind is the one text the item still has, so a list never shows an untitled row.

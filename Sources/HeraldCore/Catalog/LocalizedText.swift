@@ -64,6 +64,18 @@ public struct LocalizedText: Sendable, Equatable {
         return nil
     }
 
+    /// The text for a reader who named several languages, most wanted first (an inbox's
+    /// `Accept-Language` by weight, then the user's language): the first of them present (each
+    /// as `choose(for:defaultLocale:)` matches one), else the default language's.
+    func choose(for locales: [String], defaultLocale: String) -> (locale: String?, template: TextTemplate)? {
+        if let single { return (nil, single) }
+        for locale in locales {
+            if let tag = bestTag(for: locale) { return (tag, byTag[tag]!) }
+        }
+        if let tag = bestTag(for: defaultLocale) { return (tag, byTag[tag]!) }
+        return nil
+    }
+
     /// The deterministic last resort for texts given in a call: the first tag in sort order.
     var first: (locale: String?, template: TextTemplate)? {
         if let single { return (nil, single) }

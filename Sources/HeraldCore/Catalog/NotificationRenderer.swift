@@ -51,10 +51,33 @@ public struct NotificationRenderer: Sendable {
                        arguments: [String: String], data: [String: String],
                        collapseKey: String?, threadID: String?, sound: String?,
                        androidChannelID: String?) throws(CatalogError) -> RenderedNotification {
+        try render(kind: kind, title: title, body: body, arguments: arguments, data: data, collapseKey: collapseKey,
+                   threadID: threadID, sound: sound, androidChannelID: androidChannelID) { text, defaultLocale in
+            text.choose(for: deviceLocale, defaultLocale: defaultLocale)
+        }
+    }
+
+    /// `render(kind:deviceLocale:…)` for a reader who named several languages, most wanted first
+    /// (an inbox page: `Accept-Language` by weight, RFC 9110 §12.5.4, then the user's language):
+    /// each text in the first of them it has, else in the catalog's default language.
+    /// - Throws: as `render(kind:deviceLocale:…)`.
+    public func render(kind: String, locales: [String], title: LocalizedText?, body: LocalizedText?,
+                       arguments: [String: String], data: [String: String],
+                       collapseKey: String?, threadID: String?) throws(CatalogError) -> RenderedNotification {
+        try render(kind: kind, title: title, body: body, arguments: arguments, data: data, collapseKey: collapseKey,
+                   threadID: threadID, sound: nil, androidChannelID: nil) { text, defaultLocale in
+            text.choose(for: locales, defaultLocale: defaultLocale)
+        }
+    }
+
+    private func render(kind: String, title: LocalizedText?, body: LocalizedText?,
+                        arguments: [String: String], data: [String: String],
+                        collapseKey: String?, threadID: String?, sound: String?, androidChannelID: String?,
+                        choosing: (LocalizedText, String) -> (locale: String?, template: TextTemplate)?) throws(CatalogError) -> RenderedNotification {
         let definition = catalog.kind(kind)
         let values = data.merging(arguments) { _, argument in argument }
-        let chosenTitle = choose(call: title, kind: definition?.title, for: deviceLocale)
-        let chosenBody = choose(call: body, kind: definition?.body, for: deviceLocale)
+        let chosenTitle = choose(call: title, kind: definition?.title, choosing)
+        let chosenBody = choose(call: body, kind: definition?.body, choosing)
         var out = RenderedNotification()
         out.title = try chosenTitle.map { chosen throws(CatalogError) in try chosen.template.render(values, field: Self.field("title", chosen.locale)) }
         out.body = try chosenBody.map { chosen throws(CatalogError) in try chosen.template.render(values, field: Self.field("body", chosen.locale)) }
@@ -146,11 +169,12 @@ public struct NotificationRenderer: Sendable {
         priority == "urgent" ? "time-sensitive" : nil
     }
 
-    private func choose(call: LocalizedText?, kind: LocalizedText?, for deviceLocale: String?) -> (locale: String?, template: TextTemplate)? {
+    private func choose(call: LocalizedText?, kind: LocalizedText?,
+                        _ choosing: (LocalizedText, String) -> (locale: String?, template: TextTemplate)?) -> (locale: String?, template: TextTemplate)? {
         if let call {
-            return call.choose(for: deviceLocale, defaultLocale: catalog.defaultLocale) ?? call.first
+            return choosing(call, catalog.defaultLocale) ?? call.first
         }
-        return kind?.choose(for: deviceLocale, defaultLocale: catalog.defaultLocale)
+        return kind.flatMap { choosing($0, catalog.defaultLocale) }
     }
 
     private static func field(_ name: String, _ locale: String?) -> String {
