@@ -68,19 +68,15 @@ final class RetentionPurge {
 
     private static func purgeDoneJobs(_ database: any Storage, retention: Int64, stopping: Flag) {
         let cutoff = unixMilliseconds() - retention
-        var purged = 0
         do {
-            while !stopping.raised.load(ordering: .relaxed) {
-                let count = try database.writeSync { tx in try tx.jobs.purgeDone(createdBefore: cutoff, limit: Self.jobBatch) }
-                purged += count
-                if count < Self.jobBatch { break }
+            let purged = try database.purgeInBatches(of: Self.jobBatch, stopping: { stopping.raised.load(ordering: .relaxed) }) { tx in
+                try tx.jobs.purgeDone(createdBefore: cutoff, limit: Self.jobBatch)
             }
+            if purged > 0 { Log.info("purged done push jobs past their retention", ["count": String(purged)]) }
         } catch {
             // The next hour's run takes up where this one stopped.
-            Log.error("done push job purge failed", ["error": "\(error)", "purged": String(purged)])
-            return
+            Log.error("done push job purge failed", ["error": "\(error.error)", "purged": String(error.purged)])
         }
-        if purged > 0 { Log.info("purged done push jobs past their retention", ["count": String(purged)]) }
     }
 
     private static func purgeNotifications(_ database: any Storage, _ retention: NotificationRetention, stopping: Flag) {

@@ -43,11 +43,7 @@ public struct NotificationRetention: Sendable {
     public func cutoff(now: Int64) -> Int64 { now - Int64(days) * 86_400_000 }
 
     /// A purge that stopped on a storage error: the batches before it are deleted (and counted).
-    public struct Failure: Error {
-        /// Notifications deleted before the error.
-        public let purged: Int
-        public let error: any Error
-    }
+    public typealias Failure = BatchedPurgeFailure
 
     /// Deletes the notifications created before `cutoff(now:)`, with their delivery records,
     /// `batch` a write transaction, until a write deletes fewer than `batch` or `stopping` answers
@@ -58,19 +54,9 @@ public struct NotificationRetention: Sendable {
     public func purge(_ database: any Storage, now: Int64, batch: Int = Self.batch,
                       stopping: () -> Bool = { false }) throws(Failure) -> Int {
         guard isOn else { return 0 }
-        let cutoff = self.cutoff(now: now)
-        var purged = 0
-        while !stopping() {
-            let count: Int
-            do {
-                count = try database.writeSync { tx in try tx.notifications.purge(createdBefore: cutoff, limit: batch) }
-            } catch {
-                throw Failure(purged: purged, error: error)
-            }
-            purged += count
-            metrics.addPurged(notifications: count)
-            if count < batch { break }
+        let cutoff = self.cutoff(now: now), metrics = self.metrics
+        return try database.purgeInBatches(of: batch, stopping: stopping, counted: { metrics.addPurged(notifications: $0) }) { tx in
+            try tx.notifications.purge(createdBefore: cutoff, limit: batch)
         }
-        return purged
     }
 }
