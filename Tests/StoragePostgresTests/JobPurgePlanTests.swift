@@ -8,17 +8,15 @@ import Testing
 @Suite struct JobPurgePlanTests {
     @Test(.enabled(if: PostgresServer.isAvailable)) func aBatchWalksAnIndexInIDOrderAndDeletesByKey() throws {
         let server = try #require(PostgresServer.shared)
-        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        let connection = try server.migratedConnection()
         defer { connection.close() }
-        _ = try PostgresMigrator.migrate(connection)
         try connection.execute("""
             INSERT INTO jobs (kind, payload_json, state, run_at, created_at)
                 SELECT 'push.deliver', '{}', CASE WHEN g > 18000 THEN 'queued' ELSE 'done' END, g, g
                 FROM generate_series(1, 20000) AS g;
             ANALYZE jobs;
             """)
-        let plan = try connection.query("EXPLAIN (COSTS OFF) " + PostgresJobQueue.purgeDoneBatch, [Int64(2_001), Int64(1_000)])
-            .map { try $0.value("QUERY PLAN", as: String.self) }.joined(separator: "\n")
+        let plan = try connection.plan(of: PostgresJobQueue.purgeDoneBatch, [Int64(2_001), Int64(1_000)])
         #expect(plan.contains("Index Cond: (id = ANY"), "\(plan)")
         #expect(!plan.contains("Seq Scan"), "\(plan)")
         // And it deletes what it says: the first 1,000 of the 2,000 old ones, then the rest.

@@ -6,9 +6,8 @@ import Testing
 @Suite struct NotificationPurgePlanTests {
     @Test(.enabled(if: PostgresServer.isAvailable)) func aBatchReadsTheCreationIndexAndTheRecordsByNotification() throws {
         let server = try #require(PostgresServer.shared)
-        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        let connection = try server.migratedConnection()
         defer { connection.close() }
-        _ = try PostgresMigrator.migrate(connection)
         try connection.execute("""
             INSERT INTO notifications (id, user_id, kind, priority, created_at)
                 SELECT 'n-' || g, 'u-' || (g % 500), 'k', 'normal', g FROM generate_series(1, 20000) AS g;
@@ -17,8 +16,7 @@ import Testing
             ANALYZE notifications;
             ANALYZE deliveries;
             """)
-        let plan = try connection.query("EXPLAIN (COSTS OFF) " + NotificationPurgeSQL.batch, [Int64(2_001), Int64(1_000)])
-            .map { try $0.value("QUERY PLAN", as: String.self) }.joined(separator: "\n")
+        let plan = try connection.plan(of: NotificationPurgeSQL.batch, [Int64(2_001), Int64(1_000)])
         #expect(plan.contains("Index Scan using notifications_created_at on notifications"), "\(plan)")
         #expect(plan.contains("deliveries_notification"), "\(plan)")
         #expect(!plan.contains("Seq Scan"), "\(plan)")

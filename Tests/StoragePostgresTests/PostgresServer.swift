@@ -100,6 +100,19 @@ final class PostgresServer: Sendable {
         return url(database: name)
     }
 
+    /// A connection to a new database at the newest schema, for tests that read its statements'
+    /// plans; the caller closes it.
+    func migratedConnection() throws -> PostgresConnection {
+        let connection = try PostgresConnection(conninfo: try makeDatabase(), sessionSetup: "SELECT 1")
+        do {
+            _ = try PostgresMigrator.migrate(connection)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
     // MARK: Helpers
 
     struct Failure: Error, CustomStringConvertible {
@@ -149,4 +162,11 @@ enum Engine: String, CustomStringConvertible, Sendable {
 
     /// SQLite always; PostgreSQL when it can be started here.
     static let available: [Engine] = PostgresServer.isAvailable ? [.sqlite, .postgres] : [.sqlite]
+}
+
+extension PostgresConnection {
+    /// `EXPLAIN (COSTS OFF)` of `sql` with `parameters`, its lines joined: what a plan test reads.
+    func plan(of sql: String, _ parameters: [any PostgresBindable]) throws -> String {
+        try query("EXPLAIN (COSTS OFF) " + sql, parameters).map { try $0.value("QUERY PLAN", as: String.self) }.joined(separator: "\n")
+    }
 }
