@@ -92,7 +92,8 @@ import Testing
         #expect(pick("en-GB") == "en")
         #expect(pick("en") == "en")
         #expect(pick("zh-TW") == "zh-Hans")
-        #expect(pick("zh-Hant-HK") == "zh-Hans")
+        // A tag naming its script never takes another script's text: the default instead.
+        #expect(pick("zh-Hant-HK") == "pt-BR")
         #expect(pick("zh") == "zh-Hans")
         #expect(pick("es-MX") == "es-419")
         #expect(pick("fr-FR") == "pt-BR")
@@ -115,6 +116,34 @@ import Testing
         let hantOnly = try Self.text(["zh-Hant-HK": "港", "en": "en"])
         #expect(try hantOnly.template(for: "zh-TW", defaultLocale: "en")?.render([:], field: "") == "港")
         #expect(try hantOnly.template(for: "zh-CN", defaultLocale: "en")?.render([:], field: "") == "港")
+    }
+
+    @Test func aTagNamingItsScriptFallsBackOnlyToThatScriptOrNone() throws {
+        func pick(_ texts: [String: String], _ locale: String) throws -> String? {
+            try Self.text(texts).template(for: locale, defaultLocale: "en")?.render([:], field: "")
+        }
+        #expect(try pick(["sr-Cyrl": "ћ", "en": "en"], "sr-Latn") == "en")
+        #expect(try pick(["sr-Cyrl": "ћ", "sr-Latn-BA": "ba", "en": "en"], "sr-Latn-RS") == "ba")
+        #expect(try pick(["sr-Cyrl": "ћ", "sr-RS": "rs", "en": "en"], "sr-Latn") == "rs")
+        #expect(try pick(["zh-Hans": "简", "zh-CN": "cn", "en": "en"], "zh-Hant-TW") == "en")
+        // Without a script named, any text of the language still beats the default.
+        #expect(try pick(["sr-Cyrl": "ћ", "en": "en"], "sr-RS") == "ћ")
+    }
+
+    @Test func thePushChoiceIsTheDeviceThenTheUserThenTheDefault() throws {
+        let text = try Self.text(["en": "en", "de": "de", "pt-BR": "pt-BR"])
+        func pick(_ device: String?, _ user: String?) -> String? {
+            try? text.choose(for: device, userLocale: user, defaultLocale: "en")?.template.render([:], field: "")
+        }
+        #expect(pick("fr", "de-AT") == "de")
+        #expect(pick("pt-PT", "de") == "pt-BR")     // the device's language in another region first
+        #expect(pick(nil, "de") == "de")
+        #expect(pick("fr", nil) == "en")
+        #expect(pick("fr", "it") == "en")
+        let renderer = NotificationRenderer(catalog: NotificationCatalog.empty)
+        let rendered = try renderer.render(kind: "k", deviceLocale: "fr", userLocale: "de", title: text, body: nil, arguments: [:],
+                                           data: [:], collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil)
+        #expect(rendered.title == "de" && rendered.locale == "de")
     }
 
     @Test func sameLanguageChoiceIsDeterministic() throws {

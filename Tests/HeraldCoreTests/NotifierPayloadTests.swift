@@ -68,4 +68,29 @@ import Testing
         #expect(pushes[withLocale.id]?.title == "Pagado")   // the device's own locale wins
         #expect(pushes["dev_u2_s2"]?.title == "Paid")       // the app default
     }
+
+    @Test func aDeviceLocaleTheTextsLackFallsToTheUsersLanguageBeforeTheDefault() async throws {
+        let h = try Harness()
+        let devices = try h.storage.writeSync { tx in
+            // French: no French text; the user's profile says Brazilian Portuguese.
+            let french = try tx.devices.register(DeviceRegistration(userID: "u1", sessionID: "s1", platform: "ios", provider: "apns",
+                                                                    token: "cd01", locale: "fr-FR"),
+                                                 sessionExpiresAt: nil, newID: "dev_fr", now: 1).device
+            // Spanish of Mexico: its language without the region (`es`) comes before the user's.
+            let mexican = try tx.devices.register(DeviceRegistration(userID: "u1", sessionID: "s2", platform: "ios", provider: "apns",
+                                                                     token: "cd02", locale: "es-MX"),
+                                                  sessionExpiresAt: nil, newID: "dev_mx", now: 1).device
+            // Another user with a French device and no profile language: the app default.
+            let other = try tx.devices.register(DeviceRegistration(userID: "u2", sessionID: "s3", platform: "ios", provider: "apns",
+                                                                   token: "cd03", locale: "fr"),
+                                                sessionExpiresAt: nil, newID: "dev_u2", now: 1).device
+            try tx.users.put(UserProfile(userID: "u1", locale: "pt-BR", updatedAt: 1))
+            return (french, mexican, other)
+        }
+        _ = try h.created(await h.send(call(["u1", "u2"])))
+        let pushes = try notifications(h)
+        #expect(pushes[devices.0.id]?.title == "Pago")
+        #expect(pushes[devices.1.id]?.title == "Pagado")
+        #expect(pushes[devices.2.id]?.title == "Paid")
+    }
 }

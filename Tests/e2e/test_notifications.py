@@ -583,6 +583,22 @@ def test_a_device_registered_with_androids_legacy_hebrew_code_gets_the_hebrew_te
     assert push["body"]["message"]["notification"]["title"] == "שלום", push["body"]
 
 
+def test_a_device_locale_the_texts_lack_gets_the_users_language_not_the_default(h, provider_double):
+    """rotation9: the push went device locale -> catalog default, where the inbox goes on to the
+    user's language first (NO-5). A French phone of a user whose profile says Brazilian Portuguese
+    got English; a `sr-Latn` phone got Cyrillic."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    french = Session(h, user, "android", locale="fr-FR")
+    latin = Session(h, user, "android", locale="sr-Latn-RS")
+    r = HTTP.put(h.url(f"/v1/users/{user}"), json={"locale": "pt-BR"}, headers=h.server_headers())
+    assert r.status_code in (200, 201), r.text
+    n = notify(h, [user], title={"en": "Paid", "pt": "Pago", "sr-Cyrl": "Плаћено"})
+    for phone in (french, latin):
+        wait_outcome(h, n["notifications"][0]["id"], phone.device_id, {"sent"})
+        [push] = phone.requests(provider_double)
+        assert push["body"]["message"]["notification"]["title"] == "Pago", push["body"]
+
+
 def test_an_ios_push_whose_texts_and_data_pass_4096_bytes_is_sent_with_a_shorter_body(h, provider_double):
     """breaker7: a title and body of 1024 bytes and 2 KB of data are each within the call's limits
     but together pass APNs's 4096-byte payload: the call answered 201 and every iOS push was

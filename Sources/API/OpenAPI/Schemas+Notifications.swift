@@ -3,7 +3,7 @@ extension OpenAPIComponents {
     static let notificationsSchemas = #"""
     {
       "NotificationText": {
-        "description": "One text for every language, or a map from language tag to text (NO-5). Each text is 1-1024 bytes of UTF-8. `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
+        "description": "One text for every language, or a map from language tag to text (NO-5). A push takes the text of the device's `locale` (the tag, then the tag without its last subtags, then another text of its language: a tag naming a script only one of that script or of none), then the same for the user's language (`PUT /v1/users/{id}`), then the catalog's `default_locale`. Each text is 1-1024 bytes of UTF-8. `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
         "oneOf": [
           {"$ref": "#/components/schemas/NotificationTextTemplate"},
           {

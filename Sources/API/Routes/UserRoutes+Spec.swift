@@ -22,7 +22,7 @@ extension UserRoutes {
         static let putUser = RouteSpec(
             .put, "/v1/users/{id}", auth: .serverKey, operationID: "putUser",
             tags: ["server"], summary: "Set a user's language",
-            description: "A push to a device registered without a `locale` is written in this language, before the catalog's `default_locale` (NO-5). `null` clears it.",
+            description: "A notification's push takes each text in the device's `locale` (the tag, then its language), else in this language, else in the catalog's `default_locale` (NO-5); a device registered without a `locale` goes straight to this one. `null` clears it.",
             parameters: [userParameter],
             requestBody: .json(.ref("UserProfileUpdate")),
             responses: [

@@ -6,9 +6,14 @@
 /// 2. the tag with subtags dropped from the end (`zh-Hant-TW` → `zh-Hant` → `zh`, `pt-PT` → `pt`).
 ///    Chinese without a script gets the one its region implies first (`zh-TW` → `zh-Hant`, `zh-CN` → `zh-Hans`);
 /// 3. any other text of the same language: one with the same script first, then by tag, so the
-///    choice never depends on dictionary order (`en-GB` → `en-US` when only `en-US` exists);
-/// 4. the same three steps for the app's default locale;
-/// 5. nil.
+///    choice never depends on dictionary order (`en-GB` → `en-US` when only `en-US` exists). A
+///    tag that names its script takes only a text of that script or of none (`sr-Latn` never gets
+///    `sr-Cyrl`, `zh-Hant-HK` never `zh-Hans`); a tag without one may take any (`zh-TW` still
+///    gets `zh-Hans` when it is the only Chinese text);
+/// 4. for a push, the same three steps for the user's language (the profile's locale), when the
+///    device's found nothing (NO-5);
+/// 5. the same three steps for the app's default locale;
+/// 6. nil.
 ///
 /// A text made with `init(single:)` is the same in every language.
 public struct LocalizedText: Sendable, Equatable {
@@ -57,9 +62,13 @@ public struct LocalizedText: Sendable, Equatable {
     }
 
     /// The text for a device and the tag it was chosen under (nil for a single text).
-    func choose(for locale: String?, defaultLocale: String) -> (locale: String?, template: TextTemplate)? {
+    /// - Parameter userLocale: the user's language, tried when the device's finds no text (a
+    ///   second parameter, not a list: a push is rendered per device, and a list was an
+    ///   allocation each; issue 17).
+    func choose(for locale: String?, userLocale: String? = nil, defaultLocale: String) -> (locale: String?, template: TextTemplate)? {
         if let single { return (nil, single) }
         if let locale, let tag = bestTag(for: locale) { return (tag, byTag[tag]!) }
+        if let userLocale, userLocale != locale, let tag = bestTag(for: userLocale) { return (tag, byTag[tag]!) }
         if let tag = bestTag(for: defaultLocale) { return (tag, byTag[tag]!) }
         return nil
     }
@@ -90,12 +99,16 @@ public struct LocalizedText: Sendable, Equatable {
         }
         let language = subtags[0]
         let script = Self.script(of: subtags)
+        // A script the device names is a script its reader reads: `sr-Latn` falls back to
+        // another Latin text or to one that names no script, never to `sr-Cyrl`.
+        let scriptNamed = subtags.count > 1 && Self.isScript(subtags[1])
         var sameLanguage: String?
         for tag in tags {
             let other = tag.split(separator: "-").map(String.init)
             guard other.first == language else { continue }
-            if Self.script(of: other) == script { return tag }
-            if sameLanguage == nil { sameLanguage = tag }
+            let otherScript = Self.script(of: other)
+            if otherScript == script { return tag }
+            if sameLanguage == nil, !scriptNamed || otherScript == nil { sameLanguage = tag }
         }
         return sameLanguage
     }

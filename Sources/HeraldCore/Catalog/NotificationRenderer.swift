@@ -41,19 +41,21 @@ public struct NotificationRenderer: Sendable {
     /// - Parameters:
     ///   - kind: the notification's kind; one the catalog lacks renders from the call alone.
     ///   - deviceLocale: the device's language tag, nil when unknown.
+    ///   - userLocale: the user's language (the profile's locale), for a text the device's
+    ///     language lacks, before the catalog's default (NO-5); nil when unknown.
     ///   - title, body: the call's texts, nil to use the kind's.
     ///   - arguments: the call's `args`.
     ///   - data: the call's flat string `data`.
     ///   - collapseKey, threadID, sound, androidChannelID: the call's values, nil to use the kind's.
     /// - Throws: `CatalogError.missingArgument` when the title, body, collapse key, tag or thread
     ///   needs an argument neither `arguments` nor `data` has.
-    public func render(kind: String, deviceLocale: String?, title: LocalizedText?, body: LocalizedText?,
+    public func render(kind: String, deviceLocale: String?, userLocale: String? = nil, title: LocalizedText?, body: LocalizedText?,
                        arguments: [String: String], data: [String: String],
                        collapseKey: String?, threadID: String?, sound: String?,
                        androidChannelID: String?) throws(CatalogError) -> RenderedNotification {
         try render(kind: kind, title: title, body: body, arguments: arguments, data: data, collapseKey: collapseKey,
                    threadID: threadID, sound: sound, androidChannelID: androidChannelID) { text, defaultLocale in
-            text.choose(for: deviceLocale, defaultLocale: defaultLocale)
+            text.choose(for: deviceLocale, userLocale: userLocale, defaultLocale: defaultLocale)
         }
     }
 

@@ -113,12 +113,40 @@ struct PostgresDeviceRepository: DeviceRepository {
             try connection.query(Self.selectWithActive(now: "$3") + " WHERE d.app = $1::text AND d.user_id = ANY($2::text[])",
                                  [app, PostgresTextArray(elements: Array(Set(userIDs))), now]).map(DeviceRecord.init(row:))
         }
-        // The order SQLite's adapter gives: user ids byte by byte, each user's newest first.
-        return devices.sorted { a, b in
+        return Self.sorted(devices)
+    }
+
+    /// The order SQLite's adapter gives: user ids byte by byte, each user's newest first.
+    private static func sorted(_ devices: [DeviceRecord]) -> [DeviceRecord] {
+        devices.sorted { a, b in
             if a.userID != b.userID { return a.userID.utf8.lexicographicallyPrecedes(b.userID.utf8) }
             if a.createdAt != b.createdAt { return a.createdAt > b.createdAt }
             return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
         }
+    }
+
+    /// The devices with their user's language in one statement (a device's own language may
+    /// lack a text its user's has, NO-5: every owner's is read, and a separate read of the
+    /// languages would be a third statement per batch), then the preferences in a second.
+    func planningReads(app: String, userIDs: [String], scope: String?, now: Int64) throws(StorageError) -> PlanningReads? {
+        if userIDs.isEmpty { return PlanningReads(devices: [], userLocales: [:], preferences: []) }
+        var locales: [String: String] = [:]
+        let devices = try mapped {
+            try connection.query("""
+                SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3::bigint)) AS active,
+                       x.locale AS user_locale
+                FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
+                LEFT JOIN users x ON x.app = d.app AND x.user_id = d.user_id
+                WHERE d.app = $1::text AND d.user_id = ANY($2::text[])
+                """, [app, PostgresTextArray(elements: Array(Set(userIDs))), now]).map { row in
+                let device = try DeviceRecord(row: row)
+                if let locale: String = try row.nullable("user_locale") { locales[device.userID] = locale }
+                return device
+            }
+        }
+        let owners = Array(Set(devices.map(\.userID)))
+        let preferences = try PostgresPreferenceRepository(connection: connection).list(app: app, userIDs: owners, scopes: scope.map { [$0] } ?? [])
+        return PlanningReads(devices: Self.sorted(devices), userLocales: locales, preferences: preferences)
     }
 
     func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool {

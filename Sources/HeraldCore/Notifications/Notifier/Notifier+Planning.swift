@@ -5,13 +5,13 @@ import Synchronization
 /// the batch's planning transaction.
 extension Notifier {
     /// What planning reads for every recipient of a batch: their devices, push preferences, and
-    /// the language of those with a device registered without one.
+    /// the language of those with a device.
     struct PlanningContext {
         /// The app of the calls: its catalog, payload options and providers apply.
         let profile: AppProfile
         let devices: [String: [DeviceRecord]]
-        /// By user: the profile language (`PUT /v1/users/{id}`), read only for users with a
-        /// device that has no locale of its own (NO-5).
+        /// By user: the profile language (`PUT /v1/users/{id}`) of users with a device, for the
+        /// texts a device's own language lacks (NO-5).
         let userLocales: [String: String]
         /// By user, then by scope (nil: the user's global switch).
         let preferences: [String: [String?: PushPreferenceRecord]]
@@ -36,8 +36,8 @@ extension Notifier {
                 for record in reads.preferences { preferences[record.userID, default: [:]][record.scope] = record }
             } else {
                 devices = Dictionary(grouping: try tx.devices.list(app: app, userIDs: userIDs, now: now), by: \.userID)
-                let withoutLocale = devices.compactMap { user, devices in devices.contains { $0.locale == nil } ? user : nil }
-                userLocales = try tx.users.locales(app: app, userIDs: withoutLocale)
+                // Every device owner's: a device's own language may lack a text the user's has (NO-5).
+                userLocales = devices.isEmpty ? [:] : try tx.users.locales(app: app, userIDs: Array(devices.keys))
                 for record in try tx.preferences.list(app: app, userIDs: userIDs, scopes: Array(scopes)) {
                     preferences[record.userID, default: [:]][record.scope] = record
                 }

@@ -9,7 +9,7 @@ extension Notifier {
         let body: LocalizedText?
     }
 
-    /// The push for one device: texts in its locale, else the user's (NO-5), grouping (NO-7),
+    /// The push for one device: texts in its locale, else the user's, else the default (NO-5), grouping (NO-7),
     /// badge, ids — all data under the app's root key when it has one (AP-4).
     func pushNotification(_ plan: NotificationPlan, profile: AppProfile, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
                           eventID: String?,
@@ -33,7 +33,7 @@ extension Notifier {
         case .unread?: unread
         case nil: nil
         }
-        let rendered = try profile.renderer.render(kind: plan.kind, deviceLocale: device.locale ?? userLocale,
+        let rendered = try profile.renderer.render(kind: plan.kind, deviceLocale: device.locale, userLocale: userLocale,
                                            title: texts.title, body: texts.body,
                                            arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
                                            sound: plan.sound, androidChannelID: plan.androidChannelID)
