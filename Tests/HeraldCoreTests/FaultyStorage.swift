@@ -190,6 +190,9 @@ private struct FaultyJobs: JobQueue {
         try faults.check(.pushOutcome)
         return try base.deadLetter(lease, error: error, cause: cause, now: now)
     }
+    func movePushJobs(fromDevices: [String], toDevice: String) throws(StorageError) -> Int {
+        try base.movePushJobs(fromDevices: fromDevices, toDevice: toDevice)
+    }
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int { try base.releaseLeases(kind: kind, now: now) }
     func find(id: Int64, app: String) throws(StorageError) -> JobRecord? { try base.find(id: id, app: app) }
     func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {

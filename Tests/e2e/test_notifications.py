@@ -8,6 +8,7 @@ with bounded timeouts.
 """
 import json
 import random
+import sqlite3
 import sys
 import time
 import uuid
@@ -786,3 +787,42 @@ def test_without_a_catalog_a_preferences_body_put_back_keeps_every_push(h, provi
     assert saved["enabled_events"] == ["order.paid"] and outcome != "skipped_preferences", (saved, outcome)
     saved, outcome = pushed_after({"is_enabled": True})
     assert saved["enabled_events"] is None and outcome != "skipped_preferences", (saved, outcome)
+
+
+def test_a_push_retrying_when_its_token_rotates_goes_to_the_new_token_once(herald_factory, provider_double):
+    """rotation9: APNs answered 503 to a planned push, then the app registered a new token for the
+    same session and platform (DV-1: the new device replaces the old). The queued retry named the
+    old device and ended `device_gone`; the new token never got the push. It now moves with the
+    rotation: sent once to the new token, with the same apns-id, its attempts counted on."""
+    h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_RETRY_BASE_MS="300", HERALD_PUSH_RETRY_CAP_MS="600")
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    # 503 for as long as the old token is asked: a retry that runs before the rotation is another 503.
+    provider_double.set_outcomes("apns", phone.token, [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
+    nid = notify(h, [user])["notifications"][0]["id"]
+    wait_outcome(h, nid, phone.device_id, {"retrying"})
+
+    new_token = random_apns_token()
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": new_token}, headers=auth(phone.access))
+    assert r.status_code == 201, r.text
+    new_device = r.json()["id"]
+    assert new_device != phone.device_id
+    record = wait_outcome(h, nid, new_device, {"sent"})
+
+    old_sends = phone.requests(provider_double)
+    new_sends = [e for e in provider_double.requests("apns") if e["outcome"] is not None and e["path"].endswith("/3/device/" + new_token)]
+    assert len(new_sends) == 1 and new_sends[0]["status"] == 200, new_sends
+    assert old_sends and all(e["status"] == 503 for e in old_sends), old_sends
+    # One push: the id APNs collapses retries by is the one every attempt carried (PU-5b).
+    assert {e["headers"]["apns-id"] for e in old_sends} == {new_sends[0]["headers"]["apns-id"]}
+    # The record says where it went: retrying on the old device, sent on the one that replaced it.
+    outcomes = [(d["device_id"], d["outcome"]) for d in record["deliveries"]]
+    assert (phone.device_id, "retrying") in outcomes and outcomes[-1] == (new_device, "sent"), outcomes
+    assert "skipped_session" not in [o for _, o in outcomes], outcomes
+    db = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=10)
+    try:
+        [(state, attempts, payload)] = db.execute("SELECT state, attempts, payload_json FROM jobs WHERE kind = 'push.deliver'").fetchall()
+    finally:
+        db.close()
+    assert state == "done" and attempts == len(old_sends) + 1, (state, attempts, len(old_sends))
+    assert json.loads(payload)["device_id"] == new_device

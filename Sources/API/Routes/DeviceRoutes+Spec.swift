@@ -36,7 +36,7 @@ extension DeviceRoutes {
         static let registerDevice = RouteSpec(
             .post, "/v1/me/devices", auth: .accessToken, operationID: "registerDevice",
             tags: ["devices"], summary: "Register a push device",
-            description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted.",
+            description: "Upsert on (platform, token), bound to the token's session (`sid` required). An earlier device of the same session and platform is deleted, and the pushes still owed to it (queued or being sent, not dead letters) go to the new device, keeping their push id and attempts.",
             requestBody: .json(.ref("DeviceRegistration")),
             responses: registrationResponses.merging([400: .invalidDeviceRegistration]) { _, web in web })
 

@@ -41,6 +41,26 @@ public protocol JobQueue {
     /// - Returns: false when the job is no longer leased under `lease`.
     func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool
 
+    /// Moves the pushes still owed to devices that a token rotation replaced to the device that
+    /// replaced them (DV-1: the same app, user, session and platform; the registration's unit of
+    /// work calls it). Every `push.deliver` job queued or leased (not done, not dead) whose
+    /// payload names one of `fromDevices` names `toDevice` instead, and nothing else changes: its
+    /// push id (PU-5b), attempts, retry budget, due time and lease stay. A leased job may be in
+    /// flight to the old token: its send ends as it ends, fenced by its lease as before, and only
+    /// a retry is sent to `toDevice`; a job is one row, so it is never sent to both, nor twice.
+    /// One job per notification reaches `toDevice`: a job whose notification already has one
+    /// queued or leased for it, or one moved by this call (the oldest moves), is left as it is
+    /// (moved, that notification would reach the device twice; left, it ends `device_gone`).
+    /// Dead letters stay: each is the record of a send that failed for its device, and a retry
+    /// of one is the operator's act (docs/operations.md). A payload this version cannot read is
+    /// left too.
+    /// - Parameters:
+    ///   - fromDevices: the replaced devices' ids (`devices.id`).
+    ///   - toDevice: the id of the device that replaced them.
+    /// - Returns: how many jobs now name `toDevice`.
+    @discardableResult
+    func movePushJobs(fromDevices: [String], toDevice: String) throws(StorageError) -> Int
+
     /// Makes every leased job of `kind` due at `now` at the latest. For one process per queue, at
     /// start: a lease still held belongs to a process that died. - Returns: how many.
     @discardableResult

@@ -63,18 +63,25 @@ struct PostgresDeviceRepository: DeviceRepository {
                           registration.provider, registration.token, registration.environment, registration.installationID,
                           registration.locale, registration.appVersion, registration.deviceName, now])
             }
+            var replaced: [PostgresRow] = []
             if registration.bindsToUser {
                 // AP-5: no session to rotate by; an install's earlier token is replaced when it
                 // says which install it is.
                 if let installation = registration.installationID {
-                    try connection.run("""
+                    replaced = try connection.query("""
                         DELETE FROM devices WHERE app = $1::text AND user_id = $2::text AND platform = $3::text
-                            AND installation_id = $4::text AND id <> $5::text
+                            AND installation_id = $4::text AND id <> $5::text RETURNING id
                         """, [registration.app, registration.userID, registration.platform, installation, id])
                 }
             } else {
-                try connection.run("DELETE FROM devices WHERE sid = $1::text AND user_id = $2::text AND platform = $3::text AND id <> $4::text",
-                                   [registration.sessionID, registration.userID, registration.platform, id])
+                replaced = try connection.query("""
+                    DELETE FROM devices WHERE sid = $1::text AND user_id = $2::text AND platform = $3::text AND id <> $4::text RETURNING id
+                    """, [registration.sessionID, registration.userID, registration.platform, id])
+            }
+            // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
+            if !replaced.isEmpty {
+                _ = try PostgresJobQueue(connection: connection, node: "").movePushJobs(fromDevices: try replaced.map { try $0.value("id") },
+                                                                                   toDevice: id)
             }
             guard let device = try find(id: id, now: now) else {
                 throw StorageError.misuse(message: "device \(id) vanished inside its own transaction")

@@ -16,7 +16,8 @@ enum DeviceStore {
     ///   provider, not platform: the provider is what delivers to the token, so one FCM token
     ///   registered as `ios` and then as `android` is one device (pushed once), and the
     ///   installation check sees it;
-    /// - any earlier device of the same session and platform is deleted (token rotation).
+    /// - any earlier device of the same session and platform is deleted (token rotation), and
+    ///   the pushes still owed to it move to this device (`JobStore.movePushJobs`).
     ///
     /// - Parameters:
     ///   - sessionExpiresAt: unix ms from the token's `session_exp`.
@@ -81,18 +82,22 @@ enum DeviceStore {
                           registration.provider, registration.token, registration.environment, registration.installationID,
                           registration.locale, registration.appVersion, registration.deviceName, now, now])
             }
+            var replaced: [String] = []
             if registration.bindsToUser {
                 // AP-5: no session to rotate by; an install's earlier token is replaced when it
                 // says which install it is.
                 if let installation = registration.installationID {
-                    try connection.run(
-                        "DELETE FROM devices WHERE app = ? AND user_id = ? AND platform = ? AND installation_id = ? AND id <> ?",
-                        [registration.app, registration.userID, registration.platform, installation, id])
+                    replaced = try connection.query(
+                        "DELETE FROM devices WHERE app = ? AND user_id = ? AND platform = ? AND installation_id = ? AND id <> ? RETURNING id",
+                        [registration.app, registration.userID, registration.platform, installation, id]).map { row throws(SQLiteError) in try row[0, as: String.self] }
                 }
             } else {
-                try connection.run("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ?",
-                                   [registration.sessionID, registration.userID, registration.platform, id])
+                replaced = try connection.query("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ? RETURNING id",
+                                                [registration.sessionID, registration.userID, registration.platform, id])
+                    .map { row throws(SQLiteError) in try row[0, as: String.self] }
             }
+            // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
+            if !replaced.isEmpty { try JobStore.movePushJobs(connection, fromDevices: replaced, toDevice: id) }
             guard let device = try find(connection, id: id, now: now) else {
                 throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")
             }

@@ -32,6 +32,10 @@ struct SQLiteJobQueue: JobQueue {
         try mapped { () throws(SQLiteError) in try JobStore.deadLetter(connection, lease, error: error, cause: cause, now: now) }
     }
 
+    func movePushJobs(fromDevices: [String], toDevice: String) throws(StorageError) -> Int {
+        try mapped { () throws(SQLiteError) in try JobStore.movePushJobs(connection, fromDevices: fromDevices, toDevice: toDevice) }
+    }
+
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int {
         try mapped { () throws(SQLiteError) in try JobStore.releaseLeases(connection, kind: kind, now: now) }
     }
