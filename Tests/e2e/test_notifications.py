@@ -551,16 +551,24 @@ def test_a_catalog_collapse_key_longer_than_apns_allows_is_shortened_and_still_d
         assert message["apns"]["headers"]["apns-collapse-id"] == key, message
 
 
-def test_a_push_waiting_through_an_outage_is_not_sent_once_the_user_turned_push_off(herald_factory, provider_double):
-    """breaker7: a notification planned while APNs answered 503 kept retrying after its user turned
-    the global switch off, and reached the phone when APNs recovered. The switch is read again
-    before each send."""
+def retrying_in_an_outage(herald_factory, provider_double):
+    """A server retrying fast (200-400 ms), a user's iOS phone whose token APNs answers 503 for
+    good, and a notification to it, once its first attempt is recorded `retrying`.
+    Returns: (the server, the phone's Session, the notification id)."""
     h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_RETRY_BASE_MS="200", HERALD_PUSH_RETRY_CAP_MS="400")
     user = f"u-{uuid.uuid4().hex[:8]}"
     phone = Session(h, user, "ios")
     provider_double.set_outcomes("apns", phone.token, [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
     nid = notify(h, [user])["notifications"][0]["id"]
     wait_outcome(h, nid, phone.device_id, {"retrying"})
+    return h, phone, nid
+
+
+def test_a_push_waiting_through_an_outage_is_not_sent_once_the_user_turned_push_off(herald_factory, provider_double):
+    """breaker7: a notification planned while APNs answered 503 kept retrying after its user turned
+    the global switch off, and reached the phone when APNs recovered. The switch is read again
+    before each send."""
+    h, phone, nid = retrying_in_an_outage(herald_factory, provider_double)
     r = HTTP.put(h.url("/v1/me/push-preferences"), json={"is_enabled": False}, headers=auth(phone.access))
     assert r.status_code == 200, r.text
     provider_double.set_outcomes("apns", phone.token, [{"status": 200, "forever": True}], replace=True)
@@ -794,13 +802,8 @@ def test_a_push_retrying_when_its_token_rotates_goes_to_the_new_token_once(heral
     same session and platform (DV-1: the new device replaces the old). The queued retry named the
     old device and ended `device_gone`; the new token never got the push. It now moves with the
     rotation: sent once to the new token, with the same apns-id, its attempts counted on."""
-    h = herald_factory(**provider_double.herald_env(), HERALD_PUSH_RETRY_BASE_MS="300", HERALD_PUSH_RETRY_CAP_MS="600")
-    user = f"u-{uuid.uuid4().hex[:8]}"
-    phone = Session(h, user, "ios")
     # 503 for as long as the old token is asked: a retry that runs before the rotation is another 503.
-    provider_double.set_outcomes("apns", phone.token, [{"status": 503, "reason": "ServiceUnavailable", "forever": True}])
-    nid = notify(h, [user])["notifications"][0]["id"]
-    wait_outcome(h, nid, phone.device_id, {"retrying"})
+    h, phone, nid = retrying_in_an_outage(herald_factory, provider_double)
 
     new_token = random_apns_token()
     r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": new_token}, headers=auth(phone.access))
