@@ -33,14 +33,13 @@ import Testing
     @Test(arguments: [true, false])
     func aSendInFlightWhenTheTokenRotatesEndsFirstAndOnlyItsRetryGoesToTheNewToken(delivered: Bool) async throws {
         let h = try WorkerHarness()
-        let old = try h.register(token: "tok-1")
-        h.provider.script("tok-1", .hold)
-        let id = try h.enqueue(old)
+        let id = try #require(try h.enqueueHeld(1).first)   // user u-0, session s-0, token tok-0
+        let old = try #require(try h.device("d-tok-0"))
         var held = h.provider.held.makeAsyncIterator()
         async let round = h.worker.runDue()
         let answer = try #require(await held.next())
         // Rotated while the push is on the wire to the old token.
-        let new = try h.register(token: "tok-2")
+        let new = try h.register(user: "u-0", session: "s-0", token: "tok-2")
         DispatchQueue.global().async { answer(delivered ? .delivered("apns-old") : .unavailable) }
         #expect(try await round == DeliveryWorker.Round(claimed: 1))
         try await h.drain()
@@ -49,10 +48,10 @@ import Testing
         #expect(job.state == .done)
         if delivered {
             // The old token took it: the new one never gets it.
-            #expect(sent.map(\.token) == ["tok-1"] && job.attempts == 1)
+            #expect(sent.map(\.token) == ["tok-0"] && job.attempts == 1)
             #expect(try h.record(old).map(\.outcome) == [.sent])
         } else {
-            #expect(sent.map(\.token) == ["tok-1", "tok-2"] && sent[0].pushID == sent[1].pushID && job.attempts == 2)
+            #expect(sent.map(\.token) == ["tok-0", "tok-2"] && sent[0].pushID == sent[1].pushID && job.attempts == 2)
             #expect(try h.record(old).map(\.deviceID) == [old.id, new.id])
         }
     }
