@@ -5,9 +5,10 @@ struct PostgresDeviceRepository: DeviceRepository {
     let connection: PostgresConnection
 
     /// `active`: the device's session is alive at `$now` (the statement's parameter named).
-    private static func selectWithActive(now parameter: String) -> String {
+    /// - Parameter columns: more of the select list, after `active` (`, x.locale AS …`).
+    private static func selectWithActive(now parameter: String, also columns: String = "") -> String {
         """
-        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > \(parameter)::bigint)) AS active
+        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > \(parameter)::bigint)) AS active\(columns)
         FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
         """
     }
@@ -139,13 +140,10 @@ struct PostgresDeviceRepository: DeviceRepository {
         if userIDs.isEmpty { return PlanningReads(devices: [], userLocales: [:], preferences: []) }
         var locales: [String: String] = [:]
         let devices = try mapped {
-            try connection.query("""
-                SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $3::bigint)) AS active,
-                       x.locale AS user_locale
-                FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
-                LEFT JOIN users x ON x.app = d.app AND x.user_id = d.user_id
-                WHERE d.app = $1::text AND d.user_id = ANY($2::text[])
-                """, [app, PostgresTextArray(elements: Array(Set(userIDs))), now]).map { row in
+            try connection.query(Self.selectWithActive(now: "$3", also: ", x.locale AS user_locale")
+                                 + " LEFT JOIN users x ON x.app = d.app AND x.user_id = d.user_id"
+                                 + " WHERE d.app = $1::text AND d.user_id = ANY($2::text[])",
+                                 [app, PostgresTextArray(elements: Array(Set(userIDs))), now]).map { row in
                 let device = try DeviceRecord(row: row)
                 if let locale: String = try row.nullable("user_locale") { locales[device.userID] = locale }
                 return device
