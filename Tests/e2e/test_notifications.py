@@ -8,7 +8,6 @@ with bounded timeouts.
 """
 import json
 import random
-import sqlite3
 import sys
 import time
 import uuid
@@ -822,10 +821,7 @@ def test_a_push_retrying_when_its_token_rotates_goes_to_the_new_token_once(heral
     outcomes = [(d["device_id"], d["outcome"]) for d in record["deliveries"]]
     assert (phone.device_id, "retrying") in outcomes and outcomes[-1] == (new_device, "sent"), outcomes
     assert "skipped_session" not in [o for _, o in outcomes], outcomes
-    db = sqlite3.connect(h.env["HERALD_DATABASE"], timeout=10)
-    try:
-        [(state, attempts, payload)] = db.execute("SELECT state, attempts, payload_json FROM jobs WHERE kind = 'push.deliver'").fetchall()
-    finally:
-        db.close()
-    assert state == "done" and attempts == len(old_sends) + 1, (state, attempts, len(old_sends))
-    assert json.loads(payload)["device_id"] == new_device
+    r = HTTP.get(h.url("/v1/jobs"), params={"state": "done"}, headers=h.server_headers())
+    assert r.status_code == 200, r.text
+    [job] = r.json()["jobs"]
+    assert job["attempts"] == len(old_sends) + 1 and job["payload"]["device_id"] == new_device, (job, len(old_sends))
