@@ -30,7 +30,7 @@ import Testing
                 let done = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("old", notification: "n5").jsonText(), runAt: 0, now: 1_000)
                 let other = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("older", notification: "n6").jsonText(), runAt: 9_000, now: 1_000)
                 // The new device has its own job for n3: the old one's for n3 is not moved onto it.
-                let already = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("new", notification: "n3").jsonText(), runAt: 9_000, now: 1_000)
+                _ = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("new", notification: "n3").jsonText(), runAt: 9_000, now: 1_000)
                 let twice = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("old", notification: "n3").jsonText(), runAt: 9_000, now: 1_000)
                 // Owed to both replaced devices, a notification moves once (the older job).
                 let sameNote = try tx.jobs.enqueue(kind: kind, payloadJSON: payload("older", notification: "n1").jsonText(), runAt: 9_000, now: 1_000)
@@ -104,6 +104,30 @@ import Testing
                 // Another platform's device of the same session is no rotation.
                 #expect(try DeliveryJobPayload.decode(try #require(try tx.jobs.find(id: untouched)).payloadJSON).deviceID == "d9")
             }
+        }
+    }
+
+    @Test(arguments: Engine.available)
+    func aUserBoundInstallsNewTokenTakesItsJobsAndAnotherInstallsDoNot(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            @Sendable func bound(_ token: String, installation: String) -> DeviceRegistration {
+                var value = DeviceRegistration(userID: "u1", sessionID: DeviceRegistration.userSessionID(app: "default", userID: "u1"),
+                                               platform: "ios", provider: "apns", token: token, installationID: installation)
+                value.bindsToUser = true   // AP-5: no session to rotate by, the install replaces its token
+                return value
+            }
+            let job = try storage.writeSync { tx in
+                _ = try tx.devices.register(bound("t1", installation: "i1"), sessionExpiresAt: nil, newID: "d1", now: 1)
+                return try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload("d1", notification: "n1").jsonText(),
+                                           runAt: 0, now: 1)
+            }
+            func device() throws -> String? {
+                try storage.readSync { tx in try tx.jobs.find(id: job).map { try DeliveryJobPayload.decode($0.payloadJSON).deviceID } }
+            }
+            _ = try storage.writeSync { tx in try tx.devices.register(bound("t2", installation: "i2"), sessionExpiresAt: nil, newID: "d2", now: 2) }
+            #expect(try device() == "d1")
+            _ = try storage.writeSync { tx in try tx.devices.register(bound("t3", installation: "i1"), sessionExpiresAt: nil, newID: "d3", now: 3) }
+            #expect(try device() == "d3")
         }
     }
 }
