@@ -17,8 +17,8 @@ extension PushNotification {
     ///   - size: the provider's measure of a notification's payload (its JSON, or the bytes the
     ///     provider counts). Escapes make a character's share vary, so the longest prefix that
     ///     fits is searched for (about ten measures for a text of 1024 characters, on a rare path).
-    /// - Returns: the shortened notification, or nil when no cut makes it fit (the rest alone,
-    ///   data included, is too large) or it has no texts to cut (a wake-up).
+    /// - Returns: the shortened notification, or nil when no cut makes it fit with a character of
+    ///   text left (the rest alone, data included, is too large) or it has no texts to cut (a wake-up).
     /// - Throws: what `size` throws.
     public func fittingTexts<Failure: Error>(within limit: Int, size: (PushNotification) throws(Failure) -> Int) throws(Failure) -> PushNotification? {
         guard kind == .alert else { return nil }
@@ -34,6 +34,8 @@ extension PushNotification {
                 if try size(shorter) <= limit { fits = middle } else { tooLong = middle }
             }
             shorter[keyPath: field] = cut(fits)
+            // An alert with no text left would show nothing: not a fit.
+            if shorter.title == nil && shorter.body == nil { return nil }
             if try size(shorter) <= limit { return shorter }
         }
         return nil
