@@ -55,6 +55,9 @@ public final class ProviderHealth: Sendable {
 
     private let limits: Limits
     private let runs = Mutex<[String: Run]>([:])
+    /// `runs.count`, written under the lock: an answer while every provider answers (every push of
+    /// a healthy node) reads it instead of taking the lock and hashing its key.
+    private let runCount = Atomic<Int>(0)
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -67,15 +70,18 @@ public final class ProviderHealth: Sendable {
             var run = runs[provider] ?? Run(reason: reason, since: nowMilliseconds, failures: 0)
             run.failures += 1
             runs[provider] = run
+            runCount.store(runs.count, ordering: .relaxed)
             return run.failures == limits.failures ? .degraded(Self.degradation(run)) : .none
         }
     }
 
     /// Records an answer of the provider (any HTTP status): the run without answers ends.
     public func recordAnswer(provider: String) -> Change {
-        runs.withLock { runs in
-            // The common case, a healthy provider, is one failed look-up.
+        // An answer racing a failure of another thread has no order to keep: either is first.
+        guard runCount.load(ordering: .relaxed) > 0 else { return .none }
+        return runs.withLock { runs in
             guard let run = runs.removeValue(forKey: provider) else { return .none }
+            runCount.store(runs.count, ordering: .relaxed)
             return run.failures >= limits.failures ? .recovered(Self.degradation(run)) : .none
         }
     }
