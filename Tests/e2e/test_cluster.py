@@ -10,6 +10,7 @@ Skips only when the engines cannot run on this machine (`engines_missing()` says
 """
 from __future__ import annotations
 
+import base64
 import json
 import random
 import re
@@ -945,6 +946,34 @@ def test_a_postgres_restart_answers_503_meanwhile_and_loses_nothing_acknowledged
 
 
 # --- cluster-wide control: an app changed on one node ------------------------------------------
+
+
+def test_a_node_that_cannot_open_an_app_another_node_created_lists_it_as_not_loaded(cluster, engines, tmp_path):
+    # A node started with another HERALD_SECRET_KEY cannot open the secrets of an app created on
+    # A. At start such an app is on /readyz's apps_not_loaded and GET /v1/apps says why; one that
+    # arrived over the control bus was only logged, and the node looked as if it had every app
+    # (breaker8: its server key was 401 there, with nothing on /readyz).
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    other = Herald(dict(cluster.env, HERALD_SECRET_KEY=base64.b64encode(bytes(range(1, 33))).decode()), tmp_path)
+    try:
+        assert HTTP.get(other.url("/readyz")).json()["apps_not_loaded"] == {}
+        r = HTTP.post(cluster.A.url("/v1/apps"), json={"id": "sealed", "server_keys": ["sealed-key-0123456789"],
+                                                        "tokens": {"hs256_secret": "sealed-secret-0123456789abcdef"}},
+                      headers=admin)
+        assert r.status_code == 201, r.text
+        wait_until(lambda: HTTP.get(other.url("/readyz")).json()["apps_not_loaded"] == {"sealed": "secrets_unreadable"}, 10,
+                   "the app the node cannot open on its /readyz")
+        shown = HTTP.get(other.url("/v1/apps/sealed"), headers=admin).json()
+        assert shown["loaded"] is False and shown["not_loaded_reason"] == "secrets_unreadable", shown
+        assert HTTP.post(cluster.A.url("/v1/publish"), json={"channel": "c", "data": 1},
+                         headers={"Authorization": "Bearer sealed-key-0123456789"}).status_code == 200
+        # Deleted on A: nothing is left to load, on any node.
+        assert HTTP.delete(cluster.A.url("/v1/apps/sealed"), headers=admin).status_code == 204
+        wait_until(lambda: HTTP.get(other.url("/readyz")).json()["apps_not_loaded"] == {}, 10,
+                   "the deleted app gone from the node's /readyz")
+    finally:
+        HTTP.delete(cluster.A.url("/v1/apps/sealed"), headers=admin)
+        other.stop()
 
 
 def test_an_app_created_changed_and_deleted_on_A_is_served_alike_by_B_and_C(cluster):
