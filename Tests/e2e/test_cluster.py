@@ -919,6 +919,7 @@ def test_a_postgres_restart_answers_503_meanwhile_and_loses_nothing_acknowledged
         t.start()
     try:
         wait_until(lambda: len(acknowledged) >= 12, 10, "calls acknowledged before the outage")
+        marks = {n.port: n.log_path.stat().st_size for n in cluster.nodes}
         postgres.stop()   # fast shutdown: every connection of every node is cut
         down_at = time.monotonic()
         wait_until(lambda: all(any(s == 503 and t > down_at for t, s in v) for v in statuses.values()), 15,
@@ -936,6 +937,15 @@ def test_a_postgres_restart_answers_503_meanwhile_and_loses_nothing_acknowledged
     assert not errors, errors
     assert [n.proc.pid for n in cluster.nodes] == pids and all(n.proc.poll() is None for n in cluster.nodes)
     wait_until(lambda: HTTP.get(cluster.B.url("/readyz")).status_code == 200, 15, "/readyz back to 200")
+    # Each refused call has its request line; the cause is one error line per 30 s, not one a call
+    # (breaker8: a 13 s outage at 14 calls a second wrote 190 per node).
+    for node in cluster.nodes:
+        with open(node.log_path, "rb") as f:
+            f.seek(marks[node.port])
+            lines = [json.loads(line) for line in f.read().decode().splitlines() if line.startswith("{")]
+        refused = [line for line in lines if line["msg"] == "request" and line["status"] == "503"]
+        causes = [line for line in lines if line["msg"] == "database request failed"]
+        assert refused and len(causes) <= 1, (node.port, len(refused), causes)
     # Nothing acknowledged was lost: every job is found and sent.
     wait_until(lambda: len({j["id"] for j in jobs_in(cluster.A, "done")} & set(acknowledged)) == len(acknowledged),
                60, f"all {len(acknowledged)} acknowledged jobs done")

@@ -1,7 +1,5 @@
-import Dispatch
 import HeraldCore
 import Realtime
-import Synchronization
 
 /// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), server key only.
 ///
@@ -130,21 +128,14 @@ struct PublishRoutes {
         return PublishRequest(channel: channel, event: event, data: data, retain: retain ?? false)
     }
 
-    // While the broker is down every publish fails, and each already has its `request` line
-    // (503): the cause is logged once per 30 s, with how many calls it held back.
-    private static let brokerFailureLog = Mutex(LogThrottle())
+    private static let brokerFailureLog = ThrottledErrorLog("publish failed: the broker is unavailable")
 
     /// Publishes, mapping a broker failure to 503 `broker_unavailable` (nothing was published).
     private static func publish(_ requests: [PublishRequest], on broker: any Broker) throws(HTTPError) -> [PublishReceipt] {
         do {
             return try broker.publish(requests)
         } catch {
-            let now = DispatchTime.now().uptimeNanoseconds
-            if let held = brokerFailureLog.withLock({ $0.admit(now: now) }) {
-                var metadata = [("error", "\(error)")]
-                if held > 0 { metadata.append(("repeated", String(held))) }
-                Log.log(.error, "publish failed: the broker is unavailable", metadata: metadata)
-            }
+            brokerFailureLog.write(error)
             throw HTTPError(503, "broker_unavailable", "the broker cannot be reached; nothing was published, retry shortly")
         }
     }
