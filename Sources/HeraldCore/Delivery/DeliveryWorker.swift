@@ -222,6 +222,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     var drained: DispatchSemaphore?
     // A full disk fails every poll (4 a second): one line per 30 s says as much.
     var claimFailureLog = LogThrottle()
+    // Receipt rounds fail as often (every second) while storage is down: the same bound.
+    var receiptClaimFailureLog = LogThrottle()
     /// Outcomes waiting for the worker's next write (`flush`); each keeps its slot.
     var pendingOutcomes: [PendingOutcome] = []
     /// The worker's writes (outcomes, a claim, or both) in the writer: at most `maxWrites`.
@@ -424,10 +426,19 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Logs a failed claim at most once per 30 s (on `queue`), with the count of those not logged.
     func logClaimFailure(_ error: any Error) {
-        guard let held = claimFailureLog.admit(now: clock.monotonicNanoseconds) else { return }
+        logThrottled(&claimFailureLog, "claiming push jobs failed", error)
+    }
+
+    /// Logs a failed receipt claim at most once per 30 s (on `queue`), as `logClaimFailure` does.
+    func logReceiptClaimFailure(_ error: any Error) {
+        logThrottled(&receiptClaimFailureLog, "claiming push receipt jobs failed", error)
+    }
+
+    private func logThrottled(_ throttle: inout LogThrottle, _ message: String, _ error: any Error) {
+        guard let held = throttle.admit(now: clock.monotonicNanoseconds) else { return }
         var metadata = ["error": "\(error)"]
         if held > 0 { metadata["repeated"] = String(held) }
-        log.error("claiming push jobs failed", metadata)
+        log.error(message, metadata)
     }
 
     /// Asks for a claim: made by the worker's next write, with the outcomes waiting by then (see
