@@ -14,7 +14,7 @@ extension OperationsRoutes {
         static let ready = RouteSpec(
             .get, "/readyz", auth: .none, operationID: "ready",
             tags: ["operations"], summary: "Readiness",
-            description: "Ready when the database takes a write (a probe write, its answer kept 1 s), every event loop answers and, with `HERALD_BROKER`, Redis answers a PING (else `broker unreachable: …` in `problems`). `storage` says why storage cannot write (`full`, `read_only`, `busy`, `stalled`: no answer within 2 s, `unavailable`, `failed`); it turns `ok` again by itself once a write commits. `push` shows each provider: disabled, ok, or provider_misconfigured while the mass-deletion guard holds.",
+            description: "Ready when the database takes a write (a probe write, its answer kept 1 s), every event loop answers and, with `HERALD_BROKER`, Redis answers a PING (else `broker unreachable: …` in `problems`), and, on PostgreSQL with `HERALD_NODE_ID`, no other live instance holds this node's id (else `node id '<id>' is held by another instance: host …, pid …, instance …, last heartbeat … s ago`; ADR 0016). `storage` says why storage cannot write (`full`, `read_only`, `busy`, `stalled`: no answer within 2 s, `unavailable`, `failed`); it turns `ok` again by itself once a write commits. `push` shows each provider: disabled, ok, or provider_misconfigured while the mass-deletion guard holds.",
             responses: [
                 200: .json("Ready.", .ref("Readiness")),
                 429: .tooManyConnections,
