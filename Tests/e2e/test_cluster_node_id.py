@@ -1,6 +1,7 @@
 """One live process per `HERALD_NODE_ID` (ADR 0016): a second node started with a live node's id
 exits 3 naming the id and the other instance, and leaves the first's leased jobs alone; a node
-killed with `kill -9` restarts with its id at once (same machine: its process is seen gone); a
+killed with `kill -9` restarts with its id at once (same machine: its process is seen gone), and
+after the window `HERALD_NODE_LEASE_SECONDS` when its process cannot be judged (another machine); a
 running node whose id another instance took is not ready, says why, and sets
 `herald_node_id_conflict`. Engines as in test_cluster.py (started by the test, skipped without
 them)."""
@@ -94,5 +95,37 @@ def test_a_running_node_whose_id_another_instance_took_is_not_ready_until_it_is_
         wait_until(lambda: HTTP.get(a.url("/readyz")).status_code == 200, timeout=10, what="/readyz ready again")
         assert c.metric(a, "herald_node_id_conflict") == 0
         assert pg.sql("SELECT pid FROM cluster_nodes WHERE node_id = 'seized'") == [[str(a.proc.pid)]]
+    finally:
+        c.stop()
+
+
+def test_a_restart_that_cannot_see_the_dead_process_waits_out_the_window_and_no_more(engines, tmp_path):
+    pg = engines["postgres"]
+    window = 8
+    c = Cluster(engines["tmp"], engines["redis"], pg, engines["double"], n=1, HERALD_NODE_ID="far",
+                HERALD_NODE_LEASE_SECONDS=str(window))
+    try:
+        a = c.A
+        c.kill(a)
+        # As if it had run on another machine (or in another container): its process cannot be
+        # judged from here, so only its heartbeat's age counts, from this last one.
+        pg.sql("UPDATE cluster_nodes SET process_key = '', "
+               "heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE node_id = 'far'")
+        beaten = time.monotonic()
+        code, log = run_to_exit(dict(a.env), tmp_path / "early.log")
+        assert code == 3, log[-2000:]
+        assert "HERALD_NODE_ID 'far' is held by another live instance" in log, log[-2000:]
+        # A supervisor restarting on failure: it succeeds once the window has passed.
+        while True:
+            try:
+                a.start()
+                break
+            except RuntimeError as refused:
+                assert "exited with 3" in str(refused), str(refused)[-2000:]
+                assert time.monotonic() - beaten < window + 6, "still refused well after the window"
+                time.sleep(0.5)
+        waited = time.monotonic() - beaten
+        assert window - 1 <= waited < window + 6, f"claimed after {waited:.1f} s"
+        assert HTTP.get(a.url("/readyz")).status_code == 200
     finally:
         c.stop()
