@@ -210,6 +210,10 @@ def test_help_lists_every_option_of_jobs_retry():
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "-1"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "36501"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "30d"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
+    # A third of it is the node id's heartbeat: under 1 s or over 10 min is refused (ADR 0016).
+    ({"HERALD_NODE_LEASE_SECONDS": "2"}, "HERALD_NODE_LEASE_SECONDS"),
+    ({"HERALD_NODE_LEASE_SECONDS": "601"}, "HERALD_NODE_LEASE_SECONDS"),
+    ({"HERALD_NODE_LEASE_SECONDS": "15s"}, "HERALD_NODE_LEASE_SECONDS"),
     # Compared with the Origin header as written: these would never match and leave CORS off.
     ({"HERALD_CORS_ORIGINS": "https://ok.example, https://App.example"}, "HERALD_CORS_ORIGINS"),
     ({"HERALD_CORS_ORIGINS": "https://app.example/"}, "HERALD_CORS_ORIGINS"),

@@ -18,6 +18,8 @@ struct OperationsRoutes {
     var apps: AppService?
     /// What this node's retention purge deleted (ADR 0012).
     var retention = RetentionMetrics()
+    /// This node's hold on its node id (ADR 0016); nil without one.
+    var nodeIdentity: NodeIdentityLease?
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -32,9 +34,11 @@ struct OperationsRoutes {
     /// A provider whose mass-deletion guard tripped (PU-5a) is reported, and one whose recent
     /// requests all went unanswered (`ProviderHealth`: degraded, under `push` and, with its reason
     /// and since when, `push_degraded`); neither makes the node unready. A broker whose store does
-    /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503.
+    /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503. So is another
+    /// live instance holding this node's `HERALD_NODE_ID` (ADR 0016): each would take the other's jobs.
     func readiness() -> RouteResult {
         let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs, apps = self.apps
+        let identity = nodeIdentity
         return .deferred { writer in
             node.snapshot { snapshot in
                 // A real write, not an empty transaction: one commits on a full disk.
@@ -44,6 +48,7 @@ struct OperationsRoutes {
                         var problems: [String] = []
                         if case .notWritable(_, let detail) = health { problems.append("database not writable: \(detail)") }
                         do { try node.broker.checkReachable() } catch { problems.append("broker unreachable: \(error)") }
+                        if let problem = identity?.readinessProblem { problems.append(problem) }
                         if snapshot.loopsAnswering < snapshot.loopCount {
                             problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                         }
@@ -100,7 +105,7 @@ struct OperationsRoutes {
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
         let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
-        let retention = self.retention
+        let retention = self.retention, identity = nodeIdentity
         return .deferred { writer in
             node.snapshot { snapshot in
                 // Counted before this route's own read joins them.
@@ -173,6 +178,10 @@ struct OperationsRoutes {
                     }
                     text.metric("herald_presence_sweeps_total", "Presence and broker sweeps done (every 5 s).", type: "counter",
                                 [([:], Double(node.sweepsDone))])
+                    if let identity {
+                        text.metric("herald_node_id_conflict", "1 while another live instance holds this node's HERALD_NODE_ID (ADR 0016).",
+                                    type: "gauge", [([:], identity.conflict == nil ? 0 : 1)])
+                    }
                     if let waiting {
                         text.metric("herald_storage_calls_waiting", "Calls waiting on storage (answered 503 past HERALD_STORAGE_WAIT_SECONDS).",
                                     type: "gauge", [([:], Double(waiting))])
