@@ -334,7 +334,10 @@ struct Settings {
         }
         if let url = value("HERALD_BROKER") {
             guard let endpoint = RedisEndpoint(url: url) else {
-                throw .invalid(name: "HERALD_BROKER", value: url, expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0")
+                // A password is never echoed: Herald sends no AUTH, so user info is refused, and
+                // the message says so rather than show it.
+                throw .invalid(name: "HERALD_BROKER", value: RedisEndpoint.redacted(url: url),
+                               expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0 (no user or password: Herald sends no AUTH, keep Redis on a private network)")
             }
             brokerEndpoint = endpoint
         }

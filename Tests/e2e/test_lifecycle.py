@@ -261,6 +261,14 @@ def test_unusable_public_key_stops_with_named_error(kind):
     assert "HERALD_JWT_PUBLIC_KEY" in result.stderr, result.stderr
 
 
+def test_a_refused_broker_url_never_echoes_its_password():
+    # Herald sends no AUTH, so user info is refused; the message must not print the password.
+    result = run_binary(["serve"], env={"HERALD_BROKER": "redis://:hunter2secret@127.0.0.1:6379/0"})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "HERALD_BROKER='redis://***@127.0.0.1:6379/0' is invalid" in result.stderr, result.stderr
+    assert "hunter2secret" not in result.stderr and "no user or password" in result.stderr, result.stderr
+
+
 def test_unknown_command_exits_non_zero():
     result = run_binary(["frobnicate"])
     assert result.returncode != 0
