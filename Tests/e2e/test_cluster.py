@@ -971,6 +971,9 @@ def test_a_node_that_cannot_open_an_app_another_node_created_lists_it_as_not_loa
                                                         "tokens": {"hs256_secret": "sealed-secret-0123456789abcdef"}},
                       headers=admin)
         assert r.status_code == 201, r.text
+        # The answer does not read as if every node served it: one told node never confirmed.
+        assert r.headers.get("Herald-Propagation") == "unconfirmed", (r.headers, r.text)
+        assert "of the 4 nodes told confirmed" in r.json()["warning"], r.json()
         wait_until(lambda: HTTP.get(other.url("/readyz")).json()["apps_not_loaded"] == {"sealed": "secrets_unreadable"}, 10,
                    "the app the node cannot open on its /readyz")
         shown = HTTP.get(other.url("/v1/apps/sealed"), headers=admin).json()
