@@ -1,0 +1,37 @@
+#!/bin/sh
+# Builds floor and counts its instructions per push (callgrind) for each phase and shape; see README.md.
+#   Benchmarks/floor/run.sh OUTDIR [N] [K] [G...]     (G 0: no push phases)
+#   NOTIFY_SHAPES="base lean" NOTIFY_GROUPS="2 8" Benchmarks/floor/run.sh OUTDIR N K 0
+#   FLOOR_PAGE_SIZE=2048 …: the databases made with that page size (Herald: 4096, SQLite's default)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1; n=${2:-20000}; k=${3:-1000}; shift 3 2>/dev/null || shift $#
+groups=${*:-100}
+mkdir -p "$out"
+cc -O2 -Wall -o "$out/floor" "$here/floor.c" -lsqlite3
+fresh() { rm -f "$1" "$1-wal" "$1-shm"; { echo "PRAGMA page_size=${FLOOR_PAGE_SIZE:-4096};"; cat "$here/schema.sql"; } | sqlite3 "$1"; sqlite3 "$1" "INSERT INTO job_counts VALUES ('done', 0)"; }
+for g in $groups; do
+  [ "$g" = 0 ] && break  # G 0: the choke point only
+  for shape in ${PUSH_SHAPES:-base lean}; do
+    for phase in enqueue complete; do
+      fresh "$out/db"
+      ir=$(FLOOR_COLLECT=$phase valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg-$shape-$phase-g$g.out" \
+             "$out/floor" push "$out/db" "$n" "$k" "$g" "$shape" 2>&1 | sed -n 's/.*Collected : //p')
+      echo "$shape g=$g $phase: $((ir / n)) Ir/push"
+    done
+    fresh "$out/db"
+    "$out/floor" push "$out/db" "$n" "$k" "$g" "$shape"
+  done
+done
+# The choke point's notification (one iOS device): NOTIFY_GROUPS notifications a transaction, for
+# each of NOTIFY_SHAPES (floor.c's SHAPE).
+for shape in ${NOTIFY_SHAPES:-base}; do
+  for g in ${NOTIFY_GROUPS:-1 2 4 8 16}; do
+    fresh "$out/db"
+    ir=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg-notify-$shape-g$g.out" \
+           "$out/floor" notify "$out/db" "$n" "$g" "$shape" 2>&1 | sed -n 's/.*Collected : //p')
+    echo "notify $shape g=$g: $((ir / n)) Ir/notification"
+    fresh "$out/db"
+    "$out/floor" notify "$out/db" "$n" "$g" "$shape"
+  done
+done
