@@ -12,7 +12,7 @@
  *                                  noqueued (no `queued` delivery record), inline (planned in the
  *                                  store's statement: no plan_json, no plan UPDATE); combinable
  *
- * DB must hold Herald's schema (schema.sql, read from a database hfinal11 made). Only the measured
+ * DB must hold Herald's schema (run.sh makes it with `herald migrate`). Only the measured
  * phase runs with callgrind's collection on (valgrind --tool=callgrind --collect-atstart=no);
  * the set-up runs with it off. Prints the phase's CPU time (getrusage) per push / notification. */
 #include <sqlite3.h>
@@ -61,7 +61,7 @@ static void uuid(char *out, unsigned long n, unsigned salt) {
 }
 
 /* Herald's statements, as the trace of a run of /tmp/hfinal11 shows them (README). */
-static sqlite3_stmt *begin, *commit, *save, *release, *counts;
+static sqlite3_stmt *begin, *commit, *save, *release, *counts, *job_insert, *job_complete;
 
 static void open_db(const char *path) {
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) die(path);
@@ -69,13 +69,36 @@ static void open_db(const char *path) {
     sqlite3_busy_timeout(db, 5000);
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
-    exec("PRAGMA journal_size_limit=67108864");
+    exec("PRAGMA journal_size_limit=8388608");  /* HERALD_DATABASE_WAL_LIMIT_BYTES' default */
     exec("PRAGMA foreign_keys=ON");
     begin = prep("BEGIN IMMEDIATE");
     commit = prep("COMMIT");
     save = prep("SAVEPOINT herald_sp0");
     release = prep("RELEASE herald_sp0");
     counts = prep("UPDATE job_counts SET n = n + ? WHERE state = 'done'");
+    job_insert = prep("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at) "
+                      "VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4)");
+    job_complete = prep("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) "
+                        "WHERE id = ? AND state = 'leased' AND attempts = ?");
+}
+
+/* JobStore.enqueueLeased: a push.deliver job leased at insert (900 s lease). Returns its id. */
+static long long insert_job(const char *text, long long now) {
+    sqlite3_bind_text(job_insert, 1, "push.deliver", -1, SQLITE_STATIC);
+    sqlite3_bind_text(job_insert, 2, text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(job_insert, 3, "default", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(job_insert, 4, now);
+    sqlite3_bind_int64(job_insert, 5, now + 900000);
+    done(job_insert);
+    return sqlite3_last_insert_rowid(db);
+}
+
+/* JobStore.complete of a job's first attempt, no note. */
+static void complete_job(long long id) {
+    sqlite3_bind_int64(job_complete, 2, id);
+    sqlite3_bind_int64(job_complete, 3, 1);
+    done(job_complete);
+    if (sqlite3_changes(db) != 1) die("completion fenced out");
 }
 
 /* A push's job text as POST /v1/push writes it (Benchmarks/push.py's notification, 227 bytes). */
@@ -98,11 +121,7 @@ static int push(const char *path, long n, long k, long g, int lean, int unindexe
     /* leaseindex: and leased jobs in an index of their own, by lease end alone */
     if (lease_index) exec("CREATE INDEX jobs_leased ON jobs (lease_until) WHERE state = 'leased'");
     if (lean) exec("CREATE TABLE IF NOT EXISTS push_payloads (id INTEGER PRIMARY KEY, notification_json TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT");
-    sqlite3_stmt *ins = prep("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at) "
-                             "VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4)");
     sqlite3_stmt *payload_ins = !lean ? NULL : prep("INSERT INTO push_payloads (notification_json, created_at) VALUES (?, ?) RETURNING id");
-    sqlite3_stmt *complete = prep("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) "
-                                  "WHERE id = ? AND state = 'leased' AND attempts = ?");
     long long now = 1764770000000LL;
     long long first_id = -1;
     /* The texts made before the clock starts: a push's text is Herald's work, not SQLite's. */
@@ -127,13 +146,8 @@ static int push(const char *path, long n, long k, long g, int lean, int unindexe
             done(payload_ins);
         }
         for (long j = i; j < i + k && j < n; j++) {
-            sqlite3_bind_text(ins, 1, "push.deliver", -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 2, texts[j], -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 3, "default", -1, SQLITE_STATIC);
-            sqlite3_bind_int64(ins, 4, now);
-            sqlite3_bind_int64(ins, 5, now + 900000);
-            done(ins);
-            if (first_id < 0) first_id = sqlite3_last_insert_rowid(db);
+            long long id = insert_job(texts[j], now);
+            if (first_id < 0) first_id = id;
         }
         done(commit);
     }
@@ -145,12 +159,7 @@ static int push(const char *path, long n, long k, long g, int lean, int unindexe
     for (long i = 0; i < n; i += g) {
         long m = i + g < n ? g : n - i;
         done(begin);
-        for (long j = i; j < i + m; j++) {
-            sqlite3_bind_int64(complete, 2, first_id + j);
-            sqlite3_bind_int64(complete, 3, 1);
-            done(complete);
-            if (sqlite3_changes(db) != 1) die("completion fenced out");
-        }
+        for (long j = i; j < i + m; j++) complete_job(first_id + j);
         sqlite3_bind_int64(counts, 1, m);
         done(counts);
         done(commit);
@@ -176,12 +185,8 @@ static int notify(const char *path, long n, long g, const char *shape) {
         "?18 AND (?15 IS NULL OR (SELECT created_at FROM notification_plans WHERE id = ?15) IS ?17), ?19, ?20, ?21)");
     sqlite3_stmt *planned = prep("UPDATE notifications SET cursor = ?, plan_json = NULL, plan_claimed_by = NULL, plan_lease_until = NULL "
                                  "WHERE seq = ? AND plan_claimed_by = ?");
-    sqlite3_stmt *ins = prep("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at) "
-                             "VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4)");
     sqlite3_stmt *record = prep("INSERT INTO deliveries (notification_id, user_id, device_id, connection_id, session_id, outcome, "
                                 "provider_message_id, job_id, delivery_id, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    sqlite3_stmt *complete = prep("UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error) "
-                                  "WHERE id = ? AND state = 'leased' AND attempts = ?");
     const char *device = "4614a271-2291-4240-9af5-306d7f253e9a", *plan_owner = "9a238a1a";
     long long now = 1796318076110LL;
     char (*ids)[32] = malloc(n * sizeof *ids), (*jobs)[512] = malloc(n * sizeof *jobs), (*push_ids)[40] = malloc(n * sizeof *push_ids);
@@ -246,13 +251,7 @@ static int notify(const char *path, long n, long g, const char *shape) {
                     done(planned);
                     if (sqlite3_changes(db) != 1) die("plan fenced out");
                 }
-                sqlite3_bind_text(ins, 1, "push.deliver", -1, SQLITE_STATIC);
-                sqlite3_bind_text(ins, 2, jobs[j], -1, SQLITE_STATIC);
-                sqlite3_bind_text(ins, 3, "default", -1, SQLITE_STATIC);
-                sqlite3_bind_int64(ins, 4, now);
-                sqlite3_bind_int64(ins, 5, now + 900000);
-                done(ins);
-                job_ids[j] = sqlite3_last_insert_rowid(db);
+                job_ids[j] = insert_job(jobs[j], now);
                 if (no_queued) continue;
                 sqlite3_bind_text(record, 1, ids[j], -1, SQLITE_STATIC);
                 sqlite3_bind_text(record, 2, "r0", -1, SQLITE_STATIC);
@@ -268,10 +267,7 @@ static int notify(const char *path, long n, long g, const char *shape) {
         if (i >= g) {
             done(save);
             for (long j = i - g; j < i && j < n; j++) {
-                sqlite3_bind_int64(complete, 2, job_ids[j]);
-                sqlite3_bind_int64(complete, 3, 1);
-                done(complete);
-                if (sqlite3_changes(db) != 1) die("completion fenced out");
+                complete_job(job_ids[j]);
                 sqlite3_bind_text(record, 1, ids[j], -1, SQLITE_STATIC);
                 sqlite3_bind_text(record, 2, "r0", -1, SQLITE_STATIC);
                 sqlite3_bind_text(record, 3, device, -1, SQLITE_STATIC);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds floor and counts its instructions per push (callgrind) for each phase and shape; see README.md.
-#   Benchmarks/floor/run.sh OUTDIR [N] [K] [G...]     (G 0: no push phases)
+#   HERALD_BIN=/tmp/hfinal11 Benchmarks/floor/run.sh OUTDIR [N] [K] [G...]     (G 0: no push phases)
 #   NOTIFY_SHAPES="base lean" NOTIFY_GROUPS="2 8" Benchmarks/floor/run.sh OUTDIR N K 0
 #   FLOOR_PAGE_SIZE=2048 …: the databases made with that page size (Herald: 4096, SQLite's default)
 set -eu
@@ -9,7 +9,13 @@ out=$1; n=${2:-20000}; k=${3:-1000}; shift 3 2>/dev/null || shift $#
 groups=${*:-100}
 mkdir -p "$out"
 cc -O2 -Wall -o "$out/floor" "$here/floor.c" -lsqlite3
-fresh() { rm -f "$1" "$1-wal" "$1-shm"; { echo "PRAGMA page_size=${FLOOR_PAGE_SIZE:-4096};"; cat "$here/schema.sql"; } | sqlite3 "$1"; sqlite3 "$1" "INSERT INTO job_counts VALUES ('done', 0)"; }
+# Herald's schema, made by its own migrations (`herald migrate`) once, copied for each phase.
+herald=${HERALD_BIN:?set HERALD_BIN to a herald binary: its migrate makes the schema}
+rm -f "$out/template.db" "$out/template.db-wal" "$out/template.db-shm"
+sqlite3 "$out/template.db" "PRAGMA page_size=${FLOOR_PAGE_SIZE:-4096}; VACUUM;"
+HERALD_DATABASE="$out/template.db" "$herald" migrate >"$out/migrate.log" 2>&1 || { cat "$out/migrate.log" >&2; exit 1; }
+sqlite3 "$out/template.db" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
+fresh() { rm -f "$1" "$1-wal" "$1-shm"; cp "$out/template.db" "$1"; }
 for g in $groups; do
   [ "$g" = 0 ] && break  # G 0: the choke point only
   for shape in ${PUSH_SHAPES:-base lean}; do
