@@ -5,7 +5,8 @@
  *                                  one transaction), then N completions, G a transaction; SHAPE
  *                                  base, lean (the notification once per call in push_payloads),
  *                                  unindexed (leased jobs not in jobs_due), unindexed+leaseindex
- *                                  (and in an index by lease end alone); combinable
+ *                                  (and in an index by lease end alone), unindexed+floorrow (and a
+ *                                  durable lease floor moved once a completion transaction); combinable
  *   floor notify DB N G [SHAPE]    N notifications with one iOS device each: the writer's
  *                                  statements per notification (see README), G a transaction;
  *                                  SHAPE base, lean (the job without the notification's copy),
@@ -113,13 +114,19 @@ static void lean_payload(char *out, size_t size, const char *push_id, const char
     snprintf(out, size, "{\"apns_id\":\"%s\",\"device_id\":\"%s\",\"payload\":%lld}", push_id, device, ref);
 }
 
-static int push(const char *path, long n, long k, long g, int lean, int unindexed, int lease_index) {
+static int push(const char *path, long n, long k, long g, int lean, int unindexed, int lease_index, int floor_row) {
     open_db(path);
     /* unindexed: a job leased at insert kept out of jobs_due (found again after a crash by a scan) */
     if (unindexed) exec("DROP INDEX jobs_due; CREATE INDEX jobs_due ON jobs (state, kind, coalesce(lease_until, run_at)) "
                         "WHERE state = 'queued' OR state = 'dead'");
     /* leaseindex: and leased jobs in an index of their own, by lease end alone */
     if (lease_index) exec("CREATE INDEX jobs_leased ON jobs (lease_until) WHERE state = 'leased'");
+    /* floorrow: a durable id below which no job is leased, moved up once a completion transaction */
+    sqlite3_stmt *floor_up = NULL;
+    if (floor_row) {
+        exec("CREATE TABLE lease_floor (one INTEGER PRIMARY KEY CHECK (one = 1), id INTEGER NOT NULL) STRICT; INSERT INTO lease_floor VALUES (1, 0)");
+        floor_up = prep("UPDATE lease_floor SET id = ? WHERE one = 1");
+    }
     if (lean) exec("CREATE TABLE IF NOT EXISTS push_payloads (id INTEGER PRIMARY KEY, notification_json TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT");
     sqlite3_stmt *payload_ins = !lean ? NULL : prep("INSERT INTO push_payloads (notification_json, created_at) VALUES (?, ?) RETURNING id");
     long long now = 1764770000000LL;
@@ -160,14 +167,15 @@ static int push(const char *path, long n, long k, long g, int lean, int unindexe
         long m = i + g < n ? g : n - i;
         done(begin);
         for (long j = i; j < i + m; j++) complete_job(first_id + j);
+        if (floor_up) { sqlite3_bind_int64(floor_up, 1, first_id + i + m); done(floor_up); }
         sqlite3_bind_int64(counts, 1, m);
         done(counts);
         done(commit);
     }
     if (collect_complete) CALLGRIND_TOGGLE_COLLECT;
     double t2 = cpu_seconds();
-    printf("push%s%s n=%ld k=%ld g=%ld: enqueue %.2f us/push, completion %.2f us/push, total %.2f us/push CPU\n",
-           lean ? " lean" : "", unindexed ? " unindexed" : "", n, k, g, (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6, (t2 - t0) / n * 1e6);
+    printf("push%s%s%s%s n=%ld k=%ld g=%ld: enqueue %.2f us/push, completion %.2f us/push, total %.2f us/push CPU\n",
+           lean ? " lean" : "", unindexed ? " unindexed" : "", lease_index ? " leaseindex" : "", floor_row ? " floorrow" : "", n, k, g, (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6, (t2 - t0) / n * 1e6);
     return 0;
 }
 
@@ -291,9 +299,14 @@ static int notify(const char *path, long n, long g, const char *shape) {
 }
 
 int main(int argc, char **argv) {
+    if (argc >= 5 && (atol(argv[3]) < 1 || atol(argv[4]) < 1 || (strcmp(argv[1], "push") == 0 && (argc < 6 || atol(argv[5]) < 1)))) {
+        fprintf(stderr, "N, K and G must be at least 1\n");
+        return 2;
+    }
     if (argc >= 6 && strcmp(argv[1], "push") == 0)
         return push(argv[2], atol(argv[3]), atol(argv[4]), atol(argv[5]), argc > 6 && strstr(argv[6], "lean") != NULL,
-                    argc > 6 && strstr(argv[6], "unindexed") != NULL, argc > 6 && strstr(argv[6], "leaseindex") != NULL);
+                    argc > 6 && strstr(argv[6], "unindexed") != NULL, argc > 6 && strstr(argv[6], "leaseindex") != NULL,
+                    argc > 6 && strstr(argv[6], "floorrow") != NULL);
     if (argc >= 5 && strcmp(argv[1], "notify") == 0) return notify(argv[2], atol(argv[3]), atol(argv[4]), argc > 5 ? argv[5] : "base");
     fprintf(stderr, "usage: floor push DB N K G [lean] | floor notify DB N G\n");
     return 2;

@@ -2,6 +2,7 @@
 # Builds floor and counts its instructions per push (callgrind) for each phase and shape; see README.md.
 #   HERALD_BIN=/tmp/hfinal11 Benchmarks/floor/run.sh OUTDIR [N] [K] [G...]     (G 0: no push phases)
 #   NOTIFY_SHAPES="base lean" NOTIFY_GROUPS="2 8" Benchmarks/floor/run.sh OUTDIR N K 0
+#   NOTIFY_GROUPS=0 …: the push phases only
 #   FLOOR_PAGE_SIZE=2048 …: the databases made with that page size (Herald: 4096, SQLite's default)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +34,7 @@ done
 # each of NOTIFY_SHAPES (floor.c's SHAPE).
 for shape in ${NOTIFY_SHAPES:-base}; do
   for g in ${NOTIFY_GROUPS:-1 2 4 8 16}; do
+    [ "$g" = 0 ] && break  # NOTIFY_GROUPS=0: no notification phases
     fresh "$out/db"
     ir=$(valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out/cg-notify-$shape-g$g.out" \
            "$out/floor" notify "$out/db" "$n" "$g" "$shape" 2>&1 | sed -n 's/.*Collected : //p')
