@@ -51,6 +51,9 @@ public struct APIConfiguration: Sendable {
     public var appService: AppService?
     /// What the retention purge deleted on this node (`/metrics`, ADR 0012).
     public var retentionMetrics = RetentionMetrics()
+    /// This node's hold on `HERALD_NODE_ID` (ADR 0016): another instance holding it makes `/readyz`
+    /// not ready and sets `herald_node_id_conflict`; nil without PostgreSQL or a node id.
+    public var nodeIdentity: NodeIdentityLease?
 
     public init(serverKey: String?, verificationKeys: [VerificationKey], devIssuer: AccessTokenIssuer? = nil) {
         self.serverKey = serverKey

@@ -32,7 +32,7 @@ public enum HeraldAPI {
         let toucher = SessionToucher(database: database)
         OperationsRoutes(node: node, database: database, push: push, providers: configuration.pushProviders, notifier: notifier,
                          probe: StorageProbe(storage: database), apps: appService,
-                         retention: configuration.retentionMetrics).register(in: &table)
+                         retention: configuration.retentionMetrics, nodeIdentity: configuration.nodeIdentity).register(in: &table)
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &table)
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)

@@ -37,9 +37,24 @@ public enum ExpoRequestBuilder {
     ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): with
     ///     `expiresAtMilliseconds` the time left is rounded down, never past the expiry (NO-2).
     /// - Throws: `PushPayloadError.expired`, `.invalidTTL`, `.expoPayloadTooLarge` (the message
-    ///   without `to` over 4096 bytes).
+    ///   without `to` over 4096 bytes once an alert's texts were shortened to fit,
+    ///   `PushNotification.fittingTexts(within:size:)`: the data alone is too large).
     public static func message(for notification: PushNotification, token: String, now: Int, nowMilliseconds: Int64? = nil) throws(PushPayloadError) -> PushJSON {
         let ttl = min(try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000), maximumTTLSeconds)
+        var message = members(of: notification, ttl: ttl)
+        let bytes = PushJSON.object(message).bytes.count
+        if bytes > maximumPayloadBytes {
+            // Texts shortened as every provider does; data never cut (then refused below).
+            guard let shorter = notification.fittingTexts(within: maximumPayloadBytes, size: { PushJSON.object(members(of: $0, ttl: ttl)).bytes.count })
+            else { throw .expoPayloadTooLarge(bytes: bytes, limit: maximumPayloadBytes) }
+            message = members(of: shorter, ttl: ttl)
+        }
+        message["to"] = .string(token)
+        return .object(message)
+    }
+
+    /// The message's members without `to` (what Expo's 4096 bytes count).
+    static func members(of notification: PushNotification, ttl: Int) -> [String: PushJSON] {
         var message: [String: PushJSON] = ["ttl": .int(Int64(ttl))]
         if !notification.data.isEmpty {
             let data = PushJSON.object(notification.data.mapValues { .string($0) })
@@ -61,10 +76,7 @@ public enum ExpoRequestBuilder {
             message["_contentAvailable"] = .bool(true)
             message["priority"] = .string("normal")
         }
-        let bytes = PushJSON.object(message).bytes.count
-        guard bytes <= maximumPayloadBytes else { throw .expoPayloadTooLarge(bytes: bytes, limit: maximumPayloadBytes) }
-        message["to"] = .string(token)
-        return .object(message)
+        return message
     }
 
     /// The send request for up to 100 messages (`message(for:token:now:)`), as one JSON array.

@@ -43,4 +43,15 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "redis://\(host):\(port)/\(database)" }
+
+    /// `url` with any user info (`user:password@`) of its authority shown as `***@`, for an
+    /// error message or a log line: a refused `HERALD_BROKER` must not print a password that
+    /// was put there (Herald sends no `AUTH`, so such a URL is refused, not used).
+    public static func redacted(url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + "***" + String(rest[at...])
+    }
 }

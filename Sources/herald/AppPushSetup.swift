@@ -12,7 +12,11 @@ import Synchronization
 /// Builds a stored app's providers from the credentials set through `/v1/apps` (AP-2): each app
 /// gets its own instances (own provider-token and OAuth caches) on an HTTP/2 client of its own
 /// (PU-1: one connection per app and gateway; APNs refuses a connection whose provider token
-/// changes between two apps' pushes), and the gateways of the environment (so a test double serves every app). The credentials go
+/// changes between two apps' pushes), and the gateways of the environment (so a test double serves every app).
+/// Each new set of providers (its credentials changed) gets a new client too: APNs refuses a
+/// provider token changed on a connection less than 20 minutes after the previous one (429
+/// `TooManyProviderTokenUpdates`), and the new APNs provider signs a new token. The replaced
+/// client closes when the last push the old providers have in flight completes (its `deinit`). The credentials go
 /// through the same loaders as the environment's, given as the variables those read, so the
 /// rules are one; a refusal names the request field instead of the variable.
 final class AppPushSetup: AppPushFactory {
@@ -22,7 +26,8 @@ final class AppPushSetup: AppPushFactory {
     let clientConfiguration: HTTP2Client.Configuration?
     let webPushAllowHTTP: Bool
     let webPushAllowPrivate: Bool
-    /// Each app's client, kept across changes of its credentials, shut down when it is deleted.
+    /// Each app's newest client, shut down when the app is deleted. Earlier clients are held only
+    /// by the providers they were built for, so they end with those providers' last push.
     private let clients = Mutex<[AppID: PushClients]>([:])
 
     init(environment: [String: String], clientConfiguration: HTTP2Client.Configuration?, webPushAllowHTTP: Bool, webPushAllowPrivate: Bool) {
@@ -36,19 +41,16 @@ final class AppPushSetup: AppPushFactory {
         clients.withLock { $0.removeValue(forKey: app) }?.shutdown()
     }
 
-    /// The app's client, started on first use; nil when push is off or it cannot start (logged).
+    /// A new client for the app's new providers; nil when push is off or it cannot start (logged).
     private func transport(app: AppID) -> PushClients? {
         guard let clientConfiguration else { return nil }
-        return clients.withLock { clients -> PushClients? in
-            if let client = clients[app] { return client }
-            do {
-                let client = try PushClients(configuration: clientConfiguration)
-                clients[app] = client
-                return client
-            } catch {
-                Log.error("an app's push client could not start", ["app": app.rawValue, "error": "\(error)"])
-                return nil
-            }
+        do {
+            let client = try PushClients(configuration: clientConfiguration)
+            clients.withLock { $0[app] = client }
+            return client
+        } catch {
+            Log.error("an app's push client could not start", ["app": app.rawValue, "error": "\(error)"])
+            return nil
         }
     }
 

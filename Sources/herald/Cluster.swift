@@ -55,7 +55,8 @@ struct Cluster {
     /// secret the change retired would accept its tokens after the answer. Its own message comes
     /// back to it too; reloading an app it already serves changes nothing observable.
     /// When the message cannot be sent (Redis unreachable) the admin API's answer says so
-    /// (`Herald-Propagation: failed`): the directory calls this off the committing thread and
+    /// (`Herald-Propagation: failed`), and when a node that received it did not confirm in time
+    /// (`Herald-Propagation: unconfirmed`): the directory calls this off the committing thread and
     /// waits for it.
     func connect(apps: AppDirectory, service: AppService) {
         let bus = self.bus
@@ -73,12 +74,18 @@ struct Cluster {
                 throw error
             }
             let deadline = DispatchTime.now() + .milliseconds(Self.confirmationMilliseconds)
-            if !confirmations.wait(ticket, forNodes: receivers, until: deadline) {
-                // A node of a version that does not confirm, or one slow to read the database:
-                // it still applies the change when its reload ends.
+            let confirmed = confirmations.wait(ticket, forNodes: receivers, until: deadline)
+            guard confirmed >= receivers else {
+                // A node that could not apply it (another HERALD_SECRET_KEY, a setting it no
+                // longer accepts), one of a version that does not confirm, or one slow to read
+                // the database (it still applies the change when its reload ends): the answer
+                // must not read as if every node served it.
                 Log.warning("app change not confirmed by every node in time", ["app": id.rawValue, "nodes": "\(receivers)",
+                                                                               "confirmed": "\(confirmed)",
                                                                                "waited_ms": "\(Self.confirmationMilliseconds)"])
+                return .unconfirmed(nodes: receivers, confirmed: confirmed)
             }
+            return .propagated
         }
         bus.onMessage { message in
             switch message {
@@ -166,13 +173,13 @@ final class AppChangeConfirmations: Sendable {
     }
 
     /// Waits until `count` distinct nodes confirmed the change of `ticket`, or `deadline`.
-    /// - Returns: whether they all did.
-    func wait(_ ticket: UInt64, forNodes count: Int, until deadline: DispatchTime) -> Bool {
+    /// - Returns: how many distinct nodes confirmed it by then (`count` or more: all did).
+    func wait(_ ticket: UInt64, forNodes count: Int, until deadline: DispatchTime) -> Int {
         while true {
-            guard let waiter = state.withLock({ $0.waiters[ticket] }) else { return false }
-            if waiter.nodes.count >= count { return true }
+            guard let waiter = state.withLock({ $0.waiters[ticket] }) else { return 0 }
+            if waiter.nodes.count >= count { return waiter.nodes.count }
             if waiter.arrival.wait(timeout: deadline) == .timedOut {
-                return (state.withLock { $0.waiters[ticket]?.nodes.count } ?? 0) >= count
+                return state.withLock { $0.waiters[ticket]?.nodes.count } ?? 0
             }
         }
     }

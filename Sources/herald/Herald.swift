@@ -150,6 +150,18 @@ enum Herald {
             FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
             return 2
         }
+        // Before anything reads or releases jobs leased under the id (ADR 0016).
+        let identity: NodeIdentityLease?
+        do {
+            identity = try NodeIdentitySetup.claim(settings, postgres: opened.postgres)
+        } catch {
+            FileHandle.standardError.write(Data("herald: \(error)\n".utf8))
+            if case .held = error { return NodeIdentitySetup.heldExitStatus }
+            return 2
+        }
+        identity?.start()
+        // A start refused later gives the id up too (a second release does nothing).
+        defer { identity?.release() }
         let database = opened.storage
         // What callers reach storage through (routes, notifications, apps): a stalled database
         // answers them 503 after HERALD_STORAGE_WAIT_SECONDS, and /readyz within 2 s, instead of
@@ -168,6 +180,7 @@ enum Herald {
         apiConfiguration.webSocketEcho = settings.webSocketEcho
         let notificationRetention = NotificationRetention(days: settings.notificationRetentionDays)
         apiConfiguration.retentionMetrics = notificationRetention.metrics
+        apiConfiguration.nodeIdentity = identity
         let environment = ProcessInfo.processInfo.environment
         apiConfiguration.webDemoDirectory = settings.webDemoDirectory
         if let url = settings.demoDoubleURL {
@@ -355,6 +368,8 @@ enum Herald {
         pushClient?.shutdown()
         purge.stop()
         cluster?.shutdown()
+        // After the worker stopped: a restart may then take the id, and the jobs still leased, at once.
+        identity?.release()
         opened.close()
         watchdog.disarm()
         withExtendedLifetime((heapTrimmer, calls)) {}

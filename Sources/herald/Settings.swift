@@ -37,7 +37,8 @@ struct Settings {
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start), or a postgres:// URL for PostgreSQL (several nodes)"),
-        SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease)"),
+        SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease). A start while another live process holds it is refused (exit 3)"),
+        SettingSpec(name: "HERALD_NODE_LEASE_SECONDS", defaultValue: "15", help: "with PostgreSQL and HERALD_NODE_ID: how long the id stays held after its holder's last heartbeat (one every third of it); a node restarted after a crash on another machine waits at most this (3-600)"),
         SettingSpec(name: "HERALD_STORAGE_WAIT_SECONDS", defaultValue: "15", help: "a call waiting this long for a stalled database answers 503 storage_unavailable (a write may still complete: retry with its idempotency key)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
         SettingSpec(name: "HERALD_DEVICE_RETENTION_DAYS", defaultValue: "90", help: "devices not registered again for this many days are purged"),
@@ -135,6 +136,9 @@ struct Settings {
     var databasePath = "./herald.db"
     /// `HERALD_NODE_ID`: the name a PostgreSQL node leases jobs under; nil: unique per process.
     var nodeID: String?
+    /// `HERALD_NODE_LEASE_SECONDS`: how long a node id stays held after its holder's last
+    /// heartbeat (ADR 0016); the heartbeat runs every third of it.
+    var nodeLeaseSeconds = 15
     /// `HERALD_STORAGE_WAIT_SECONDS`: how long a call waits for storage before it answers 503
     /// (`BoundedStorage`); above SQLite's busy timeout (5 s) and PostgreSQL's lock timeout (10 s).
     var storageWaitSeconds = 15
@@ -277,6 +281,9 @@ struct Settings {
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
         nodeID = value("HERALD_NODE_ID")
+        // Below 3 s a heartbeat (a third) would be under a second, faster than a stalled server
+        // fails one; above 10 min a crashed node's restart elsewhere would wait that long.
+        nodeLeaseSeconds = try integer("HERALD_NODE_LEASE_SECONDS", 15, min: 3, max: 600)
         storageWaitSeconds = try integer("HERALD_STORAGE_WAIT_SECONDS", 15, min: 1, max: 3600)
         databaseWALLimitBytes = try integer("HERALD_DATABASE_WAL_LIMIT_BYTES", Int(SQLiteStorage.defaultWALSizeLimitBytes), min: 64 << 10, max: 1 << 34)
         deviceRetentionDays = try integer("HERALD_DEVICE_RETENTION_DAYS", 90, min: 1, max: 36_500)
@@ -327,7 +334,10 @@ struct Settings {
         }
         if let url = value("HERALD_BROKER") {
             guard let endpoint = RedisEndpoint(url: url) else {
-                throw .invalid(name: "HERALD_BROKER", value: url, expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0")
+                // A password is never echoed: Herald sends no AUTH, so user info is refused, and
+                // the message says so rather than show it.
+                throw .invalid(name: "HERALD_BROKER", value: RedisEndpoint.redacted(url: url),
+                               expected: "redis://host:port[/db], e.g. redis://127.0.0.1:6379/0 (no user or password: Herald sends no AUTH, keep Redis on a private network)")
             }
             brokerEndpoint = endpoint
         }
@@ -376,6 +386,7 @@ struct Settings {
             "max_connections_per_ip": String(server.maxConnectionsPerIP),
             "max_streams_per_user": String(server.maxStreamsPerUser),
             "cors_origins": server.cors.allowedOrigins.joined(separator: ","),
+            "node_id": nodeID ?? "unique per process", "node_lease_seconds": String(nodeLeaseSeconds),
             "push_lease_seconds": String(pushLeaseSeconds),
             "push_backlog_limit": String(pushBacklogLimit),
             "push_receipts": "delay \(receiptDelayMilliseconds) ms, recheck \(receiptRecheckMilliseconds) ms",

@@ -126,7 +126,7 @@ struct AppChangeTests {
         let directory = AppDirectory(configuration: APIConfiguration(serverKey: nil, verificationKeys: []))
         #expect(try Self.propagation(directory) == .propagated)   // one node: nothing to tell
         let sent = Mutex<[String]>([])
-        directory.onChange { id in sent.withLock { $0.append(id.rawValue) } }
+        directory.onChange { id in sent.withLock { $0.append(id.rawValue) }; return .propagated }
         #expect(try Self.propagation(directory) == .propagated)
         #expect(sent.withLock { $0 } == ["chat"])
         directory.onChange { _ in throw BusDown() }
@@ -135,6 +135,10 @@ struct AppChangeTests {
         // Installed here all the same; a change from another node is not sent back.
         #expect(try Self.propagation(directory, notify: false) == .propagated)
         #expect(directory.app(AppID("chat")!) != nil)
+        // Told, and not every node confirmed: the hook's answer is the change's.
+        directory.onChange { _ in .unconfirmed(nodes: 3, confirmed: 2) }
+        #expect(try Self.propagation(directory) == .unconfirmed(nodes: 3, confirmed: 2))
+        #expect(try Self.propagation(directory, remove: true) == .unconfirmed(nodes: 3, confirmed: 2))
     }
 
     @Test func theAnswerOfAChangeNotPropagatedSaysSo() throws {
@@ -148,5 +152,20 @@ struct AppChangeTests {
         let body = try JSONSerialization.jsonObject(with: Data(failed.body)) as? [String: Any]
         let warning = body?["warning"] as? String ?? ""
         #expect(warning.contains("connection refused") && warning.contains("repeat the change once Redis is back"), "\(warning)")
+    }
+
+    @Test func theAnswerOfAChangeNotEveryNodeConfirmedSaysSo() throws {
+        let record = AppRecord(id: AppID("chat")!, settings: AppSettings(), createdAt: 0, updatedAt: 0)
+        let unconfirmed = AppRoutes.answer(201, record, propagation: .unconfirmed(nodes: 3, confirmed: 2))
+        #expect(unconfirmed.status == 201)
+        #expect(unconfirmed.headers[AppRoutes.propagationHeader] == "unconfirmed")
+        let body = try JSONSerialization.jsonObject(with: Data(unconfirmed.body)) as? [String: Any]
+        let warning = body?["warning"] as? String ?? ""
+        #expect(warning.contains("only 2 of the 3 nodes") && warning.contains("apps_not_loaded"), "\(warning)")
+        let deleted = AppRoutes.deleted(AppID("chat")!, propagation: .unconfirmed(nodes: 2, confirmed: 1))
+        #expect(deleted.status == 200 && deleted.headers[AppRoutes.propagationHeader] == "unconfirmed")
+        let deletedBody = try JSONSerialization.jsonObject(with: Data(deleted.body)) as? [String: Any]
+        #expect(deletedBody?["deleted"] as? Bool == true && (deletedBody?["warning"] as? String ?? "").contains("only 1 of the 2 nodes"))
+        #expect(AppRoutes.deleted(AppID("chat")!, propagation: .propagated).status == 204)
     }
 }

@@ -277,6 +277,38 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(h.provider.sends.count == 2)
     }
 
+    /// A database that is down fails every receipt round (one a second): the worker says so once
+    /// per 30 s with the count held back, as it does for push claims (operations.md), not once a
+    /// round (breaker8: a 13 s PostgreSQL outage logged it 12 times per node).
+    @Test func failedReceiptClaimsAreLoggedOncePer30SecondsWithTheCountHeldBack() async throws {
+        let clock = ManualClock()
+        let storage = try SQLiteStorage.open(path: ":memory:")
+        defer { storage.close() }
+        let faults = StorageFaults()
+        faults.fail(.claimed, times: 100)
+        let lines = Mutex<[(String, [String: String])]>([])
+        let log = Logger { level, message, metadata in
+            if level == .error { lines.withLock { $0.append((message, metadata)) } }
+        }
+        var configuration = DeliveryWorker.Configuration()
+        configuration.receiptPollMilliseconds = 0
+        let worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults),
+                                    providers: PushProviders(configured: [FakeReceiptProvider()], clock: clock),
+                                    presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration, log: log)
+        /// One receipt round started on the worker's queue, awaited until it has ended.
+        func round() async {
+            worker.queue.sync { worker.pollReceiptsIfDue() }
+            while worker.queue.sync(execute: { worker.checkingReceipts }) { await Task.yield() }
+        }
+        for _ in 0..<4 { await round() }
+        #expect(faults.count(.claimed) == 4)
+        clock.advance(byMilliseconds: 30_000)
+        await round()
+        let logged = lines.withLock { $0 }
+        #expect(logged.map(\.0) == ["claiming push receipt jobs failed", "claiming push receipt jobs failed"])
+        #expect(logged.first?.1["repeated"] == nil && logged.last?.1["repeated"] == "3")
+    }
+
     @Test func aTicketConfigurationErrorMarksAReceiptProviderMisconfigured() async throws {
         let h = try Harness()
         h.provider.answerSends(.applying(.deadLetterConfiguration, reason: "InvalidCredentials", status: 200, retryAfter: nil))

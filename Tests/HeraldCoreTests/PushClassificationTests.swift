@@ -10,6 +10,9 @@ import Testing
         #expect(classification.outcome == .retry(afterSeconds: nil, reason: "transport_error: CURLE_HTTP2_STREAM (92)"))
         #expect(classification.reconnect)
         #expect(classification.status == nil)
+        #expect(classification.isUnanswered, "no answer: counted against the provider's health (ADR 0015)")
+        #expect(classifyTransportError(ConnectionRefused()).isUnanswered)
+        #expect(!PushClassification.unavailable.isUnanswered && !PushClassification.delivered("m").isUnanswered)
     }
 
     @Test func payloadErrorsDeadLetter() {
@@ -56,6 +59,7 @@ import Testing
             var missedSendBy: Bool { true }
         }
         #expect(classifyTransportError(Dropped()) == .sendByPassed)
+        #expect(!PushClassification.sendByPassed.isUnanswered, "never reached the provider: no sign of its health")
         #expect(PushClassification.sendByPassed.outcome == .notSent(afterSeconds: nil, reason: "send_by_passed: not sent before its lease ran out"))
         #expect(PushClassification.sendByPassed.rule == .retryUnsent(minimumDelay: nil))
         let deadline = SendByDeadline(unixMilliseconds: 1_000)

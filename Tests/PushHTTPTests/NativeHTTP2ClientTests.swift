@@ -319,10 +319,11 @@ struct NativeHTTP2ClientTests {
         }
     }
 
-    /// A request still waiting for a stream at its send-by deadline is dropped unsent
-    /// (`.sendByPassed`), while the connection it waits for is still being set up (a listener that
-    /// never answers TLS); one without a deadline keeps waiting, and one past its deadline when
-    /// handed over fails at once. The driver's clock is moved by hand.
+    /// A request still waiting for a stream at its send-by deadline is dropped unsent while the
+    /// connection it waits for is still being set up (a listener that never answers TLS): as
+    /// `.connect` (the host did not answer, ADR 0015; `.sendByPassed` is for a ready connection's
+    /// backlog); one without a deadline keeps waiting, and one past its deadline when handed over
+    /// fails at once (`.sendByPassed`). The driver's clock is moved by hand.
     @Test func aWaitingRequestIsDroppedUnsentAtItsSendByDeadline() throws {
         let listener = try #require(SilentListener())
         defer { listener.close() }
@@ -350,7 +351,8 @@ struct NativeHTTP2ClientTests {
         clock.add(1_000_000, ordering: .relaxed)
         _ = client.sendAndWait(PushHTTPRequest(url: url, headers: [], body: [], sendWithinMilliseconds: 0))
         let dropped = waiting.wait(for: 1, timeout: 10)
-        #expect(dropped[0]?.result.failureValue == .sendByPassed)
+        #expect(dropped[0]?.result.failureValue == .connect("no connection to 127.0.0.1 port \(listener.port) was ready by the send-by deadline (TCP, TLS or the server's SETTINGS pending)"))
+        #expect(dropped[0]?.result.failureValue?.mayHaveReachedProvider == false, "never sent: retried without counting the attempt")
         #expect(dropped[0]?.info.httpVersion == "")
         #expect(dropped[1] == nil, "without a deadline it keeps waiting")
         #expect(PushTransportError.sendByPassed.isTransient && !PushTransportError.sendByPassed.mayHaveReachedProvider)

@@ -18,6 +18,14 @@ import Testing
         #expect(RedisEndpoint(url: url) == nil)
     }
 
+    @Test func redactedHidesUserInfoOnly() {
+        #expect(RedisEndpoint.redacted(url: "redis://:s3cret@h:6379/0") == "redis://***@h:6379/0")
+        #expect(RedisEndpoint.redacted(url: "redis://user:p@ss@h:6379") == "redis://***@h:6379")
+        #expect(RedisEndpoint.redacted(url: "redis://h:6379/0") == "redis://h:6379/0")
+        #expect(RedisEndpoint.redacted(url: "redis://h:6379/0?x=a@b") == "redis://h:6379/0?x=a@b", "an @ past the authority is not user info")
+        #expect(RedisEndpoint.redacted(url: "not a url") == "not a url")
+    }
+
     @Test func scriptShaIsTheSHA1OfItsSource() {
         // SHA-1 of the empty string and of "abc" (FIPS 180 test vectors).
         #expect(RedisScript("").sha1 == "da39a3ee5e6b4b0d3255bfef95601890afd80709")

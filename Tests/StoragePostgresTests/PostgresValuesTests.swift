@@ -82,4 +82,16 @@ import Testing
         #expect(PostgresConfiguration(url: "postgres://u:secret@h:5432/db").redactedURL == "postgres://u:***@h:5432/db")
         #expect(PostgresConfiguration(url: "postgres://u@h/db").redactedURL == "postgres://u@h/db")
     }
+
+    /// libpq also reads a password (and a client key's passphrase) from the URI's parameters; the
+    /// start log line and `/readyz`'s problems showed them (breaker8).
+    @Test func aPasswordGivenAsAURIParameterIsRedactedToo() {
+        #expect(PostgresConfiguration(url: "postgres://u@h:5432/db?sslmode=require&password=s3cret").redactedURL
+                == "postgres://u@h:5432/db?sslmode=require&password=***")
+        #expect(PostgresConfiguration(url: "postgresql://u:a@h/db?PassWord=b&sslpassword=c&application_name=x").redactedURL
+                == "postgresql://u:***@h/db?PassWord=***&sslpassword=***&application_name=x")
+        // An @ or : in the query is not user info.
+        #expect(PostgresConfiguration(url: "postgres://h:5432/db?password=x@y:z").redactedURL == "postgres://h:5432/db?password=***")
+        #expect(PostgresConfiguration(url: "postgres://u@h/db?passwordless=1").redactedURL == "postgres://u@h/db?passwordless=1")
+    }
 }

@@ -322,6 +322,34 @@ def test_changes_take_effect_without_a_restart(herald_apps, provider_double):
     assert_error(taken, 409, "server_key_taken")
 
 
+def test_apns_credentials_set_again_while_pushing_keep_apns_accepting_the_apps_pushes(herald_apps, provider_double):
+    # APNs refuses a provider token changed on a connection less than 20 min after the previous
+    # one (429 TooManyProviderTokenUpdates, the double as Apple). A PATCH of push.apns builds a
+    # provider with a new token: on the app's old connection every later push was refused for
+    # those 20 minutes (breaker8: a rotation, even re-sending the same key, stopped the app's iOS pushes).
+    h = herald_apps
+    body = chat_app_body(provider_double)
+    create_chat(h, provider_double)
+    device_token = random_apns_token()
+    provider_double.register_apns_device(device_token, topic=CHAT_TOPIC)
+    device = register(h, chat_token(sub="gina", sid="cs9"), "ios", device_token)
+
+    def answers():
+        return [e["status"] for e in provider_double.requests(provider="apns") if e["path"].endswith(device_token)]
+    push(h, CHAT_SERVER_KEY, [device["id"]])
+    assert wait_for(lambda: answers() or None, what="the first push") == [200]
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"apns": body["push"]["apns"]}}, headers=admin())
+    assert r.status_code == 200, r.text
+    job = push(h, CHAT_SERVER_KEY, [device["id"]])["jobs"][0]["job_id"]
+    wait_for(lambda: len(answers()) >= 2, what="the second push to reach APNs")
+    assert answers()[1] == 200, [(e["status"], e["notes"]) for e in provider_double.requests(provider="apns")]
+
+    def done():
+        r = HTTP.get(h.url("/v1/jobs"), params={"state": "done"}, headers=bearer(CHAT_SERVER_KEY))
+        return [j for j in r.json()["jobs"] if j["id"] == job]
+    wait_for(done, what="the second push's job to be done")
+
+
 def test_apps_survive_a_restart(herald_apps, provider_double):
     h = herald_apps
     create_chat(h, provider_double)

@@ -210,6 +210,10 @@ def test_help_lists_every_option_of_jobs_retry():
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "-1"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "36501"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
     ({"HERALD_NOTIFICATION_RETENTION_DAYS": "30d"}, "HERALD_NOTIFICATION_RETENTION_DAYS"),
+    # A third of it is the node id's heartbeat: under 1 s or over 10 min is refused (ADR 0016).
+    ({"HERALD_NODE_LEASE_SECONDS": "2"}, "HERALD_NODE_LEASE_SECONDS"),
+    ({"HERALD_NODE_LEASE_SECONDS": "601"}, "HERALD_NODE_LEASE_SECONDS"),
+    ({"HERALD_NODE_LEASE_SECONDS": "15s"}, "HERALD_NODE_LEASE_SECONDS"),
     # Compared with the Origin header as written: these would never match and leave CORS off.
     ({"HERALD_CORS_ORIGINS": "https://ok.example, https://App.example"}, "HERALD_CORS_ORIGINS"),
     ({"HERALD_CORS_ORIGINS": "https://app.example/"}, "HERALD_CORS_ORIGINS"),
@@ -255,6 +259,14 @@ def test_unusable_public_key_stops_with_named_error(kind):
     result = run_binary(["serve"], env={"HERALD_JWT_PUBLIC_KEY": pem})
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert "HERALD_JWT_PUBLIC_KEY" in result.stderr, result.stderr
+
+
+def test_a_refused_broker_url_never_echoes_its_password():
+    # Herald sends no AUTH, so user info is refused; the message must not print the password.
+    result = run_binary(["serve"], env={"HERALD_BROKER": "redis://:hunter2secret@127.0.0.1:6379/0"})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "HERALD_BROKER='redis://***@127.0.0.1:6379/0' is invalid" in result.stderr, result.stderr
+    assert "hunter2secret" not in result.stderr and "no user or password" in result.stderr, result.stderr
 
 
 def test_unknown_command_exits_non_zero():

@@ -311,11 +311,36 @@ def test_too_large_dead_letters_and_keeps_the_device(herald_wp, provider_double)
     job = wait_job(h, push_one(h, browser), "dead")
     assert job["attempts"] == 1 and job["dead_reason"] == "payload_too_large" and job["dead_provider"] == "webpush", job
     assert browser.id in device_ids(h, browser)
-    # A payload over the 4096-byte body never leaves Herald.
+    # Data that does not fit the 4096-byte body with no text at all never leaves Herald.
     before = len(double.requests("webpush"))
-    big = wait_job(h, push_one(h, browser, {"title": "t", "body": "x" * 3990}), "dead")
+    big = wait_job(h, push_one(h, browser, {"title": "t", "body": "b", "data": {"k": "x" * 3990}}), "dead")
     assert big["dead_reason"] == "payload_too_large", big
     assert len(double.requests("webpush")) == before
+
+
+def test_an_alert_over_the_record_arrives_with_its_texts_shortened(herald_wp, provider_double):
+    """Texts within the API's limits but over the 4096-byte record once encrypted: the body, then the
+    title, is cut at a whole character with "…" (as on iOS), not dead-lettered after the 201."""
+    double = provider_double
+    h = herald_wp()
+    browser = Browser(h, double.webpush_subscription())
+    data = {f"k{i}": "v" * 80 for i in range(20)}
+    body = "Olá 👩‍👩‍👧‍👦 " * 300
+    job = wait_job(h, push_one(h, browser, {"title": "T" * 1000, "body": body, "data": data}), "done")
+    [entry] = webpush_requests(double, browser.sub_id)
+    assert entry["status"] == 201, entry
+    got = entry["body"]
+    assert got["title"] == "T" * 1000 and got["data"] == data, "the title fits once the body is cut; data is never cut"
+    assert got["body"].endswith("…") and body.startswith(got["body"][:-1]), got["body"][-20:]
+    assert len(json.dumps(got, ensure_ascii=False, separators=(",", ":")).encode()) <= 3993
+    assert len(unb64url(entry["encrypted_body"])) <= 4096
+    # The whole of the family emoji or none of it: the cut is at a character.
+    assert not got["body"][:-1].endswith("\u200d") and job["attempts"] == 1, job
+    # No body left to cut: the title is.
+    browser2 = Browser(h, double.webpush_subscription())
+    wait_job(h, push_one(h, browser2, {"title": "😀" * 1200, "data": data}), "done")
+    [entry] = webpush_requests(double, browser2.sub_id)
+    assert entry["body"]["title"].endswith("😀…") and "body" not in entry["body"], entry["body"].get("title", "")[-5:]
 
 
 @pytest.mark.parametrize("outcome,floor", [

@@ -86,6 +86,31 @@ def test_forbidden_and_invalid_channels_get_error_frames_and_the_socket_stays_op
     run(scenario())
 
 
+def test_subscribe_messages_reach_64_channels_besides_the_personal_one_as_the_upgrade_does(herald):
+    # protocol.md: at most 64 distinct channels besides user:{sub} per stream or WebSocket. The
+    # upgrade's ?channels= took 64; subscribe messages counted the personal channel and stopped
+    # at 63 (breaker8).
+    token = herald.token(sub="64", channels=["c:*"])
+
+    async def scenario():
+        async with websockets.connect(ws_url(herald, access_token=token, channels="c:0,c:1")) as ws:
+            assert (await recv_json(ws))["channels"] == ["user:64", "c:0", "c:1"]
+            await ws.send(json.dumps({"type": "subscribe", "channels": [f"c:{i}" for i in range(2, 64)]}))
+            subscribed = await recv_json(ws)
+            assert subscribed["type"] == "subscribed" and len(subscribed["channels"]) == 62, subscribed
+            await ws.send(json.dumps({"type": "subscribe", "channels": ["c:64"]}))
+            refused = await recv_json(ws)
+            assert refused["error"] == "invalid_request" and refused["field"] == "channels", refused
+            assert "at most 64 channels" in refused["message"]
+            # The refusal subscribed nothing: an unsubscribe makes room for exactly one.
+            await ws.send(json.dumps({"type": "unsubscribe", "channels": ["c:0"]}))
+            assert (await recv_json(ws))["type"] == "unsubscribed"
+            await ws.send(json.dumps({"type": "subscribe", "channels": ["c:64"]}))
+            assert (await recv_json(ws))["channels"] == ["c:64"]
+
+    run(scenario())
+
+
 def test_a_message_naming_a_member_twice_or_not_json_is_refused_and_nothing_of_it_is_done(herald):
     """Request bodies refuse an object that names a member twice (parsers disagree on which copy
     wins); WebSocket messages pass the same check, before authentication too."""

@@ -14,6 +14,11 @@ public enum AppPropagation: Sendable, Equatable {
     /// unreachable, `reason`): the other nodes serve the app as it was until they restart or a
     /// later change of it reaches them.
     case notPropagated(reason: String)
+    /// The control bus took the message, but of the `nodes` that received it only `confirmed`
+    /// said within the answer's wait that they reloaded the app: the others could not (their
+    /// `/readyz` lists it under `apps_not_loaded`) or were slow (they apply it when their reload
+    /// ends). Committed and served by this node.
+    case unconfirmed(nodes: Int, confirmed: Int)
 }
 
 /// Every app this process serves, as one immutable snapshot swapped on each change (ADR 0006):
@@ -50,7 +55,7 @@ public final class AppDirectory: Sendable {
     }
 
     private let state: Mutex<Snapshot>
-    private let changedHook: Mutex<(@Sendable (AppID) throws -> Void)?>
+    private let changedHook: Mutex<(@Sendable (AppID) throws -> AppPropagation)?>
 
     /// - Parameter configuration: the environment's keys, the `default` app.
     public init(configuration: APIConfiguration) {
@@ -63,8 +68,9 @@ public final class AppDirectory: Sendable {
 
     /// Sets the hook called with an app's id after it changed here (the control bus, ADR 0006).
     /// It is called off the caller's thread and may block (bounded: the bus's call timeout); it
-    /// throws when the other nodes could not be told, which the change's answer then says.
-    public func onChange(_ hook: @escaping @Sendable (AppID) throws -> Void) {
+    /// returns what became of the change on the other nodes (`.propagated` or `.unconfirmed`),
+    /// and throws when they could not be told; the change's answer says either.
+    public func onChange(_ hook: @escaping @Sendable (AppID) throws -> AppPropagation) {
         changedHook.withLock { $0 = hook }
     }
 
@@ -134,8 +140,7 @@ public final class AppDirectory: Sendable {
         guard let hook = changedHook.withLock({ $0 }) else { return announced(.propagated) }
         DispatchQueue.global().async {
             do {
-                try hook(id)
-                announced(.propagated)
+                announced(try hook(id))
             } catch {
                 announced(.notPropagated(reason: "\(error)"))
             }

@@ -107,15 +107,33 @@ public final class AppService: Sendable {
     /// here closed) when gone. Does not call the directory's change hook, so nothing echoes back.
     /// Blocks on one storage read: call it off the event loops.
     /// - Throws: a `StorageError` when the app cannot be read (the node keeps what it had);
-    ///   `SecretBoxError` or `AppSettingError` when the stored app does not open or check here.
+    ///   `SecretBoxError` or `AppSettingError` when the stored app does not open or check here (then
+    ///   listed in `notLoaded`, the node keeping what it had).
     public func reload(_ id: AppID) throws {
         guard !id.isDefault else { return }
         let record = try storage.readSync { tx in try tx.apps.find(id) }
         guard let record else {
+            failed.withLock { $0[id] = nil }
             if directory.app(id) != nil { uninstall(id, notify: false) }
             return
         }
-        install(try prepare(record, opened: try openSecrets(record)), notify: false)
+        do {
+            install(try prepare(record, opened: try openSecrets(record)), notify: false)
+        } catch {
+            // Listed as at start (`/readyz`, `GET /v1/apps`): the log line alone left this node
+            // looking as if it served the change.
+            if let reason = Self.notLoadedReason(error) { failed.withLock { $0[id] = reason } }
+            throw error
+        }
+    }
+
+    /// Why a stored app is not served, as `notLoaded` lists it; nil for an error that is not the app's.
+    static func notLoadedReason(_ error: any Error) -> String? {
+        switch error {
+        case is SecretBoxError: "secrets_unreadable"
+        case let error as AppSettingError: "setting_unusable: \(error.field)"
+        default: nil
+        }
     }
 
     /// Stored apps not loaded here, by id, with why (`secrets_unreadable`, `setting_unusable: FIELD`).
@@ -149,10 +167,10 @@ public final class AppService: Sendable {
                 installed.append(record.id)
             } catch let error as SecretBoxError {
                 log("app not loaded: its secrets do not open", ["app": record.id.rawValue, "error": error.message])
-                failed.withLock { $0[record.id] = "secrets_unreadable" }
+                failed.withLock { $0[record.id] = Self.notLoadedReason(error) }
             } catch let error as AppSettingError {
                 log("app not loaded: a setting is unusable", ["app": record.id.rawValue, "field": error.field, "error": error.message])
-                failed.withLock { $0[record.id] = "setting_unusable: \(error.field)" }
+                failed.withLock { $0[record.id] = Self.notLoadedReason(error) }
             }
         }
         return installed

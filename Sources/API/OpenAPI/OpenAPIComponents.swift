@@ -380,8 +380,8 @@ enum OpenAPIComponents {
       },
       "HeraldPropagation": {
         "required": false,
-        "description": "`failed`: the app change is stored and served by this node, but the other nodes of the cluster were not told (the control bus failed: Redis unreachable); they serve the app as it was until they restart or a later change of it reaches them. Repeat the change once Redis is back. Absent when every node serves it (or there is one node).",
-        "schema": {"type": "string", "enum": ["failed"]}
+        "description": "`failed`: the app change is stored and served by this node, but the other nodes of the cluster were not told (the control bus failed: Redis unreachable); they serve the app as it was until they restart or a later change of it reaches them. Repeat the change once Redis is back. `unconfirmed`: the other nodes were told, but not every one confirmed within the answer's wait (1 s) that it applied the change: one that cannot (another `HERALD_SECRET_KEY`, a setting it refuses) lists the app under `apps_not_loaded` on its `/readyz`; a slow one applies it when its reload ends. Absent when every node confirmed it (or there is one node).",
+        "schema": {"type": "string", "enum": ["failed", "unconfirmed"]}
       }
     }
     """#

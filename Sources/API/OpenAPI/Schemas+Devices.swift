@@ -306,7 +306,7 @@ extension OpenAPIComponents {
       "PushNotificationRequest": {
         "type": "object",
         "additionalProperties": false,
-        "description": "An alert needs a `title` or a `body`.",
+        "description": "An alert needs a `title` or a `body`. A push over its provider's 4096-byte payload (APNs's JSON, Web Push's 3993 bytes of JSON in its record, FCM's data keys and values with the title and body, Expo's message) is sent with its body, then if need be its title, cut to the longest run of whole characters that fits and ended with `…`; data is never cut, and a push whose data alone does not fit is dead-lettered `payload_too_large` (the limit depends on each device's provider, so the call is not refused for it).",
         "properties": {
           "kind": {
             "type": ["string", "null"],

@@ -3,7 +3,7 @@ extension OpenAPIComponents {
     static let notificationsSchemas = #"""
     {
       "NotificationText": {
-        "description": "One text for every language, or a map from language tag to text (NO-5). A push takes the text of the device's `locale` (the tag, then the tag without its last subtags, then another text of its language: a tag naming a script only one of that script or of none), then the same for the user's language (`PUT /v1/users/{id}`), then the catalog's `default_locale`. Each text is 1-1024 bytes of UTF-8. `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
+        "description": "One text for every language, or a map from language tag to text (NO-5). A push takes the text of the device's `locale` (the tag, then the tag without its last subtags, then another text of its language: a tag naming a script only one of that script or of none), then the same for the user's language (`PUT /v1/users/{id}`), then the catalog's `default_locale`. Each text is 1-1024 bytes of UTF-8; a push whose texts and data pass its provider's 4096-byte payload carries its body, then if need be its title, cut at a whole character and ended with `…` (data is never cut). `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
         "oneOf": [
           {"$ref": "#/components/schemas/NotificationTextTemplate"},
           {

@@ -14,7 +14,24 @@ extension OpenAPIComponents {
             "description": "Whether a probe write (cached 1 s) committed: `ok`, or why not: `full` (no space on the database's volume), `read_only`, `busy` (locked past the busy timeout), `stalled` (no answer within 2 s: a frozen volume, a stopped server, a lock held that long), `unavailable`, `failed`."
           },
           "problems": {"type": "array", "items": {"type": "string"}},
-          "push": {"type": "object", "additionalProperties": {"type": "string"}},
+          "push": {
+            "type": "object", "additionalProperties": {"type": "string"},
+            "description": "Each provider (and each stored app's provider that is not fine, as `apns@chat`): `disabled`, `ok`, `provider_misconfigured: <rejection>` while the mass-deletion guard holds (PU-5a), or `degraded: <reason>` while its recent requests all went unanswered (no answer by the send deadline, connection refused, TLS failure; the first answer clears it). Neither makes the node unready."
+          },
+          "push_degraded": {
+            "type": "object",
+            "description": "The providers `push` shows degraded, by the same key: the first unanswered request's reason, since when nothing answered, and how many requests went unanswered since.",
+            "additionalProperties": {
+              "type": "object",
+              "required": ["reason", "since", "unanswered_requests"],
+              "properties": {
+                "reason": {"type": "string"},
+                "since": {"type": "string", "format": "date-time"},
+                "unanswered_requests": {"type": "integer", "minimum": 1}
+              },
+              "additionalProperties": false
+            }
+          },
           "apps_not_loaded": {
             "type": "object", "additionalProperties": {"type": "string"},
             "description": "Stored apps this node could not load at start, with why (`secrets_unreadable`, `setting_unusable: FIELD`): their keys and tokens are refused and their pushes wait (retried, never dead-lettered) until they load. They do not make the node unready."

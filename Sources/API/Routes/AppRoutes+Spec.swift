@@ -17,7 +17,7 @@ extension AppRoutes {
             description: "A tenant with its own token verification, server keys, push credentials and payload options (AP-1, AP-2, ADR 0006). Every setting is checked, and every credential parsed, before anything is stored: a bad one is a 400 naming the field. Without `server_keys` one key is generated and answered once (`server_key`).",
             requestBody: .json(.ref("AppChange")),
             responses: [
-                201: .json("The app, secrets shown as fingerprints; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told.", .ref("App"), headers: propagation),
+                201: .json("The app, secrets shown as fingerprints; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told, or `unconfirmed` when some did not confirm it in time.", .ref("App"), headers: propagation),
                 400: .invalidRequest,
                 401: .unauthorized,
                 409: conflict,
@@ -58,7 +58,7 @@ extension AppRoutes {
             parameters: [appPath],
             requestBody: .json(.ref("AppChange")),
             responses: [
-                200: .json("The app; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told.", .ref("App"), headers: propagation),
+                200: .json("The app; with `warning` (and `Herald-Propagation: failed`) when the other nodes were not told, or `unconfirmed` when some did not confirm it in time.", .ref("App"), headers: propagation),
                 400: .invalidRequest,
                 401: .unauthorized,
                 404: .notFound,
@@ -77,7 +77,7 @@ extension AppRoutes {
             description: "Removes its devices, sessions, notifications, deliveries, preferences, members, idempotency keys and its devices' jobs in one transaction, drops its providers and closes its streams (AP-3).",
             parameters: [appPath],
             responses: [
-                200: .json("Deleted here, and the other nodes were not told (Redis unreachable): `Herald-Propagation: failed` and a `warning`.",
+                200: .json("Deleted here, and the other nodes were not told (Redis unreachable): `Herald-Propagation: failed` and a `warning`; or told, and some did not confirm it in time: `Herald-Propagation: unconfirmed` and a `warning`.",
                            .ref("AppDeleted"), headers: propagation),
                 204: .content("Deleted, on every node."),
                 400: .invalidRequest,

@@ -264,28 +264,55 @@ struct AppRoutes {
     // MARK: - Answers
 
     /// Set to `failed` on the answer to a change the other nodes were not told of (the control
-    /// bus failed: Redis unreachable); POST and PATCH answers also carry a `warning`.
+    /// bus failed: Redis unreachable), to `unconfirmed` when some node told did not confirm it in
+    /// time; POST and PATCH answers also carry a `warning`, a DELETE's is a 200 with one.
     static let propagationHeader = "Herald-Propagation"
 
     /// The answer to a committed create or change: the app, and what the other nodes do not know.
     static func answer(_ status: Int, _ record: AppRecord, serverKey: String? = nil, propagation: AppPropagation) -> HTTPResponse {
-        guard case .notPropagated(let reason) = propagation else { return .json(status, json(record, serverKey: serverKey)) }
-        let warning = "stored, and served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
-            + "they serve app \(record.id) as it was until they restart or a later change of it reaches them; "
-            + "repeat the change once Redis is back"
+        let warning: String
+        switch propagation {
+        case .propagated:
+            return .json(status, json(record, serverKey: serverKey))
+        case .notPropagated(let reason):
+            warning = "stored, and served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
+                + "they serve app \(record.id) as it was until they restart or a later change of it reaches them; "
+                + "repeat the change once Redis is back"
+        case .unconfirmed(let nodes, let confirmed):
+            warning = unconfirmedWarning("stored, and served by this node", record.id, nodes: nodes, confirmed: confirmed)
+        }
         var response = HTTPResponse.json(status, json(record, serverKey: serverKey, warning: warning))
-        response.headers.add(name: propagationHeader, value: "failed")
+        response.headers.add(name: propagationHeader, value: header(propagation))
         return response
+    }
+
+    /// The warning of a change some nodes did not confirm: which ones to look at, and why they may not serve it.
+    private static func unconfirmedWarning(_ done: String, _ id: AppID, nodes: Int, confirmed: Int) -> String {
+        "\(done), but only \(confirmed) of the \(nodes) nodes told confirmed in time that they applied it: "
+            + "a node that cannot (another HERALD_SECRET_KEY, a setting it refuses) lists app \(id) under apps_not_loaded "
+            + "on its /readyz; a slow one applies it when its reload ends"
+    }
+
+    /// `Herald-Propagation`'s value for a change not served everywhere (never `.propagated`).
+    private static func header(_ propagation: AppPropagation) -> String {
+        if case .unconfirmed = propagation { "unconfirmed" } else { "failed" }
     }
 
     /// The answer to a committed delete: 204, or, when the other nodes were not told, 200 with a
     /// `warning` (a 204 has no body to carry one) and `Herald-Propagation: failed`.
     static func deleted(_ id: AppID, propagation: AppPropagation) -> HTTPResponse {
-        guard case .notPropagated(let reason) = propagation else { return .empty(204) }
-        let warning = "deleted, and no longer served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
-            + "they serve app \(id) (its tokens, server keys, streams and pushes) until they restart; restart them once Redis is back"
+        let warning: String
+        switch propagation {
+        case .propagated:
+            return .empty(204)
+        case .notPropagated(let reason):
+            warning = "deleted, and no longer served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
+                + "they serve app \(id) (its tokens, server keys, streams and pushes) until they restart; restart them once Redis is back"
+        case .unconfirmed(let nodes, let confirmed):
+            warning = unconfirmedWarning("deleted, and no longer served by this node", id, nodes: nodes, confirmed: confirmed)
+        }
         var response = HTTPResponse.json(200, "{\"id\":\(JSONText.quote(id.rawValue)),\"deleted\":true,\"warning\":\(JSONText.quote(warning))}")
-        response.headers.add(name: propagationHeader, value: "failed")
+        response.headers.add(name: propagationHeader, value: header(propagation))
         return response
     }
 

@@ -21,6 +21,9 @@ struct DatabaseResponder: Sendable {
         }
     }
 
+    // Every call fails alike while storage is down (a stopped server, a full disk).
+    private static let failureLog = ThrottledErrorLog("database request failed")
+
     /// The `error` codes of a 503 for storage that cannot take a request now.
     static let unavailableCodes = ["storage_busy", "storage_read_only", "storage_unavailable"]
 
@@ -48,18 +51,18 @@ struct DatabaseResponder: Sendable {
         case .busy:
             return .error(503, code: "storage_busy", message: "the database stayed locked past its busy timeout; retry shortly")
         case .readOnly:
-            Log.error("database request failed", ["error": "\(error)"])
+            failureLog.write(error)
             return .error(503, code: "storage_read_only", message: "the database is read-only; nothing was stored")
         case .stalled:
-            Log.error("database request failed", ["error": "\(error)"])
+            failureLog.write(error)
             // The unit may still be queued or running: its outcome is unknown (operations.md, Database).
             return .error(503, code: "storage_unavailable",
                           message: "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
         case .unavailable, .closed:
-            Log.error("database request failed", ["error": "\(error)"])
+            failureLog.write(error)
             return .error(503, code: "storage_unavailable", message: "the database is unavailable; retry later")
         case .diskFull:
-            Log.error("database request failed", ["error": "\(error)"])
+            failureLog.write(error)
             return .error(507, code: "storage_full", message: "no space left for this write; nothing was stored")
         default:
             Log.error("database request failed", ["error": "\(error)"])

@@ -18,6 +18,8 @@ struct OperationsRoutes {
     var apps: AppService?
     /// What this node's retention purge deleted (ADR 0012).
     var retention = RetentionMetrics()
+    /// This node's hold on its node id (ADR 0016); nil without one.
+    var nodeIdentity: NodeIdentityLease?
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -29,10 +31,14 @@ struct OperationsRoutes {
     /// `GET /readyz`: 200 when the database takes a write and every event loop answers; 503 with
     /// what is wrong otherwise: `storage` names why storage cannot write (`full`, `read_only`,
     /// `busy`, `stalled`, `unavailable`, `failed`; RL-2), and it flips back once a probe write succeeds.
-    /// A provider whose mass-deletion guard tripped (PU-5a) is reported. A broker whose store does
-    /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503.
+    /// A provider whose mass-deletion guard tripped (PU-5a) is reported, and one whose recent
+    /// requests all went unanswered (`ProviderHealth`: degraded, under `push` and, with its reason
+    /// and since when, `push_degraded`); neither makes the node unready. A broker whose store does
+    /// not answer (`HERALD_BROKER`) is a problem too: every publish would answer 503. So is another
+    /// live instance holding this node's `HERALD_NODE_ID` (ADR 0016): each would take the other's jobs.
     func readiness() -> RouteResult {
         let node = self.node, probe = self.probe, push = self.push, providerIDs = providers.adapterIDs, apps = self.apps
+        let identity = nodeIdentity
         return .deferred { writer in
             node.snapshot { snapshot in
                 // A real write, not an empty transaction: one commits on a full disk.
@@ -42,10 +48,12 @@ struct OperationsRoutes {
                         var problems: [String] = []
                         if case .notWritable(_, let detail) = health { problems.append("database not writable: \(detail)") }
                         do { try node.broker.checkReachable() } catch { problems.append("broker unreachable: \(error)") }
+                        if let problem = identity?.readinessProblem { problems.append(problem) }
                         if snapshot.loopsAnswering < snapshot.loopCount {
                             problems.append("\(snapshot.loopCount - snapshot.loopsAnswering) of \(snapshot.loopCount) event loops did not answer")
                         }
                         var providers: [String] = []
+                        var degraded: [(key: String, degradation: ProviderHealth.Degradation)] = []
                         for provider in providerIDs {
                             guard let push, push.providers.isConfigured(provider) else {
                                 providers.append("\"\(provider)\":\"disabled\"")
@@ -53,17 +61,34 @@ struct OperationsRoutes {
                             }
                             if let reason = push.worker.massDeletionGuard.trippedReason(provider: provider.rawValue) {
                                 providers.append("\"\(provider)\":\(JSONText.quote("provider_misconfigured: " + reason))")
+                            } else if let degradation = push.worker.providerHealth.degradation(provider: provider.rawValue) {
+                                providers.append("\"\(provider)\":\(JSONText.quote("degraded: " + degradation.reason))")
+                                degraded.append((provider.rawValue, degradation))
                             } else {
                                 providers.append("\"\(provider)\":\"ok\"")
                             }
                         }
-                        // Stored apps' providers only show when their guard holds (ADR 0006).
-                        for (key, reason) in push?.worker.massDeletionGuard.trippedAppProviders ?? [] {
+                        // Stored apps' providers only show when their guard holds (ADR 0006) or
+                        // they do not answer.
+                        let tripped = push?.worker.massDeletionGuard.trippedAppProviders ?? []
+                        for (key, reason) in tripped {
                             providers.append("\(JSONText.quote(key)):\(JSONText.quote("provider_misconfigured: " + reason))")
+                        }
+                        for (key, degradation) in push?.worker.providerHealth.degradedAppProviders ?? [] where !tripped.contains(where: { $0.provider == key }) {
+                            providers.append("\(JSONText.quote(key)):\(JSONText.quote("degraded: " + degradation.reason))")
+                            degraded.append((key, degradation))
+                        }
+                        // Not a problem: live streams still serve, and a provider down everywhere
+                        // (Apple's outage) must not take every node out of the balancer.
+                        let degradedJSON = degraded.map { key, degradation in
+                            "\(JSONText.quote(key)):{\"reason\":\(JSONText.quote(degradation.reason)),"
+                                + "\"since\":\(JSONText.quote(Timestamp.iso8601(milliseconds: degradation.sinceMilliseconds))),"
+                                + "\"unanswered_requests\":\(degradation.failures)}"
                         }
                         let body = "{\"status\":\"\(problems.isEmpty ? "ready" : "not_ready")\",\"loops\":\(snapshot.loopsAnswering),"
                             + "\"storage\":\"\(health.name)\","
                             + "\"problems\":\(JSONText.array(problems)),\"push\":{\(providers.joined(separator: ","))},"
+                            + "\"push_degraded\":{\(degradedJSON.joined(separator: ","))},"
                             + "\"apps_not_loaded\":{" + (apps?.notLoaded ?? [:]).sorted { $0.key < $1.key }
                                 .map { "\(JSONText.quote($0.key.rawValue)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}}"
                         writer.complete(.json(problems.isEmpty ? 200 : 503, body))
@@ -80,7 +105,7 @@ struct OperationsRoutes {
     /// `GET /metrics`: Prometheus text exposition format 0.0.4.
     func metrics() -> RouteResult {
         let node = self.node, database = self.database, push = self.push, notifier = self.notifier, providerIDs = providers.adapterIDs
-        let retention = self.retention
+        let retention = self.retention, identity = nodeIdentity
         return .deferred { writer in
             node.snapshot { snapshot in
                 // Counted before this route's own read joins them.
@@ -146,9 +171,17 @@ struct OperationsRoutes {
                         text.metric("herald_push_provider_misconfigured", "1 while the mass-deletion guard holds (PU-5a).", type: "gauge",
                                     providerIDs.map { (["provider": $0.rawValue], push.worker.massDeletionGuard.trippedReason(provider: $0.rawValue) == nil ? 0 : 1) }
                                     + push.worker.massDeletionGuard.trippedAppProviders.map { (["provider": $0.provider], 1) })
+                        text.metric("herald_push_provider_degraded", "1 while the provider's recent requests all went unanswered (OP-3).",
+                                    type: "gauge",
+                                    providerIDs.map { (["provider": $0.rawValue], push.worker.providerHealth.degradation(provider: $0.rawValue) == nil ? 0 : 1) }
+                                    + push.worker.providerHealth.degradedAppProviders.map { (["provider": $0.provider], 1) })
                     }
                     text.metric("herald_presence_sweeps_total", "Presence and broker sweeps done (every 5 s).", type: "counter",
                                 [([:], Double(node.sweepsDone))])
+                    if let identity {
+                        text.metric("herald_node_id_conflict", "1 while another live instance holds this node's HERALD_NODE_ID (ADR 0016).",
+                                    type: "gauge", [([:], identity.conflict == nil ? 0 : 1)])
+                    }
                     if let waiting {
                         text.metric("herald_storage_calls_waiting", "Calls waiting on storage (answered 503 past HERALD_STORAGE_WAIT_SECONDS).",
                                     type: "gauge", [([:], Double(waiting))])

@@ -128,12 +128,14 @@ struct PublishRoutes {
         return PublishRequest(channel: channel, event: event, data: data, retain: retain ?? false)
     }
 
+    private static let brokerFailureLog = ThrottledErrorLog("publish failed: the broker is unavailable")
+
     /// Publishes, mapping a broker failure to 503 `broker_unavailable` (nothing was published).
     private static func publish(_ requests: [PublishRequest], on broker: any Broker) throws(HTTPError) -> [PublishReceipt] {
         do {
             return try broker.publish(requests)
         } catch {
-            Log.error("publish failed: the broker is unavailable", ["error": "\(error)"])
+            brokerFailureLog.write(error)
             throw HTTPError(503, "broker_unavailable", "the broker cannot be reached; nothing was published, retry shortly")
         }
     }

@@ -32,7 +32,7 @@ extension DeliveryWorker {
         runReceiptRound { [self] result in
             queue.async { [self] in
                 checkingReceipts = false
-                if case .failure(let error) = result { log.error("claiming push receipt jobs failed", ["error": "\(error)"]) }
+                if case .failure(let error) = result { logReceiptClaimFailure(error) }
             }
         }
     }

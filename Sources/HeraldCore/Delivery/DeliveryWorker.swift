@@ -187,6 +187,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     let counters = Mutex(Counters())
     /// PU-5a: stops device deletion when one provider rejects nearly every token alike.
     public let massDeletionGuard: MassDeletionGuard
+    /// OP-3: which providers answer no request (degraded), per provider and app as the guard.
+    public let providerHealth: ProviderHealth
     /// Told of every claim, so the API's calls wait while this worker is far behind (issue 17);
     /// `/metrics` shows it.
     public let backlog: PushBacklog?
@@ -220,6 +222,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     var drained: DispatchSemaphore?
     // A full disk fails every poll (4 a second): one line per 30 s says as much.
     var claimFailureLog = LogThrottle()
+    // Receipt rounds fail as often (every second) while storage is down: the same bound.
+    var receiptClaimFailureLog = LogThrottle()
     /// Outcomes waiting for the worker's next write (`flush`); each keeps its slot.
     var pendingOutcomes: [PendingOutcome] = []
     /// The worker's writes (outcomes, a claim, or both) in the writer: at most `maxWrites`.
@@ -242,12 +246,14 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///   - configuration: limits and the retry policy.
     ///   - log: failures, dead letters, device deletions.
     ///   - massDeletionGuard: shared with `/readyz` and `/metrics` through `massDeletionGuard`.
+    ///   - providerHealth: shared with `/readyz` and `/metrics` through `providerHealth`.
     ///   - jitter: a uniform value in `0..<1` per retry, scaling the backoff (full jitter); tests
     ///     pass a constant.
     ///   - backlog: told what each claim leased (the `Notifier`'s pacing); nil: nobody paces.
     public init(storage: any Storage, providers: PushProviders, presence: (any PresenceStore)? = nil,
                 clock: any Clock = SystemClock(), configuration: Configuration = Configuration(), log: Logger = .silent,
-                massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), backlog: PushBacklog? = nil,
+                massDeletionGuard: MassDeletionGuard = MassDeletionGuard(), providerHealth: ProviderHealth = ProviderHealth(),
+                backlog: PushBacklog? = nil,
                 jitter: @escaping @Sendable () -> Double = {
                     var random = PooledRandomNumberGenerator()
                     return Double.random(in: 0..<1, using: &random)
@@ -260,6 +266,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         self.configuration = configuration
         self.log = log
         self.massDeletionGuard = massDeletionGuard
+        self.providerHealth = providerHealth
         self.backlog = backlog
     }
 
@@ -419,10 +426,19 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Logs a failed claim at most once per 30 s (on `queue`), with the count of those not logged.
     func logClaimFailure(_ error: any Error) {
-        guard let held = claimFailureLog.admit(now: clock.monotonicNanoseconds) else { return }
+        logThrottled(&claimFailureLog, "claiming push jobs failed", error)
+    }
+
+    /// Logs a failed receipt claim at most once per 30 s (on `queue`), as `logClaimFailure` does.
+    func logReceiptClaimFailure(_ error: any Error) {
+        logThrottled(&receiptClaimFailureLog, "claiming push receipt jobs failed", error)
+    }
+
+    private func logThrottled(_ throttle: inout LogThrottle, _ message: String, _ error: any Error) {
+        guard let held = throttle.admit(now: clock.monotonicNanoseconds) else { return }
         var metadata = ["error": "\(error)"]
         if held > 0 { metadata["repeated"] = String(held) }
-        log.error("claiming push jobs failed", metadata)
+        log.error(message, metadata)
     }
 
     /// Asks for a claim: made by the worker's next write, with the outcomes waiting by then (see
@@ -592,6 +608,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 // PU-5a counts per provider and app: one app's wrong topic must not stop another
                 // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.
                 let guarded = device.app == "default" ? device.provider : "\(device.provider)@\(device.app)"
+                noteHealth(provider: guarded, classification)
                 switch outcome {
                 case .deleteDevice(let reason, _):
                     // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.

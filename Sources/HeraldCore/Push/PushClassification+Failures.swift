@@ -28,13 +28,17 @@ extension PushTransportFailure {
 /// - Parameter error: whatever the transport threw; its description becomes the reason.
 ///
 /// A request the transport dropped unsent at its send-by deadline (`missedSendBy`) is
-/// `PushClassification.sendByPassed`.
+/// `PushClassification.sendByPassed`; every other is `isUnanswered` (`ProviderHealth`).
 public func classifyTransportError(_ error: any Error) -> PushClassification {
     if let failure = error as? any PushTransportFailure, failure.missedSendBy { return .sendByPassed }
+    var classification: PushClassification
     if let failure = error as? any PushTransportFailure, !failure.mayHaveReachedProvider {
-        return .applying(.retryUnsent(minimumDelay: nil), reason: "provider_unreachable: \(error)", status: nil, retryAfter: nil)
+        classification = .applying(.retryUnsent(minimumDelay: nil), reason: "provider_unreachable: \(error)", status: nil, retryAfter: nil)
+    } else {
+        classification = .applying(.reconnectAndRetry, reason: "transport_error: \(error)", status: nil, retryAfter: nil)
     }
-    return .applying(.reconnectAndRetry, reason: "transport_error: \(error)", status: nil, retryAfter: nil)
+    classification.isUnanswered = true
+    return classification
 }
 
 /// A notification refused before sending (`PushPayloadError`) is dead-lettered at once (PU-5:

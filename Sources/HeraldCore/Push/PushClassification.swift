@@ -71,13 +71,20 @@ public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
     /// PU-8a): the worker stores it and asks `PushReceiptProvider.checkReceipts` about it after
     /// `receiptDelayMilliseconds` through a `push.receipt` job. Nil: the answer is final.
     public var receiptID: String?
+    /// The request got no answer from the provider: it failed at the transport (no answer by its
+    /// deadline, connection refused, TLS failure, the connection broken), as
+    /// `classifyTransportError(_:)` says. What `ProviderHealth` counts; a push dropped unsent at
+    /// its send-by deadline is not (it never reached the provider).
+    public var isUnanswered: Bool
 
-    public init(outcome: PushOutcome, status: Int?, rule: PushRule?, providerMessage: String? = nil, receiptID: String? = nil) {
+    public init(outcome: PushOutcome, status: Int?, rule: PushRule?, providerMessage: String? = nil, receiptID: String? = nil,
+                isUnanswered: Bool = false) {
         self.outcome = outcome
         self.status = status
         self.rule = rule
         self.providerMessage = providerMessage
         self.receiptID = receiptID
+        self.isUnanswered = isUnanswered
     }
 
     /// Applies `rule` to a failed attempt.

@@ -97,30 +97,12 @@ public enum APNsRequestBuilder {
         return PushHTTPRequest(url: environment.devicePathPrefix + deviceToken, headers: headers, body: body)
     }
 
-    /// The body of an alert whose payload outgrows `limit`, with its body text (then, if that is not
-    /// enough, its title) cut to the longest run of whole characters that fits and ended with "…";
-    /// nil when no cut makes it fit (the data alone is too large). A notification's texts (1024
-    /// bytes each) and data (2048) may together pass APNs's 4096 bytes, which APNs refuses for
-    /// good: a shorter text reaches the phone, and data, which the app reads, is never cut.
+    /// The body of an alert whose payload outgrows `limit`, its texts shortened to fit
+    /// (`PushNotification.fittingTexts(within:size:)`); nil when no cut makes it fit (the data
+    /// alone is too large).
     static func fitted(_ notification: PushNotification, limit: Int) throws(PushPayloadError) -> [UInt8]? {
-        var shorter = notification
-        for field in [\PushNotification.body, \PushNotification.title] {
-            guard let text = shorter[keyPath: field] else { continue }
-            let characters = Array(text)
-            func cut(_ count: Int) -> String? { count == 0 ? nil : String(characters[..<count]) + "…" }
-            // Escapes make a character's JSON length vary, so the longest prefix that fits is searched
-            // for rather than computed: about ten payloads for a text of 1024 characters, on a rare path.
-            var fits = 0, tooLong = characters.count
-            while tooLong - fits > 1 {
-                let middle = (fits + tooLong) / 2
-                shorter[keyPath: field] = cut(middle)
-                if try payload(for: shorter).bytes.count <= limit { fits = middle } else { tooLong = middle }
-            }
-            shorter[keyPath: field] = cut(fits)
-            let bytes = try payload(for: shorter).bytes
-            if bytes.count <= limit { return bytes }
-        }
-        return nil
+        let shorter = try notification.fittingTexts(within: limit) { (candidate) throws(PushPayloadError) in try payload(for: candidate).bytes.count }
+        return try shorter.map { (fitting) throws(PushPayloadError) in try payload(for: fitting).bytes }
     }
 
     /// The JSON body (see the type's documentation).

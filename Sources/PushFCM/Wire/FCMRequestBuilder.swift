@@ -52,7 +52,9 @@ public enum FCMRequestBuilder {
     ///   - authorizations: `authorization`'s value for the last access token, reused while it is
     ///     the same (a provider keeps one; its prefix must be `Bearer `); nil: built here.
     /// - Throws: `PushPayloadError` — `.reservedDataKey`, `.expired`, `.invalidTTL`,
-    ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes).
+    ///   `.fcmPayloadTooLarge` (data keys + values + notification title + body over 4096 bytes once
+    ///   an alert's texts were shortened to fit, `PushNotification.fittingTexts(within:size:)`: the
+    ///   data alone is too large).
     public static func request(for notification: PushNotification, deviceToken: String, projectID: String, accessToken: String,
                                endpoint: FCMEndpoint = .production, now: Int, nowMilliseconds: Int64? = nil,
                                bodies: FCMBodyCache? = nil, sendURL: String? = nil,
@@ -84,20 +86,32 @@ public enum FCMRequestBuilder {
     /// `{"message":{…}}` without the device's `token`: what every device of one notification
     /// shares at one second (the TTL and the APNs expiry depend on `now`).
     /// `ttl`: seconds left, already capped (default: `remainingTTL(now:)`, capped).
-    static func untargetedBody(for notification: PushNotification, now: Int, ttl knownTTL: Int? = nil) throws(PushPayloadError) -> [UInt8] {
+    static func untargetedBody(for original: PushNotification, now: Int, ttl knownTTL: Int? = nil) throws(PushPayloadError) -> [UInt8] {
         let ttl: Int
-        if let knownTTL { ttl = knownTTL } else { ttl = min(try notification.remainingTTL(now: now), maximumTTLSeconds) }
+        if let knownTTL { ttl = knownTTL } else { ttl = min(try original.remainingTTL(now: now), maximumTTLSeconds) }
 
-        var data: [String: String] = notification.data
-        if let rootKey = notification.rootKey { data = [rootKey: PushJSON.strings(notification.data).text] }
+        var data: [String: String] = original.data
+        if let rootKey = original.rootKey { data = [rootKey: PushJSON.strings(original.data).text] }
         for key in data.keys where isReserved(key) { throw .reservedDataKey(key) }
+        // Sized like FCM counts it: every key and value we hand over for display or delivery.
+        let dataBytes = data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        let counted = { (n: PushNotification) in
+            dataBytes + (n.kind == .alert ? (n.title?.utf8.count ?? 0) + (n.body?.utf8.count ?? 0) : 0)
+        }
+        let payloadBytes = counted(original)
+        var notification = original
+        if payloadBytes > maximumPayloadBytes {
+            // Texts shortened as every provider does; data never cut (then refused).
+            guard let shorter = original.fittingTexts(within: maximumPayloadBytes, size: counted) else {
+                throw .fcmPayloadTooLarge(bytes: payloadBytes, limit: maximumPayloadBytes)
+            }
+            notification = shorter
+        }
 
         var message: [String: PushJSON] = [:]
         if !data.isEmpty { message["data"] = .strings(data) }
         var android: [String: PushJSON] = ["ttl": .string("\(ttl)s")]
         if let collapseKey = notification.collapseKey { android["collapse_key"] = .string(collapseKey) }
-        // Sized like FCM counts it: every key and value we hand over for display or delivery.
-        var payloadBytes = data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
 
         switch notification.kind {
         case .alert:
@@ -105,7 +119,6 @@ public enum FCMRequestBuilder {
             if let title = notification.title { display["title"] = .string(title) }
             if let body = notification.body { display["body"] = .string(body) }
             if !display.isEmpty { message["notification"] = .object(display) }
-            payloadBytes += (notification.title?.utf8.count ?? 0) + (notification.body?.utf8.count ?? 0)
 
             android["priority"] = .string((notification.priority == .normal ? AndroidPriority.normal : .high).rawValue)
             var androidNotification: [String: PushJSON] = [:]
@@ -119,9 +132,6 @@ public enum FCMRequestBuilder {
             android["priority"] = .string(AndroidPriority.high.rawValue)
         }
         message["apns"] = apnsConfig(for: notification, ttl: ttl, now: now)
-        guard payloadBytes <= maximumPayloadBytes else {
-            throw .fcmPayloadTooLarge(bytes: payloadBytes, limit: maximumPayloadBytes)
-        }
         message["android"] = .object(android)
         return PushJSON.object(["message": .object(message)]).bytes
     }

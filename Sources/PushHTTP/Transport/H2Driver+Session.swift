@@ -187,7 +187,7 @@ extension H2Driver {
             // Never on the wire: dropped where they wait, then taken out of their queues.
             while let r = sendBys.head, r.sendBy <= now {
                 r.origin?.holdsDone = true
-                complete(r, .failure(.sendByPassed))
+                complete(r, .failure(r.origin.flatMap(Self.unreachedBySendBy) ?? .sendByPassed))
             }
             for origin in origins where origin.holdsDone { origin.removeDone() }
         }
@@ -227,6 +227,15 @@ extension H2Driver {
         for connection in dead {
             fail(connection, .protocolError("HTTP/2 PING not acknowledged within \(configuration.pingTimeoutMilliseconds) ms: connection to \(connection.origin.host) presumed dead"))
         }
+    }
+
+    /// Why a request waiting at `origin` is dropped at its send-by deadline when no connection to
+    /// it is ready (TCP, TLS or the server's SETTINGS still pending: a host that accepts and never
+    /// answers, ADR 0015): `.connect`, retried alike (it never left the host) but a provider that
+    /// did not answer, not a busy connection's backlog (`.sendByPassed`, nil here).
+    static func unreachedBySendBy(_ origin: H2Origin) -> PushTransportError? {
+        guard !origin.connections.contains(where: { $0.state == .open && $0.settingsReceived }) else { return nil }
+        return .connect("no connection to \(origin.host) port \(origin.port) was ready by the send-by deadline (TCP, TLS or the server's SETTINGS pending)")
     }
 
     /// The idle interval after which a connection is sent a PING, ns (0: never).

@@ -54,6 +54,21 @@ public enum WebPushRequestBuilder {
         return String(Base64URL.encode(WebPushPrimitives.sha256(Array(collapseKey.utf8))).prefix(32))
     }
 
+    /// The JSON to encrypt (`payload(for:pushID:)`), at most `WebPushEncryption.maxPlaintextBytes`:
+    /// an alert over it has its body, then its title, shortened at a whole character with "…"
+    /// (`PushNotification.fittingTexts(within:size:)`, as every provider); data is never cut.
+    /// - Throws: `PushPayloadError.webPushPayloadTooLarge` (the encrypted body's size it would
+    ///   have had) when no cut makes it fit: the data alone is too large, or a wake-up is.
+    static func plaintext(for notification: PushNotification, pushID: PushID) throws(PushPayloadError) -> [UInt8] {
+        let limit = WebPushEncryption.maxPlaintextBytes
+        let plaintext = payload(for: notification, pushID: pushID).bytes
+        if plaintext.count <= limit { return plaintext }
+        if let shorter = notification.fittingTexts(within: limit, size: { payload(for: $0, pushID: pushID).bytes.count }) {
+            return payload(for: shorter, pushID: pushID).bytes
+        }
+        throw .webPushPayloadTooLarge(bytes: plaintext.count + WebPushEncryption.maxBodyBytes - limit, limit: WebPushEncryption.maxBodyBytes)
+    }
+
     /// The whole request: the endpoint, the headers, the encrypted body.
     ///
     /// - Parameters:
@@ -61,17 +76,12 @@ public enum WebPushRequestBuilder {
     ///   - now: UNIX seconds, for the TTL of an absolute expiry.
     ///   - nowMilliseconds: the same instant in UNIX ms (default `now` × 1000): with
     ///     `expiresAtMilliseconds` the time left is rounded down, never past the expiry (NO-2).
-    /// - Throws: `PushPayloadError` (`.expired`, `.invalidTTL`, `.webPushPayloadTooLarge`) for
-    ///   a notification never to send; `WebPushCryptoError` when encryption fails.
+    /// - Throws: `PushPayloadError` (`.expired`, `.invalidTTL`, `.webPushPayloadTooLarge`: over
+    ///   the limit once its texts were shortened, `plaintext(for:pushID:)`) for a notification never to send; `WebPushCryptoError` when encryption fails.
     static func request(for notification: PushNotification, to subscription: WebPushSubscription, pushID: PushID,
                         authorization: String, now: Int, nowMilliseconds: Int64? = nil) throws -> PushHTTPRequest {
         let ttl = try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000)
-        let plaintext = payload(for: notification, pushID: pushID).bytes
-        guard plaintext.count <= WebPushEncryption.maxPlaintextBytes else {
-            throw PushPayloadError.webPushPayloadTooLarge(bytes: plaintext.count + WebPushEncryption.maxBodyBytes - WebPushEncryption.maxPlaintextBytes,
-                                                          limit: WebPushEncryption.maxBodyBytes)
-        }
-        let body = try WebPushEncryption.encrypt(plaintext, to: subscription)
+        let body = try WebPushEncryption.encrypt(try plaintext(for: notification, pushID: pushID), to: subscription)
         var headers: [(String, String)] = [
             ("ttl", String(ttl)),
             ("urgency", urgency(for: notification)),

@@ -224,7 +224,9 @@ extension HTTPConnection {
                 let scoped = identity.scoped(channel)
                 if !session.channels.contains(scoped), !channels.contains(scoped) { channels.append(scoped) }
             }
-            guard session.channels.count + channels.count <= configuration.maxChannelsPerConnection else {
+            // The limit is on channels besides the personal one, as the upgrade's `?channels=` counts them.
+            let held = session.channels.count(where: { $0 != session.personal })
+            guard held + channels.count <= configuration.maxChannelsPerConnection else {
                 sendError(session, "invalid_request", "at most \(configuration.maxChannelsPerConnection) channels per connection", field: "channels")
                 return
             }

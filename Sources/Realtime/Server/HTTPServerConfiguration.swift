@@ -25,7 +25,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnectionsPerIP: Int = 0
     /// Most simultaneous streams of one user (`sub`) on this node (0 = unlimited).
     public var maxStreamsPerUser: Int = 64
-    /// Most channels one WebSocket may be subscribed to.
+    /// Most channels one WebSocket may be subscribed to besides its personal one (`user:{sub}`).
     public var maxChannelsPerConnection: Int = 64
     /// Largest WebSocket message (reassembled), bytes; larger → close 1009.
     public var webSocketMaxMessageBytes: Int = 64 * 1024

@@ -53,11 +53,26 @@ public struct PostgresConfiguration: Sendable, Equatable {
         "SET statement_timeout = \(statementTimeoutMilliseconds); SET lock_timeout = \(lockTimeoutMilliseconds); SET TIME ZONE 'UTC'"
     }
 
-    /// The URL without its password, for logs and errors.
+    /// The URL without its passwords, for logs, errors and `/readyz`: the user info's, and the
+    /// values of the URI parameters libpq reads secrets from (`password`, `sslpassword`).
     public var redactedURL: String {
-        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-        let userInfo = url[scheme.upperBound..<at]
-        guard let colon = userInfo.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
+        guard let scheme = url.range(of: "://") else { return url }
+        // User info is in the authority only: an @ or : in the path or query is not one.
+        let authorityEnd = url[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+        var head = String(url[..<authorityEnd])
+        if let at = url[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+           let colon = url[scheme.upperBound..<at].firstIndex(of: ":") {
+            head = String(url[..<colon]) + ":***" + String(url[at..<authorityEnd])
+        }
+        let rest = url[authorityEnd...]
+        guard let question = rest.firstIndex(of: "?") else { return head + rest }
+        let parameters = rest[rest.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item in
+            let name = item.prefix { $0 != "=" }
+            return Self.secretParameters.contains(name.lowercased()) && name.count < item.count ? name + "=***" : String(item)
+        }
+        return head + rest[...question] + parameters.joined(separator: "&")
     }
+
+    /// libpq's connection parameters whose values are secrets.
+    private static let secretParameters: Set<String> = ["password", "sslpassword"]
 }

@@ -221,5 +221,20 @@ enum PostgresSchema {
             UPDATE jobs SET app = d.app FROM devices AS d
                 WHERE jobs.kind = 'push.deliver' AND d.id = substring(jobs.payload_json FROM '"device_id":"([^"]+)"');
             """),
+        PostgresMigration(version: 13, name: "cluster nodes", sql: """
+            -- Who holds each HERALD_NODE_ID (ADR 0016): the instance (random per process) that
+            -- claimed it, where it runs (for messages and a same-machine liveness check) and its
+            -- last heartbeat, in the server's clock (unix ms). PostgreSQL only: SQLite is one
+            -- process per database and needs no such table.
+            CREATE TABLE cluster_nodes (
+                node_id      TEXT PRIMARY KEY,
+                instance_id  TEXT NOT NULL,
+                host         TEXT NOT NULL,
+                pid          INTEGER NOT NULL,
+                process_key  TEXT NOT NULL,
+                claimed_at   BIGINT NOT NULL,
+                heartbeat_at BIGINT NOT NULL
+            );
+            """),
     ]
 }
