@@ -170,3 +170,15 @@ extension PostgresConnection {
         try query("EXPLAIN (COSTS OFF) " + sql, parameters).map { try $0.value("QUERY PLAN", as: String.self) }.joined(separator: "\n")
     }
 }
+
+/// Waits until `condition` holds, checking every 20 ms, for at most `seconds`: for what another
+/// process (the PostgreSQL server, a connector's backoff) decides, where there is no event to await.
+/// - Returns: whether it held in time.
+func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(20_000)
+    }
+    return try condition()
+}

@@ -20,16 +20,6 @@ struct PostgresStorageTests {
         try body(a, b)
     }
 
-    /// Waits until `condition` holds, checking every 20 ms, for at most `seconds`.
-    private func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     @Test func twoNodesClaimingAtOnceNeverGetTheSameJob() throws {
         try withTwoNodes { a, b in
             let count = 300

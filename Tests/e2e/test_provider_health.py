@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from conftest import wait_until
 from test_push import HTTP, auth, ios, push, wait_job, all_jobs  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
@@ -74,14 +75,13 @@ def readiness(h) -> tuple:
 
 
 def wait_readiness(h, provider, predicate, timeout=30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
+    """`/readyz` once `provider`'s entry under `push` satisfies `predicate`; the node stays ready."""
+    def matched():
         status, body = readiness(h)
-        if predicate(body["push"].get(provider, "")) or time.monotonic() > deadline:
-            assert predicate(body["push"].get(provider, "")), body
-            assert status == 200 and body["status"] == "ready", (status, body)
-            return body
-        time.sleep(0.1)
+        return (status, body) if predicate(body["push"].get(provider, "")) else None
+    status, body = wait_until(matched, timeout, f"/readyz's push.{provider} as expected", interval=0.1)
+    assert status == 200 and body["status"] == "ready", (status, body)
+    return body
 
 
 def metric(h, name, provider) -> float:
