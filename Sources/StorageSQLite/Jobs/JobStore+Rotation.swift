@@ -5,34 +5,25 @@ extension JobStore {
     /// replaced, DV-1) to `target`: only the payload's `device_id` changes, so the push id,
     /// attempts, due time and lease stay, and a send in flight under the lease is still fenced by
     /// it (`JobQueue.movePushJobs`). A job whose notification already has a job queued or leased
-    /// for `target` stays, as do payloads this version cannot read.
+    /// for `target` stays, as do payloads this version cannot read (`PushJobRotation` decides).
     ///
     /// Reads the jobs in flight of the kind through `jobs_due` (one range per state), each
     /// payload's device read by `json_extract`: a rotation is rare, and a column for the device
     /// would be written by every push. Run inside the registration's transaction on the writer.
     /// - Returns: how many jobs were moved.
     static func movePushJobs(_ connection: SQLiteConnection, fromDevices ids: [String], toDevice target: String) throws(SQLiteError) -> Int {
-        let replaced = Set(ids).subtracting([target])
-        if replaced.isEmpty { return 0 }
-        let devices = JSONStringArray.encode(Array(replaced) + [target])
-        var owed: [(id: Int64, payload: DeliveryJobPayload)] = []
-        var targetNotifications: Set<String> = []
+        let rotation = PushJobRotation(fromDevices: ids, toDevice: target)
+        if rotation.isEmpty { return 0 }
+        let devices = JSONStringArray.encode(rotation.devicesToRead)
+        var jobs: [(id: Int64, payloadText: String)] = []
         for sql in movableSQL {
             for row in try connection.query(sql, [DeliveryJobPayload.kind, devices]) {
-                guard let payload = try? DeliveryJobPayload.decode(try row[1, as: String.self]) else { continue }
-                if payload.deviceID == target {
-                    if let notification = payload.origin?.notificationID { targetNotifications.insert(notification) }
-                } else if replaced.contains(payload.deviceID) {
-                    owed.append((try row[0], payload))
-                }
+                jobs.append((try row[0], try row[1, as: String.self]))
             }
         }
         var moved = 0
-        // Oldest first; one job per notification reaches the device, whichever device it was owed to.
-        for var job in owed.sorted(by: { $0.id < $1.id }) {
-            if let notification = job.payload.origin?.notificationID, !targetNotifications.insert(notification).inserted { continue }
-            job.payload.deviceID = target
-            try connection.run("UPDATE jobs SET payload_json = ? WHERE id = ?", [job.payload.jsonText(), job.id])
+        for move in rotation.moves(of: jobs) {
+            try connection.run("UPDATE jobs SET payload_json = ? WHERE id = ?", [move.payloadText, move.id])
             moved += connection.changes
         }
         return moved
