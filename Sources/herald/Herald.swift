@@ -52,6 +52,10 @@ enum Herald {
     private static func migrate() -> Int32 {
         guard let settings = loadSettings() else { return 2 }
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        // Not under a running server (ADR 0017): its schema would change beneath it.
+        let locked = StorageSetup.lockOrExitStatus(settings)
+        if let refused = locked.refused { return refused }
+        defer { locked.lock?.release() }
         do {
             let applied = try StorageSetup.migrate(settings)
             Log.info("database migrated", ["database": StorageSetup.displayName(settings.databasePath),
@@ -140,6 +144,9 @@ enum Herald {
             Log.error("cannot create event loops", ["error": "\(error)"])
             return 1
         }
+        // One server per SQLite file (ADR 0017), before the file is opened or migrated: held until
+        // the process ends.
+        if let refused = StorageSetup.lockOrExitStatus(settings).refused { return refused }
         // SQLite for a path, PostgreSQL for a postgres:// URL (StorageSetup).
         let opened: StorageSetup.Opened
         let sessions: SessionRegistry

@@ -36,7 +36,7 @@ struct Settings {
     static let specs: [SettingSpec] = [
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
-        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start), or a postgres:// URL for PostgreSQL (several nodes)"),
+        SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start; one server per file, locked through <file>-lock: a second exits 3), or a postgres:// URL for PostgreSQL (several nodes)"),
         SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease). A start while another live process holds it is refused (exit 3)"),
         SettingSpec(name: "HERALD_NODE_LEASE_SECONDS", defaultValue: "15", help: "with PostgreSQL and HERALD_NODE_ID: how long the id stays held after its holder's last heartbeat (one every third of it); a node restarted after a crash on another machine waits at most this (3-600)"),
         SettingSpec(name: "HERALD_STORAGE_WAIT_SECONDS", defaultValue: "15", help: "a call waiting this long for a stalled database answers 503 storage_unavailable (a write may still complete: retry with its idempotency key)"),

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import StoragePostgres
 import StorageSQLite
@@ -24,6 +25,33 @@ enum StorageSetup {
         }
         let storage = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
         return Opened(storage: storage, close: { storage.close() }, postgres: nil)
+    }
+
+    /// Takes the SQLite database's process lock (ADR 0017) for `herald serve` and `herald migrate`:
+    /// one of them per file. `herald jobs retry`, which only queues dead letters again, runs
+    /// beside a server without it.
+    /// - Returns: the lock, held for the process's life unless released; nil for PostgreSQL
+    ///   (shared by nodes; ADR 0016 holds each node's id) and in-memory SQLite.
+    /// - Throws: `SQLiteProcessLock.Failure`: `.held` (exit `heldExitStatus`) or `.unusable` (exit 2).
+    static func lock(_ settings: Settings) throws(SQLiteProcessLock.Failure) -> SQLiteProcessLock? {
+        if PostgresConfiguration.isPostgresURL(settings.databasePath) { return nil }
+        return try SQLiteProcessLock.acquire(databasePath: settings.databasePath)
+    }
+
+    /// The exit status of a start (or migration) refused because another process holds the
+    /// SQLite database: ADR 0016's for a held node id, "this identity is held" (docs/operations.md).
+    static let heldExitStatus = NodeIdentitySetup.heldExitStatus
+
+    /// `lock(_:)` for a command's start: nil and the status to exit with (a line on standard error
+    /// says why) when refused; else the lock (nil when none is needed).
+    static func lockOrExitStatus(_ settings: Settings) -> (lock: SQLiteProcessLock?, refused: Int32?) {
+        do {
+            return (try lock(settings), nil)
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(displayName(settings.databasePath))': \(error)\n".utf8))
+            if case .held = error { return (nil, heldExitStatus) }
+            return (nil, 2)
+        }
     }
 
     /// Brings the named storage to the newest schema (`herald migrate`). - Returns: versions applied.

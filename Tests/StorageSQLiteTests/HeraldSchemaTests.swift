@@ -23,7 +23,7 @@ import Testing
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
         #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
-                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "jobs",
+                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "job_lease_floor", "jobs",
                           "jobs_due", "notification_plans", "notifications", "notifications_inbox",
                           "notifications_unplanned", "notifications_unread", "notifications_untimed_created_at",
                           "notifications_untimed_plan", "push_preferences", "push_preferences_switched_off", "scope_members",
@@ -233,7 +233,8 @@ import Testing
             """, [":payload": #"{"device":"d1"}"#, ":now": 5])
         #expect(rows.map(\.values) == [[1, 0, nil]])
         let plan = try conn.query("""
-            EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'queued' AND kind = 'push.deliver' AND coalesce(lease_until, run_at) <= ?
+            EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'queued' AND leased_at_insert = 0 AND kind = 'push.deliver'
+                AND coalesce(lease_until, run_at) <= ?
             ORDER BY coalesce(lease_until, run_at), id LIMIT 10
             """, [10])
         #expect(try plan.contains { try $0["detail", as: String.self].contains("jobs_due (state=? AND kind=? AND <expr><?)") })

@@ -45,7 +45,7 @@ import Testing
             let long = try JobStore.claim(db, kind: "k", limit: 2, leaseMilliseconds: 10_000, now: 10) // ids 3–4
             #expect(short.map(\.id) == Array(ids[0..<3]) && long.map(\.id) == Array(ids[3..<5]))
             #expect(try JobStore.complete(db, short[1].lease))
-            let leased = try db.queryOne("SELECT COUNT(*) AS n FROM jobs INDEXED BY jobs_due WHERE state = 'leased'")
+            let leased = try db.queryOne("SELECT COUNT(*) AS n FROM jobs INDEXED BY jobs_due WHERE state = 'leased' AND \(JobStore.indexed)")
             #expect(try leased?["n", as: Int64.self] == 4)
             #expect(try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 109).map(\.id) == [ids[5]])
             let again = try JobStore.claim(db, kind: "k", limit: 10, leaseMilliseconds: 100, now: 110)
@@ -368,7 +368,7 @@ import Testing
         #expect(try JobStore.claim(connection, kind: "k", limit: 10, leaseMilliseconds: 100, now: 200).map(\.id) == [2, 4, 1, 6])
         let depth = try JobStore.depth(connection, now: 600)
         #expect(depth.counts[.leased] == 5 && depth.oldestDueAgeMilliseconds == 0)
-        let plan = try connection.query("EXPLAIN QUERY PLAN SELECT id FROM jobs INDEXED BY jobs_due WHERE state = 'queued' AND kind = 'k' AND \(JobStore.dueAt) <= 1 ORDER BY \(JobStore.dueAt), id LIMIT 5")
+        let plan = try connection.query("EXPLAIN QUERY PLAN SELECT id FROM jobs INDEXED BY jobs_due WHERE state = 'queued' AND \(JobStore.indexed) AND kind = 'k' AND \(JobStore.dueAt) <= 1 ORDER BY \(JobStore.dueAt), id LIMIT 5")
         #expect(try !plan.contains { try $0["detail", as: String.self].contains("TEMP B-TREE") })
     }
 }

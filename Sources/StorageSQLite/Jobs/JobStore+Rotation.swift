@@ -7,7 +7,8 @@ extension JobStore {
     /// it (`JobQueue.movePushJobs`). A job whose notification already has a job queued or leased
     /// for `target` stays, as do payloads this version cannot read (`PushJobRotation` decides).
     ///
-    /// Reads the jobs in flight of the kind through `jobs_due` (one range per state), each
+    /// Reads the jobs in flight of the kind through `jobs_due` (one range per state) and, for the
+    /// jobs leased at insert, a walk from the lease floor (ADR 0017), each
     /// payload's device read by `json_extract`: a rotation is rare, and a column for the device
     /// would be written by every push. Run inside the registration's transaction on the writer.
     /// - Returns: how many jobs were moved.
@@ -16,8 +17,12 @@ extension JobStore {
         if rotation.isEmpty { return 0 }
         let devices = JSONStringArray.encode(rotation.devicesToRead)
         var jobs: [(id: Int64, payloadText: String)] = []
-        for sql in movableSQL {
-            for row in try connection.query(sql, [DeliveryJobPayload.kind, devices]) {
+        var reads: [(sql: String, values: [any SQLiteBindable])] = movableSQL.map { ($0, [DeliveryJobPayload.kind, devices]) }
+        if let floor = try LeaseFloor.walkStart(connection) {
+            reads.append((movableLeasedAtInsertSQL, [DeliveryJobPayload.kind, devices, floor]))
+        }
+        for read in reads {
+            for row in try connection.query(read.sql, read.values) {
                 jobs.append((try row[0], try row[1, as: String.self]))
             }
         }
@@ -29,13 +34,16 @@ extension JobStore {
         return moved
     }
 
-    /// `movePushJobs`' reads (kind, JSON array of device ids), one per state it moves: a state
-    /// written in lets SQLite use the partial `jobs_due` (see `inDueIndex`).
-    private static let movableSQL = ["queued", "leased"].map { state in
+    /// `movePushJobs`' reads (kind, JSON array of device ids, lease floor), one per state it moves:
+    /// a state written in lets SQLite use the partial `jobs_due` (see `inDueIndex`); the jobs
+    /// leased at insert, out of it, from the floor up.
+    private static let movableSQL = ["state = 'queued' AND \(indexed)", "state = 'leased' AND \(indexed)"].map(movable)
+    private static let movableLeasedAtInsertSQL = movable(leasedAtInsert(from: 3))
+    private static func movable(_ rows: String) -> String {
         """
         SELECT id, payload_json FROM jobs
-        WHERE state = '\(state)' AND kind = ? AND json_valid(payload_json)
-          AND json_extract(payload_json, '$.device_id') IN (SELECT value FROM json_each(?))
+        WHERE \(rows) AND kind = ?1 AND json_valid(payload_json)
+          AND json_extract(payload_json, '$.device_id') IN (SELECT value FROM json_each(?2))
         """
     }
 }

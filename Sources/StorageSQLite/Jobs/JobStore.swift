@@ -16,17 +16,21 @@ enum JobStore {
     }
 
     /// Adds a job of app `app` already leased until `leaseUntil` (unix ms), as a claim at `now`
-    /// would leave it: attempt 1, first attempt and due at `now` (ADR 0007).
+    /// would leave it: attempt 1, first attempt and due at `now` (ADR 0007). It is marked
+    /// `leased_at_insert`, out of `jobs_due` until it leaves that lease, and found from the lease
+    /// floor meanwhile (ADR 0017).
     /// - Returns: the job as stored.
     static func enqueueLeased(_ connection: SQLiteConnection, kind: String, payloadJSON: String, app: String, leaseUntil: Int64,
                               now: Int64) throws(SQLiteError) -> JobRecord {
         // `now` bound once for its three columns: each value bound is an existential boxed,
         // opened and bound per push.
         try connection.run("""
-            INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at)
-            VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4)
+            INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, lease_until, first_attempt_at, created_at, leased_at_insert)
+            VALUES (?1, ?2, ?3, 'leased', 1, ?4, ?5, ?4, ?4, 1)
             """, [kind, payloadJSON, app, now, leaseUntil])
-        return JobRecord(id: connection.lastInsertRowID, kind: kind, payloadJSON: payloadJSON, state: .leased, attempts: 1, runAt: now,
+        let id = connection.lastInsertRowID
+        try LeaseFloor.leased(connection, id: id)
+        return JobRecord(id: id, kind: kind, payloadJSON: payloadJSON, state: .leased, attempts: 1, runAt: now,
                          leaseUntil: leaseUntil, lastError: nil, createdAt: now, deadAt: nil, uncountedAttempts: 0, firstAttemptAt: now,
                          deadCause: nil, app: app)
     }
@@ -66,7 +70,19 @@ enum JobStore {
         // none); the probe, a seek into the due index, is nearly free, and that range is
         // empty unless a worker lost its leases.
         let anyExpired = try connection.queryOne(anyExpiredSQL, [kind, now]) != nil
-        let expired = anyExpired ? try connection.query(claimExpiredSQL, [kind, now, limit]) : []
+        var expired = anyExpired ? try connection.query(claimExpiredSQL, [kind, now, limit]) : []
+        // Jobs leased at insert are not in that index (ADR 0017): the floor's job has the earliest
+        // lease end of them, so only once it is over are they walked, from the floor up.
+        let floor = try LeaseFloor.committed(connection)
+        if let start = floor.id, floor.leaseUntil <= now {
+            let leasedAtInsert = try connection.query(claimExpiredAtInsertSQL, [start, kind, now, limit])
+            if !leasedAtInsert.isEmpty {
+                try LeaseFloor.leftAny(connection)
+                var keyed: [(runAt: Int64, id: Int64, row: Row)] = []
+                for row in expired + leasedAtInsert { keyed.append((try row[1], try row[0], row)) }
+                expired = keyed.sorted { ($0.runAt, $0.id) < ($1.runAt, $1.id) }.map(\.row)
+            }
+        }
         var due: [JobRecord] = []
         due.reserveCapacity(min(limit, queued.count + expired.count))
         var q = 0, e = 0
@@ -93,7 +109,9 @@ enum JobStore {
         // so a partial claim is never committed, and a savepoint would add two statements a claim.
         // One statement checked out for the whole claim: a cache look-up hashes the SQL (~1.5k
         // instructions), once a claim rather than once a job.
-        let lease = try connection.prepare("UPDATE jobs SET state = 'leased', lease_until = ?, attempts = ?, first_attempt_at = ? WHERE id = ?")
+        let lease = try connection.prepare("""
+            UPDATE jobs SET state = 'leased', lease_until = ?, attempts = ?, first_attempt_at = ?, leased_at_insert = 0 WHERE id = ?
+            """)
         for job in due {
             try lease.run([job.leaseUntil, Int64(job.attempts), job.firstAttemptAt, job.id])
         }
@@ -108,22 +126,36 @@ enum JobStore {
     /// queued (`lease_until` is NULL but while leased), its lease's end while leased. A query
     /// uses the index only with this very expression.
     static let dueAt = "coalesce(lease_until, run_at)"
-    /// Which rows `jobs_due` holds (migration 20): all but the done ones. A query's `WHERE` must
-    /// imply it for SQLite to use the index (`state = 'queued'` does; a bound `state = ?` only
-    /// through a prepare per bound value).
-    static let inDueIndex = "(state = 'queued' OR state = 'leased' OR state = 'dead')"
+    /// Which rows `jobs_due` holds (migrations 20 and 21): all but the done ones and those leased
+    /// at insert. A query's `WHERE` must imply it for SQLite to use the index: a state written in
+    /// (`state = 'queued'`; a bound `state = ?` only through a prepare per bound value) and
+    /// `indexed`.
+    static let inDueIndex = "(state = 'queued' OR state = 'leased' OR state = 'dead') AND \(indexed)"
+    /// The term of `jobs_due`'s condition that keeps jobs leased at insert out (migration 21).
+    static let indexed = "leased_at_insert = 0"
+    /// Jobs leased at insert, from the lease floor bound as `?N` up (ADR 0017): a walk of the
+    /// primary key, with no index of their own.
+    static func leasedAtInsert(from parameter: Int) -> String {
+        "id >= ?\(parameter) AND state = 'leased' AND leased_at_insert = 1"
+    }
     /// `claim`'s read of queued due jobs (kind, now, limit), in the index's order (for a queued
     /// row `dueAt` is its `run_at`); built once, not per claim.
     private static let claimQueuedSQL = """
         SELECT \(claimColumns) FROM jobs INDEXED BY jobs_due
-        WHERE state = 'queued' AND kind = ? AND \(dueAt) <= ? ORDER BY \(dueAt), id LIMIT ?
+        WHERE state = 'queued' AND \(indexed) AND kind = ? AND \(dueAt) <= ? ORDER BY \(dueAt), id LIMIT ?
         """
     /// Whether any leased job of a kind has its lease over (kind, now).
-    private static let anyExpiredSQL = "SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state = 'leased' AND kind = ? AND \(dueAt) <= ? LIMIT 1"
+    private static let anyExpiredSQL = """
+        SELECT 1 FROM jobs INDEXED BY jobs_due WHERE state = 'leased' AND \(indexed) AND kind = ? AND \(dueAt) <= ? LIMIT 1
+        """
     /// `claim`'s read of leased jobs whose lease is over (kind, now, limit).
     private static let claimExpiredSQL = """
         SELECT \(claimColumns) FROM jobs INDEXED BY jobs_due
-        WHERE state = 'leased' AND kind = ? AND \(dueAt) <= ? ORDER BY run_at, id LIMIT ?
+        WHERE state = 'leased' AND \(indexed) AND kind = ? AND \(dueAt) <= ? ORDER BY run_at, id LIMIT ?
+        """
+    /// `claim`'s read of jobs leased at insert whose lease is over (floor, kind, now, limit).
+    private static let claimExpiredAtInsertSQL = """
+        SELECT \(claimColumns) FROM jobs WHERE \(leasedAtInsert(from: 1)) AND kind = ?2 AND lease_until <= ?3 ORDER BY id LIMIT ?4
         """
 
     /// A due row read by `claim` as it will be once leased until `until` at `now`: one attempt
@@ -138,26 +170,45 @@ enum JobStore {
                          deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row[3])
     }
 
-    /// Makes every leased job of `kind` due now. Run at start: with one process per database, a
-    /// lease still held belongs to a process that died (`kill -9`), and waiting out the lease
-    /// would only delay its pushes. - Returns: how many.
+    /// Makes every leased job of `kind` due now. Run at start: with one process per database
+    /// (enforced by `SQLiteProcessLock`), a lease still held belongs to a process that died
+    /// (`kill -9`), and waiting out the lease would only delay its pushes. Claimed jobs are a
+    /// range of `jobs_due`; jobs leased at insert a walk from the lease floor (ADR 0017), which
+    /// then has none left. - Returns: how many.
     @discardableResult
     static func releaseLeases(_ connection: SQLiteConnection, kind: String, now: Int64) throws(SQLiteError) -> Int {
-        try connection.run("UPDATE jobs SET state = 'queued', lease_until = NULL, run_at = MIN(run_at, ?) WHERE kind = ? AND state = 'leased'",
-                           [now, kind])
-        return connection.changes
+        try connection.inWriteTransaction { () throws(SQLiteError) in
+            let released = "state = 'queued', lease_until = NULL, run_at = MIN(run_at, ?1)"
+            try connection.run("UPDATE jobs SET \(released) WHERE state = 'leased' AND \(indexed) AND kind = ?2", [now, kind])
+            var count = connection.changes
+            if let floor = try LeaseFloor.walkStart(connection) {
+                try connection.run("UPDATE jobs SET \(released), leased_at_insert = 0 WHERE \(leasedAtInsert(from: 3)) AND kind = ?2",
+                                   [now, kind, floor])
+                count += connection.changes
+                if connection.changes > 0 { try LeaseFloor.leftAny(connection) }
+            }
+            return count
+        }
     }
 
     /// Marks a leased job done, with an optional note of how it ended (e.g. the device was deleted).
     /// Fenced by `lease`. - Returns: false when the job is no longer leased under `lease`.
     static func complete(_ connection: SQLiteConnection, _ lease: JobLease, note: String? = nil) throws(SQLiteError) -> Bool {
-        try JobCounts.changingDone(connection) { () throws(SQLiteError) in
+        let completed = try JobCounts.changingDone(connection) { () throws(SQLiteError) in
             try connection.run("""
                 UPDATE jobs SET state = 'done', lease_until = NULL, last_error = COALESCE(?, last_error)
                 WHERE id = ? AND state = 'leased' AND attempts = ?
                 """, [note, lease.jobID, lease.attempt])
             return connection.changes
         } > 0
+        return try left(connection, lease, if: completed)
+    }
+
+    /// Tells the lease floor that the job under `lease` left its lease (ADR 0017) when `changed`.
+    /// - Returns: `changed`.
+    private static func left(_ connection: SQLiteConnection, _ lease: JobLease, if changed: Bool) throws(SQLiteError) -> Bool {
+        if changed { try LeaseFloor.left(connection, id: lease.jobID) }
+        return changed
     }
 
     /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
@@ -166,10 +217,11 @@ enum JobStore {
     static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String,
                       countsAttempt: Bool = true) throws(SQLiteError) -> Bool {
         try connection.run("""
-            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?, uncounted_attempts = uncounted_attempts + ?
+            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?, uncounted_attempts = uncounted_attempts + ?,
+                            leased_at_insert = 0
             WHERE id = ? AND state = 'leased' AND attempts = ?
             """, [runAt, error, Int64(countsAttempt ? 0 : 1), lease.jobID, lease.attempt])
-        return connection.changes > 0
+        return try left(connection, lease, if: connection.changes > 0)
     }
 
     /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms), keeping its
@@ -179,10 +231,11 @@ enum JobStore {
                            now: Int64) throws(SQLiteError) -> Bool {
         let cause = cause ?? DeadLetterCause(provider: nil, reason: DeadLetterCause.code(of: error))
         try connection.run("""
-            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?, dead_provider = ?, dead_reason = ?
+            UPDATE jobs SET state = 'dead', lease_until = NULL, last_error = ?, dead_at = ?, dead_provider = ?, dead_reason = ?,
+                            leased_at_insert = 0
             WHERE id = ? AND state = 'leased' AND attempts = ?
             """, [error, now, cause.provider, cause.reason, lease.jobID, lease.attempt])
-        return connection.changes > 0
+        return try left(connection, lease, if: connection.changes > 0)
     }
 
     /// Cancels a queued job that has not started (e.g. a push suppressed by an ack in time).
@@ -212,15 +265,30 @@ enum JobStore {
         // and a listing is an operator's page, not a hot path; an index on (app, state, id) would
         // be rewritten by every claim and completion. Done rows are not in that index (migration
         // 20): their listing walks the ids down from the cursor, and done rows are most rows.
-        try connection.query(listSQL[state]!, [app, beforeID ?? Int64.max, limit])
+        // Leased jobs are in two places (ADR 0017): claimed ones in `jobs_due`, those leased at
+        // insert from the lease floor up; each part gives at most a page, merged newest first.
+        let floor = state == .leased ? try LeaseFloor.walkStart(connection) ?? Int64.max : Int64.max   // max: none
+        let values: [any SQLiteBindable] = state == .leased ? [app, beforeID ?? Int64.max, limit, floor] : [app, beforeID ?? Int64.max, limit]
+        return try connection.query(listSQL[state]!, values)
             .map { row throws(SQLiteError) in try JobRecord(row: row) }
     }
 
-    /// `list`'s statement per state, the state written in: SQLite picks the partial `jobs_due` for a
-    /// state it can see the index holds; with the state bound it prepares the statement again
-    /// whenever the bound state changes. The states are the enum's own values, not input.
+    /// `list`'s statement per state (app, before id, limit, lease floor), the state written in:
+    /// SQLite picks the partial `jobs_due` for a state it can see the index holds; with the state
+    /// bound it prepares the statement again whenever the bound state changes. The states are the
+    /// enum's own values, not input.
     private static let listSQL: [JobState: String] = Dictionary(uniqueKeysWithValues: JobState.allCases.map { state in
-        (state, "SELECT * FROM jobs WHERE state = '\(state.rawValue)' AND app = ? AND id < ? ORDER BY id DESC LIMIT ?")
+        let page = "app = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3"
+        let sql = switch state {
+        case .done: "SELECT * FROM jobs WHERE state = 'done' AND \(page)"
+        case .queued, .dead: "SELECT * FROM jobs WHERE state = '\(state.rawValue)' AND \(indexed) AND \(page)"
+        case .leased: """
+            SELECT * FROM (SELECT * FROM jobs WHERE state = 'leased' AND \(indexed) AND \(page))
+            UNION ALL SELECT * FROM (SELECT * FROM jobs WHERE \(leasedAtInsert(from: 4)) AND \(page))
+            ORDER BY id DESC LIMIT ?3
+            """
+        }
+        return (state, sql)
     })
 
     /// What a retried dead letter starts again with: fresh attempts and retry budget, no dead-letter record.
@@ -242,7 +310,7 @@ enum JobStore {
     static func retryDead(_ connection: SQLiteConnection, matching filter: DeadJobFilter, now: Int64) throws(SQLiteError) -> Int {
         try connection.run("""
             UPDATE jobs SET \(revived), run_at = :now
-            WHERE state = 'dead' AND app = :app AND (:kind IS NULL OR kind = :kind)
+            WHERE state = 'dead' AND \(indexed) AND app = :app AND (:kind IS NULL OR kind = :kind)
               AND (:since IS NULL OR dead_at >= :since) AND (:until IS NULL OR dead_at < :until)
               AND (:provider IS NULL OR dead_provider = :provider) AND (:reason IS NULL OR dead_reason = :reason)
             """, [":now": now, ":app": filter.app.rawValue, ":kind": filter.kind, ":since": filter.deadSince, ":until": filter.deadUntil,
@@ -252,16 +320,23 @@ enum JobStore {
 
     /// Jobs per state, and the age (ms) of the oldest due job (queue depth and lag for /metrics).
     /// The done jobs' count is `job_counts`' (`JobCounts`); the others are counted in `jobs_due`,
-    /// which holds no done rows: a read of the jobs in flight and the dead letters only.
+    /// which holds no done rows: a read of the jobs in flight and the dead letters only (their
+    /// rows too since migration 21: SQLite 3.40 checks `leased_at_insert` in the row), and the
+    /// jobs leased at insert counted in a walk from the lease floor (ADR 0017).
     static func depth(_ connection: SQLiteConnection, now: Int64) throws(SQLiteError) -> (counts: [JobState: Int], oldestDueAgeMilliseconds: Int64) {
         var counts: [JobState: Int] = [:]
         for row in try connection.query("SELECT state, COUNT(*) AS n FROM jobs WHERE \(inDueIndex) GROUP BY state") {
             if let state = JobState(rawValue: try row["state"]) { counts[state] = Int(try row["n", as: Int64.self]) }
         }
+        if let floor = try LeaseFloor.walkStart(connection),
+           let leased = try connection.queryOne("SELECT count(*) FROM jobs WHERE \(leasedAtInsert(from: 1))", [floor])?[0, as: Int64.self],
+           leased > 0 {
+            counts[.leased, default: 0] += Int(leased)
+        }
         let done = try JobCounts.done(connection)
         if done > 0 { counts[.done] = done }
         // The due expression, not run_at (the same value for a queued row): read from the index alone.
-        let oldest: Int64? = try connection.queryOne("SELECT MIN(\(dueAt)) AS t FROM jobs WHERE state = 'queued' AND \(dueAt) <= ?", [now])?["t"]
+        let oldest: Int64? = try connection.queryOne("SELECT MIN(\(dueAt)) AS t FROM jobs WHERE state = 'queued' AND \(indexed) AND \(dueAt) <= ?", [now])?["t"]
         return (counts, oldest.map { now - $0 } ?? 0)
     }
 
@@ -323,6 +398,8 @@ enum JobStore {
                 return -Int(done)
             }
         }
+        // Jobs leased at insert may have gone with them, the floor's among them (ADR 0017).
+        if deleted > 0 { try LeaseFloor.leftAny(connection) }
         return deleted
     }
 }

@@ -44,13 +44,17 @@ extension SQLiteConnection {
         defer {
             writesPendingCounts = false
             pendingJobCounts = JobCounts.Pending()
+            pendingLeaseFloor = LeaseFloor.Pending()
         }
         let result: T
         do {
             result = try body(self)
-            // In the transaction, so that the counts commit with the rows they count, or neither.
+            // In the transaction, so that the counts commit with the rows they count, or neither;
+            // the lease floor likewise, remembered only once committed.
             try pendingJobCounts.write(to: self)
+            let floor = try pendingLeaseFloor.write(to: self)
             try prepare("COMMIT").run()
+            if let floor { committedLeaseFloor = floor }
         } catch {
             // SQLite itself ends the transaction on some errors (SQLITE_FULL, SQLITE_IOERR…);
             // roll back only when it is still open. The body's error is the one the caller needs.
@@ -75,7 +79,7 @@ extension SQLiteConnection {
             ? Self.savepointTexts[savepointDepth] : (save: "SAVEPOINT \(name)", release: "RELEASE \(name)")
         try prepare(texts.save).run()
         // The counts pending when the savepoint began: its rollback takes back what its body added.
-        let counted = pendingJobCounts
+        let counted = pendingJobCounts, floor = pendingLeaseFloor
         let result: T
         do {
             result = try body(self)
@@ -83,7 +87,7 @@ extension SQLiteConnection {
         } catch {
             // ROLLBACK TO undoes the work but keeps the savepoint open; RELEASE then removes it.
             if isInTransaction {
-                if (try? execute("ROLLBACK TO \(name)")) != nil { pendingJobCounts = counted }
+                if (try? execute("ROLLBACK TO \(name)")) != nil { pendingJobCounts = counted; pendingLeaseFloor = floor }
                 try? execute("RELEASE \(name)")
             }
             throw error

@@ -40,6 +40,11 @@ final class SQLiteConnection {
     /// What this transaction's statements changed in the counts `job_counts` keeps, written once
     /// before its COMMIT (`JobCounts`, issue 17); empty outside a transaction `transaction` began.
     var pendingJobCounts = JobCounts.Pending()
+    /// What this transaction's statements did to the lease floor, written once before its COMMIT
+    /// (`LeaseFloor`, ADR 0017); empty outside a transaction `transaction` began.
+    var pendingLeaseFloor = LeaseFloor.Pending()
+    /// The lease floor as last committed by this connection, or read; nil until first needed.
+    var committedLeaseFloor: LeaseFloor.Committed?
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
     private var commitHook: CommitHook?
 

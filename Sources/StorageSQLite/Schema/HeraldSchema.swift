@@ -388,6 +388,28 @@ enum HeraldSchema {
             CREATE INDEX jobs_due ON jobs (state, kind, coalesce(lease_until, run_at))
                 WHERE state = 'queued' OR state = 'leased' OR state = 'dead';
             """),
+        Migration(version: 21, name: "jobs leased at insert kept out of jobs_due, behind a lease floor", sql: """
+            -- Issue 17, ADR 0017. A push's job leased at insert wrote its jobs_due entry in its
+            -- INSERT and deleted it at its completion, ~7k instructions each (13.6k of a push's
+            -- ~128k), though nothing looks for it there while this process holds the lease. Such a
+            -- job is now marked leased_at_insert = 1 until it leaves that lease (completed,
+            -- retried, dead, released at start, claimed once the lease is over: each writes 0), and
+            -- jobs_due holds only rows with 0. The jobs leased at insert are found from
+            -- job_lease_floor: the lowest of them (NULL: none), moved by the writer just before the
+            -- COMMIT of a transaction that freed the floor's own job or leased a lower one (LeaseFloor:
+            -- at most one row written a completion batch, +0.1k a push measured in floor9). The
+            -- start's release, the claim's expired leases, /metrics, ?state=leased and a token
+            -- rotation walk the primary key up from it. Rows stored before this keep 0: indexed.
+            ALTER TABLE jobs ADD COLUMN leased_at_insert INTEGER NOT NULL DEFAULT 0;
+            CREATE TABLE job_lease_floor (
+                slot INTEGER PRIMARY KEY CHECK (slot = 0),
+                id   INTEGER                     -- the lowest job leased at insert; NULL: none
+            ) STRICT;
+            INSERT INTO job_lease_floor (slot, id) VALUES (0, NULL);
+            DROP INDEX jobs_due;
+            CREATE INDEX jobs_due ON jobs (state, kind, coalesce(lease_until, run_at))
+                WHERE (state = 'queued' OR state = 'leased' OR state = 'dead') AND leased_at_insert = 0;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every
