@@ -80,6 +80,10 @@ _LISTENING = re.compile(rb'listening\W.*?http://[^\s"]*:(\d+)')
 _SERIAL = itertools.count()
 
 
+# The herald last given each default database file (`Herald._default_database`).
+_DATABASE_HOLDERS = {}
+
+
 class Herald:
     """A running herald process and helpers to reach it.
 
@@ -100,7 +104,7 @@ class Herald:
             "HERALD_SERVER_KEY": SERVER_KEY,
             "HERALD_LOG_FORMAT": "json",
             "HERALD_LOG_LEVEL": "info",
-            "HERALD_DATABASE": str(tmp_path / "herald.db"),
+            "HERALD_DATABASE": str(tmp_path / "herald.db" if "HERALD_DATABASE" in env else self._default_database(tmp_path)),
         }
         if os.environ.get("HERALD_E2E_BROKER"):
             # Opt-in: the one-node suite on a Redis broker (redis://…), each Herald in a
@@ -124,6 +128,17 @@ class Herald:
         self.proc = None
         self.streams = []
         self.start()
+
+    def _default_database(self, tmp_path: Path) -> Path:
+        """The test's `herald.db`, shared by the heralds a test starts one after another; one
+        started while another still runs on it gets a file of its own: one server per SQLite
+        file (ADR 0017, a second exits 3)."""
+        path = tmp_path / "herald.db"
+        holder = _DATABASE_HOLDERS.get(path)
+        if holder is not None and holder.proc is not None and holder.proc.poll() is None:
+            path = tmp_path / f"herald-{self.name}.db"
+        _DATABASE_HOLDERS[path] = self
+        return path
 
     def start(self):
         self.log = open(self.log_path, "ab")
