@@ -72,9 +72,10 @@ enum JobStore {
         let anyExpired = try connection.queryOne(anyExpiredSQL, [kind, now]) != nil
         var expired = anyExpired ? try connection.query(claimExpiredSQL, [kind, now, limit]) : []
         // Jobs leased at insert are not in that index (ADR 0017): the floor's job has the earliest
-        // lease end of them, so only once it is over are they walked, from the floor up.
+        // lease end of them, so only once it is over are they walked, from the floor up (and when
+        // this transaction leased some below it, whose lease end only their rows know).
         let floor = try LeaseFloor.committed(connection)
-        if let start = floor.id, floor.leaseUntil <= now {
+        if let start = try LeaseFloor.walkStart(connection), floor.leaseUntil <= now || connection.pendingLeaseFloor.lowestLeased != nil {
             let leasedAtInsert = try connection.query(claimExpiredAtInsertSQL, [start, kind, now, limit])
             if !leasedAtInsert.isEmpty {
                 try LeaseFloor.leftAny(connection)
