@@ -804,6 +804,44 @@ final class WorkerHarness: Sendable {
         #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .queued, limit: 10, beforeID: nil) }.isEmpty)
     }
 
+    @Test("ADR 0007, 0017: a job leased at insert that waited past half its lease is not sent from memory; once its lease is over a claim sends it",
+          .timeLimit(.minutes(1)))
+    func aJobLeasedAtInsertLeftPastHalfItsLeaseIsClaimedOnceItsLeaseIsOver() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = 1
+            configuration.pollMilliseconds = 3_600_000
+        })
+        h.provider.script("tok-0", .hold)
+        let devices = try (0..<2).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let ids = try h.enqueueThroughWorker(devices)
+        #expect(try ids.allSatisfy { try h.job($0).state == .leased })
+        let first = try #require(await held.next())
+        // The second waits in the backlog for the slot past half its lease (60 s by default).
+        h.clock.advance(byMilliseconds: 30_000)
+        let claims = h.faults.claims.count
+        first(.delivered("apns-1"))
+        // The slot frees up and the outcome's write claims: the job is neither sent nor claimed,
+        // still leased at insert, counted as leased (on SQLite: from the lease floor, ADR 0017).
+        while h.faults.claims.count == claims || h.worker.outcomeCounts.delivered < 1 { await Task.yield() }
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        #expect(try h.job(ids[1]).state == .leased && h.job(ids[1]).attempts == 1)
+        let now = h.now
+        #expect(try h.storage.readSync { tx in try tx.jobs.depth(now: now) }.counts[.leased] == 1)
+        #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .leased, limit: 10, beforeID: nil) }.map(\.id) == [ids[1]])
+        // Its lease over, the next claim takes it (attempt 2) and sends it, once.
+        h.clock.advance(byMilliseconds: 30_000)
+        h.worker.wake()
+        while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1"])
+        #expect(try h.job(ids[1]).state == .done && h.job(ids[1]).attempts == 2)
+        #expect(try h.storage.readSync { tx in try tx.jobs.depth(now: now).counts[.leased] } == nil)
+    }
+
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))
     func aRolledBackInsertHandsNothingOver() async throws {
         struct Refused: Error {}
