@@ -57,7 +57,7 @@ import Testing
         #expect(try indexed(db, "queued") == 1 && indexed(db, "dead") == 1)
         #expect(try !JobStore.complete(db, jobs[1].lease), "fenced as before")
         #expect(try JobStore.complete(db, jobs[5].lease) && JobStore.complete(db, jobs[4].lease))
-        #expect(try stored(db) == nil && LeaseFloor.committed(db) == .none)
+        #expect(try stored(db) == nil && LeaseFloor.committed(db) == .noJob)
         // None outstanding: the next job leased at insert sets it, whatever its id.
         let next = try leased(db, 1)[0]
         #expect(try stored(db) == next.id)

@@ -18,7 +18,8 @@ enum LeaseFloor {
         /// That job's `lease_until`; `Int64.max` when there is none.
         var leaseUntil: Int64
 
-        static let none = Committed(id: nil, leaseUntil: .max)
+        /// No job leased at insert.
+        static let noJob = Committed(id: nil, leaseUntil: .max)
     }
 
     /// What the open transaction did to the floor, not written yet. A value: a savepoint keeps a
@@ -38,7 +39,7 @@ enum LeaseFloor {
             guard freed || lowestLeased != nil else { return nil }
             let committed = try LeaseFloor.committed(connection)
             let from = min(committed.id ?? .max, lowestLeased ?? .max)
-            let next = from == .max ? Committed.none : try LeaseFloor.first(connection, from: from)
+            let next = from == .max ? Committed.noJob : try LeaseFloor.first(connection, from: from)
             if next.id != committed.id {
                 try connection.run("UPDATE job_lease_floor SET id = ? WHERE slot = 0", [next.id])
             }
@@ -53,7 +54,7 @@ enum LeaseFloor {
     /// - Throws: `SQLiteError` from that read.
     static func committed(_ connection: SQLiteConnection) throws(SQLiteError) -> Committed {
         if let known = connection.committedLeaseFloor { return known }
-        var floor = Committed.none
+        var floor = Committed.noJob
         if let row = try connection.queryOne("SELECT id FROM job_lease_floor WHERE slot = 0"), let id: Int64 = try row[0] {
             let leaseUntil: Int64? = try connection.queryOne("SELECT lease_until FROM jobs WHERE id = ?", [id])?[0]
             floor = Committed(id: id, leaseUntil: leaseUntil ?? .max)
@@ -77,7 +78,7 @@ enum LeaseFloor {
     /// The lowest job leased at insert with an id of `from` or more, and its lease end: a walk of
     /// the primary key, over the jobs since finished.
     static func first(_ connection: SQLiteConnection, from: Int64) throws(SQLiteError) -> Committed {
-        guard let row = try connection.queryOne(firstSQL, [from]) else { return .none }
+        guard let row = try connection.queryOne(firstSQL, [from]) else { return .noJob }
         return Committed(id: try row[0], leaseUntil: try row[1, as: Int64?.self] ?? .max)
     }
 
