@@ -22,6 +22,14 @@ final class StorageFaults: Sendable {
     private let fired = Mutex<[Point: Int]>([:])
     private let writeCount = Mutex(0)
     private let claimLimits = Mutex<[Int]>([])
+    private let readHook = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Runs `action` once, just before the next read unit of work starts, outside any
+    /// transaction: a way into the gap between a claim's commit and the read of its devices.
+    func beforeNextRead(_ action: @escaping @Sendable () -> Void) { readHook.withLock { $0 = action } }
+
+    /// The action `beforeNextRead` armed, disarmed.
+    func takeReadHook() -> (@Sendable () -> Void)? { readHook.withLock { hook in defer { hook = nil }; return hook } }
 
     /// Write transactions submitted so far (group commit shows as fewer writes than outcomes).
     var writes: Int { writeCount.withLock { $0 } }
@@ -73,6 +81,7 @@ struct FaultyStorage: Storage {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
+        faults.takeReadHook()?()
         base.read({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
     }
 

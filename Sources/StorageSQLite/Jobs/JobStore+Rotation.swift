@@ -1,24 +1,26 @@
 import HeraldCore
 
 extension JobStore {
-    /// Moves the `push.deliver` jobs queued or leased for `ids` (devices a token rotation
-    /// replaced, DV-1) to `target`: only the payload's `device_id` changes, so the push id,
+    /// Moves the `push.deliver` and `push.receipt` jobs queued or leased for `ids` (devices a
+    /// token rotation replaced, DV-1) to `target`: only the payload's `device_id` changes, so the push id,
     /// attempts, due time and lease stay, and a send in flight under the lease is still fenced by
     /// it (`JobQueue.movePushJobs`). A job whose notification already has a job queued or leased
     /// for `target` stays, as do payloads this version cannot read (`PushJobRotation` decides).
     ///
-    /// Reads the jobs in flight of the kind through `jobs_due` (one range per state), each
-    /// payload's device read by `json_extract`: a rotation is rare, and a column for the device
+    /// Reads the jobs in flight of each kind through `jobs_due` (one range per state and kind),
+    /// each payload's device read by `json_extract`: a rotation is rare, and a column for the device
     /// would be written by every push. Run inside the registration's transaction on the writer.
     /// - Returns: how many jobs were moved.
     static func movePushJobs(_ connection: SQLiteConnection, fromDevices ids: [String], toDevice target: String) throws(SQLiteError) -> Int {
         let rotation = PushJobRotation(fromDevices: ids, toDevice: target)
         if rotation.isEmpty { return 0 }
         let devices = JSONStringArray.encode(rotation.devicesToRead)
-        var jobs: [(id: Int64, payloadText: String)] = []
-        for sql in movableSQL {
-            for row in try connection.query(sql, [DeliveryJobPayload.kind, devices]) {
-                jobs.append((try row[0], try row[1, as: String.self]))
+        var jobs: [(id: Int64, kind: String, payloadText: String)] = []
+        for (kind, devicePath) in movableKinds {
+            for sql in movableSQL {
+                for row in try connection.query(sql, [kind, devicePath, devices]) {
+                    jobs.append((try row[0], kind, try row[1, as: String.self]))
+                }
             }
         }
         var moved = 0
@@ -29,13 +31,17 @@ extension JobStore {
         return moved
     }
 
-    /// `movePushJobs`' reads (kind, JSON array of device ids), one per state it moves: a state
+    /// `movePushJobs`' reads (kind, the payload's device path, JSON array of device ids), one per
+    /// state it moves: a state
     /// written in lets SQLite use the partial `jobs_due` (see `inDueIndex`).
     private static let movableSQL = ["queued", "leased"].map { state in
         """
         SELECT id, payload_json FROM jobs
         WHERE state = '\(state)' AND kind = ? AND json_valid(payload_json)
-          AND json_extract(payload_json, '$.device_id') IN (SELECT value FROM json_each(?))
+          AND json_extract(payload_json, ?) IN (SELECT value FROM json_each(?))
         """
     }
+
+    /// The kinds a rotation moves (`PushJobRotation.kinds`), each with where its payload names the device.
+    private static let movableKinds = [(DeliveryJobPayload.kind, "$.device_id"), (PushReceiptJobPayload.kind, "$.delivery.device_id")]
 }
