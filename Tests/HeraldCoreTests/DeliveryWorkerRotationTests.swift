@@ -73,6 +73,26 @@ import Testing
         #expect(try DeliveryJobPayload.decode(job.payloadJSON).deviceID == new.id)
         let record = try h.record(old)
         #expect(record.map(\.outcome) == [.sent] && record.map(\.deviceID) == [new.id])
+        #expect(h.faults.jobReads == 1, "the job row read once again, before the send")
+    }
+
+    /// Issue 17's hot path: without a rotation, neither a claimed job nor one leased at insert
+    /// reads its job row again (the look costs a read only after a rotation moved jobs).
+    @Test(.timeLimit(.minutes(1)))
+    func withoutARotationNoSendReadsItsJobAgain() async throws {
+        let h = try WorkerHarness(configure: { $0.pollMilliseconds = 3_600_000 })
+        let devices = try (0..<4).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        let before = PushJobRotation.currentGeneration
+        for device in devices[..<2] { try h.enqueue(device) }
+        #expect(try await h.worker.runDue().claimed == 2)
+        h.worker.start()
+        while h.faults.claims.count < 2 { await Task.yield() }
+        _ = try h.enqueueThroughWorker(Array(devices[2...]))
+        while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.count == 4)
+        // Other tests of the process rotate tokens too: only a run none of them crossed can tell.
+        if PushJobRotation.currentGeneration == before { #expect(h.faults.jobReads == 0) }
     }
 
     /// A job that another claim took while the first looked its device up again is not sent by
