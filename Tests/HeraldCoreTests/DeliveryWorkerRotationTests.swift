@@ -119,11 +119,8 @@ import Testing
     /// read, so its send went to the old token even after a rotation had moved it.
     @Test(.timeLimit(.minutes(1)))
     func aJobLeasedAtInsertThatARotationMovedBeforeItsSendGoesToTheNewToken() async throws {
-        let h = try WorkerHarness(configure: { configuration in
-            configuration.maxInFlight = 1
-            configuration.leasedAtInsertBacklog = 1
-            configuration.pollMilliseconds = 3_600_000
-        })
+        // One slot, one place in the backlog, and no timer: the start's poll is the only one.
+        let h = try WorkerHarness(configure: { $0.maxInFlight = 1; $0.leasedAtInsertBacklog = 1; $0.pollMilliseconds = 3_600_000 })
         h.provider.script("tok-0", .hold)
         let busy = try h.register(user: "u-0", session: "s-0", token: "tok-0")
         let old = try h.register(user: "u-1", session: "s-1", token: "tok-1")
