@@ -92,7 +92,7 @@ enum SendTest {
                 return 2
             }
         }
-        var notification = TestPush.notification(catalog: catalog, locale: locale)
+        var notification = TestPush.notification(catalog: catalog, deviceLocale: locale)
         if let title = options["title"] { notification.title = title }
         if let body = options["body"] { notification.body = body }
         notification.rootKey = settings.payload.rootKey

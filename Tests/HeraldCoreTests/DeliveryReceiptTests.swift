@@ -163,6 +163,41 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(kept?.lastError == "token_rejected_but_reregistered: DeviceNotRegistered", "\(String(describing: kept))")
     }
 
+    /// rotation10 (ADR 0014): a receipt job named the device the push went to; after a token
+    /// rotation its resend ended `device_gone`. It moves with the rotation: the resend goes to
+    /// the new device, and the receipt's verdict on the old token leaves the new device alone,
+    /// even one registered in the very millisecond of the send.
+    @Test(arguments: ["MessageRateExceeded", "DeviceNotRegistered"])
+    func aReceiptDueWhenItsTokenRotatesResendsToTheNewDeviceAndNeverDeletesIt(reason: String) async throws {
+        let h = try Harness()
+        let old = try h.register("ExponentPushToken[a]")
+        try h.enqueue(old)
+        try await h.worker.runDue()
+        let new = try h.register("ExponentPushToken[b]")   // same session and platform: a rotation
+        #expect(try h.device(old.id) == nil)
+        let receipt = try #require(try h.receiptJobs().first)
+        let moved = try PushReceiptJobPayload.decode(receipt.payloadJSON)
+        #expect(moved.delivery.deviceID == new.id && moved.sentDeviceID == old.id && moved.receiptID == "t-1")
+        h.clock.advance(byMilliseconds: Harness.delay)
+        if reason == "DeviceNotRegistered" {
+            h.provider.receipt("t-1", .applying(.deleteDevice, reason: reason, status: 200, retryAfter: nil))
+            try await h.worker.runReceiptsDue()
+            #expect(try h.device(new.id) != nil)
+            #expect(try h.receiptJobs().first?.lastError == "token_rejected_but_reregistered: DeviceNotRegistered")
+            #expect(h.worker.outcomeCounts.devicesDeleted == 0)
+        } else {
+            h.provider.receipt("t-1", Self.rateExceeded)
+            try await h.worker.runReceiptsDue()
+            let resent = try #require(try h.jobs(.queued).first { $0.kind == DeliveryJobPayload.kind })
+            #expect(try DeliveryJobPayload.decode(resent.payloadJSON).deviceID == new.id)
+            h.clock.advance(byMilliseconds: 500)
+            try await h.worker.runDue()
+            let done = try #require(try h.storage.readSync { tx in try tx.jobs.find(id: resent.id) })
+            #expect(done.state == .done && done.lastError == "delivered: t-2")
+            #expect(h.provider.sends.count == 2 && h.provider.sends[0] == h.provider.sends[1])
+        }
+    }
+
     @Test func messageRateExceededSendsThePushAgainAfterABackoffThenGivesUp() async throws {
         let h = try Harness(maximumResends: 1)
         let (_, receipt) = try await h.sent()

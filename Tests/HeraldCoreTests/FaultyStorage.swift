@@ -22,6 +22,21 @@ final class StorageFaults: Sendable {
     private let fired = Mutex<[Point: Int]>([:])
     private let writeCount = Mutex(0)
     private let claimLimits = Mutex<[Int]>([])
+    private let readHook = Mutex<(@Sendable () -> Void)?>(nil)
+    private let jobFinds = Mutex(0)
+
+    /// Jobs read by id so far (`jobs.find`): the worker reads a job row again only after a
+    /// token rotation may have moved it (ADR 0014).
+    var jobReads: Int { jobFinds.withLock { $0 } }
+
+    func noteJobRead() { jobFinds.withLock { $0 += 1 } }
+
+    /// Runs `action` once, just before the next read unit of work starts, outside any
+    /// transaction: a way into the gap between a claim's commit and the read of its devices.
+    func beforeNextRead(_ action: @escaping @Sendable () -> Void) { readHook.withLock { $0 = action } }
+
+    /// The action `beforeNextRead` armed, disarmed.
+    func takeReadHook() -> (@Sendable () -> Void)? { readHook.withLock { hook in defer { hook = nil }; return hook } }
 
     /// Write transactions submitted so far (group commit shows as fewer writes than outcomes).
     var writes: Int { writeCount.withLock { $0 } }
@@ -73,6 +88,7 @@ struct FaultyStorage: Storage {
     func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
+        faults.takeReadHook()?()
         base.read({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
     }
 
@@ -194,7 +210,10 @@ private struct FaultyJobs: JobQueue {
         try base.movePushJobs(fromDevices: fromDevices, toDevice: toDevice)
     }
     func releaseLeases(kind: String, now: Int64) throws(StorageError) -> Int { try base.releaseLeases(kind: kind, now: now) }
-    func find(id: Int64, app: String) throws(StorageError) -> JobRecord? { try base.find(id: id, app: app) }
+    func find(id: Int64, app: String) throws(StorageError) -> JobRecord? {
+        faults.noteJobRead()
+        return try base.find(id: id, app: app)
+    }
     func list(app: String, state: JobState, limit: Int, beforeID: Int64?) throws(StorageError) -> [JobRecord] {
         try base.list(app: app, state: state, limit: limit, beforeID: beforeID)
     }

@@ -130,4 +130,62 @@ import Testing
             #expect(try device() == "d3")
         }
     }
+
+    /// rotation10: a receipt check (`push.receipt`, PU-8a) queued or leased for a replaced device
+    /// moves too, so the push its receipt may send again goes to the new device; it keeps the
+    /// device the push went to (`sent_device_id`), whose token the receipt judges.
+    @Test(arguments: Engine.available)
+    func receiptChecksMoveAndKeepTheDeviceTheirPushWentTo(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            @Sendable func receipt(_ device: String, _ notification: String) -> String {
+                PushReceiptJobPayload(provider: .expo, receiptID: "r-\(notification)", sentAt: 900,
+                                      delivery: payload(device, notification: notification)).jsonText()
+            }
+            let kind = PushReceiptJobPayload.kind
+            let ids = try storage.writeSync { tx in
+                let queued = try tx.jobs.enqueue(kind: kind, payloadJSON: receipt("old", "n1"), runAt: 5_000, now: 1_000)
+                let leased = try tx.jobs.enqueueLeased(kind: kind, payloadJSON: receipt("old", "n2"), app: "default",
+                                                       leaseUntil: 60_000, now: 1_000).id
+                // The new device has a push of n3 in flight: n3's receipt stays, its resend would be a second.
+                _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload("new", notification: "n3").jsonText(),
+                                        runAt: 9_000, now: 1_000)
+                let owned = try tx.jobs.enqueue(kind: kind, payloadJSON: receipt("old", "n3"), runAt: 9_000, now: 1_000)
+                let other = try tx.jobs.enqueue(kind: kind, payloadJSON: receipt("other", "n4"), runAt: 9_000, now: 1_000)
+                return (queued: queued, leased: leased, owned: owned, other: other)
+            }
+            let before = try storage.readSync { tx in try tx.jobs.find(id: ids.leased) }
+            #expect(try storage.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["old"], toDevice: "new") } == 2)
+            func stored(_ id: Int64) throws -> (job: JobRecord, payload: PushReceiptJobPayload) {
+                let job = try #require(try storage.readSync { tx in try tx.jobs.find(id: id) })
+                return (job, try PushReceiptJobPayload.decode(job.payloadJSON))
+            }
+            let queued = try stored(ids.queued)
+            #expect(queued.payload.delivery.deviceID == "new" && queued.payload.sentDeviceID == "old")
+            #expect(queued.payload.receiptID == "r-n1" && queued.payload.sentAt == 900 && queued.job.runAt == 5_000)
+            let leased = try stored(ids.leased)
+            #expect(leased.payload.delivery.deviceID == "new" && leased.payload.sentDeviceID == "old")
+            #expect(leased.job.state == .leased && leased.job.lease == before?.lease)
+            #expect(try stored(ids.owned).payload.delivery.deviceID == "old" && stored(ids.owned).payload.sentDeviceID == nil)
+            #expect(try stored(ids.other).payload.delivery.deviceID == "other")
+            // Moved again, the receipt still judges the first device's token.
+            #expect(try storage.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["new"], toDevice: "newer") } == 3)
+            #expect(try stored(ids.queued).payload.delivery.deviceID == "newer" && stored(ids.queued).payload.sentDeviceID == "old")
+        }
+    }
+
+    /// A rotation that moves jobs counts in `PushJobRotation.generation` before its commit (the
+    /// delivery worker's sign to look at a job row again). (Other tests rotate concurrently: only
+    /// a rise can be asserted.)
+    @Test(arguments: Engine.available)
+    func aRotationThatMovesJobsCountsAGeneration(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            _ = try storage.writeSync { tx in
+                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload("g-old", notification: "n1").jsonText(),
+                                    runAt: 9_000, now: 1_000)
+            }
+            let before = PushJobRotation.currentGeneration
+            #expect(try storage.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["g-old"], toDevice: "g-new") } == 1)
+            #expect(PushJobRotation.currentGeneration > before)
+        }
+    }
 }

@@ -248,6 +248,45 @@ def test_receipt_errors(herald_factory, provider_double, code):
         assert readyz_push(h)["expo"] == expected
 
 
+@pytest.mark.parametrize("code", ["MessageRateExceeded", "DeviceNotRegistered"])
+def test_a_receipt_due_when_its_token_rotates_resends_to_the_new_token_and_keeps_it(herald_factory, provider_double, code):
+    """rotation10 (ADR 0014's gap): the receipt check of a push named the device the push went
+    to; when the app registered a new token before the receipt came, a `MessageRateExceeded`
+    resend ended `device_gone`. The receipt job moves with the rotation: the resend goes to the new
+    token (same push id), and a `DeviceNotRegistered` about the old token leaves the new device."""
+    double = provider_double
+    # Time to rotate before the receipt is asked for (the rotation itself takes milliseconds).
+    h = herald_with_push(herald_factory, double, HERALD_PUSH_RECEIPT_DELAY_MS=3_000, HERALD_PUSH_RECEIPT_RECHECK_MS=200,
+                         HERALD_PUSH_RETRY_BASE_MS=100, HERALD_PUSH_RETRY_CAP_MS=100)
+    phone = ExpoDevice(h)
+    double.set_outcomes("expo", phone.token, [{"receipt_error": code}])
+    job = wait_job(h, push_one(h, phone), "done")
+    ticket = job["last_error"].removeprefix("delivered: ")
+
+    new_token = expo_token()
+    r = HTTP.post(h.url("/v1/users/me/device-tokens"), json={"token": new_token, "platform": "ios"}, headers=auth(phone.access))
+    assert r.status_code == 201, r.text
+    new_id = r.json()["id"]
+    assert [d["id"] for d in devices_of(h, phone)] == [new_id]
+    [moved] = [j for j in receipt_jobs(h, ("queued",)) if j["payload"]["receipt_id"] == ticket]
+    assert moved["payload"]["delivery"]["device_id"] == new_id and moved["payload"]["sent_device_id"] == phone.id, moved
+
+    receipt = wait_receipt_job(h, ticket, "done")
+    if code == "DeviceNotRegistered":
+        assert receipt["last_error"] == "token_rejected_but_reregistered: DeviceNotRegistered", receipt
+        assert [d["id"] for d in devices_of(h, phone)] == [new_id]
+    else:
+        assert receipt["last_error"] == "resent: MessageRateExceeded", receipt
+        [again] = expo_sends(double, new_token, 1)
+        assert [m["to"] for m in again["body"]] == [new_token], again["body"]
+        resent = [j for state in ("leased", "done") for j in jobs_in(h, state)
+                  if j["kind"] == "push.deliver" and j["payload"].get("resends") == 1]
+        assert resent and resent[0]["payload"]["device_id"] == new_id, resent
+        assert resent[0]["payload"]["apns_id"] == job["payload"]["apns_id"]
+        assert wait_job(h, resent[0]["id"], "done")["last_error"].startswith("delivered: ")
+        assert len(expo_sends(double, phone.token, 1)) == 1   # the old token got the push once, before
+
+
 def test_a_receipt_not_ready_is_asked_for_again(herald_factory, provider_double):
     double = provider_double
     h = herald_with_push(herald_factory, double, **FAST_RECEIPTS)

@@ -888,6 +888,25 @@ def test_device_test_push_is_the_catalogs_test_kind(h, provider_double):
     assert not problems, "\n".join(problems)
 
 
+def test_device_test_push_takes_the_users_language_before_the_catalogs_default(h, provider_double):
+    """rotation10: the test push went device locale -> catalog default, where every other push
+    goes device locale -> the user's language -> the default (NO-5, rotation9). A German phone of a
+    user whose profile says Mexican Spanish got the catalog's Portuguese; it gets Spanish now, and a
+    language the catalog has still wins over the user's."""
+    double = provider_double
+    user = uid()
+    german, english = Device(h, user, "android", "de-DE"), Device(h, user, "ios", "en-GB")
+    r = HTTP.put(h.url(f"/v1/users/{user}"), json={"locale": "es-MX"}, headers=h.server_headers())
+    assert r.status_code in (200, 201), r.text
+    for device, language in ((german, "es"), (english, "en")):
+        r = HTTP.post(h.url(f"/v1/me/devices/{device.id}/test"), headers=auth(device.access))
+        assert r.status_code == 200, r.text
+        [entry] = wait_pushes(double, device, 1)
+        title, body = TEST_PUSH[language]
+        got = entry["body"]["aps"]["alert"] if device.platform == "ios" else entry["body"]["message"]["notification"]
+        assert got == {"title": title, "body": body}, (device.locale, got)
+
+
 def test_badge_unread_policy_never_and_call_priority(h, provider_double):
     double = provider_double
     user = uid()

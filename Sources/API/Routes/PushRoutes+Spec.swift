@@ -6,7 +6,7 @@ extension PushRoutes {
         static let testPush = RouteSpec(
             .post, "/v1/me/devices/{id}/test", auth: .accessToken, operationID: "testPush",
             tags: ["devices"], summary: "Send a test push to one of the caller's devices",
-            description: "A localized \"notifications are working\" push (DV-7), sent at once, bypassing the queue. Its data carry the kind `test` under the catalog's kind key; its texts, sound and priority are the catalog's `test` kind in the device's language, else Herald's own.",
+            description: "A localized \"notifications are working\" push (DV-7), sent at once, bypassing the queue. Its data carry the kind `test` under the catalog's kind key; its texts, sound and priority are the catalog's `test` kind, else Herald's own, in the first language it has of the device's, the user's (`PUT /v1/users/{id}`) and the catalog's default (NO-5).",
             parameters: [
                 .path("id", "The device id.", .json(#"{"type": "string", "minLength": 1}"#)),
             ],

@@ -75,9 +75,8 @@ struct PushRoutes {
         return .deferred { writer in
             database.read({ tx -> (DeviceRecord, String?)? in
                 guard let device = try tx.devices.find(id: id, now: unixMilliseconds()) else { return nil }
-                // Seed 000: without a device locale, the user's profile language (NO-5).
-                let userLocale = device.locale == nil ? try tx.users.find(app: device.app, userID: device.userID)?.locale : nil
-                return (device, userLocale)
+                // The user's profile language, for texts the device's language lacks (NO-5, seed 000).
+                return (device, try tx.users.find(app: device.app, userID: device.userID)?.locale)
             }) { result in
                 guard case .success(let found) = result, let (device, userLocale) = found, device.userID == claims.subject,
                       device.app == claims.app.rawValue else {
@@ -89,7 +88,7 @@ struct PushRoutes {
                     return writer.complete(.error(503, code: "push_not_configured",
                                                   message: "\(device.provider) has no credentials on this server"))
                 }
-                var notification = TestPush.notification(catalog: profile.catalog, locale: device.locale ?? userLocale)
+                var notification = TestPush.notification(catalog: profile.catalog, deviceLocale: device.locale, userLocale: userLocale)
                 notification.rootKey = profile.payload.rootKey
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 push.providers.send(notification, to: target, pushID: .random(), app: device.app) { classification in

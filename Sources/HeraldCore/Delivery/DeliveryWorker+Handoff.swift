@@ -47,6 +47,9 @@ extension DeliveryWorker {
         // back only after this process lost the job (a restart, a lease run out, a retry),
         // by then long out of the cache's memo.
         let text = payload.jsonTextHandedOver()
+        // Before the commit, so after the caller's read of `device`: a rotation that moves this
+        // job reads it after the commit and counts after that (ADR 0014).
+        let generation = PushJobRotation.currentGeneration
         let job: JobRecord
         do {
             job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
@@ -56,7 +59,7 @@ extension DeliveryWorker {
             unreserve(slotted: slotted)
             throw error
         }
-        handoff.items.append(Handed(job: job, payload: payload, device: device, slotted: slotted))
+        handoff.items.append(Handed(job: job, payload: payload, device: device, generation: generation, slotted: slotted))
         return (job.id, true)
     }
 
@@ -95,13 +98,17 @@ extension DeliveryWorker {
         let job: JobRecord
         let payload: DeliveryJobPayload
         let device: DeviceRecord
+        /// `PushJobRotation.currentGeneration` in the inserting unit: a change by the send means
+        /// a rotation may have moved the job to another device (ADR 0014).
+        let generation: UInt64
         /// It holds a send slot since its insert; else it waits for one (`backlogged`).
         let slotted: Bool
 
-        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, slotted: Bool) {
+        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, generation: UInt64, slotted: Bool) {
             self.job = job
             self.payload = payload
             self.device = device
+            self.generation = generation
             self.slotted = slotted
         }
     }
@@ -203,7 +210,9 @@ extension DeliveryWorker {
         let done: @Sendable (Recorded) -> Void = { [self] result in
             if case .held = result {} else { finished() }
         }
-        if let prepared = screen(item.job, payload: item.payload, done: done) { deliver(prepared, device: item.device) }
+        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: done) {
+            deliver(prepared, device: item.device)
+        }
     }
 
 }

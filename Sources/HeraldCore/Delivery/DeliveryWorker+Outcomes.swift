@@ -179,6 +179,8 @@ extension DeliveryWorker {
                 }
             }
             let want = claim ? max(0, maxInFlight - self.sending.load(ordering: .relaxed)) : 0
+            // Before the claim: a rotation that moves a claimed job counts after it (ADR 0014).
+            let generation = PushJobRotation.currentGeneration
             let claimed = want > 0
                 ? try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
                 : []
@@ -186,7 +188,7 @@ extension DeliveryWorker {
             // below if this transaction does not commit.
             self.sending.add(claimed.count, ordering: .relaxed)
             counted.value.store(claimed.count, ordering: .relaxed)
-            return Written(outcomes: results, want: want, claimed: claimed)
+            return Written(outcomes: results, want: want, claimed: claimed, generation: generation)
         }) { [self] result in
             switch result {
             case .success(let written):
@@ -211,7 +213,7 @@ extension DeliveryWorker {
                         let jobs = adoptHeld(written.claimed)
                         // Jobs whose outcome is held here are not sent: no slot.
                         sending.subtract(written.claimed.count - jobs.count, ordering: .relaxed)
-                        send(jobs, counted: true) { _ in }
+                        send(jobs, counted: true, generation: written.generation) { _ in }
                         // A full claim may have left more due; a short one took all that was due
                         // (a wake meanwhile still asks again: its jobs may have come after).
                         if written.claimed.count == written.want { claimWanted = true }

@@ -11,8 +11,8 @@ import Synchronization
 /// |---|---|
 /// | ok | the job is done; a misconfigured provider is cleared |
 /// | not there yet | asked again after `receiptRecheckMilliseconds` (not counted), until `receiptWindowMilliseconds` after the send: then done as `receipt_unavailable` |
-/// | the token is dead (`DeviceNotRegistered`) | the device is deleted through the mass-deletion guard, unless it registered again after the send |
-/// | not delivered, try again (`MessageRateExceeded`) | the push is queued again (same push id) after a backoff, at most `maximumResends` times, then dead-lettered |
+/// | the token is dead (`DeviceNotRegistered`) | the device the push went to is deleted through the mass-deletion guard, unless it registered again after the send; a device that replaced it since (a token rotation, ADR 0014) is kept |
+/// | not delivered, try again (`MessageRateExceeded`) | the push is queued again (same push id) after a backoff, at most `maximumResends` times, then dead-lettered; to the device that replaced the one it went to, if a rotation moved the receipt job |
 /// | refused for good (`MessageTooBig`, `InvalidCredentials`, `MismatchSenderId`) | the receipt job is dead-lettered with the provider's reason; configuration errors also mark the provider misconfigured (devices are kept) |
 /// | the receipt request failed (429, 5xx, transport) | the receipt job is retried with the usual backoff |
 ///
@@ -174,6 +174,9 @@ extension DeliveryWorker {
         let provider = payload?.provider
         let origin = payload?.delivery.origin
         let deviceID = payload?.delivery.deviceID ?? ""
+        // The token the receipt judges is the one the push went to; a rotation since moved the
+        // resend (`delivery`) to the device that replaced it, never this verdict (ADR 0014).
+        let sentDeviceID = payload?.sentDeviceID ?? deviceID
         let random = jitter()
         // Asked before the transaction, like a send's rejection: the guard counts every verdict.
         var verdict = verdict
@@ -213,13 +216,13 @@ extension DeliveryWorker {
                 }
             case .deleteDevice(let reason):
                 // A device registered again after the send keeps its new token (PU-5c).
-                let deleted = try tx.devices.deleteInvalid(id: deviceID, invalidSince: payload?.sentAt)
+                let deleted = try tx.devices.deleteInvalid(id: sentDeviceID, invalidSince: payload?.sentAt)
                 let note = deleted ? "device_deleted: \(reason)" : "token_rejected_but_reregistered: \(reason)"
                 try held(tx.jobs.complete(job.lease, note: note))
-                try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
+                try Self.record(tx, origin: origin, deviceID: sentDeviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
                 if deleted {
                     counters.withLock { $0.devicesDeleted += 1 }
-                    log.info("deleted a device its provider's receipt reported invalid", ["device_id": deviceID, "reason": reason])
+                    log.info("deleted a device its provider's receipt reported invalid", ["device_id": sentDeviceID, "reason": reason])
                 }
             case .resend(let reason, let delay, let counted):
                 guard var delivery = payload?.delivery else { throw LeaseLost() }

@@ -377,20 +377,23 @@ public final class DeliveryWorker: @unchecked Sendable {
             guard state != .stopped else { return completion(.success(Round())) }
             writeHeld { [self] written in
                 storage.write({ tx in
-                    try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds)
+                    // Before the claim: a rotation that moves a claimed job counts after it (ADR 0014).
+                    let generation = PushJobRotation.currentGeneration
+                    return (try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds),
+                            generation)
                 }) { [self] result in
                     queue.async { [self] in
                         switch result {
                         case .failure(let error):
                             completion(.failure(error))
-                        case .success(let claimed):
+                        case .success(let (claimed, generation)):
                             noteClaim(claimed, limit: limit)
                             let jobs = adoptHeld(claimed)
                             let round = Round(claimed: claimed.count, held: claimed.count - jobs.count, heldWritten: written)
                             guard !jobs.isEmpty else { return completion(.success(round)) }
                             let tally = Mutex(round)
                             let left = Mutex(jobs.count)
-                            send(jobs) { recorded in
+                            send(jobs, generation: generation) { recorded in
                                 switch recorded {
                                 case .recorded: break
                                 case .notRecorded: tally.withLock { $0.unrecorded += 1 }
@@ -459,9 +462,12 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///
     /// The devices of the whole batch are read in one snapshot (one read transaction per claim,
     /// not one per job: a claim of 64 jobs paid 64 transactions before) and one statement.
-    /// - Parameter counted: the claim already counted the jobs in `sending` (in its write, so
-    ///   the worker's next write does not claim their slots again).
-    func send(_ jobs: [JobRecord], counted: Bool = false, recorded: @escaping @Sendable (Recorded) -> Void) {
+    /// - Parameters:
+    ///   - counted: the claim already counted the jobs in `sending` (in its write, so the
+    ///     worker's next write does not claim their slots again).
+    ///   - generation: `PushJobRotation.currentGeneration` read in the claim's write, before it
+    ///     claimed (ADR 0014: a rotation since may have moved the jobs).
+    func send(_ jobs: [JobRecord], counted: Bool = false, generation: UInt64, recorded: @escaping @Sendable (Recorded) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += jobs.count
         if !counted { sending.add(jobs.count, ordering: .relaxed) }
@@ -472,7 +478,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 if case .held = result {} else { finished() }
                 recorded(result)
             }
-            if let prepared = prepare(job, done: done) { ready.append(prepared) }
+            if let prepared = prepare(job, generation: generation, done: done) { ready.append(prepared) }
         }
         guard !ready.isEmpty else { return }
         let batch = ready
@@ -518,11 +524,14 @@ public final class DeliveryWorker: @unchecked Sendable {
     final class Prepared: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
+        /// `PushJobRotation.currentGeneration` before the job's device was read (ADR 0014).
+        let generation: UInt64
         let done: @Sendable (Recorded) -> Void
 
-        init(job: JobRecord, payload: DeliveryJobPayload, done: @escaping @Sendable (Recorded) -> Void) {
+        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) {
             self.job = job
             self.payload = payload
+            self.generation = generation
             self.done = done
         }
     }
@@ -530,7 +539,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Reads a claimed job's payload and settles at once what needs no device (an unreadable
     /// payload, an expired or acknowledged notification: recorded, `done` called later).
     /// - Returns: the job to look its device up for, or nil when it was settled here.
-    func prepare(_ job: JobRecord, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
+    func prepare(_ job: JobRecord, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let payload: DeliveryJobPayload
         do {
             payload = try DeliveryJobPayload.decode(job.payloadJSON)
@@ -538,12 +547,13 @@ public final class DeliveryWorker: @unchecked Sendable {
             finish(job, .deadLetter(reason: "unreadable job payload: \(error)"), device: nil, origin: nil, done: done)
             return nil
         }
-        return screen(job, payload: payload, done: done)
+        return screen(job, payload: payload, generation: generation, done: done)
     }
 
     /// Settles at once a job that must not be sent (an expired or acknowledged notification).
     /// - Returns: the job to send, or nil when it was settled here.
-    func screen(_ job: JobRecord, payload: DeliveryJobPayload, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
+    /// - Parameter generation: `PushJobRotation.currentGeneration` before its device was read.
+    func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let origin = payload.origin
         if payload.notification.hasExpired(atMilliseconds: clock.unixMilliseconds) {
             // NO-2: an expired notification is never sent, however late its job runs.
@@ -555,13 +565,22 @@ public final class DeliveryWorker: @unchecked Sendable {
             skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: "acked", done: done)
             return nil
         }
-        return Prepared(job: job, payload: payload, done: done)
+        return Prepared(job: job, payload: payload, generation: generation, done: done)
     }
 
     /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
     /// outcome; `done` is called once, on `queue`, after its outcome's transaction.
-    /// - Parameter pushDisabled: the device's user has the global push switch off now.
-    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false) {
+    ///
+    /// A device not found, or read before a token rotation that may have moved the job
+    /// (`PushJobRotation.generation` changed), is looked up again through the job row first
+    /// (`resolveRotation`, ADR 0014); with neither, as on nearly every send, nothing more is read.
+    /// - Parameters:
+    ///   - pushDisabled: the device's user has the global push switch off now.
+    ///   - resolved: `found` was read after the job row (no second look).
+    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false) {
+        if !resolved, found == nil || prepared.generation != PushJobRotation.currentGeneration {
+            return resolveRotation(prepared, device: found, pushDisabled: pushDisabled)
+        }
         let job = prepared.job, payload = prepared.payload, done = prepared.done
         let deviceID = payload.deviceID
         let origin = payload.origin
@@ -725,5 +744,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         var outcomes: [Counters?]
         var want: Int
         var claimed: [JobRecord]
+        /// `PushJobRotation.currentGeneration` before the claim.
+        var generation: UInt64
     }
 }

@@ -47,7 +47,12 @@ public protocol JobQueue {
     /// payload names one of `fromDevices` names `toDevice` instead, and nothing else changes: its
     /// push id (PU-5b), attempts, retry budget, due time and lease stay. A leased job may be in
     /// flight to the old token: its send ends as it ends, fenced by its lease as before, and only
-    /// a retry is sent to `toDevice`; a job is one row, so it is never sent to both, nor twice.
+    /// a retry is sent to `toDevice`; one whose send has not started goes to `toDevice` (the
+    /// delivery worker reads its row again, ADR 0014). A job is one row, so it is never sent to
+    /// both, nor twice.
+    /// `push.receipt` jobs (PU-8a) whose push names one of `fromDevices` move the same way: their
+    /// push's `device_id` names `toDevice`, and `sent_device_id` keeps the device it went to.
+    /// A rotation that moves jobs counts in `PushJobRotation.generation` before its commit.
     /// One job per notification reaches `toDevice`: a job whose notification already has one
     /// queued or leased for it, or one moved by this call (the oldest moves), is left as it is
     /// (moved, that notification would reach the device twice; left, it ends `device_gone`).

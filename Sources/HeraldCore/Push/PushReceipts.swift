@@ -39,7 +39,8 @@ public enum PushReceiptAnswer: Sendable, Equatable {
 /// push id, so the device shows it at most once, PU-5b).
 ///
 /// ```
-/// {"provider":"expo","receipt_id":"…","sent_at":<unix ms>,"delivery":{<DeliveryJobPayload>}}
+/// {"provider":"expo","receipt_id":"…","sent_at":<unix ms>,"delivery":{<DeliveryJobPayload>},
+///  "app":"…","sent_device_id":"…"}
 /// ```
 /// A stored format: it only ever gains optional members.
 public struct PushReceiptJobPayload: Codable, Sendable, Equatable {
@@ -53,14 +54,19 @@ public struct PushReceiptJobPayload: Codable, Sendable, Equatable {
     /// Unix ms of the send that got the receipt: the provider's window (24 h for Expo) starts
     /// here, and a device registered again after it is kept when the receipt rejects the token.
     public var sentAt: Int64
-    /// The push, as its `push.deliver` job stored it.
+    /// The push, as its `push.deliver` job stored it (its `device_id` moved by a token rotation).
     public var delivery: DeliveryJobPayload
     /// The device's app when not `default` (ADR 0006): its receipts are asked with its own
     /// provider (its access token); absent in jobs of the default app and of older builds.
     public var app: String?
+    /// The device the push went to, set when a token rotation moved the job to the device that
+    /// replaced it (`delivery.device_id` then names that one, for a resend; ADR 0014): the
+    /// receipt's verdict on the token (`DeviceNotRegistered`) is about this device, never the
+    /// new one. Absent in jobs never moved: `delivery.device_id` is the device then.
+    public var sentDeviceID: String?
 
     enum CodingKeys: String, CodingKey {
-        case provider, receiptID = "receipt_id", sentAt = "sent_at", delivery, app
+        case provider, receiptID = "receipt_id", sentAt = "sent_at", delivery, app, sentDeviceID = "sent_device_id"
     }
 
     public init(provider: PushProviderID, receiptID: String, sentAt: Int64, delivery: DeliveryJobPayload) {
