@@ -86,7 +86,11 @@ public final class APNsProvider: PushProvider {
         transport.send(request) { [self] result in
             let classification: PushClassification
             switch result {
-            case .success(let response): classification = classifyAPNs(response: response, now: clock())
+            case .success(let response):
+                classification = classifyAPNs(response: response, now: clock())
+                // The connection is unusable (`Shutdown`, `IdleTimeout`, a token it will not take):
+                // no push goes on it again, and this one's retry, the queue's, finds a new one (ADR 0018).
+                if classification.reconnect, let connection = response.connection { transport.retireConnection(connection) }
             case .failure(let error): classification = classifyTransportError(error)
             }
             guard case .refreshAuthAndRetryOnce(let reason) = classification.outcome else { return completion(classification) }

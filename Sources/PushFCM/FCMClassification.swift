@@ -216,15 +216,26 @@ struct FCMErrorBody: Decodable {
 /// No FCM access token: Google refusing the assertion (`invalid_grant`: wrong key, clock skew) is a
 /// configuration error; otherwise nothing was sent to FCM, so the push is `.notSent` (retried without
 /// counting the attempt), no sooner than the cache's cool-down ends when it is in one.
+///
+/// A token request that got no answer (`.unanswered`: `oauth_unreachable: …`, or
+/// `tls_certificate_rejected: …` when the endpoint's certificate was refused) is `isUnanswered`:
+/// it is one of FCM's requests `ProviderHealth` counts (ADR 0015). Pushes refused during the
+/// cool-down that follows made no request and count as nothing.
 public func classifyFCMTokenError(_ error: FCMTokenError) -> PushClassification {
     switch error {
+    case .unanswered(let detail, let rejectedCertificate):
+        if let rejectedCertificate { return .certificateRejected("\(rejectedCertificate) (the OAuth token endpoint)") }
+        var classification = PushClassification.applying(.retryUnsent(minimumDelay: nil), reason: "oauth_unreachable: \(detail)",
+                                                          status: nil, retryAfter: nil)
+        classification.isUnanswered = true
+        return classification
     case .rejected(let status, let code, _):
-        .applying(.deadLetterConfiguration, reason: "oauth_\(code)", status: status, retryAfter: nil)
+        return .applying(.deadLetterConfiguration, reason: "oauth_\(code)", status: status, retryAfter: nil)
     case .unavailable(let status, _):
-        .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_unavailable", status: status, retryAfter: nil)
+        return .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_unavailable", status: status, retryAfter: nil)
     case .failed(let detail):
-        .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_failed: \(detail)", status: nil, retryAfter: nil)
+        return .applying(.retryUnsent(minimumDelay: nil), reason: "oauth_failed: \(detail)", status: nil, retryAfter: nil)
     case .coolingDown(let secondsLeft, let detail):
-        .applying(.retryUnsent(minimumDelay: secondsLeft), reason: "oauth_cooldown: \(detail)", status: nil, retryAfter: nil)
+        return .applying(.retryUnsent(minimumDelay: secondsLeft), reason: "oauth_cooldown: \(detail)", status: nil, retryAfter: nil)
     }
 }

@@ -54,10 +54,10 @@ final class FakeReceiptProvider: PushReceiptProvider {
         let guardian = MassDeletionGuard()
         static let delay: Int64 = 15 * 60_000, recheck: Int64 = 60_000
 
-        init(maximumResends: Int = 2) throws {
+        init(maximumResends: Int = 2, maxAttempts: Int = 3) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             var configuration = DeliveryWorker.Configuration()
-            configuration.retry = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: 3)
+            configuration.retry = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: maxAttempts)
             configuration.receiptDelayMilliseconds = Self.delay
             configuration.receiptRecheckMilliseconds = Self.recheck
             configuration.maximumResends = maximumResends

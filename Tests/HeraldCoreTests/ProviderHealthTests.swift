@@ -91,4 +91,57 @@ import Testing
         _ = try await h.worker.runDue()
         #expect(h.worker.providerHealth.degradation(provider: "apns") == nil)
     }
+
+    /// ADR 0015 as amended: a receipt check is one of the provider's requests. Three without an
+    /// answer make Expo degraded (per provider and app, as its pushes); the next check answered clears it.
+    @Test func receiptChecksWithoutAnAnswerCountAndAnAnsweredOneClears() async throws {
+        let h = try DeliveryReceiptTests.Harness(maxAttempts: 10)
+        _ = try await h.sent()
+        #expect(h.worker.providerHealth.degradation(provider: "expo") == nil)
+        h.provider.failReceipts(classifyTransportError(Timeout()))
+        for _ in 0..<3 {
+            #expect(try await h.worker.runReceiptsDue().claimed == 1)
+            h.clock.advance(byMilliseconds: 60_000)
+        }
+        let degradation = try #require(h.worker.providerHealth.degradation(provider: "expo"))
+        #expect(degradation.failures == 3 && degradation.reason == "transport_error: timeout")
+        #expect(h.provider.sends.count == 1, "only the receipt checks went unanswered")
+
+        h.provider.failReceipts(nil)
+        #expect(try await h.worker.runReceiptsDue().claimed == 1)
+        #expect(h.worker.providerHealth.degradation(provider: "expo") == nil)
+    }
+
+    /// A receipt check the provider answered with an error (429) is an answer; one refused for a
+    /// certificate counts, with that reason (ADR 0018).
+    @Test func aReceiptCheckAnsweredWithAnErrorIsAnAnswer() async throws {
+        let h = try DeliveryReceiptTests.Harness(maxAttempts: 10)
+        _ = try await h.sent()
+        h.provider.failReceipts(.certificateRejected("certificate has expired (exp.host port 443)"))
+        for _ in 0..<2 {
+            _ = try await h.worker.runReceiptsDue()
+            h.clock.advance(byMilliseconds: 120_000)
+        }
+        h.provider.failReceipts(.applying(.retry(minimumDelay: nil), reason: "TOO_MANY_REQUESTS", status: 429, retryAfter: nil))
+        _ = try await h.worker.runReceiptsDue()
+        h.clock.advance(byMilliseconds: 120_000)
+        h.provider.failReceipts(.certificateRejected("certificate has expired (exp.host port 443)"))
+        _ = try await h.worker.runReceiptsDue()
+        #expect(h.worker.providerHealth.degradation(provider: "expo") == nil, "the 429 ended the run: one failure since")
+    }
+
+    /// The device test push (and anything else outside the queue) counts through
+    /// `noteHealth(provider:app:_:)`, under the guard's key.
+    @Test func pushesOutsideTheQueueCountUnderTheirAppsKey() throws {
+        let h = try DeliveryReceiptTests.Harness()
+        let refused = classifyTransportError(Timeout())
+        for _ in 0..<3 { h.worker.noteHealth(provider: .apns, app: "chat", refused) }
+        #expect(h.worker.providerHealth.degradation(provider: "apns@chat")?.failures == 3)
+        #expect(h.worker.providerHealth.degradation(provider: "apns") == nil)
+        h.worker.noteHealth(provider: .apns, app: "chat", .sendByPassed)
+        #expect(h.worker.providerHealth.degradation(provider: "apns@chat")?.failures == 3, "never sent: neither")
+        h.worker.noteHealth(provider: .apns, app: "chat", PushClassification(outcome: .delivered(providerMessageID: nil), status: 200, rule: nil))
+        #expect(h.worker.providerHealth.degradation(provider: "apns@chat") == nil)
+        #expect(DeliveryWorker.healthKey(provider: "fcm", app: "default") == "fcm")
+    }
 }

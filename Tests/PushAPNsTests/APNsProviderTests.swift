@@ -40,6 +40,28 @@ import Testing
         #expect(request.headerLines.contains("apns-expiration: \(1_767_225_600 + 3600)"))  // the injected clock
     }
 
+    /// ADR 0018: an answer saying its connection is unusable retires that connection (the
+    /// queue's retry then goes on a new one); the push is not sent again here, and its outcome is
+    /// the counted retry it always was. Other answers retire nothing.
+    @Test(arguments: [(400, "IdleTimeout"), (503, "Shutdown"), (403, "UnrelatedKeyIdInToken"), (429, "TooManyProviderTokenUpdates")])
+    func anAnswerThatCondemnsItsConnectionRetiresIt(status: Int, reason: String) throws {
+        var condemned = response(status, #"{"reason":"\#(reason)"}"#)
+        condemned.connection = PushConnectionID(7)
+        var delivered = response(200)
+        delivered.connection = PushConnectionID(8)
+        var refused = response(500, #"{"reason":"InternalServerError"}"#)
+        refused.connection = PushConnectionID(8)
+        let transport = ScriptedTransport([condemned, delivered, refused])
+        let provider = APNsProvider(credentials: credentials, transport: transport, clock: ManualClock())
+        let classification = try #require(send(provider))
+        #expect(classification.outcome == .retry(afterSeconds: nil, reason: reason) && classification.reconnect)
+        #expect(transport.requests.count == 1, "sent once: the retry is the queue's")
+        #expect(transport.retired == [PushConnectionID(7)])
+        #expect(send(provider)?.outcome == .delivered(providerMessageID: nil))
+        #expect(send(provider)?.outcome == .retry(afterSeconds: nil, reason: "InternalServerError"))
+        #expect(transport.retired == [PushConnectionID(7)])
+    }
+
     @Test func expiredProviderTokenIsRefreshedOnceAndRetried() throws {
         let expired = response(403, #"{"reason":"ExpiredProviderToken"}"#)
         let transport = ScriptedTransport([expired, response(200)])

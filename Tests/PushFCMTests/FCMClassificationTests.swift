@@ -171,5 +171,33 @@ let fcmCases: [FCMCase] = [
         #expect(classifyFCMTokenError(.unavailable(status: 503, detail: "x")).outcome == .notSent(afterSeconds: nil, reason: "oauth_unavailable"))
         #expect(classifyFCMTokenError(.failed(detail: "timeout")).outcome == .notSent(afterSeconds: nil, reason: "oauth_failed: timeout"))
         #expect(classifyFCMTokenError(.coolingDown(secondsLeft: 7, detail: "x")).outcome == .notSent(afterSeconds: 7, reason: "oauth_cooldown: x"))
+        // ADR 0015: only a token request without an answer is a request FCM left unanswered.
+        #expect(!classifyFCMTokenError(.failed(detail: "timeout")).isUnanswered)
+        #expect(!classifyFCMTokenError(.coolingDown(secondsLeft: 7, detail: "x")).isUnanswered)
+        let unreachable = classifyFCMTokenError(.unanswered(detail: "token request failed: timeout", rejectedCertificate: nil))
+        #expect(unreachable.outcome == .notSent(afterSeconds: nil, reason: "oauth_unreachable: token request failed: timeout"))
+        #expect(unreachable.isUnanswered && !unreachable.isCertificateRejection)
+        let rejected = classifyFCMTokenError(.unanswered(detail: "x", rejectedCertificate: "certificate has expired (oauth2.googleapis.com port 443)"))
+        #expect(rejected.outcome == .notSent(afterSeconds: 60, reason:
+            "tls_certificate_rejected: certificate has expired (oauth2.googleapis.com port 443) (the OAuth token endpoint)"))
+        #expect(rejected.isUnanswered && rejected.isCertificateRejection)
+    }
+
+    /// The standard fetcher tells a token request that got no answer from one that could not be
+    /// made, and keeps a refused certificate's words.
+    @Test func aTokenRequestWithoutAnAnswerIsUnanswered() async throws {
+        let credentials = FCMCredentials(projectID: "herald-test", clientEmail: "pushbridge-test@herald-test.iam.gserviceaccount.com",
+                                         tokenURI: "https://oauth2.googleapis.com/token", privateKeyID: "test-key-1",
+                                         signer: try RS256Signer(pem: TestKeys.rsa2048))
+        func fetched(_ failure: PushTransportError) async -> FCMTokenError? {
+            let fetch = FCMAccessTokenCache.fetcher(credentials: credentials) { _, done in done(.failure(failure)) }
+            let result = await withCheckedContinuation { continuation in fetch { continuation.resume(returning: $0) } }
+            guard case .failure(let error) = result else { return nil }
+            return error as? FCMTokenError
+        }
+        #expect(await fetched(.connect("refused")) == .unanswered(detail: "token request failed: connect(\"refused\")", rejectedCertificate: nil))
+        #expect(await fetched(.certificateRejected("unable to get local issuer certificate"))
+                == .unanswered(detail: "token request failed: certificateRejected(\"unable to get local issuer certificate\")",
+                               rejectedCertificate: "unable to get local issuer certificate"))
     }
 }

@@ -183,7 +183,13 @@ async def app(scope, receive, send):
         async with cond:
             state["hanging"] += 1
             cond.notify_all()
-        await asyncio.Event().wait()
+            await cond.wait_for(lambda: state.get("released"))
+        await respond(send, 200, b'{"released":true}', [("content-type", "application/json")])
+    elif path == "/release-hanging":
+        async with cond:
+            state["released"] = True
+            cond.notify_all()
+        await respond(send, 200, b'{"ok":true}', [("content-type", "application/json")])
     elif path == "/wait-hanging":
         n = int(qs.get("n", "1"))
         async with cond:

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import HeraldCore
 import PushTestSupport
 import Synchronization
 import Testing
@@ -322,10 +323,15 @@ struct HTTP2ClientTests {
         let untrusting = try kind.make(Self.config(nil))
         defer { untrusting.shutdown() }
         let denied = try #require(untrusting.sendAndWait(request))
-        guard case .failure(.tls(let message)) = denied.result else {
-            Issue.record("expected .tls, got \(denied.result)"); return
+        guard case .failure(.certificateRejected(let message)) = denied.result else {
+            Issue.record("expected .certificateRejected, got \(denied.result)"); return
         }
-        #expect(!message.isEmpty)
+        #expect(message.contains("local issuer certificate"), "the verifier's words: \(message)")
+        // ADR 0018: its own reason, kept and retried no sooner than a minute, counted by ProviderHealth.
+        let classification = classifyTransportError(PushTransportError.certificateRejected(message))
+        #expect(classification.outcome == .notSent(afterSeconds: 60, reason: "tls_certificate_rejected: \(message)"))
+        #expect(classification.isUnanswered && classification.isCertificateRejection)
+        #expect(!classifyTransportError(PushTransportError.tls("ALPN")).isCertificateRejection)
 
         let trusting = try kind.make(Self.config(server))
         defer { trusting.shutdown() }
@@ -389,7 +395,8 @@ extension Result {
         (7, "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server", false, PushTransportError.connect("Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server")),
         (6, "Could not resolve host: nowhere.invalid", false, .connect("Could not resolve host: nowhere.invalid")),
         (28, "Operation timed out after 800 milliseconds with 0 bytes received", false, .timeout),
-        (60, "SSL certificate problem: unable to get local issuer certificate", false, .tls("SSL certificate problem: unable to get local issuer certificate")),
+        (60, "SSL certificate problem: unable to get local issuer certificate", false, .certificateRejected("SSL certificate problem: unable to get local issuer certificate")),
+        (83, "SSL: issuer check failed", false, .certificateRejected("SSL: issuer check failed")),
         (35, "error:0A00010B:SSL routines::wrong version number", false, .tls("error:0A00010B:SSL routines::wrong version number")),
         (35, "Recv failure: Connection reset by peer", false, .connect("Recv failure: Connection reset by peer")),
         (35, "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to x:443 ", false, .connect("OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to x:443 ")),

@@ -56,6 +56,41 @@ struct NativeHTTP2ClientTests {
         #expect(hanging.snapshot.values.allSatisfy { if case .failure(.shutdown) = $0.result { true } else { false } })
     }
 
+    /// A connection an answer condemned (APNs `Shutdown`, ADR 0018) is retired as after the server's
+    /// GOAWAY: the stream in flight on it still gets its answer there, the next request opens a new
+    /// connection, and later ones stay on that one.
+    @Test func aRetiredConnectionFinishesItsStreamsAndTheNextRequestOpensAnother() throws {
+        let server = try HTTP2ClientTestServer()
+        defer { server.stop() }
+        let client = try Self.client(server)
+        defer { client.shutdown() }
+        let held = HTTP2ClientCompletions()
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []), completion: held.record(0))
+        // Answered once the server holds the first: both went on the one connection.
+        let gate = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=1"), headers: [], body: [])))
+        let first = try #require(try gate.result.get().connection)
+        #expect(client.connectionsOpened == 1)
+
+        client.retireConnection(first)
+        let release = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/release-hanging"), headers: [], body: [])))
+        let second = try #require(try release.result.get().connection)
+        #expect(second != first)
+        #expect(release.info.newConnections == 1)
+        #expect(client.connectionsOpened == 2)
+
+        let finished = try #require(held.wait(for: 1, timeout: 20)[0])
+        let answer = try finished.result.get()
+        #expect(answer.status == 200 && answer.connection == first, "the stream in flight finished on the retired connection")
+
+        let later = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect(try later.result.get().connection == second)
+        #expect(later.info.newConnections == 0 && client.connectionsOpened == 2)
+        client.retireConnection(first)   // closed by now, or closing: nothing happens
+        client.retireConnection(PushConnectionID(999))
+        let last = try #require(client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [])))
+        #expect(try last.result.get().connection == second)
+    }
+
     /// Names go out lower-cased (RFC 9113 §8.2.1), and a caller's user-agent replaces the configured one.
     @Test func headerNamesAreLowerCasedAndUserAgentIsNotDoubled() throws {
         let server = try HTTP2ClientTestServer()

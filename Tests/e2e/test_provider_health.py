@@ -18,10 +18,10 @@ from pathlib import Path
 import httpx
 
 from conftest import wait_until
-from test_push import HTTP, auth, ios, push, wait_job, all_jobs  # noqa: F401
+from test_push import HTTP, all_jobs, android, auth, ios, jobs_in, json_log_lines, push, wait_job  # noqa: F401
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
-from credentials import SERVER_CERT, SERVER_KEY  # noqa: E402
+from credentials import CA_CERT, SERVER_CERT, SERVER_KEY, _make_ca  # noqa: E402
 from fixture import provider_double, provider_double_module, start_double  # noqa: E402,F401
 
 LEASE = {"HERALD_PUSH_LEASE_SECONDS": "4"}
@@ -176,3 +176,64 @@ def test_an_apns_gateway_that_completes_tls_and_never_answers_is_degraded(herald
         h.stop(wait=False)
         hole.close()
         double.stop()
+
+
+def test_a_refused_certificate_degrades_the_provider_with_its_own_reason_and_keeps_the_pushes(herald_factory, tmp_path):
+    """ADR 0018: the double serves a certificate from a CA Herald is not given (HERALD_CA_FILE names
+    another): nothing is sent, the pushes are kept (not dead, the attempt not counted) and retried
+    no sooner than a minute, /readyz shows the provider degraded with `tls_certificate_rejected`
+    and the verifier's words, and one error line names the likely causes."""
+    double = start_double(tmp_path / "double")
+    other = tmp_path / "other-ca"
+    other.mkdir()
+    _make_ca(other)
+    env = {**double.herald_env(), "HERALD_CA_FILE": str(other / CA_CERT)}
+    h = herald_factory(**env)
+    try:
+        devices = [ios(h) for _ in range(3)]
+        started = time.time()
+        jobs = [j["job_id"] for j in push(h, {"title": "Hi", "body": "through a stranger"}, devices)["jobs"]]
+        body = wait_readiness(h, "apns", lambda v: v.startswith("degraded: "))
+        degraded = body["push_degraded"]["apns"]
+        reason = degraded["reason"]
+        assert reason.startswith("tls_certificate_rejected: ") and f"(127.0.0.1 port {double.port})" in reason, degraded
+        assert "certificate" in reason.split(": ", 1)[1], degraded          # the verifier's words
+        assert body["push"]["apns"] == "degraded: " + degraded["reason"], body
+        assert degraded["unanswered_requests"] >= 3, body
+        assert double.requests("apns") == [], "nothing reached the gateway"
+        for job_id in jobs:
+            job = wait_job(h, job_id, "queued", check=lambda j: (j["last_error"] or "").startswith("tls_certificate_rejected"))
+            assert job["attempts"] == 1, job
+            assert ts(job["run_at"]) >= started + 60 - 1, job       # a minute at least
+        lines = [line for line in json_log_lines(h) if "TLS certificate was refused" in line.get("msg", "")]
+        assert len(lines) == 1 and lines[0]["level"] == "error" and "HERALD_CA_FILE" in lines[0]["msg"], h.logs()
+        assert lines[0]["provider"] == "apns" and lines[0]["reason"] == degraded["reason"], lines
+    finally:
+        h.stop(wait=False)
+        double.stop()
+
+
+def test_test_pushes_count_toward_the_providers_health(herald_factory, provider_double):
+    """ADR 0015 as amended: the device test push is one of the provider's requests. Three sent to a
+    gateway that refuses connections make APNs degraded; FCM's answer to one keeps FCM ok."""
+    double = provider_double
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    h = herald_factory(**{**double.herald_env(), "HERALD_APNS_URL": f"https://127.0.0.1:{port}/production",
+                          "HERALD_APNS_SANDBOX_URL": f"https://127.0.0.1:{port}/sandbox"})
+    try:
+        phone = ios(h)
+        for _ in range(3):
+            r = HTTP.post(h.url(f"/v1/me/devices/{phone.id}/test"), headers=auth(phone.access))
+            assert r.status_code == 502 and r.json()["reason"].startswith("provider_unreachable: "), r.text
+        body = wait_readiness(h, "apns", lambda v: v.startswith("degraded: "), timeout=5)
+        assert body["push_degraded"]["apns"]["unanswered_requests"] == 3, body
+        pixel = android(h)
+        r = HTTP.post(h.url(f"/v1/me/devices/{pixel.id}/test"), headers=auth(pixel.access))
+        assert r.status_code == 200, r.text
+        assert readiness(h)[1]["push"]["fcm"] == "ok"
+        assert jobs_in(h, "queued") == [] and jobs_in(h, "done") == []
+    finally:
+        h.stop(wait=False)

@@ -347,6 +347,31 @@ def test_apns_id_is_reused_when_a_job_is_retried(herald_factory, provider_double
     assert (first["status"], second["status"]) == (503, 200), (first, second)
     assert first["headers"]["apns-id"] == second["headers"]["apns-id"] == job["payload"]["apns_id"]
     assert job["attempts"] == 2, job
+    assert first["connection"] == second["connection"], "a plain retry keeps its connection"
+
+
+@pytest.mark.parametrize("outcome", [{"status": 503, "reason": "Shutdown"}, {"status": 400, "reason": "IdleTimeout"}],
+                         ids=["Shutdown", "IdleTimeout"])
+def test_apns_answer_that_condemns_its_connection_sends_the_retry_on_a_new_one(herald_factory, provider_double, outcome):
+    """ADR 0018: APNs says the connection is unusable (it stays open here, as the double keeps it):
+    Herald retires it, and the job's retry goes out once, on a new connection, and is delivered."""
+    double = provider_double
+    h = herald_with_push(herald_factory, double, HERALD_PUSH_RETRY_BASE_MS=50)
+    device = ios(h)
+    double.set_outcomes("apns", device.token, [outcome])
+    job_id = push_one(h, device)
+    job = wait_job(h, job_id, "done")
+    first, second = apns_requests(double, device.token, 2)
+    assert (first["status"], first["outcome"], second["status"]) == (outcome["status"], outcome["reason"], 200), (first, second)
+    assert first["connection"] != second["connection"], (first, second)
+    assert first["headers"]["apns-id"] == second["headers"]["apns-id"] == job["payload"]["apns_id"]
+    assert job["attempts"] == 2, job
+    assert len(apns_requests(double, device.token, 2)) == 2, "the retry went once"
+    # Later pushes stay on the new connection.
+    later = ios(h)
+    wait_job(h, push_one(h, later), "done")
+    [entry] = apns_requests(double, later.token)
+    assert entry["connection"] == second["connection"], (entry, second)
 
 
 # --- classification: the device is deleted (or kept) ----------------------------------------

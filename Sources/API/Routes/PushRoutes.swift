@@ -92,6 +92,8 @@ struct PushRoutes {
                 notification.rootKey = profile.payload.rootKey
                 let target = PushTarget(provider: provider, token: device.token, environment: device.environment)
                 push.providers.send(notification, to: target, pushID: .random(), app: device.app) { classification in
+                    // A request like the worker's: it tells whether the provider answers (ADR 0015).
+                    push.worker.noteHealth(provider: provider, app: device.app, classification)
                     switch classification.outcome {
                     case .delivered(let messageID):
                         writer.complete(.json(200, "{\"device_id\":\(JSONText.quote(device.id)),\"provider\":\(JSONText.quote(device.provider)),"

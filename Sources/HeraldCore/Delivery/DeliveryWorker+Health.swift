@@ -1,21 +1,50 @@
-/// Whether each provider answers (`ProviderHealth`, OP-3): told of every request's end.
+import Synchronization
+
+/// Whether each provider answers (`ProviderHealth`, OP-3): told of every request's end — the
+/// worker's pushes, its receipt checks and the device test push (ADR 0015).
 extension DeliveryWorker {
+    /// The key a provider's health and its mass-deletion guard are kept under: the provider's
+    /// name for the default app, `provider@app` for a stored app (`apns@chat`, ADR 0006).
+    public static func healthKey(provider: String, app: String) -> String {
+        app == "default" ? provider : "\(provider)@\(app)"
+    }
+
+    /// Counts one push sent outside the queue — the device test push (`POST
+    /// /v1/me/devices/{id}/test`) — toward its provider's health, as the worker's own pushes are.
+    ///
+    /// - Parameters:
+    ///   - provider: the device's provider; `app`: its app.
+    ///   - classification: the push's verdict.
+    public func noteHealth(provider: PushProviderID, app: String, _ classification: PushClassification) {
+        noteHealth(provider: Self.healthKey(provider: provider.rawValue, app: app), classification)
+    }
+
     /// Counts a request of the provider `key` (the guard's key: `apns`, `apns@chat`) as answered or
     /// not, and logs when the provider turns degraded or answers again. A push that never went
     /// (dropped at its send-by deadline, refused before sending) counts as neither.
     func noteHealth(provider key: String, _ classification: PushClassification) {
-        let change: ProviderHealth.Change
         if classification.isUnanswered {
             let reason: String = switch classification.outcome {
             case .retry(_, let reason), .notSent(_, let reason): reason
             default: "\(classification.outcome)"
             }
-            change = providerHealth.recordUnanswered(provider: key, reason: reason, atMilliseconds: clock.unixMilliseconds)
+            if classification.isCertificateRejection { logCertificateRejection(provider: key, reason: reason) }
+            noteHealth(provider: key, providerHealth.recordUnanswered(provider: key, reason: reason, atMilliseconds: clock.unixMilliseconds))
         } else if classification.status != nil {
-            change = providerHealth.recordAnswer(provider: key)
-        } else {
-            return
+            noteHealth(provider: key, providerHealth.recordAnswer(provider: key))
         }
+    }
+
+    /// Counts a receipt check (`PushReceiptProvider.checkReceipts`) of the provider `key`: its
+    /// receipts are an answer; a failed check counts as its classification says.
+    func noteHealth(provider key: String, _ answer: PushReceiptAnswer) {
+        switch answer {
+        case .receipts: noteHealth(provider: key, providerHealth.recordAnswer(provider: key))
+        case .failed(let classification): noteHealth(provider: key, classification)
+        }
+    }
+
+    private func noteHealth(provider key: String, _ change: ProviderHealth.Change) {
         switch change {
         case .none: break
         case .degraded(let degradation):
@@ -26,5 +55,15 @@ extension DeliveryWorker {
             log.info("the provider answers again", ["provider": key, "unanswered_requests": String(degradation.failures),
                                                     "unanswered_ms": String(clock.unixMilliseconds - degradation.sinceMilliseconds)])
         }
+    }
+
+    /// A refused certificate fails every request until an operator acts (ADR 0018): one error line
+    /// per 30 s names the likely causes, with how many it held back.
+    private func logCertificateRejection(provider key: String, reason: String) {
+        guard let held = certificateRejectionLog.withLock({ $0.admit(now: clock.monotonicNanoseconds) }) else { return }
+        var metadata = ["provider": key, "reason": reason]
+        if held > 0 { metadata["repeated"] = String(held) }
+        log.error("the provider's TLS certificate was refused: nothing is sent to it; its pushes are kept and retried "
+                  + "(check HERALD_CA_FILE, a proxy that intercepts TLS, or who answers at that address)", metadata)
     }
 }

@@ -224,6 +224,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     var claimFailureLog = LogThrottle()
     // Receipt rounds fail as often (every second) while storage is down: the same bound.
     var receiptClaimFailureLog = LogThrottle()
+    /// A provider's refused certificate fails every push (ADR 0018): one line per 30 s. Written
+    /// from the provider's threads and the test push route, hence the lock (failures only).
+    let certificateRejectionLog = Mutex(LogThrottle())
     /// Outcomes waiting for the worker's next write (`flush`); each keeps its slot.
     var pendingOutcomes: [PendingOutcome] = []
     /// The worker's writes (outcomes, a claim, or both) in the writer: at most `maxWrites`.
@@ -626,7 +629,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 }
                 // PU-5a counts per provider and app: one app's wrong topic must not stop another
                 // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.
-                let guarded = device.app == "default" ? device.provider : "\(device.provider)@\(device.app)"
+                let guarded = Self.healthKey(provider: device.provider, app: device.app)
                 noteHealth(provider: guarded, classification)
                 switch outcome {
                 case .deleteDevice(let reason, _):

@@ -10,10 +10,15 @@ public protocol PushTransportFailure: Error {
     /// True when the transport dropped the request unsent at its send-by deadline
     /// (`SendByDeadline`: it was still waiting for a stream). Default false.
     var missedSendBy: Bool { get }
+    /// The certificate verifier's text when the server's TLS certificate was refused (unknown CA,
+    /// name mismatch, expired: ADR 0018), e.g. "unable to get local issuer certificate"; nil for
+    /// any other failure (default).
+    var rejectedCertificate: String? { get }
 }
 
 extension PushTransportFailure {
     public var missedSendBy: Bool { false }
+    public var rejectedCertificate: String? { nil }
 }
 
 /// A transport failure — connect/TLS error, timeout, reset, GOAWAY, `CURLE_HTTP2_STREAM` — is
@@ -28,9 +33,11 @@ extension PushTransportFailure {
 /// - Parameter error: whatever the transport threw; its description becomes the reason.
 ///
 /// A request the transport dropped unsent at its send-by deadline (`missedSendBy`) is
-/// `PushClassification.sendByPassed`; every other is `isUnanswered` (`ProviderHealth`).
+/// `PushClassification.sendByPassed`; a refused server certificate is
+/// `PushClassification.certificateRejected(_:)`; every other is `isUnanswered` (`ProviderHealth`).
 public func classifyTransportError(_ error: any Error) -> PushClassification {
     if let failure = error as? any PushTransportFailure, failure.missedSendBy { return .sendByPassed }
+    if let failure = error as? any PushTransportFailure, let text = failure.rejectedCertificate { return .certificateRejected(text) }
     var classification: PushClassification
     if let failure = error as? any PushTransportFailure, !failure.mayHaveReachedProvider {
         classification = .applying(.retryUnsent(minimumDelay: nil), reason: "provider_unreachable: \(error)", status: nil, retryAfter: nil)
@@ -50,6 +57,33 @@ public func classifyPayloadError(_ error: PushPayloadError) -> PushClassificatio
 }
 
 extension PushClassification {
+    /// The reason's code of `certificateRejected(_:)`.
+    public static let certificateRejectedCode = "tls_certificate_rejected"
+    /// How long a push waits at least after its provider's certificate was refused, seconds: the
+    /// fix (`HERALD_CA_FILE`, a proxy, the network path) is an operator's, not a backoff's.
+    public static let certificateRejectedRetrySeconds = 60
+
+    /// The provider's TLS certificate did not verify (ADR 0018): unknown CA (`HERALD_CA_FILE`
+    /// missing, a TLS-intercepting proxy, someone in the middle), wrong name, expired. Nothing was
+    /// sent — the handshake ended first —, so the push is `.notSent` (the attempt not counted),
+    /// tried again no sooner than `certificateRejectedRetrySeconds` and within the retry budget,
+    /// not dead-lettered: once the trust is fixed every kept push goes. It is `isUnanswered`, so
+    /// `ProviderHealth` shows the provider degraded with this reason.
+    ///
+    /// - Parameter text: the verifier's words and, when known, the host.
+    public static func certificateRejected(_ text: String) -> PushClassification {
+        var classification = PushClassification.applying(.retryUnsent(minimumDelay: certificateRejectedRetrySeconds),
+                                                         reason: "\(certificateRejectedCode): \(text)", status: nil, retryAfter: nil)
+        classification.isUnanswered = true
+        return classification
+    }
+
+    /// Whether this is `certificateRejected(_:)`'s verdict (read on failures only: the worker logs it).
+    public var isCertificateRejection: Bool {
+        guard isUnanswered, case .notSent(_, let reason) = outcome else { return false }
+        return reason.hasPrefix(Self.certificateRejectedCode)
+    }
+
     /// The notification expired before it could be sent (`PushOutcome.expired`; no HTTP status, no rule).
     public static let expired = PushClassification(outcome: .expired, status: nil, rule: nil)
 

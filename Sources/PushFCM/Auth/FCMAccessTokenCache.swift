@@ -120,7 +120,8 @@ public final class FCMAccessTokenCache: Sendable {
                         try FCMAssertion.parseTokenResponse(response)
                     }.mapError { $0 as any Error })
                 case .failure(let error):
-                    completion(.failure(FCMTokenError.failed(detail: "token request failed: \(error)")))
+                    let rejected = (error as? any PushTransportFailure)?.rejectedCertificate
+                    completion(.failure(FCMTokenError.unanswered(detail: "token request failed: \(error)", rejectedCertificate: rejected)))
                 }
             }
         }

@@ -102,9 +102,14 @@ public enum FCMTokenError: Error, Equatable, Sendable {
     case rejected(status: Int, error: String, description: String)
     /// The endpoint failed or answered something unreadable (5xx, 429, HTML): retry later.
     case unavailable(status: Int, detail: String)
-    /// Building or sending the request failed (signing, transport); `detail` says what.
+    /// Building the request failed (signing); `detail` says what.
     case failed(detail: String)
-    /// A fetch failed (`unavailable` or `failed`, described by `detail`) less than the cache's
+    /// The token endpoint gave no answer: the transport failed (refused, unreachable, timed out,
+    /// its certificate refused). `rejectedCertificate` is the verifier's text when the certificate
+    /// was refused (`PushTransportFailure.rejectedCertificate`). Counts as an FCM request that went
+    /// unanswered (`ProviderHealth`, ADR 0015): without a token no push can go.
+    case unanswered(detail: String, rejectedCertificate: String?)
+    /// A fetch failed (`unavailable`, `unanswered` or `failed`, described by `detail`) less than the cache's
     /// failure cool-down ago: no new fetch for `secondsLeft` more seconds (at least 1).
     case coolingDown(secondsLeft: Int, detail: String)
 }

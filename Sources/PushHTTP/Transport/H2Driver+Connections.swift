@@ -164,7 +164,7 @@ extension H2Driver {
             let verify = SSL_get_verify_result(ssl)
             if verify != X509_V_OK {
                 let text = String(cString: X509_verify_cert_error_string(verify))
-                return fail(connection, .tls("SSL certificate problem: \(text)"))
+                return fail(connection, .certificateRejected("\(text) (\(connection.origin.host) port \(connection.origin.port))"))
             }
             let queued = ERR_peek_error()
             if error == SSL_ERROR_SSL, queued != 0 {

@@ -61,10 +61,14 @@ extension H2Driver {
         if connection.streams.isEmpty { connection.idleSince = monotonicNanoseconds() }
         r.connection = nil
         r.origin.map { markDirty($0) }
-        if connection.draining && connection.streams.isEmpty { markDirty(connection) }
+        if connection.draining && connection.streams.isEmpty {
+            if connection.retired { sayGoodbye(connection) }
+            markDirty(connection)
+        }
         guard !r.done else { return }
         if errorCode == 0 && r.status > 0 {
-            let response = PushHTTPResponse(status: r.status, headers: r.responseHeaders, body: r.responseBody)
+            let response = PushHTTPResponse(status: r.status, headers: r.responseHeaders, body: r.responseBody,
+                                            connection: PushConnectionID(connection.id))
             return complete(r, .success(response))
         }
         let refused = errorCode == UInt32(NGHTTP2_REFUSED_STREAM.rawValue) || streamID > connection.goawayLastStreamID || !r.headersSent
@@ -90,13 +94,41 @@ extension H2Driver {
             connection.pingSentAt = 0
             shared.pingsAcknowledged.add(1, ordering: .relaxed)
         case NGHTTP2_GOAWAY.rawValue:
-            connection.draining = true
             connection.goawayLastStreamID = CNGHTTP2_goaway_last_stream_id(frame)
-            markDirty(connection.origin)
-            markDirty(connection)
+            drain(connection)
         default:
             break
         }
+    }
+
+    /// A connection that takes no new streams (RFC 9113 §6.8): the server's GOAWAY, or an answer
+    /// that said it is unusable (`retire`). Its waiting requests go to another connection (opened
+    /// if none is left: `dispatch` counts only connections not draining); its streams in flight
+    /// finish, and `flush` closes it once they all did.
+    func drain(_ connection: H2Connection) {
+        connection.draining = true
+        markDirty(connection.origin)
+        markDirty(connection)
+    }
+
+    /// Retires a connection an answer on it condemned (APNs `Shutdown`, `IdleTimeout`…: ADR 0018):
+    /// drained as after the server's GOAWAY, then, once its last stream ended, closed with a
+    /// GOAWAY of ours (`sayGoodbye`). Not sooner: a server may take a client's GOAWAY for the
+    /// connection's end and drop the streams still on it (hypercorn does).
+    func retire(_ connection: H2Connection) {
+        guard connection.state == .open, !connection.draining else { return }
+        connection.retired = true
+        drain(connection)
+        if connection.streams.isEmpty { sayGoodbye(connection) }
+    }
+
+    /// GOAWAY NO_ERROR and close once written (`flush` sees nghttp2 want nothing more): the end of
+    /// a retired connection whose streams all ended, or of one idle too long.
+    func sayGoodbye(_ connection: H2Connection) {
+        guard let session = connection.session else { return }
+        nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
+        connection.draining = true
+        markDirty(connection)
     }
 
     func onFrameSend(_ connection: H2Connection, type: UInt8, streamID: Int32) {
@@ -216,11 +248,9 @@ extension H2Driver {
                 sendPing(connection, now: now)
             }
             if connection.streams.isEmpty && connection.idleSince > 0 && now &- connection.idleSince > idleLimit,
-               let session = connection.session {
+               connection.session != nil {
                 // Idle too long: say goodbye and close once that is written.
-                nghttp2_session_terminate_session(session, UInt32(NGHTTP2_NO_ERROR.rawValue))
-                connection.draining = true
-                markDirty(connection)
+                sayGoodbye(connection)
             }
         }
         for connection in expired { fail(connection, .timeout) }

@@ -103,10 +103,12 @@ final class H2Driver: @unchecked Sendable {
         var incoming: [H2Request] = []
         incoming.reserveCapacity(256)
         var resolutions: [H2Resolution] = []
+        var retiring: [UInt64] = []
         while true {
             let running = shared.inbox.withLock { inbox -> Bool in
                 swap(&inbox.pending, &incoming)
                 if !inbox.resolved.isEmpty { swap(&inbox.resolved, &resolutions) }
+                if !inbox.retiring.isEmpty { swap(&inbox.retiring, &retiring) }
                 return inbox.running
             }
             if !running {
@@ -115,6 +117,10 @@ final class H2Driver: @unchecked Sendable {
             }
             for resolution in resolutions { resolved(resolution) }
             resolutions.removeAll(keepingCapacity: true)
+            // Before this pass dispatches: an answer read in the last pass condemned its
+            // connection, and no request may get a stream on it now.
+            for id in retiring { if let connection = connections[id] { retire(connection) } }
+            retiring.removeAll(keepingCapacity: true)
             let now = monotonicNanoseconds()
             for request in incoming { accept(request, now: now) }
             incoming.removeAll(keepingCapacity: true)

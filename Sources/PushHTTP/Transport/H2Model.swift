@@ -15,6 +15,9 @@ struct H2Inbox {
     var pending: [H2Request] = []
     /// Address lookups that ended off the driver thread (`H2Resolution`), for the loop to connect.
     var resolved: [H2Resolution] = []
+    /// Connections an answer said are unusable (`NativeHTTP2Client.retireConnection`), by id:
+    /// the loop drains them before it gives any waiting request a stream.
+    var retiring: [UInt64] = []
 }
 
 /// What a connection's host lookup gave: the socket addresses to try in order, or why there are none.
@@ -214,6 +217,9 @@ final class H2Connection {
     var deadline: UInt64 = 0
     var settingsReceived = false
     var draining = false
+    /// Drained because an answer on it said it is unusable (`H2Driver.retire`): closed with our
+    /// GOAWAY once its last stream ended.
+    var retired = false
     var goawayLastStreamID = Int32.max
     @exclusivity(unchecked) var streams = H2StreamSet()
     var streamLimit = 0

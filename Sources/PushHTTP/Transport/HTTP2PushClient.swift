@@ -11,6 +11,10 @@ public protocol HTTP2PushClient: AnyObject, Sendable {
                           completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void)
     /// Async variant of `sendReportingInfo`; the exchange is not cancelled with the task.
     func send(_ request: PushHTTPRequest) async throws(PushTransportError) -> PushHTTPResponse
+    /// Takes `connection` out of service: no new streams, its streams in flight finish, then it
+    /// closes (see `PushTransport.retireConnection(_:)`). The libcurl client names no connections
+    /// and does nothing.
+    func retireConnection(_ connection: PushConnectionID)
     /// Completes everything queued or in flight with `.shutdown` and stops the driver thread. Idempotent.
     func shutdown()
     /// Connections opened so far.
@@ -20,6 +24,8 @@ public protocol HTTP2PushClient: AnyObject, Sendable {
 }
 
 extension HTTP2PushClient {
+    public func retireConnection(_ connection: PushConnectionID) {}
+
     public func sendForTransport(_ request: PushHTTPRequest,
                                  completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
         sendReportingInfo(request) { result, _ in completion(result.mapError { $0 }) }

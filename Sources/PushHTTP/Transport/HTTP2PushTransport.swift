@@ -13,4 +13,8 @@ public struct HTTP2PushTransport: PushTransport {
                      completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
         client.sendForTransport(request, completion: completion)
     }
+
+    public func retireConnection(_ connection: PushConnectionID) {
+        client.retireConnection(connection)
+    }
 }

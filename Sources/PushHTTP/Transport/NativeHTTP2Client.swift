@@ -32,7 +32,9 @@ import Glibc
 ///   one `SSL_write` pass (up to 64 KiB per write).
 /// - GOAWAY: the connection takes no new streams; streams the server did not process (above its
 ///   last stream id, refused, or never sent) are retried on another connection up to 5 times; the rest
-///   finish or fail with `.protocolError` when the connection ends.
+///   finish or fail with `.protocolError` when the connection ends. A connection an answer said is
+///   unusable (`retireConnection`, APNs `Shutdown`…: ADR 0018) is drained the same way and closed
+///   with our GOAWAY once its streams ended; the next request that finds no other connection opens a new one.
 /// - `requestTimeoutMs` runs from when a request gets a stream; on expiry the stream is reset
 ///   (RST_STREAM CANCEL) and the request fails with `.timeout`; the connection stays.
 /// - A request with `sendWithinMilliseconds` (its push's send-by deadline, from the job's lease) is
@@ -141,6 +143,17 @@ public final class NativeHTTP2Client: HTTP2PushClient {
             return true
         }
         if !accepted { item.finish(.failure(.shutdown), newConnection: false) }
+    }
+
+    /// Takes `connection` out of service (`PushTransport.retireConnection(_:)`, ADR 0018): the
+    /// driver drains it as after the server's GOAWAY (RFC 9113 §6.8); its streams in flight
+    /// finish, then it is closed with a GOAWAY of ours. Unknown or closed: nothing.
+    public func retireConnection(_ connection: PushConnectionID) {
+        shared.inbox.withLock { inbox in
+            guard inbox.running else { return }
+            inbox.retiring.append(connection.rawValue)
+            shared.wake()
+        }
     }
 
     /// Completes every queued and in-flight request with `.shutdown`, closes all connections, stops and

@@ -67,11 +67,16 @@ public struct PushHTTPResponse: Sendable {
     public var headers: [(String, String)]
     /// Body bytes: empty for an APNs 200, JSON for provider errors, maybe HTML for a Google 502.
     public var body: [UInt8]
+    /// The connection the answer came on, when the client names its connections (the native
+    /// client does; libcurl's does not: nil): what `PushTransport.retireConnection(_:)` takes
+    /// when the answer says that connection is unusable (APNs `Shutdown`, ADR 0018).
+    public var connection: PushConnectionID?
 
-    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+    public init(status: Int, headers: [(String, String)], body: [UInt8], connection: PushConnectionID? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.connection = connection
     }
 
     /// The first value of a header, matched case-insensitively (RFC 9110 §5.1), or `nil`.
@@ -98,4 +103,15 @@ public struct PushHTTPResponse: Sendable {
             }
         }
     }
+}
+
+/// One connection of an HTTP/2 push client (`NativeHTTP2Client`: its connection number, unique
+/// for the client's life), as an answer names it (`PushHTTPResponse.connection`).
+public struct PushConnectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The client's number for the connection (from 1, never reused).
+    public let rawValue: UInt64
+
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    public var description: String { "connection \(rawValue)" }
 }

@@ -16,9 +16,14 @@ public enum PushTransportError: Error, Sendable, Equatable {
     /// The request's send-by deadline (`PushHTTPRequest.sendWithinMilliseconds`) passed before it
     /// was sent: it was still waiting for a stream, so it never reached the server (native client).
     case sendByPassed
-    /// TLS failed for a TLS reason: certificate verification (unknown CA, name mismatch, expiry),
-    /// handshake/protocol negotiation. Not transient: fix the configuration (e.g. HERALD_CA_FILE).
+    /// TLS failed for a TLS reason other than the server's certificate: handshake or protocol
+    /// negotiation (no common version or cipher, no ALPN `h2`), a CA file that cannot be read.
+    /// Not transient: fix the configuration.
     case tls(String)
+    /// The server's certificate did not verify: unknown CA (`HERALD_CA_FILE` missing, a
+    /// TLS-intercepting proxy, an attack), name mismatch, expired (ADR 0018). The text is the
+    /// verifier's. Nothing was sent: the handshake ended first. Not transient.
+    case certificateRejected(String)
     /// The connection or stream broke after it was established: HTTP/2 framing error,
     /// RST_STREAM, GOAWAY refusing the stream, connection reset or closed mid-response,
     /// empty reply. Safe to retry on a new connection.
@@ -40,7 +45,7 @@ public enum PushTransportError: Error, Sendable, Equatable {
     public var isTransient: Bool {
         switch self {
         case .connect, .timeout, .protocolError, .sendByPassed: return true
-        case .tls, .responseTooLarge, .shutdown, .addressNotPublic, .other: return false
+        case .tls, .certificateRejected, .responseTooLarge, .shutdown, .addressNotPublic, .other: return false
         }
     }
 
@@ -63,9 +68,11 @@ public enum PushTransportError: Error, Sendable, Equatable {
             return .connect(message)
         case CURLE_OPERATION_TIMEDOUT:
             return .timeout
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
-             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE,
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            // The server's certificate (CURLE_SSL_CACERT is the same code since 7.62).
+            return .certificateRejected(message)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE,
              CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED,
              CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
             return .tls(message)
@@ -79,15 +86,20 @@ public enum PushTransportError: Error, Sendable, Equatable {
 }
 
 extension PushTransportError: PushTransportFailure {
-    /// False for `.connect` and `.sendByPassed`: no connection was made, or the request never got a
-    /// stream, so it never left this host
+    /// False for `.connect`, `.certificateRejected` and `.sendByPassed`: no connection was made
+    /// (or its handshake refused the server), or the request never got a stream, so it never left this host
     /// (the queue then retries without counting the attempt, `PushOutcome.notSent`). A timeout
     /// may have struck after the request was sent, so it counts.
     public var mayHaveReachedProvider: Bool {
         switch self {
-        case .connect, .sendByPassed, .addressNotPublic: false
+        case .connect, .sendByPassed, .addressNotPublic, .certificateRejected: false
         default: true
         }
+    }
+
+    /// The verifier's text for `.certificateRejected` (`PushClassification.certificateRejected`).
+    public var rejectedCertificate: String? {
+        if case .certificateRejected(let text) = self { text } else { nil }
     }
 
     /// True for `.sendByPassed`: dropped unsent at its deadline (`PushClassification.sendByPassed`).
