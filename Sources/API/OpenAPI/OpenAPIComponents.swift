@@ -88,7 +88,7 @@ enum OpenAPIComponents {
         }
       },
       "SessionConflict": {
-        "description": "The access token's `sid` names another user's session (`session_conflict`; nothing changes): a sid must be unique across users.",
+        "description": "The access token's `sid` names another user's or another app's session, ended or not (`session_conflict`; nothing changes): a sid must be unique across users and apps.",
         "content": {
           "application/json": {
             "schema": {
