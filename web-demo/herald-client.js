@@ -4,7 +4,9 @@
 // - transport fallback: EventSource (SSE) first; WebSocket when asked for (`transport: "ws"`) or
 //   when SSE fails before its `ready`; polling the inbox as the last resort;
 // - resume: the last event id goes back as `last_event_id` (SSE reopen, WebSocket URL) so nothing
-//   is lost or repeated across reconnects; EventSource's own reconnects send `Last-Event-ID`;
+//   is lost or repeated across reconnects; EventSource's own reconnects send `Last-Event-ID`
+//   (which Herald prefers to the URL's older `last_event_id`), and a stream EventSource reopened
+//   reports the app state again when it changed since the URL was made;
 // - `reset` (a gap Herald cannot fill), `shutdown` (reconnect), `error` (slow consumer, expired
 //   token) and WebSocket close codes;
 // - app state: `setState("foreground" | "background")` over the transport in use, with a lease
@@ -265,7 +267,8 @@ export class HeraldClient extends EventTarget {
     const url = new URL("/v1/stream", this.baseUrl);
     url.searchParams.set("access_token", this.token.access_token);
     if (this.channels.length) url.searchParams.set("channels", this.channels.join(","));
-    url.searchParams.set("state", this.appState);
+    const openedIn = this.appState;
+    url.searchParams.set("state", openedIn);
     if (this.lastEventId) url.searchParams.set("last_event_id", this.lastEventId);
     const source = new EventSource(url);
     this.source = source;
@@ -274,6 +277,11 @@ export class HeraldClient extends EventTarget {
     source.addEventListener("ready", (e) => {
       opened = true;
       this.#onReady(JSON.parse(e.data), e.lastEventId);
+      // EventSource reconnects by itself to the URL it was made with, whose `?state=` is the
+      // state at that time: a stream it reopened after the app reported another state (or one
+      // reported before this stream existed) opens in the old one. Say the current one at once,
+      // or a hidden page's stream stays foreground and its pushes are suppressed (breaker10).
+      if (this.appState !== openedIn) this.#reportState();
       this.#scheduleLeaseRefresh();
     });
     source.addEventListener("reset", (e) => this.#onReset(JSON.parse(e.data), e.lastEventId));

@@ -186,6 +186,21 @@ struct AccessTokenIssuerTests {
         #expect(AccessTokenError.unusableSessionID("sid").message.contains("1-200 bytes"))
     }
 
+    /// AP-5 (breaker10): a sessionless app's user binds to the standing session `~{app}~{user}`; a
+    /// token's sid of that spelling (any app's) would take it, so a sid may not start with `~`.
+    @Test func sessionIDsSpelledLikeAStandingSessionAreRefused() throws {
+        func claims(_ sid: String) -> AccessClaims {
+            AccessClaims(subject: "u", sessionID: sid, expiresAt: JWTVectors.now + 60)
+        }
+        for refused in ["~chat~pat", "~default~u", "~", "~x"] {
+            #expect(refusal(verifier, issuer.issue(claims(refused))) == .unusableSessionID("sid"), "sid \(refused)")
+        }
+        for accepted in ["web~1", "a~chat~pat", "é~"] {
+            #expect(try verifier.verify(issuer.issue(claims(accepted)), now: JWTVectors.now).sessionID == accepted)
+        }
+        #expect(AccessTokenError.unusableSessionID("sid").message.contains("not start with ~"))
+    }
+
     @Test func tokensOverEightKiBAreMalformedEvenIfSigned() throws {
         func token(channelBytes: Int) -> String {
             issuer.issue(AccessClaims(

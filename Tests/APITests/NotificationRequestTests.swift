@@ -29,6 +29,20 @@ import Realtime
         #expect(try request(base, now: 1_000).canonicalText != request(users, now: 1_000).canonicalText)
     }
 
+    /// breaker10: a backend that builds `user_ids` from a set (Python's order changes with each
+    /// process) and retries a timed-out call with its key got 409 `idempotency_key_reused`: the
+    /// recipients are a set (repeats count once), so their order is not the call's meaning.
+    @Test("user_ids in another order, or repeated, are the same call; another user is not")
+    func recipientOrderIsNotMeaning() throws {
+        func users(_ ids: String) throws -> String {
+            try request(#"{"recipients":{"user_ids":[\#(ids)]},"kind":"k","title":"t"}"#, now: 1_000).canonicalText
+        }
+        #expect(try users(#""a","b","c""#) == users(#""c","a","b""#))
+        #expect(try users(#""a","b""#) == users(#""b","a","b""#))
+        #expect(try users(#""a","b""#) != users(#""a","c""#))
+        #expect(try users(#""a","b""#) != users(#""a""#))
+    }
+
     /// An RFC 3339 `expires_at` is read strictly (RFC 3339 §5.6-§5.7): a date that does not exist
     /// (February 30th) or an offset past 23:59 was rolled over into another instant by the
     /// lenient reader and the notification stored with an expiry nobody asked for; now 400.

@@ -606,3 +606,19 @@ def test_ending_a_default_session_leaves_another_apps_session_of_that_name(heral
     assert chat_publish.status_code == 200
     assert json.loads(chat_stream.expect("update").data)["data"] == {"n": 1}
     assert default_device["error"] == "session_conflict"
+
+
+def test_another_apps_ended_session_of_that_sid_is_a_conflict_not_this_sessions_end(herald_apps, provider_double):
+    # breaker10: the default backend ended `gone` (a sid Herald never saw: recorded as the default
+    # app's, ended); chat's user with that sid was then told 401 session_ended ("sign in again")
+    # by every registration, though chat's session was never ended, instead of the documented 409.
+    h = herald_apps
+    create_chat(h, provider_double)
+    assert HTTP.delete(h.url("/v1/sessions/gone"), headers=h.server_headers()).status_code == 200
+    chat_user = chat_token(sub="kim", sid="gone")
+    assert_error(HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": fcm_token()}, headers=bearer(chat_user)),
+                 409, "session_conflict")
+    assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_user)).status_code == 200  # chat's tokens still work
+    # The app whose session it is still hears that it ended.
+    assert_error(HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": fcm_token()},
+                           headers=bearer(h.token(sub="kim", sid="gone"))), 401, "session_ended")

@@ -237,3 +237,26 @@ def test_a_sessionless_apps_standing_session_is_never_shown(herald_apps, provide
     answer = wait_for(deliveries, what="the device's delivery record")
     shown = [e["session_id"] for e in answer["deliveries"] + answer["targets"]]
     assert not any(s and "~" in s for s in shown), answer
+
+
+def test_no_token_or_backend_of_another_app_can_take_a_sessionless_apps_standing_session(herald_apps, provider_double):
+    # breaker10: a sessionless app's user binds to the standing session `~{app}~{user}`, a name a
+    # token's sid could spell. A default-app token with sid `~chat~pat` registered a device under
+    # it first, and chat's pat got 409 session_conflict on every registration from then on; the
+    # default app's backend ending `~chat~quinn` (a sid Herald never saw) made every registration of
+    # chat's quinn 401 session_ended ("sign in again", which gives a sessionless user no new sid).
+    h = herald_apps
+    create_chat(h, provider_double, tokens={"hs256_secret": CHAT_SECRET, "issuer": CHAT_ISSUER, "session_claim": None})
+    squatter = h.token(sub="mallory", sid="~chat~pat")
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": random_apns_token()}, headers=bearer(squatter))
+    assert_error(r, 401, "invalid_token")
+    assert "~" in r.json()["message"], r.text
+    r = HTTP.delete(h.url("/v1/sessions/~chat~quinn"), headers=h.server_headers())
+    assert_error(r, 400, "invalid_request", field="sid")
+    assert_error(HTTP.put(h.url("/v1/sessions/%7Echat%7Equinn"), json={"expires_at": None}, headers=h.server_headers()),
+                 400, "invalid_request", field="sid")
+    # Chat's users register as if nothing had been tried.
+    register(h, chat_token(sub="pat", sid=None), "ios", random_apns_token())
+    register(h, chat_token(sub="quinn", sid=None), "ios", random_apns_token())
+    # A sid with a ~ further on is an ordinary sid.
+    register(h, h.token(sub="mallory", sid="web~1"), "ios", random_apns_token())

@@ -97,6 +97,14 @@ def test_an_app_dev_tokens_are_not_minted_for_is_refused(dev, app):
     assert body["message"].endswith("they are: default, demo-b"), body
 
 
+@pytest.mark.parametrize("sid", ["~demo-b~carol", "~"])
+def test_no_dev_token_is_minted_for_a_sid_spelled_like_a_standing_session(dev, sid):
+    # breaker10: a token with such a sid is refused at verification, so none is minted.
+    r = HTTP.post(dev.url("/v1/dev/token"), json={"user_id": "carol", "session_id": sid})
+    assert_error(r, 400, "invalid_request", field="session_id")
+    assert dev_token(dev, sid="web~1")["access_token"]
+
+
 def test_the_same_user_in_the_two_apps_is_two_users(dev):
     demo = dev_token(dev, app="demo-b")["access_token"]
     default = dev_token(dev)["access_token"]

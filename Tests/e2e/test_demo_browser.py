@@ -15,6 +15,7 @@ bounded WebDriverWait; the test is skipped only when Chromium or its driver is n
 (scripts/bootstrap --test installs both).
 """
 import os
+import signal
 import sys
 import uuid
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_until
 
 sys.path.insert(0, str(ROOT / "Tests" / "ProviderDouble"))
 from fixture import start_double  # noqa: E402
@@ -283,6 +284,56 @@ def test_client_falls_back_from_sse_to_websocket_then_polling(demo, browser):
         assert seen("refused")["transports"] == ["sse", "ws"], seen("refused")
         wait(browser, lambda d: seen("unreachable")["polls"] >= 2, "the client did not end up polling")
         assert seen("unreachable")["transports"] == ["sse", "ws", "poll"], seen("unreachable")
+
+
+def test_a_stream_eventsource_reopens_by_itself_keeps_the_state_the_app_reported(demo, browser):
+    """breaker10: EventSource reconnects by itself, to the URL it was made with. herald-client.js
+    put the app state there (`?state=foreground` at sign-in) and reported later changes with
+    `PUT …/state`; after a server that died without `shutdown` came back, the reopened stream said
+    `foreground` again while the app was in the background, so notifications were written to a
+    hidden page and their pushes suppressed: neither seen nor pushed. The reopened stream must
+    carry the state the app last reported."""
+    with evidence(browser, "demo-client-reconnect-state"):
+        browser.get(demo.url("/demo/"))
+        browser.set_script_timeout(WAIT)
+        browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import("/demo/herald-client.js").then(({ HeraldClient }) => {
+              const token = async () => {
+                const r = await fetch("/v1/dev/token", { method: "POST", headers: { "Content-Type": "application/json" },
+                                                        body: JSON.stringify({ user_id: "away", session_id: "away-1" }) });
+                return r.json();
+              };
+              const client = new HeraldClient({ getToken: token, transport: "sse", state: "foreground" });
+              window.away = { client, readies: 0 };
+              client.addEventListener("ready", () => { window.away.readies += 1; });
+              client.start();
+              done();
+            }, (error) => done(String(error)));
+        """)
+
+        def readies():
+            return browser.execute_script("return window.away.readies;")
+
+        def states():
+            r = httpx.get(demo.url("/v1/users/away/sessions/live"), headers=demo.server_headers(), timeout=5)
+            assert r.status_code == 200, r.text
+            return [c["state"] for s in r.json()["sessions"] for c in s["connections"]]
+
+        wait(browser, lambda d: readies() == 1, "the SSE stream did not open")
+        error = browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            window.away.client.setState("background").then(() => done(null), (e) => done(String(e)));
+        """)
+        assert error is None, error
+        assert states() == ["background"]
+        # The server dies without a `shutdown` event and comes back on its port: the stream ends
+        # with a network error, which EventSource answers by reconnecting itself.
+        demo.stop(sig=signal.SIGKILL)
+        demo.start()
+        wait(browser, lambda d: readies() == 2, "the SSE stream did not come back after the restart")
+        assert browser.execute_script("return window.away.client.status.transport;") == "sse"
+        wait_until(lambda: states() == ["background"], timeout=10, what="the reopened stream in the background the app reported")
 
 
 def test_demo_page_receives_a_web_push_through_its_service_worker(demo, double, browser):

@@ -834,3 +834,18 @@ def test_a_push_retrying_when_its_token_rotates_goes_to_the_new_token_once(heral
     assert r.status_code == 200, r.text
     [job] = r.json()["jobs"]
     assert job["attempts"] == len(old_sends) + 1 and job["payload"]["device_id"] == new_device, (job, len(old_sends))
+
+
+def test_idempotency_takes_user_ids_in_any_order(h, provider_double):
+    # breaker10: a retry whose user_ids came from a set in another order was 409 idempotency_key_reused.
+    users = [f"u-{uuid.uuid4().hex[:8]}" for _ in range(3)]
+    key = f"fanout-{uuid.uuid4().hex[:6]}"
+    body = {"recipients": {"user_ids": users}, "kind": "k", "title": "Hi", "idempotency_key": key}
+    first = HTTP.post(h.url("/v1/notifications"), json=body, headers=h.server_headers())
+    assert first.status_code == 201, first.text
+    again = HTTP.post(h.url("/v1/notifications"), json={**body, "recipients": {"user_ids": users[::-1] + users[:1]}},
+                      headers=h.server_headers())
+    assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true", again.text
+    assert again.json() == first.json()
+    other = HTTP.post(h.url("/v1/notifications"), json={**body, "recipients": {"user_ids": users[:2]}}, headers=h.server_headers())
+    assert other.status_code == 409 and other.json()["error"] == "idempotency_key_reused", other.text

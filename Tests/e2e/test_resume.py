@@ -316,6 +316,20 @@ def test_header_and_query_cursor_agree(herald):
     assert s2.next().id == r["id"]
 
 
+def test_with_header_and_query_cursors_the_header_counts(herald):
+    """EventSource reconnects to the URL it was made with (its `?last_event_id=` from then) and
+    sends its newer last id as `Last-Event-ID`: the header counts, so nothing is replayed twice."""
+    s = _open(herald)
+    ready = s.expect("ready")
+    seen = herald.publish("order:77", {"n": 1})
+    assert s.next().id == seen["id"]
+    s.close()
+    missed = herald.publish("order:77", {"n": 2})
+    s2 = _open(herald, params={"last_event_id": ready.id}, headers={"Last-Event-ID": seen["id"]})
+    assert s2.expect("ready").id == seen["id"]
+    assert s2.next().id == missed["id"]
+
+
 def test_non_canonical_cursor_is_malformed(herald):
     """A cursor Herald did not issue (here the right epoch and sequence with a leading zero)
     resets; the canonical spelling resumes."""

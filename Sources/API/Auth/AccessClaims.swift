@@ -203,6 +203,15 @@ extension AccessClaims {
     /// end (SPEC DV-4).
     public static let maxSessionIDLength = 200
 
+    /// Whether `sid` can name a session a token opens: 1-`maxSessionIDLength` bytes of UTF-8, not
+    /// starting with `~`. The standing session of a user of an app without a session claim is
+    /// `~{app}~{user}` (`DeviceRegistration.userSessionID`, SPEC AP-5): a token's sid or a
+    /// `/v1/sessions/{sid}` of that spelling would take another app's user's session, which then
+    /// refused that user's every device registration (breaker10).
+    public static func isUsableSessionID(_ sid: String) -> Bool {
+        !sid.isEmpty && sid.utf8.count <= maxSessionIDLength && sid.utf8.first != UInt8(ascii: "~")
+    }
+
     /// Applies presence and type rules. Time windows are *not* checked here; the verifier does that
     /// against its injected clock.
     init(payload: JWTPayload) throws(AccessTokenError) {
@@ -223,7 +232,7 @@ extension AccessClaims {
         case .present(let exp): expiresAt = exp
         }
         let sessionID = try Self.optional(payload.sid, payload.sessionClaimName)
-        if let sessionID, sessionID.isEmpty || sessionID.utf8.count > Self.maxSessionIDLength {
+        if let sessionID, !Self.isUsableSessionID(sessionID) {
             throw .unusableSessionID(payload.sessionClaimName)
         }
         self.init(

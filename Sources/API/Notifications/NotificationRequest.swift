@@ -160,11 +160,14 @@ struct NotificationRequest: Sendable {
     /// The request in one canonical text (sorted keys, defaults filled in), so the idempotency
     /// check compares meaning, not bytes: the same call with its keys reordered is the same call.
     /// A relative `ttl_seconds` stays relative here: the expiry it gives moves with the clock, and a
-    /// retry a second later is still the same call.
+    /// retry a second later is still the same call. `user_ids` are a set (repeats count once), so
+    /// they are compared sorted: a retry that lists them in another order is the same call
+    /// (breaker10: a backend building them from a set got 409 `idempotency_key_reused`).
     var canonicalText: String {
         var timeless = plan
         if timeless.ttlSeconds != nil { timeless.expiresAt = nil }
-        return "\(recipients)\u{0}\(timeless.jsonText())"
+        let who: Recipients = if case .users(let ids) = recipients { .users(ids.sorted()) } else { recipients }
+        return "\(who)\u{0}\(timeless.jsonText())"
     }
 
     private static func recipients(_ body: NotificationBody.RecipientsBody) throws(HTTPError) -> Recipients {

@@ -52,7 +52,7 @@ enum OpenAPIComponents {
         }
       },
       "InvalidToken": {
-        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
+        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes, not starting with `~`) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
         "content": {
           "application/json": {
             "schema": {
@@ -88,7 +88,7 @@ enum OpenAPIComponents {
         }
       },
       "SessionConflict": {
-        "description": "The access token's `sid` names another user's session (`session_conflict`; nothing changes): a sid must be unique across users.",
+        "description": "The access token's `sid` names another user's or another app's session, ended or not (`session_conflict`; nothing changes): a sid must be unique across users and apps.",
         "content": {
           "application/json": {
             "schema": {

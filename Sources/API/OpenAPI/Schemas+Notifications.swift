@@ -199,7 +199,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 255,
-            "description": "1-255 bytes of UTF-8. The same key with the same body within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
+            "description": "1-255 bytes of UTF-8. The same key with the same body (members and `user_ids` in any order) within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
           }
         },
         "allOf": [

@@ -69,7 +69,8 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 200,
-            "description": "The token's `sid`: 1-200 bytes of UTF-8."
+            "pattern": "^[^~]",
+            "description": "The token's `sid`: 1-200 bytes of UTF-8, not starting with `~` (Herald's names of the standing sessions of apps without sessions, AP-5)."
           },
           "channels": {
             "type": ["array", "null"],

@@ -40,8 +40,8 @@ struct DevRoutes {
         guard !body.user_id.isEmpty, body.user_id.utf8.count <= AccessClaims.maxSubjectLength, ChannelName.personal(userID: body.user_id) != nil else {
             throw HTTPError.invalid("user_id", "user_id must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @")
         }
-        if let sid = body.session_id, sid.isEmpty || sid.utf8.count > AccessClaims.maxSessionIDLength {
-            throw HTTPError.invalid("session_id", "session_id must be 1-\(AccessClaims.maxSessionIDLength) bytes")
+        if let sid = body.session_id, !AccessClaims.isUsableSessionID(sid) {
+            throw HTTPError.invalid("session_id", "session_id must be 1-\(AccessClaims.maxSessionIDLength) bytes, not starting with ~")
         }
         for pattern in body.channels ?? [] where ChannelGrant(pattern) == nil {
             throw HTTPError.invalid("channels", "'\(pattern.prefix(64))' is neither a channel name nor a prefix:* pattern")

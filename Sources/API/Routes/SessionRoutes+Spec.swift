@@ -8,7 +8,7 @@ extension SessionRoutes {
             tags: ["server"], summary: "End a session",
             description: "Logout, password change, refresh-token reuse, for the server key's app. A session Herald never saw is recorded as ended (the app's); another app's session of that `sid` is 404.",
             parameters: [
-                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
+                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8, not starting with `~`.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^~]"}"#)),
             ],
             responses: [
                 200: .json("Ended: its devices are deleted, its tokens refused from now on (401 `session_ended`), its live streams closed.", .ref("SessionEnded"), links: #"""
@@ -32,7 +32,7 @@ extension SessionRoutes {
             tags: ["server"], summary: "Set a session's expiry",
             description: "A session of the server key's app past its expiry keeps its devices but they get no pushes (`active: false`).",
             parameters: [
-                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200}"#)),
+                .path("sid", "The session id (the tokens' `sid`): 1-200 bytes of UTF-8, not starting with `~`.", .json(#"{"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^~]"}"#)),
             ],
             requestBody: .json(.ref("SessionExpiry")),
             responses: [

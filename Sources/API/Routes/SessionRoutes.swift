@@ -66,8 +66,8 @@ struct SessionRoutes {
     }
 
     private static func sid(_ context: RequestContext) throws(HTTPError) -> String {
-        guard let sid = context.pathParameters["sid"], !sid.isEmpty, sid.utf8.count <= AccessClaims.maxSessionIDLength else {
-            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes is required")
+        guard let sid = context.pathParameters["sid"], AccessClaims.isUsableSessionID(sid) else {
+            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes, not starting with ~, is required")
         }
         return sid
     }

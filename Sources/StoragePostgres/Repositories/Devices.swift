@@ -23,9 +23,10 @@ struct PostgresDeviceRepository: DeviceRepository {
             let session = try PostgresSessionRepository(connection: connection)
                 .touch(sid: registration.sessionID, userID: registration.userID, app: registration.app,
                        expiresAt: sessionExpiresAt, now: now)
-            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
+            // Checked before the end: another user's or app's ended session is not the caller's (breaker10).
             if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
+            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             let existing = try connection.queryOne("""
                 SELECT id, user_id, installation_id FROM devices
                 WHERE app = $1::text AND token = $2::text AND (provider = $3::text OR platform = $4::text)

@@ -30,11 +30,13 @@ enum DeviceStore {
         try connection.transaction { connection in
             let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
                                                  app: registration.app, expiresAt: sessionExpiresAt, now: now)
-            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // Sessions are named by `sid` alone: a device under another user's sid would be ended
             // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
             // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
+            // Checked before the end: another user's or app's ended session is not the caller's to
+            // be told "sign in again" about (breaker10).
             if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
+            if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // The same provider's token first; else the same token on the same platform under
             // another provider (an iOS app moving from APNs to Firebase with a token string it
             // held before): that row is this device too, relabelled, not a second row that the

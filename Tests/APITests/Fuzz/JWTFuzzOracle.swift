@@ -96,7 +96,9 @@ enum JWTFuzzOracle {
                 return ("times \(claims) are not the payload's \(p)", false)
             }
             if case .string(let sid)? = p["sid"] {
-                guard claims.sessionID == sid, !sid.isEmpty, sid.utf8.count <= AccessClaims.maxSessionIDLength else { return ("sid \(sid.debugDescription) accepted", false) }
+                guard claims.sessionID == sid, !sid.isEmpty, sid.utf8.count <= AccessClaims.maxSessionIDLength, !sid.hasPrefix("~") else {
+                    return ("sid \(sid.debugDescription) accepted", false)
+                }
             } else if claims.sessionID != nil { return ("sid", false) }
             let channels: [String] = if case .array(let values)? = p["channels"] {
                 values.compactMap { if case .string(let s) = $0 { s } else { nil } }
@@ -127,9 +129,10 @@ enum JWTFuzzOracle {
             return s.utf8.count > AccessClaims.maxSubjectLength || ChannelName.personal(userID: s) == nil
                 ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.unusableSessionID(let name)):
-            // An empty string or one longer than `DELETE /v1/sessions/{sid}` takes.
+            // An empty string, one longer than `DELETE /v1/sessions/{sid}` takes, or one spelled
+            // like a sessionless app's standing session (`~` first).
             guard case .string(let s)? = p[name] else { return ("\(name) reported unusable: \(p[name]?.compactText ?? "absent")", false) }
-            return s.isEmpty || s.utf8.count > AccessClaims.maxSessionIDLength
+            return s.isEmpty || s.utf8.count > AccessClaims.maxSessionIDLength || s.hasPrefix("~")
                 ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.expired):
             guard case .integer(let exp)? = p["exp"] else { return (nil, true) }
