@@ -17,7 +17,8 @@ anonymous page, heap arenas and thread stacks). Printed per case: the readings i
 process keeps after each cycle above its start (anonymous memory), the figure a node that rode out
 a reconnect storm keeps. --malloc-stats attaches gdb after each reading to call glibc's
 malloc_stats(), whose per-arena lines land in the server's log (a diagnosis: it stops the process
-for a moment).
+for a moment). --bound-mib N checks that no cycle leaves more than N MiB of anonymous memory above
+the start (exit status 1 otherwise): a figure, not a timed test.
 """
 import argparse
 import os
@@ -154,6 +155,9 @@ def main():
     ap.add_argument("--settle", type=float, default=3.0, help="s after start and after the streams opened")
     ap.add_argument("--after-close", type=float, default=25.0,
                     help="s of silence after the last stream closed before the memory is read")
+    ap.add_argument("--bound-mib", type=float,
+                    help="check: anonymous memory after every cycle at most this many MiB above the "
+                         "start (exit status 1 when a case is over it)")
     ap.add_argument("--malloc-stats", action="store_true",
                     help="call malloc_stats() in the server with gdb after each reading (its log)")
     args = ap.parse_args()
@@ -173,7 +177,18 @@ def main():
             B.record_run(rows, r, 0, fmt(r), args.out)
     finally:
         procs.stop_all()
+    over = []
+    if args.bound_mib is not None:
+        for r in rows:
+            kept = max(c["after"]["anonymous_kib"] for c in r["cycles"]) - r["start"]["anonymous_kib"]
+            verdict = "within" if kept <= args.bound_mib * 1024 else "OVER"
+            if verdict == "OVER":
+                over.append(r["case"])
+            print(f"{r['case']}: keeps at most {mib(kept)} MiB above the start after a cycle: "
+                  f"{verdict} the bound of {args.bound_mib:g} MiB")
     print(f"total {time.monotonic() - start:.0f}s; raw results in {args.out}")
+    if over:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
