@@ -116,6 +116,16 @@ def proc_rss_kib(pid, field="VmRSS"):
     return 0
 
 
+def proc_smaps_rollup_kib(pid, field="Anonymous"):
+    """A field of /proc/<pid>/smaps_rollup in KiB: `Anonymous` counts every anonymous page the
+    process has resident (heap arenas, thread stacks, private copies of library data)."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
 def proc_cpu_split(pid):
     """(user, system) CPU seconds of a process."""
     with open(f"/proc/{pid}/stat") as f:
@@ -203,13 +213,14 @@ class Herald:
     def pids(self):
         return [self.p.pid]
 
-    def make_tokens(self, n, path):
-        """Line i: an HS256 token for user str(i), session s{i}, granted the channel 'bench'."""
+    def make_tokens(self, n, path, grants=("bench",)):
+        """Line i: an HS256 token for user str(i), session s{i}, granted the channels `grants`
+        (names or `prefix:*` patterns; default the channel 'bench')."""
         import jwt  # PyJWT
         exp = int(time.time()) + 3 * 3600
         with open(path, "w") as f:
             for i in range(n):
-                f.write(jwt.encode({"sub": str(i), "sid": f"s{i}", "exp": exp, "channels": ["bench"]},
+                f.write(jwt.encode({"sub": str(i), "sid": f"s{i}", "exp": exp, "channels": list(grants)},
                                    self.jwt_secret, algorithm="HS256") + "\n")
         return path
 
@@ -964,9 +975,10 @@ def git_commit():
         return "unknown"
 
 
-def check_tools():
+def check_tools(nginx=True):
+    """Exits naming what is missing: gcc and PyJWT, and with `nginx` nginx + nchan."""
     missing = []
-    if not shutil.which("nginx") or not os.path.exists(NCHAN_MODULE):
+    if nginx and (not shutil.which("nginx") or not os.path.exists(NCHAN_MODULE)):
         missing.append("apt-get install nginx libnginx-mod-nchan")
     if not shutil.which("cc"):
         missing.append("apt-get install gcc")

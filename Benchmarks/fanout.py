@@ -204,7 +204,7 @@ def main():
                     help="s to wait after a phase's streams close before reading the server's RSS (0: not read)")
     B.add_callgrind_argument(ap)
     args = ap.parse_args()
-    B.check_tools()
+    B.check_tools(nginx="nchan" in args.servers.split(","))
     if "herald-redis" in args.servers:
         B.check_engines()
     B.exit_on_sigterm()

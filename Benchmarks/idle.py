@@ -144,7 +144,7 @@ def main():
     ap.add_argument("--after-close", type=float, default=15.0,
                     help="seconds after the streams close before RSS is read again")
     args = ap.parse_args()
-    B.check_tools()
+    B.check_tools(nginx="nchan" in args.servers.split(","))
     if "herald-redis" in args.servers:
         B.check_engines()
     B.exit_on_sigterm()

@@ -198,10 +198,32 @@ static void conn_start(int i) {
     n_inflight++;
 }
 
+// Copies `path` into `out` with every "%d" replaced by the global connection index `gi` (a stream's
+// channels can then be its own: --path '/v1/stream?channels=r:%d.0,r:%d.1'). Returns 0 when it
+// does not fit.
+static int expand_path(char *out, size_t cap, int gi) {
+    char num[16];
+    int nlen = snprintf(num, sizeof num, "%d", gi);
+    size_t o = 0;
+    for (const char *s = path; *s; s++) {
+        if (s[0] == '%' && s[1] == 'd') {
+            if (o + (size_t)nlen >= cap) return 0;
+            memcpy(out + o, num, (size_t)nlen);
+            o += (size_t)nlen;
+            s++;
+        } else {
+            if (o + 1 >= cap) return 0;
+            out[o++] = *s;
+        }
+    }
+    out[o] = 0;
+    return 1;
+}
+
 static void send_request(struct conn *c, int i) {
     int gi = base + i;
-    char p[512], req[10240];
-    snprintf(p, sizeof p, path, gi);  // path may contain one %d: the global connection index
+    char p[4096], req[14336];
+    if (!expand_path(p, sizeof p, gi)) { err_connect++; conn_close(c, 1); return; }
     char auth[9216] = "";
     if (tokens) snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", tokens[gi % ntokens]);
     // The key is a fixed 16-byte nonce: the client measures servers, it does not guard against caches.

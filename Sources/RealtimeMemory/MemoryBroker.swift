@@ -221,6 +221,8 @@ public final class MemoryBroker: Broker {
                 }
             }
             for name in forgotten { state.channels[name] = nil }
+            // A peak's buckets go back once it has passed (issue 17, Benchmarks/peak.py).
+            state.channels.shrinkIfSparse()
         }
     }
 
@@ -234,6 +236,7 @@ public final class MemoryBroker: Broker {
                 state.forgottenThrough = max(state.forgottenThrough, channel.lastSequence)
                 state.channels[name] = nil
             }
+            state.channels.shrinkIfSparse()
         }
     }
 

@@ -168,9 +168,14 @@ public final class MemoryPresenceStore: PresenceStore {
         let wall = wallClockMilliseconds()
         state.withLock { state in
             guard let connection = state.connections.removeValue(forKey: connectionID) else { return }
+            // A peak's buckets go back once it has passed (issue 17, Benchmarks/peak.py).
+            state.connections.shrinkIfSparse()
             for channel in connection.extras?.names ?? [] { Self.remove(connectionID, from: channel, in: &state) }
             state.byUser[connection.userID]?.remove(connectionID)
-            if state.byUser[connection.userID]?.isEmpty == true { state.byUser[connection.userID] = nil }
+            if state.byUser[connection.userID]?.isEmpty == true {
+                state.byUser[connection.userID] = nil
+                state.byUser.shrinkIfSparse()
+            }
             let key = connection.sessionKey(connectionID: connectionID)
             guard state.sessions[key] != nil else { return }
             state.sessions[key]!.lastChangeAt = wall
@@ -179,6 +184,7 @@ public final class MemoryPresenceStore: PresenceStore {
             if connection.sessionID == nil || state.sessions[key]!.acks?.ids.isEmpty ?? true,
                state.connectionIDs(ofSession: key, userID: connection.userID).isEmpty {
                 state.sessions[key] = nil
+                state.sessions.shrinkIfSparse()
             }
         }
     }
@@ -436,11 +442,15 @@ public final class MemoryPresenceStore: PresenceStore {
                 stale.append(key)
             }
             for key in stale { state.sessions[key] = nil }
+            state.sessions.shrinkIfSparse()
         }
     }
 
     private static func remove(_ connectionID: String, from channel: ChannelName, in state: inout State) {
         state.byChannel[channel]?.remove(connectionID)
-        if state.byChannel[channel]?.isEmpty == true { state.byChannel[channel] = nil }
+        if state.byChannel[channel]?.isEmpty == true {
+            state.byChannel[channel] = nil
+            state.byChannel.shrinkIfSparse()
+        }
     }
 }

@@ -348,6 +348,8 @@ public final class RedisBroker: Broker {
                     state.channels[channel] = entry
                 }
             }
+            // A peak's buckets go back once it has passed (issue 17, Benchmarks/peak.py).
+            state.channels.shrinkIfSparse()
             return removed
         }
         if !removed.isEmpty { subscriber.unsubscribe(removed.map(pubsubName)) }

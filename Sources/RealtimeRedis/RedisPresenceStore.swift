@@ -209,6 +209,7 @@ public final class RedisPresenceStore: PresenceStore {
         local.disconnected(connectionID: connectionID)
         outbox.withLock { outbox in
             guard outbox.mine.removeValue(forKey: connectionID) != nil else { return }
+            outbox.mine.shrinkIfSparse()
             outbox.dirty.remove(connectionID)
             outbox.removed.append(connectionID)
         }

@@ -106,6 +106,8 @@ final class RedisSubscriber: Sendable {
                 state.entries[name] = entry.desired || entry.pending > 0 ? entry : nil
                 changed.append(name)
             }
+            // A peak's buckets go back once it has passed (issue 17, Benchmarks/peak.py).
+            state.entries.shrinkIfSparse()
             guard state.connected, !changed.isEmpty else { return false }
             state.outbox.append((subscribe, changed))
             return true
@@ -283,6 +285,7 @@ final class RedisSubscriber: Sendable {
                 entry.pending = max(entry.pending - 1, 0)
                 entry.confirmed = entry.desired && entry.pending == 0
                 state.entries[channel] = entry.desired || entry.pending > 0 ? entry : nil
+                state.entries.shrinkIfSparse()
                 return releaseWaiters(&state)
             }
             for semaphore in released { semaphore.signal() }

@@ -119,3 +119,20 @@ private final class ScriptedMemory: Sendable {
         #expect(usage.residentAnonymousBytes > 0 && usage.heapUsedBytes > 0)
     }
 }
+
+/// The thresholds are pinned at start unless the operator gave glibc its own (issue 17).
+@Suite struct AllocatorThresholdTests {
+    @Test func anOperatorsThresholdInTheEnvironmentWins() {
+        #expect(!HeapTrimmer.environmentSetsThresholds([:]))
+        #expect(!HeapTrimmer.environmentSetsThresholds(["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]))
+        #expect(HeapTrimmer.environmentSetsThresholds(["MALLOC_MMAP_THRESHOLD_": "65536"]))
+        #expect(HeapTrimmer.environmentSetsThresholds(["MALLOC_TRIM_THRESHOLD_": "0"]))
+        #expect(HeapTrimmer.environmentSetsThresholds(["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=1"]))
+        #expect(HeapTrimmer.environmentSetsThresholds(["GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=262144"]))
+        #expect(!HeapTrimmer.pinAllocatorThresholds(environment: ["MALLOC_TRIM_THRESHOLD_": "131072"]))
+    }
+
+    @Test func glibcTakesThePinnedThresholds() {
+        #expect(HeapTrimmer.pinAllocatorThresholds(environment: [:]))
+    }
+}

@@ -169,6 +169,26 @@ private func message(_ channel: String, _ data: String, sequence: UInt64) -> Cha
         #expect(count == 0)
         loop.stop()
     }
+
+    @Test func aPeakOfChannelsGivesItsStorageBackAndTheRestStillReceive() {
+        // 64 channels of its own for each of 300 streams, then all but one closed (issue 17,
+        // Benchmarks/peak.py): the table shrinks, and the stream left still gets its messages.
+        let hub = LoopHub(loop: loop)
+        let result = onLoop(loop) { () -> (peak: Int, after: Int, kept: [String]) in
+            let streams = (0..<300).map { RecordingSubscriber("s\($0)") }
+            for (i, s) in streams.enumerated() {
+                for j in 0..<64 { hub.add(s, to: ChannelName("r:\(i).\(j)")!, since: 0) }
+            }
+            let peak = hub.channelCapacity
+            for s in streams.dropFirst() { hub.removeAll(s) }
+            hub.deliver([message("r:0.63", "1", sequence: 1), message("r:1.0", "2", sequence: 2)])
+            return (peak, hub.channelCapacity, streams[0].received)
+        }
+        #expect(result.peak >= 300 * 64)
+        #expect(result.after < result.peak / 16)
+        #expect(result.kept == ["r:0.63:1"])
+        loop.stop()
+    }
 }
 
 @Suite struct SSEEncoderTests {

@@ -138,6 +138,9 @@ public final class LoopHub: @unchecked Sendable {
     /// Number of channels with at least one subscriber on this loop.
     public var channelCount: Int { channels.count }
 
+    /// Channels the table has room for before it grows (tests: a peak's storage goes back).
+    var channelCapacity: Int { channels.capacity }
+
     /// Subscribers of `channel` on this loop.
     public func subscriberCount(_ channel: ChannelName) -> Int { channels[channel]?.count ?? 0 }
 
@@ -188,7 +191,11 @@ public final class LoopHub: @unchecked Sendable {
             moved.subscriber.hubSlots.setIndex(slot.index, in: list)
         }
         list.removeLast()
-        if list.isEmpty { channels[list.channel] = nil }
+        if list.isEmpty {
+            channels[list.channel] = nil
+            // A peak's buckets go back once it has passed (issue 17, Benchmarks/peak.py).
+            channels.shrinkIfSparse()
+        }
     }
 
     /// Writes each message to every subscriber of its channel on this loop, in order.

@@ -215,6 +215,7 @@ private final class LoopFanOut: Sendable {
                 counts[loop] -= 1
                 interest[channel] = counts.isZero ? nil : counts
             }
+            interest.shrinkIfSparse()
         }
     }
 

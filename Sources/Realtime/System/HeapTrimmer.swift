@@ -77,6 +77,40 @@ public final class HeapTrimmer: @unchecked Sendable {
         if !started.load(ordering: .relaxed) { timer.resume() }
     }
 
+    /// Pins glibc's thresholds (`mallopt`) at their start values, 128 KiB each: a block from
+    /// `mmapThresholdBytes` up gets a mapping of its own (returned to the kernel when freed), and a
+    /// thread arena's free top beyond `trimThresholdBytes` is unmapped when a free reaches it.
+    ///
+    /// Unpinned, glibc raises both for good the first time it frees a block it had mapped: to that
+    /// block's size, and twice that, up to 32 and 64 MiB. A peak grows the channel tables through
+    /// such blocks (a 65,000-entry table is 3–5 MB), so after one the tables that follow were
+    /// carved from the arenas, and each thread arena kept a free top of up to twice the largest
+    /// table resident: `malloc_trim` releases free pages inside every arena but never a thread
+    /// arena's top (glibc's `mtrim`). After 1,000 streams of 64 channels closed, 12 MiB of free
+    /// pages stayed resident (Benchmarks/peak.py, issue 17). No block on a delivery's path comes
+    /// near 128 KiB, so pinning costs the fan-out nothing (Benchmarks/RESULTS.md "memory10").
+    /// Call it once at start. An operator's own choice wins: with either threshold set in the
+    /// environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or `malloc.mmap_threshold`
+    /// / `malloc.trim_threshold` in `GLIBC_TUNABLES`) glibc already keeps them fixed, and nothing
+    /// is changed.
+    /// - Returns: whether both were pinned (false when the environment set one, or glibc refused).
+    @discardableResult
+    public static func pinAllocatorThresholds(environment: [String: String], mmapThresholdBytes: Int32 = 128 << 10,
+                                              trimThresholdBytes: Int32 = 128 << 10) -> Bool {
+        guard !environmentSetsThresholds(environment) else { return false }
+        let mmap = mallopt(M_MMAP_THRESHOLD, mmapThresholdBytes)
+        let trim = mallopt(M_TRIM_THRESHOLD, trimThresholdBytes)
+        return mmap == 1 && trim == 1
+    }
+
+    /// Whether `environment` gives glibc an mmap or trim threshold of its own.
+    static func environmentSetsThresholds(_ environment: [String: String]) -> Bool {
+        if environment["MALLOC_MMAP_THRESHOLD_"] != nil || environment["MALLOC_TRIM_THRESHOLD_"] != nil { return true }
+        // "glibc.malloc.mmap_threshold=…:glibc.malloc.trim_threshold=…"
+        let tunables = environment["GLIBC_TUNABLES"]?.split(separator: ":") ?? []
+        return tunables.contains { $0.hasPrefix("glibc.malloc.mmap_threshold=") || $0.hasPrefix("glibc.malloc.trim_threshold=") }
+    }
+
     /// The process's memory now. `mallinfo2` walks every arena's free lists under their locks;
     /// `/proc/self/statm` is one small read. A file that cannot be read counts as no slack.
     public static func usage() -> MemoryUsage {
