@@ -77,9 +77,10 @@ public final class HeapTrimmer: @unchecked Sendable {
         if !started.load(ordering: .relaxed) { timer.resume() }
     }
 
-    /// Pins glibc's thresholds (`mallopt`) at their start values, 128 KiB each: a block from
-    /// `mmapThresholdBytes` up gets a mapping of its own (returned to the kernel when freed), and a
-    /// thread arena's free top beyond `trimThresholdBytes` is unmapped when a free reaches it.
+    /// Pins glibc's thresholds (`mallopt`): a block from `mmapThresholdBytes` (128 KiB, glibc's
+    /// start value) up gets a mapping of its own, returned to the kernel when freed; an arena's
+    /// free top is unmapped by a free only beyond `trimThresholdBytes` (64 MiB, the most glibc's
+    /// own would rise to), and otherwise by the trimmer's `malloc_trim`.
     ///
     /// Unpinned, glibc raises both for good the first time it frees a block it had mapped: to that
     /// block's size, and twice that, up to 32 and 64 MiB. A peak grows the channel tables through
@@ -87,8 +88,11 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// carved from the arenas, and each thread arena kept a free top of up to twice the largest
     /// table resident: `malloc_trim` releases free pages inside every arena but never a thread
     /// arena's top (glibc's `mtrim`). After 1,000 streams of 64 channels closed, 12 MiB of free
-    /// pages stayed resident (Benchmarks/peak.py, issue 17). No block on a delivery's path comes
-    /// near 128 KiB, so pinning costs the fan-out nothing (Benchmarks/RESULTS.md "memory10").
+    /// pages stayed resident (Benchmarks/peak.py, issue 17). The mmap threshold alone keeps the
+    /// tables out of the arenas. The trim threshold stays high: both at 128 KiB cost the push
+    /// path +11k (APNs) to +17k (FCM) instructions a push (callgrind, Benchmarks/push.py), and
+    /// a trim threshold of 64 MiB leaves no more memory after a peak (Benchmarks/RESULTS.md
+    /// "memory10", the lead's re-run).
     /// Call it once at start. An operator's own choice wins: with either threshold set in the
     /// environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or `malloc.mmap_threshold`
     /// / `malloc.trim_threshold` in `GLIBC_TUNABLES`) glibc already keeps them fixed, and nothing
@@ -96,7 +100,7 @@ public final class HeapTrimmer: @unchecked Sendable {
     /// - Returns: whether both were pinned (false when the environment set one, or glibc refused).
     @discardableResult
     public static func pinAllocatorThresholds(environment: [String: String], mmapThresholdBytes: Int32 = 128 << 10,
-                                              trimThresholdBytes: Int32 = 128 << 10) -> Bool {
+                                              trimThresholdBytes: Int32 = 64 << 20) -> Bool {
         guard !environmentSetsThresholds(environment) else { return false }
         let mmap = mallopt(M_MMAP_THRESHOLD, mmapThresholdBytes)
         let trim = mallopt(M_TRIM_THRESHOLD, trimThresholdBytes)
