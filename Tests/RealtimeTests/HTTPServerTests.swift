@@ -255,7 +255,7 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         let accepted = try #require(Self.acceptedDescriptor(port: server.port, peer: client.fd))
         let options = try DeadPeerTimeout.current(of: accepted)
         #expect(options == DeadPeerTimeout(heartbeatSeconds: 7, heartbeats: 4))
-        #expect(options?.keepAliveIdleSeconds == 7 && options?.keepAliveIntervalSeconds == 7)
+        #expect(options?.keepAliveIdleSeconds == 14 && options?.keepAliveIntervalSeconds == 7)
         #expect(options?.keepAliveProbes == 4 && options?.userTimeoutMilliseconds == 28_000)
 
         let kernelDefaults = try TestServer { $0.deadPeerHeartbeats = 0 }

@@ -14,14 +14,17 @@ import Glibc
 ///
 /// - `TCP_USER_TIMEOUT` = `heartbeats` × heartbeat: bytes unacknowledged that long (or held back
 ///   by a zero window that long, kernel 5.11 and later) end the connection with `ETIMEDOUT`;
-/// - keep-alive for a connection with nothing in flight: first probe after one heartbeat of
-///   silence, then one every heartbeat, `heartbeats` of them (with `TCP_USER_TIMEOUT` set, the
-///   kernel ends it once the user timeout has passed since the peer was last heard).
+/// - keep-alive for a connection with nothing in flight: first probe after two heartbeats of
+///   silence, then one every heartbeat (with `TCP_USER_TIMEOUT` set, the kernel ends it at the
+///   first probe time the user timeout has passed since the peer was last heard). Two, not one:
+///   a stream's peer acknowledges a write at least every heartbeat, so a live stream is never
+///   probed (a probe racing each heartbeat would double an idle stream's packets); only a
+///   connection Herald writes nothing to is (an idle keep-alive connection).
 ///
 /// So a stream whose peer vanished is closed, and its slot freed, within (`heartbeats` + 1)
 /// heartbeat intervals: at most one until the next write, then the user timeout.
 public struct DeadPeerTimeout: Sendable, Equatable, CustomStringConvertible {
-    /// `TCP_KEEPIDLE`: seconds of silence before the first keep-alive probe.
+    /// `TCP_KEEPIDLE`: seconds of silence before the first keep-alive probe (two heartbeats).
     public let keepAliveIdleSeconds: Int32
     /// `TCP_KEEPINTVL`: seconds between probes.
     public let keepAliveIntervalSeconds: Int32
@@ -36,7 +39,7 @@ public struct DeadPeerTimeout: Sendable, Equatable, CustomStringConvertible {
     public init(heartbeatSeconds: Int, heartbeats: Int) {
         precondition((1...3600).contains(heartbeatSeconds) && (1...100).contains(heartbeats),
                      "heartbeat 1-3600 s, heartbeats 1-100: the kernel caps TCP_KEEPIDLE/INTVL at 32767 s and TCP_KEEPCNT at 127")
-        keepAliveIdleSeconds = Int32(heartbeatSeconds)
+        keepAliveIdleSeconds = Int32(2 * heartbeatSeconds)
         keepAliveIntervalSeconds = Int32(heartbeatSeconds)
         keepAliveProbes = Int32(heartbeats)
         userTimeoutMilliseconds = Int32(heartbeats * heartbeatSeconds * 1000)
@@ -72,7 +75,7 @@ public struct DeadPeerTimeout: Sendable, Equatable, CustomStringConvertible {
             userTimeoutMilliseconds: try get(fd, Int32(IPPROTO_TCP), TCP_USER_TIMEOUT, "getsockopt(TCP_USER_TIMEOUT)"))
     }
 
-    /// "keep-alive after 15 s, every 15 s, 3 probes; unacknowledged bytes 45000 ms".
+    /// "keep-alive after 30 s, every 15 s, 3 probes; unacknowledged bytes 45000 ms".
     public var description: String {
         "keep-alive after \(keepAliveIdleSeconds) s, every \(keepAliveIntervalSeconds) s, \(keepAliveProbes) probes; unacknowledged bytes \(userTimeoutMilliseconds) ms"
     }
