@@ -264,7 +264,7 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         #expect(try DeadPeerTimeout.current(of: plain) == nil)
     }
 
-    @Test func aSocketThatIsNotTCPRefusesTheOptionsNamingTheFirst() throws {
+    @Test func aSocketThatIsNotTCPRefusesTheTCPOptionsNamingTheOneRefused() throws {
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         defer { close(pair[0]); close(pair[1]) }
