@@ -7,10 +7,16 @@
 //   is lost or repeated across reconnects; EventSource's own reconnects send `Last-Event-ID`
 //   (which Herald prefers to the URL's older `last_event_id`), and a stream EventSource reopened
 //   reports the app state again when it changed since the URL was made;
+// - make-before-break over SSE: a token refresh or a channel change opens the new stream (from the
+//   last id) and closes the old one only once the new one is `ready`, so the session is never
+//   without a stream (a notification in such a gap would be pushed, then replayed live); what
+//   both streams carry is shown once (duplicates are dropped by event id);
 // - `reset` (a gap Herald cannot fill), `shutdown` (reconnect), `error` (slow consumer, expired
 //   token) and WebSocket close codes;
 // - app state: `setState("foreground" | "background")` over the transport in use, with a lease
-//   refresh while in the foreground over SSE (Herald's foreground is a lease, RT-7a);
+//   refresh while in the foreground over SSE (Herald's foreground is a lease, RT-7a); the latest
+//   state always reaches the server: over WebSocket it rides the socket once it is ready (never an
+//   HTTP request that could overtake or be overtaken by it), and HTTP reports go one at a time;
 // - acks (`ack(ids)`), channel changes (`addChannel` / `removeChannel`) and token refresh.
 //
 // Usage:
@@ -36,6 +42,10 @@ export const DEFAULT_EVENT_NAMES = [
 
 /** Names of Herald's own stream events (never published by apps). */
 const PROTOCOL_EVENTS = new Set(["ready", "reset", "error", "shutdown", "subscribed", "unsubscribed", "pong", "refreshed"]);
+
+/** How many message ids are remembered to drop duplicates (a replacement stream's replay of
+ *  what the old one showed while both were open: a few, unless the server was slow to open it). */
+const SEEN_IDS = 1024;
 
 /** Transports, in fallback order. */
 export const TRANSPORTS = ["sse", "ws", "poll"];
@@ -78,6 +88,11 @@ export class HeraldClient extends EventTarget {
     this.failures = 0;            // opens in a row that never reached `ready`
     this.attempt = 0;             // reconnects in a row, for the backoff
     this.source = null;
+    this.nextSource = null;       // SSE: the stream replacing `source`, until its `ready`
+    this.seenIds = new Set();     // ids of the last messages shown, to drop what two streams both carry
+    this.seenOrder = [];
+    this.stateReport = null;      // the state report in flight (one at a time)
+    this.stateReportAgain = false;
     this.socket = null;
     this.timers = new Map();
     this.running = false;
@@ -127,15 +142,18 @@ export class HeraldClient extends EventTarget {
 
   // MARK: - Channels, state, acks
 
-  /** Subscribes to `name`: a `subscribe` message over WebSocket; over SSE the stream is reopened
-   *  with the new list and the last cursor, so nothing is missed on the other channels. */
+  /** Subscribes to `name`: a `subscribe` message over WebSocket; over SSE a stream with the new
+   *  list and the last cursor replaces the open one (make-before-break), so nothing is missed on
+   *  the other channels and the session is never without a stream. */
   addChannel(name) {
     if (this.channels.includes(name)) return;
     this.channels.push(name);
     if (this.transport === "ws" && this.#socketReady()) {
       this.#send({ type: "subscribe", channels: [name] });
-    } else if (this.transport === "sse" || this.transport === "ws") {
-      this.#open(this.transport);   // the new list goes in the URL, with the cursor
+    } else if (this.transport === "sse") {
+      this.#reopenSSE();   // the new list goes in the URL, with the cursor
+    } else if (this.transport === "ws") {
+      this.#open("ws");
     }
     this.#emitStatus();
   }
@@ -146,21 +164,25 @@ export class HeraldClient extends EventTarget {
     this.channels = this.channels.filter((c) => c !== name);
     if (this.transport === "ws" && this.#socketReady()) {
       this.#send({ type: "unsubscribe", channels: [name] });
-    } else if (this.transport === "sse" || this.transport === "ws") {
-      this.#open(this.transport);   // the new list goes in the URL, with the cursor
+    } else if (this.transport === "sse") {
+      this.#reopenSSE();   // the new list goes in the URL, with the cursor
+    } else if (this.transport === "ws") {
+      this.#open("ws");
     }
     this.#emitStatus();
   }
 
   /** Reports the app's visibility: a `state` message over WebSocket, else
-   *  `PUT /v1/me/sessions/current/state` (which sets every live connection of the session). */
+   *  `PUT /v1/me/sessions/current/state` (which sets every live connection of the session).
+   *  A WebSocket not ready yet gets the state when its `ready` comes: a `PUT` sent meanwhile would
+   *  miss the connection (not registered yet) or, arriving late, undo a later `state` message. */
   async setState(state) {
     if (state !== "foreground" && state !== "background") throw new RangeError(`unknown state ${state}`);
     this.appState = state;
     this.#emitStatus();
     this.#scheduleLeaseRefresh();
-    if (this.transport === "ws" && this.#socketReady()) {
-      this.#send({ type: "state", state });
+    if (this.transport === "ws") {
+      if (this.#socketReady()) this.#send({ type: "state", state });
       return;
     }
     if (!this.token) return;
@@ -183,7 +205,9 @@ export class HeraldClient extends EventTarget {
   listen(name) {
     if (this.eventNames.has(name)) return;
     this.eventNames.add(name);
-    if (this.source) this.source.addEventListener(name, (e) => this.#onSSEMessage(name, e));
+    for (const source of [this.source, this.nextSource]) {
+      if (source) source.addEventListener(name, (e) => this.#onSSEMessage(name, e));
+    }
   }
 
   /**
@@ -228,10 +252,9 @@ export class HeraldClient extends EventTarget {
     this.#clearTimer("poll");
     this.#clearTimer("reconnect");
     this.#clearTimer("lease");
-    if (this.source) {
-      this.source.close();
-      this.source = null;
-    }
+    for (const source of [this.source, this.nextSource]) source?.close();
+    this.source = null;
+    this.nextSource = null;
     if (this.socket) {
       const socket = this.socket;
       this.socket = null;
@@ -263,7 +286,22 @@ export class HeraldClient extends EventTarget {
 
   // SSE
 
-  #openSSE() {
+  /** Replaces an open SSE stream without a gap: the new one (new token, channels, state, from the
+   *  last id) opens beside it, and the old one is closed at the new one's `ready`. A stream not
+   *  open yet is simply reopened. */
+  #reopenSSE() {
+    if (!this.running) return;
+    if (!this.source || !this.ready || this.source.readyState !== EventSource.OPEN) {
+      this.#open("sse");
+      return;
+    }
+    this.nextSource?.close();
+    this.#openSSE({ replacing: true });
+  }
+
+  /** Opens an EventSource: the current stream, or with `replacing` the one that takes over from
+   *  it at its `ready` (`#reopenSSE`). */
+  #openSSE({ replacing = false } = {}) {
     const url = new URL("/v1/stream", this.baseUrl);
     url.searchParams.set("access_token", this.token.access_token);
     if (this.channels.length) url.searchParams.set("channels", this.channels.join(","));
@@ -271,10 +309,20 @@ export class HeraldClient extends EventTarget {
     url.searchParams.set("state", openedIn);
     if (this.lastEventId) url.searchParams.set("last_event_id", this.lastEventId);
     const source = new EventSource(url);
-    this.source = source;
+    if (replacing) this.nextSource = source;
+    else this.source = source;
     let opened = false;
+    // The replacement takes over: from here on it is the stream, and the old one goes.
+    const takeOver = () => {
+      if (this.nextSource !== source) return;
+      this.source?.close();
+      this.source = source;
+      this.nextSource = null;
+    };
 
     source.addEventListener("ready", (e) => {
+      takeOver();
+      if (this.source !== source) return;
       opened = true;
       this.#onReady(JSON.parse(e.data), e.lastEventId);
       // EventSource reconnects by itself to the URL it was made with, whose `?state=` is the
@@ -287,6 +335,9 @@ export class HeraldClient extends EventTarget {
     source.addEventListener("reset", (e) => this.#onReset(JSON.parse(e.data), e.lastEventId));
     source.addEventListener("shutdown", () => this.#onShutdown());
     source.addEventListener("error", (e) => {
+      // A replacement that fails before `ready` (refused, unreachable) ends the old stream too and
+      // goes the usual way: fresh token, retry or fall back, as a reopen always did.
+      if (this.nextSource === source && !opened) takeOver();
       if (this.source !== source) return;
       if (e instanceof MessageEvent && e.data) {
         // Herald's own `event: error` (slow_consumer, token_expired, session_ended).
@@ -329,7 +380,8 @@ export class HeraldClient extends EventTarget {
     const url = new URL("/v1/ws", this.baseUrl);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     if (this.channels.length) url.searchParams.set("channels", this.channels.join(","));
-    url.searchParams.set("state", this.appState);
+    const openedIn = this.appState;
+    url.searchParams.set("state", openedIn);
     if (this.lastEventId) url.searchParams.set("last_event_id", this.lastEventId);
     let socket;
     try {
@@ -353,6 +405,9 @@ export class HeraldClient extends EventTarget {
         case "ready":
           opened = true;
           this.#onReady(message, message.id);
+          // The URL's `?state=` is the state when the socket was made; one reported since (before
+          // `ready`, when no message could carry it) goes now, on the socket, in order.
+          if (this.appState !== openedIn) this.#send({ type: "state", state: this.appState });
           break;
         case "event":
           this.#onMessage({ id: message.id ?? null, channel: message.channel, event: message.event, offset: message.offset,
@@ -435,7 +490,15 @@ export class HeraldClient extends EventTarget {
   }
 
   #onMessage(message) {
-    if (message.id) this.lastEventId = message.id;
+    if (message.id) {
+      this.lastEventId = message.id;
+      // A replacement stream replays from the id it was opened with what the old one may have
+      // shown meanwhile: the position moves on, the message is not shown twice.
+      if (this.seenIds.has(message.id)) return;
+      this.seenIds.add(message.id);
+      this.seenOrder.push(message.id);
+      if (this.seenOrder.length > SEEN_IDS) this.seenIds.delete(this.seenOrder.shift());
+    }
     this.dispatchEvent(new CustomEvent("message", { detail: message }));
     this.#emitStatus();
   }
@@ -476,18 +539,33 @@ export class HeraldClient extends EventTarget {
       this.#setTimer("token", Math.max(inMs, 5_000), async () => {
         await this.#refreshToken().catch((error) => this.#problem(`token refresh failed: ${error.message}`));
         if (this.transport === "ws" && this.#socketReady()) this.#send({ type: "refresh", access_token: this.token.access_token });
-        else if (this.transport === "sse") this.#open("sse");
+        else if (this.transport === "sse") this.#reopenSSE();
       });
     }
   }
 
+  /** `PUT /v1/me/sessions/current/state` with the current state, one request at a time: a report
+   *  asked for while one is in flight is sent after it, with the state of that moment, so an older
+   *  state can never land last. Resolves once the latest state has been sent. */
   async #reportState() {
-    try {
-      const response = await this.fetch("/v1/me/sessions/current/state", { method: "PUT", json: { state: this.appState } });
-      if (!response.ok) this.#problem(`state report refused: ${response.status}`);
-    } catch (error) {
-      this.#problem(`state report failed: ${error.message}`);
+    if (this.stateReport) {
+      this.stateReportAgain = true;
+      return this.stateReport;
     }
+    this.stateReport = (async () => {
+      do {
+        this.stateReportAgain = false;
+        try {
+          const response = await this.fetch("/v1/me/sessions/current/state", { method: "PUT", json: { state: this.appState } });
+          if (!response.ok) this.#problem(`state report refused: ${response.status}`);
+        } catch (error) {
+          this.#problem(`state report failed: ${error.message}`);
+        }
+      } while (this.stateReportAgain);
+    })().finally(() => {
+      this.stateReport = null;
+    });
+    return this.stateReport;
   }
 
   /** Over SSE the server only hears the client through requests, so a foreground client says so

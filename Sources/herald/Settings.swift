@@ -58,7 +58,8 @@ struct Settings {
         SettingSpec(name: "HERALD_WEB_DEMO_DIR", defaultValue: "./web-demo", help: "dev mode: directory of the web demo served at / and /demo/"),
         SettingSpec(name: "HERALD_DEMO_DOUBLE_URL", defaultValue: "", help: "dev mode: base URL of the local provider double whose request log the demo shows (HERALD_DEMO_PUSH=1 scripts/run sets it)"),
         SettingSpec(name: "HERALD_LOOPS", defaultValue: "number of cores", help: "event-loop threads"),
-        SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "SSE comment heartbeat interval"),
+        SettingSpec(name: "HERALD_HEARTBEAT_SECONDS", defaultValue: "15", help: "stream heartbeat interval: an SSE comment or a WebSocket ping after this much silence"),
+        SettingSpec(name: "HERALD_DEAD_PEER_HEARTBEATS", defaultValue: "3", help: "a connection whose peer leaves Herald's bytes unacknowledged (or its keep-alive probes unanswered) this many heartbeat intervals is ended by the kernel (TCP_USER_TIMEOUT, TCP keep-alive), so a vanished client's stream and slot go within (this + 1) heartbeats; 1-100, 0 = the kernel's defaults (about 15 min)"),
         SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
         SettingSpec(name: "HERALD_HISTORY_TTL_SECONDS", defaultValue: "600", help: "age after which history messages are dropped"),
         SettingSpec(name: "HERALD_FOREGROUND_LEASE_SECONDS", defaultValue: "45", help: "how long app-level life keeps a session foreground (RT-7a)"),
@@ -216,6 +217,8 @@ struct Settings {
         server.port = try integer("HERALD_PORT", 8080, min: 0, max: 65535)
         loops = try integer("HERALD_LOOPS", ProcessInfo.processInfo.activeProcessorCount, min: 1, max: 256)
         server.heartbeatSeconds = try integer("HERALD_HEARTBEAT_SECONDS", 15, min: 1, max: 3600)
+        // 100 × 3600 s in milliseconds fits TCP_USER_TIMEOUT's int; the kernel caps TCP_KEEPCNT at 127.
+        server.deadPeerHeartbeats = try integer("HERALD_DEAD_PEER_HEARTBEATS", 3, min: 0, max: 100)
         historySize = try integer("HERALD_HISTORY_SIZE", 256, min: 1, max: 1_000_000)
         historyTTLSeconds = try integer("HERALD_HISTORY_TTL_SECONDS", 600, min: 1, max: 30 * 86_400)
         server.parserLimits.maxBodyBytes = try integer("HERALD_MAX_BODY_BYTES", 1 << 20, min: 1024, max: 1 << 30)
@@ -373,6 +376,7 @@ struct Settings {
             "server_key": serverKey == nil ? "unset" : "set",
             "jwt": [jwtSecret == nil ? nil : "HS256", jwtPublicKeyPEM == nil ? nil : "public-key"].compactMap { $0 }.joined(separator: "+").ifEmpty("none"),
             "heartbeat_seconds": String(server.heartbeatSeconds),
+            "dead_peer_heartbeats": server.deadPeerHeartbeats == 0 ? "0 (kernel defaults)" : String(server.deadPeerHeartbeats),
             "history_size": String(historySize), "history_ttl_seconds": String(historyTTLSeconds),
             "max_body_bytes": String(server.parserLimits.maxBodyBytes), "max_header_bytes": String(server.parserLimits.maxHeadBytes),
             "max_data_bytes": String(maxDataBytes),

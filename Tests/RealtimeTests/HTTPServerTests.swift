@@ -247,6 +247,52 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         #expect(server.slowConsumerCuts() == 0)
     }
 
+    /// ADR 0021: every accepted connection carries keep-alive and TCP_USER_TIMEOUT sized from the
+    /// heartbeat, read back from the server's own descriptor.
+    @Test func acceptedConnectionsCarryTheDeadPeerTimeout() throws {
+        let server = try TestServer { $0.heartbeatSeconds = 7; $0.deadPeerHeartbeats = 4 }
+        let (client, _) = try server.openStream("kept")
+        let accepted = try #require(Self.acceptedDescriptor(port: server.port, peer: client.fd))
+        let options = try DeadPeerTimeout.current(of: accepted)
+        #expect(options == DeadPeerTimeout(heartbeatSeconds: 7, heartbeats: 4))
+        #expect(options?.keepAliveIdleSeconds == 14 && options?.keepAliveIntervalSeconds == 7)
+        #expect(options?.keepAliveProbes == 4 && options?.userTimeoutMilliseconds == 28_000)
+
+        let kernelDefaults = try TestServer { $0.deadPeerHeartbeats = 0 }
+        let (other, _) = try kernelDefaults.openStream("defaults")
+        let plain = try #require(Self.acceptedDescriptor(port: kernelDefaults.port, peer: other.fd))
+        #expect(try DeadPeerTimeout.current(of: plain) == nil)
+    }
+
+    @Test func aSocketThatIsNotTCPRefusesTheTCPOptionsNamingTheOneRefused() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        do {
+            try DeadPeerTimeout(heartbeatSeconds: 15, heartbeats: 3).apply(to: pair[0])
+            Issue.record("TCP options were set on a Unix socket")
+        } catch {
+            #expect(error.function == "setsockopt(TCP_KEEPIDLE)" && error.errnoCode == EOPNOTSUPP, "\(error)")
+        }
+    }
+
+    /// The server's descriptor of the connection whose other end is `peer` (this process holds both).
+    private static func acceptedDescriptor(port serverPort: Int, peer: Int32) -> Int32? {
+        func port(_ fd: Int32, peer: Bool) -> Int? {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let rc = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length) }
+            }
+            guard rc == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+        guard let clientPort = port(peer, peer: false) else { return nil }
+        return (0..<Int32(4096)).first { fd in
+            fd != peer && port(fd, peer: false) == serverPort && port(fd, peer: true) == clientPort
+        }
+    }
+
     @Test func aReaderThatStopsReadingIsStillCut() throws {
         let server = try TestServer { $0.outboundMaxEvents = 20 }
         let (stalled, _) = try server.openStream("u3", receiveBuffer: 4096)

@@ -9,10 +9,11 @@ import time
 import httpx
 import jwt
 import pytest
+import websockets
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from conftest import JWT_SECRET
+from conftest import JWT_SECRET, assert_error, run_async as run, ws_url
 
 
 @pytest.fixture
@@ -123,6 +124,48 @@ def test_access_token_query_parameter(herald):
     s = herald.stream(token="", params={"access_token": herald.token(sub="carol")})
     assert s.ready()["user_id"] == "carol"
     assert_invalid_token(herald.stream(token="", params={"access_token": "x.y.z"}, expect=401))
+
+
+UPGRADE = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+           "Sec-WebSocket-Version": "13"}
+
+
+@pytest.mark.parametrize("path", ["/v1/me/notifications", "/v1/stream", "/v1/ws"])
+@pytest.mark.parametrize("query_user", ["mallory", "alice"])
+def test_a_token_in_both_the_header_and_the_query_is_400(herald, path, query_user):
+    """RFC 6750 §2, §3.1: one way of sending the token; the query's was silently ignored before,
+    so a request naming two users was served as the header's. Equal tokens are refused too."""
+    alice = herald.token(sub="alice")
+    query = alice if query_user == "alice" else herald.token(sub=query_user)
+    headers = {"Authorization": f"Bearer {alice}", **(UPGRADE if path == "/v1/ws" else {})}
+    r = httpx.get(herald.url(path), params={"access_token": query}, headers=headers, timeout=5)
+    body = assert_error(r, 400, "invalid_request", "access_token")
+    assert "RFC 6750" in body["message"], body
+    # Either way alone is served.
+    if path == "/v1/me/notifications":
+        assert httpx.get(herald.url(path), headers={"Authorization": f"Bearer {alice}"}, timeout=5).status_code == 200
+        assert httpx.get(herald.url(path), params={"access_token": query}, timeout=5).status_code == 200
+
+
+def test_a_websocket_upgrade_with_another_scheme_and_a_query_token_is_400(herald):
+    """The header would otherwise leave the upgrade to first-message authentication."""
+    r = httpx.get(herald.url("/v1/ws"), params={"access_token": herald.token()},
+                  headers={"Authorization": "Basic YWxpY2U6eA==", **UPGRADE}, timeout=5)
+    assert_error(r, 400, "invalid_request", "access_token")
+
+
+async def _websocket_with_both(h):
+    token = h.token(sub="alice")
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(ws_url(h, access_token=h.token(sub="mallory")),
+                                      additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=5):
+            pass
+    return refused.value.response
+
+
+def test_a_websocket_client_sending_both_is_refused_before_the_upgrade(herald):
+    response = run(_websocket_with_both(herald))
+    assert response.status_code == 400 and json.loads(response.body)["field"] == "access_token"
 
 
 def test_rs256_accepted_and_hs256_refused_with_public_key_only(herald_factory, rsa_key):

@@ -336,6 +336,189 @@ def test_a_stream_eventsource_reopens_by_itself_keeps_the_state_the_app_reported
         wait_until(lambda: states() == ["background"], timeout=10, what="the reopened stream in the background the app reported")
 
 
+# herald-client.js with the browser's transports wrapped so a test can hold them: an EventSource
+# made while `window.hold.sources` is set keeps its events (in order) until `release()`, as if its
+# answer were slow to arrive; a WebSocket's sends wait while `window.hold.sends` is set; a `PUT` of
+# the session state waits while `window.hold.puts` is set (`window.hold.puts_sent` lists the
+# states of those sent, in order). Then `window.h` is a client of `user` (session `<user>-1`) with
+# `options`, whose shown messages are `window.h.messages`; while `window.shortLivedTokens` is set,
+# its tokens say they expire in 60 s, so the client refreshes them 5 s after fetching one.
+CLIENT_HARNESS = """
+    const [done, user, options] = [arguments[arguments.length - 1], arguments[0], arguments[1]];
+    const hold = window.hold = { sources: false, sends: false, puts: false, held: [], puts_sent: [] };
+    const RealEventSource = window.EventSource;
+    window.EventSource = class extends RealEventSource {
+      constructor(url, init) {
+        super(url, init);
+        this.queue = hold.sources ? [] : null;
+        if (this.queue) hold.held.push(this);
+      }
+      addEventListener(type, listener, options) {
+        super.addEventListener(type, (e) => (this.queue ? this.queue.push(() => listener(e)) : listener(e)), options);
+      }
+      release() {
+        const queue = this.queue || [];
+        this.queue = null;
+        for (const deliver of queue) deliver();
+      }
+    };
+    const RealWebSocket = window.WebSocket;
+    window.WebSocket = class extends RealWebSocket {
+      send(data) {
+        if (!hold.sends) return super.send(data);
+        hold.held.push(() => super.send(data));
+      }
+    };
+    const realFetch = window.fetch.bind(window);
+    window.fetch = (url, init) => {
+      if (init?.method !== "PUT") return realFetch(url, init);
+      const put = () => {
+        hold.puts_sent.push(JSON.parse(init.body).state);
+        return realFetch(url, init);
+      };
+      if (!hold.puts) return put();
+      return new Promise((resolve, reject) => hold.held.push(() => put().then(resolve, reject)));
+    };
+    hold.releaseAll = () => {
+      const held = hold.held.splice(0);
+      for (const item of held) (typeof item === "function" ? item() : item.release());
+    };
+    import("/demo/herald-client.js").then(({ HeraldClient }) => {
+      const token = async () => {
+        const r = await fetch("/v1/dev/token", { method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ user_id: user, session_id: `${user}-1`, channels: ["generation:*", "order:*"] }) });
+        const body = await r.json();
+        // The refresh timer fires a minute before `exp`, at least 5 s on.
+        return window.shortLivedTokens ? { ...body, expires_at: Math.floor(Date.now() / 1000) + 60 } : body;
+      };
+      const client = new HeraldClient({ getToken: token, ...options.client });
+      window.h = { client, messages: [], readies: 0 };
+      client.addEventListener("message", (e) => window.h.messages.push({ id: e.detail.id, channel: e.detail.channel }));
+      client.addEventListener("ready", () => { window.h.readies += 1; });
+      client.start().then(() => done(null), (e) => done(String(e)));
+    }, (error) => done(String(error)));
+"""
+
+
+def start_client(browser, demo, user, **options):
+    browser.get(demo.url("/demo/"))
+    browser.set_script_timeout(WAIT)
+    error = browser.execute_async_script(CLIENT_HARNESS, user, options)
+    assert error is None, error
+
+
+def live_connections(demo, user):
+    """The connections Herald holds for `user`, as (channels, state) pairs."""
+    r = httpx.get(demo.url(f"/v1/users/{user}/sessions/live"), headers=demo.server_headers(), timeout=5)
+    assert r.status_code == 200, r.text
+    return [(sorted(c["channels"]), c["state"]) for s in r.json()["sessions"] for c in s["connections"]]
+
+
+def shown(browser):
+    return browser.execute_script("return window.h.messages;")
+
+
+def test_an_sse_reopen_opens_the_new_stream_before_closing_the_old_one(demo, browser):
+    """hardening11: a channel change or a token refresh over SSE closed the old EventSource before
+    the new one was open: a notification in that gap found the session without a stream and was
+    pushed, then replayed live. Now the new stream (held here before its `ready`, as a slow
+    answer would be) opens beside the old one, which goes only at the new one's `ready`; what both
+    carried is shown once."""
+    user = f"mbb-{uuid.uuid4().hex[:8]}"
+    with evidence(browser, "demo-client-make-before-break"):
+        start_client(browser, demo, user, client={"transport": "sse", "channels": ["generation:demo"]})
+        wait(browser, lambda d: d.execute_script("return window.h.readies;") == 1, "the SSE stream did not open")
+        first = demo.publish("generation:demo", {"n": 1})
+        wait(browser, lambda d: [m["id"] for m in shown(d)] == [first["id"]], "the first message was not shown")
+
+        # A channel added: the new stream is held before its `ready`; the old one must stay.
+        browser.execute_script("window.hold.sources = true; window.h.client.addChannel('order:77'); window.hold.sources = false;")
+        wait_until(lambda: len(live_connections(demo, user)) == 2, timeout=WAIT,
+                   what="the new stream opened while the old one was still open")
+        both = demo.publish("generation:demo", {"n": 2})        # on both streams
+        added = demo.publish("order:77", {"n": 3})              # on the new one only
+        wait(browser, lambda d: both["id"] in [m["id"] for m in shown(d)], "the old stream stopped delivering before the new one was ready")
+        assert sorted(live_connections(demo, user)) == [(["generation:demo", "order:77", f"user:{user}"], "foreground"),
+                                                        (["generation:demo", f"user:{user}"], "foreground")]
+        browser.execute_script("window.hold.releaseAll();")
+        wait_until(lambda: live_connections(demo, user) == [(["generation:demo", "order:77", f"user:{user}"], "foreground")],
+                   timeout=WAIT, what="the old stream closed once the new one was ready")
+        wait(browser, lambda d: [m["id"] for m in shown(d)] == [first["id"], both["id"], added["id"]],
+             "the messages were not each shown once, in order")
+        assert browser.execute_script("return window.h.client.status.lastEventId;") == added["id"]
+        assert browser.execute_script("return window.h.readies;") == 2
+
+        # A token refresh reopens the same way: started again with a token said to expire in 60 s,
+        # the client refreshes it 5 s on (and takes a long-lived one then, so once).
+        error = browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            window.h.client.stop();
+            window.shortLivedTokens = true;
+            window.h.client.start().then(() => { window.shortLivedTokens = false; done(null); }, (e) => done(String(e)));
+        """)
+        assert error is None, error
+        wait(browser, lambda d: d.execute_script("return window.h.readies;") == 3, "the SSE stream did not open again")
+        browser.execute_script("window.hold.sources = true;")
+        wait(browser, lambda d: d.execute_script("return window.hold.held.length;") == 1, "the token refresh did not reopen the stream")
+        browser.execute_script("window.hold.sources = false;")
+        wait_until(lambda: len(live_connections(demo, user)) == 2, timeout=WAIT, what="the refreshed stream opened beside the old one")
+        during = demo.publish("order:77", {"n": 4})
+        wait(browser, lambda d: during["id"] in [m["id"] for m in shown(d)], "the old stream stopped delivering during the refresh")
+        browser.execute_script("window.hold.releaseAll();")
+        wait_until(lambda: len(live_connections(demo, user)) == 1, timeout=WAIT, what="the old stream closed after the refresh")
+        after = demo.publish("order:77", {"n": 5})
+        wait(browser, lambda d: [m["id"] for m in shown(d)] == [first["id"], both["id"], added["id"], during["id"], after["id"]],
+             "the messages around the refresh were not each shown once")
+        assert browser.execute_script("return window.h.readies;") == 4
+        assert live_connections(demo, user) == [(["generation:demo", "order:77", f"user:{user}"], "foreground")]
+
+
+def test_a_state_reported_before_the_websocket_is_ready_reaches_it(demo, browser):
+    """hardening11: over WebSocket, `setState` before the socket's `ready` went as a `PUT`, which
+    finds no connection yet (the socket's `auth` is still on its way, held here) and is lost; the
+    socket then opened in the state of its URL. The state now goes on the socket at `ready`."""
+    user = f"wsstate-{uuid.uuid4().hex[:8]}"
+    with evidence(browser, "demo-client-ws-state"):
+        start_client(browser, demo, user, client={"transport": "ws", "state": "foreground"})
+        wait(browser, lambda d: d.execute_script("return window.h.readies;") == 1, "the WebSocket did not open")
+        # Reopen with the `auth` message held, and report a state meanwhile.
+        error = browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            window.hold.sends = true;
+            window.h.client.reconnect();
+            window.h.client.setState("background").then(() => done(null), (e) => done(String(e)));
+        """)
+        assert error is None, error
+        browser.execute_script("window.hold.sends = false; window.hold.releaseAll();")
+        wait(browser, lambda d: d.execute_script("return window.h.readies;") == 2, "the WebSocket did not reopen")
+        wait_until(lambda: live_connections(demo, user) == [([f"user:{user}"], "background")], timeout=WAIT,
+                   what="the reopened WebSocket in the background the app reported before its ready")
+
+
+def test_state_reports_over_http_land_in_the_order_they_were_made(demo, browser):
+    """hardening11: two `PUT …/state` in flight could land in either order, the older last. The
+    client sends one at a time, the next with the state of its moment: here the first is held
+    (a slow request) while the app goes back to the foreground."""
+    user = f"puts-{uuid.uuid4().hex[:8]}"
+    with evidence(browser, "demo-client-state-order"):
+        start_client(browser, demo, user, client={"transport": "sse", "state": "foreground"})
+        wait(browser, lambda d: d.execute_script("return window.h.readies;") == 1, "the SSE stream did not open")
+        browser.execute_script("""
+            window.hold.puts = true;
+            window.reports = [window.h.client.setState("background")];
+            window.hold.puts = false;
+            window.reports.push(window.h.client.setState("foreground"));
+        """)
+        error = browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            window.hold.releaseAll();
+            Promise.all(window.reports).then(() => done(null), (e) => done(String(e)));
+        """)
+        assert error is None, error
+        assert browser.execute_script("return window.hold.puts_sent;") == ["background", "foreground"]
+        assert live_connections(demo, user) == [([f"user:{user}"], "foreground")]
+
+
 def test_demo_page_receives_a_web_push_through_its_service_worker(demo, double, browser):
     """Issue 15: "This browser (Web Push)" registers the page's service worker and, in the local
     push demo, a simulated subscription (WebCrypto P-256 keys and auth secret, endpoint at the

@@ -200,6 +200,10 @@ def test_help_lists_every_option_of_jobs_retry():
     ({"HERALD_PORT": "abc"}, "HERALD_PORT"),
     ({"HERALD_PORT": "70000"}, "HERALD_PORT"),
     ({"HERALD_HEARTBEAT_SECONDS": "0"}, "HERALD_HEARTBEAT_SECONDS"),
+    # × the heartbeat is TCP_USER_TIMEOUT; the kernel caps the keep-alive probes at 127 (ADR 0021).
+    ({"HERALD_DEAD_PEER_HEARTBEATS": "-1"}, "HERALD_DEAD_PEER_HEARTBEATS"),
+    ({"HERALD_DEAD_PEER_HEARTBEATS": "101"}, "HERALD_DEAD_PEER_HEARTBEATS"),
+    ({"HERALD_DEAD_PEER_HEARTBEATS": "3x"}, "HERALD_DEAD_PEER_HEARTBEATS"),
     ({"HERALD_HISTORY_SIZE": "-1"}, "HERALD_HISTORY_SIZE"),
     ({"HERALD_DEV": "maybe"}, "HERALD_DEV"),
     ({"HERALD_LOG_LEVEL": "loud"}, "HERALD_LOG_LEVEL"),

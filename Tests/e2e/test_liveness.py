@@ -2,7 +2,8 @@
 the foreground and its device is pushed; SSE's lease counts app-level calls only; reconnect advice
 is spread per connection; a resumed stream gets the retained state of a channel it adds; WebSocket
 messages in endless fragments are refused; a refreshed token's lost grants end those channels; a
-duplicated JWT claim is refused.
+duplicated JWT claim is refused; a stream whose peer stops acknowledging is ended by the kernel
+within the dead-peer bound and its slot freed (ADR 0021).
 
 The WebSocket client here is a few lines over a raw socket so it can do what no library does on
 purpose: leave the server's pings unanswered, as a suspended (SIGSTOP) app does.
@@ -23,7 +24,7 @@ import httpx
 import jwt
 import pytest
 
-from conftest import assert_error
+from conftest import assert_error, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
 from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
@@ -434,3 +435,38 @@ def test_a_token_with_a_duplicated_claim_is_refused(herald):
     good = _raw_hs256(herald, f'{{"sub":"dup","exp":{now + 3600}}}')
     assert HTTP.get(herald.url("/v1/me/notifications"), headers=auth(good)).status_code == 200
     assert jwt.decode(good, herald.env["HERALD_JWT_SECRET"], algorithms=["HS256"])["sub"] == "dup"
+
+
+def _metric(h, name) -> float:
+    line = next(l for l in httpx.get(h.base + "/metrics", timeout=10).text.splitlines() if l.startswith(name + " "))
+    return float(line.split()[-1])
+
+
+def test_a_stream_whose_peer_stops_acknowledging_is_ended_and_its_slot_freed(herald_factory, raw):
+    """ADR 0021: a client gone without FIN or RST held its SSE stream, and one of its user's stream
+    slots, for TCP's ~15 min of retransmissions. On loopback the kernel always acknowledges, so
+    the vanished peer is played by one whose window is shut: a tiny receive buffer, never read, so
+    Herald's bytes stay unsent and unacknowledged, which TCP_USER_TIMEOUT bounds as it bounds
+    unanswered retransmissions (Linux 5.11+). Heartbeat 1 s × 2: ended within about 3 s."""
+    h = herald_factory(HERALD_HEARTBEAT_SECONDS=1, HERALD_DEAD_PEER_HEARTBEATS=2, HERALD_MAX_STREAMS_PER_USER=1)
+    token = h.token(sub="gone", channels=["room:*"])
+    gone = raw(h, timeout=5, rcvbuf=2048)
+    gone.send(f"GET /v1/stream?channels=room:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+    assert gone.read_response(head=True).status == 200
+    gone.read_until(b"event: ready\n")
+    assert_error(httpx.get(h.url("/v1/stream"), headers=auth(token), timeout=5), 429, "too_many_streams")
+
+    # More than its window and Herald's send buffer take at once, far less than the slow-reader bound.
+    started = time.monotonic()
+    h.publish_batch([{"channel": "room:1", "event": "chunk", "data": {"i": i, "pad": "p" * 4096}} for i in range(40)])
+
+    def reopened():
+        s = h.stream(token, channels="room:1", expect=None)
+        return s if s.status == 200 else None
+
+    stream = wait_until(reopened, timeout=30, interval=0.2, what="the vanished reader's slot freed")
+    elapsed = time.monotonic() - started
+    assert stream.ready()["user_id"] == "gone"
+    # Within the bound (3 s) plus the time it takes to notice, not TCP's minutes; and not as a slow reader.
+    assert elapsed < 15, f"the dead stream lasted {elapsed:.1f} s"
+    assert _metric(h, "herald_slow_consumer_disconnects_total") == 0

@@ -17,19 +17,21 @@ public struct Authenticator: Sendable {
         leewaySeconds = configuration.leewaySeconds
     }
 
-    /// Verifies the request's access token (`Authorization: Bearer` or `?access_token=`).
+    /// Verifies the request's access token (`Authorization: Bearer` or `?access_token=`, one of them).
     ///
     /// - Parameter now: unix seconds.
     /// - Returns: the token's claims.
     /// - Throws: `HTTPError` 401 `invalid_token` when the token is missing, malformed, signed with
     ///   another algorithm or key, expired or not yet valid.
-    ///   400 `invalid_request` when `Authorization` is given twice.
+    ///   400 `invalid_request` when `Authorization` is given twice, or together with `?access_token=`
+    ///   (`oneTokenMethod(_:)`).
     public func client(_ context: RequestContext, now: Int64) throws(HTTPError) -> AccessClaims {
         let token: String?
-        if let header = try Self.authorization(context) {
+        let (header, query) = try Self.oneTokenMethod(context)
+        if let header {
             token = try Self.bearer(header, code: "invalid_token", expected: "Bearer <access token>").map(String.init)
         } else {
-            token = try context.request.queryValue("access_token")
+            token = query
         }
         guard let token, !token.isEmpty else {
             throw HTTPError(401, "invalid_token", "an access token is required (Authorization: Bearer or ?access_token=)")
@@ -47,6 +49,22 @@ public struct Authenticator: Sendable {
             throw HTTPError(400, "invalid_request", "Authorization is given \(count) times; send it once", field: "Authorization")
         }
         return value
+    }
+
+    /// The request's `Authorization` value and its `?access_token=`, at most one of them given.
+    /// - Throws: 400 `invalid_request` (`field: "access_token"`) when both are, equal or not: RFC 6750
+    ///   §2 forbids a client more than one way of sending the token, and §3.1 answers it with
+    ///   `invalid_request`; reading one and ignoring the other would let a request that names two
+    ///   users be served as either. 400 also for `Authorization` or `access_token` given twice.
+    static func oneTokenMethod(_ context: RequestContext) throws(HTTPError) -> (header: String?, query: String?) {
+        let header = try authorization(context)
+        let query = try context.request.queryValue("access_token")
+        if header != nil, query != nil {
+            throw HTTPError(400, "invalid_request",
+                            "the access token is sent both in Authorization and as ?access_token=; send it one way (RFC 6750 §2)",
+                            field: "access_token")
+        }
+        return (header, query)
     }
 
     /// The credentials of an `Authorization` value that must use the `Bearer` scheme.

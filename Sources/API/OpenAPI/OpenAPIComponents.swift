@@ -29,7 +29,7 @@ enum OpenAPIComponents {
         "type": "apiKey",
         "in": "query",
         "name": "access_token",
-        "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). Read only when the request has no `Authorization` header. A token in a URL may end up in logs: keep such tokens short-lived."
+        "description": "The same access token as `?access_token=`, for clients that cannot set headers (EventSource, browser WebSocket). A request with an `Authorization` header too is refused with 400 `invalid_request` (`field: access_token`), even when the two are equal (RFC 6750 §2). A token in a URL may end up in logs: keep such tokens short-lived."
       },
       "serverKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_SERVER_KEY` (the `default` app) or a server key of another app (`/v1/apps`), for the app backend: the key names the app."},
       "adminKey": {"type": "http", "scheme": "bearer", "description": "`HERALD_ADMIN_KEY`, for the admin API of apps."}

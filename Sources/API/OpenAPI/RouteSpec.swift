@@ -40,7 +40,8 @@ struct RouteSpec: Sendable {
         if responses[408] == nil { responses[408] = .requestTimeout }
         if responses[501] == nil { responses[501] = .notImplemented }
         if responses[505] == nil { responses[505] = .versionNotSupported }
-        // Any route that reads credentials refuses `Authorization` given twice (`Authenticator`).
+        // Any route that reads credentials refuses `Authorization` given twice, and an access
+        // token sent both in it and as `?access_token=` (`Authenticator`).
         if case .none = auth {} else if responses[400] == nil { responses[400] = .invalidRequest }
         self.responses = responses
     }

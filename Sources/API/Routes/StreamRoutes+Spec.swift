@@ -6,7 +6,7 @@ extension StreamRoutes {
         static let openStream = RouteSpec(
             .get, "/v1/stream", auth: .accessToken, operationID: "openStream",
             tags: ["client"], summary: "Open the SSE stream",
-            description: "Always includes the caller's personal channel `user:{sub}`. Browsers' EventSource cannot set headers: pass the token as `?access_token=`.",
+            description: "Always includes the caller's personal channel `user:{sub}`. Browsers' EventSource cannot set headers: pass the token as `?access_token=` (not with an `Authorization` header too: that is a 400 `invalid_request`).",
             parameters: [
                 .shared("Channels"),
                 .shared("State"),

@@ -6,7 +6,7 @@ extension WebSocketRoutes {
         static let openWebSocket = RouteSpec(
             .get, "/v1/ws", auth: .accessTokenOrFirstMessage, operationID: "openWebSocket",
             tags: ["client"], summary: "Open the WebSocket",
-            description: "An RFC 6455 opening handshake (`Upgrade: websocket`, `Connection: Upgrade`, version 13; no extensions or subprotocols). The access token comes on the upgrade (`Authorization: Bearer` or `?access_token=`; a bad token is a 401 and an ungranted channel a 403 before the upgrade) or, with no token on the upgrade, as the first message `{\"type\":\"auth\",\"access_token\":…}` within 5 s.",
+            description: "An RFC 6455 opening handshake (`Upgrade: websocket`, `Connection: Upgrade`, version 13; no extensions or subprotocols). The access token comes on the upgrade (`Authorization: Bearer` or `?access_token=`, not both: both is a 400 `invalid_request`; a bad token is a 401 and an ungranted channel a 403 before the upgrade) or, with no token on the upgrade, as the first message `{\"type\":\"auth\",\"access_token\":…}` within 5 s.",
             parameters: [
                 .shared("Channels"),
                 .shared("State"),
@@ -22,7 +22,7 @@ extension WebSocketRoutes {
                       "Sec-WebSocket-Accept": {"description": "base64(SHA-1(key + GUID)), RFC 6455.", "schema": {"type": "string"}}
                     }
                     """#),
-                400: .json("Not a WebSocket upgrade (`upgrade_required`: no `Upgrade: websocket` / `Connection: Upgrade`, not HTTP/1.1, or a bad `Sec-WebSocket-Key`), or a malformed `state` or channel name (`invalid_request`).", .error(["upgrade_required", "invalid_request"])),
+                400: .json("Not a WebSocket upgrade (`upgrade_required`: no `Upgrade: websocket` / `Connection: Upgrade`, not HTTP/1.1, or a bad `Sec-WebSocket-Key`), or a malformed `state` or channel name, or the access token sent both in `Authorization` and as `?access_token=` (`invalid_request`).", .error(["upgrade_required", "invalid_request"])),
                 401: .invalidToken,
                 403: .forbiddenChannel,
                 426: .json("A `Sec-WebSocket-Version` other than 13 (`unsupported_websocket_version`).", .error(["unsupported_websocket_version"]), headers: #"{"Sec-WebSocket-Version": {"schema": {"type": "string", "const": "13"}}}"#),

@@ -34,7 +34,10 @@ struct WebSocketRoutes {
         }
         var identity: StreamIdentity?
         var channels: [ChannelName] = []
-        if context.bearerToken != nil {
+        // Both ways at once is refused before the upgrade, as on every route (RFC 6750 §2), even
+        // when the header's scheme is not Bearer: it would otherwise fall to the first message.
+        let (header, query) = try Authenticator.oneTokenMethod(context)
+        if header.flatMap(RequestContext.bearerCredentials(in:)) != nil || query != nil {
             // Token on the upgrade: refuse bad tokens and ungranted channels before upgrading, as SSE does.
             let claims = try authenticator.client(context, now: unixSeconds())
             guard let personal = ChannelName.personal(userID: claims.subject) else {

@@ -27,15 +27,6 @@ public struct RequestContext: Sendable {
     /// Index of the event loop serving the connection.
     public let loopIndex: Int
 
-    /// The bearer token from `Authorization: Bearer …`, else from `?access_token=` (RT-3; browsers'
-    /// EventSource cannot set headers).
-    public var bearerToken: String? {
-        if let header = request.headers["Authorization"] {
-            return Self.bearerCredentials(in: header).map(String.init)
-        }
-        return request.firstQueryValue("access_token")
-    }
-
     /// The credentials of an `Authorization: Bearer <credentials>` value (RFC 9110 §11.4, RFC 6750
     /// §2.1): the scheme in any case, then one or more spaces (or tabs), trailing whitespace
     /// dropped. One reading for access tokens and keys alike: they used to differ on two spaces.

@@ -234,10 +234,14 @@ final class Listener: EventLoopHandler {
     let fd: Int32
     unowned let context: LoopContext
     private var retryScheduled = false
+    /// Set on each accepted connection (`HERALD_DEAD_PEER_HEARTBEATS`), made once.
+    private let deadPeerTimeout: DeadPeerTimeout?
+    private var warnedDeadPeerTimeout = false
 
     init(fd: Int32, context: LoopContext) {
         self.fd = fd
         self.context = context
+        deadPeerTimeout = context.configuration.deadPeerTimeout
     }
 
     func handleEvents(_ events: UInt32) { acceptAll() }
@@ -257,6 +261,17 @@ final class Listener: EventLoopHandler {
             if client >= 0 {
                 var one: Int32 = 1
                 setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                if let deadPeerTimeout {
+                    // A vanished client's stream must not outlive it by TCP's ~15 min of retries.
+                    do { try deadPeerTimeout.apply(to: client) } catch {
+                        // The connection works without it; said once per listener, not per accept.
+                        if !warnedDeadPeerTimeout {
+                            warnedDeadPeerTimeout = true
+                            Log.warning("accept: dead-peer timeout not set; a vanished client is noticed only by TCP's own retries",
+                                        ["error": "\(error)"])
+                        }
+                    }
+                }
                 let address = Socket.address(of: storage)
                 let target = context.server.contextForNextConnection()
                 if target === context {

@@ -10,8 +10,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var requestTimeoutSeconds: Int = 10
     /// A keep-alive connection with no request for this long is closed.
     public var idleTimeoutSeconds: Int = 75
-    /// SSE comment heartbeat interval (`HERALD_HEARTBEAT_SECONDS`).
+    /// Stream heartbeat interval (`HERALD_HEARTBEAT_SECONDS`): a stream silent this long is sent
+    /// an SSE comment or a WebSocket ping.
     public var heartbeatSeconds: Int = 15
+    /// Heartbeat intervals a peer may leave Herald's bytes unacknowledged (or its keep-alive
+    /// probes unanswered) before the kernel ends the connection (`HERALD_DEAD_PEER_HEARTBEATS`,
+    /// 1-100; 0 leaves the kernel's defaults, about 15 minutes). See `DeadPeerTimeout`.
+    public var deadPeerHeartbeats: Int = 3
     /// The reconnect advice's centre, ms: each connection is told a delay spread around it
     /// (`retryMilliseconds(for:)`), so clients cut off together do not all return together.
     public var retryMilliseconds: Int = 3000
@@ -53,6 +58,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var cors = CORSPolicy()
 
     public init() {}
+
+    /// The TCP options set on every accepted connection, or nil for the kernel's defaults.
+    public var deadPeerTimeout: DeadPeerTimeout? {
+        deadPeerHeartbeats > 0 ? DeadPeerTimeout(heartbeatSeconds: heartbeatSeconds, heartbeats: deadPeerHeartbeats) : nil
+    }
 
     /// The reconnect delay (ms) advised to one connection: `retryMilliseconds` ± 50 %, the same
     /// for the same connection id every time (FNV-1a of the id, then mixed), spread evenly across ids. Used
