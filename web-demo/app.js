@@ -28,7 +28,7 @@ const page = {
   apps: null,              // the apps dev tokens can be minted for, once a token answer said
   userId: null,
   sessionId: null,
-  sessionIds: {},          // app → this sign-in's session in that app (a `sid` is one app's)
+  sessionIds: {},          // app → this sign-in's session in that app (each app is a sign-in of its own)
   prefs: null,             // the current app's global push preferences
   pushDemo: null,          // true / false once known
   doubleSince: 0,          // ask the double for requests after this `seq`

@@ -186,6 +186,26 @@ struct AccessTokenIssuerTests {
         #expect(AccessTokenError.unusableSessionID("sid").message.contains("1-200 bytes"))
     }
 
+    /// ADR 0019: storage compares a sid's bytes, memory by canonical equivalence (Swift's `==`),
+    /// so a sid is taken only in NFC, where the two agree; other spellings are refused, not
+    /// normalised into a sid the backend never sent.
+    @Test func sessionIDsNotInNFCAreRefused() throws {
+        func claims(_ sid: String) -> AccessClaims {
+            AccessClaims(subject: "u", sessionID: sid, expiresAt: JWTVectors.now + 60)
+        }
+        // NFD é, KELVIN SIGN (canonically "K"), conjoining jamo (canonically one syllable), a mark before its base's pair.
+        let refused = ["cafe\u{301}", "\u{212A}", "\u{1100}\u{1161}\u{11A8}", "a\u{323}\u{302}x\u{302}\u{323}"]
+        for sid in refused {
+            #expect(refusal(verifier, issuer.issue(claims(sid))) == .unusableSessionID("sid"), "sid \(sid.unicodeScalars.map(\.value))")
+            #expect(!AccessClaims.isUsableSessionID(sid))
+        }
+        #expect("cafe\u{301}" == "caf\u{E9}" && "\u{212A}" == "K", "the equivalence the rule exists for")
+        for accepted in ["caf\u{E9}", "K", "\u{AC01}", "日本-1", "\u{1E0D}\u{302}", "s1"] {
+            #expect(try verifier.verify(issuer.issue(claims(accepted)), now: JWTVectors.now).sessionID == accepted)
+        }
+        #expect(AccessTokenError.unusableSessionID("sid").message.contains("NFC"))
+    }
+
     /// AP-5 (breaker10): a sessionless app's user binds to the standing session `~{app}~{user}`; a
     /// token's sid of that spelling (any app's) would take it, so a sid may not start with `~`.
     @Test func sessionIDsSpelledLikeAStandingSessionAreRefused() throws {

@@ -86,6 +86,21 @@ import Testing
         #expect(history.messages.count == 1)
     }
 
+    /// ADR 0019: a session is named by its app and sid. The default app's carol is live in the
+    /// foreground in session 17; chat's carol has a device in chat's session 17. The default
+    /// app's push is suppressed (its own session), chat's is not.
+    @Test func aForegroundSessionOfOneAppNeverSuppressesAnotherAppsDeviceOfTheSameSid() async throws {
+        let t = try TwoApps()
+        try t.device(app: "chat", user: "carol", session: "17")
+        try t.device(app: "default", user: "carol", session: "17")
+        t.h.connect("c-default", user: "carol", session: "17", state: .foreground)
+        let mine = try t.h.created(await t.send(t.call(app: "default", users: ["carol"])))
+        #expect(mine["push_suppressed"] as? Int == 1 && mine["push_queued"] as? Int == 0, "\(mine)")
+        let theirs = try t.h.created(await t.send(t.call(app: "chat", users: ["carol"])))
+        #expect(theirs["push_suppressed"] as? Int == 0 && theirs["push_queued"] as? Int == 1, "\(theirs)")
+        #expect(Set(try t.pushes().keys) == ["dev_chat_carol"])
+    }
+
     @Test func oneIdempotencyKeyInTwoAppsIsTwoCalls() async throws {
         let t = try TwoApps()
         let first = await t.send(t.call(app: "chat", users: ["carol"], key: "k1"))

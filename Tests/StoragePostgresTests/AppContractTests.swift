@@ -129,39 +129,57 @@ import Testing
         }
     }
 
+    /// ADR 0019 (breaker11): a session is named by its app and sid. Two apps' sessions of one
+    /// sid are two sessions: each registers, rotates, expires and ends its own, and every read
+    /// that joins a device to its session reads its own app's.
     @Test(arguments: Engine.available)
-    func aSessionIsOneAppsAndOnlyItsAppEndsOrExpiresIt(engine: Engine) throws {
+    func twoAppsSessionsOfOneSidAreTwoSessions(engine: Engine) throws {
         try withStorage(engine) { storage in
             try storage.writeSync { tx throws in
-                _ = try tx.devices.register(registration(app: "chat", sid: "s1", token: "t-chat"), sessionExpiresAt: nil, newID: "d1", now: 1)
-                // The same sid and user in another app is not that session.
-                #expect(throws: DeviceRegistrationError.sessionConflict) {
-                    try tx.devices.register(registration(app: "default", sid: "s1", token: "t-default"), sessionExpiresAt: nil, newID: "d2", now: 2)
+                _ = try tx.devices.register(registration(app: "chat", sid: "17", token: "t-chat"), sessionExpiresAt: nil, newID: "d1", now: 1)
+                _ = try tx.devices.register(registration(app: "default", sid: "17", token: "t-default"), sessionExpiresAt: nil, newID: "d2", now: 2)
+                #expect(try tx.sessions.find(sid: "17", app: "chat")?.lastSeenAt == 1)
+                #expect(try tx.sessions.find(sid: "17", app: "default")?.lastSeenAt == 2)
+                // Rotation is within the app: default's new token replaces default's device only.
+                _ = try tx.devices.register(registration(app: "default", sid: "17", token: "t-default-2"), sessionExpiresAt: nil, newID: "d3", now: 3)
+                #expect(try tx.devices.find(id: "d2", now: 3) == nil)
+                #expect(try tx.devices.find(ids: ["d1", "d3"], now: 3).map(\.id).sorted() == ["d1", "d3"])
+                // A token's expiry touches its own app's session.
+                _ = try tx.sessions.touch(sid: "17", userID: "u1", app: "default", expiresAt: 2, now: 4)
+                #expect(try tx.sessions.find(sid: "17", app: "chat")?.expiresAt == nil)
+                #expect(try tx.devices.find(id: "d3", now: 5)?.sessionActive == false)
+                #expect(try tx.devices.list(app: "chat", userIDs: ["u1"], now: 5).map { [$0.id: $0.sessionActive] } == [["d1": true]])
+                #expect(try tx.devices.planningReads(app: "chat", userIDs: ["u1"], scope: nil, now: 5)?.devices.map(\.sessionActive) == [true])
+                #expect(try tx.devices.planningReads(app: "default", userIDs: ["u1"], scope: nil, now: 5)?.devices.map(\.sessionActive) == [false])
+                // So does the backend's: chat sets and clears its own, default's is left.
+                #expect(try tx.sessions.setExpiry(sid: "17", app: "chat", expiresAt: 10_000))
+                #expect(try tx.sessions.find(sid: "17", app: "default")?.expiresAt == 2)
+                #expect(try tx.sessions.setExpiry(sid: "17", app: "default", expiresAt: nil))
+                #expect(try tx.sessions.find(sid: "17", app: "chat")?.expiresAt == 10_000)
+                #expect(try !tx.sessions.setExpiry(sid: "18", app: "chat", expiresAt: nil), "an app's unknown sid")
+                // Ending default's 17 deletes default's device only.
+                #expect(try tx.sessions.end(sid: "17", app: "default", now: 6) == 1)
+                #expect(try tx.devices.find(id: "d3", now: 7) == nil)
+                #expect(try tx.devices.find(id: "d1", now: 7)?.sessionActive == true)
+                #expect(try tx.sessions.find(sid: "17", app: "chat")?.endedAt == nil)
+                #expect(try tx.sessions.endedSessions() == [SessionKey(app: "default", sid: "17")])
+                #expect(throws: DeviceRegistrationError.sessionEnded) {
+                    try tx.devices.register(registration(app: "default", sid: "17", token: "t-default-3"), sessionExpiresAt: nil, newID: "d4", now: 8)
                 }
-                #expect(try tx.sessions.touch(sid: "s1", userID: "u1", app: "default", expiresAt: 50, now: 3).lastSeenAt == 1)
-                // Another app cannot find, expire or end it, nor touch its devices.
-                #expect(try tx.sessions.find(sid: "s1") == nil)
-                #expect(try tx.sessions.setExpiry(sid: "s1", expiresAt: 10) == false)
-                #expect(try tx.sessions.end(sid: "s1", app: "default", now: 4) == nil)
-                #expect(try tx.sessions.end(sid: "s1", now: 4) == 0)
-                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == nil)
-                #expect(try tx.devices.find(id: "d1", now: 5)?.sessionActive == true)
-                #expect(try tx.sessions.endedSessions().isEmpty)
-                // Its own app can.
-                #expect(try tx.sessions.setExpiry(sid: "s1", app: "chat", expiresAt: 10_000))
-                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.expiresAt == 10_000)
-                _ = try tx.devices.register(registration(app: "default", sid: "s2", token: "t-default"), sessionExpiresAt: nil, newID: "d3", now: 6)
-                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 7) == 1)
-                #expect(try tx.sessions.end(sid: "s1", app: "chat", now: 8) == 0, "ending twice changes nothing")
-                #expect(try tx.sessions.find(sid: "s1", app: "chat")?.endedAt == 7)
-                #expect(try tx.devices.find(id: "d1", now: 9) == nil)
-                #expect(try tx.devices.find(id: "d3", now: 9)?.sessionActive == true)
-                // A session the app never saw is recorded as its own, ended; another app's name stays free of it.
+                _ = try tx.devices.register(registration(app: "chat", sid: "17", token: "t-chat-web"), sessionExpiresAt: nil, newID: "d5", now: 8)
+                // Another user of the same app still cannot share the sid.
+                #expect(throws: DeviceRegistrationError.sessionConflict) {
+                    try tx.devices.register(registration(app: "chat", sid: "17", token: "t-other", user: "u2"), sessionExpiresAt: nil, newID: "d6", now: 9)
+                }
+                // An app's end of a sid it never used is its own: the other app may still use it.
                 #expect(try tx.sessions.end(sid: "s-new", app: "chat", now: 10) == 0)
-                #expect(try tx.sessions.find(sid: "s-new", app: "chat")?.endedAt == 10)
-                #expect(try tx.sessions.end(sid: "s-new", app: "default", now: 11) == nil)
-                #expect(try Set(tx.sessions.endedSessions()) == [SessionKey(app: "chat", sid: "s1"), SessionKey(app: "chat", sid: "s-new")])
-                #expect(try tx.sessions.endedSessionIDs().isEmpty)
+                #expect(try tx.sessions.find(sid: "s-new", app: "default") == nil)
+                _ = try tx.devices.register(registration(app: "default", sid: "s-new", token: "t-new"), sessionExpiresAt: nil, newID: "d7", now: 11)
+                #expect(try Set(tx.sessions.endedSessions()) == [SessionKey(app: "default", sid: "17"), SessionKey(app: "chat", sid: "s-new")])
+                #expect(try tx.sessions.endedSessionIDs() == ["17"])
+                #expect(try tx.sessions.end(sid: "17", app: "chat", now: 12) == 1, "d5 replaced d1 (rotation, one platform)")
+                #expect(try tx.devices.list(app: "chat", userID: "u1", now: 12).isEmpty)
+                #expect(try tx.devices.list(app: "default", userID: "u1", now: 12).map(\.id) == ["d7"])
             }
         }
     }

@@ -282,6 +282,67 @@ struct PostgresStorageTests {
         #expect(apps == ["chat", "default", "default", "default", "default"])
     }
 
+    /// Migration 14 (SQLite's 22, ADR 0019) from a database at 13 with rows: every session and
+    /// device is kept; a device stored under another app's session gets a live session of its own
+    /// app; the keys, the reference and the indexes are the new ones, and the joins seek them.
+    @Test(.enabled(if: PostgresServer.isAvailable)) func migrationFourteenKeysSessionsByAppAndKeepsEveryRow() throws {
+        let server = try #require(PostgresServer.shared)
+        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        defer { connection.close() }
+        let before = PostgresSchema.migrations.filter { $0.version < 14 }
+        #expect(try PostgresMigrator.migrate(connection, migrations: before) == before.map(\.version))
+        try connection.execute("""
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source) VALUES
+                ('s1', 'default', 'u1', 10, 20, 900, NULL, 'server'),
+                ('s2', 'chat', 'u2', 11, 21, NULL, 30, NULL);
+            INSERT INTO devices (id, app, user_id, sid, platform, provider, token, locale, created_at, last_seen_at) VALUES
+                ('d1', 'default', 'u1', 's1', 'ios', 'apns', 't1', 'pt-BR', 40, 41),
+                ('d2', 'chat', 'u4', 's1', 'android', 'fcm', 't2', NULL, 42, 43),
+                ('d3', 'chat', 'u4', 's1', 'web', 'webpush', 't3', NULL, 44, 45),
+                ('d4', 'default', 'u3', NULL, 'android', 'fcm', 't4', NULL, 46, 47);
+            """)
+        #expect(try PostgresMigrator.migrate(connection) == PostgresSchema.migrations.filter { $0.version >= 14 }.map(\.version))
+        let sessions = try connection.query("""
+            SELECT app, sid, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source FROM sessions ORDER BY app, sid
+            """).map { row in
+            [try row.value("app", as: String.self), try row.value("sid", as: String.self), try row.value("user_id", as: String.self),
+             String(try row.value("created_at", as: Int64.self)), String(try row.value("last_seen_at", as: Int64.self)),
+             try row.nullable("expires_at", as: Int64.self).map(String.init) ?? "-", try row.nullable("ended_at", as: Int64.self).map(String.init) ?? "-",
+             try row.nullable("expiry_source", as: String.self) ?? "-"]
+        }
+        #expect(sessions == [["chat", "s1", "u4", "42", "45", "-", "-", "-"],
+                             ["chat", "s2", "u2", "11", "21", "-", "30", "-"],
+                             ["default", "s1", "u1", "10", "20", "900", "-", "server"]])
+        let devices = try connection.query("SELECT id, app, sid, locale FROM devices ORDER BY id").map { row in
+            "\(try row.value("id", as: String.self)) \(try row.value("app", as: String.self)) \(try row.nullable("sid", as: String.self) ?? "-") \(try row.nullable("locale", as: String.self) ?? "-")"
+        }
+        #expect(devices == ["d1 default s1 pt-BR", "d2 chat s1 -", "d3 chat s1 -", "d4 default - -"])
+        let repository = PostgresDeviceRepository(connection: connection)
+        #expect(try repository.find(id: "d1", now: 1_000)?.sessionActive == false)
+        #expect(try repository.find(id: "d2", now: 1_000)?.sessionActive == true, "its own app's session, not default's expired one")
+        let indexes = try connection.query("""
+            SELECT indexname FROM pg_indexes WHERE tablename IN ('sessions', 'devices') ORDER BY indexname
+            """).map { try $0.value("indexname", as: String.self) }
+        #expect(indexes == ["devices_app_platform_token_key", "devices_app_provider_token", "devices_app_sid", "devices_last_seen_at",
+                            "devices_pkey", "devices_user_id", "sessions_pkey"])
+        // Another app may use s1's name; a device may not name a session its app lacks, nor may a
+        // session with devices be deleted.
+        try connection.execute("INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at) VALUES ('s2', 'default', 'u9', 1, 1)")
+        #expect(throws: PostgresError.self) {
+            try connection.execute("""
+                INSERT INTO devices (id, app, user_id, sid, platform, provider, token, created_at, last_seen_at)
+                VALUES ('d9', 'other', 'u1', 's1', 'ios', 'apns', 't9', 0, 0)
+                """)
+        }
+        #expect(throws: PostgresError.self) { try connection.execute("DELETE FROM sessions WHERE app = 'chat' AND sid = 's1'") }
+        // The joins and a session's devices seek the new keys.
+        try connection.execute("SET enable_seqscan = off")
+        let join = try connection.plan(of: "SELECT d.id, s.ended_at FROM devices d LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid WHERE d.id = $1::text", ["d1"])
+        #expect(join.contains("Index Scan using sessions_pkey") && !join.contains("Seq Scan"), "\(join)")
+        let mine = try connection.plan(of: "DELETE FROM devices WHERE app = $1::text AND sid = $2::text", ["chat", "s1"])
+        #expect(mine.contains("devices_app_sid"), "\(mine)")
+    }
+
     @Test func anUnreachableServerIsUnavailable() throws {
         var configuration = PostgresConfiguration(url: "postgres://postgres@127.0.0.1:1/none")
         configuration.connectTimeoutSeconds = 2

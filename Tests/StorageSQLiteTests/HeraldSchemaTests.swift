@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 @testable import StorageSQLite
 import Testing
@@ -22,12 +23,12 @@ import Testing
         let conn = try migrated()
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
-        #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_last_seen_at",
-                          "devices_sid", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "job_lease_floor", "jobs",
+        #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_app_sid",
+                          "devices_last_seen_at", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "job_lease_floor", "jobs",
                           "jobs_due", "notification_plans", "notifications", "notifications_inbox",
                           "notifications_unplanned", "notifications_unread", "notifications_untimed_created_at",
                           "notifications_untimed_plan", "push_preferences", "push_preferences_switched_off", "scope_members",
-                          "scope_members_user", "sessions", "sessions_app", "storage_probe", "users"])
+                          "scope_members_user", "sessions", "storage_probe", "users"])
         let session = try #require(try conn.queryOne("SELECT app, expires_at, ended_at FROM sessions"))
         #expect(try session["app", as: String.self] == "default")
         #expect(try session["expires_at", as: Int64?.self] == nil)
@@ -203,15 +204,119 @@ import Testing
         guard case .constraint(.check, _)? = state else { Issue.record("got \(String(describing: state))"); return }
     }
 
-    @Test func deviceSessionIsAForeignKeySetToNullOnDelete() throws {
+    /// ADR 0019: a device's session is its app's (app, sid); a session that still has devices
+    /// cannot be deleted (an app's deletion deletes its devices first).
+    @Test func deviceSessionIsAForeignKeyOnAppAndSid() throws {
         let conn = try migrated()
         let orphan = #expect(throws: SQLiteError.self) { try insertDevice(conn, id: "d0", sid: "nope") }
         #expect(orphan == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"))
+        let otherApps = #expect(throws: SQLiteError.self) {
+            try conn.run("""
+                INSERT INTO devices (id, app, user_id, sid, platform, provider, token, created_at, last_seen_at)
+                VALUES ('d9', 'chat', 'u1', 's1', 'ios', 'apns', 't9', 1000, 1000)
+                """)
+        }
+        #expect(otherApps == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"), "default's s1 is not chat's")
         try insertDevice(conn, id: "d1")
         try insertDevice(conn, id: "d2", token: "t2", sid: nil)
-        try conn.run("DELETE FROM sessions WHERE sid = ?", ["s1"])
+        let held = #expect(throws: SQLiteError.self) { try conn.run("DELETE FROM sessions WHERE app = 'default' AND sid = ?", ["s1"]) }
+        #expect(held == .constraint(.foreignKey, message: "FOREIGN KEY constraint failed"))
+        try conn.run("DELETE FROM devices WHERE app = 'default' AND sid = ?", ["s1"])
+        try conn.run("DELETE FROM sessions WHERE app = 'default' AND sid = ?", ["s1"])
         let sids = try conn.query("SELECT sid FROM devices ORDER BY id").map { try $0["sid", as: String?.self] }
-        #expect(sids == [nil, nil])
+        #expect(sids == [nil])
+    }
+
+    /// ADR 0019: two apps' sessions of one sid are two rows.
+    @Test func sessionsAreKeyedByAppAndSid() throws {
+        let conn = try migrated()
+        try conn.run("INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at) VALUES ('s1', 'chat', 'u2', 1, 1)")
+        let twice = #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at) VALUES ('s1', 'chat', 'u3', 1, 1)")
+        }
+        guard case .constraint(.primaryKey, _)? = twice else { Issue.record("got \(String(describing: twice))"); return }
+        #expect(try conn.query("SELECT app, user_id FROM sessions WHERE sid = 's1' ORDER BY app").map(\.values) == [["chat", "u2"], ["default", "u1"]])
+    }
+
+    /// The statements that join a device to its session, end a session, rotate a session's device
+    /// or delete an app's sessions each seek a key: the sessions' primary key, `devices_app_sid`.
+    @Test func sessionReadsAndWritesUseTheirKeys() throws {
+        let conn = try migrated()
+        func plan(_ sql: String) throws -> String {
+            // `active` reads :now; any value gives the same plan.
+            try conn.query("EXPLAIN QUERY PLAN " + sql.replacingOccurrences(of: ":now", with: "1")).map { try $0["detail", as: String.self] }
+                .joined(separator: "; ")
+        }
+        for sql in [DeviceStore.selectWithActive + " WHERE d.id = 'd1'",
+                    DeviceStore.selectWithActive + " WHERE d.app = 'chat' AND d.user_id = 'u1'",
+                    "SELECT * FROM sessions WHERE app = 'chat' AND sid = 's1'",
+                    "UPDATE sessions SET expires_at = 1, expiry_source = 'server' WHERE app = 'chat' AND sid = 's1'"] {
+            let detail = try plan(sql)
+            #expect(detail.contains("USING PRIMARY KEY (app=? AND sid=?)"), "\(sql): \(detail)")
+        }
+        for sql in ["DELETE FROM devices WHERE app = 'chat' AND sid = 's1'",
+                    "DELETE FROM devices WHERE app = 'chat' AND sid = 's1' AND user_id = 'u1' AND platform = 'ios' AND id <> 'd1'"] {
+            let detail = try plan(sql)
+            #expect(detail.contains("INDEX devices_app_sid (app=? AND sid=?)"), "\(sql): \(detail)")
+        }
+        #expect(try plan("DELETE FROM sessions WHERE app = 'chat'").contains("USING PRIMARY KEY (app=?)"))
+    }
+
+    /// Migration 22 (ADR 0019) from a version-21 file with rows: every session and device is kept
+    /// with every column; a device stored under another app's session (before ADR 0006's check)
+    /// gets a live session of its own app; the keys, the reference and the indexes are the new ones.
+    @Test func migrationTwentyTwoKeysSessionsByAppAndKeepsEveryRow() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-m22-\(UUID().uuidString).db").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        do {
+            let old = try SQLiteConnection(path: path)
+            #expect(try Migrator.migrate(old, migrations: Array(HeraldSchema.migrations.prefix(21))) == Array(1...21))
+            try old.execute("""
+                INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source) VALUES
+                    ('s1', 'default', 'u1', 10, 20, 900, NULL, 'server'),
+                    ('s2', 'chat', 'u2', 11, 21, NULL, 30, NULL),
+                    ('s3', 'default', 'u3', 12, 22, 800, NULL, 'token');
+                INSERT INTO devices (id, app, user_id, sid, platform, provider, token, environment, installation_id, locale,
+                                     app_version, device_name, created_at, last_seen_at) VALUES
+                    ('d1', 'default', 'u1', 's1', 'ios', 'apns', 't1', 'sandbox', 'i1', 'pt-BR', '1.2', 'Phone', 40, 41),
+                    ('d2', 'chat', 'u4', 's1', 'android', 'fcm', 't2', NULL, NULL, NULL, NULL, NULL, 42, 43),
+                    ('d3', 'chat', 'u4', 's1', 'web', 'webpush', 't3', NULL, NULL, NULL, NULL, NULL, 44, 45),
+                    ('d4', 'default', 'u3', NULL, 'android', 'fcm', 't4', NULL, NULL, NULL, NULL, NULL, 46, 47);
+                """)
+        }   // closed here (deinit): the file is reopened as a later start would
+        let conn = try SQLiteConnection(path: path)
+        #expect(try Migrator.migrate(conn) == Array(22...HeraldSchema.migrations.count))
+        let sessions = try conn.query("""
+            SELECT app, sid, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source FROM sessions ORDER BY app, sid
+            """).map(\.values)
+        #expect(sessions == [["chat", "s1", "u4", 42, 45, nil, nil, nil],      // d2 and d3's own, live
+                             ["chat", "s2", "u2", 11, 21, nil, 30, nil],
+                             ["default", "s1", "u1", 10, 20, 900, nil, "server"],
+                             ["default", "s3", "u3", 12, 22, 800, nil, "token"]])
+        let devices = try conn.query("SELECT * FROM devices ORDER BY id").map(\.values)
+        #expect(devices == [["d1", "default", "u1", "s1", "ios", "apns", "t1", "sandbox", "i1", "pt-BR", "1.2", "Phone", 40, 41],
+                            ["d2", "chat", "u4", "s1", "android", "fcm", "t2", nil, nil, nil, nil, nil, 42, 43],
+                            ["d3", "chat", "u4", "s1", "web", "webpush", "t3", nil, nil, nil, nil, nil, 44, 45],
+                            ["d4", "default", "u3", nil, "android", "fcm", "t4", nil, nil, nil, nil, nil, 46, 47]])
+        // Each device reads its own app's session now: chat's d2 no longer takes default's expiry.
+        #expect(try DeviceStore.find(conn, id: "d1", now: 1_000)?.sessionActive == false)
+        #expect(try DeviceStore.find(conn, id: "d2", now: 1_000)?.sessionActive == true)
+        #expect(try conn.query("PRAGMA foreign_key_check").isEmpty)
+        #expect(try conn.queryOne("PRAGMA integrity_check")?[0, as: String.self] == "ok")
+        let schema = try conn.query("""
+            SELECT name FROM sqlite_schema WHERE tbl_name IN ('sessions', 'devices') AND name NOT LIKE 'sqlite_%' ORDER BY name
+            """).map { try $0[0, as: String.self] }
+        #expect(schema == ["devices", "devices_app_provider_token", "devices_app_sid", "devices_last_seen_at", "devices_user_id", "sessions"])
+        #expect(try conn.query("SELECT name FROM sqlite_schema WHERE name LIKE '%before_22%'").isEmpty)
+        // The old key is gone: another app may use s3; the unique and checked columns still are.
+        try conn.run("INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at) VALUES ('s3', 'chat', 'u9', 1, 1)")
+        #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at) VALUES ('x', 'u', 'ios', 'fcm', 't1', 0, 0)")
+        }
+        #expect(throws: SQLiteError.self) {
+            try conn.run("INSERT INTO devices (id, user_id, platform, provider, token, created_at, last_seen_at) VALUES ('x', 'u', 'tv', 'fcm', 'tx', 0, 0)")
+        }
+        #expect(throws: SQLiteError.self) { try conn.run("UPDATE sessions SET expiry_source = 'client' WHERE sid = 's1'") }
     }
 
     @Test func strictTablesRejectWrongTypes() throws {

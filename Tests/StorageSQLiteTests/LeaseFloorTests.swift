@@ -247,7 +247,7 @@ import Testing
         _ = try Migrator.migrate(db, migrations: Array(HeraldSchema.migrations.prefix(20)))
         try db.run("INSERT INTO jobs (kind, payload_json, state, attempts, run_at, lease_until, created_at) VALUES (?, '{}', 'leased', 1, 0, 500, 0)",
                    [kind])
-        #expect(try Migrator.migrate(db) == [21])
+        #expect(try Migrator.migrate(db) == Array(21...HeraldSchema.migrations.count))
         #expect(try indexed(db, "leased") == 1 && stored(db) == nil)
         #expect(try JobStore.claim(db, kind: kind, limit: 5, leaseMilliseconds: 100, now: 500).count == 1)
         #expect(try JobStore.releaseLeases(db, kind: kind, now: 600) == 1)

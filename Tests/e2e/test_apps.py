@@ -587,38 +587,68 @@ def test_concurrent_changes_to_one_app_lose_nothing(herald_apps, provider_double
     assert app["tokens"]["issuer"] == CHAT_ISSUER and app["push"]["apns"]["topic"] == CHAT_TOPIC
 
 
-def test_ending_a_default_session_leaves_another_apps_session_of_that_name(herald_apps, provider_double):
+def test_two_apps_sessions_of_one_sid_are_two_sessions(herald_apps, provider_double):
+    # ADR 0019 (breaker11): sessions were keyed by sid alone, so the first app to use a sid held it:
+    # the other app's registrations with it answered 409 session_conflict, and a DELETE of it by
+    # the other app's key answered 404. Backends that number their sessions collided at once.
     h = herald_apps
     create_chat(h, provider_double)
-    chat_user = chat_token(sub="kim", sid="shared")
-    default_user = h.token(sub="kim", sid="shared")
-    chat_device = register(h, chat_user, "android", fcm_token())
-    default_device = register(h, default_user, "android", fcm_token(), expect=409)  # a sid is one app's
-    chat_stream = h.stream(token=chat_user)
+    sid = "17"
+    tokens = {"chat": chat_token(sub="kim", sid=sid), "default": h.token(sub="kim", sid=sid)}
+    keys = {"chat": CHAT_SERVER_KEY, "default": h.env["HERALD_SERVER_KEY"]}
+    chat_apns = random_apns_token()
+    provider_double.register_apns_device(chat_apns, topic=CHAT_TOPIC)
+    devices = {"chat": register(h, tokens["chat"], "ios", chat_apns), "default": register(h, tokens["default"], "ios", random_apns_token())}
+
+    def listed(app):
+        r = HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens[app]))
+        return r.status_code, [(d["id"], d["active"], d["current"]) for d in r.json().get("devices", [])]
+
+    for app in ("chat", "default"):
+        assert listed(app) == (200, [(devices[app]["id"], True, True)])
+
+    # A live foreground session of chat's 17 suppresses chat's device only.
+    chat_stream = h.stream(token=tokens["chat"])
     chat_stream.ready()
-    # Another app's session of that sid is not the default key's to end (ADR 0006).
-    assert_error(HTTP.delete(h.url("/v1/sessions/shared"), headers=h.server_headers()), 404, "not_found")
-    # The chat session, its device and its stream are untouched; its tokens still work.
-    devices = HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_user)).json()["devices"]
-    assert [d["id"] for d in devices] == [chat_device["id"]] and devices[0]["active"] is True
-    chat_publish = HTTP.post(h.url("/v1/publish"), json={"channel": "user:kim", "event": "update", "data": {"n": 1}},
-                             headers=bearer(CHAT_SERVER_KEY))
-    assert chat_publish.status_code == 200
+
+    def notify(app):
+        r = HTTP.post(h.url("/v1/notifications"), json={"recipients": {"user_ids": ["kim"]}, "kind": "ticket.update", "title": "Hi"},
+                      headers=bearer(keys[app]))
+        assert r.status_code == 201, r.text
+        return r.json()
+    mine = notify("chat")
+    assert (mine["live_delivered"], mine["push_suppressed"], mine["push_queued"]) == (1, 1, 0), mine
+    assert chat_stream.expect("notification.created").json()["data"]["id"] == mine["notifications"][0]["id"]
+    theirs = notify("default")
+    assert (theirs["live_delivered"], theirs["push_suppressed"], theirs["push_queued"]) == (0, 0, 1), theirs
+
+    # PUT: the default app expires its 17; chat's stays active.
+    r = HTTP.put(h.url(f"/v1/sessions/{sid}"), json={"expires_at": int(time.time()) - 60}, headers=bearer(keys["default"]))
+    assert r.status_code == 200 and r.json()["active"] is False, r.text
+    assert listed("default") == (200, [(devices["default"]["id"], False, True)])
+    assert listed("chat") == (200, [(devices["chat"]["id"], True, True)])
+    # A sid an app never used is 404 to that app, whoever else uses it.
+    assert_error(HTTP.put(h.url("/v1/sessions/18"), json={"expires_at": None}, headers=bearer(keys["chat"])), 404, "not_found")
+
+    # DELETE: the default app ends its 17: its device and tokens go; chat's session, device and stream stay.
+    r = HTTP.delete(h.url(f"/v1/sessions/{sid}"), headers=bearer(keys["default"]))
+    assert r.status_code == 200 and r.json() == {"session_id": sid, "ended": True, "devices_deleted": 1}, r.text
+    assert_error(HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens["default"])), 401, "session_ended")
+    assert listed("chat") == (200, [(devices["chat"]["id"], True, True)])
+    r = HTTP.post(h.url("/v1/publish"), json={"channel": "user:kim", "event": "update", "data": {"n": 1}}, headers=bearer(CHAT_SERVER_KEY))
+    assert r.status_code == 200, r.text
     assert json.loads(chat_stream.expect("update").data)["data"] == {"n": 1}
-    assert default_device["error"] == "session_conflict"
+    # Then chat ends its own 17.
+    r = HTTP.delete(h.url(f"/v1/sessions/{sid}"), headers=bearer(keys["chat"]))
+    assert r.status_code == 200 and r.json() == {"session_id": sid, "ended": True, "devices_deleted": 1}, r.text
+    events = chat_stream.wait_closed()
+    assert events and events[-1].event == "error" and events[-1].json()["error"] == "session_ended", events
 
-
-def test_another_apps_ended_session_of_that_sid_is_a_conflict_not_this_sessions_end(herald_apps, provider_double):
-    # breaker10: the default backend ended `gone` (a sid Herald never saw: recorded as the default
-    # app's, ended); chat's user with that sid was then told 401 session_ended ("sign in again")
-    # by every registration, though chat's session was never ended, instead of the documented 409.
-    h = herald_apps
-    create_chat(h, provider_double)
-    assert HTTP.delete(h.url("/v1/sessions/gone"), headers=h.server_headers()).status_code == 200
-    chat_user = chat_token(sub="kim", sid="gone")
-    assert_error(HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": fcm_token()}, headers=bearer(chat_user)),
-                 409, "session_conflict")
-    assert HTTP.get(h.url("/v1/me/devices"), headers=bearer(chat_user)).status_code == 200  # chat's tokens still work
-    # The app whose session it is still hears that it ended.
+    # A sid one app ended before the other ever used it is still free for the other (it answered
+    # 409 until now, breaker10): ending an unseen sid records it for the caller's app only.
+    assert HTTP.delete(h.url("/v1/sessions/gone"), headers=bearer(keys["default"])).status_code == 200
+    register(h, chat_token(sub="kim", sid="gone"), "android", fcm_token())
     assert_error(HTTP.post(h.url("/v1/me/devices"), json={"platform": "android", "token": fcm_token()},
                            headers=bearer(h.token(sub="kim", sid="gone"))), 401, "session_ended")
+    # Another user of the same app still may not share a sid.
+    assert register(h, chat_token(sub="lee", sid="gone"), "android", fcm_token(), expect=409)["error"] == "session_conflict"

@@ -3,8 +3,8 @@
 Two apps beside the environment's `default` one, created through the admin API without push
 credentials, so their pushes die at once (`push_not_configured`) and become dead letters each
 app can see. A server key lists, finds and retries its own app's jobs only; `herald jobs retry
---app` does the same against the database. A session is one app's: another app's key cannot end
-or expire it, and ending it closes that app's streams only.
+--app` does the same against the database. A session is named by its app and sid (ADR 0019):
+another app's key cannot end or expire it, and ending it closes that app's streams only.
 """
 import json
 import subprocess
@@ -141,12 +141,16 @@ def test_a_server_key_ends_and_expires_its_own_apps_sessions_only(herald_two_app
     for stream in streams.values():
         stream.ready()
 
-    # Another app's session is not found, and nothing of it changes.
+    # Another app's key names its own app's session of that sid: not found to expire; ended as
+    # one the app never used (ADR 0019); nothing of the other app's changes.
     for key, sid in ((KEYS["beta"], "a-s1"), (SERVER_KEY, "a-s1"), (KEYS["alpha"], "d-s1")):
-        assert_error(HTTP.delete(h.url(f"/v1/sessions/{sid}"), headers=bearer(key)), 404, "not_found")
         assert_error(HTTP.put(h.url(f"/v1/sessions/{sid}"), json={"expires_at": None}, headers=bearer(key)), 404, "not_found")
+        r = HTTP.delete(h.url(f"/v1/sessions/{sid}"), headers=bearer(key))
+        assert r.status_code == 200 and r.json() == {"session_id": sid, "ended": True, "devices_deleted": 0}, r.text
     r = HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens["alpha"]))
     assert r.status_code == 200 and [d["id"] for d in r.json()["devices"]] == [devices["alpha"]["id"]], r.text
+    r = HTTP.get(h.url("/v1/me/devices"), headers=bearer(tokens["default"]))
+    assert r.status_code == 200 and [(d["id"], d["active"]) for d in r.json()["devices"]] == [(devices["default"]["id"], True)], r.text
 
     # Its own app expires and ends it.
     r = HTTP.put(h.url("/v1/sessions/a-s1"), json={"expires_at": int(time.time()) + 600}, headers=bearer(KEYS["alpha"]))
@@ -179,7 +183,7 @@ def test_ending_a_session_an_app_never_saw_refuses_that_apps_tokens_only(herald_
     h = herald_two_apps
     r = HTTP.delete(h.url("/v1/sessions/fresh"), headers=bearer(KEYS["beta"]))
     assert r.status_code == 200 and r.json() == {"session_id": "fresh", "ended": True, "devices_deleted": 0}, r.text
-    # Now beta's: the default app's key cannot expire it.
+    # Beta's: the default app has no session of that sid to expire.
     assert_error(HTTP.put(h.url("/v1/sessions/fresh"), json={"expires_at": None}, headers=h.server_headers()), 404, "not_found")
     for restart in (False, True):   # the ended sessions are loaded at start
         if restart:

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import time
 import uuid
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -129,6 +130,25 @@ def test_a_sid_that_is_not_percent_encoded_utf8_is_a_400_naming_it(herald):
         assert r.status_code == 400, r.text
         assert r.json()["error"] == "invalid_request" and r.json()["field"] == "sid", r.text
     assert len(devices(herald, s1)) == 1   # nothing ended
+
+
+def test_a_sid_not_in_nfc_is_refused_so_memory_and_storage_name_one_session(herald):
+    # ADR 0019: "café" spelled with U+00E9 and with "e" + U+0301 (or KELVIN SIGN and "K") were one
+    # session in memory, where Swift compares by canonical equivalence, and two in the database,
+    # which compares bytes. Only NFC sids are taken, so both compare the same way.
+    nfc = "caf\u00e9"
+    token = herald.token(sub="alice", sid=nfc)
+    register(herald, token, 201, platform="android", token=fcm())
+    for sid in ("cafe\u0301", "\u212a"):
+        body = assert_error(HTTP.get(herald.url("/v1/me/devices"), headers=auth(herald.token(sub="alice", sid=sid))), 401, "invalid_token")
+        assert "NFC" in body["message"], body
+        for r in (end_session(herald, quote(sid, safe="")), set_expiry(herald, quote(sid, safe=""), {"expires_at": None})):
+            assert_error(r, 400, "invalid_request")
+            assert r.json()["field"] == "sid", r.text
+    assert len(devices(herald, token)) == 1   # nothing ended
+    r = end_session(herald, quote(nfc, safe=""))
+    assert r.status_code == 200 and r.json() == {"session_id": nfc, "ended": True, "devices_deleted": 1}, r.text
+    assert_error(HTTP.get(herald.url("/v1/me/devices"), headers=auth(token)), 401, "session_ended")
 
 
 def test_ended_session_tokens_are_refused_on_every_client_route(herald):

@@ -203,13 +203,29 @@ extension AccessClaims {
     /// end (SPEC DV-4).
     public static let maxSessionIDLength = 200
 
-    /// Whether `sid` can name a session a token opens: 1-`maxSessionIDLength` bytes of UTF-8, not
-    /// starting with `~`. The standing session of a user of an app without a session claim is
-    /// `~{app}~{user}` (`DeviceRegistration.userSessionID`, SPEC AP-5): a token's sid or a
-    /// `/v1/sessions/{sid}` of that spelling would take another app's user's session, which then
-    /// refused that user's every device registration (breaker10).
+    /// Whether `sid` can name a session a token opens: 1-`maxSessionIDLength` bytes of UTF-8 in
+    /// Unicode Normalization Form C, not starting with `~`.
+    ///
+    /// The standing session of a user of an app without a session claim is `~{app}~{user}`
+    /// (`DeviceRegistration.userSessionID`, SPEC AP-5): a token's sid or a `/v1/sessions/{sid}` of
+    /// that spelling would take the user's standing session (breaker10).
+    ///
+    /// NFC (ADR 0019): the database compares a sid byte for byte (RFC 7519 §2: no
+    /// canonicalization), Swift's `String ==` by canonical equivalence, so `e` + U+0301 and U+00E9,
+    /// or U+212A KELVIN SIGN and `K`, were one session in memory (presence, ended sessions, the
+    /// streams a session end closes) and two in storage. Two different NFC strings are never
+    /// canonically equivalent, so for an NFC sid both agree. Refused rather than normalised: a
+    /// normalised sid is one the backend never sent, and its `DELETE` of its own spelling would miss.
     public static func isUsableSessionID(_ sid: String) -> Bool {
-        !sid.isEmpty && sid.utf8.count <= maxSessionIDLength && sid.utf8.first != UInt8(ascii: "~")
+        !sid.isEmpty && sid.utf8.count <= maxSessionIDLength && sid.utf8.first != UInt8(ascii: "~") && isNFC(sid)
+    }
+
+    /// Whether `text` is in Unicode Normalization Form C; ASCII (every sid seen so far) without
+    /// looking further.
+    static func isNFC(_ text: String) -> Bool {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        var span = text.utf8Span
+        return span.checkForNFC(quickCheck: false)
     }
 
     /// Applies presence and type rules. Time windows are *not* checked here; the verifier does that

@@ -35,9 +35,10 @@ public enum AccessTokenError: Error, Equatable, Sendable {
     case unusableSubject(String)
     /// The session claim (`sid`, or the configured one: the string) is an empty string, longer
     /// than `AccessClaims.maxSessionIDLength` bytes (`DELETE /v1/sessions/{sid}` could not name it,
-    /// so the session could never be ended, SPEC DV-4) or starts with `~` (the spelling of a
-    /// sessionless app's standing sessions, AP-5: `AccessClaims.isUsableSessionID`). Refused on
-    /// every route.
+    /// so the session could never be ended, SPEC DV-4), starts with `~` (the spelling of a
+    /// sessionless app's standing sessions, AP-5) or is not in Unicode NFC (memory and storage
+    /// would disagree on which session it is, ADR 0019): `AccessClaims.isUsableSessionID`.
+    /// Refused on every route.
     case unusableSessionID(String)
 
     /// Human-readable description for logs. Never sent to clients.
@@ -56,7 +57,7 @@ public enum AccessTokenError: Error, Equatable, Sendable {
         case .unusableSubject(let name):
             "token claim \"\(name)\" must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @ (it names the user's channel user:{\(name)})"
         case .unusableSessionID(let name):
-            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSessionIDLength) bytes (UTF-8), so that DELETE /v1/sessions/{\(name)} can end the session, and not start with ~ (Herald's names of the standing sessions of apps without sessions)"
+            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSessionIDLength) bytes (UTF-8), so that DELETE /v1/sessions/{\(name)} can end the session, in Unicode NFC, and not start with ~ (Herald's names of the standing sessions of apps without sessions)"
         }
     }
 }

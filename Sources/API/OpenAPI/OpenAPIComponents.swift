@@ -52,7 +52,7 @@ enum OpenAPIComponents {
         }
       },
       "InvalidToken": {
-        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes, not starting with `~`) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
+        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes of UTF-8 in Unicode NFC, not starting with `~`) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
         "content": {
           "application/json": {
             "schema": {
@@ -88,7 +88,7 @@ enum OpenAPIComponents {
         }
       },
       "SessionConflict": {
-        "description": "The access token's `sid` names another user's or another app's session, ended or not (`session_conflict`; nothing changes): a sid must be unique across users and apps.",
+        "description": "The access token's `sid` names another user's session of the same app, ended or not (`session_conflict`; nothing changes): a sid must be unique across an app's users. Another app's session of the same `sid` is another session, never a conflict.",
         "content": {
           "application/json": {
             "schema": {

@@ -259,7 +259,7 @@ struct DeviceRoutes {
             } catch DeviceRegistrationError.sessionEnded {
                 throw HTTPError(401, "session_ended", "the session has ended; sign in again")
             } catch DeviceRegistrationError.sessionConflict {
-                throw HTTPError(409, "session_conflict", "this token's sid names another user's session (or another app's); give every sign-in a sid unique across users and apps")
+                throw HTTPError(409, "session_conflict", "this token's sid names another user's session of this app; give every sign-in a sid unique across the app's users")
             }
         }
     }

@@ -1,8 +1,9 @@
 import HeraldCore
 import Realtime
 
-/// Session lifecycle from the app backend (DV-4), server key only. Each route serves the key's
-/// app (ADR 0006): another app's session of that `sid` is 404 `not_found`.
+/// Session lifecycle from the app backend (DV-4), server key only. Each route acts on the key's
+/// app's session of that `sid` only (ADR 0019): another app's session of the same `sid` is
+/// another session, which nothing here reads or changes.
 struct SessionRoutes {
     let authenticator: Authenticator
     let responder: DatabaseResponder
@@ -31,16 +32,15 @@ struct SessionRoutes {
     }
 
     /// `DELETE /v1/sessions/{sid}`: logout, password change, refresh-token reuse. Its devices are
-    /// deleted, its tokens refused from now on, its live streams closed (the key's app's only).
+    /// deleted, its tokens refused from now on, its live streams closed (the key's app's only). A
+    /// `sid` the app never used is recorded ended, so tokens that carry it later are refused.
     func end(_ context: RequestContext) throws -> RouteResult {
         let app = try authenticator.server(context)
         let sid = try Self.sid(context)
         let registry = self.registry
         let node = self.node
         return responder.write { tx in
-            guard let deleted = try tx.sessions.end(sid: sid, app: app.rawValue, now: unixMilliseconds()) else {
-                throw HTTPError(404, "not_found", "no such session")
-            }
+            let deleted = try tx.sessions.end(sid: sid, app: app.rawValue, now: unixMilliseconds())
             registry.markEnded(sid, app: app)
             node.endSession(sid, app: app.rawValue)
             return .json(200, "{\"session_id\":\(JSONText.quote(sid)),\"ended\":true,\"devices_deleted\":\(deleted)}")
@@ -67,7 +67,7 @@ struct SessionRoutes {
 
     private static func sid(_ context: RequestContext) throws(HTTPError) -> String {
         guard let sid = context.pathParameters["sid"], AccessClaims.isUsableSessionID(sid) else {
-            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes, not starting with ~, is required")
+            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes of UTF-8 in NFC, not starting with ~, is required")
         }
         return sid
     }

@@ -7,8 +7,13 @@ import Synchronization
 public final class SessionRegistry: Sendable {
     private let ended = Mutex<Set<SessionKey>>([])
 
+    /// - Parameter ended: the ended sessions stored. A `sid` no token or route may name any more
+    ///   (not NFC, stored before ADR 0019) is left out: the set compares by canonical equivalence,
+    ///   so an ended `e` + U+0301 would refuse the tokens of the live session `é` (U+00E9), which
+    ///   storage keeps apart.
     public init(ended: [SessionKey] = []) {
-        self.ended.withLock { $0 = Set(ended) }
+        let usable = ended.filter { AccessClaims.isUsableSessionID($0.sid) }
+        self.ended.withLock { $0 = Set(usable) }
     }
 
     /// True when app `app`'s session `sid` was ended.

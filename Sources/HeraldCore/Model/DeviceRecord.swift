@@ -190,7 +190,8 @@ public enum DeviceRegistrationError: Error, Equatable, Sendable {
     case installationMismatch
     /// The registering session has ended.
     case sessionEnded
-    /// The token's `sid` names another user's session: sids must be unique across users.
+    /// The token's `sid` names another user's session of the same app: sids must be unique
+    /// across an app's users (another app's session of that `sid` is another session, ADR 0019).
     case sessionConflict
 }
 

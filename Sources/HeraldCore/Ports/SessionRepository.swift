@@ -1,18 +1,19 @@
-/// Sessions, one per sign-in (an access token's `sid`, DV-4). Times are unix ms.
+/// Sessions, one per sign-in (an access token's `sid`, DV-4). Times are unix ms. A session is
+/// named by its app and its `sid` (ADR 0019): two apps' sessions of one `sid` are two sessions,
+/// and no call of one app reads or changes the other's.
 public protocol SessionRepository {
-    /// Creates the session or refreshes it (`last_seen_at`; the expiry from the token unless the
-    /// app backend set one). An ended session stays ended; a `sid` held by another user is left
-    /// as it is (the record returned shows its owner).
+    /// Creates app `app`'s session or refreshes it (`last_seen_at`; the expiry from the token
+    /// unless the app backend set one). An ended session stays ended; a `sid` held by another
+    /// user of the app is left as it is (the record returned shows its owner).
     func touch(sid: String, userID: String, app: String, expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord
 
-    /// App `app`'s session `sid`, if known (another app's session of that name is not found).
+    /// App `app`'s session `sid`, if known.
     func find(sid: String, app: String) throws(StorageError) -> SessionRecord?
 
     /// Ends app `app`'s session (creating its record if unknown, so its tokens are refused) and
-    /// deletes its devices (of that app only).
-    /// - Returns: devices deleted; nil when `sid` is another app's session (a `sid` is one app's,
-    ///   ADR 0006): nothing changed then.
-    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int?
+    /// deletes its devices.
+    /// - Returns: devices deleted.
+    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int
 
     /// Sets or clears the expiry of app `app`'s session as its backend (`PUT /v1/sessions/{sid}`).
     /// - Returns: false when the app has no such session.
@@ -28,9 +29,9 @@ extension SessionRepository {
         try find(sid: sid, app: AppID.default.rawValue)
     }
 
-    /// `end(sid:app:now:)` for the default app; 0 when `sid` is another app's.
+    /// `end(sid:app:now:)` for the default app.
     public func end(sid: String, now: Int64) throws(StorageError) -> Int {
-        try end(sid: sid, app: AppID.default.rawValue, now: now) ?? 0
+        try end(sid: sid, app: AppID.default.rawValue, now: now)
     }
 
     /// `setExpiry(sid:app:expiresAt:)` for the default app.

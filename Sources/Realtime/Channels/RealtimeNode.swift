@@ -95,7 +95,7 @@ public final class RealtimeNode: PublishPacer, Sendable {
     /// Closes every live connection of session `sid` (DV-4): SSE streams get
     /// `event: error {"error":"session_ended"}`, WebSockets close with 4001. In a cluster the
     /// relay sends it to every node (SC-1), which each call `endSessionHere`. Safe from any thread.
-    /// Only app `app`'s connections of that `sid`: a sid is one app's (ADR 0006).
+    /// Only app `app`'s connections of that `sid`: a session is named by its app and sid (ADR 0019).
     public func endSession(_ sid: String, app: String) {
         if let relay = sessionEndRelay.withLock({ $0 }) { relay(sid, app) } else { endSessionHere(sid, app: app) }
     }

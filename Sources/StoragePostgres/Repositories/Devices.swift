@@ -9,7 +9,7 @@ struct PostgresDeviceRepository: DeviceRepository {
     private static func selectWithActive(now parameter: String, also columns: String = "") -> String {
         """
         SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > \(parameter)::bigint)) AS active\(columns)
-        FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
+        FROM devices d LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         """
     }
 
@@ -23,9 +23,9 @@ struct PostgresDeviceRepository: DeviceRepository {
             let session = try PostgresSessionRepository(connection: connection)
                 .touch(sid: registration.sessionID, userID: registration.userID, app: registration.app,
                        expiresAt: sessionExpiresAt, now: now)
-            // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
-            // Checked before the end: another user's or app's ended session is not the caller's (breaker10).
-            if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
+            // A session is named by its app and sid (ADR 0019); another user's of the app is not
+            // shared. Checked before the end: another user's ended session is not the caller's (breaker10).
+            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
             if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             let existing = try connection.queryOne("""
                 SELECT id, user_id, installation_id FROM devices
@@ -77,8 +77,9 @@ struct PostgresDeviceRepository: DeviceRepository {
                 }
             } else {
                 replaced = try connection.query("""
-                    DELETE FROM devices WHERE sid = $1::text AND user_id = $2::text AND platform = $3::text AND id <> $4::text RETURNING id
-                    """, [registration.sessionID, registration.userID, registration.platform, id])
+                    DELETE FROM devices WHERE app = $1::text AND sid = $2::text AND user_id = $3::text AND platform = $4::text
+                        AND id <> $5::text RETURNING id
+                    """, [registration.app, registration.sessionID, registration.userID, registration.platform, id])
             }
             // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
             if !replaced.isEmpty {

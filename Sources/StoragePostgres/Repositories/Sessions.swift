@@ -6,19 +6,19 @@ struct PostgresSessionRepository: SessionRepository {
 
     func touch(sid: String, userID: String, app: String, expiresAt: Int64?, now: Int64) throws(StorageError) -> SessionRecord {
         try mapped {
-            // The upsert leaves a sid held by another user, or by another app, untouched (its
-            // WHERE), like SQLite's (ADR 0006).
+            // The upsert leaves a sid held by another user of the app untouched (its WHERE), like
+            // SQLite's; another app's session of that sid is another row (ADR 0019).
             try connection.run("""
                 INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
                 VALUES ($1::text, $2::text, $3::text, $4::bigint, $4::bigint, $5::bigint, CASE WHEN $5::bigint IS NULL THEN NULL ELSE 'token' END)
-                ON CONFLICT (sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+                ON CONFLICT (app, sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
                     expires_at = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                       THEN sessions.expires_at ELSE excluded.expires_at END,
                     expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                          THEN sessions.expiry_source ELSE 'token' END
-                WHERE sessions.user_id = excluded.user_id AND sessions.app = excluded.app
+                WHERE sessions.user_id = excluded.user_id
                 """, [sid, app, userID, now, expiresAt])
-            guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = $1::text", [sid]) else {
+            guard let row = try connection.queryOne("SELECT * FROM sessions WHERE app = $1::text AND sid = $2::text", [app, sid]) else {
                 throw PostgresError.misuse(message: "session \(sid) vanished inside its own transaction")
             }
             return try SessionRecord(row: row)
@@ -27,30 +27,26 @@ struct PostgresSessionRepository: SessionRepository {
 
     func find(sid: String, app: String) throws(StorageError) -> SessionRecord? {
         try mapped {
-            try connection.queryOne("SELECT * FROM sessions WHERE sid = $1::text AND app = $2::text", [sid, app]).map(SessionRecord.init(row:))
+            try connection.queryOne("SELECT * FROM sessions WHERE app = $1::text AND sid = $2::text", [app, sid]).map(SessionRecord.init(row:))
         }
     }
 
-    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int? {
+    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int {
         try mapped {
-            // The upsert's WHERE leaves another app's session of that name as it is (a sid is one
-            // app's, ADR 0006); RETURNING then gives no row, and its devices are not touched.
-            let ended = try connection.queryOne("""
+            // Another app's session of that sid is another row, untouched (ADR 0019).
+            try connection.run("""
                 INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, ended_at)
                 VALUES ($1::text, $2::text, '', $3::bigint, $3::bigint, $3::bigint)
-                ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
-                WHERE sessions.app = excluded.app
-                RETURNING sid
+                ON CONFLICT (app, sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
                 """, [sid, app, now])
-            guard ended != nil else { return nil }
-            return try connection.run("DELETE FROM devices WHERE sid = $1::text AND app = $2::text", [sid, app])
+            return try connection.run("DELETE FROM devices WHERE app = $1::text AND sid = $2::text", [app, sid])
         }
     }
 
     func setExpiry(sid: String, app: String, expiresAt: Int64?) throws(StorageError) -> Bool {
         try mapped {
-            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE sid = $2::text AND app = $3::text",
-                               [expiresAt, sid, app]) > 0
+            try connection.run("UPDATE sessions SET expires_at = $1::bigint, expiry_source = 'server' WHERE app = $2::text AND sid = $3::text",
+                               [expiresAt, app, sid]) > 0
         }
     }
 

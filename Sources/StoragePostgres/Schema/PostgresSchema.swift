@@ -12,8 +12,9 @@ struct PostgresMigration: Sendable, Equatable {
 /// migration N holds, so an addition to both is one number. The first step is a baseline at 9,
 /// the whole schema as SQLite has it after its migration 9. Versions must grow; `PostgresMigrator`
 /// applies every step not recorded, so 10 (apps), added after 11, still runs on a database at 11.
-/// One exception: SQLite's 12 (indexes PostgreSQL already had) has no step here, and this 12 is
-/// SQLite's 13 (jobs' app).
+/// From 12 on they part: SQLite's 12 (indexes PostgreSQL already had) has no step here, this 12 is
+/// SQLite's 13 (jobs' app), 13 is PostgreSQL's own (cluster nodes) and 14 is SQLite's 22 (sessions
+/// keyed by app and sid).
 ///
 /// Differences from SQLite, each for a reason: times are BIGINT unix ms; flags are BOOLEAN; ids
 /// are identity columns (a sequence never hands out a number twice, as AUTOINCREMENT); ids and
@@ -235,6 +236,25 @@ enum PostgresSchema {
                 claimed_at   BIGINT NOT NULL,
                 heartbeat_at BIGINT NOT NULL
             );
+            """),
+        PostgresMigration(version: 14, name: "sessions keyed by app and sid", sql: """
+            -- ADR 0019, as SQLite's 22: a session is named by its app and its sid, so one app's sid
+            -- never holds another's (AP-3). The keys are swapped in place; every row already has
+            -- its app. A device stored under another app's session gets a live session of its own
+            -- app, with its user and times. The reference has no ON DELETE SET NULL (it would null
+            -- app): no session is deleted but with its app, after the app's devices. sessions_app
+            -- goes (the primary key's first column is the app); devices_sid becomes devices_app_sid.
+            ALTER TABLE devices DROP CONSTRAINT devices_sid_fkey;
+            ALTER TABLE sessions DROP CONSTRAINT sessions_pkey;
+            ALTER TABLE sessions ADD CONSTRAINT sessions_pkey PRIMARY KEY (app, sid);
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at)
+                SELECT d.sid, d.app, min(d.user_id), min(d.created_at), max(d.last_seen_at) FROM devices AS d
+                WHERE d.sid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.app = d.app AND s.sid = d.sid)
+                GROUP BY d.app, d.sid;
+            ALTER TABLE devices ADD CONSTRAINT devices_session_fkey FOREIGN KEY (app, sid) REFERENCES sessions (app, sid);
+            DROP INDEX devices_sid;
+            CREATE INDEX devices_app_sid ON devices (app, sid);
+            DROP INDEX sessions_app;
             """),
     ]
 }

@@ -78,7 +78,7 @@ extension DeviceStore {
         SELECT \(DeviceRecord.selectColumns), x.locale,
                g.is_enabled, g.enabled_events_json, g.updated_at, p.is_enabled, p.enabled_events_json, p.updated_at
         FROM json_each(:users) AS u CROSS JOIN devices d ON d.user_id = u.value
-        LEFT JOIN sessions s ON s.sid = d.sid
+        LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         LEFT JOIN users x ON x.app = d.app AND x.user_id = d.user_id
         LEFT JOIN push_preferences g ON g.app = d.app AND g.user_id = d.user_id AND g.scope = ''
         LEFT JOIN push_preferences p ON p.app = d.app AND p.user_id = d.user_id AND p.scope = +:scope
@@ -89,14 +89,14 @@ extension DeviceStore {
     private static let findIDsSQL = """
         SELECT \(DeviceRecord.selectColumns)
         FROM json_each(:ids) AS i CROSS JOIN devices d ON d.id = i.value
-        LEFT JOIN sessions s ON s.sid = d.sid
+        LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         """
 
     /// `list(_:userIDs:app:now:)`'s statement, built once.
     private static let listUsersSQL = """
         SELECT \(DeviceRecord.selectColumns)
         FROM json_each(:users) AS u CROSS JOIN devices d ON d.user_id = u.value
-        LEFT JOIN sessions s ON s.sid = d.sid
+        LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         WHERE d.app = :app
         """
 }

@@ -6,7 +6,7 @@ enum DeviceStore {
     /// many-users list in DeviceStore+Recipients.swift.
     static let selectWithActive = """
         SELECT \(DeviceRecord.selectColumns)
-        FROM devices d LEFT JOIN sessions s ON s.sid = d.sid
+        FROM devices d LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         """
 
     /// Registers a token (DV-1), in one transaction:
@@ -30,12 +30,11 @@ enum DeviceStore {
         try connection.transaction { connection in
             let session = try SessionStore.touch(connection, sid: registration.sessionID, userID: registration.userID,
                                                  app: registration.app, expiresAt: sessionExpiresAt, now: now)
-            // Sessions are named by `sid` alone: a device under another user's sid would be ended
-            // by that user's logout (DELETE /v1/sessions/{sid}). Refuse instead of sharing.
-            // A sid is one app's too: another app's session of the same name is not shared (ADR 0006).
-            // Checked before the end: another user's or app's ended session is not the caller's to
-            // be told "sign in again" about (breaker10).
-            if session.userID != registration.userID || session.app != registration.app { throw DeviceRegistrationError.sessionConflict }
+            // A session is named by its app and sid (ADR 0019): a device under another user's sid
+            // of the app would be ended by that user's logout (DELETE /v1/sessions/{sid}). Refuse
+            // instead of sharing. Checked before the end: another user's ended session is not the
+            // caller's to be told "sign in again" about (breaker10).
+            if session.userID != registration.userID { throw DeviceRegistrationError.sessionConflict }
             if session.endedAt != nil { throw DeviceRegistrationError.sessionEnded }
             // The same provider's token first; else the same token on the same platform under
             // another provider (an iOS app moving from APNs to Firebase with a token string it
@@ -94,8 +93,9 @@ enum DeviceStore {
                         [registration.app, registration.userID, registration.platform, installation, id]).map { row throws(SQLiteError) in try row[0, as: String.self] }
                 }
             } else {
-                replaced = try connection.query("DELETE FROM devices WHERE sid = ? AND user_id = ? AND platform = ? AND id <> ? RETURNING id",
-                                                [registration.sessionID, registration.userID, registration.platform, id])
+                replaced = try connection.query(
+                    "DELETE FROM devices WHERE app = ? AND sid = ? AND user_id = ? AND platform = ? AND id <> ? RETURNING id",
+                    [registration.app, registration.sessionID, registration.userID, registration.platform, id])
                     .map { row throws(SQLiteError) in try row[0, as: String.self] }
             }
             // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.

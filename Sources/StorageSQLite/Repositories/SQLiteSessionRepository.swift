@@ -12,7 +12,7 @@ struct SQLiteSessionRepository: SessionRepository {
         try mapped { () throws(SQLiteError) in try SessionStore.find(connection, sid: sid, app: app) }
     }
 
-    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int? {
+    func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int {
         do {
             return try SessionStore.end(connection, sid: sid, app: app, now: now)
         } catch let error as SQLiteError {

@@ -5,7 +5,7 @@ import CSQLite
 ///
 /// ```swift
 /// let rows = try conn.prepare("SELECT id, token FROM devices WHERE user_id = ?").query([userID])
-/// try conn.prepare("UPDATE sessions SET ended_at = :now WHERE sid = :sid").run([":now": now, ":sid": sid])
+/// try conn.prepare("UPDATE sessions SET ended_at = :now WHERE app = :app AND sid = :sid").run([":now": now, ":app": app, ":sid": sid])
 /// ```
 /// `query`, `queryOne` and `run` reset the statement first, bind every parameter, and reset it
 /// again when done, so a cached statement never holds a read snapshot open between uses; they bind

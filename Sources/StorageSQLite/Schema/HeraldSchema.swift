@@ -410,6 +410,67 @@ enum HeraldSchema {
             CREATE INDEX jobs_due ON jobs (state, kind, coalesce(lease_until, run_at))
                 WHERE (state = 'queued' OR state = 'leased' OR state = 'dead') AND leased_at_insert = 0;
             """),
+        Migration(version: 22, name: "sessions keyed by app and sid", sql: """
+            -- ADR 0019. A session was named by its sid alone, so the first app to use a sid held it
+            -- for every app (AP-3). Both tables are rebuilt (SQLite's way to change a key) without
+            -- turning foreign keys off, which a migration's transaction cannot: renaming a table
+            -- rewrites the references to it, so the old devices follow the old sessions, and the
+            -- old tables go child first. Every row already has its app (since migration 1).
+            -- sessions_app goes: the primary key's first column is the app. devices_sid becomes
+            -- devices_app_sid, which the foreign key's checks and a session's devices use. The
+            -- reference has no ON DELETE SET NULL (it would null app, which is NOT NULL): no session
+            -- is deleted but with its app, after the app's devices. The CHECKs are chains of
+            -- equalities, as migrations 14 and 15 made the others (no temporary table per row).
+            ALTER TABLE devices RENAME TO devices_before_22;
+            ALTER TABLE sessions RENAME TO sessions_before_22;
+            CREATE TABLE sessions (
+                sid           TEXT NOT NULL,
+                app           TEXT NOT NULL DEFAULT 'default',
+                user_id       TEXT NOT NULL,
+                created_at    INTEGER NOT NULL,
+                last_seen_at  INTEGER NOT NULL,
+                expires_at    INTEGER,
+                ended_at      INTEGER,
+                expiry_source TEXT CHECK (expiry_source = 'token' OR expiry_source = 'server'),
+                PRIMARY KEY (app, sid)
+            ) STRICT, WITHOUT ROWID;
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source)
+                SELECT sid, app, user_id, created_at, last_seen_at, expires_at, ended_at, expiry_source FROM sessions_before_22;
+            -- A device stored under another app's session (before ADR 0006's check) gets a live
+            -- session of its own app, with its user and times, instead of reading the other's.
+            INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at)
+                SELECT d.sid, d.app, min(d.user_id), min(d.created_at), max(d.last_seen_at) FROM devices_before_22 AS d
+                WHERE d.sid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.app = d.app AND s.sid = d.sid)
+                GROUP BY d.app, d.sid;
+            CREATE TABLE devices (
+                id              TEXT PRIMARY KEY,
+                app             TEXT NOT NULL DEFAULT 'default',
+                user_id         TEXT NOT NULL,
+                sid             TEXT,
+                platform        TEXT NOT NULL CHECK (platform = 'ios' OR platform = 'android' OR platform = 'web'),
+                provider        TEXT NOT NULL,
+                token           TEXT NOT NULL,
+                environment     TEXT,
+                installation_id TEXT,
+                locale          TEXT,
+                app_version     TEXT,
+                device_name     TEXT,
+                created_at      INTEGER NOT NULL,
+                last_seen_at    INTEGER NOT NULL,
+                UNIQUE (app, platform, token),
+                FOREIGN KEY (app, sid) REFERENCES sessions (app, sid)
+            ) STRICT;
+            INSERT INTO devices (id, app, user_id, sid, platform, provider, token, environment, installation_id, locale,
+                                 app_version, device_name, created_at, last_seen_at)
+                SELECT id, app, user_id, sid, platform, provider, token, environment, installation_id, locale,
+                       app_version, device_name, created_at, last_seen_at FROM devices_before_22;
+            DROP TABLE devices_before_22;
+            DROP TABLE sessions_before_22;
+            CREATE INDEX devices_user_id ON devices (user_id);
+            CREATE INDEX devices_app_sid ON devices (app, sid);
+            CREATE INDEX devices_last_seen_at ON devices (last_seen_at);
+            CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every

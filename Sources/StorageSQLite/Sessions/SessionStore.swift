@@ -2,10 +2,11 @@ import HeraldCore
 /// The SQL for sessions (DV-4). Functions of a connection: callers choose the thread (the
 /// `Database` writer for writes) and the transaction.
 enum SessionStore {
-    /// Creates the session or refreshes `last_seen_at` (and `expires_at` when the token carries
-    /// `session_exp`, unless the app backend set the expiry itself: that one wins). An ended
-    /// session stays ended. A `sid` already held by another user is left untouched (the returned
-    /// record shows its owner), so one user's token never moves another's session.
+    /// Creates app `app`'s session or refreshes `last_seen_at` (and `expires_at` when the token
+    /// carries `session_exp`, unless the app backend set the expiry itself: that one wins). An
+    /// ended session stays ended. A `sid` already held by another user of the app is left
+    /// untouched (the returned record shows its owner), so one user's token never moves another's
+    /// session. Another app's session of that `sid` is another session (ADR 0019).
     ///
     /// - Parameters:
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
@@ -16,45 +17,37 @@ enum SessionStore {
         try connection.run("""
             INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
             VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE 'token' END)
-            ON CONFLICT (sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+            ON CONFLICT (app, sid) DO UPDATE SET last_seen_at = excluded.last_seen_at,
                 expires_at = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                   THEN sessions.expires_at ELSE excluded.expires_at END,
                 expiry_source = CASE WHEN sessions.expiry_source = 'server' OR excluded.expires_at IS NULL
                                      THEN sessions.expiry_source ELSE 'token' END
-            WHERE sessions.user_id = excluded.user_id AND sessions.app = excluded.app
+            WHERE sessions.user_id = excluded.user_id
             """, [sid, app, userID, now, now, expiresAt, expiresAt])
-        guard let row = try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]) else {
+        guard let row = try connection.queryOne("SELECT * FROM sessions WHERE app = ? AND sid = ?", [app, sid]) else {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
         }
         return try SessionRecord(row: row)
     }
 
-    /// The session, if known, any app's.
-    static func find(_ connection: SQLiteConnection, sid: String) throws(SQLiteError) -> SessionRecord? {
-        try connection.queryOne("SELECT * FROM sessions WHERE sid = ?", [sid]).map { row throws(SQLiteError) in try SessionRecord(row: row) }
-    }
-
-    /// App `app`'s session, if known: another app's session of that name is not found.
-    static func find(_ connection: SQLiteConnection, sid: String, app: String) throws(SQLiteError) -> SessionRecord? {
-        try connection.queryOne("SELECT * FROM sessions WHERE sid = ? AND app = ?", [sid, app])
+    /// App `app`'s session, if known: another app's session of that name is another session.
+    static func find(_ connection: SQLiteConnection, sid: String, app: String = "default") throws(SQLiteError) -> SessionRecord? {
+        try connection.queryOne("SELECT * FROM sessions WHERE app = ? AND sid = ?", [app, sid])
             .map { row throws(SQLiteError) in try SessionRecord(row: row) }
     }
 
-    /// Ends app `app`'s session: marks it ended (creating the row if Herald never saw it, so its
-    /// tokens are refused from now on) and deletes its devices.
+    /// Ends app `app`'s session: marks it ended (creating the row if the app never used that
+    /// `sid`, so its tokens are refused from now on) and deletes its devices. Another app's
+    /// session of that `sid` is another session, untouched (ADR 0019).
     ///
-    /// - Returns: the number of devices deleted; nil when `sid` is another app's session (a sid
-    ///   is one app's, ADR 0006), which is left as it is, with its devices.
-    static func end(_ connection: SQLiteConnection, sid: String, app: String = "default", now: Int64) throws -> Int? {
-        try connection.transaction { connection -> Int? in
-            if let owner: String = try connection.queryOne("SELECT app FROM sessions WHERE sid = ?", [sid])?["app"], owner != app {
-                return nil
-            }
+    /// - Returns: the number of devices deleted.
+    static func end(_ connection: SQLiteConnection, sid: String, app: String = "default", now: Int64) throws -> Int {
+        try connection.transaction { connection -> Int in
             try connection.run("""
                 INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, ended_at) VALUES (?, ?, '', ?, ?, ?)
-                ON CONFLICT (sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
+                ON CONFLICT (app, sid) DO UPDATE SET ended_at = COALESCE(sessions.ended_at, excluded.ended_at)
                 """, [sid, app, now, now, now])
-            try connection.run("DELETE FROM devices WHERE sid = ? AND app = ?", [sid, app])
+            try connection.run("DELETE FROM devices WHERE app = ? AND sid = ?", [app, sid])
             return connection.changes
         }
     }
@@ -62,7 +55,7 @@ enum SessionStore {
     /// Sets or clears the expiry of app `app`'s session (`PUT /v1/sessions/{sid}`).
     /// - Returns: false when the app has no such session.
     static func setExpiry(_ connection: SQLiteConnection, sid: String, app: String = "default", expiresAt: Int64?) throws(SQLiteError) -> Bool {
-        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE sid = ? AND app = ?", [expiresAt, sid, app])
+        try connection.run("UPDATE sessions SET expires_at = ?, expiry_source = 'server' WHERE app = ? AND sid = ?", [expiresAt, app, sid])
         return connection.changes > 0
     }
 

@@ -129,10 +129,11 @@ enum JWTFuzzOracle {
             return s.utf8.count > AccessClaims.maxSubjectLength || ChannelName.personal(userID: s) == nil
                 ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.unusableSessionID(let name)):
-            // An empty string, one longer than `DELETE /v1/sessions/{sid}` takes, or one spelled
-            // like a sessionless app's standing session (`~` first).
+            // An empty string, one longer than `DELETE /v1/sessions/{sid}` takes, one spelled
+            // like a sessionless app's standing session (`~` first), or one not in NFC (ADR 0019).
             guard case .string(let s)? = p[name] else { return ("\(name) reported unusable: \(p[name]?.compactText ?? "absent")", false) }
-            return s.isEmpty || s.utf8.count > AccessClaims.maxSessionIDLength || s.hasPrefix("~")
+            var span = s.utf8Span
+            return s.isEmpty || s.utf8.count > AccessClaims.maxSessionIDLength || s.hasPrefix("~") || !span.checkForNFC(quickCheck: false)
                 ? (nil, true) : ("\(name) \(s.debugDescription) reported unusable", false)
         case .failure(.expired):
             guard case .integer(let exp)? = p["exp"] else { return (nil, true) }
