@@ -236,6 +236,34 @@ struct PostgresStorageTests {
         }
     }
 
+    /// ops11: a command beside running nodes (`herald jobs retry`) checks the applied versions
+    /// and changes nothing: a database never migrated, one missing a step of this build's (even
+    /// below one applied), and one with a step this build does not know are each refused.
+    @Test func requireCurrentRefusesAnyOtherSetOfStepsAndChangesNothing() throws {
+        let server = try #require(PostgresServer.shared)
+        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        defer { connection.close() }
+        let nine = PostgresMigration(version: 9, name: "nine", sql: "CREATE TABLE nine (id INTEGER)")
+        let ten = PostgresMigration(version: 10, name: "ten", sql: "CREATE TABLE ten (id INTEGER)")
+        let eleven = PostgresMigration(version: 11, name: "eleven", sql: "CREATE TABLE eleven (id INTEGER)")
+        func refusal(_ migrations: [PostgresMigration]) -> PostgresError? {
+            do {
+                try PostgresMigrator.requireCurrent(connection, migrations: migrations)
+                return nil
+            } catch {
+                return error as? PostgresError
+            }
+        }
+        #expect(refusal([nine, ten, eleven]) == .schemaMismatch(found: 0, expected: 11))
+        #expect(try connection.queryOne("SELECT to_regclass('herald_schema_migrations') IS NULL AS gone")?.value("gone", as: Bool.self) == true)
+        #expect(try PostgresMigrator.migrate(connection, migrations: [nine, eleven]) == [9, 11])
+        #expect(refusal([nine, ten, eleven]) == .schemaMismatch(found: 9, expected: 11))
+        #expect(refusal([nine]) == .schemaMismatch(found: 11, expected: 9))
+        #expect(refusal([nine, eleven]) == nil)
+        #expect(try PostgresMigrator.appliedVersions(of: connection) == [9, 11])
+        #expect(StorageError(PostgresError.schemaMismatch(found: 9, expected: 11)) == .schemaMismatch(found: 9, expected: 11))
+    }
+
     @Test func aStepWithALowerNumberThanOneAppliedStillRuns() throws {
         let server = try #require(PostgresServer.shared)
         let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
