@@ -19,7 +19,9 @@ import PushHTTP
 /// back), high and urgent are `high`; a wake-up is `normal`, because iOS delivers background
 /// pushes only at APNs priority 5 (Expo's `normal`). `data` holds the app's keys (expo-notifications
 /// hands the app exactly this object), under `rootKey` when the notification has one. Expo has
-/// no thread id: `threadID` is dropped. Keys sorted; absent fields omitted.
+/// no thread id: `threadID` is dropped. `tag` is the tag, else the collapse key, else the
+/// notification's id (a resend replaces its first copy on Android); `collapseId` is the caller's
+/// collapse key only (ADR 0020). Keys sorted; absent fields omitted.
 public enum ExpoRequestBuilder {
     /// Expo's limit on one message's payload, bytes.
     public static let maximumPayloadBytes = 4096
@@ -70,7 +72,7 @@ public enum ExpoRequestBuilder {
             if let badge = notification.badge { message["badge"] = .int(Int64(badge)) }
             if let channel = notification.androidChannelID { message["channelId"] = .string(channel) }
             if let level = notification.effectiveInterruptionLevel { message["interruptionLevel"] = .string(level.rawValue) }
-            if let tag = notification.tag ?? notification.collapseKey { message["tag"] = .string(tag) }
+            if let tag = notification.effectiveTag { message["tag"] = .string(tag) }
             message["priority"] = .string(notification.priority == .normal ? "default" : "high")
         case .wakeup:
             message["_contentAvailable"] = .bool(true)

@@ -52,14 +52,22 @@ public final class PostgresStorage: Storage {
 
     /// Connects to `configuration.url` and brings the database to the newest schema (several
     /// nodes may do so at once). Blocks: call it at start, not on an event loop.
-    /// - Parameter nodeID: the name jobs are leased under; unique per process by default.
+    /// - Parameters:
+    ///   - nodeID: the name jobs are leased under; unique per process by default.
+    ///   - migrating: false for a command beside running nodes (`herald jobs retry`): the schema
+    ///     is checked, never changed.
     /// - Throws: `StorageError.unavailable` when PostgreSQL cannot be reached; `.migration` when
-    ///   a migration fails or the database is newer than this build.
-    public static func open(_ configuration: PostgresConfiguration, nodeID: String? = nil) throws(StorageError) -> PostgresStorage {
+    ///   a migration fails or the database is newer than this build; `.schemaMismatch` when not
+    ///   `migrating` and the applied versions are not exactly this build's.
+    public static func open(_ configuration: PostgresConfiguration, nodeID: String? = nil, migrating: Bool = true) throws(StorageError) -> PostgresStorage {
         let connector = Connector(configuration: configuration)
         let applied = try mapped {
             let connection = try connector.connect()
             defer { connection.close() }
+            guard migrating else {
+                try PostgresMigrator.requireCurrent(connection)
+                return [Int]()
+            }
             return try PostgresMigrator.migrate(connection)
         }
         return PostgresStorage(configuration: configuration, nodeID: nodeID ?? Self.newNodeID(), connector: connector,

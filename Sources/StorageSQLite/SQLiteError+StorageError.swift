@@ -28,6 +28,7 @@ extension StorageError {
         case .busy(let message): self = .busy(message: message)
         case .decode(let column, let expected, let found): self = .decode(field: column, expected: expected, found: found)
         case .migration(let version, let message): self = .migration(version: version, message: message)
+        case .schemaMismatch(let found, let expected): self = .schemaMismatch(found: found, expected: expected)
         case .misuse(let message): self = .misuse(message: message)
         case .closed: self = .closed
         }

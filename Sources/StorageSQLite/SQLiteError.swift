@@ -24,6 +24,9 @@ enum SQLiteError: Error, Equatable, Sendable {
     /// Migration `version` failed (its SQL, or the foreign-key check after it), or the database is
     /// at a `version` newer than this build knows.
     case migration(version: Int, message: String)
+    /// Opened without migrating, the database is at schema version `found`, not this build's
+    /// `expected` (`Migrator.requireCurrent`).
+    case schemaMismatch(found: Int, expected: Int)
     /// The API was used in a way that would leave a connection unusable, e.g. a `Database.write`
     /// body returned with its transaction still open (it was rolled back).
     case misuse(message: String)
@@ -94,6 +97,7 @@ extension SQLiteError: CustomStringConvertible {
         case .busy(let message): "storage: database busy: \(message)"
         case .decode(let column, let expected, let found): "storage: column '\(column)' is \(found), expected \(expected)"
         case .migration(let version, let message): "storage: migration \(version): \(message)"
+        case .schemaMismatch(let found, let expected): "storage: the database is at schema version \(found), this build's is \(expected)"
         case .misuse(let message): "storage: misuse: \(message)"
         case .closed: "storage: database is closed"
         }

@@ -41,14 +41,18 @@ public final class SQLiteStorage: Storage {
     ///   - readers: reader connections; default 2.
     ///   - busyTimeoutMS: how long, in milliseconds, a connection waits for another's lock
     ///     before `StorageError.busy`. Default 5000.
-    /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
-    ///   `.migration` when a migration fails or the file is newer than this build.
     ///   - walSizeLimitBytes: the WAL's bound in bytes: `journal_size_limit`, and the size past
     ///     which it is checkpointed and truncated (RL-2). Default 8 MiB.
+    ///   - migrating: false for a command beside a running server (`herald jobs retry`, which
+    ///     holds no process lock): the schema version is checked, never changed.
+    /// - Throws: `StorageError.unavailable` (or another meaning) when the file cannot be opened;
+    ///   `.migration` when a migration fails or the file is newer than this build;
+    ///   `.schemaMismatch` when not `migrating` and the file is not at exactly this build's version.
     public static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
-                            walSizeLimitBytes: Int64 = defaultWALSizeLimitBytes) throws(StorageError) -> SQLiteStorage {
+                            walSizeLimitBytes: Int64 = defaultWALSizeLimitBytes, migrating: Bool = true) throws(StorageError) -> SQLiteStorage {
         SQLiteStorage(database: try mapped { () throws(SQLiteError) in
-            try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes)
+            try Database.open(path: path, readers: readers, busyTimeoutMS: busyTimeoutMS, walSizeLimitBytes: walSizeLimitBytes,
+                              migrating: migrating)
         }, minimumFreeBytes: walSizeLimitBytes)
     }
 

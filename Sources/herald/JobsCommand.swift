@@ -7,7 +7,8 @@ import StorageSQLite
 /// the database (`HERALD_DATABASE`), for an operator after a provider outage or a credentials fix,
 /// with or without a running server. Prints `{"retried": n}`; a running server's worker sends the
 /// jobs at its next poll, a stopped one at its next start. One app's jobs at a time (`--app`,
-/// default `default`), as one server key retries its own app's only (ADR 0006).
+/// default `default`), as one server key retries its own app's only (ADR 0006). It never
+/// migrates: a database not at exactly this build's schema version is refused (exit 4).
 ///
 /// ```
 /// herald jobs retry --provider apns --reason ServiceUnavailable --since 2026-01-01T10:00:00Z --until 2026-01-01T11:00:00Z
@@ -21,7 +22,12 @@ enum JobsCommand {
           CODE is a dead job's dead_reason (GET /v1/jobs?state=dead), e.g. ServiceUnavailable, UNAVAILABLE, transport_error.
         """
 
-    /// - Returns: the exit code: 0 done, 1 the database failed, 2 bad arguments or settings.
+    /// The exit status when the database is not at exactly this build's schema version: it runs
+    /// beside a server without its lock (ADR 0017), so it never migrates (docs/operations.md).
+    static let schemaMismatchExitStatus: Int32 = 4
+
+    /// - Returns: the exit code: 0 done, 1 the database failed, 2 bad arguments or settings,
+    ///   4 the schema is not this build's (`schemaMismatchExitStatus`; nothing changed).
     static func run(arguments: [String]) -> Int32 {
         guard arguments.first == "retry" else {
             return usage(arguments.first.map { "unknown jobs command '\($0)'" } ?? "a jobs command is required")
@@ -68,9 +74,12 @@ enum JobsCommand {
         }
         let opened: StorageSetup.Opened
         do {
-            opened = try StorageSetup.open(settings)
+            // Never migrated here: a newer binary would change the schema under a server still
+            // running on it, whose lock this command does not take.
+            opened = try StorageSetup.open(settings, migrating: false)
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            FileHandle.standardError.write(Data("herald jobs retry: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            if case .schemaMismatch = error { return schemaMismatchExitStatus }
             return 2
         }
         let storage = opened.storage

@@ -17,13 +17,19 @@ enum StorageSetup {
     }
 
     /// Opens and migrates the storage `settings.databasePath` names. Blocks.
-    /// - Throws: `StorageError` (`.unavailable` when PostgreSQL cannot be reached, `.migration`, …).
-    static func open(_ settings: Settings) throws(StorageError) -> Opened {
+    /// - Parameter migrating: false for an admin command that runs beside a server (`herald jobs
+    ///   retry`: it takes no process lock, ADR 0017): the schema must be exactly this build's and
+    ///   is never changed, so a newer binary cannot migrate it under an older server.
+    /// - Throws: `StorageError` (`.unavailable` when PostgreSQL cannot be reached, `.migration`,
+    ///   `.schemaMismatch` when not `migrating`, …).
+    static func open(_ settings: Settings, migrating: Bool = true) throws(StorageError) -> Opened {
         if PostgresConfiguration.isPostgresURL(settings.databasePath) {
-            let storage = try PostgresStorage.open(PostgresConfiguration(url: settings.databasePath), nodeID: settings.nodeID)
+            let storage = try PostgresStorage.open(PostgresConfiguration(url: settings.databasePath), nodeID: settings.nodeID,
+                                                   migrating: migrating)
             return Opened(storage: storage, close: { storage.close() }, postgres: storage)
         }
-        let storage = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes))
+        let storage = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes),
+                                             migrating: migrating)
         return Opened(storage: storage, close: { storage.close() }, postgres: nil)
     }
 

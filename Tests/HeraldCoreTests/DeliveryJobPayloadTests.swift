@@ -46,6 +46,18 @@ import Testing
         #expect(try DeliveryJobPayload.decode(payload.jsonText()).notification.interruptionLevel == .passive)
     }
 
+    /// ADR 0020: the notification's id is stored with the job, so a resend after a restart carries
+    /// the same one; a job stored before it reads back without one.
+    @Test func theNotificationIDIsStoredAndReadBack() throws {
+        var notification = Self.expected
+        notification.notificationID = "push_01jf3k9q7m2x8c4v5b6n7"
+        let payload = DeliveryJobPayload(deviceID: "d", apnsID: .random(), notification: notification)
+        #expect(payload.jsonText().contains(#""notification_id":"push_01jf3k9q7m2x8c4v5b6n7""#))
+        #expect(try DeliveryJobPayload.decode(payload.jsonText()).notification.notificationID == "push_01jf3k9q7m2x8c4v5b6n7")
+        #expect(try DeliveryJobPayload.foundationDecode(payload.jsonText()) == payload)
+        #expect(try DeliveryJobPayload.decode(Self.storedBeforeThePort).notification.notificationID == nil)
+    }
+
     @Test func olderBuildsToleranceForKindAndPriorityStays() throws {
         let text = #"{"apns_id":"x","device_id":"d","notification":{"data":{},"kind":"carrier-pigeon","priority":"whenever"}}"#
         let notification = try DeliveryJobPayload.decode(text).notification
@@ -135,6 +147,11 @@ import Testing
         toTheMillisecond.expiresAtMilliseconds = 1_754_566_799_001
         #expect(toTheMillisecond.handWrittenText() == PayloadTextCache.encoderText(toTheMillisecond))
         #expect(toTheMillisecond.handWrittenText()?.contains(#""expires_at":1754566800,"expires_at_ms":1754566799001,"#) == true)
+        // ADR 0020's notification id, between `notification_count` and `priority`.
+        var named = Self.expected
+        named.notificationID = "ntf_01jf3k9q7m2x8c4v5b6n7"
+        #expect(named.handWrittenText() == PayloadTextCache.encoderText(named))
+        #expect(named.handWrittenText()?.contains(#""notification_count":4,"notification_id":"ntf_01jf3k9q7m2x8c4v5b6n7","priority""#) == true)
         // Left to the encoder: escapes, and keys whose order could depend on the collation.
         for data in [["a_b": "1", "ab": "2"], ["k10": "x", "k9": "y"], ["A": "1", "a": "2"], ["q": "say \"hi\""]] {
             var other = Self.expected

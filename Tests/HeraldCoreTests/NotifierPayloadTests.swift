@@ -41,6 +41,21 @@ import Testing
         #expect(push.data["delivery_id"]?.hasPrefix("dlv") == true && push.data["cursor"] != nil)
     }
 
+    /// ADR 0020: every device's push names the inbox notification, alerts and wake-ups alike, so
+    /// a resend's providers replace the first copy; two calls never share one.
+    @Test func everyPushNamesItsNotification() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "s1")
+        try h.device(user: "u2", session: "s2")
+        let first = try NotifierTests.firstID(try h.created(await h.send(call(["u1"]))))
+        var pushes = try notifications(h)
+        #expect(pushes["dev_u1_s1"]?.notificationID == first)
+        #expect(pushes["dev_u1_s1"]?.effectiveCollapseID == first && pushes["dev_u1_s1"]?.effectiveTag == first)
+        let second = try NotifierTests.firstID(try h.created(await h.send(call(["u2"], type: .wakeup))))
+        pushes = try notifications(h)
+        #expect(second != first && pushes["dev_u2_s2"]?.notificationID == second)
+    }
+
     @Test func withoutARootKeyTheDataStaysFlat() async throws {
         let h = try Harness()
         try h.device(user: "u1", session: "s1")

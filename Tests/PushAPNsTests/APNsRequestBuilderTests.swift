@@ -64,6 +64,25 @@ import Testing
         #expect(try build(noisy).headerLines.contains("apns-priority: 5"))
     }
 
+    /// ADR 0020: without a collapse key the notification's id is `apns-collapse-id`, on alerts and
+    /// background pushes alike, so a push resent after a crash replaces its first copy; the
+    /// caller's key wins; without either there is no header.
+    @Test func theNotificationIDCollapsesAResendUnlessTheCallerGaveAKey() throws {
+        var alert = PushNotification(title: "t", body: "b", notificationID: "ntf_01jf3k9q7m2x8c4v5b6n7")
+        #expect(try build(alert).headerLines.contains("apns-collapse-id: ntf_01jf3k9q7m2x8c4v5b6n7"))
+        let wakeup = PushNotification.wakeup(data: ["m": "1"], notificationID: "push_01jf3k9q7m2x8c4v5b6n7")
+        #expect(try build(wakeup).headerLines.contains("apns-collapse-id: push_01jf3k9q7m2x8c4v5b6n7"))
+        alert.collapseKey = "order-77"
+        let lines = try build(alert).headerLines
+        #expect(lines.filter { $0.hasPrefix("apns-collapse-id:") } == ["apns-collapse-id: order-77"])
+        // An id APNs would refuse is left out rather than failing the push (ours always fit).
+        alert.collapseKey = nil
+        alert.notificationID = String(repeating: "n", count: 65)
+        #expect(!(try build(alert).headerLines.contains { $0.hasPrefix("apns-collapse-id:") }))
+        alert.notificationID = nil
+        #expect(!(try build(alert).headerLines.contains { $0.hasPrefix("apns-collapse-id:") }))
+    }
+
     @Test func rootKeyNamespacesTheData() throws {
         var notification = PushNotification(title: "Operatore", body: "Ciao", data: ["type": "message", "conversation_id": "a1"], rootKey: "respondo")
         #expect(try build(notification).bodyText == #"{"aps":{"alert":{"body":"Ciao","title":"Operatore"}},"respondo":{"conversation_id":"a1","type":"message"}}"#)

@@ -70,6 +70,19 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         #expect(m["title"] == nil && m["body"] == nil && m["sound"] == nil && m["badge"] == nil)
     }
 
+    /// ADR 0020: without a collapse key or tag the notification's id is an alert's `tag` (Android
+    /// replaces a shown notification with the same tag, so a resend shows once); `collapseId` stays
+    /// the caller's only, and a wake-up gets neither.
+    @Test func theNotificationIDIsTheTagOfAnAlertOnly() throws {
+        let id = "ntf_01jf3k9q7m2x8c4v5b6n7"
+        var alert = try message(PushNotification(title: "t", notificationID: id))
+        #expect(alert["tag"] as? String == id && alert["collapseId"] == nil)
+        alert = try message(PushNotification(title: "t", collapseKey: "order-77", notificationID: id))
+        #expect(alert["tag"] as? String == "order-77" && alert["collapseId"] as? String == "order-77")
+        let wakeup = try message(.wakeup(data: ["m": "1"], notificationID: id))
+        #expect(wakeup["tag"] == nil && wakeup["collapseId"] == nil)
+    }
+
     @Test func rootKeyNestsTheData() throws {
         let m = try message(PushNotification(title: "t", data: ["type": "message"], rootKey: "respondo"))
         #expect((m["data"] as? [String: Any])?["respondo"] as? [String: String] == ["type": "message"])

@@ -70,6 +70,28 @@ import Testing
         #expect(request.bodyText.contains(#""collapse_key":"\#(key)""#))
     }
 
+    /// ADR 0020: without a collapse key or tag the notification's id is the alert's Android `tag`
+    /// (display replacement) and `apns-collapse-id` in the apns block (alerts and wake-ups), so a
+    /// resend replaces its first copy; never `collapse_key` (FCM keeps 4 per device), and a wake-up
+    /// gets no `android.notification` (that would make it a shown notification).
+    @Test func theNotificationIDIsTheTagAndAPNsCollapseIDButNeverTheCollapseKey() throws {
+        let id = "ntf_01jf3k9q7m2x8c4v5b6n7"
+        var alert = PushNotification(title: "t", body: "b", priority: .normal, ttlSeconds: 60, notificationID: id)
+        #expect(try build(alert).bodyText == #"{"message":{"android":{"notification":{"tag":"ntf_01jf3k9q7m2x8c4v5b6n7"},"priority":"normal","ttl":"60s"},"apns":{"headers":{"apns-collapse-id":"ntf_01jf3k9q7m2x8c4v5b6n7","apns-expiration":"1754563260","apns-priority":"10","apns-push-type":"alert"}},"notification":{"body":"b","title":"t"},"token":"fcm-token-1"}}"#)
+        let wakeup = PushNotification.wakeup(data: ["m": "1"], ttlSeconds: 60, notificationID: id)
+        #expect(try build(wakeup).bodyText == #"{"message":{"android":{"priority":"high","ttl":"60s"},"apns":{"headers":{"apns-collapse-id":"ntf_01jf3k9q7m2x8c4v5b6n7","apns-expiration":"1754563260","apns-priority":"5","apns-push-type":"background"},"payload":{"aps":{"content-available":1}}},"data":{"m":"1"},"token":"fcm-token-1"}}"#)
+        // The caller's tag and collapse key win over the id, each where it applies.
+        alert.tag = "chat-9"
+        var headers = try #require(try apnsBlock(try build(alert))["headers"] as? [String: String])
+        #expect(headers["apns-collapse-id"] == id)
+        #expect(try build(alert).bodyText.contains(#""notification":{"tag":"chat-9"}"#))
+        alert.collapseKey = "order-77"
+        headers = try #require(try apnsBlock(try build(alert))["headers"] as? [String: String])
+        #expect(headers["apns-collapse-id"] == "order-77")
+        #expect(try build(alert).bodyText.contains(#""collapse_key":"order-77""#))
+        #expect(!(try build(alert).bodyText.contains(id)))
+    }
+
     func apnsBlock(_ request: PushHTTPRequest) throws -> [String: Any] {
         let outer = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
         return try #require((outer["message"] as? [String: Any])?["apns"] as? [String: Any])

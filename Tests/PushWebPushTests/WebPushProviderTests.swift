@@ -99,6 +99,29 @@ import Testing
         #expect(WebPushRequestBuilder.urgency(for: normal) == "normal")
     }
 
+    /// ADR 0020: without a collapse key or tag the notification's id is the `Topic` (it fits as
+    /// it is: ≤ 32 base64url characters) and the alert's `tag`, so a resend replaces its first
+    /// copy at the push service and in a service worker passing `tag` on; the caller's key wins.
+    @Test func theNotificationIDIsTheTopicAndTheTag() throws {
+        let id = "ntf_01jf3k9q7m2x8c4v5b6n7"
+        for (notification, topic, tag) in [
+            (PushNotification(title: "t", notificationID: id), id, id as String?),
+            (PushNotification.wakeup(data: ["m": "1"], notificationID: id), id, nil),
+            (PushNotification(title: "t", tag: "chat-9", notificationID: id), id, "chat-9"),
+            (PushNotification(title: "t", collapseKey: "order-77", notificationID: id), "order-77", "order-77"),
+        ] {
+            let (provider, transport) = provider([response(201)])
+            let pushID = PushID.random()
+            _ = send(provider, notification, pushID: pushID)
+            let request = try #require(transport.requests.first)
+            #expect(Dictionary(uniqueKeysWithValues: request.headers)["topic"] == topic)
+            let plaintext = try #require(WebPushEncryption.decrypt(request.body, userAgent: userAgent, auth: auth))
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(plaintext)) as? [String: Any])
+            #expect(json["tag"] as? String == tag)
+        }
+        #expect(WebPushRequestBuilder.topic(for: "push_01jf3k9q7m2x8c4v5b6n7") == "push_01jf3k9q7m2x8c4v5b6n7")
+    }
+
     @Test func whatCannotBeSentIsNeverSent() throws {
         let (provider, transport) = provider([response(201)])
         // Data no cut of the texts makes fit (an alert's long texts are shortened: WebPushFittingTests).

@@ -236,13 +236,46 @@ struct PostgresStorageTests {
         }
     }
 
-    @Test func aStepWithALowerNumberThanOneAppliedStillRuns() throws {
+    /// Three steps of a migration list, 10 the one merged after 11 was applied somewhere.
+    static let steps = (PostgresMigration(version: 9, name: "nine", sql: "CREATE TABLE nine (id INTEGER)"),
+                        PostgresMigration(version: 10, name: "ten, merged later", sql: "CREATE TABLE ten (id INTEGER)"),
+                        PostgresMigration(version: 11, name: "eleven", sql: "CREATE TABLE eleven (id INTEGER)"))
+
+    /// A connection to a fresh, empty database of the shared server.
+    static func migrationDatabase() throws -> PostgresConnection {
         let server = try #require(PostgresServer.shared)
-        let connection = try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+        return try PostgresConnection(conninfo: try server.makeDatabase(), sessionSetup: "SELECT 1")
+    }
+
+    /// ops11: a command beside running nodes (`herald jobs retry`) checks the applied versions
+    /// and changes nothing: a database never migrated, one missing a step of this build's (even
+    /// below one applied), and one with a step this build does not know are each refused.
+    @Test func requireCurrentRefusesAnyOtherSetOfStepsAndChangesNothing() throws {
+        let connection = try Self.migrationDatabase()
         defer { connection.close() }
-        let nine = PostgresMigration(version: 9, name: "nine", sql: "CREATE TABLE nine (id INTEGER)")
-        let ten = PostgresMigration(version: 10, name: "ten, merged later", sql: "CREATE TABLE ten (id INTEGER)")
-        let eleven = PostgresMigration(version: 11, name: "eleven", sql: "CREATE TABLE eleven (id INTEGER)")
+        let (nine, ten, eleven) = Self.steps
+        func refusal(_ migrations: [PostgresMigration]) -> PostgresError? {
+            do {
+                try PostgresMigrator.requireCurrent(connection, migrations: migrations)
+                return nil
+            } catch {
+                return error as? PostgresError
+            }
+        }
+        #expect(refusal([nine, ten, eleven]) == .schemaMismatch(found: 0, expected: 11))
+        #expect(try connection.queryOne("SELECT to_regclass('herald_schema_migrations') IS NULL AS gone")?.value("gone", as: Bool.self) == true)
+        #expect(try PostgresMigrator.migrate(connection, migrations: [nine, eleven]) == [9, 11])
+        #expect(refusal([nine, ten, eleven]) == .schemaMismatch(found: 9, expected: 11))
+        #expect(refusal([nine]) == .schemaMismatch(found: 11, expected: 9))
+        #expect(refusal([nine, eleven]) == nil)
+        #expect(try PostgresMigrator.appliedVersions(of: connection) == [9, 11])
+        #expect(StorageError(PostgresError.schemaMismatch(found: 9, expected: 11)) == .schemaMismatch(found: 9, expected: 11))
+    }
+
+    @Test func aStepWithALowerNumberThanOneAppliedStillRuns() throws {
+        let connection = try Self.migrationDatabase()
+        defer { connection.close() }
+        let (nine, ten, eleven) = Self.steps
         #expect(try PostgresMigrator.migrate(connection, migrations: [nine, eleven]) == [9, 11])
         #expect(try PostgresMigrator.migrate(connection, migrations: [nine, ten, eleven]) == [10])
         #expect(try PostgresMigrator.migrate(connection, migrations: [nine, ten, eleven]) == [])

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HeraldCore
 @testable import StorageSQLite
@@ -195,16 +196,64 @@ import Testing
         }
         #expect(try plan("SELECT * FROM jobs WHERE state = 'done' AND app = 'a' AND id < 9 ORDER BY id DESC LIMIT 5")
             .contains("USING INTEGER PRIMARY KEY (rowid<?)"))
-        // Not covering since migration 21: SQLite 3.40 reads each row for leased_at_insert (ADR 0017).
-        #expect(try plan("SELECT state, COUNT(*) AS n FROM jobs WHERE \(JobStore.inDueIndex) GROUP BY state") == "SEARCH jobs USING INDEX jobs_due (state=?)")
+        // Not "covering" to SQLite 3.40, which counts leased_at_insert as a column the statement
+        // needs; it reads no row all the same (`theDepthReadsTheIndexAlone`).
+        #expect(try plan(JobStore.depthCountsSQL) == "SEARCH jobs USING INDEX jobs_due (state=?)")
         #expect(try plan("UPDATE jobs SET state = 'queued', lease_until = NULL WHERE kind = 'k' AND state = 'leased' AND \(JobStore.indexed)")
             .contains("jobs_due"))
-        #expect(try plan("SELECT MIN(\(JobStore.dueAt)) AS t FROM jobs WHERE state = 'queued' AND \(JobStore.indexed) AND \(JobStore.dueAt) <= 5")
-            .contains("jobs_due (state=?)"))
+        // The oldest due job: a skip scan of the kinds, then one seek of each kind's range.
+        let oldest = try plan(JobStore.oldestDueSQL.replacingOccurrences(of: "?1", with: "5"))
+        #expect(oldest.contains("SEARCH jobs USING INDEX jobs_due (state=?)")
+                && oldest.contains("SEARCH jobs USING INDEX jobs_due (state=? AND kind>?)")
+                && oldest.contains("SEARCH jobs USING INDEX jobs_due (state=? AND kind=? AND <expr><?)"), "\(oldest)")
+        #expect(!oldest.contains("SCAN jobs"), "\(oldest)")
         #expect(try plan("UPDATE jobs SET run_at = 0 WHERE state = 'dead' AND \(JobStore.indexed) AND app = 'a'").contains("jobs_due (state=?)"))
         // Jobs leased at insert (ADR 0017): a range of the primary key from the lease floor.
         #expect(try plan("SELECT count(*) FROM jobs WHERE \(JobStore.leasedAtInsert(from: 1))".replacingOccurrences(of: "?1", with: "5"))
             == "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)")
+    }
+
+    /// ops11: `depth` on a backlog reads `jobs_due`'s pages and no job's row, though SQLite 3.40's
+    /// plan says `USING INDEX`, not `COVERING` (the partial index's `leased_at_insert = 0` is
+    /// taken as a column the statement needs, but its term is the index's own and never read, and
+    /// a count needs no other column: the row's seek is deferred and never made). Each job here
+    /// fills a page of its own, so a read of the rows would be a page per job; and the oldest due
+    /// job is a few seeks (`oldestDueSQL`), not a walk of every queued job's entry.
+    @Test func theDepthReadsTheIndexAlone() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath()
+            let jobs = 2_000
+            do {
+                let db = try migrated(path)
+                let payload = String(repeating: "x", count: 3_000)
+                try db.run("""
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+                    INSERT INTO jobs (kind, payload_json, state, attempts, run_at, created_at)
+                    SELECT CASE i % 3 WHEN 0 THEN 'push.receipt' ELSE 'push.deliver' END, ?2,
+                           CASE WHEN i % 4 = 0 THEN 'dead' ELSE 'queued' END, 1, 1000 + i, 0 FROM n
+                    """, [Int64(jobs), payload])
+            }
+            /// Pages the statement read on a connection of its own (SQLite's cache cold).
+            func pagesRead(_ sql: String, _ parameters: [Int64] = []) throws -> Int32 {
+                let connection = try SQLiteConnection(path: path, mode: .readOnly)
+                var current: Int32 = 0, highest: Int32 = 0
+                _ = sqlite3_db_status(connection.handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 1)
+                _ = try connection.query(sql, parameters)
+                _ = sqlite3_db_status(connection.handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 0)
+                return current
+            }
+            let counts = try pagesRead(JobStore.depthCountsSQL)
+            #expect(counts > 0 && counts < 60, "read \(counts) pages for \(jobs) jobs")
+            // The check can fail: a count that needs a row's column reads a page per job.
+            let rows = try pagesRead("SELECT state, COUNT(*) AS n FROM jobs WHERE \(JobStore.inDueIndex) AND length(payload_json) > 0 GROUP BY state")
+            #expect(rows > Int32(jobs), "read \(rows) pages")
+            let oldest = try pagesRead(JobStore.oldestDueSQL, [1_000_000])
+            #expect(oldest < 20, "read \(oldest) pages")
+            // The same answers as before: every queued and dead job counted, the oldest due one found.
+            let db = try SQLiteConnection(path: path)
+            let depth = try JobStore.depth(db, now: 1_100)
+            #expect(depth.counts == [.queued: 1_500, .dead: 500] && depth.oldestDueAgeMilliseconds == 99)
+        }
     }
 
     /// An upgraded database: the done rows stored before migration 20 are counted once, and the

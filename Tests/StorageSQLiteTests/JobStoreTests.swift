@@ -278,6 +278,24 @@ import Testing
         }
     }
 
+    /// The oldest due job is found kind by kind (ops11): the earliest due of every kind, whichever
+    /// kind sorts first, jobs not yet due or not queued left out; none due is age 0.
+    @Test func theOldestDueJobIsTheEarliestOfEveryKind() throws {
+        try withDatabase { db in
+            #expect(try JobStore.depth(db, now: 1_000).oldestDueAgeMilliseconds == 0)
+            _ = try JobStore.enqueue(db, kind: "b", payloadJSON: "{}", runAt: 5_000, now: 0)
+            #expect(try JobStore.depth(db, now: 1_000).oldestDueAgeMilliseconds == 0)
+            _ = try JobStore.enqueue(db, kind: "b", payloadJSON: "{}", runAt: 700, now: 0)
+            _ = try JobStore.enqueue(db, kind: "c", payloadJSON: "{}", runAt: 300, now: 0)
+            _ = try JobStore.enqueue(db, kind: "a", payloadJSON: "{}", runAt: 600, now: 0)
+            #expect(try JobStore.depth(db, now: 1_000).oldestDueAgeMilliseconds == 700)
+            // Claimed (leased), kind c's job is no longer queued: kind a's is the oldest.
+            #expect(try JobStore.claim(db, kind: "c", limit: 5, leaseMilliseconds: 1_000, now: 1_000).count == 1)
+            #expect(try JobStore.depth(db, now: 1_000).oldestDueAgeMilliseconds == 400)
+            #expect(try JobStore.depth(db, now: 650).oldestDueAgeMilliseconds == 50)
+        }
+    }
+
     @Test func listPagesNewestFirst() throws {
         try withDatabase { db in
             var ids: [Int64] = []

@@ -43,6 +43,33 @@ private let m2 = Migration(version: 2, name: "notes.pinned", sql: """
         }
     }
 
+    /// ops11: opened without migrating (`herald jobs retry`, beside a server), a file at another
+    /// version than the code's, older or newer, is refused and left as it was; at the code's own
+    /// version it opens. The storage says what to do about it.
+    @Test func openedWithoutMigratingOnlyTheCodesOwnVersionOpens() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.databasePath()
+            #expect(try Database.migrate(path: path, migrations: [m1]) == [1])
+            #expect(throws: SQLiteError.schemaMismatch(found: 1, expected: 2)) {
+                try Database.open(path: path, migrations: [m1, m2], migrating: false)
+            }
+            #expect(try Database.migrate(path: path, migrations: [m1]) == [])   // still at 1: nothing was applied
+            let current = try Database.open(path: path, migrations: [m1], migrating: false)
+            #expect(current.appliedMigrations == [])
+            current.close()
+            #expect(try Database.migrate(path: path, migrations: [m1, m2]) == [2])
+            #expect(throws: SQLiteError.schemaMismatch(found: 2, expected: 1)) {
+                try Database.open(path: path, migrations: [m1], migrating: false)
+            }
+            let older = StorageError(SQLiteError.schemaMismatch(found: 1, expected: 2))
+            #expect(older == .schemaMismatch(found: 1, expected: 2) && older.description.contains("run `herald migrate`"))
+            #expect(StorageError.schemaMismatch(found: 3, expected: 2).description.contains("newer than this build's 2"))
+            #expect(throws: StorageError.schemaMismatch(found: 2, expected: HeraldSchema.migrations.count)) {
+                try SQLiteStorage.open(path: path, migrating: false)
+            }
+        }
+    }
+
     @Test func refusesAFileNewerThanTheCode() throws {
         try withTemporaryDirectory { directory in
             let path = directory.databasePath()

@@ -59,3 +59,42 @@ def test_a_lock_file_that_cannot_be_made_stops_the_start_with_exit_2(tmp_path):
         assert f"'{directory}/herald.db-lock'" in result.stderr and "permission denied" in result.stderr, result.stderr
     finally:
         os.chmod(directory, 0o700)
+
+
+def _schema(path):
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        return db.execute("PRAGMA user_version").fetchone()[0], db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+def _set_version(path, version):
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {int(version)}")
+
+
+def test_jobs_retry_never_migrates_and_refuses_another_schema_version_with_exit_4(tmp_path):
+    """`herald jobs retry` runs beside a server without its lock, so a newer binary must not
+    migrate the file under an older server: on a file at another schema version than its own
+    (older or newer) it exits 4 naming `herald migrate`, and the file is left exactly as it was."""
+    path = str(tmp_path / "herald.db")
+    env = {"PATH": "/usr/bin:/bin", "HERALD_DATABASE": path}
+    assert run(["migrate"], env).returncode == 0
+    current, objects = _schema(path)
+    assert current > 1
+    ok = run(["jobs", "retry"], env)
+    assert ok.returncode == 0 and ok.stdout.strip() == '{"retried":0}', ok
+
+    for version, word in ((current - 1, "older"), (current + 1, "newer")):
+        _set_version(path, version)
+        refused = run(["jobs", "retry", "--provider", "apns"], env)
+        assert refused.returncode == 4, (version, refused.returncode, refused.stderr)
+        assert f"HERALD_DATABASE '{path}'" in refused.stderr, refused.stderr
+        assert f"schema version {version}, {word} than this build's {current}" in refused.stderr, refused.stderr
+        if word == "older":
+            assert "herald migrate" in refused.stderr, refused.stderr
+        assert refused.stdout == "", refused.stdout
+        assert _schema(path) == (version, objects), "jobs retry changed the database"
+    # Brought back to this build's version, it runs again.
+    _set_version(path, current)
+    assert run(["jobs", "retry"], env).returncode == 0

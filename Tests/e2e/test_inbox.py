@@ -923,8 +923,12 @@ def test_badge_unread_policy_never_and_call_priority(h, provider_double):
     [apns], [fcm] = wait_pushes(double, phone, 1), wait_pushes(double, pixel, 1)
     assert apns["body"] == {"aps": {"alert": {"title": "Hello", "body": "third"}, "badge": 3,
                                     "interruption-level": "time-sensitive"}, "kind": "news.post"}, apns["body"]
+    # No collapse key: the notification's id is the Android tag and the apns-collapse-id, so a
+    # resend replaces the first copy (ADR 0020), even where the catalog keeps it out of the data.
+    nid = answer["notifications"][0]["id"]
+    assert apns["headers"]["apns-collapse-id"] == nid, apns["headers"]
     assert fcm["body"]["message"]["android"] == {"priority": "high", "ttl": "3600s",
-                                                 "notification": {"notification_count": 3}}, fcm["body"]
+                                                 "notification": {"notification_count": 3, "tag": nid}}, fcm["body"]
     assert fcm["body"]["message"]["data"] == {"kind": "news.post"}, "the merchant catalog sends no notification id"
     # A call's priority wins over the kind's: normal → Android normal, no interruption level.
     store = uid("st")

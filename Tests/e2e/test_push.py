@@ -243,14 +243,17 @@ def test_apns_alert_headers_and_payload_field_by_field(herald_factory, provider_
     }, entry["body"]
     assert entry["body_bytes"] <= 4096
 
-    # Defaults: priority normal → no interruption level; no TTL → 1 h; no collapse key → no header.
+    # Defaults: priority normal → no interruption level; no TTL → 1 h; no collapse key → the
+    # call's notification id, stored with the job, collapses a resend (ADR 0020).
     # A sandbox device goes to the sandbox gateway.
     job_id = push_one(h, sandbox, {"kind": "alert", "body": "Plain"})
-    wait_job(h, job_id, "done")
+    job = wait_job(h, job_id, "done")
     [entry] = apns_requests(double, sandbox.token)
     assert entry["path"] == f"/sandbox/3/device/{sandbox.token}" and entry["status"] == 200, entry
     assert entry["body"] == {"aps": {"alert": {"body": "Plain"}}}, entry["body"]
-    assert "apns-collapse-id" not in entry["headers"], entry["headers"]
+    notification_id = job["payload"]["notification"]["notification_id"]
+    assert re.fullmatch(r"push_[0-9a-z]{20}", notification_id), job["payload"]
+    assert entry["headers"]["apns-collapse-id"] == notification_id, entry["headers"]
     assert abs(int(entry["headers"]["apns-expiration"]) - (entry["time"] + 3600)) <= 3, entry["headers"]
     assert entry["headers"]["apns-priority"] == "10" and entry["headers"]["apns-push-type"] == "alert"
     # Secrets and full tokens never reach the log.
@@ -324,16 +327,30 @@ def test_fcm_message_and_oauth_grant_field_by_field(herald_factory, provider_dou
 
     # A wake-up: data only, high priority, default TTL of one hour.
     job_id = push_one(h, device, {"kind": "wakeup", "data": {"conversation_id": "c-41"}})
-    wait_job(h, job_id, "done")
+    job = wait_job(h, job_id, "done")
     entry = fcm_requests(double, device.token, 2)[1]
     assert entry["status"] == 200, entry
     # PU-8c: an FCM wake-up reaching an iPhone must be an APNs background push (priority 5,
-    # content-available), or a backgrounded app is not woken.
+    # content-available), or a backgrounded app is not woken. Without a collapse key the call's
+    # notification id is its apns-collapse-id (ADR 0020), never Android's collapse_key.
+    notification_id = job["payload"]["notification"]["notification_id"]
     entry["body"]["message"]["apns"]["headers"].pop("apns-expiration")
     assert entry["body"] == {"message": {"token": device.token, "data": {"conversation_id": "c-41"},
                                          "android": {"priority": "high", "ttl": "3600s"},
-                                         "apns": {"headers": {"apns-push-type": "background", "apns-priority": "5"},
+                                         "apns": {"headers": {"apns-push-type": "background", "apns-priority": "5",
+                                                              "apns-collapse-id": notification_id},
                                                   "payload": {"aps": {"content-available": 1}}}}}, entry["body"]
+
+    # An alert without a collapse key or tag: the notification id is its Android tag (a resend
+    # replaces the notification shown) and its apns-collapse-id.
+    job_id = push_one(h, device, {"kind": "alert", "body": "Plain"})
+    job = wait_job(h, job_id, "done")
+    entry = fcm_requests(double, device.token, 3)[2]
+    notification_id = job["payload"]["notification"]["notification_id"]
+    message = entry["body"]["message"]
+    assert message["android"]["notification"] == {"tag": notification_id}, message
+    assert "collapse_key" not in message["android"], message
+    assert message["apns"]["headers"]["apns-collapse-id"] == notification_id, message
 
 
 def test_apns_id_is_reused_when_a_job_is_retried(herald_factory, provider_double):
@@ -913,6 +930,25 @@ def test_kill_9_mid_burst_loses_no_job(burst):
     assert unsent_at_kill, "the burst left no job unsent at the kill; make it bigger"
     assert all(snapshot[j]["state"] == "done" for j in unsent_at_kill), [snapshot[j] for j in unsent_at_kill][:3]
     assert all(accepted.get(snapshot[j]["payload"]["apns_id"], 0) >= 1 for j in unsent_at_kill)
+
+
+def test_kill_9_mid_burst_a_resent_push_carries_its_first_copys_collapse_id(burst):
+    """ADR 0020: the pushes cut off by the kill are sent again after the restart, with the same
+    apns-id and the same apns-collapse-id (the call's notification id, stored with the job), so
+    the device replaces the first copy instead of showing two; each call's pushes have their own."""
+    h, double, jobs = burst["herald"], burst["double"], burst["jobs"]
+    snapshot = all_jobs(h)
+    sent = {}
+    for e in double.requests("apns"):
+        sent.setdefault(e["headers"]["apns-id"], []).append(e["headers"].get("apns-collapse-id"))
+    resent = {apns_id: ids for apns_id, ids in sent.items() if len(ids) > 1}
+    assert resent, "no push was sent twice; the kill came too late"
+    by_apns_id = {job["payload"]["apns_id"]: job for job in snapshot.values()}
+    for apns_id, ids in resent.items():
+        notification_id = by_apns_id[apns_id]["payload"]["notification"]["notification_id"]
+        assert ids == [notification_id] * len(ids), (apns_id, ids, notification_id)
+    calls = {snapshot[j]["payload"]["notification"]["notification_id"] for j in jobs}
+    assert len(calls) == 7, calls    # 2 warm-up calls and 5 burst calls, one id each
 
 
 def test_kill_9_mid_burst_every_job_done_soon_after_restart(burst):

@@ -173,7 +173,7 @@ def test_http_ece_decrypts_what_herald_sent(herald_wp, provider_double):
     endpoint = double.base_url + "/wp/ece-" + uuid.uuid4().hex
     browser = Browser(h, {"endpoint": endpoint, "keys": {"p256dh": b64url(public), "auth": b64url(secret)}})
     text = "Grüße — " + "x" * 3000
-    wait_job(h, push_one(h, browser, {"title": "Hello", "body": text, "data": {"k": "v"}}), "done")
+    job = wait_job(h, push_one(h, browser, {"title": "Hello", "body": text, "data": {"k": "v"}}), "done")
     [entry] = webpush_requests(double, browser.sub_id)
     assert entry["status"] == 201 and not entry["known_subscription"], entry
     body = unb64url(entry["encrypted_body"])
@@ -181,13 +181,19 @@ def test_http_ece_decrypts_what_herald_sent(herald_wp, provider_double):
     plaintext = http_ece.decrypt(body, private_key=private, auth_secret=secret, version="aes128gcm")
     payload = json.loads(plaintext)
     assert payload["title"] == "Hello" and payload["body"] == text and payload["data"] == {"k": "v"}, payload
+    # No collapse key: the call's notification id is the Topic and the tag (ADR 0020), so a resend
+    # replaces its first copy at the push service and in the service worker.
+    notification_id = job["payload"]["notification"]["notification_id"]
+    assert payload["tag"] == notification_id and entry["headers"]["topic"] == notification_id, (payload, entry["headers"])
     # Every message has its own salt and key: a second push is a different body.
     wait_job(h, push_one(h, browser, {"title": "Hello", "body": text, "data": {"k": "v"}}), "done")
     first, second = webpush_requests(double, browser.sub_id, 2)
     assert first["encrypted_body"][:22] != second["encrypted_body"][:22]
     again = json.loads(http_ece.decrypt(unb64url(second["encrypted_body"]), private_key=private, auth_secret=secret,
                                         version="aes128gcm"))
-    assert again["push_id"] != payload["push_id"] and {**again, "push_id": None} == {**payload, "push_id": None}, again
+    assert again["push_id"] != payload["push_id"] and again["tag"] != payload["tag"], again
+    assert {**again, "push_id": None, "tag": None} == {**payload, "push_id": None, "tag": None}, again
+    assert second["headers"]["topic"] == again["tag"], second["headers"]
 
 
 def test_subscriptions_are_checked_field_by_field(herald_wp, herald_factory, provider_double):

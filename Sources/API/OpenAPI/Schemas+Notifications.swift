@@ -126,7 +126,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 64,
-            "description": "1-64 bytes of UTF-8; default the kind's (NO-7). A kind's key its template fills past 64 bytes is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key."
+            "description": "1-64 bytes of UTF-8; default the kind's (NO-7). A kind's key its template fills past 64 bytes is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
           },
           "thread_id": {
             "type": ["string", "null"],

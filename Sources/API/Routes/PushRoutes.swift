@@ -144,6 +144,9 @@ struct PushRoutes {
         }
         var direct = try Self.notification(body.notification)
         direct.rootKey = notifier.profile(app).payload.rootKey
+        // One id for the call's pushes: a resent one replaces its first copy on the device, and
+        // every device's push stays one notification for the body caches (ADR 0020).
+        direct.notificationID = Notifier.newID("push", now: unixMilliseconds())
         let notification = direct
         let userID = body.user_id, deviceIDs = body.device_ids
         let worker = push.worker

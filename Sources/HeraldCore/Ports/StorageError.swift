@@ -25,6 +25,12 @@ public enum StorageError: Error, Equatable, Sendable {
     case decode(field: String, expected: String, found: String)
     /// Migration `version` failed, or the storage's schema is newer than this build knows.
     case migration(version: Int, message: String)
+    /// Storage opened without migrating (an admin command beside a running server, `herald jobs
+    /// retry`) is not at exactly this build's schema: `found` older than `expected` wants `herald
+    /// migrate` first, newer wants a newer build. Nothing was changed.
+    /// For PostgreSQL `found` is the newest version applied when this build does not know it,
+    /// else the last version before the first one missing.
+    case schemaMismatch(found: Int, expected: Int)
     /// The port or the engine was used in a way it does not allow (a programming error).
     case misuse(message: String)
     /// The storage was closed; nothing runs any more.
@@ -65,6 +71,10 @@ extension StorageError: CustomStringConvertible {
         case .readOnly(let message): "storage: read-only: \(message)"
         case .decode(let field, let expected, let found): "storage: column '\(field)' is \(found), expected \(expected)"
         case .migration(let version, let message): "storage: migration \(version): \(message)"
+        case .schemaMismatch(let found, let expected):
+            found < expected
+                ? "storage: the database is at schema version \(found), older than this build's \(expected): run `herald migrate` with this build first (it needs the server stopped)"
+                : "storage: the database is at schema version \(found), newer than this build's \(expected): use the build that migrated it"
         case .misuse(let message): "storage: misuse: \(message)"
         case .closed: "storage: database is closed"
         case .failed(let message): "storage: \(message)"

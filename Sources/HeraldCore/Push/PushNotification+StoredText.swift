@@ -47,7 +47,7 @@ extension PushNotification {
         number(#""expires_at_ms":"#, expiresAtMilliseconds)
         guard string(#""interruption_level":"#, interruptionLevel?.rawValue), string(#""kind":"#, kind.rawValue) else { return nil }
         number(#""notification_count":"#, notificationCount)
-        guard string(#""priority":"#, priority.rawValue), string(#""root_key":"#, rootKey), string(#""sound":"#, sound),
+        guard string(#""notification_id":"#, notificationID), string(#""priority":"#, priority.rawValue), string(#""root_key":"#, rootKey), string(#""sound":"#, sound),
               string(#""subtitle":"#, subtitle), string(#""tag":"#, tag), string(#""thread_id":"#, threadID),
               string(#""title":"#, title) else { return nil }
         number(#""ttl_seconds":"#, ttlSeconds)

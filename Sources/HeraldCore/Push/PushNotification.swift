@@ -50,11 +50,12 @@ public struct PushNotification: Sendable, Equatable {
         var notificationCount: Int?
         var interruptionLevel: InterruptionLevel?
         var rootKey: String?
+        var notificationID: String?
 
         init(kind: Kind, title: String?, subtitle: String?, body: String?, sound: String?, badge: Int?, threadID: String?,
              collapseKey: String?, data: [String: String], priority: Priority, ttlSeconds: Int?, expiresAt: Int?,
              expiresAtMilliseconds: Int?, androidChannelID: String?, tag: String?, notificationCount: Int?,
-             interruptionLevel: InterruptionLevel?, rootKey: String?) {
+             interruptionLevel: InterruptionLevel?, rootKey: String?, notificationID: String?) {
             self.kind = kind
             self.title = title
             self.subtitle = subtitle
@@ -73,13 +74,15 @@ public struct PushNotification: Sendable, Equatable {
             self.notificationCount = notificationCount
             self.interruptionLevel = interruptionLevel
             self.rootKey = rootKey
+            self.notificationID = notificationID
         }
 
         func copy() -> Fields {
             Fields(kind: kind, title: title, subtitle: subtitle, body: body, sound: sound, badge: badge, threadID: threadID,
                    collapseKey: collapseKey, data: data, priority: priority, ttlSeconds: ttlSeconds, expiresAt: expiresAt,
                    expiresAtMilliseconds: expiresAtMilliseconds, androidChannelID: androidChannelID, tag: tag,
-                   notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey)
+                   notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey,
+                   notificationID: notificationID)
         }
 
         func equals(_ other: Fields) -> Bool {
@@ -101,6 +104,7 @@ public struct PushNotification: Sendable, Equatable {
                 && notificationCount == other.notificationCount
                 && interruptionLevel == other.interruptionLevel
                 && rootKey == other.rootKey
+                && notificationID == other.notificationID
         }
     }
 
@@ -145,7 +149,9 @@ public struct PushNotification: Sendable, Equatable {
         get { fields.threadID }
         set { unique().threadID = newValue }
     }
-    /// `apns-collapse-id` and FCM `android.collapse_key` (and the Android `tag` unless `tag` is set).
+    /// The caller's collapse key: `apns-collapse-id`, FCM `android.collapse_key`, Web Push `Topic`
+    /// (and the display tag unless `tag` is set). Without one, `notificationID` stands in for all
+    /// but `android.collapse_key` (ADR 0020).
     public var collapseKey: String? {
         get { fields.collapseKey }
         set { unique().collapseKey = newValue }
@@ -187,7 +193,7 @@ public struct PushNotification: Sendable, Equatable {
         get { fields.androidChannelID }
         set { unique().androidChannelID = newValue }
     }
-    /// `android.notification.tag`; default `collapseKey`.
+    /// `android.notification.tag`; default `collapseKey`, then `notificationID` (`effectiveTag`).
     public var tag: String? {
         get { fields.tag }
         set { unique().tag = newValue }
@@ -209,6 +215,25 @@ public struct PushNotification: Sendable, Equatable {
         set { unique().rootKey = newValue }
     }
 
+    /// The id of the notification this push shows, the same for every device, attempt and resend
+    /// of it: an inbox notification's id (`ntf_…`), or the id drawn for a `POST /v1/push` call
+    /// (`push_…`). When the caller gave no collapse key or tag, the providers send it as the key
+    /// that makes a repeat replace the push shown instead of adding another (`effectiveCollapseID`,
+    /// `effectiveTag`; ADR 0020), so a push resent after a crash shows once. nil: none (jobs stored
+    /// before it existed, the device test push).
+    public var notificationID: String? {
+        get { fields.notificationID }
+        set { unique().notificationID = newValue }
+    }
+
+    /// What replaces an earlier push on the device: the caller's collapse key, else the
+    /// notification's id (ADR 0020). APNs `apns-collapse-id`, FCM's `apns` block, Web Push `Topic`.
+    public var effectiveCollapseID: String? { collapseKey ?? notificationID }
+
+    /// The display tag: the caller's tag, else its collapse key, else the notification's id (ADR
+    /// 0020). FCM `android.notification.tag`, Expo `tag`, the Web Push JSON's `tag`.
+    public var effectiveTag: String? { tag ?? collapseKey ?? notificationID }
+
     /// Seconds a notification lives when neither `ttlSeconds` nor `expiresAt` is given.
     public static let defaultTTLSeconds = 3600
 
@@ -217,16 +242,19 @@ public struct PushNotification: Sendable, Equatable {
                 data: [String: String] = [:], priority: Priority = .normal, ttlSeconds: Int? = nil,
                 expiresAt: Int? = nil, androidChannelID: String? = nil, tag: String? = nil,
                 notificationCount: Int? = nil, interruptionLevel: InterruptionLevel? = nil, rootKey: String? = nil,
-                expiresAtMilliseconds: Int? = nil) {
+                expiresAtMilliseconds: Int? = nil, notificationID: String? = nil) {
         fields = Fields(kind: kind, title: title, subtitle: subtitle, body: body, sound: sound, badge: badge, threadID: threadID,
                         collapseKey: collapseKey, data: data, priority: priority, ttlSeconds: ttlSeconds, expiresAt: expiresAt,
                         expiresAtMilliseconds: expiresAtMilliseconds, androidChannelID: androidChannelID, tag: tag,
-                        notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey)
+                        notificationCount: notificationCount, interruptionLevel: interruptionLevel, rootKey: rootKey,
+                        notificationID: notificationID)
     }
 
     /// A wake-up push carrying only `data` (ids), as seed 003 describes.
-    public static func wakeup(data: [String: String], collapseKey: String? = nil, ttlSeconds: Int? = nil, rootKey: String? = nil) -> PushNotification {
-        PushNotification(kind: .wakeup, collapseKey: collapseKey, data: data, priority: .high, ttlSeconds: ttlSeconds, rootKey: rootKey)
+    public static func wakeup(data: [String: String], collapseKey: String? = nil, ttlSeconds: Int? = nil, rootKey: String? = nil,
+                              notificationID: String? = nil) -> PushNotification {
+        PushNotification(kind: .wakeup, collapseKey: collapseKey, data: data, priority: .high, ttlSeconds: ttlSeconds, rootKey: rootKey,
+                         notificationID: notificationID)
     }
 
     /// Whether the notification has expired at `now` (UNIX ms), to the millisecond when the job
@@ -282,7 +310,7 @@ extension PushNotification: Codable {
         case threadID = "thread_id", collapseKey = "collapse_key", ttlSeconds = "ttl_seconds", expiresAt = "expires_at"
         case expiresAtMilliseconds = "expires_at_ms"
         case androidChannelID = "android_channel_id", notificationCount = "notification_count", rootKey = "root_key"
-        case interruptionLevel = "interruption_level"
+        case interruptionLevel = "interruption_level", notificationID = "notification_id"
     }
 
     /// Reads the stored form. `kind`, `priority` and `data` are required, as they always were; an
@@ -310,6 +338,7 @@ extension PushNotification: Codable {
         notificationCount = try c.decodeIfPresent(Int.self, forKey: .notificationCount)
         interruptionLevel = try c.decodeIfPresent(String.self, forKey: .interruptionLevel).map(InterruptionLevel.init(rawValue:))
         rootKey = try c.decodeIfPresent(String.self, forKey: .rootKey)
+        notificationID = try c.decodeIfPresent(String.self, forKey: .notificationID)
     }
 
     /// Writes the stored form: absent optionals are left out, so a notification without an
@@ -334,6 +363,7 @@ extension PushNotification: Codable {
         try c.encodeIfPresent(notificationCount, forKey: .notificationCount)
         try c.encodeIfPresent(interruptionLevel?.rawValue, forKey: .interruptionLevel)
         try c.encodeIfPresent(rootKey, forKey: .rootKey)
+        try c.encodeIfPresent(notificationID, forKey: .notificationID)
     }
 }
 

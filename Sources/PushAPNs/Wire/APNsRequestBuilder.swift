@@ -13,7 +13,7 @@ import Synchronization
 /// apns-priority: 10 (alert) | 5 (background, always)
 /// apns-expiration: <epoch s: expiresAt, or now + TTL (default 1 h); 0 for TTL 0>
 /// apns-topic: <bundle id>
-/// apns-collapse-id: <≤ 64 bytes>          (only with a collapse key)
+/// apns-collapse-id: <≤ 64 bytes>          (the collapse key, else the notification's id: ADR 0020)
 /// content-type: application/json          (stops libcurl from sending its form-urlencoded default)
 ///
 /// alert:   {"aps":{"alert":{"body","subtitle","title"},"badge","interruption-level","sound","thread-id"},<data keys>}
@@ -48,7 +48,10 @@ public enum APNsRequestBuilder {
                                bodies: APNsBodyCache? = nil,
                                authorizations: AuthorizationValueCache? = nil) throws(PushPayloadError) -> PushHTTPRequest {
         guard !deviceToken.isEmpty, deviceToken.isAllASCIIHexDigits else { throw .invalidDeviceToken }
+        // The caller's key must fit (else the push is refused); the notification's id stands in
+        // without one, so a resend replaces the first copy (ADR 0020). Ours always fit.
         let collapseID = try notification.collapseKey.map { key throws(PushPayloadError) in try APNsCollapseID(key) }
+            ?? notification.notificationID.flatMap { try? APNsCollapseID($0) }
         let ttl = try notification.remainingTTL(nowMilliseconds: nowMilliseconds ?? Int64(now) * 1000)
         let expiration: APNsExpiration
         if notification.expiresAtMilliseconds != nil {

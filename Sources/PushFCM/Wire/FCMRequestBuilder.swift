@@ -27,6 +27,9 @@ import Synchronization
 /// (the builder does not know the device's OS). FCM merges `notification.title`/`body` into
 /// `aps.alert` itself. A collapse key over APNs's 64 bytes keeps `collapse_key` for Android but
 /// gets no `apns-collapse-id` (APNs would refuse the push: `BadCollapseId`).
+/// Without a collapse key or tag of the caller's, `tag` and `apns-collapse-id` are the notification's
+/// id, so a push resent after a crash replaces its first copy; `collapse_key` stays the caller's
+/// only (FCM keeps 4 per device; ADR 0020).
 /// Defaults: `tag` = collapse key, `notification_count` = badge, TTL 3600 s (clamped to FCM's
 /// 0…2 419 200). Keys sorted; absent fields omitted; `subtitle` has no FCM field and is dropped.
 public enum FCMRequestBuilder {
@@ -123,7 +126,7 @@ public enum FCMRequestBuilder {
             android["priority"] = .string((notification.priority == .normal ? AndroidPriority.normal : .high).rawValue)
             var androidNotification: [String: PushJSON] = [:]
             if let channel = notification.androidChannelID { androidNotification["channel_id"] = .string(channel) }
-            if let tag = notification.tag ?? notification.collapseKey { androidNotification["tag"] = .string(tag) }
+            if let tag = notification.effectiveTag { androidNotification["tag"] = .string(tag) }
             if let count = notification.notificationCount ?? notification.badge { androidNotification["notification_count"] = .int(Int64(count)) }
             if let sound = notification.sound { androidNotification["sound"] = .string(sound) }
             if !androidNotification.isEmpty { android["notification"] = .object(androidNotification) }
@@ -149,8 +152,8 @@ public enum FCMRequestBuilder {
             // An absolute expiry, so the push lives as long on an iPhone as on Android (0: now or never).
             "apns-expiration": .string(ttl == 0 ? "0" : String(now + ttl)),
         ]
-        if let collapseKey = notification.collapseKey, (1...maximumAPNsCollapseIDBytes).contains(collapseKey.utf8.count) {
-            headers["apns-collapse-id"] = .string(collapseKey)
+        if let collapseID = notification.effectiveCollapseID, (1...maximumAPNsCollapseIDBytes).contains(collapseID.utf8.count) {
+            headers["apns-collapse-id"] = .string(collapseID)
         }
         var aps: [String: PushJSON] = [:]
         switch notification.kind {

@@ -10,8 +10,9 @@ import PushHTTP
 ///  "sound":…,"priority":"normal"|"high"|"urgent","data":{…}}
 /// ```
 /// `data` holds the notification's string data (under `root_key` when the notification names
-/// one, as on iOS); `tag` is the notification's tag, else its collapse key, so a service worker
-/// passing it to `showNotification` replaces the older one.
+/// one, as on iOS); `tag` is the notification's tag, else its collapse key, else its id, so a
+/// service worker passing it to `showNotification` replaces the older one, and a push resent after
+/// a crash its first copy. `Topic` is the collapse key, else the notification's id (ADR 0020).
 public enum WebPushRequestBuilder {
     /// The JSON the service worker receives.
     public static func payload(for notification: PushNotification, pushID: PushID) -> PushJSON {
@@ -28,7 +29,7 @@ public enum WebPushRequestBuilder {
             if let body = notification.body { object["body"] = .string(body) }
             if let sound = notification.sound { object["sound"] = .string(sound) }
             if let badge = notification.badge { object["badge"] = .int(Int64(badge)) }
-            if let tag = notification.tag ?? notification.collapseKey { object["tag"] = .string(tag) }
+            if let tag = notification.effectiveTag { object["tag"] = .string(tag) }
         }
         return .object(object)
     }
@@ -42,7 +43,8 @@ public enum WebPushRequestBuilder {
         }
     }
 
-    /// RFC 8030 §5.4 `Topic` from the collapse key: at most 32 characters of the base64url
+    /// RFC 8030 §5.4 `Topic` from the collapse key (or the notification's id, which always fits as
+    /// it is: `effectiveCollapseID`): at most 32 characters of the base64url
     /// alphabet. A key that fits is sent as it is; any other becomes the first 32 characters of
     /// the base64url SHA-256 of its UTF-8 bytes, the same topic for the same key every time.
     public static func topic(for collapseKey: String?) -> String? {
@@ -86,7 +88,7 @@ public enum WebPushRequestBuilder {
             ("ttl", String(ttl)),
             ("urgency", urgency(for: notification)),
         ]
-        if let topic = topic(for: notification.collapseKey) { headers.append(("topic", topic)) }
+        if let topic = topic(for: notification.effectiveCollapseID) { headers.append(("topic", topic)) }
         headers += [
             ("content-encoding", "aes128gcm"),
             ("content-type", "application/octet-stream"),

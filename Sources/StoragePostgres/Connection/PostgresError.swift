@@ -19,6 +19,9 @@ enum PostgresError: Error, Equatable {
     case decode(column: String, expected: String, found: String)
     /// A migration failed, or the database's schema is newer than this build.
     case migration(version: Int, message: String)
+    /// Opened without migrating, the database's applied versions are not exactly this build's
+    /// (`PostgresMigrator.requireCurrent`).
+    case schemaMismatch(found: Int, expected: Int)
     /// The adapter was used in a way it does not allow (a programming error).
     case misuse(message: String)
     /// The storage was closed.
@@ -45,6 +48,7 @@ extension StorageError {
             self = .unavailable(message: "PostgreSQL did not answer within \(milliseconds) ms; the connection was closed")
         case .decode(let column, let expected, let found): self = .decode(field: column, expected: expected, found: found)
         case .migration(let version, let message): self = .migration(version: version, message: message)
+        case .schemaMismatch(let found, let expected): self = .schemaMismatch(found: found, expected: expected)
         case .misuse(let message): self = .misuse(message: message)
         case .closed: self = .closed
         case .server(let state, let message, let constraint):

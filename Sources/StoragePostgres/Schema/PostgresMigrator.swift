@@ -63,6 +63,24 @@ enum PostgresMigrator {
         return appliedNow
     }
 
+    /// Checks, without changing anything, that the database has exactly the versions of
+    /// `migrations` applied: for a command beside running nodes (`herald jobs retry`), which must
+    /// neither migrate the shared schema under them nor run on one it does not know.
+    /// - Throws: `PostgresError.schemaMismatch` (`found`: the newest version applied when this
+    ///   build does not know it, else the last version before the first one missing; 0 for a
+    ///   database never migrated); `.connectionLost`/`.connect`/`.server` as any call.
+    static func requireCurrent(_ connection: PostgresConnection, migrations: [PostgresMigration] = PostgresSchema.migrations) throws {
+        let known = migrations.map(\.version)
+        let expected = known.last ?? 0
+        let exists = try connection.query("SELECT to_regclass('herald_schema_migrations') IS NOT NULL AS present")
+            .first.map { try $0.value("present", as: Bool.self) } ?? false
+        let applied = exists ? try appliedVersions(of: connection) : []
+        if let unknown = applied.subtracting(known).max() { throw PostgresError.schemaMismatch(found: unknown, expected: expected) }
+        if let missing = known.firstIndex(where: { !applied.contains($0) }) {
+            throw PostgresError.schemaMismatch(found: missing == 0 ? 0 : known[missing - 1], expected: expected)
+        }
+    }
+
     /// The versions applied so far.
     static func appliedVersions(of connection: PostgresConnection) throws -> Set<Int> {
         Set(try connection.query("SELECT version FROM herald_schema_migrations").map { try $0.value("version", as: Int.self) })

@@ -83,15 +83,24 @@ final class Database: Sendable {
     ///   - migrations: the schema; default `HeraldSchema.migrations`.
     ///   - walSizeLimitBytes: the WAL's bound in bytes (`journal_size_limit`, and the size past
     ///     which the checkpointer truncates it; see `Checkpointer`).
+    ///   - migrating: false: check that the file is at exactly `migrations`' newest version
+    ///     (`Migrator.requireCurrent`), change nothing.
     /// - Throws: `SQLiteError.open` when a connection cannot open or WAL cannot be enabled;
-    ///   `SQLiteError.migration` when a migration fails or the file is newer than `migrations`.
+    ///   `SQLiteError.migration` when a migration fails or the file is newer than `migrations`;
+    ///   `.schemaMismatch` when not `migrating` and the version is another.
     static func open(path: String, readers: Int = 2, busyTimeoutMS: Int32 = 5000,
                      migrations: [Migration] = HeraldSchema.migrations,
-                     walSizeLimitBytes: Int64 = SQLiteConnection.defaultWALSizeLimitBytes) throws(SQLiteError) -> Database {
+                     walSizeLimitBytes: Int64 = SQLiteConnection.defaultWALSizeLimitBytes,
+                     migrating: Bool = true) throws(SQLiteError) -> Database {
         precondition(readers >= 0, "reader count must not be negative")
         let writerConnection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMS: busyTimeoutMS,
                                                     walSizeLimitBytes: walSizeLimitBytes)
-        let applied = try Migrator.migrate(writerConnection, migrations: migrations)
+        var applied: [Int] = []
+        if migrating {
+            applied = try Migrator.migrate(writerConnection, migrations: migrations)
+        } else {
+            try Migrator.requireCurrent(writerConnection, migrations: migrations)
+        }
         // Readers open after the writer has switched the file to WAL (a persistent setting), which a
         // read-only connection could not do itself.
         let readerCount = SQLiteConnection.isInMemory(path) ? 0 : readers

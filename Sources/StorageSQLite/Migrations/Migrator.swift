@@ -56,6 +56,15 @@ enum Migrator {
         return applied
     }
 
+    /// Checks, without changing anything, that the database is at exactly the newest version of
+    /// `migrations`: for a command that opens the file beside a running server (`herald jobs
+    /// retry`), which must neither migrate the schema under it nor run on one it does not know.
+    /// - Throws: `SQLiteError.schemaMismatch` for any other version (0: a new, empty file).
+    static func requireCurrent(_ connection: SQLiteConnection, migrations: [Migration] = HeraldSchema.migrations) throws(SQLiteError) {
+        let current = try version(of: connection)
+        guard current == migrations.count else { throw .schemaMismatch(found: current, expected: migrations.count) }
+    }
+
     /// The schema version recorded in the database (`PRAGMA user_version`; 0 for a new file).
     /// - Throws: `SQLiteError` when the pragma cannot run.
     static func version(of connection: SQLiteConnection) throws(SQLiteError) -> Int {

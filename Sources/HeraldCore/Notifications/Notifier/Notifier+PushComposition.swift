@@ -10,7 +10,8 @@ extension Notifier {
     }
 
     /// The push for one device: texts in its locale, else the user's, else the default (NO-5), grouping (NO-7),
-    /// badge, ids — all data under the app's root key when it has one (AP-4).
+    /// badge, ids — all data under the app's root key when it has one (AP-4). It names the inbox
+    /// notification, `record.id`, which a resend's providers use to replace it (ADR 0020).
     func pushNotification(_ plan: NotificationPlan, profile: AppProfile, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
                           eventID: String?,
                           unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
@@ -41,7 +42,7 @@ extension Notifier {
         if plan.type == .wakeup {
             if let eventID { data["cursor"] = eventID }
             var wakeup = PushNotification.wakeup(data: data, collapseKey: rendered.collapseKey, ttlSeconds: ttlSeconds,
-                                                 rootKey: payload.rootKey)
+                                                 rootKey: payload.rootKey, notificationID: record.id)
             wakeup.expiresAt = expiresAt
             wakeup.expiresAtMilliseconds = expiresAtMilliseconds
             wakeup.badge = badge
@@ -50,6 +51,6 @@ extension Notifier {
         return PushNotification(kind: .alert, title: rendered.title, subtitle: rendered.subtitle, body: rendered.body, sound: rendered.sound,
                                 badge: badge, threadID: rendered.threadID, collapseKey: rendered.collapseKey, data: data, priority: priority,
                                 ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag,
-                                rootKey: payload.rootKey, expiresAtMilliseconds: expiresAtMilliseconds)
+                                rootKey: payload.rootKey, expiresAtMilliseconds: expiresAtMilliseconds, notificationID: record.id)
     }
 }
