@@ -260,3 +260,57 @@ def test_no_token_or_backend_of_another_app_can_take_a_sessionless_apps_standing
     register(h, chat_token(sub="quinn", sid=None), "ios", random_apns_token())
     # A sid with a ~ further on is an ordinary sid.
     register(h, h.token(sub="mallory", sid="web~1"), "ios", random_apns_token())
+
+
+def test_a_deleted_apps_providers_leave_readyz_and_metrics(herald_apps, provider_double):
+    """breaker11: deleting an app closes its connections under the pushes still on them; those
+    failures (and any degradation before) kept `webpush@chat` degraded on /readyz and /metrics
+    until a restart, with nothing left that could clear it, and a new app of the id inherited it."""
+    h, double = herald_apps, provider_double
+    key = ec.generate_private_key(ec.SECP256R1())
+    scalar = base64.urlsafe_b64encode(key.private_numbers().private_value.to_bytes(32, "big")).rstrip(b"=").decode()
+    public = base64.urlsafe_b64encode(key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).rstrip(b"=").decode()
+    webpush = {"webpush": {"vapid_private_key": scalar, "subject": "mailto:ops@chat.example"}}
+
+    def browsers(n):
+        ids = []
+        for i in range(n):
+            sub = double.webpush_subscription(application_server_key=public)
+            user = chat_token(sub=f"w{i}-{uuid.uuid4().hex[:6]}", sid=f"ws-{uuid.uuid4().hex[:8]}")
+            r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "web", "subscription": {"endpoint": sub["endpoint"], "keys": sub["keys"]}},
+                          headers=bearer(user))
+            assert r.status_code == 201, r.text
+            ids.append(r.json()["id"])
+        return ids
+
+    def push_to(ids):
+        r = HTTP.post(h.url("/v1/push"), json={"device_ids": ids, "notification": {"title": "Pedido 77", "body": "Pago"}},
+                      headers=bearer(CHAT_SERVER_KEY))
+        assert r.status_code == 202 and r.json()["queued"] == len(ids), r.text
+
+    def listed():
+        body = HTTP.get(h.url("/readyz")).json()
+        metrics = [line for line in HTTP.get(h.url("/metrics")).text.splitlines() if "@chat" in line]
+        return {k: v for k, v in body["push"].items() if k.endswith("@chat")}, body["push_degraded"], metrics
+
+    # A provider of the app degraded for good reasons: every connection dropped.
+    create_chat(h, double, push=webpush)
+    double.set_outcomes_all("webpush", [{"close": True, "forever": True}])
+    push_to(browsers(3))
+    wait_for(lambda: listed()[0].get("webpush@chat", "").startswith("degraded: "), 30, "webpush@chat degraded")
+    assert HTTP.delete(h.url("/v1/apps/chat"), headers=admin()).status_code == 204
+    assert listed() == ({}, {}, []), listed()
+
+    # The same id again; its pushes are on the wire (answered 2 s late) when it is deleted.
+    double.reset()
+    logged = len(h.logs())
+    create_chat(h, double, push=webpush)
+    double.set_outcomes_all("webpush", [{"status": 201, "delay_ms": 2000, "forever": True}])
+    push_to(browsers(4))
+    wait_for(lambda: len(double.requests("webpush")) == 4, 10, "four pushes on the wire")
+    assert HTTP.delete(h.url("/v1/apps/chat"), headers=admin()).status_code == 204
+    # Herald's side of those requests ended at the delete; the double's ends 2 s after the send.
+    wait_for(lambda: all(e["outcome"] is not None for e in double.requests("webpush")), 10, "the double answered")
+    assert listed() == ({}, {}, []), listed()
+    assert "the provider does not answer" not in h.logs()[logged:]

@@ -630,7 +630,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 // PU-5a counts per provider and app: one app's wrong topic must not stop another
                 // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.
                 let guarded = Self.healthKey(provider: device.provider, app: device.app)
-                noteHealth(provider: guarded, classification)
+                if countsTowardHealth(provider: device.provider, app: device.app) { noteHealth(provider: guarded, classification) }
                 switch outcome {
                 case .deleteDevice(let reason, _):
                     // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
