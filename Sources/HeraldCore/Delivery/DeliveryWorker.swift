@@ -646,7 +646,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     // Only a confirmed delivery clears a misconfigured provider: with receipts
                     // still to come, acceptance proves nothing about the credentials behind it.
                     massDeletionGuard.recordOther(provider: guarded, delivered: receipt == nil)
-                case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
+                case .deadLetter(let reason) where classification.isConfigurationError && providers.confirmsLater(provider, app: device.app):
                     // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
                     // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
                     // their own rule: only the guard's wall of rejections trips it.
