@@ -842,6 +842,37 @@ final class WorkerHarness: Sendable {
         #expect(try h.storage.readSync { tx in try tx.jobs.depth(now: now).counts[.leased] } == nil)
     }
 
+    @Test("ADR 0007 (breaker11): a job leased at insert that waited for a slot reads its device again: one deleted, or whose user turned push off, meanwhile gets nothing",
+          .timeLimit(.minutes(1)))
+    func aJobLeasedAtInsertThatWaitedReadsItsDeviceAgain() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = 3
+            configuration.pollMilliseconds = 3_600_000
+        })
+        h.provider.script("tok-0", .hold)
+        let devices = try (0..<4).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let ids = try h.enqueueThroughWorker(devices)
+        #expect(try ids.allSatisfy { try h.job($0).state == .leased })
+        let first = try #require(await held.next())
+        // While the three others wait in the backlog: u-1 deletes their device (a logout), u-2
+        // turns push off; u-3 changes nothing.
+        let now = h.now
+        try h.storage.writeSync { tx in
+            _ = try tx.devices.delete(app: "default", id: devices[1].id, userID: "u-1")
+            try tx.preferences.save(PushPreferenceRecord(userID: "u-2", isEnabled: false, updatedAt: now))
+        }
+        first(.delivered("apns-1"))
+        while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-3"], "nothing to the deleted device or the user who turned push off")
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(try h.job(ids[1]).lastError == "device_gone" && h.job(ids[2]).lastError == "push_disabled")
+    }
+
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))
     func aRolledBackInsertHandsNothingOver() async throws {
         struct Refused: Error {}
