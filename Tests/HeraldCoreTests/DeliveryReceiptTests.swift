@@ -87,6 +87,20 @@ final class FakeReceiptProvider: PushReceiptProvider {
             return try storage.writeSync { tx in try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now) }
         }
 
+        /// Gives the app `chat` this harness's provider, and queues a push to a new device of it.
+        /// - Returns: the device.
+        func enqueueChatPush() throws -> DeviceRecord {
+            worker.providers.setProviders([provider], app: "chat")
+            let now = self.now
+            var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
+            chat.app = "chat"
+            let registration = chat
+            let device = try storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
+            let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
+            try storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+            return device
+        }
+
         func jobs(_ state: JobState) throws -> [JobRecord] {
             try storage.readSync { tx in try tx.jobs.list(state: state, limit: 100, beforeID: nil) }
         }
@@ -225,14 +239,7 @@ final class FakeReceiptProvider: PushReceiptProvider {
     /// server key lists and retries them.
     @Test func theReceiptCheckAndTheResendOfAnAppsPushAreThatAppsJobs() async throws {
         let h = try Harness()
-        h.worker.providers.setProviders([h.provider], app: "chat")
-        let now = h.now
-        var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
-        chat.app = "chat"
-        let registration = chat
-        let device = try h.storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
-        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
-        try h.storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+        _ = try h.enqueueChatPush()
         try await h.worker.runDue()
         let receipt = try #require(try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .queued, limit: 10, beforeID: nil) }.first)
         #expect(receipt.kind == PushReceiptJobPayload.kind && receipt.app == "chat")
@@ -359,15 +366,8 @@ final class FakeReceiptProvider: PushReceiptProvider {
     /// Expo for the app's credentials never showed `expo@chat` misconfigured on `/readyz`.
     @Test func aTicketConfigurationErrorMarksAStoredAppsExpoMisconfiguredWithoutTheEnvironmentsExpo() async throws {
         let h = try Harness(environmentExpo: false)
-        h.worker.providers.setProviders([h.provider], app: "chat")
         h.provider.answerSends(.applying(.deadLetterConfiguration, reason: "InvalidCredentials", status: 200, retryAfter: nil))
-        let now = h.now
-        var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
-        chat.app = "chat"
-        let registration = chat
-        let device = try h.storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
-        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
-        try h.storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+        let device = try h.enqueueChatPush()
         try await h.worker.runDue()
         #expect(h.guardian.trippedReason(provider: "expo@chat") == "InvalidCredentials")
         #expect(h.guardian.trippedAppProviders.map(\.provider) == ["expo@chat"])
