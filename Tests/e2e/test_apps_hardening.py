@@ -314,3 +314,42 @@ def test_a_deleted_apps_providers_leave_readyz_and_metrics(herald_apps, provider
     wait_for(lambda: all(e["outcome"] is not None for e in double.requests("webpush")), 10, "the double answered")
     assert listed() == ({}, {}, []), listed()
     assert "the provider does not answer" not in h.logs()[logged:]
+
+
+def test_an_app_sends_to_expo_without_an_access_token(herald_apps, provider_double):
+    """breaker11: Expo needs no credential unless the project turned on enhanced push security,
+    yet a stored app could only turn Expo on with an access token (400 push.expo.access_token)."""
+    h, double = herald_apps, provider_double
+    created = create_chat(h, double, push={"expo": {}})
+    assert created["push"]["expo"] == {"access_token": None}, created
+    assert HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()["push"]["expo"] == {"access_token": None}
+    token = f"ExponentPushToken[{uuid.uuid4().hex[:20]}]"
+    phone = register(h, chat_token(sub="ana", sid=f"cs-{uuid.uuid4().hex[:8]}"), "android", token)
+
+    def push_and_wait(expected_state):
+        r = HTTP.post(h.url("/v1/push"), json={"device_ids": [phone["id"]], "notification": {"title": "Pedido 77", "body": "Pago"}},
+                      headers=bearer(CHAT_SERVER_KEY))
+        assert r.status_code == 202, r.text
+        job_id = r.json()["jobs"][0]["job_id"]
+
+        def job():
+            got = [j for s in ("done", "dead") for j in HTTP.get(h.url("/v1/jobs"), params={"state": s}, headers=bearer(CHAT_SERVER_KEY)).json()["jobs"]
+                   if str(j["id"]) == str(job_id)]
+            return got[0] if got and got[0]["state"] == expected_state else None
+        return wait_for(job, 10, f"job {job_id} {expected_state}")
+
+    push_and_wait("done")
+    [sent] = [e for e in double.requests("expo") if isinstance(e["body"], list) and e["body"][0]["to"] == token]
+    assert sent["status"] == 200 and "authorization" not in sent["headers"], sent
+    # A token later is sent as the bearer; null turns Expo off for the app (never the environment's).
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"access_token": "expo-robot-token-0123"}}}, headers=admin())
+    assert r.status_code == 200 and set(r.json()["push"]["expo"]["access_token"]) == {"fingerprint", "set_at"}, r.text
+    push_and_wait("done")
+    sent = [e for e in double.requests("expo") if isinstance(e["body"], list) and e["body"][0]["to"] == token][-1]
+    assert sent["headers"].get("authorization") == "Bearer expo-robot-token-0123", sent
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": None}}, headers=admin())
+    assert r.status_code == 200 and r.json()["push"]["expo"] is None, r.text
+    assert push_and_wait("dead")["dead_reason"].startswith("push_not_configured"), "no fallback to the environment's Expo"
+    assert_error(HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"access_token": ""}}}, headers=admin()), 400, "invalid_request",
+                 field="push.expo.access_token")
+    assert_error(HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"token": "x"}}}, headers=admin()), 400, "invalid_request")
