@@ -93,7 +93,7 @@ struct ExpoErrors: Decodable {
 /// | 5xx | retry |
 /// | 401/403, `UNAUTHORIZED` | configuration dead letter (the access token) |
 /// | 3xx | configuration dead letter (a `HERALD_EXPO_URL` that redirects) |
-/// | other 4xx (`PUSH_TOO_MANY_NOTIFICATIONS`, `PUSH_TOO_MANY_EXPERIENCE_IDS`, 413…) | request dead letter |
+/// | other 4xx (`PUSH_TOO_MANY_NOTIFICATIONS`, `PUSH_TOO_MANY_EXPERIENCE_IDS` a regrouping did not solve, 413…) | request dead letter |
 /// | 2xx that does not parse | retry on a new connection |
 ///
 /// The reason is the first error's `code`, else `http_<status>`.
@@ -142,4 +142,39 @@ public func classifyExpoReceipts(response: PushHTTPResponse, now: Int) -> PushRe
         return .failed(.applying(.reconnectAndRetry, reason: "expo_unreadable_receipts", status: 200, retryAfter: nil))
     }
     return .receipts(receipts.mapValues { $0.classification(asTicket: false) })
+}
+
+/// The pushes of a send request Expo refused with `PUSH_TOO_MANY_EXPERIENCE_IDS`, grouped by
+/// Expo project, or nil for any other answer.
+///
+/// Expo's refusal says which tokens belong to which project: `{"errors": [{"code":
+/// "PUSH_TOO_MANY_EXPERIENCE_IDS", "details": {"@owner/project-a": ["ExponentPushToken[…]", …],
+/// "@owner/project-b": […]}}]}` (expo/expo#6771). The groups are indices into `tokens`, one per
+/// project in the order of their first push, then one of the tokens `details` does not name.
+/// Nil as well when `details` is missing or unreadable, or names a single group: sending again
+/// could not help, so the refusal is classified as it is (`classifyExpoFailure`).
+public func expoProjectGroups(response: PushHTTPResponse, tokens: [String]) -> [[Int]]? {
+    guard response.status == 400,
+          let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+          let errors = object["errors"] as? [[String: Any]],
+          let refusal = errors.first(where: { $0["code"] as? String == "PUSH_TOO_MANY_EXPERIENCE_IDS" }),
+          let details = refusal["details"] as? [String: Any] else { return nil }
+    var projectOfToken: [String: String] = [:]
+    for (project, listed) in details {
+        for token in listed as? [String] ?? [] { projectOfToken[token] = project }
+    }
+    var groupOfProject: [String: Int] = [:]
+    var groups: [[Int]] = []
+    var unnamed: [Int] = []
+    for (index, token) in tokens.enumerated() {
+        guard let project = projectOfToken[token] else { unnamed.append(index); continue }
+        if let group = groupOfProject[project] {
+            groups[group].append(index)
+        } else {
+            groupOfProject[project] = groups.count
+            groups.append([index])
+        }
+    }
+    if !unnamed.isEmpty { groups.append(unnamed) }
+    return groups.count > 1 ? groups : nil
 }

@@ -33,6 +33,7 @@ public final class ExpoProvider: PushReceiptProvider {
     private let timers = DispatchQueue(label: "herald.expo.batch")
 
     private struct Pending {
+        var token: String
         var message: PushJSON
         var sendBy: SendByDeadline?
         var completion: @Sendable (PushClassification) -> Void
@@ -67,7 +68,7 @@ public final class ExpoProvider: PushReceiptProvider {
             return completion(classifyPayloadError(error))
         }
         let (full, scheduleGeneration): ([Pending]?, Int?) = batch.withLock { state in
-            state.items.append(Pending(message: message, sendBy: sendBy, completion: completion))
+            state.items.append(Pending(token: target.token, message: message, sendBy: sendBy, completion: completion))
             if state.items.count >= ExpoRequestBuilder.maximumMessagesPerRequest {
                 let items = state.items
                 state.items = []
@@ -92,8 +93,18 @@ public final class ExpoProvider: PushReceiptProvider {
         }
     }
 
-    /// Sends one request for `items` and hands each its ticket's classification.
-    private func flush(_ batch: [Pending]) {
+    /// Sends one request for `batch` and hands each its ticket's classification.
+    private func flush(_ batch: [Pending]) { send(batch, regroupingByProject: true) }
+
+    /// Sends `batch` (less the pushes whose send-by deadline passed) as one request.
+    ///
+    /// Expo takes a request only when every token in it belongs to one Expo project; otherwise it
+    /// refuses the whole request with `PUSH_TOO_MANY_EXPERIENCE_IDS` and `details` mapping each
+    /// project to its tokens (expo/expo#6771). One device registered with another project's token
+    /// (a development build, a misconfigured client) must not cost the other pushes batched with
+    /// it, so such a refusal sends each project's pushes again in a request of their own
+    /// (`regroupingByProject`), once: a regrouped request refused again is classified as it is.
+    private func send(_ batch: [Pending], regroupingByProject: Bool) {
         let clock = self.clock
         let now = clock.unixMilliseconds
         var sendable: [Pending] = []
@@ -110,10 +121,14 @@ public final class ExpoProvider: PushReceiptProvider {
         var request = ExpoRequestBuilder.sendRequest(messages: items.map(\.message), settings: settings)
         let earliest = items.compactMap(\.sendBy).min { $0.unixMilliseconds < $1.unixMilliseconds }
         _ = request.limit(to: earliest, nowMilliseconds: now)   // not passed: checked above
-        transport.send(request) { result in
+        transport.send(request) { [self] result in
             let verdicts: [PushClassification]
             switch result {
             case .success(let response):
+                if regroupingByProject, let groups = expoProjectGroups(response: response, tokens: items.map(\.token)) {
+                    for group in groups { send(group.map { items[$0] }, regroupingByProject: false) }
+                    return
+                }
                 verdicts = classifyExpoSend(response: response, count: items.count, now: Int(clock.unixSeconds))
             case .failure(let error):
                 verdicts = Array(repeating: classifyTransportError(error), count: items.count)

@@ -12,8 +12,9 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.database = database
     }
 
-    /// Parses `redis://host[:port][/db]`.
-    /// - Returns: nil for another scheme, an empty host, a port outside 1–65535, a database that
+    /// Parses `redis://host[:port][/db]`; an IPv6 host is bracketed, `redis://[::1]:6379`.
+    /// - Returns: nil for another scheme, an empty host, a host with an unbalanced bracket or a
+    ///   bare colon (an IPv6 address without brackets), a port outside 1–65535, a database that
     ///   is not a number 0–65535, or anything after the database (user info, query).
     public init?(url: String) {
         guard url.hasPrefix("redis://") else { return nil }
@@ -29,20 +30,34 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             }
         }
         guard !authority.isEmpty, !authority.contains("@"), !authority.contains("?") else { return nil }
-        var host = Substring(authority)
-        var port: Int32 = 6379
-        if let colon = authority.lastIndex(of: ":") {
+        // An IPv6 literal is bracketed (RFC 3986 §3.2.2): `[::1]:6379`; hiredis takes it bare.
+        var host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            guard host.contains(":"), after.isEmpty || after.hasPrefix(":") else { return nil }
+            portText = after.isEmpty ? nil : after.dropFirst()
+        } else if let colon = authority.lastIndex(of: ":") {
             host = authority[..<colon]
-            let digits = authority[authority.index(after: colon)...]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            host = Substring(authority)
+        }
+        // A bracket or colon left in the host is a mistyped URL (`[::1:6379`, `::1`), not a name.
+        guard !host.isEmpty, authority.hasPrefix("[") || !host.contains(where: { $0 == ":" || $0 == "[" || $0 == "]" }),
+              !host.contains(where: { $0 == "[" || $0 == "]" }) else { return nil }
+        var port: Int32 = 6379
+        if let digits = portText {
             guard (1...5).contains(digits.utf8.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
                   let number = Int32(digits), (1...65535).contains(number) else { return nil }
             port = number
         }
-        guard !host.isEmpty else { return nil }
         self.init(host: String(host), port: port, database: database)
     }
 
-    public var description: String { "redis://\(host):\(port)/\(database)" }
+    public var description: String { "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
 
     /// `url` with any user info (`user:password@`) of its authority shown as `***@`, for an
     /// error message or a log line: a refused `HERALD_BROKER` must not print a password that

@@ -97,9 +97,10 @@ final class AppPushSetup: AppPushFactory {
                 makers.append { FCMProvider(credentials: credentials, endpoint: endpoint, transport: $0.apnsFCM) }
             }
         }
-        if let token = text(.expoAccessToken) {
+        if push.expoEnabled(hasAccessToken: secrets[.expoAccessToken] != nil) {
             var env = base
-            env["HERALD_EXPO_ACCESS_TOKEN"] = token
+            env["HERALD_EXPO_ACCESS_TOKEN"] = text(.expoAccessToken)
+            env["HERALD_EXPO_ENABLED"] = "1"
             if let settings = try load("push.expo", { () throws(PushCredentialError) in try ExpoSettings.load(environment: env) }) {
                 makers.append { ExpoProvider(settings: settings, transport: $0.general) }
             }

@@ -267,7 +267,8 @@ enum Herald {
                                                         ["app": app.rawValue, "error": "\(error)"])
                                         }
                                     },
-                                    revokeStreams: { app in node.endApp(app.rawValue, reason: .tokensChanged) })
+                                    revokeStreams: { app in node.endApp(app.rawValue, reason: .tokensChanged) },
+                                    forgetPushState: { [worker = push?.worker] app in worker?.forgetApp(app.rawValue) })
         apiConfiguration.appService = appService
         do {
             let loaded = try appService.loadAll { message, metadata in

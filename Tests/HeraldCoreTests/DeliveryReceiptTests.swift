@@ -54,14 +54,15 @@ final class FakeReceiptProvider: PushReceiptProvider {
         let guardian = MassDeletionGuard()
         static let delay: Int64 = 15 * 60_000, recheck: Int64 = 60_000
 
-        init(maximumResends: Int = 2, maxAttempts: Int = 3) throws {
+        /// - Parameter environmentExpo: whether the `default` app has the Expo provider too.
+        init(maximumResends: Int = 2, maxAttempts: Int = 3, environmentExpo: Bool = true) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             var configuration = DeliveryWorker.Configuration()
             configuration.retry = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: maxAttempts)
             configuration.receiptDelayMilliseconds = Self.delay
             configuration.receiptRecheckMilliseconds = Self.recheck
             configuration.maximumResends = maximumResends
-            worker = DeliveryWorker(storage: storage, providers: PushProviders(configured: [provider], clock: clock),
+            worker = DeliveryWorker(storage: storage, providers: PushProviders(configured: environmentExpo ? [provider] : [], clock: clock),
                                     presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration,
                                     massDeletionGuard: guardian, jitter: { 0.5 })
         }
@@ -84,6 +85,20 @@ final class FakeReceiptProvider: PushReceiptProvider {
                                              origin: .init(notificationID: "n-1", userID: "u-1", sessionID: device.sessionID))
             let now = self.now
             return try storage.writeSync { tx in try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now) }
+        }
+
+        /// Gives the app `chat` this harness's provider, and queues a push to a new device of it.
+        /// - Returns: the device.
+        func enqueueChatPush() throws -> DeviceRecord {
+            worker.providers.setProviders([provider], app: "chat")
+            let now = self.now
+            var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
+            chat.app = "chat"
+            let registration = chat
+            let device = try storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
+            let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
+            try storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+            return device
         }
 
         func jobs(_ state: JobState) throws -> [JobRecord] {
@@ -224,14 +239,7 @@ final class FakeReceiptProvider: PushReceiptProvider {
     /// server key lists and retries them.
     @Test func theReceiptCheckAndTheResendOfAnAppsPushAreThatAppsJobs() async throws {
         let h = try Harness()
-        h.worker.providers.setProviders([h.provider], app: "chat")
-        let now = h.now
-        var chat = DeviceRegistration(userID: "u-1", sessionID: "s-chat", platform: "ios", provider: "expo", token: "ExponentPushToken[c]")
-        chat.app = "chat"
-        let registration = chat
-        let device = try h.storage.writeSync { tx in try tx.devices.register(registration, sessionExpiresAt: nil, newID: "d-chat", now: now).device }
-        let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"))
-        try h.storage.writeSync { tx in _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: "chat", runAt: now, now: now) }
+        _ = try h.enqueueChatPush()
         try await h.worker.runDue()
         let receipt = try #require(try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .queued, limit: 10, beforeID: nil) }.first)
         #expect(receipt.kind == PushReceiptJobPayload.kind && receipt.app == "chat")
@@ -351,5 +359,18 @@ final class FakeReceiptProvider: PushReceiptProvider {
         try await h.worker.runDue()
         #expect(h.guardian.trippedReason(provider: "expo") == "InvalidCredentials")
         #expect(try h.receiptJobs().isEmpty)
+    }
+
+    /// breaker11: the check asked whether the environment's Expo was a relay, so a stored app's
+    /// Expo (the usual production shape: no `HERALD_EXPO_*`, the app's access token) refused by
+    /// Expo for the app's credentials never showed `expo@chat` misconfigured on `/readyz`.
+    @Test func aTicketConfigurationErrorMarksAStoredAppsExpoMisconfiguredWithoutTheEnvironmentsExpo() async throws {
+        let h = try Harness(environmentExpo: false)
+        h.provider.answerSends(.applying(.deadLetterConfiguration, reason: "InvalidCredentials", status: 200, retryAfter: nil))
+        let device = try h.enqueueChatPush()
+        try await h.worker.runDue()
+        #expect(h.guardian.trippedReason(provider: "expo@chat") == "InvalidCredentials")
+        #expect(h.guardian.trippedAppProviders.map(\.provider) == ["expo@chat"])
+        #expect(try h.device(device.id) != nil)
     }
 }

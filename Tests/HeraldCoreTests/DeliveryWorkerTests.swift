@@ -181,6 +181,29 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// ADR 0007's backlog: a worker with one slot and room for `backlog` jobs leased at insert,
+    /// started (its timer never fires again), and one job each for `count` new devices (`u-<i>`,
+    /// `tok-<i>`), all leased at insert: the first holds the slot, held at the provider; the
+    /// others wait in the backlog.
+    /// - Returns: the harness, the devices, their jobs' ids, and the answer of the held push.
+    static func backlogBehindOneHeldPush(count: Int, backlog: Int) async throws
+        -> (WorkerHarness, [DeviceRecord], [Int64], @Sendable (PushClassification) -> Void) {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = backlog
+            configuration.pollMilliseconds = 3_600_000
+        })
+        h.provider.script("tok-0", .hold)
+        let devices = try (0..<count).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let ids = try h.enqueueThroughWorker(devices)
+        #expect(try ids.allSatisfy { try h.job($0).state == .leased })
+        let first = try #require(await held.next())
+        return (h, devices, ids, first)
+    }
+
     /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
     /// queued (each is done or dead) or `rounds` rounds have run.
     /// - Returns: the rounds run.
@@ -807,19 +830,7 @@ final class WorkerHarness: Sendable {
     @Test("ADR 0007, 0017: a job leased at insert that waited past half its lease is not sent from memory; once its lease is over a claim sends it",
           .timeLimit(.minutes(1)))
     func aJobLeasedAtInsertLeftPastHalfItsLeaseIsClaimedOnceItsLeaseIsOver() async throws {
-        let h = try WorkerHarness(configure: { configuration in
-            configuration.maxInFlight = 1
-            configuration.leasedAtInsertBacklog = 1
-            configuration.pollMilliseconds = 3_600_000
-        })
-        h.provider.script("tok-0", .hold)
-        let devices = try (0..<2).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        while h.faults.claims.isEmpty { await Task.yield() }
-        let ids = try h.enqueueThroughWorker(devices)
-        #expect(try ids.allSatisfy { try h.job($0).state == .leased })
-        let first = try #require(await held.next())
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 2, backlog: 1)
         // The second waits in the backlog for the slot past half its lease (60 s by default).
         h.clock.advance(byMilliseconds: 30_000)
         let claims = h.faults.claims.count
@@ -840,6 +851,25 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1"])
         #expect(try h.job(ids[1]).state == .done && h.job(ids[1]).attempts == 2)
         #expect(try h.storage.readSync { tx in try tx.jobs.depth(now: now).counts[.leased] } == nil)
+    }
+
+    @Test("ADR 0007 (breaker11): a job leased at insert that waited for a slot reads its device again: one deleted, or whose user turned push off, meanwhile gets nothing",
+          .timeLimit(.minutes(1)))
+    func aJobLeasedAtInsertThatWaitedReadsItsDeviceAgain() async throws {
+        let (h, devices, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 4, backlog: 3)
+        // While the three others wait in the backlog: u-1 deletes their device (a logout), u-2
+        // turns push off; u-3 changes nothing.
+        let now = h.now
+        try h.storage.writeSync { tx in
+            _ = try tx.devices.delete(app: "default", id: devices[1].id, userID: "u-1")
+            try tx.preferences.save(PushPreferenceRecord(userID: "u-2", isEnabled: false, updatedAt: now))
+        }
+        first(.delivered("apns-1"))
+        while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-3"], "nothing to the deleted device or the user who turned push off")
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+        #expect(try h.job(ids[1]).lastError == "device_gone" && h.job(ids[2]).lastError == "push_disabled")
     }
 
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))

@@ -11,7 +11,11 @@ send check order:
  5. each message: only known fields, with their types (`to` string or array of strings, `ttl`
     non-negative integer, `priority` default|normal|high, `interruptionLevel` one of Apple's four,
     `data` an object, …) → 400 VALIDATION_ERROR naming the first bad one.
- 6. an injected request-level outcome (`status` ≠ 200) queued for any token of the request answers
+ 6. every token must belong to one Expo project: tokens pinned to projects with
+    `POST /_double/expo/projects {token, project}` (the others are DEFAULT_PROJECT's); a request
+    mixing projects → 400 PUSH_TOO_MANY_EXPERIENCE_IDS with `details` {project: [tokens]}, as Expo
+    answers (expo/expo#6771).
+ 6b. an injected request-level outcome (`status` ≠ 200) queued for any token of the request answers
     the whole request (`{"errors":[{code, message}]}`, `retry_after` as Retry-After).
  7. per message, one ticket each, in order: a `to` that is not an Expo push token → error ticket
     DeviceNotRegistered ("… is not a registered push notification recipient"); a message over 4096
@@ -41,6 +45,7 @@ from transport import Request, Response
 MAX_MESSAGES = 100
 MAX_RECEIPT_IDS = 1000
 MAX_MESSAGE_BYTES = 4096
+DEFAULT_PROJECT = "@herald-tests/app"
 TOKEN_RE = re.compile(r"^(ExponentPushToken|ExpoPushToken)\[[^\[\]\s]+\]$")
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ERROR_CODES = {"DeviceNotRegistered", "MessageTooBig", "MessageRateExceeded", "MismatchSenderId",
@@ -117,6 +122,7 @@ class Expo:
         self.access_token = self.default_access_token
         self.receipts: dict = {}          # id -> {"receipt": {...}, "missing": n}
         self.receipt_failures: deque = deque()
+        self.projects: dict = {}          # token -> Expo project ("@owner/slug"); unlisted: DEFAULT_PROJECT
 
     # -- common --------------------------------------------------------------------------------
 
@@ -198,6 +204,15 @@ class Expo:
         for message in messages:
             tos = message["to"] if isinstance(message["to"], list) else [message["to"]]
             recipients += [(to, message) for to in tos]
+        by_project: dict = {}
+        for to, _ in recipients:
+            by_project.setdefault(self.projects.get(to, DEFAULT_PROJECT), []).append(to)
+        if len(by_project) > 1:
+            resp = Response(400, [("content-type", "application/json")], json_body({"errors": [{
+                "code": "PUSH_TOO_MANY_EXPERIENCE_IDS", "isTransient": False, "details": by_project,
+                "message": "All push notification messages in the same request must be for the same project; "
+                           "check the details field to investigate conflicting tokens."}]}))
+            return self._answer(req, entry, resp, "PUSH_TOO_MANY_EXPERIENCE_IDS")
         # A request-level outcome queued for any recipient answers the whole request.
         for to, _ in recipients:
             pending = self.state.outcomes.per_token.get(("expo", to))

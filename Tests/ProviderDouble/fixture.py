@@ -158,6 +158,11 @@ class Double:
         """Require this Expo access token from now on (None: none)."""
         self._call("POST", "/expo/config", {"access_token": token})
 
+    def expo_project(self, token: str, project: str) -> None:
+        """Pin an Expo push token to another Expo project (the rest belong to one default project):
+        a send request mixing projects is refused with PUSH_TOO_MANY_EXPERIENCE_IDS."""
+        self._call("POST", "/expo/projects", {"token": token, "project": project})
+
     def fail_expo_receipts(self, responses: list) -> None:
         """The next getReceipts requests fail as a whole: [{status, code?, retry_after?, times?}]."""
         self._call("POST", "/expo/receipt-outcomes", {"responses": responses})

@@ -209,6 +209,11 @@ class Double:
                 return _json(400, {"error": "expected {access_token: string or null}"})
             self.expo.access_token = body.get("access_token")
             return _json(200, {"access_token": self.expo.access_token})
+        if key == ("POST", "/expo/projects"):
+            if not isinstance(body, dict) or not isinstance(body.get("token"), str) or not isinstance(body.get("project"), str):
+                return _json(400, {"error": "expected {token, project}"})
+            self.expo.projects[body["token"]] = body["project"]
+            return _json(200, {"ok": True})
         if key == ("POST", "/expo/receipt-outcomes"):
             responses = body.get("responses") if isinstance(body, dict) else None
             if not isinstance(responses, list) or not responses or not all(

@@ -263,6 +263,70 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         #expect(byToken[order[1]]?.outcome == .deleteDevice(reason: "DeviceNotRegistered", providerTimestampMs: nil))
     }
 
+    /// Expo's rule that one request's tokens belong to one project: a token `ExponentPushToken[<p>-…]`
+    /// belongs to project `@merchant/<p>`; a request mixing projects is refused as Expo refuses it,
+    /// naming each project's tokens, unless `details` is false. Records each request's tokens.
+    final class Sent: Sendable {
+        let requests = Mutex<[[String]]>([])
+    }
+
+    static func projectChecking(sent: Sent, details: Bool = true) -> ScriptedTransport {
+        ScriptedTransport([response(500, "")]) { request in
+            guard request.url.hasSuffix("/push/send"), let list = try? json(plainBody(request)) as? [[String: Any]] else { return nil }
+            let tokens = list.compactMap { $0["to"] as? String }
+            let n = sent.requests.withLock { $0.append(tokens); return $0.count }
+            let projects = Dictionary(grouping: tokens) { "@merchant/" + $0.dropFirst("ExponentPushToken[".count).prefix { $0 != "-" } }
+            guard projects.count == 1 else {
+                let named = details ? #","details":"# + String(decoding: try! JSONSerialization.data(withJSONObject: projects), as: UTF8.self) : ""
+                return response(400, #"{"errors":[{"code":"PUSH_TOO_MANY_EXPERIENCE_IDS","message":"All push notification messages in the same request must be for the same project"\#(named)}]}"#)
+            }
+            let tickets = tokens.indices.map { #"{"status":"ok","id":"r-\#(n)-\#($0)"}"# }.joined(separator: ",")
+            return response(200, #"{"data":[\#(tickets)]}"#)
+        }
+    }
+
+    /// Sends one push to each token in one batch and waits for every verdict, by token.
+    static func sendBatch(_ provider: ExpoProvider, tokens: [String]) async -> [String: PushClassification] {
+        let verdicts = Mutex<[String: PushClassification]>([:])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let left = Mutex(tokens.count)
+            for token in tokens {
+                provider.send(PushNotification(title: "Order #77"), to: PushTarget(provider: .expo, token: token, environment: nil), pushID: .random()) { verdict in
+                    verdicts.withLock { $0[token] = verdict }
+                    if left.withLock({ $0 -= 1; return $0 == 0 }) { done.resume() }
+                }
+            }
+        }
+        return verdicts.withLock { $0 }
+    }
+
+    @Test func aBatchMixingExpoProjectsIsSentAgainOneRequestPerProject() async throws {
+        let recorded = Sent()
+        let provider = ExpoProvider(settings: ExpoSettings(batchWindowMilliseconds: 1000), transport: Self.projectChecking(sent: recorded))
+        let tokens = ["ExponentPushToken[shop-1]", "ExponentPushToken[dev-1]", "ExponentPushToken[shop-2]", "ExponentPushToken[shop-3]"]
+        let verdicts = await Self.sendBatch(provider, tokens: tokens)
+        // One device of another project costs its batch a second round trip, not its pushes.
+        #expect(verdicts.count == 4 && verdicts.values.allSatisfy { $0.receiptID != nil && $0.outcome == PushOutcome.delivered(providerMessageID: $0.receiptID) })
+        let sent = recorded.requests.withLock { $0 }
+        #expect(sent.count == 3 && Set(sent[0]) == Set(tokens))
+        #expect(Set(sent.dropFirst().map(Set.init)) == [["ExponentPushToken[shop-1]", "ExponentPushToken[shop-2]", "ExponentPushToken[shop-3]"], ["ExponentPushToken[dev-1]"]])
+    }
+
+    @Test func aMixedProjectsRefusalWithoutDetailsOrRefusedAgainIsNotSentForEver() async throws {
+        // Without `details` nothing says how to split: the refusal stands, one request.
+        let recorded = Sent()
+        let blind = ExpoProvider(settings: ExpoSettings(batchWindowMilliseconds: 1000), transport: Self.projectChecking(sent: recorded, details: false))
+        let verdicts = await Self.sendBatch(blind, tokens: ["ExponentPushToken[a-1]", "ExponentPushToken[b-1]"])
+        #expect(verdicts.values.allSatisfy { $0.outcome == PushOutcome.deadLetter(reason: "PUSH_TOO_MANY_EXPERIENCE_IDS") })
+        #expect(recorded.requests.withLock { $0.count } == 1)
+        // A regrouped request refused again is classified, not split again.
+        let stubborn = ScriptedTransport([response(400, #"{"errors":[{"code":"PUSH_TOO_MANY_EXPERIENCE_IDS","details":{"@m/a":["ExponentPushToken[a-1]"],"@m/b":["ExponentPushToken[b-1]"]}}]}"#)])
+        let again = ExpoProvider(settings: ExpoSettings(batchWindowMilliseconds: 1000), transport: stubborn)
+        let second = await Self.sendBatch(again, tokens: ["ExponentPushToken[a-1]", "ExponentPushToken[b-1]"])
+        #expect(second.values.allSatisfy { $0.outcome == PushOutcome.deadLetter(reason: "PUSH_TOO_MANY_EXPERIENCE_IDS") })
+        #expect(stubborn.requests.count == 3)
+    }
+
     @Test func aPayloadTooBigIsNeverSent() async {
         let transport = Self.ticketing()
         let provider = ExpoProvider(settings: ExpoSettings(batchWindowMilliseconds: 0), transport: transport)

@@ -9,11 +9,17 @@ import Testing
         #expect(RedisEndpoint(url: "redis://10.0.0.5:7000/3") == RedisEndpoint(host: "10.0.0.5", port: 7000, database: 3))
         #expect(RedisEndpoint(url: "redis://h:1/") == RedisEndpoint(host: "h", port: 1, database: 0))
         #expect(RedisEndpoint(url: "redis://h:6380/2")?.description == "redis://h:6380/2")
+        // breaker11: an IPv6 literal is bracketed, and given to hiredis bare.
+        #expect(RedisEndpoint(url: "redis://[::1]:6380/1") == RedisEndpoint(host: "::1", port: 6380, database: 1))
+        #expect(RedisEndpoint(url: "redis://[fd00::5]") == RedisEndpoint(host: "fd00::5", port: 6379, database: 0))
+        #expect(RedisEndpoint(url: "redis://[::1]:6380/1")?.description == "redis://[::1]:6380/1")
     }
 
     @Test(arguments: ["", "redis://", "rediss://h:6379", "http://h:6379", "redis://:6379", "redis://h:0", "redis://h:65536",
                       "redis://h:abc", "redis://h:+1", "redis://user:pw@h:6379", "redis://h:6379/x", "redis://h:6379/-1",
-                      "redis://h:6379/1/2", "redis://h:6379/1?x=y", "redis://h:6379?x", "redis://h:6379/123456"])
+                      "redis://h:6379/1/2", "redis://h:6379/1?x=y", "redis://h:6379?x", "redis://h:6379/123456",
+                      // breaker11: a mistyped IPv6 literal was taken as a host name and failed at every connect.
+                      "redis://[::1:6379", "redis://::1:6379", "redis://[::1]6379", "redis://[]:6379", "redis://[h]:6379", "redis://h]:6379"])
     func refuses(_ url: String) {
         #expect(RedisEndpoint(url: url) == nil)
     }

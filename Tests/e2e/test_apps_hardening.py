@@ -260,3 +260,96 @@ def test_no_token_or_backend_of_another_app_can_take_a_sessionless_apps_standing
     register(h, chat_token(sub="quinn", sid=None), "ios", random_apns_token())
     # A sid with a ~ further on is an ordinary sid.
     register(h, h.token(sub="mallory", sid="web~1"), "ios", random_apns_token())
+
+
+def test_a_deleted_apps_providers_leave_readyz_and_metrics(herald_apps, provider_double):
+    """breaker11: deleting an app closes its connections under the pushes still on them; those
+    failures (and any degradation before) kept `webpush@chat` degraded on /readyz and /metrics
+    until a restart, with nothing left that could clear it, and a new app of the id inherited it."""
+    h, double = herald_apps, provider_double
+    key = ec.generate_private_key(ec.SECP256R1())
+    scalar = base64.urlsafe_b64encode(key.private_numbers().private_value.to_bytes(32, "big")).rstrip(b"=").decode()
+    public = base64.urlsafe_b64encode(key.public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).rstrip(b"=").decode()
+    webpush = {"webpush": {"vapid_private_key": scalar, "subject": "mailto:ops@chat.example"}}
+
+    def browsers(n):
+        ids = []
+        for i in range(n):
+            sub = double.webpush_subscription(application_server_key=public)
+            user = chat_token(sub=f"w{i}-{uuid.uuid4().hex[:6]}", sid=f"ws-{uuid.uuid4().hex[:8]}")
+            r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "web", "subscription": {"endpoint": sub["endpoint"], "keys": sub["keys"]}},
+                          headers=bearer(user))
+            assert r.status_code == 201, r.text
+            ids.append(r.json()["id"])
+        return ids
+
+    def push_to(ids):
+        r = HTTP.post(h.url("/v1/push"), json={"device_ids": ids, "notification": {"title": "Pedido 77", "body": "Pago"}},
+                      headers=bearer(CHAT_SERVER_KEY))
+        assert r.status_code == 202 and r.json()["queued"] == len(ids), r.text
+
+    def listed():
+        body = HTTP.get(h.url("/readyz")).json()
+        metrics = [line for line in HTTP.get(h.url("/metrics")).text.splitlines() if "@chat" in line]
+        return {k: v for k, v in body["push"].items() if k.endswith("@chat")}, body["push_degraded"], metrics
+
+    # A provider of the app degraded for good reasons: every connection dropped.
+    create_chat(h, double, push=webpush)
+    double.set_outcomes_all("webpush", [{"close": True, "forever": True}])
+    push_to(browsers(3))
+    wait_for(lambda: listed()[0].get("webpush@chat", "").startswith("degraded: "), 30, "webpush@chat degraded")
+    assert HTTP.delete(h.url("/v1/apps/chat"), headers=admin()).status_code == 204
+    assert listed() == ({}, {}, []), listed()
+
+    # The same id again; its pushes are on the wire (answered 2 s late) when it is deleted.
+    double.reset()
+    logged = len(h.logs())
+    create_chat(h, double, push=webpush)
+    double.set_outcomes_all("webpush", [{"status": 201, "delay_ms": 2000, "forever": True}])
+    push_to(browsers(4))
+    wait_for(lambda: len(double.requests("webpush")) == 4, 10, "four pushes on the wire")
+    assert HTTP.delete(h.url("/v1/apps/chat"), headers=admin()).status_code == 204
+    # Herald's side of those requests ended at the delete; the double's ends 2 s after the send.
+    wait_for(lambda: all(e["outcome"] is not None for e in double.requests("webpush")), 10, "the double answered")
+    assert listed() == ({}, {}, []), listed()
+    assert "the provider does not answer" not in h.logs()[logged:]
+
+
+def test_an_app_sends_to_expo_without_an_access_token(herald_apps, provider_double):
+    """breaker11: Expo needs no credential unless the project turned on enhanced push security,
+    yet a stored app could only turn Expo on with an access token (400 push.expo.access_token)."""
+    h, double = herald_apps, provider_double
+    created = create_chat(h, double, push={"expo": {}})
+    assert created["push"]["expo"] == {"access_token": None}, created
+    assert HTTP.get(h.url("/v1/apps/chat"), headers=admin()).json()["push"]["expo"] == {"access_token": None}
+    token = f"ExponentPushToken[{uuid.uuid4().hex[:20]}]"
+    phone = register(h, chat_token(sub="ana", sid=f"cs-{uuid.uuid4().hex[:8]}"), "android", token)
+
+    def push_and_wait(expected_state):
+        r = HTTP.post(h.url("/v1/push"), json={"device_ids": [phone["id"]], "notification": {"title": "Pedido 77", "body": "Pago"}},
+                      headers=bearer(CHAT_SERVER_KEY))
+        assert r.status_code == 202, r.text
+        job_id = r.json()["jobs"][0]["job_id"]
+
+        def job():
+            got = [j for s in ("done", "dead") for j in HTTP.get(h.url("/v1/jobs"), params={"state": s}, headers=bearer(CHAT_SERVER_KEY)).json()["jobs"]
+                   if str(j["id"]) == str(job_id)]
+            return got[0] if got and got[0]["state"] == expected_state else None
+        return wait_for(job, 10, f"job {job_id} {expected_state}")
+
+    push_and_wait("done")
+    [sent] = [e for e in double.requests("expo") if isinstance(e["body"], list) and e["body"][0]["to"] == token]
+    assert sent["status"] == 200 and "authorization" not in sent["headers"], sent
+    # A token later is sent as the bearer; null turns Expo off for the app (never the environment's).
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"access_token": "expo-robot-token-0123"}}}, headers=admin())
+    assert r.status_code == 200 and set(r.json()["push"]["expo"]["access_token"]) == {"fingerprint", "set_at"}, r.text
+    push_and_wait("done")
+    sent = [e for e in double.requests("expo") if isinstance(e["body"], list) and e["body"][0]["to"] == token][-1]
+    assert sent["headers"].get("authorization") == "Bearer expo-robot-token-0123", sent
+    r = HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": None}}, headers=admin())
+    assert r.status_code == 200 and r.json()["push"]["expo"] is None, r.text
+    assert push_and_wait("dead")["dead_reason"].startswith("push_not_configured"), "no fallback to the environment's Expo"
+    assert_error(HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"access_token": ""}}}, headers=admin()), 400, "invalid_request",
+                 field="push.expo.access_token")
+    assert_error(HTTP.patch(h.url("/v1/apps/chat"), json={"push": {"expo": {"token": "x"}}}, headers=admin()), 400, "invalid_request")

@@ -329,6 +329,30 @@ def test_request_level_answers(herald_factory, provider_double, answer, state, r
     assert [d["id"] for d in devices_of(h, phone)] == [phone.id]
 
 
+def test_a_device_of_another_expo_project_does_not_cost_the_pushes_batched_with_it(herald_factory, provider_double):
+    """breaker11: Expo refuses a whole request whose tokens belong to more than one Expo project
+    (PUSH_TOO_MANY_EXPERIENCE_IDS). One client registering a token of another project (a
+    development build, a misconfigured app) dead-lettered every push batched with it; now each
+    project's pushes go again in a request of their own."""
+    double = provider_double
+    h = herald_with_push(herald_factory, double, HERALD_EXPO_BATCH_MS=300, **SLOW_RETRY)
+    phones = [ExpoDevice(h) for _ in range(5)]
+    stray = ExpoDevice(h)
+    double.expo_project(stray.token, "@someone-else/dev-build")
+    answer = push(h, {"kind": "alert", "title": "Pedido 77", "body": "Pago"}, phones + [stray])
+    jobs = {j["device_id"]: j["job_id"] for j in answer["jobs"]}
+    for phone in phones:
+        assert wait_job(h, jobs[phone.id], "done")["attempts"] == 1
+    assert wait_job(h, jobs[stray.id], "done")["attempts"] == 1
+    sends = expo_sends(double, count=3)
+    refused = [e for e in sends if e["status"] == 400]
+    assert len(refused) == 1 and refused[0]["outcome"] == "PUSH_TOO_MANY_EXPERIENCE_IDS", sends
+    # Each push was accepted once, in a request of its project alone.
+    accepted = [[m["to"] for m in e["body"]] for e in sends if e["status"] == 200]
+    assert sorted(map(sorted, accepted)) == sorted([sorted(p.token for p in phones), [stray.token]]), accepted
+    assert [d["id"] for d in devices_of(h, stray)] == [stray.id]
+
+
 def test_a_missing_access_token_is_a_configuration_dead_letter(herald_factory, provider_double):
     double = provider_double
     double.expo_access_token("required-token")

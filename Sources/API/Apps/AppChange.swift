@@ -201,11 +201,21 @@ struct AppChange {
         }
         if push.keys.contains("expo") {
             if push["expo"] is NSNull {
+                settings.expoWithoutToken = nil
                 change.setSecret(.expoAccessToken, nil)
             } else {
                 guard let expo = push["expo"] as? [String: Any] else { throw HTTPError.invalid("push.expo", "an object, or null to remove") }
                 try only(expo, ["access_token"], "push.expo")
-                change.setSecret(.expoAccessToken, Array(try required(expo, "access_token", "push.expo").utf8))
+                // Expo needs no credential unless the project asks for an access token: `{}` or
+                // `{"access_token": null}` turns Expo on without one.
+                if let token = try optionalString(expo["access_token"], "push.expo.access_token") {
+                    guard !token.isEmpty else { throw HTTPError.invalid("push.expo.access_token", "a non-empty string, or null for none") }
+                    settings.expoWithoutToken = nil
+                    change.setSecret(.expoAccessToken, Array(token.utf8))
+                } else {
+                    settings.expoWithoutToken = true
+                    change.setSecret(.expoAccessToken, nil)
+                }
             }
         }
         if push.keys.contains("webpush") {

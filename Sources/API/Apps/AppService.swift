@@ -19,6 +19,8 @@ public final class AppService: Sendable {
     let closeStreams: @Sendable (AppID) -> Void
     /// Ends an app's open streams whose tokens its changed token settings may no longer accept.
     let revokeStreams: @Sendable (AppID) -> Void
+    /// Forgets a deleted app's provider health and mass-deletion guard (`DeliveryWorker.forgetApp`).
+    let forgetPushState: @Sendable (AppID) -> Void
     /// Stored apps this process could not load, and why (`/readyz`): their keys and tokens are
     /// refused and their pushes wait, until they load.
     private let failed = Mutex<[AppID: String]>([:])
@@ -30,7 +32,8 @@ public final class AppService: Sendable {
     ///   - providers: where an app's providers are installed.
     public init(storage: any Storage, directory: AppDirectory, secretBox: SecretBox?, factory: (any AppPushFactory)?,
                 providers: PushProviders?, leewaySeconds: Int64 = 60, closeStreams: @escaping @Sendable (AppID) -> Void = { _ in },
-                revokeStreams: @escaping @Sendable (AppID) -> Void = { _ in }) {
+                revokeStreams: @escaping @Sendable (AppID) -> Void = { _ in },
+                forgetPushState: @escaping @Sendable (AppID) -> Void = { _ in }) {
         self.storage = storage
         self.directory = directory
         self.secretBox = secretBox
@@ -39,6 +42,7 @@ public final class AppService: Sendable {
         self.leewaySeconds = leewaySeconds
         self.closeStreams = closeStreams
         self.revokeStreams = revokeStreams
+        self.forgetPushState = forgetPushState
     }
 
     /// What an app becomes once committed.
@@ -85,21 +89,26 @@ public final class AppService: Sendable {
         failed.withLock { $0[prepared.record.id] = nil }
         if let built = prepared.providers { providers?.setProviders(built, app: prepared.record.id.rawValue) }
         let before = directory.app(prepared.record.id)
-        directory.install(prepared.resolved, notify: notify, announced: announced)
+        let answer = LocalStepsFirst(announced)
+        directory.install(prepared.resolved, notify: notify, announced: answer.propagated)
         // A stream outlives the check of its token: one opened with a secret this change retires
         // (a leaked one) would otherwise go on until an `exp` its holder chose. Every node ends
         // them when it installs the change (the control bus's reload on the others).
         if let before, before.tokensDiffer(from: prepared.resolved) { revokeStreams(prepared.record.id) }
+        answer.localStepsDone()
     }
 
     /// Forgets a deleted app and closes its streams.
     /// - Parameter announced: how telling the other nodes went (`AppDirectory.remove`).
     func uninstall(_ id: AppID, notify: Bool = true, announced: @escaping @Sendable (AppPropagation) -> Void = { _ in }) {
         failed.withLock { $0[id] = nil }
-        directory.remove(id, notify: notify, announced: announced)
+        let answer = LocalStepsFirst(announced)
+        directory.remove(id, notify: notify, announced: answer.propagated)
         providers?.removeApp(id.rawValue)
         factory?.release(app: id)
+        forgetPushState(id)
         closeStreams(id)
+        answer.localStepsDone()
     }
 
     /// Makes this node serve app `id` as the database now holds it, after another node changed or
@@ -174,5 +183,40 @@ public final class AppService: Sendable {
             }
         }
         return installed
+    }
+}
+
+/// Holds an admin change's answer until this node's own steps after the directory's are done.
+///
+/// The directory reports propagation at once when there is no other node to tell, from inside
+/// `install`/`remove`: the `DELETE` or `PATCH` was then answered before this node had closed the
+/// app's streams, dropped its providers or ended streams whose tokens the change retired, so a
+/// client could still stream, and `/readyz` still show the deleted app, after the answer.
+private final class LocalStepsFirst: Sendable {
+    private let announced: @Sendable (AppPropagation) -> Void
+    /// (local steps done, the propagation reported before they were).
+    private let state = Mutex<(done: Bool, held: AppPropagation?)>((false, nil))
+
+    init(_ announced: @escaping @Sendable (AppPropagation) -> Void) { self.announced = announced }
+
+    /// The directory's report: passed on now if the local steps are done, else held until they are.
+    var propagated: @Sendable (AppPropagation) -> Void {
+        { [self] propagation in
+            let now = state.withLock { state -> Bool in
+                if state.done { return true }
+                state.held = propagation
+                return false
+            }
+            if now { announced(propagation) }
+        }
+    }
+
+    /// The local steps are done: a report held meanwhile goes now.
+    func localStepsDone() {
+        if let held = state.withLock({ state -> AppPropagation? in
+            state.done = true
+            defer { state.held = nil }
+            return state.held
+        }) { announced(held) }
     }
 }

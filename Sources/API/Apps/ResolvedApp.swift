@@ -127,7 +127,8 @@ public struct ResolvedApp: Sendable {
 
     static func pushIdentity(_ record: AppRecord) -> String {
         let push = record.settings.push
-        let settings = [push.apnsKeyID, push.apnsTeamID, push.apnsTopic, push.fcmProjectID, push.vapidSubject, push.vapidPublicKey]
+        let settings = [push.apnsKeyID, push.apnsTeamID, push.apnsTopic, push.fcmProjectID, push.vapidSubject, push.vapidPublicKey,
+                        push.expoWithoutToken.map { "expo:\($0)" }]
             .map { $0 ?? "-" }.joined(separator: "\n")
         let secrets = record.secrets.filter { $0.key != .jwtSecret }.sorted { $0.key.rawValue < $1.key.rawValue }
             .map { "\($0.key.rawValue)=\($0.value.fingerprint)@\($0.value.setAt)" }.joined(separator: "\n")

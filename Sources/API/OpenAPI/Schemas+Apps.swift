@@ -122,8 +122,9 @@ extension OpenAPIComponents {
                 "properties": {"key_p8": {"type": "string"}, "key_id": {"type": "string"}, "team_id": {"type": "string"}, "topic": {"type": "string"}}}]},
               "fcm": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["service_account"], "additionalProperties": false,
                 "properties": {"service_account": {"type": ["object", "string"]}, "project_id": {"type": ["string", "null"]}}}]},
-              "expo": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["access_token"], "additionalProperties": false,
-                "properties": {"access_token": {"type": "string"}}}]},
+              "expo": {"oneOf": [{"type": "null"}, {"type": "object", "additionalProperties": false,
+                "description": "`{}` or `{\"access_token\": null}`: Expo without an access token (a project without enhanced push security).",
+                "properties": {"access_token": {"type": ["string", "null"]}}}]},
               "webpush": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["vapid_private_key", "subject"], "additionalProperties": false,
                 "properties": {"vapid_private_key": {"type": "string"}, "subject": {"type": "string"}, "public_key": {"type": ["string", "null"]}}}]}
             }

@@ -357,7 +357,8 @@ struct AppRoutes {
                     + "\"team_id\":\(optional(p.apnsTeamID)),\"topic\":\(optional(p.apnsTopic))}")
                 + ",\"fcm\":" + (record.secrets[.fcmServiceAccount] == nil ? "null"
                     : "{\"service_account\":\(secret(record, .fcmServiceAccount)),\"project_id\":\(optional(p.fcmProjectID))}")
-                + ",\"expo\":" + (record.secrets[.expoAccessToken] == nil ? "null" : "{\"access_token\":\(secret(record, .expoAccessToken))}")
+                + ",\"expo\":" + (p.expoEnabled(hasAccessToken: record.secrets[.expoAccessToken] != nil)
+                    ? "{\"access_token\":\(secret(record, .expoAccessToken))}" : "null")
                 + ",\"webpush\":" + (record.secrets[.vapidPrivateKey] == nil ? "null"
                     : "{\"vapid_private_key\":\(secret(record, .vapidPrivateKey)),\"subject\":\(optional(p.vapidSubject)),"
                     + "\"public_key\":\(optional(p.vapidPublicKey))}")

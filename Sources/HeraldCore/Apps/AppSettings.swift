@@ -167,11 +167,18 @@ public struct AppPushSettings: Codable, Sendable, Equatable {
     public var vapidSubject: String?
     /// Web Push: the VAPID public key (base64url, 65 bytes), checked against the private key when given.
     public var vapidPublicKey: String?
+    /// Expo without an access token (`"push": {"expo": {}}`): Expo needs none unless the project
+    /// turned on "enhanced push security". nil for an app with a token (the secret says Expo is
+    /// on) or without Expo; absent from apps stored before it, which read as nil.
+    public var expoWithoutToken: Bool?
 
     public init() {}
 
+    /// Whether the app sends to Expo: an access token, or `expoWithoutToken`.
+    public func expoEnabled(hasAccessToken: Bool) -> Bool { hasAccessToken || expoWithoutToken == true }
+
     enum CodingKeys: String, CodingKey {
         case apnsKeyID = "apns_key_id", apnsTeamID = "apns_team_id", apnsTopic = "apns_topic", fcmProjectID = "fcm_project_id"
-        case vapidSubject = "vapid_subject", vapidPublicKey = "vapid_public_key"
+        case vapidSubject = "vapid_subject", vapidPublicKey = "vapid_public_key", expoWithoutToken = "expo_without_token"
     }
 }

@@ -183,6 +183,7 @@ extension DeliveryWorker {
         dispatchPrecondition(condition: .onQueue(queue))
         guard waitingHead < waitingHanded.count else { return }
         let now = clock.unixMilliseconds, margin = configuration.leaseMilliseconds / 2
+        var waited: [Handed] = []
         while waitingHead < waitingHanded.count, takeSlot() {
             let item = waitingHanded[waitingHead]
             waitingHead += 1
@@ -191,8 +192,9 @@ extension DeliveryWorker {
                 releaseSlot()
                 continue
             }
-            sendOne(item)
+            waited.append(item)
         }
+        sendWaited(waited)
         // Shifting the rest after each start was ~3k instructions a push with a call of 1,000 waiting.
         if waitingHead == waitingHanded.count {
             waitingHanded.removeAll(keepingCapacity: true)
@@ -203,15 +205,54 @@ extension DeliveryWorker {
         }
     }
 
-    /// Sends one job leased at insert that holds a slot.
+    /// Sends one job leased at insert that holds a slot, to the device its inserting unit read.
     func sendOne(_ item: Handed) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += 1
-        let done: @Sendable (Recorded) -> Void = { [self] result in
-            if case .held = result {} else { finished() }
-        }
-        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: done) {
+        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) {
             deliver(prepared, device: item.device)
+        }
+    }
+
+    /// Sends jobs leased at insert that waited in the backlog for a slot (each holds one now),
+    /// reading their devices again first, as a claim does.
+    ///
+    /// The device their inserting unit read may be gone by now (the user deleted it or logged
+    /// out: `DELETE /v1/me/devices/{id}`, `DELETE /v1/sessions/{sid}`), or its user may have
+    /// turned push off: a backlog waits seconds under load (up to half the lease), and sending
+    /// from the insert's read pushed to a device its user had let go of (breaker11). A job sent
+    /// at once (`sendOne`) keeps the insert's read: it is milliseconds old.
+    func sendWaited(_ items: [Handed]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !items.isEmpty else { return }
+        inFlight += items.count
+        for item in items {
+            if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) { waitedToRead.append(prepared) }
+        }
+        readWaited()
+    }
+
+    /// Reads the devices of the jobs in `waitedToRead` and sends them, unless a read for earlier
+    /// ones still runs (then after it, with what was added meanwhile).
+    private func readWaited() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !waitedReading, !waitedToRead.isEmpty else { return }
+        let batch = waitedToRead
+        waitedToRead.removeAll(keepingCapacity: true)
+        waitedReading = true
+        deliverReadingDevices(batch) { [self] in
+            queue.async { [self] in
+                waitedReading = false
+                readWaited()
+            }
+        }
+    }
+
+    /// The `done` of a job leased at insert: its slot is freed once its outcome is recorded (a
+    /// held outcome keeps it until written).
+    private var handedDone: @Sendable (Recorded) -> Void {
+        { [self] result in
+            if case .held = result {} else { finished() }
         }
     }
 

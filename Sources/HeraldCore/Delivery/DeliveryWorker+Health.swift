@@ -19,6 +19,23 @@ extension DeliveryWorker {
         noteHealth(provider: Self.healthKey(provider: provider.rawValue, app: app), classification)
     }
 
+    /// Forgets the health and mass-deletion guard of a deleted app's providers (`apns@chat`…):
+    /// without it, the pushes its deletion cut short (its connections closed under them) showed
+    /// its providers degraded on `/readyz` and `/metrics` until a restart, with nothing left that
+    /// could ever clear them, and a new app of its id started with them.
+    /// - Parameter app: the deleted app's id (never `default`).
+    public func forgetApp(_ app: String) {
+        providerHealth.forgetApp(app)
+        massDeletionGuard.forgetApp(app)
+    }
+
+    /// Whether a push of `app` through `provider` still speaks for a provider this node serves:
+    /// false once the app was deleted (or its credentials for that provider removed), when its
+    /// last pushes end at their closed connections, which says nothing about the provider.
+    func countsTowardHealth(provider: String, app: String) -> Bool {
+        app == "default" || providers.isConfigured(storedProvider: provider, app: app)
+    }
+
     /// Counts a request of the provider `key` (the guard's key: `apns`, `apns@chat`) as answered or
     /// not, and logs when the provider turns degraded or answers again. A push that never went
     /// (dropped at its send-by deadline, refused before sending) counts as neither.

@@ -96,7 +96,9 @@ extension DeliveryWorker {
                 let ids = group.map(\.1.receiptID).filter { seen.insert($0).inserted }
                 let asked = providers.checkReceipts(provider: provider, ids: ids, app: key.app) { [self] answer in
                     // A receipt request is one of the provider's requests (ADR 0015): unanswered, it counts.
-                    noteHealth(provider: Self.healthKey(provider: provider.rawValue, app: key.app), answer)
+                    if countsTowardHealth(provider: provider.rawValue, app: key.app) {
+                        noteHealth(provider: Self.healthKey(provider: provider.rawValue, app: key.app), answer)
+                    }
                     for (job, payload) in group { recordReceipt(job, payload, verdict(for: job, payload, answer), done: recorded) }
                 }
                 if !asked {

@@ -216,6 +216,11 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// (taken from the front without shifting the rest each time). Confined to `queue`.
     var waitingHanded: [Handed] = []
     var waitingHead = 0
+    /// Jobs from `waitingHanded` that hold a slot now and wait for their devices to be read again
+    /// (`sendWaited`), oldest first; confined to `queue`. One such read runs at a time
+    /// (`waitedReading`): reads end in any order, and the backlog goes out oldest first (ADR 0007).
+    var waitedToRead: [Prepared] = []
+    var waitedReading = false
     /// Outcomes held for writing again, by job id; each keeps its slot in `inFlight`.
     var heldOutcomes: [Int64: HeldOutcome] = [:]
     // Set while `stop` waits; signalled when `inFlight` reaches 0.
@@ -463,8 +468,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// on `queue` for each, with what became of its outcome, after its slot is freed (a held
     /// outcome keeps it until written).
     ///
-    /// The devices of the whole batch are read in one snapshot (one read transaction per claim,
-    /// not one per job: a claim of 64 jobs paid 64 transactions before) and one statement.
+    /// The devices of the whole batch are read in one snapshot (`deliverReadingDevices`: one read
+    /// transaction per claim, not one per job: a claim of 64 jobs paid 64 transactions before).
     /// - Parameters:
     ///   - counted: the claim already counted the jobs in `sending` (in its write, so the
     ///     worker's next write does not claim their slots again).
@@ -483,7 +488,20 @@ public final class DeliveryWorker: @unchecked Sendable {
             }
             if let prepared = prepare(job, generation: generation, done: done) { ready.append(prepared) }
         }
-        guard !ready.isEmpty else { return }
+        deliverReadingDevices(ready)
+    }
+
+    /// Reads the devices of `ready` (and whether their users have push switched off) in one
+    /// snapshot, then delivers each: to its device as read now (nil: deleted since it was queued),
+    /// or skipped for the switch.
+    ///
+    /// The devices of the whole batch are read in one snapshot and one statement, not one read
+    /// transaction per job.
+    /// - Parameter then: called (on the storage's thread) once every job of `ready` was handed to
+    ///   `deliver`, or settled for a failed read.
+    func deliverReadingDevices(_ ready: [Prepared], then: (@Sendable () -> Void)? = nil) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !ready.isEmpty else { then?(); return }
         let batch = ready
         let ids = batch.map(\.payload.deviceID)
         let now = clock.unixMilliseconds
@@ -513,6 +531,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             case .success(let devices):
                 for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false) }
             }
+            then?()
         }
     }
 
@@ -630,7 +649,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 // PU-5a counts per provider and app: one app's wrong topic must not stop another
                 // app's dead tokens from being deleted (ADR 0006). The default app keeps the plain name.
                 let guarded = Self.healthKey(provider: device.provider, app: device.app)
-                noteHealth(provider: guarded, classification)
+                if countsTowardHealth(provider: device.provider, app: device.app) { noteHealth(provider: guarded, classification) }
                 switch outcome {
                 case .deleteDevice(let reason, _):
                     // Asked before each deletion, so a misconfiguration deletes at most the guard's burst.
@@ -646,7 +665,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     // Only a confirmed delivery clears a misconfigured provider: with receipts
                     // still to come, acceptance proves nothing about the credentials behind it.
                     massDeletionGuard.recordOther(provider: guarded, delivered: receipt == nil)
-                case .deadLetter(let reason) where classification.isConfigurationError && providers.provider(provider) is any PushReceiptProvider:
+                case .deadLetter(let reason) where classification.isConfigurationError && providers.confirmsLater(provider, app: device.app):
                     // A relay (Expo) reports the app's APNs/FCM credentials at the relay as wrong
                     // per message: show the provider as misconfigured (PU-8a). APNs and FCM keep
                     // their own rule: only the guard's wall of rejections trips it.

@@ -123,6 +123,13 @@ public final class MassDeletionGuard: Sendable {
         }
     }
 
+    /// Forgets every key of a stored app (`apns@chat`, `expo@chat`…, ADR 0006): it was deleted.
+    /// A deleted app can send nothing more that would clear a tripped guard, so it would show on
+    /// `/readyz` and `/metrics` until a restart, and a new app of its id would start tripped.
+    public func forgetApp(_ app: String) {
+        state.withLock { states in states = states.filter { !$0.key.hasSuffix("@\(app)") } }
+    }
+
     private func update(_ s: inout ProviderState, _ body: (inout ProviderState) -> Void) { body(&s) }
 
     /// Adds an answer to the window, in place of the oldest once it holds `limits.window`.

@@ -104,6 +104,15 @@ public final class ProviderHealth: Sendable {
         }
     }
 
+    /// Forgets every key of a stored app (`apns@chat`, ADR 0006): it was deleted, and nothing it
+    /// sends any more could show it answering again.
+    public func forgetApp(_ app: String) {
+        runs.withLock { runs in
+            runs = runs.filter { !$0.key.hasSuffix("@\(app)") }
+            runCount.store(runs.count, ordering: .relaxed)
+        }
+    }
+
     private static func degradation(_ run: Run) -> Degradation {
         Degradation(reason: run.reason, sinceMilliseconds: run.since, failures: run.failures)
     }

@@ -155,6 +155,13 @@ public final class PushProviders: Sendable {
             || appProviders.withLock { apps in apps.values.contains { $0.values.contains { $0 is any PushReceiptProvider } } }
     }
 
+    /// Whether `app`'s provider `id` confirms deliveries later (`PushReceiptProvider`, a relay such
+    /// as Expo): only the app's own providers count (AP-3), so a stored app's Expo is one even when
+    /// the environment configures none.
+    public func confirmsLater(_ id: PushProviderID, app: String) -> Bool {
+        providers(app: app)[id] is any PushReceiptProvider
+    }
+
     /// Asks `provider`'s adapter about receipts (`PushReceiptProvider.checkReceipts`), in requests
     /// of at most its `maximumReceiptsPerRequest` ids, and merges the answers; a failed request
     /// fails the whole call with its classification.
