@@ -6,7 +6,9 @@ import Synchronization
 extension Notifier {
     /// What planning reads for every recipient of a batch: their devices, push preferences, and
     /// the language of those with a device.
-    struct PlanningContext {
+    ///
+    /// A class: passed to each call's planning, a struct copied its profile and tables each time.
+    final class PlanningContext {
         /// The app of the calls: its catalog, payload options and providers apply.
         let profile: AppProfile
         let devices: [String: [DeviceRecord]]
