@@ -1,6 +1,6 @@
 /// A value type's fields kept in one class instance that copies share (copy on write): a copy
 /// is one retain instead of one per string field, and equal copies compare at once by identity.
-/// `DeviceRecord` and `PushNotification` keep theirs so (issue 17: each is copied several times
+/// `DeviceRecord`, `PushNotification` and `NotificationRecord` keep theirs so (issue 17: each is copied several times
 /// a push). The owner reads through its box freely and changes it only after `uniqueFields`.
 protocol CopyOnWriteFields: AnyObject {
     /// A new box with the same fields (for a change to a shared box).

@@ -2,7 +2,12 @@
 /// (with the app's exclusions and default locale folded in) and how its pushes carry their data.
 /// The `default` app's comes from the environment (`HERALD_CATALOG_PATH`,
 /// `HERALD_PAYLOAD_ROOT_KEY`); a stored app's from its settings, rebuilt when they change.
-public struct AppProfile: Sendable {
+///
+/// A class of constants: a profile is handed to each call's validation and planning, and as a
+/// struct each hand-over copied its catalog three times over (its own, the planner's and the
+/// renderer's), a retain and a release of every string and table in it (issue 17: ~37 of each a
+/// notification at the choke point).
+public final class AppProfile: Sendable {
     /// The app's id (`default`, or a stored app's).
     public let app: String
     /// Kinds, categories, exclusions and the default locale.

@@ -74,9 +74,9 @@ public enum APNsRequestBuilder {
 
         var body: [UInt8]
         if let bodies {
-            body = try bodies.body(for: notification) { () throws(PushPayloadError) in try payload(for: notification).bytes }
+            body = try bodies.body(for: notification) { () throws(PushPayloadError) in try payloadBytes(for: notification) }
         } else {
-            body = try payload(for: notification).bytes
+            body = try payloadBytes(for: notification)
         }
         if body.count > pushType.maximumPayloadBytes, notification.kind == .alert {
             body = try fitted(notification, limit: pushType.maximumPayloadBytes) ?? body
@@ -104,11 +104,12 @@ public enum APNsRequestBuilder {
     /// (`PushNotification.fittingTexts(within:size:)`); nil when no cut makes it fit (the data
     /// alone is too large).
     static func fitted(_ notification: PushNotification, limit: Int) throws(PushPayloadError) -> [UInt8]? {
-        let shorter = try notification.fittingTexts(within: limit) { (candidate) throws(PushPayloadError) in try payload(for: candidate).bytes.count }
-        return try shorter.map { (fitting) throws(PushPayloadError) in try payload(for: fitting).bytes }
+        let shorter = try notification.fittingTexts(within: limit) { (candidate) throws(PushPayloadError) in try payloadBytes(for: candidate).count }
+        return try shorter.map { (fitting) throws(PushPayloadError) in try payloadBytes(for: fitting) }
     }
 
-    /// The JSON body (see the type's documentation).
+    /// The JSON body (see the type's documentation) as a `PushJSON` tree: the reference
+    /// `payloadBytes(for:)`, which requests use, is tested against.
     static func payload(for notification: PushNotification) throws(PushPayloadError) -> PushJSON {
         var aps: [String: PushJSON] = [:]
         switch notification.kind {

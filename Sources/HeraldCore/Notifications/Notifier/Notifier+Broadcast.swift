@@ -8,10 +8,20 @@ extension Notifier {
     /// planning transaction.
     func broadcastAndPlan(_ calls: [Planning]) {
         var batch: [PublishRequest] = []
-        var ids: [String] = []
+        // Each stored record's event, by position: its index in `batch` (nil: it has no personal
+        // channel), then its message and receipts in arrays aligned with `call.stored`. Keyed by
+        // notification id, each was a hash of the id per insert and per look-up, six a
+        // notification (issue 17).
+        var slots: [[Int?]] = []
+        slots.reserveCapacity(calls.count)
         for call in calls {
+            var slot: [Int?] = []
+            slot.reserveCapacity(call.stored.count)
             for record in call.stored {
-                guard let personal = ChannelName.personal(userID: record.userID) else { continue }
+                guard let personal = ChannelName.personal(userID: record.userID) else {
+                    slot.append(nil)
+                    continue
+                }
                 let channel = ChannelName.scoped(personal, app: call.app)
                 var data = JSONWriter(capacity: 96)
                 data.raw("{\"id\":")
@@ -21,10 +31,12 @@ extension Notifier {
                 data.raw(",\"scope\":")
                 data.quotedOrNull(record.scope)
                 data.raw("}")
+                slot.append(batch.count)
                 batch.append(PublishRequest(channel: channel, event: Self.createdEvent, data: data.text))
-                ids.append(record.id)
             }
+            slots.append(slot)
         }
+        let published = batch.count
         for call in calls {
             // The plan keeps the channel as the app's backend named it; its app's namespace is added here.
             if var live = call.live {
@@ -38,15 +50,16 @@ extension Notifier {
         } catch {
             // Stored but not live: nobody saw it, so planning pushes to every device (at least
             // once, never none); the inbox still has it on the next GET.
-            log.error("notifications not broadcast: the broker failed", ["error": "\(error)", "notifications": String(ids.count)])
+            log.error("notifications not broadcast: the broker failed", ["error": "\(error)", "notifications": String(published)])
         }
-        var events: [String: ChannelMessage] = [:]
-        for (index, id) in ids.enumerated() where index < receipts.count { events[id] = receipts[index].message }
-        let sequences = events
+        // Per call, per stored record: the message that carried it live, nil when none did.
+        let events: [[ChannelMessage?]] = slots.map { slot in
+            slot.map { index in index.flatMap { $0 < receipts.count ? receipts[$0].message : nil } }
+        }
         var wanted: [(userID: String, personalSequence: UInt64)] = []
-        for call in calls {
-            for record in call.stored {
-                if let message = sequences[record.id] {
+        for (call, messages) in zip(calls, events) {
+            for (record, message) in zip(call.stored, messages) {
+                if let message {
                     wanted.append((Presence.userKey(app: call.app, userID: record.userID), message.sequence))
                 }
             }
@@ -55,30 +68,34 @@ extension Notifier {
         barrier.afterPendingDeliveries(timeoutNanoseconds: Self.barrierTimeoutNanoseconds) { [self] in
             // Connections on other nodes (a cluster) report their receipts a little later (ADR 0005).
             presence.awaitRemoteReceipts(remote) { [self] in
-                var seen: [String: [Presence.Receipt]] = [:]
-                for call in calls {
-                    for record in call.stored {
-                        if let message = sequences[record.id] {
-                            seen[record.id] = presence.receipts(userID: Presence.userKey(app: call.app, userID: record.userID),
-                                                                personalSequence: message.sequence)
-                        }
+                // Per call, per stored record, as `events`: who received its event.
+                let seen: [[[Presence.Receipt]]] = zip(calls, events).map { call, messages in
+                    zip(call.stored, messages).map { record, message in
+                        guard let message else { return [] }
+                        return presence.receipts(userID: Presence.userKey(app: call.app, userID: record.userID),
+                                                 personalSequence: message.sequence)
                     }
                 }
-                let presence = seen
                 database.write({ [self] tx in
                     let now = clock.unixMilliseconds
                     // The planning reads of every call in the batch,
                     // one query each instead of one per call (one-recipient calls come in batches of
-                    // dozens), per app, since an app's users are its own (ADR 0006).
+                    // dozens), per app, since an app's users are its own (ADR 0006). A batch of one
+                    // app (the usual one) needs no look-up of its context by app.
+                    let oneApp = calls.allSatisfy { $0.app == calls.first?.app }
                     var contexts: [String: PlanningContext] = [:]
-                    for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
-                        contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
+                    let only = oneApp && !calls.isEmpty ? try PlanningContext(calls, profile: profile(calls[0].app), now: now, tx: tx) : nil
+                    if !oneApp {
+                        for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
+                            contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
+                        }
                     }
                     // The pushes the batch leases at insert reach the worker in one hop after the commit.
                     let handoff = worker?.handoff(in: tx)
-                    return try calls.map { call in
-                        try planPushes(call, context: contexts[call.app]!, events: sequences, receipts: presence, now: now, tx: tx,
-                                       handoff: handoff)
+                    return try calls.indices.map { index in
+                        let call = calls[index]
+                        return try planPushes(call, context: only ?? contexts[call.app]!, events: events[index], receipts: seen[index],
+                                              now: now, tx: tx, handoff: handoff)
                     }
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
@@ -92,11 +109,12 @@ extension Notifier {
                         switch result {
                         case .success(let outcomes):
                             if outcomes.contains(where: { ($0?.queuedForClaim ?? 0) > 0 }) { pushQueued?() }
-                            for (call, outcome) in zip(calls, outcomes) {
-                                call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: sequences, PlanTakenOver())))
+                            for (index, outcome) in outcomes.enumerated() {
+                                let call = calls[index]
+                                call.completion(outcome.map { .success($0) } ?? .failure(deferred(call, events: events[index], PlanTakenOver())))
                             }
                         case .failure(let error):
-                            for call in calls { call.completion(.failure(deferred(call, events: sequences, error))) }
+                            for (call, messages) in zip(calls, events) { call.completion(.failure(deferred(call, events: messages, error))) }
                         }
                         planning.withLock { $0 -= calls.count }
                     }
@@ -108,9 +126,10 @@ extension Notifier {
 
 extension Notifier {
     /// A call stored and broadcast whose planning did not happen here: what it can answer.
-    func deferred(_ call: Planning, events: [String: ChannelMessage], _ error: any Error) -> PlanningDeferred {
+    /// - Parameter events: the message that carried each of `call.stored` live (nil: none), in its order.
+    func deferred(_ call: Planning, events: [ChannelMessage?], _ error: any Error) -> PlanningDeferred {
         var outcome = Outcome()
-        outcome.notifications = call.stored.map { ($0.id, $0.userID, events[$0.id]?.cursor.description) }
+        outcome.notifications = zip(call.stored, events).map { record, message in (record.id, record.userID, message?.cursor.description) }
         outcome.skippedRecipients = call.skipped
         outcome.planningDeferred = true
         return PlanningDeferred(outcome: outcome, error: error)

@@ -6,7 +6,9 @@ import Synchronization
 extension Notifier {
     /// What planning reads for every recipient of a batch: their devices, push preferences, and
     /// the language of those with a device.
-    struct PlanningContext {
+    ///
+    /// A class: passed to each call's planning, a struct copied its profile and tables each time.
+    final class PlanningContext {
         /// The app of the calls: its catalog, payload options and providers apply.
         let profile: AppProfile
         let devices: [String: [DeviceRecord]]
@@ -47,18 +49,20 @@ extension Notifier {
     }
 
     /// Step 4 for one call, inside the writer transaction.
-    /// - Parameter handoff: the transaction's hand-over to this node's worker (`DeliveryWorker.handoff(in:)`);
-    ///   nil: pushes are queued for a claim, or leased each with a hand-over of its own.
+    /// - Parameters:
+    ///   - events: the message that carried each of `call.stored` live (nil: none), in its order.
+    ///   - receipts: who received each of those events (presence), in the same order.
+    ///   - handoff: the transaction's hand-over to this node's worker (`DeliveryWorker.handoff(in:)`);
+    ///     nil: pushes are queued for a claim, or leased each with a hand-over of its own.
     /// - Returns: nil when this node no longer holds the call's plan (its lease ran out and
     ///   another claimer took it): nothing is written for the call, the holder plans it.
-    func planPushes(_ call: Planning, context: PlanningContext, events: [String: ChannelMessage],
-                            receipts: [String: [Presence.Receipt]], now: Int64, tx: any StorageTransaction,
-                    handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
+    func planPushes(_ call: Planning, context: PlanningContext, events: [ChannelMessage?], receipts: [[Presence.Receipt]],
+                    now: Int64, tx: any StorageTransaction, handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
         // plan held in the call's only row goes with the row's cursor, in one UPDATE.
         // The id of the event that carried each record live, which its row keeps as its cursor:
         // formatted once, for the row plan's fence and for the record's pushes.
-        let eventIDs = call.stored.map { events[$0.id]?.cursor.description }
+        let eventIDs = events.map { $0?.cursor.description }
         var cursorWritten: Int64?
         switch call.pending {
         case .table(let id)?:
@@ -93,7 +97,7 @@ extension Notifier {
             let allowed = profile.planner.allows(kind: plan.kind, scope: plan.scope, global: global, scoped: scoped)
             var unread: Int?
             if plan.badge == .unread { unread = try tx.notifications.unreadCount(app: app, userID: record.userID) }
-            let seen = receipts[record.id] ?? []
+            let seen = receipts[index]
             for receipt in seen where receipt.received {
                 outcome.liveDelivered += 1
                 try tx.deliveries.record(DeliveryEntry(

@@ -122,13 +122,26 @@ public final class Notifier: Sendable {
     }
 
     /// One call waiting for its turn in a batch.
-    struct Call: Sendable {
+    ///
+    /// A class, as `Planning`: a call passes through the intake, the batch, the storing unit
+    /// and its answer, and as a struct each pass copied its request field by field.
+    final class Call: Sendable {
         let request: NotificationCall
         let completion: @Sendable (NotificationAnswer) -> Void
+
+        init(request: NotificationCall, completion: @escaping @Sendable (NotificationAnswer) -> Void) {
+            self.request = request
+            self.completion = completion
+        }
     }
 
     /// One call's stored rows on their way to being broadcast and planned.
-    struct Planning: Sendable {
+    ///
+    /// A class: a call's planning passes through the batch, the loop barrier, presence, the
+    /// planning unit and its answer, and as a struct each pass (a loop's iteration, a closure's
+    /// capture) copied its rows, plan and texts, a retain and a release of each of their strings
+    /// (issue 17: ~180 of them a notification).
+    final class Planning: Sendable {
         /// The app of the call (of every stored row).
         let app: String
         let stored: [NotificationRecord]
@@ -139,6 +152,18 @@ public final class Notifier: Sendable {
         /// plan its only row carries); nil when there is none.
         let pending: PlanHold?
         let completion: @Sendable (Result<Outcome, PlanningDeferred>) -> Void
+
+        init(app: String, stored: [NotificationRecord], plan: NotificationPlan, live: PublishRequest?,
+             skipped: [(userID: String, reason: String)], pending: PlanHold?,
+             completion: @escaping @Sendable (Result<Outcome, PlanningDeferred>) -> Void) {
+            self.app = app
+            self.stored = stored
+            self.plan = plan
+            self.live = live
+            self.skipped = skipped
+            self.pending = pending
+            self.completion = completion
+        }
     }
 
     /// A call stored and not planned: its answer so far (ids, event ids, skipped recipients,
