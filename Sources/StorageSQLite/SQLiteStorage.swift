@@ -19,6 +19,9 @@ public final class SQLiteStorage: Storage {
     /// freed, as the probe's own one-row rewrite does), so the probe also asks the volume.
     let minimumFreeBytes: Int64
 
+    /// One writer connection runs every write unit, in order (`Database.writeUnit`).
+    public var serializesWrites: Bool { true }
+
     /// The file the storage was opened at (or `":memory:"`).
     public var path: String { database.path }
     /// The migration versions `open` applied (empty when the file was up to date).

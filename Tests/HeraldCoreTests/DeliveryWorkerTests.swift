@@ -863,6 +863,9 @@ final class WorkerHarness: Sendable {
         try h.storage.writeSync { tx in
             _ = try tx.devices.delete(app: "default", id: devices[1].id, userID: "u-1")
             try tx.preferences.save(PushPreferenceRecord(userID: "u-2", isEnabled: false, updatedAt: now))
+            // As the routes do (DeviceRoutes, PreferenceRoutes): without the count, the worker on
+            // SQLite sends from the insert's read (PushAudienceChange).
+            PushAudienceChange.count()
         }
         first(.delivered("apns-1"))
         while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }

@@ -160,6 +160,7 @@ struct DeviceRoutes {
             guard try tx.devices.delete(app: claims.app.rawValue, id: id, userID: claims.subject) else {
                 throw HTTPError(404, "not_found", "no such device")
             }
+            PushAudienceChange.count()
             return .empty(204)
         }
     }
@@ -191,7 +192,7 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let token = context.pathParameters["token"] ?? ""
         return responder.write { tx in
-            try tx.devices.delete(app: claims.app.rawValue, token: token, userID: claims.subject)
+            if try tx.devices.delete(app: claims.app.rawValue, token: token, userID: claims.subject) > 0 { PushAudienceChange.count() }
             return .empty(204)
         }
     }
@@ -221,7 +222,7 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let body = try RequestBody.decode(lenient: TokenOnlyBody.self, from: context.request)
         return responder.write { tx in
-            try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject)
+            if try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject) > 0 { PushAudienceChange.count() }
             return .empty(204)
         }
     }

@@ -50,6 +50,7 @@ extension DeliveryWorker {
         // Before the commit, so after the caller's read of `device`: a rotation that moves this
         // job reads it after the commit and counts after that (ADR 0014).
         let generation = PushJobRotation.currentGeneration
+        let audience = PushAudienceChange.current
         let job: JobRecord
         do {
             job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
@@ -59,7 +60,8 @@ extension DeliveryWorker {
             unreserve(slotted: slotted)
             throw error
         }
-        handoff.items.append(Handed(job: job, payload: payload, device: device, generation: generation, slotted: slotted))
+        handoff.items.append(Handed(job: job, payload: payload, device: device, generation: generation, audience: audience,
+                                    slotted: slotted))
         return (job.id, true)
     }
 
@@ -101,14 +103,18 @@ extension DeliveryWorker {
         /// `PushJobRotation.currentGeneration` in the inserting unit: a change by the send means
         /// a rotation may have moved the job to another device (ADR 0014).
         let generation: UInt64
+        /// `PushAudienceChange.current` in the inserting unit: unchanged by a backlogged send
+        /// (with writes serialised), `device` is still the one to push.
+        let audience: UInt64
         /// It holds a send slot since its insert; else it waits for one (`backlogged`).
         let slotted: Bool
 
-        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, generation: UInt64, slotted: Bool) {
+        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, generation: UInt64, audience: UInt64, slotted: Bool) {
             self.job = job
             self.payload = payload
             self.device = device
             self.generation = generation
+            self.audience = audience
             self.slotted = slotted
         }
     }
@@ -215,18 +221,25 @@ extension DeliveryWorker {
     }
 
     /// Sends jobs leased at insert that waited in the backlog for a slot (each holds one now),
-    /// reading their devices again first, as a claim does.
+    /// reading their devices again first, as a claim does, unless nothing could have changed them.
     ///
     /// The device their inserting unit read may be gone by now (the user deleted it or logged
     /// out: `DELETE /v1/me/devices/{id}`, `DELETE /v1/sessions/{sid}`), or its user may have
     /// turned push off: a backlog waits seconds under load (up to half the lease), and sending
     /// from the insert's read pushed to a device its user had let go of (breaker11). A job sent
-    /// at once (`sendOne`) keeps the insert's read: it is milliseconds old.
+    /// at once (`sendOne`) keeps the insert's read: it is milliseconds old. So does a waited one
+    /// when no such write was counted since its insert (`PushAudienceChange`) and the storage
+    /// serialises writes, and no earlier waited job is still being read (oldest first, ADR 0007).
     func sendWaited(_ items: [Handed]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !items.isEmpty else { return }
-        inFlight += items.count
+        let audience = PushAudienceChange.current
         for item in items {
+            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty {
+                sendOne(item)
+                continue
+            }
+            inFlight += 1
             if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) { waitedToRead.append(prepared) }
         }
         readWaited()

@@ -178,6 +178,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     let storage: any Storage
+    /// `storage.serializesWrites`, read once.
+    let serializesWrites: Bool
     let providers: PushProviders
     let presence: (any PresenceStore)?
     let clock: any Clock
@@ -267,6 +269,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     return Double.random(in: 0..<1, using: &random)
                 }) {
         self.storage = storage
+        self.serializesWrites = storage.serializesWrites
         self.providers = providers
         self.presence = presence
         self.clock = clock

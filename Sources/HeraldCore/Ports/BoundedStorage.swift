@@ -23,6 +23,8 @@ import Synchronization
 public final class BoundedStorage: Storage {
     /// The storage the work runs on.
     public let base: any Storage
+    /// The base's: an overdue caller is answered, but its unit still runs in the base's order.
+    public var serializesWrites: Bool { base.serializesWrites }
     /// How long a `read` or `write` caller waits, in milliseconds.
     public let waitMilliseconds: Int
     /// How long a `probeWrite` caller (readiness) waits, in milliseconds.

@@ -55,9 +55,17 @@ public protocol Storage: Sendable {
     /// - Parameter completion: called once with success, or the write's `StorageError`
     ///   (`.diskFull`, `.readOnly`, `.busy`, `.unavailable`, …).
     func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    /// Whether every write unit runs alone, one after another (one writer connection, as
+    /// SQLite's): a unit then sees every earlier unit's changes and none of a later one's.
+    /// `DeliveryWorker` relies on it to skip a device's second read (`PushAudienceChange`).
+    var serializesWrites: Bool { get }
 }
 
 extension Storage {
+    /// Not known to: writes may run side by side (PostgreSQL's pool).
+    public var serializesWrites: Bool { false }
+
     /// An empty write unit, for adapters with nothing cheaper that proves a write (it still takes
     /// the write lock).
     public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
