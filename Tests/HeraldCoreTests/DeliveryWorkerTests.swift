@@ -875,6 +875,30 @@ final class WorkerHarness: Sendable {
         #expect(try h.job(ids[1]).lastError == "device_gone" && h.job(ids[2]).lastError == "push_disabled")
     }
 
+    @Test("ADR 0007 (lead, on breaker11's): with no write counted since their insert, waited jobs on SQLite go to the devices their insert read, with no read transaction",
+          .timeLimit(.minutes(1)))
+    func waitedJobsWithNoAudienceChangeAreSentWithoutARead() async throws {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.maxInFlight = 1
+            configuration.leasedAtInsertBacklog = 3
+            configuration.pollMilliseconds = 3_600_000
+        })
+        h.provider.script("tok-0", .hold)
+        let devices = try (0..<4).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        var held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        let ids = try h.enqueueThroughWorker(devices)
+        let first = try #require(await held.next())
+        let readsBefore = h.faults.reads
+        first(.delivered("apns-1"))
+        while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2", "tok-3"], "oldest first")
+        #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (PushAudienceChange)")
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
+    }
+
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))
     func aRolledBackInsertHandsNothingOver() async throws {
         struct Refused: Error {}

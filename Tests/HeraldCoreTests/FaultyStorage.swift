@@ -21,6 +21,7 @@ final class StorageFaults: Sendable {
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
     private let fired = Mutex<[Point: Int]>([:])
     private let writeCount = Mutex(0)
+    private let readCount = Mutex(0)
     private let claimLimits = Mutex<[Int]>([])
     private let readHook = Mutex<(@Sendable () -> Void)?>(nil)
     private let jobFinds = Mutex(0)
@@ -42,6 +43,11 @@ final class StorageFaults: Sendable {
     var writes: Int { writeCount.withLock { $0 } }
 
     func noteWrite() { writeCount.withLock { $0 += 1 } }
+
+    /// Read transactions submitted so far (`read`, not `readSync`: the worker's own).
+    var reads: Int { readCount.withLock { $0 } }
+
+    func noteRead() { readCount.withLock { $0 += 1 } }
 
     /// The `limit` of every job claim so far, in order.
     var claims: [Int] { claimLimits.withLock { $0 } }
@@ -78,6 +84,8 @@ struct FaultyStorage: Storage {
     let base: any Storage
     let faults: StorageFaults
 
+    var serializesWrites: Bool { base.serializesWrites }
+
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
@@ -89,6 +97,7 @@ struct FaultyStorage: Storage {
                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
         faults.takeReadHook()?()
+        faults.noteRead()
         base.read({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
     }
 
