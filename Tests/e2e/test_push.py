@@ -1118,3 +1118,27 @@ def test_kill_9_mid_burst_every_job_done_after_the_lease(burst):
         if e["status"] == 200:
             accepted[e["headers"]["apns-id"]] = accepted.get(e["headers"]["apns-id"], 0) + 1
     assert all(accepted.get(snapshot[j]["payload"]["apns_id"], 0) >= 1 for j in jobs)
+
+
+def test_a_device_deleted_while_its_pushes_wait_in_the_backlog_gets_none(herald_factory, provider_double):
+    """breaker11, ADR 0007: with every send slot (256) held by a slow provider, the next pushes,
+    leased at insert, wait in the worker's backlog. A device deleted meanwhile gets none of them
+    once `DELETE /v1/me/devices/{id}` answered: the route counts the write
+    (`PushAudienceChange`), and the waited jobs read their device again; without the count they
+    would go out from the insert's read of the device."""
+    h = herald_with_push(herald_factory, provider_double)
+    provider_double.set_outcomes_all("apns", [{"delay_ms": 1500, "forever": True}])
+    busy = [ios(h) for _ in range(300)]
+    gone = ios(h)
+    answer = push(h, {"kind": "alert", "title": "Order", "body": "paid"}, busy)
+    assert answer["queued"] == 300, answer
+    answer = push(h, {"kind": "alert", "title": "Order", "body": "shipped"}, [gone])
+    assert answer["queued"] == 1, answer
+    r = HTTP.delete(h.url(f"/v1/me/devices/{gone.id}"), headers=auth(gone.access))
+    assert r.status_code == 204, r.text
+    deleted_at = time.time()
+    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
+    assert job["last_error"] == "device_gone", job
+    apns_requests(provider_double, busy[-1].token, timeout=30)
+    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + gone.token)]
+    assert sent == [], f"pushed to a device deleted {[round(e['time'] - deleted_at, 3) for e in sent]} s before"
