@@ -863,9 +863,6 @@ final class WorkerHarness: Sendable {
         try h.storage.writeSync { tx in
             _ = try tx.devices.delete(app: "default", id: devices[1].id, userID: "u-1")
             try tx.preferences.save(PushPreferenceRecord(userID: "u-2", isEnabled: false, updatedAt: now))
-            // As the routes do (DeviceRoutes, PreferenceRoutes): without the count, the worker on
-            // SQLite sends from the insert's read (PushAudienceChange).
-            PushAudienceChange.count()
         }
         first(.delivered("apns-1"))
         while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
@@ -878,18 +875,7 @@ final class WorkerHarness: Sendable {
     @Test("ADR 0007 (lead, on breaker11's): with no write counted since their insert, waited jobs on SQLite go to the devices their insert read, with no read transaction",
           .timeLimit(.minutes(1)))
     func waitedJobsWithNoAudienceChangeAreSentWithoutARead() async throws {
-        let h = try WorkerHarness(configure: { configuration in
-            configuration.maxInFlight = 1
-            configuration.leasedAtInsertBacklog = 3
-            configuration.pollMilliseconds = 3_600_000
-        })
-        h.provider.script("tok-0", .hold)
-        let devices = try (0..<4).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        while h.faults.claims.isEmpty { await Task.yield() }
-        let ids = try h.enqueueThroughWorker(devices)
-        let first = try #require(await held.next())
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 4, backlog: 3)
         let readsBefore = h.faults.reads
         first(.delivered("apns-1"))
         while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }

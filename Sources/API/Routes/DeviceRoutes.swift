@@ -160,7 +160,6 @@ struct DeviceRoutes {
             guard try tx.devices.delete(app: claims.app.rawValue, id: id, userID: claims.subject) else {
                 throw HTTPError(404, "not_found", "no such device")
             }
-            PushAudienceChange.count()
             return .empty(204)
         }
     }
@@ -192,7 +191,7 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let token = context.pathParameters["token"] ?? ""
         return responder.write { tx in
-            if try tx.devices.delete(app: claims.app.rawValue, token: token, userID: claims.subject) > 0 { PushAudienceChange.count() }
+            try tx.devices.delete(app: claims.app.rawValue, token: token, userID: claims.subject)
             return .empty(204)
         }
     }
@@ -222,7 +221,7 @@ struct DeviceRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let body = try RequestBody.decode(lenient: TokenOnlyBody.self, from: context.request)
         return responder.write { tx in
-            if try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject) > 0 { PushAudienceChange.count() }
+            try tx.devices.delete(app: claims.app.rawValue, token: body.token, userID: claims.subject)
             return .empty(204)
         }
     }

@@ -74,7 +74,6 @@ struct PreferenceRoutes {
                                           updatedAt: unixMilliseconds())
         return responder.write { tx in
             try tx.preferences.save(record)
-            PushAudienceChange.count()
             let available = try Self.available(tx, catalog: catalog, app: app, userID: claims.subject, scope: scope)
             return .json(200, Self.json(scope: scope, saved: record, available: available, catalog: catalog))
         }

@@ -41,7 +41,6 @@ struct SessionRoutes {
         let node = self.node
         return responder.write { tx in
             let deleted = try tx.sessions.end(sid: sid, app: app.rawValue, now: unixMilliseconds())
-            PushAudienceChange.count()
             registry.markEnded(sid, app: app)
             node.endSession(sid, app: app.rawValue)
             return .json(200, "{\"session_id\":\(JSONText.quote(sid)),\"ended\":true,\"devices_deleted\":\(deleted)}")
@@ -61,7 +60,6 @@ struct SessionRoutes {
             guard try tx.sessions.setExpiry(sid: sid, app: app, expiresAt: expiresAt) else {
                 throw HTTPError(404, "not_found", "no such session")
             }
-            PushAudienceChange.count()
             guard let session = try tx.sessions.find(sid: sid, app: app) else { throw HTTPError(404, "not_found", "no such session") }
             return .json(200, SessionJSON.encode(session, now: unixMilliseconds()))
         }

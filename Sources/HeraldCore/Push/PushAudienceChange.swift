@@ -1,8 +1,9 @@
 import Synchronization
 
-/// Writes that may take a device out of its user's pushes, counted in this process: a device
-/// deleted (`DELETE /v1/me/devices…`), a session ended or its expiry set
-/// (`/v1/sessions/{sid}`), a push preference saved (the user's switch).
+/// Writes that may take a device out of its user's pushes, counted in this process by the
+/// storage adapter that serialises its writes (SQLite's repositories, inside the write): a device
+/// deleted (by its user, as invalid, or purged), a session ended or its expiry set, a push
+/// preference saved (the user's switch).
 ///
 /// A job leased at insert that waits in the worker's backlog for a send slot carries the count
 /// its inserting unit saw. When the count is unchanged by its send, and the storage runs its
@@ -19,8 +20,7 @@ public enum PushAudienceChange {
     /// `generation` now.
     public static var current: UInt64 { generation.load(ordering: .acquiring) }
 
-    /// Counts one write that may take devices out of pushes; call it inside the write's unit,
-    /// after the change.
+    /// Counts one write that may take devices out of pushes; call it inside the write's unit.
     public static func count() {
         generation.add(1, ordering: .sequentiallyConsistent)
     }

@@ -13,6 +13,7 @@ struct SQLiteSessionRepository: SessionRepository {
     }
 
     func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int {
+        defer { PushAudienceChange.count() }  // inside the writer's unit (ADR 0007's amendment)
         do {
             return try SessionStore.end(connection, sid: sid, app: app, now: now)
         } catch let error as SQLiteError {
@@ -24,7 +25,8 @@ struct SQLiteSessionRepository: SessionRepository {
     }
 
     func setExpiry(sid: String, app: String, expiresAt: Int64?) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, app: app, expiresAt: expiresAt) }
+        defer { PushAudienceChange.count() }
+        return try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, app: app, expiresAt: expiresAt) }
     }
 
     func endedSessions() throws(StorageError) -> [SessionKey] {
