@@ -21,29 +21,35 @@ struct PlanHolderTests {
         try storage.writeSync { tx in try tx.plans.insert(PendingPlan(planJSON: "{}", createdAt: 0, claimedBy: holder, leaseUntil: lease)) }
     }
 
-    @Test func aPlanWhoseHoldersSessionEndedIsFreeAtOnceAndOneWhoseHolderLivesWaitsItsLease() throws {
+    /// Node A holding its plans (`holdPlans`) beside node B, on a new database; both closed after `body`.
+    private func withHolder(_ body: (_ a: PostgresStorage, _ b: PostgresStorage, _ holder: String) throws -> Void) throws {
         let (b, url) = try node()
         defer { b.close() }
         let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
         defer { a.close() }
-        let holder = try a.holdPlans()
-        #expect(holder.hasPrefix(PostgresPlanRepository.livePrefix))
-        #expect(try a.holdPlans() == holder, "one name a process")
-        let live = try plan(a, heldBy: holder, until: hour)
-        #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_000) } == .held)
-        #expect(try b.writeSync { tx in try tx.plans.claim(by: "node-b", limit: 10, leaseMilliseconds: 1_000, now: 1_000) }.isEmpty,
-                "a live holder's plan is left alone")
-        // A's process ends: its session, and with it the lock, is gone (the server's backend ends
-        // within milliseconds of reading the closed socket).
-        a.close()
-        #expect(eventually { (try? b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_000) }) == .orphaned })
-        let taken = try b.writeSync { tx in try tx.plans.claim(by: "node-b", limit: 10, leaseMilliseconds: 1_000, now: 1_000) }
-        #expect(taken.map(\.id) == [live] && taken.first?.claimedBy == "node-b")
-        // Now B's (a name without a session lock: its lease only), and gone once planned.
-        #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_999) } == .held)
-        #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 2_000) } == .free)
-        #expect(try b.writeSync { tx in try tx.plans.markPlanned(id: live, by: "node-b") })
-        #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 0) } == .free)
+        try body(a, b, try a.holdPlans())
+    }
+
+    @Test func aPlanWhoseHoldersSessionEndedIsFreeAtOnceAndOneWhoseHolderLivesWaitsItsLease() throws {
+        try withHolder { a, b, holder in
+            #expect(holder.hasPrefix(PostgresPlanRepository.livePrefix))
+            #expect(try a.holdPlans() == holder, "one name a process")
+            let live = try plan(a, heldBy: holder, until: hour)
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_000) } == .held)
+            #expect(try b.writeSync { tx in try tx.plans.claim(by: "node-b", limit: 10, leaseMilliseconds: 1_000, now: 1_000) }.isEmpty,
+                    "a live holder's plan is left alone")
+            // A's process ends: its session, and with it the lock, is gone (the server's backend ends
+            // within milliseconds of reading the closed socket).
+            a.close()
+            #expect(eventually { (try? b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_000) }) == .orphaned })
+            let taken = try b.writeSync { tx in try tx.plans.claim(by: "node-b", limit: 10, leaseMilliseconds: 1_000, now: 1_000) }
+            #expect(taken.map(\.id) == [live] && taken.first?.claimedBy == "node-b")
+            // Now B's (a name without a session lock: its lease only), and gone once planned.
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 1_999) } == .held)
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 2_000) } == .free)
+            #expect(try b.writeSync { tx in try tx.plans.markPlanned(id: live, by: "node-b") })
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: live, now: 0) } == .free)
+        }
     }
 
     @Test func everyHoldersLockIsReadAsItsOwnWhateverTheSignOfItsKey() throws {
@@ -84,32 +90,29 @@ struct PlanHolderTests {
     }
 
     @Test func aHolderWhoseSessionTheServerEndedTakesItsLockAgain() throws {
-        let (b, url) = try node()
-        defer { b.close() }
-        let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
-        defer { a.close() }
-        let holder = try a.holdPlans()
-        let id = try plan(a, heldBy: holder, until: hour)
-        let lockSQL = """
-            SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
-            """
-        let first: Int = try #require(try b.readSync { tx in
-            try (tx as? PostgresTransaction)?.connection.queryOne(lockSQL, [holder])?.value("pid", as: Int.self)
-        })
-        #expect(a.holdsPlanLock)
-        // The server ends the holder's session (an administrator, a failover): the lock goes with
-        // it, and comes back on a new session while the process lives.
-        try b.writeSync { tx in
-            _ = try (tx as? PostgresTransaction)?.connection.query("SELECT pg_terminate_backend($1::integer)", [first])
-        }
-        #expect(eventually {
-            let pid = try? b.readSync { tx in
+        try withHolder { a, b, holder in
+            let id = try plan(a, heldBy: holder, until: hour)
+            let lockSQL = """
+                SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                  AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
+                """
+            let first: Int = try #require(try b.readSync { tx in
                 try (tx as? PostgresTransaction)?.connection.queryOne(lockSQL, [holder])?.value("pid", as: Int.self)
+            })
+            #expect(a.holdsPlanLock)
+            // The server ends the holder's session (an administrator, a failover): the lock goes with
+            // it, and comes back on a new session while the process lives.
+            try b.writeSync { tx in
+                _ = try (tx as? PostgresTransaction)?.connection.query("SELECT pg_terminate_backend($1::integer)", [first])
             }
-            return pid != nil && pid != first
-        }, "the lock was not taken again")
-        #expect(a.holdsPlanLock)
-        #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .held)
+            #expect(eventually {
+                let pid = try? b.readSync { tx in
+                    try (tx as? PostgresTransaction)?.connection.queryOne(lockSQL, [holder])?.value("pid", as: Int.self)
+                }
+                return pid != nil && pid != first
+            }, "the lock was not taken again")
+            #expect(a.holdsPlanLock)
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .held)
+        }
     }
 }
