@@ -89,6 +89,22 @@ struct PlanHolderTests {
                     == ids + [legacy, released])
     }
 
+    @Test func aClaimReadsTheLocksOnceWhateverTheNumberOfPlans() throws {
+        let server = try #require(PostgresServer.shared)
+        let connection = try server.migratedConnection()
+        defer { connection.close() }
+        for sql in [PostgresPlanRepository.claimSQL, PostgresPlanRepository.holdingSQL] {
+            let parameters: [any PostgresBindable] = sql == PostgresPlanRepository.claimSQL ? [Int64(0), Int64(0), 10, "n", Int64(1)] : [Int64(1), Int64(0)]
+            let plan = try connection.plan(of: sql, parameters)
+            // The lock table is read once, into the materialized CTE, which rows then look up: a
+            // `pg_locks` subquery per row would copy the whole lock table for each.
+            let lines = plan.split(separator: "\n")
+            let cte = try #require(lines.firstIndex { $0.contains("CTE live_locks") }, "\(plan)")
+            #expect(lines[cte + 1].contains("Function Scan on pg_lock_status") && lines.count(where: { $0.contains("pg_lock_status") }) == 1,
+                    "\(plan)")
+        }
+    }
+
     @Test func aHolderWhoseSessionTheServerEndedTakesItsLockAgain() throws {
         try withHolder { a, b, holder in
             let id = try plan(a, heldBy: holder, until: hour)

@@ -106,21 +106,25 @@ struct PostgresPlanRepository: PlanRepository {
     /// ADR 0023). Other names (an older build's, during a rolling upgrade) have their lease only.
     static let livePrefix = "live:"
 
-    /// True when the holder named by `column` is known gone: its name is a `live:` one and no
-    /// session of this database holds its advisory lock (`pg_locks` shows a bigint key as its
-    /// high and low halves, `classid` and `objid`, with `objsubid` 1).
-    static func holderGone(_ column: String) -> String {
-        """
-        (\(column) LIKE '\(livePrefix)%' AND NOT EXISTS (
-            SELECT 1 FROM pg_locks l
+    /// The keys of the advisory locks sessions of this database hold, read once a statement
+    /// (`pg_locks` shows a bigint key as its high and low halves, `classid` and `objid`, with
+    /// `objsubid` 1), and only when a row under a running lease asks (`holderGone`).
+    static let liveLocks = """
+        live_locks AS MATERIALIZED (
+            SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
             WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
-              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(\(column), \(SessionLock.seed))))
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         """
+
+    /// True when the holder named by `column` is known gone: its name is a `live:` one and no
+    /// session holds its advisory lock (`liveLocks`, a hashed subplan: one read of `pg_locks`
+    /// whatever the number of rows).
+    static func holderGone(_ column: String) -> String {
+        "(\(column) LIKE '\(livePrefix)%' AND hashtextextended(\(column), \(SessionLock.seed)) NOT IN (SELECT key FROM live_locks))"
     }
 
     static let claimSQL = """
-        WITH picked AS MATERIALIZED (
+        WITH \(liveLocks), picked AS MATERIALIZED (
             SELECT id FROM notification_plans
             WHERE id > $1::bigint AND (lease_until IS NULL OR lease_until <= $2::bigint OR \(holderGone("claimed_by")))
             ORDER BY id LIMIT $3::bigint FOR UPDATE SKIP LOCKED)
@@ -130,6 +134,7 @@ struct PostgresPlanRepository: PlanRepository {
         """
 
     static let holdingSQL = """
+        WITH \(liveLocks)
         SELECT CASE WHEN claimed_by IS NULL OR lease_until <= $2::bigint THEN 'free'
                     WHEN \(holderGone("claimed_by")) THEN 'orphaned' ELSE 'held' END AS holding
         FROM notification_plans WHERE id = $1::bigint
