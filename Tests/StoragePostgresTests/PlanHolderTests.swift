@@ -89,6 +89,26 @@ struct PlanHolderTests {
                     == ids + [legacy, released])
     }
 
+    @Test func aLockThatCannotBeTakenFailsTheStartWithItsReason() throws {
+        // PostgreSQL unreachable: the connection's error, as the storage's own (`herald serve` exits 2).
+        var unreachable = PostgresConfiguration(url: "postgres://postgres@127.0.0.1:1/none")
+        unreachable.connectTimeoutSeconds = 2
+        #expect(throws: PostgresError.self) { _ = try SessionLock.start(name: "live:x", connector: Connector(configuration: unreachable)) }
+        // The name's key held by another session all along (a collision): busy after its tries.
+        let (b, url) = try node()
+        defer { b.close() }
+        let other = try Connector(configuration: PostgresConfiguration(url: url)).connect()
+        defer { other.close() }
+        _ = try other.query("SELECT pg_advisory_lock(hashtextextended($1::text, \(SessionLock.seed)))", ["live:taken"])
+        do {
+            _ = try SessionLock.start(name: "live:taken", connector: Connector(configuration: PostgresConfiguration(url: url)))
+            Issue.record("took a lock another session holds")
+        } catch let error as PostgresError {
+            guard case .server(let state, _, _) = error, state == "55P03" else { Issue.record("got \(error)"); return }
+            guard case .busy = StorageError(error) else { Issue.record("not busy: \(StorageError(error))"); return }
+        }
+    }
+
     @Test func aClaimReadsTheLocksOnceWhateverTheNumberOfPlans() throws {
         let server = try #require(PostgresServer.shared)
         let connection = try server.migratedConnection()
