@@ -40,6 +40,7 @@ public final class PostgresStorage: Storage {
     private let readers: [ConnectionWorker]
     private let nextReader = Atomic<Int>(0)
     private let listener: Mutex<JobListener?> = Mutex(nil)
+    private let planHolder: Mutex<SessionLock?> = Mutex(nil)
 
     private init(configuration: PostgresConfiguration, nodeID: String, connector: Connector, appliedMigrations: [Int]) {
         self.configuration = configuration
@@ -137,9 +138,38 @@ public final class PostgresStorage: Storage {
     /// work fails with `StorageError.closed`. Not from a `read` or `write` body.
     public func close() {
         listener.withLock { $0 }?.stop()
+        // Taken out, so a second close waits for nothing; closing its connection drops the lock.
+        planHolder.withLock { holder in
+            defer { holder = nil }
+            return holder
+        }?.stop()
         writer.close()
         for reader in readers { reader.close() }
     }
+
+    // MARK: Plan holders
+
+    /// The name this process holds notification plans under (`PendingPlan.claimedBy`, ADR 0023):
+    /// `live:<host>:<pid>:<random>`, whose session-level advisory lock a connection of its own
+    /// holds from now until `close` (or the process's end, however it ends), and takes again
+    /// after it breaks. Other nodes take a plan held under it at once when no session holds that
+    /// lock, instead of waiting out its lease. Blocks until the lock is held; calling it again
+    /// returns the same name.
+    /// - Throws: `StorageError.unavailable` when PostgreSQL cannot be reached; `.busy` when the
+    ///   name's key stays locked by another session (a hash collision: never in practice).
+    public func holdPlans() throws(StorageError) -> String {
+        try planHolder.withLock { holder throws(StorageError) -> String in
+            if let holder { return holder.name }
+            let name = PostgresPlanRepository.livePrefix
+                + "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+            let started = try mapped { try SessionLock.start(name: name, connector: connector) }
+            holder = started
+            return started.name
+        }
+    }
+
+    /// Whether `holdPlans()`'s lock is held now (tests: false while its connection is made again).
+    var holdsPlanLock: Bool { planHolder.withLock { $0?.isLocked ?? false } }
 
     // MARK: Job wake-ups
 

@@ -297,9 +297,18 @@ enum Herald {
                 return 2
             }
         }
+        // On PostgreSQL, plans are held under a name whose session lock other nodes read: a plan of
+        // this process is theirs to take at once when it dies, not after its lease (ADR 0023).
+        let planHolder: String?
+        do {
+            planHolder = try opened.postgres?.holdPlans()
+        } catch {
+            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            return 2
+        }
         let notifier = Notifier(database: calls, broker: node.broker, presence: node.presence, barrier: node,
                                 providers: push?.providers, catalog: catalog, payload: settings.payload,
-                                profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log,
+                                profiles: { apps.profile($0) }, clock: SystemClock(), log: PushSetup.log, nodeID: planHolder,
                                 pushQueued: push?.wakeWorker, pushBacklog: push == nil ? nil : pushBacklog, worker: push?.worker)
         let router = HeraldAPI.router(configuration: apiConfiguration, node: node, database: calls, sessions: sessions,
                                       push: push, notifier: notifier)

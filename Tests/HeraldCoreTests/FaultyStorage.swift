@@ -25,6 +25,15 @@ final class StorageFaults: Sendable {
     private let claimLimits = Mutex<[Int]>([])
     private let readHook = Mutex<(@Sendable () -> Void)?>(nil)
     private let jobFinds = Mutex(0)
+    private let goneHolders = Mutex<Set<String>>([])
+
+    /// Makes the storage know `holders` are gone (their processes died), as PostgreSQL does when
+    /// their session locks are (ADR 0023): their plans under a running lease are `.orphaned`, and
+    /// a claim takes them.
+    func holdersGone(_ holders: Set<String>) { goneHolders.withLock { $0.formUnion(holders) } }
+
+    /// The holders `holdersGone` named.
+    var gone: Set<String> { goneHolders.withLock { $0 } }
 
     /// Jobs read by id so far (`jobs.find`): the worker reads a job row again only after a
     /// token rotation may have moved it (ADR 0014).
@@ -149,7 +158,19 @@ private struct FaultyPlans: PlanRepository {
     func release(rows sequences: [Int64], by node: String) throws(StorageError) -> Int { try base.release(rows: sequences, by: node) }
     func delete(id: Int64) throws(StorageError) { try base.delete(id: id) }
     func claim(by node: String, after: Int64, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
-        try base.claim(by: node, after: after, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+        // A gone holder's plans are free to the claim: released first, then claimed as free ones.
+        for holder in faults.gone {
+            let held = try base.list(after: after, limit: Int(Int32.max)).filter { $0.claimedBy == holder }.map(\.id)
+            _ = try base.release(ids: held, by: holder)
+        }
+        return try base.claim(by: node, after: after, limit: limit, leaseMilliseconds: leaseMilliseconds, now: now)
+    }
+    func holding(ofPlan id: Int64, now: Int64) throws(StorageError) -> PlanHolding {
+        let holding = try base.holding(ofPlan: id, now: now)
+        guard holding == .held, let holder = try base.list(after: id - 1, limit: 1).first?.claimedBy, faults.gone.contains(holder) else {
+            return holding
+        }
+        return .orphaned
     }
     func renew(ids: [Int64], by node: String, until: Int64) throws(StorageError) -> Int { try base.renew(ids: ids, by: node, until: until) }
     func release(ids: [Int64], by node: String) throws(StorageError) -> Int { try base.release(ids: ids, by: node) }

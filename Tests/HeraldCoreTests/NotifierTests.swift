@@ -135,6 +135,25 @@ import Testing
                                     argsJSON: nil, dataJSON: "{}")
         }
 
+        /// What node-b's step 1 leaves (PostgreSQL, several nodes) before its step 2 runs: the
+        /// notification `id` of `call` (to u1), its plan held by node-b under a running lease, and
+        /// the key reserved with its provisional answer. - Returns: the plan's id.
+        @discardableResult
+        func storedByNodeB(_ call: NotificationCall, id: String, key: String, hash: String) throws -> Int64 {
+            let now = clock.unixMilliseconds
+            return try storage.writeSync { tx -> Int64 in
+                let plan = try tx.plans.insert(PendingPlan(planJSON: call.planJSON, createdAt: now, claimedBy: "node-b",
+                                                           leaseUntil: now + Notifier.planLeaseMilliseconds))
+                _ = try tx.notifications.insert(NotificationRecord(id: id, userID: "u1", kind: "k", titleJSON: call.titleJSON,
+                                                                   bodyJSON: nil, argsJSON: nil, dataJSON: "{}", planID: plan, createdAt: now))
+                try tx.idempotency.reserve(IdempotencyRecord(
+                    key: key, requestHash: hash,
+                    responseJSON: #"{"notifications":[{"id":"\#(id)","user_id":"u1","event_id":null}],"push_planning":"deferred"}"#,
+                    complete: false, createdAt: now))
+                return plan
+            }
+        }
+
         func send(_ call: NotificationCall) async -> NotificationAnswer {
             await withCheckedContinuation { continuation in notifier.send(call) { continuation.resume(returning: $0) } }
         }
@@ -227,24 +246,34 @@ import Testing
         #expect(created == 1 && other == 3)
     }
 
+    @Test("a repeat of a key whose node died holding its plan (the storage knows, ADR 0023) is a deferred replay at once, and its pushes are planned now")
+    func aRepeatOfADeadNodesCallIsReplayedAndPlannedAtOnce() async throws {
+        let h = try Harness()
+        try h.device(user: "u1", session: "phone")
+        let call = h.call(["u1"], key: "k-dead", hash: "h-dead")
+        // What node-b's step 1 left when its process died before step 2.
+        try h.storedByNodeB(call, id: "ntf_dead", key: "k-dead", hash: "h-dead")
+        guard case .refused(.idempotencyInProgress) = await h.send(call) else { Issue.record("not in progress while node-b may live"); return }
+        h.notifier.recovery.sync {}
+        #expect(try h.outcomes("ntf_dead").isEmpty, "a live holder's plan is left alone")
+
+        h.faults.holdersGone(["node-b"])
+        guard case .accepted(let json, replayed: true) = await h.send(call) else { Issue.record("not a deferred replay"); return }
+        #expect(try Self.firstID(Self.object(json)) == "ntf_dead")
+        // The repeat asked for recovery: it ran (no pass of the timer, no lease over) and planned the call.
+        h.notifier.recovery.sync {}
+        #expect(try h.outcomes("ntf_dead") == [.queued])
+        #expect(try h.jobs().count == 1)
+        guard case .replayed = await h.send(call) else { Issue.record("not the planned answer after recovery"); return }
+    }
+
     @Test("a repeat of a key another node stored and still holds is in progress; once its plan is released or its lease over, a deferred replay")
     func aRepeatOfAnotherNodesCallInFlightIsInProgress() async throws {
         let h = try Harness()
         let call = h.call(["u1"], key: "k-4", hash: "h-4")
         let now = h.clock.unixMilliseconds
-        // What node-b's step 1 leaves (PostgreSQL, several nodes) before its step 2 runs: the
-        // notification, its plan held by node-b, and the key reserved with its provisional answer.
-        let plan = try h.storage.writeSync { tx -> Int64 in
-            let plan = try tx.plans.insert(PendingPlan(planJSON: call.planJSON, createdAt: now, claimedBy: "node-b",
-                                                       leaseUntil: now + Notifier.planLeaseMilliseconds))
-            _ = try tx.notifications.insert(NotificationRecord(id: "ntf_b1", userID: "u1", kind: "k", titleJSON: call.titleJSON,
-                                                               bodyJSON: nil, argsJSON: nil, dataJSON: "{}", planID: plan, createdAt: now))
-            try tx.idempotency.reserve(IdempotencyRecord(
-                key: "k-4", requestHash: "h-4",
-                responseJSON: #"{"notifications":[{"id":"ntf_b1","user_id":"u1","event_id":null}],"push_planning":"deferred"}"#,
-                complete: false, createdAt: now))
-            return plan
-        }
+        // node-b's step 1, before its step 2 runs.
+        let plan = try h.storedByNodeB(call, id: "ntf_b1", key: "k-4", hash: "h-4")
         guard case .refused(.idempotencyInProgress) = await h.send(call) else { Issue.record("not in progress while node-b holds it"); return }
 
         // node-b's planning failed and released its plan: the stored answer, not 409.

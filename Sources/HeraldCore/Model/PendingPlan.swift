@@ -35,3 +35,15 @@ public enum PlanHold: Sendable, Equatable {
     /// The row of the call's only notification (its `sequence`), which carries the plan itself.
     case row(sequence: Int64)
 }
+
+/// Who may plan a stored plan now (`PlanRepository.holding(ofPlan:now:)`, ADR 0023).
+public enum PlanHolding: Sendable, Equatable {
+    /// Nobody holds it (released, or its lease is over), or it is gone (planned): a repeat of its
+    /// call gets the stored answer; recovery takes it at its next pass.
+    case free
+    /// Claimed under a running lease by a holder that is, or may be, alive (planning it now).
+    case held
+    /// Its lease runs, but its holder is known to be gone (its process died): free for any
+    /// node's recovery now.
+    case orphaned
+}

@@ -135,6 +135,12 @@ public protocol PlanRepository {
     /// Stored plans with ids above `after`, oldest first, whoever holds them (inspection).
     func list(after: Int64, limit: Int) throws(StorageError) -> [PendingPlan]
 
+    /// Who may plan plan `id` at `now` (an idempotency key's repeat asks, ADR 0023): `.held`
+    /// while it is claimed under a running lease by a holder that may be alive, `.orphaned` when
+    /// the lease runs but the adapter knows its holder is gone (PostgreSQL: its session lock is
+    /// not held), `.free` when nobody holds it or it is gone (planned).
+    func holding(ofPlan id: Int64, now: Int64) throws(StorageError) -> PlanHolding
+
     /// The notifications of plan `id`, in order of storing.
     func notifications(ofPlan id: Int64) throws(StorageError) -> [NotificationRecord]
 
@@ -147,6 +153,13 @@ public protocol PlanRepository {
 }
 
 extension PlanRepository {
+    /// By the lease alone, one read of the plan: adapters that cannot tell a dead holder from a
+    /// live one (SQLite, where the start releases a dead process's holds) never answer `.orphaned`.
+    public func holding(ofPlan id: Int64, now: Int64) throws(StorageError) -> PlanHolding {
+        guard let plan = try list(after: id - 1, limit: 1).first, plan.id == id else { return .free }
+        return plan.claimedBy != nil && (plan.leaseUntil ?? 0) > now ? .held : .free
+    }
+
     /// Adapters that keep no plan in notification rows never hold one there.
     public func markPlanned(row sequence: Int64, cursor: String?, by node: String) throws(StorageError) -> Bool { false }
 

@@ -102,6 +102,44 @@ struct PostgresNotificationRepository: NotificationRepository {
 struct PostgresPlanRepository: PlanRepository {
     let connection: PostgresConnection
 
+    /// Names of holders whose session lock says whether they live (`PostgresStorage.holdPlans`,
+    /// ADR 0023). Other names (an older build's, during a rolling upgrade) have their lease only.
+    static let livePrefix = "live:"
+
+    /// The keys of the advisory locks sessions of this database hold, read once a statement
+    /// (`pg_locks` shows a bigint key as its high and low halves, `classid` and `objid`, with
+    /// `objsubid` 1), and only when a row under a running lease asks (`holderGone`).
+    static let liveLocks = """
+        live_locks AS MATERIALIZED (
+            SELECT (l.classid::bigint << 32) | l.objid::bigint AS key FROM pg_locks l
+            WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+        """
+
+    /// True when the holder named by `column` is known gone: its name is a `live:` one and no
+    /// session holds its advisory lock (`liveLocks`, a hashed subplan: one read of `pg_locks`
+    /// whatever the number of rows).
+    static func holderGone(_ column: String) -> String {
+        "(\(column) LIKE '\(livePrefix)%' AND hashtextextended(\(column), \(SessionLock.seed)) NOT IN (SELECT key FROM live_locks))"
+    }
+
+    static let claimSQL = """
+        WITH \(liveLocks), picked AS MATERIALIZED (
+            SELECT id FROM notification_plans
+            WHERE id > $1::bigint AND (lease_until IS NULL OR lease_until <= $2::bigint OR \(holderGone("claimed_by")))
+            ORDER BY id LIMIT $3::bigint FOR UPDATE SKIP LOCKED)
+        UPDATE notification_plans p SET claimed_by = $4::text, lease_until = $5::bigint
+        FROM picked WHERE p.id = picked.id
+        RETURNING p.*
+        """
+
+    static let holdingSQL = """
+        WITH \(liveLocks)
+        SELECT CASE WHEN claimed_by IS NULL OR lease_until <= $2::bigint THEN 'free'
+                    WHEN \(holderGone("claimed_by")) THEN 'orphaned' ELSE 'held' END AS holding
+        FROM notification_plans WHERE id = $1::bigint
+        """
+
     func insert(_ plan: PendingPlan) throws(StorageError) -> Int64 {
         try mapped {
             guard let row = try connection.queryOne("""
@@ -125,16 +163,9 @@ struct PostgresPlanRepository: PlanRepository {
     func claim(by node: String, after: Int64, limit: Int, leaseMilliseconds: Int64, now: Int64) throws(StorageError) -> [PendingPlan] {
         precondition(limit >= 0, "a negative limit")
         // SKIP LOCKED: a plan another node is claiming right now is left to it, not waited for.
+        // A plan whose holder's session lock is gone is taken before its lease ends (ADR 0023).
         return try mapped {
-            try connection.query("""
-                WITH picked AS MATERIALIZED (
-                    SELECT id FROM notification_plans
-                    WHERE id > $1::bigint AND (lease_until IS NULL OR lease_until <= $2::bigint)
-                    ORDER BY id LIMIT $3::bigint FOR UPDATE SKIP LOCKED)
-                UPDATE notification_plans p SET claimed_by = $4::text, lease_until = $5::bigint
-                FROM picked WHERE p.id = picked.id
-                RETURNING p.*
-                """, [after, now, limit, node, now + leaseMilliseconds])
+            try connection.query(Self.claimSQL, [after, now, limit, node, now + leaseMilliseconds])
                 .map(PendingPlan.init(row:))
                 .sorted { $0.id < $1.id }
         }
@@ -158,8 +189,20 @@ struct PostgresPlanRepository: PlanRepository {
     }
 
     /// Does nothing and returns 0: several nodes share this database, so a hold of another node
-    /// may be a live one. A dead node's plans are claimable once their lease runs out.
+    /// may be a live one. A dead node's plans are claimable once its session lock is gone, or
+    /// their lease runs out (ADR 0023).
     func releaseLeases(heldByOtherThan node: String) throws(StorageError) -> Int { 0 }
+
+    /// One query: the lease, and for a `live:` holder under a running lease its session lock.
+    func holding(ofPlan id: Int64, now: Int64) throws(StorageError) -> PlanHolding {
+        try mapped {
+            switch try connection.queryOne(Self.holdingSQL, [id, now])?.value("holding", as: String.self) {
+            case "held": .held
+            case "orphaned": .orphaned
+            default: .free
+            }
+        }
+    }
 
     func list(after: Int64, limit: Int) throws(StorageError) -> [PendingPlan] {
         try mapped {

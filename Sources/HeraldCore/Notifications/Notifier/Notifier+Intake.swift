@@ -125,7 +125,12 @@ extension Notifier {
             if let flight = request.inFlightKey, batchKeys.contains(flight) || keysInFlight.withLock({ $0.contains(flight) }) { throw NotificationRefusal.idempotencyInProgress }
             // Not in flight here, but maybe on another node sharing the database (PostgreSQL):
             // its step 1 committed and its step 2 has not run yet.
-            if try isStillHeld(existing, now: now, tx: tx) { throw NotificationRefusal.idempotencyInProgress }
+            switch try planHolding(of: existing, now: now, tx: tx) {
+            case .held: throw NotificationRefusal.idempotencyInProgress
+            // Its node died holding it (ADR 0023): planned now here, not at the next pass.
+            case .orphaned: recoverSoon()
+            case .free: break
+            }
             // Its planning may have committed since the key was read (each statement of a
             // PostgreSQL write sees the latest commits, and planning does not lock the key): the
             // plan is gone because it was planned, and the key now holds the planned answer.
@@ -170,23 +175,23 @@ extension Notifier {
         return .fresh(stored, skipped: skipped, plan: pending)
     }
 
-    /// Whether the call that reserved `record` (complete: false) is still being handled, on this
-    /// node or another: its plan is held under a running lease (by the node that stored it, until
-    /// its planning ends, or by recovery). A planning failure releases the plan, so the repeat is
-    /// then a deferred replay; a node that died holds it until the lease runs out
-    /// (`planLeaseMilliseconds`). A call that reached nobody has no plan: it counts as held for
-    /// the same lease from its storing.
-    func isStillHeld(_ record: IdempotencyRecord, now: Int64, tx: any StorageTransaction) throws -> Bool {
+    /// Who may plan the call that reserved `record` (complete: false): `.held` while it is still
+    /// being handled, on this node or another (its plan held under a running lease, by the node
+    /// that stored it until its planning ends, or by recovery). A planning failure releases the
+    /// plan, so the repeat is then a deferred replay; a node that died holds it until the lease
+    /// runs out (`planLeaseMilliseconds`), unless the storage knows its holder is gone
+    /// (`.orphaned`, PostgreSQL, ADR 0023). A call that reached nobody has no plan: it counts as
+    /// held for the same lease from its storing.
+    func planHolding(of record: IdempotencyRecord, now: Int64, tx: any StorageTransaction) throws -> PlanHolding {
         guard let id = Self.firstNotificationID(inAnswer: record.responseJSON),
               let notification = try tx.notifications.find(id: id) else {
-            return record.createdAt > now - Self.planLeaseMilliseconds
+            return record.createdAt > now - Self.planLeaseMilliseconds ? .held : .free
         }
         // A plan held in the row itself (ADR 0003's amendment): released holds have lease 0.
         guard let planID = notification.planID else {
-            return notification.planJSON != nil && (notification.planLeaseUntil ?? 0) > now
+            return notification.planJSON != nil && (notification.planLeaseUntil ?? 0) > now ? .held : .free
         }
-        guard let plan = try tx.plans.list(after: planID - 1, limit: 1).first, plan.id == planID else { return false }
-        return plan.claimedBy != nil && (plan.leaseUntil ?? 0) > now
+        return try tx.plans.holding(ofPlan: planID, now: now)
     }
 
     /// The first notification id of a stored answer (`{"notifications":[{"id":…}]…}`), if any.

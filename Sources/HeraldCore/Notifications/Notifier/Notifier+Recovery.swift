@@ -37,6 +37,16 @@ extension Notifier {
         recovery.async { [self] in runRecovery() }
     }
 
+    /// `recover()` unless a run asked for this way is already waiting: a burst of repeats of
+    /// calls a dead node held runs recovery once, not once each.
+    func recoverSoon() {
+        guard !recoveryAsked.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        recovery.async { [self] in
+            recoveryAsked.store(false, ordering: .releasing)
+            runRecovery()
+        }
+    }
+
     func runRecovery() {
         do {
             let adopted = try database.writeSync { [clock] in try $0.plans.adoptLegacyPlans(now: clock.unixMilliseconds) }

@@ -40,6 +40,8 @@ public final class Notifier: Sendable {
     /// Names this process as the holder of the plans it stores or claims (`claimed_by`).
     public let nodeID: String
     let recovery = DispatchQueue(label: "herald.notifier.recovery")
+    /// A `recoverSoon()` run is queued on `recovery` and has not started.
+    let recoveryAsked = Atomic<Bool>(false)
     /// Where a batch goes after its storing commit, so the writer's queue only runs SQL.
     let afterCommit = DispatchQueue(label: "herald.notifier.after-commit")
     /// Since start: notifications stored, and planning outcomes (`/metrics`).
@@ -84,7 +86,9 @@ public final class Notifier: Sendable {
     ///     catalog and flat payloads.
     ///   - clock: wall time for rows, expiry and leases; tests pass a `ManualClock`.
     ///   - log: what an operator should see (failures, recovery).
-    ///   - nodeID: the name this process holds plans under; unique per process by default.
+    ///   - nodeID: the name this process holds plans under; unique per process by default. On
+    ///     PostgreSQL `herald` passes `PostgresStorage.holdPlans()`'s, whose session lock tells
+    ///     other nodes when this process is gone (ADR 0023).
     ///   - pushQueued: called after pushes were queued for a claim (wakes the delivery worker).
     ///   - pushBacklog: paces calls by the jobs queued for a claim and not claimed yet; nil: never waits.
     ///   - worker: this node's delivery worker, to lease due pushes to at insert (ADR 0007); nil:
