@@ -35,13 +35,15 @@ public final class LogSink: Sendable {
         if dropped.load(ordering: .relaxed) > 0 {
             let count = dropped.exchange(0, ordering: .acquiringAndReleasing)
             if count > 0 {
-                let fresh = cutMidLine.exchange(false, ordering: .acquiringAndReleasing) ? "\n" : ""
+                // Cleared only once the notice is through: a refused notice leaves the cut line open.
+                let fresh = cutMidLine.load(ordering: .relaxed) ? "\n" : ""
                 let reason = String(cString: strerror(lastError.load(ordering: .relaxed)))
                 guard writeWhole(fresh + notice(count, reason)) else {
                     // Still refused: the notice waits for the next line, which counts too.
                     dropped.add(count + 1, ordering: .acquiringAndReleasing)
                     return false
                 }
+                cutMidLine.store(false, ordering: .relaxed)
             }
         }
         guard writeWhole(line) else {
