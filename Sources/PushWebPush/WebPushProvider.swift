@@ -36,6 +36,8 @@ public final class WebPushProvider: PushProvider {
     /// public address, is dead-lettered (`endpoint_not_public`) and nothing is sent to it.
     public let allowPrivateAddresses: Bool
     private let transport: any PushTransport
+    /// Shared by every app's provider: one origin holds at most its limit of the worker's slots.
+    private let gate: WebPushOriginGate
     private let tokens: VAPIDTokenCache
     private let clock: UnixClock
     /// The same wall time in UNIX ms, for TTLs of a millisecond expiry (NO-2).
@@ -47,11 +49,13 @@ public final class WebPushProvider: PushProvider {
     ///   - allowLoopbackHTTP: `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
     ///   - allowPrivateAddresses: `HERALD_WEBPUSH_ALLOW_PRIVATE` (default: dev mode).
     ///   - clock: wall time for the JWT's `exp`, TTLs and `Retry-After` dates.
+    ///   - gate: the count of requests in flight per origin (ADR 0024); `shared` but in tests.
     public init(credentials: VAPIDCredentials, transport: any PushTransport, allowLoopbackHTTP: Bool = false,
-                allowPrivateAddresses: Bool = false, clock: any Clock = SystemClock()) {
+                allowPrivateAddresses: Bool = false, clock: any Clock = SystemClock(), gate: WebPushOriginGate = .shared) {
         let unixClock: UnixClock = { Int(clock.unixSeconds) }
         self.credentials = credentials
         self.transport = transport
+        self.gate = gate
         self.allowLoopbackHTTP = allowLoopbackHTTP
         self.allowPrivateAddresses = allowPrivateAddresses
         self.tokens = VAPIDTokenCache(credentials: credentials, clock: unixClock)
@@ -93,13 +97,24 @@ public final class WebPushProvider: PushProvider {
         }
         guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
         request.publicAddressesOnly = !allowPrivateAddresses
-        transport.send(request) { [clock] result in
+        let origin = subscription.origin
+        guard gate.enter(origin) else { return completion(Self.originBusy(origin, limit: gate.limit)) }
+        transport.send(request) { [clock, gate] result in
+            gate.leave(origin)
             switch result {
             case .success(let response): completion(classifyWebPush(response: response, now: clock()))
             case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
             case .failure(let error): completion(classifyTransportError(error))
             }
         }
+    }
+
+    /// A push not sent because its origin already has `limit` requests waiting for an answer
+    /// (ADR 0024): retried after the backoff, the attempt not counted, as any push that never
+    /// reached its provider.
+    static func originBusy(_ origin: String, limit: Int) -> PushClassification {
+        .applying(.retryUnsent(minimumDelay: nil), reason: "origin_busy: \(limit) pushes to \(origin) already wait for an answer",
+                  status: nil, retryAfter: nil)
     }
 
     /// A subscription on a host that is not public: a dead letter, device kept (DNS may change,

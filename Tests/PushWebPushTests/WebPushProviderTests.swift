@@ -192,6 +192,51 @@ import Testing
         #expect(refusing.sent.withLock { $0 } == 1)
     }
 
+    /// A push service that answers only when told: its requests stay in flight meanwhile.
+    final class HoldingTransport: PushTransport {
+        let held = Mutex<[(host: String, completion: @Sendable (Result<PushHTTPResponse, any Error>) -> Void)]>([])
+        func send(_ request: PushHTTPRequest, completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+            held.withLock { $0.append((request.url.split(separator: "/")[1].description, completion)) }
+        }
+        /// The hosts of the requests still waiting for an answer, oldest first.
+        var hosts: [String] { held.withLock { $0.map(\.host) } }
+        /// Answers the oldest request held, 201.
+        func answerOne() {
+            let next = held.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            next?.completion(.success(PushHTTPResponse(status: 201, headers: [], body: [])))
+        }
+    }
+
+    /// ADR 0024 (breaker12): a push service that does not answer holds at most the gate's limit of
+    /// pushes, counted across every app's provider; the next is not sent (retried, not counted),
+    /// while other origins still go, and a place freed by an answer is taken again.
+    @Test func oneOriginHoldsAtMostTheGatesLimitAcrossApps() throws {
+        let gate = WebPushOriginGate(limit: 2)
+        let stalled = HoldingTransport()
+        let clock = ManualClock(unixMilliseconds: 1_754_563_200_000)
+        let appA = WebPushProvider(credentials: Self.credentials, transport: stalled, clock: clock, gate: gate)
+        let appB = WebPushProvider(credentials: Self.credentials, transport: stalled, clock: clock, gate: gate)
+        #expect(send(appA) == nil, "in flight")
+        #expect(send(appB) == nil, "in flight: the other app's push to the same service")
+        let refused = send(appA)
+        #expect(refused?.outcome == .notSent(afterSeconds: nil, reason: "origin_busy: 2 pushes to https://push.example.net:8443 already wait for an answer"))
+        #expect(refused?.isUnanswered == false, "nothing reached the service: not a provider failure")
+        #expect(stalled.hosts == ["push.example.net:8443", "push.example.net:8443"])
+        #expect(gate.count("https://push.example.net:8443") == 2)
+        // Another push service is not held up by this one.
+        let other = try subscription(endpoint: "https://updates.push.example.org/wpush/v2/x")
+        #expect(send(appB, to: other) == nil)
+        #expect(stalled.hosts.count == 3)
+        // An answer frees its place.
+        stalled.answerOne()
+        #expect(gate.count("https://push.example.net:8443") == 1)
+        #expect(send(appB) == nil)
+        #expect(stalled.hosts == ["push.example.net:8443", "updates.push.example.org", "push.example.net:8443"], "the two still held and the new one")
+        for _ in 0..<4 { stalled.answerOne() }
+        #expect(gate.count("https://push.example.net:8443") == 0)
+        #expect(gate.count("https://updates.push.example.org") == 0)
+    }
+
     /// A transport whose every request finds only a private address.
     final class RefusingTransport: PushTransport {
         let sent = Mutex(0)
