@@ -98,22 +98,37 @@ public final class WebPushProvider: PushProvider {
         guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
         request.publicAddressesOnly = !allowPrivateAddresses
         let origin = subscription.origin
-        guard gate.enter(origin) else { return completion(Self.originBusy(origin, limit: gate.limit)) }
-        transport.send(request) { [clock, gate] result in
-            gate.leave(origin)
-            switch result {
-            case .success(let response): completion(classifyWebPush(response: response, now: clock()))
-            case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
-            case .failure(let error): completion(classifyTransportError(error))
+        let queuedAt = nowMilliseconds
+        gate.enter(origin, start: { [transport, clock, gate, millisecondClock, request] in
+            // A wait for a place came out of the send-by deadline's time.
+            var request = request
+            if let within = request.sendWithinMilliseconds {
+                let left = within - (millisecondClock() - queuedAt)
+                guard left > 0 else {
+                    gate.leave(origin)
+                    return completion(.sendByPassed)
+                }
+                request.sendWithinMilliseconds = left
             }
-        }
+            transport.send(request) { result in
+                gate.leave(origin)
+                switch result {
+                case .success(let response): completion(classifyWebPush(response: response, now: clock()))
+                case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
+                case .failure(let error): completion(classifyTransportError(error))
+                }
+            }
+        }, refuse: { [gate] in
+            completion(Self.originBusy(origin, limit: gate.limit, waited: gate.patienceMilliseconds))
+        })
     }
 
-    /// A push not sent because its origin already has `limit` requests waiting for an answer
-    /// (ADR 0024): retried after the backoff, the attempt not counted, as any push that never
-    /// reached its provider.
-    static func originBusy(_ origin: String, limit: Int) -> PushClassification {
-        .applying(.retryUnsent(minimumDelay: nil), reason: "origin_busy: \(limit) pushes to \(origin) already wait for an answer",
+    /// A push not sent because its origin had `limit` requests waiting for an answer all the
+    /// while it waited for a place (ADR 0024): retried after the backoff, the attempt not counted,
+    /// as any push that never reached its provider.
+    static func originBusy(_ origin: String, limit: Int, waited: Int64) -> PushClassification {
+        .applying(.retryUnsent(minimumDelay: nil),
+                  reason: "origin_busy: \(limit) pushes in flight to \(origin), none ended within \(waited) ms",
                   status: nil, retryAfter: nil)
     }
 
