@@ -65,6 +65,9 @@ public final class WebPushProvider: PushProvider {
 
     /// See `PushProvider.send(_:to:pushID:sendBy:completion:)`. Encrypts on the calling thread (one
     /// ECDH and one AES-GCM pass, tens of microseconds); the answer arrives on the transport's thread.
+    /// A push to an origin with the gate's limit in flight waits for a place (ADR 0024): it is sent
+    /// from the thread of the push that freed it, or ends `origin_busy` (not sent) on the gate's
+    /// timer when none freed within its patience.
     public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let subscription: WebPushSubscription
