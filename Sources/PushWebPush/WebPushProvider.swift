@@ -36,6 +36,8 @@ public final class WebPushProvider: PushProvider {
     /// public address, is dead-lettered (`endpoint_not_public`) and nothing is sent to it.
     public let allowPrivateAddresses: Bool
     private let transport: any PushTransport
+    /// Shared by every app's provider: one origin holds at most its limit of the worker's slots.
+    private let gate: WebPushOriginGate
     private let tokens: VAPIDTokenCache
     private let clock: UnixClock
     /// The same wall time in UNIX ms, for TTLs of a millisecond expiry (NO-2).
@@ -47,11 +49,13 @@ public final class WebPushProvider: PushProvider {
     ///   - allowLoopbackHTTP: `HERALD_WEBPUSH_ALLOW_HTTP` (default: dev mode).
     ///   - allowPrivateAddresses: `HERALD_WEBPUSH_ALLOW_PRIVATE` (default: dev mode).
     ///   - clock: wall time for the JWT's `exp`, TTLs and `Retry-After` dates.
+    ///   - gate: the count of requests in flight per origin (ADR 0024); `shared` but in tests.
     public init(credentials: VAPIDCredentials, transport: any PushTransport, allowLoopbackHTTP: Bool = false,
-                allowPrivateAddresses: Bool = false, clock: any Clock = SystemClock()) {
+                allowPrivateAddresses: Bool = false, clock: any Clock = SystemClock(), gate: WebPushOriginGate = .shared) {
         let unixClock: UnixClock = { Int(clock.unixSeconds) }
         self.credentials = credentials
         self.transport = transport
+        self.gate = gate
         self.allowLoopbackHTTP = allowLoopbackHTTP
         self.allowPrivateAddresses = allowPrivateAddresses
         self.tokens = VAPIDTokenCache(credentials: credentials, clock: unixClock)
@@ -61,6 +65,9 @@ public final class WebPushProvider: PushProvider {
 
     /// See `PushProvider.send(_:to:pushID:sendBy:completion:)`. Encrypts on the calling thread (one
     /// ECDH and one AES-GCM pass, tens of microseconds); the answer arrives on the transport's thread.
+    /// A push to an origin with the gate's limit in flight waits for a place (ADR 0024): it is sent
+    /// from the thread of the push that freed it, or ends `origin_busy` (not sent) on the gate's
+    /// timer when none freed within its patience.
     public func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
                      completion: @escaping @Sendable (PushClassification) -> Void) {
         let subscription: WebPushSubscription
@@ -93,13 +100,39 @@ public final class WebPushProvider: PushProvider {
         }
         guard request.limit(to: sendBy, nowMilliseconds: nowMilliseconds) else { return completion(.sendByPassed) }
         request.publicAddressesOnly = !allowPrivateAddresses
-        transport.send(request) { [clock] result in
-            switch result {
-            case .success(let response): completion(classifyWebPush(response: response, now: clock()))
-            case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
-            case .failure(let error): completion(classifyTransportError(error))
+        let origin = subscription.origin
+        let queuedAt = nowMilliseconds
+        gate.enter(origin, start: { [transport, clock, gate, millisecondClock, request] in
+            // A wait for a place came out of the send-by deadline's time.
+            var request = request
+            if let within = request.sendWithinMilliseconds {
+                let left = within - (millisecondClock() - queuedAt)
+                guard left > 0 else {
+                    gate.leave(origin)
+                    return completion(.sendByPassed)
+                }
+                request.sendWithinMilliseconds = left
             }
-        }
+            transport.send(request) { result in
+                gate.leave(origin)
+                switch result {
+                case .success(let response): completion(classifyWebPush(response: response, now: clock()))
+                case .failure(PushTransportError.addressNotPublic(let reason)): completion(Self.notPublic(reason))
+                case .failure(let error): completion(classifyTransportError(error))
+                }
+            }
+        }, refuse: { [gate] in
+            completion(Self.originBusy(origin, limit: gate.limit, waited: gate.patienceMilliseconds))
+        })
+    }
+
+    /// A push not sent because its origin had `limit` requests waiting for an answer all the
+    /// while it waited for a place (ADR 0024): retried after the backoff, the attempt not counted,
+    /// as any push that never reached its provider.
+    static func originBusy(_ origin: String, limit: Int, waited: Int64) -> PushClassification {
+        .applying(.retryUnsent(minimumDelay: nil),
+                  reason: "origin_busy: \(limit) pushes in flight to \(origin), none ended within \(waited) ms",
+                  status: nil, retryAfter: nil)
     }
 
     /// A subscription on a host that is not public: a dead letter, device kept (DNS may change,

@@ -84,6 +84,9 @@ enum Herald {
 
     private static func serve() -> Int32 {
         guard let settings = loadSettings() else { return 2 }
+        // From the first log line, not only once the server listens: a log pipe whose reader
+        // left must fail a write (dropped by LogSink), not kill the process with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         // Before the loops allocate: a peak's memory goes back once it has passed (issue 17).
         HeapTrimmer.pinAllocatorThresholds(environment: ProcessInfo.processInfo.environment)

@@ -291,7 +291,8 @@ final class FakeReceiptProvider: PushReceiptProvider {
         h.provider.failReceipts(.applying(.retry(minimumDelay: nil), reason: "TOO_MANY_REQUESTS", status: 429, retryAfter: 30))
         try await h.worker.runReceiptsDue()
         let job = try #require(try h.receiptJobs().first)
-        #expect(job.state == .queued && job.runAt == h.now + 30_000 && job.lastError == "TOO_MANY_REQUESTS")
+        // Retry-After, then the jitter on top: 0.5 of the first backoff's ceiling, the 1 s base.
+        #expect(job.state == .queued && job.runAt == h.now + 30_500 && job.lastError == "TOO_MANY_REQUESTS")
         #expect(h.provider.sends.count == 1)   // the push itself is not sent again
     }
 

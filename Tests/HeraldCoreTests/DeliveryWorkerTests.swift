@@ -356,9 +356,9 @@ final class WorkerHarness: Sendable {
         let id = try h.enqueue(device)
         let decided = h.now
         try await h.worker.runDue()
-        #expect(try h.job(id).runAt == decided + 30_000)
-        #expect(try h.record(device).first?.detail == "TooManyRequests; next attempt in 30000 ms")
-        h.clock.advance(byMilliseconds: 29_999)
+        #expect(try h.job(id).runAt == decided + 30_500, "Retry-After, then the jitter's 500 ms")
+        #expect(try h.record(device).first?.detail == "TooManyRequests; next attempt in 30500 ms")
+        h.clock.advance(byMilliseconds: 30_499)
         #expect(try await h.worker.runDue().claimed == 0)
         h.clock.advance(byMilliseconds: 1)
         #expect(try await h.worker.runDue().claimed == 1)

@@ -22,9 +22,17 @@ import Testing
         #expect(policy.decide(afterAttempt: 3, random: 0.5) == .retry(afterMilliseconds: 2_000))
     }
 
-    @Test func retryAfterIsAFloor() {
-        #expect(policy.decide(afterAttempt: 1, retryAfterMilliseconds: 30_000, random: 0.5) == .retry(afterMilliseconds: 30_000))
-        #expect(policy.decide(afterAttempt: 4, retryAfterMilliseconds: 10, random: 0.5) == .retry(afterMilliseconds: 4_000))
+    /// `Retry-After` is a floor with the jitter on top (breaker12: ten pushes refused 429
+    /// `Retry-After: 4` all went again within 10 ms, into the same rate limit).
+    @Test func retryAfterIsAFloorWithTheJitterOnTop() {
+        #expect(policy.decide(afterAttempt: 1, retryAfterMilliseconds: 30_000, random: 0) == .retry(afterMilliseconds: 30_000))
+        #expect(policy.decide(afterAttempt: 1, retryAfterMilliseconds: 30_000, random: 0.5) == .retry(afterMilliseconds: 30_500))
+        #expect(policy.decide(afterAttempt: 4, retryAfterMilliseconds: 10, random: 0.5) == .retry(afterMilliseconds: 4_010))
+        // Pushes held back by one Retry-After come back spread over the backoff's ceiling.
+        let delays = [0.0, 0.25, 0.5, 0.75, 0.999].map { policy.decide(afterAttempt: 2, retryAfterMilliseconds: 4_000, random: $0) }
+        #expect(delays == [.retry(afterMilliseconds: 4_000), .retry(afterMilliseconds: 4_500), .retry(afterMilliseconds: 5_000),
+                           .retry(afterMilliseconds: 5_500), .retry(afterMilliseconds: 5_998)])
+        #expect(policy.decide(afterAttempt: 1, retryAfterMilliseconds: .max, random: 0.5) == .retry(afterMilliseconds: .max), "no overflow")
     }
 
     /// A new user's report (breaker6): a Web Push service answering 429 with `Retry-After` a
@@ -38,12 +46,12 @@ import Testing
         #expect(budgeted.decide(attempts: 2, countedAttempts: 2, elapsedMilliseconds: 600_000, retryAfterMilliseconds: 3_000_000, random: 0.5)
                 == .budgetSpent)
         #expect(budgeted.decide(attempts: 2, countedAttempts: 2, elapsedMilliseconds: 600_000, retryAfterMilliseconds: 2_999_999, random: 0.5)
-                == .retry(afterMilliseconds: 2_999_999))
+                == .retry(afterMilliseconds: 3_000_999))
         // The jittered backoff alone keeps its last attempt near the end of the budget, as before.
         #expect(budgeted.decide(attempts: 9, countedAttempts: 9, elapsedMilliseconds: 3_599_000, random: 0.5)
                 == .retry(afterMilliseconds: 30_000))
         // Without a budget in question (receipt resends) the floor is only a floor.
-        #expect(budgeted.decide(afterAttempt: 1, retryAfterMilliseconds: 86_400_000, random: 0.5) == .retry(afterMilliseconds: 86_400_000))
+        #expect(budgeted.decide(afterAttempt: 1, retryAfterMilliseconds: 86_400_000, random: 0.5) == .retry(afterMilliseconds: 86_400_500))
     }
 
     @Test func theFifthFailureGivesUp() {

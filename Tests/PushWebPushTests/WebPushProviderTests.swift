@@ -192,6 +192,94 @@ import Testing
         #expect(refusing.sent.withLock { $0 } == 1)
     }
 
+    /// A push service that answers only when told: its requests stay in flight meanwhile.
+    final class HoldingTransport: PushTransport {
+        let held = Mutex<[(host: String, completion: @Sendable (Result<PushHTTPResponse, any Error>) -> Void)]>([])
+        /// Each request's `sendWithinMilliseconds`, in the order sent.
+        let sendWithin = Mutex<[Int64?]>([])
+        func send(_ request: PushHTTPRequest, completion: @escaping @Sendable (Result<PushHTTPResponse, any Error>) -> Void) {
+            sendWithin.withLock { $0.append(request.sendWithinMilliseconds) }
+            held.withLock { $0.append((request.url.split(separator: "/")[1].description, completion)) }
+        }
+        /// The hosts of the requests still waiting for an answer, oldest first.
+        var hosts: [String] { held.withLock { $0.map(\.host) } }
+        /// Answers the oldest request held, 201.
+        func answerOne() {
+            let next = held.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            next?.completion(.success(PushHTTPResponse(status: 201, headers: [], body: [])))
+        }
+    }
+
+    /// The gate's timer, fired by the test.
+    final class ManualTimer: Sendable {
+        let due = Mutex<[@Sendable () -> Void]>([])
+        func add(_ work: @escaping @Sendable () -> Void) { due.withLock { $0.append(work) } }
+        /// Runs every closure scheduled so far: the waits that ran out of patience.
+        func fire() {
+            for work in due.withLock({ list in defer { list = [] }; return list }) { work() }
+        }
+    }
+
+    /// ADR 0024 (breaker12): a push service that does not answer holds at most the gate's limit of
+    /// pushes, counted across every app's provider; the next waits for a place and, when none frees
+    /// within the patience, is not sent (retried, not counted), while other origins still go.
+    @Test func oneOriginHoldsAtMostTheGatesLimitAcrossApps() throws {
+        let timer = ManualTimer()
+        let gate = WebPushOriginGate(limit: 2, patienceMilliseconds: 1_000, after: { _, work in timer.add(work) })
+        let stalled = HoldingTransport()
+        let clock = ManualClock(unixMilliseconds: 1_754_563_200_000)
+        let appA = WebPushProvider(credentials: Self.credentials, transport: stalled, clock: clock, gate: gate)
+        let appB = WebPushProvider(credentials: Self.credentials, transport: stalled, clock: clock, gate: gate)
+        #expect(send(appA) == nil, "in flight")
+        #expect(send(appB) == nil, "in flight: the other app's push to the same service")
+        let verdict = Mutex<PushClassification?>(nil)
+        appA.send(PushNotification(title: "t", body: "b"), to: target, pushID: .random()) { c in verdict.withLock { $0 = c } }
+        #expect(verdict.withLock { $0 } == nil && gate.waiting("https://push.example.net:8443") == 1, "waits for a place")
+        #expect(stalled.hosts == ["push.example.net:8443", "push.example.net:8443"])
+        // Another push service is not held up by this one.
+        let other = try subscription(endpoint: "https://updates.push.example.org/wpush/v2/x")
+        #expect(send(appB, to: other) == nil)
+        #expect(stalled.hosts.count == 3)
+        // No place freed within the patience: sent back to the queue, its worker slot given back.
+        timer.fire()
+        let refused = verdict.withLock { $0 }
+        #expect(refused?.outcome == .notSent(afterSeconds: nil, reason: "origin_busy: 2 pushes in flight to https://push.example.net:8443, none ended within 1000 ms"))
+        #expect(refused?.isUnanswered == false, "nothing reached the service: not a provider failure")
+        #expect(gate.waiting("https://push.example.net:8443") == 0 && stalled.hosts.count == 3)
+        for _ in 0..<3 { stalled.answerOne() }
+        #expect(gate.count("https://push.example.net:8443") == 0)
+        #expect(gate.count("https://updates.push.example.org") == 0)
+    }
+
+    /// A service that answers hands each place to the oldest push waiting: a broadcast larger than
+    /// the limit goes out at the limit's pace, none turned away, its time waited taken from its
+    /// send-by deadline.
+    @Test func aFreedPlaceGoesToTheOldestWaitingPush() {
+        let timer = ManualTimer()
+        let gate = WebPushOriginGate(limit: 1, patienceMilliseconds: 1_000, after: { _, work in timer.add(work) })
+        let service = HoldingTransport()
+        let clock = ManualClock(unixMilliseconds: 1_754_563_200_000)
+        let provider = WebPushProvider(credentials: Self.credentials, transport: service, clock: clock, gate: gate)
+        let verdicts = Mutex<[Int: PushClassification]>([:])
+        let sendBy = SendByDeadline(unixMilliseconds: 1_754_563_200_000 + 8_000)
+        for n in 0..<3 {
+            provider.send(PushNotification(title: "n\(n)", body: "b"), to: target, pushID: .random(), sendBy: sendBy) { c in
+                verdicts.withLock { $0[n] = c }
+            }
+        }
+        #expect(service.hosts.count == 1 && gate.waiting("https://push.example.net:8443") == 2)
+        clock.advance(byMilliseconds: 300)
+        service.answerOne()
+        #expect(verdicts.withLock { $0[0] }?.outcome == .delivered(providerMessageID: nil))
+        #expect(service.hosts.count == 1 && gate.waiting("https://push.example.net:8443") == 1, "the second took the place")
+        #expect(service.sendWithin.withLock { $0 } == [8_000, 7_700], "the 300 ms it waited came out of its deadline")
+        service.answerOne()
+        service.answerOne()
+        timer.fire()   // their waits' timers find nobody waiting any more
+        #expect(verdicts.withLock { $0.values.map(\.outcome) } == Array(repeating: .delivered(providerMessageID: nil), count: 3))
+        #expect(gate.count("https://push.example.net:8443") == 0)
+    }
+
     /// A transport whose every request finds only a private address.
     final class RefusingTransport: PushTransport {
         let sent = Mutex(0)

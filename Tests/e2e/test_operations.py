@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import sqlite3
+import subprocess
 import sys
 import time
 import uuid
@@ -215,6 +216,55 @@ def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     wait_until(lambda: "trace-long-path" in herald.logs(), 5, "the long path's request log line")
     [line] = [json.loads(l) for l in herald.logs().splitlines() if l.startswith("{") and "trace-long-path" in l]
     assert line["request"] == "GET /" + "p" * 199 + "…", len(line["request"])
+
+
+def test_a_log_that_cannot_be_written_does_not_stop_the_server(tmp_path):
+    """Standard error on a full volume (/dev/full: ENOSPC) or a pipe whose reader left (EPIPE):
+    the lines are dropped, the server keeps serving (breaker12: it died with SIGILL at its first
+    line, Foundation's FileHandle.write traps on a failed write, so a full disk shared by the log
+    and the database, or a log shipper's restart, took the whole server down)."""
+    from conftest import BINARY, JWT_SECRET, SERVER_KEY, free_port
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(port),
+           "HERALD_DATABASE": str(tmp_path / "full.db"), "HERALD_SERVER_KEY": SERVER_KEY,
+           "HERALD_JWT_SECRET": JWT_SECRET, "HERALD_LOG_LEVEL": "debug"}
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.Popen([BINARY, "serve"], env=env, stdout=full, stderr=full)
+    try:
+        wait_until(lambda: _healthy(port) or proc.poll() is not None, 20, "the server on /dev/full to answer")
+        assert proc.poll() is None, f"herald exited {proc.returncode} with its log on /dev/full"
+        base = f"http://127.0.0.1:{port}"
+        # Each answer is a request line at debug, each refusal one at info: all refused by /dev/full.
+        for _ in range(20):
+            assert HTTP.get(base + "/nowhere").status_code == 404
+            r = HTTP.post(base + "/v1/publish", json={"channel": "c", "data": 1},
+                          headers={"Authorization": f"Bearer {SERVER_KEY}"})
+            assert r.status_code == 200, r.text
+        assert HTTP.get(base + "/healthz").status_code == 200 and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+    env["HERALD_DATABASE"] = str(tmp_path / "pipe.db")
+    proc = subprocess.Popen([BINARY, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        proc.stderr.readline()  # the first line: it runs, then its log reader leaves
+        proc.stderr.close()
+        wait_until(lambda: _healthy(port) or proc.poll() is not None, 20, "the server with a closed log pipe to answer")
+        for _ in range(20):
+            assert HTTP.get(f"http://127.0.0.1:{port}/nowhere").status_code == 404
+        assert HTTP.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+        assert proc.poll() is None, f"herald exited {proc.returncode} once its log pipe closed"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return HTTP.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def test_sigterm_lets_an_in_flight_push_finish_and_exits_zero(herald_factory, provider_double):

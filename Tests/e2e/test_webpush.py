@@ -22,10 +22,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conftest import BINARY, assert_error
+from conftest import BINARY, assert_error, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ProviderDouble"))
-from fixture import provider_double, provider_double_module  # noqa: E402,F401
+from fixture import provider_double, provider_double_module, random_apns_token  # noqa: E402,F401
 
 HTTP = httpx.Client(timeout=10)
 
@@ -375,6 +375,35 @@ def test_server_errors_back_off_then_deliver(herald_wp, provider_double):
     assert job["attempts"] == 3, job
     statuses = [e["status"] for e in webpush_requests(double, browser.sub_id, 3)]
     assert statuses == [500, 502, 201], statuses
+
+
+def test_a_push_service_that_does_not_answer_holds_at_most_half_the_slots(herald_wp, provider_double):
+    """ADR 0024 (breaker12): 270 pushes owed to a Web Push service answering in 8 s took all 256 of
+    the worker's slots, so an APNs push made after them left only when the service answered. Now
+    128 wait for that service's answers, the rest wait at most 1 s for a place and are then sent
+    back to the queue (`origin_busy`, retried, not counted), and the APNs push leaves in time."""
+    double = provider_double
+    h = herald_wp()
+    browser = Browser(h, double.webpush_subscription())
+    double.set_outcomes("webpush", browser.sub_id, [{"status": 201, "delay_ms": 8000, "forever": True}])
+    jobs = [push_one(h, browser, {"title": f"slow {i}"}) for i in range(270)]
+    wait_until(lambda: len(double.requests("webpush")) >= 128, 10, "128 pushes at the slow service")
+    token = random_apns_token()
+    phone = h.token(sub=f"u-{uuid.uuid4().hex[:8]}", sid="phone")
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": token}, headers=auth(phone))
+    assert r.status_code == 201, r.text
+    started = time.monotonic()
+    r = HTTP.post(h.url("/v1/push"), json={"device_ids": [r.json()["id"]], "notification": {"title": "not held"}},
+                  headers=h.server_headers())
+    assert r.status_code == 202, r.text
+    double.wait_for_requests(1, provider="apns", timeout=6)
+    assert time.monotonic() - started < 4, "the APNs push waited for the slow Web Push service"
+    assert len(double.requests("webpush")) == 128, "no more than the gate's 128 reached the silent service"
+    # Turned away after its second in the waiting room, it is queued again for a later try.
+    busy = wait_job(h, jobs[-1], "queued", timeout=5, check=lambda j: (j["last_error"] or "").startswith("origin_busy"))
+    assert busy["last_error"].startswith("origin_busy: 128 pushes in flight to https://127.0.0.1:"), busy
+    assert busy["last_error"].endswith(", none ended within 1000 ms"), busy
+    assert busy["attempts"] >= 1
 
 
 def test_a_subscription_made_for_another_key_is_a_configuration_dead_letter(herald_wp, provider_double):

@@ -104,14 +104,31 @@ public enum Log {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Standard error, where every line goes; a line it refuses is dropped, not fatal (`LogSink`).
+    static let sink = LogSink(descriptor: STDERR_FILENO)
+
     private static func write(_ level: LogLevel, _ message: String, _ metadata: [(String, String)]) {
         let current = settings.withLock { $0 }
         guard level >= current.level else { return }
+        let line = format(level, message, metadata, as: current.format, at: now())
+        sink.emit(line) { count, reason in
+            format(.warning, "log lines dropped: standard error refused them", [("count", String(count)), ("error", reason)],
+                   as: current.format, at: now())
+        }
+    }
+
+    private static func now() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let time = timestamp(unixMilliseconds: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
+    }
+
+    /// One line, newline included, in `format`, stamped `unixMilliseconds`.
+    static func format(_ level: LogLevel, _ message: String, _ metadata: [(String, String)], as format: LogFormat,
+                       at unixMilliseconds: Int64) -> String {
+        let time = timestamp(unixMilliseconds: unixMilliseconds)
         var line: String
-        switch current.format {
+        switch format {
         case .json:
             line = "{\"ts\":\(JSONText.quote(time)),\"level\":\"\(level.name)\",\"msg\":\(JSONText.quote(message))"
             for (key, value) in metadata { line += ",\(JSONText.quote(key)):\(JSONText.quote(value))" }
@@ -124,7 +141,7 @@ public enum Log {
             }
             line += "\n"
         }
-        FileHandle.standardError.write(Data(line.utf8))
+        return line
     }
 }
 
