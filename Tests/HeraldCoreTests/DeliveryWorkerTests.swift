@@ -170,12 +170,17 @@ final class WorkerHarness: Sendable {
 
     /// Enqueues one "Hi" push per device through the worker, as `POST /v1/push` does (ADR 0007:
     /// leased at insert when there is room), all in one write transaction.
+    /// - Parameter planned: each push planned for its device's user (with a delivery record), as
+    ///   the `Notifier` enqueues them; false: plain pushes.
     /// - Returns: the job ids, in the devices' order.
-    func enqueueThroughWorker(_ devices: [DeviceRecord], body: String = "there") throws -> [Int64] {
+    func enqueueThroughWorker(_ devices: [DeviceRecord], body: String = "there", planned: Bool = false) throws -> [Int64] {
         let now = self.now, worker = self.worker
         return try storage.writeSync { tx in
             try devices.map { device in
-                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: body))
+                let origin = planned ? DeliveryJobPayload.Origin(notificationID: "n-\(device.id)", userID: device.userID,
+                                                                 sessionID: device.sessionID) : nil
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: body),
+                                                 origin: origin)
                 return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
             }
         }
@@ -185,8 +190,11 @@ final class WorkerHarness: Sendable {
     /// started (its timer never fires again), and one job each for `count` new devices (`u-<i>`,
     /// `tok-<i>`), all leased at insert: the first holds the slot, held at the provider; the
     /// others wait in the backlog.
+    /// - Parameters:
+    ///   - planned: the pushes are planned for the devices' users (`enqueueThroughWorker`).
+    ///   - sessionExpiresAt: every device's session expiry, unix ms; nil: none.
     /// - Returns: the harness, the devices, their jobs' ids, and the answer of the held push.
-    static func backlogBehindOneHeldPush(count: Int, backlog: Int) async throws
+    static func backlogBehindOneHeldPush(count: Int, backlog: Int, planned: Bool = false, sessionExpiresAt: Int64? = nil) async throws
         -> (WorkerHarness, [DeviceRecord], [Int64], @Sendable (PushClassification) -> Void) {
         let h = try WorkerHarness(configure: { configuration in
             configuration.maxInFlight = 1
@@ -194,11 +202,13 @@ final class WorkerHarness: Sendable {
             configuration.pollMilliseconds = 3_600_000
         })
         h.provider.script("tok-0", .hold)
-        let devices = try (0..<count).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        let devices = try (0..<count).map { i in
+            try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)", sessionExpiresAt: sessionExpiresAt)
+        }
         var held = h.provider.held.makeAsyncIterator()
         h.worker.start()
         while h.faults.claims.isEmpty { await Task.yield() }
-        let ids = try h.enqueueThroughWorker(devices)
+        let ids = try h.enqueueThroughWorker(devices, planned: planned)
         #expect(try ids.allSatisfy { try h.job($0).state == .leased })
         let first = try #require(await held.next())
         return (h, devices, ids, first)
@@ -883,6 +893,69 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2", "tok-3"], "oldest first")
         #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (PushAudienceChange)")
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
+    }
+
+    @Test("ADR 0007's amendment (audience12): a token that moves to another user while its push waits in the backlog does not get the push written for the one before",
+          .timeLimit(.minutes(1)))
+    func aTokenTakenOverWhileItsPushWaitsIsNotPushedToTheNewOwner() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 4, backlog: 4)
+        let planned = try h.enqueueThroughWorker([try #require(try h.device("d-tok-3"))], planned: true)[0]
+        // u-9 signs in on the install of tok-1 and of tok-3 (DV-1: no installation id to refuse
+        // it): the rows, their ids kept, are u-9's now.
+        #expect(try h.register(user: "u-9", session: "s-9", token: "tok-1").userID == "u-9")
+        #expect(try h.register(user: "u-9", session: "s-9b", token: "tok-3").id == "d-tok-3")
+        first(.delivered("apns-1"))
+        while try h.worker.outcomeCounts.delivered < 2 || h.job(planned).state != .done { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-2"], "nothing to the installs u-9 took over")
+        #expect(try h.job(ids[1]).lastError == "device_owner_changed" && h.job(ids[3]).lastError == "device_owner_changed")
+        #expect(try h.job(planned).lastError == "device_owner_changed")
+        let device = try #require(try h.device("d-tok-3"))
+        #expect(try h.storage.readSync { tx in try tx.deliveries.list(notificationID: "n-d-tok-3") }.map(\.outcome) == [.skippedSession])
+        #expect(device.userID == "u-9")
+    }
+
+    @Test("ADR 0007's amendment (audience12): a push that waited in the backlog past its session's expiry is not sent, though no write was counted",
+          .timeLimit(.minutes(1)))
+    func aPlannedPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: true,
+                                                                                     sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)  // the harness's clock starts there too
+        // The sessions expire by the clock while the two others wait (well within half their lease).
+        h.clock.advance(byMilliseconds: 5_000)
+        first(.delivered("apns-1"))
+        while try !ids.dropFirst().allSatisfy({ try h.job($0).state == .done }) { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        #expect(try h.job(ids[1]).lastError == "session_inactive" && h.job(ids[2]).lastError == "session_inactive")
+    }
+
+    @Test("ADR 0007's amendment (audience12): devices purged while their pushes wait in the backlog get none of them",
+          .timeLimit(.minutes(1)))
+    func devicesPurgedWhileTheirPushesWaitGetNone() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2)
+        let cutoff = h.now + 1
+        #expect(try h.storage.writeSync { tx in try tx.devices.purge(notSeenSince: cutoff) } == 3)
+        first(.delivered("apns-1"))
+        while try !ids.dropFirst().allSatisfy({ try h.job($0).state == .done }) { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        #expect(try h.job(ids[1]).lastError == "device_gone" && h.job(ids[2]).lastError == "device_gone")
+    }
+
+    @Test("DV-1 (audience12): a planned push claimed after its device's token moved to another user is not sent to that user")
+    func aClaimedPushWhoseTokenMovedToAnotherUserIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let id = try h.enqueue(device)
+        _ = try h.register(user: "u-2", session: "s-2", token: "tok-1")
+        try await h.worker.runDue()
+        #expect(h.provider.sent.isEmpty)
+        #expect(try h.job(id).state == .done && h.job(id).lastError == "device_owner_changed")
+        #expect(try h.record(device).map(\.outcome) == [.skippedSession])
+        // The new owner's own push goes.
+        try h.enqueue(try #require(try h.device(device.id)))
+        try await h.worker.runDue()
+        #expect(h.provider.sent.map(\.token) == ["tok-1"])
     }
 
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))

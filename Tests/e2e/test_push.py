@@ -1142,3 +1142,27 @@ def test_a_device_deleted_while_its_pushes_wait_in_the_backlog_gets_none(herald_
     apns_requests(provider_double, busy[-1].token, timeout=30)
     sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + gone.token)]
     assert sent == [], f"pushed to a device deleted {[round(e['time'] - deleted_at, 3) for e in sent]} s before"
+
+
+def test_a_token_taken_over_while_its_push_waits_in_the_backlog_is_not_pushed_to_the_new_owner(herald_factory, provider_double):
+    """audience12, ADR 0007's second amendment: a push waiting in the worker's backlog for a
+    device whose token another user then registers (DV-1: the row and its id move to that user)
+    is not sent to the new owner: the registration counts (`PushAudienceChange`), the waited job
+    reads its device again and finds another user's; it ends `device_owner_changed`."""
+    h = herald_with_push(herald_factory, provider_double)
+    provider_double.set_outcomes_all("apns", [{"delay_ms": 1500, "forever": True}])
+    busy = [ios(h) for _ in range(300)]
+    shared = ios(h)
+    answer = push(h, {"kind": "alert", "title": "Order", "body": "paid"}, busy)
+    assert answer["queued"] == 300, answer
+    answer = push(h, {"kind": "alert", "title": "Your order", "body": "for the previous owner"}, [shared])
+    assert answer["queued"] == 1, answer
+    newcomer = h.token(sub=f"u-{uuid.uuid4().hex[:8]}", sid=f"s-{uuid.uuid4().hex[:10]}")
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": shared.token}, headers=auth(newcomer))
+    assert r.status_code == 200 and r.json()["id"] == shared.id, r.text
+    moved_at = time.time()
+    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
+    assert job["last_error"] == "device_owner_changed", job
+    apns_requests(provider_double, busy[-1].token, timeout=30)
+    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + shared.token)]
+    assert sent == [], f"pushed to the new owner {[round(e['time'] - moved_at, 3) for e in sent]} s after the move"

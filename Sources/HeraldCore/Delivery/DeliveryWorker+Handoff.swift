@@ -215,7 +215,7 @@ extension DeliveryWorker {
     func sendOne(_ item: Handed) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += 1
-        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) {
+        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, owner: item.device.userID, done: handedDone) {
             deliver(prepared, device: item.device)
         }
     }
@@ -228,19 +228,24 @@ extension DeliveryWorker {
     /// turned push off: a backlog waits seconds under load (up to half the lease), and sending
     /// from the insert's read pushed to a device its user had let go of (breaker11). A job sent
     /// at once (`sendOne`) keeps the insert's read: it is milliseconds old. So does a waited one
-    /// when no such write was counted since its insert (`PushAudienceChange`) and the storage
-    /// serialises writes, and no earlier waited job is still being read (oldest first, ADR 0007).
+    /// when no such write was counted since its insert (`PushAudienceChange`: a token moved to
+    /// another user counts too), the storage serialises writes, its device's session has not
+    /// passed the expiry the insert read (no write marks that: the clock does), and no earlier
+    /// waited job is still being read (oldest first, ADR 0007). Whatever is read, a device that
+    /// is now another user's does not get the push (`Prepared.owner`).
     func sendWaited(_ items: [Handed]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !items.isEmpty else { return }
-        let audience = PushAudienceChange.current
+        let audience = PushAudienceChange.current, now = clock.unixMilliseconds
         for item in items {
-            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty {
+            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty,
+               item.device.sessionExpiresAt.map({ $0 > now }) ?? true {
                 sendOne(item)
                 continue
             }
             inFlight += 1
-            if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) { waitedToRead.append(prepared) }
+            if let prepared = screen(item.job, payload: item.payload, generation: item.generation, owner: item.device.userID,
+                                     done: handedDone) { waitedToRead.append(prepared) }
         }
         readWaited()
     }

@@ -41,7 +41,7 @@ extension DeliveryWorker {
             case .success(.payload(let payload, let device, let off)):
                 let current = payload.deviceID == prepared.payload.deviceID
                     ? prepared
-                    : Prepared(job: job, payload: payload, generation: prepared.generation, done: prepared.done)
+                    : Prepared(job: job, payload: payload, generation: prepared.generation, owner: prepared.owner, done: prepared.done)
                 deliver(current, device: device, pushDisabled: off, resolved: true)
             }
         }

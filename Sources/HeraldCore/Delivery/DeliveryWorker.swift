@@ -551,12 +551,18 @@ public final class DeliveryWorker: @unchecked Sendable {
         let payload: DeliveryJobPayload
         /// `PushJobRotation.currentGeneration` before the job's device was read (ADR 0014).
         let generation: UInt64
+        /// The user the push was made for: a planned push's recipient, or the owner of the device
+        /// its inserting unit read (a job leased at insert); nil: not known (a plain push claimed).
+        /// A device of another user now (its token moved, DV-1) does not get it.
+        let owner: String?
         let done: @Sendable (Recorded) -> Void
 
-        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) {
+        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil,
+             done: @escaping @Sendable (Recorded) -> Void) {
             self.job = job
             self.payload = payload
             self.generation = generation
+            self.owner = owner ?? payload.origin?.userID
             self.done = done
         }
     }
@@ -577,8 +583,12 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Settles at once a job that must not be sent (an expired or acknowledged notification).
     /// - Returns: the job to send, or nil when it was settled here.
-    /// - Parameter generation: `PushJobRotation.currentGeneration` before its device was read.
-    func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
+    /// - Parameters:
+    ///   - generation: `PushJobRotation.currentGeneration` before its device was read.
+    ///   - owner: the user of the device its inserting unit read (`Prepared.owner`); nil: the
+    ///     planned push's recipient, if any.
+    func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil,
+                done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let origin = payload.origin
         if payload.notification.hasExpired(atMilliseconds: clock.unixMilliseconds) {
             // NO-2: an expired notification is never sent, however late its job runs.
@@ -590,7 +600,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: "acked", done: done)
             return nil
         }
-        return Prepared(job: job, payload: payload, generation: generation, done: done)
+        return Prepared(job: job, payload: payload, generation: generation, owner: owner, done: done)
     }
 
     /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
@@ -614,6 +624,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         case nil:
             // Deleted since the job was queued (logout, dead token): nothing to send.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
+        case let device? where prepared.owner.map { $0 != device.userID } ?? false:
+            // Its token moved to another user since (DV-1: a sign-in on the same install): that
+            // user must not get a push written for the one before.
+            skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_owner_changed", done: done)
         case .some where pushDisabled:
             // NO-4: turned off after planning; a direct push too, as `POST /v1/push` skips such users.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedPreferences, note: "push_disabled", done: done)

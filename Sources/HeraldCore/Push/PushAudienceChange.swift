@@ -2,8 +2,10 @@ import Synchronization
 
 /// Writes that may take a device out of its user's pushes, counted in this process by the
 /// storage adapter that serialises its writes (SQLite's repositories, inside the write): a device
-/// deleted (by its user, as invalid, or purged), a session ended or its expiry set, a push
-/// preference saved (the user's switch).
+/// deleted (by its user, as invalid, purged, or replaced by a registration), a token moved to
+/// another user (DV-1), a session ended or its expiry set (or brought forward by a token's
+/// `session_exp`), a push preference saved (the user's switch). A session passing its expiry by
+/// the clock is no write: the worker compares the expiry its insert read (`DeviceRecord.sessionExpiresAt`).
 ///
 /// A job leased at insert that waits in the worker's backlog for a send slot carries the count
 /// its inserting unit saw. When the count is unchanged by its send, and the storage runs its
