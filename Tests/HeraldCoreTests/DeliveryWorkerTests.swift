@@ -415,7 +415,7 @@ final class WorkerHarness: Sendable {
         let claimedAt = h.now
         let id = try h.enqueue(device)
         try await h.worker.runDue()
-        #expect(h.provider.sent.map(\.sendBy) == [SendByDeadline(unixMilliseconds: claimedAt + 10_000 - 2_000)])
+        #expect(h.provider.sent.map(\.sendBy?.unixMilliseconds) == [claimedAt + 10_000 - 2_000])
         let job = try h.job(id)
         #expect(job.state == .queued && job.deadAt == nil)
         #expect(job.uncountedAttempts == 1 && job.lastError?.hasPrefix("send_by_passed") == true, "\(job)")
@@ -425,7 +425,7 @@ final class WorkerHarness: Sendable {
         let retriedAt = h.now
         try await h.worker.runDue()
         #expect(try h.job(id).state == .done)
-        #expect(h.provider.sent.map(\.sendBy).last == SendByDeadline(unixMilliseconds: retriedAt + 8_000))
+        #expect(h.provider.sent.map(\.sendBy?.unixMilliseconds).last == retriedAt + 8_000)
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
     }
 
@@ -956,6 +956,34 @@ final class WorkerHarness: Sendable {
         try h.enqueue(try #require(try h.device(device.id)))
         try await h.worker.runDue()
         #expect(h.provider.sent.map(\.token) == ["tok-1"])
+    }
+
+    @Test("ADR 0007's second amendment (audience12, breaker11's): a claimed push the transport gives back from its stream queue, a write counted meanwhile, reads its device again: deleted, it gets nothing; still there, it is sent once",
+          .timeLimit(.minutes(1)))
+    func aClaimedPushGivenBackFromItsStreamQueueReadsItsDeviceAgain() async throws {
+        let h = try WorkerHarness()
+        let gone = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let kept = try h.register(user: "u-2", session: "s-2", token: "tok-2")
+        let goneJob = try h.enqueue(gone), keptJob = try h.enqueue(kept)
+        h.provider.script("tok-1", .hold)
+        h.provider.script("tok-2", .hold, .hold)
+        var held = h.provider.held.makeAsyncIterator()
+        async let round = h.worker.runDue()
+        let first = try #require(await held.next()), second = try #require(await held.next())
+        // Both wait for a stream (the fake holds them); u-1 deletes their device, answered.
+        _ = try h.storage.writeSync { tx in try tx.devices.delete(app: "default", id: gone.id, userID: "u-1") }
+        // What the native client does when their turn comes (`H2Driver.submit`).
+        let sends = h.provider.sent
+        #expect(sends.allSatisfy { $0.sendBy?.audience != nil && $0.sendBy?.audience != PushAudienceChange.current })
+        first(.audienceChanged)
+        second(.audienceChanged)
+        let again = try #require(await held.next())  // tok-2 read again, and sent (held once more)
+        #expect(h.provider.sent.last?.token == "tok-2" && h.provider.sent.last?.sendBy?.audience == nil, "read again once: not given back twice")
+        again(.delivered("apns-2"))
+        _ = try await round
+        #expect(h.provider.sent.map(\.token).filter { $0 == "tok-1" }.count == 1, "never sent again to the deleted device")
+        #expect(try h.job(goneJob).state == .done && h.job(goneJob).lastError == "device_gone")
+        #expect(try h.job(keptJob).state == .done && h.job(keptJob).attempts == 1)
     }
 
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))

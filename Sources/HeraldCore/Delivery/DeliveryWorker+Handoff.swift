@@ -216,7 +216,7 @@ extension DeliveryWorker {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += 1
         if let prepared = screen(item.job, payload: item.payload, generation: item.generation, owner: item.device.userID, done: handedDone) {
-            deliver(prepared, device: item.device)
+            deliver(prepared, device: item.device, audience: item.audience)
         }
     }
 

@@ -508,6 +508,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let batch = ready
         let ids = batch.map(\.payload.deviceID)
         let now = clock.unixMilliseconds
+        // Before the read: a write counted after it gives the send back from its stream queue.
+        let audience = PushAudienceChange.current
         storage.read({ tx in
             let found = try tx.devices.find(ids: ids, now: now)
             var byID: [String: DeviceRecord] = [:]
@@ -532,7 +534,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     finish(item.job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: item.payload.origin, done: item.done)
                 }
             case .success(let devices):
-                for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false) }
+                for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false, audience: audience) }
             }
             then?()
         }
@@ -555,14 +557,18 @@ public final class DeliveryWorker: @unchecked Sendable {
         /// its inserting unit read (a job leased at insert); nil: not known (a plain push claimed).
         /// A device of another user now (its token moved, DV-1) does not get it.
         let owner: String?
+        /// Given back by the transport once already (`PushClassification.audienceChanged`) and its
+        /// device read again: it is not given back a second time.
+        let rechecked: Bool
         let done: @Sendable (Recorded) -> Void
 
-        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil,
+        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil, rechecked: Bool = false,
              done: @escaping @Sendable (Recorded) -> Void) {
             self.job = job
             self.payload = payload
             self.generation = generation
             self.owner = owner ?? payload.origin?.userID
+            self.rechecked = rechecked
             self.done = done
         }
     }
@@ -612,7 +618,11 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Parameters:
     ///   - pushDisabled: the device's user has the global push switch off now.
     ///   - resolved: `found` was read after the job row (no second look).
-    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false) {
+    ///   - audience: `PushAudienceChange.current` before `found` was read; with writes serialised
+    ///     (SQLite), the transport gives the push back unsent when a write is counted while it
+    ///     waits for an HTTP/2 stream, and it is read again once (`SendByDeadline.audience`).
+    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false,
+                 audience: UInt64? = nil) {
         if !resolved, found == nil || prepared.generation != PushJobRotation.currentGeneration {
             return resolveRotation(prepared, device: found, pushDisabled: pushDisabled)
         }
@@ -646,11 +656,19 @@ public final class DeliveryWorker: @unchecked Sendable {
             let sentAt = clock.unixMilliseconds
             // Leases are not renewed: a push still unsent (or unanswered) near the lease's end is
             // dropped (timed out), so its outcome is recorded before another claim may send it again.
-            let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds) }
+            let watched = serializesWrites && !prepared.rechecked ? audience : nil
+            let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds, audience: watched) }
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
                 // Read from `prepared` here rather than captured one by one: the closure's
                 // context then holds one reference for the job and its payload (issue 17).
                 let job = prepared.job, origin = prepared.payload.origin
+                if case .notSent = classification.outcome, classification == .audienceChanged {
+                    // Given back from the stream queue: a device may have left pushes meanwhile
+                    // (a delete answered while it waited). Read again, as a claim does, once.
+                    let again = Prepared(job: job, payload: prepared.payload, generation: prepared.generation, owner: prepared.owner,
+                                         rechecked: true, done: prepared.done)
+                    return queue.async { [self] in deliverReadingDevices([again]) }
+                }
                 if case .expired = classification.outcome {
                     // NO-2: expired before (re)sending, e.g. while a refused credential was
                     // renewed: the same end as the check before sending, not a dead letter.

@@ -15,6 +15,8 @@ import Synchronization
 /// and the user's switch again, as a claim does (breaker11: a backlog that waited seconds
 /// pushed to devices their users had deleted). A counter, not a lock: the common path is one
 /// atomic load a push instead of a read transaction (~25k instructions a push in `push.py`).
+/// The native HTTP/2 client compares it too before it gives a waiting request a stream
+/// (`SendByDeadline.audience`), so a claimed push that waited there is read again as well.
 public enum PushAudienceChange {
     /// The writes counted so far in this process.
     public static let generation = Atomic<UInt64>(0)
