@@ -1135,6 +1135,17 @@ def push_behind_a_full_worker(herald_factory, provider_double, notification):
     return h, busy, device, answer
 
 
+def assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, device, last_error):
+    """`push_behind_a_full_worker`'s push ends done with `last_error`, and once the busy pushes are
+    all answered, nothing went to `device`'s token."""
+    answered_at = time.time()
+    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
+    assert job["last_error"] == last_error, job
+    apns_requests(provider_double, busy[-1].token, timeout=30)
+    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + device.token)]
+    assert sent == [], f"pushed {[round(e['time'] - answered_at, 3) for e in sent]} s after the change was answered"
+
+
 def test_a_device_deleted_while_its_pushes_wait_in_the_backlog_gets_none(herald_factory, provider_double):
     """breaker11, ADR 0007: with every send slot (256) held by a slow provider, the next pushes,
     leased at insert, wait in the worker's backlog. A device deleted meanwhile gets none of them
@@ -1145,12 +1156,7 @@ def test_a_device_deleted_while_its_pushes_wait_in_the_backlog_gets_none(herald_
                                                       {"kind": "alert", "title": "Order", "body": "shipped"})
     r = HTTP.delete(h.url(f"/v1/me/devices/{gone.id}"), headers=auth(gone.access))
     assert r.status_code == 204, r.text
-    deleted_at = time.time()
-    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
-    assert job["last_error"] == "device_gone", job
-    apns_requests(provider_double, busy[-1].token, timeout=30)
-    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + gone.token)]
-    assert sent == [], f"pushed to a device deleted {[round(e['time'] - deleted_at, 3) for e in sent]} s before"
+    assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, gone, "device_gone")
 
 
 def test_a_token_taken_over_while_its_push_waits_in_the_backlog_is_not_pushed_to_the_new_owner(herald_factory, provider_double):
@@ -1163,9 +1169,4 @@ def test_a_token_taken_over_while_its_push_waits_in_the_backlog_is_not_pushed_to
     newcomer = h.token(sub=f"u-{uuid.uuid4().hex[:8]}", sid=f"s-{uuid.uuid4().hex[:10]}")
     r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": shared.token}, headers=auth(newcomer))
     assert r.status_code == 200 and r.json()["id"] == shared.id, r.text
-    moved_at = time.time()
-    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
-    assert job["last_error"] == "device_owner_changed", job
-    apns_requests(provider_double, busy[-1].token, timeout=30)
-    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + shared.token)]
-    assert sent == [], f"pushed to the new owner {[round(e['time'] - moved_at, 3) for e in sent]} s after the move"
+    assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, shared, "device_owner_changed")
