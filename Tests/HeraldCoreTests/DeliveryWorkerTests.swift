@@ -958,6 +958,25 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.map(\.token) == ["tok-1"])
     }
 
+    @Test("DV-1 (audience12): a plain push names its user: claimed after its device's token moved to another user, it is not sent; one stored without a user still goes")
+    func aClaimedPlainPushWhoseTokenMovedToAnotherUserIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let now = h.now
+        func plain(userID: String?) throws -> Int64 {
+            let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"), userID: userID)
+            return try h.storage.writeSync { tx in
+                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+            }
+        }
+        let named = try plain(userID: "u-1"), older = try plain(userID: nil)
+        _ = try h.register(user: "u-2", session: "s-2", token: "tok-1")
+        try await h.worker.runDue()
+        #expect(try h.job(named).state == .done && h.job(named).lastError == "device_owner_changed")
+        #expect(try h.job(older).state == .done && h.job(older).lastError?.hasPrefix("delivered") == true, "no user to compare: sent as before")
+        #expect(h.provider.sent.map(\.token) == ["tok-1"])
+    }
+
     @Test("ADR 0007's second amendment (audience12, breaker11's): a claimed push the transport gives back from its stream queue, a write counted meanwhile, reads its device again: deleted, it gets nothing; still there, it is sent once",
           .timeLimit(.minutes(1)))
     func aClaimedPushGivenBackFromItsStreamQueueReadsItsDeviceAgain() async throws {

@@ -553,8 +553,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         let payload: DeliveryJobPayload
         /// `PushJobRotation.currentGeneration` before the job's device was read (ADR 0014).
         let generation: UInt64
-        /// The user the push was made for: a planned push's recipient, or the owner of the device
-        /// its inserting unit read (a job leased at insert); nil: not known (a plain push claimed).
+        /// The user the push was made for: the owner of the device its inserting unit read (a job
+        /// leased at insert), else a planned push's recipient or a plain push's `user_id`; nil: not
+        /// known (a plain push stored before `user_id` was written).
         /// A device of another user now (its token moved, DV-1) does not get it.
         let owner: String?
         /// Given back by the transport once already (`PushClassification.audienceChanged`) and its
@@ -567,7 +568,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             self.job = job
             self.payload = payload
             self.generation = generation
-            self.owner = owner ?? payload.origin?.userID
+            self.owner = owner ?? payload.origin?.userID ?? payload.userID
             self.rechecked = rechecked
             self.done = done
         }
