@@ -236,10 +236,9 @@ extension DeliveryWorker {
     func sendWaited(_ items: [Handed]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !items.isEmpty else { return }
-        let audience = PushAudienceChange.current, now = clock.unixMilliseconds
+        let audience = PushAudienceChange.current
         for item in items {
-            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty,
-               item.device.sessionExpiresAt.map({ $0 > now }) ?? true {
+            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty, inSession(item) {
                 sendOne(item)
                 continue
             }
@@ -248,6 +247,13 @@ extension DeliveryWorker {
                                      done: handedDone) { waitedToRead.append(prepared) }
         }
         readWaited()
+    }
+
+    /// Whether the session of the device `item`'s insert read has not passed the expiry that read
+    /// saw; the clock is read only for a session that has one.
+    private func inSession(_ item: Handed) -> Bool {
+        guard let expiry = item.device.sessionExpiresAt else { return true }
+        return expiry > clock.unixMilliseconds
     }
 
     /// Reads the devices of the jobs in `waitedToRead` and sends them, unless a read for earlier

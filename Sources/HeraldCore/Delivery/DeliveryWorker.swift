@@ -662,14 +662,8 @@ public final class DeliveryWorker: @unchecked Sendable {
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
                 // Read from `prepared` here rather than captured one by one: the closure's
                 // context then holds one reference for the job and its payload (issue 17).
+                if case .notSent = classification.outcome, classification == .audienceChanged { return readAgain(prepared) }
                 let job = prepared.job, origin = prepared.payload.origin
-                if case .notSent = classification.outcome, classification == .audienceChanged {
-                    // Given back from the stream queue: a device may have left pushes meanwhile
-                    // (a delete answered while it waited). Read again, as a claim does, once.
-                    let again = Prepared(job: job, payload: prepared.payload, generation: prepared.generation, owner: prepared.owner,
-                                         rechecked: true, done: prepared.done)
-                    return queue.async { [self] in deliverReadingDevices([again]) }
-                }
                 if case .expired = classification.outcome {
                     // NO-2: expired before (re)sending, e.g. while a refused credential was
                     // renewed: the same end as the check before sending, not a dead letter.
@@ -712,6 +706,15 @@ public final class DeliveryWorker: @unchecked Sendable {
                 finish(job, outcome, device: device, origin: origin, receipt: receipt, done: prepared.done)
             }
         }
+    }
+
+    /// A push the transport gave back from its stream queue (`PushClassification.audienceChanged`):
+    /// a device may have left pushes while it waited (a delete answered meanwhile). Its device is
+    /// read again, as a claim's is, and it is sent (or skipped) without being given back again.
+    private func readAgain(_ prepared: Prepared) {
+        let again = Prepared(job: prepared.job, payload: prepared.payload, generation: prepared.generation, owner: prepared.owner,
+                             rechecked: true, done: prepared.done)
+        queue.async { [self] in deliverReadingDevices([again]) }
     }
 
     /// NO-2 `unless_acked`: whether the planned push's session acknowledged the live event it
