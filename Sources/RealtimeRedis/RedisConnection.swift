@@ -14,7 +14,7 @@ final class RedisConnection {
     ///   - connectTimeoutMilliseconds: bound on the TCP connect.
     ///   - readTimeoutMilliseconds: socket read/write timeout (SO_RCVTIMEO); nil leaves reads
     ///     blocking, for a caller that polls the descriptor itself.
-    /// - Throws: `RedisError.connectFailed`.
+    /// - Throws: `RedisError.connectFailed`, or `.databaseRefused` when Redis refuses the database.
     init(_ endpoint: RedisEndpoint, connectTimeoutMilliseconds: Int, readTimeoutMilliseconds: Int?) throws(RedisError) {
         try RedisLibrary.load()
         guard let context = redisConnectWithTimeout(endpoint.host, endpoint.port, Self.timeval(connectTimeoutMilliseconds)) else {
@@ -34,7 +34,7 @@ final class RedisConnection {
             } catch {
                 throw .connectFailed("SELECT \(endpoint.database): \(error)")
             }
-            if case .error(let message) = reply { throw .connectFailed("SELECT \(endpoint.database): \(message)") }
+            if case .error(let message) = reply { throw .databaseRefused(database: endpoint.database, reason: message) }
         }
     }
 

@@ -57,7 +57,10 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.init(host: String(host), port: port, database: database)
     }
 
-    public var description: String { "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
+    public var description: String { "redis://\(authority)/\(database)" }
+
+    /// `host:port`, an IPv6 host in brackets, as a URL writes it.
+    public var authority: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
     /// `url` with any user info (`user:password@`) of its authority shown as `***@`, for an
     /// error message or a log line: a refused `HERALD_BROKER` must not print a password that

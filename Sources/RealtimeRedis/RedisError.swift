@@ -14,6 +14,9 @@ public enum RedisError: Error, Equatable, Sendable {
     case unexpectedReply(String)
     /// The client was shut down.
     case closed
+    /// Redis answered `SELECT` of the endpoint's database with an error (`ERR DB index is out of
+    /// range`: its `databases` setting has fewer): no connection to that database can ever be made.
+    case databaseRefused(database: Int, reason: String)
 }
 
 extension RedisError: CustomStringConvertible {
@@ -26,6 +29,7 @@ extension RedisError: CustomStringConvertible {
         case .server(let message): "RedisError.server: \(message)"
         case .unexpectedReply(let what): "RedisError.unexpectedReply: \(what)"
         case .closed: "RedisError.closed"
+        case .databaseRefused(let database, let reason): "RedisError.databaseRefused: SELECT \(database): \(reason)"
         }
     }
 }

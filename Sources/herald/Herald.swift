@@ -133,12 +133,24 @@ enum Herald {
 
         // libhiredis and libcurl are opened on first use, not at exec (CDynamicLoad): a setting that
         // needs one checks it here, so a missing library stops the start with its reason.
-        if settings.brokerEndpoint != nil {
+        if let endpoint = settings.brokerEndpoint {
             do {
                 try RedisLibrary.load()
             } catch {
                 FileHandle.standardError.write(Data("herald: HERALD_BROKER needs libhiredis: \(error)\n".utf8))
                 return 2
+            }
+            // A database Redis refuses never becomes reachable: the configuration is wrong, so the
+            // start stops (exit 2) rather than leave a node that is never ready. Redis not
+            // answering may pass (it may start after this node): that node starts, not ready.
+            do {
+                try endpoint.check(connectTimeoutMilliseconds: 2_000)
+            } catch .databaseRefused(let database, let reason) {
+                FileHandle.standardError.write(Data(("herald: HERALD_BROKER '\(endpoint)': Redis refuses database \(database) (\(reason)): "
+                    + "use one its `databases` setting has (0-15 by default), e.g. redis://\(endpoint.authority)/0\n").utf8))
+                return 2
+            } catch {
+                Log.warning("Redis does not answer at start: not ready until it does", ["redis": endpoint.description, "error": "\(error)"])
             }
         }
 

@@ -37,7 +37,7 @@ struct Settings {
         SettingSpec(name: "HERALD_HOST", defaultValue: "127.0.0.1", help: "listen address (numeric IPv4/IPv6)"),
         SettingSpec(name: "HERALD_PORT", defaultValue: "8080", help: "listen port"),
         SettingSpec(name: "HERALD_DATABASE", defaultValue: "./herald.db", help: "SQLite database file (created and migrated at start; one server per file, locked through <file>-lock: a second exits 3), or a postgres:// URL for PostgreSQL (several nodes)"),
-        SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under, stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease). A start while another live process holds it is refused (exit 3)"),
+        SettingSpec(name: "HERALD_NODE_ID", defaultValue: "", help: "PostgreSQL only: the name this node leases push jobs under (1-64 of A-Z a-z 0-9 _ - .), stable and unique per node, so a restarted node sends at once the jobs it held when it died; unset = unique per process (they wait out their lease). A start while another live process holds it is refused (exit 3)"),
         SettingSpec(name: "HERALD_NODE_LEASE_SECONDS", defaultValue: "15", help: "with PostgreSQL and HERALD_NODE_ID: how long the id stays held after its holder's last heartbeat (one every third of it); a node restarted after a crash on another machine waits at most this (3-600)"),
         SettingSpec(name: "HERALD_STORAGE_WAIT_SECONDS", defaultValue: "15", help: "a call waiting this long for a stalled database answers 503 storage_unavailable (a write may still complete: retry with its idempotency key)"),
         SettingSpec(name: "HERALD_DATABASE_WAL_LIMIT_BYTES", defaultValue: String(SQLiteStorage.defaultWALSizeLimitBytes), help: "the WAL's bound: journal_size_limit, and the size past which it is checkpointed and truncated"),
@@ -283,7 +283,14 @@ struct Settings {
             demoDoubleURL = url
         }
         databasePath = value("HERALD_DATABASE") ?? "./herald.db"
-        nodeID = value("HERALD_NODE_ID")
+        if let id = value("HERALD_NODE_ID") {
+            // It is a key of `cluster_nodes`, shown in /readyz, the log and `locked_by`: a name,
+            // not free text (breaker11: 300 characters and spaces were taken).
+            guard EventName.isName(id), !id.contains(":") else {
+                throw .invalid(name: "HERALD_NODE_ID", value: id, expected: "1-64 characters of A-Z a-z 0-9 _ - . (e.g. web-1)")
+            }
+            nodeID = id
+        }
         // Below 3 s a heartbeat (a third) would be under a second, faster than a stalled server
         // fails one; above 10 min a crashed node's restart elsewhere would wait that long.
         nodeLeaseSeconds = try integer("HERALD_NODE_LEASE_SECONDS", 15, min: 3, max: 600)

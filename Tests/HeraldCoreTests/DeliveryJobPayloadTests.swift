@@ -91,6 +91,9 @@ import Testing
                                origin: .init(notificationID: "n\nline", userID: "u", sessionID: nil)),
             DeliveryJobPayload(deviceID: "d", apnsID: id, notification: expected, origin: .init(notificationID: "n", userID: "u", sessionID: "s"),
                                resends: 0),
+            // A plain push names its user (audience12), after any resends; one needing escapes too.
+            DeliveryJobPayload(deviceID: "dev-1", apnsID: id, notification: expected, userID: "u-1"),
+            DeliveryJobPayload(deviceID: "dev-1", apnsID: id, notification: expected, resends: 2, userID: "u \"q\""),
         ]
     }
 

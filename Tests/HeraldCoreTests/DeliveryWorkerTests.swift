@@ -170,12 +170,17 @@ final class WorkerHarness: Sendable {
 
     /// Enqueues one "Hi" push per device through the worker, as `POST /v1/push` does (ADR 0007:
     /// leased at insert when there is room), all in one write transaction.
+    /// - Parameter planned: each push planned for its device's user (with a delivery record), as
+    ///   the `Notifier` enqueues them; false: plain pushes.
     /// - Returns: the job ids, in the devices' order.
-    func enqueueThroughWorker(_ devices: [DeviceRecord], body: String = "there") throws -> [Int64] {
+    func enqueueThroughWorker(_ devices: [DeviceRecord], body: String = "there", planned: Bool = false) throws -> [Int64] {
         let now = self.now, worker = self.worker
         return try storage.writeSync { tx in
             try devices.map { device in
-                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: body))
+                let origin = planned ? DeliveryJobPayload.Origin(notificationID: "n-\(device.id)", userID: device.userID,
+                                                                 sessionID: device.sessionID) : nil
+                let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: body),
+                                                 origin: origin)
                 return try worker.enqueue(payload, device: device, app: "default", runAt: now, now: now, in: tx)
             }
         }
@@ -185,8 +190,11 @@ final class WorkerHarness: Sendable {
     /// started (its timer never fires again), and one job each for `count` new devices (`u-<i>`,
     /// `tok-<i>`), all leased at insert: the first holds the slot, held at the provider; the
     /// others wait in the backlog.
+    /// - Parameters:
+    ///   - planned: the pushes are planned for the devices' users (`enqueueThroughWorker`).
+    ///   - sessionExpiresAt: every device's session expiry, unix ms; nil: none.
     /// - Returns: the harness, the devices, their jobs' ids, and the answer of the held push.
-    static func backlogBehindOneHeldPush(count: Int, backlog: Int) async throws
+    static func backlogBehindOneHeldPush(count: Int, backlog: Int, planned: Bool = false, sessionExpiresAt: Int64? = nil) async throws
         -> (WorkerHarness, [DeviceRecord], [Int64], @Sendable (PushClassification) -> Void) {
         let h = try WorkerHarness(configure: { configuration in
             configuration.maxInFlight = 1
@@ -194,11 +202,13 @@ final class WorkerHarness: Sendable {
             configuration.pollMilliseconds = 3_600_000
         })
         h.provider.script("tok-0", .hold)
-        let devices = try (0..<count).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
+        let devices = try (0..<count).map { i in
+            try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)", sessionExpiresAt: sessionExpiresAt)
+        }
         var held = h.provider.held.makeAsyncIterator()
         h.worker.start()
         while h.faults.claims.isEmpty { await Task.yield() }
-        let ids = try h.enqueueThroughWorker(devices)
+        let ids = try h.enqueueThroughWorker(devices, planned: planned)
         #expect(try ids.allSatisfy { try h.job($0).state == .leased })
         let first = try #require(await held.next())
         return (h, devices, ids, first)
@@ -405,7 +415,7 @@ final class WorkerHarness: Sendable {
         let claimedAt = h.now
         let id = try h.enqueue(device)
         try await h.worker.runDue()
-        #expect(h.provider.sent.map(\.sendBy) == [SendByDeadline(unixMilliseconds: claimedAt + 10_000 - 2_000)])
+        #expect(h.provider.sent.map(\.sendBy?.unixMilliseconds) == [claimedAt + 10_000 - 2_000])
         let job = try h.job(id)
         #expect(job.state == .queued && job.deadAt == nil)
         #expect(job.uncountedAttempts == 1 && job.lastError?.hasPrefix("send_by_passed") == true, "\(job)")
@@ -415,7 +425,7 @@ final class WorkerHarness: Sendable {
         let retriedAt = h.now
         try await h.worker.runDue()
         #expect(try h.job(id).state == .done)
-        #expect(h.provider.sent.map(\.sendBy).last == SendByDeadline(unixMilliseconds: retriedAt + 8_000))
+        #expect(h.provider.sent.map(\.sendBy?.unixMilliseconds).last == retriedAt + 8_000)
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
     }
 
@@ -883,6 +893,116 @@ final class WorkerHarness: Sendable {
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2", "tok-3"], "oldest first")
         #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (PushAudienceChange)")
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
+    }
+
+    @Test("ADR 0007's amendment (audience12): a token that moves to another user while its push waits in the backlog does not get the push written for the one before",
+          .timeLimit(.minutes(1)))
+    func aTokenTakenOverWhileItsPushWaitsIsNotPushedToTheNewOwner() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 4, backlog: 4)
+        let planned = try h.enqueueThroughWorker([try #require(try h.device("d-tok-3"))], planned: true)[0]
+        // u-9 signs in on the install of tok-1 and of tok-3 (DV-1: no installation id to refuse
+        // it): the rows, their ids kept, are u-9's now.
+        #expect(try h.register(user: "u-9", session: "s-9", token: "tok-1").userID == "u-9")
+        #expect(try h.register(user: "u-9", session: "s-9b", token: "tok-3").id == "d-tok-3")
+        first(.delivered("apns-1"))
+        while try h.worker.outcomeCounts.delivered < 2 || h.job(planned).state != .done { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-2"], "nothing to the installs u-9 took over")
+        #expect(try h.job(ids[1]).lastError == "device_owner_changed" && h.job(ids[3]).lastError == "device_owner_changed")
+        #expect(try h.job(planned).lastError == "device_owner_changed")
+        let device = try #require(try h.device("d-tok-3"))
+        #expect(try h.storage.readSync { tx in try tx.deliveries.list(notificationID: "n-d-tok-3") }.map(\.outcome) == [.skippedSession])
+        #expect(device.userID == "u-9")
+    }
+
+    @Test("ADR 0007's amendment (audience12): a push that waited in the backlog past its session's expiry is not sent, though no write was counted",
+          .timeLimit(.minutes(1)))
+    func aPlannedPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: true,
+                                                                                     sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)  // the harness's clock starts there too
+        // The sessions expire by the clock while the two others wait (well within half their lease).
+        h.clock.advance(byMilliseconds: 5_000)
+        first(.delivered("apns-1"))
+        while try !ids.dropFirst().allSatisfy({ try h.job($0).state == .done }) { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        #expect(try h.job(ids[1]).lastError == "session_inactive" && h.job(ids[2]).lastError == "session_inactive")
+    }
+
+    @Test("ADR 0007's amendment (audience12): devices purged while their pushes wait in the backlog get none of them",
+          .timeLimit(.minutes(1)))
+    func devicesPurgedWhileTheirPushesWaitGetNone() async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2)
+        let cutoff = h.now + 1
+        #expect(try h.storage.writeSync { tx in try tx.devices.purge(notSeenSince: cutoff) } == 3)
+        first(.delivered("apns-1"))
+        while try !ids.dropFirst().allSatisfy({ try h.job($0).state == .done }) { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0"])
+        #expect(try h.job(ids[1]).lastError == "device_gone" && h.job(ids[2]).lastError == "device_gone")
+    }
+
+    @Test("DV-1 (audience12): a planned push claimed after its device's token moved to another user is not sent to that user")
+    func aClaimedPushWhoseTokenMovedToAnotherUserIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let id = try h.enqueue(device)
+        _ = try h.register(user: "u-2", session: "s-2", token: "tok-1")
+        try await h.worker.runDue()
+        #expect(h.provider.sent.isEmpty)
+        #expect(try h.job(id).state == .done && h.job(id).lastError == "device_owner_changed")
+        #expect(try h.record(device).map(\.outcome) == [.skippedSession])
+        // The new owner's own push goes.
+        try h.enqueue(try #require(try h.device(device.id)))
+        try await h.worker.runDue()
+        #expect(h.provider.sent.map(\.token) == ["tok-1"])
+    }
+
+    @Test("DV-1 (audience12): a plain push names its user: claimed after its device's token moved to another user, it is not sent; one stored without a user still goes")
+    func aClaimedPlainPushWhoseTokenMovedToAnotherUserIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let now = h.now
+        func plain(userID: String?) throws -> Int64 {
+            let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: PushNotification(title: "Hi"), userID: userID)
+            return try h.storage.writeSync { tx in
+                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: now, now: now)
+            }
+        }
+        let named = try plain(userID: "u-1"), older = try plain(userID: nil)
+        _ = try h.register(user: "u-2", session: "s-2", token: "tok-1")
+        try await h.worker.runDue()
+        #expect(try h.job(named).state == .done && h.job(named).lastError == "device_owner_changed")
+        #expect(try h.job(older).state == .done && h.job(older).lastError?.hasPrefix("delivered") == true, "no user to compare: sent as before")
+        #expect(h.provider.sent.map(\.token) == ["tok-1"])
+    }
+
+    @Test("ADR 0007's second amendment (audience12, breaker11's): a claimed push the transport gives back from its stream queue, a write counted meanwhile, reads its device again: deleted, it gets nothing; still there, it is sent once",
+          .timeLimit(.minutes(1)))
+    func aClaimedPushGivenBackFromItsStreamQueueReadsItsDeviceAgain() async throws {
+        let h = try WorkerHarness()
+        let gone = try h.register(user: "u-1", session: "s-1", token: "tok-1")
+        let kept = try h.register(user: "u-2", session: "s-2", token: "tok-2")
+        let goneJob = try h.enqueue(gone), keptJob = try h.enqueue(kept)
+        h.provider.script("tok-1", .hold)
+        h.provider.script("tok-2", .hold, .hold)
+        var held = h.provider.held.makeAsyncIterator()
+        async let round = h.worker.runDue()
+        let first = try #require(await held.next()), second = try #require(await held.next())
+        // Both wait for a stream (the fake holds them); u-1 deletes their device, answered.
+        _ = try h.storage.writeSync { tx in try tx.devices.delete(app: "default", id: gone.id, userID: "u-1") }
+        // What the native client does when their turn comes (`H2Driver.submit`).
+        let sends = h.provider.sent
+        #expect(sends.allSatisfy { $0.sendBy?.audience != nil && $0.sendBy?.audience != PushAudienceChange.current })
+        first(.audienceChanged)
+        second(.audienceChanged)
+        let again = try #require(await held.next())  // tok-2 read again, and sent (held once more)
+        #expect(h.provider.sent.last?.token == "tok-2" && h.provider.sent.last?.sendBy?.audience == nil, "read again once: not given back twice")
+        again(.delivered("apns-2"))
+        _ = try await round
+        #expect(h.provider.sent.map(\.token).filter { $0 == "tok-1" }.count == 1, "never sent again to the deleted device")
+        #expect(try h.job(goneJob).state == .done && h.job(goneJob).lastError == "device_gone")
+        #expect(try h.job(keptJob).state == .done && h.job(keptJob).attempts == 1)
     }
 
     @Test("ADR 0007: a unit that rolls back hands nothing over and gives its slots back", .timeLimit(.minutes(1)))

@@ -44,6 +44,40 @@ final class ScriptedProvider: PushProvider {
         #expect(providers.metrics.latency.first?.histogram.count == 1)
     }
 
+    /// A stored app's credentials replaced while its pushes were on the wire (an Expo access token
+    /// rotated by PUT of the app's credentials, the old one then refused with 401): the refusal
+    /// of the old ones is no dead letter to retry by hand but a push to send again, not counted,
+    /// with the new ones (audience12, breaker11's). The same refusal with the app's current
+    /// credentials stays a configuration dead letter.
+    @Test func aRefusalOfCredentialsReplacedMeanwhileIsSentAgainNotDead() throws {
+        final class Holding: PushProvider {
+            static let id = PushProviderID.expo
+            static func validate(token: String) throws(DeviceTokenError) -> String { token }
+            let held = Mutex<[@Sendable (PushClassification) -> Void]>([])
+            func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
+                      completion: @escaping @Sendable (PushClassification) -> Void) {
+                held.withLock { $0.append(completion) }
+            }
+        }
+        let unauthorized = PushClassification.applying(.deadLetterConfiguration, reason: "http_401", status: 401, retryAfter: nil)
+        let providers = PushProviders(clock: ManualClock())
+        let old = Holding(), new = Holding()
+        providers.setProviders([old], app: "chat")
+        let answers = Mutex<[PushClassification]>([])
+        let target = PushTarget(provider: .expo, token: "ExponentPushToken[x]", environment: nil)
+        providers.send(PushNotification(title: "t"), to: target, pushID: .random(), app: "chat") { c in answers.withLock { $0.append(c) } }
+        providers.setProviders([new], app: "chat")
+        providers.send(PushNotification(title: "t"), to: target, pushID: .random(), app: "chat") { c in answers.withLock { $0.append(c) } }
+        try #require(old.held.withLock { $0.count } == 1 && new.held.withLock { $0.count } == 1)
+        old.held.withLock { $0[0] }(unauthorized)
+        new.held.withLock { $0[0] }(unauthorized)
+        let got = answers.withLock { $0 }
+        #expect(got.count == 2)
+        #expect(got.first?.outcome == .notSent(afterSeconds: 0, reason: "credentials_changed: http_401"))
+        #expect(got.first?.rule == .retryUnsent(minimumDelay: 0) && got.first?.isConfigurationError == false)
+        #expect(got.last == unauthorized, "the current credentials refused: a configuration dead letter, as before")
+    }
+
     /// `herald_push_request_seconds` is the providers' answer time: a push that never reached the
     /// provider (`not_sent`: no HTTP/2 stream before its send-by deadline, a credential to wait
     /// for; `expired` before sending) is counted as an outcome but has no request to time. With a

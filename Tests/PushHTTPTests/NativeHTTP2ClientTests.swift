@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import LoopbackSockets
 import PushTestSupport
 import Synchronization
@@ -34,6 +35,38 @@ struct NativeHTTP2ClientTests {
         #expect(results.count == 20)
         #expect(results.values.allSatisfy { (try? $0.result.get().status) == 200 }, "\(results.values.map(\.result))")
         #expect(client.connectionsOpened == 1)
+    }
+
+    /// A request that waits for a stream is put on one only while `PushAudienceChange` still
+    /// counts what its push's device was read at (`sendWhileAudience`): a write that can take a
+    /// device out of pushes counted meanwhile (a delete answered) gives it back unsent,
+    /// `.audienceChanged`, for the worker to read the device again (audience12). One without the
+    /// condition, queued behind it, goes as before.
+    @Test func aRequestWaitingForAStreamIsGivenBackUnsentWhenTheAudienceChanged() throws {
+        let server = try HTTP2ClientTestServer(maxStreams: 1)
+        defer { server.stop() }
+        let client = try Self.client(server) { $0.maxHostConnections = 1 }
+        defer { client.shutdown() }
+        // Another client's connection controls the server: this one's only stream is held.
+        let control = try Self.client(server)
+        defer { control.shutdown() }
+        _ = client.sendAndWait(PushHTTPRequest(url: server.url("/echo"), headers: [], body: []))   // learn the limit
+        let held = HTTP2ClientCompletions()
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/hang"), headers: [], body: []), completion: held.record(0))
+        let gate = try #require(control.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=1"), headers: [], body: [])))
+        #expect((try? gate.result.get().status) == 200)
+        var watched = PushHTTPRequest(url: server.url("/echo"), headers: [], body: [1])
+        watched.sendWhileAudience = PushAudienceChange.current
+        let waiting = HTTP2ClientCompletions()
+        client.sendReportingInfo(watched, completion: waiting.record(0))
+        client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [2]), completion: waiting.record(1))
+        PushAudienceChange.count()
+        _ = control.sendAndWait(PushHTTPRequest(url: server.url("/release-hanging"), headers: [], body: []))
+        let results = waiting.wait(for: 2, timeout: 10)
+        #expect(results[0]?.result.failureValue == .audienceChanged)
+        #expect(results[0]?.result.failureValue?.mayHaveReachedProvider == false && PushTransportError.audienceChanged.waitedPastAudienceChange)
+        #expect((try? results[1]?.result.get().status) == 200, "no condition: sent as before")
+        #expect(held.wait(for: 1, timeout: 10)[0].map { (try? $0.result.get().status) == 200 } == true)
     }
 
     /// With the server's limit (5) full of hanging streams, a sixth request opens a second connection

@@ -2,6 +2,7 @@
 docs/operations.md)."""
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import BINARY, SERVER_KEY, envelope, free_port
+from engines import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -271,6 +273,31 @@ def test_a_refused_broker_url_never_echoes_its_password():
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert "HERALD_BROKER='redis://***@127.0.0.1:6379/0' is invalid" in result.stderr, result.stderr
     assert "hunter2secret" not in result.stderr and "no user or password" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("node_id", ["web 1", "n" * 65, "web-1:8080", "nœud", "n" * 300])
+def test_a_node_id_outside_its_grammar_stops_the_start(node_id):
+    # audience12: HERALD_NODE_ID is a key and a label (cluster_nodes, locked_by, /readyz), 1-64 of
+    # A-Z a-z 0-9 _ - . ; spaces and 300 characters were taken.
+    result = run_binary(["serve"], env={"HERALD_NODE_ID": node_id})
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "HERALD_NODE_ID" in result.stderr and "1-64 characters of A-Z a-z 0-9 _ - ." in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="redis-server is not installed (scripts/bootstrap --test installs it)")
+def test_a_redis_database_the_server_refuses_stops_the_start(tmp_path):
+    # audience12: redis://…/99 on a redis-server with the default 16 databases started a node that
+    # was never ready, /readyz saying "backingOff" half the time and the log nothing. Redis answers
+    # and refuses the SELECT: the configuration is wrong, the start stops naming it (exit 2).
+    redis = RedisServer(tmp_path).start()
+    try:
+        result = run_binary(["serve"], env={"HERALD_BROKER": f"redis://127.0.0.1:{redis.port}/99", "HERALD_DEV": "1",
+                                            "HERALD_DATABASE": str(tmp_path / "h.db"), "HERALD_PORT": str(free_port())})
+        assert result.returncode == 2, (result.returncode, result.stderr)
+        assert f"HERALD_BROKER 'redis://127.0.0.1:{redis.port}/99': Redis refuses database 99" in result.stderr, result.stderr
+        assert "DB index is out of range" in result.stderr and f"redis://127.0.0.1:{redis.port}/0" in result.stderr, result.stderr
+    finally:
+        redis.stop()
 
 
 def test_unknown_command_exits_non_zero():

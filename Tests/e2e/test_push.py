@@ -1120,25 +1120,53 @@ def test_kill_9_mid_burst_every_job_done_after_the_lease(burst):
     assert all(accepted.get(snapshot[j]["payload"]["apns_id"], 0) >= 1 for j in jobs)
 
 
+def push_behind_a_full_worker(herald_factory, provider_double, notification):
+    """A Herald whose 256 send slots are held by 300 pushes to a provider answering in 1.5 s, then
+    one push of `notification` to a new device, which waits in the worker's backlog (ADR 0007).
+    Returns (herald, the busy devices, the device, the push's answer)."""
+    h = herald_with_push(herald_factory, provider_double)
+    provider_double.set_outcomes_all("apns", [{"delay_ms": 1500, "forever": True}])
+    busy = [ios(h) for _ in range(300)]
+    device = ios(h)
+    answer = push(h, {"kind": "alert", "title": "Order", "body": "paid"}, busy)
+    assert answer["queued"] == 300, answer
+    answer = push(h, notification, [device])
+    assert answer["queued"] == 1, answer
+    return h, busy, device, answer
+
+
+def assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, device, last_error):
+    """`push_behind_a_full_worker`'s push ends done with `last_error`, and once the busy pushes are
+    all answered, nothing went to `device`'s token."""
+    answered_at = time.time()
+    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
+    assert job["last_error"] == last_error, job
+    apns_requests(provider_double, busy[-1].token, timeout=30)
+    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + device.token)]
+    assert sent == [], f"pushed {[round(e['time'] - answered_at, 3) for e in sent]} s after the change was answered"
+
+
 def test_a_device_deleted_while_its_pushes_wait_in_the_backlog_gets_none(herald_factory, provider_double):
     """breaker11, ADR 0007: with every send slot (256) held by a slow provider, the next pushes,
     leased at insert, wait in the worker's backlog. A device deleted meanwhile gets none of them
     once `DELETE /v1/me/devices/{id}` answered: the route counts the write
     (`PushAudienceChange`), and the waited jobs read their device again; without the count they
     would go out from the insert's read of the device."""
-    h = herald_with_push(herald_factory, provider_double)
-    provider_double.set_outcomes_all("apns", [{"delay_ms": 1500, "forever": True}])
-    busy = [ios(h) for _ in range(300)]
-    gone = ios(h)
-    answer = push(h, {"kind": "alert", "title": "Order", "body": "paid"}, busy)
-    assert answer["queued"] == 300, answer
-    answer = push(h, {"kind": "alert", "title": "Order", "body": "shipped"}, [gone])
-    assert answer["queued"] == 1, answer
+    h, busy, gone, answer = push_behind_a_full_worker(herald_factory, provider_double,
+                                                      {"kind": "alert", "title": "Order", "body": "shipped"})
     r = HTTP.delete(h.url(f"/v1/me/devices/{gone.id}"), headers=auth(gone.access))
     assert r.status_code == 204, r.text
-    deleted_at = time.time()
-    job = wait_job(h, answer["jobs"][0]["job_id"], "done", timeout=30)
-    assert job["last_error"] == "device_gone", job
-    apns_requests(provider_double, busy[-1].token, timeout=30)
-    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + gone.token)]
-    assert sent == [], f"pushed to a device deleted {[round(e['time'] - deleted_at, 3) for e in sent]} s before"
+    assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, gone, "device_gone")
+
+
+def test_a_token_taken_over_while_its_push_waits_in_the_backlog_is_not_pushed_to_the_new_owner(herald_factory, provider_double):
+    """audience12, ADR 0007's second amendment: a push waiting in the worker's backlog for a
+    device whose token another user then registers (DV-1: the row and its id move to that user)
+    is not sent to the new owner: the registration counts (`PushAudienceChange`), the waited job
+    reads its device again and finds another user's; it ends `device_owner_changed`."""
+    h, busy, shared, answer = push_behind_a_full_worker(herald_factory, provider_double,
+                                                        {"kind": "alert", "title": "Your order", "body": "for the previous owner"})
+    newcomer = h.token(sub=f"u-{uuid.uuid4().hex[:8]}", sid=f"s-{uuid.uuid4().hex[:10]}")
+    r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": shared.token}, headers=auth(newcomer))
+    assert r.status_code == 200 and r.json()["id"] == shared.id, r.text
+    assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, shared, "device_owner_changed")

@@ -211,7 +211,9 @@ struct PushRoutes {
                     skipped.append("{\"device_id\":\(JSONText.quote(devices[index].id)),\"reason\":\"push_disabled\"}")
                     continue
                 }
-                let payload = DeliveryJobPayload(deviceID: devices[index].id, apnsID: .random(), notification: notification)
+                // Its user too: a device whose token moved to another user by its send does not get it (DV-1).
+                let payload = DeliveryJobPayload(deviceID: devices[index].id, apnsID: .random(), notification: notification,
+                                                 userID: devices[index].userID)
                 // Leased to this node's worker at insert when it has room (ADR 0007).
                 let jobID = try worker.enqueue(payload, device: devices[index], app: app, runAt: now, now: now, in: tx, handoff: handoff)
                 jobs.raw(queued == 0 ? "{\"job_id\":\"" : ",{\"job_id\":\"")

@@ -215,8 +215,8 @@ extension DeliveryWorker {
     func sendOne(_ item: Handed) {
         dispatchPrecondition(condition: .onQueue(queue))
         inFlight += 1
-        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) {
-            deliver(prepared, device: item.device)
+        if let prepared = screen(item.job, payload: item.payload, generation: item.generation, owner: item.device.userID, done: handedDone) {
+            deliver(prepared, device: item.device, audience: item.audience)
         }
     }
 
@@ -228,21 +228,32 @@ extension DeliveryWorker {
     /// turned push off: a backlog waits seconds under load (up to half the lease), and sending
     /// from the insert's read pushed to a device its user had let go of (breaker11). A job sent
     /// at once (`sendOne`) keeps the insert's read: it is milliseconds old. So does a waited one
-    /// when no such write was counted since its insert (`PushAudienceChange`) and the storage
-    /// serialises writes, and no earlier waited job is still being read (oldest first, ADR 0007).
+    /// when no such write was counted since its insert (`PushAudienceChange`: a token moved to
+    /// another user counts too), the storage serialises writes, its device's session has not
+    /// passed the expiry the insert read (no write marks that: the clock does), and no earlier
+    /// waited job is still being read (oldest first, ADR 0007). Whatever is read, a device that
+    /// is now another user's does not get the push (`Prepared.owner`).
     func sendWaited(_ items: [Handed]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !items.isEmpty else { return }
         let audience = PushAudienceChange.current
         for item in items {
-            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty {
+            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty, inSession(item) {
                 sendOne(item)
                 continue
             }
             inFlight += 1
-            if let prepared = screen(item.job, payload: item.payload, generation: item.generation, done: handedDone) { waitedToRead.append(prepared) }
+            if let prepared = screen(item.job, payload: item.payload, generation: item.generation, owner: item.device.userID,
+                                     done: handedDone) { waitedToRead.append(prepared) }
         }
         readWaited()
+    }
+
+    /// Whether the session of the device `item`'s insert read has not passed the expiry that read
+    /// saw; the clock is read only for a session that has one.
+    private func inSession(_ item: Handed) -> Bool {
+        guard let expiry = item.device.sessionExpiresAt else { return true }
+        return expiry > clock.unixMilliseconds
     }
 
     /// Reads the devices of the jobs in `waitedToRead` and sends them, unless a read for earlier

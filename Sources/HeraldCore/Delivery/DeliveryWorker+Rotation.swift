@@ -22,6 +22,7 @@ extension DeliveryWorker {
     /// before (`found`), as it did before this look.
     func resolveRotation(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool) {
         let job = prepared.job, now = clock.unixMilliseconds
+        let audience = PushAudienceChange.current
         storage.read({ tx -> Current in
             guard let stored = try tx.jobs.find(id: job.id, app: job.app), stored.state == .leased, stored.lease == job.lease else {
                 return .leaseLost
@@ -41,8 +42,9 @@ extension DeliveryWorker {
             case .success(.payload(let payload, let device, let off)):
                 let current = payload.deviceID == prepared.payload.deviceID
                     ? prepared
-                    : Prepared(job: job, payload: payload, generation: prepared.generation, done: prepared.done)
-                deliver(current, device: device, pushDisabled: off, resolved: true)
+                    : Prepared(job: job, payload: payload, generation: prepared.generation, owner: prepared.owner, rechecked: prepared.rechecked,
+                               done: prepared.done)
+                deliver(current, device: device, pushDisabled: off, resolved: true, audience: audience)
             }
         }
     }

@@ -508,6 +508,8 @@ public final class DeliveryWorker: @unchecked Sendable {
         let batch = ready
         let ids = batch.map(\.payload.deviceID)
         let now = clock.unixMilliseconds
+        // Before the read: a write counted after it gives the send back from its stream queue.
+        let audience = PushAudienceChange.current
         storage.read({ tx in
             let found = try tx.devices.find(ids: ids, now: now)
             var byID: [String: DeviceRecord] = [:]
@@ -532,7 +534,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     finish(item.job, .retry(afterSeconds: nil, reason: "database: \(error)"), device: nil, origin: item.payload.origin, done: item.done)
                 }
             case .success(let devices):
-                for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false) }
+                for (item, found) in zip(batch, devices) { deliver(item, device: found?.0, pushDisabled: found?.1 ?? false, audience: audience) }
             }
             then?()
         }
@@ -551,12 +553,23 @@ public final class DeliveryWorker: @unchecked Sendable {
         let payload: DeliveryJobPayload
         /// `PushJobRotation.currentGeneration` before the job's device was read (ADR 0014).
         let generation: UInt64
+        /// The user the push was made for: the owner of the device its inserting unit read (a job
+        /// leased at insert), else a planned push's recipient or a plain push's `user_id`; nil: not
+        /// known (a plain push stored before `user_id` was written).
+        /// A device of another user now (its token moved, DV-1) does not get it.
+        let owner: String?
+        /// Given back by the transport once already (`PushClassification.audienceChanged`) and its
+        /// device read again: it is not given back a second time.
+        let rechecked: Bool
         let done: @Sendable (Recorded) -> Void
 
-        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) {
+        init(job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil, rechecked: Bool = false,
+             done: @escaping @Sendable (Recorded) -> Void) {
             self.job = job
             self.payload = payload
             self.generation = generation
+            self.owner = owner ?? payload.origin?.userID ?? payload.userID
+            self.rechecked = rechecked
             self.done = done
         }
     }
@@ -577,8 +590,12 @@ public final class DeliveryWorker: @unchecked Sendable {
 
     /// Settles at once a job that must not be sent (an expired or acknowledged notification).
     /// - Returns: the job to send, or nil when it was settled here.
-    /// - Parameter generation: `PushJobRotation.currentGeneration` before its device was read.
-    func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
+    /// - Parameters:
+    ///   - generation: `PushJobRotation.currentGeneration` before its device was read.
+    ///   - owner: the user of the device its inserting unit read (`Prepared.owner`); nil: the
+    ///     planned push's recipient, if any.
+    func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil,
+                done: @escaping @Sendable (Recorded) -> Void) -> Prepared? {
         let origin = payload.origin
         if payload.notification.hasExpired(atMilliseconds: clock.unixMilliseconds) {
             // NO-2: an expired notification is never sent, however late its job runs.
@@ -590,7 +607,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: "acked", done: done)
             return nil
         }
-        return Prepared(job: job, payload: payload, generation: generation, done: done)
+        return Prepared(job: job, payload: payload, generation: generation, owner: owner, done: done)
     }
 
     /// Sends one prepared job to its device (nil: deleted since it was queued) and records the
@@ -602,7 +619,11 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Parameters:
     ///   - pushDisabled: the device's user has the global push switch off now.
     ///   - resolved: `found` was read after the job row (no second look).
-    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false) {
+    ///   - audience: `PushAudienceChange.current` before `found` was read; with writes serialised
+    ///     (SQLite), the transport gives the push back unsent when a write is counted while it
+    ///     waits for an HTTP/2 stream, and it is read again once (`SendByDeadline.audience`).
+    func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false,
+                 audience: UInt64? = nil) {
         if !resolved, found == nil || prepared.generation != PushJobRotation.currentGeneration {
             return resolveRotation(prepared, device: found, pushDisabled: pushDisabled)
         }
@@ -614,6 +635,10 @@ public final class DeliveryWorker: @unchecked Sendable {
         case nil:
             // Deleted since the job was queued (logout, dead token): nothing to send.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_gone", done: done)
+        case let device? where prepared.owner.map { $0 != device.userID } ?? false:
+            // Its token moved to another user since (DV-1: a sign-in on the same install): that
+            // user must not get a push written for the one before.
+            skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "device_owner_changed", done: done)
         case .some where pushDisabled:
             // NO-4: turned off after planning; a direct push too, as `POST /v1/push` skips such users.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedPreferences, note: "push_disabled", done: done)
@@ -632,10 +657,12 @@ public final class DeliveryWorker: @unchecked Sendable {
             let sentAt = clock.unixMilliseconds
             // Leases are not renewed: a push still unsent (or unanswered) near the lease's end is
             // dropped (timed out), so its outcome is recorded before another claim may send it again.
-            let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds) }
+            let watched = serializesWrites && !prepared.rechecked ? audience : nil
+            let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds, audience: watched) }
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
                 // Read from `prepared` here rather than captured one by one: the closure's
                 // context then holds one reference for the job and its payload (issue 17).
+                if case .notSent = classification.outcome, classification == .audienceChanged { return readAgain(prepared) }
                 let job = prepared.job, origin = prepared.payload.origin
                 if case .expired = classification.outcome {
                     // NO-2: expired before (re)sending, e.g. while a refused credential was
@@ -679,6 +706,15 @@ public final class DeliveryWorker: @unchecked Sendable {
                 finish(job, outcome, device: device, origin: origin, receipt: receipt, done: prepared.done)
             }
         }
+    }
+
+    /// A push the transport gave back from its stream queue (`PushClassification.audienceChanged`):
+    /// a device may have left pushes while it waited (a delete answered meanwhile). Its device is
+    /// read again, as a claim's is, and it is sent (or skipped) without being given back again.
+    private func readAgain(_ prepared: Prepared) {
+        let again = Prepared(job: prepared.job, payload: prepared.payload, generation: prepared.generation, owner: prepared.owner,
+                             rechecked: true, done: prepared.done)
+        queue.async { [self] in deliverReadingDevices([again]) }
     }
 
     /// NO-2 `unless_acked`: whether the planned push's session acknowledged the live event it

@@ -22,10 +22,11 @@ public struct DeviceRecord: Sendable, Equatable {
         var createdAt: Int64
         var lastSeenAt: Int64
         var sessionActive: Bool
+        var sessionExpiresAt: Int64?
 
         init(id: String, app: String, userID: String, sessionID: String?, platform: String, provider: String, token: String,
              environment: String?, installationID: String?, locale: String?, appVersion: String?, deviceName: String?,
-             createdAt: Int64, lastSeenAt: Int64, sessionActive: Bool) {
+             createdAt: Int64, lastSeenAt: Int64, sessionActive: Bool, sessionExpiresAt: Int64?) {
             self.id = id
             self.app = app
             self.userID = userID
@@ -41,12 +42,14 @@ public struct DeviceRecord: Sendable, Equatable {
             self.createdAt = createdAt
             self.lastSeenAt = lastSeenAt
             self.sessionActive = sessionActive
+            self.sessionExpiresAt = sessionExpiresAt
         }
 
         func copy() -> Fields {
             Fields(id: id, app: app, userID: userID, sessionID: sessionID, platform: platform, provider: provider, token: token,
                    environment: environment, installationID: installationID, locale: locale, appVersion: appVersion,
-                   deviceName: deviceName, createdAt: createdAt, lastSeenAt: lastSeenAt, sessionActive: sessionActive)
+                   deviceName: deviceName, createdAt: createdAt, lastSeenAt: lastSeenAt, sessionActive: sessionActive,
+                   sessionExpiresAt: sessionExpiresAt)
         }
 
         func equals(_ other: Fields) -> Bool {
@@ -65,6 +68,7 @@ public struct DeviceRecord: Sendable, Equatable {
                 && createdAt == other.createdAt
                 && lastSeenAt == other.lastSeenAt
                 && sessionActive == other.sessionActive
+                && sessionExpiresAt == other.sessionExpiresAt
         }
     }
 
@@ -141,13 +145,22 @@ public struct DeviceRecord: Sendable, Equatable {
         get { fields.sessionActive }
         set { unique().sessionActive = newValue }
     }
+    /// Its session's expiry as read (unix ms; nil: none, or no session row), filled by the
+    /// queries with `sessionActive`. A device read at one time and pushed later is still in its
+    /// session only while the clock is before it: the `DeliveryWorker` compares it at the send
+    /// of a job that waited (ADR 0007's amendment), as no write marks a session passing its expiry.
+    public var sessionExpiresAt: Int64? {
+        get { fields.sessionExpiresAt }
+        set { unique().sessionExpiresAt = newValue }
+    }
 
     public init(id: String, app: String, userID: String, sessionID: String?, platform: String, provider: String,
                 token: String, environment: String?, installationID: String?, locale: String?, appVersion: String?,
-                deviceName: String?, createdAt: Int64, lastSeenAt: Int64, sessionActive: Bool) {
+                deviceName: String?, createdAt: Int64, lastSeenAt: Int64, sessionActive: Bool, sessionExpiresAt: Int64? = nil) {
         fields = Fields(id: id, app: app, userID: userID, sessionID: sessionID, platform: platform, provider: provider, token: token,
                         environment: environment, installationID: installationID, locale: locale, appVersion: appVersion,
-                        deviceName: deviceName, createdAt: createdAt, lastSeenAt: lastSeenAt, sessionActive: sessionActive)
+                        deviceName: deviceName, createdAt: createdAt, lastSeenAt: lastSeenAt, sessionActive: sessionActive,
+                        sessionExpiresAt: sessionExpiresAt)
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```
 /// {"apns_id":"<uuid>","device_id":"…","notification":{<PushNotification>},
-///  "origin":{"ack_event_id","delivery_id","notification_id","session_id","user_id"}}
+///  "origin":{"ack_event_id","delivery_id","notification_id","session_id","user_id"},"user_id":"…"}
 /// ```
 /// The keys are a stored format: jobs queued by an older build must still decode, so they only
 /// ever gain optional members (`notification.interruption_level`).
@@ -25,6 +25,10 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     /// How often a provider's receipt sent this push again (`resends`; Expo `MessageRateExceeded`,
     /// PU-8a); absent until the first resend, so stored jobs keep their exact text.
     public var resends: Int?
+    /// A plain push's user (`user_id`): whose device it was made for. A device of another user by
+    /// its send (its token moved, DV-1) does not get it. Nil for a planned push (its `origin`
+    /// names the recipient) and for jobs stored before it was written.
+    public var userID: String?
 
     /// Where a planned push came from, and what may still stop it.
     public struct Origin: Codable, Sendable, Equatable {
@@ -54,24 +58,27 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case deviceID = "device_id", apnsID = "apns_id", notification, origin, resends
+        case deviceID = "device_id", apnsID = "apns_id", notification, origin, resends, userID = "user_id"
     }
 
-    public init(deviceID: String, apnsID: PushID, notification: PushNotification, origin: Origin? = nil, resends: Int? = nil) {
+    public init(deviceID: String, apnsID: PushID, notification: PushNotification, origin: Origin? = nil, resends: Int? = nil,
+                userID: String? = nil) {
         self.deviceID = deviceID
         self.apnsID = apnsID.value
         self.notification = notification
         self.origin = origin
         self.resends = resends
+        self.userID = userID
     }
 
     /// A payload as stored: `apnsID` kept as text, checked (`PushID(_:)`) when the job is sent.
-    init(deviceID: String, storedAPNsID: String, notification: PushNotification, origin: Origin?, resends: Int?) {
+    init(deviceID: String, storedAPNsID: String, notification: PushNotification, origin: Origin?, resends: Int?, userID: String?) {
         self.deviceID = deviceID
         self.apnsID = storedAPNsID
         self.notification = notification
         self.origin = origin
         self.resends = resends
+        self.userID = userID
     }
 
     /// The JSON text for the `payload_json` column (keys sorted, stable): byte for byte what
@@ -128,7 +135,7 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
         // `JSONEncoder`, whose text holds the same notification text, so the one made here is
         // still the right one in the cache.
         let notificationText = PayloadTextCache.shared.text(of: notification, keptForClaim: kept)
-        var room = 96 + apnsID.utf8.count + deviceID.utf8.count + notificationText.utf8.count
+        var room = 96 + apnsID.utf8.count + deviceID.utf8.count + notificationText.utf8.count + (userID.map { 14 + $0.utf8.count } ?? 0)
         if let origin {
             // The keys (80 bytes with their quotes and colons) and the values' bytes.
             room += 80 + (origin.ackEventID?.utf8.count ?? 0) + (origin.deliveryID?.utf8.count ?? 0)
@@ -159,6 +166,10 @@ public struct DeliveryJobPayload: Codable, Sendable, Equatable {
         if let resends {
             out.raw(#","resends":"#)
             out.number(resends)
+        }
+        if let userID {
+            out.raw(#","user_id":"#)
+            guard out.plainQuoted(userID) else { return nil }
         }
         out.raw("}")
         return out.text

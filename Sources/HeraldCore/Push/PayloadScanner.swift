@@ -115,7 +115,7 @@ final class PayloadTextCache: Sendable {
 /// Reads the exact layout `DeliveryJobPayload.jsonText()` writes:
 ///
 /// ```
-/// {"apns_id":"…","device_id":"…","notification":{…}[,"origin":{"key":"value",…}][,"resends":N]}
+/// {"apns_id":"…","device_id":"…","notification":{…}[,"origin":{"key":"value",…}][,"resends":N][,"user_id":"…"]}
 /// ```
 /// with ids that hold no escapes. Anything else — whitespace, another key order, an escape in an
 /// id, a key it does not know, a `null` — makes it give up (nil), and `JSONDecoder` reads the
@@ -199,9 +199,14 @@ enum PayloadScanner {
             guard digits > 0 else { return nil }
             resends = value
         }
+        var userID: String?
+        if expect(#","user_id":""#) {
+            guard let value = plainString() else { return nil }
+            userID = value
+        }
         guard expect("}"), i == utf8.endIndex else { return nil }
         return DeliveryJobPayload(deviceID: deviceID, storedAPNsID: apnsID, notification: notification, origin: origin,
-                                  resends: resends)
+                                  resends: resends, userID: userID)
     }
 
     /// The index just past the JSON object starting at `start` (strings and escapes skipped), or

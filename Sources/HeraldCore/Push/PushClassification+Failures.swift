@@ -14,11 +14,16 @@ public protocol PushTransportFailure: Error {
     /// name mismatch, expired: ADR 0018), e.g. "unable to get local issuer certificate"; nil for
     /// any other failure (default).
     var rejectedCertificate: String? { get }
+    /// True when the transport gave the request back unsent because a write that can take a
+    /// device out of pushes was counted while it waited for a stream (`SendByDeadline.audience`).
+    /// Default false.
+    var waitedPastAudienceChange: Bool { get }
 }
 
 extension PushTransportFailure {
     public var missedSendBy: Bool { false }
     public var rejectedCertificate: String? { nil }
+    public var waitedPastAudienceChange: Bool { false }
 }
 
 /// A transport failure — connect/TLS error, timeout, reset, GOAWAY, `CURLE_HTTP2_STREAM` — is
@@ -37,6 +42,7 @@ extension PushTransportFailure {
 /// `PushClassification.certificateRejected(_:)`; every other is `isUnanswered` (`ProviderHealth`).
 public func classifyTransportError(_ error: any Error) -> PushClassification {
     if let failure = error as? any PushTransportFailure, failure.missedSendBy { return .sendByPassed }
+    if let failure = error as? any PushTransportFailure, failure.waitedPastAudienceChange { return .audienceChanged }
     if let failure = error as? any PushTransportFailure, let text = failure.rejectedCertificate { return .certificateRejected(text) }
     var classification: PushClassification
     if let failure = error as? any PushTransportFailure, !failure.mayHaveReachedProvider {
@@ -93,6 +99,14 @@ extension PushClassification {
     /// without counting the attempt, and no failure of the device or the provider.
     public static let sendByPassed = PushClassification.applying(
         .retryUnsent(minimumDelay: nil), reason: "send_by_passed: not sent before its lease ran out", status: nil, retryAfter: nil)
+
+    /// The push was given back unsent: while it waited for an HTTP/2 stream, a write that can
+    /// take a device out of pushes was counted (`SendByDeadline.audience`). The `DeliveryWorker`
+    /// reads its device again and sends it (once; a second such answer is a plain `.notSent`,
+    /// retried after the backoff, the attempt not counted).
+    public static let audienceChanged = PushClassification.applying(
+        .retryUnsent(minimumDelay: nil), reason: "audience_changed: a device may have left pushes while it waited for a stream",
+        status: nil, retryAfter: nil)
 
     /// The check before a provider sends a push again at once after its refused credential was
     /// renewed (APNs `403 ExpiredProviderToken`, FCM `401`): the refused attempt took time, and a

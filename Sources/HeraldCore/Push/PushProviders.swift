@@ -16,7 +16,17 @@ public final class PushProviders: Sendable {
     private let clock: any Clock
     /// Each stored app's own providers (ADR 0006), replaced whole when its credentials change.
     /// The `default` app's are `configured`; an app is never sent with another app's providers.
-    private let appProviders = Mutex<[String: [PushProviderID: any PushProvider]]>([:])
+    private let appProviders = Mutex<[String: Installed]>([:])
+    /// `setProviders` calls so far: each install's mark (`Installed.installation`).
+    private let installations = Atomic<UInt64>(0)
+
+    /// A stored app's providers, and which `setProviders` installed them.
+    private struct Installed {
+        var byID: [PushProviderID: any PushProvider]
+        /// Unique per install: a send whose app's providers were installed again before its
+        /// answer started with credentials that are no longer the app's.
+        var installation: UInt64
+    }
     /// Provider answers and latency, for `/metrics`.
     public let metrics: PushMetrics
 
@@ -54,7 +64,8 @@ public final class PushProviders: Sendable {
         precondition(app != "default", "the default app's providers are the environment's")
         var byID: [PushProviderID: any PushProvider] = [:]
         for provider in providers { byID[provider.id] = provider }
-        appProviders.withLock { $0[app] = byID }
+        let installation = installations.add(1, ordering: .relaxed).newValue
+        appProviders.withLock { $0[app] = Installed(byID: byID, installation: installation) }
     }
 
     /// Forgets a stored app that is no longer served here (deleted): its pushes are then refused
@@ -65,7 +76,13 @@ public final class PushProviders: Sendable {
 
     /// The providers of `app`: `configured` for `default`, its own for any other (none: empty).
     private func providers(app: String) -> [PushProviderID: any PushProvider] {
-        app == "default" ? configured : appProviders.withLock { $0[app] ?? [:] }
+        app == "default" ? configured : appProviders.withLock { $0[app]?.byID ?? [:] }
+    }
+
+    /// `providers(app:)` and the install they came from (0: the environment's, which never change).
+    private func installed(app: String) -> (byID: [PushProviderID: any PushProvider], installation: UInt64) {
+        guard app != "default" else { return (configured, 0) }
+        return appProviders.withLock { apps in apps[app].map { ($0.byID, $0.installation) } ?? ([:], 0) }
     }
 
     /// The ids `app` can send with, in `PushProviderID.allCases` order.
@@ -115,7 +132,8 @@ public final class PushProviders: Sendable {
         let started = clock.monotonicNanoseconds
         let metrics = self.metrics, clock = self.clock
         let provider = target.provider.rawValue
-        let completion: @Sendable (PushClassification) -> Void = { classification in
+        let (installedProviders, installation) = installed(app: app)
+        let completion: @Sendable (PushClassification) -> Void = { [self] classification in
             let seconds = Double(clock.monotonicNanoseconds &- started) / 1e9
             // A push held back (no stream before its send-by deadline, a credential to wait for)
             // or expired before sending made no request: its wait, up to the lease, is not the
@@ -126,9 +144,15 @@ public final class PushProviders: Sendable {
             default: requested = true
             }
             metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: requested ? seconds : nil)
+            if installation != 0, classification.isConfigurationError, installed(app: app).installation != installation {
+                // Refused for the credentials the push was sent with (an Expo access token
+                // rotated by PUT of the app's credentials: 401), which are no longer the app's:
+                // sent again with the new ones, not a dead letter to retry by hand.
+                return completion(Self.credentialsChanged(classification))
+            }
             completion(classification)
         }
-        if let adapter = providers(app: app)[target.provider] {
+        if let adapter = installedProviders[target.provider] {
             adapter.send(notification, to: target, pushID: pushID, sendBy: sendBy, completion: completion)
         } else if app != "default", appProviders.withLock({ $0[app] == nil }) {
             // Not served here: its settings or secrets did not load (a wrong HERALD_SECRET_KEY at
@@ -148,11 +172,21 @@ public final class PushProviders: Sendable {
     /// How long a push of an app this node does not serve waits before it is tried again.
     static let unservedAppRetrySeconds = 30
 
+    /// A configuration refusal of credentials replaced since the send began: kept and sent again
+    /// at once with the app's new ones (`.notSent`: the attempt is not counted, as a refused
+    /// certificate's, ADR 0018), the provider's reason after `credentials_changed: `.
+    static func credentialsChanged(_ refused: PushClassification) -> PushClassification {
+        let reason: String
+        if case .deadLetter(let why) = refused.outcome { reason = why } else { reason = "refused" }
+        return PushClassification(outcome: .notSent(afterSeconds: 0, reason: "credentials_changed: \(reason)"),
+                                  status: refused.status, rule: .retryUnsent(minimumDelay: 0))
+    }
+
     /// Whether any configured provider confirms deliveries later (`PushReceiptProvider`): only
     /// then does the worker look for `push.receipt` jobs.
     public var hasReceiptProviders: Bool {
         configured.values.contains { $0 is any PushReceiptProvider }
-            || appProviders.withLock { apps in apps.values.contains { $0.values.contains { $0 is any PushReceiptProvider } } }
+            || appProviders.withLock { apps in apps.values.contains { $0.byID.values.contains { $0 is any PushReceiptProvider } } }
     }
 
     /// Whether `app`'s provider `id` confirms deliveries later (`PushReceiptProvider`, a relay such

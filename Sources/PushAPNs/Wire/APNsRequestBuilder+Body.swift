@@ -2,11 +2,11 @@ import HeraldCore
 import PushHTTP
 
 extension APNsRequestBuilder {
-    /// The JSON body, byte for byte `payload(for:).bytes` (the layout in `APNsRequestBuilder`'s
-    /// documentation), written at once: at the choke point every notification's body is new, and
-    /// the `PushJSON` tree with its dictionaries, then its keys sorted and looked up again, was
-    /// ~24k instructions a push (issue 17). `payload(for:)` stays the reference it is tested
-    /// against.
+    /// The JSON body (the layout in `APNsRequestBuilder`'s documentation), written at once: at
+    /// the choke point every notification's body is new, and the `PushJSON` tree with its
+    /// dictionaries, then its keys sorted and looked up again, was ~24k instructions a push
+    /// (issue 17). That tree stays the reference it is tested against, in the test target
+    /// (`APNsPayloadBytesTests`).
     /// - Throws: `PushPayloadError.reservedDataKey("aps")` when a data key (or the root key) is `aps`.
     static func payloadBytes(for notification: PushNotification) throws(PushPayloadError) -> [UInt8] {
         let data = notification.data

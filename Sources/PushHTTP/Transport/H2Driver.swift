@@ -1,5 +1,6 @@
 import CLinux
 import CNGHTTP2
+import HeraldCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -247,6 +248,9 @@ final class H2Driver: @unchecked Sendable {
         guard let session = connection.session, let block = r.block else { return }
         // The sweep of this pass dropped every request past its deadline; this is for the rest.
         if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
+        // A write that can take a device out of pushes since its device was read (a delete
+        // answered while it waited for a stream): given back unsent, to read the device again.
+        if let audience = r.audience, PushAudienceChange.current != audience { return complete(r, .failure(.audienceChanged)) }
         r.bodyOffset = 0
         r.headersSent = false
         r.status = 0

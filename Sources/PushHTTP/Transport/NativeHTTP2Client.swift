@@ -131,6 +131,7 @@ public final class NativeHTTP2Client: HTTP2PushClient {
                               newConnection: false, started: h2MonotonicNanoseconds())
         }
         let item = H2Request(request: request, userAgent: userAgent, completion: completion)
+        item.audience = request.sendWhileAudience
         if let within = request.sendWithinMilliseconds {
             // From now, on the driver's clock: the wait in the inbox counts too.
             item.sendBy = monotonicNanoseconds() &+ UInt64(clamping: max(0, within)) &* 1_000_000

@@ -31,6 +31,10 @@ public struct PushHTTPRequest: Sendable {
     public var headers: [(String, String)]
     public var body: [UInt8]
     public var sendWithinMilliseconds: Int64?
+    /// Not sent: the push's `SendByDeadline.audience`. The native client puts the request on a
+    /// stream only while `PushAudienceChange.current` equals it, else fails it unsent with
+    /// `.audienceChanged`; the libcurl client does not look (its waits are inside libcurl).
+    public var sendWhileAudience: UInt64?
     public var publicAddressesOnly = false
 
     public init(url: String, headers: [(String, String)], body: [UInt8], sendWithinMilliseconds: Int64? = nil) {
@@ -52,6 +56,7 @@ public struct PushHTTPRequest: Sendable {
         let left = sendBy.millisecondsLeft(atMilliseconds: now)
         guard left > 0 else { return false }
         sendWithinMilliseconds = left
+        sendWhileAudience = sendBy.audience
         return true
     }
 }

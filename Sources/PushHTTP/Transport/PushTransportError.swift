@@ -16,6 +16,9 @@ public enum PushTransportError: Error, Sendable, Equatable {
     /// The request's send-by deadline (`PushHTTPRequest.sendWithinMilliseconds`) passed before it
     /// was sent: it was still waiting for a stream, so it never reached the server (native client).
     case sendByPassed
+    /// The push's audience may have changed while the request waited for a stream
+    /// (`PushHTTPRequest.sendWhileAudience`): not sent, so its device can be read again (native client).
+    case audienceChanged
     /// TLS failed for a TLS reason other than the server's certificate: handshake or protocol
     /// negotiation (no common version or cipher, no ALPN `h2`), a CA file that cannot be read.
     /// Not transient: fix the configuration.
@@ -44,7 +47,7 @@ public enum PushTransportError: Error, Sendable, Equatable {
     /// (on a fresh connection, after a back-off) is reasonable: connect, timeout, protocol errors.
     public var isTransient: Bool {
         switch self {
-        case .connect, .timeout, .protocolError, .sendByPassed: return true
+        case .connect, .timeout, .protocolError, .sendByPassed, .audienceChanged: return true
         case .tls, .certificateRejected, .responseTooLarge, .shutdown, .addressNotPublic, .other: return false
         }
     }
@@ -92,7 +95,7 @@ extension PushTransportError: PushTransportFailure {
     /// may have struck after the request was sent, so it counts.
     public var mayHaveReachedProvider: Bool {
         switch self {
-        case .connect, .sendByPassed, .addressNotPublic, .certificateRejected: false
+        case .connect, .sendByPassed, .audienceChanged, .addressNotPublic, .certificateRejected: false
         default: true
         }
     }
@@ -104,4 +107,7 @@ extension PushTransportError: PushTransportFailure {
 
     /// True for `.sendByPassed`: dropped unsent at its deadline (`PushClassification.sendByPassed`).
     public var missedSendBy: Bool { self == .sendByPassed }
+
+    /// True for `.audienceChanged` (`PushClassification.audienceChanged`).
+    public var waitedPastAudienceChange: Bool { self == .audienceChanged }
 }

@@ -8,7 +8,8 @@ struct PostgresDeviceRepository: DeviceRepository {
     /// - Parameter columns: more of the select list, after `active` (`, x.locale AS …`).
     private static func selectWithActive(now parameter: String, also columns: String = "") -> String {
         """
-        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > \(parameter)::bigint)) AS active\(columns)
+        SELECT d.*, (s.sid IS NOT NULL AND s.ended_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > \(parameter)::bigint)) AS active,
+            s.expires_at AS session_expires_at\(columns)
         FROM devices d LEFT JOIN sessions s ON s.app = d.app AND s.sid = d.sid
         """
     }
@@ -185,6 +186,7 @@ extension DeviceRecord {
                   environment: try row.nullable("environment"), installationID: try row.nullable("installation_id"),
                   locale: try row.nullable("locale"), appVersion: try row.nullable("app_version"),
                   deviceName: try row.nullable("device_name"), createdAt: try row.value("created_at"),
-                  lastSeenAt: try row.value("last_seen_at"), sessionActive: try row.value("active"))
+                  lastSeenAt: try row.value("last_seen_at"), sessionActive: try row.value("active"),
+                  sessionExpiresAt: try row.nullable("session_expires_at"))
     }
 }

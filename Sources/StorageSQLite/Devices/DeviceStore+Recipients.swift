@@ -54,8 +54,10 @@ extension DeviceStore {
             let device = try DeviceRecord(columns: row)
             // Once per user, whatever their number of devices.
             if seen.insert(device.userID).inserted {
-                if let locale: String = try row[15] { locales[device.userID] = locale }
-                for (column, scope) in [(Int32(16), String?.none), (19, scope)] {
+                // The statement's own columns, after the device's.
+                let own = DeviceRecord.selectColumnCount
+                if let locale: String = try row[own] { locales[device.userID] = locale }
+                for (column, scope) in [(own + 1, String?.none), (own + 4, scope)] {
                     guard let enabled: Bool = try row[column] else { continue }
                     let events: String? = try row[column + 1]
                     preferences.append(PushPreferenceRecord(

@@ -19,6 +19,8 @@ enum DeviceStore {
     /// - any earlier device of the same session and platform is deleted (token rotation), and
     ///   the pushes still owed to it move to this device (`JobStore.movePushJobs`).
     ///
+    /// A token moved to another user and any device deleted count in `PushAudienceChange`.
+    ///
     /// - Parameters:
     ///   - sessionExpiresAt: unix ms from the token's `session_exp`.
     ///   - newID: the id for a new row.
@@ -61,6 +63,9 @@ enum DeviceStore {
                 // row names this install too; the registration being stored wins.
                 try connection.run("DELETE FROM devices WHERE app = ? AND platform = ? AND token = ? AND id <> ?",
                                    [registration.app, registration.platform, registration.token, id])
+                // A token moved to another user, or a device deleted: the pushes waiting for the
+                // old owner must not go out from a read made before (ADR 0007's amendment).
+                if ownerID != registration.userID || connection.changes > 0 { PushAudienceChange.count() }
                 try connection.run("""
                     UPDATE devices SET user_id = :user, sid = :sid, platform = :platform, provider = :provider, environment = :environment,
                         installation_id = COALESCE(:installation, installation_id), locale = COALESCE(:locale, locale),
@@ -99,7 +104,10 @@ enum DeviceStore {
                     .map { row throws(SQLiteError) in try row[0, as: String.self] }
             }
             // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
-            if !replaced.isEmpty { try JobStore.movePushJobs(connection, fromDevices: replaced, toDevice: id) }
+            if !replaced.isEmpty {
+                try JobStore.movePushJobs(connection, fromDevices: replaced, toDevice: id)
+                PushAudienceChange.count()
+            }
             guard let device = try find(connection, id: id, now: now) else {
                 throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")
             }

@@ -337,6 +337,15 @@ final class Statement {
             guard sqlite3_column_type(statement.handle, index) == SQLITE_INTEGER else { return try self[index, as: Int64.self] }
             return sqlite3_column_int64(statement.handle, index)
         }
+
+        /// `integer(_:)`, or nil for NULL.
+        func optionalInteger(_ index: Int32) throws(SQLiteError) -> Int64? {
+            switch sqlite3_column_type(statement.handle, index) {
+            case SQLITE_INTEGER: return sqlite3_column_int64(statement.handle, index)
+            case SQLITE_NULL: return nil
+            default: return try self[index, as: Int64?.self]
+            }
+        }
     }
 
     /// Readies the statement for a one-call execution. - Returns: the arena its texts are bound

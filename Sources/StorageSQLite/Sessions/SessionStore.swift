@@ -11,9 +11,14 @@ enum SessionStore {
     /// - Parameters:
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
     ///   - now: unix ms.
+    /// A token whose `session_exp` brings the expiry forward counts in `PushAudienceChange`: the
+    /// session's devices leave pushes sooner than a device read before it says.
+    ///
     /// - Returns: the stored session.
     static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
                              expiresAt: Int64?, now: Int64) throws(SQLiteError) -> SessionRecord {
+        // Only a token with an expiry can bring one forward: the others need no look before.
+        let before = try expiresAt == nil ? nil : find(connection, sid: sid, app: app)
         try connection.run("""
             INSERT INTO sessions (sid, app, user_id, created_at, last_seen_at, expires_at, expiry_source)
             VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE 'token' END)
@@ -27,7 +32,9 @@ enum SessionStore {
         guard let row = try connection.queryOne("SELECT * FROM sessions WHERE app = ? AND sid = ?", [app, sid]) else {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
         }
-        return try SessionRecord(row: row)
+        let session = try SessionRecord(row: row)
+        if let before, let after = session.expiresAt, after < before.expiresAt ?? .max { PushAudienceChange.count() }
+        return session
     }
 
     /// App `app`'s session, if known: another app's session of that name is another session.
