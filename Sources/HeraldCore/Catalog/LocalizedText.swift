@@ -45,6 +45,9 @@ public struct LocalizedText: Sendable, Equatable {
     /// The language tags present, sorted; empty for a single text.
     public var locales: [String] { tags }
 
+    /// Whether this is one text for every locale (`init(single:)`): every device gets it.
+    var isSingle: Bool { single != nil }
+
     /// Every text with its tag (nil for a single text), for checking that all of them render.
     var entries: [(locale: String?, template: TextTemplate)] {
         if let single { return [(nil, single)] }

@@ -59,6 +59,17 @@ public struct NotificationRenderer: Sendable {
         }
     }
 
+    /// Whether `render(kind:deviceLocale:userLocale:…)` gives every device the same result for
+    /// these texts: the title and the body it would use (the call's, else the kind's) are each
+    /// absent or one text for every locale, so no language is looked at.
+    /// - Parameters:
+    ///   - kind: the notification's kind.
+    ///   - title, body: the call's texts, nil for the kind's.
+    func rendersAlikeInEveryLocale(kind: String, title: LocalizedText?, body: LocalizedText?) -> Bool {
+        let definition = title == nil || body == nil ? catalog.kind(kind) : nil
+        return ((title ?? definition?.title)?.isSingle ?? true) && ((body ?? definition?.body)?.isSingle ?? true)
+    }
+
     /// `render(kind:deviceLocale:…)` for a reader who named several languages, most wanted first
     /// (an inbox page: `Accept-Language` by weight, RFC 9110 §12.5.4, then the user's language):
     /// each text in the first of them it has, else in the catalog's default language.

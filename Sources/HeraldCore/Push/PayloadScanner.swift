@@ -48,6 +48,10 @@ final class PayloadTextCache: Sendable {
     /// - Parameter keptForClaim: whether a claim may read a job with this text here (the text
     ///   goes into `recent` when it is made); false for a job handed to its sender as a value.
     func text(of notification: PushNotification, keptForClaim: Bool = true) -> String {
+        if let prepared = notification.preparedStoredText {
+            if keptForClaim { remember(prepared, notification) }
+            return prepared
+        }
         let hit = encoded.withLock { slot -> String? in
             guard let kept = slot, kept.notification == notification else { return nil }
             // Equal, maybe another copy (an earlier request's, e.g. the same notification sent

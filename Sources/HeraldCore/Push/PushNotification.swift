@@ -51,6 +51,9 @@ public struct PushNotification: Sendable, Equatable {
         var interruptionLevel: InterruptionLevel?
         var rootKey: String?
         var notificationID: String?
+        /// The stored text of these fields, made by `prepareStoredText()` before the box was
+        /// shared; cleared by every change (`unique()`), never copied, never compared.
+        var storedText: String?
 
         init(kind: Kind, title: String?, subtitle: String?, body: String?, sound: String?, badge: Int?, threadID: String?,
              collapseKey: String?, data: [String: String], priority: Priority, ttlSeconds: Int?, expiresAt: Int?,
@@ -108,8 +111,25 @@ public struct PushNotification: Sendable, Equatable {
         }
     }
 
-    /// The box, copied first when another notification shares it.
-    private mutating func unique() -> Fields { uniqueFields(&fields) }
+    /// The box, copied first when another notification shares it; a change to it ends the
+    /// stored text it kept.
+    private mutating func unique() -> Fields {
+        let box = uniqueFields(&fields)
+        box.storedText = nil
+        return box
+    }
+
+    /// The stored text `prepareStoredText()` made, while nothing changed since; nil otherwise.
+    var preparedStoredText: String? { fields.storedText }
+
+    /// Makes the stored text now (`PayloadTextCache.text(of:)`'s: `handWrittenText()`, else
+    /// `JSONEncoder`'s) and keeps it in the box, so the jobs that store this notification take
+    /// it instead of writing it again: a call's pushes are made before its planning unit, off
+    /// the serial writer (issue 17). Call it before the notification is shared.
+    mutating func prepareStoredText() {
+        let text = handWrittenText() ?? PayloadTextCache.encoderText(self)
+        unique().storedText = text
+    }
 
     /// Field by field, at once when both share one box.
     public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool { sameFields(lhs.fields, rhs.fields) }

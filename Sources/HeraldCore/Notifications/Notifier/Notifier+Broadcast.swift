@@ -56,6 +56,21 @@ extension Notifier {
         let events: [[ChannelMessage?]] = slots.map { slot in
             slot.map { index in index.flatMap { $0 < receipts.count ? receipts[$0].message : nil } }
         }
+        // The profiles planning uses, and the pushes that do not depend on its reads, made here
+        // rather than in the serial writer's unit (issue 17).
+        let oneApp = calls.allSatisfy { $0.app == calls.first?.app }
+        let onlyProfile = oneApp && !calls.isEmpty ? profile(calls[0].app) : nil
+        var appProfiles: [String: AppProfile] = [:]
+        if !oneApp { for call in calls where appProfiles[call.app] == nil { appProfiles[call.app] = profile(call.app) } }
+        let profiles = appProfiles
+        var preparing: [PreparedPushes?] = []
+        if preparesPushes.load(ordering: .relaxed) {
+            let now = clock.unixMilliseconds
+            preparing = calls.indices.map { index in
+                preparePushes(calls[index], profile: onlyProfile ?? profiles[calls[index].app]!, events: events[index], now: now)
+            }
+        }
+        let prepared = preparing
         var wanted: [(userID: String, personalSequence: UInt64)] = []
         for (call, messages) in zip(calls, events) {
             for (record, message) in zip(call.stored, messages) {
@@ -82,12 +97,11 @@ extension Notifier {
                     // one query each instead of one per call (one-recipient calls come in batches of
                     // dozens), per app, since an app's users are its own (ADR 0006). A batch of one
                     // app (the usual one) needs no look-up of its context by app.
-                    let oneApp = calls.allSatisfy { $0.app == calls.first?.app }
                     var contexts: [String: PlanningContext] = [:]
-                    let only = oneApp && !calls.isEmpty ? try PlanningContext(calls, profile: profile(calls[0].app), now: now, tx: tx) : nil
+                    let only = try onlyProfile.map { profile in try PlanningContext(calls, profile: profile, now: now, tx: tx) }
                     if !oneApp {
                         for (app, ofApp) in Dictionary(grouping: calls, by: \.app) {
-                            contexts[app] = try PlanningContext(ofApp, profile: profile(app), now: now, tx: tx)
+                            contexts[app] = try PlanningContext(ofApp, profile: profiles[app]!, now: now, tx: tx)
                         }
                     }
                     // The pushes the batch leases at insert reach the worker in one hop after the commit.
@@ -95,13 +109,19 @@ extension Notifier {
                     return try calls.indices.map { index in
                         let call = calls[index]
                         return try planPushes(call, context: only ?? contexts[call.app]!, events: events[index], receipts: seen[index],
-                                              now: now, tx: tx, handoff: handoff)
+                                              now: now, tx: tx, handoff: handoff, prepared: prepared.isEmpty ? nil : prepared[index])
                     }
                 }) { [self] result in
                     // Failed: the plans are left to recovery, at once rather than when their lease ends.
                     if case .failure = result { release(calls.compactMap(\.pending)) }
                     // Before the worker is woken, so its claim never counts a job not yet added.
                     // Jobs leased at insert were handed over at the commit: no claim takes them.
+                    if case .success(let outcomes) = result {
+                        // Made ahead only while most notifications get a push: for recipients
+                        // without devices the pushes would be made for nothing.
+                        let pushed = outcomes.reduce(0) { $0 + ($1?.pushQueued ?? 0) }
+                        preparesPushes.store(pushed * 2 >= calls.reduce(0) { $0 + $1.stored.count }, ordering: .relaxed)
+                    }
                     if case .success(let outcomes) = result, let pushBacklog {
                         pushBacklog.queued(outcomes.reduce(0) { $0 + ($1?.queuedForClaim ?? 0) })
                     }

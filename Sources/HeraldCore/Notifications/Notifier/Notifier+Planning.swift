@@ -54,10 +54,13 @@ extension Notifier {
     ///   - receipts: who received each of those events (presence), in the same order.
     ///   - handoff: the transaction's hand-over to this node's worker (`DeliveryWorker.handoff(in:)`);
     ///     nil: pushes are queued for a claim, or leased each with a hand-over of its own.
+    ///   - prepared: the call's pushes made before the unit (`preparePushes`), taken instead of
+    ///     rendering each device's again; nil: each is made here.
     /// - Returns: nil when this node no longer holds the call's plan (its lease ran out and
     ///   another claimer took it): nothing is written for the call, the holder plans it.
     func planPushes(_ call: Planning, context: PlanningContext, events: [ChannelMessage?], receipts: [[Presence.Receipt]],
-                    now: Int64, tx: any StorageTransaction, handoff: DeliveryWorker.Handoff? = nil) throws -> Outcome? {
+                    now: Int64, tx: any StorageTransaction, handoff: DeliveryWorker.Handoff? = nil,
+                    prepared: PreparedPushes? = nil) throws -> Outcome? {
         // First, so a plan taken over leaves no trace of this planning (fenced by the lease). A
         // plan held in the call's only row goes with the row's cursor, in one UPDATE.
         // The id of the event that carried each record live, which its row keeps as its cursor:
@@ -79,7 +82,7 @@ extension Notifier {
         outcome.skippedRecipients = call.skipped
         // The call's texts, parsed once for all its devices (each device only picks a locale), and
         // only when one is pushed to: most recipients of the choke point have no device.
-        var parsed: Result<Texts, CatalogError>?
+        var parsed: Result<Texts, CatalogError>? = prepared.map { .success($0.texts) }
         func texts() throws(CatalogError) -> Texts {
             if parsed == nil {
                 parsed = Result { () throws(CatalogError) -> Texts in
@@ -118,9 +121,13 @@ extension Notifier {
                     let deliveryID = plan.trackOpens ? Self.newID("dlv", now: now) : nil
                     let notification: PushNotification
                     do {
-                        notification = try pushNotification(plan, profile: profile, texts: texts(), record: record, device: device,
-                                                            userLocale: context.userLocales[record.userID], eventID: eventID,
-                                                            unread: unread, deliveryID: deliveryID, now: now)
+                        if let ready = prepared?.pushes[index] {
+                            notification = ready
+                        } else {
+                            notification = try pushNotification(plan, profile: profile, texts: texts(), record: record, deviceLocale: device.locale,
+                                                                userLocale: context.userLocales[record.userID], eventID: eventID,
+                                                                unread: unread, deliveryID: deliveryID, now: now)
+                        }
                     } catch {
                         outcome.skipped += 1
                         try tx.deliveries.record(DeliveryEntry(

@@ -12,7 +12,9 @@ extension Notifier {
     /// The push for one device: texts in its locale, else the user's, else the default (NO-5), grouping (NO-7),
     /// badge, ids — all data under the app's root key when it has one (AP-4). It names the inbox
     /// notification, `record.id`, which a resend's providers use to replace it (ADR 0020).
-    func pushNotification(_ plan: NotificationPlan, profile: AppProfile, texts: Texts, record: NotificationRecord, device: DeviceRecord, userLocale: String? = nil,
+    /// - Parameter deviceLocale: the device's language tag (`DeviceRecord.locale`).
+    func pushNotification(_ plan: NotificationPlan, profile: AppProfile, texts: Texts, record: NotificationRecord, deviceLocale: String?,
+                          userLocale: String? = nil,
                           eventID: String?,
                           unread: Int?, deliveryID: String?, now: Int64) throws(CatalogError) -> PushNotification {
         let catalog = profile.catalog, payload = profile.payload
@@ -34,7 +36,7 @@ extension Notifier {
         case .unread?: unread
         case nil: nil
         }
-        let rendered = try profile.renderer.render(kind: plan.kind, deviceLocale: device.locale, userLocale: userLocale,
+        let rendered = try profile.renderer.render(kind: plan.kind, deviceLocale: deviceLocale, userLocale: userLocale,
                                            title: texts.title, body: texts.body,
                                            arguments: plan.arguments, data: plan.data, collapseKey: plan.collapseKey, threadID: plan.threadID,
                                            sound: plan.sound, androidChannelID: plan.androidChannelID)
@@ -52,5 +54,47 @@ extension Notifier {
                                 badge: badge, threadID: rendered.threadID, collapseKey: rendered.collapseKey, data: data, priority: priority,
                                 ttlSeconds: ttlSeconds, expiresAt: expiresAt, androidChannelID: rendered.androidChannelID, tag: rendered.tag,
                                 rootKey: payload.rootKey, expiresAtMilliseconds: expiresAtMilliseconds, notificationID: record.id)
+    }
+
+    /// A call's pushes made before its planning unit, when every device of a recipient gets the
+    /// same one: what the unit would make for each device, made here off the serial writer
+    /// (issue 17: rendering and the job's stored text were ~20k instructions a push on it).
+    struct PreparedPushes {
+        /// The call's own title and body, parsed.
+        let texts: Texts
+        /// By stored record, in `call.stored`'s order: its push with its stored text made
+        /// (`PushNotification.prepareStoredText()`); nil where rendering failed (the unit
+        /// records the failure).
+        let pushes: [PushNotification?]
+    }
+
+    /// The pushes of `call` for every device, when they do not depend on the device nor on what
+    /// the planning unit reads: the texts are one for every locale (`rendersAlikeInEveryLocale`),
+    /// the badge is not the unread count and no push carries a delivery id (drawn per push).
+    /// nil otherwise, or when the call's texts do not parse (the unit records why).
+    /// - Parameters:
+    ///   - profile: the profile the planning unit uses for the call (the same object).
+    ///   - events: the message that carried each of `call.stored` live (nil: none), in its order.
+    ///   - now: the time the unit would pass (unused by rendering today; kept in step with it).
+    func preparePushes(_ call: Planning, profile: AppProfile, events: [ChannelMessage?], now: Int64) -> PreparedPushes? {
+        let plan = call.plan
+        guard plan.badge != .unread, !plan.trackOpens else { return nil }
+        let texts: Texts
+        do {
+            texts = Texts(title: try plan.title.map(NotificationPlan.localized), body: try plan.body.map(NotificationPlan.localized))
+        } catch {
+            return nil
+        }
+        guard profile.renderer.rendersAlikeInEveryLocale(kind: plan.kind, title: texts.title, body: texts.body) else { return nil }
+        var pushes: [PushNotification?] = []
+        pushes.reserveCapacity(call.stored.count)
+        for (record, event) in zip(call.stored, events) {
+            // The device's and the user's languages are not looked at (checked above): nil for both.
+            var push = try? pushNotification(plan, profile: profile, texts: texts, record: record, deviceLocale: nil, userLocale: nil,
+                                             eventID: event?.cursor.description, unread: nil, deliveryID: nil, now: now)
+            push?.prepareStoredText()
+            pushes.append(push)
+        }
+        return PreparedPushes(texts: texts, pushes: pushes)
     }
 }

@@ -182,6 +182,9 @@ public final class Notifier: Sendable {
     /// one — one transaction, one publish, one loop barrier and one planning transaction per batch
     /// instead of per call.
     let intake = Mutex<(pending: [Call], storing: Bool)>(([], false))
+    /// Whether a batch's pushes are made before its planning unit (`preparePushes`): while the
+    /// last planned batch queued a push for at least half its notifications.
+    let preparesPushes = Atomic<Bool>(true)
     /// Calls stored (or claimed by recovery) and not yet planned: what `drain` waits for. Who
     /// owns a plan is the database's lease, not this count.
     let planning = Mutex<Int>(0)
