@@ -302,6 +302,55 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 1))
     }
 
+    @Test("RL-2: a dead-letter refused at its commit (a full volume) is logged once, when it is stored, and not lost")
+    func aDeadLetterHeldByAFullDiskIsLoggedOnceWhenStored() async throws {
+        let log = CapturedLog()
+        let h = try WorkerHarness(log: log.logger)
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.applying(.deadLetterRequest, reason: "PayloadTooLarge", status: 413, retryAfter: nil)))
+        let id = try h.enqueue(device)
+        // Every statement runs, the commit is refused: what the transaction did is not stored.
+        h.faults.fail(.committingOutcome, times: 6)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        for _ in 0..<5 {
+            h.clock.advance(byMilliseconds: 60_000)
+            _ = try await h.worker.runDue()
+        }
+        #expect(h.faults.count(.committingOutcome) == 6)
+        #expect(try h.job(id).state == .leased, "not dead-lettered while every commit fails")
+        #expect(log.count(nil, "dead-lettered") == 0, "no line says a job is dead before it is")
+        #expect(log.count(.error, "held and written again") == 1, "the outage's line, once for the job")
+        // Each 60 s lease ran out and a claim took the job back: said once, not at every lease.
+        #expect(log.count(.warning, "came back while its outcome was held") == 1)
+
+        // Room again: the held outcome is written, and said once.
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        #expect(try h.job(id).state == .dead)
+        #expect(h.provider.sent.count == 1)
+        #expect(log.count(.warning, "push job dead-lettered") == 1)
+        #expect(log.count(.info, "a held push outcome was written") == 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(log.count(.warning, "push job dead-lettered") == 1)
+    }
+
+    @Test("RL-2: a device deletion refused at its commit is logged once, when it is stored")
+    func aDeviceDeletionHeldByAFullDiskIsLoggedOnceWhenStored() async throws {
+        let log = CapturedLog()
+        let h = try WorkerHarness(log: log.logger)
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unregistered()))
+        try h.enqueue(device)
+        h.faults.fail(.committingOutcome, times: 3)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        for _ in 0..<3 {
+            h.clock.advance(byMilliseconds: 60_000)
+            _ = try await h.worker.runDue()
+        }
+        #expect(try h.device(device.id) == nil)
+        #expect(log.count(.info, "deleted a device") == 1)
+    }
+
     @Test("an outcome refused for good (not a passing storage fault) is not held")
     func aLastingFailureIsNotHeld() async throws {
         let h = try WorkerHarness()
