@@ -260,6 +260,42 @@ def test_a_log_that_cannot_be_written_does_not_stop_the_server(tmp_path):
         proc.wait()
 
 
+@pytest.mark.parametrize("args,env,status", [
+    (["serve"], {"HERALD_PORT": "abc"}, 2),
+    (["serve", "extra"], {}, 2),
+    (["migrate"], {"HERALD_LOG_LEVEL": "loud"}, 2),
+    (["bogus"], {}, 2),
+    (["jobs", "retry", "--bogus", "x"], {}, 2),
+    (["jobs", "retry"], {"HERALD_DATABASE": "/nonexistent/herald.db"}, 2),
+    (["vapid"], {}, 2),
+    (["send-test"], {}, 2),
+])
+def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its_status(tmp_path, args, env, status):
+    """lows13: the start-up and subcommand errors were written with Foundation's FileHandle, which
+    traps on a refused write: with standard error on a full volume a bad setting died of SIGILL
+    (status -4) instead of exiting 2, and a script could not tell the two apart."""
+    from conftest import BINARY
+    base = {"PATH": os.environ.get("PATH", ""), "HERALD_DATABASE": str(tmp_path / "h.db"), **env}
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([BINARY, *args], env=base, stdout=subprocess.DEVNULL, stderr=full, timeout=30)
+    assert result.returncode == status, result.returncode
+    # The same call with a readable standard error says why.
+    said = subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=30)
+    assert said.returncode == status and said.stderr.strip(), (said.returncode, said.stderr)
+
+
+def test_an_answer_standard_output_refuses_exits_1_not_0(tmp_path):
+    """A key pair or the `--help` text written to a full volume is lost: the exit status says so."""
+    from conftest import BINARY
+    env = {"PATH": os.environ.get("PATH", "")}
+    with open("/dev/full", "wb") as full:
+        for args in (["vapid", "generate"], ["--help"]):
+            result = subprocess.run([BINARY, *args], env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+            assert result.returncode == 1, (args, result.returncode, result.stderr)
+        keys = subprocess.run([BINARY, "vapid", "generate"], env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+        assert "standard output refused" in keys.stderr, keys.stderr
+
+
 def _healthy(port: int) -> bool:
     try:
         return HTTP.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200
