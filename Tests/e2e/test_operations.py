@@ -260,17 +260,20 @@ def test_a_log_that_cannot_be_written_does_not_stop_the_server(tmp_path):
         proc.wait()
 
 
-@pytest.mark.parametrize("args,env,status", [
-    (["serve"], {"HERALD_PORT": "abc"}, 2),
-    (["serve", "extra"], {}, 2),
-    (["migrate"], {"HERALD_LOG_LEVEL": "loud"}, 2),
-    (["bogus"], {}, 2),
-    (["jobs", "retry", "--bogus", "x"], {}, 2),
-    (["jobs", "retry"], {"HERALD_DATABASE": "/nonexistent/herald.db"}, 2),
-    (["vapid"], {}, 2),
-    (["send-test"], {}, 2),
+@pytest.mark.parametrize("args,env,status,says", [
+    (["serve"], {"HERALD_PORT": "abc"}, 2, "HERALD_PORT"),
+    (["serve", "extra"], {}, 2, "takes no arguments"),
+    (["migrate"], {"HERALD_LOG_LEVEL": "loud"}, 2, "HERALD_LOG_LEVEL"),
+    (["bogus"], {}, 2, "unknown command"),
+    (["jobs", "retry", "--bogus", "x"], {}, 2, "--bogus"),
+    # Unix ms are digits: `+5` and `1e12` are no time (Int64 read the first).
+    (["jobs", "retry", "--since", "+5"], {}, 2, "--since"),
+    (["jobs", "retry", "--until", "1e12"], {}, 2, "--until"),
+    (["jobs", "retry"], {"HERALD_DATABASE": "/nonexistent/herald.db"}, 2, "does not exist"),
+    (["vapid"], {}, 2, "subcommand"),
+    (["send-test"], {}, 2, "usage"),
 ])
-def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its_status(tmp_path, args, env, status):
+def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its_status(tmp_path, args, env, status, says):
     """lows13: the start-up and subcommand errors were written with Foundation's FileHandle, which
     traps on a refused write: with standard error on a full volume a bad setting died of SIGILL
     (status -4) instead of exiting 2, and a script could not tell the two apart."""
@@ -281,7 +284,7 @@ def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its
     assert result.returncode == status, result.returncode
     # The same call with a readable standard error says why.
     said = subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=30)
-    assert said.returncode == status and said.stderr.strip(), (said.returncode, said.stderr)
+    assert said.returncode == status and says in said.stderr, (said.returncode, said.stderr)
 
 
 def test_an_answer_standard_output_refuses_exits_1_not_0(tmp_path):

@@ -35,8 +35,10 @@ struct PushRoutes {
         let thread_id: String?
         let android_channel_id: String?
 
-        static let members = BodyMembers.fields("kind", "title", "subtitle", "body", "sound", "badge", "data", "priority",
-                                                "ttl_seconds", "collapse_key", "thread_id", "android_channel_id")
+        static let members = BodyMembers.object(["kind", "title", "subtitle", "body", "sound", "badge", "data", "priority",
+                                                 "ttl_seconds", "collapse_key", "thread_id", "android_channel_id"].map { name in
+            (name, name == "badge" || name == "ttl_seconds" ? .wholeNumber : .any)
+        })
     }
 
     func register(in table: inout RouteTable) {
