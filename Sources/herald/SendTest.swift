@@ -112,7 +112,8 @@ enum SendTest {
             switch classification.outcome {
             case .delivered(let id): return ("delivered", id)
             case .deleteDevice(let reason, _): return ("token_invalid", reason)
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason): return ("retryable_error", reason)
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .busy(let reason):
+                return ("retryable_error", reason)
             case .deadLetter(let reason): return ("rejected", reason)
             case .expired: return ("expired", "expired")
             }

@@ -408,6 +408,48 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
     }
 
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
+    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
+        // A cap far above 1 s: the backoff after 8 attempts would be 64 s × jitter 0.5.
+        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
+        let device = try h.register(token: "tok-1")
+        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
+                                               status: nil, retryAfter: nil)
+        let turnedAway = 8
+        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        let id = try h.enqueue(device)
+        for turn in 1...turnedAway {
+            let decided = h.now
+            #expect(try await h.worker.runDue().claimed == 1)
+            let job = try h.job(id)
+            // 1 s plus the harness's jitter (0.5) of 1 s, whatever the turn: never the backoff's 2^(n-1).
+            #expect(job.state == .queued && job.runAt == decided + 1_500, "turn \(turn): due \(job.runAt - decided) ms later")
+            #expect(job.attempts == turn && job.countedAttempts == 0, "turn \(turn)")
+            h.clock.advance(byMilliseconds: 1_499)
+            #expect(try await h.worker.runDue().claimed == 0)
+            h.clock.advance(byMilliseconds: 1)
+        }
+        // More turn-aways than maxAttempts (3), none counted: it is delivered.
+        #expect(try await h.worker.runDue().claimed == 1)
+        #expect(try h.job(id).state == .done && h.provider.sent.count == turnedAway + 1)
+        #expect(try h.record(device).map(\.outcome) == Array(repeating: .retrying, count: turnedAway) + [.sent])
+    }
+
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin past its retry budget is dead, as any failure")
+    func aPushTurnedAwayPastItsBudgetIsDead() async throws {
+        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3, budgetMilliseconds: 10_000))
+        let device = try h.register(token: "tok-1")
+        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: busy", status: nil, retryAfter: nil)
+        for _ in 0..<20 { h.provider.script("tok-1", .classify(busy)) }
+        let id = try h.enqueue(device)
+        try await h.drain()
+        let job = try h.job(id)
+        #expect(job.state == .dead)
+        #expect(job.lastError?.contains("retry budget of 10 s spent") == true, "\(job.lastError ?? "")")
+        // 1.5 s apart: the 8th turn-away came 10.5 s after the first, past the budget.
+        #expect(job.attempts == 8, "\(job.attempts)")
+    }
+
     @Test func retryAfterIsAFloorUnderTheBackoff() async throws {
         let h = try WorkerHarness()
         let device = try h.register(token: "tok-1")

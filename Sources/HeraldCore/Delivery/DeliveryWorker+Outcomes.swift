@@ -315,7 +315,7 @@ extension DeliveryWorker {
                     notes.append(.init(level: .info, message: "deleted a device its provider reported invalid",
                                        metadata: ["device_id": device?.id ?? "", "reason": reason]))
                 }
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason):
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .busy(let reason):
                 // The provider already used its one auth refresh; what is left is a plain retry.
                 // An attempt that never reached the provider does not count toward the cap.
                 var retryAfter: Int64?
@@ -325,12 +325,19 @@ extension DeliveryWorker {
                 case .notSent(let seconds, _):
                     countsAttempt = false
                     retryAfter = seconds.map { Int64($0) * 1000 }
+                case .busy: countsAttempt = false
                 default: break
                 }
                 let counted = job.countedAttempts - (countsAttempt ? 0 : 1)
                 let elapsed = now - (job.firstAttemptAt ?? now)
-                let decision = policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
-                                             retryAfterMilliseconds: retryAfter, random: random)
+                // Turned away for its turn (ADR 0024): a short wait, not the backoff its
+                // turn-aways would grow while the origin stays busy.
+                let decision = if case .busy = outcome {
+                    policy.decideBusy(elapsedMilliseconds: elapsed, random: random)
+                } else {
+                    policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
+                                  retryAfterMilliseconds: retryAfter, random: random)
+                }
                 switch decision {
                 case .retry(let delay):
                     try held(tx.jobs.retry(lease, runAt: now + delay, error: reason, countsAttempt: countsAttempt))

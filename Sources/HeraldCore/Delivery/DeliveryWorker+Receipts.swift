@@ -142,6 +142,8 @@ extension DeliveryWorker {
                 return .retryCheck(reason: reason, afterMilliseconds: seconds.map { Int64($0) * 1000 })
             case .refreshAuthAndRetryOnce(let reason), .deleteDevice(let reason, _):
                 return .retryCheck(reason: reason, afterMilliseconds: nil)
+            case .busy(let reason):
+                return .retryCheck(reason: reason, afterMilliseconds: RetryPolicy.busyMilliseconds)
             case .delivered, .expired:
                 return .retryCheck(reason: "receipt_request_inconclusive", afterMilliseconds: nil)
             }
@@ -166,6 +168,8 @@ extension DeliveryWorker {
                 return .resend(reason: reason, afterMilliseconds: delay, counted: true)
             case .refreshAuthAndRetryOnce(let reason):
                 return .resend(reason: reason, afterMilliseconds: configuration.retry.baseMilliseconds, counted: true)
+            case .busy(let reason):
+                return .resend(reason: reason, afterMilliseconds: RetryPolicy.busyMilliseconds, counted: false)
             }
         }
     }
