@@ -13,6 +13,7 @@ import StorageSQLite
 @main
 enum Herald {
     static func main() {
+        Console.keepStandardDescriptors()
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `serve` and `migrate` read only the environment: a word after them is a typo or a
         // misplaced setting, and running anyway would hide it (exit 2, as for an unknown command).

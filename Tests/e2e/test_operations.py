@@ -299,6 +299,31 @@ def test_an_answer_standard_output_refuses_exits_1_not_0(tmp_path):
         assert "standard output refused" in keys.stderr, keys.stderr
 
 
+def test_a_standard_descriptor_left_closed_is_not_taken_by_a_file_or_socket(tmp_path):
+    """lows13: with standard error closed (`2>&-`) the next open took descriptor 2 (an event loop's
+    epoll here; the database's lock file or a client's socket by another order), and every log
+    line was written into it. It is /dev/null now; an answer whose standard output was closed is
+    lost, so it exits 1."""
+    from conftest import BINARY, SERVER_KEY, free_port
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(port),
+           "HERALD_DATABASE": str(tmp_path / "closed.db"), "HERALD_SERVER_KEY": SERVER_KEY, "HERALD_LOG_LEVEL": "debug"}
+    proc = subprocess.Popen([BINARY, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: os.close(2))
+    try:
+        wait_until(lambda: _healthy(port) or proc.poll() is not None, 20, "the server with stderr closed to answer")
+        assert proc.poll() is None, proc.returncode
+        assert os.readlink(f"/proc/{proc.pid}/fd/2") == "/dev/null"
+        assert HTTP.get(f"http://127.0.0.1:{port}/nowhere").status_code == 404
+        assert _healthy(port)
+    finally:
+        proc.kill()
+        proc.wait()
+    keys = subprocess.run([BINARY, "vapid", "generate"], env=env, stderr=subprocess.PIPE, text=True, timeout=30,
+                          preexec_fn=lambda: os.close(1))
+    assert keys.returncode == 1 and "standard output refused" in keys.stderr, (keys.returncode, keys.stderr)
+
+
 def _healthy(port: int) -> bool:
     try:
         return HTTP.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200
