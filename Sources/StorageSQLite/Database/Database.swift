@@ -69,6 +69,8 @@ final class Database: Sendable {
     /// checkpoint freed, and while its free bytes may still pass the probe's bound (a quota, a
     /// `max_page_count`, a write bigger than what is left): `/readyz` reads this (RL-2).
     private let refusedForSpace = Mutex<String?>(nil)
+    /// Whether `refusedForSpace` may be set: a group that stored rows skips its lock otherwise.
+    private let spaceRefused = Atomic<Bool>(false)
 
     private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
         self.path = path
@@ -217,15 +219,11 @@ final class Database: Sendable {
             // group while these end, in order, on their own queue.
             let ends = ended, stored = changedRows
             unitEnds.async { [self] in
-                // Before any unit ends, so a caller told `diskFull` finds `/readyz` saying so.
+                // Before any unit ends, so a caller told `diskFull` finds the truncating checkpoint
+                // already requested and `/readyz` saying so (asked here, not on the writer: ~2k
+                // instructions a notification of generic `Result` reads, issue 17).
                 noteSpace(ends, storedRows: stored)
-                for (unit, error) in ends {
-                    // Before it ends, so a caller told `diskFull` finds the truncating checkpoint
-                    // already requested (asked here, not on the writer: ~2k instructions a
-                    // notification of generic `Result` reads, issue 17).
-                    if unit.failedForWantOfSpace || error.map(Database.isDiskFull) == true { checkpointer?.requestTruncate() }
-                    unit.finish(failing: error)
-                }
+                for (unit, error) in ends { unit.finish(failing: error) }
             }
         }
     }
@@ -234,20 +232,36 @@ final class Database: Sendable {
     var spaceRefusal: String? { refusedForSpace.withLock { $0 } }
 
     /// Forgets the refusal: a write that needed new space committed since.
-    func noteRoomForWrites() { refusedForSpace.withLock { $0 = nil } }
+    func noteRoomForWrites() {
+        refusedForSpace.withLock { refusal in
+            refusal = nil
+            spaceRefused.store(false, ordering: .relaxed)
+        }
+    }
 
     /// Keeps why a group's unit failed for want of space; forgets it when a unit of the group
     /// committed rows (`storedRows`: the connection's changes moved; a group that changed nothing
     /// commits without writing a page, as the worker's empty claims do, and proves nothing).
     private func noteSpace(_ ends: [(unit: any GroupUnit, error: (any Error)?)], storedRows: Bool) {
+        var refusal: (any Error)?
+        var committed = false
         for (unit, error) in ends {
-            let failure = error ?? unit.failure
-            if let failure, Self.isDiskFull(failure) {
-                refusedForSpace.withLock { $0 = "\(StorageError.mapped(failure))" }
-                return
+            guard let failure = error ?? unit.failure else {
+                committed = true
+                continue
             }
+            if refusal == nil, Self.isDiskFull(failure) { refusal = failure }
         }
-        if storedRows, ends.contains(where: { $0.error == nil && $0.unit.failure == nil }) { noteRoomForWrites() }
+        if let refusal {
+            checkpointer?.requestTruncate()
+            let reason = "\(StorageError.mapped(refusal))"
+            refusedForSpace.withLock { kept in
+                kept = reason
+                spaceRefused.store(true, ordering: .relaxed)
+            }
+        } else if storedRows, committed, spaceRefused.load(ordering: .relaxed) {
+            noteRoomForWrites()
+        }
     }
 
     /// `writeUnit` for start-up, the CLI and tests: blocks until the unit ran.
@@ -402,8 +416,6 @@ private protocol GroupUnit: AnyObject, Sendable {
     /// Ends the unit: `error` (the group's) replaces a success; runs its end actions, then its
     /// completion. Called once.
     func finish(failing error: (any Error)?)
-    /// Whether it failed for want of space (the checkpointer then truncates the WAL).
-    var failedForWantOfSpace: Bool { get }
     /// The body's own error once it ran, nil when it succeeded (or has not run).
     var failure: (any Error)? { get }
 }
@@ -440,11 +452,6 @@ private final class GroupedWrite<T: Sendable>: GroupUnit, @unchecked Sendable {
         result = outcome
         if case .success = outcome { ended.run(committed: true) } else { ended.run(committed: false) }
         completion(outcome)
-    }
-
-    var failedForWantOfSpace: Bool {
-        guard case .failure(let error) = result else { return false }
-        return Database.isDiskFull(error)
     }
 
     var failure: (any Error)? {
