@@ -92,12 +92,7 @@ import Testing
             try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: "{}", runAt: 1, now: 1) }
             #expect(try probe(storage) == nil)
             // Full: no page may be added (the size of a full volume, as SQLite sees it).
-            let freeBytes = try db.writeSync { conn in
-                let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
-                try conn.execute("PRAGMA max_page_count = \(pages)")
-                // Pages a migration freed (22 rebuilds two tables) take a write first.
-                return try (conn.queryOne("PRAGMA freelist_count")?[0, as: Int.self] ?? 0) * (conn.queryOne("PRAGMA page_size")?[0, as: Int.self] ?? 0)
-            }
+            let freeBytes = try fullAsSQLiteSeesIt(db)
             let truncations = db.walTruncationCount
             let payload = String(repeating: "x", count: 20_000 + freeBytes)   // needs new pages
             let error = #expect(throws: StorageError.self) {
@@ -123,11 +118,7 @@ import Testing
             #expect(try probe(storage) == nil)
             // Full as SQLite sees it (`max_page_count`), the volume far from full: the probe's
             // free-bytes check passes, and its one-row rewrite fits in the pages there are.
-            let freeBytes = try db.writeSync { conn in
-                let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
-                try conn.execute("PRAGMA max_page_count = \(pages)")
-                return try (conn.queryOne("PRAGMA freelist_count")?[0, as: Int.self] ?? 0) * (conn.queryOne("PRAGMA page_size")?[0, as: Int.self] ?? 0)
-            }
+            let freeBytes = try fullAsSQLiteSeesIt(db)
             let big = String(repeating: "x", count: 20_000 + freeBytes)
             #expect(throws: StorageError.self) { try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: big, runAt: 1, now: 1) } }
             guard case .diskFull(let message)? = try probe(storage) else { Issue.record("the probe should fail as full"); return }
@@ -226,6 +217,17 @@ import Testing
             defer { opened.close() }
             guard case .diskFull? = try probe(demanding) else { Issue.record("the probe should fail as full"); return }
             #expect(try probe(opened) == nil)
+        }
+    }
+
+    /// Lets no page be added to `db` (`max_page_count`: a full volume, as SQLite sees it).
+    /// - Returns: the bytes of the free pages still there (a migration freed some: 22 rebuilds
+    ///   two tables), which a write takes first.
+    private func fullAsSQLiteSeesIt(_ db: Database) throws -> Int {
+        try db.writeSync { conn in
+            let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
+            try conn.execute("PRAGMA max_page_count = \(pages)")
+            return try (conn.queryOne("PRAGMA freelist_count")?[0, as: Int.self] ?? 0) * (conn.queryOne("PRAGMA page_size")?[0, as: Int.self] ?? 0)
         }
     }
 
