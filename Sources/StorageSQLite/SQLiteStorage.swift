@@ -118,7 +118,11 @@ public final class SQLiteStorage: Storage {
             try connection.transaction(.immediate) { connection in
                 // A blob in the row's INTEGER column (SQLite keeps a blob as given): overflow
                 // pages the next statement frees again, so nothing stays but free pages.
-                if refused != nil { try connection.run("UPDATE storage_probe SET written_at = zeroblob(?) WHERE id = 1", [room]) }
+                if refused != nil {
+                    // An upsert: the row may not be there yet (no probe ran before the refusal).
+                    try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, zeroblob(?)) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+                                       [room])
+                }
                 try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
                                    [SystemClock().unixMilliseconds])
             }
