@@ -13,6 +13,10 @@ import StorageSQLite
 @main
 enum Herald {
     static func main() {
+        // Before the first line: a write to a pipe whose reader left (a log shipper, `| head`)
+        // fails with EPIPE, dropped by LogSink, instead of killing the process with SIGPIPE
+        // before it could exit with the status that says why it stopped.
+        signal(SIGPIPE, SIG_IGN)
         Console.keepStandardDescriptors()
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `serve` and `migrate` read only the environment: a word after them is a typo or a
@@ -85,9 +89,6 @@ enum Herald {
 
     private static func serve() -> Int32 {
         guard let settings = loadSettings() else { return 2 }
-        // From the first log line, not only once the server listens: a log pipe whose reader
-        // left must fail a write (dropped by LogSink), not kill the process with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         // Before the loops allocate: a peak's memory goes back once it has passed (issue 17).
         HeapTrimmer.pinAllocatorThresholds(environment: ProcessInfo.processInfo.environment)

@@ -282,6 +282,14 @@ def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its
     with open("/dev/full", "wb") as full:
         result = subprocess.run([BINARY, *args], env=base, stdout=subprocess.DEVNULL, stderr=full, timeout=30)
     assert result.returncode == status, result.returncode
+    # Standard error a pipe whose reader left (EPIPE): the same status, not SIGPIPE's death.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        piped = subprocess.run([BINARY, *args], env=base, stdout=subprocess.DEVNULL, stderr=writer, timeout=30)
+    finally:
+        os.close(writer)
+    assert piped.returncode == status, piped.returncode
     # The same call with a readable standard error says why.
     said = subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=30)
     assert said.returncode == status and says in said.stderr, (said.returncode, said.stderr)
