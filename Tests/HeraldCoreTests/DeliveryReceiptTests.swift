@@ -55,15 +55,19 @@ final class FakeReceiptProvider: PushReceiptProvider {
         static let delay: Int64 = 15 * 60_000, recheck: Int64 = 60_000
 
         /// - Parameter environmentExpo: whether the `default` app has the Expo provider too.
-        init(maximumResends: Int = 2, maxAttempts: Int = 3, environmentExpo: Bool = true) throws {
+        /// Faults the worker's storage meets (`FaultyStorage` over `storage`); none unless armed.
+        let faults = StorageFaults()
+
+        init(maximumResends: Int = 2, maxAttempts: Int = 3, environmentExpo: Bool = true, log: Logger = .silent) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             var configuration = DeliveryWorker.Configuration()
             configuration.retry = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: maxAttempts)
             configuration.receiptDelayMilliseconds = Self.delay
             configuration.receiptRecheckMilliseconds = Self.recheck
             configuration.maximumResends = maximumResends
-            worker = DeliveryWorker(storage: storage, providers: PushProviders(configured: environmentExpo ? [provider] : [], clock: clock),
-                                    presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration,
+            worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults),
+                                    providers: PushProviders(configured: environmentExpo ? [provider] : [], clock: clock),
+                                    presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration, log: log,
                                     massDeletionGuard: guardian, jitter: { 0.5 })
         }
 
@@ -260,6 +264,27 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(dead.deadCause == DeadLetterCause(provider: "expo", reason: "MessageTooBig"))
         #expect(try h.device(device.id) != nil)
         #expect(h.guardian.trippedReason(provider: "expo") == nil)
+    }
+
+    @Test("RL-2 (lows13): a receipt's dead letter refused at its commit is neither counted nor logged until it is stored")
+    func aReceiptDeadLetterRefusedAtItsCommitIsCountedAndLoggedOnceStored() async throws {
+        let log = CapturedLog()
+        let h = try Harness(log: log.logger)
+        _ = try await h.sent()
+        let before = h.worker.outcomeCounts
+        h.provider.receipt("t-1", .applying(.deadLetterRequest, reason: "MessageTooBig", status: 200, retryAfter: nil))
+        h.faults.fail(.committingOutcome, times: 1)
+        try await h.worker.runReceiptsDue()
+        #expect(h.faults.count(.committingOutcome) == 1)
+        #expect(try h.jobs(.dead).isEmpty)
+        #expect(h.worker.outcomeCounts == before, "nothing stored, nothing counted")
+        #expect(log.count(nil, "receipt dead-lettered") == 0)
+        // The lease runs out, the check comes back and is stored this time: said and counted once.
+        h.clock.advance(byMilliseconds: 120_000)
+        try await h.worker.runReceiptsDue()
+        #expect(try h.jobs(.dead).count == 1)
+        #expect(h.worker.outcomeCounts.dead == before.dead + 1)
+        #expect(log.count(.warning, "push receipt dead-lettered") == 1)
     }
 
     @Test(arguments: ["InvalidCredentials", "MismatchSenderId"])

@@ -140,7 +140,7 @@ public final class PushProviders: Sendable {
             // provider's answer time.
             let requested: Bool
             switch classification.outcome {
-            case .notSent, .expired: requested = false
+            case .notSent, .busy, .expired: requested = false
             default: requested = true
             }
             metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: requested ? seconds : nil)
