@@ -174,3 +174,44 @@ def test_on_sqlite_a_node_killed_between_storing_and_planning_plans_the_call_at_
         assert r.status_code == 200 and r.json()["push_queued"] == 1, r.text
     finally:
         a.stop(wait=False)
+
+
+def test_a_keyed_call_that_reached_nobody_is_answered_at_once_after_its_node_died(engines):
+    """audience13: a keyed call whose recipients resolve to nobody (a scope without members) stores
+    no notification and no plan, only its key; its `live` message is all that is left to do. Its
+    node killed before it answered (caught in the broadcast of that message, Redis stopped), a
+    retry on another node is answered at once with the stored answer (200, replayed), not 409
+    `idempotency_in_progress` for 60 s: nothing is held for such a call, so its key is stored
+    with its final answer in the storing transaction."""
+    c = Cluster(engines["tmp"], engines["redis"], engines["postgres"], engines["double"], n=2)
+    try:
+        a, b = c.A, c.B
+        key = f"nobody-{uuid.uuid4().hex[:8]}"
+        body = {"recipients": {"scope": f"empty-{key}"}, "kind": "chat.message", "title": f"t-{key}", "idempotency_key": key,
+                "live": {"channel": f"orders-{key}", "event": "changed"}}
+
+        def post():
+            try:
+                HTTP.post(a.url("/v1/notifications"), json=body, headers=a.server_headers())
+            except httpx.TransportError:
+                pass   # cut by the kill
+
+        os.kill(c.redis.proc.pid, signal.SIGSTOP)
+        try:
+            caller = threading.Thread(target=post, daemon=True)
+            caller.start()
+            wait_until(lambda: c.postgres.sql(f"SELECT complete FROM idempotency_keys WHERE key = '{key}'"), 10, "the call's key stored")
+            c.kill(a)
+            killed = time.monotonic()
+        finally:
+            os.kill(c.redis.proc.pid, signal.SIGCONT)
+        caller.join(10)
+        r = HTTP.post(b.url("/v1/notifications"), json=body, headers=b.server_headers())
+        assert time.monotonic() - killed < BOUND_SECONDS
+        assert r.status_code == 200, r.text
+        assert r.headers.get("idempotent-replayed") == "true", r.headers
+        answer = r.json()
+        assert answer["notifications"] == [] and "push_planning" not in answer, answer
+        assert c.postgres.sql(f"SELECT complete FROM idempotency_keys WHERE key = '{key}'") == [["t"]]
+    finally:
+        c.stop()
