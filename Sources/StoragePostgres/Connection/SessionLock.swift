@@ -86,6 +86,8 @@ final class SessionLock: Sendable {
                         usleep(100_000)
                         continue
                     }
+                    // Names the lock a holder's for the other nodes' watchers (ADR 0027).
+                    _ = try fresh.execute("SET application_name = '\(HolderWatch.applicationName)'")
                     connection = fresh
                     locked.store(true, ordering: .releasing)
                     if starting {
