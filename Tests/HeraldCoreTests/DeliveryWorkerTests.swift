@@ -695,19 +695,6 @@ final class WorkerHarness: Sendable {
         #expect(try h.job(id).state == .done && h.job(id).lastError == "session_inactive")
     }
 
-    @Test("DV-4 (audience13): a plain push that waited in the backlog past its session's expiry is not sent, though no write was counted",
-          .timeLimit(.minutes(1)))
-    func aPlainPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
-        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2,
-                                                                                     sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)
-        h.clock.advance(byMilliseconds: 5_000)
-        first(.delivered("apns-1"))
-        while try !ids.dropFirst().allSatisfy({ try h.job($0).state == .done }) { await Task.yield() }
-        #expect(h.worker.stop(deadline: 10) == 0)
-        #expect(h.provider.sent.map(\.token) == ["tok-0"])
-        #expect(try h.job(ids[1]).lastError == "session_inactive" && h.job(ids[2]).lastError == "session_inactive")
-    }
-
     /// NO-4: the global switch off silences every push, also one planned before the user turned it
     /// off and still queued (a retry through a provider outage could otherwise reach the phone
     /// hours later; breaker7). Another user's push in the same claim still goes.
@@ -946,10 +933,11 @@ final class WorkerHarness: Sendable {
         #expect(device.userID == "u-9")
     }
 
+    /// A plain push too (audience13, ADR 0007's third amendment: DV-4 holds for `POST /v1/push`).
     @Test("ADR 0007's amendment (audience12): a push that waited in the backlog past its session's expiry is not sent, though no write was counted",
-          .timeLimit(.minutes(1)))
-    func aPlannedPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
-        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: true,
+          .timeLimit(.minutes(1)), arguments: [true, false])
+    func aPushThatWaitedPastItsSessionsExpiryIsSkipped(planned: Bool) async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: planned,
                                                                                      sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)  // the harness's clock starts there too
         // The sessions expire by the clock while the two others wait (well within half their lease).
         h.clock.advance(byMilliseconds: 5_000)

@@ -17,6 +17,7 @@ import time
 import uuid
 
 import httpx
+import pytest
 
 from conftest import Herald
 from test_cluster import Cluster, Device, engines, pytestmark, wait_until  # noqa: F401 (engines: this module's Redis, PostgreSQL and double)
@@ -47,10 +48,11 @@ def caught_between_store_and_plan(c: Cluster, node, device: Device, key: str) ->
     return plan_id, holder, killed
 
 
-def kill_once_stored(redis, node, device: Device, key: str, stored_plan, kill) -> tuple:
-    """The call sent with Redis stopped, `node` killed once `stored_plan()` finds its plan (rows
-    of (id, holder)), Redis resumed. - Returns: (plan id, holder, monotonic time of the kill)."""
-    body = keyed_call(device, key)
+def kill_once_stored(redis, node, device: Device, key: str, stored_plan, kill, body=None) -> tuple:
+    """The call (`body`, else `keyed_call`) sent with Redis stopped, `node` killed once
+    `stored_plan()` finds what it stored (rows of two columns: (plan id, holder)), Redis resumed.
+    - Returns: (the row's two values, monotonic time of the kill)."""
+    body = body or keyed_call(device, key)
 
     def post():
         try:
@@ -105,6 +107,19 @@ def answered(node, device: Device, key: str, killed: float, holder_now, dead: st
     return r
 
 
+def assert_recovered_by(c, node, device: Device, key: str, plan_id, killed: float, bound: float) -> None:
+    """`node`'s recovery planned the dead node's call: its push sent within `bound` seconds of the
+    kill, once, its plan gone, and a retry replays the planned answer."""
+    wait_until(lambda: pushed(c.double, device), bound - (time.monotonic() - killed), "the push sent by the live node")
+    took = time.monotonic() - killed
+    assert took < bound, f"pushed {took:.1f} s after the kill"
+    assert c.postgres.sql(f"SELECT count(*) FROM notification_plans WHERE id = {plan_id}") == [["0"]]
+    assert "planned notifications an earlier run or a failed call left unplanned" in node.logs()
+    r = retry(node, device, key)
+    assert r.status_code == 200 and r.json()["push_queued"] == 1, r.text
+    assert len(pushed(c.double, device)) == 1
+
+
 def test_a_node_killed_between_storing_and_planning_and_restarted_with_its_id_answers_the_retry_and_pushes_at_once(engines):
     c = Cluster(engines["tmp"], engines["redis"], engines["postgres"], engines["double"], n=1, HERALD_NODE_ID="holder-a")
     try:
@@ -128,23 +143,21 @@ def test_a_node_killed_between_storing_and_planning_and_restarted_with_its_id_an
         c.stop()
 
 
-def test_a_node_killed_between_storing_and_planning_has_its_call_answered_and_pushed_by_another_node_at_the_retry(engines):
+@pytest.mark.parametrize("retried", [True, False], ids=["retried", "no-retry"])
+def test_a_node_killed_between_storing_and_planning_has_its_call_answered_and_pushed_by_another_node(engines, retried):
+    """A stays dead. Retried: B answers the retry with the stored answer, and plans the call now.
+    Not retried (ADR 0027, audience13): B hears A's death at once (it waits, shared, on A's
+    plan-holder lock, granted when A's backend ends) and recovers A's call within seconds, not at
+    its next 30 s pass: B ran its start's pass before the call, so only its watcher can."""
     c = Cluster(engines["tmp"], engines["redis"], engines["postgres"], engines["double"], n=2)
     try:
         a, b = c.A, c.B
         device = Device(a)
         key = f"takeover-{uuid.uuid4().hex[:8]}"
         plan_id, holder, killed = caught_between_store_and_plan(c, a, device, key)
-        # A stays dead. B answers the retry with the stored answer, and plans the call now.
-        answered(b, device, key, killed, lambda: holder_of(c.postgres, plan_id), holder)
-        wait_until(lambda: pushed(c.double, device), BOUND_SECONDS - (time.monotonic() - killed), "the push sent by B")
-        took = time.monotonic() - killed
-        assert took < BOUND_SECONDS, f"pushed {took:.1f} s after the kill"
-        assert c.postgres.sql(f"SELECT count(*) FROM notification_plans WHERE id = {plan_id}") == [["0"]]
-        assert "planned notifications an earlier run or a failed call left unplanned" in b.logs()
-        r = retry(b, device, key)
-        assert r.status_code == 200 and r.json()["push_queued"] == 1, r.text
-        assert len(pushed(c.double, device)) == 1
+        if retried:
+            answered(b, device, key, killed, lambda: holder_of(c.postgres, plan_id), holder)
+        assert_recovered_by(c, b, device, key, plan_id, killed, BOUND_SECONDS if retried else 8)
     finally:
         c.stop()
 
@@ -192,22 +205,8 @@ def test_a_keyed_call_that_reached_nobody_is_answered_at_once_after_its_node_die
         body = {"recipients": {"scope": f"empty-{key}"}, "kind": "chat.message", "title": f"t-{key}", "idempotency_key": key,
                 "live": {"channel": f"orders-{key}", "event": "changed"}}
 
-        def post():
-            try:
-                HTTP.post(a.url("/v1/notifications"), json=body, headers=a.server_headers())
-            except httpx.TransportError:
-                pass   # cut by the kill
-
-        os.kill(c.redis.proc.pid, signal.SIGSTOP)
-        try:
-            caller = threading.Thread(target=post, daemon=True)
-            caller.start()
-            wait_until(lambda: c.postgres.sql(f"SELECT complete FROM idempotency_keys WHERE key = '{key}'"), 10, "the call's key stored")
-            c.kill(a)
-            killed = time.monotonic()
-        finally:
-            os.kill(c.redis.proc.pid, signal.SIGCONT)
-        caller.join(10)
+        _, _, killed = kill_once_stored(c.redis, a, None, key, lambda: c.postgres.sql(
+            f"SELECT key, complete FROM idempotency_keys WHERE key = '{key}'"), c.kill, body=body)
         r = HTTP.post(b.url("/v1/notifications"), json=body, headers=b.server_headers())
         assert time.monotonic() - killed < BOUND_SECONDS
         assert r.status_code == 200, r.text
@@ -215,28 +214,5 @@ def test_a_keyed_call_that_reached_nobody_is_answered_at_once_after_its_node_die
         answer = r.json()
         assert answer["notifications"] == [] and "push_planning" not in answer, answer
         assert c.postgres.sql(f"SELECT complete FROM idempotency_keys WHERE key = '{key}'") == [["t"]]
-    finally:
-        c.stop()
-
-
-def test_a_node_killed_between_storing_and_planning_has_its_call_pushed_by_another_node_with_no_retry(engines):
-    """ADR 0027 (audience13): with no client retrying, B hears A's death at once (it waits, shared,
-    on A's plan-holder lock: granted when A's backend ends) and recovers A's call now, not at its
-    next 30 s recovery pass. B started (and ran its start's pass) before the call, so only the
-    watcher can plan it within the bound."""
-    c = Cluster(engines["tmp"], engines["redis"], engines["postgres"], engines["double"], n=2)
-    try:
-        a, b = c.A, c.B
-        device = Device(a)
-        key = f"watched-{uuid.uuid4().hex[:8]}"
-        plan_id, holder, killed = caught_between_store_and_plan(c, a, device, key)
-        wait_until(lambda: pushed(c.double, device), 8, "the push sent by B with no retry")
-        took = time.monotonic() - killed
-        assert took < 8, f"pushed {took:.1f} s after the kill"
-        assert c.postgres.sql(f"SELECT count(*) FROM notification_plans WHERE id = {plan_id}") == [["0"]]
-        assert "planned notifications an earlier run or a failed call left unplanned" in b.logs()
-        r = retry(b, device, key)
-        assert r.status_code == 200 and r.json()["push_queued"] == 1, r.text
-        assert len(pushed(c.double, device)) == 1
     finally:
         c.stop()

@@ -68,13 +68,10 @@ final class HolderWatch: Sendable {
         var readAt: UInt64 = 0
         while !stopping.load(ordering: .relaxed) {
             do {
-                if connection == nil || connection?.isBroken == true {
-                    connection?.close()
-                    connection = nil
-                    let fresh = try connector.connect()
+                if try connector.renew(&connection, setUp: { fresh in
                     try fresh.execute("SET lock_timeout = \(Self.waitMilliseconds)")
                     own = try fresh.queryOne("SELECT hashtextextended($1::text, \(SessionLock.seed)) AS key", [name])?.value("key")
-                    connection = fresh
+                }) {
                     target = nil
                 }
                 guard let connection, let own else { continue }
@@ -98,10 +95,7 @@ final class HolderWatch: Sendable {
                 target = nil
                 onGone()
             } catch {
-                connection?.close()
-                connection = nil
-                // The connector's backoff makes the next connect wait; do not spin meanwhile.
-                usleep(100_000)
+                Connector.drop(&connection)
             }
         }
         connection?.close()
