@@ -181,10 +181,12 @@ public final class PostgresStorage: Storage {
     /// - Throws: `holdPlans()`'s errors.
     public func watchPlanHolders(_ onGone: @escaping @Sendable () -> Void) throws(StorageError) {
         let name = try holdPlans()
-        holderWatch.withLock { watch in
-            guard watch == nil else { return }
+        guard let started = holderWatch.withLock({ watch -> HolderWatch? in
+            guard watch == nil else { return nil }
             watch = HolderWatch.start(name: name, connector: connector, onGone: onGone)
-        }
+            return watch
+        }) else { return }
+        planHolder.withLock { $0 }?.whenHoldersChange { started.holdersChanged() }
     }
 
     /// Whether `holdPlans()`'s lock is held now (tests: false while its connection is made again).

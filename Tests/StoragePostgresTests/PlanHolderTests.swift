@@ -183,6 +183,26 @@ struct PlanHolderTests {
             #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .orphaned, "released by the watcher before it tells")
         }
     }
+
+    @Test("ADR 0027: a holder that joins after the watcher started (alone, watching nobody) is watched from its NOTIFY on, and its death heard")
+    func aHolderThatJoinsLaterIsWatched() throws {
+        let (b, url) = try node()
+        defer { b.close() }
+        let heard = Counter()
+        try b.watchPlanHolders { heard.add() }
+        let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
+        defer { a.close() }
+        let holder = try a.holdPlans()
+        let waiting = """
+            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
+              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
+            """
+        #expect(eventually {
+            (try? b.readSync { tx in try (tx as? PostgresTransaction)?.connection.queryOne(waiting, [holder])?.value("n", as: Int.self) }) == 1
+        }, "B never waited on A's lock")
+        a.close()
+        #expect(eventually(5) { heard.value == 1 }, "A's death not heard")
+    }
 }
 
 /// A count shared with a callback on another thread.

@@ -4,19 +4,24 @@ import Synchronization
 /// A thread with its own connection that learns at once when another node's plan holder
 /// (`SessionLock`) dies (ADR 0027): it waits, in the server, for a **shared** lock on the next
 /// holder's key after its own (a ring), which is granted only when that holder's backend has ended
-/// and its exclusive lock with it. Then it releases the lock at once and calls `onGone`.
+/// and its exclusive lock with it. Then it releases the lock at once, calls `onGone`, and reads the
+/// ring again. The wait has no timeout, so it writes nothing to the server's log while the
+/// holder lives; when the holders change (a holder took its lock and said so on `channel`, heard
+/// by this process's `SessionLock`) the ring is read again on a connection of the moment, and
+/// when the neighbour is another the waiting connection is dropped and the wait made anew
+/// (`client_connection_check_interval` ends the dropped backend's wait within a second).
 ///
 /// # Thread safety
-/// Sendable: the connection lives on the thread; the flag is atomic.
+/// Sendable: the connection lives on the thread; the flags are atomic.
 final class HolderWatch: Sendable {
     /// `application_name` of the holders' connections: what tells their session locks from
     /// transaction locks in `pg_locks`.
     static let applicationName = "herald plan holder"
-    /// How long one wait lasts before it is asked again (`lock_timeout`): bounds how long a stopped
-    /// watcher's thread lives on.
-    static let waitMilliseconds = 2_000
-    /// How often the ring is read again (joins and leaves), besides after each death.
-    static let refreshNanoseconds: UInt64 = 30_000_000_000
+    /// The channel a holder `NOTIFY`s once it holds its lock.
+    static let channel = "herald_plan_holders"
+    /// How long the thread waits for the answer before it looks at its flags again: bounds
+    /// `stop` and how late a change of the ring is seen.
+    static let pollMilliseconds: Int32 = 250
 
     /// The holders' keys in this database: the session locks of the holders' connections.
     static let holdersSQL = """
@@ -29,6 +34,9 @@ final class HolderWatch: Sendable {
     private let connector: Connector
     private let onGone: @Sendable () -> Void
     private let stopping = Atomic<Bool>(false)
+    /// Set when the holders changed: the ring is read again.
+    private let changed = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
 
     private init(name: String, connector: Connector, onGone: @escaping @Sendable () -> Void) {
         self.name = name
@@ -49,9 +57,15 @@ final class HolderWatch: Sendable {
         return watch
     }
 
-    /// Asks the thread to end after its current wait (at most `waitMilliseconds`); does not wait.
+    /// The holders changed (a holder took its lock): the ring is read again.
+    func holdersChanged() {
+        changed.store(true, ordering: .releasing)
+    }
+
+    /// Stops the thread and waits for it (at most one poll).
     func stop() {
         stopping.store(true, ordering: .relaxed)
+        finished.wait()
     }
 
     /// The key to watch: the smallest of `keys` above `own`, else the smallest (the ring wraps);
@@ -61,41 +75,63 @@ final class HolderWatch: Sendable {
         return others.filter { $0 > own }.min() ?? others.min()
     }
 
+    /// The holders' keys, read on `connection`.
+    private static func ring(_ connection: PostgresConnection) throws -> [Int64] {
+        try connection.query(holdersSQL, [applicationName]).map { try $0.value("key") }
+    }
+
     private func run() {
+        defer { finished.signal() }
         var connection: PostgresConnection?
-        var own: Int64?
-        var target: Int64?
-        var readAt: UInt64 = 0
+        var own: Int64 = 0
+        // The key whose shared lock is asked for, its request sent and not answered yet.
+        var waitingFor: Int64?
         while !stopping.load(ordering: .relaxed) {
             do {
                 if try connector.renew(&connection, setUp: { fresh in
-                    try fresh.execute("SET lock_timeout = \(Self.waitMilliseconds)")
-                    own = try fresh.queryOne("SELECT hashtextextended($1::text, \(SessionLock.seed)) AS key", [name])?.value("key")
+                    // The wait lasts as long as the holder lives; a dropped client ends it (PostgreSQL 14+).
+                    _ = try fresh.execute("SET lock_timeout = 0; SET statement_timeout = 0")
+                    _ = try? fresh.execute("SET client_connection_check_interval = 1000")
+                    own = try fresh.queryOne("SELECT hashtextextended($1::text, \(SessionLock.seed)) AS key", [name])?.value("key") ?? 0
                 }) {
-                    target = nil
+                    waitingFor = nil
+                    changed.store(true, ordering: .releasing)
                 }
-                guard let connection, let own else { continue }
-                let now = DispatchTime.now().uptimeNanoseconds
-                if target == nil || now &- readAt >= Self.refreshNanoseconds {
-                    let keys: [Int64] = try connection.query(Self.holdersSQL, [Self.applicationName]).map { try $0.value("key") }
-                    target = Self.next(after: own, in: keys)
-                    readAt = now
-                }
-                guard let watched = target else {
-                    // Alone: look again after a wait's time (also reads the server's goodbye).
-                    _ = try connection.notifications(waitingUpTo: Int32(Self.waitMilliseconds))
+                guard let live = connection else { continue }
+                if let watched = waitingFor {
+                    if try live.pendingRows(waitingUpTo: Self.pollMilliseconds) != nil {
+                        // Granted: the holder's backend ended. Released before anyone is told, so
+                        // recovery's holder-gone test does not see this lock as the holder's.
+                        waitingFor = nil
+                        _ = try live.query("SELECT pg_advisory_unlock_shared($1::bigint)", [watched])
+                        changed.store(true, ordering: .releasing)
+                        onGone()
+                    } else if changed.exchange(false, ordering: .acquiringAndReleasing) {
+                        // A holder joined: the ring is read on a connection of the moment, and
+                        // the wait given up (its connection dropped: its backend ends the
+                        // request) only when the neighbour is another now.
+                        let check = try connector.connect()
+                        defer { check.close() }
+                        if Self.next(after: own, in: try Self.ring(check)) != watched {
+                            Connector.drop(&connection)
+                            waitingFor = nil
+                            changed.store(true, ordering: .releasing)
+                        }
+                    }
                     continue
                 }
-                do {
-                    _ = try connection.query("SELECT pg_advisory_lock_shared($1::bigint)", [watched])
-                } catch PostgresError.server(let state, _, _) where state == "55P03" {
-                    continue  // still held: its holder lives
+                guard changed.exchange(false, ordering: .acquiringAndReleasing) else {
+                    // Alone: wait for a holder to join (also reads the server's goodbye).
+                    _ = try live.notifications(waitingUpTo: Self.pollMilliseconds)
+                    continue
                 }
-                _ = try connection.query("SELECT pg_advisory_unlock_shared($1::bigint)", [watched])
-                target = nil
-                onGone()
+                if let next = Self.next(after: own, in: try Self.ring(live)) {
+                    try live.start("SELECT pg_advisory_lock_shared(\(next))")
+                    waitingFor = next
+                }
             } catch {
                 Connector.drop(&connection)
+                waitingFor = nil
             }
         }
         connection?.close()
