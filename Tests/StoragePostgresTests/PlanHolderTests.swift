@@ -153,6 +153,18 @@ struct PlanHolderTests {
         }
     }
 
+    /// Whether, within 10 s, one session waits for a shared lock on `holder`'s key (a watcher), as
+    /// `storage` reads `pg_locks`.
+    private func waitedOn(_ holder: String, seenBy storage: PostgresStorage) -> Bool {
+        let waiting = """
+            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
+              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
+            """
+        return eventually {
+            (try? storage.readSync { tx in try (tx as? PostgresTransaction)?.connection.queryOne(waiting, [holder])?.value("n", as: Int.self) }) == 1
+        }
+    }
+
     @Test("ADR 0027: the watched holder is the next key after one's own, the ring wrapping; alone, none")
     func theWatchedHolderIsTheNextInTheRing() {
         #expect(HolderWatch.next(after: 5, in: [1, 5, 9, 7]) == 7)
@@ -169,13 +181,7 @@ struct PlanHolderTests {
             try b.watchPlanHolders { heard.add() }
             let id = try plan(a, heldBy: holder, until: hour)
             // B's watcher waits on A's lock (its only neighbour) in the server: a shared request, not granted.
-            let waiting = """
-                SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
-                  AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
-                """
-            #expect(eventually {
-                (try? b.readSync { tx in try (tx as? PostgresTransaction)?.connection.queryOne(waiting, [holder])?.value("n", as: Int.self) }) == 1
-            }, "B never waited on A's lock")
+            #expect(waitedOn(holder, seenBy: b), "B never waited on A's lock")
             #expect(heard.value == 0, "A lives")
             #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .held, "the wait does not make A look dead")
             a.close()
@@ -193,13 +199,7 @@ struct PlanHolderTests {
         let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
         defer { a.close() }
         let holder = try a.holdPlans()
-        let waiting = """
-            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
-              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
-            """
-        #expect(eventually {
-            (try? b.readSync { tx in try (tx as? PostgresTransaction)?.connection.queryOne(waiting, [holder])?.value("n", as: Int.self) }) == 1
-        }, "B never waited on A's lock")
+        #expect(waitedOn(holder, seenBy: b), "B never waited on A's lock")
         a.close()
         #expect(eventually(5) { heard.value == 1 }, "A's death not heard")
     }
