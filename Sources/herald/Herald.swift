@@ -357,6 +357,14 @@ enum Herald {
                                    jobRetentionDays: settings.jobRetentionDays, notifications: notificationRetention)
         purge.start()
         notifier.start()
+        // A peer holder's death heard at once: its plans recovered now, not at the next pass (ADR 0027).
+        if let postgres = opened.postgres, planHolder != nil {
+            do {
+                try postgres.watchPlanHolders { notifier.recover() }
+            } catch {
+                Log.error("could not watch the other nodes' plan holders; their plans wait for the recovery pass", ["error": "\(error)"])
+            }
+        }
         // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).
         let heapTrimmer = HeapTrimmer()
         heapTrimmer.start()

@@ -255,6 +255,41 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(resent.map(\.kind) == [DeliveryJobPayload.kind] && resent.first?.app == "chat")
     }
 
+    /// audience13: the app's Expo access token replaced (PATCH of its credentials) while its
+    /// receipt check was on the wire, the old token refused (401): the check is made again with
+    /// the new token in the same round; its receipt completes the job, nothing dead-lettered,
+    /// no attempt counted, the provider not marked misconfigured.
+    @Test func aReceiptCheckRefusedForAReplacedAccessTokenIsAskedAgainWithTheNewOne() async throws {
+        /// Replaces the app's providers with `next` while its one check is "on the wire", then
+        /// answers that check 401 for its (old) token.
+        final class Rotated: PushReceiptProvider {
+            static let id = PushProviderID.expo
+            static func validate(token: String) throws(DeviceTokenError) -> String { token }
+            let maximumReceiptsPerRequest = 300
+            let rotate: @Sendable () -> Void
+            init(rotate: @escaping @Sendable () -> Void) { self.rotate = rotate }
+            func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
+                      completion: @escaping @Sendable (PushClassification) -> Void) {}
+            func checkReceipts(_ ids: [String], completion: @escaping @Sendable (PushReceiptAnswer) -> Void) {
+                rotate()
+                completion(.failed(.applying(.deadLetterConfiguration, reason: "http_401", status: 401, retryAfter: nil)))
+            }
+        }
+        let h = try Harness(environmentExpo: false)
+        _ = try h.enqueueChatPush()
+        try await h.worker.runDue()
+        h.clock.advance(byMilliseconds: Harness.delay)
+        let providers = h.worker.providers, next = h.provider
+        providers.setProviders([Rotated(rotate: { providers.setProviders([next], app: "chat") })], app: "chat")
+        h.provider.receipt("t-1", PushClassification(outcome: .delivered(providerMessageID: "t-1"), status: 200, rule: nil))
+        #expect(try await h.worker.runReceiptsDue().claimed == 1)
+        let receipt = try #require(try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .done, limit: 10, beforeID: nil) }
+            .first { $0.kind == PushReceiptJobPayload.kind })
+        #expect(receipt.lastError == "receipt_ok" && receipt.attempts == 1)
+        #expect(h.provider.asked == [["t-1"]], "asked again with the new token")
+        #expect(h.guardian.trippedAppProviders.isEmpty)
+    }
+
     @Test func messageTooBigDeadLettersAndKeepsTheDevice() async throws {
         let h = try Harness()
         let (device, _) = try await h.sent()

@@ -764,8 +764,26 @@ final class WorkerHarness: Sendable {
         #expect(try await h.worker.runDue().claimed == 3)
         #expect(try h.record(gone).map(\.outcome) == [.skippedSession] && h.record(gone).first?.detail == "device_gone")
         #expect(try h.record(expired).map(\.outcome) == [.skippedSession] && h.record(expired).first?.detail == "session_inactive")
-        // A plain push (`POST /v1/push`, no origin) is not tied to the session: it is sent.
-        #expect(h.provider.sent.map(\.token) == ["tok-3"])
+        // A plain push (`POST /v1/push`, no origin) too (DV-4: a session past its expiry gets no
+        // pushes; audience13): `POST /v1/push` skips such a device, and so does its claim.
+        #expect(h.provider.sent.isEmpty)
+        #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .done, limit: 10, beforeID: nil) }
+            .allSatisfy { $0.lastError == "device_gone" || $0.lastError == "session_inactive" })
+    }
+
+    @Test("DV-4 (audience13): a plain push retried after its device's session passed its expiry is not sent again")
+    func aPlainPushRetriedPastItsSessionsExpiryIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1", sessionExpiresAt: h.now + 5_000)
+        h.provider.script("tok-1", .classify(.unavailable))
+        let id = try h.enqueue(device, planned: false)
+        try await h.worker.runDue()
+        #expect(try h.job(id).state == .queued)
+        // The session passes its expiry (no write: the clock) while the retry waits.
+        h.clock.advance(byMilliseconds: 5_000)
+        try await h.drain()
+        #expect(h.provider.sent.map(\.token) == ["tok-1"], "the first attempt only")
+        #expect(try h.job(id).state == .done && h.job(id).lastError == "session_inactive")
     }
 
     /// NO-4: the global switch off silences every push, also one planned before the user turned it
@@ -1006,10 +1024,11 @@ final class WorkerHarness: Sendable {
         #expect(device.userID == "u-9")
     }
 
+    /// A plain push too (audience13, ADR 0007's third amendment: DV-4 holds for `POST /v1/push`).
     @Test("ADR 0007's amendment (audience12): a push that waited in the backlog past its session's expiry is not sent, though no write was counted",
-          .timeLimit(.minutes(1)))
-    func aPlannedPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
-        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: true,
+          .timeLimit(.minutes(1)), arguments: [true, false])
+    func aPushThatWaitedPastItsSessionsExpiryIsSkipped(planned: Bool) async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: planned,
                                                                                      sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)  // the harness's clock starts there too
         // The sessions expire by the clock while the two others wait (well within half their lease).
         h.clock.advance(byMilliseconds: 5_000)

@@ -666,8 +666,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .some where pushDisabled:
             // NO-4: turned off after planning; a direct push too, as `POST /v1/push` skips such users.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedPreferences, note: "push_disabled", done: done)
-        case let device? where origin != nil && !device.sessionActive:
-            // The session ended or expired after planning (DV-4): its devices get no pushes.
+        case let device? where !device.sessionActive:
+            // The session ended or passed its expiry since the push was made (DV-4): its devices
+            // get no pushes, a plain push's neither (`POST /v1/push` skips such a device too).
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)
         case let device?:
             guard let apnsID = PushID(payload.apnsID) else {
