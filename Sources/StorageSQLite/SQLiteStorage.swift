@@ -109,8 +109,8 @@ public final class SQLiteStorage: Storage {
     /// taken and given back in its transaction, and fails as `.diskFull` until they fit. Once
     /// they do, the refusal is forgotten.
     public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        if let free = Self.freeBytes(onVolumeOf: database.path), free < minimumFreeBytes {
-            completion(.failure(StorageError.diskFull(message: "\(free) bytes free on the database's volume, below the WAL bound of \(minimumFreeBytes)")))
+        if let free = freeBytesBelowWALBound() {
+            completion(.failure(StorageError.diskFull(message: "\(free) bytes free on the database's volume, below the WAL bound of \(minimumFreeBytes) (HERALD_DATABASE_WAL_LIMIT_BYTES)")))
             return
         }
         let refused = database.spaceRefusal, database = self.database, room = Self.roomProbeBytes
@@ -145,6 +145,20 @@ public final class SQLiteStorage: Storage {
     /// The new pages the probe needs after a write was refused for want of space: 64 KiB, room
     /// for a few notifications and their jobs.
     static let roomProbeBytes: Int64 = 64 << 10
+
+    /// The bytes free on the database's volume when they are fewer than the WAL's bound, which
+    /// `probeWrite` then fails as full; nil when the volume has that much (or cannot be asked, or
+    /// the database is in memory). A volume smaller than the bound never has it, so a start that
+    /// finds it logs why the node will not be ready (`/readyz` `storage: full`), where a full disk
+    /// would otherwise be blamed on a volume that is mostly empty.
+    public func freeBytesBelowWALBound() -> Int64? {
+        guard let free = Self.freeBytes(onVolumeOf: database.path), free < minimumFreeBytes else { return nil }
+        return free
+    }
+
+    /// The WAL's bound this storage was opened with (`HERALD_DATABASE_WAL_LIMIT_BYTES`), in bytes:
+    /// the free space `probeWrite` asks of the volume.
+    public var walBoundBytes: Int64 { minimumFreeBytes }
 
     /// Bytes an unprivileged writer may still use on the volume holding `path` (`statvfs`), nil in
     /// memory or when the volume cannot be asked.

@@ -188,6 +188,11 @@ enum Herald {
         identity?.start()
         // A start refused later gives the id up too (a second release does nothing).
         defer { identity?.release() }
+        if let shortfall = StorageSetup.volumeShortfall(opened) {
+            Log.warning(StorageSetup.volumeShortfallWarning,
+                        ["database": settings.databasePath, "free_bytes": String(shortfall.freeBytes),
+                         "wal_limit_bytes": String(shortfall.walLimitBytes)])
+        }
         let database = opened.storage
         // What callers reach storage through (routes, notifications, apps): a stalled database
         // answers them 503 after HERALD_STORAGE_WAIT_SECONDS, and /readyz within 2 s, instead of

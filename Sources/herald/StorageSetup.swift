@@ -14,6 +14,8 @@ enum StorageSetup {
         let close: @Sendable () -> Void
         /// Set for PostgreSQL: the job wake-up across nodes (`listenForJobs`).
         let postgres: PostgresStorage?
+        /// Set for SQLite: what only a file on a volume can say (`freeBytesBelowWALBound`).
+        var sqlite: SQLiteStorage? = nil
     }
 
     /// Opens and migrates the storage `settings.databasePath` names. Blocks.
@@ -30,8 +32,22 @@ enum StorageSetup {
         }
         let storage = try SQLiteStorage.open(path: settings.databasePath, walSizeLimitBytes: Int64(settings.databaseWALLimitBytes),
                                              migrating: migrating)
-        return Opened(storage: storage, close: { storage.close() }, postgres: nil)
+        return Opened(storage: storage, close: { storage.close() }, postgres: nil, sqlite: storage)
     }
+
+    /// The warning a start logs when the SQLite database's volume has less free space than the
+    /// WAL's bound: the readiness probe fails as full until it has that much (a `-wal` file
+    /// growing to its bound must fit), which on a volume smaller than the bound is for good,
+    /// however empty the volume. Nil when there is room (or for PostgreSQL).
+    /// - Returns: the bytes free and the bound, both in bytes.
+    static func volumeShortfall(_ opened: Opened) -> (freeBytes: Int64, walLimitBytes: Int64)? {
+        guard let sqlite = opened.sqlite, let free = sqlite.freeBytesBelowWALBound() else { return nil }
+        return (free, sqlite.walBoundBytes)
+    }
+
+    /// What a start logs for `volumeShortfall`: the effect and the setting that cures it.
+    static let volumeShortfallWarning = "the database's volume has less free space than the WAL bound: /readyz answers 503 "
+        + "(storage full) until it has; on a small volume set HERALD_DATABASE_WAL_LIMIT_BYTES to a fraction of its free space"
 
     /// Takes the SQLite database's process lock (ADR 0017) for `herald serve` and `herald migrate`:
     /// one of them per file. `herald jobs retry`, which only queues dead letters again, runs

@@ -219,6 +219,10 @@ struct AccessTokenIssuerTests {
             #expect(try verifier.verify(issuer.issue(claims(accepted)), now: JWTVectors.now).sessionID == accepted)
         }
         #expect(AccessTokenError.unusableSessionID("sid").message.contains("not start with ~"))
+        // NUL: PostgreSQL's text would end the sid there, another session than the one in memory.
+        #expect(!AccessClaims.isUsableSessionID("a\u{0}b"))
+        #expect(AccessClaims.isUsableSessionID("a\u{1}b"))
+        #expect(AccessTokenError.unusableSessionID("sid").message.contains("NUL"))
     }
 
     @Test func tokensOverEightKiBAreMalformedEvenIfSigned() throws {

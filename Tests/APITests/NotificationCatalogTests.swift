@@ -269,14 +269,22 @@ import Testing
     /// `apns-collapse-id`, which the call's own `collapse_key` may not (breaker7: an order id of
     /// 100 characters dead-lettered every APNs push as `invalid_collapse_id`). It is shortened
     /// to 64 bytes the same way every time, so equal keys still collapse and different ones do not.
-    @Test func aRenderedCollapseKeyOver64BytesIsShortenedStably() throws {
-        let renderer = NotificationRenderer(catalog: try NotificationCatalog.load(path: Self.examplePath("merchant")))
+    /// The merchant catalog's `orders.paid` collapse key (`order-paid-{order_id}`) as rendered for
+    /// an order id.
+    static func ordersPaidCollapseKey() throws -> (String) throws -> String? {
+        let renderer = NotificationRenderer(catalog: try NotificationCatalog.load(path: examplePath("merchant")))
         let arguments = ["order_number": "7", "store_name": "Loja", "total": "R$ 1", "customer_name": "Ana"]
-        func collapse(_ orderID: String) throws -> String? {
+        return { orderID in
             try renderer.render(kind: "orders.paid", deviceLocale: "en", title: nil, body: nil, arguments: arguments,
                                 data: ["store_id": "s1", "order_id": orderID],
                                 collapseKey: nil, threadID: nil, sound: nil, androidChannelID: nil).collapseKey
         }
+    }
+
+    @Test func aRenderedCollapseKeyOver64BytesIsShortenedStably() throws {
+        let renderer = NotificationRenderer(catalog: try NotificationCatalog.load(path: Self.examplePath("merchant")))
+        let arguments = ["order_number": "7", "store_name": "Loja", "total": "R$ 1", "customer_name": "Ana"]
+        let collapse = try Self.ordersPaidCollapseKey()
         let long = String(repeating: "x", count: 100)
         let shortened = try #require(try collapse(long))
         #expect(shortened.utf8.count <= NotificationRenderer.maximumCollapseKeyBytes)
@@ -296,6 +304,29 @@ import Testing
                                       data: ["store_id": "s1", "order_id": long], collapseKey: "mine",
                                       threadID: nil, sound: nil, androidChannelID: nil)
         #expect(own.collapseKey == "mine")
+    }
+
+    /// A kind's collapse template filled with a control character from the call's data (an order
+    /// id with a newline) made an `apns-collapse-id` the HTTP/2 client refuses: every APNs push of
+    /// the notification failed as a transport error for the whole retry budget, and APNs read
+    /// degraded. Such a key takes the hashed short form, stably; the call's own key is refused at
+    /// intake by the same rule.
+    @Test func aRenderedCollapseKeyThatCannotBeAHeaderIsHashedStably() throws {
+        let collapse = try Self.ordersPaidCollapseKey()
+        for orderID in ["7\n8", "7\u{0}8", "7\r\n8", "78 ", "7\u{7F}"] {
+            let key = try #require(try collapse(orderID))
+            #expect(NotificationRenderer.isSendableCollapseKey(key), "\(key.debugDescription)")
+            #expect(key.utf8.count <= NotificationRenderer.maximumCollapseKeyBytes)
+            #expect(key.hasPrefix("order-paid-7"))
+            #expect(try collapse(orderID) == key)
+            #expect(key != "order-paid-78")
+        }
+        #expect(try collapse("7\n8") != collapse("7\r\n8"))
+        #expect(try collapse("7 8") == "order-paid-7 8")
+        for key in ["c k", "pedido-é", "x"] { #expect(NotificationRenderer.isSendableCollapseKey(key), "\(key)") }
+        for key in ["", " x", "x ", "\tx", "x\t", "a\u{0}b", "a\nb", "a\u{7F}", "a\u{85}b"] {
+            #expect(!NotificationRenderer.isSendableCollapseKey(key), "\(key.debugDescription)")
+        }
     }
 
     @Test func merchantAvailableKindsFollowPermissions() throws {

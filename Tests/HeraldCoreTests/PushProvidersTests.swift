@@ -195,5 +195,13 @@ final class ScriptedProvider: PushProvider {
         // The SDK's bare UUID form is taken when the client names the provider.
         #expect((try? ExpoPushToken.validate("8C5D3E4A-1B2C-4D5E-8F90-A1B2C3D4E5F6")) == "8C5D3E4A-1B2C-4D5E-8F90-A1B2C3D4E5F6")
         #expect(throws: ExpoPushToken.error) { try ExpoPushToken.validate("fcm-token-1") }
+        // Registration takes a token that only starts like an Expo token for Expo's, whose rule
+        // then refuses it, instead of storing it as an FCM token nothing could reach.
+        for token in ["ExponentPushToken[]", "ExponentPushToken[a", "ExpoPushToken[a b]", "ExpoPushToken[x]"] {
+            #expect(ExpoPushToken.hasExpoPrefix(token), "\(token)")
+        }
+        for token in ["exponentpushtoken[a]", "ExponentPushToken", "fcm:APA91b", "xExpoPushToken[a]"] {
+            #expect(!ExpoPushToken.hasExpoPrefix(token), "\(token)")
+        }
     }
 }

@@ -215,8 +215,14 @@ import Testing
             // can still pass a one-row rewrite, so the probe must not write to find out.
             let demanding = SQLiteStorage(database: opened.database, minimumFreeBytes: free + (1 << 40))
             defer { opened.close() }
-            guard case .diskFull? = try probe(demanding) else { Issue.record("the probe should fail as full"); return }
+            guard case .diskFull(let message)? = try probe(demanding) else { Issue.record("the probe should fail as full"); return }
+            // The problem names the setting that cures it on a small volume.
+            #expect(message.contains("HERALD_DATABASE_WAL_LIMIT_BYTES"))
+            // What a start warns about (Herald.swift): the same shortfall, asked without a probe.
+            #expect(demanding.freeBytesBelowWALBound() != nil)
+            #expect(demanding.walBoundBytes == free + (1 << 40))
             #expect(try probe(opened) == nil)
+            #expect(opened.freeBytesBelowWALBound() == nil)
         }
     }
 

@@ -655,6 +655,24 @@ def test_seed002_device_tokens(herald):
     assert set(by_id(devices(herald, tok))) == {android["id"]}
 
 
+@pytest.mark.parametrize("path,body", [
+    ("/v1/me/devices", {"platform": "android", "token": "ExponentPushToken[abc"}),
+    ("/v1/me/devices", {"platform": "android", "token": "ExponentPushToken[]"}),
+    ("/v1/me/devices", {"platform": "ios", "token": "ExpoPushToken[a b]"}),
+    ("/v1/me/devices", {"platform": "android", "token": "ExponentPushToken[abc", "provider": "fcm"}),
+    ("/v1/devices", {"platform": "fcm", "token": "ExponentPushToken["}),
+    ("/v1/users/me/device-tokens", {"platform": "android", "token": "ExpoPushToken[x"}),
+])
+def test_a_token_that_starts_as_an_expo_token_but_is_malformed_is_400_not_an_fcm_device(shared, path, body):
+    # An Expo token cut short or emptied on its way was stored as an FCM token (provider fcm, 201):
+    # the client believed it registered, and no push could ever reach it. Expo's rule refuses it.
+    tok = fresh_user(shared)
+    r = register(shared, tok, path=path, **body)
+    assert_error(r, 400, "invalid_request", "token")
+    assert "ExponentPushToken[" in r.json()["message"], r.text
+    assert devices(shared, tok) == []
+
+
 @pytest.mark.parametrize("body,field", [
     ({"token": "t-1", "platform": "web"}, "platform"),
     ({"token": "t-1", "platform": "windows"}, "platform"),

@@ -1,5 +1,8 @@
 """Connection limits (RT-9) and CORS."""
+import os
+import resource
 import socket
+import time
 
 import httpx
 
@@ -40,6 +43,45 @@ def test_streams_per_user_are_capped_and_freed_on_close(herald_factory):
         raise AssertionError("the closed stream's slot was never freed")
     for s in (b, c, other):
         s.close()
+
+
+def test_running_out_of_descriptors_logs_once_per_30_s_and_recovers(herald_factory):
+    # Idle connections past the open-file limit: every loop meets EMFILE at each 100 ms retry,
+    # which wrote a warning each time (about 20 lines a second for as long as it lasted).
+    h = herald_factory()
+    in_use = len(os.listdir(f"/proc/{h.proc.pid}/fd"))
+    limit = in_use + 24
+    try:
+        resource.prlimit(h.proc.pid, resource.RLIMIT_NOFILE, (limit, limit))
+    except (PermissionError, OSError) as error:
+        import pytest
+        pytest.skip(f"cannot lower the server's open-file limit: {error}")
+    line = "accept: out of file descriptors"
+    sockets = []
+    try:
+        for _ in range(60):
+            sockets.append(socket.create_connection(("127.0.0.1", h.port), timeout=5))
+        deadline = time.monotonic() + 10
+        while line not in h.logs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert line in h.logs(), "the server never ran out of descriptors"
+        # A window in which each loop retries about 20 times: still the one line.
+        time.sleep(2)
+        assert h.logs().count(line) == 1, h.logs().count(line)
+    finally:
+        for s in sockets:
+            s.close()
+    # Room again: the server accepts without a restart.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if httpx.get(h.base + "/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "no answer once descriptors were free again"
+        time.sleep(0.1)
+    assert h.proc.poll() is None
 
 
 def test_connections_per_ip_are_capped(herald_factory):

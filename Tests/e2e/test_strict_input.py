@@ -80,7 +80,7 @@ def test_a_sub_of_195_channel_characters_is_served(herald):
     assert r.status_code == 200, r.text
 
 
-@pytest.mark.parametrize("sid", ["s" * 201, "s" * 1000, "é" * 101, ""])
+@pytest.mark.parametrize("sid", ["s" * 201, "s" * 1000, "é" * 101, "", "a\u0000b"])
 def test_a_sid_no_session_route_can_name_is_refused_on_every_route(herald, sid):
     # DV-4: DELETE /v1/sessions/{sid} takes 1-200 bytes; a token whose session it could not end
     # would register devices and streams that no logout reaches.
@@ -93,6 +93,37 @@ def test_a_sid_no_session_route_can_name_is_refused_on_every_route(herald, sid):
         r = httpx.request(method, herald.url(path), json=body, headers={**bearer(token), **extra}, timeout=5)
         body = assert_error(r, 401, "invalid_token")
         assert "1-200 bytes" in body["message"] and "sid" in body["message"], (path, body)
+
+
+def test_nul_is_refused_where_postgresql_would_cut_the_value_at_it(herald):
+    # libpq ends a text parameter at NUL: on PostgreSQL the session "a\u0000b" was stored, ended
+    # and conflicted as "a", and the idempotency key "k\u0000x" answered the calls of key "k".
+    r = httpx.delete(herald.url("/v1/sessions/a%00b"), headers=SERVER)
+    assert "NUL" in assert_error(r, 400, "invalid_request", "sid")["message"]
+    body = {"recipients": {"user_ids": ["strict-nul"]}, "kind": "t", "title": "x", "idempotency_key": "k\u0000x"}
+    r = httpx.post(herald.url("/v1/notifications"), json=body, headers=SERVER)
+    assert "NUL" in assert_error(r, 400, "invalid_request", "idempotency_key")["message"]
+    inbox = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(herald.token(sub="strict-nul", sid="s-nul")))
+    assert inbox.status_code == 200 and inbox.json()["notifications"] == [], inbox.text
+
+
+@pytest.mark.parametrize("key", ["c\u0000k", "c\nk", "c\r\nk", "\u007f", " ck", "ck\t"])
+def test_a_collapse_key_that_cannot_be_an_http_header_is_400(herald, key):
+    # It is sent as APNs's apns-collapse-id header: the HTTP/2 client refused every such push as a
+    # transport error, retried for the whole budget, and /readyz showed APNs degraded.
+    user = "strict-collapse"
+    body = {"recipients": {"user_ids": [user]}, "kind": "t", "title": "x", "collapse_key": key}
+    assert_error(httpx.post(herald.url("/v1/notifications"), json=body, headers=SERVER), 400, "invalid_request", "collapse_key")
+    push = {"user_id": user, "notification": {"kind": "alert", "title": "x", "collapse_key": key}}
+    r = httpx.post(herald.url("/v1/push"), json=push, headers=SERVER)
+    if r.status_code != 503:  # push_not_configured is answered before the notification is read
+        assert_error(r, 400, "invalid_request", "notification.collapse_key")
+    inbox = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(herald.token(sub=user, sid="s-collapse")))
+    assert inbox.status_code == 200 and inbox.json()["notifications"] == [], inbox.text
+    # A space inside, and non-ASCII, are fine.
+    for fine in ["c k", "pedido-é"]:
+        r = httpx.post(herald.url("/v1/notifications"), json={**body, "collapse_key": fine, "persist": False}, headers=SERVER)
+        assert r.status_code == 201, r.text
 
 
 def test_a_sid_of_200_bytes_is_served_and_its_session_can_be_ended(herald):

@@ -216,8 +216,11 @@ extension AccessClaims {
     /// streams a session end closes) and two in storage. Two different NFC strings are never
     /// canonically equivalent, so for an NFC sid both agree. Refused rather than normalised: a
     /// normalised sid is one the backend never sent, and its `DELETE` of its own spelling would miss.
+    ///
+    /// No NUL: PostgreSQL's text cannot hold it and libpq ends a parameter there, so `a\u{0}b` was
+    /// stored, ended and conflicted as the session `a`, another session than the one in memory.
     public static func isUsableSessionID(_ sid: String) -> Bool {
-        !sid.isEmpty && sid.utf8.count <= maxSessionIDLength && sid.utf8.first != UInt8(ascii: "~") && isNFC(sid)
+        !sid.isEmpty && sid.utf8.count <= maxSessionIDLength && sid.utf8.first != UInt8(ascii: "~") && !sid.utf8.contains(0) && isNFC(sid)
     }
 
     /// Whether `text` is in Unicode Normalization Form C; ASCII (every sid seen so far) without

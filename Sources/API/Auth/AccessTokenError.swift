@@ -57,7 +57,7 @@ public enum AccessTokenError: Error, Equatable, Sendable {
         case .unusableSubject(let name):
             "token claim \"\(name)\" must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @ (it names the user's channel user:{\(name)})"
         case .unusableSessionID(let name):
-            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSessionIDLength) bytes (UTF-8), so that DELETE /v1/sessions/{\(name)} can end the session, in Unicode NFC, and not start with ~ (Herald's names of the standing sessions of apps without sessions)"
+            "token claim \"\(name)\" must be 1-\(AccessClaims.maxSessionIDLength) bytes (UTF-8), so that DELETE /v1/sessions/{\(name)} can end the session, in Unicode NFC, without NUL (U+0000), and not start with ~ (Herald's names of the standing sessions of apps without sessions)"
         }
     }
 }

@@ -16,9 +16,11 @@ public enum DevicePlatform: String, Sendable, CaseIterable {
 
     /// The provider registration gives `token` when the client names none (PU-8a): Expo for an
     /// `ExponentPushToken[…]` / `ExpoPushToken[…]` on ios or android, which names its provider
-    /// itself, else `defaultProvider`. `herald send-test` picks the same one.
+    /// itself, else `defaultProvider`. A token that only starts like one (cut short, emptied) is
+    /// Expo's too, so Expo's rule refuses it rather than FCM's storing it (`ExpoPushToken.hasExpoPrefix`).
+    /// `herald send-test` picks the same one.
     public func provider(forToken token: String) -> PushProviderID {
-        self != .web && ExpoPushToken.isBracketed(token) ? .expo : defaultProvider
+        self != .web && ExpoPushToken.hasExpoPrefix(token) ? .expo : defaultProvider
     }
 
     /// Whether `provider` delivers to this platform's devices (docs/api.md, `provider`): ios

@@ -90,8 +90,9 @@ struct NotificationRequest: Sendable {
         case .keyword("unread")?: badge = .unread
         case .keyword?: throw HTTPError.invalid("badge", "badge must be a whole number 0 to 99999 or \"unread\"")
         }
-        if let key = body.collapse_key, key.isEmpty || key.utf8.count > 64 {
-            throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit)")
+        if let key = body.collapse_key, key.isEmpty || key.utf8.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
+            throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit) without control characters or a space at either end "
+                                    + "(it is sent as the apns-collapse-id header)")
         }
         if let thread = body.thread_id, thread.isEmpty || thread.utf8.count > 200 {
             throw HTTPError.invalid("thread_id", "thread_id is 1-200 bytes")
@@ -139,8 +140,10 @@ struct NotificationRequest: Sendable {
         self.live = live
         plan.live = live.map { .init(channel: $0.channel.rawValue, event: $0.event.rawValue, data: $0.data, retain: $0.retain) }
         self.plan = plan
-        if let key = body.idempotency_key, key.isEmpty || key.utf8.count > 255 {
-            throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes")
+        // NUL: PostgreSQL's text cannot hold it (libpq ends a parameter there), so "k\u0000x" would
+        // be stored as "k" and answer another call's key.
+        if let key = body.idempotency_key, key.isEmpty || key.utf8.count > 255 || key.utf8.contains(0) {
+            throw HTTPError.invalid("idempotency_key", "idempotency_key is 1-255 bytes without NUL (U+0000)")
         }
         idempotencyKey = body.idempotency_key
         let titleJSON = plan.title.map(JSONText.object)

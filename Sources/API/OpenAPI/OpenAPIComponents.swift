@@ -52,7 +52,7 @@ enum OpenAPIComponents {
         }
       },
       "InvalidToken": {
-        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes of UTF-8 in Unicode NFC, not starting with `~`) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
+        "description": "The access token is missing, malformed, wrongly signed, expired or not yet valid, or its `sub` (1-195 of `A-Z a-z 0-9 _ - : . @`) or `sid` (1-200 bytes of UTF-8 in Unicode NFC, without NUL, not starting with `~`) is one Herald cannot serve (`invalid_token`, the message names the rule), or its session has ended (`session_ended`).",
         "content": {
           "application/json": {
             "schema": {

@@ -14,7 +14,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID). Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead; the endpoint's scheme and host are stored lower-case, a default port dropped)."
+            "description": "The push token. APNs (the default provider on `ios`): an even number, 16-200, of hex digits (stored lower-case). FCM: 1-4096 printable ASCII characters. Expo: `ExponentPushToken[…]` or `ExpoPushToken[…]` (or, with `provider: expo`, a bare UUID); a token that starts like one but is not one (`ExponentPushToken[abc`, `ExponentPushToken[]`) is a 400 on `token`, whatever the provider. Web Push: the stored form `<endpoint>#p256dh=<base64url>&auth=<base64url>` (send `subscription` instead; the endpoint's scheme and host are stored lower-case, a default port dropped)."
           },
           "subscription": {
             "type": ["object", "null"],
@@ -160,7 +160,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "An FCM token on both platforms: 1-4096 printable ASCII characters; an `ExponentPushToken[…]`/`ExpoPushToken[…]` is registered as an Expo token."
+            "description": "An FCM token on both platforms: 1-4096 printable ASCII characters; an `ExponentPushToken[…]`/`ExpoPushToken[…]` is registered as an Expo token, and one that only starts like it (`ExponentPushToken[abc`) is a 400."
           },
           "platform": {
             "type": "string",
@@ -186,7 +186,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 4096,
             "pattern": "^[!-~]+$",
-            "description": "An Expo push token (`ExponentPushToken[…]`/`ExpoPushToken[…]`, provider `expo`) or an FCM token (1-4096 printable ASCII characters)."
+            "description": "An Expo push token (`ExponentPushToken[…]`/`ExpoPushToken[…]`, provider `expo`; one that only starts like it, `ExpoPushToken[x`, is a 400) or an FCM token (1-4096 printable ASCII characters)."
           },
           "platform": {"type": ["string", "null"], "enum": ["ios", "android", null], "description": "Default `android`."},
           "appVersion": {
@@ -329,7 +329,7 @@ extension OpenAPIComponents {
             "description": "Default `normal` for alerts, `high` for wakeups."
           },
           "ttl_seconds": {"type": ["integer", "null"], "minimum": 0, "maximum": 2419200, "description": "0 to 28 days."},
-          "collapse_key": {"type": ["string", "null"], "maxLength": 64, "description": "At most 64 bytes of UTF-8: pushes with the same key replace each other on the device (APNs `apns-collapse-id`, FCM `android.collapse_key` and `tag`, Web Push `Topic`, Expo `collapseId` and `tag`). Without one, the id drawn for this call (`push_…`, in each job's `payload.notification.notification_id`) is the collapse id, tag and Topic, never FCM's `collapse_key`, so a push resent after a crash replaces its first copy (ADR 0020)."},
+          "collapse_key": {"type": ["string", "null"], "maxLength": 64, "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header): pushes with the same key replace each other on the device (APNs `apns-collapse-id`, FCM `android.collapse_key` and `tag`, Web Push `Topic`, Expo `collapseId` and `tag`). Without one, the id drawn for this call (`push_…`, in each job's `payload.notification.notification_id`) is the collapse id, tag and Topic, never FCM's `collapse_key`, so a push resent after a crash replaces its first copy (ADR 0020)."},
           "thread_id": {"type": ["string", "null"]},
           "android_channel_id": {"type": ["string", "null"]}
         },

@@ -126,7 +126,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 64,
-            "description": "1-64 bytes of UTF-8; default the kind's (NO-7). A kind's key its template fills past 64 bytes is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
+            "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header); default the kind's (NO-7). A kind's key its template fills past 64 bytes, or with a control character or a space at either end, is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
           },
           "thread_id": {
             "type": ["string", "null"],
@@ -199,7 +199,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 255,
-            "description": "1-255 bytes of UTF-8. The same key with the same body (members and `user_ids` in any order) within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
+            "description": "1-255 bytes of UTF-8 without NUL (U+0000). The same key with the same body (members and `user_ids` in any order) within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
           }
         },
         "allOf": [

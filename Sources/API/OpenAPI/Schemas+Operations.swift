@@ -70,7 +70,7 @@ extension OpenAPIComponents {
             "minLength": 1,
             "maxLength": 200,
             "pattern": "^[^~]",
-            "description": "The token's `sid`: 1-200 bytes of UTF-8 in Unicode Normalization Form C (ADR 0019), not starting with `~` (Herald's names of the standing sessions of apps without sessions, AP-5)."
+            "description": "The token's `sid`: 1-200 bytes of UTF-8 in Unicode Normalization Form C (ADR 0019), without NUL (U+0000), not starting with `~` (Herald's names of the standing sessions of apps without sessions, AP-5)."
           },
           "channels": {
             "type": ["array", "null"],

@@ -42,7 +42,7 @@ struct DevRoutes {
             throw HTTPError.invalid("user_id", "user_id must be 1-\(AccessClaims.maxSubjectLength) characters of A-Z a-z 0-9 _ - : . @")
         }
         if let sid = body.session_id, !AccessClaims.isUsableSessionID(sid) {
-            throw HTTPError.invalid("session_id", "session_id must be 1-\(AccessClaims.maxSessionIDLength) bytes of UTF-8 in NFC, not starting with ~")
+            throw HTTPError.invalid("session_id", "session_id must be 1-\(AccessClaims.maxSessionIDLength) bytes of UTF-8 in NFC without NUL, not starting with ~")
         }
         for pattern in body.channels ?? [] where ChannelGrant(pattern) == nil {
             throw HTTPError.invalid("channels", "'\(pattern.prefix(64))' is neither a channel name nor a prefix:* pattern")

@@ -89,7 +89,8 @@ struct DeviceRoutes {
             guard platform.accepts(chosen) else {
                 throw HTTPError.invalid("provider", "provider \(raw) cannot deliver to platform \(platform.rawValue)")
             }
-            if chosen != .expo, ExpoPushToken.isBracketed(body.token ?? "") {
+            if chosen != .expo, ExpoPushToken.hasExpoPrefix(body.token ?? "") {
+                guard ExpoPushToken.isBracketed(body.token ?? "") else { throw HTTPError.invalid("token", ExpoPushToken.error.message) }
                 throw HTTPError.invalid("provider", "this is an Expo push token: send \"provider\": \"expo\" or leave provider out")
             }
             provider = chosen
@@ -310,9 +311,10 @@ struct DeviceRoutes {
     }
 
     /// The compatibility routes' provider for a token: Expo for `ExponentPushToken[…]` /
-    /// `ExpoPushToken[…]` (PU-8a), else FCM, as those apps have always registered.
+    /// `ExpoPushToken[…]` (PU-8a; one that only starts like it too, so Expo's rule refuses it),
+    /// else FCM, as those apps have always registered.
     static func tokenProvider(_ token: String) -> PushProviderID {
-        ExpoPushToken.isBracketed(token) ? .expo : .fcm
+        ExpoPushToken.hasExpoPrefix(token) ? .expo : .fcm
     }
 
     /// An optional printable text field, at most `max` characters.

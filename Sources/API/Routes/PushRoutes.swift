@@ -262,8 +262,9 @@ struct PushRoutes {
         if let ttl = body.ttl_seconds, !(0...2_419_200).contains(ttl) {
             throw HTTPError.invalid("notification.ttl_seconds", "ttl_seconds must be 0 to 2419200 (28 days)")
         }
-        if let key = body.collapse_key, key.utf8.count > 64 {
-            throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes")
+        if let key = body.collapse_key, key.utf8.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
+            throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes, without control characters or a space "
+                                    + "at either end (it is sent as the apns-collapse-id header)")
         }
         return PushNotification(kind: kind, title: body.title, subtitle: body.subtitle, body: body.body, sound: body.sound,
                                 badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key, data: body.data ?? [:],

@@ -67,7 +67,7 @@ struct SessionRoutes {
 
     private static func sid(_ context: RequestContext) throws(HTTPError) -> String {
         guard let sid = context.pathParameters["sid"], AccessClaims.isUsableSessionID(sid) else {
-            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes of UTF-8 in NFC, not starting with ~, is required")
+            throw HTTPError.invalid("sid", "a session id of 1-\(AccessClaims.maxSessionIDLength) bytes of UTF-8 in NFC without NUL, not starting with ~, is required")
         }
         return sid
     }

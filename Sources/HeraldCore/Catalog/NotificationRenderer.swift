@@ -148,14 +148,30 @@ public struct NotificationRenderer: Sendable {
     /// A call's own `collapse_key` is held to it at intake.
     public static let maximumCollapseKeyBytes = 64
 
+    /// Whether `key` can be sent as APNs's `apns-collapse-id` header (and FCM's in its `apns`
+    /// block): not empty (APNs refuses an empty one), and as an HTTP field value no control
+    /// characters (NUL, CR, LF…: RFC 9110 §5.5) and no space or tab at either end (RFC 9113
+    /// §8.2.1), which the HTTP/2 client refuses to send. A call's own `collapse_key` is held to it
+    /// at intake (400).
+    public static func isSendableCollapseKey(_ key: String) -> Bool {
+        guard let first = key.unicodeScalars.first, let last = key.unicodeScalars.last,
+              first != " ", first != "\t", last != " ", last != "\t" else { return false }
+        return !key.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// A kind's collapse key as its template rendered it, or, when the call's data made it longer
     /// than `maximumCollapseKeyBytes`, its first whole characters, `~` and 16 hex digits of a
     /// 64-bit FNV-1a hash of the whole key. APNs refuses a longer `apns-collapse-id`, which would
     /// dead-letter every push of the notification; the hash (not Swift's `Hasher`, which is seeded
     /// per process) gives one key the same short form on every node and at every send, so pushes
     /// that should replace each other still do, and keys that differ only past the cut do not.
+    /// A key that `isSendableCollapseKey` refuses (a control character, or a space or tab at
+    /// either end, that the call's args or data put there) takes the same hashed form, its
+    /// control characters left out of the prefix: sent as it is, the `apns-collapse-id` header
+    /// it becomes fails every APNs push of the notification as a transport error, for the whole
+    /// retry budget.
     static func fitCollapseKey(_ key: String) -> String {
-        guard key.utf8.count > maximumCollapseKeyBytes else { return key }
+        guard key.utf8.count > maximumCollapseKeyBytes || !isSendableCollapseKey(key) else { return key }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         let digits = String(hash, radix: 16)
@@ -163,7 +179,7 @@ public struct NotificationRenderer: Sendable {
         let room = maximumCollapseKeyBytes - suffix.utf8.count
         var prefix = String.UnicodeScalarView()
         var used = 0
-        for scalar in key.unicodeScalars {
+        for scalar in key.unicodeScalars where scalar.properties.generalCategory != .control {
             used += scalar.utf8.count
             if used > room { break }
             prefix.append(scalar)

@@ -25,6 +25,14 @@ public enum ExpoPushToken {
         return !inner.isEmpty && inner.allSatisfy { $0 >= 0x21 && $0 <= 0x7E && $0 != UInt8(ascii: "[") && $0 != UInt8(ascii: "]") }
     }
 
+    /// Whether `token` starts as an Expo push token does (`ExponentPushToken[` or `ExpoPushToken[`),
+    /// well formed or not. Registration takes such a token for Expo, so one cut short or emptied on
+    /// its way (`ExponentPushToken[abc`, `ExponentPushToken[]`) is refused by Expo's rule instead of
+    /// being stored as an FCM token that no push could ever reach.
+    public static func hasExpoPrefix(_ token: String) -> Bool {
+        token.hasPrefix("ExponentPushToken[") || token.hasPrefix("ExpoPushToken[")
+    }
+
     /// Expo's rule at registration.
     ///
     /// - Returns: the token unchanged.

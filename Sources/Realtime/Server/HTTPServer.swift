@@ -1,6 +1,7 @@
 import CLinux
 import Dispatch
 import Glibc
+import HeraldCore
 import Synchronization
 
 /// The HTTP/1.1 server: one listening socket watched by every event loop (`EPOLLEXCLUSIVE`, so a
@@ -19,6 +20,10 @@ public final class HTTPServer: Sendable {
     /// Round-robin position for handing accepted connections to loops.
     private let nextLoop = Atomic<Int>(0)
     private let listeningFD = Atomic<Int32>(-1)
+    /// One `out of file descriptors` line per 30 s for the whole server, with `repeated`: every
+    /// loop's listener meets the exhaustion every 100 ms while it lasts (a flood of idle
+    /// connections), which logged 20 lines a second.
+    let descriptorExhaustionLog = Mutex(LogThrottle())
 
     /// - Parameters:
     ///   - configuration: address, limits and timeouts.
@@ -292,7 +297,16 @@ final class Listener: EventLoopHandler {
                 // once; back off instead of spinning.
                 if !retryScheduled {
                     retryScheduled = true
-                    Log.warning("accept: out of file descriptors; pausing accepts for 100 ms", ["errno": "\(errno)"])
+                    let code = errno
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if let held = context.server.descriptorExhaustionLog.withLock({ $0.admit(now: now) }) {
+                        let message = "accept: out of file descriptors; pausing accepts for 100 ms (logged at most once per 30 s)"
+                        if held > 0 {
+                            Log.warning(message, ["errno": "\(code)", "repeated": String(held)])
+                        } else {
+                            Log.warning(message, ["errno": "\(code)"])
+                        }
+                    }
                     context.loop.deregister(fd: fd)
                     context.loop.schedule(afterNanoseconds: 100_000_000) { [weak self] in
                         guard let self, !self.context.isShuttingDown else { return }
