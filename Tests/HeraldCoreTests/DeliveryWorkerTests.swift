@@ -214,6 +214,26 @@ final class WorkerHarness: Sendable {
         return (h, devices, ids, first)
     }
 
+    /// A started worker whose timer never fires again (`pollMilliseconds` an hour, then
+    /// `configure`), and `count` new devices (`u-<i>`, `tok-<i>`) whose first sends the provider
+    /// holds, once the start's own poll has claimed (finding nothing).
+    /// - Returns: the harness, the devices, and the held sends' answers, in the order asked.
+    static func startedWithHeldDevices(_ count: Int, configure: (inout DeliveryWorker.Configuration) -> Void) async throws
+        -> (WorkerHarness, [DeviceRecord], AsyncStream<@Sendable (PushClassification) -> Void>.Iterator) {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.pollMilliseconds = 3_600_000
+            configure(&configuration)
+        })
+        let devices = try (0..<count).map { i in
+            h.provider.script("tok-\(i)", .hold)
+            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
+        }
+        let held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        return (h, devices, held)
+    }
+
     /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
     /// queued (each is done or dead) or `rounds` rounds have run.
     /// - Returns: the rounds run.
@@ -779,19 +799,12 @@ final class WorkerHarness: Sendable {
     @Test("ADR 0007: a polling worker's jobs are leased at insert while it has a slot or backlog room and sent without a claim; the rest wait for one",
           .timeLimit(.minutes(1)))
     func jobsLeasedAtInsertAreSentWithoutAClaim() async throws {
-        let h = try WorkerHarness(configure: { configuration in
+        // After the start's own poll (a claim that finds nothing), the timer does not fire again.
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(3) { configuration in
             configuration.maxInFlight = 1
             configuration.leasedAtInsertBacklog = 1
-            configuration.pollMilliseconds = 3_600_000
-        })
-        let devices = try (0..<3).map { i in
-            h.provider.script("tok-\(i)", .hold)
-            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
         }
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        // The start's own poll: a claim that finds nothing; the timer does not fire again.
-        while h.faults.claims.isEmpty { await Task.yield() }
+        var held = started
         let ids = try h.enqueueThroughWorker(devices)
         // One slot and one place in the backlog: two jobs leased at insert, as a claim would
         // have left them; the third queued.
@@ -1154,19 +1167,10 @@ final class WorkerHarness: Sendable {
     @Test("issue 17 (choke13): with nothing claimable, a send's end makes no claim; a job queued meanwhile is claimed at the next send's end",
           .timeLimit(.minutes(1)))
     func aSendsEndClaimsOnlyWhatTheHorizonSaysCanBeDue() async throws {
-        // A timer that never fires again: only the ends of sends claim.
-        let h = try WorkerHarness(configure: { configuration in
-            configuration.maxInFlight = 2
-            configuration.pollMilliseconds = 3_600_000
-        })
-        let devices = try (0..<4).map { i in
-            h.provider.script("tok-\(i)", .hold)
-            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
-        }
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        // The start's poll finds nothing: the horizon is known (no job at all).
-        while h.faults.claims.isEmpty { await Task.yield() }
+        // A timer that never fires again: only the ends of sends claim. The start's poll finds
+        // nothing: the horizon is known (no job at all).
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(4) { $0.maxInFlight = 2 }
+        var held = started
         let horizon = try #require(h.storage.jobClaimHorizon)
         while !horizon.isQuiet(at: h.now) { await Task.yield() }
         // Two pushes leased at insert, one slot each.
@@ -1203,19 +1207,11 @@ final class WorkerHarness: Sendable {
     @Test("issue 17 (choke13): a retry decided while nothing else was due is claimed at the first send's end after its backoff, without a poll",
           .timeLimit(.minutes(1)))
     func aRetryComingDueIsClaimedAtTheNextSendsEnd() async throws {
-        let h = try WorkerHarness(configure: { configuration in
-            configuration.maxInFlight = 2
-            configuration.pollMilliseconds = 3_600_000
-        })
-        let devices = try (0..<3).map { i in try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)") }
-        h.provider.script("tok-0", .hold)
-        h.provider.script("tok-1", .hold)
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        while h.faults.claims.isEmpty { await Task.yield() }
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(2) { $0.maxInFlight = 2 }
+        var held = started
         let horizon = try #require(h.storage.jobClaimHorizon)
         while !horizon.isQuiet(at: h.now) { await Task.yield() }
-        let ids = try h.enqueueThroughWorker(Array(devices[0..<2]))
+        let ids = try h.enqueueThroughWorker(devices)
         let first = try #require(await held.next())
         let second = try #require(await held.next())
         let claims = h.faults.claims.count
@@ -1236,7 +1232,6 @@ final class WorkerHarness: Sendable {
         while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
         #expect(h.worker.stop(deadline: 10) == 0)
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
-        _ = devices
     }
 
     @Test func leasesLeftByADeadProcessAreReleasedAtStart() async throws {
