@@ -127,10 +127,10 @@ public final class WebPushProvider: PushProvider {
     }
 
     /// A push not sent because its origin had `limit` requests waiting for an answer all the
-    /// while it waited for a place (ADR 0024): retried after the backoff, the attempt not counted,
-    /// as any push that never reached its provider.
+    /// while it waited for a place (ADR 0024): `.busy`, retried after a short fixed wait with
+    /// jitter (`RetryPolicy.busyMilliseconds`), the attempt not counted and the backoff not grown.
     static func originBusy(_ origin: String, limit: Int, waited: Int64) -> PushClassification {
-        .applying(.retryUnsent(minimumDelay: nil),
+        .applying(.retryWhenNotBusy,
                   reason: "origin_busy: \(limit) pushes in flight to \(origin), none ended within \(waited) ms",
                   status: nil, retryAfter: nil)
     }

@@ -41,6 +41,7 @@ public final class PostgresStorage: Storage {
     private let nextReader = Atomic<Int>(0)
     private let listener: Mutex<JobListener?> = Mutex(nil)
     private let planHolder: Mutex<SessionLock?> = Mutex(nil)
+    private let holderWatch: Mutex<HolderWatch?> = Mutex(nil)
 
     private init(configuration: PostgresConfiguration, nodeID: String, connector: Connector, appliedMigrations: [Int]) {
         self.configuration = configuration
@@ -139,6 +140,10 @@ public final class PostgresStorage: Storage {
     public func close() {
         listener.withLock { $0 }?.stop()
         // Taken out, so a second close waits for nothing; closing its connection drops the lock.
+        holderWatch.withLock { watch in
+            defer { watch = nil }
+            return watch
+        }?.stop()
         planHolder.withLock { holder in
             defer { holder = nil }
             return holder
@@ -166,6 +171,22 @@ public final class PostgresStorage: Storage {
             holder = started
             return started.name
         }
+    }
+
+    /// Calls `onGone` as soon as the plan holder after this process's in the ring of live holders
+    /// dies (ADR 0027: a shared wait on its session lock, on a connection of its own), so the
+    /// caller recovers its plans now instead of at its next pass. Starts `holdPlans()` first if it
+    /// has not run. Calling it again starts nothing.
+    /// - Parameter onGone: runs on the watcher's thread; keep it short (`Notifier.recover`).
+    /// - Throws: `holdPlans()`'s errors.
+    public func watchPlanHolders(_ onGone: @escaping @Sendable () -> Void) throws(StorageError) {
+        let name = try holdPlans()
+        guard let started = holderWatch.withLock({ watch -> HolderWatch? in
+            guard watch == nil else { return nil }
+            watch = HolderWatch.start(name: name, connector: connector, onGone: onGone)
+            return watch
+        }) else { return }
+        planHolder.withLock { $0 }?.whenHoldersChange { started.holdersChanged() }
     }
 
     /// Whether `holdPlans()`'s lock is held now (tests: false while its connection is made again).

@@ -104,20 +104,50 @@ public final class SQLiteStorage: Storage {
     /// Rewrites the one row of `storage_probe` (a page in the WAL, synced as any commit), so a
     /// full volume or a read-only file fails it as it fails real writes.
     /// Fails as `.diskFull` without writing when the volume has less than `minimumFreeBytes` free.
+    ///
+    /// After a write unit was refused for want of space, and until one stores rows again, a
+    /// one-row rewrite proves nothing (it fits in WAL frames a checkpoint freed while every
+    /// insert fails, and a volume can refuse writes with more than the bound free: a quota, a
+    /// write bigger than what is left): the probe then also needs `roomProbeBytes` of new pages,
+    /// taken and given back in its transaction, and fails as `.diskFull` until they fit. Once
+    /// they do, the refusal is forgotten.
     public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         if let free = Self.freeBytes(onVolumeOf: database.path), free < minimumFreeBytes {
             completion(.failure(StorageError.diskFull(message: "\(free) bytes free on the database's volume, below the WAL bound of \(minimumFreeBytes)")))
             return
         }
+        let refused = database.spaceRefusal, database = self.database, room = Self.roomProbeBytes
         database.write({ connection in
             try connection.transaction(.immediate) { connection in
+                // A blob in the row's INTEGER column (SQLite keeps a blob as given): overflow
+                // pages the next statement frees again, so nothing stays but free pages.
+                if refused != nil {
+                    // An upsert: the row may not be there yet (no probe ran before the refusal).
+                    try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, zeroblob(?)) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+                                       [room])
+                }
                 try connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
                                    [SystemClock().unixMilliseconds])
             }
         }) { result in
-            completion(result.mapError(StorageError.mapped))
+            switch result {
+            case .success:
+                if refused != nil { database.noteRoomForWrites() }
+                completion(.success(()))
+            case .failure(let error):
+                let mapped = StorageError.mapped(error)
+                if let refused, case .diskFull? = mapped as? StorageError {
+                    completion(.failure(StorageError.diskFull(message: "\(room / 1024) KiB of new pages do not fit yet (a write was refused: \(refused))")))
+                } else {
+                    completion(.failure(mapped))
+                }
+            }
         }
     }
+
+    /// The new pages the probe needs after a write was refused for want of space: 64 KiB, room
+    /// for a few notifications and their jobs.
+    static let roomProbeBytes: Int64 = 64 << 10
 
     /// Bytes an unprivileged writer may still use on the volume holding `path` (`statvfs`), nil in
     /// memory or when the volume cannot be asked.

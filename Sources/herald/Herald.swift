@@ -13,11 +13,16 @@ import StorageSQLite
 @main
 enum Herald {
     static func main() {
+        // Before the first line: a write to a pipe whose reader left (a log shipper, `| head`)
+        // fails with EPIPE, dropped by LogSink, instead of killing the process with SIGPIPE
+        // before it could exit with the status that says why it stopped.
+        signal(SIGPIPE, SIG_IGN)
+        Console.keepStandardDescriptors()
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `serve` and `migrate` read only the environment: a word after them is a typo or a
         // misplaced setting, and running anyway would hide it (exit 2, as for an unknown command).
         if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count > 1 {
-            FileHandle.standardError.write(Data("herald: '\(command)' takes no arguments (got '\(arguments[1])'); settings are environment variables, see herald --help\n".utf8))
+            Console.error("herald: '\(command)' takes no arguments (got '\(arguments[1])'); settings are environment variables, see herald --help\n")
             exit(2)
         }
         switch arguments.first {
@@ -32,9 +37,9 @@ enum Herald {
         case "vapid":
             exit(VAPIDCommand.run(arguments: Array(arguments.dropFirst())))
         case "--help", "-h", "help":
-            print(Settings.helpText, terminator: "")
+            exit(Console.output(Settings.helpText) ? 0 : 1)
         default:
-            FileHandle.standardError.write(Data("herald: unknown command '\(arguments[0])'\n\n\(Settings.helpText)".utf8))
+            Console.error("herald: unknown command '\(arguments[0])'\n\n\(Settings.helpText)")
             exit(2)
         }
     }
@@ -43,7 +48,7 @@ enum Herald {
         do {
             return try Settings(environment: ProcessInfo.processInfo.environment)
         } catch {
-            FileHandle.standardError.write(Data("herald: \(error)\n".utf8))
+            Console.error("herald: \(error)\n")
             return nil
         }
     }
@@ -62,7 +67,7 @@ enum Herald {
                                            "applied": applied.map(String.init).joined(separator: ",").ifEmpty("none")])
             return 0
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            Console.error("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n")
             return 1
         }
     }
@@ -84,9 +89,6 @@ enum Herald {
 
     private static func serve() -> Int32 {
         guard let settings = loadSettings() else { return 2 }
-        // From the first log line, not only once the server listens: a log pipe whose reader
-        // left must fail a write (dropped by LogSink), not kill the process with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
         Log.bootstrap(level: settings.logLevel, format: settings.logFormat)
         // Before the loops allocate: a peak's memory goes back once it has passed (issue 17).
         HeapTrimmer.pinAllocatorThresholds(environment: ProcessInfo.processInfo.environment)
@@ -95,7 +97,7 @@ enum Herald {
         // checks here, so that a missing library stops the start with its reason.
         if let setting = openSSLSetting(settings, environment: ProcessInfo.processInfo.environment),
            let reason = herald_openssl_load() {
-            FileHandle.standardError.write(Data("herald: \(setting) needs OpenSSL: \(String(cString: reason))\n".utf8))
+            Console.error("herald: \(setting) needs OpenSSL: \(String(cString: reason))\n")
             return 2
         }
 
@@ -107,7 +109,7 @@ enum Herald {
                 if settings.dev { issuer = AccessTokenIssuer(secret: Array(secret.utf8)) }
             }
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_JWT_SECRET is unusable: \(error.message)\n".utf8))
+            Console.error("herald: HERALD_JWT_SECRET is unusable: \(error.message)\n")
             return 2
         }
         do {
@@ -116,7 +118,7 @@ enum Herald {
             }
         } catch {
             let source = settings.jwtPublicKeySource ?? "HERALD_JWT_PUBLIC_KEY"
-            FileHandle.standardError.write(Data("herald: \(source) is unusable: \(error.message)\n".utf8))
+            Console.error("herald: \(source) is unusable: \(error.message)\n")
             return 2
         }
         if keys.isEmpty {
@@ -137,7 +139,7 @@ enum Herald {
             do {
                 try RedisLibrary.load()
             } catch {
-                FileHandle.standardError.write(Data("herald: HERALD_BROKER needs libhiredis: \(error)\n".utf8))
+                Console.error("herald: HERALD_BROKER needs libhiredis: \(error)\n")
                 return 2
             }
             // A database Redis refuses never becomes reachable: the configuration is wrong, so the
@@ -146,8 +148,8 @@ enum Herald {
             do {
                 try endpoint.check(connectTimeoutMilliseconds: 2_000)
             } catch .databaseRefused(let database, let reason) {
-                FileHandle.standardError.write(Data(("herald: HERALD_BROKER '\(endpoint)': Redis refuses database \(database) (\(reason)): "
-                    + "use one its `databases` setting has (0-15 by default), e.g. redis://\(endpoint.authority)/0\n").utf8))
+                Console.error("herald: HERALD_BROKER '\(endpoint)': Redis refuses database \(database) (\(reason)): "
+                    + "use one its `databases` setting has (0-15 by default), e.g. redis://\(endpoint.authority)/0\n")
                 return 2
             } catch {
                 Log.warning("Redis does not answer at start: not ready until it does", ["redis": endpoint.description, "error": "\(error)"])
@@ -171,7 +173,7 @@ enum Herald {
             opened = try StorageSetup.open(settings)
             sessions = SessionRegistry(ended: try opened.storage.readSync { try $0.sessions.endedSessions() })
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            Console.error("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n")
             return 2
         }
         // Before anything reads or releases jobs leased under the id (ADR 0016).
@@ -179,7 +181,7 @@ enum Herald {
         do {
             identity = try NodeIdentitySetup.claim(settings, postgres: opened.postgres)
         } catch {
-            FileHandle.standardError.write(Data("herald: \(error)\n".utf8))
+            Console.error("herald: \(error)\n")
             if case .held = error { return NodeIdentitySetup.heldExitStatus }
             return 2
         }
@@ -230,7 +232,7 @@ enum Herald {
                     try HTTP2Client.loadLibrary()
                 } catch {
                     let setting = pushCredentials.expo != nil ? "HERALD_EXPO_* (Expo)" : "HERALD_VAPID_* (Web Push)"
-                    FileHandle.standardError.write(Data("herald: \(setting) needs libcurl: \(error)\n".utf8))
+                    Console.error("herald: \(setting) needs libcurl: \(error)\n")
                     return 2
                 }
             }
@@ -292,7 +294,7 @@ enum Herald {
             if !loaded.isEmpty { Log.info("apps loaded", ["apps": loaded.map(\.rawValue).joined(separator: ",")]) }
             cluster?.connect(apps: apps, service: appService)
         } catch {
-            FileHandle.standardError.write(Data("herald: cannot read the apps table: \(error)\n".utf8))
+            Console.error("herald: cannot read the apps table: \(error)\n")
             return 2
         }
         // Dev mode: a second app the web demo can switch to (DemoApp, issue 14).
@@ -308,7 +310,7 @@ enum Herald {
                 catalog = try NotificationCatalog.load(path: path)
                 Log.info("notification catalog loaded", ["path": path, "kinds": String(catalog.kinds.count)])
             } catch {
-                FileHandle.standardError.write(Data("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n".utf8))
+                Console.error("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n")
                 return 2
             }
         }
@@ -318,7 +320,7 @@ enum Herald {
         do {
             planHolder = try opened.postgres?.holdPlans()
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            Console.error("herald: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n")
             return 2
         }
         let notifier = Notifier(database: calls, broker: node.broker, presence: node.presence, barrier: node,
@@ -338,7 +340,7 @@ enum Herald {
         do {
             port = try server.start()
         } catch {
-            FileHandle.standardError.write(Data("herald: cannot listen on HERALD_HOST=\(settings.server.host) HERALD_PORT=\(settings.server.port): \(error)\n".utf8))
+            Console.error("herald: cannot listen on HERALD_HOST=\(settings.server.host) HERALD_PORT=\(settings.server.port): \(error)\n")
             return 2
         }
         Log.info("herald started", settings.startMetadata)
@@ -355,6 +357,14 @@ enum Herald {
                                    jobRetentionDays: settings.jobRetentionDays, notifications: notificationRetention)
         purge.start()
         notifier.start()
+        // A peer holder's death heard at once: its plans recovered now, not at the next pass (ADR 0027).
+        if let postgres = opened.postgres, planHolder != nil {
+            do {
+                try postgres.watchPlanHolders { notifier.recover() }
+            } catch {
+                Log.error("could not watch the other nodes' plan holders; their plans wait for the recovery pass", ["error": "\(error)"])
+            }
+        }
         // Gives the heap's free pages back after bursts (closed streams, sent fan-outs; issue 17).
         let heapTrimmer = HeapTrimmer()
         heapTrimmer.start()

@@ -26,7 +26,8 @@ enum JobsCommand {
     /// beside a server without its lock (ADR 0017), so it never migrates (docs/operations.md).
     static let schemaMismatchExitStatus: Int32 = 4
 
-    /// - Returns: the exit code: 0 done, 1 the database failed, 2 bad arguments or settings,
+    /// - Returns: the exit code: 0 done, 1 the database failed (or standard output refused the
+    ///   answer, the jobs retried all the same), 2 bad arguments or settings,
     ///   4 the schema is not this build's (`schemaMismatchExitStatus`; nothing changed).
     static func run(arguments: [String]) -> Int32 {
         guard arguments.first == "retry" else {
@@ -69,7 +70,7 @@ enum JobsCommand {
         guard let settings = Herald.loadSettings() else { return 2 }
         // A mistyped path must not quietly become a new, empty database that has no dead jobs.
         guard PostgresConfiguration.isPostgresURL(settings.databasePath) || FileManager.default.fileExists(atPath: settings.databasePath) else {
-            FileHandle.standardError.write(Data("herald jobs retry: HERALD_DATABASE '\(settings.databasePath)' does not exist\n".utf8))
+            Console.error("herald jobs retry: HERALD_DATABASE '\(settings.databasePath)' does not exist\n")
             return 2
         }
         let opened: StorageSetup.Opened
@@ -78,7 +79,7 @@ enum JobsCommand {
             // running on it, whose lock this command does not take.
             opened = try StorageSetup.open(settings, migrating: false)
         } catch {
-            FileHandle.standardError.write(Data("herald jobs retry: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n".utf8))
+            Console.error("herald jobs retry: HERALD_DATABASE '\(StorageSetup.displayName(settings.databasePath))': \(error)\n")
             if case .schemaMismatch = error { return schemaMismatchExitStatus }
             return 2
         }
@@ -92,17 +93,21 @@ enum JobsCommand {
                     return usage("--app: the database has no app '\(app)' (GET /v1/apps lists them)")
                 }
             } catch {
-                FileHandle.standardError.write(Data("herald jobs retry: the database could not be read: \(error)\n".utf8))
+                Console.error("herald jobs retry: the database could not be read: \(error)\n")
                 return 1
             }
         }
         do {
             let now = SystemClock().unixMilliseconds
             let retried = try storage.writeSync { tx in try tx.jobs.retryDead(matching: filter, now: now) }
-            print("{\"retried\":\(retried)}")
+            guard Console.output("{\"retried\":\(retried)}\n") else {
+                // Retried all the same: say so where it may still be read.
+                Console.error("herald jobs retry: \(retried) dead jobs were queued again, but standard output refused the answer\n")
+                return 1
+            }
             return 0
         } catch {
-            FileHandle.standardError.write(Data("herald jobs retry: the database refused the retry: \(error)\n".utf8))
+            Console.error("herald jobs retry: the database refused the retry: \(error)\n")
             return 1
         }
     }
@@ -120,13 +125,14 @@ enum JobsCommand {
 
     /// Unix ms from an RFC 3339 time (with or without fractional seconds) or a non-negative integer.
     static func parseTime(_ text: String) -> Int64? {
-        if let ms = Int64(text) { return ms >= 0 ? ms : nil }
+        // Digits only: `Int64` also reads `+5`, which no RFC 3339 time or unix ms is written as.
+        if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return Int64(text) }
         // Strictly (2026-02-30 or +25:00 is refused, not rolled over into another instant).
         return RFC3339.milliseconds(text)
     }
 
     private static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("herald jobs retry: \(message)\n\(usageText)\n".utf8))
+        Console.error("herald jobs retry: \(message)\n\(usageText)\n")
         return 2
     }
 }

@@ -72,13 +72,13 @@ enum SendTest {
         do {
             client = try PushClients(configuration: .fromEnvironment(environment))
         } catch {
-            FileHandle.standardError.write(Data("herald: the HTTP/2 client could not start: \(error)\n".utf8))
+            Console.error("herald: the HTTP/2 client could not start: \(error)\n")
             return 1
         }
         defer { client.shutdown() }
         let providers = PushSetup.providers(credentials, clients: client)
         guard providers.isConfigured(provider) else {
-            FileHandle.standardError.write(Data("herald: \(provider) has no usable credentials (see herald --help)\n".utf8))
+            Console.error("herald: \(provider) has no usable credentials (see herald --help)\n")
             return 2
         }
         // The same push the device test route sends (kind key, catalog texts), so what an operator
@@ -88,7 +88,7 @@ enum SendTest {
             do {
                 catalog = try NotificationCatalog.load(path: path)
             } catch {
-                FileHandle.standardError.write(Data("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n".utf8))
+                Console.error("herald: HERALD_CATALOG_PATH '\(path)': \(error.message)\n")
                 return 2
             }
         }
@@ -105,25 +105,26 @@ enum SendTest {
             done.signal()
         }
         guard done.wait(timeout: .now() + 60) == .success, let classification = result.get() else {
-            print("{\"outcome\":\"timeout\"}")
+            Console.output("{\"outcome\":\"timeout\"}\n")
             return 1
         }
         let (outcome, detail): (String, String?) = {
             switch classification.outcome {
             case .delivered(let id): return ("delivered", id)
             case .deleteDevice(let reason, _): return ("token_invalid", reason)
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason): return ("retryable_error", reason)
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .busy(let reason):
+                return ("retryable_error", reason)
             case .deadLetter(let reason): return ("rejected", reason)
             case .expired: return ("expired", "expired")
             }
         }()
-        print("{\"provider\":\(JSONText.quote(provider.rawValue)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"
-            + "\"detail\":\(detail.map(JSONText.quote) ?? "null")}")
-        return outcome == "delivered" ? 0 : 1
+        let answered = Console.output("{\"provider\":\(JSONText.quote(provider.rawValue)),\"outcome\":\"\(outcome)\",\"status\":\(classification.status.map(String.init) ?? "null"),"
+            + "\"detail\":\(detail.map(JSONText.quote) ?? "null")}\n")
+        return outcome == "delivered" && answered ? 0 : 1
     }
 
     private static func usage(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo] [--environment sandbox|production] [--locale L] [--title T] [--body B]\n".utf8))
+        Console.error("herald send-test: \(message)\nusage: herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo] [--environment sandbox|production] [--locale L] [--title T] [--body B]\n")
         return 2
     }
 

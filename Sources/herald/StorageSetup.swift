@@ -54,7 +54,7 @@ enum StorageSetup {
         do {
             return (try lock(settings), nil)
         } catch {
-            FileHandle.standardError.write(Data("herald: HERALD_DATABASE '\(displayName(settings.databasePath))': \(error)\n".utf8))
+            Console.error("herald: HERALD_DATABASE '\(displayName(settings.databasePath))': \(error)\n")
             if case .held = error { return (nil, heldExitStatus) }
             return (nil, 2)
         }

@@ -6,31 +6,40 @@ import PushWebPush
 enum VAPIDCommand {
     static let usage = "usage: herald vapid generate [--pem]\n"
 
-    /// - Returns: the exit status: 0, or 2 for a usage error (named on stderr), 1 when OpenSSL fails.
+    /// - Returns: the exit status: 0, or 2 for a usage error (named on stderr), 1 when OpenSSL fails
+    ///   or standard output refuses the keys.
     static func run(arguments: [String]) -> Int32 {
         guard arguments.first == "generate" else {
-            FileHandle.standardError.write(Data("herald vapid: unknown or missing subcommand\n\(usage)".utf8))
+            Console.error("herald vapid: unknown or missing subcommand\n\(usage)")
             return 2
         }
         let options = arguments.dropFirst()
         if let unknown = options.first(where: { $0 != "--pem" }) {
-            FileHandle.standardError.write(Data("herald vapid generate: unknown option '\(unknown)'\n\(usage)".utf8))
+            Console.error("herald vapid generate: unknown option '\(unknown)'\n\(usage)")
             return 2
         }
         let keys: GeneratedVAPIDKeys
         do {
             keys = try GeneratedVAPIDKeys.generate()
         } catch {
-            FileHandle.standardError.write(Data("herald vapid generate: \(error)\n".utf8))
+            Console.error("herald vapid generate: \(error)\n")
             return 1
         }
         if options.contains("--pem") {
             // The PEM alone on stdout, so `> vapid.pem` makes the file; the public key (derived
             // from the file at start anyway) goes to stderr for the operator's notes.
-            FileHandle.standardError.write(Data("HERALD_VAPID_PUBLIC_KEY=\(keys.publicKey)\n".utf8))
-            print(keys.pem, terminator: "")
-        } else {
-            print("HERALD_VAPID_PUBLIC_KEY=\(keys.publicKey)\nHERALD_VAPID_PRIVATE_KEY=\(keys.privateKey)")
+            Console.error("HERALD_VAPID_PUBLIC_KEY=\(keys.publicKey)\n")
+            return answered(keys.pem)
+        }
+        return answered("HERALD_VAPID_PUBLIC_KEY=\(keys.publicKey)\nHERALD_VAPID_PRIVATE_KEY=\(keys.privateKey)\n")
+    }
+
+    /// Writes the key pair to standard output. - Returns: 0, or 1 when standard output refused it
+    /// (the keys are lost: a script must not go on without them).
+    private static func answered(_ text: String) -> Int32 {
+        guard Console.output(text) else {
+            Console.error("herald vapid generate: standard output refused the keys; nothing was kept\n")
+            return 1
         }
         return 0
     }

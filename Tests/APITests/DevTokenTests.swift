@@ -141,4 +141,26 @@ struct DevTokenTests {
         let (wrongType, typed) = try Self.post(routes, #"{"user_id":"carol","app":7}"#)
         #expect(wrongType == 400, "\(typed)")
     }
+
+    /// lows13: Foundation's decoder read `1e3` and `1000.0` as 1000 and refused `1.5` without
+    /// naming the field; an integer is written as one, as `POST /v1/notifications` has it.
+    @Test(arguments: ["1e3", "1E3", "1000.0", "1.5", "-0.0", "1e-3", "99999999999999999999"])
+    func aTTLThatIsNotAnIntegerWrittenAsOneIsRefusedNamingIt(_ ttl: String) throws {
+        let (routes, _) = try Self.routes()
+        let (status, answer) = try Self.post(routes, #"{"user_id":"carol","ttl_seconds":\#(ttl)}"#)
+        #expect(status == 400 && answer["error"] as? String == "invalid_request" && answer["field"] as? String == "ttl_seconds", "\(ttl): \(answer)")
+        #expect((answer["message"] as? String)?.contains("without a fraction or exponent") == true, "\(answer)")
+    }
+
+    @Test func aTTLWrittenAsAnIntegerOrLeftOutIsTaken() throws {
+        let (routes, _) = try Self.routes()
+        for body in [#"{"user_id":"carol","ttl_seconds":1000}"#, #"{"ttl_seconds" : 60 , "user_id":"carol"}"#,
+                     #"{"user_id":"carol","ttl_seconds":null}"#, #"{"user_id":"carol"}"#] {
+            let (status, answer) = try Self.post(routes, body)
+            #expect(status == 200, "\(body): \(answer)")
+        }
+        // Another type is still the decoder's 400, naming the field.
+        let (status, answer) = try Self.post(routes, #"{"user_id":"carol","ttl_seconds":"60"}"#)
+        #expect(status == 400 && answer["field"] as? String == "ttl_seconds", "\(answer)")
+    }
 }

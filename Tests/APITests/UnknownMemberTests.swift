@@ -39,6 +39,26 @@ import Testing
                 == "live.retian")
     }
 
+    /// lows13: a whole-number member written with a fraction or exponent is a 400 naming it, at any
+    /// depth; Foundation's decoder took `1e3` and `1000.0` as integers.
+    @Test func wholeNumbersAreWrittenAsIntegers() {
+        #expect(refusedField(DevRoutes.TokenBody.self, #"{"user_id":"u","ttl_seconds":6e1}"#) == "ttl_seconds")
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_since":1.7e12}"#) == "dead_since")
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"provider":"apns","dead_until":1700000000000.0}"#) == "dead_until")
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","ttl_seconds":1e2}}"#)
+                == "notification.ttl_seconds")
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"data":{"n":"1e2"},"badge":2.0}}"#)
+                == "notification.badge")
+        #expect(refusedField(SessionRoutes.ExpiryBody.self, #"{"expires_at":1.7e9}"#) == "expires_at")
+        #expect(refusedField(SessionRoutes.ExpiryBody.self, #"{"expires_at":1700000000}"#) == nil)
+        // Integers, nulls, strings inside free maps and a number elsewhere pass.
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_since":1700000000000,"dead_until":null}"#) == nil)
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","badge":-1,"ttl_seconds":0}}"#) == nil)
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"kind":"push.deliver","dead_since":-0}"#) == nil)
+        // The unknown member is still named first when it comes first.
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_provider":"apns"}"#) == "dead_provider")
+    }
+
     @Test func freeMapsStayOpen() {
         #expect(refusedField(PublishRoutes.MessageBody.self, #"{"channel":"c","data":{"anything":{"deep":[1]}}}"#) == nil)
         #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","data":{"k":"v"}}}"#) == nil)

@@ -55,15 +55,19 @@ final class FakeReceiptProvider: PushReceiptProvider {
         static let delay: Int64 = 15 * 60_000, recheck: Int64 = 60_000
 
         /// - Parameter environmentExpo: whether the `default` app has the Expo provider too.
-        init(maximumResends: Int = 2, maxAttempts: Int = 3, environmentExpo: Bool = true) throws {
+        /// Faults the worker's storage meets (`FaultyStorage` over `storage`); none unless armed.
+        let faults = StorageFaults()
+
+        init(maximumResends: Int = 2, maxAttempts: Int = 3, environmentExpo: Bool = true, log: Logger = .silent) throws {
             storage = try SQLiteStorage.open(path: ":memory:")
             var configuration = DeliveryWorker.Configuration()
             configuration.retry = RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 60_000, maxAttempts: maxAttempts)
             configuration.receiptDelayMilliseconds = Self.delay
             configuration.receiptRecheckMilliseconds = Self.recheck
             configuration.maximumResends = maximumResends
-            worker = DeliveryWorker(storage: storage, providers: PushProviders(configured: environmentExpo ? [provider] : [], clock: clock),
-                                    presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration,
+            worker = DeliveryWorker(storage: FaultyStorage(base: storage, faults: faults),
+                                    providers: PushProviders(configured: environmentExpo ? [provider] : [], clock: clock),
+                                    presence: MemoryPresenceStore(clock: clock), clock: clock, configuration: configuration, log: log,
                                     massDeletionGuard: guardian, jitter: { 0.5 })
         }
 
@@ -251,6 +255,41 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(resent.map(\.kind) == [DeliveryJobPayload.kind] && resent.first?.app == "chat")
     }
 
+    /// audience13: the app's Expo access token replaced (PATCH of its credentials) while its
+    /// receipt check was on the wire, the old token refused (401): the check is made again with
+    /// the new token in the same round; its receipt completes the job, nothing dead-lettered,
+    /// no attempt counted, the provider not marked misconfigured.
+    @Test func aReceiptCheckRefusedForAReplacedAccessTokenIsAskedAgainWithTheNewOne() async throws {
+        /// Replaces the app's providers with `next` while its one check is "on the wire", then
+        /// answers that check 401 for its (old) token.
+        final class Rotated: PushReceiptProvider {
+            static let id = PushProviderID.expo
+            static func validate(token: String) throws(DeviceTokenError) -> String { token }
+            let maximumReceiptsPerRequest = 300
+            let rotate: @Sendable () -> Void
+            init(rotate: @escaping @Sendable () -> Void) { self.rotate = rotate }
+            func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
+                      completion: @escaping @Sendable (PushClassification) -> Void) {}
+            func checkReceipts(_ ids: [String], completion: @escaping @Sendable (PushReceiptAnswer) -> Void) {
+                rotate()
+                completion(.failed(.applying(.deadLetterConfiguration, reason: "http_401", status: 401, retryAfter: nil)))
+            }
+        }
+        let h = try Harness(environmentExpo: false)
+        _ = try h.enqueueChatPush()
+        try await h.worker.runDue()
+        h.clock.advance(byMilliseconds: Harness.delay)
+        let providers = h.worker.providers, next = h.provider
+        providers.setProviders([Rotated(rotate: { providers.setProviders([next], app: "chat") })], app: "chat")
+        h.provider.receipt("t-1", PushClassification(outcome: .delivered(providerMessageID: "t-1"), status: 200, rule: nil))
+        #expect(try await h.worker.runReceiptsDue().claimed == 1)
+        let receipt = try #require(try h.storage.readSync { tx in try tx.jobs.list(app: "chat", state: .done, limit: 10, beforeID: nil) }
+            .first { $0.kind == PushReceiptJobPayload.kind })
+        #expect(receipt.lastError == "receipt_ok" && receipt.attempts == 1)
+        #expect(h.provider.asked == [["t-1"]], "asked again with the new token")
+        #expect(h.guardian.trippedAppProviders.isEmpty)
+    }
+
     @Test func messageTooBigDeadLettersAndKeepsTheDevice() async throws {
         let h = try Harness()
         let (device, _) = try await h.sent()
@@ -260,6 +299,27 @@ final class FakeReceiptProvider: PushReceiptProvider {
         #expect(dead.deadCause == DeadLetterCause(provider: "expo", reason: "MessageTooBig"))
         #expect(try h.device(device.id) != nil)
         #expect(h.guardian.trippedReason(provider: "expo") == nil)
+    }
+
+    @Test("RL-2 (lows13): a receipt's dead letter refused at its commit is neither counted nor logged until it is stored")
+    func aReceiptDeadLetterRefusedAtItsCommitIsCountedAndLoggedOnceStored() async throws {
+        let log = CapturedLog()
+        let h = try Harness(log: log.logger)
+        _ = try await h.sent()
+        let before = h.worker.outcomeCounts
+        h.provider.receipt("t-1", .applying(.deadLetterRequest, reason: "MessageTooBig", status: 200, retryAfter: nil))
+        h.faults.fail(.committingOutcome, times: 1)
+        try await h.worker.runReceiptsDue()
+        #expect(h.faults.count(.committingOutcome) == 1)
+        #expect(try h.jobs(.dead).isEmpty)
+        #expect(h.worker.outcomeCounts == before, "nothing stored, nothing counted")
+        #expect(log.count(nil, "receipt dead-lettered") == 0)
+        // The lease runs out, the check comes back and is stored this time: said and counted once.
+        h.clock.advance(byMilliseconds: 120_000)
+        try await h.worker.runReceiptsDue()
+        #expect(try h.jobs(.dead).count == 1)
+        #expect(h.worker.outcomeCounts.dead == before.dead + 1)
+        #expect(log.count(.warning, "push receipt dead-lettered") == 1)
     }
 
     @Test(arguments: ["InvalidCredentials", "MismatchSenderId"])

@@ -322,6 +322,55 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(retried: 1))
     }
 
+    @Test("RL-2: a dead-letter refused at its commit (a full volume) is logged once, when it is stored, and not lost")
+    func aDeadLetterHeldByAFullDiskIsLoggedOnceWhenStored() async throws {
+        let log = CapturedLog()
+        let h = try WorkerHarness(log: log.logger)
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.applying(.deadLetterRequest, reason: "PayloadTooLarge", status: 413, retryAfter: nil)))
+        let id = try h.enqueue(device)
+        // Every statement runs, the commit is refused: what the transaction did is not stored.
+        h.faults.fail(.committingOutcome, times: 6)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        for _ in 0..<5 {
+            h.clock.advance(byMilliseconds: 60_000)
+            _ = try await h.worker.runDue()
+        }
+        #expect(h.faults.count(.committingOutcome) == 6)
+        #expect(try h.job(id).state == .leased, "not dead-lettered while every commit fails")
+        #expect(log.count(nil, "dead-lettered") == 0, "no line says a job is dead before it is")
+        #expect(log.count(.error, "held and written again") == 1, "the outage's line, once for the job")
+        // Each 60 s lease ran out and a claim took the job back: said once, not at every lease.
+        #expect(log.count(.warning, "came back while its outcome was held") == 1)
+
+        // Room again: the held outcome is written, and said once.
+        h.clock.advance(byMilliseconds: 60_000)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(heldWritten: 1))
+        #expect(try h.job(id).state == .dead)
+        #expect(h.provider.sent.count == 1)
+        #expect(log.count(.warning, "push job dead-lettered") == 1)
+        #expect(log.count(.info, "a held push outcome was written") == 1)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round())
+        #expect(log.count(.warning, "push job dead-lettered") == 1)
+    }
+
+    @Test("RL-2: a device deletion refused at its commit is logged once, when it is stored")
+    func aDeviceDeletionHeldByAFullDiskIsLoggedOnceWhenStored() async throws {
+        let log = CapturedLog()
+        let h = try WorkerHarness(log: log.logger)
+        let device = try h.register(token: "tok-1")
+        h.provider.script("tok-1", .classify(.unregistered()))
+        try h.enqueue(device)
+        h.faults.fail(.committingOutcome, times: 3)
+        #expect(try await h.worker.runDue() == DeliveryWorker.Round(claimed: 1, held: 1))
+        for _ in 0..<3 {
+            h.clock.advance(byMilliseconds: 60_000)
+            _ = try await h.worker.runDue()
+        }
+        #expect(try h.device(device.id) == nil)
+        #expect(log.count(.info, "deleted a device") == 1)
+    }
+
     @Test("an outcome refused for good (not a passing storage fault) is not held")
     func aLastingFailureIsNotHeld() async throws {
         let h = try WorkerHarness()
@@ -377,6 +426,48 @@ final class WorkerHarness: Sendable {
         let sent = h.provider.sent
         #expect(sent.count == 2 && sent[0].pushID == sent[1].pushID)
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
+    }
+
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
+    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
+        // A cap far above 1 s: the backoff after 8 attempts would be 64 s × jitter 0.5.
+        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
+        let device = try h.register(token: "tok-1")
+        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
+                                               status: nil, retryAfter: nil)
+        let turnedAway = 8
+        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        let id = try h.enqueue(device)
+        for turn in 1...turnedAway {
+            let decided = h.now
+            #expect(try await h.worker.runDue().claimed == 1)
+            let job = try h.job(id)
+            // 1 s plus the harness's jitter (0.5) of 1 s, whatever the turn: never the backoff's 2^(n-1).
+            #expect(job.state == .queued && job.runAt == decided + 1_500, "turn \(turn): due \(job.runAt - decided) ms later")
+            #expect(job.attempts == turn && job.countedAttempts == 0, "turn \(turn)")
+            h.clock.advance(byMilliseconds: 1_499)
+            #expect(try await h.worker.runDue().claimed == 0)
+            h.clock.advance(byMilliseconds: 1)
+        }
+        // More turn-aways than maxAttempts (3), none counted: it is delivered.
+        #expect(try await h.worker.runDue().claimed == 1)
+        #expect(try h.job(id).state == .done && h.provider.sent.count == turnedAway + 1)
+        #expect(try h.record(device).map(\.outcome) == Array(repeating: .retrying, count: turnedAway) + [.sent])
+    }
+
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin past its retry budget is dead, as any failure")
+    func aPushTurnedAwayPastItsBudgetIsDead() async throws {
+        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3, budgetMilliseconds: 10_000))
+        let device = try h.register(token: "tok-1")
+        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: busy", status: nil, retryAfter: nil)
+        for _ in 0..<20 { h.provider.script("tok-1", .classify(busy)) }
+        let id = try h.enqueue(device)
+        try await h.drain()
+        let job = try h.job(id)
+        #expect(job.state == .dead)
+        #expect(job.lastError?.contains("retry budget of 10 s spent") == true, "\(job.lastError ?? "")")
+        // 1.5 s apart: the 8th turn-away came 10.5 s after the first, past the budget.
+        #expect(job.attempts == 8, "\(job.attempts)")
     }
 
     @Test func retryAfterIsAFloorUnderTheBackoff() async throws {
@@ -693,8 +784,26 @@ final class WorkerHarness: Sendable {
         #expect(try await h.worker.runDue().claimed == 3)
         #expect(try h.record(gone).map(\.outcome) == [.skippedSession] && h.record(gone).first?.detail == "device_gone")
         #expect(try h.record(expired).map(\.outcome) == [.skippedSession] && h.record(expired).first?.detail == "session_inactive")
-        // A plain push (`POST /v1/push`, no origin) is not tied to the session: it is sent.
-        #expect(h.provider.sent.map(\.token) == ["tok-3"])
+        // A plain push (`POST /v1/push`, no origin) too (DV-4: a session past its expiry gets no
+        // pushes; audience13): `POST /v1/push` skips such a device, and so does its claim.
+        #expect(h.provider.sent.isEmpty)
+        #expect(try h.storage.readSync { tx in try tx.jobs.list(state: .done, limit: 10, beforeID: nil) }
+            .allSatisfy { $0.lastError == "device_gone" || $0.lastError == "session_inactive" })
+    }
+
+    @Test("DV-4 (audience13): a plain push retried after its device's session passed its expiry is not sent again")
+    func aPlainPushRetriedPastItsSessionsExpiryIsSkipped() async throws {
+        let h = try WorkerHarness()
+        let device = try h.register(token: "tok-1", sessionExpiresAt: h.now + 5_000)
+        h.provider.script("tok-1", .classify(.unavailable))
+        let id = try h.enqueue(device, planned: false)
+        try await h.worker.runDue()
+        #expect(try h.job(id).state == .queued)
+        // The session passes its expiry (no write: the clock) while the retry waits.
+        h.clock.advance(byMilliseconds: 5_000)
+        try await h.drain()
+        #expect(h.provider.sent.map(\.token) == ["tok-1"], "the first attempt only")
+        #expect(try h.job(id).state == .done && h.job(id).lastError == "session_inactive")
     }
 
     /// NO-4: the global switch off silences every push, also one planned before the user turned it
@@ -930,10 +1039,11 @@ final class WorkerHarness: Sendable {
         #expect(device.userID == "u-9")
     }
 
+    /// A plain push too (audience13, ADR 0007's third amendment: DV-4 holds for `POST /v1/push`).
     @Test("ADR 0007's amendment (audience12): a push that waited in the backlog past its session's expiry is not sent, though no write was counted",
-          .timeLimit(.minutes(1)))
-    func aPlannedPushThatWaitedPastItsSessionsExpiryIsSkipped() async throws {
-        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: true,
+          .timeLimit(.minutes(1)), arguments: [true, false])
+    func aPushThatWaitedPastItsSessionsExpiryIsSkipped(planned: Bool) async throws {
+        let (h, _, ids, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2, planned: planned,
                                                                                      sessionExpiresAt: ManualClock().unixMilliseconds + 5_000)  // the harness's clock starts there too
         // The sessions expire by the clock while the two others wait (well within half their lease).
         h.clock.advance(byMilliseconds: 5_000)

@@ -16,6 +16,10 @@ final class StorageFaults: Sendable {
         case claimed
         /// A batch of the notification retention purge: `notifications.purge`.
         case purging
+        /// The commit of a write unit that wrote a push outcome (`jobs.complete`, `retry`,
+        /// `deadLetter`): its body ran to the end, then the unit fails, as a full volume refuses
+        /// the WAL frames at `COMMIT` after every statement succeeded.
+        case committingOutcome
     }
 
     private let armed = Mutex<[Point: (times: Int, error: StorageError)]>([:])
@@ -100,7 +104,12 @@ struct FaultyStorage: Storage {
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let faults = self.faults
         faults.noteWrite()
-        base.write({ tx in try body(FaultyTransaction(base: tx, faults: faults)) }, completion: completion)
+        base.write({ tx in
+            let wrote = WroteOutcome()
+            let result = try body(FaultyTransaction(base: tx, faults: faults, wrote: wrote))
+            if wrote.value.load(ordering: .relaxed) { try faults.check(.committingOutcome) }
+            return result
+        }, completion: completion)
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
@@ -122,9 +131,15 @@ struct FaultyStorage: Storage {
     }
 }
 
+/// Whether a unit wrote a push outcome (`StorageFaults.Point.committingOutcome`).
+private final class WroteOutcome: Sendable {
+    let value = Atomic(false)
+}
+
 private struct FaultyTransaction: StorageTransaction {
     let base: any StorageTransaction
     let faults: StorageFaults
+    var wrote = WroteOutcome()
 
     var notifications: any NotificationRepository { FaultyNotifications(base: base.notifications, faults: faults) }
     var plans: any PlanRepository { FaultyPlans(base: base.plans, faults: faults) }
@@ -135,7 +150,7 @@ private struct FaultyTransaction: StorageTransaction {
     var members: any MemberRepository { base.members }
     var users: any UserRepository { base.users }
     var idempotency: any IdempotencyRepository { base.idempotency }
-    var jobs: any JobQueue { FaultyJobs(base: base.jobs, faults: faults) }
+    var jobs: any JobQueue { FaultyJobs(base: base.jobs, faults: faults, wrote: wrote) }
 
     func whenEnded(_ action: @escaping (Bool) -> Void) -> Bool { base.whenEnded(action) }
 }
@@ -212,6 +227,7 @@ private struct FaultyNotifications: NotificationRepository {
 private struct FaultyJobs: JobQueue {
     let base: any JobQueue
     let faults: StorageFaults
+    let wrote: WroteOutcome
 
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
         try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
@@ -227,14 +243,17 @@ private struct FaultyJobs: JobQueue {
     }
     func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)
+        wrote.value.store(true, ordering: .relaxed)
         return try base.complete(lease, note: note)
     }
     func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)
+        wrote.value.store(true, ordering: .relaxed)
         return try base.retry(lease, runAt: runAt, error: error, countsAttempt: countsAttempt)
     }
     func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)
+        wrote.value.store(true, ordering: .relaxed)
         return try base.deadLetter(lease, error: error, cause: cause, now: now)
     }
     func movePushJobs(fromDevices: [String], toDevice: String) throws(StorageError) -> Int {

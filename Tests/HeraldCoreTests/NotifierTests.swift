@@ -290,6 +290,28 @@ import Testing
                 "nothing stored twice")
     }
 
+    @Test("audience13: a keyed call that reached nobody stores its final answer with its key: a repeat after its node died between its two steps replays it at once, not 409 for the plan's lease")
+    func aKeyedCallThatReachedNobodyIsCompleteAtItsStore() async throws {
+        let h = try Harness()
+        let call = h.call([], key: "k-nobody", hash: "h-nobody", recipients: .scopePermission(scope: "empty", permission: nil))
+        // Step 1 alone, as a node that died before its broadcast and planning left it.
+        let notifier = h.notifier
+        let stored = try h.storage.writeSync { tx in
+            var keys: Set<String> = []
+            return try notifier.store(Notifier.Call(request: call) { _ in }, tx: tx, batchKeys: &keys)
+        }
+        guard case .fresh(let records, _, let plan) = stored else { Issue.record("not stored fresh"); return }
+        #expect(records.isEmpty && plan == nil, "no notification, no plan: nothing names a holder")
+        let record = try #require(try h.storage.readSync { tx in try tx.idempotency.find(app: "default", key: "k-nobody", notBefore: 0) })
+        #expect(record.complete)
+        guard case .replayed(let json) = await h.send(call) else { Issue.record("not replayed at once"); return }
+        let body = try Self.object(json)
+        #expect((body["notifications"] as? [Any])?.isEmpty == true && body["push_planning"] == nil)
+        // The same call never keyed before answers the same body (201), planned as before.
+        let fresh = try h.created(await h.send(h.call([], key: "k-other", hash: "h-other", recipients: .scopePermission(scope: "empty", permission: nil))))
+        #expect(fresh.keys.sorted() == body.keys.sorted())
+    }
+
     @Test("the first notification id of a stored answer; none when the answer has none or is not JSON")
     func firstNotificationIDOfAnAnswer() {
         #expect(Notifier.firstNotificationID(inAnswer: #"{"notifications":[{"id":"ntf_1"},{"id":"ntf_2"}]}"#) == "ntf_1")

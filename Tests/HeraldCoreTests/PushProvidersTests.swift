@@ -78,6 +78,57 @@ final class ScriptedProvider: PushProvider {
         #expect(got.last == unauthorized, "the current credentials refused: a configuration dead letter, as before")
     }
 
+    /// An Expo receipt check whose app's access token was replaced (PATCH of the app's
+    /// credentials) while it was on the wire, refused for the old token (401): asked again at
+    /// once with the new one, as a push refused so is sent again (audience13; `credentials_changed`);
+    /// the new token's answer is the check's. Refused with the app's current token it is the
+    /// configuration failure it was; and with no receipt provider left it comes back
+    /// `credentials_changed` (not sent), for the worker to retry, not a dead letter.
+    @Test func aReceiptCheckRefusedForCredentialsReplacedMeanwhileIsAskedAgainWithTheNewOnes() throws {
+        final class Holding: PushReceiptProvider {
+            static let id = PushProviderID.expo
+            static func validate(token: String) throws(DeviceTokenError) -> String { token }
+            let maximumReceiptsPerRequest = 300
+            let held = Mutex<[(ids: [String], answer: @Sendable (PushReceiptAnswer) -> Void)]>([])
+            func send(_ notification: PushNotification, to target: PushTarget, pushID: PushID, sendBy: SendByDeadline?,
+                      completion: @escaping @Sendable (PushClassification) -> Void) {}
+            func checkReceipts(_ ids: [String], completion: @escaping @Sendable (PushReceiptAnswer) -> Void) {
+                held.withLock { $0.append((ids, completion)) }
+            }
+            func answer(_ index: Int, _ answer: PushReceiptAnswer) { held.withLock { $0[index] }.answer(answer) }
+            var asked: [[String]] { held.withLock { $0.map(\.ids) } }
+        }
+        let unauthorized = PushClassification.applying(.deadLetterConfiguration, reason: "http_401", status: 401, retryAfter: nil)
+        let ok = PushReceiptAnswer.receipts(["t-1": PushClassification(outcome: .delivered(providerMessageID: "t-1"), status: 200, rule: nil)])
+        let providers = PushProviders(clock: ManualClock())
+        let old = Holding(), new = Holding()
+        providers.setProviders([old], app: "chat")
+        let answers = Mutex<[PushReceiptAnswer]>([])
+        #expect(providers.checkReceipts(provider: .expo, ids: ["t-1"], app: "chat") { a in answers.withLock { $0.append(a) } })
+        providers.setProviders([new], app: "chat")
+        old.answer(0, .failed(unauthorized))
+        #expect(answers.withLock { $0 }.isEmpty, "not answered with the old token's refusal")
+        #expect(new.asked == [["t-1"]], "asked again at once with the new token")
+        new.answer(0, ok)
+        #expect(answers.withLock { $0 } == [ok])
+
+        // The app's current token refused: the configuration failure, as before.
+        #expect(providers.checkReceipts(provider: .expo, ids: ["t-2"], app: "chat") { a in answers.withLock { $0.append(a) } })
+        new.answer(1, .failed(unauthorized))
+        #expect(answers.withLock { $0 }.last == .failed(unauthorized))
+        #expect(new.asked.count == 2)
+
+        // Replaced by credentials without Expo: nothing to ask with; not a dead letter.
+        #expect(providers.checkReceipts(provider: .expo, ids: ["t-3"], app: "chat") { a in answers.withLock { $0.append(a) } })
+        providers.setProviders([ScriptedProvider(answer: unauthorized)], app: "chat")
+        new.answer(2, .failed(unauthorized))
+        guard case .failed(let changed)? = answers.withLock({ $0 }).last else {
+            Issue.record("no failure answered")
+            return
+        }
+        #expect(changed.outcome == .notSent(afterSeconds: 0, reason: "credentials_changed: http_401") && !changed.isConfigurationError)
+    }
+
     /// `herald_push_request_seconds` is the providers' answer time: a push that never reached the
     /// provider (`not_sent`: no HTTP/2 stream before its send-by deadline, a credential to wait
     /// for; `expired` before sending) is counted as an outcome but has no request to time. With a

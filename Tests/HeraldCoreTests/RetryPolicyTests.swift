@@ -17,6 +17,16 @@ import Testing
         #expect(capped.decide(afterAttempt: 9, random: top) == .retry(afterMilliseconds: 4_999))
     }
 
+    /// ADR 0024 (lows13): a push turned away for its turn waits 1 s plus up to 1 s of jitter, never
+    /// a backoff that grows, and only the budget ends it.
+    @Test func aBusyTurnAwayWaitsAShortFixedDelayWithJitter() {
+        #expect(policy.decideBusy(elapsedMilliseconds: 0, random: 0) == .retry(afterMilliseconds: 1_000))
+        #expect(policy.decideBusy(elapsedMilliseconds: 0, random: 0.5) == .retry(afterMilliseconds: 1_500))
+        #expect(policy.decideBusy(elapsedMilliseconds: 3_600_000, random: 0.999_999) == .retry(afterMilliseconds: 1_999))
+        #expect(policy.decideBusy(elapsedMilliseconds: -5, random: 2) == .retry(afterMilliseconds: 2_000))
+        #expect(policy.decideBusy(elapsedMilliseconds: policy.budgetMilliseconds, random: 0) == .budgetSpent)
+    }
+
     @Test func fullJitterSpreadsFromZero() {
         #expect(policy.decide(afterAttempt: 3, random: 0) == .retry(afterMilliseconds: 0))
         #expect(policy.decide(afterAttempt: 3, random: 0.5) == .retry(afterMilliseconds: 2_000))

@@ -243,7 +243,7 @@ import Testing
         // No place freed within the patience: sent back to the queue, its worker slot given back.
         timer.fire()
         let refused = verdict.withLock { $0 }
-        #expect(refused?.outcome == .notSent(afterSeconds: nil, reason: "origin_busy: 2 pushes in flight to https://push.example.net:8443, none ended within 1000 ms"))
+        #expect(refused?.outcome == .busy(reason: "origin_busy: 2 pushes in flight to https://push.example.net:8443, none ended within 1000 ms"))
         #expect(refused?.isUnanswered == false, "nothing reached the service: not a provider failure")
         #expect(gate.waiting("https://push.example.net:8443") == 0 && stalled.hosts.count == 3)
         for _ in 0..<3 { stalled.answerOne() }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HeraldCore
 @testable import StoragePostgres
 import Testing
@@ -151,4 +152,62 @@ struct PlanHolderTests {
             #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .held)
         }
     }
+
+    /// Whether, within 10 s, one session waits for a shared lock on `holder`'s key (a watcher), as
+    /// `storage` reads `pg_locks`.
+    private func waitedOn(_ holder: String, seenBy storage: PostgresStorage) -> Bool {
+        let waiting = """
+            SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND mode = 'ShareLock'
+              AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1::text, \(SessionLock.seed))
+            """
+        return eventually {
+            (try? storage.readSync { tx in try (tx as? PostgresTransaction)?.connection.queryOne(waiting, [holder])?.value("n", as: Int.self) }) == 1
+        }
+    }
+
+    @Test("ADR 0027: the watched holder is the next key after one's own, the ring wrapping; alone, none")
+    func theWatchedHolderIsTheNextInTheRing() {
+        #expect(HolderWatch.next(after: 5, in: [1, 5, 9, 7]) == 7)
+        #expect(HolderWatch.next(after: 9, in: [1, 5, 9, 7]) == 1, "the last watches the first")
+        #expect(HolderWatch.next(after: -3, in: [-8, -3, 4]) == 4)
+        #expect(HolderWatch.next(after: 5, in: [5]) == nil)
+        #expect(HolderWatch.next(after: 5, in: []) == nil)
+    }
+
+    @Test("ADR 0027: a node watching the holders hears at once that the one it watches died, not while it lives")
+    func aWatcherHearsItsNeighboursDeathAtOnce() throws {
+        try withHolder { a, b, holder in
+            let heard = Counter()
+            try b.watchPlanHolders { heard.add() }
+            let id = try plan(a, heldBy: holder, until: hour)
+            // B's watcher waits on A's lock (its only neighbour) in the server: a shared request, not granted.
+            #expect(waitedOn(holder, seenBy: b), "B never waited on A's lock")
+            #expect(heard.value == 0, "A lives")
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .held, "the wait does not make A look dead")
+            a.close()
+            #expect(eventually(5) { heard.value == 1 }, "A's death not heard")
+            #expect(try b.writeSync { tx in try tx.plans.holding(ofPlan: id, now: 0) } == .orphaned, "released by the watcher before it tells")
+        }
+    }
+
+    @Test("ADR 0027: a holder that joins after the watcher started (alone, watching nobody) is watched from its NOTIFY on, and its death heard")
+    func aHolderThatJoinsLaterIsWatched() throws {
+        let (b, url) = try node()
+        defer { b.close() }
+        let heard = Counter()
+        try b.watchPlanHolders { heard.add() }
+        let a = try PostgresStorage.open(PostgresConfiguration(url: url), nodeID: "node-a")
+        defer { a.close() }
+        let holder = try a.holdPlans()
+        #expect(waitedOn(holder, seenBy: b), "B never waited on A's lock")
+        a.close()
+        #expect(eventually(5) { heard.value == 1 }, "A's death not heard")
+    }
+}
+
+/// A count shared with a callback on another thread.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

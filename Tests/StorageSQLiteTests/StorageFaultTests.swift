@@ -92,12 +92,7 @@ import Testing
             try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: "{}", runAt: 1, now: 1) }
             #expect(try probe(storage) == nil)
             // Full: no page may be added (the size of a full volume, as SQLite sees it).
-            let freeBytes = try db.writeSync { conn in
-                let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
-                try conn.execute("PRAGMA max_page_count = \(pages)")
-                // Pages a migration freed (22 rebuilds two tables) take a write first.
-                return try (conn.queryOne("PRAGMA freelist_count")?[0, as: Int.self] ?? 0) * (conn.queryOne("PRAGMA page_size")?[0, as: Int.self] ?? 0)
-            }
+            let freeBytes = try fullAsSQLiteSeesIt(db)
             let truncations = db.walTruncationCount
             let payload = String(repeating: "x", count: 20_000 + freeBytes)   // needs new pages
             let error = #expect(throws: StorageError.self) {
@@ -111,6 +106,42 @@ import Testing
             try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: payload, runAt: 1, now: 1) }
             #expect(try probe(storage) == nil)
             #expect(try storage.readSync { tx in try tx.jobs.depth(now: 1).counts[.queued] } == 2)
+        }
+    }
+
+    @Test("RL-2 (lows13): a write refused for want of space with the volume's free bytes above the bound fails the probe until a write stores rows or 64 KiB fit again")
+    func aWriteRefusedForSpaceFailsTheProbeUntilAWriteSucceeds() throws {
+        try withTemporaryDirectory { directory in
+            let storage = try SQLiteStorage.open(path: directory.databasePath())
+            defer { storage.close() }
+            let db = storage.database
+            // No probe ran yet: its row is not there for the first check after the refusal.
+            // Full as SQLite sees it (`max_page_count`), the volume far from full: the probe's
+            // free-bytes check passes, and its one-row rewrite fits in the pages there are.
+            let freeBytes = try fullAsSQLiteSeesIt(db)
+            let big = String(repeating: "x", count: 20_000 + freeBytes)
+            #expect(throws: StorageError.self) { try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: big, runAt: 1, now: 1) } }
+            guard case .diskFull(let message)? = try probe(storage) else { Issue.record("the probe should fail as full"); return }
+            #expect(message.contains("64 KiB"), "\(message)")
+            // Writes that change nothing (an empty claim, the worker's every poll) prove nothing.
+            _ = try storage.writeSync { tx in try tx.jobs.claim(kind: "none", limit: 1, leaseMilliseconds: 1, now: 1) }
+            guard case .diskFull? = try probe(storage) else { Issue.record("an empty write does not clear it"); return }
+            // A write that stores a row commits: writes succeed again, as far as anyone knows.
+            try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: "{}", runAt: 1, now: 1) }
+            #expect(try probe(storage) == nil)
+            #expect(db.spaceRefusal == nil)
+
+            // Refused again; then space returns with no write meanwhile: the probe's own pages fit.
+            #expect(throws: StorageError.self) { try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: big, runAt: 1, now: 1) } }
+            #expect(db.spaceRefusal != nil)
+            guard case .diskFull? = try probe(storage) else { Issue.record("the probe should fail as full again"); return }
+            try db.writeSync { conn in try conn.execute("PRAGMA max_page_count = 1073741823") }
+            #expect(try probe(storage) == nil)
+            #expect(db.spaceRefusal == nil)
+            #expect(try probe(storage) == nil)
+            // The probe's row is a time again, and the real write goes through.
+            #expect(try db.readSync { conn in try conn.queryOne("SELECT typeof(written_at) FROM storage_probe")?[0, as: String.self] } == "integer")
+            try storage.writeSync { tx in try tx.jobs.enqueue(kind: "k", payloadJSON: big, runAt: 1, now: 1) }
         }
     }
 
@@ -186,6 +217,17 @@ import Testing
             defer { opened.close() }
             guard case .diskFull? = try probe(demanding) else { Issue.record("the probe should fail as full"); return }
             #expect(try probe(opened) == nil)
+        }
+    }
+
+    /// Lets no page be added to `db` (`max_page_count`: a full volume, as SQLite sees it).
+    /// - Returns: the bytes of the free pages still there (a migration freed some: 22 rebuilds
+    ///   two tables), which a write takes first.
+    private func fullAsSQLiteSeesIt(_ db: Database) throws -> Int {
+        try db.writeSync { conn in
+            let pages = try conn.queryOne("PRAGMA page_count")?[0, as: Int64.self] ?? 0
+            try conn.execute("PRAGMA max_page_count = \(pages)")
+            return try (conn.queryOne("PRAGMA freelist_count")?[0, as: Int.self] ?? 0) * (conn.queryOne("PRAGMA page_size")?[0, as: Int.self] ?? 0)
         }
     }
 

@@ -260,6 +260,78 @@ def test_a_log_that_cannot_be_written_does_not_stop_the_server(tmp_path):
         proc.wait()
 
 
+@pytest.mark.parametrize("args,env,status,says", [
+    (["serve"], {"HERALD_PORT": "abc"}, 2, "HERALD_PORT"),
+    (["serve", "extra"], {}, 2, "takes no arguments"),
+    (["migrate"], {"HERALD_LOG_LEVEL": "loud"}, 2, "HERALD_LOG_LEVEL"),
+    (["bogus"], {}, 2, "unknown command"),
+    (["jobs", "retry", "--bogus", "x"], {}, 2, "--bogus"),
+    # Unix ms are digits: `+5` and `1e12` are no time (Int64 read the first).
+    (["jobs", "retry", "--since", "+5"], {}, 2, "--since"),
+    (["jobs", "retry", "--until", "1e12"], {}, 2, "--until"),
+    (["jobs", "retry"], {"HERALD_DATABASE": "/nonexistent/herald.db"}, 2, "does not exist"),
+    (["vapid"], {}, 2, "subcommand"),
+    (["send-test"], {}, 2, "usage"),
+])
+def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its_status(tmp_path, args, env, status, says):
+    """lows13: the start-up and subcommand errors were written with Foundation's FileHandle, which
+    traps on a refused write: with standard error on a full volume a bad setting died of SIGILL
+    (status -4) instead of exiting 2, and a script could not tell the two apart."""
+    from conftest import BINARY
+    base = {"PATH": os.environ.get("PATH", ""), "HERALD_DATABASE": str(tmp_path / "h.db"), **env}
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([BINARY, *args], env=base, stdout=subprocess.DEVNULL, stderr=full, timeout=30)
+    assert result.returncode == status, result.returncode
+    # Standard error a pipe whose reader left (EPIPE): the same status, not SIGPIPE's death.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        piped = subprocess.run([BINARY, *args], env=base, stdout=subprocess.DEVNULL, stderr=writer, timeout=30)
+    finally:
+        os.close(writer)
+    assert piped.returncode == status, piped.returncode
+    # The same call with a readable standard error says why.
+    said = subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=30)
+    assert said.returncode == status and says in said.stderr, (said.returncode, said.stderr)
+
+
+def test_an_answer_standard_output_refuses_exits_1_not_0(tmp_path):
+    """A key pair or the `--help` text written to a full volume is lost: the exit status says so."""
+    from conftest import BINARY
+    env = {"PATH": os.environ.get("PATH", "")}
+    with open("/dev/full", "wb") as full:
+        for args in (["vapid", "generate"], ["--help"]):
+            result = subprocess.run([BINARY, *args], env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+            assert result.returncode == 1, (args, result.returncode, result.stderr)
+        keys = subprocess.run([BINARY, "vapid", "generate"], env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+        assert "standard output refused" in keys.stderr, keys.stderr
+
+
+def test_a_standard_descriptor_left_closed_is_not_taken_by_a_file_or_socket(tmp_path):
+    """lows13: with standard error closed (`2>&-`) the next open took descriptor 2 (an event loop's
+    epoll here; the database's lock file or a client's socket by another order), and every log
+    line was written into it. It is /dev/null now; an answer whose standard output was closed is
+    lost, so it exits 1."""
+    from conftest import BINARY, SERVER_KEY, free_port
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), "HERALD_HOST": "127.0.0.1", "HERALD_PORT": str(port),
+           "HERALD_DATABASE": str(tmp_path / "closed.db"), "HERALD_SERVER_KEY": SERVER_KEY, "HERALD_LOG_LEVEL": "debug"}
+    proc = subprocess.Popen([BINARY, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: os.close(2))
+    try:
+        wait_until(lambda: _healthy(port) or proc.poll() is not None, 20, "the server with stderr closed to answer")
+        assert proc.poll() is None, proc.returncode
+        assert os.readlink(f"/proc/{proc.pid}/fd/2") == "/dev/null"
+        assert HTTP.get(f"http://127.0.0.1:{port}/nowhere").status_code == 404
+        assert _healthy(port)
+    finally:
+        proc.kill()
+        proc.wait()
+    keys = subprocess.run([BINARY, "vapid", "generate"], env=env, stderr=subprocess.PIPE, text=True, timeout=30,
+                          preexec_fn=lambda: os.close(1))
+    assert keys.returncode == 1 and "standard output refused" in keys.stderr, (keys.returncode, keys.stderr)
+
+
 def _healthy(port: int) -> bool:
     try:
         return HTTP.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200

@@ -1170,3 +1170,22 @@ def test_a_token_taken_over_while_its_push_waits_in_the_backlog_is_not_pushed_to
     r = HTTP.post(h.url("/v1/me/devices"), json={"platform": "ios", "token": shared.token}, headers=auth(newcomer))
     assert r.status_code == 200 and r.json()["id"] == shared.id, r.text
     assert_the_waited_push_ends_unsent(h, provider_double, answer, busy, shared, "device_owner_changed")
+
+
+def test_a_plain_push_retried_after_its_session_expired_is_not_sent_again(herald_factory, provider_double):
+    """audience13, DV-4 (ADR 0007's third amendment): a `POST /v1/push` job whose first attempt is
+    refused (429, Retry-After 2 s) is retried by a claim; its device's session is set past its
+    expiry meanwhile (`PUT /v1/sessions/{sid}`), so the claim ends it `session_inactive` and the
+    provider gets no second request. Before, only planned pushes were held to their session."""
+    h = herald_with_push(herald_factory, provider_double)
+    device = ios(h)
+    provider_double.set_outcomes("apns", device.token, [{"status": 429, "reason": "TooManyRequests", "retry_after": 2}])
+    job_id = push_one(h, device)
+    apns_requests(provider_double, device.token, 1)
+    wait_job(h, job_id, "queued")
+    r = HTTP.put(h.url(f"/v1/sessions/{device.sid}"), json={"expires_at": int(time.time()) - 60}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["active"] is False, r.text
+    job = wait_job(h, job_id, "done", timeout=15)
+    assert job["last_error"] == "session_inactive", job
+    sent = [e for e in provider_double.requests("apns") if e["path"].endswith("/3/device/" + device.token)]
+    assert [e["status"] for e in sent] == [429], sent

@@ -8,8 +8,16 @@ enum RequestBody {
     /// members are fixed, is a 400 naming it (`push.policyy`), and nothing changes.
     /// - Throws: as `decode(lenient:from:)`, then `HTTPError` 400 on the first unknown member
     ///   (keys sorted within each object, outer objects first).
+    /// - Throws: also `HTTPError` 400 naming a `.wholeNumber` member written with a fraction or an
+    ///   exponent (`1e3`, `1000.0`) or beyond 64 bits: Foundation's decoder takes the first two as
+    ///   integers and refuses `1.5` without naming the field.
     static func decode<T: JSONBody>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
-        let value = try decode(lenient: type, from: request)
+        try check(request)
+        if T.members.hasWholeNumbers {
+            var i = JSONScanner.skipSpace(request.body, 0)
+            if let failure = inexactWholeNumber(request.body, &i, T.members, at: "") { throw failure }
+        }
+        let value = try decodeChecked(type, from: request)
         if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) {
             try refuseUnknownMembers(object, T.members, at: "")
         }
@@ -25,7 +33,7 @@ enum RequestBody {
 
     private static func refuseUnknownMembers(_ value: Any, _ members: BodyMembers, at path: String) throws(HTTPError) {
         switch members {
-        case .any:
+        case .any, .wholeNumber:
             return
         case .array(let element):
             guard let array = value as? [Any] else { return }
@@ -45,6 +53,45 @@ enum RequestBody {
     ///   the wrong type or missing.
     static func decode<T: Decodable>(lenient type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
         try check(request)
+        return try decodeChecked(type, from: request)
+    }
+
+    /// The first member `members` marks `.wholeNumber` whose value, at `i` in `b` (a body `check`
+    /// passed), is a number that is not an integer written as one, as a 400 naming it; nil when
+    /// there is none. `i` moves past the value. A value of another type is the decoder's to judge.
+    private static func inexactWholeNumber(_ b: [UInt8], _ i: inout Int, _ members: BodyMembers, at path: String) -> HTTPError? {
+        var failure: HTTPError?
+        switch members {
+        case .wholeNumber:
+            guard i < b.count, b[i] == UInt8(ascii: "-") || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) else { break }
+            if JSONScanner.integer(b, &i) == nil {
+                return HTTPError.invalid(path, "\(path) must be a whole number, written without a fraction or exponent and within 64 bits")
+            }
+            return nil
+        case .object(let fields) where i < b.count && b[i] == UInt8(ascii: "{"):
+            _ = JSONScanner.object(b, &i) { key, i in
+                let inner = fields.first(where: { $0.0 == key })?.1 ?? .any
+                failure = inexactWholeNumber(b, &i, inner, at: path.isEmpty ? key : "\(path).\(key)")
+                return failure == nil
+            }
+            return failure
+        case .array(let element) where i < b.count && b[i] == UInt8(ascii: "["):
+            var index = 0
+            _ = JSONScanner.array(b, &i) { i in
+                failure = inexactWholeNumber(b, &i, element, at: "\(path)[\(index)]")
+                index += 1
+                return failure == nil
+            }
+            return failure
+        default:
+            break
+        }
+        _ = JSONScanner.skipValue(b, &i)
+        return nil
+    }
+
+    /// Decodes a body `check` passed.
+    private static func decodeChecked<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
         do {
             return try JSONDecoder().decode(T.self, from: Data(request.body))
         } catch let error as HTTPError {
@@ -218,10 +265,23 @@ indirect enum BodyMembers: Sendable {
     case object([(String, BodyMembers)])
     /// An array whose items are each checked.
     case array(BodyMembers)
+    /// A number that must be an integer written as one (`1000`, not `1e3` or `1000.0`), within
+    /// 64 bits; `null` or another type is the decoder's to judge.
+    case wholeNumber
 
     /// An object with these members, each free.
     static func fields(_ names: String...) -> BodyMembers {
         .object(names.map { ($0, .any) })
+    }
+
+    /// Whether a `.wholeNumber` is among them, at any depth.
+    var hasWholeNumbers: Bool {
+        switch self {
+        case .any: false
+        case .wholeNumber: true
+        case .array(let element): element.hasWholeNumbers
+        case .object(let fields): fields.contains { $0.1.hasWholeNumbers }
+        }
     }
 
     /// The member names of an object; empty otherwise.

@@ -81,7 +81,7 @@ extension OpenAPIComponents {
             "type": ["integer", "null"],
             "minimum": 1,
             "maximum": 86400,
-            "description": "Lifetime, 1-86400 s; default 3600."
+            "description": "Lifetime, 1-86400 s, written as an integer (`1e3` or `3600.0` is a 400 naming the field); default 3600."
           },
           "app": {
             "type": ["string", "null"],

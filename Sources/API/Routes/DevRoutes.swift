@@ -19,7 +19,8 @@ struct DevRoutes {
         let ttl_seconds: Int64?
         let app: String?
 
-        static let members = BodyMembers.fields("user_id", "session_id", "channels", "ttl_seconds", "app")
+        static let members = BodyMembers.object([("user_id", .any), ("session_id", .any), ("channels", .any),
+                                                 ("ttl_seconds", .wholeNumber), ("app", .any)])
     }
 
     /// Longest lifetime a dev token may ask for: one day.

@@ -16,7 +16,7 @@ struct JobRoutes {
     }
 
     /// The body of `POST /v1/jobs/retry`: which dead letters to retry (all when empty).
-    struct RetryDeadBody: Decodable {
+    struct RetryDeadBody: JSONBody {
         /// Only jobs of this kind (`push.deliver`).
         let kind: String?
         /// Only jobs that died at or after this time, unix ms (e.g. when a provider outage began).
@@ -30,7 +30,8 @@ struct JobRoutes {
 
         /// Every member: an unknown one is refused, not read as "no filter" (which would retry
         /// every dead job, e.g. for `dead_provider`, the name `GET /v1/jobs` shows).
-        enum CodingKeys: String, CodingKey, CaseIterable { case kind, dead_since, dead_until, provider, reason }
+        static let members = BodyMembers.object([("kind", .any), ("dead_since", .wholeNumber), ("dead_until", .wholeNumber),
+                                                 ("provider", .any), ("reason", .any)])
     }
 
     /// `POST /v1/jobs/retry` (server key) → 200 `{"retried": n}`: every dead job matching the body
@@ -41,7 +42,7 @@ struct JobRoutes {
         let app = try authenticator.server(context)
         var filter = DeadJobFilter(app: app)
         if !context.request.body.isEmpty {
-            let body = try RequestBody.decode(RetryDeadBody.self, from: context.request, members: RetryDeadBody.CodingKeys.self)
+            let body = try RequestBody.decode(RetryDeadBody.self, from: context.request)
             do {
                 filter = try DeadJobFilter.validated(app: app, kind: body.kind, deadSince: body.dead_since, deadUntil: body.dead_until,
                                                      provider: body.provider, reason: body.reason)

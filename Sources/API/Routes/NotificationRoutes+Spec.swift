@@ -38,7 +38,7 @@ extension NotificationRoutes {
                     """#),
                 400: .invalidRequest,
                 401: .unauthorized,
-                409: .json("The `idempotency_key` was used with a different body in the last 24 h (`idempotency_key_reused`), or a call with it is still being processed by a live node (`idempotency_in_progress`; retry shortly: a node that died holds it no longer, ADR 0023).", .error(["idempotency_key_reused", "idempotency_in_progress"])),
+                409: .json("The `idempotency_key` was used with a different body in the last 24 h (`idempotency_key_reused`), or a call with it is still being processed by a live node (`idempotency_in_progress`; retry shortly: a node that died holds it no longer, ADR 0023). A call that reached nobody is final when stored: its repeat is never 409 `idempotency_in_progress`.", .error(["idempotency_key_reused", "idempotency_in_progress"])),
                 413: .json("The body is over `HERALD_MAX_BODY_BYTES`, `data` is over 2048 bytes or `live.data` over `HERALD_MAX_DATA_BYTES` as compact JSON (`payload_too_large`, with `field`), or a scope rule reaches more than 10000 members (`too_many_recipients`).", .error(["payload_too_large", "too_many_recipients"])),
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,

@@ -41,7 +41,7 @@ extension PushRoutes {
             tags: ["server"], summary: "Queue a push to a user's or to listed devices",
             requestBody: .json(.ref("PushRequest")),
             responses: [
-                202: .json("One durable `push.deliver` job per device with an active session; the others are listed as skipped.", .ref("PushQueued")),
+                202: .json("One durable `push.deliver` job per device with an active session; the others are listed as skipped. A job whose device's session ends or passes its expiry before it is sent is not sent (`last_error` `session_inactive`, DV-4).", .ref("PushQueued")),
                 400: .invalidRequest,
                 401: .unauthorized,
                 413: .payloadTooLarge,

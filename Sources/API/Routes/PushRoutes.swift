@@ -35,8 +35,10 @@ struct PushRoutes {
         let thread_id: String?
         let android_channel_id: String?
 
-        static let members = BodyMembers.fields("kind", "title", "subtitle", "body", "sound", "badge", "data", "priority",
-                                                "ttl_seconds", "collapse_key", "thread_id", "android_channel_id")
+        static let members = BodyMembers.object(["kind", "title", "subtitle", "body", "sound", "badge", "data", "priority",
+                                                 "ttl_seconds", "collapse_key", "thread_id", "android_channel_id"].map { name in
+            (name, name == "badge" || name == "ttl_seconds" ? .wholeNumber : .any)
+        })
     }
 
     func register(in table: inout RouteTable) {
@@ -118,7 +120,8 @@ struct PushRoutes {
                         // meanwhile): nothing reached the device, and no provider refused it.
                         writer.complete(.error(502, code: "push_expired", message: "the push expired before it could be sent",
                                                extra: [("reason", "expired")]))
-                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .deadLetter(let reason):
+                    case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .busy(let reason),
+                         .deadLetter(let reason):
                         // The reason goes in `reason`: `error` is the code in Herald's one error shape.
                         writer.complete(.error(502, code: "push_provider_error", message: "the provider did not accept the push: \(reason)",
                                                extra: [("reason", reason)]))

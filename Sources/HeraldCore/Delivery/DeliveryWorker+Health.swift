@@ -42,7 +42,7 @@ extension DeliveryWorker {
     func noteHealth(provider key: String, _ classification: PushClassification) {
         if classification.isUnanswered {
             let reason: String = switch classification.outcome {
-            case .retry(_, let reason), .notSent(_, let reason): reason
+            case .retry(_, let reason), .notSent(_, let reason), .busy(let reason): reason
             default: "\(classification.outcome)"
             }
             if classification.isCertificateRejection { logCertificateRejection(provider: key, reason: reason) }

@@ -17,8 +17,11 @@ extension DeliveryWorker {
             guard heldOutcomes[job.id] != nil else { return true }
             heldOutcomes[job.id]!.write.lease = job.lease
             heldOutcomes[job.id]!.nextAttemptAt = clock.unixMilliseconds
-            log.warning("a push job came back while its outcome was held; the outcome is kept, the push not sent again",
-                        ["job_id": String(job.id), "attempt": String(job.attempts)])
+            if !heldOutcomes[job.id]!.reclaimLogged {
+                heldOutcomes[job.id]!.reclaimLogged = true
+                log.warning("a push job came back while its outcome was held; the outcome is kept, the push not sent again",
+                            ["job_id": String(job.id), "attempt": String(job.attempts)])
+            }
             return false
         }
     }
@@ -48,14 +51,15 @@ extension DeliveryWorker {
 
     /// After a held outcome's write: done (its slot freed), or held again with a longer wait.
     /// - Returns: whether it was written.
-    func settleHeld(_ write: OutcomeWrite, _ result: Result<Counters, any Error>) -> Bool {
+    func settleHeld(_ write: OutcomeWrite, _ result: Result<OutcomeWritten, any Error>) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         let id = write.job.id
         guard var entry = heldOutcomes[id] else { return false }
         switch result {
-        case .success(let counts):
+        case .success(let written):
             heldOutcomes[id] = nil
-            add(counts)
+            add(written.counts)
+            written.log(to: log)
             log.info("a held push outcome was written", ["job_id": String(id), "failed_writes": String(entry.failures)])
             finished()
             return true
@@ -179,7 +183,7 @@ extension DeliveryWorker {
         let lease = configuration.leaseMilliseconds, clock = self.clock
         let counted = ClaimCount()
         storage.write({ tx in
-            var results: [Counters?] = []
+            var results: [OutcomeWritten?] = []
             results.reserveCapacity(bodies.count)
             for body in bodies {
                 do {
@@ -204,11 +208,13 @@ extension DeliveryWorker {
             case .success(let written):
                 if written.want > 0 { noteClaim(written.claimed, limit: written.want) }
                 var total = Counters()
-                for (item, counts) in zip(batch, written.outcomes) {
-                    guard let counts else {
+                for (item, outcome) in zip(batch, written.outcomes) {
+                    guard let outcome else {
                         logFailure("recording a push outcome failed", job: item.write.job, error: LeaseLost())
                         continue
                     }
+                    outcome.log(to: log)
+                    let counts = outcome.counts
                     total.delivered += counts.delivered
                     total.retried += counts.retried
                     total.dead += counts.dead
@@ -267,8 +273,9 @@ extension DeliveryWorker {
         let job = write.job
         storage.write(outcomeTransaction(write)) { [self] result in
             switch result {
-            case .success(let counts):
-                add(counts)
+            case .success(let written):
+                add(written.counts)
+                written.log(to: log)
                 queue.async { done(.recorded) }
             case .failure(let error) where Self.passes(error):
                 queue.async { [self] in
@@ -286,12 +293,12 @@ extension DeliveryWorker {
         }
     }
 
-    /// The outcome's unit of work, fenced by `write.lease`. - Returns: the counts it adds once
-    /// committed.
-    func outcomeTransaction(_ write: OutcomeWrite) -> @Sendable (any StorageTransaction) throws -> Counters {
+    /// The outcome's unit of work, fenced by `write.lease`. - Returns: the counts it adds and the
+    /// lines to log, both once committed.
+    func outcomeTransaction(_ write: OutcomeWrite) -> @Sendable (any StorageTransaction) throws -> OutcomeWritten {
         let policy = configuration.retry
         let receiptDelay = configuration.receiptDelayMilliseconds
-        let log = self.log, clock = self.clock
+        let clock = self.clock
         // The facts as one reference, read inside: captured field by field, each was a copy.
         let facts = write.facts, lease = write.lease
         return { tx in
@@ -300,6 +307,7 @@ extension DeliveryWorker {
             let cause = { (reason: String) in DeadLetterCause(provider: device?.provider, reason: DeadLetterCause.code(of: reason)) }
             let now = clock.unixMilliseconds
             var counts = Counters()
+            var notes: [OutcomeWritten.Note] = []
             switch outcome {
             case .delivered(let messageID):
                 try held(tx.jobs.complete(lease, note: messageID.map { "delivered: \($0)" }))
@@ -319,9 +327,10 @@ extension DeliveryWorker {
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
                 if deleted {
                     counts.devicesDeleted += 1
-                    log.info("deleted a device its provider reported invalid", ["device_id": device?.id ?? "", "reason": reason])
+                    notes.append(.init(level: .info, message: "deleted a device its provider reported invalid",
+                                       metadata: ["device_id": device?.id ?? "", "reason": reason]))
                 }
-            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason):
+            case .retry(_, let reason), .refreshAuthAndRetryOnce(let reason), .notSent(_, let reason), .busy(let reason):
                 // The provider already used its one auth refresh; what is left is a plain retry.
                 // An attempt that never reached the provider does not count toward the cap.
                 var retryAfter: Int64?
@@ -331,12 +340,19 @@ extension DeliveryWorker {
                 case .notSent(let seconds, _):
                     countsAttempt = false
                     retryAfter = seconds.map { Int64($0) * 1000 }
+                case .busy: countsAttempt = false
                 default: break
                 }
                 let counted = job.countedAttempts - (countsAttempt ? 0 : 1)
                 let elapsed = now - (job.firstAttemptAt ?? now)
-                let decision = policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
-                                             retryAfterMilliseconds: retryAfter, random: random)
+                // Turned away for its turn (ADR 0024): a short wait, not the backoff its
+                // turn-aways would grow while the origin stays busy.
+                let decision = if case .busy = outcome {
+                    policy.decideBusy(elapsedMilliseconds: elapsed, random: random)
+                } else {
+                    policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
+                                  retryAfterMilliseconds: retryAfter, random: random)
+                }
                 switch decision {
                 case .retry(let delay):
                     try held(tx.jobs.retry(lease, runAt: now + delay, error: reason, countsAttempt: countsAttempt))
@@ -350,7 +366,8 @@ extension DeliveryWorker {
                     try held(tx.jobs.deadLetter(lease, error: error, cause: cause(reason), now: now))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error, at: now)
                     counts.dead += 1
-                    log.warning("push job dead after its last attempt", ["job_id": String(job.id), "reason": reason])
+                    notes.append(.init(level: .warning, message: "push job dead after its last attempt",
+                                       metadata: ["job_id": String(job.id), "reason": reason]))
                 }
             case .expired:
                 // NO-2, as `skip` records it (the worker takes that path; here for completeness).
@@ -360,9 +377,9 @@ extension DeliveryWorker {
                 try held(tx.jobs.deadLetter(lease, error: reason, cause: cause(reason), now: now))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)
                 counts.dead += 1
-                log.warning("push job dead-lettered", ["job_id": String(job.id), "reason": reason])
+                notes.append(.init(level: .warning, message: "push job dead-lettered", metadata: ["job_id": String(job.id), "reason": reason]))
             }
-            return counts
+            return OutcomeWritten(counts: counts, notes: notes)
         }
     }
 }

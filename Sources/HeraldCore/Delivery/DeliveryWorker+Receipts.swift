@@ -142,6 +142,8 @@ extension DeliveryWorker {
                 return .retryCheck(reason: reason, afterMilliseconds: seconds.map { Int64($0) * 1000 })
             case .refreshAuthAndRetryOnce(let reason), .deleteDevice(let reason, _):
                 return .retryCheck(reason: reason, afterMilliseconds: nil)
+            case .busy(let reason):
+                return .retryCheck(reason: reason, afterMilliseconds: RetryPolicy.busyMilliseconds)
             case .delivered, .expired:
                 return .retryCheck(reason: "receipt_request_inconclusive", afterMilliseconds: nil)
             }
@@ -166,6 +168,8 @@ extension DeliveryWorker {
                 return .resend(reason: reason, afterMilliseconds: delay, counted: true)
             case .refreshAuthAndRetryOnce(let reason):
                 return .resend(reason: reason, afterMilliseconds: configuration.retry.baseMilliseconds, counted: true)
+            case .busy(let reason):
+                return .resend(reason: reason, afterMilliseconds: RetryPolicy.busyMilliseconds, counted: false)
             }
         }
     }
@@ -200,8 +204,10 @@ extension DeliveryWorker {
         default: break
         }
         let finalVerdict = verdict
-        storage.write({ [self] tx in
+        // Counted and logged once committed, as a send's outcome (`OutcomeWritten`).
+        storage.write({ tx in
             let now = clock.unixMilliseconds
+            var written = OutcomeWritten()
             func cause(_ reason: String) -> DeadLetterCause { DeadLetterCause(provider: provider, reason: DeadLetterCause.code(of: reason)) }
             switch finalVerdict {
             case .finish(let note):
@@ -225,8 +231,9 @@ extension DeliveryWorker {
                 try held(tx.jobs.complete(job.lease, note: note))
                 try Self.record(tx, origin: origin, deviceID: sentDeviceID, jobID: job.id, outcome: .failed, detail: note, at: now)
                 if deleted {
-                    counters.withLock { $0.devicesDeleted += 1 }
-                    log.info("deleted a device its provider's receipt reported invalid", ["device_id": sentDeviceID, "reason": reason])
+                    written.counts.devicesDeleted += 1
+                    written.notes.append(.init(level: .info, message: "deleted a device its provider's receipt reported invalid",
+                                               metadata: ["device_id": sentDeviceID, "reason": reason]))
                 }
             case .resend(let reason, let delay, let counted):
                 guard var delivery = payload?.delivery else { throw LeaseLost() }
@@ -236,8 +243,8 @@ extension DeliveryWorker {
                         let error = "\(reason) (receipt after \(resends - 1) resends)"
                         try held(tx.jobs.deadLetter(job.lease, error: error, cause: cause(reason), now: now))
                         try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: error, at: now)
-                        counters.withLock { $0.dead += 1 }
-                        return
+                        written.counts.dead += 1
+                        return written
                     }
                     delivery.resends = resends
                 }
@@ -245,15 +252,22 @@ extension DeliveryWorker {
                 try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: delivery.jsonText(), app: job.app, runAt: now + delay, now: now)
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                 detail: "\(reason); sent again in \(delay) ms", at: now)
-                counters.withLock { $0.retried += 1 }
+                written.counts.retried += 1
             case .deadLetter(let reason, _):
                 try held(tx.jobs.deadLetter(job.lease, error: reason, cause: cause(reason), now: now))
                 try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .dead, detail: reason, at: now)
-                counters.withLock { $0.dead += 1 }
-                log.warning("push receipt dead-lettered", ["job_id": String(job.id), "reason": reason])
+                written.counts.dead += 1
+                written.notes.append(.init(level: .warning, message: "push receipt dead-lettered", metadata: ["job_id": String(job.id), "reason": reason]))
             }
+            return written
         }) { [self] result in
-            if case .failure(let error) = result { logFailure("recording a push receipt failed", job: job, error: error) }
+            switch result {
+            case .success(let written):
+                add(written.counts)
+                written.log(to: log)
+            case .failure(let error):
+                logFailure("recording a push receipt failed", job: job, error: error)
+            }
             done(result.isSuccess)
         }
     }

@@ -175,6 +175,30 @@ public final class DeliveryWorker: @unchecked Sendable {
         var nextAttemptAt: Int64
         /// A write of it is in the writer now.
         var writing = false
+        /// A claim took its job back while it was held (its lease ran out) and that was logged:
+        /// said once, not at every lease of a long outage.
+        var reclaimLogged = false
+    }
+
+    /// What an outcome's transaction did, to act on once it committed: its counts, and the lines
+    /// that say so. Logged after the commit, not in the body: a body a full volume refuses at
+    /// `COMMIT` runs again at every retry of the held outcome, and a line written there said a
+    /// job was dead-lettered (or a device deleted) at each try while nothing was stored.
+    struct OutcomeWritten: Sendable {
+        var counts = Counters()
+        var notes: [Note] = []
+
+        /// One line of the log, at `level`.
+        struct Note: Sendable {
+            var level: Logger.Level
+            var message: String
+            var metadata: [String: String]
+        }
+
+        /// Writes the notes to `log`, in order.
+        func log(to log: Logger) {
+            for note in notes { log.write(note.level, note.message, note.metadata) }
+        }
     }
 
     let storage: any Storage
@@ -648,8 +672,9 @@ public final class DeliveryWorker: @unchecked Sendable {
         case .some where pushDisabled:
             // NO-4: turned off after planning; a direct push too, as `POST /v1/push` skips such users.
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedPreferences, note: "push_disabled", done: done)
-        case let device? where origin != nil && !device.sessionActive:
-            // The session ended or expired after planning (DV-4): its devices get no pushes.
+        case let device? where !device.sessionActive:
+            // The session ended or passed its expiry since the push was made (DV-4): its devices
+            // get no pushes, a plain push's neither (`POST /v1/push` skips such a device too).
             skip(job, origin: origin, deviceID: deviceID, outcome: .skippedSession, note: "session_inactive", done: done)
         case let device?:
             guard let apnsID = PushID(payload.apnsID) else {
@@ -808,7 +833,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// What the worker's combined write returns: each outcome's counts (nil: its lease was lost),
     /// the claim's limit (0: no slot was free) and the jobs it leased.
     struct Written: Sendable {
-        var outcomes: [Counters?]
+        var outcomes: [OutcomeWritten?]
         var want: Int
         var claimed: [JobRecord]
         /// `PushJobRotation.currentGeneration` before the claim.

@@ -16,6 +16,12 @@ public enum PushOutcome: Sendable, Equatable {
     /// backoff only) and the attempt does not count toward the attempt cap — the retry time
     /// budget still applies (`RetryPolicy`).
     case notSent(afterSeconds: Int?, reason: String)
+    /// Nothing was sent: the provider's own bound on requests in flight turned the push away
+    /// before it left (Web Push's `origin_busy`, ADR 0024). Nothing is wrong with the push or the
+    /// provider, only its turn: the queue tries again after `RetryPolicy.busyMilliseconds` with
+    /// jitter, not after the backoff (which each turn-away would grow while the origin stays
+    /// busy), and the attempt does not count toward the cap; the time budget still applies.
+    case busy(reason: String)
     /// The provider refused our credential as stale (APNs `403 ExpiredProviderToken`, FCM `401`):
     /// refresh it (`APNsAuthToken.invalidate(rejected:)` / `FCMAccessTokenCache.invalidate(token:)`)
     /// and retry **once** right away. A `PushProvider` does that itself; when one still reports this
@@ -45,6 +51,8 @@ public enum PushRule: Sendable, Equatable {
     /// `.notSent`: the attempt never reached the provider; retry, never sooner than
     /// `minimumDelay` seconds when given, without counting the attempt.
     case retryUnsent(minimumDelay: Int?)
+    /// `.busy`: turned away for its turn (ADR 0024); retry soon, the attempt not counted.
+    case retryWhenNotBusy
     /// `.deadLetter`, and tell operators: credentials, topic or project are wrong (PU-5, PU-6).
     case deadLetterConfiguration
     /// `.deadLetter`: the request itself was wrong (payload, headers) — a bug to fix, not to retry.
@@ -120,6 +128,8 @@ public struct PushClassification: Sendable, Equatable, CustomStringConvertible {
             case (let after?, let minimum?): max(after, minimum)
             }
             outcome = .notSent(afterSeconds: delay, reason: reason)
+        case .retryWhenNotBusy:
+            outcome = .busy(reason: reason)
         case .deadLetterConfiguration, .deadLetterRequest:
             outcome = .deadLetter(reason: reason)
         }

@@ -66,7 +66,7 @@ extension PushOutcome {
         case .deleteDevice: return "device_deleted"
         case .retry: return "retry"
         case .refreshAuthAndRetryOnce: return "auth_refresh"
-        case .notSent: return "not_sent"
+        case .notSent, .busy: return "not_sent"
         case .deadLetter: return "dead"
         case .expired: return "expired"
         }

@@ -140,7 +140,7 @@ public final class PushProviders: Sendable {
             // provider's answer time.
             let requested: Bool
             switch classification.outcome {
-            case .notSent, .expired: requested = false
+            case .notSent, .busy, .expired: requested = false
             default: requested = true
             }
             metrics.record(provider: provider, outcome: classification.outcome.metricLabel, seconds: requested ? seconds : nil)
@@ -200,13 +200,21 @@ public final class PushProviders: Sendable {
     /// of at most its `maximumReceiptsPerRequest` ids, and merges the answers; a failed request
     /// fails the whole call with its classification.
     ///
+    /// A request refused for its credentials (a configuration error: an Expo access token's 401)
+    /// after the app's providers were installed again while it was on the wire (PATCH of the app's
+    /// credentials) is asked again at once with the new ones, as a refused push is sent again
+    /// (`credentials_changed`); with no receipt provider among the new ones, it fails
+    /// `credentials_changed` (not sent), never as the configuration error of credentials the app
+    /// no longer has.
+    ///
     /// - Parameter app: whose provider asks (its access token, ADR 0006).
     /// - Returns: false (and never calls `completion`) when `provider` has no configured adapter
     ///   that checks receipts: the receipts can no longer be asked about.
     @discardableResult
     public func checkReceipts(provider id: PushProviderID, ids: [String], app: String = "default",
                               completion: @escaping @Sendable (PushReceiptAnswer) -> Void) -> Bool {
-        guard let provider = providers(app: app)[id] as? any PushReceiptProvider else { return false }
+        let (installedProviders, installation) = installed(app: app)
+        guard let provider = installedProviders[id] as? any PushReceiptProvider else { return false }
         guard !ids.isEmpty else {
             completion(.receipts([:]))
             return true
@@ -215,7 +223,7 @@ public final class PushProviders: Sendable {
         let chunks = stride(from: 0, to: ids.count, by: size).map { Array(ids[$0..<min($0 + size, ids.count)]) }
         let merged = Mutex<(left: Int, receipts: [String: PushClassification], failure: PushClassification?)>((chunks.count, [:], nil))
         for chunk in chunks {
-            provider.checkReceipts(chunk) { answer in
+            askReceipts(chunk, id: id, app: app, with: provider, installation: installation) { answer in
                 let done: PushReceiptAnswer? = merged.withLock { state in
                     switch answer {
                     case .receipts(let receipts): state.receipts.merge(receipts) { first, _ in first }
@@ -229,6 +237,20 @@ public final class PushProviders: Sendable {
             }
         }
         return true
+    }
+
+    /// One receipt request with `provider`, from the install `installation` (0: the environment's,
+    /// which never change); refused for credentials replaced since, asked again with the app's
+    /// current ones (`checkReceipts`).
+    private func askReceipts(_ ids: [String], id: PushProviderID, app: String, with provider: any PushReceiptProvider, installation: UInt64,
+                             completion: @escaping @Sendable (PushReceiptAnswer) -> Void) {
+        provider.checkReceipts(ids) { [self] answer in
+            guard installation != 0, case .failed(let refused) = answer, refused.isConfigurationError else { return completion(answer) }
+            let (current, now) = installed(app: app)
+            guard now != installation else { return completion(answer) }
+            guard let renewed = current[id] as? any PushReceiptProvider else { return completion(.failed(Self.credentialsChanged(refused))) }
+            askReceipts(ids, id: id, app: app, with: renewed, installation: now, completion: completion)
+        }
     }
 
     /// The verdict for a device whose stored provider this build does not know at all (not even as

@@ -7,7 +7,9 @@
 /// The defaults ride out a provider outage of hours: a job is retried for up to 4 hours (at most
 /// 2 minutes apart once the backoff reaches its cap) before it is dead. Attempts that never reached
 /// the provider (`PushOutcome.notSent`: unreachable, no auth token) still grow the backoff and are
-/// bounded by the time budget, but do not count toward `maxAttempts`.
+/// bounded by the time budget, but do not count toward `maxAttempts`. A push turned away for its
+/// turn (`PushOutcome.busy`, ADR 0024) comes back after `busyMilliseconds` plus up to as much
+/// jitter, however often it was turned away: its wait says nothing about the provider's health.
 ///
 /// ```
 /// ceiling(n) = min(cap, base × 2^(n-1))         n = the job's attempts so far (every claim)
@@ -27,6 +29,11 @@ public struct RetryPolicy: Sendable, Equatable {
     /// a failure at or after this age dead-letters it, and so does one whose provider asks for a
     /// wait (`Retry-After`) that reaches this age.
     public var budgetMilliseconds: Int64
+
+    /// The wait before a push turned away for its turn (`PushOutcome.busy`) goes again, ms, before
+    /// its jitter (as much again at most): 1 s, the gate's patience (ADR 0024), so a push that
+    /// waited that long without a place does not come straight back into the same line.
+    public static let busyMilliseconds: Int64 = 1_000
 
     /// Default `baseMilliseconds`: 1 s.
     public static let defaultBaseMilliseconds: Int64 = 1_000
@@ -80,6 +87,19 @@ public struct RetryPolicy: Sendable, Equatable {
         // late: the budget is spent now instead.
         if let floor = retryAfterMilliseconds, floor >= budgetMilliseconds - elapsed { return .budgetSpent }
         return .retry(afterMilliseconds: backoff(attempts: attempts, retryAfterMilliseconds: retryAfterMilliseconds, random: random))
+    }
+
+    /// The decision after a push was turned away for its turn (`PushOutcome.busy`): again after
+    /// `busyMilliseconds` plus `random` × as much, not after the growing backoff; never counted
+    /// toward `maxAttempts`, but bounded by the budget as any failure.
+    /// - Parameters:
+    ///   - elapsedMilliseconds: from the job's first attempt to now; negative counts as 0.
+    ///   - random: a uniform value in `0..<1`.
+    public func decideBusy(elapsedMilliseconds: Int64, random: Double = Double.random(in: 0..<1)) -> Decision {
+        let elapsed = max(elapsedMilliseconds, 0)
+        if elapsed >= budgetMilliseconds { return .budgetSpent }
+        let delay = Self.busyMilliseconds + Int64((Double(Self.busyMilliseconds) * min(max(random, 0), 1)).rounded(.down))
+        return .retry(afterMilliseconds: delay)
     }
 
     /// The decision after attempt number `attempt` (1-based), every attempt counted and the

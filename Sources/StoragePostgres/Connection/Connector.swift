@@ -40,6 +40,34 @@ final class Connector: Sendable {
     }
 }
 
+extension Connector {
+    /// For a thread that keeps a connection of its own (`JobListener`, `HolderWatch`): makes
+    /// `connection` again, with `setUp` run on the new one, when there is none or it broke.
+    /// - Returns: whether it was made now. - Throws: the connect's or `setUp`'s error (nothing kept).
+    func renew(_ connection: inout PostgresConnection?, setUp: (PostgresConnection) throws -> Void) throws -> Bool {
+        if let current = connection, !current.isBroken { return false }
+        connection?.close()
+        connection = nil
+        let fresh = try connect()
+        do {
+            try setUp(fresh)
+        } catch {
+            fresh.close()
+            throw error
+        }
+        connection = fresh
+        return true
+    }
+
+    /// After a failure of such a thread's connection: closes and drops it, and pauses the thread
+    /// briefly (the connector's backoff makes the next connect wait; this keeps it from spinning).
+    static func drop(_ connection: inout PostgresConnection?) {
+        connection?.close()
+        connection = nil
+        usleep(100_000)
+    }
+}
+
 /// The connection of one worker: made on first use, dropped when it breaks, made again (after
 /// the connector's backoff) by the next call. Confined to its worker's queue.
 final class ConnectionSlot {

@@ -38,12 +38,7 @@ final class JobListener: Sendable {
         var connectedBefore = false
         while !stopping.load(ordering: .relaxed) {
             do {
-                if connection == nil || connection?.isBroken == true {
-                    connection?.close()
-                    connection = nil
-                    let fresh = try connector.connect()
-                    try fresh.execute("LISTEN \(channel)")
-                    connection = fresh
+                if try connector.renew(&connection, setUp: { try $0.execute("LISTEN \(channel)") }) {
                     if connectedBefore { handler() }
                     connectedBefore = true
                 }
@@ -51,10 +46,7 @@ final class JobListener: Sendable {
                     handler()
                 }
             } catch {
-                connection?.close()
-                connection = nil
-                // The connector's backoff makes the next connect wait; do not spin meanwhile.
-                usleep(100_000)
+                Connector.drop(&connection)
             }
         }
         connection?.close()

@@ -170,6 +170,12 @@ final class PostgresConnection {
             try waitForSocket(handle, events: Int16(POLLIN | POLLOUT), until: deadline)
             if PQconsumeInput(handle) == 0 { break }
         }
+        return try results(handle, until: deadline)
+    }
+
+    /// Reads every result of the command sent on `handle`, waiting for input until `deadline`.
+    /// - Returns: the last result (an error result wins over a later one, as with `PQexec`).
+    private func results(_ handle: OpaquePointer, until deadline: UInt64) throws -> OpaquePointer? {
         var last: OpaquePointer?
         while true {
             while PQisBusy(handle) == 1 {
@@ -187,6 +193,41 @@ final class PostgresConnection {
             if PQstatus(handle) != CONNECTION_OK { break }
         }
         return last
+    }
+
+    // MARK: A statement left waiting in the server (`HolderWatch`)
+
+    /// Sends `sql` (no parameters) and returns once it is sent, without waiting for its answer:
+    /// for a statement that waits in the server for as long as it must (a lock request, on a
+    /// session with no `lock_timeout` or `statement_timeout`). `pendingRows(waitingUpTo:)` reads
+    /// its answer; no other statement may be sent before. - Throws: `.connectionLost`, `.timedOut`.
+    func start(_ sql: String) throws {
+        let handle = try live()
+        guard PQsendQuery(handle, sql) == 1 else { throw lostOrFailed(handle, message: Self.trimmed(PQerrorMessage(handle))) }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(statementDeadlineMilliseconds, 1)) * 1_000_000
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { return }
+            if flushed < 0 { throw lostOrFailed(handle, message: Self.trimmed(PQerrorMessage(handle))) }
+            try waitForSocket(handle, events: Int16(POLLIN | POLLOUT), until: deadline)
+            if PQconsumeInput(handle) == 0 { throw lostOrFailed(handle, message: Self.trimmed(PQerrorMessage(handle))) }
+        }
+    }
+
+    /// The answer of the statement `start` sent: its rows once it finished, nil while it is still
+    /// running after waiting up to `milliseconds` for input.
+    /// - Throws: its error, as `query` throws it; `.connectionLost` when the connection broke.
+    func pendingRows(waitingUpTo milliseconds: Int32) throws -> [PostgresRow]? {
+        let handle = try live()
+        if PQisBusy(handle) == 1 {
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, milliseconds)
+            if PQconsumeInput(handle) == 0 { throw PostgresError.connectionLost(message: Self.trimmed(PQerrorMessage(handle))) }
+            if PQisBusy(handle) == 1 { return nil }
+        }
+        // The rest of the answer (its end) follows the first result at once.
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(statementDeadlineMilliseconds, 1)) * 1_000_000
+        return try consume(try results(handle, until: deadline), handle) { Self.rows(of: $0) }
     }
 
     /// Waits until the socket is ready for `events` or `deadline` (monotonic ns) passes.

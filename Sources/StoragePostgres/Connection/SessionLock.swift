@@ -19,6 +19,8 @@ final class SessionLock: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Why the first lock could not be taken, for `start` to throw.
     private let firstError = Mutex<(any Error)?>(nil)
+    /// Called when a holder (this one too) took its lock: the ring of holders changed (ADR 0027).
+    private let holdersChanged = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// The key's seed: distinct from the transaction locks' (devices 7, idempotency keys 11), so
     /// one name's key is not theirs for the same text. A collision only makes a dead holder look
@@ -51,6 +53,12 @@ final class SessionLock: Sendable {
             throw error
         }
         return lock
+    }
+
+    /// Calls `hook` on this lock's thread whenever a holder, on any node, takes its lock (its
+    /// `NOTIFY` on `HolderWatch.channel`), this one included; replaces an earlier hook.
+    func whenHoldersChange(_ hook: @escaping @Sendable () -> Void) {
+        holdersChanged.withLock { $0 = hook }
     }
 
     /// Whether the lock is held now (false while the connection is being made again).
@@ -86,6 +94,10 @@ final class SessionLock: Sendable {
                         usleep(100_000)
                         continue
                     }
+                    // Names the lock a holder's for the other nodes' watchers, tells them the
+                    // holders changed, and hears when they do (ADR 0027).
+                    _ = try fresh.execute("SET application_name = '\(HolderWatch.applicationName)'; LISTEN \(HolderWatch.channel); "
+                                          + "NOTIFY \(HolderWatch.channel)")
                     connection = fresh
                     locked.store(true, ordering: .releasing)
                     if starting {
@@ -94,7 +106,9 @@ final class SessionLock: Sendable {
                     }
                 }
                 // Also reads the server's goodbye: a closed socket throws here.
-                _ = try connection?.notifications(waitingUpTo: Self.pollMilliseconds)
+                if let heard = try connection?.notifications(waitingUpTo: Self.pollMilliseconds), !heard.isEmpty {
+                    holdersChanged.withLock { $0 }?()
+                }
                 if connection?.isBroken == true { continue }
             } catch {
                 locked.store(false, ordering: .releasing)

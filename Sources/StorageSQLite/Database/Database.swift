@@ -66,6 +66,14 @@ final class Database: Sendable {
     private let openGroup = Mutex<WriteGroup?>(nil)
     /// Units that committed in a group of more than one, since open (tests).
     private let groupedUnitCount = Atomic<Int>(0)
+    /// Why the last write unit that met a full volume failed, until a later unit stores rows or
+    /// `SQLiteStorage.probeWrite` finds room again; nil otherwise. A volume refuses the writes
+    /// that need new space while a one-row rewrite (the probe's) still fits in WAL frames a
+    /// checkpoint freed, and while its free bytes may still pass the probe's bound (a quota, a
+    /// `max_page_count`, a write bigger than what is left): `/readyz` reads this (RL-2).
+    private let refusedForSpace = Mutex<String?>(nil)
+    /// Whether `refusedForSpace` may be set: a group that stored rows skips its lock otherwise.
+    private let spaceRefused = Atomic<Bool>(false)
 
     private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, readers: ReaderPool?, checkpointer: Checkpointer?,
                  appliedMigrations: [Int]) {
@@ -203,11 +211,14 @@ final class Database: Sendable {
             }
             var ended: [(unit: any GroupUnit, error: (any Error)?)] = []
             ended.reserveCapacity(units.count)
+            var changedRows = false
             // Counted before the units finish, so a caller told its unit committed sees the count.
             let ran = writer.run { connection in
+                let changes = connection.totalChanges
                 Self.runGroup(units[...], on: connection,
                               committedTogether: { [self] in groupedUnitCount.add($0, ordering: .relaxed) },
                               ended: { ended.append(($0, $1)) })
+                changedRows = connection.totalChanges != changes
             }
             if case .failure(let error) = ran {
                 // The connection is closed: nothing ran.
@@ -215,16 +226,50 @@ final class Database: Sendable {
             }
             // The transaction is over (committed or rolled back): the writer is free for the next
             // group while these end, in order, on their own queue.
-            let ends = ended
-            unitEnds.async {
-                for (unit, error) in ends {
-                    // Before it ends, so a caller told `diskFull` finds the truncating checkpoint
-                    // already requested (asked here, not on the writer: ~2k instructions a
-                    // notification of generic `Result` reads, issue 17).
-                    if unit.failedForWantOfSpace || error.map(Database.isDiskFull) == true { checkpointer?.requestTruncate() }
-                    unit.finish(failing: error)
-                }
+            let ends = ended, stored = changedRows
+            unitEnds.async { [self] in
+                // Before any unit ends, so a caller told `diskFull` finds the truncating checkpoint
+                // already requested and `/readyz` saying so (asked here, not on the writer: ~2k
+                // instructions a notification of generic `Result` reads, issue 17).
+                noteSpace(ends, storedRows: stored)
+                for (unit, error) in ends { unit.finish(failing: error) }
             }
+        }
+    }
+
+    /// Why writes are refused for want of space (`refusedForSpace`), nil when they are not known to be.
+    var spaceRefusal: String? { refusedForSpace.withLock { $0 } }
+
+    /// Forgets the refusal: a write that needed new space committed since.
+    func noteRoomForWrites() {
+        refusedForSpace.withLock { refusal in
+            refusal = nil
+            spaceRefused.store(false, ordering: .relaxed)
+        }
+    }
+
+    /// Keeps why a group's unit failed for want of space; forgets it when a unit of the group
+    /// committed rows (`storedRows`: the connection's changes moved; a group that changed nothing
+    /// commits without writing a page, as the worker's empty claims do, and proves nothing).
+    private func noteSpace(_ ends: [(unit: any GroupUnit, error: (any Error)?)], storedRows: Bool) {
+        var refusal: (any Error)?
+        var committed = false
+        for (unit, error) in ends {
+            guard let failure = error ?? unit.failure else {
+                committed = true
+                continue
+            }
+            if refusal == nil, Self.isDiskFull(failure) { refusal = failure }
+        }
+        if let refusal {
+            checkpointer?.requestTruncate()
+            let reason = "\(StorageError.mapped(refusal))"
+            refusedForSpace.withLock { kept in
+                kept = reason
+                spaceRefused.store(true, ordering: .relaxed)
+            }
+        } else if storedRows, committed, spaceRefused.load(ordering: .relaxed) {
+            noteRoomForWrites()
         }
     }
 
@@ -380,8 +425,8 @@ private protocol GroupUnit: AnyObject, Sendable {
     /// Ends the unit: `error` (the group's) replaces a success; runs its end actions, then its
     /// completion. Called once.
     func finish(failing error: (any Error)?)
-    /// Whether it failed for want of space (the checkpointer then truncates the WAL).
-    var failedForWantOfSpace: Bool { get }
+    /// The body's own error once it ran, nil when it succeeded (or has not run).
+    var failure: (any Error)? { get }
 }
 
 /// A unit of work and its completion; its state is touched on the writer queue while it runs,
@@ -418,8 +463,8 @@ private final class GroupedWrite<T: Sendable>: GroupUnit, @unchecked Sendable {
         completion(outcome)
     }
 
-    var failedForWantOfSpace: Bool {
-        guard case .failure(let error) = result else { return false }
-        return Database.isDiskFull(error)
+    var failure: (any Error)? {
+        guard case .failure(let error) = result else { return nil }
+        return error
     }
 }

@@ -168,9 +168,14 @@ extension Notifier {
             var provisional = Outcome()
             provisional.notifications = stored.map { ($0.id, $0.userID, nil) }
             provisional.skippedRecipients = skipped
-            provisional.planningDeferred = true
+            // A call that reached nobody has no plan (nothing names a holder a repeat could find
+            // gone, ADR 0023) and nothing to plan: its answer is final now, and stored so, so a
+            // repeat after its node died replays it at once instead of 409 for the plan lease.
+            // Only its `live` message is left, which no plan recovers for such a call either.
+            let final = stored.isEmpty
+            provisional.planningDeferred = !final
             try tx.idempotency.reserve(IdempotencyRecord(
-                app: app, key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: false, createdAt: now))
+                app: app, key: key, requestHash: request.requestHash, responseJSON: provisional.json, complete: final, createdAt: now))
         }
         return .fresh(stored, skipped: skipped, plan: pending)
     }
@@ -180,8 +185,9 @@ extension Notifier {
     /// that stored it until its planning ends, or by recovery). A planning failure releases the
     /// plan, so the repeat is then a deferred replay; a node that died holds it until the lease
     /// runs out (`planLeaseMilliseconds`), unless the storage knows its holder is gone
-    /// (`.orphaned`, PostgreSQL, ADR 0023). A call that reached nobody has no plan: it counts as
-    /// held for the same lease from its storing.
+    /// (`.orphaned`, PostgreSQL, ADR 0023). A call that reached nobody has no plan: its key is
+    /// stored complete (`store`); one stored incomplete by an earlier build counts as held for
+    /// the same lease from its storing.
     func planHolding(of record: IdempotencyRecord, now: Int64, tx: any StorageTransaction) throws -> PlanHolding {
         guard let id = Self.firstNotificationID(inAnswer: record.responseJSON),
               let notification = try tx.notifications.find(id: id) else {
