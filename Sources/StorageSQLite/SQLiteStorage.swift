@@ -22,6 +22,9 @@ public final class SQLiteStorage: Storage {
     /// One writer connection runs every write unit, in order (`Database.writeUnit`).
     public var serializesWrites: Bool { true }
 
+    /// Kept by the writer's job statements (`JobStore`): every write of this process goes through it.
+    public var jobClaimHorizon: JobClaimHorizon? { database.claimHorizon }
+
     /// The file the storage was opened at (or `":memory:"`).
     public var path: String { database.path }
     /// The migration versions `open` applied (empty when the file was up to date).

@@ -214,6 +214,26 @@ final class WorkerHarness: Sendable {
         return (h, devices, ids, first)
     }
 
+    /// A started worker whose timer never fires again (`pollMilliseconds` an hour, then
+    /// `configure`), and `count` new devices (`u-<i>`, `tok-<i>`) whose first sends the provider
+    /// holds, once the start's own poll has claimed (finding nothing).
+    /// - Returns: the harness, the devices, and the held sends' answers, in the order asked.
+    static func startedWithHeldDevices(_ count: Int, configure: (inout DeliveryWorker.Configuration) -> Void) async throws
+        -> (WorkerHarness, [DeviceRecord], AsyncStream<@Sendable (PushClassification) -> Void>.Iterator) {
+        let h = try WorkerHarness(configure: { configuration in
+            configuration.pollMilliseconds = 3_600_000
+            configure(&configuration)
+        })
+        let devices = try (0..<count).map { i in
+            h.provider.script("tok-\(i)", .hold)
+            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
+        }
+        let held = h.provider.held.makeAsyncIterator()
+        h.worker.start()
+        while h.faults.claims.isEmpty { await Task.yield() }
+        return (h, devices, held)
+    }
+
     /// Runs rounds, moving the clock to the next due job whenever none is due, until no job is
     /// queued (each is done or dead) or `rounds` rounds have run.
     /// - Returns: the rounds run.
@@ -888,19 +908,12 @@ final class WorkerHarness: Sendable {
     @Test("ADR 0007: a polling worker's jobs are leased at insert while it has a slot or backlog room and sent without a claim; the rest wait for one",
           .timeLimit(.minutes(1)))
     func jobsLeasedAtInsertAreSentWithoutAClaim() async throws {
-        let h = try WorkerHarness(configure: { configuration in
+        // After the start's own poll (a claim that finds nothing), the timer does not fire again.
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(3) { configuration in
             configuration.maxInFlight = 1
             configuration.leasedAtInsertBacklog = 1
-            configuration.pollMilliseconds = 3_600_000
-        })
-        let devices = try (0..<3).map { i in
-            h.provider.script("tok-\(i)", .hold)
-            return try h.register(user: "u-\(i)", session: "s-\(i)", token: "tok-\(i)")
         }
-        var held = h.provider.held.makeAsyncIterator()
-        h.worker.start()
-        // The start's own poll: a claim that finds nothing; the timer does not fire again.
-        while h.faults.claims.isEmpty { await Task.yield() }
+        var held = started
         let ids = try h.enqueueThroughWorker(devices)
         // One slot and one place in the backlog: two jobs leased at insert, as a claim would
         // have left them; the third queued.
@@ -954,9 +967,11 @@ final class WorkerHarness: Sendable {
         h.clock.advance(byMilliseconds: 30_000)
         let claims = h.faults.claims.count
         first(.delivered("apns-1"))
-        // The slot frees up and the outcome's write claims: the job is neither sent nor claimed,
-        // still leased at insert, counted as leased (on SQLite: from the lease floor, ADR 0017).
-        while h.faults.claims.count == claims || h.worker.outcomeCounts.delivered < 1 { await Task.yield() }
+        // The slot frees up: the job is neither sent nor claimed, still leased at insert, counted
+        // as leased (on SQLite: from the lease floor, ADR 0017). No claim is made for the slot:
+        // nothing can be due before that lease ends (`JobClaimHorizon`).
+        while h.worker.outcomeCounts.delivered < 1 { await Task.yield() }
+        #expect(h.faults.claims.count == claims)
         #expect(h.provider.sent.map(\.token) == ["tok-0"])
         #expect(try h.job(ids[1]).state == .leased && h.job(ids[1]).attempts == 1)
         let now = h.now
@@ -1257,6 +1272,76 @@ final class WorkerHarness: Sendable {
             #expect(try h.record(device).map(\.outcome) == [.sent])
         }
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 4))
+    }
+
+    @Test("issue 17 (choke13): with nothing claimable, a send's end makes no claim; a job queued meanwhile is claimed at the next send's end",
+          .timeLimit(.minutes(1)))
+    func aSendsEndClaimsOnlyWhatTheHorizonSaysCanBeDue() async throws {
+        // A timer that never fires again: only the ends of sends claim. The start's poll finds
+        // nothing: the horizon is known (no job at all).
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(4) { $0.maxInFlight = 2 }
+        var held = started
+        let horizon = try #require(h.storage.jobClaimHorizon)
+        while !horizon.isQuiet(at: h.now) { await Task.yield() }
+        // Two pushes leased at insert, one slot each.
+        _ = try h.enqueueThroughWorker(Array(devices[0..<2]))
+        let first = try #require(await held.next())
+        let second = try #require(await held.next())
+        // A job queued, not leased (as a worker without a slot or another path queues one).
+        let queued = try h.enqueue(devices[2])
+        #expect(!horizon.isQuiet(at: h.now))
+        // The first send's end claims it at once, without a poll.
+        first(.delivered("apns-1"))
+        let third = try #require(await held.next())
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2"])
+        #expect(h.faults.claims == [2, 1])
+        #expect(try h.job(queued).state == .leased && h.job(queued).attempts == 1)
+        // That claim filled its one slot: the next send's end claims again, finds nothing, and
+        // from then on the horizon is known.
+        second(.delivered("apns-2"))
+        while h.faults.claims.count < 3 || h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
+        let claims = h.faults.claims.count
+        third(.delivered("apns-3"))
+        while h.worker.outcomeCounts.delivered < 3 { await Task.yield() }
+        // A push leased at insert whose send ends with nothing queued: no claim (it would find
+        // nothing: every job was leased at insert).
+        _ = try h.enqueueThroughWorker([devices[3]])
+        let fourth = try #require(await held.next())
+        fourth(.delivered("apns-4"))
+        while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.faults.claims.count == claims, "\(h.faults.claims)")
+        #expect(h.provider.sent.count == 4, "sent once each")
+    }
+
+    @Test("issue 17 (choke13): a retry decided while nothing else was due is claimed at the first send's end after its backoff, without a poll",
+          .timeLimit(.minutes(1)))
+    func aRetryComingDueIsClaimedAtTheNextSendsEnd() async throws {
+        let (h, devices, started) = try await WorkerHarness.startedWithHeldDevices(2) { $0.maxInFlight = 2 }
+        var held = started
+        let horizon = try #require(h.storage.jobClaimHorizon)
+        while !horizon.isQuiet(at: h.now) { await Task.yield() }
+        let ids = try h.enqueueThroughWorker(devices)
+        let first = try #require(await held.next())
+        let second = try #require(await held.next())
+        let claims = h.faults.claims.count
+        // The first is refused for now: retried after its backoff (500 ms), its slot given back
+        // with no claim (its write sees nothing due).
+        first(.unavailable)
+        while try h.job(ids[0]).state != .queued { await Task.yield() }
+        #expect(h.faults.claims.count == claims)
+        #expect(try horizon.quietUntilMilliseconds <= h.job(ids[0]).runAt)
+        // Before its backoff has passed no send's end claims it; after, the next one does.
+        h.clock.advance(byMilliseconds: h.backoff(afterAttempt: 1))
+        h.provider.script("tok-0", .hold)
+        second(.delivered("apns-2"))
+        let again = try #require(await held.next())
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-0"])
+        #expect(try h.job(ids[0]).state == .leased && h.job(ids[0]).attempts == 2)
+        again(.delivered("apns-3"))
+        while h.worker.outcomeCounts.delivered < 2 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(try ids.allSatisfy { try h.job($0).state == .done })
     }
 
     @Test func leasesLeftByADeadProcessAreReleasedAtStart() async throws {

@@ -98,6 +98,7 @@ struct FaultyStorage: Storage {
     let faults: StorageFaults
 
     var serializesWrites: Bool { base.serializesWrites }
+    var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {

@@ -204,6 +204,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     let storage: any Storage
     /// `storage.serializesWrites`, read once.
     let serializesWrites: Bool
+    /// `storage.jobClaimHorizon`, read once: when a claim can find nothing, the claim after a send
+    /// is left out (nil: always made).
+    let claimHorizon: JobClaimHorizon?
     let providers: PushProviders
     let presence: (any PresenceStore)?
     let clock: any Clock
@@ -294,6 +297,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 }) {
         self.storage = storage
         self.serializesWrites = storage.serializesWrites
+        self.claimHorizon = storage.jobClaimHorizon.flatMap { $0.kind == DeliveryJobPayload.kind ? $0 : nil }
         self.providers = providers
         self.presence = presence
         self.clock = clock
@@ -420,6 +424,8 @@ public final class DeliveryWorker: @unchecked Sendable {
                     queue.async { [self] in
                         switch result {
                         case .failure(let error):
+                            // Its claim may have set the horizon from rows it rolled back.
+                            claimHorizon?.forget()
                             completion(.failure(error))
                         case .success(let (claimed, generation)):
                             noteClaim(claimed, limit: limit)

@@ -60,11 +60,20 @@ public protocol Storage: Sendable {
     /// SQLite's): a unit then sees every earlier unit's changes and none of a later one's.
     /// `DeliveryWorker` relies on it to skip a device's second read (`PushAudienceChange`).
     var serializesWrites: Bool { get }
+
+    /// The time before which no `push.deliver` job can be due, when the adapter keeps it (every
+    /// write through this process's one writer, SQLite); nil: not kept, so every claim is made
+    /// (PostgreSQL: other nodes queue jobs). `DeliveryWorker` reads it to leave out the claim after
+    /// a send that could find nothing (issue 17).
+    var jobClaimHorizon: JobClaimHorizon? { get }
 }
 
 extension Storage {
     /// Not known to: writes may run side by side (PostgreSQL's pool).
     public var serializesWrites: Bool { false }
+
+    /// Not kept: every claim is made.
+    public var jobClaimHorizon: JobClaimHorizon? { nil }
 
     /// An empty write unit, for adapters with nothing cheaper that proves a write (it still takes
     /// the write lock).

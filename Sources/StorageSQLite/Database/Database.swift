@@ -50,6 +50,9 @@ final class Database: Sendable {
     let appliedMigrations: [Int]
 
     private let writer: ConnectionWorker
+    /// Kept by the writer's job statements (`SQLiteConnection.claimHorizon`): this process's one
+    /// writer sees every write but another process's (issue 17).
+    let claimHorizon: JobClaimHorizon
     /// Where the units' end actions and completions run after their group's transaction ended,
     /// in the order the units ran (issue 17: they were ~12k instructions a notification of the
     /// writer's serial time, the choke point's one serial resource).
@@ -72,9 +75,11 @@ final class Database: Sendable {
     /// Whether `refusedForSpace` may be set: a group that stored rows skips its lock otherwise.
     private let spaceRefused = Atomic<Bool>(false)
 
-    private init(path: String, writer: ConnectionWorker, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
+    private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, readers: ReaderPool?, checkpointer: Checkpointer?,
+                 appliedMigrations: [Int]) {
         self.path = path
         self.writer = writer
+        self.claimHorizon = claimHorizon
         self.readers = readers
         self.checkpointer = checkpointer
         self.readerCount = readers?.workers.count ?? 0
@@ -124,8 +129,12 @@ final class Database: Sendable {
                                         pageSize: try writerConnection.pageSize(), busyTimeoutMilliseconds: busyTimeoutMS)
             checkpointer?.attach(to: writerConnection)
         }
+        // Set after the migrations: a job they change is due by the first claim, the bound being unknown until then.
+        let claimHorizon = JobClaimHorizon(kind: DeliveryJobPayload.kind)
+        writerConnection.claimHorizon = claimHorizon
         return Database(path: path,
                         writer: ConnectionWorker(label: "herald.storage.writer", connection: writerConnection),
+                        claimHorizon: claimHorizon,
                         readers: workers.isEmpty ? nil : ReaderPool(workers: workers),
                         checkpointer: checkpointer,
                         appliedMigrations: applied)

@@ -12,6 +12,7 @@ enum JobStore {
                         now: Int64) throws(SQLiteError) -> Int64 {
         try connection.run("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at) VALUES (?, ?, ?, 'queued', 0, ?, ?)",
                            [kind, payloadJSON, app, runAt, now])
+        noteDue(connection, kind: kind, at: runAt)
         return connection.lastInsertRowID
     }
 
@@ -30,6 +31,7 @@ enum JobStore {
             """, [kind, payloadJSON, app, now, leaseUntil])
         let id = connection.lastInsertRowID
         try LeaseFloor.leased(connection, id: id)
+        noteDue(connection, kind: kind, at: leaseUntil)
         return JobRecord(id: id, kind: kind, payloadJSON: payloadJSON, state: .leased, attempts: 1, runAt: now,
                          leaseUntil: leaseUntil, lastError: nil, createdAt: now, deadAt: nil, uncountedAttempts: 0, firstAttemptAt: now,
                          deadCause: nil, app: app)
@@ -105,7 +107,10 @@ enum JobStore {
                 e += 1
             }
         }
-        if due.isEmpty { return [] }
+        if due.isEmpty {
+            try noteClaim(connection, kind: kind, due: due, limit: limit, floor: floor, leaseUntil: now + leaseMilliseconds)
+            return []
+        }
         // No savepoint of its own: the `Database` writer's units roll back when their body throws,
         // so a partial claim is never committed, and a savepoint would add two statements a claim.
         // One statement checked out for the whole claim: a cache look-up hashes the SQL (~1.5k
@@ -116,8 +121,46 @@ enum JobStore {
         for job in due {
             try lease.run([job.leaseUntil, Int64(job.attempts), job.firstAttemptAt, job.id])
         }
+        try noteClaim(connection, kind: kind, due: due, limit: limit, floor: floor, leaseUntil: now + leaseMilliseconds)
         return due
     }
+
+    /// Tells the writer's claim horizon what a claim of `kind` saw, after its leases (issue 17): a
+    /// claim that took fewer than `limit` took every job due now, and sets the time the next job
+    /// left is due (`JobClaimHorizon`); a full one forgets it. The jobs this transaction leased at
+    /// insert below the floor are not in the floor's lease end: forgotten then too.
+    /// - Parameters:
+    ///   - floor: the committed lease floor the claim read.
+    ///   - leaseUntil: the lease end of the jobs it took (unix ms).
+    private static func noteClaim(_ connection: SQLiteConnection, kind: String, due: [JobRecord], limit: Int, floor: LeaseFloor.Committed,
+                                  leaseUntil: Int64) throws(SQLiteError) {
+        guard let horizon = connection.claimHorizon, horizon.kind == kind else { return }
+        guard due.count < limit, connection.pendingLeaseFloor.lowestLeased == nil else { return horizon.forget() }
+        let next: Int64 = try connection.queryOne(nextDueSQL, [kind])?[0] ?? .max
+        horizon.drained(nextDueAt: min(next, floor.leaseUntil, due.isEmpty ? .max : leaseUntil))
+    }
+
+    /// Notes in the writer's claim horizon that a job of `kind` may be due at `dueAt` (unix ms):
+    /// a job queued, or leased at insert until then.
+    private static func noteDue(_ connection: SQLiteConnection, kind: String, at dueAt: Int64) {
+        if let horizon = connection.claimHorizon, horizon.kind == kind { horizon.noteDue(at: dueAt) }
+    }
+
+    /// Notes in the writer's claim horizon that some job may be due at `dueAt` (unix ms), of a kind
+    /// the statement does not name (a retry, dead letters revived).
+    private static func noteAnyDue(_ connection: SQLiteConnection, at dueAt: Int64) {
+        connection.claimHorizon?.noteDue(at: dueAt)
+    }
+
+    /// The earliest due time of a kind's jobs in `jobs_due` (kind): queued ones by `run_at`,
+    /// claimed ones by their lease's end; NULL when there is none. Two seeks of the index, one
+    /// per state (its first entry in the kind's range), as `claim` reads them.
+    private static let nextDueSQL = """
+        SELECT min(coalesce((SELECT \(dueAt) FROM jobs INDEXED BY jobs_due WHERE state = 'queued' AND \(indexed) AND kind = ?1
+                             ORDER BY \(dueAt) LIMIT 1), 9223372036854775807),
+                   coalesce((SELECT \(dueAt) FROM jobs INDEXED BY jobs_due WHERE state = 'leased' AND \(indexed) AND kind = ?1
+                             ORDER BY \(dueAt) LIMIT 1), 9223372036854775807))
+        """
 
     /// The columns `claim` reads, in the order `claimed(_:kind:until:now:)` decodes them by index.
     private static let claimColumns = """
@@ -188,6 +231,7 @@ enum JobStore {
                 count += connection.changes
                 if connection.changes > 0 { try LeaseFloor.leftAny(connection) }
             }
+            if count > 0 { noteDue(connection, kind: kind, at: now) }
             return count
         }
     }
@@ -222,7 +266,9 @@ enum JobStore {
                             leased_at_insert = 0
             WHERE id = ? AND state = 'leased' AND attempts = ?
             """, [runAt, error, Int64(countsAttempt ? 0 : 1), lease.jobID, lease.attempt])
-        return try left(connection, lease, if: connection.changes > 0)
+        guard connection.changes > 0 else { return false }
+        noteAnyDue(connection, at: runAt)
+        return try left(connection, lease, if: true)
     }
 
     /// Gives a leased job up with its reason (a dead letter), at `now` (unix ms), keeping its
@@ -302,7 +348,9 @@ enum JobStore {
     /// - Returns: false when the job does not exist, is another app's, or is not dead.
     static func retryDead(_ connection: SQLiteConnection, id: Int64, app: String = "default", now: Int64) throws(SQLiteError) -> Bool {
         try connection.run("UPDATE jobs SET \(revived), run_at = ? WHERE id = ? AND app = ? AND state = 'dead'", [now, id, app])
-        return connection.changes > 0
+        guard connection.changes > 0 else { return false }
+        noteAnyDue(connection, at: now)
+        return true
     }
 
     /// Sends every dead job matching `filter` (its app's only) back to the queue with fresh attempts and retry
@@ -316,7 +364,9 @@ enum JobStore {
               AND (:provider IS NULL OR dead_provider = :provider) AND (:reason IS NULL OR dead_reason = :reason)
             """, [":now": now, ":app": filter.app.rawValue, ":kind": filter.kind, ":since": filter.deadSince, ":until": filter.deadUntil,
                    ":provider": filter.provider, ":reason": filter.reason])
-        return connection.changes
+        let revived = connection.changes
+        if revived > 0 { noteAnyDue(connection, at: now) }
+        return revived
     }
 
     /// `depth`'s count of the jobs in `jobs_due` by state: the index's pages alone. SQLite 3.40's

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import HeraldCore
 
 /// One SQLite connection (`sqlite3*`) with Herald's settings and a prepared-statement cache.
 ///
@@ -45,6 +46,9 @@ final class SQLiteConnection {
     var pendingLeaseFloor = LeaseFloor.Pending()
     /// The lease floor as last committed by this connection, or read; nil until first needed.
     var committedLeaseFloor: LeaseFloor.Committed?
+    /// The writer's bound on when a `push.deliver` claim can find a job (`JobStore` keeps it as it
+    /// queues, leases and claims); nil on readers and connections of their own (migrations).
+    var claimHorizon: JobClaimHorizon?
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
     private var commitHook: CommitHook?
 
