@@ -15,7 +15,7 @@ struct SessionRoutes {
     struct ExpiryBody: JSONBody {
         let expiresAt: Double?
         enum CodingKeys: String, CodingKey { case expires_at }
-        static let members = BodyMembers.object([("expires_at", .wholeNumber)])
+        static let members = BodyMembers.fields("expires_at")
         init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             guard container.contains(.expires_at) else {
