@@ -64,28 +64,33 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
             let leased = try storage.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 60_000, now: 1) }
             #expect(leased.map(\.id) == [ids.1])
             let found = try storage.readSync { tx in
-                (try AcknowledgedPushes.awaited(in: tx, app: "default", sessionID: "s1", eventIDs: ["x", "e1"]),
-                 try AcknowledgedPushes.awaited(in: tx, app: "default", sessionID: "s1", eventIDs: ["e2"]),
-                 try AcknowledgedPushes.awaited(in: tx, app: "default", sessionID: "s3", eventIDs: ["e1"]))
+                (try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["x", "e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e2"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s3", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u2", sessionID: "s1", eventIDs: ["e1"]))
             }
-            #expect(found == (true, false, false))
+            #expect(found == (true, false, false, false))
+            // Another user's token with the same sid and event id cancels nothing.
+            #expect(try storage.writeSync { tx in
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u2", sessionID: "s1", eventIDs: ["e1"], now: 2_000)
+            } == 0)
             let cancelled = try storage.writeSync { tx in
-                try AcknowledgedPushes.cancel(in: tx, app: "default", sessionID: "s1", eventIDs: ["e1"], now: 2_000)
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"], now: 2_000)
             }
             #expect(cancelled == 1)
             let after = try storage.readSync { tx in
                 (try tx.jobs.find(id: ids.0)?.state, try tx.jobs.find(id: ids.1)?.state, try tx.jobs.find(id: ids.2)?.state,
                  try tx.deliveries.list(notificationID: "n1").map(\.outcome),
-                 try AcknowledgedPushes.awaited(in: tx, app: "default", sessionID: "s1", eventIDs: ["e1"]),
-                 try AcknowledgedPushes.awaited(in: tx, app: "default", sessionID: "s2", eventIDs: ["e1"]),
-                 try AcknowledgedPushes.awaited(in: tx, app: "other", sessionID: "s1", eventIDs: ["e1"]))
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s2", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "other", userID: "u1", sessionID: "s1", eventIDs: ["e1"]))
             }
             #expect(after.0 == .done && after.1 == .leased && after.2 == .queued)
             #expect(after.3 == [.suppressedAcked])
             #expect(after.4 == false && after.5 && after.6)
             // Again: nothing left to cancel, nothing recorded twice.
             #expect(try storage.writeSync { tx in
-                try AcknowledgedPushes.cancel(in: tx, app: "default", sessionID: "s1", eventIDs: ["e1"], now: 3_000)
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"], now: 3_000)
             } == 0)
         }
     }

@@ -55,15 +55,15 @@ struct PresenceRoutes {
         presence.acknowledge(sessionID: sessionID, connectionID: nil,
                              userID: Presence.userKey(app: claims.app.rawValue, userID: claims.subject), ids: body.ids)
         let answer = HTTPResponse.json(200, "{\"acknowledged\":\(body.ids.count)}")
-        let storage = self.storage, app = claims.app.rawValue, ids = body.ids
+        let storage = self.storage, app = claims.app.rawValue, user = claims.subject, ids = body.ids
         // Answered only once a push waiting for these ids is cancelled in storage: the answer
         // promises the ack survives a restart (ADR 0025, SC-3). A read first, so an ack no push
         // waits for writes nothing.
         return .deferred { writer in
-            storage.read({ tx in try AcknowledgedPushes.awaited(in: tx, app: app, sessionID: sessionID, eventIDs: ids) }) { found in
+            storage.read({ tx in try AcknowledgedPushes.awaited(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids) }) { found in
                 guard case .success(true) = found else { return writer.complete(DatabaseResponder.response(found.map { _ in answer })) }
                 storage.write({ tx in
-                    try AcknowledgedPushes.cancel(in: tx, app: app, sessionID: sessionID, eventIDs: ids, now: unixMilliseconds())
+                    try AcknowledgedPushes.cancel(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids, now: unixMilliseconds())
                 }) { cancelled in
                     writer.complete(DatabaseResponder.response(cancelled.map { _ in answer }))
                 }

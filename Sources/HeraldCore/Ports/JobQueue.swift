@@ -17,6 +17,13 @@ public struct AwaitedAck: Sendable, Equatable {
         self.sessionID = sessionID
         self.eventID = eventID
     }
+
+    /// Whether a waiting job's payload is user `userID`'s push (its `origin.user_id`): adapters
+    /// check the few rows the index found here, not in SQL, where a malformed payload elsewhere
+    /// in the table could fail the statement.
+    public static func isUsers(_ userID: String, payloadJSON: String) -> Bool {
+        (try? DeliveryJobPayload.decode(payloadJSON))?.origin?.userID == userID
+    }
 }
 
 public protocol JobQueue {
@@ -31,14 +38,15 @@ public protocol JobQueue {
     @discardableResult
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64, awaiting ack: AwaitedAck) throws(StorageError) -> Int64
 
-    /// Whether a queued job of app `app` waits for session `sessionID`'s ack of one of
-    /// `eventIDs` (ADR 0025): a read through an index holding only such jobs.
-    func awaitsAck(app: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool
+    /// Whether a queued job of app `app` waits for user `userID`'s session `sessionID`'s ack of
+    /// one of `eventIDs` (ADR 0025): a read through an index holding only such jobs. The user is
+    /// the payload's `origin.user_id`: event ids are per user channel, and a sid is the app's to give.
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool
 
-    /// Marks done, with `note`, every queued job of app `app` waiting for session `sessionID`'s
-    /// ack of one of `eventIDs` (ADR 0025); a job already claimed is left to its worker.
+    /// Marks done, with `note`, every queued job of app `app` waiting for user `userID`'s session
+    /// `sessionID`'s ack of one of `eventIDs` (ADR 0025); a job already claimed is left to its worker.
     /// - Returns: the jobs as they were before (their payloads name the delivery record).
-    func cancelAcknowledged(app: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord]
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord]
 
     /// Adds a job of app `app` already leased to the caller's worker (ADR 0007): the row a claim
     /// at `now` would leave (`leased`, attempt 1, first attempt and due at `now`), leased until

@@ -44,27 +44,38 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
-    /// One probe of `jobs_awaiting_ack` per id (ADR 0025).
-    func awaitsAck(app: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
+    /// The queued jobs waiting for one session's ack of one event (ADR 0025), through
+    /// `jobs_awaiting_ack`: `ack_event_id = $3` implies the index's condition.
+    static let awaitingAckSQL = """
+        SELECT * FROM jobs WHERE app = $1::text AND ack_session = $2::text AND ack_event_id = $3::text AND state = 'queued'
+        """
+
+    /// One probe of `jobs_awaiting_ack` per id (ADR 0025); the user checked on the rows found.
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
         try mapped {
-            for eventID in eventIDs where try connection.queryOne("""
-                SELECT 1 FROM jobs WHERE app = $1::text AND ack_session = $2::text AND ack_event_id = $3::text AND state = 'queued' LIMIT 1
-                """, [app, sessionID, eventID]) != nil {
-                return true
+            for eventID in eventIDs {
+                for row in try connection.query(Self.awaitingAckSQL, [app, sessionID, eventID])
+                where AwaitedAck.isUsers(userID, payloadJSON: try row.value("payload_json")) {
+                    return true
+                }
             }
             return false
         }
     }
 
     /// Only queued rows: a claimed job is past its window and its worker's (ADR 0025).
-    func cancelAcknowledged(app: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
         try mapped {
             var cancelled: [JobRecord] = []
             for eventID in eventIDs {
-                cancelled += try connection.query("""
-                    UPDATE jobs SET state = 'done', last_error = $4::text
-                    WHERE app = $1::text AND ack_session = $2::text AND ack_event_id = $3::text AND state = 'queued' RETURNING *
-                    """, [app, sessionID, eventID, note]).map(JobRecord.init(row:))
+                for row in try connection.query(Self.awaitingAckSQL + " FOR UPDATE", [app, sessionID, eventID]) {
+                    let job = try JobRecord(row: row)
+                    guard AwaitedAck.isUsers(userID, payloadJSON: job.payloadJSON) else { continue }
+                    if try connection.run("UPDATE jobs SET state = 'done', last_error = $2::text WHERE id = $1::bigint AND state = 'queued'",
+                                          [job.id, note]) > 0 {
+                        cancelled.append(job)
+                    }
+                }
             }
             return cancelled
         }

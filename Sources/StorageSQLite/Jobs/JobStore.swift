@@ -302,24 +302,29 @@ enum JobStore {
         } > 0
     }
 
-    /// Whether a queued job of `app` waits for `sessionID`'s ack of one of `eventIDs` (ADR 0025):
-    /// one probe of `jobs_awaiting_ack` per id (`ack_event_id = ?` implies the index's condition).
-    static func awaitsAck(_ connection: SQLiteConnection, app: String, sessionID: String, eventIDs: [String]) throws(SQLiteError) -> Bool {
-        for eventID in eventIDs where try connection.queryOne(awaitingAckSQL + " LIMIT 1", [app, sessionID, eventID]) != nil {
-            return true
+    /// Whether a queued job of `app` waits for `userID`'s session `sessionID`'s ack of one of
+    /// `eventIDs` (ADR 0025): one probe of `jobs_awaiting_ack` per id (`ack_event_id = ?` implies
+    /// the index's condition); the user is checked on the few rows found.
+    static func awaitsAck(_ connection: SQLiteConnection, app: String, userID: String, sessionID: String,
+                          eventIDs: [String]) throws(SQLiteError) -> Bool {
+        for eventID in eventIDs {
+            for row in try connection.query(awaitingAckSQL, [app, sessionID, eventID])
+            where AwaitedAck.isUsers(userID, payloadJSON: try row["payload_json", as: String.self]) {
+                return true
+            }
         }
         return false
     }
 
-    /// Marks done, with `note`, the queued jobs of `app` waiting for `sessionID`'s ack of one of
+    /// Marks done, with `note`, the queued jobs of `app` waiting for `userID`'s session `sessionID`'s ack of one of
     /// `eventIDs` (ADR 0025). - Returns: the jobs cancelled, as they were before.
-    static func cancelAcknowledged(_ connection: SQLiteConnection, app: String, sessionID: String, eventIDs: [String],
+    static func cancelAcknowledged(_ connection: SQLiteConnection, app: String, userID: String, sessionID: String, eventIDs: [String],
                                    note: String) throws(SQLiteError) -> [JobRecord] {
         var cancelled: [JobRecord] = []
         for eventID in eventIDs {
             for row in try connection.query(awaitingAckSQL, [app, sessionID, eventID]) {
                 let job = try JobRecord(row: row)
-                if try cancel(connection, id: job.id, reason: note) { cancelled.append(job) }
+                if AwaitedAck.isUsers(userID, payloadJSON: job.payloadJSON), try cancel(connection, id: job.id, reason: note) { cancelled.append(job) }
             }
         }
         return cancelled

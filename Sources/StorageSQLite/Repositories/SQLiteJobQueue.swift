@@ -16,13 +16,15 @@ struct SQLiteJobQueue: JobQueue {
         }
     }
 
-    func awaitsAck(app: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try JobStore.awaitsAck(connection, app: app, sessionID: sessionID, eventIDs: eventIDs) }
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.awaitsAck(connection, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs)
+        }
     }
 
-    func cancelAcknowledged(app: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
         try mapped { () throws(SQLiteError) in
-            try JobStore.cancelAcknowledged(connection, app: app, sessionID: sessionID, eventIDs: eventIDs, note: note)
+            try JobStore.cancelAcknowledged(connection, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs, note: note)
         }
     }
 
