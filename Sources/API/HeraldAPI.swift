@@ -36,7 +36,7 @@ public enum HeraldAPI {
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &table)
         WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)
-        let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence)
+        let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence, storage: database)
         presenceRoutes.register(in: &table)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker, pacer: node).register(in: &table)
         DeviceRoutes(authenticator: authenticator, responder: responder, providers: configuration.pushProviders,

@@ -44,7 +44,7 @@ struct DemoRoutesTests {
                                                                   providers: nil, catalog: .empty),
                                                presence: node.presence, push: nil)
         return DemoRoutes(authenticator: authenticator, directory: directory, notifications: notifications,
-                          presence: PresenceRoutes(authenticator: authenticator, presence: node.presence), pushDouble: nil)
+                          presence: PresenceRoutes(authenticator: authenticator, presence: node.presence, storage: database), pushDouble: nil)
     }
 
     /// Runs a route result to its response (waiting for a deferred one).

@@ -232,6 +232,15 @@ private struct FaultyJobs: JobQueue {
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64 {
         try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now)
     }
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64, awaiting ack: AwaitedAck) throws(StorageError) -> Int64 {
+        try base.enqueue(kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now, awaiting: ack)
+    }
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
+        try base.awaitsAck(app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs)
+    }
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
+        try base.cancelAcknowledged(app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs, note: note)
+    }
     func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {
         try base.enqueueLeased(kind: kind, payloadJSON: payloadJSON, app: app, leaseUntil: leaseUntil, now: now)
     }

@@ -38,6 +38,63 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
         #expect(PostgresServer.shared != nil)
     }
 
+    /// ADR 0025: an ack finds, by app, session and event, only the queued jobs waiting for it, and
+    /// cancelling them records `suppressed_acked`; a claimed job, another session's or app's, and
+    /// a job waiting for nothing are left alone.
+    @Test(arguments: Engine.available)
+    func anAckCancelsOnlyTheQueuedJobsWaitingForIt(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            @Sendable func payload(_ session: String) throws -> String {
+                try DeliveryJobPayload(deviceID: "d-\(session)", apnsID: .random(), notification: PushNotification(title: "t", body: "b"),
+                                       origin: .init(notificationID: "n1", userID: "u1", sessionID: session, ackEventID: "e1")).jsonText()
+            }
+            let ids = try storage.writeSync { tx in
+                _ = try tx.notifications.insert(note("n1"))
+                let waiting = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: try payload("s1"), app: "default", runAt: 5_000, now: 1_000,
+                                                  awaiting: AwaitedAck(sessionID: "s1", eventID: "e1"))
+                let claimed = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: try payload("s1"), app: "default", runAt: 0, now: 0,
+                                                  awaiting: AwaitedAck(sessionID: "s1", eventID: "e1"))
+                _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: try payload("s2"), app: "default", runAt: 5_000, now: 1_000,
+                                        awaiting: AwaitedAck(sessionID: "s2", eventID: "e1"))
+                _ = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: try payload("s1"), app: "other", runAt: 5_000, now: 1_000,
+                                        awaiting: AwaitedAck(sessionID: "s1", eventID: "e1"))
+                let plain = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: try payload("s1"), app: "default", runAt: 5_000, now: 1_000)
+                return (waiting, claimed, plain)
+            }
+            let leased = try storage.writeSync { tx in try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 60_000, now: 1) }
+            #expect(leased.map(\.id) == [ids.1])
+            let found = try storage.readSync { tx in
+                (try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["x", "e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e2"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s3", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u2", sessionID: "s1", eventIDs: ["e1"]))
+            }
+            #expect(found == (true, false, false, false))
+            // Another user's token with the same sid and event id cancels nothing.
+            #expect(try storage.writeSync { tx in
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u2", sessionID: "s1", eventIDs: ["e1"], now: 2_000)
+            } == 0)
+            let cancelled = try storage.writeSync { tx in
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"], now: 2_000)
+            }
+            #expect(cancelled == 1)
+            let after = try storage.readSync { tx in
+                (try tx.jobs.find(id: ids.0)?.state, try tx.jobs.find(id: ids.1)?.state, try tx.jobs.find(id: ids.2)?.state,
+                 try tx.deliveries.list(notificationID: "n1").map(\.outcome),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "default", userID: "u1", sessionID: "s2", eventIDs: ["e1"]),
+                 try AcknowledgedPushes.awaited(in: tx, app: "other", userID: "u1", sessionID: "s1", eventIDs: ["e1"]))
+            }
+            #expect(after.0 == .done && after.1 == .leased && after.2 == .queued)
+            #expect(after.3 == [.suppressedAcked])
+            #expect(after.4 == false && after.5 && after.6)
+            // Again: nothing left to cancel, nothing recorded twice.
+            #expect(try storage.writeSync { tx in
+                try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"], now: 3_000)
+            } == 0)
+        }
+    }
+
     @Test(arguments: Engine.available)
     func aWriteUnitCommitsTogetherOrNotAtAll(engine: Engine) throws {
         try withStorage(engine) { storage in

@@ -19,13 +19,30 @@ import Testing
             """, [":id": id, ":sid": sid, ":platform": platform, ":token": token])
     }
 
+    /// Migration 23 (ADR 0025): an ack's lookup is a probe of the partial index, which holds only
+    /// jobs waiting for an ack (a plain job adds no entry).
+    @Test func anAcksLookupProbesTheIndexOfJobsWaitingForAnAck() throws {
+        let conn = try migrated()
+        try conn.run("INSERT INTO jobs (kind, payload_json, state, run_at, created_at) VALUES ('push.deliver', '{}', 'queued', 1, 1)")
+        try conn.run("""
+            INSERT INTO jobs (kind, payload_json, state, run_at, created_at, ack_session, ack_event_id)
+            VALUES ('push.deliver', '{}', 'queued', 1, 1, 's1', 'e1')
+            """)
+        let plan = try conn.query("""
+            EXPLAIN QUERY PLAN SELECT * FROM jobs WHERE app = ? AND ack_session = ? AND ack_event_id = ? AND state = 'queued'
+            """, ["default", "s1", "e1"]).map { try $0[3, as: String.self] }.joined(separator: "; ")
+        #expect(plan.contains("USING INDEX jobs_awaiting_ack"), "\(plan)")
+        let entries = try conn.queryOne("SELECT count(*) FROM jobs INDEXED BY jobs_awaiting_ack WHERE ack_event_id IS NOT NULL")
+        #expect(try entries?[0, as: Int64.self] == 1)
+    }
+
     @Test func createsTablesAndIndexes() throws {
         let conn = try migrated()
         let names = try conn.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
             .map { try $0[0, as: String.self] }
         #expect(names == ["app_server_keys", "app_server_keys_app", "apps", "deliveries", "deliveries_delivery_id", "deliveries_notification", "devices", "devices_app_provider_token", "devices_app_sid",
                           "devices_last_seen_at", "devices_user_id", "idempotency_keys", "idempotency_keys_created_at", "job_counts", "job_lease_floor", "jobs",
-                          "jobs_due", "notification_plans", "notifications", "notifications_inbox",
+                          "jobs_awaiting_ack", "jobs_due", "notification_plans", "notifications", "notifications_inbox",
                           "notifications_unplanned", "notifications_unread", "notifications_untimed_created_at",
                           "notifications_untimed_plan", "push_preferences", "push_preferences_switched_off", "scope_members",
                           "scope_members_user", "sessions", "storage_probe", "users"])

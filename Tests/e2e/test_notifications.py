@@ -9,6 +9,7 @@ with bounded timeouts.
 import json
 import os
 import random
+import signal
 import sys
 import time
 import uuid
@@ -225,6 +226,41 @@ def test_unless_acked_pushes_without_an_ack_and_not_with_one(h, provider_double)
     wait_outcome(h, n["id"], phone.device_id, {"sent"})
     assert time.monotonic() - started >= 0.6
     assert len(phone.requests(provider_double)) == 1
+
+
+def test_an_answered_ack_survives_kill_9_inside_the_window(h, provider_double):
+    """ADR 0025 (fresh13, SC-3): `POST /v1/me/acks` answered 200, then `kill -9` and a restart
+    before the ack window ends: the push is not sent. The ack used to live in memory only."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    live = phone.stream()
+    n = notify(h, [user], push={"policy": "unless_acked", "ack_window_ms": 2000})["notifications"][0]
+    event = live.expect("notification.created")
+    r = HTTP.post(h.url("/v1/me/acks"), json={"ids": [event.id]}, headers=auth(phone.access))
+    assert r.status_code == 200 and r.json() == {"acknowledged": 1}, r.text
+    # Recorded before the answer, not when the window ends.
+    record = deliveries(h, n["id"])
+    assert outcome_of(record, phone.device_id) == "suppressed_acked", record
+    h.stop(sig=signal.SIGKILL)
+    h.start()
+    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+    r = HTTP.get(h.url("/v1/jobs"), params={"state": "queued"}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["jobs"] == [], r.text
+    # A later push due after the acked one's window is sent; the worker takes jobs in due order,
+    # so the acked one would have gone first.
+    later = notify(h, [user], push={"policy": "unless_acked", "ack_window_ms": 2500})["notifications"][0]
+    wait_outcome(h, later["id"], phone.device_id, {"sent"})
+    assert len(phone.requests(provider_double)) == 1
+    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+
+
+def test_an_ack_of_an_event_no_push_waits_for_is_answered(h, provider_double):
+    """An ack naming no waiting push (an unknown id, or a push already cancelled) answers as
+    before and changes nothing (ADR 0025: no write)."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+    r = HTTP.post(h.url("/v1/me/acks"), json={"ids": ["no-such-event", "1-0"]}, headers=auth(phone.access))
+    assert r.status_code == 200 and r.json() == {"acknowledged": 2}, r.text
 
 
 def test_expired_notifications_are_never_sent(h, provider_double):

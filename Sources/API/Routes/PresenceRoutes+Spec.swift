@@ -21,15 +21,17 @@ extension PresenceRoutes {
         static let acknowledge = RouteSpec(
             .post, "/v1/me/acks", auth: .accessToken, operationID: "acknowledge",
             tags: ["client"], summary: "Acknowledge received events",
+            description: "Answered once every `unless_acked` push still waiting for one of the ids (the session's devices) is cancelled in storage and recorded `suppressed_acked`, so an answered ack holds across a restart (ADR 0025).",
             requestBody: .json(.ref("AcksRequest")),
             responses: [
-                200: .json("Recorded (the session keeps its most recent 256 acks).", .ref("AcksResult")),
+                200: .json("Recorded (the session keeps its most recent 256 acks in memory; waiting pushes are cancelled in storage).", .ref("AcksResult")),
                 400: .invalidRequest,
                 401: .invalidToken,
                 403: .sessionRequired,
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
+                503: .storageUnavailable,
             ])
 
         static let channelPresence = RouteSpec(

@@ -6,6 +6,8 @@ import Realtime
 struct PresenceRoutes {
     let authenticator: Authenticator
     let presence: any PresenceStore
+    /// Where a planned `unless_acked` push waits: an ack cancels it there (ADR 0025).
+    let storage: any Storage
 
     struct StateBody: JSONBody {
         let state: String
@@ -52,7 +54,21 @@ struct PresenceRoutes {
         }
         presence.acknowledge(sessionID: sessionID, connectionID: nil,
                              userID: Presence.userKey(app: claims.app.rawValue, userID: claims.subject), ids: body.ids)
-        return .response(.json(200, "{\"acknowledged\":\(body.ids.count)}"))
+        let answer = HTTPResponse.json(200, "{\"acknowledged\":\(body.ids.count)}")
+        let storage = self.storage, app = claims.app.rawValue, user = claims.subject, ids = body.ids
+        // Answered only once a push waiting for these ids is cancelled in storage: the answer
+        // promises the ack survives a restart (ADR 0025, SC-3). A read first, so an ack no push
+        // waits for writes nothing.
+        return .deferred { writer in
+            storage.read({ tx in try AcknowledgedPushes.awaited(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids) }) { found in
+                guard case .success(true) = found else { return writer.complete(DatabaseResponder.response(found.map { _ in answer })) }
+                storage.write({ tx in
+                    try AcknowledgedPushes.cancel(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids, now: unixMilliseconds())
+                }) { cancelled in
+                    writer.complete(DatabaseResponder.response(cancelled.map { _ in answer }))
+                }
+            }
+        }
     }
 
     /// `GET /v1/channels/{name}/presence` (server key).

@@ -7,11 +7,46 @@
 /// while the job is still leased under it, so a worker whose lease ran out cannot record an
 /// outcome for a job another claim took over. Those three return false instead; the caller then
 /// records nothing (throwing rolls back its unit of work).
+/// What a planned `unless_acked` push waits for (NO-2, ADR 0025): session `sessionID`'s ack of
+/// the live event `eventID` (1-64 bytes, the id `POST /v1/me/acks` names).
+public struct AwaitedAck: Sendable, Equatable {
+    public let sessionID: String
+    public let eventID: String
+
+    public init(sessionID: String, eventID: String) {
+        self.sessionID = sessionID
+        self.eventID = eventID
+    }
+
+    /// Whether a waiting job's payload is user `userID`'s push (its `origin.user_id`): adapters
+    /// check the few rows the index found here, not in SQL, where a malformed payload elsewhere
+    /// in the table could fail the statement.
+    public static func isUsers(_ userID: String, payloadJSON: String) -> Bool {
+        (try? DeliveryJobPayload.decode(payloadJSON))?.origin?.userID == userID
+    }
+}
+
 public protocol JobQueue {
     /// Adds a job of app `app` (the device's, ADR 0006: its server key lists and retries it),
     /// due at `runAt`. - Returns: its id.
     @discardableResult
     func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64) throws(StorageError) -> Int64
+
+    /// `enqueue(kind:payloadJSON:app:runAt:now:)` for a job that waits for `ack` (NO-2
+    /// `unless_acked`, ADR 0025): found by `awaitsAck` and cancelled by `cancelAcknowledged`
+    /// while it is queued. - Returns: its id.
+    @discardableResult
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64, awaiting ack: AwaitedAck) throws(StorageError) -> Int64
+
+    /// Whether a queued job of app `app` waits for user `userID`'s session `sessionID`'s ack of
+    /// one of `eventIDs` (ADR 0025): a read through an index holding only such jobs. The user is
+    /// the payload's `origin.user_id`: event ids are per user channel, and a sid is the app's to give.
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool
+
+    /// Marks done, with `note`, every queued job of app `app` waiting for user `userID`'s session
+    /// `sessionID`'s ack of one of `eventIDs` (ADR 0025); a job already claimed is left to its worker.
+    /// - Returns: the jobs as they were before (their payloads name the delivery record).
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord]
 
     /// Adds a job of app `app` already leased to the caller's worker (ADR 0007): the row a claim
     /// at `now` would leave (`leased`, attempt 1, first attempt and due at `now`), leased until

@@ -31,6 +31,56 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64, awaiting ack: AwaitedAck) throws(StorageError) -> Int64 {
+        try mapped {
+            guard let row = try connection.queryOne("""
+                INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at, ack_session, ack_event_id)
+                VALUES ($1::text, $2::text, $5::text, 'queued', 0, $3::bigint, $4::bigint, $6::text, $7::text) RETURNING id
+                """, [kind, payloadJSON, runAt, now, app, ack.sessionID, ack.eventID]) else {
+                throw PostgresError.misuse(message: "INSERT … RETURNING gave no row")
+            }
+            _ = try connection.query("SELECT pg_notify('\(Self.channel)', $1::text)", [kind])
+            return try row.value("id")
+        }
+    }
+
+    /// The queued jobs waiting for one session's ack of one event (ADR 0025), through
+    /// `jobs_awaiting_ack`: `ack_event_id = $3` implies the index's condition.
+    static let awaitingAckSQL = """
+        SELECT * FROM jobs WHERE app = $1::text AND ack_session = $2::text AND ack_event_id = $3::text AND state = 'queued'
+        """
+
+    /// One probe of `jobs_awaiting_ack` per id (ADR 0025); the user checked on the rows found.
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
+        try mapped {
+            for eventID in eventIDs {
+                for row in try connection.query(Self.awaitingAckSQL, [app, sessionID, eventID])
+                where AwaitedAck.isUsers(userID, payloadJSON: try row.value("payload_json")) {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    /// Only queued rows: a claimed job is past its window and its worker's (ADR 0025).
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
+        try mapped {
+            var cancelled: [JobRecord] = []
+            for eventID in eventIDs {
+                for row in try connection.query(Self.awaitingAckSQL + " FOR UPDATE", [app, sessionID, eventID]) {
+                    let job = try JobRecord(row: row)
+                    guard AwaitedAck.isUsers(userID, payloadJSON: job.payloadJSON) else { continue }
+                    if try connection.run("UPDATE jobs SET state = 'done', last_error = $2::text WHERE id = $1::bigint AND state = 'queued'",
+                                          [job.id, note]) > 0 {
+                        cancelled.append(job)
+                    }
+                }
+            }
+            return cancelled
+        }
+    }
+
     /// Leased to this node (`locked_by`) from the start, so its fenced outcome is this node's to
     /// record; no `NOTIFY`: nobody else is to claim it (ADR 0007).
     func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {

@@ -256,5 +256,12 @@ enum PostgresSchema {
             CREATE INDEX devices_app_sid ON devices (app, sid);
             DROP INDEX sessions_app;
             """),
+        PostgresMigration(version: 15, name: "jobs waiting for an ack", sql: """
+            -- ADR 0025, as SQLite's 23: an `unless_acked` push's job names the session and event it
+            -- waits for, found by `POST /v1/me/acks` through a partial index (NULL otherwise).
+            ALTER TABLE jobs ADD COLUMN ack_session TEXT;
+            ALTER TABLE jobs ADD COLUMN ack_event_id TEXT;
+            CREATE INDEX jobs_awaiting_ack ON jobs (app, ack_session, ack_event_id) WHERE ack_event_id IS NOT NULL;
+            """),
     ]
 }

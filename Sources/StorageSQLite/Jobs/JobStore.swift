@@ -8,10 +8,18 @@ enum JobStore {
     ///   - runAt: unix ms at which it becomes due.
     ///   - now: unix ms.
     @discardableResult
+    ///   - ack: what the job waits for (ADR 0025); nil: nothing, no entry in `jobs_awaiting_ack`.
     static func enqueue(_ connection: SQLiteConnection, kind: String, payloadJSON: String, app: String = "default", runAt: Int64,
-                        now: Int64) throws(SQLiteError) -> Int64 {
-        try connection.run("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at) VALUES (?, ?, ?, 'queued', 0, ?, ?)",
-                           [kind, payloadJSON, app, runAt, now])
+                        now: Int64, awaiting ack: AwaitedAck? = nil) throws(SQLiteError) -> Int64 {
+        if let ack {
+            try connection.run("""
+                INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at, ack_session, ack_event_id)
+                VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?)
+                """, [kind, payloadJSON, app, runAt, now, ack.sessionID, ack.eventID])
+        } else {
+            try connection.run("INSERT INTO jobs (kind, payload_json, app, state, attempts, run_at, created_at) VALUES (?, ?, ?, 'queued', 0, ?, ?)",
+                               [kind, payloadJSON, app, runAt, now])
+        }
         noteDue(connection, kind: kind, at: runAt)
         return connection.lastInsertRowID
     }
@@ -293,6 +301,36 @@ enum JobStore {
             return connection.changes
         } > 0
     }
+
+    /// Whether a queued job of `app` waits for `userID`'s session `sessionID`'s ack of one of
+    /// `eventIDs` (ADR 0025): one probe of `jobs_awaiting_ack` per id (`ack_event_id = ?` implies
+    /// the index's condition); the user is checked on the few rows found.
+    static func awaitsAck(_ connection: SQLiteConnection, app: String, userID: String, sessionID: String,
+                          eventIDs: [String]) throws(SQLiteError) -> Bool {
+        for eventID in eventIDs {
+            for row in try connection.query(awaitingAckSQL, [app, sessionID, eventID])
+            where AwaitedAck.isUsers(userID, payloadJSON: try row["payload_json", as: String.self]) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Marks done, with `note`, the queued jobs of `app` waiting for `userID`'s session `sessionID`'s ack of one of
+    /// `eventIDs` (ADR 0025). - Returns: the jobs cancelled, as they were before.
+    static func cancelAcknowledged(_ connection: SQLiteConnection, app: String, userID: String, sessionID: String, eventIDs: [String],
+                                   note: String) throws(SQLiteError) -> [JobRecord] {
+        var cancelled: [JobRecord] = []
+        for eventID in eventIDs {
+            for row in try connection.query(awaitingAckSQL, [app, sessionID, eventID]) {
+                let job = try JobRecord(row: row)
+                if AwaitedAck.isUsers(userID, payloadJSON: job.payloadJSON), try cancel(connection, id: job.id, reason: note) { cancelled.append(job) }
+            }
+        }
+        return cancelled
+    }
+
+    private static let awaitingAckSQL = "SELECT * FROM jobs WHERE app = ? AND ack_session = ? AND ack_event_id = ? AND state = 'queued'"
 
     /// A job by id, any app's (the queue's own bookkeeping and tests).
     static func find(_ connection: SQLiteConnection, id: Int64) throws(SQLiteError) -> JobRecord? {

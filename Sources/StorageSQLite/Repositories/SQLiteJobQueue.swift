@@ -10,6 +10,24 @@ struct SQLiteJobQueue: JobQueue {
         }
     }
 
+    func enqueue(kind: String, payloadJSON: String, app: String, runAt: Int64, now: Int64, awaiting ack: AwaitedAck) throws(StorageError) -> Int64 {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.enqueue(connection, kind: kind, payloadJSON: payloadJSON, app: app, runAt: runAt, now: now, awaiting: ack)
+        }
+    }
+
+    func awaitsAck(app: String, userID: String, sessionID: String, eventIDs: [String]) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.awaitsAck(connection, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs)
+        }
+    }
+
+    func cancelAcknowledged(app: String, userID: String, sessionID: String, eventIDs: [String], note: String) throws(StorageError) -> [JobRecord] {
+        try mapped { () throws(SQLiteError) in
+            try JobStore.cancelAcknowledged(connection, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs, note: note)
+        }
+    }
+
     func enqueueLeased(kind: String, payloadJSON: String, app: String, leaseUntil: Int64, now: Int64) throws(StorageError) -> JobRecord {
         try mapped { () throws(SQLiteError) in
             try JobStore.enqueueLeased(connection, kind: kind, payloadJSON: payloadJSON, app: app, leaseUntil: leaseUntil, now: now)

@@ -471,6 +471,14 @@ enum HeraldSchema {
             CREATE INDEX devices_last_seen_at ON devices (last_seen_at);
             CREATE UNIQUE INDEX devices_app_provider_token ON devices (app, provider, token);
             """),
+        Migration(version: 23, name: "jobs waiting for an ack", sql: """
+            -- ADR 0025. An `unless_acked` push's job names the session and event it waits for, so
+            -- `POST /v1/me/acks` finds it in storage and cancels it before answering: an answered
+            -- ack survives a restart. Only such jobs have an entry in the index (NULL otherwise).
+            ALTER TABLE jobs ADD COLUMN ack_session TEXT;
+            ALTER TABLE jobs ADD COLUMN ack_event_id TEXT;
+            CREATE INDEX jobs_awaiting_ack ON jobs (app, ack_session, ack_event_id) WHERE ack_event_id IS NOT NULL;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every

@@ -138,7 +138,13 @@ extension Notifier {
                     let payload = DeliveryJobPayload(deviceID: device.id, apnsID: .random(), notification: notification, origin: .init(
                         notificationID: record.id, userID: record.userID, sessionID: device.sessionID, ackEventID: ackEventID, deliveryID: deliveryID))
                     let jobID: Int64
-                    if let worker {
+                    if let ackEventID, let sessionID = device.sessionID, runAt > now {
+                        // Waits for its session's ack: stored with what it waits for, so an
+                        // answered ack cancels it in storage, whatever restarts (ADR 0025).
+                        jobID = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), app: device.app, runAt: runAt,
+                                                    now: now, awaiting: AwaitedAck(sessionID: sessionID, eventID: ackEventID))
+                        outcome.queuedForClaim += 1
+                    } else if let worker {
                         // Leased to this node's worker and handed over after the commit when it
                         // has room: no claim, no second device read (ADR 0007).
                         let enqueued = try worker.enqueueReportingLease(payload, device: device, app: device.app, runAt: runAt, now: now, in: tx,

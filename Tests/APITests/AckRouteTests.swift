@@ -1,0 +1,27 @@
+import Foundation
+import HeraldCore
+import RealtimeMemory
+import Testing
+
+@testable import API
+@testable import Realtime
+
+/// ADR 0025: `POST /v1/me/acks` answers only once storage has been asked for the pushes waiting
+/// for the ack; storage that cannot answer gives 503, and the ack is still held in memory.
+@Suite("Ack route")
+struct AckRouteTests {
+    @Test func storageThatCannotAnswerGives503AndTheAckIsStillHeldInMemory() throws {
+        let authenticator = try AppRoutingTests.directory([])
+        let presence = MemoryPresenceStore()
+        let routes = PresenceRoutes(authenticator: authenticator, presence: presence, storage: UnavailableStorage())
+        let token = AppRoutingTests.token(AppRoutingTests.claims(), hs256: AppRoutingTests.defaultSecret)
+        let request = HTTPRequest(method: .post, target: "/v1/me/acks",
+                                  headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)"],
+                                  body: Array(#"{"ids":["e1"]}"#.utf8))
+        let response = try DemoRoutesTests.response(try routes.acknowledge(
+            RequestContext(request: request, pathParameters: [:], remoteAddress: "127.0.0.1", loopIndex: 0)))
+        #expect(response.status == 503)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("storage_unavailable"))
+        #expect(presence.hasAcknowledged(userID: Presence.userKey(app: "default", userID: "carol"), sessionID: "s1", id: "e1"))
+    }
+}
