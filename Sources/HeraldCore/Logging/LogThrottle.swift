@@ -15,9 +15,13 @@ public struct LogThrottle: Sendable {
     }
 
     /// Whether to log an occurrence at `now` (monotonic ns).
+    ///
+    /// A `now` before the last line's counts as inside the interval: owners shared by threads read
+    /// the clock before taking their lock, so a later reading can be admitted first (the HTTP
+    /// server's loops meeting EMFILE together logged twice in one interval through the wrap-around).
     /// - Returns: nil to stay quiet (counted), or how many were held back since the last line.
     public mutating func admit(now: UInt64) -> Int? {
-        if let last = lastLoggedAt, now &- last < intervalNanoseconds {
+        if let last = lastLoggedAt, now < last || now - last < intervalNanoseconds {
             held += 1
             return nil
         }
