@@ -1,12 +1,3 @@
-/// The durable job queue (PU-5), e.g. one `push.deliver` job per device. Part of a unit of work,
-/// so jobs commit with what made them (a plan's jobs with its planning). Times are unix ms.
-///
-/// A job is claimed with a lease: a worker that dies holding it leaves it due again once the
-/// lease passes, so a `kill -9` loses nothing. Each claim counts an attempt, and the record's
-/// `lease` (id + attempt) is the fencing token: `complete`, `retry` and `deadLetter` succeed only
-/// while the job is still leased under it, so a worker whose lease ran out cannot record an
-/// outcome for a job another claim took over. Those three return false instead; the caller then
-/// records nothing (throwing rolls back its unit of work).
 /// What a planned `unless_acked` push waits for (NO-2, ADR 0025): session `sessionID`'s ack of
 /// the live event `eventID` (1-64 bytes, the id `POST /v1/me/acks` names).
 public struct AwaitedAck: Sendable, Equatable {
@@ -26,6 +17,15 @@ public struct AwaitedAck: Sendable, Equatable {
     }
 }
 
+/// The durable job queue (PU-5), e.g. one `push.deliver` job per device. Part of a unit of work,
+/// so jobs commit with what made them (a plan's jobs with its planning). Times are unix ms.
+///
+/// A job is claimed with a lease: a worker that dies holding it leaves it due again once the
+/// lease passes, so a `kill -9` loses nothing. Each claim counts an attempt, and the record's
+/// `lease` (id + attempt) is the fencing token: `complete`, `retry` and `deadLetter` succeed only
+/// while the job is still leased under it, so a worker whose lease ran out cannot record an
+/// outcome for a job another claim took over. Those three return false instead; the caller then
+/// records nothing (throwing rolls back its unit of work).
 public protocol JobQueue {
     /// Adds a job of app `app` (the device's, ADR 0006: its server key lists and retries it),
     /// due at `runAt`. - Returns: its id.
