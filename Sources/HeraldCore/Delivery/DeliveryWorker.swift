@@ -634,7 +634,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         }
         if let origin, isAcknowledged(origin) {
             // NO-2 `unless_acked`: the session acknowledged the live event within its window.
-            skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: "acked", done: done)
+            skip(job, origin: origin, deviceID: payload.deviceID, outcome: .suppressedAcked, note: AcknowledgedPushes.note, done: done)
             return nil
         }
         return Prepared(job: job, payload: payload, generation: generation, owner: owner, done: done)

@@ -2,8 +2,8 @@
 /// planned pushes waiting for it, so a restart inside their window cannot send them. Presence
 /// keeps the ack too (the worker's check in the live case, and acks of events no push waits for).
 public enum AcknowledgedPushes {
-    /// The job's note and the delivery record's detail of a push cancelled by an ack; the
-    /// worker's own check writes the same note.
+    /// The job's note and the delivery record's detail of a push cancelled by an ack, here or by
+    /// the worker's in-memory check when the job comes due.
     static let note = "acked"
 
     /// Whether a queued push of app `app` waits for user `userID`'s (the `sub`) session
