@@ -148,6 +148,13 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
             try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "maybe"])
         }
         #expect(throws: PushCredentialError.self) { try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": "5000"]) }
+        // api14: digits only, as every numeric setting (`Int` read `+5` as 5).
+        for signed in ["+5", "-0", " +5"] {
+            #expect(throws: PushCredentialError.invalidValue(variable: "HERALD_EXPO_BATCH_MS",
+                                                             reason: "must be a whole number of ms in 0...1000, in digits only, got '\(signed.trimmingCharacters(in: .whitespaces))'")) {
+                try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": signed])
+            }
+        }
     }
 }
 
