@@ -43,6 +43,22 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         try #require(try json(ExpoRequestBuilder.message(for: notification, token: "ExponentPushToken[a]", now: now).bytes) as? [String: Any])
     }
 
+    /// api14: Expo's 4096 bytes are UTF-8 bytes of JSON (Expo's docs: the payload sent to Apple
+    /// and Google), so `é` counts 2, not the 6 of `\u00e9`: a 3,000-byte accented body goes whole,
+    /// and one over the limit is cut to fit in UTF-8 bytes, far longer than an escaped count allows.
+    @Test func aLongNonASCIIAlertIsCountedInUTF8Bytes() throws {
+        let whole = String(repeating: "é", count: 1500)
+        let sent = try message(PushNotification(title: "Pedido", body: whole))
+        #expect(sent["body"] as? String == whole)
+        let long = try message(PushNotification(title: "Pedido", body: String(repeating: "ã", count: 2100)))
+        let body = try #require(long["body"] as? String)
+        #expect(body.hasSuffix("…") && body.count > 1900, "cut to fit UTF-8 bytes: \(body.count) characters")
+        var rest = long
+        rest["to"] = nil
+        let bytes = try JSONSerialization.data(withJSONObject: rest).count   // Foundation writes non-ASCII as UTF-8
+        #expect(bytes <= ExpoRequestBuilder.maximumPayloadBytes && bytes > 4000, "\(bytes)")
+    }
+
     @Test func seed001AlertMapsEveryField() throws {
         var notification = PushNotification.seed001
         notification.priority = .urgent
