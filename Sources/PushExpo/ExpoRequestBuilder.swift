@@ -23,7 +23,11 @@ import PushHTTP
 /// notification's id (a resend replaces its first copy on Android); `collapseId` is the caller's
 /// collapse key only (ADR 0020). Keys sorted; absent fields omitted.
 public enum ExpoRequestBuilder {
-    /// Expo's limit on one message's payload, bytes.
+    /// Expo's limit on one message's payload, bytes: counted as the UTF-8 bytes of the message's
+    /// compact JSON without `to`, non-ASCII written as UTF-8 (`PushJSON`), not `\u` escapes. Expo's
+    /// docs (`sending-notifications`, `data` and the `MessageTooBig` error) limit "the total
+    /// notification payload sent to Apple and Google" to 4096 bytes, which those services count
+    /// as UTF-8 JSON; expo-server-sdk-node sends `JSON.stringify`'s UTF-8 and checks no size.
     public static let maximumPayloadBytes = 4096
     /// Most messages in one send request (more: `PUSH_TOO_MANY_NOTIFICATIONS`).
     public static let maximumMessagesPerRequest = 100

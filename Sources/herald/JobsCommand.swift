@@ -22,6 +22,13 @@ enum JobsCommand {
           CODE is a dead job's dead_reason (GET /v1/jobs?state=dead), e.g. ServiceUnavailable, UNAVAILABLE, transport_error.
         """
 
+    /// The `herald jobs` commands, listed when none (or an unknown one) is named.
+    static let commandsText = """
+        usage: herald jobs COMMAND [OPTIONS]
+          commands:
+            retry   queue dead jobs again (POST /v1/jobs/retry against HERALD_DATABASE)
+        """
+
     /// The exit status when the database is not at exactly this build's schema version: it runs
     /// beside a server without its lock (ADR 0017), so it never migrates (docs/operations.md).
     static let schemaMismatchExitStatus: Int32 = 4
@@ -31,7 +38,10 @@ enum JobsCommand {
     ///   4 the schema is not this build's (`schemaMismatchExitStatus`; nothing changed).
     static func run(arguments: [String]) -> Int32 {
         guard arguments.first == "retry" else {
-            return usage(arguments.first.map { "unknown jobs command '\($0)'" } ?? "a jobs command is required")
+            // Not `usage`: no `retry` was named, so the message names `herald jobs` and its commands.
+            let problem = arguments.first.map { "unknown jobs command '\($0)'" } ?? "a jobs command is required"
+            Console.error("herald jobs: \(problem)\n\(commandsText)\n\(usageText)\n")
+            return 2
         }
         var options: [String: String] = [:]
         var index = 1

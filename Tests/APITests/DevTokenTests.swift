@@ -142,14 +142,27 @@ struct DevTokenTests {
         #expect(wrongType == 400, "\(typed)")
     }
 
-    /// lows13: Foundation's decoder read `1e3` and `1000.0` as 1000 and refused `1.5` without
-    /// naming the field; an integer is written as one, as `POST /v1/notifications` has it.
-    @Test(arguments: ["1e3", "1E3", "1000.0", "1.5", "-0.0", "1e-3", "99999999999999999999"])
-    func aTTLThatIsNotAnIntegerWrittenAsOneIsRefusedNamingIt(_ ttl: String) throws {
+    /// lows13: Foundation's decoder refused `1.5` without naming the field; a value with a
+    /// fractional part, or beyond 64 bits, is a 400 naming it.
+    @Test(arguments: ["1.5", "1000.5", "1e-3", "99999999999999999999", "9.3e18"])
+    func aTTLThatIsNotAWholeNumberIsRefusedNamingIt(_ ttl: String) throws {
         let (routes, _) = try Self.routes()
         let (status, answer) = try Self.post(routes, #"{"user_id":"carol","ttl_seconds":\#(ttl)}"#)
         #expect(status == 400 && answer["error"] as? String == "invalid_request" && answer["field"] as? String == "ttl_seconds", "\(ttl): \(answer)")
-        #expect((answer["message"] as? String)?.contains("without a fraction or exponent") == true, "\(answer)")
+        #expect((answer["message"] as? String)?.contains("without a fractional part") == true, "\(answer)")
+    }
+
+    /// api14 (ADR 0029): JSON Schema's `integer` is a value, so `1000.0` and `1e3` are 1000 (the
+    /// token lives 1000 s), and `-0.0` is 0, refused by the range as `0` is.
+    @Test(arguments: ["1e3", "1E3", "1000.0", "1.0E3", "10000e-1", "1000"])
+    func aTTLWhoseValueIsWholeIsTakenHoweverWritten(_ ttl: String) throws {
+        let (routes, _) = try Self.routes()
+        let before = Int(Date().timeIntervalSince1970)
+        let (status, answer) = try Self.post(routes, #"{"user_id":"carol","ttl_seconds":\#(ttl)}"#)
+        let lifetime = (answer["expires_at"] as? Int ?? 0) - before
+        #expect(status == 200 && (1000...1001).contains(lifetime), "\(ttl): \(answer)")
+        let (zero, refusal) = try Self.post(routes, #"{"user_id":"carol","ttl_seconds":-0.0}"#)
+        #expect(zero == 400 && (refusal["message"] as? String)?.contains("between 1 and") == true, "\(refusal)")
     }
 
     @Test func aTTLWrittenAsAnIntegerOrLeftOutIsTaken() throws {

@@ -47,28 +47,28 @@ import Realtime
         #expect(body.kind == "k" && body.data == ["a": "1"] && body.idempotency_key == "i")
     }
 
-    /// Whole-number fields refuse fractions and exponents (even `1.0`, `1e2`) and numbers past
-    /// 64 bits, naming the field, on every body: also one the decoder reads (`live`) and one whose
-    /// `push` has another member the decoder must judge.
+    /// Whole-number fields refuse a fractional part and numbers past 64 bits, naming the field,
+    /// on every body: also one the decoder reads (`live`) and one whose `push` has another member
+    /// the decoder must judge.
     @Test(arguments: [
         (#""ttl_seconds":1.5"#, "ttl_seconds"),
-        (#""ttl_seconds":1.0"#, "ttl_seconds"),
-        (#""ttl_seconds":1e3"#, "ttl_seconds"),
+        (#""ttl_seconds":1000.5"#, "ttl_seconds"),
+        (#""ttl_seconds":1e-3"#, "ttl_seconds"),
         (#""ttl_seconds":18446744073709551616"#, "ttl_seconds"),
+        (#""ttl_seconds":9.3e18"#, "ttl_seconds"),
         (#""expires_at":99999999999999999999"#, "expires_at"),
-        (#""expires_at":1.7e12"#, "expires_at"),
+        (#""expires_at":1.7000000000005e12"#, "expires_at"),
         (#""badge":2.5"#, "badge"),
-        (#""badge":1.0"#, "badge"),
-        (#""badge":1e2"#, "badge"),
+        (#""badge":0.1e1000"#, "badge"),
         (#""badge":1e400"#, "badge"),
         (#""badge":true"#, "badge"),
         (#""badge":{}"#, "badge"),
         (#""push":{"ack_window_ms":1e30,"policy":"unless_acked"}"#, "push.ack_window_ms"),
         (#""push":{"policy":5,"ack_window_ms":2.5}"#, "push.ack_window_ms"),
         (#""live":{"channel":"c","data":1},"ttl_seconds":1.5"#, "ttl_seconds"),
-        (#""title":5,"badge":1.0"#, "badge"),
+        (#""title":5,"badge":1.25"#, "badge"),
     ])
-    func fractionsExponentsAndHugeNumbersNameTheField(_ member: String, _ field: String) {
+    func fractionsAndHugeNumbersNameTheField(_ member: String, _ field: String) {
         let text = #"{"recipients":{"user_ids":["a"]},"kind":"k","# + member + "}"
         do {
             _ = try scanned(text)
@@ -76,6 +76,27 @@ import Realtime
         } catch {
             #expect(error.status == 400 && error.extra["field"] == field, "\(text): \(error)")
         }
+    }
+
+    /// api14 (ADR 0029): a whole-number field takes any number whose value is whole, however
+    /// written, as JSON Schema's `integer` does; the scanner gives the value the digits give.
+    @Test(arguments: [
+        (#""ttl_seconds":60.0,"badge":1e2,"expires_at":1.7E12,"push":{"ack_window_ms":1.5e3}"#, 60, 100, 1_700_000_000_000, 1500),
+        (#""ttl_seconds":6e+1,"badge":100.000,"expires_at":17000000000000e-1,"push":{"ack_window_ms":1500}"#, 60, 100, 1_700_000_000_000, 1500),
+        (#""ttl_seconds":-0.0,"badge":0e99,"expires_at":9223372036854775807.0,"push":{"ack_window_ms":0.0}"#, 0, 0, Int64.max, 0),
+    ])
+    func wholeValuesHoweverWrittenAreTaken(_ members: String, _ ttl: Int, _ badge: Int, _ expires: Int64, _ window: Int) throws {
+        let body = try #require(try scanned(#"{"recipients":{"user_ids":["a"]},"kind":"k","# + members + "}"))
+        #expect(body.ttl_seconds == ttl && body.badge == .number(badge) && body.expires_at == .milliseconds(expires)
+                && body.push?.ack_window_ms == window, "\(members): \(body)")
+    }
+
+    /// A body the decoder reads (`live`) gets the same values: the route hands it the digits.
+    @Test func theDecodersPathTakesWholeValuesToo() throws {
+        let text = #"{"recipients":{"user_ids":["a"]},"kind":"k","live":{"channel":"c"},"ttl_seconds":6e1,"expires_at":9223372036854775807.0,"push":{"ack_window_ms":2.0e3}}"#
+        #expect(try scanned(text) == nil, "left to the decoder")
+        let body = try NotificationRoutes.body(HTTPRequest(method: .post, target: "/v1/notifications", headers: ["Content-Type": "application/json"], body: Array(text.utf8)))
+        #expect(body.ttl_seconds == 60 && body.expires_at == .milliseconds(Int64.max) && body.push?.ack_window_ms == 2000, "\(body)")
     }
 
     /// A member `NotificationBody` does not have is a 400 naming it, found as the scanner meets

@@ -25,6 +25,12 @@ import Testing
         #expect(body == (try decoded(text)))
     }
 
+    /// api14 (ADR 0029): a whole value however written is the number the digits give.
+    @Test func takesAWholeValueHoweverWritten() throws {
+        let body = try #require(scan(#"{"device_ids":["d1"],"notification":{"title":"t","badge":1.0,"ttl_seconds":3.6e3}}"#))
+        #expect(body.notification.badge == 1 && body.notification.ttl_seconds == 3600)
+    }
+
     @Test("anything else is left to the decoder, whose 400 names the field", arguments: [
         #"{"device_ids":["d1"],"notification":{"title":"t"},"extra":1}"#,          // an unknown member
         #"{"device_ids":["d1"],"notification":{"title":"t","sond":"x"}}"#,        // one in notification
@@ -33,8 +39,8 @@ import Testing
         #"{"device_ids":"d1","notification":{}}"#,                                  // wrong types
         #"{"device_ids":["d1",2],"notification":{}}"#,
         #"{"user_id":7,"notification":{}}"#,
-        #"{"device_ids":["d1"],"notification":{"badge":1.0}}"#,                   // not written as a whole number
-        #"{"device_ids":["d1"],"notification":{"ttl_seconds":1e2}}"#,
+        #"{"device_ids":["d1"],"notification":{"badge":1.5}}"#,                   // not a whole number
+        #"{"device_ids":["d1"],"notification":{"ttl_seconds":1e-2}}"#,
         #"{"device_ids":["d1"],"notification":{"badge":99999999999999999999}}"#,
         #"{"device_ids":["d1"],"notification":{"data":{"a":1}}}"#,
         #"{"device_ids":["d1"],"notification":{"data":{"a":null}}}"#,

@@ -39,15 +39,16 @@ import Testing
                 == "live.retian")
     }
 
-    /// lows13: a whole-number member written with a fraction or exponent is a 400 naming it, at any
-    /// depth; Foundation's decoder took `1e3` and `1000.0` as integers.
-    @Test func wholeNumbersAreWrittenAsIntegers() {
-        #expect(refusedField(DevRoutes.TokenBody.self, #"{"user_id":"u","ttl_seconds":6e1}"#) == "ttl_seconds")
-        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_since":1.7e12}"#) == "dead_since")
-        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"provider":"apns","dead_until":1700000000000.0}"#) == "dead_until")
-        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","ttl_seconds":1e2}}"#)
+    /// lows13: a whole-number member with a fractional part is a 400 naming it, at any depth;
+    /// Foundation's decoder refused `1.5` without naming it.
+    @Test func wholeNumbersRefuseAFractionalPartNamingTheMember() {
+        #expect(refusedField(DevRoutes.TokenBody.self, #"{"user_id":"u","ttl_seconds":60.5}"#) == "ttl_seconds")
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_since":1.7e-12}"#) == "dead_since")
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"provider":"apns","dead_until":1700000000000.25}"#) == "dead_until")
+        #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_until":9223372036854775808.0}"#) == "dead_until")
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"title":"t","ttl_seconds":1e-2}}"#)
                 == "notification.ttl_seconds")
-        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"data":{"n":"1e2"},"badge":2.0}}"#)
+        #expect(refusedField(PushRoutes.SendBody.self, #"{"user_id":"u","notification":{"data":{"n":"1e2"},"badge":2.5}}"#)
                 == "notification.badge")
         // Integers, nulls, strings inside free maps and a number elsewhere pass.
         #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_since":1700000000000,"dead_until":null}"#) == nil)
@@ -55,6 +56,19 @@ import Testing
         #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"kind":"push.deliver","dead_since":-0}"#) == nil)
         // The unknown member is still named first when it comes first.
         #expect(refusedField(JobRoutes.RetryDeadBody.self, #"{"dead_provider":"apns"}"#) == "dead_provider")
+    }
+
+    /// api14 (ADR 0029): a whole value however written is taken, and decoded as its digits, even
+    /// where Foundation's decoder alone refuses the spelling (`9223372036854775807.0`).
+    @Test func wholeValuesHoweverWrittenAreDecodedAsTheirDigits() throws {
+        let dev = try RequestBody.decode(DevRoutes.TokenBody.self, from: request(#"{"user_id":"u","ttl_seconds":6e1}"#))
+        #expect(dev.ttl_seconds == 60)
+        let jobs = try RequestBody.decode(JobRoutes.RetryDeadBody.self,
+                                          from: request(#"{"dead_since":1.7e12,"kind":"k","dead_until":9223372036854775807.0}"#))
+        #expect(jobs.dead_since == 1_700_000_000_000 && jobs.dead_until == Int64.max && jobs.kind == "k")
+        let push = try RequestBody.decode(PushRoutes.SendBody.self,
+                                          from: request(#"{"user_id":"u","notification":{"data":{"n":"1e2"},"badge":2.0,"ttl_seconds":1.0E2}}"#))
+        #expect(push.notification.badge == 2 && push.notification.ttl_seconds == 100 && push.notification.data == ["n": "1e2"])
     }
 
     @Test func freeMapsStayOpen() {

@@ -19,7 +19,7 @@ send check order:
     the whole request (`{"errors":[{code, message}]}`, `retry_after` as Retry-After).
  7. per message, one ticket each, in order: a `to` that is not an Expo push token → error ticket
     DeviceNotRegistered ("… is not a registered push notification recipient"); a message over 4096
-    bytes (without `to`) → MessageTooBig; an injected `ticket_error`; else `{"status":"ok","id"}`
+    bytes (without `to`, UTF-8 JSON: `message_bytes`) → MessageTooBig; an injected `ticket_error`; else `{"status":"ok","id"}`
     and a receipt is stored: `ok`, or the injected `receipt_error`.
 
 getReceipts: the same auth and gzip handling; `{"ids":[...]}` (strings) else 400 VALIDATION_ERROR;
@@ -46,6 +46,18 @@ MAX_MESSAGES = 100
 MAX_RECEIPT_IDS = 1000
 MAX_MESSAGE_BYTES = 4096
 DEFAULT_PROJECT = "@herald-tests/app"
+
+
+def message_bytes(message: dict) -> int:
+    """What Expo's 4096 bytes count: the message's members but `to`, as compact JSON in UTF-8.
+    Expo's docs (expo/expo docs/pages/push-notifications/sending-notifications.mdx, `data` and
+    `MessageTooBig`) limit "the total notification payload sent to Apple and Google" to 4096
+    bytes, bytes of JSON those services read as UTF-8; expo-server-sdk-node sends
+    `JSON.stringify`'s output, non-ASCII as UTF-8, and checks no size itself. `json_body` escapes
+    non-ASCII (`é` is 6 bytes, not 2), so a long accented alert Expo would take was refused here."""
+    return len(json.dumps({k: v for k, v in message.items() if k != "to"}, separators=(",", ":"), ensure_ascii=False).encode())
+
+
 TOKEN_RE = re.compile(r"^(ExponentPushToken|ExpoPushToken)\[[^\[\]\s]+\]$")
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ERROR_CODES = {"DeviceNotRegistered", "MessageTooBig", "MessageRateExceeded", "MismatchSenderId",
@@ -225,7 +237,7 @@ class Expo:
                 return self._answer(req, entry, resp, json.loads(resp.body)["errors"][0]["code"])
         tickets, verdicts, injected = [], [], False
         for to, message in recipients:
-            size = len(json_body({k: v for k, v in message.items() if k != "to"}))
+            size = message_bytes(message)
             spec = self.state.outcomes.take("expo", to) if is_expo_token(to) else None
             if spec is not None:
                 injected = True

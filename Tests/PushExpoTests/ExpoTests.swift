@@ -43,6 +43,22 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
         try #require(try json(ExpoRequestBuilder.message(for: notification, token: "ExponentPushToken[a]", now: now).bytes) as? [String: Any])
     }
 
+    /// api14: Expo's 4096 bytes are UTF-8 bytes of JSON (Expo's docs: the payload sent to Apple
+    /// and Google), so `é` counts 2, not the 6 of `\u00e9`: a 3,000-byte accented body goes whole,
+    /// and one over the limit is cut to fit in UTF-8 bytes, far longer than an escaped count allows.
+    @Test func aLongNonASCIIAlertIsCountedInUTF8Bytes() throws {
+        let whole = String(repeating: "é", count: 1500)
+        let sent = try message(PushNotification(title: "Pedido", body: whole))
+        #expect(sent["body"] as? String == whole)
+        let long = try message(PushNotification(title: "Pedido", body: String(repeating: "ã", count: 2100)))
+        let body = try #require(long["body"] as? String)
+        #expect(body.hasSuffix("…") && body.count > 1900, "cut to fit UTF-8 bytes: \(body.count) characters")
+        var rest = long
+        rest["to"] = nil
+        let bytes = try JSONSerialization.data(withJSONObject: rest).count   // Foundation writes non-ASCII as UTF-8
+        #expect(bytes <= ExpoRequestBuilder.maximumPayloadBytes && bytes > 4000, "\(bytes)")
+    }
+
     @Test func seed001AlertMapsEveryField() throws {
         var notification = PushNotification.seed001
         notification.priority = .urgent
@@ -148,6 +164,13 @@ func plainBody(_ request: PushHTTPRequest) -> [UInt8] {
             try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "maybe"])
         }
         #expect(throws: PushCredentialError.self) { try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": "5000"]) }
+        // api14: digits only, as every numeric setting (`Int` read `+5` as 5).
+        for signed in ["+5", "-0", " +5"] {
+            #expect(throws: PushCredentialError.invalidValue(variable: "HERALD_EXPO_BATCH_MS",
+                                                             reason: "must be a whole number of ms in 0...1000, in digits only, got '\(signed.trimmingCharacters(in: .whitespaces))'")) {
+                try ExpoSettings.load(environment: ["HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": signed])
+            }
+        }
     }
 }
 

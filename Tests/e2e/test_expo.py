@@ -6,6 +6,7 @@ Observed from outside: the HTTP API (`/v1/users/me/device-tokens`, `/v1/me/devic
 `/v1/jobs`, `/readyz`) and the double's request log. Receipt delays are shortened through
 HERALD_PUSH_RECEIPT_DELAY_MS; waits poll with bounded timeouts.
 """
+import json
 import time
 import uuid
 
@@ -162,6 +163,26 @@ def test_an_expo_alert_field_by_field_then_its_receipt_through_the_queue(herald_
     [message] = expo_sends(double, phone.token, 2)[1]["body"]
     assert message == {"to": phone.token, "_contentAvailable": True, "priority": "normal", "ttl": 3600,
                        "data": {"shipment_id": "88"}}, message
+
+
+def test_a_long_non_ascii_alert_is_counted_in_utf8_bytes_by_herald_and_the_double(herald_factory, provider_double):
+    # api14: Expo limits the payload to 4096 bytes of JSON as Apple and Google read it, UTF-8
+    # (Expo's sending-notifications docs; its SDK sends JSON.stringify's UTF-8). Herald counted
+    # UTF-8, the double ASCII escapes (6 bytes an "é"): a 3,000-byte accented body Expo takes was
+    # MessageTooBig here. Over the limit, Herald cuts it to fit in UTF-8 bytes, and the double agrees.
+    double = provider_double
+    h = herald_with_push(herald_factory, double)
+    phone = ExpoDevice(h)
+    whole = "é" * 1500
+    job = wait_job(h, push_one(h, phone, {"kind": "alert", "title": "Pedido", "body": whole}), "done")
+    [entry] = expo_sends(double, phone.token)
+    [message] = entry["body"]
+    assert message["body"] == whole and entry["response_body"]["data"][0]["status"] == "ok", entry["response_body"]
+    assert job["last_error"].startswith("delivered: "), job
+    wait_job(h, push_one(h, phone, {"kind": "alert", "title": "Pedido", "body": "ã" * 2100}), "done")
+    [message] = expo_sends(double, phone.token, 2)[1]["body"]
+    size = len(json.dumps({k: v for k, v in message.items() if k != "to"}, separators=(",", ":"), ensure_ascii=False).encode())
+    assert message["body"].endswith("…") and 4000 < size <= 4096 and len(message["body"]) > 1900, (size, len(message["body"]))
 
 
 def test_pushes_due_together_share_requests_of_at_most_100_gzipped(herald_factory, provider_double):

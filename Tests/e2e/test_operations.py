@@ -194,6 +194,23 @@ def test_notifications_are_kept_without_a_retention(herald_factory, tmp_path):
     assert [s.value for s in purged] == [0.0], purged
 
 
+def test_a_streams_head_get_and_websocket_upgrade_carry_the_request_id(herald, raw):
+    # api14: HEAD /v1/stream (and the stream's and WebSocket's own heads, written by hand, not by
+    # the response path that adds the id) came without X-Request-Id, which every answer carries.
+    auth = f"Bearer {herald.token(sub='rid-user', sid='rid-s')}"
+    r = HTTP.head(herald.url("/v1/stream"), headers={"Authorization": auth, "X-Request-Id": "trace-head"})
+    assert r.status_code == 200 and r.headers.get("x-request-id") == "trace-head", r.headers
+    assert HTTP.head(herald.url("/v1/stream"), headers={"Authorization": auth}).headers.get("x-request-id")
+    with HTTP.stream("GET", herald.url("/v1/stream"), headers={"Authorization": auth, "X-Request-Id": "trace-get"}) as r:
+        assert r.status_code == 200 and r.headers.get("x-request-id") == "trace-get", r.headers
+    c = raw(herald)
+    c.send(b"GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+           b"X-Request-Id: trace-ws\r\nAuthorization: " + auth.encode() + b"\r\n\r\n")
+    head = c.read_until(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101") and b"\r\nX-Request-Id: trace-ws\r\n" in head, head
+
+
 def test_request_ids_are_echoed_and_logged_without_secrets(herald_factory):
     # Successful requests log at debug; errors at info and above.
     herald = herald_factory(HERALD_LOG_LEVEL="debug")
@@ -262,6 +279,13 @@ def test_a_log_that_cannot_be_written_does_not_stop_the_server(tmp_path):
 
 @pytest.mark.parametrize("args,env,status,says", [
     (["serve"], {"HERALD_PORT": "abc"}, 2, "HERALD_PORT"),
+    # api14: a number setting is digits (Int read `+8080` as 8080 and `-0` as 0).
+    (["serve"], {"HERALD_PORT": "+8080"}, 2, "HERALD_PORT"),
+    (["serve"], {"HERALD_LOOPS": "+2"}, 2, "HERALD_LOOPS"),
+    (["serve"], {"HERALD_DEAD_PEER_HEARTBEATS": "-0"}, 2, "HERALD_DEAD_PEER_HEARTBEATS"),
+    # api14: `herald jobs` alone names itself and its commands, not "herald jobs retry:".
+    (["jobs"], {}, 2, "herald jobs: a jobs command is required"),
+    (["jobs", "retyr"], {}, 2, "retry   queue dead jobs again"),
     (["serve", "extra"], {}, 2, "takes no arguments"),
     (["migrate"], {"HERALD_LOG_LEVEL": "loud"}, 2, "HERALD_LOG_LEVEL"),
     (["bogus"], {}, 2, "unknown command"),

@@ -6,7 +6,11 @@
   `DELETE /v1/sessions/{sid}` can name (1-200 bytes): any other is 401 on every route, REST as
   well as streams (docs/protocol.md, docs/api.md).
 - Starting on a read-only database volume says so and what to do (exit 2).
+- NUL, which a PostgreSQL text value cannot hold, is refused naming the member wherever a name
+  is taken (sid, idempotency key, a payload's thread_id/sound/android_channel_id, an app's
+  issuer/audience), on SQLite and PostgreSQL alike.
 """
+import base64
 import subprocess
 from urllib.parse import quote
 
@@ -14,6 +18,7 @@ import httpx
 import pytest
 
 from conftest import BINARY, JWT_SECRET, SERVER_KEY, assert_error, free_port
+from engines import PostgresServer, engines_missing
 
 SERVER = {"Authorization": f"Bearer {SERVER_KEY}"}
 FCM_TOKEN = "esid0123456789:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7"
@@ -105,6 +110,56 @@ def test_nul_is_refused_where_postgresql_would_cut_the_value_at_it(herald):
     assert "NUL" in assert_error(r, 400, "invalid_request", "idempotency_key")["message"]
     inbox = httpx.get(herald.url("/v1/me/notifications"), headers=bearer(herald.token(sub="strict-nul", sid="s-nul")))
     assert inbox.status_code == 200 and inbox.json()["notifications"] == [], inbox.text
+
+
+@pytest.fixture(scope="module")
+def postgres_server():
+    missing = engines_missing()
+    if missing:
+        pytest.skip(missing)
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.cleanup()
+
+
+@pytest.mark.parametrize("storage", ["embedded", "postgres"])
+def test_nul_in_payload_names_and_an_apps_issuer_is_400_on_every_storage(request, herald_factory, storage):
+    # api14: a notification's thread_id has a PostgreSQL text column of its own, where libpq would
+    # store "t\u0000x" as "t"; the payload's other names and an app's issuer/audience follow the
+    # same rule, on SQLite too, so both storages accept the same calls.
+    env = {"HERALD_ADMIN_KEY": "e2e-admin-key-0123456789", "HERALD_SECRET_KEY": base64.b64encode(bytes(range(32))).decode()}
+    pg = None
+    if storage == "postgres":
+        pg = request.getfixturevalue("postgres_server")
+        env.update(HERALD_DATABASE=pg.url, HERALD_NODE_ID="strict-nul-pg")
+    h = herald_factory(**env)
+    user = "strict-nul-names"
+    base = {"recipients": {"user_ids": [user]}, "kind": "t", "title": "x"}
+    for member in ("thread_id", "sound", "android_channel_id"):
+        r = httpx.post(h.url("/v1/notifications"), json={**base, member: "t\u0000x"}, headers=SERVER)
+        assert "NUL" in assert_error(r, 400, "invalid_request", member)["message"]
+        push = {"user_id": user, "notification": {"kind": "alert", "title": "x", member: "t\u0000x"}}
+        r = httpx.post(h.url("/v1/push"), json=push, headers=SERVER)
+        if r.status_code != 503:  # push_not_configured is answered before the notification is read
+            assert "NUL" in assert_error(r, 400, "invalid_request", f"notification.{member}")["message"]
+    inbox = httpx.get(h.url("/v1/me/notifications"), headers=bearer(h.token(sub=user, sid="s-nul-names")))
+    assert inbox.status_code == 200 and inbox.json()["notifications"] == [], inbox.text
+    # Another control character is kept whole, on PostgreSQL too.
+    r = httpx.post(h.url("/v1/notifications"), json={**base, "thread_id": "t\u0001x"}, headers=SERVER)
+    assert r.status_code == 201, r.text
+    if pg is not None:
+        assert pg.sql("SELECT octet_length(thread_id) FROM notifications WHERE user_id = 'strict-nul-names'") == [["3"]]
+    admin = {"Authorization": "Bearer e2e-admin-key-0123456789"}
+    app = {"id": "nul", "tokens": {"hs256_secret": "nul-secret-0123456789abcdef012345"}, "server_keys": ["nul-server-key-0123456789"]}
+    for member in ("issuer", "audience"):
+        bad = {**app, "tokens": {**app["tokens"], member: "https://auth.example\u0000x"}}
+        r = httpx.post(h.url("/v1/apps"), json=bad, headers=admin)
+        assert "NUL" in assert_error(r, 400, "invalid_request", f"tokens.{member}")["message"]
+    r = httpx.post(h.url("/v1/apps"), json={**app, "tokens": {**app["tokens"], "issuer": "https://auth.example"}}, headers=admin)
+    assert r.status_code == 201, r.text
 
 
 @pytest.mark.parametrize("key", ["c\u0000k", "c\nk", "c\r\nk", "\u007f", " ck", "ck\t"])

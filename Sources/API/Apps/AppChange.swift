@@ -153,13 +153,18 @@ struct AppChange {
         }
         if tokens.keys.contains("issuer") {
             let issuer = try optionalString(tokens["issuer"], "tokens.issuer")
-            if let issuer, issuer.isEmpty || issuer.utf8.count > 1024 { throw HTTPError.invalid("tokens.issuer", "1-1024 characters, or null") }
+            // NUL: a PostgreSQL text value cannot hold it; refused on every storage alike.
+            if let issuer, issuer.isEmpty || issuer.utf8.count > 1024 || issuer.utf8.contains(0) {
+                throw HTTPError.invalid("tokens.issuer", "1-1024 characters without NUL (U+0000), or null")
+            }
             settings.issuer = issuer
         }
         if tokens.keys.contains("audience") {
             // An empty audience would match no token's `aud`: every token of the app refused.
             let audience = try optionalString(tokens["audience"], "tokens.audience")
-            if let audience, audience.isEmpty || audience.utf8.count > 1024 { throw HTTPError.invalid("tokens.audience", "1-1024 characters, or null") }
+            if let audience, audience.isEmpty || audience.utf8.count > 1024 || audience.utf8.contains(0) {
+                throw HTTPError.invalid("tokens.audience", "1-1024 characters without NUL (U+0000), or null")
+            }
             settings.audience = audience
         }
     }

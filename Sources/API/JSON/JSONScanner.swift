@@ -179,6 +179,75 @@ enum JSONScanner {
         return value
     }
 
+    /// A number whose value is a whole number within `Int64`, however it is written: `1000`,
+    /// `1000.0`, `1e3`, `1.0E3` and `10000e-1` are all 1000, as JSON Schema's `"type": "integer"`
+    /// counts them (draft 4 onwards: a number with a zero fractional part is an integer), so a
+    /// client or a fuzzer following the OpenAPI is not refused. nil, with `i` unmoved, for a
+    /// number with a fractional part (`1000.5`, `1e-3`), one beyond 64 bits, or a value that is
+    /// not an RFC 8259 number. Plain digits take `integer`'s path; the rest is exact decimal
+    /// arithmetic on the digits, never a `Double` (which cannot tell 2^53 + 1 from 2^53).
+    static func wholeNumber(_ b: [UInt8], _ i: inout Int) -> Int64? {
+        if let value = integer(b, &i) { return value }
+        var j = i
+        let negative = j < b.count && b[j] == UInt8(ascii: "-")
+        if negative { j += 1 }
+        func isDigit(_ k: Int) -> Bool { k < b.count && b[k] >= UInt8(ascii: "0") && b[k] <= UInt8(ascii: "9") }
+        let integerStart = j
+        while isDigit(j) { j += 1 }
+        let integerEnd = j
+        // RFC 8259: one or more digits, no leading zero but a lone one.
+        guard integerEnd > integerStart, b[integerStart] != UInt8(ascii: "0") || integerEnd == integerStart + 1 else { return nil }
+        var fractionEnd = integerEnd
+        if j < b.count, b[j] == UInt8(ascii: ".") {
+            j += 1
+            guard isDigit(j) else { return nil }
+            while isDigit(j) { j += 1 }
+            fractionEnd = j
+        }
+        // The power of ten the digits are scaled by, saturated far past any 64-bit value's 19 digits.
+        var exponent = 0
+        if j < b.count, b[j] == UInt8(ascii: "e") || b[j] == UInt8(ascii: "E") {
+            j += 1
+            let minus = j < b.count && b[j] == UInt8(ascii: "-")
+            if j < b.count, b[j] == UInt8(ascii: "-") || b[j] == UInt8(ascii: "+") { j += 1 }
+            guard isDigit(j) else { return nil }
+            while isDigit(j) {
+                exponent = min(exponent * 10 + Int(b[j] - UInt8(ascii: "0")), 1 << 40)
+                j += 1
+            }
+            if minus { exponent = -exponent }
+        }
+        // The significant digits (integer then fraction, the point skipped), without leading or
+        // trailing zeros; each trailing zero dropped raises the power by one.
+        let point = integerEnd
+        var digits = (integerStart..<fractionEnd).filter { $0 != point }
+        exponent -= fractionEnd > integerEnd ? fractionEnd - integerEnd - 1 : 0
+        while let first = digits.first, b[first] == UInt8(ascii: "0") { digits.removeFirst() }
+        while let last = digits.last, b[last] == UInt8(ascii: "0") {
+            digits.removeLast()
+            exponent += 1
+        }
+        if digits.isEmpty {   // zero, however written (`-0.0e5`)
+            i = j
+            return 0
+        }
+        guard exponent >= 0, digits.count + exponent <= 19 else { return nil }
+        // Accumulated negatively, as in `integer`, so Int64.min fits.
+        var value: Int64 = 0
+        for k in digits.map({ Int64(b[$0] - UInt8(ascii: "0")) }) + Array(repeating: 0, count: exponent) {
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times.subtractingReportingOverflow(k)
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+        }
+        if !negative {
+            guard value != Int64.min else { return nil }
+            value = -value
+        }
+        i = j
+        return value
+    }
+
     /// `true` or `false`.
     static func bool(_ b: [UInt8], _ i: inout Int) -> Bool? {
         if skipLiteral(b, &i, "true") { return true }

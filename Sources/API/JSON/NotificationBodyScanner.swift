@@ -11,9 +11,9 @@ import Realtime
 /// else returns nil, so `JSONDecoder` reads it and names the field in its error: a wrong type
 /// and `live` (its `data` is any JSON, which the decoder's `JSONValue` normalises).
 ///
-/// Whole-number fields are judged here alone, on every body, since the decoder would take `1.0`
-/// and `1e2` yet refuse `1.5` without naming the field: a fraction, an exponent or a number
-/// beyond 64 bits is a 400 naming it.
+/// Whole-number fields are judged here first, on every body, since the decoder would refuse
+/// `1.5` without naming the field: a number with a fractional part or beyond 64 bits is a 400
+/// naming it; one whose value is whole however written (`1.0`, `1e2`) is taken (ADR 0029).
 enum NotificationBodyScanner {
     /// The body read before, and instead of, `RequestBody.check`'s syntax check: the common body
     /// costs one pass instead of two. It is a body only when `scan` reads it whole, and `scan`'s
@@ -27,7 +27,7 @@ enum NotificationBodyScanner {
 
     /// - Returns: the body, or nil for the decoder to read it.
     /// - Throws: `HTTPError` 400 naming the field for `ttl_seconds`, `expires_at`, `badge` or
-    ///   `push.ack_window_ms` written as a number that is not a whole number within 64 bits, a
+    ///   `push.ack_window_ms` given a number that is not a whole number within 64 bits, a
     ///   `badge` neither number nor string, or an unknown member.
     static func scan(_ b: [UInt8]) throws(HTTPError) -> NotificationBody? {
         var i = JSONScanner.skipSpace(b, 0)
@@ -147,13 +147,14 @@ enum NotificationBodyScanner {
             }
         }
 
-        /// The whole number at `i`; nil for a value that is not a number, and nil with `failure`
-        /// set (`field`, `message`) for a number with a fraction or exponent or beyond 64 bits.
+        /// The whole number at `i`, however written (`1e3`: `JSONScanner.wholeNumber`); nil for a
+        /// value that is not a number, and nil with `failure` set (`field`, `message`) for a
+        /// number with a fractional part or beyond 64 bits.
         private static func wholeNumber(_ b: [UInt8], _ i: inout Int, _ field: String, _ message: String,
                                         _ failure: inout HTTPError?) -> Int64? {
             guard i < b.count, b[i] == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) else { return nil }
-            if let value = JSONScanner.integer(b, &i) { return value }
-            failure = HTTPError.invalid(field, "\(message), written without a fraction or exponent and within 64 bits")
+            if let value = JSONScanner.wholeNumber(b, &i) { return value }
+            failure = RequestBody.wholeNumberRefusal(field, message)
             return nil
         }
 

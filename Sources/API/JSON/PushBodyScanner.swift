@@ -7,8 +7,8 @@ import Realtime
 /// It runs only after `JSONSyntax.check` accepted the bytes. It takes a body only when every
 /// member is one `PushRoutes.SendBody` names, with the type its `Decodable` expects (`null` for
 /// an optional member is its absence, as `decodeIfPresent` reads it), and gives what the decoder
-/// would give. Anything else (an unknown member, a wrong type, a number with a fraction or
-/// exponent, a missing `notification`) returns nil, and `RequestBody.decode` reads the body again
+/// would give (a whole number however written, `1e3`, as ADR 0029 reads it). Anything else (an
+/// unknown member, a wrong type, a number with a fractional part, a missing `notification`) returns nil, and `RequestBody.decode` reads the body again
 /// and names the field in its 400: the errors stay the decoder's.
 enum PushBodyScanner {
     /// - Returns: the body, or nil for the decoder to read it.
@@ -50,7 +50,7 @@ enum PushBodyScanner {
             return field != nil
         }
         func integer(_ i: inout Int, into field: inout Int?) -> Bool {
-            field = JSONScanner.integer(b, &i).flatMap { Int(exactly: $0) }
+            field = JSONScanner.wholeNumber(b, &i).flatMap { Int(exactly: $0) }
             return field != nil
         }
         let read = JSONScanner.object(b, &i) { key, i in

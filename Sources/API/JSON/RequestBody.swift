@@ -8,16 +8,22 @@ enum RequestBody {
     /// members are fixed, is a 400 naming it (`push.policyy`), and nothing changes.
     /// - Throws: as `decode(lenient:from:)`, then `HTTPError` 400 on the first unknown member
     ///   (keys sorted within each object, outer objects first).
-    /// - Throws: also `HTTPError` 400 naming a `.wholeNumber` member written with a fraction or an
-    ///   exponent (`1e3`, `1000.0`) or beyond 64 bits: Foundation's decoder takes the first two as
-    ///   integers and refuses `1.5` without naming the field.
+    /// - Throws: also `HTTPError` 400 naming a `.wholeNumber` member whose value has a fractional
+    ///   part (`1000.5`) or is beyond 64 bits: Foundation's decoder refuses `1.5` without naming
+    ///   the field. One whose value is whole however written (`1000.0`, `1e3`) is taken, as JSON
+    ///   Schema's `integer` takes it (ADR 0029), and decoded from its plain digits.
     static func decode<T: JSONBody>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
         try check(request)
+        var body = request.body
         if T.members.hasWholeNumbers {
-            var i = JSONScanner.skipSpace(request.body, 0)
-            if let failure = inexactWholeNumber(request.body, &i, T.members, at: "") { throw failure }
+            var i = JSONScanner.skipSpace(body, 0)
+            var respelt: [(Range<Int>, Int64)] = []
+            if let failure = wholeNumbers(body, &i, T.members, at: "", &respelt) { throw failure }
+            // Foundation's decoder reads most such spellings, but not all (`9223372036854775807.0`
+            // is "not valid JSON" to it): it gets the digits instead.
+            for (range, value) in respelt.reversed() { body.replaceSubrange(range, with: Array(String(value).utf8)) }
         }
-        let value = try decodeChecked(type, from: request)
+        let value = try decodeChecked(type, from: body)
         if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) {
             try refuseUnknownMembers(object, T.members, at: "")
         }
@@ -53,32 +59,36 @@ enum RequestBody {
     ///   the wrong type or missing.
     static func decode<T: Decodable>(lenient type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
         try check(request)
-        return try decodeChecked(type, from: request)
+        return try decodeChecked(type, from: request.body)
     }
 
     /// The first member `members` marks `.wholeNumber` whose value, at `i` in `b` (a body `check`
-    /// passed), is a number that is not an integer written as one, as a 400 naming it; nil when
-    /// there is none. `i` moves past the value. A value of another type is the decoder's to judge.
-    private static func inexactWholeNumber(_ b: [UInt8], _ i: inout Int, _ members: BodyMembers, at path: String) -> HTTPError? {
+    /// passed), is a number that is not a whole number within 64 bits, as a 400 naming it; nil
+    /// when there is none. `i` moves past the value. A whole number written other than as plain
+    /// digits (`1e3`) is added to `respelt` with its bytes' range and value, in body order. A
+    /// value of another type is the decoder's to judge.
+    private static func wholeNumbers(_ b: [UInt8], _ i: inout Int, _ members: BodyMembers, at path: String,
+                                     _ respelt: inout [(Range<Int>, Int64)]) -> HTTPError? {
         var failure: HTTPError?
         switch members {
         case .wholeNumber:
             guard i < b.count, b[i] == UInt8(ascii: "-") || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) else { break }
-            if JSONScanner.integer(b, &i) == nil {
-                return HTTPError.invalid(path, "\(path) must be a whole number, written without a fraction or exponent and within 64 bits")
-            }
+            let start = i
+            if JSONScanner.integer(b, &i) != nil { return nil }
+            guard let value = JSONScanner.wholeNumber(b, &i) else { return wholeNumberRefusal(path, "\(path) must be a whole number") }
+            respelt.append((start..<i, value))
             return nil
         case .object(let fields) where i < b.count && b[i] == UInt8(ascii: "{"):
             _ = JSONScanner.object(b, &i) { key, i in
                 let inner = fields.first(where: { $0.0 == key })?.1 ?? .any
-                failure = inexactWholeNumber(b, &i, inner, at: path.isEmpty ? key : "\(path).\(key)")
+                failure = wholeNumbers(b, &i, inner, at: path.isEmpty ? key : "\(path).\(key)", &respelt)
                 return failure == nil
             }
             return failure
         case .array(let element) where i < b.count && b[i] == UInt8(ascii: "["):
             var index = 0
             _ = JSONScanner.array(b, &i) { i in
-                failure = inexactWholeNumber(b, &i, element, at: "\(path)[\(index)]")
+                failure = wholeNumbers(b, &i, element, at: "\(path)[\(index)]", &respelt)
                 index += 1
                 return failure == nil
             }
@@ -90,10 +100,17 @@ enum RequestBody {
         return nil
     }
 
+    /// The 400 naming `field`, a whole-number member whose value is not one within 64 bits;
+    /// `what` says what it must be ("ttl_seconds must be a whole number of seconds"). One text
+    /// for the generic decoder and the notifications' scanner.
+    static func wholeNumberRefusal(_ field: String, _ what: String) -> HTTPError {
+        HTTPError.invalid(field, "\(what): a number within 64 bits without a fractional part (1000, 1000.0 and 1e3 are one value; 1000.5 is refused)")
+    }
+
     /// Decodes a body `check` passed.
-    private static func decodeChecked<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws(HTTPError) -> T {
+    private static func decodeChecked<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(HTTPError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(request.body))
+            return try JSONDecoder().decode(T.self, from: Data(body))
         } catch let error as HTTPError {
             throw error
         } catch let error as DecodingError {
@@ -265,8 +282,8 @@ indirect enum BodyMembers: Sendable {
     case object([(String, BodyMembers)])
     /// An array whose items are each checked.
     case array(BodyMembers)
-    /// A number that must be an integer written as one (`1000`, not `1e3` or `1000.0`), within
-    /// 64 bits; `null` or another type is the decoder's to judge.
+    /// A number whose value must be a whole number within 64 bits, however written (`1000`,
+    /// `1000.0`, `1e3`; not `1000.5`); `null` or another type is the decoder's to judge.
     case wholeNumber
 
     /// An object with these members, each free.

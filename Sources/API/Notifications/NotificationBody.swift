@@ -24,11 +24,12 @@ struct NotificationBody: JSONBody, Equatable {
     let idempotency_key: String?
 
     /// `title`, `body`, `args` and `data` are free maps (locales, template arguments, the app's
-    /// data); `NotificationBodyScanner` refuses the same unknown members.
+    /// data); `NotificationBodyScanner` refuses the same unknown members. The whole numbers are
+    /// the scanner's to judge first; marked here, a body the decoder reads gets them as digits.
     static let members = BodyMembers.object([
         ("recipients", RecipientsBody.members), ("kind", .any), ("scope", .any), ("title", .any), ("body", .any),
         ("args", .any), ("data", .any), ("collapse_key", .any), ("thread_id", .any), ("sound", .any),
-        ("android_channel_id", .any), ("priority", .any), ("ttl_seconds", .any), ("expires_at", .any), ("badge", .any),
+        ("android_channel_id", .any), ("priority", .any), ("ttl_seconds", .wholeNumber), ("expires_at", .wholeNumber), ("badge", .wholeNumber),
         ("persist", .any), ("live", LiveBody.members), ("push", PushBody.members), ("audience", .any),
         ("track_opens", .any), ("idempotency_key", .any),
     ])
@@ -176,6 +177,6 @@ struct NotificationBody: JSONBody, Equatable {
         let ack_window_ms: Int?
         let type: String?
 
-        static let members = BodyMembers.fields("policy", "ack_window_ms", "type")
+        static let members = BodyMembers.object([("policy", .any), ("ack_window_ms", .wholeNumber), ("type", .any)])
     }
 }

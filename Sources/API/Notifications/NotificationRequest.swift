@@ -94,14 +94,13 @@ struct NotificationRequest: Sendable {
             throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit) without control characters or a space at either end "
                                     + "(it is sent as the apns-collapse-id header)")
         }
-        if let thread = body.thread_id, thread.isEmpty || thread.utf8.count > 200 {
-            throw HTTPError.invalid("thread_id", "thread_id is 1-200 bytes")
-        }
-        if let sound = body.sound, sound.isEmpty || sound.utf8.count > 200 {
-            throw HTTPError.invalid("sound", "sound is 1-200 bytes")
-        }
-        if let channel = body.android_channel_id, channel.isEmpty || channel.utf8.count > 200 {
-            throw HTTPError.invalid("android_channel_id", "android_channel_id is 1-200 bytes")
+        // NUL: `thread_id` has a PostgreSQL text column of its own, where libpq ends the parameter
+        // at NUL (stored cut, while SQLite keeps it whole); the other two go the same way to the
+        // providers, so one rule, here and in `POST /v1/push`.
+        for (field, value) in [("thread_id", body.thread_id), ("sound", body.sound), ("android_channel_id", body.android_channel_id)] {
+            if let value, value.isEmpty || value.utf8.count > 200 || value.utf8.contains(0) {
+                throw HTTPError.invalid(field, "\(field) is 1-200 bytes without NUL (U+0000)")
+            }
         }
         let audience = body.audience ?? kind?.audience ?? "everyone"
         guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }

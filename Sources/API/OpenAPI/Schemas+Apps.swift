@@ -95,8 +95,8 @@ extension OpenAPIComponents {
               "algorithms": {"type": ["array", "null"], "maxItems": 100, "items": {"type": "string", "enum": ["HS256", "RS256", "ES256"]}, "description": "`null` or empty: those of the keys."},
               "user_claim": {"type": "string", "minLength": 1, "description": "Cannot be `null`."},
               "session_claim": {"type": ["string", "null"], "minLength": 1},
-              "issuer": {"type": ["string", "null"], "minLength": 1, "maxLength": 1024},
-              "audience": {"type": ["string", "null"], "minLength": 1, "maxLength": 1024}
+              "issuer": {"type": ["string", "null"], "minLength": 1, "maxLength": 1024, "pattern": "^[^\\u0000]*$", "description": "Without NUL (U+0000)."},
+              "audience": {"type": ["string", "null"], "minLength": 1, "maxLength": 1024, "pattern": "^[^\\u0000]*$", "description": "Without NUL (U+0000)."}
             }
           },
           "server_keys": {"type": "array", "minItems": 1, "maxItems": 10, "description": "Cannot be `null`: an app has 1-10 keys.", "items": {"type": "string", "minLength": 16, "maxLength": 256, "pattern": "^[^ ]+$"}},

@@ -132,19 +132,22 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 200,
-            "description": "1-200 bytes of UTF-8."
+            "pattern": "^[^\\u0000]*$",
+            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
           },
           "sound": {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 200,
-            "description": "1-200 bytes of UTF-8."
+            "pattern": "^[^\\u0000]*$",
+            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
           },
           "android_channel_id": {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 200,
-            "description": "1-200 bytes of UTF-8."
+            "pattern": "^[^\\u0000]*$",
+            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
           },
           "priority": {
             "type": ["string", "null"],
@@ -199,6 +202,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 255,
+            "pattern": "^[^\\u0000]*$",
             "description": "1-255 bytes of UTF-8 without NUL (U+0000). The same key with the same body (members and `user_ids` in any order) within 24 h answers the first result (200, `Idempotent-Replayed: true`)."
           }
         },

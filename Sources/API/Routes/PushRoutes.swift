@@ -242,7 +242,9 @@ struct PushRoutes {
         return try RequestBody.decode(SendBody.self, from: request)
     }
 
-    private static func notification(_ body: NotificationBody) throws(HTTPError) -> PushNotification {
+    /// The `notification` of `POST /v1/push`, checked.
+    /// - Throws: `HTTPError` 400 naming the member (`notification.priority`, …) it refuses.
+    static func notification(_ body: NotificationBody) throws(HTTPError) -> PushNotification {
         let kind: PushNotification.Kind
         switch body.kind ?? "alert" {
         case "alert": kind = .alert
@@ -265,6 +267,12 @@ struct PushRoutes {
         if let key = body.collapse_key, key.utf8.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
             throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes, without control characters or a space "
                                     + "at either end (it is sent as the apns-collapse-id header)")
+        }
+        // As `POST /v1/notifications` has it (NotificationRequest): no NUL, which a PostgreSQL
+        // text value cannot hold, in the members that are names rather than text.
+        for (field, value) in [("thread_id", body.thread_id), ("sound", body.sound), ("android_channel_id", body.android_channel_id)]
+        where value?.utf8.contains(0) == true {
+            throw HTTPError.invalid("notification.\(field)", "\(field) must not contain NUL (U+0000)")
         }
         return PushNotification(kind: kind, title: body.title, subtitle: body.subtitle, body: body.body, sound: body.sound,
                                 badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key, data: body.data ?? [:],

@@ -33,6 +33,9 @@ extension HTTPConnection {
     func openStream(_ request: EventStreamRequest, request http: HTTPRequest, allowOrigin: String?) {
         var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\n"
         for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        // Written here, not by `send`: a stream's head is not an `HTTPResponse`. Every answer
+        // carries the id (the OpenAPI's XRequestId), a HEAD's and a stream's too.
+        if !requestID.isEmpty { head += "X-Request-Id: \(requestID)\r\n" }
         if let allowOrigin {
             head += "Access-Control-Allow-Origin: \(allowOrigin)\r\n"
             if allowOrigin != "*" { head += "Vary: Origin\r\n" }

@@ -76,8 +76,10 @@ extension HTTPConnection {
         let session = WebSocketSession(connectionID: context.makeConnectionID(), request: request, maxMessageBytes: maxBytes,
                                        maxFragments: maxFragments, now: now)
         state = .websocket(session)
+        // The id as every answer has it (the stream's head is not an `HTTPResponse`, so `send` cannot add it).
+        let id = requestID.isEmpty ? "" : "X-Request-Id: \(requestID)\r\n"
         write(Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: request.key))\r\n\r\n").utf8))
+            + "Sec-WebSocket-Accept: \(WebSocketHandshake.acceptValue(forKey: request.key))\r\n\(id)\r\n").utf8))
         if request.mode == .herald {
             if let identity = request.identity {
                 session.holdsUserSlot = slotHeld
