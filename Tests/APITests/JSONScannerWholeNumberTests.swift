@@ -31,3 +31,14 @@ import Testing
         #expect(read == nil && end == 0, "\(text)")
     }
 }
+
+extension JSONScannerWholeNumberTests {
+    /// A body's worth of zeros around one digit: judged exactly, and in one pass over the digits
+    /// (leading zeros were dropped one array shift at a time, ~10^10 moves for this one).
+    @Test func aLongRunOfZerosIsReadInOnePass() {
+        let zeros = String(repeating: "0", count: 200_000)
+        #expect(read("0.\(zeros)1").0 == nil)
+        #expect(read("0.\(zeros)1e200001").0 == 1)
+        #expect(read("1.\(zeros)").0 == 1)
+    }
+}

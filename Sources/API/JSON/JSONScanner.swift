@@ -220,7 +220,9 @@ enum JSONScanner {
         // The significant digits (integer then fraction, the point skipped), without leading or
         // trailing zeros; each trailing zero dropped raises the power by one.
         let point = integerEnd
-        var digits = (integerStart..<fractionEnd).filter { $0 != point }
+        // A slice: dropping a leading zero moves its start (an array's `removeFirst` would shift
+        // the rest, quadratic in a body of zeros such as `0.000…1`).
+        var digits = ArraySlice((integerStart..<fractionEnd).filter { $0 != point })
         exponent -= fractionEnd > integerEnd ? fractionEnd - integerEnd - 1 : 0
         while let first = digits.first, b[first] == UInt8(ascii: "0") { digits.removeFirst() }
         while let last = digits.last, b[last] == UInt8(ascii: "0") {
