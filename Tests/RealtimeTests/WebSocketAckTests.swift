@@ -97,12 +97,18 @@ private final class AckServer {
 /// ADR 0026: a WebSocket `ack` is held in memory at once, stored off the read loop (one store in
 /// flight, later acks merged into the next), and answered in order once stored or failed.
 @Suite(.serialized) struct WebSocketAckTests {
-    @Test func anAckIsAnsweredOnlyOnceStoredAndAStoreInFlightStallsNothing() throws {
+    /// A connection whose ack of `id` is being stored, held until the test answers call 0.
+    private static func storing(_ id: String) throws -> (HeldKeeper, AckServer, TestClient) {
         let keeper = HeldKeeper()
         let server = try AckServer(keeper: keeper.keeper)
         let client = try server.connect()
-        AckServer.send(client, #"{"type":"ack","id":"e1"}"#)
-        #expect(keeper.waitForCall(0) == ["e1"])
+        AckServer.send(client, #"{"type":"ack","id":"\#(id)"}"#)
+        #expect(keeper.waitForCall(0) == [id])
+        return (keeper, server, client)
+    }
+
+    @Test func anAckIsAnsweredOnlyOnceStoredAndAStoreInFlightStallsNothing() throws {
+        let (keeper, server, client) = try Self.storing("e1")
         AckServer.send(client, #"{"type":"ack","ids":["e2","e3"]}"#)
         AckServer.send(client, #"{"type":"ack","id":"e4"}"#)
         AckServer.send(client, #"{"type":"ping"}"#)
@@ -140,11 +146,7 @@ private final class AckServer {
     }
 
     @Test func anAckPastTheWaitingBoundIsRefusedAtOnceAndHeldInMemoryOnly() throws {
-        let keeper = HeldKeeper()
-        let server = try AckServer(keeper: keeper.keeper)
-        let client = try server.connect()
-        AckServer.send(client, #"{"type":"ack","id":"first"}"#)
-        #expect(keeper.waitForCall(0) == ["first"])
+        let (keeper, server, client) = try Self.storing("first")
         let full = (1...HTTPConnection.maxWaitingAckIDs).map { "w\($0)" }
         AckServer.send(client, #"{"type":"ack","ids":"# + JSONText.array(full) + "}")
         AckServer.send(client, #"{"type":"ack","id":"over"}"#)
@@ -159,18 +161,13 @@ private final class AckServer {
     }
 
     @Test func aStoreAnsweredAfterItsConnectionEndedIsDroppedAndTheServerGoesOn() throws {
-        let keeper = HeldKeeper()
-        let server = try AckServer(keeper: keeper.keeper)
-        var gone: TestClient? = try server.connect()
-        AckServer.send(gone!, #"{"type":"ack","id":"e1"}"#)
-        #expect(keeper.waitForCall(0) == ["e1"])
-        AckServer.send(gone!, #"{"type":"ack","id":"e2"}"#)
-        AckServer.send(gone!, #"{"type":"ping"}"#)
-        #expect(AckServer.receive(gone!)?["type"] as? String == "pong")
+        let (keeper, server, gone) = try Self.storing("e1")
+        AckServer.send(gone, #"{"type":"ack","id":"e2"}"#)
+        AckServer.send(gone, #"{"type":"ping"}"#)
+        #expect(AckServer.receive(gone)?["type"] as? String == "pong")
         // The close handshake, so the answer surely comes after the connection ended.
-        gone!.send(wsFrame(0x8, [0x03, 0xE8]))
-        #expect(gone!.read(count: 2)?.first == 0x88)
-        gone = nil
+        gone.send(wsFrame(0x8, [0x03, 0xE8]))
+        #expect(gone.read(count: 2)?.first == 0x88)
         keeper.answer(0, nil)
         // The waiting `e2` is not stored for a connection that ended: the next call is the new one's.
         let client = try server.connect()
