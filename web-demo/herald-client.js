@@ -190,7 +190,8 @@ export class HeraldClient extends EventTarget {
   }
 
   /** Records that the app showed these events (`ack` over WebSocket, else `POST /v1/me/acks`);
-   *  with the `unless_acked` push policy this cancels their pushes. */
+   *  with the `unless_acked` push policy this cancels their pushes. Over WebSocket the server
+   *  answers `acked` once stored, or an `error` naming the `ids` (then they go again over HTTP). */
   async ack(ids) {
     const list = [ids].flat().filter(Boolean);
     if (list.length === 0) return;
@@ -198,6 +199,10 @@ export class HeraldClient extends EventTarget {
       this.#send({ type: "ack", ids: list });
       return;
     }
+    await this.#postAcks(list);
+  }
+
+  async #postAcks(list) {
     await this.fetch("/v1/me/acks", { method: "POST", json: { ids: list } }).catch((error) => this.#problem(`ack failed: ${error.message}`));
   }
 
@@ -429,8 +434,16 @@ export class HeraldClient extends EventTarget {
           this.#onShutdown();
           break;
         case "error":
+          if (Array.isArray(message.ids)) {
+            // An ack held in memory only (storage failed, or too many waiting): POST keeps it,
+            // answering only once it is stored.
+            this.#problem(`ack not stored: ${message.error}; sending it again`);
+            this.#postAcks(message.ids);
+            break;
+          }
           this.#onServerError(message);
           break;
+        case "acked":     // the ack is stored (ADR 0026): nothing to do
         case "refreshed":
           break;
       }

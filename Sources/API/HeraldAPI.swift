@@ -35,7 +35,8 @@ public enum HeraldAPI {
                          retention: configuration.retentionMetrics, nodeIdentity: configuration.nodeIdentity).register(in: &table)
         let streams = StreamRoutes(authenticator: authenticator, configuration: configuration, sessions: toucher)
         streams.register(in: &table)
-        WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho).register(in: &table)
+        WebSocketRoutes(authenticator: authenticator, streams: streams, echoEnabled: configuration.webSocketEcho,
+                        storage: database).register(in: &table)
         let presenceRoutes = PresenceRoutes(authenticator: authenticator, presence: node.presence, storage: database)
         presenceRoutes.register(in: &table)
         PublishRoutes(authenticator: authenticator, configuration: configuration, broker: node.broker, pacer: node).register(in: &table)

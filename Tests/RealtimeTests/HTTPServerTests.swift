@@ -7,7 +7,7 @@ import Testing
 import RealtimeMemory
 
 /// A blocking loopback TCP client with a read timeout, for driving an in-process server.
-private final class TestClient {
+final class TestClient {
     let fd: Int32
     private var buffered: [UInt8] = []
 
@@ -36,9 +36,20 @@ private final class TestClient {
 
     deinit { close(fd) }
 
-    func send(_ text: String) {
-        let bytes = Array(text.utf8)
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Exactly `count` bytes, after what `read(through:)` left; nil when the server closed or
+    /// the read timed out first.
+    func read(count: Int) -> [UInt8]? {
+        while buffered.count < count {
+            guard readMore() > 0 else { return nil }
+        }
+        defer { buffered.removeFirst(count) }
+        return Array(buffered[0..<count])
     }
 
     /// Reads until `marker` has arrived; returns everything up to and including it.
@@ -86,9 +97,9 @@ private final class TestClient {
     }
 }
 
-private enum TestClientError: Error { case connectFailed(Int32) }
+enum TestClientError: Error { case connectFailed(Int32) }
 
-private let stoppedServers = Mutex<[HTTPServer]>([])
+let stoppedServers = Mutex<[HTTPServer]>([])
 
 /// An in-process server on two loops with one SSE route, `GET /s/{user}`: the user's personal
 /// channel, resumed from `Last-Event-ID`; `POST /p/{user}`, which publishes one message to it;

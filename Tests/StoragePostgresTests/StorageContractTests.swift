@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import StoragePostgres
 import StorageSQLite
+import Synchronization
 import Testing
 
 /// Opens a fresh storage of `engine` (a new SQLite file, or a new database on the shared test
@@ -92,6 +93,62 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
             #expect(try storage.writeSync { tx in
                 try AcknowledgedPushes.cancel(in: tx, app: "default", userID: "u1", sessionID: "s1", eventIDs: ["e1"], now: 3_000)
             } == 0)
+        }
+    }
+
+    /// A storage that counts the write units asked of it.
+    private final class WriteCounting: Storage {
+        let base: any Storage
+        private let count = Mutex(0)
+        init(_ base: any Storage) { self.base = base }
+        var writes: Int { count.withLock { $0 } }
+
+        func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                                completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+            count.withLock { $0 += 1 }
+            base.write(body, completion: completion)
+        }
+        func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
+                               completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+            base.read(body, completion: completion)
+        }
+        func writeSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T {
+            count.withLock { $0 += 1 }
+            return try base.writeSync(body)
+        }
+        func readSync<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T) throws -> T { try base.readSync(body) }
+    }
+
+    /// ADR 0025, 0026: `AcknowledgedPushes.keep`, both ack routes' way into storage, writes only
+    /// when a push waits for one of the ids, and then cancels it before it answers.
+    @Test(arguments: Engine.available)
+    func keepingAnAckWritesOnlyWhenAPushWaitsForIt(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            let payload = DeliveryJobPayload(deviceID: "d1", apnsID: .random(), notification: PushNotification(title: "t", body: "b"),
+                                                 origin: .init(notificationID: "n1", userID: "u1", sessionID: "s1", ackEventID: "e1")).jsonText()
+            let job = try storage.writeSync { tx in
+                _ = try tx.notifications.insert(note("n1"))
+                return try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: payload, app: "default", runAt: 5_000, now: 1_000,
+                                           awaiting: AwaitedAck(sessionID: "s1", eventID: "e1"))
+            }
+            let counted = WriteCounting(storage)
+            func keep(_ ids: [String]) throws {
+                let done = DispatchSemaphore(value: 0)
+                let kept = Mutex<Result<Void, any Error>?>(nil)
+                AcknowledgedPushes.keep(in: counted, app: "default", userID: "u1", sessionID: "s1", eventIDs: ids) { result in
+                    kept.withLock { $0 = result }
+                    done.signal()
+                }
+                _ = done.wait(timeout: .now() + 10)
+                try #require(kept.withLock { $0 }).get()
+            }
+            try keep(["e2", "x"])
+            #expect(counted.writes == 0)
+            #expect(try storage.readSync { tx in try tx.jobs.find(id: job)?.state } == .queued)
+            try keep(["x", "e1"])
+            #expect(counted.writes == 1)
+            #expect(try storage.readSync { tx in try tx.jobs.find(id: job)?.state } == .done)
+            #expect(try storage.readSync { tx in try tx.deliveries.list(notificationID: "n1").map(\.outcome) } == [.suppressedAcked])
         }
     }
 

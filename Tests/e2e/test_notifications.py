@@ -228,6 +228,22 @@ def test_unless_acked_pushes_without_an_ack_and_not_with_one(h, provider_double)
     assert len(phone.requests(provider_double)) == 1
 
 
+def killed_and_restarted_the_push_is_never_sent(h, provider_double, phone, n):
+    """`kill -9`, a restart inside the ack window of notification `n` (2 s), which `phone`'s
+    session acked: its push stays `suppressed_acked` and is never sent (ADR 0025, 0026)."""
+    h.stop(sig=signal.SIGKILL)
+    h.start()
+    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+    r = HTTP.get(h.url("/v1/jobs"), params={"state": "queued"}, headers=h.server_headers())
+    assert r.status_code == 200 and r.json()["jobs"] == [], r.text
+    # A later push due after the acked one's window is sent; the worker takes jobs in due order,
+    # so the acked one would have gone first.
+    later = notify(h, [phone.user], push={"policy": "unless_acked", "ack_window_ms": 2500})["notifications"][0]
+    wait_outcome(h, later["id"], phone.device_id, {"sent"})
+    assert len(phone.requests(provider_double)) == 1
+    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+
+
 def test_an_answered_ack_survives_kill_9_inside_the_window(h, provider_double):
     """ADR 0025 (fresh13, SC-3): `POST /v1/me/acks` answered 200, then `kill -9` and a restart
     before the ack window ends: the push is not sent. The ack used to live in memory only."""
@@ -241,17 +257,29 @@ def test_an_answered_ack_survives_kill_9_inside_the_window(h, provider_double):
     # Recorded before the answer, not when the window ends.
     record = deliveries(h, n["id"])
     assert outcome_of(record, phone.device_id) == "suppressed_acked", record
-    h.stop(sig=signal.SIGKILL)
-    h.start()
-    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
-    r = HTTP.get(h.url("/v1/jobs"), params={"state": "queued"}, headers=h.server_headers())
-    assert r.status_code == 200 and r.json()["jobs"] == [], r.text
-    # A later push due after the acked one's window is sent; the worker takes jobs in due order,
-    # so the acked one would have gone first.
-    later = notify(h, [user], push={"policy": "unless_acked", "ack_window_ms": 2500})["notifications"][0]
-    wait_outcome(h, later["id"], phone.device_id, {"sent"})
-    assert len(phone.requests(provider_double)) == 1
-    assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+    killed_and_restarted_the_push_is_never_sent(h, provider_double, phone, n)
+
+
+def test_a_websocket_ack_answered_acked_survives_kill_9_inside_the_window(h, provider_double):
+    """ADR 0026 (SC-3): the WebSocket `ack` was memory-only and unanswered, so a `kill -9`
+    inside the ack window sent the push although the app had acked. Now it takes the way of
+    `POST /v1/me/acks` and is answered `acked` once the waiting push is cancelled in storage."""
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    phone = Session(h, user, "ios")
+
+    async def ack_over_the_socket():
+        async with websockets.connect(ws_url(h, access_token=phone.access)) as ws:
+            assert (await recv_json(ws))["type"] == "ready"
+            n = notify(h, [user], push={"policy": "unless_acked", "ack_window_ms": 2000})["notifications"][0]
+            event = await recv_until(ws, lambda m: m["type"] == "event" and m["event"] == "notification.created")
+            await ws.send(json.dumps({"type": "ack", "id": event["id"]}))
+            answer = await recv_until(ws, lambda m: m["type"] in ("acked", "error"))
+            assert answer == {"type": "acked", "ids": [event["id"]]}, answer
+            # Recorded before the answer, not when the window ends.
+            assert outcome_of(deliveries(h, n["id"]), phone.device_id) == "suppressed_acked"
+            return n
+
+    killed_and_restarted_the_push_is_never_sent(h, provider_double, phone, run_async(ack_over_the_socket()))
 
 
 def test_an_ack_of_an_event_no_push_waits_for_is_answered(h, provider_double):

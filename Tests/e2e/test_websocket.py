@@ -313,6 +313,30 @@ def test_a_refused_ack_names_the_member_and_the_rule_and_acks_nothing(herald):
     run(scenario())
 
 
+def test_every_valid_ack_is_answered_acked_in_the_order_sent(herald):
+    """ADR 0026: an ack is answered once kept (here no push waits, so after a read), each
+    message with its own ids, in order; a token without `sid` is answered too (nothing can wait
+    for a session-less ack)."""
+    with_session = herald.token(sub="ack-order", sid="ack-order-1")
+    without = herald.token(sub="ack-order", sid=None)
+
+    async def scenario():
+        async with websockets.connect(ws_url(herald, access_token=with_session)) as ws:
+            await recv_json(ws)
+            await ws.send(json.dumps({"type": "ack", "id": "a-1"}))
+            await ws.send(json.dumps({"type": "ack", "id": "a-2", "ids": ["a-3", "a-4"]}))
+            await ws.send(json.dumps({"type": "ack", "ids": ["a-5"]}))
+            answers = [await recv_until(ws, lambda m: m["type"] != "event") for _ in range(3)]
+            assert answers == [{"type": "acked", "ids": ["a-1"]}, {"type": "acked", "ids": ["a-2", "a-3", "a-4"]},
+                               {"type": "acked", "ids": ["a-5"]}], answers
+        async with websockets.connect(ws_url(herald, access_token=without)) as ws:
+            await recv_json(ws)
+            await ws.send(json.dumps({"type": "ack", "id": "b-1"}))
+            assert await recv_until(ws, lambda m: m["type"] != "event") == {"type": "acked", "ids": ["b-1"]}
+
+    run(scenario())
+
+
 def test_put_session_state_changes_every_connection_of_the_session(herald):
     token = herald.token(sub="m", sid="s-1")
     other = herald.token(sub="m", sid="s-2")

@@ -37,36 +37,46 @@ struct DatabaseResponder: Sendable {
             return response
         case .failure(let error as HTTPResponseError):
             return error.response
-        case .failure(let error as StorageError):
-            return storageResponse(error)
         case .failure(let error):
-            Log.error("database request failed", ["error": "\(error)"])
-            return .error(500, code: "internal_error", message: "internal error")
+            return Self.error(error).response
         }
     }
 
-    /// A storage failure as its answer; see `response`.
-    static func storageResponse(_ error: StorageError) -> HTTPResponse {
+    /// A failure of a unit of work as the error it is answered with, for an answer that is not an
+    /// HTTP response (a WebSocket `error` frame, ADR 0026): the codes and messages of `response`.
+    static func error(_ error: any Error) -> HTTPError {
+        switch error {
+        case let error as HTTPError:
+            return error
+        case let error as StorageError:
+            return storageError(error)
+        default:
+            Log.error("database request failed", ["error": "\(error)"])
+            return HTTPError(500, "internal_error", "internal error")
+        }
+    }
+
+    /// A storage failure's status, code and message; see `response`.
+    static func storageError(_ error: StorageError) -> HTTPError {
         switch error {
         case .busy:
-            return .error(503, code: "storage_busy", message: "the database stayed locked past its busy timeout; retry shortly")
+            return HTTPError(503, "storage_busy", "the database stayed locked past its busy timeout; retry shortly")
         case .readOnly:
             failureLog.write(error)
-            return .error(503, code: "storage_read_only", message: "the database is read-only; nothing was stored")
+            return HTTPError(503, "storage_read_only", "the database is read-only; nothing was stored")
         case .stalled:
             failureLog.write(error)
             // The unit may still be queued or running: its outcome is unknown (operations.md, Database).
-            return .error(503, code: "storage_unavailable",
-                          message: "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
+            return HTTPError(503, "storage_unavailable", "the database did not answer in time; a write may still complete: retry with the same idempotency_key")
         case .unavailable, .closed:
             failureLog.write(error)
-            return .error(503, code: "storage_unavailable", message: "the database is unavailable; retry later")
+            return HTTPError(503, "storage_unavailable", "the database is unavailable; retry later")
         case .diskFull:
             failureLog.write(error)
-            return .error(507, code: "storage_full", message: "no space left for this write; nothing was stored")
+            return HTTPError(507, "storage_full", "no space left for this write; nothing was stored")
         default:
             Log.error("database request failed", ["error": "\(error)"])
-            return .error(500, code: "internal_error", message: "internal error")
+            return HTTPError(500, "internal_error", "internal error")
         }
     }
 }

@@ -57,16 +57,10 @@ struct PresenceRoutes {
         let answer = HTTPResponse.json(200, "{\"acknowledged\":\(body.ids.count)}")
         let storage = self.storage, app = claims.app.rawValue, user = claims.subject, ids = body.ids
         // Answered only once a push waiting for these ids is cancelled in storage: the answer
-        // promises the ack survives a restart (ADR 0025, SC-3). A read first, so an ack no push
-        // waits for writes nothing.
+        // promises the ack survives a restart (ADR 0025, SC-3).
         return .deferred { writer in
-            storage.read({ tx in try AcknowledgedPushes.awaited(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids) }) { found in
-                guard case .success(true) = found else { return writer.complete(DatabaseResponder.response(found.map { _ in answer })) }
-                storage.write({ tx in
-                    try AcknowledgedPushes.cancel(in: tx, app: app, userID: user, sessionID: sessionID, eventIDs: ids, now: unixMilliseconds())
-                }) { cancelled in
-                    writer.complete(DatabaseResponder.response(cancelled.map { _ in answer }))
-                }
+            AcknowledgedPushes.keep(in: storage, app: app, userID: user, sessionID: sessionID, eventIDs: ids) { kept in
+                writer.complete(DatabaseResponder.response(kept.map { answer }))
             }
         }
     }

@@ -6,7 +6,7 @@ extension WebSocketRoutes {
         static let openWebSocket = RouteSpec(
             .get, "/v1/ws", auth: .accessTokenOrFirstMessage, operationID: "openWebSocket",
             tags: ["client"], summary: "Open the WebSocket",
-            description: "An RFC 6455 opening handshake (`Upgrade: websocket`, `Connection: Upgrade`, version 13; no extensions or subprotocols). The access token comes on the upgrade (`Authorization: Bearer` or `?access_token=`, not both: both is a 400 `invalid_request`; a bad token is a 401 and an ungranted channel a 403 before the upgrade) or, with no token on the upgrade, as the first message `{\"type\":\"auth\",\"access_token\":…}` within 5 s.",
+            description: "An RFC 6455 opening handshake (`Upgrade: websocket`, `Connection: Upgrade`, version 13; no extensions or subprotocols). The access token comes on the upgrade (`Authorization: Bearer` or `?access_token=`, not both: both is a 400 `invalid_request`; a bad token is a 401 and an ungranted channel a 403 before the upgrade) or, with no token on the upgrade, as the first message `{\"type\":\"auth\",\"access_token\":…}` within 5 s. An `ack` message takes the way of `POST /v1/me/acks` and is answered `{\"type\":\"acked\",\"ids\":[…]}` once a push waiting for it is cancelled in storage, or an `error` message naming its `ids` (ADR 0026).",
             parameters: [
                 .shared("Channels"),
                 .shared("State"),

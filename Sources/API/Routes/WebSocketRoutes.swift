@@ -6,6 +6,8 @@ struct WebSocketRoutes {
     let authenticator: Authenticator
     let streams: StreamRoutes
     let echoEnabled: Bool
+    /// Where a planned `unless_acked` push waits: an `ack` message cancels it there (ADR 0026).
+    let storage: any Storage
 
     func register(in table: inout RouteTable) {
         let routes = self
@@ -52,6 +54,18 @@ struct WebSocketRoutes {
         }
         return .webSocket(WebSocketRequest(mode: .herald, key: key, identity: identity, channels: channels,
                                            resume: resume, appState: appState, checkMessage: RequestBody.webSocketMessageCheck,
-                                           verifyToken: verifyToken))
+                                           keepAcks: Self.ackKeeper(storage), verifyToken: verifyToken))
+    }
+
+    /// The `ack` message's way into storage (ADR 0026): the one `POST /v1/me/acks` takes
+    /// (`AcknowledgedPushes.keep`), its failure told with that route's code and message. A
+    /// token without `sid` has no session a push could wait for: kept at once, in memory only.
+    static func ackKeeper(_ storage: any Storage) -> WebSocketAckKeeper {
+        { identity, ids, done in
+            guard let sessionID = identity.sessionID else { return done(nil) }
+            AcknowledgedPushes.keep(in: storage, app: identity.app, userID: identity.userID, sessionID: sessionID, eventIDs: ids) { kept in
+                if case .failure(let error) = kept { done(DatabaseResponder.error(error)) } else { done(nil) }
+            }
+        }
     }
 }

@@ -6,6 +6,24 @@ public enum AcknowledgedPushes {
     /// the worker's in-memory check when the job comes due.
     static let note = "acked"
 
+    /// Keeps an ack where a restart cannot lose it (ADR 0025, 0026; `POST /v1/me/acks` and the
+    /// WebSocket `ack` alike): reads whether a queued push of app `app` waits for user `userID`'s
+    /// session `sessionID`'s ack of one of `eventIDs`, and only when one does cancels them in one
+    /// write. The in-memory ack (presence) is the caller's, before this.
+    /// - Parameter clock: when the cancelled pushes' delivery records say they were acked.
+    /// - Parameter completion: called once, on a storage thread: success once no push waiting for
+    ///   the ids is left queued; else the read's or write's error (`StorageError` mostly), and the
+    ///   ack may not be stored (repeating it is idempotent).
+    public static func keep(in storage: any Storage, app: String, userID: String, sessionID: String, eventIDs: [String],
+                            clock: any Clock = SystemClock(), completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        storage.read({ tx in try awaited(in: tx, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs) }) { found in
+            guard case .success(true) = found else { return completion(found.map { _ in () }) }
+            storage.write({ tx in
+                _ = try cancel(in: tx, app: app, userID: userID, sessionID: sessionID, eventIDs: eventIDs, now: clock.unixMilliseconds)
+            }, completion: completion)
+        }
+    }
+
     /// Whether a queued push of app `app` waits for user `userID`'s (the `sub`) session
     /// `sessionID`'s ack of one of `eventIDs`: a read, so an ack no push waits for (nearly every
     /// one) writes nothing.

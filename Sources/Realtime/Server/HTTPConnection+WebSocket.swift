@@ -11,6 +11,7 @@ extension HTTPConnection {
         var parser: WebSocketFrameParser
         let verifyToken: StreamTokenVerifier
         let checkMessage: WebSocketMessageCheck?
+        let keepAcks: WebSocketAckKeeper?
         /// nil until the client authenticated (upgrade token or `auth` frame).
         var identity: StreamIdentity? {
             // Kept, not built per message: the write path asks for it for every message (issue 13).
@@ -36,6 +37,12 @@ extension HTTPConnection {
         var closeSent = false
         /// The user's stream slot is held (released on close).
         var holdsUserSlot = false
+        /// ADR 0026: the ids of each `ack` message whose store is in flight (one store at a time),
+        /// and of those waiting for it, merged into the next store.
+        var acksStoring: [[String]] = []
+        var acksWaiting: [[String]] = []
+        /// How many ids `acksWaiting` holds, at most `maxWaitingAckIDs`.
+        var acksWaitingCount = 0
 
         init(connectionID: String, request: WebSocketRequest, maxMessageBytes: Int, maxFragments: Int, now: UInt64) {
             self.connectionID = connectionID
@@ -43,6 +50,7 @@ extension HTTPConnection {
             self.parser = WebSocketFrameParser(maxMessageBytes: maxMessageBytes, maxFragments: maxFragments)
             self.verifyToken = request.verifyToken
             self.checkMessage = request.checkMessage
+            self.keepAcks = request.keepAcks
             self.initialChannels = request.channels
             self.initialResume = request.resume
             self.initialState = request.appState
@@ -289,8 +297,10 @@ extension HTTPConnection {
                 sendError(session, "invalid_request", "ack needs an event id (id) or ids", field: "id")
                 return
             }
+            // In memory first, as `POST /v1/me/acks` does: the live case, and the worker's check.
             context.server.node.presence.acknowledge(sessionID: identity.sessionID, connectionID: session.connectionID,
                                                      userID: identity.presenceUserID, ids: ids)
+            keepAck(session, ids)
         case "ping":
             write(WebSocketFrameEncoder.text("{\"type\":\"pong\"}"))
         case "refresh":
@@ -387,9 +397,71 @@ extension HTTPConnection {
         refill()
     }
 
-    private func sendError(_ session: WebSocketSession, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:]) {
+    // MARK: - Acks kept in storage (ADR 0026)
+
+    /// Ids of `ack` messages waiting while a store is in flight, at most: one `POST /v1/me/acks`'
+    /// worth, so a connection holds two batches at most, whatever it sends.
+    static let maxWaitingAckIDs = 1000
+
+    /// Stores `ids` (already acked in memory) off the read loop, or queues them behind the store in
+    /// flight; past `maxWaitingAckIDs` the message is refused at once (`too_many_acks`).
+    private func keepAck(_ session: WebSocketSession, _ ids: [String]) {
+        guard session.keepAcks != nil else {
+            write(Self.ackedFrame(ids))
+            return
+        }
+        if session.acksStoring.isEmpty {
+            session.acksStoring = [ids]
+            storeAcks(session)
+        } else if session.acksWaitingCount + ids.count <= Self.maxWaitingAckIDs {
+            session.acksWaiting.append(ids)
+            session.acksWaitingCount += ids.count
+        } else {
+            sendError(session, "too_many_acks",
+                      "this ack is held in memory but not stored: \(Self.maxWaitingAckIDs) ids already wait for storage; send it again once the earlier acks are answered",
+                      ids: ids)
+        }
+    }
+
+    /// Hands the in-flight batch to the keeper; its answer comes back on this loop.
+    private func storeAcks(_ session: WebSocketSession) {
+        guard let keep = session.keepAcks, let identity = session.identity else { return }
+        let reference = LoopBound(self, loop: context.loop), storing = LoopBound(session, loop: context.loop)
+        let loop = context.loop
+        keep(identity, session.acksStoring.flatMap { $0 }) { failure in
+            loop.execute { reference.value.acksStored(storing.value, failure: failure) }
+        }
+    }
+
+    /// Answers each message of the stored batch in the order sent, then starts the next batch.
+    private func acksStored(_ session: WebSocketSession, failure: HTTPError?) {
+        let answered = session.acksStoring
+        session.acksStoring = []
+        // A connection that ended meanwhile is told nothing; what was stored stays stored.
+        guard case .websocket(let current) = state, current === session, !session.closeSent else { return }
+        for ids in answered {
+            if let failure {
+                sendError(session, failure.code, "this ack is held in memory but was not stored (send it again): \(failure.message)", ids: ids)
+            } else {
+                write(Self.ackedFrame(ids))
+            }
+        }
+        guard !session.acksWaiting.isEmpty else { return }
+        session.acksStoring = session.acksWaiting
+        session.acksWaiting = []
+        session.acksWaitingCount = 0
+        storeAcks(session)
+    }
+
+    private static func ackedFrame(_ ids: [String]) -> [UInt8] {
+        WebSocketFrameEncoder.text("{\"type\":\"acked\",\"ids\":\(JSONText.array(ids))}")
+    }
+
+    private func sendError(_ session: WebSocketSession, _ code: String, _ message: String, field: String? = nil, extra: [String: String] = [:],
+                           ids: [String]? = nil) {
         var json = "{\"type\":\"error\",\"error\":\(JSONText.quote(code)),\"message\":\(JSONText.quote(message))"
         if let field { json += ",\"field\":\(JSONText.quote(field))" }
+        if let ids { json += ",\"ids\":\(JSONText.array(ids))" }
         for (key, value) in extra.sorted(by: { $0.key < $1.key }) { json += ",\(JSONText.quote(key)):\(JSONText.quote(value))" }
         write(WebSocketFrameEncoder.text(json + "}"))
     }

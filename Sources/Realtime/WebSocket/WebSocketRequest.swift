@@ -49,6 +49,14 @@ public typealias StreamTokenVerifier = @Sendable (String) -> Result<StreamIdenti
 /// by whichever copy Foundation keeps.
 public typealias WebSocketMessageCheck = @Sendable ([UInt8]) -> HTTPError?
 
+/// Keeps a WebSocket `ack` where a restart cannot lose it (ADR 0026), after the connection took it
+/// in memory: called with the connection's identity and the acked event ids (at most 1,000 of a
+/// message, or several messages' merged), off the connection's read loop. `done` is called once,
+/// on any thread: nil once the ack is kept, else the error the client is told (its `code` and
+/// `message`; the status is not used).
+public typealias WebSocketAckKeeper = @Sendable (_ identity: StreamIdentity, _ ids: [String],
+                                                 _ done: @escaping @Sendable (HTTPError?) -> Void) -> Void
+
 /// What a route hands the transport to upgrade a connection to a WebSocket (RT-2).
 public struct WebSocketRequest: Sendable {
     /// `herald`: the JSON protocol of docs/protocol.md. `echo`: every message echoed back, no
@@ -70,9 +78,12 @@ public struct WebSocketRequest: Sendable {
     public var verifyToken: StreamTokenVerifier
     /// Checks each message's JSON syntax before it is read; nil reads every message as Foundation does.
     public var checkMessage: WebSocketMessageCheck?
+    /// Keeps `ack` messages in storage, each answered `acked` once kept; nil keeps them in memory
+    /// only and answers them at once (no storage behind the server).
+    public var keepAcks: WebSocketAckKeeper?
 
     public init(mode: Mode, key: String, identity: StreamIdentity?, channels: [ChannelName] = [], resume: ResumePoint = .fresh,
-                appState: AppState = .foreground, checkMessage: WebSocketMessageCheck? = nil,
+                appState: AppState = .foreground, checkMessage: WebSocketMessageCheck? = nil, keepAcks: WebSocketAckKeeper? = nil,
                 verifyToken: @escaping StreamTokenVerifier) {
         self.mode = mode
         self.key = key
@@ -82,6 +93,7 @@ public struct WebSocketRequest: Sendable {
         self.appState = appState
         self.verifyToken = verifyToken
         self.checkMessage = checkMessage
+        self.keepAcks = keepAcks
     }
 }
 
