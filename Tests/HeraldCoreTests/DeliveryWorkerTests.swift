@@ -1015,7 +1015,7 @@ final class WorkerHarness: Sendable {
         while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }
         #expect(h.worker.stop(deadline: 10) == 0)
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2", "tok-3"], "oldest first")
-        #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (PushAudienceChange)")
+        #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (Storage.pushAudience)")
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
     }
 
@@ -1118,7 +1118,7 @@ final class WorkerHarness: Sendable {
         _ = try h.storage.writeSync { tx in try tx.devices.delete(app: "default", id: gone.id, userID: "u-1") }
         // What the native client does when their turn comes (`H2Driver.submit`).
         let sends = h.provider.sent
-        #expect(sends.allSatisfy { $0.sendBy?.audience != nil && $0.sendBy?.audience != PushAudienceChange.current })
+        #expect(sends.allSatisfy { $0.sendBy?.audience.map { !$0.isCurrent } == true })
         first(.audienceChanged)
         second(.audienceChanged)
         let again = try #require(await held.next())  // tok-2 read again, and sent (held once more)

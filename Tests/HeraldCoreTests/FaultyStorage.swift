@@ -97,7 +97,7 @@ struct FaultyStorage: Storage {
     let base: any Storage
     let faults: StorageFaults
 
-    var serializesWrites: Bool { base.serializesWrites }
+    var pushAudience: PushAudienceChange? { base.pushAudience }
     var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,

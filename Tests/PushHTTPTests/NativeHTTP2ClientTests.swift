@@ -37,7 +37,7 @@ struct NativeHTTP2ClientTests {
         #expect(client.connectionsOpened == 1)
     }
 
-    /// A request that waits for a stream is put on one only while `PushAudienceChange` still
+    /// A request that waits for a stream is put on one only while its `PushAudienceChange` still
     /// counts what its push's device was read at (`sendWhileAudience`): a write that can take a
     /// device out of pushes counted meanwhile (a delete answered) gives it back unsent,
     /// `.audienceChanged`, for the worker to read the device again (audience12). One without the
@@ -56,11 +56,12 @@ struct NativeHTTP2ClientTests {
         let gate = try #require(control.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=1"), headers: [], body: [])))
         #expect((try? gate.result.get().status) == 200)
         var watched = PushHTTPRequest(url: server.url("/echo"), headers: [], body: [1])
-        watched.sendWhileAudience = PushAudienceChange.current
+        let audience = PushAudienceChange()
+        watched.sendWhileAudience = audience.mark()
         let waiting = HTTP2ClientCompletions()
         client.sendReportingInfo(watched, completion: waiting.record(0))
         client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [2]), completion: waiting.record(1))
-        PushAudienceChange.count()
+        audience.count()
         _ = control.sendAndWait(PushHTTPRequest(url: server.url("/release-hanging"), headers: [], body: []))
         let results = waiting.wait(for: 2, timeout: 10)
         #expect(results[0]?.result.failureValue == .audienceChanged)
