@@ -1019,6 +1019,29 @@ final class WorkerHarness: Sendable {
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
     }
 
+    /// Another storage's writes (another suite's, run in parallel) are not this worker's: with one
+    /// counter per process they sent it reading again, and the test above failed in CI by it.
+    @Test("ADR 0007's amendment (audience14): a write counted in another storage while jobs wait in the backlog leaves them sent from their insert's read",
+          .timeLimit(.minutes(1)))
+    func anotherStoragesWriteLeavesWaitedJobsUnread() async throws {
+        let (h, _, _, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2)
+        let readsBefore = h.faults.reads
+        let other = try SQLiteStorage.open(path: ":memory:")
+        defer { other.close() }
+        // A device registered and deleted there: writes that count, in that storage.
+        let deleted = try other.writeSync { tx in
+            let device = try tx.devices.register(DeviceRegistration(userID: "u-1", sessionID: "s-1", platform: "ios", provider: "apns", token: "tok-1"),
+                                                 sessionExpiresAt: nil, newID: "d-tok-1", now: 0).device
+            return try tx.devices.delete(app: "default", id: device.id, userID: "u-1")
+        }
+        #expect(deleted)
+        first(.delivered("apns-1"))
+        while h.worker.outcomeCounts.delivered < 3 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2"])
+        #expect(h.faults.reads == readsBefore, "no device read again: the write was another storage's")
+    }
+
     @Test("ADR 0007's amendment (audience12): a token that moves to another user while its push waits in the backlog does not get the push written for the one before",
           .timeLimit(.minutes(1)))
     func aTokenTakenOverWhileItsPushWaitsIsNotPushedToTheNewOwner() async throws {
