@@ -455,6 +455,38 @@ final class WorkerHarness: Sendable {
         #expect(try h.record(device).map(\.outcome) == Array(repeating: .retrying, count: turnedAway) + [.sent])
     }
 
+    @Test("ADR 0024 (audience14): a real failure after turn-aways backs off as after the first attempt, the turn-aways not counted in its backoff")
+    func aFailureAfterTurnAwaysBacksOffAsAfterTheFirstAttempt() async throws {
+        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
+        let device = try h.register(token: "tok-1")
+        // What Web Push answers while its origin's gate is full (`WebPushProvider.originBusy`).
+        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
+                                               status: nil, retryAfter: nil)
+        let failed = PushClassification.applying(.retry(minimumDelay: nil), reason: "InternalServerError", status: 500, retryAfter: nil)
+        let turnedAway = 6
+        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        h.provider.script("tok-1", .classify(failed), .classify(failed))
+        let id = try h.enqueue(device)
+        for _ in 1...turnedAway {
+            #expect(try await h.worker.runDue().claimed == 1)
+            h.clock.advance(byMilliseconds: 1_500)
+        }
+        #expect(try h.job(id).turnedAwayAttempts == turnedAway)
+        // The gate frees up and the push fails for real: the first attempt's backoff (1 s × the
+        // harness's jitter 0.5), not the seventh's (64 s × 0.5).
+        var decided = h.now
+        #expect(try await h.worker.runDue().claimed == 1)
+        var job = try h.job(id)
+        #expect(job.attempts == turnedAway + 1 && job.countedAttempts == 1 && job.backoffAttempts == 1)
+        #expect(job.runAt == decided + h.backoff(afterAttempt: 1), "due \(job.runAt - decided) ms later")
+        // The next failure grows it as a second attempt's.
+        h.clock.advance(byMilliseconds: job.runAt - decided)
+        decided = h.now
+        #expect(try await h.worker.runDue().claimed == 1)
+        job = try h.job(id)
+        #expect(job.runAt == decided + h.backoff(afterAttempt: 2) && job.countedAttempts == 2, "due \(job.runAt - decided) ms later")
+    }
+
     @Test("ADR 0024 (lows13): a push turned away for a busy origin past its retry budget is dead, as any failure")
     func aPushTurnedAwayPastItsBudgetIsDead() async throws {
         let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3, budgetMilliseconds: 10_000))
