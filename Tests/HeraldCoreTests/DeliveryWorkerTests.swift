@@ -428,15 +428,22 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
     }
 
-    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
-    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
-        // A cap far above 1 s: the backoff after 8 attempts would be 64 s × jitter 0.5.
+    /// A worker whose retry cap is far above 1 s (the backoff after 8 attempts would be 64 s ×
+    /// jitter 0.5), and device `tok-1` whose next `count` pushes are turned away as Web Push turns
+    /// them away while their origin's gate is full (`WebPushProvider.originBusy`, ADR 0024).
+    private func turnedAwayByAFullGate(_ count: Int) throws -> (WorkerHarness, DeviceRecord) {
         let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
         let device = try h.register(token: "tok-1")
         let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
                                                status: nil, retryAfter: nil)
+        for _ in 0..<count { h.provider.script("tok-1", .classify(busy)) }
+        return (h, device)
+    }
+
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
+    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
         let turnedAway = 8
-        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        let (h, device) = try turnedAwayByAFullGate(turnedAway)
         let id = try h.enqueue(device)
         for turn in 1...turnedAway {
             let decided = h.now
@@ -457,14 +464,9 @@ final class WorkerHarness: Sendable {
 
     @Test("ADR 0024 (audience14): a real failure after turn-aways backs off as after the first attempt, the turn-aways not counted in its backoff")
     func aFailureAfterTurnAwaysBacksOffAsAfterTheFirstAttempt() async throws {
-        let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
-        let device = try h.register(token: "tok-1")
-        // What Web Push answers while its origin's gate is full (`WebPushProvider.originBusy`).
-        let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
-                                               status: nil, retryAfter: nil)
-        let failed = PushClassification.applying(.retry(minimumDelay: nil), reason: "InternalServerError", status: 500, retryAfter: nil)
         let turnedAway = 6
-        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        let (h, device) = try turnedAwayByAFullGate(turnedAway)
+        let failed = PushClassification.applying(.retry(minimumDelay: nil), reason: "InternalServerError", status: 500, retryAfter: nil)
         h.provider.script("tok-1", .classify(failed), .classify(failed))
         let id = try h.enqueue(device)
         for _ in 1...turnedAway {
