@@ -42,6 +42,12 @@ public final class PostgresStorage: Storage {
     private let listener: Mutex<JobListener?> = Mutex(nil)
     private let planHolder: Mutex<SessionLock?> = Mutex(nil)
     private let holderWatch: Mutex<HolderWatch?> = Mutex(nil)
+    /// Why the last write unit refused for want of space failed (SQLSTATE 53100 `disk_full`,
+    /// `.diskFull`), until a probe finds room again (`probeWrite`); nil otherwise. The probe's
+    /// one-row rewrite can pass on a full volume (an update that fits in its page, WAL segments
+    /// already allocated) while every insert that must extend a table fails: `/readyz` says `full`
+    /// meanwhile, as SQLite's latch does (RL-2).
+    private let refusedForSpace = Mutex<String?>(nil)
 
     private init(configuration: PostgresConfiguration, nodeID: String, connector: Connector, appliedMigrations: [Int]) {
         self.configuration = configuration
@@ -98,8 +104,12 @@ public final class PostgresStorage: Storage {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let attempts = configuration.conflictAttempts, node = nodeID
-        writer.submit({ slot in
-            completion(Result { try Self.unit(slot, readOnly: false, node: node, attempts: attempts, body) }.mapError(StorageError.mapped))
+        writer.submit({ [self] slot in
+            let result = Result { try Self.unit(slot, readOnly: false, node: node, attempts: attempts, body) }.mapError(StorageError.mapped)
+            if case .failure(let error) = result, case .diskFull? = error as? StorageError {
+                refusedForSpace.withLock { $0 = "\(error)" }
+            }
+            completion(result)
         }, rejected: { completion(.failure(StorageError.closed)) })
     }
 
@@ -122,18 +132,63 @@ public final class PostgresStorage: Storage {
 
     /// Rewrites the one row of `storage_probe` in a write unit: fails as real writes fail (the
     /// server down, a read-only standby, a full disk).
+    ///
+    /// After a write unit was refused for want of space (`spaceRefusal`), the rewrite proves
+    /// nothing: the probe then also creates a table of its own and stores `roomProbeBytes` of
+    /// random bytes in it (new files, extended as an insert's table is), and rolls it all back.
+    /// It fails as `.diskFull` until they fit; once they do, the refusal is forgotten.
     public func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let now = SystemClock().unixMilliseconds
+        guard let refused = spaceRefusal else {
+            return write({ tx in
+                guard let tx = tx as? PostgresTransaction else { return }
+                try mapped {
+                    try tx.connection.run("""
+                        INSERT INTO storage_probe (id, written_at) VALUES (1, $1::bigint)
+                        ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at
+                        """, [now])
+                }
+            }, completion: completion)
+        }
+        // Another node's probe may create its table at the same time: a name of this probe's own.
+        let table = "storage_probe_room_\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+        let rows = Self.roomProbeBytes / 16
         write({ tx in
             guard let tx = tx as? PostgresTransaction else { return }
             try mapped {
-                try tx.connection.run("""
-                    INSERT INTO storage_probe (id, written_at) VALUES (1, $1::bigint)
-                    ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at
-                    """, [now])
+                try tx.connection.run("CREATE TABLE \(table) (b bytea)")
+                // md5 of random(): 16 bytes no compression shrinks, so TOAST stores them all.
+                try tx.connection.run("INSERT INTO \(table) SELECT decode(string_agg(md5(random()::text), ''), 'hex') FROM generate_series(1, $1::integer)",
+                                      [rows])
             }
-        }, completion: completion)
+            throw RoomFound()   // rolled back: the table and its pages go again
+        }) { [self] result in
+            switch result {
+            case .failure(let error) where error is RoomFound:
+                refusedForSpace.withLock { $0 = nil }
+                completion(.success(()))
+            case .failure(let error):
+                if case .diskFull? = error as? StorageError {
+                    completion(.failure(StorageError.diskFull(message: "\(Self.roomProbeBytes / 1024) KiB of new pages do not fit yet (a write was refused: \(refused))")))
+                } else {
+                    completion(.failure(error))
+                }
+            case .success:
+                completion(.success(()))
+            }
+        }
     }
+
+    /// Why the last write unit refused for want of space failed, until `probeWrite` finds room
+    /// again; nil when writes are not known to be refused.
+    public var spaceRefusal: String? { refusedForSpace.withLock { $0 } }
+
+    /// The new pages the probe needs after a write was refused for want of space: 64 KiB, as
+    /// SQLite's (`SQLiteStorage.roomProbeBytes`).
+    static let roomProbeBytes = 64 << 10
+
+    /// Ends the room probe's unit in a rollback once its pages were written.
+    private struct RoomFound: Error {}
 
     /// Waits for submitted work, then closes every connection and stops the listener. Later
     /// work fails with `StorageError.closed`. Not from a `read` or `write` body.

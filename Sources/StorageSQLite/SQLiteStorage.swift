@@ -19,8 +19,9 @@ public final class SQLiteStorage: Storage {
     /// freed, as the probe's own one-row rewrite does), so the probe also asks the volume.
     let minimumFreeBytes: Int64
 
-    /// One writer connection runs every write unit, in order (`Database.writeUnit`).
-    public var serializesWrites: Bool { true }
+    /// One writer connection runs every write unit, in order (`Database.writeUnit`), and its
+    /// device, session and preference statements count in it (`SQLiteConnection.pushAudience`).
+    public var pushAudience: PushAudienceChange? { database.pushAudience }
 
     /// Kept by the writer's job statements (`JobStore`): every write of this process goes through it.
     public var jobClaimHorizon: JobClaimHorizon? { database.claimHorizon }

@@ -428,15 +428,22 @@ final class WorkerHarness: Sendable {
         #expect(h.worker.outcomeCounts == DeliveryWorker.Counters(delivered: 1, retried: 1))
     }
 
-    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
-    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
-        // A cap far above 1 s: the backoff after 8 attempts would be 64 s × jitter 0.5.
+    /// A worker whose retry cap is far above 1 s (the backoff after 8 attempts would be 64 s ×
+    /// jitter 0.5), and device `tok-1` whose next `count` pushes are turned away as Web Push turns
+    /// them away while their origin's gate is full (`WebPushProvider.originBusy`, ADR 0024).
+    private func turnedAwayByAFullGate(_ count: Int) throws -> (WorkerHarness, DeviceRecord) {
         let h = try WorkerHarness(policy: RetryPolicy(baseMilliseconds: 1_000, capMilliseconds: 120_000, maxAttempts: 3))
         let device = try h.register(token: "tok-1")
         let busy = PushClassification.applying(.retryWhenNotBusy, reason: "origin_busy: 128 pushes in flight to https://push.example, none ended within 1000 ms",
                                                status: nil, retryAfter: nil)
+        for _ in 0..<count { h.provider.script("tok-1", .classify(busy)) }
+        return (h, device)
+    }
+
+    @Test("ADR 0024 (lows13): a push turned away for a busy origin comes back after 1-2 s each time, its backoff not grown, the attempt not counted")
+    func aPushTurnedAwayForItsTurnComesBackSoonWithoutGrowingItsBackoff() async throws {
         let turnedAway = 8
-        for _ in 0..<turnedAway { h.provider.script("tok-1", .classify(busy)) }
+        let (h, device) = try turnedAwayByAFullGate(turnedAway)
         let id = try h.enqueue(device)
         for turn in 1...turnedAway {
             let decided = h.now
@@ -453,6 +460,33 @@ final class WorkerHarness: Sendable {
         #expect(try await h.worker.runDue().claimed == 1)
         #expect(try h.job(id).state == .done && h.provider.sent.count == turnedAway + 1)
         #expect(try h.record(device).map(\.outcome) == Array(repeating: .retrying, count: turnedAway) + [.sent])
+    }
+
+    @Test("ADR 0024 (audience14): a real failure after turn-aways backs off as after the first attempt, the turn-aways not counted in its backoff")
+    func aFailureAfterTurnAwaysBacksOffAsAfterTheFirstAttempt() async throws {
+        let turnedAway = 6
+        let (h, device) = try turnedAwayByAFullGate(turnedAway)
+        let failed = PushClassification.applying(.retry(minimumDelay: nil), reason: "InternalServerError", status: 500, retryAfter: nil)
+        h.provider.script("tok-1", .classify(failed), .classify(failed))
+        let id = try h.enqueue(device)
+        for _ in 1...turnedAway {
+            #expect(try await h.worker.runDue().claimed == 1)
+            h.clock.advance(byMilliseconds: 1_500)
+        }
+        #expect(try h.job(id).turnedAwayAttempts == turnedAway)
+        // The gate frees up and the push fails for real: the first attempt's backoff (1 s × the
+        // harness's jitter 0.5), not the seventh's (64 s × 0.5).
+        var decided = h.now
+        #expect(try await h.worker.runDue().claimed == 1)
+        var job = try h.job(id)
+        #expect(job.attempts == turnedAway + 1 && job.countedAttempts == 1 && job.backoffAttempts == 1)
+        #expect(job.runAt == decided + h.backoff(afterAttempt: 1), "due \(job.runAt - decided) ms later")
+        // The next failure grows it as a second attempt's.
+        h.clock.advance(byMilliseconds: job.runAt - decided)
+        decided = h.now
+        #expect(try await h.worker.runDue().claimed == 1)
+        job = try h.job(id)
+        #expect(job.runAt == decided + h.backoff(afterAttempt: 2) && job.countedAttempts == 2, "due \(job.runAt - decided) ms later")
     }
 
     @Test("ADR 0024 (lows13): a push turned away for a busy origin past its retry budget is dead, as any failure")
@@ -1015,8 +1049,31 @@ final class WorkerHarness: Sendable {
         while h.worker.outcomeCounts.delivered < 4 { await Task.yield() }
         #expect(h.worker.stop(deadline: 10) == 0)
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2", "tok-3"], "oldest first")
-        #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (PushAudienceChange)")
+        #expect(h.faults.reads == readsBefore, "no device read again: nothing was counted (Storage.pushAudience)")
         #expect(try ids.allSatisfy { try h.job($0).state == .done })
+    }
+
+    /// Another storage's writes (another suite's, run in parallel) are not this worker's: with one
+    /// counter per process they sent it reading again, and the test above failed in CI by it.
+    @Test("ADR 0007's amendment (audience14): a write counted in another storage while jobs wait in the backlog leaves them sent from their insert's read",
+          .timeLimit(.minutes(1)))
+    func anotherStoragesWriteLeavesWaitedJobsUnread() async throws {
+        let (h, _, _, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2)
+        let readsBefore = h.faults.reads
+        let other = try SQLiteStorage.open(path: ":memory:")
+        defer { other.close() }
+        // A device registered and deleted there: writes that count, in that storage.
+        let deleted = try other.writeSync { tx in
+            let device = try tx.devices.register(DeviceRegistration(userID: "u-1", sessionID: "s-1", platform: "ios", provider: "apns", token: "tok-1"),
+                                                 sessionExpiresAt: nil, newID: "d-tok-1", now: 0).device
+            return try tx.devices.delete(app: "default", id: device.id, userID: "u-1")
+        }
+        #expect(deleted)
+        first(.delivered("apns-1"))
+        while h.worker.outcomeCounts.delivered < 3 { await Task.yield() }
+        #expect(h.worker.stop(deadline: 10) == 0)
+        #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2"])
+        #expect(h.faults.reads == readsBefore, "no device read again: the write was another storage's")
     }
 
     @Test("ADR 0007's amendment (audience12): a token that moves to another user while its push waits in the backlog does not get the push written for the one before",
@@ -1118,7 +1175,7 @@ final class WorkerHarness: Sendable {
         _ = try h.storage.writeSync { tx in try tx.devices.delete(app: "default", id: gone.id, userID: "u-1") }
         // What the native client does when their turn comes (`H2Driver.submit`).
         let sends = h.provider.sent
-        #expect(sends.allSatisfy { $0.sendBy?.audience != nil && $0.sendBy?.audience != PushAudienceChange.current })
+        #expect(sends.allSatisfy { $0.sendBy?.audience.map { !$0.isCurrent } == true })
         first(.audienceChanged)
         second(.audienceChanged)
         let again = try #require(await held.next())  // tok-2 read again, and sent (held once more)

@@ -97,7 +97,7 @@ struct FaultyStorage: Storage {
     let base: any Storage
     let faults: StorageFaults
 
-    var serializesWrites: Bool { base.serializesWrites }
+    var pushAudience: PushAudienceChange? { base.pushAudience }
     var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
@@ -255,10 +255,10 @@ private struct FaultyJobs: JobQueue {
         wrote.value.store(true, ordering: .relaxed)
         return try base.complete(lease, note: note)
     }
-    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
+    func retry(_ lease: JobLease, runAt: Int64, error: String, attempt: JobAttempt) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)
         wrote.value.store(true, ordering: .relaxed)
-        return try base.retry(lease, runAt: runAt, error: error, countsAttempt: countsAttempt)
+        return try base.retry(lease, runAt: runAt, error: error, attempt: attempt)
     }
     func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool {
         try faults.check(.pushOutcome)

@@ -37,11 +37,11 @@ struct NativeHTTP2ClientTests {
         #expect(client.connectionsOpened == 1)
     }
 
-    /// A request that waits for a stream is put on one only while `PushAudienceChange` still
+    /// A request that waits for a stream is put on one only while its `PushAudienceChange` still
     /// counts what its push's device was read at (`sendWhileAudience`): a write that can take a
     /// device out of pushes counted meanwhile (a delete answered) gives it back unsent,
     /// `.audienceChanged`, for the worker to read the device again (audience12). One without the
-    /// condition, queued behind it, goes as before.
+    /// condition, queued behind it, goes as before, and so does one watched by another counter.
     @Test func aRequestWaitingForAStreamIsGivenBackUnsentWhenTheAudienceChanged() throws {
         let server = try HTTP2ClientTestServer(maxStreams: 1)
         defer { server.stop() }
@@ -56,16 +56,22 @@ struct NativeHTTP2ClientTests {
         let gate = try #require(control.sendAndWait(PushHTTPRequest(url: server.url("/wait-hanging?n=1"), headers: [], body: [])))
         #expect((try? gate.result.get().status) == 200)
         var watched = PushHTTPRequest(url: server.url("/echo"), headers: [], body: [1])
-        watched.sendWhileAudience = PushAudienceChange.current
+        let audience = PushAudienceChange()
+        watched.sendWhileAudience = audience.mark()
         let waiting = HTTP2ClientCompletions()
         client.sendReportingInfo(watched, completion: waiting.record(0))
         client.sendReportingInfo(PushHTTPRequest(url: server.url("/echo"), headers: [], body: [2]), completion: waiting.record(1))
-        PushAudienceChange.count()
+        // Watched by another storage's counter, which nothing moves (audience14: one per storage).
+        var elsewhere = PushHTTPRequest(url: server.url("/echo"), headers: [], body: [3])
+        elsewhere.sendWhileAudience = PushAudienceChange().mark()
+        client.sendReportingInfo(elsewhere, completion: waiting.record(2))
+        audience.count()
         _ = control.sendAndWait(PushHTTPRequest(url: server.url("/release-hanging"), headers: [], body: []))
-        let results = waiting.wait(for: 2, timeout: 10)
+        let results = waiting.wait(for: 3, timeout: 10)
         #expect(results[0]?.result.failureValue == .audienceChanged)
         #expect(results[0]?.result.failureValue?.mayHaveReachedProvider == false && PushTransportError.audienceChanged.waitedPastAudienceChange)
         #expect((try? results[1]?.result.get().status) == 200, "no condition: sent as before")
+        #expect((try? results[2]?.result.get().status) == 200, "another counter's count unchanged: sent")
         #expect(held.wait(for: 1, timeout: 10)[0].map { (try? $0.result.get().status) == 200 } == true)
     }
 

@@ -20,6 +20,55 @@ struct PostgresStorageTests {
         try body(a, b)
     }
 
+    /// RL-2 (audience14): a write refused for want of space (53100 `disk_full`) latches, as on
+    /// SQLite: the probe then proves room for new pages in a table of its own, rolled back, instead
+    /// of its one-row rewrite, and forgets the refusal once they fit. Class 53's other states
+    /// (53300 too many connections) are `.unavailable` and do not latch.
+    @Test func aWriteRefusedForSpaceLatchesUntilTheProbeFindsRoom() throws {
+        let server = try #require(PostgresServer.shared)
+        let storage = try PostgresStorage.open(PostgresConfiguration(url: try server.makeDatabase()))
+        defer { storage.close() }
+        func refuse(_ state: String) -> StorageError? {
+            do {
+                try storage.writeSync { tx in
+                    let tx = try #require(tx as? PostgresTransaction)
+                    try tx.connection.run("DO $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = '\(state)'; END $$")
+                }
+                return nil
+            } catch {
+                return error as? StorageError
+            }
+        }
+        func probe() -> Result<Void, any Error>? {
+            let probed = Shared<Result<Void, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            storage.probeWrite { result in probed.update { $0 = result }; done.signal() }
+            done.wait()
+            return probed.value
+        }
+        func probeWrittenAt() throws -> Int64? {
+            try storage.readSync { tx in
+                try (tx as? PostgresTransaction)?.connection.queryOne("SELECT written_at FROM storage_probe WHERE id = 1")?.value("written_at")
+            }
+        }
+        #expect({ if case .unavailable? = refuse("53300") { true } else { false } }())
+        #expect(storage.spaceRefusal == nil)
+        #expect({ if case .diskFull? = refuse("53100") { true } else { false } }())
+        #expect(storage.spaceRefusal != nil)
+        try storage.writeSync { tx in _ = try (tx as? PostgresTransaction)?.connection.run("INSERT INTO storage_probe (id, written_at) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET written_at = 0") }
+        // Latched: the room probe, which writes nothing that stays (the row is not rewritten).
+        #expect((try? probe()?.get()) != nil)
+        #expect(storage.spaceRefusal == nil)
+        #expect(try probeWrittenAt() == 0)
+        let tables: Int64? = try storage.readSync { tx in
+            try (tx as? PostgresTransaction)?.connection.queryOne("SELECT count(*) AS n FROM pg_class WHERE relname LIKE 'storage_probe_room%'")?.value("n")
+        }
+        #expect(tables == 0, "the probe's table was rolled back")
+        // Forgotten: the one-row rewrite again.
+        #expect((try? probe()?.get()) != nil)
+        #expect(try probeWrittenAt() ?? 0 > 0)
+    }
+
     @Test func twoNodesClaimingAtOnceNeverGetTheSameJob() throws {
         try withTwoNodes { a, b in
             let count = 300

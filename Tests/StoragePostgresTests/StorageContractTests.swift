@@ -415,6 +415,33 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
         }
     }
 
+    /// audience14: a push turned away for its turn (ADR 0024) is counted apart, and the next
+    /// claim reads that count back, for the backoff of a later failure (`JobRecord.backoffAttempts`).
+    @Test(arguments: Engine.available)
+    func turnedAwayAttemptsAreCountedApartAndReadBackByTheNextClaim(engine: Engine) throws {
+        try withStorage(engine) { storage in
+            try storage.writeSync { tx in
+                let id = try tx.jobs.enqueue(kind: "push.deliver", payloadJSON: "{}", runAt: 0, now: 0)
+                var claimed = try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 10)
+                #expect(try tx.jobs.retry(claimed[0].lease, runAt: 20, error: "origin_busy: full", attempt: .turnedAway))
+                claimed = try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 20)
+                #expect(try tx.jobs.retry(claimed[0].lease, runAt: 30, error: "origin_busy: full", attempt: .turnedAway))
+                claimed = try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 30)
+                let third = try #require(claimed.first)
+                #expect(third.attempts == 3 && third.turnedAwayAttempts == 2 && third.uncountedAttempts == 2)
+                #expect(third.backoffAttempts == 1 && third.countedAttempts == 1, "the third claim is the first that may fail for real")
+                #expect(try tx.jobs.retry(third.lease, runAt: 40, error: "503", attempt: .uncounted))
+                let stored = try #require(try tx.jobs.find(id: id))
+                #expect(stored.turnedAwayAttempts == 2 && stored.uncountedAttempts == 3 && stored.backoffAttempts == 1)
+                // A dead letter retried starts again from nothing, turn-aways too.
+                let fourth = try tx.jobs.claim(kind: "push.deliver", limit: 1, leaseMilliseconds: 100, now: 40)[0]
+                #expect(try tx.jobs.deadLetter(fourth.lease, error: "gone", now: 50))
+                #expect(try tx.jobs.retryDead(id: id, now: 60))
+                #expect(try tx.jobs.find(id: id).map { $0.turnedAwayAttempts == 0 && $0.uncountedAttempts == 0 && $0.attempts == 0 } == true)
+            }
+        }
+    }
+
     @Test(arguments: Engine.available)
     func theJobQueue(engine: Engine) throws {
         try withStorage(engine) { storage in

@@ -63,7 +63,7 @@ import Testing
             let retried = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
             let first = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 2).first)
             #expect(first.id == retried)
-            #expect(try JobStore.retry(db, first.lease, runAt: 6, error: "503", countsAttempt: false))
+            #expect(try JobStore.retry(db, first.lease, runAt: 6, error: "503", attempt: .uncounted))
             let revived = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
             let dying = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 3).first)
             #expect(dying.id == revived)
@@ -230,11 +230,11 @@ import Testing
         try withDatabase { db in
             _ = try JobStore.enqueue(db, kind: "k", payloadJSON: "{}", runAt: 0, now: 0)
             let first = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 10).first)
-            #expect(try JobStore.retry(db, first.lease, runAt: 20, error: "provider_unreachable", countsAttempt: false))
+            #expect(try JobStore.retry(db, first.lease, runAt: 20, error: "provider_unreachable", attempt: .uncounted))
             let second = try #require(try JobStore.claim(db, kind: "k", limit: 1, leaseMilliseconds: 1_000, now: 30).first)
             #expect(second.attempts == 2 && second.uncountedAttempts == 1 && second.countedAttempts == 1)
             #expect(second.firstAttemptAt == 10, "the budget runs from the first claim")
-            #expect(!(try JobStore.retry(db, first.lease, runAt: 0, error: "late", countsAttempt: false)), "fenced by attempts")
+            #expect(!(try JobStore.retry(db, first.lease, runAt: 0, error: "late", attempt: .uncounted)), "fenced by attempts")
             #expect(try JobStore.find(db, id: second.id)?.uncountedAttempts == 1)
         }
     }

@@ -4,9 +4,8 @@ import Synchronization
 import Testing
 
 /// ADR 0007's amendment: every SQLite write that can take a device out of its user's pushes
-/// counts in `PushAudienceChange` inside its unit, so a push that waited in the worker's backlog
-/// reads its device again. Other suites count too (the counter is the process's), so each write
-/// is checked to move it, never to leave it still.
+/// counts in its storage's `PushAudienceChange` inside its unit, so a push that waited in the
+/// worker's backlog reads its device again.
 @Suite struct PushAudienceChangeTests {
     /// Runs `write` in one unit on a fresh database holding u1's device d1 (token t1, session
     /// s1, expiring at 50,000) and tells whether the counter moved during it.
@@ -17,9 +16,10 @@ import Testing
             _ = try tx.devices.register(DeviceRegistration(userID: "u1", sessionID: "s1", platform: "ios", provider: "apns", token: "t1"),
                                         sessionExpiresAt: 50_000, newID: "d1", now: 1_000)
         }
-        let before = PushAudienceChange.current
+        let audience = try #require(storage.pushAudience)
+        let before = audience.current
         try storage.writeSync { tx in try write(tx) }
-        return PushAudienceChange.current != before
+        return audience.current != before
     }
 
     @Test("device deletes count: by id, by token, as invalid (DV-6) and by the purge")

@@ -50,7 +50,7 @@ extension DeliveryWorker {
         // Before the commit, so after the caller's read of `device`: a rotation that moves this
         // job reads it after the commit and counts after that (ADR 0014).
         let generation = PushJobRotation.currentGeneration
-        let audience = PushAudienceChange.current
+        let audience = pushAudience?.current
         let job: JobRecord
         do {
             job = try tx.jobs.enqueueLeased(kind: DeliveryJobPayload.kind, payloadJSON: text, app: app,
@@ -103,13 +103,13 @@ extension DeliveryWorker {
         /// `PushJobRotation.currentGeneration` in the inserting unit: a change by the send means
         /// a rotation may have moved the job to another device (ADR 0014).
         let generation: UInt64
-        /// `PushAudienceChange.current` in the inserting unit: unchanged by a backlogged send
-        /// (with writes serialised), `device` is still the one to push.
-        let audience: UInt64
+        /// `pushAudience`'s count in the inserting unit: unchanged by a backlogged send, `device`
+        /// is still the one to push; nil: no counter, read again.
+        let audience: UInt64?
         /// It holds a send slot since its insert; else it waits for one (`backlogged`).
         let slotted: Bool
 
-        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, generation: UInt64, audience: UInt64, slotted: Bool) {
+        init(job: JobRecord, payload: DeliveryJobPayload, device: DeviceRecord, generation: UInt64, audience: UInt64?, slotted: Bool) {
             self.job = job
             self.payload = payload
             self.device = device
@@ -228,17 +228,17 @@ extension DeliveryWorker {
     /// turned push off: a backlog waits seconds under load (up to half the lease), and sending
     /// from the insert's read pushed to a device its user had let go of (breaker11). A job sent
     /// at once (`sendOne`) keeps the insert's read: it is milliseconds old. So does a waited one
-    /// when no such write was counted since its insert (`PushAudienceChange`: a token moved to
-    /// another user counts too), the storage serialises writes, its device's session has not
+    /// when no such write was counted since its insert (`Storage.pushAudience`: a token moved to
+    /// another user counts too; a storage without one does not serialise writes), its device's session has not
     /// passed the expiry the insert read (no write marks that: the clock does), and no earlier
     /// waited job is still being read (oldest first, ADR 0007). Whatever is read, a device that
     /// is now another user's does not get the push (`Prepared.owner`).
     func sendWaited(_ items: [Handed]) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !items.isEmpty else { return }
-        let audience = PushAudienceChange.current
+        let audience = pushAudience?.current
         for item in items {
-            if serializesWrites, item.audience == audience, !waitedReading, waitedToRead.isEmpty, inSession(item) {
+            if let audience, item.audience == audience, !waitedReading, waitedToRead.isEmpty, inSession(item) {
                 sendOne(item)
                 continue
             }

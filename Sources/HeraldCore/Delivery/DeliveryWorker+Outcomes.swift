@@ -334,28 +334,29 @@ extension DeliveryWorker {
                 // The provider already used its one auth refresh; what is left is a plain retry.
                 // An attempt that never reached the provider does not count toward the cap.
                 var retryAfter: Int64?
-                var countsAttempt = true
+                var attempt = JobAttempt.counted
                 switch outcome {
                 case .retry(let seconds?, _): retryAfter = Int64(seconds) * 1000
                 case .notSent(let seconds, _):
-                    countsAttempt = false
+                    attempt = .uncounted
                     retryAfter = seconds.map { Int64($0) * 1000 }
-                case .busy: countsAttempt = false
+                case .busy: attempt = .turnedAway
                 default: break
                 }
-                let counted = job.countedAttempts - (countsAttempt ? 0 : 1)
+                let counted = job.countedAttempts - (attempt == .counted ? 0 : 1)
                 let elapsed = now - (job.firstAttemptAt ?? now)
                 // Turned away for its turn (ADR 0024): a short wait, not the backoff its
-                // turn-aways would grow while the origin stays busy.
+                // turn-aways would grow while the origin stays busy; nor do they grow the backoff
+                // of a real failure after them (`backoffAttempts`).
                 let decision = if case .busy = outcome {
                     policy.decideBusy(elapsedMilliseconds: elapsed, random: random)
                 } else {
-                    policy.decide(attempts: job.attempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
+                    policy.decide(attempts: job.backoffAttempts, countedAttempts: counted, elapsedMilliseconds: elapsed,
                                   retryAfterMilliseconds: retryAfter, random: random)
                 }
                 switch decision {
                 case .retry(let delay):
-                    try held(tx.jobs.retry(lease, runAt: now + delay, error: reason, countsAttempt: countsAttempt))
+                    try held(tx.jobs.retry(lease, runAt: now + delay, error: reason, attempt: attempt))
                     try Self.record(tx, origin: origin, deviceID: deviceID, jobID: job.id, outcome: .retrying,
                                     detail: "\(reason); next attempt in \(delay) ms", at: now)
                     counts.retried += 1

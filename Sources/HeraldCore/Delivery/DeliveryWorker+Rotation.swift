@@ -22,7 +22,7 @@ extension DeliveryWorker {
     /// before (`found`), as it did before this look.
     func resolveRotation(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool) {
         let job = prepared.job, now = clock.unixMilliseconds
-        let audience = PushAudienceChange.current
+        let audience = pushAudience?.current
         storage.read({ tx -> Current in
             guard let stored = try tx.jobs.find(id: job.id, app: job.app), stored.state == .leased, stored.lease == job.lease else {
                 return .leaseLost

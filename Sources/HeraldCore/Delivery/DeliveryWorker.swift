@@ -202,8 +202,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     }
 
     let storage: any Storage
-    /// `storage.serializesWrites`, read once.
-    let serializesWrites: Bool
+    /// `storage.pushAudience`, read once: nil, a device is always read again before a send that
+    /// waited.
+    let pushAudience: PushAudienceChange?
     /// `storage.jobClaimHorizon`, read once: when a claim can find nothing, the claim after a send
     /// is left out (nil: always made).
     let claimHorizon: JobClaimHorizon?
@@ -296,7 +297,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                     return Double.random(in: 0..<1, using: &random)
                 }) {
         self.storage = storage
-        self.serializesWrites = storage.serializesWrites
+        self.pushAudience = storage.pushAudience
         self.claimHorizon = storage.jobClaimHorizon.flatMap { $0.kind == DeliveryJobPayload.kind ? $0 : nil }
         self.providers = providers
         self.presence = presence
@@ -539,7 +540,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         let ids = batch.map(\.payload.deviceID)
         let now = clock.unixMilliseconds
         // Before the read: a write counted after it gives the send back from its stream queue.
-        let audience = PushAudienceChange.current
+        let audience = pushAudience?.current
         storage.read({ tx in
             let found = try tx.devices.find(ids: ids, now: now)
             var byID: [String: DeviceRecord] = [:]
@@ -649,8 +650,8 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Parameters:
     ///   - pushDisabled: the device's user has the global push switch off now.
     ///   - resolved: `found` was read after the job row (no second look).
-    ///   - audience: `PushAudienceChange.current` before `found` was read; with writes serialised
-    ///     (SQLite), the transport gives the push back unsent when a write is counted while it
+    ///   - audience: `pushAudience`'s count before `found` was read (nil: no counter); with it,
+    ///     the transport gives the push back unsent when a write is counted while it
     ///     waits for an HTTP/2 stream, and it is read again once (`SendByDeadline.audience`).
     func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false,
                  audience: UInt64? = nil) {
@@ -688,7 +689,7 @@ public final class DeliveryWorker: @unchecked Sendable {
             let sentAt = clock.unixMilliseconds
             // Leases are not renewed: a push still unsent (or unanswered) near the lease's end is
             // dropped (timed out), so its outcome is recorded before another claim may send it again.
-            let watched = serializesWrites && !prepared.rechecked ? audience : nil
+            let watched = prepared.rechecked ? nil : audience.flatMap { pushAudience?.mark(at: $0) }
             let sendBy = job.leaseUntil.map { SendByDeadline(leaseUntil: $0, leaseMilliseconds: configuration.leaseMilliseconds, audience: watched) }
             providers.send(payload.notification, to: target, pushID: apnsID, app: device.app, sendBy: sendBy) { [self] classification in
                 // Read from `prepared` here rather than captured one by one: the closure's

@@ -21,6 +21,9 @@ public struct JobRecord: Sendable, Equatable {
     /// Of `attempts`, those retried as never having reached the provider (`JobQueue.retry`'s
     /// `countsAttempt: false`): they do not count toward the retry policy's attempt cap.
     public var uncountedAttempts: Int
+    /// Of `uncountedAttempts`, those turned away for their turn (`JobAttempt.turnedAway`: Web
+    /// Push's `origin_busy`, ADR 0024): they do not grow the backoff of a later failure either.
+    public var turnedAwayAttempts: Int
     /// Unix ms of the first claim since the job was queued (or retried from the dead letters):
     /// where the retry time budget starts. Nil before the first claim.
     public var firstAttemptAt: Int64?
@@ -37,7 +40,7 @@ public struct JobRecord: Sendable, Equatable {
 
     public init(id: Int64, kind: String, payloadJSON: String, state: JobState, attempts: Int, runAt: Int64, leaseUntil: Int64?,
                 lastError: String?, createdAt: Int64, deadAt: Int64? = nil, uncountedAttempts: Int = 0, firstAttemptAt: Int64? = nil,
-                deadCause: DeadLetterCause? = nil, app: String = AppID.default.rawValue) {
+                deadCause: DeadLetterCause? = nil, app: String = AppID.default.rawValue, turnedAwayAttempts: Int = 0) {
         self.id = id
         self.kind = kind
         self.app = app
@@ -45,6 +48,7 @@ public struct JobRecord: Sendable, Equatable {
         self.state = state
         self.attempts = attempts
         self.uncountedAttempts = uncountedAttempts
+        self.turnedAwayAttempts = turnedAwayAttempts
         self.firstAttemptAt = firstAttemptAt
         self.runAt = runAt
         self.leaseUntil = leaseUntil
@@ -56,6 +60,11 @@ public struct JobRecord: Sendable, Equatable {
 
     /// The attempts that count toward the retry policy's cap: `attempts − uncountedAttempts`.
     public var countedAttempts: Int { attempts - uncountedAttempts }
+
+    /// The attempts the retry backoff grows with: `attempts − turnedAwayAttempts`. A push turned
+    /// away for its turn says nothing about its provider, so its retries leave the next real
+    /// failure's backoff where it was (audience14: eight turn-aways made it 2^8 s, capped at 2 min).
+    public var backoffAttempts: Int { attempts - turnedAwayAttempts }
 
     /// The fencing token of the claim that leased it: its id and attempt number. Meaningful for a
     /// job returned by `claim`; a later claim (after the lease ran out) counts another attempt,

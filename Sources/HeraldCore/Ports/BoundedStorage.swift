@@ -24,7 +24,7 @@ public final class BoundedStorage: Storage {
     /// The storage the work runs on.
     public let base: any Storage
     /// The base's: an overdue caller is answered, but its unit still runs in the base's order.
-    public var serializesWrites: Bool { base.serializesWrites }
+    public var pushAudience: PushAudienceChange? { base.pushAudience }
     /// The base's: the units still run there, in its writer's order.
     public var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
     /// How long a `read` or `write` caller waits, in milliseconds.

@@ -65,11 +65,12 @@ public protocol JobQueue {
     func complete(_ lease: JobLease, note: String?) throws(StorageError) -> Bool
 
     /// Puts the job back in the queue, due at `runAt`, remembering why. Fenced by `lease`.
-    /// - Parameter countsAttempt: false when the attempt never reached its destination (no
-    ///   connection, no auth token): it is added to `uncountedAttempts`. `attempts`, the fencing
-    ///   number, still grows with every claim.
+    /// - Parameter attempt: how the attempt counts: `.uncounted` (it never reached its
+    ///   destination: no connection, no auth token) adds it to `uncountedAttempts`; `.turnedAway`
+    ///   (not sent for its turn) to `uncountedAttempts` and `turnedAwayAttempts`. `attempts`, the
+    ///   fencing number, still grows with every claim.
     /// - Returns: false when the job is no longer leased under `lease`.
-    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool
+    func retry(_ lease: JobLease, runAt: Int64, error: String, attempt: JobAttempt) throws(StorageError) -> Bool
 
     /// Gives the job up (a dead letter) at `now`, with its error text and cause. Fenced by `lease`.
     /// - Parameter cause: kept for bulk retry by provider and reason (`DeadJobFilter`).
@@ -173,10 +174,25 @@ extension JobQueue {
         try deadLetter(lease, error: error, cause: DeadLetterCause(provider: nil, reason: DeadLetterCause.code(of: error)), now: now)
     }
 
-    /// `retry(_:runAt:error:countsAttempt:)` for an attempt that counts.
+    /// `retry(_:runAt:error:attempt:)` for an attempt that counts.
     public func retry(_ lease: JobLease, runAt: Int64, error: String) throws(StorageError) -> Bool {
-        try retry(lease, runAt: runAt, error: error, countsAttempt: true)
+        try retry(lease, runAt: runAt, error: error, attempt: .counted)
     }
+
+    /// `retry(_:runAt:error:attempt:)`: `.counted`, or `.uncounted` when `countsAttempt` is false.
+    public func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
+        try retry(lease, runAt: runAt, error: error, attempt: countsAttempt ? .counted : .uncounted)
+    }
+}
+
+/// How a retried attempt counts (`JobQueue.retry(_:runAt:error:attempt:)`).
+public enum JobAttempt: Sendable, Equatable {
+    /// It reached its destination: toward the retry policy's cap and the backoff.
+    case counted
+    /// It never reached its destination (no connection, no auth token): toward the backoff only.
+    case uncounted
+    /// Not sent for its turn (Web Push's `origin_busy`, ADR 0024): toward neither.
+    case turnedAway
 }
 
 /// How full the queue is.

@@ -56,10 +56,12 @@ public protocol Storage: Sendable {
     ///   (`.diskFull`, `.readOnly`, `.busy`, `.unavailable`, …).
     func probeWrite(completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 
-    /// Whether every write unit runs alone, one after another (one writer connection, as
-    /// SQLite's): a unit then sees every earlier unit's changes and none of a later one's.
-    /// `DeliveryWorker` relies on it to skip a device's second read (`PushAudienceChange`).
-    var serializesWrites: Bool { get }
+    /// This storage's count of the writes that may take a device out of pushes, when every write
+    /// unit runs alone, one after another (one writer connection, as SQLite's: a unit then sees
+    /// every earlier unit's changes and none of a later one's) and each such write counts in it
+    /// inside its unit. `DeliveryWorker` relies on it to skip a device's second read; nil: not
+    /// kept (PostgreSQL's pool writes side by side), so a device is always read again.
+    var pushAudience: PushAudienceChange? { get }
 
     /// The time before which no `push.deliver` job can be due, when the adapter keeps it (every
     /// write through this process's one writer, SQLite); nil: not kept, so every claim is made
@@ -69,8 +71,8 @@ public protocol Storage: Sendable {
 }
 
 extension Storage {
-    /// Not known to: writes may run side by side (PostgreSQL's pool).
-    public var serializesWrites: Bool { false }
+    /// Not kept: writes may run side by side (PostgreSQL's pool).
+    public var pushAudience: PushAudienceChange? { nil }
 
     /// Not kept: every claim is made.
     public var jobClaimHorizon: JobClaimHorizon? { nil }

@@ -20,7 +20,8 @@ public enum PushOutcome: Sendable, Equatable {
     /// before it left (Web Push's `origin_busy`, ADR 0024). Nothing is wrong with the push or the
     /// provider, only its turn: the queue tries again after `RetryPolicy.busyMilliseconds` with
     /// jitter, not after the backoff (which each turn-away would grow while the origin stays
-    /// busy), and the attempt does not count toward the cap; the time budget still applies.
+    /// busy), and the attempt counts neither toward the cap nor toward a later failure's backoff
+    /// (`JobAttempt.turnedAway`); the time budget still applies.
     case busy(reason: String)
     /// The provider refused our credential as stale (APNs `403 ExpiredProviderToken`, FCM `401`):
     /// refresh it (`APNsAuthToken.invalidate(rejected:)` / `FCMAccessTokenCache.invalidate(token:)`)

@@ -9,10 +9,13 @@
 /// the provider (`PushOutcome.notSent`: unreachable, no auth token) still grow the backoff and are
 /// bounded by the time budget, but do not count toward `maxAttempts`. A push turned away for its
 /// turn (`PushOutcome.busy`, ADR 0024) comes back after `busyMilliseconds` plus up to as much
-/// jitter, however often it was turned away: its wait says nothing about the provider's health.
+/// jitter, however often it was turned away: its wait says nothing about the provider's health,
+/// so its turn-aways are not among the attempts a later failure's backoff grows with either
+/// (`JobRecord.backoffAttempts`).
 ///
 /// ```
-/// ceiling(n) = min(cap, base × 2^(n-1))         n = the job's attempts so far (every claim)
+/// ceiling(n) = min(cap, base × 2^(n-1))         n = the job's attempts so far (every claim but
+///                                                    those turned away for their turn)
 /// delay      = Retry-After + random × ceiling(n)     (Retry-After 0 when the provider gave none)
 /// dead when    counted attempts ≥ maxAttempts, or now − first attempt ≥ budget,
 ///              or now − first attempt + Retry-After ≥ budget

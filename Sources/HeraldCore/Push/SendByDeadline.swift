@@ -10,14 +10,14 @@
 public struct SendByDeadline: Sendable, Hashable, CustomStringConvertible {
     /// UNIX ms on the sender's clock (the worker's and the providers' `Clock`).
     public var unixMilliseconds: Int64
-    /// `PushAudienceChange.current` when the push's device was read (nil: no such condition). A
-    /// transport that holds the push for an HTTP/2 stream puts it on one only while the count is
-    /// unchanged, else gives it back unsent (`PushClassification.audienceChanged`), for the device
+    /// The storage's `PushAudienceChange` count when the push's device was read (nil: no such
+    /// condition). A transport that holds the push for an HTTP/2 stream puts it on one only while
+    /// the count is unchanged (`Mark.isCurrent`), else gives it back unsent (`PushClassification.audienceChanged`), for the device
     /// to be read again: a device deleted while its push waited for a stream is not pushed to
     /// (ADR 0007's second amendment).
-    public var audience: UInt64?
+    public var audience: PushAudienceChange.Mark?
 
-    public init(unixMilliseconds: Int64, audience: UInt64? = nil) {
+    public init(unixMilliseconds: Int64, audience: PushAudienceChange.Mark? = nil) {
         self.unixMilliseconds = unixMilliseconds
         self.audience = audience
     }
@@ -25,7 +25,7 @@ public struct SendByDeadline: Sendable, Hashable, CustomStringConvertible {
     /// The deadline of a job leased until `leaseUntil` (UNIX ms) for `leaseMilliseconds`: the
     /// lease's end less `margin(leaseMilliseconds:)`, the time the worker keeps to record the
     /// outcome.
-    public init(leaseUntil: Int64, leaseMilliseconds: Int64, audience: UInt64? = nil) {
+    public init(leaseUntil: Int64, leaseMilliseconds: Int64, audience: PushAudienceChange.Mark? = nil) {
         self.unixMilliseconds = leaseUntil - Self.margin(leaseMilliseconds: leaseMilliseconds)
         self.audience = audience
     }

@@ -250,7 +250,7 @@ final class H2Driver: @unchecked Sendable {
         if r.sendBy <= now { return complete(r, .failure(.sendByPassed)) }
         // A write that can take a device out of pushes since its device was read (a delete
         // answered while it waited for a stream): given back unsent, to read the device again.
-        if let audience = r.audience, PushAudienceChange.current != audience { return complete(r, .failure(.audienceChanged)) }
+        if let audience = r.audience, !audience.isCurrent { return complete(r, .failure(.audienceChanged)) }
         r.bodyOffset = 0
         r.headersSent = false
         r.status = 0

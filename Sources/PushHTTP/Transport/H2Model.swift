@@ -1,5 +1,6 @@
 import CLinux
 import CNGHTTP2
+import HeraldCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -122,8 +123,8 @@ final class H2Request: @unchecked Sendable {
     /// The driver's clock by which it must be sent and answered (`PushHTTPRequest.sendWithinMilliseconds`
     /// from when it was handed over); `.max`: none.
     var sendBy = UInt64.max
-    /// `PushHTTPRequest.sendWhileAudience`: put on a stream only while `PushAudienceChange` says so.
-    var audience: UInt64?
+    /// `PushHTTPRequest.sendWhileAudience`: put on a stream only while its count is current.
+    var audience: PushAudienceChange.Mark?
     /// Its place in the driver's send-by list (`H2Driver.sendBys`): a request with a `sendBy` is in
     /// it while it waits in its origin's queue for a stream.
     @exclusivity(unchecked) var sendByLink = H2Link()

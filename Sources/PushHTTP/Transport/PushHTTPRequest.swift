@@ -32,9 +32,9 @@ public struct PushHTTPRequest: Sendable {
     public var body: [UInt8]
     public var sendWithinMilliseconds: Int64?
     /// Not sent: the push's `SendByDeadline.audience`. The native client puts the request on a
-    /// stream only while `PushAudienceChange.current` equals it, else fails it unsent with
+    /// stream only while no write was counted since (`Mark.isCurrent`), else fails it unsent with
     /// `.audienceChanged`; the libcurl client does not look (its waits are inside libcurl).
-    public var sendWhileAudience: UInt64?
+    public var sendWhileAudience: PushAudienceChange.Mark?
     public var publicAddressesOnly = false
 
     public init(url: String, headers: [(String, String)], body: [UInt8], sendWithinMilliseconds: Int64? = nil) {

@@ -128,13 +128,13 @@ struct PostgresJobQueue: JobQueue {
         }
     }
 
-    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
+    func retry(_ lease: JobLease, runAt: Int64, error: String, attempt: JobAttempt) throws(StorageError) -> Bool {
         try mapped {
             try connection.run("""
                 UPDATE jobs SET state = 'queued', run_at = $1::bigint, lease_until = NULL, locked_by = NULL, last_error = $2::text,
-                    uncounted_attempts = uncounted_attempts + $3::integer
+                    uncounted_attempts = uncounted_attempts + $3::integer, turned_away_attempts = turned_away_attempts + $7::integer
                 WHERE id = $4::bigint AND state = 'leased' AND locked_by = $5::text AND attempts = $6::integer
-                """, [runAt, error, countsAttempt ? 0 : 1, lease.jobID, node, lease.attempt]) > 0
+                """, [runAt, error, attempt == .counted ? 0 : 1, lease.jobID, node, lease.attempt, attempt == .turnedAway ? 1 : 0]) > 0
         }
     }
 
@@ -179,7 +179,7 @@ struct PostgresJobQueue: JobQueue {
 
     /// What a retried dead letter starts again with: fresh attempts and retry budget.
     private static let revived = """
-        state = 'queued', attempts = 0, uncounted_attempts = 0, first_attempt_at = NULL, lease_until = NULL, locked_by = NULL,
+        state = 'queued', attempts = 0, uncounted_attempts = 0, turned_away_attempts = 0, first_attempt_at = NULL, lease_until = NULL, locked_by = NULL,
         dead_at = NULL, dead_provider = NULL, dead_reason = NULL
         """
 
@@ -245,6 +245,7 @@ extension JobRecord {
                   attempts: try row.value("attempts"), runAt: try row.value("run_at"), leaseUntil: try row.nullable("lease_until"),
                   lastError: try row.nullable("last_error"), createdAt: try row.value("created_at"), deadAt: try row.nullable("dead_at"),
                   uncountedAttempts: try row.value("uncounted_attempts"), firstAttemptAt: try row.nullable("first_attempt_at"),
-                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row.value("app"))
+                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row.value("app"),
+                  turnedAwayAttempts: try row.value("turned_away_attempts"))
     }
 }

@@ -263,5 +263,10 @@ enum PostgresSchema {
             ALTER TABLE jobs ADD COLUMN ack_event_id TEXT;
             CREATE INDEX jobs_awaiting_ack ON jobs (app, ack_session, ack_event_id) WHERE ack_event_id IS NOT NULL;
             """),
+        PostgresMigration(version: 16, name: "turned-away attempts counted apart", sql: """
+            -- audience14, as SQLite's 24: attempts turned away for their turn (origin_busy) do not
+            -- grow a later failure's backoff; its exponent is attempts less these.
+            ALTER TABLE jobs ADD COLUMN turned_away_attempts INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

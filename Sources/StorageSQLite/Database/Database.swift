@@ -53,6 +53,10 @@ final class Database: Sendable {
     /// Kept by the writer's job statements (`SQLiteConnection.claimHorizon`): this process's one
     /// writer sees every write but another process's (issue 17).
     let claimHorizon: JobClaimHorizon
+    /// Counted by the writer's statements that may take a device out of pushes
+    /// (`SQLiteConnection.pushAudience`): this storage's, not the process's, so another storage's
+    /// writes never move it.
+    let pushAudience: PushAudienceChange
     /// Where the units' end actions and completions run after their group's transaction ended,
     /// in the order the units ran (issue 17: they were ~12k instructions a notification of the
     /// writer's serial time, the choke point's one serial resource).
@@ -75,11 +79,12 @@ final class Database: Sendable {
     /// Whether `refusedForSpace` may be set: a group that stored rows skips its lock otherwise.
     private let spaceRefused = Atomic<Bool>(false)
 
-    private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, readers: ReaderPool?, checkpointer: Checkpointer?,
+    private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, pushAudience: PushAudienceChange, readers: ReaderPool?, checkpointer: Checkpointer?,
                  appliedMigrations: [Int]) {
         self.path = path
         self.writer = writer
         self.claimHorizon = claimHorizon
+        self.pushAudience = pushAudience
         self.readers = readers
         self.checkpointer = checkpointer
         self.readerCount = readers?.workers.count ?? 0
@@ -132,9 +137,11 @@ final class Database: Sendable {
         // Set after the migrations: a job they change is due by the first claim, the bound being unknown until then.
         let claimHorizon = JobClaimHorizon(kind: DeliveryJobPayload.kind)
         writerConnection.claimHorizon = claimHorizon
+        let pushAudience = PushAudienceChange()
+        writerConnection.pushAudience = pushAudience
         return Database(path: path,
                         writer: ConnectionWorker(label: "herald.storage.writer", connection: writerConnection),
-                        claimHorizon: claimHorizon,
+                        claimHorizon: claimHorizon, pushAudience: pushAudience,
                         readers: workers.isEmpty ? nil : ReaderPool(workers: workers),
                         checkpointer: checkpointer,
                         appliedMigrations: applied)

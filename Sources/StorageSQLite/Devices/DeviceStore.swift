@@ -19,7 +19,8 @@ enum DeviceStore {
     /// - any earlier device of the same session and platform is deleted (token rotation), and
     ///   the pushes still owed to it move to this device (`JobStore.movePushJobs`).
     ///
-    /// A token moved to another user and any device deleted count in `PushAudienceChange`.
+    /// A token moved to another user and any device deleted count in the storage's
+    /// `PushAudienceChange` (`SQLiteConnection.pushAudience`).
     ///
     /// - Parameters:
     ///   - sessionExpiresAt: unix ms from the token's `session_exp`.
@@ -65,7 +66,7 @@ enum DeviceStore {
                                    [registration.app, registration.platform, registration.token, id])
                 // A token moved to another user, or a device deleted: the pushes waiting for the
                 // old owner must not go out from a read made before (ADR 0007's amendment).
-                if ownerID != registration.userID || connection.changes > 0 { PushAudienceChange.count() }
+                if ownerID != registration.userID || connection.changes > 0 { connection.pushAudience?.count() }
                 try connection.run("""
                     UPDATE devices SET user_id = :user, sid = :sid, platform = :platform, provider = :provider, environment = :environment,
                         installation_id = COALESCE(:installation, installation_id), locale = COALESCE(:locale, locale),
@@ -106,7 +107,7 @@ enum DeviceStore {
             // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
             if !replaced.isEmpty {
                 try JobStore.movePushJobs(connection, fromDevices: replaced, toDevice: id)
-                PushAudienceChange.count()
+                connection.pushAudience?.count()
             }
             guard let device = try find(connection, id: id, now: now) else {
                 throw SQLiteError.misuse(message: "device \(id) vanished inside its own transaction")

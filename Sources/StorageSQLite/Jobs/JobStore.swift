@@ -172,7 +172,8 @@ enum JobStore {
 
     /// The columns `claim` reads, in the order `claimed(_:kind:until:now:)` decodes them by index.
     private static let claimColumns = """
-        id, run_at, payload_json, app, attempts, uncounted_attempts, first_attempt_at, last_error, created_at, dead_at, dead_provider, dead_reason
+        id, run_at, payload_json, app, attempts, uncounted_attempts, first_attempt_at, last_error, created_at, dead_at, dead_provider, dead_reason,
+        turned_away_attempts
         """
     /// When a job is due, as the `jobs_due` index has it (migration 16): its `run_at` while
     /// queued (`lease_until` is NULL but while leased), its lease's end while leased. A query
@@ -219,7 +220,8 @@ enum JobStore {
         return JobRecord(id: try row[0], kind: kind, payloadJSON: try row[2], state: .leased, attempts: Int(try row[4, as: Int64.self]) + 1,
                          runAt: try row[1], leaseUntil: until, lastError: try row[7], createdAt: try row[8], deadAt: try row[9],
                          uncountedAttempts: Int(try row[5, as: Int64.self]), firstAttemptAt: firstAttemptAt ?? now,
-                         deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row[3])
+                         deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row[3],
+                         turnedAwayAttempts: Int(try row[12, as: Int64.self]))
     }
 
     /// Makes every leased job of `kind` due now. Run at start: with one process per database
@@ -265,15 +267,16 @@ enum JobStore {
     }
 
     /// Puts a leased job back in the queue, due at `runAt` (unix ms), remembering why. Fenced by
-    /// `lease`; `countsAttempt: false` adds the attempt to `uncounted_attempts` (it never reached
-    /// the provider). - Returns: false when the job is no longer leased under `lease`.
+    /// `lease`; `.uncounted` adds the attempt to `uncounted_attempts` (it never reached the
+    /// provider), `.turnedAway` to it and to `turned_away_attempts` (not sent for its turn).
+    /// - Returns: false when the job is no longer leased under `lease`.
     static func retry(_ connection: SQLiteConnection, _ lease: JobLease, runAt: Int64, error: String,
-                      countsAttempt: Bool = true) throws(SQLiteError) -> Bool {
+                      attempt: JobAttempt = .counted) throws(SQLiteError) -> Bool {
         try connection.run("""
-            UPDATE jobs SET state = 'queued', run_at = ?, lease_until = NULL, last_error = ?, uncounted_attempts = uncounted_attempts + ?,
-                            leased_at_insert = 0
-            WHERE id = ? AND state = 'leased' AND attempts = ?
-            """, [runAt, error, Int64(countsAttempt ? 0 : 1), lease.jobID, lease.attempt])
+            UPDATE jobs SET state = 'queued', run_at = ?1, lease_until = NULL, last_error = ?2, uncounted_attempts = uncounted_attempts + ?3,
+                            turned_away_attempts = turned_away_attempts + ?4, leased_at_insert = 0
+            WHERE id = ?5 AND state = 'leased' AND attempts = ?6
+            """, [runAt, error, Int64(attempt == .counted ? 0 : 1), Int64(attempt == .turnedAway ? 1 : 0), lease.jobID, lease.attempt])
         guard connection.changes > 0 else { return false }
         noteAnyDue(connection, at: runAt)
         return try left(connection, lease, if: true)
@@ -378,7 +381,7 @@ enum JobStore {
 
     /// What a retried dead letter starts again with: fresh attempts and retry budget, no dead-letter record.
     private static let revived = """
-        state = 'queued', attempts = 0, uncounted_attempts = 0, first_attempt_at = NULL, lease_until = NULL,
+        state = 'queued', attempts = 0, uncounted_attempts = 0, turned_away_attempts = 0, first_attempt_at = NULL, lease_until = NULL,
         dead_at = NULL, dead_provider = NULL, dead_reason = NULL
         """
 

@@ -33,25 +33,25 @@ struct SQLiteDeviceRepository: DeviceRepository {
         try mapped { () throws(SQLiteError) in try DeviceStore.planningReads(connection, userIDs: userIDs, app: app, scope: scope, now: now) }
     }
 
-    // Each delete counts in PushAudienceChange, inside the writer's unit (ADR 0007's amendment).
+    // Each delete counts in the storage's PushAudienceChange, inside the writer's unit (ADR 0007's amendment).
 
     func delete(app: String, id: String, userID: String) throws(StorageError) -> Bool {
-        defer { PushAudienceChange.count() }
+        defer { connection.pushAudience?.count() }
         return try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, app: app, id: id, userID: userID) }
     }
 
     func delete(app: String, token: String, userID: String) throws(StorageError) -> Int {
-        defer { PushAudienceChange.count() }
+        defer { connection.pushAudience?.count() }
         return try mapped { () throws(SQLiteError) in try DeviceStore.delete(connection, app: app, token: token, userID: userID) }
     }
 
     func deleteInvalid(id: String, invalidSince: Int64?) throws(StorageError) -> Bool {
-        defer { PushAudienceChange.count() }
+        defer { connection.pushAudience?.count() }
         return try mapped { () throws(SQLiteError) in try DeviceStore.deleteInvalid(connection, id: id, invalidSince: invalidSince) }
     }
 
     func purge(notSeenSince cutoff: Int64) throws(StorageError) -> Int {
-        defer { PushAudienceChange.count() }
+        defer { connection.pushAudience?.count() }
         return try mapped { () throws(SQLiteError) in try DeviceStore.purge(connection, notSeenSince: cutoff) }
     }
 }

@@ -42,8 +42,8 @@ struct SQLiteJobQueue: JobQueue {
         try mapped { () throws(SQLiteError) in try JobStore.complete(connection, lease, note: note) }
     }
 
-    func retry(_ lease: JobLease, runAt: Int64, error: String, countsAttempt: Bool) throws(StorageError) -> Bool {
-        try mapped { () throws(SQLiteError) in try JobStore.retry(connection, lease, runAt: runAt, error: error, countsAttempt: countsAttempt) }
+    func retry(_ lease: JobLease, runAt: Int64, error: String, attempt: JobAttempt) throws(StorageError) -> Bool {
+        try mapped { () throws(SQLiteError) in try JobStore.retry(connection, lease, runAt: runAt, error: error, attempt: attempt) }
     }
 
     func deadLetter(_ lease: JobLease, error: String, cause: DeadLetterCause, now: Int64) throws(StorageError) -> Bool {

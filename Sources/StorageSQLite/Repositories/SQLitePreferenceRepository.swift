@@ -17,7 +17,7 @@ struct SQLitePreferenceRepository: PreferenceRepository {
     }
 
     func save(_ record: PushPreferenceRecord) throws(StorageError) {
-        defer { PushAudienceChange.count() }  // inside the writer's unit (ADR 0007's amendment)
+        defer { connection.pushAudience?.count() }  // inside the writer's unit (ADR 0007's amendment)
         try mapped { () throws(SQLiteError) in try PreferenceStore.save(connection, record) }
     }
 }

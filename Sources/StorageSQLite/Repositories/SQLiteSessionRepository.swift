@@ -13,7 +13,7 @@ struct SQLiteSessionRepository: SessionRepository {
     }
 
     func end(sid: String, app: String, now: Int64) throws(StorageError) -> Int {
-        defer { PushAudienceChange.count() }  // inside the writer's unit (ADR 0007's amendment)
+        defer { connection.pushAudience?.count() }  // inside the writer's unit (ADR 0007's amendment)
         do {
             return try SessionStore.end(connection, sid: sid, app: app, now: now)
         } catch let error as SQLiteError {
@@ -25,7 +25,7 @@ struct SQLiteSessionRepository: SessionRepository {
     }
 
     func setExpiry(sid: String, app: String, expiresAt: Int64?) throws(StorageError) -> Bool {
-        defer { PushAudienceChange.count() }
+        defer { connection.pushAudience?.count() }
         return try mapped { () throws(SQLiteError) in try SessionStore.setExpiry(connection, sid: sid, app: app, expiresAt: expiresAt) }
     }
 

@@ -12,6 +12,7 @@ extension JobRecord {
                   attempts: Int(try row["attempts", as: Int64.self]), runAt: try row["run_at"], leaseUntil: try row["lease_until"],
                   lastError: try row["last_error"], createdAt: try row["created_at"], deadAt: try row["dead_at"],
                   uncountedAttempts: Int(try row["uncounted_attempts", as: Int64.self]), firstAttemptAt: try row["first_attempt_at"],
-                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row["app"])
+                  deadCause: deadReason.map { DeadLetterCause(provider: deadProvider, reason: $0) }, app: try row["app"],
+                  turnedAwayAttempts: Int(try row["turned_away_attempts", as: Int64.self]))
     }
 }

@@ -49,6 +49,10 @@ final class SQLiteConnection {
     /// The writer's bound on when a `push.deliver` claim can find a job (`JobStore` keeps it as it
     /// queues, leases and claims); nil on readers and connections of their own (migrations).
     var claimHorizon: JobClaimHorizon?
+    /// The storage's count of writes that may take a device out of pushes (`Storage.pushAudience`),
+    /// counted by the writer's device, session and preference statements inside their unit; nil
+    /// on readers and connections of their own (migrations, the stores' tests): nothing counts.
+    var pushAudience: PushAudienceChange?
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
     private var commitHook: CommitHook?
 

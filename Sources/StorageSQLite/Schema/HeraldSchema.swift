@@ -479,6 +479,12 @@ enum HeraldSchema {
             ALTER TABLE jobs ADD COLUMN ack_event_id TEXT;
             CREATE INDEX jobs_awaiting_ack ON jobs (app, ack_session, ack_event_id) WHERE ack_event_id IS NOT NULL;
             """),
+        Migration(version: 24, name: "turned-away attempts counted apart", sql: """
+            -- audience14. A push turned away for its turn (Web Push's origin_busy, ADR 0024) is
+            -- retried without counting toward the cap (uncounted_attempts), and now without growing
+            -- a later failure's backoff either: the backoff's exponent is attempts less these.
+            ALTER TABLE jobs ADD COLUMN turned_away_attempts INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 
     /// Migration 15 (issue 17): migration 14's cut for the two other tables a push writes. Every

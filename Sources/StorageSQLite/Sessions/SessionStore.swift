@@ -11,8 +11,9 @@ enum SessionStore {
     /// - Parameters:
     ///   - expiresAt: unix ms from the token's `session_exp`, if any.
     ///   - now: unix ms.
-    /// A token whose `session_exp` brings the expiry forward counts in `PushAudienceChange`: the
-    /// session's devices leave pushes sooner than a device read before it says.
+    /// A token whose `session_exp` brings the expiry forward counts in the storage's
+    /// `PushAudienceChange`: the session's devices leave pushes sooner than a device read before
+    /// it says.
     ///
     /// - Returns: the stored session.
     static func touch(_ connection: SQLiteConnection, sid: String, userID: String, app: String = "default",
@@ -33,7 +34,7 @@ enum SessionStore {
             throw .misuse(message: "session \(sid) vanished inside its own transaction")
         }
         let session = try SessionRecord(row: row)
-        if let before, let after = session.expiresAt, after < before.expiresAt ?? .max { PushAudienceChange.count() }
+        if let before, let after = session.expiresAt, after < before.expiresAt ?? .max { connection.pushAudience?.count() }
         return session
     }
 
