@@ -207,7 +207,7 @@ public final class RedisBroker: Broker {
         let reply = try brokerCall(RedisCommand(script: BrokerScripts.publish, keys: keys, arguments: arguments))
         guard let values = reply.elements, values.count == 1 + 2 * batch.count,
               let epochText = values[0].text, let epoch = UInt32(epochText, radix: 16) else {
-            throw .unavailable("unexpected publish reply")
+            throw .unconfirmed("unexpected publish reply")
         }
         let now = clock.monotonicNanoseconds
         var receipts: [PublishReceipt] = []
@@ -217,7 +217,7 @@ public final class RedisBroker: Broker {
         let counts = state.withLock { state -> [Int] in batch.map { state.channels[$0.channel]?.subscribers ?? 0 } }
         for (index, request) in batch.enumerated() {
             guard let sequence = values[1 + 2 * index].int64, let offset = values[2 + 2 * index].int64 else {
-                throw .unavailable("unexpected publish reply")
+                throw .unconfirmed("unexpected publish reply")
             }
             let message = ChannelMessage(channel: request.channel, event: request.event, offset: UInt64(offset),
                                          cursor: StreamCursor(epoch: epoch, sequence: UInt64(sequence)),
@@ -496,6 +496,8 @@ public final class RedisBroker: Broker {
     static func brokerError(_ error: RedisError) -> BrokerError {
         switch error {
         case .timedOut: .timedOut
+        // The commands were written (or being written) when the answer went missing.
+        case .connectionLost, .unexpectedReply: .unconfirmed(error.description)
         default: .unavailable(error.description)
         }
     }

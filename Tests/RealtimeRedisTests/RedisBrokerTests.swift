@@ -289,6 +289,53 @@ final class RedisBrokerTests {
         #expect(receipt[0].message.offset == 2)
     }
 
+    /// fresh14: a publish whose answer timed out was answered "nothing was published", yet Redis
+    /// ran it once it moved again and subscribers got it; a caller that retried got it twice.
+    @Test func aPublishThatTimedOutSaysItMayHaveHappenedAndDid() throws {
+        let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11p",
+                                                           client: RedisClientOptions(callTimeoutMilliseconds: 300)))
+        defer { broker.shutdown() }
+        let first = try broker.publish([request("p", "1")])
+        server.pause()
+        var failure: BrokerError?
+        do {
+            _ = try broker.publish([request("p", "2")])
+        } catch {
+            failure = error
+        }
+        server.resume()
+        #expect(failure?.mayHaveTakenEffect == true, "\(String(describing: failure))")
+        // Redis ran the publish it had been sent once it moved again.
+        #expect(waitUntil(seconds: 10) {
+            (try? broker.history(channel("p"), after: first[0].message.cursor))?.messages.map(\.data) == ["2"]
+        })
+    }
+
+    @Test func aRefusedConnectionSaysNothingHappened() throws {
+        let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11r",
+                                                           client: RedisClientOptions(callTimeoutMilliseconds: 500)))
+        defer { broker.shutdown() }
+        server.stop()
+        // The first call may find the broken connection only after writing to it (connection
+        // lost: it cannot know); the next ones cannot connect, so they know nothing ran.
+        _ = try? broker.publish([request("r")])
+        do {
+            _ = try broker.publish([request("r")])
+            Issue.record("published with Redis down")
+        } catch {
+            #expect(!error.mayHaveTakenEffect, "\(error)")
+        }
+    }
+
+    @Test func lostAndUnreadableAnswersMayHaveTakenEffect() {
+        #expect(RedisBroker.brokerError(.connectionLost("reset")).mayHaveTakenEffect)
+        #expect(RedisBroker.brokerError(.unexpectedReply("x")).mayHaveTakenEffect)
+        #expect(RedisBroker.brokerError(.timedOut).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.connectFailed("refused")).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.backingOff).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.server("ERR")).mayHaveTakenEffect)
+    }
+
     @Test func redisDownFailsCallsWithinTheBound() throws {
         let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11",
                                                            client: RedisClientOptions(callTimeoutMilliseconds: 500)))

@@ -462,6 +462,27 @@ def test_publishes_refused_while_redis_is_down_log_the_cause_once_not_once_a_cal
     assert logged and all(line["level"] == "error" and line["error"] for line in logged), logged[-3:]
 
 
+def test_a_publish_redis_froze_on_says_it_may_still_be_published_and_it_is(cluster, engines):
+    # fresh14: Redis stopped (SIGSTOP) with the publish sent; its 503 said "nothing was published,
+    # retry shortly", yet Redis ran it when it moved again and subscribers got it: a caller that
+    # retried as told delivered it twice.
+    ch = f"rf-{uuid.uuid4().hex[:8]}"
+    sub = SSESub(cluster.B, ch)
+    wait_ready([sub])
+    redis = engines["redis"].proc
+    redis.send_signal(signal.SIGSTOP)
+    try:
+        r = HTTP.post(cluster.A.url("/v1/publish"), json={"channel": ch, "event": "update", "data": {"frozen": 1}},
+                      headers=cluster.A.server_headers())
+    finally:
+        redis.send_signal(signal.SIGCONT)
+    assert r.status_code == 503 and r.json()["error"] == "broker_unavailable", r.text
+    assert "nothing was published" not in r.json()["message"], r.text
+    assert "may still reach subscribers" in r.json()["message"], r.text
+    wait_until(lambda: [m["data"] for m in messages(sub, ch)] == [{"frozen": 1}], 10,
+               "the unconfirmed publish reaching the subscriber once Redis moved again")
+
+
 def test_presence_across_nodes_is_whole_again_within_seconds_of_redis_returning_from_a_long_outage(cluster, engines):
     """Streams on B and C stay open through a Redis outage longer than the 10 s after which a node
     not heard from counts as dead. Once Redis answers again, every node sees both streams within a

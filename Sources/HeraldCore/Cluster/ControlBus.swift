@@ -27,7 +27,8 @@ public enum ControlMessage: Sendable, Equatable {
 /// thread and must only hand the work on.
 public protocol ControlBus: Sendable {
     /// Sends `message` to every node, this one included.
-    /// - Throws: `BrokerError` when the bus cannot be reached in time; nothing was sent then.
+    /// - Throws: `BrokerError` when the bus cannot be reached in time; unless the error
+    ///   `mayHaveTakenEffect`, nothing was sent then.
     func send(_ message: ControlMessage) throws(BrokerError)
 
     /// Adds a handler called for every message received (several may be added).
