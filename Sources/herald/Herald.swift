@@ -21,6 +21,11 @@ enum Herald {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `serve` and `migrate` read only the environment: a word after them is a typo or a
         // misplaced setting, and running anyway would hide it (exit 2, as for an unknown command).
+        // A user asking for help there (`herald serve --help`) gets it, not a refusal.
+        if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count == 2,
+           helpWords.contains(arguments[1]) {
+            exit(Console.output(Settings.helpText) ? 0 : 1)
+        }
         if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count > 1 {
             Console.error("herald: '\(command)' takes no arguments (got '\(arguments[1])'); settings are environment variables, see herald --help\n")
             exit(2)
@@ -36,13 +41,16 @@ enum Herald {
             exit(JobsCommand.run(arguments: Array(arguments.dropFirst())))
         case "vapid":
             exit(VAPIDCommand.run(arguments: Array(arguments.dropFirst())))
-        case "--help", "-h", "help":
+        case let word? where helpWords.contains(word):
             exit(Console.output(Settings.helpText) ? 0 : 1)
         default:
             Console.error("herald: unknown command '\(arguments[0])'\n\n\(Settings.helpText)")
             exit(2)
         }
     }
+
+    /// The words that ask for `Settings.helpText`.
+    static let helpWords: Set<String> = ["--help", "-h", "help"]
 
     static func loadSettings() -> Settings? {
         do {
