@@ -420,11 +420,21 @@ public final class RedisBroker: Broker {
         var frames: [BrokerFrame]
 
         /// Whether the frames are every message of the channel after `since`: nothing trimmed
-        /// after it, and either the channel's current incarnation began at or before it or
-        /// every earlier incarnation expired before it (`floor`).
+        /// after it, either the channel's current incarnation began at or before it or every
+        /// earlier incarnation expired before it (`floor`), and the frames link up from `since`
+        /// to the channel's newest message (each names the one before it), so a stream that lost
+        /// entries the meta hash does not know of (evicted under a `maxmemory` policy, deleted
+        /// by hand) is a gap rather than a silent skip.
         func isComplete(after since: UInt64, floor: UInt64) -> Bool {
             guard known else { return since >= floor }
-            return trimmed <= since && (since >= born || since >= floor)
+            guard trimmed <= since && (since >= born || since >= floor) else { return false }
+            var reached = since
+            for frame in frames {
+                // The first may follow any message up to `since`; each next one its predecessor.
+                guard reached == since ? frame.previous <= since : frame.previous == reached else { return false }
+                reached = frame.sequence
+            }
+            return last <= since || reached == last
         }
     }
 

@@ -154,7 +154,12 @@ enum Herald {
             // start stops (exit 2) rather than leave a node that is never ready. Redis not
             // answering may pass (it may start after this node): that node starts, not ready.
             do {
-                try endpoint.check(connectTimeoutMilliseconds: 2_000)
+                if let memory = try endpoint.check(connectTimeoutMilliseconds: 2_000), memory.mayEvict {
+                    // Eviction takes channel history, meta or the stream sequence from under the
+                    // resume guarantees; Herald cannot stop it, so the operator hears it at start.
+                    Log.warning("Redis may evict Herald's keys when it reaches maxmemory: resumes may then get a reset, or a history lost to eviction may go unnoticed; set maxmemory-policy noeviction (operations.md, Several nodes)",
+                                ["redis": endpoint.description, "maxmemory": String(memory.maxmemoryBytes), "maxmemory_policy": memory.policy])
+                }
             } catch .databaseRefused(let database, let reason) {
                 Console.error("herald: HERALD_BROKER '\(endpoint)': Redis refuses database \(database) (\(reason)): "
                     + "use one its `databases` setting has (0-15 by default), e.g. redis://\(endpoint.authority)/0\n")
