@@ -24,9 +24,14 @@ struct Cluster {
     }
 
     /// A session ended on any node is ended on every node: its tokens refused, its streams closed
-    /// (DV-4, SC-1). When Redis cannot be reached the node still ends it here.
-    func connect(node: RealtimeNode, sessions: SessionRegistry) {
+    /// (DV-4, SC-1). When Redis cannot be reached the node still ends it here, and once its bus
+    /// listens again it sends the ends it could not send; every node whose bus reconnects reads
+    /// the ended sessions from storage and ends those it missed (fresh14: an end taken during a
+    /// Redis outage used to stay unknown to the other nodes until they restarted, so the
+    /// session's tokens and streams went on working there).
+    func connect(node: RealtimeNode, sessions: SessionRegistry, storage: any Storage) {
         let bus = self.bus
+        let unsent = Mutex<[(sid: String, app: String)]>([])
         node.relaySessionEnds { [weak node] sid, app in
             // Here at once; the others through the bus, off the caller's thread (the route calls
             // this inside its database write, which must not wait on Redis). The bus brings the
@@ -36,7 +41,9 @@ struct Cluster {
                 do {
                     try bus.send(.sessionEnded(sessionID: sid, app: app))
                 } catch {
-                    Log.warning("session end not sent to the other nodes", ["session_id": sid, "app": app, "error": "\(error)"])
+                    unsent.withLock { $0.append((sid, app)) }
+                    Log.warning("session end not sent to the other nodes; sent again once Redis answers",
+                                ["session_id": sid, "app": app, "error": "\(error)"])
                 }
             }
         }
@@ -44,6 +51,40 @@ struct Cluster {
             guard case .sessionEnded(let sid, let raw) = message, let app = AppID(raw) else { return }
             sessions.markEnded(sid, app: app)
             node?.endSessionHere(sid, app: raw)
+        }
+        bus.onReconnected { [weak node] in
+            // Off the bus's thread: storage and Redis calls block.
+            DispatchQueue.global().async { [weak node] in
+                let pending = unsent.withLock { pending in
+                    defer { pending.removeAll() }
+                    return pending
+                }
+                for end in pending {
+                    do {
+                        try bus.send(.sessionEnded(sessionID: end.sid, app: end.app))
+                    } catch {
+                        unsent.withLock { $0.append(end) }
+                    }
+                }
+                let stored: [SessionKey]
+                do {
+                    stored = try storage.readSync { try $0.sessions.endedSessions() }
+                } catch {
+                    Log.warning("could not read the ended sessions after the control bus reconnected; those ended meanwhile on other nodes are ended here at their next end message or restart",
+                                ["error": "\(error)"])
+                    return
+                }
+                var missed = 0
+                for key in stored {
+                    guard let app = AppID(key.app), AccessClaims.isUsableSessionID(key.sid),
+                          sessions.markEnded(key.sid, app: app) else { continue }
+                    node?.endSessionHere(key.sid, app: key.app)
+                    missed += 1
+                }
+                if missed > 0 {
+                    Log.info("sessions ended on other nodes while the control bus was away are ended here", ["sessions": String(missed)])
+                }
+            }
         }
     }
 

@@ -218,7 +218,7 @@ enum Herald {
             ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
         let presence: any PresenceStore = cluster?.presence ?? MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds)
         let node = RealtimeNode(group: group, broker: broker, presence: presence)
-        cluster?.connect(node: node, sessions: sessions)
+        cluster?.connect(node: node, sessions: sessions, storage: database)
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho

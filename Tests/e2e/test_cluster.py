@@ -462,6 +462,31 @@ def test_publishes_refused_while_redis_is_down_log_the_cause_once_not_once_a_cal
     assert logged and all(line["level"] == "error" and line["error"] for line in logged), logged[-3:]
 
 
+def test_a_session_ended_on_A_while_redis_is_down_is_ended_on_B_once_redis_is_back(cluster, engines):
+    # fresh14: A answered the DELETE 200 "ended" during a Redis outage and ended it at home; B
+    # never heard of it, and after Redis came back B still took the session's token on every
+    # route and kept its stream open, until B restarted.
+    sid = f"s-{uuid.uuid4().hex[:8]}"
+    token = cluster.B.token(sub="erin", sid=sid)
+    stream = cluster.B.stream(token=token)
+    stream.ready()
+    engines["redis"].stop()
+    try:
+        r = HTTP.delete(cluster.A.url(f"/v1/sessions/{sid}"), headers=cluster.A.server_headers())
+        assert r.status_code == 200 and r.json()["ended"] is True, r.text
+        r = HTTP.get(cluster.A.url("/v1/me/devices"), headers=auth(token))
+        assert r.status_code == 401 and r.json()["error"] == "session_ended", r.text
+    finally:
+        engines["redis"].start()
+    wait_until(lambda: HTTP.get(cluster.B.url("/v1/me/devices"), headers=auth(token)).status_code == 401, 15,
+               "B refusing the session ended on A during the outage")
+    r = HTTP.get(cluster.C.url("/v1/me/devices"), headers=auth(token))
+    assert r.status_code == 401 and r.json()["error"] == "session_ended", r.text
+    events = stream.wait_closed(timeout=10)
+    assert [e.event for e in events if e.event != "reset"][-1:] == ["error"], events
+    assert [e for e in events if e.event == "error"][0].json()["error"] == "session_ended", events
+
+
 def test_a_publish_redis_froze_on_says_it_may_still_be_published_and_it_is(cluster, engines):
     # fresh14: Redis stopped (SIGSTOP) with the publish sent; its 503 said "nothing was published,
     # retry shortly", yet Redis ran it when it moved again and subscribers got it: a caller that

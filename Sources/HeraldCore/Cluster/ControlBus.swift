@@ -33,4 +33,8 @@ public protocol ControlBus: Sendable {
 
     /// Adds a handler called for every message received (several may be added).
     func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void)
+    /// Adds a handler called each time the bus listens again after losing its connection:
+    /// messages sent meanwhile were not received, and sends that failed meanwhile may now pass,
+    /// so what they carried is read again from storage (several may be added).
+    func onReconnected(_ handler: @escaping @Sendable () -> Void)
 }
