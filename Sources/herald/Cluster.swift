@@ -99,10 +99,45 @@ struct Cluster {
     /// (`Herald-Propagation: failed`), and when a node that received it did not confirm in time
     /// (`Herald-Propagation: unconfirmed`): the directory calls this off the committing thread and
     /// waits for it.
+    /// A change whose message could not be sent is sent again once this node's bus listens again,
+    /// and every node whose bus reconnects reads every app again (fresh14: the others used to
+    /// serve the app as it was until they restarted or the change was repeated).
     func connect(apps: AppDirectory, service: AppService) {
         let bus = self.bus
         let node = presence.nodeID
         let confirmations = AppChangeConfirmations()
+        let unsent = Mutex<Set<String>>([])
+        bus.onReconnected {
+            // Off the bus's thread: Redis and storage calls block.
+            DispatchQueue.global().async {
+                let pending = unsent.withLock { pending in
+                    defer { pending.removeAll() }
+                    return pending
+                }
+                for raw in pending {
+                    do {
+                        _ = try bus.publish(.appSettingsChanged(appID: raw))
+                    } catch {
+                        unsent.withLock { _ = $0.insert(raw) }
+                    }
+                }
+                let ids: Set<AppID>
+                do {
+                    ids = Set(try service.storedIDs()).union(apps.all.map(\.id).filter { !$0.isDefault })
+                } catch {
+                    Log.warning("could not read the apps after the control bus reconnected; changes made meanwhile on other nodes are served here at their next change or restart",
+                                ["error": "\(error)"])
+                    return
+                }
+                for id in ids {
+                    do {
+                        try service.reload(id)
+                    } catch {
+                        Log.error("app not reloaded after the control bus reconnected", ["app": id.rawValue, "error": "\(error)"])
+                    }
+                }
+            }
+        }
         apps.onChange { id in
             // Before the publish, so that no confirmation can arrive unseen.
             let ticket = confirmations.begin(id.rawValue)
@@ -111,7 +146,8 @@ struct Cluster {
             do {
                 receivers = try bus.publish(.appSettingsChanged(appID: id.rawValue))
             } catch {
-                Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
+                unsent.withLock { _ = $0.insert(id.rawValue) }
+                Log.warning("app change not sent to the other nodes; sent again once Redis answers", ["app": id.rawValue, "error": "\(error)"])
                 throw error
             }
             let deadline = DispatchTime.now() + .milliseconds(Self.confirmationMilliseconds)
