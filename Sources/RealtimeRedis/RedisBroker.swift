@@ -207,7 +207,7 @@ public final class RedisBroker: Broker {
         let reply = try brokerCall(RedisCommand(script: BrokerScripts.publish, keys: keys, arguments: arguments))
         guard let values = reply.elements, values.count == 1 + 2 * batch.count,
               let epochText = values[0].text, let epoch = UInt32(epochText, radix: 16) else {
-            throw .unavailable("unexpected publish reply")
+            throw .unconfirmed("unexpected publish reply")
         }
         let now = clock.monotonicNanoseconds
         var receipts: [PublishReceipt] = []
@@ -217,7 +217,7 @@ public final class RedisBroker: Broker {
         let counts = state.withLock { state -> [Int] in batch.map { state.channels[$0.channel]?.subscribers ?? 0 } }
         for (index, request) in batch.enumerated() {
             guard let sequence = values[1 + 2 * index].int64, let offset = values[2 + 2 * index].int64 else {
-                throw .unavailable("unexpected publish reply")
+                throw .unconfirmed("unexpected publish reply")
             }
             let message = ChannelMessage(channel: request.channel, event: request.event, offset: UInt64(offset),
                                          cursor: StreamCursor(epoch: epoch, sequence: UInt64(sequence)),
@@ -420,11 +420,21 @@ public final class RedisBroker: Broker {
         var frames: [BrokerFrame]
 
         /// Whether the frames are every message of the channel after `since`: nothing trimmed
-        /// after it, and either the channel's current incarnation began at or before it or
-        /// every earlier incarnation expired before it (`floor`).
+        /// after it, either the channel's current incarnation began at or before it or every
+        /// earlier incarnation expired before it (`floor`), and the frames link up from `since`
+        /// to the channel's newest message (each names the one before it), so a stream that lost
+        /// entries the meta hash does not know of (evicted under a `maxmemory` policy, deleted
+        /// by hand) is a gap rather than a silent skip.
         func isComplete(after since: UInt64, floor: UInt64) -> Bool {
             guard known else { return since >= floor }
-            return trimmed <= since && (since >= born || since >= floor)
+            guard trimmed <= since && (since >= born || since >= floor) else { return false }
+            var reached = since
+            for frame in frames {
+                // The first may follow any message up to `since`; each next one its predecessor.
+                guard reached == since ? frame.previous <= since : frame.previous == reached else { return false }
+                reached = frame.sequence
+            }
+            return last <= since || reached == last
         }
     }
 
@@ -496,6 +506,8 @@ public final class RedisBroker: Broker {
     static func brokerError(_ error: RedisError) -> BrokerError {
         switch error {
         case .timedOut: .timedOut
+        // The commands were written (or being written) when the answer went missing.
+        case .connectionLost, .unexpectedReply: .unconfirmed(error.description)
         default: .unavailable(error.description)
         }
     }

@@ -12,6 +12,7 @@ public final class RedisControlBus: ControlBus {
     private let subscriber: RedisSubscriber
     private let channel: String
     private let handlers = Mutex<[@Sendable (ControlMessage) -> Void]>([])
+    private let reconnectHandlers = Mutex<[@Sendable () -> Void]>([])
 
     /// Connects (in the background) and subscribes to the control channel.
     /// - Parameters:
@@ -22,7 +23,10 @@ public final class RedisControlBus: ControlBus {
         subscriber = RedisSubscriber(endpoint: endpoint, options: options)
         subscriber.subscribe([channel])
         subscriber.start(onMessage: { [unowned self] messages in for message in messages { received(message.payload) } },
-                         onReady: { _ in })
+                         onReady: { [unowned self] reconnected in
+                             guard reconnected else { return }
+                             for handler in reconnectHandlers.withLock({ $0 }) { handler() }
+                         })
     }
 
     /// Waits (bounded) until the control channel's subscription is confirmed: messages sent
@@ -56,6 +60,10 @@ public final class RedisControlBus: ControlBus {
 
     public func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void) {
         handlers.withLock { $0.append(handler) }
+    }
+
+    public func onReconnected(_ handler: @escaping @Sendable () -> Void) {
+        reconnectHandlers.withLock { $0.append(handler) }
     }
 
     /// Closes both connections.

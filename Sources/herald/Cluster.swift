@@ -24,9 +24,14 @@ struct Cluster {
     }
 
     /// A session ended on any node is ended on every node: its tokens refused, its streams closed
-    /// (DV-4, SC-1). When Redis cannot be reached the node still ends it here.
-    func connect(node: RealtimeNode, sessions: SessionRegistry) {
+    /// (DV-4, SC-1). When Redis cannot be reached the node still ends it here, and once its bus
+    /// listens again it sends the ends it could not send; every node whose bus reconnects reads
+    /// the ended sessions from storage and ends those it missed (fresh14: an end taken during a
+    /// Redis outage used to stay unknown to the other nodes until they restarted, so the
+    /// session's tokens and streams went on working there).
+    func connect(node: RealtimeNode, sessions: SessionRegistry, storage: any Storage) {
         let bus = self.bus
+        let unsent = Mutex<[(sid: String, app: String)]>([])
         node.relaySessionEnds { [weak node] sid, app in
             // Here at once; the others through the bus, off the caller's thread (the route calls
             // this inside its database write, which must not wait on Redis). The bus brings the
@@ -36,7 +41,9 @@ struct Cluster {
                 do {
                     try bus.send(.sessionEnded(sessionID: sid, app: app))
                 } catch {
-                    Log.warning("session end not sent to the other nodes", ["session_id": sid, "app": app, "error": "\(error)"])
+                    unsent.withLock { $0.append((sid, app)) }
+                    Log.warning("session end not sent to the other nodes; sent again once Redis answers",
+                                ["session_id": sid, "app": app, "error": "\(error)"])
                 }
             }
         }
@@ -44,6 +51,40 @@ struct Cluster {
             guard case .sessionEnded(let sid, let raw) = message, let app = AppID(raw) else { return }
             sessions.markEnded(sid, app: app)
             node?.endSessionHere(sid, app: raw)
+        }
+        bus.onReconnected { [weak node] in
+            // Off the bus's thread: storage and Redis calls block.
+            DispatchQueue.global().async { [weak node] in
+                let pending = unsent.withLock { pending in
+                    defer { pending.removeAll() }
+                    return pending
+                }
+                for end in pending {
+                    do {
+                        try bus.send(.sessionEnded(sessionID: end.sid, app: end.app))
+                    } catch {
+                        unsent.withLock { $0.append(end) }
+                    }
+                }
+                let stored: [SessionKey]
+                do {
+                    stored = try storage.readSync { try $0.sessions.endedSessions() }
+                } catch {
+                    Log.warning("could not read the ended sessions after the control bus reconnected; those ended meanwhile on other nodes are ended here at their next end message or restart",
+                                ["error": "\(error)"])
+                    return
+                }
+                var missed = 0
+                for key in stored {
+                    guard let app = AppID(key.app), AccessClaims.isUsableSessionID(key.sid),
+                          sessions.markEnded(key.sid, app: app) else { continue }
+                    node?.endSessionHere(key.sid, app: key.app)
+                    missed += 1
+                }
+                if missed > 0 {
+                    Log.info("sessions ended on other nodes while the control bus was away are ended here", ["sessions": String(missed)])
+                }
+            }
         }
     }
 
@@ -58,10 +99,45 @@ struct Cluster {
     /// (`Herald-Propagation: failed`), and when a node that received it did not confirm in time
     /// (`Herald-Propagation: unconfirmed`): the directory calls this off the committing thread and
     /// waits for it.
+    /// A change whose message could not be sent is sent again once this node's bus listens again,
+    /// and every node whose bus reconnects reads every app again (fresh14: the others used to
+    /// serve the app as it was until they restarted or the change was repeated).
     func connect(apps: AppDirectory, service: AppService) {
         let bus = self.bus
         let node = presence.nodeID
         let confirmations = AppChangeConfirmations()
+        let unsent = Mutex<Set<String>>([])
+        bus.onReconnected {
+            // Off the bus's thread: Redis and storage calls block.
+            DispatchQueue.global().async {
+                let pending = unsent.withLock { pending in
+                    defer { pending.removeAll() }
+                    return pending
+                }
+                for raw in pending {
+                    do {
+                        _ = try bus.publish(.appSettingsChanged(appID: raw))
+                    } catch {
+                        unsent.withLock { _ = $0.insert(raw) }
+                    }
+                }
+                let ids: Set<AppID>
+                do {
+                    ids = Set(try service.storedIDs()).union(apps.all.map(\.id).filter { !$0.isDefault })
+                } catch {
+                    Log.warning("could not read the apps after the control bus reconnected; changes made meanwhile on other nodes are served here at their next change or restart",
+                                ["error": "\(error)"])
+                    return
+                }
+                for id in ids {
+                    do {
+                        try service.reload(id)
+                    } catch {
+                        Log.error("app not reloaded after the control bus reconnected", ["app": id.rawValue, "error": "\(error)"])
+                    }
+                }
+            }
+        }
         apps.onChange { id in
             // Before the publish, so that no confirmation can arrive unseen.
             let ticket = confirmations.begin(id.rawValue)
@@ -70,7 +146,8 @@ struct Cluster {
             do {
                 receivers = try bus.publish(.appSettingsChanged(appID: id.rawValue))
             } catch {
-                Log.warning("app change not sent to the other nodes", ["app": id.rawValue, "error": "\(error)"])
+                unsent.withLock { _ = $0.insert(id.rawValue) }
+                Log.warning("app change not sent to the other nodes; sent again once Redis answers", ["app": id.rawValue, "error": "\(error)"])
                 throw error
             }
             let deadline = DispatchTime.now() + .milliseconds(Self.confirmationMilliseconds)

@@ -53,19 +53,13 @@ enum DemoApp {
             let signer = try DevAppKey.signer(secret: Array(jwtSecret.utf8), app: id)
             let publicKey = signer.publicKeyPEM()
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let outcome = try storage.writeSync { tx -> Outcome in
-                guard var record = try tx.apps.find(id) else {
-                    var settings = AppSettings()
-                    apply(publicKey: publicKey, to: &settings)
-                    try tx.apps.create(AppRecord(id: id, settings: settings, createdAt: now, updatedAt: now))
-                    return .created
-                }
-                let before = record.settings
-                apply(publicKey: publicKey, to: &record.settings)
-                guard record.settings != before else { return .unchanged }
-                record.updatedAt = now
-                _ = try tx.apps.update(record)
-                return .updated
+            let outcome: Outcome
+            do {
+                outcome = try store(publicKey: publicKey, now: now, in: storage)
+            } catch let error as StorageError where error.isDuplicateKey {
+                // Another node of the cluster, starting at the same time, stored the app between
+                // this one's read and its insert: it is there now, so bring it up to date instead.
+                outcome = try store(publicKey: publicKey, now: now, in: storage)
             }
             try service.reload(id)
             Log.info("dev mode: demo app ready; POST /v1/dev/token with \"app\": \"demo-b\" mints its tokens",
@@ -79,6 +73,26 @@ enum DemoApp {
         }
     }
 
+    /// Creates the app, or updates the members dev mode owns, in one unit of work.
+    /// - Throws: `StorageError`; `.constraint(.unique` or `.primaryKey, …)` when another process
+    ///   created it between the read and the insert.
+    private static func store(publicKey: String, now: Int64, in storage: any Storage) throws -> Outcome {
+        try storage.writeSync { tx -> Outcome in
+            guard var record = try tx.apps.find(id) else {
+                var settings = AppSettings()
+                apply(publicKey: publicKey, to: &settings)
+                try tx.apps.create(AppRecord(id: id, settings: settings, createdAt: now, updatedAt: now))
+                return .created
+            }
+            let before = record.settings
+            apply(publicKey: publicKey, to: &record.settings)
+            guard record.settings != before else { return .unchanged }
+            record.updatedAt = now
+            _ = try tx.apps.update(record)
+            return .updated
+        }
+    }
+
     /// Sets the members dev mode owns: token verification by the dev key, catalog, locale, root key.
     static func apply(publicKey: String, to settings: inout AppSettings) {
         settings.tokens.publicKeys = [publicKey]
@@ -89,5 +103,13 @@ enum DemoApp {
         settings.catalogJSON = catalogJSON
         settings.defaultLocale = defaultLocale
         settings.payload.rootKey = rootKey
+    }
+}
+
+extension StorageError {
+    /// A unique or primary-key constraint refused an insert: the row exists (another process's).
+    fileprivate var isDuplicateKey: Bool {
+        if case .constraint(let kind, _) = self { return kind == .unique || kind == .primaryKey }
+        return false
     }
 }

@@ -21,6 +21,11 @@ enum Herald {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `serve` and `migrate` read only the environment: a word after them is a typo or a
         // misplaced setting, and running anyway would hide it (exit 2, as for an unknown command).
+        // A user asking for help there (`herald serve --help`) gets it, not a refusal.
+        if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count == 2,
+           helpWords.contains(arguments[1]) {
+            exit(Console.output(Settings.helpText) ? 0 : 1)
+        }
         if let command = arguments.first, ["serve", "migrate"].contains(command), arguments.count > 1 {
             Console.error("herald: '\(command)' takes no arguments (got '\(arguments[1])'); settings are environment variables, see herald --help\n")
             exit(2)
@@ -36,13 +41,16 @@ enum Herald {
             exit(JobsCommand.run(arguments: Array(arguments.dropFirst())))
         case "vapid":
             exit(VAPIDCommand.run(arguments: Array(arguments.dropFirst())))
-        case "--help", "-h", "help":
+        case let word? where helpWords.contains(word):
             exit(Console.output(Settings.helpText) ? 0 : 1)
         default:
             Console.error("herald: unknown command '\(arguments[0])'\n\n\(Settings.helpText)")
             exit(2)
         }
     }
+
+    /// The words that ask for `Settings.helpText`.
+    static let helpWords: Set<String> = ["--help", "-h", "help"]
 
     static func loadSettings() -> Settings? {
         do {
@@ -146,7 +154,12 @@ enum Herald {
             // start stops (exit 2) rather than leave a node that is never ready. Redis not
             // answering may pass (it may start after this node): that node starts, not ready.
             do {
-                try endpoint.check(connectTimeoutMilliseconds: 2_000)
+                if let memory = try endpoint.check(connectTimeoutMilliseconds: 2_000), memory.mayEvict {
+                    // Eviction takes channel history, meta or the stream sequence from under the
+                    // resume guarantees; Herald cannot stop it, so the operator hears it at start.
+                    Log.warning("Redis may evict Herald's keys when it reaches maxmemory: resumes may then get a reset, or a history lost to eviction may go unnoticed; set maxmemory-policy noeviction (operations.md, Several nodes)",
+                                ["redis": endpoint.description, "maxmemory": String(memory.maxmemoryBytes), "maxmemory_policy": memory.policy])
+                }
             } catch .databaseRefused(let database, let reason) {
                 Console.error("herald: HERALD_BROKER '\(endpoint)': Redis refuses database \(database) (\(reason)): "
                     + "use one its `databases` setting has (0-15 by default), e.g. redis://\(endpoint.authority)/0\n")
@@ -205,7 +218,7 @@ enum Herald {
             ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
         let presence: any PresenceStore = cluster?.presence ?? MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds)
         let node = RealtimeNode(group: group, broker: broker, presence: presence)
-        cluster?.connect(node: node, sessions: sessions)
+        cluster?.connect(node: node, sessions: sessions, storage: database)
         var apiConfiguration = APIConfiguration(serverKey: settings.serverKey, verificationKeys: keys, devIssuer: issuer)
         apiConfiguration.maxDataBytes = settings.maxDataBytes
         apiConfiguration.webSocketEcho = settings.webSocketEcho

@@ -417,7 +417,7 @@ struct Settings {
           herald [serve]      run the server (default)
           herald migrate      create or upgrade the database (HERALD_DATABASE) and exit
           herald send-test --device-token T --platform ios|android|web [--provider apns|fcm|webpush|expo]
-                           [--environment sandbox|production] [--title T] [--body B]
+                           [--environment sandbox|production] [--locale L] [--title T] [--body B]
                               send one push now with the APNS_*/FCM_*/VAPID credentials and print
                               the provider's answer (exit 0 when delivered)
           herald jobs retry [--app APP] [--provider apns|fcm|webpush|expo] [--reason CODE]

@@ -151,7 +151,7 @@ struct AppChangeTests {
         #expect(failed.headers[AppRoutes.propagationHeader] == "failed")
         let body = try JSONSerialization.jsonObject(with: Data(failed.body)) as? [String: Any]
         let warning = body?["warning"] as? String ?? ""
-        #expect(warning.contains("connection refused") && warning.contains("repeat the change once Redis is back"), "\(warning)")
+        #expect(warning.contains("connection refused") && warning.contains("until Redis is back, when this node tells them again"), "\(warning)")
     }
 
     @Test func theAnswerOfAChangeNotEveryNodeConfirmedSaysSo() throws {

@@ -10,8 +10,11 @@ import Testing
 /// never takes).
 private final class UnavailableBroker: Broker {
     let epoch: UInt32 = 1
+    /// What a publish throws.
+    let publishError: BrokerError
+    init(publishError: BrokerError = .unavailable("connection refused")) { self.publishError = publishError }
     func setInboundHandler(_ handler: @escaping BrokerInboundHandler) {}
-    func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt] { throw .unavailable("connection refused") }
+    func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt] { throw publishError }
     func subscribe(_ channels: [ChannelName], resume: ResumePoint) throws(BrokerError) -> SubscribeSnapshot { throw .timedOut }
     func unsubscribe(_ channels: [ChannelName]) {}
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
@@ -84,6 +87,35 @@ struct PublishRoutesTests {
                 #expect(error.status == 400)
                 #expect(error.code == "invalid_request")
                 #expect(error.message.contains("beyond the range of a double"), "\(error.message)")
+            } catch {
+                Issue.record("not an HTTPError: \(error)")
+            }
+        }
+    }
+
+    /// fresh14: a publish whose broker answer timed out or was lost may have reached subscribers;
+    /// the 503 used to say "nothing was published", so a caller retried and delivered it twice.
+    @Test("a 503 says whether the publish may still have happened", arguments: [
+        (BrokerError.unavailable("connection refused"), false),
+        (BrokerError.timedOut, true),
+        (BrokerError.unconfirmed("RedisError.connectionLost: reset"), true),
+    ])
+    func unconfirmedPublish(error: BrokerError, mayHaveHappened: Bool) {
+        let configuration = APIConfiguration(serverKey: "k", verificationKeys: [])
+        let routes = PublishRoutes(authenticator: Authenticator(configuration: configuration), configuration: configuration,
+                                   broker: UnavailableBroker(publishError: error), pacer: NeverBehind())
+        let calls: [() throws -> RouteResult] = [
+            { try routes.publish(Self.context("/v1/publish", body: #"{"channel":"room:1","data":1}"#)) },
+            { try routes.publishBatch(Self.context("/v1/publish/batch", body: #"{"messages":[{"channel":"room:1","data":1}]}"#)) },
+        ]
+        for call in calls {
+            do {
+                _ = try call()
+                Issue.record("answered although the broker failed")
+            } catch let answer as HTTPError {
+                #expect(answer.status == 503 && answer.code == "broker_unavailable")
+                #expect(answer.message == (mayHaveHappened ? PublishRoutes.unconfirmedMessage : PublishRoutes.unavailableMessage))
+                #expect(answer.message.contains("nothing was published") == !mayHaveHappened, "\(answer.message)")
             } catch {
                 Issue.record("not an HTTPError: \(error)")
             }

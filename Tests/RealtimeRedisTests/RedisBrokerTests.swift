@@ -289,6 +289,78 @@ final class RedisBrokerTests {
         #expect(receipt[0].message.offset == 2)
     }
 
+    /// fresh14: a publish whose answer timed out was answered "nothing was published", yet Redis
+    /// ran it once it moved again and subscribers got it; a caller that retried got it twice.
+    @Test func aPublishThatTimedOutSaysItMayHaveHappenedAndDid() throws {
+        let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11p",
+                                                           client: RedisClientOptions(callTimeoutMilliseconds: 300)))
+        defer { broker.shutdown() }
+        let first = try broker.publish([request("p", "1")])
+        server.pause()
+        var failure: BrokerError?
+        do {
+            _ = try broker.publish([request("p", "2")])
+        } catch {
+            failure = error
+        }
+        server.resume()
+        #expect(failure?.mayHaveTakenEffect == true, "\(String(describing: failure))")
+        // Redis ran the publish it had been sent once it moved again.
+        #expect(waitUntil(seconds: 10) {
+            (try? broker.history(channel("p"), after: first[0].message.cursor))?.messages.map(\.data) == ["2"]
+        })
+    }
+
+    @Test func aRefusedConnectionSaysNothingHappened() throws {
+        let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11r",
+                                                           client: RedisClientOptions(callTimeoutMilliseconds: 500)))
+        defer { broker.shutdown() }
+        server.stop()
+        // The first call may find the broken connection only after writing to it (connection
+        // lost: it cannot know); the next ones cannot connect, so they know nothing ran.
+        _ = try? broker.publish([request("r")])
+        do {
+            _ = try broker.publish([request("r")])
+            Issue.record("published with Redis down")
+        } catch {
+            #expect(!error.mayHaveTakenEffect, "\(error)")
+        }
+    }
+
+    @Test func lostAndUnreadableAnswersMayHaveTakenEffect() {
+        #expect(RedisBroker.brokerError(.connectionLost("reset")).mayHaveTakenEffect)
+        #expect(RedisBroker.brokerError(.unexpectedReply("x")).mayHaveTakenEffect)
+        #expect(RedisBroker.brokerError(.timedOut).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.connectFailed("refused")).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.backingOff).mayHaveTakenEffect)
+        #expect(!RedisBroker.brokerError(.server("ERR")).mayHaveTakenEffect)
+    }
+
+    /// fresh14: a channel's history stream gone while its meta hash stays (Redis evicts keys that
+    /// carry a TTL under `maxmemory-policy volatile-*`, as managed Redis services default to)
+    /// resumed with no `reset`: the messages it held were skipped silently.
+    @Test func aHistoryStreamThatLostEntriesIsAGapNotASilentSkip() throws {
+        let broker = makeBroker(server, namespace: "t12e")
+        defer { broker.shutdown() }
+        let seen = try broker.publish([request("ev", "1")])[0].message.cursor
+        _ = try broker.publish([request("ev", "2")])
+        #expect(try server.command("DEL", "{t12e}:h:ev") == .integer(1))
+        _ = try broker.publish([request("ev", "3")])
+
+        let resumed = try broker.subscribe([channel("ev")], resume: .cursor(seen))
+        defer { broker.unsubscribe([channel("ev")]) }
+        #expect(resumed.reset == [channel("ev")])
+        #expect(resumed.replay.isEmpty)
+        let history = try broker.history(channel("ev"), after: seen)
+        #expect(!history.complete)
+
+        // A whole history still replays, and from the newest message nothing is missing.
+        let whole = try broker.publish([request("ev", "4")])[0].message.cursor
+        let fromThree = try broker.history(channel("ev"), after: StreamCursor(epoch: whole.epoch, sequence: whole.sequence - 1))
+        #expect(fromThree.complete && fromThree.messages.map(\.data) == ["4"])
+        #expect(try broker.history(channel("ev"), after: whole).complete)
+    }
+
     @Test func redisDownFailsCallsWithinTheBound() throws {
         let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t11",
                                                            client: RedisClientOptions(callTimeoutMilliseconds: 500)))
@@ -326,4 +398,34 @@ func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
         usleep(5_000)
     }
     return true
+}
+
+/// fresh14: Redis with a memory limit and an evicting policy may drop channel history or meta
+/// (their keys carry a TTL, which `volatile-*` policies evict first); the start check names it.
+@Suite(.enabled(if: RedisServerProcess.isInstalled, "redis-server is not installed: scripts/bootstrap --test installs it"))
+final class RedisMemoryPolicyTests {
+    let server: RedisServerProcess
+
+    init() throws {
+        server = try RedisServerProcess()
+    }
+
+    @Test func theStartCheckSaysWhetherRedisMayEvict() throws {
+        let unlimited = try server.endpoint.check(connectTimeoutMilliseconds: 2_000)
+        #expect(unlimited?.maxmemoryBytes == 0)
+        #expect(unlimited?.mayEvict == false)
+        #expect(try server.command("CONFIG", "SET", "maxmemory", "64mb") == .status("OK"))
+        #expect(try server.command("CONFIG", "SET", "maxmemory-policy", "volatile-lru") == .status("OK"))
+        let evicting = try server.endpoint.check(connectTimeoutMilliseconds: 2_000)
+        #expect(evicting == RedisMemoryPolicy(maxmemoryBytes: 64 << 20, policy: "volatile-lru"))
+        #expect(evicting?.mayEvict == true)
+        #expect(try server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == .status("OK"))
+        #expect(try server.endpoint.check(connectTimeoutMilliseconds: 2_000)?.mayEvict == false)
+    }
+
+    @Test func infoTextWithoutTheFieldsIsNoPolicy() {
+        #expect(RedisMemoryPolicy(info: "# Memory\r\nused_memory:1\r\n") == nil)
+        #expect(RedisMemoryPolicy(info: "maxmemory:0\r\nmaxmemory_policy:allkeys-lru\r\n")?.mayEvict == false)
+        #expect(RedisMemoryPolicy(info: "maxmemory:10\nmaxmemory_policy:allkeys-lru\n")?.mayEvict == true)
+    }
 }

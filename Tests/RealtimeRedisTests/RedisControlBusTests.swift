@@ -35,6 +35,22 @@ final class RedisControlBusTests {
         server = try RedisServerProcess()
     }
 
+    /// fresh14: what a node missed while its bus was away (a session end during a Redis outage)
+    /// is read again from storage when the bus listens again; the first subscription is no
+    /// reconnect.
+    @Test func reconnectHandlersRunWhenTheBusListensAgainNotAtFirst() throws {
+        let bus = RedisControlBus(endpoint: server.endpoint, namespace: "c-re")
+        defer { bus.shutdown() }
+        let calls = DispatchSemaphore(value: 0)
+        bus.onReconnected { calls.signal() }
+        try bus.waitUntilListening()
+        #expect(calls.wait(timeout: .now() + 0.3) == .timedOut)
+        try server.restart()
+        #expect(calls.wait(timeout: .now() + 15) == .success)
+        try bus.waitUntilListening(timeoutMilliseconds: 5_000)
+        #expect(calls.wait(timeout: .now() + 0.3) == .timedOut)
+    }
+
     @Test func everyNodeTheSenderIncludedReceivesEachMessageInOrder() throws {
         let a = RedisControlBus(endpoint: server.endpoint, namespace: "c1")
         let b = RedisControlBus(endpoint: server.endpoint, namespace: "c1")

@@ -80,6 +80,17 @@ final class RedisServerProcess: @unchecked Sendable {
         }
     }
 
+    /// SIGSTOP: the server keeps its connections and reads nothing until `resume()`, as a Redis
+    /// host that froze (a stalled VM, a full swap) does.
+    func pause() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    /// SIGCONT after `pause()`: the server runs what it was sent meanwhile.
+    func resume() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGCONT) }
+    }
+
     func restart() throws {
         stop()
         try start()

@@ -199,3 +199,54 @@ def test_a_demo_app_that_does_not_load_leaves_the_demo_on_default(herald_factory
     # The demo goes on with the default app.
     send(h, answer["access_token"], title="still here")
     assert [n["title"] for n in inbox(h, answer["access_token"])] == ["still here"]
+
+
+def test_a_demo_app_another_node_stored_meanwhile_is_taken_not_given_up(herald_factory):
+    """fresh14: two dev nodes started together on one PostgreSQL; both found no `demo-b`, one
+    stored it, and the other's insert hit the primary key: it served `default` alone ("the demo
+    app is not available … duplicate key"). Made certain here: another session has inserted the
+    app and not committed when this node starts, so its insert waits and then finds the key."""
+    import subprocess
+    import threading
+
+    from engines import PostgresServer, engines_missing
+
+    missing = engines_missing()
+    if missing:
+        pytest.skip(missing)
+    pg = PostgresServer().start()
+    holder = None
+    try:
+        h = herald_factory(HERALD_DEV=1, HERALD_DATABASE=pg.url, HERALD_NODE_ID="demo-race")
+        h.stop()
+        pg.sql("CREATE TABLE demo_b_copy AS SELECT * FROM apps WHERE id = 'demo-b'")
+        pg.sql("DELETE FROM apps WHERE id = 'demo-b'")
+        holder = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.user, "-d", pg.database,
+                                   "-v", "ON_ERROR_STOP=1", "-q"], stdin=subprocess.PIPE, text=True)
+        holder.stdin.write("BEGIN; INSERT INTO apps SELECT * FROM demo_b_copy;\n")
+        holder.stdin.flush()
+        wait_for(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'") == [["1"]],
+                 "the other session's uncommitted insert")
+        starting = threading.Thread(target=h.start)
+        starting.start()
+        wait_for(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == [["1"]],
+                 "this node's insert waiting on the other session's")
+        holder.stdin.write("COMMIT;\n")
+        holder.stdin.close()
+        holder.wait(10)
+        starting.join(30)
+        lines = [line for line in log_lines(h, "demo app") if line["msg"].startswith("dev mode:")]
+        assert len(lines) == 2 and lines[-1]["msg"].startswith("dev mode: demo app ready"), lines
+        assert lines[-1]["stored"] in ("unchanged", "updated"), lines[-1]
+        assert dev_token(h, app="demo-b")["apps"] == ["default", "demo-b"]
+    finally:
+        if holder is not None and holder.poll() is None:
+            holder.kill()
+        pg.cleanup()
+
+
+def wait_for(predicate, what, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)

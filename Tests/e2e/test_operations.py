@@ -3,6 +3,7 @@ holds every family the operator guide promises; request ids line up between answ
 SIGTERM lets in-flight pushes finish and exits 0."""
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -317,6 +318,22 @@ def test_a_start_refused_with_its_standard_error_on_a_full_volume_exits_with_its
     # The same call with a readable standard error says why.
     said = subprocess.run([BINARY, *args], env=base, capture_output=True, text=True, timeout=30)
     assert said.returncode == status and says in said.stderr, (said.returncode, said.stderr)
+
+
+def test_help_after_serve_or_migrate_is_the_help_and_it_names_every_send_test_option(tmp_path):
+    # fresh14: `herald serve --help` was refused ("takes no arguments", exit 2), and the help's
+    # send-test line left out --locale, which send-test's own usage line names.
+    from conftest import BINARY
+    env = {"PATH": os.environ.get("PATH", ""), "HERALD_DATABASE": str(tmp_path / "h.db")}
+    for args in (["serve", "--help"], ["migrate", "-h"], ["serve", "help"]):
+        said = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True, timeout=30)
+        assert said.returncode == 0 and "Usage:" in said.stdout, (args, said.returncode, said.stderr)
+    assert not (tmp_path / "h.db").exists(), "asking for help must not create the database"
+    usage = subprocess.run([BINARY, "send-test"], env=env, capture_output=True, text=True, timeout=30).stderr
+    help_text = subprocess.run([BINARY, "--help"], env=env, capture_output=True, text=True, timeout=30).stdout
+    options = set(re.findall(r"--[a-z-]+", usage.split("usage:", 1)[1]))
+    send_test = help_text.split("herald send-test", 1)[1].split("herald jobs", 1)[0]
+    assert options <= set(re.findall(r"--[a-z-]+", send_test)), (options, send_test)
 
 
 def test_an_answer_standard_output_refuses_exits_1_not_0(tmp_path):

@@ -145,6 +145,12 @@ public final class AppService: Sendable {
         }
     }
 
+    /// The ids of every stored app (one storage read; call it off the event loops).
+    /// - Throws: a `StorageError` when the apps cannot be read.
+    public func storedIDs() throws -> [AppID] {
+        try storage.readSync { tx in try tx.apps.list() }.map(\.id)
+    }
+
     /// Stored apps not loaded here, by id, with why (`secrets_unreadable`, `setting_unusable: FIELD`).
     public var notLoaded: [AppID: String] { failed.withLock { $0 } }
 

@@ -44,7 +44,7 @@ extension OpenAPIComponents {
           "server_key": {"type": "string", "description": "The generated server key, in the answer to a POST without `server_keys` only."},
           "loaded": {"type": "boolean", "description": "In the answers to GET only: whether the node that answered serves the app now (an app whose stored secrets do not open with its `HERALD_SECRET_KEY`, or whose settings no longer check, is stored but not loaded; `/readyz` lists it under `apps_not_loaded`)."},
           "not_loaded_reason": {"type": "string", "description": "With `loaded: false`, when the node knows why (the reason `/readyz` shows)."},
-          "warning": {"type": "string", "description": "In the answer to a POST or PATCH only, when the change is stored and served by this node but the other nodes of the cluster were not told (Redis unreachable): they serve the app as it was until they restart or a later change reaches them; repeat the change once Redis is back."},
+          "warning": {"type": "string", "description": "In the answer to a POST or PATCH only, when the change is stored and served by this node but the other nodes of the cluster were not told (Redis unreachable): they serve the app as it was until Redis is back, when this node tells them again and each reads every app again."},
           "cors_origins": {"type": "array", "items": {"type": "string"}},
           "catalog": {"type": ["object", "null"]},
           "payload": {"type": "object", "properties": {"root_key": {"type": ["string", "null"]}}},
@@ -70,7 +70,7 @@ extension OpenAPIComponents {
         "properties": {
           "id": {"type": "string"},
           "deleted": {"type": "boolean", "const": true},
-          "warning": {"type": "string", "description": "The other nodes serve the app until they restart: restart them once Redis is back."}
+          "warning": {"type": "string", "description": "The other nodes serve the app until Redis is back, when this node tells them again and each reads every app again."}
         }
       },
       "AppList": {

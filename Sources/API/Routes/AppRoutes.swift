@@ -276,8 +276,8 @@ struct AppRoutes {
             return .json(status, json(record, serverKey: serverKey))
         case .notPropagated(let reason):
             warning = "stored, and served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
-                + "they serve app \(record.id) as it was until they restart or a later change of it reaches them; "
-                + "repeat the change once Redis is back"
+                + "they serve app \(record.id) as it was until Redis is back, when this node tells them again and each "
+                + "reads every app again"
         case .unconfirmed(let nodes, let confirmed):
             warning = unconfirmedWarning("stored, and served by this node", record.id, nodes: nodes, confirmed: confirmed)
         }
@@ -307,7 +307,8 @@ struct AppRoutes {
             return .empty(204)
         case .notPropagated(let reason):
             warning = "deleted, and no longer served by this node, but the other nodes were not told (the control bus failed: \(reason)): "
-                + "they serve app \(id) (its tokens, server keys, streams and pushes) until they restart; restart them once Redis is back"
+                + "they serve app \(id) (its tokens, server keys, streams and pushes) until Redis is back, when this node tells "
+                + "them again and each reads every app again"
         case .unconfirmed(let nodes, let confirmed):
             warning = unconfirmedWarning("deleted, and no longer served by this node", id, nodes: nodes, confirmed: confirmed)
         }

@@ -15,7 +15,7 @@ extension PublishRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .json("The broker cannot take the message now (`broker_unavailable`): nothing was published; retry.",
+                503: .json("The broker cannot take the message now (`broker_unavailable`). The message `the broker cannot be reached; nothing was published, retry shortly`: nothing was published; retry. The message `the broker did not confirm the publish; it may still reach subscribers, and a retry may deliver it twice`: its answer timed out or was lost in flight, so it may have been published.",
                            .error(["broker_unavailable"])),
             ])
 
@@ -31,7 +31,7 @@ extension PublishRoutes {
                 413: .payloadTooLarge,
                 415: .unsupportedMediaType,
                 429: .tooManyConnections,
-                503: .json("The broker cannot take the message now (`broker_unavailable`): nothing was published; retry.",
+                503: .json("The broker cannot take the message now (`broker_unavailable`). The message `the broker cannot be reached; nothing was published, retry shortly`: nothing was published; retry. The message `the broker did not confirm the publish; it may still reach subscribers, and a retry may deliver it twice`: its answer timed out or was lost in flight, so it may have been published.",
                            .error(["broker_unavailable"])),
             ])
     }

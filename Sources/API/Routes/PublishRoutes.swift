@@ -130,15 +130,22 @@ struct PublishRoutes {
 
     private static let brokerFailureLog = ThrottledErrorLog("publish failed: the broker is unavailable")
 
-    /// Publishes, mapping a broker failure to 503 `broker_unavailable` (nothing was published).
+    /// Publishes, mapping a broker failure to 503 `broker_unavailable`. Its message says whether
+    /// nothing was published or the broker may have published it anyway (its answer timed out or
+    /// was lost: a retry may then deliver the message twice), so a caller can tell them apart.
     private static func publish(_ requests: [PublishRequest], on broker: any Broker) throws(HTTPError) -> [PublishReceipt] {
         do {
             return try broker.publish(requests)
         } catch {
             brokerFailureLog.write(error)
-            throw HTTPError(503, "broker_unavailable", "the broker cannot be reached; nothing was published, retry shortly")
+            throw HTTPError(503, "broker_unavailable", error.mayHaveTakenEffect ? unconfirmedMessage : unavailableMessage)
         }
     }
+
+    /// The 503's message when the broker refused the publish: nothing was published.
+    static let unavailableMessage = "the broker cannot be reached; nothing was published, retry shortly"
+    /// The 503's message when the broker's answer timed out or was lost after the publish was sent.
+    static let unconfirmedMessage = "the broker did not confirm the publish; it may still reach subscribers, and a retry may deliver it twice"
 
     private static func json(_ receipt: PublishReceipt) -> String {
         "{\"id\":\"\(receipt.message.cursor)\",\"channel\":\(JSONText.quote(receipt.message.channel.clientName)),\"offset\":\(receipt.message.offset),\"delivered\":\(receipt.delivered)}"

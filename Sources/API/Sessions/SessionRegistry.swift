@@ -22,7 +22,9 @@ public final class SessionRegistry: Sendable {
     }
 
     /// Records that app `app`'s session `sid` ended.
-    public func markEnded(_ sid: String, app: AppID) {
-        _ = ended.withLock { $0.insert(SessionKey(app: app.rawValue, sid: sid)) }
+    /// - Returns: false when it was already known as ended.
+    @discardableResult
+    public func markEnded(_ sid: String, app: AppID) -> Bool {
+        ended.withLock { $0.insert(SessionKey(app: app.rawValue, sid: sid)).inserted }
     }
 }

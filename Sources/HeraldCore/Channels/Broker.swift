@@ -133,7 +133,8 @@ public protocol Broker: Sendable {
     /// Publishes messages in order; each gets the next offset on its channel and the next stream
     /// position, and reaches the inbound handler.
     /// - Returns: one receipt per request, in order.
-    /// - Throws: `BrokerError` when nothing could be published (the batch is all or nothing).
+    /// - Throws: `BrokerError`: the batch is all or nothing; when the error `mayHaveTakenEffect`
+    ///   (the store's answer timed out or was lost) it may all have been published.
     func publish(_ batch: [PublishRequest]) throws(BrokerError) -> [PublishReceipt]
 
     /// Counts one more subscriber of this node on `channels` and returns what it must be sent

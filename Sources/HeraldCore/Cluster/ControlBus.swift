@@ -27,9 +27,14 @@ public enum ControlMessage: Sendable, Equatable {
 /// thread and must only hand the work on.
 public protocol ControlBus: Sendable {
     /// Sends `message` to every node, this one included.
-    /// - Throws: `BrokerError` when the bus cannot be reached in time; nothing was sent then.
+    /// - Throws: `BrokerError` when the bus cannot be reached in time; unless the error
+    ///   `mayHaveTakenEffect`, nothing was sent then.
     func send(_ message: ControlMessage) throws(BrokerError)
 
     /// Adds a handler called for every message received (several may be added).
     func onMessage(_ handler: @escaping @Sendable (ControlMessage) -> Void)
+    /// Adds a handler called each time the bus listens again after losing its connection:
+    /// messages sent meanwhile were not received, and sends that failed meanwhile may now pass,
+    /// so what they carried is read again from storage (several may be added).
+    func onReconnected(_ handler: @escaping @Sendable () -> Void)
 }
