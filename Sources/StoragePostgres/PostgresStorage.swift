@@ -49,6 +49,10 @@ public final class PostgresStorage: Storage {
     /// meanwhile, as SQLite's latch does (RL-2).
     private let refusedForSpace = Mutex<String?>(nil)
 
+    /// Counted by this process's token rotations that move push jobs, inside their transaction.
+    /// Another node's rotation is not counted here (ADR 0014's consequences say what that leaves).
+    public let pushRotations = PushJobRotation.Count()
+
     private init(configuration: PostgresConfiguration, nodeID: String, connector: Connector, appliedMigrations: [Int]) {
         self.configuration = configuration
         self.nodeID = nodeID
@@ -103,9 +107,9 @@ public final class PostgresStorage: Storage {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let attempts = configuration.conflictAttempts, node = nodeID
+        let attempts = configuration.conflictAttempts, node = nodeID, rotations = pushRotations
         writer.submit({ [self] slot in
-            let result = Result { try Self.unit(slot, readOnly: false, node: node, attempts: attempts, body) }.mapError(StorageError.mapped)
+            let result = Result { try Self.unit(slot, readOnly: false, node: node, rotations: rotations, attempts: attempts, body) }.mapError(StorageError.mapped)
             if case .failure(let error) = result, case .diskFull? = error as? StorageError {
                 refusedForSpace.withLock { $0 = "\(error)" }
             }
@@ -115,10 +119,10 @@ public final class PostgresStorage: Storage {
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let node = nodeID
+        let node = nodeID, rotations = pushRotations
         let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
         reader.submit({ slot in
-            completion(Result { try Self.unit(slot, readOnly: true, node: node, attempts: 1, body) }.mapError(StorageError.mapped))
+            completion(Result { try Self.unit(slot, readOnly: true, node: node, rotations: rotations, attempts: 1, body) }.mapError(StorageError.mapped))
         }, rejected: { completion(.failure(StorageError.closed)) })
     }
 
@@ -267,7 +271,7 @@ public final class PostgresStorage: Storage {
 
 
     /// One unit of work on the slot's connection, in its transaction.
-    private static func unit<T>(_ slot: ConnectionSlot, readOnly: Bool, node: String, attempts: Int,
+    private static func unit<T>(_ slot: ConnectionSlot, readOnly: Bool, node: String, rotations: PushJobRotation.Count, attempts: Int,
                                 _ body: (any StorageTransaction) throws -> T) throws -> T {
         let begin = readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
         var attempt = 0
@@ -289,7 +293,8 @@ public final class PostgresStorage: Storage {
             // Each attempt keeps its own end actions: a conflict's re-run keeps them again.
             let ended = UnitEndActions()
             do {
-                let value = try body(PostgresTransaction(connection: connection, readOnly: readOnly, node: node, ended: ended))
+                let value = try body(PostgresTransaction(connection: connection, readOnly: readOnly, node: node, ended: ended,
+                                                         rotations: rotations))
                 let tag = try connection.execute("COMMIT")
                 // A statement the body caught failed the transaction, and COMMIT rolled it back.
                 if tag == "ROLLBACK" {
@@ -327,6 +332,8 @@ struct PostgresTransaction: StorageTransaction {
     let node: String
     /// The unit's end actions (ADR 0007): run with true after COMMIT, false after ROLLBACK.
     let ended: UnitEndActions
+    /// The storage's count of token rotations that moved push jobs (`Storage.pushRotations`).
+    let rotations: PushJobRotation.Count
 
     func whenEnded(_ action: @escaping (_ committed: Bool) -> Void) -> Bool {
         ended.append(action)
@@ -336,12 +343,12 @@ struct PostgresTransaction: StorageTransaction {
     var notifications: any NotificationRepository { PostgresNotificationRepository(connection: connection) }
     var plans: any PlanRepository { PostgresPlanRepository(connection: connection) }
     var deliveries: any DeliveryRepository { PostgresDeliveryRepository(connection: connection) }
-    var devices: any DeviceRepository { PostgresDeviceRepository(connection: connection) }
+    var devices: any DeviceRepository { PostgresDeviceRepository(connection: connection, rotations: rotations) }
     var sessions: any SessionRepository { PostgresSessionRepository(connection: connection) }
     var preferences: any PreferenceRepository { PostgresPreferenceRepository(connection: connection) }
     var members: any MemberRepository { PostgresMemberRepository(connection: connection) }
     var idempotency: any IdempotencyRepository { PostgresIdempotencyRepository(connection: connection, readOnly: readOnly) }
-    var jobs: any JobQueue { PostgresJobQueue(connection: connection, node: node) }
+    var jobs: any JobQueue { PostgresJobQueue(connection: connection, node: node, rotations: rotations) }
     var users: any UserRepository { PostgresUserRepository(connection: connection) }
     var apps: any AppRepository { PostgresAppRepository(connection: connection) }
 }

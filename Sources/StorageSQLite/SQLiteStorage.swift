@@ -23,6 +23,9 @@ public final class SQLiteStorage: Storage {
     /// device, session and preference statements count in it (`SQLiteConnection.pushAudience`).
     public var pushAudience: PushAudienceChange? { database.pushAudience }
 
+    /// Counted by the writer's token rotations that move push jobs (`JobStore.movePushJobs`).
+    public var pushRotations: PushJobRotation.Count { database.pushRotations }
+
     /// Kept by the writer's job statements (`JobStore`): every write of this process goes through it.
     public var jobClaimHorizon: JobClaimHorizon? { database.claimHorizon }
 

@@ -8,6 +8,7 @@ import Testing
 
 /// A `Storage` whose probe writes answer from a script (success when it runs out), counting them.
 private final class ScriptedProbeStorage: Storage {
+    let pushRotations = PushJobRotation.Count()
     private let state = Mutex<(script: [StorageError?], probes: Int)>(([], 0))
 
     func script(_ answers: StorageError?...) { state.withLock { $0.script += answers } }

@@ -5,6 +5,7 @@ import Testing
 /// A storage that never answers until the test says so: a stalled database (a PostgreSQL server
 /// stopped, a SQLite writer stuck in `write()` on a frozen volume).
 private final class StalledStorage: Storage {
+    let pushRotations = PushJobRotation.Count()
     private let held = Mutex<[@Sendable (Bool) -> Void]>([])
 
     /// Calls submitted and not answered yet.

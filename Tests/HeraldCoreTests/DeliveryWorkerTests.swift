@@ -1054,12 +1054,15 @@ final class WorkerHarness: Sendable {
     }
 
     /// Another storage's writes (another suite's, run in parallel) are not this worker's: with one
-    /// counter per process they sent it reading again, and the test above failed in CI by it.
+    /// counter per process they sent it reading again, and the test above failed in CI by it. So
+    /// are its token rotations (`Storage.pushRotations`): with one process-wide count they sent
+    /// each waited job to read its row and device again (the lead saw this test fail so, reads 2
+    /// for 0, in a full parallel run).
     @Test("ADR 0007's amendment (audience14): a write counted in another storage while jobs wait in the backlog leaves them sent from their insert's read",
           .timeLimit(.minutes(1)))
     func anotherStoragesWriteLeavesWaitedJobsUnread() async throws {
         let (h, _, _, first) = try await WorkerHarness.backlogBehindOneHeldPush(count: 3, backlog: 2)
-        let readsBefore = h.faults.reads
+        let readsBefore = h.faults.reads, jobReadsBefore = h.faults.jobReads
         let other = try SQLiteStorage.open(path: ":memory:")
         defer { other.close() }
         // A device registered and deleted there: writes that count, in that storage.
@@ -1069,11 +1072,24 @@ final class WorkerHarness: Sendable {
             return try tx.devices.delete(app: "default", id: device.id, userID: "u-1")
         }
         #expect(deleted)
+        // A token rotation there that moves a push job: it counts in that storage only.
+        let rotated = try other.writeSync { tx in
+            let old = try tx.devices.register(DeviceRegistration(userID: "u-2", sessionID: "s-2", platform: "ios", provider: "apns", token: "tok-old"),
+                                              sessionExpiresAt: nil, newID: "d-old", now: 0).device
+            let payload = DeliveryJobPayload(deviceID: old.id, apnsID: .random(), notification: PushNotification(title: "Hi", body: "there"),
+                                             origin: nil)
+            _ = try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload.jsonText(), runAt: 9_000, now: 0)
+            return try tx.devices.register(DeviceRegistration(userID: "u-2", sessionID: "s-2", platform: "ios", provider: "apns", token: "tok-new"),
+                                           sessionExpiresAt: nil, newID: "d-new", now: 0).device
+        }
+        #expect(rotated.id == "d-new" && other.pushRotations.current == 1, "the job moved, counted there")
+        #expect(h.storage.pushRotations.current == 0)
         first(.delivered("apns-1"))
         while h.worker.outcomeCounts.delivered < 3 { await Task.yield() }
         #expect(h.worker.stop(deadline: 10) == 0)
         #expect(h.provider.sent.map(\.token) == ["tok-0", "tok-1", "tok-2"])
         #expect(h.faults.reads == readsBefore, "no device read again: the write was another storage's")
+        #expect(h.faults.jobReads == jobReadsBefore, "no job row read again: the rotation was another storage's")
     }
 
     @Test("ADR 0007's amendment (audience12): a token that moves to another user while its push waits in the backlog does not get the push written for the one before",

@@ -99,6 +99,7 @@ struct FaultyStorage: Storage {
 
     var pushAudience: PushAudienceChange? { base.pushAudience }
     var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
+    var pushRotations: PushJobRotation.Count { base.pushRotations }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {

@@ -19,6 +19,7 @@ import Testing
         private let answers = Mutex<[@Sendable () -> Void]>([])
 
         init(base: any Storage) { self.base = base }
+        var pushRotations: PushJobRotation.Count { base.pushRotations }
 
         /// From now on, writes wait for `runHeld`.
         func stall() { stalled.withLock { $0 = true } }

@@ -399,7 +399,7 @@ struct PostgresStorageTests {
             "\(try row.value("id", as: String.self)) \(try row.value("app", as: String.self)) \(try row.nullable("sid", as: String.self) ?? "-") \(try row.nullable("locale", as: String.self) ?? "-")"
         }
         #expect(devices == ["d1 default s1 pt-BR", "d2 chat s1 -", "d3 chat s1 -", "d4 default - -"])
-        let repository = PostgresDeviceRepository(connection: connection)
+        let repository = PostgresDeviceRepository(connection: connection, rotations: PushJobRotation.Count())
         #expect(try repository.find(id: "d1", now: 1_000)?.sessionActive == false)
         #expect(try repository.find(id: "d2", now: 1_000)?.sessionActive == true, "its own app's session, not default's expired one")
         let indexes = try connection.query("""

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import StorageSQLite
 import Testing
 
 /// DV-1's token rotation and the pushes it leaves owed (`JobQueue.movePushJobs`, ADR 0014), the
@@ -173,9 +174,10 @@ import Testing
         }
     }
 
-    /// A rotation that moves jobs counts in `PushJobRotation.generation` before its commit (the
-    /// delivery worker's sign to look at a job row again). (Other tests rotate concurrently: only
-    /// a rise can be asserted.)
+    /// A rotation that moves jobs counts once in its storage's `pushRotations` before its commit
+    /// (the delivery worker's sign to look at a job row again); one that moves none does not
+    /// count, and another storage's rotation is not this one's (each storage keeps its own count,
+    /// so other suites rotating in parallel leave it alone).
     @Test(arguments: Engine.available)
     func aRotationThatMovesJobsCountsAGeneration(engine: Engine) throws {
         try withStorage(engine) { storage in
@@ -183,9 +185,20 @@ import Testing
                 try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload("g-old", notification: "n1").jsonText(),
                                     runAt: 9_000, now: 1_000)
             }
-            let before = PushJobRotation.currentGeneration
+            let before = storage.pushRotations.current
+            #expect(try storage.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["g-none"], toDevice: "g-new") } == 0)
+            #expect(storage.pushRotations.current == before, "nothing moved, nothing counted")
+            let other = try SQLiteStorage.open(path: ":memory:")
+            defer { other.close() }
+            _ = try other.writeSync { tx in
+                try tx.jobs.enqueue(kind: DeliveryJobPayload.kind, payloadJSON: payload("g-old", notification: "n1").jsonText(),
+                                    runAt: 9_000, now: 1_000)
+            }
+            #expect(try other.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["g-old"], toDevice: "g-new") } == 1)
+            #expect(other.pushRotations.current == 1)
+            #expect(storage.pushRotations.current == before, "another storage's rotation is not this one's")
             #expect(try storage.writeSync { tx in try tx.jobs.movePushJobs(fromDevices: ["g-old"], toDevice: "g-new") } == 1)
-            #expect(PushJobRotation.currentGeneration > before)
+            #expect(storage.pushRotations.current == before + 1)
         }
     }
 }

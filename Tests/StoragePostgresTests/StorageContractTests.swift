@@ -102,6 +102,7 @@ func withStorage(_ engine: Engine, _ body: (any Storage) throws -> Void) throws 
         private let count = Mutex(0)
         init(_ base: any Storage) { self.base = base }
         var writes: Int { count.withLock { $0 } }
+        var pushRotations: PushJobRotation.Count { base.pushRotations }
 
         func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) throws -> T,
                                 completion: @escaping @Sendable (Result<T, any Error>) -> Void) {

@@ -49,7 +49,7 @@ extension DeliveryWorker {
         let text = payload.jsonTextHandedOver()
         // Before the commit, so after the caller's read of `device`: a rotation that moves this
         // job reads it after the commit and counts after that (ADR 0014).
-        let generation = PushJobRotation.currentGeneration
+        let generation = pushRotations.current
         let audience = pushAudience?.current
         let job: JobRecord
         do {
@@ -100,7 +100,7 @@ extension DeliveryWorker {
         let job: JobRecord
         let payload: DeliveryJobPayload
         let device: DeviceRecord
-        /// `PushJobRotation.currentGeneration` in the inserting unit: a change by the send means
+        /// `pushRotations.current` in the inserting unit: a change by the send means
         /// a rotation may have moved the job to another device (ADR 0014).
         let generation: UInt64
         /// `pushAudience`'s count in the inserting unit: unchanged by a backlogged send, `device`

@@ -180,7 +180,7 @@ extension DeliveryWorker {
             }
         }
         let bodies = batch.map { outcomeTransaction($0.write) }
-        let lease = configuration.leaseMilliseconds, clock = self.clock
+        let lease = configuration.leaseMilliseconds, clock = self.clock, rotations = pushRotations
         let counted = ClaimCount()
         storage.write({ tx in
             var results: [OutcomeWritten?] = []
@@ -194,7 +194,7 @@ extension DeliveryWorker {
             }
             let want = claim ? max(0, maxInFlight - self.sending.load(ordering: .relaxed)) : 0
             // Before the claim: a rotation that moves a claimed job counts after it (ADR 0014).
-            let generation = PushJobRotation.currentGeneration
+            let generation = rotations.current
             let claimed = want > 0
                 ? try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: want, leaseMilliseconds: lease, now: clock.unixMilliseconds)
                 : []

@@ -205,6 +205,9 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// `storage.pushAudience`, read once: nil, a device is always read again before a send that
     /// waited.
     let pushAudience: PushAudienceChange?
+    /// `storage.pushRotations`, read once: the token rotations that moved jobs in this storage
+    /// (ADR 0014); a change between a job's device read and its send looks the job row up again.
+    let pushRotations: PushJobRotation.Count
     /// `storage.jobClaimHorizon`, read once: when a claim can find nothing, the claim after a send
     /// is left out (nil: always made).
     let claimHorizon: JobClaimHorizon?
@@ -298,6 +301,7 @@ public final class DeliveryWorker: @unchecked Sendable {
                 }) {
         self.storage = storage
         self.pushAudience = storage.pushAudience
+        self.pushRotations = storage.pushRotations
         self.claimHorizon = storage.jobClaimHorizon.flatMap { $0.kind == DeliveryJobPayload.kind ? $0 : nil }
         self.providers = providers
         self.presence = presence
@@ -412,13 +416,13 @@ public final class DeliveryWorker: @unchecked Sendable {
     public func runDue(limit: Int? = nil, completion: @escaping @Sendable (Result<Round, any Error>) -> Void) {
         let limit = limit ?? configuration.batchSize
         precondition(limit > 0, "a round claims at least one job")
-        let clock = self.clock, lease = configuration.leaseMilliseconds
+        let clock = self.clock, lease = configuration.leaseMilliseconds, rotations = pushRotations
         queue.async { [self] in
             guard state != .stopped else { return completion(.success(Round())) }
             writeHeld { [self] written in
                 storage.write({ tx in
                     // Before the claim: a rotation that moves a claimed job counts after it (ADR 0014).
-                    let generation = PushJobRotation.currentGeneration
+                    let generation = rotations.current
                     return (try tx.jobs.claim(kind: DeliveryJobPayload.kind, limit: limit, leaseMilliseconds: lease, now: clock.unixMilliseconds),
                             generation)
                 }) { [self] result in
@@ -507,7 +511,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// - Parameters:
     ///   - counted: the claim already counted the jobs in `sending` (in its write, so the
     ///     worker's next write does not claim their slots again).
-    ///   - generation: `PushJobRotation.currentGeneration` read in the claim's write, before it
+    ///   - generation: `pushRotations.current` read in the claim's write, before it
     ///     claimed (ADR 0014: a rotation since may have moved the jobs).
     func send(_ jobs: [JobRecord], counted: Bool = false, generation: UInt64, recorded: @escaping @Sendable (Recorded) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -582,7 +586,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     final class Prepared: Sendable {
         let job: JobRecord
         let payload: DeliveryJobPayload
-        /// `PushJobRotation.currentGeneration` before the job's device was read (ADR 0014).
+        /// `pushRotations.current` before the job's device was read (ADR 0014).
         let generation: UInt64
         /// The user the push was made for: the owner of the device its inserting unit read (a job
         /// leased at insert), else a planned push's recipient or a plain push's `user_id`; nil: not
@@ -622,7 +626,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// Settles at once a job that must not be sent (an expired or acknowledged notification).
     /// - Returns: the job to send, or nil when it was settled here.
     /// - Parameters:
-    ///   - generation: `PushJobRotation.currentGeneration` before its device was read.
+    ///   - generation: `pushRotations.current` before its device was read.
     ///   - owner: the user of the device its inserting unit read (`Prepared.owner`); nil: the
     ///     planned push's recipient, if any.
     func screen(_ job: JobRecord, payload: DeliveryJobPayload, generation: UInt64, owner: String? = nil,
@@ -645,7 +649,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     /// outcome; `done` is called once, on `queue`, after its outcome's transaction.
     ///
     /// A device not found, or read before a token rotation that may have moved the job
-    /// (`PushJobRotation.generation` changed), is looked up again through the job row first
+    /// (`pushRotations` counted one), is looked up again through the job row first
     /// (`resolveRotation`, ADR 0014); with neither, as on nearly every send, nothing more is read.
     /// - Parameters:
     ///   - pushDisabled: the device's user has the global push switch off now.
@@ -655,7 +659,7 @@ public final class DeliveryWorker: @unchecked Sendable {
     ///     waits for an HTTP/2 stream, and it is read again once (`SendByDeadline.audience`).
     func deliver(_ prepared: Prepared, device found: DeviceRecord?, pushDisabled: Bool = false, resolved: Bool = false,
                  audience: UInt64? = nil) {
-        if !resolved, found == nil || prepared.generation != PushJobRotation.currentGeneration {
+        if !resolved, found == nil || prepared.generation != pushRotations.current {
             return resolveRotation(prepared, device: found, pushDisabled: pushDisabled)
         }
         let job = prepared.job, payload = prepared.payload, done = prepared.done
@@ -837,7 +841,7 @@ public final class DeliveryWorker: @unchecked Sendable {
         var outcomes: [OutcomeWritten?]
         var want: Int
         var claimed: [JobRecord]
-        /// `PushJobRotation.currentGeneration` before the claim.
+        /// `pushRotations.current` before the claim.
         var generation: UInt64
     }
 }

@@ -25,6 +25,7 @@ public final class BoundedStorage: Storage {
     public let base: any Storage
     /// The base's: an overdue caller is answered, but its unit still runs in the base's order.
     public var pushAudience: PushAudienceChange? { base.pushAudience }
+    public var pushRotations: PushJobRotation.Count { base.pushRotations }
     /// The base's: the units still run there, in its writer's order.
     public var jobClaimHorizon: JobClaimHorizon? { base.jobClaimHorizon }
     /// How long a `read` or `write` caller waits, in milliseconds.

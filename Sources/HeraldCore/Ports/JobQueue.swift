@@ -88,7 +88,7 @@ public protocol JobQueue {
     /// both, nor twice.
     /// `push.receipt` jobs (PU-8a) whose push names one of `fromDevices` move the same way: their
     /// push's `device_id` names `toDevice`, and `sent_device_id` keeps the device it went to.
-    /// A rotation that moves jobs counts in `PushJobRotation.generation` before its commit.
+    /// A rotation that moves jobs counts in its storage's `Storage.pushRotations` before its commit.
     /// One job per notification reaches `toDevice`: a job whose notification already has one
     /// queued or leased for it, or one moved by this call (the oldest moves), is left as it is
     /// (moved, that notification would reach the device twice; left, it ends `device_gone`).

@@ -68,6 +68,12 @@ public protocol Storage: Sendable {
     /// (PostgreSQL: other nodes queue jobs). `DeliveryWorker` reads it to leave out the claim after
     /// a send that could find nothing (issue 17).
     var jobClaimHorizon: JobClaimHorizon? { get }
+
+    /// The token rotations that moved push jobs in this storage (`JobQueue.movePushJobs`, ADR
+    /// 0014), counted inside the moving transaction. Every storage keeps one (no default: a
+    /// wrapper that did not pass its base's on would hide rotations from the worker, which then
+    /// sent to a replaced device).
+    var pushRotations: PushJobRotation.Count { get }
 }
 
 extension Storage {

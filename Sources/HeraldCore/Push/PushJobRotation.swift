@@ -14,18 +14,28 @@ public struct PushJobRotation: Sendable {
     /// The job kinds a rotation moves.
     public static let kinds = [DeliveryJobPayload.kind, PushReceiptJobPayload.kind]
 
-    /// Rotations that moved jobs in this process, counted when their jobs are decided (inside the
-    /// registration's transaction, after its read of the jobs and before its commit): the
-    /// `DeliveryWorker` reads it before it reads a job's device (the claim's write, the insert of
-    /// a job leased at insert) and again before the send; a change sends it back to the job row,
-    /// which names the device the job goes to now (ADR 0014). A counter, not a lock: the worker's
-    /// common path reads one word. Process-wide: a worker and the registrations that move its
-    /// jobs share nothing else but the database.
-    public static let generation = Atomic<UInt64>(0)
+    /// Rotations that moved jobs, counted by the storage that moved them (`Storage.pushRotations`)
+    /// when their jobs are decided (inside the registration's transaction, after its read of the
+    /// jobs and before its commit): the `DeliveryWorker` reads it before it reads a job's device
+    /// (the claim's write, the insert of a job leased at insert) and again before the send; a
+    /// change sends it back to the job row, which names the device the job goes to now (ADR 0014).
+    /// A counter, not a lock: the worker's common path reads one word. The storage's, not the
+    /// process's: another storage's rotations (another suite's, run in parallel) move none of
+    /// this worker's jobs, and counting them sent its pushes to read their rows again.
+    public final class Count: Sendable {
+        private let generation = Atomic<UInt64>(0)
 
-    /// `generation` now: a job whose device is read after this may have been moved since iff it
-    /// changes.
-    public static var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+        public init() {}
+
+        /// The rotations counted so far: a job whose device is read after this may have been
+        /// moved since iff it changes.
+        public var current: UInt64 { generation.load(ordering: .acquiring) }
+
+        /// Counts one rotation that moved jobs; call it inside the registration's transaction.
+        public func count() {
+            generation.add(1, ordering: .sequentiallyConsistent)
+        }
+    }
 
     /// The devices the rotation replaced, the new one left out.
     public let replaced: Set<String>
@@ -44,7 +54,8 @@ public struct PushJobRotation: Sendable {
     /// (whose own jobs tell which notifications it already has).
     public var devicesToRead: [String] { Array(replaced) + [target] }
 
-    /// The rewrites to make, oldest job first; a non-empty answer counts in `generation`.
+    /// The rewrites to make, oldest job first; the adapter counts a non-empty answer in its
+    /// storage's `Count` before its commit.
     /// - Parameter jobs: the jobs in flight of `kinds` naming any of `devicesToRead` (`payloadText`:
     ///   `payload_json`); payloads this version cannot read, and jobs of other kinds, stay.
     /// - Returns: each job to move with its new `payload_json`.
@@ -64,7 +75,6 @@ public struct PushJobRotation: Sendable {
             if let notification = job.delivery.origin?.notificationID, !targetNotifications.insert(notification).inserted { continue }
             moves.append((id, job.moved(to: target)))
         }
-        if !moves.isEmpty { Self.generation.add(1, ordering: .sequentiallyConsistent) }
         return moves
     }
 }

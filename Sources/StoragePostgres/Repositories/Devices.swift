@@ -3,6 +3,8 @@ import HeraldCore
 /// `DeviceRepository` on PostgreSQL (DV-1, DV-2, DV-4, DV-6), as `DeviceStore` does it on SQLite.
 struct PostgresDeviceRepository: DeviceRepository {
     let connection: PostgresConnection
+    /// Where a registration's token rotation that moves push jobs counts (`Storage.pushRotations`).
+    let rotations: PushJobRotation.Count
 
     /// `active`: the device's session is alive at `$now` (the statement's parameter named).
     /// - Parameter columns: more of the select list, after `active` (`, x.locale AS …`).
@@ -84,7 +86,7 @@ struct PostgresDeviceRepository: DeviceRepository {
             }
             // The pushes still owed to the replaced tokens go to this one (DV-1), in this transaction.
             if !replaced.isEmpty {
-                _ = try PostgresJobQueue(connection: connection, node: "").movePushJobs(fromDevices: try replaced.map { try $0.value("id") },
+                _ = try PostgresJobQueue(connection: connection, node: "", rotations: rotations).movePushJobs(fromDevices: try replaced.map { try $0.value("id") },
                                                                                    toDevice: id)
             }
             guard let device = try find(id: id, now: now) else {

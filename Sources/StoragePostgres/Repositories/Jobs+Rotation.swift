@@ -22,8 +22,10 @@ extension PostgresJobQueue {
             let jobs: [(id: Int64, kind: String, payloadText: String)] = try rows.map {
                 (try $0.value("id"), try $0.value("kind", as: String.self), try $0.value("payload_json", as: String.self))
             }
+            let moves = rotation.moves(of: jobs)
+            if !moves.isEmpty { rotations.count() }
             var moved = 0
-            for move in rotation.moves(of: jobs) {
+            for move in moves {
                 moved += try connection.run("UPDATE jobs SET payload_json = $1::text WHERE id = $2::bigint", [move.payloadText, move.id])
             }
             return moved

@@ -13,6 +13,8 @@ struct PostgresJobQueue: JobQueue {
     let connection: PostgresConnection
     /// The node the storage claims for (`locked_by`).
     let node: String
+    /// The storage's count of token rotations that moved push jobs (`Storage.pushRotations`).
+    let rotations: PushJobRotation.Count
 
     /// The channel enqueues notify on.
     static let channel = "herald_jobs"

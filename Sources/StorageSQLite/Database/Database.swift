@@ -57,6 +57,9 @@ final class Database: Sendable {
     /// (`SQLiteConnection.pushAudience`): this storage's, not the process's, so another storage's
     /// writes never move it.
     let pushAudience: PushAudienceChange
+    /// Counted by the writer's token rotations that move push jobs (`SQLiteConnection.pushRotations`),
+    /// this storage's for the same reason.
+    let pushRotations: PushJobRotation.Count
     /// Where the units' end actions and completions run after their group's transaction ended,
     /// in the order the units ran (issue 17: they were ~12k instructions a notification of the
     /// writer's serial time, the choke point's one serial resource).
@@ -79,12 +82,13 @@ final class Database: Sendable {
     /// Whether `refusedForSpace` may be set: a group that stored rows skips its lock otherwise.
     private let spaceRefused = Atomic<Bool>(false)
 
-    private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, pushAudience: PushAudienceChange, readers: ReaderPool?, checkpointer: Checkpointer?,
-                 appliedMigrations: [Int]) {
+    private init(path: String, writer: ConnectionWorker, claimHorizon: JobClaimHorizon, pushAudience: PushAudienceChange,
+                 pushRotations: PushJobRotation.Count, readers: ReaderPool?, checkpointer: Checkpointer?, appliedMigrations: [Int]) {
         self.path = path
         self.writer = writer
         self.claimHorizon = claimHorizon
         self.pushAudience = pushAudience
+        self.pushRotations = pushRotations
         self.readers = readers
         self.checkpointer = checkpointer
         self.readerCount = readers?.workers.count ?? 0
@@ -139,9 +143,11 @@ final class Database: Sendable {
         writerConnection.claimHorizon = claimHorizon
         let pushAudience = PushAudienceChange()
         writerConnection.pushAudience = pushAudience
+        let pushRotations = PushJobRotation.Count()
+        writerConnection.pushRotations = pushRotations
         return Database(path: path,
                         writer: ConnectionWorker(label: "herald.storage.writer", connection: writerConnection),
-                        claimHorizon: claimHorizon, pushAudience: pushAudience,
+                        claimHorizon: claimHorizon, pushAudience: pushAudience, pushRotations: pushRotations,
                         readers: workers.isEmpty ? nil : ReaderPool(workers: workers),
                         checkpointer: checkpointer,
                         appliedMigrations: applied)

@@ -29,8 +29,10 @@ extension JobStore {
                 }
             }
         }
+        let moves = rotation.moves(of: jobs)
+        if !moves.isEmpty { connection.pushRotations?.count() }
         var moved = 0
-        for move in rotation.moves(of: jobs) {
+        for move in moves {
             try connection.run("UPDATE jobs SET payload_json = ? WHERE id = ?", [move.payloadText, move.id])
             moved += connection.changes
         }

@@ -53,6 +53,9 @@ final class SQLiteConnection {
     /// counted by the writer's device, session and preference statements inside their unit; nil
     /// on readers and connections of their own (migrations, the stores' tests): nothing counts.
     var pushAudience: PushAudienceChange?
+    /// The storage's count of token rotations that moved push jobs (`Storage.pushRotations`),
+    /// counted by the writer's rotation inside its unit; nil where `pushAudience` is.
+    var pushRotations: PushJobRotation.Count?
     /// The handler `onCommit` installed; kept here so it lives as long as the hook can call it.
     private var commitHook: CommitHook?
 
