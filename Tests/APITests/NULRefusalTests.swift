@@ -54,6 +54,13 @@ import Realtime
         }
     }
 
+    /// What push's OpenAPI `minLength: 1` on `collapse_key` states: "" is refused on both routes.
+    @Test func anEmptyCollapseKeyIsRefusedOnBothRoutes() throws {
+        #expect(throws: HTTPError.self) { try notification("collapse_key", "") }
+        #expect(throws: HTTPError.self) { try push("collapse_key", "") }
+        #expect(try push("collapse_key", "k").collapseKey == "k")
+    }
+
     @Test(arguments: ["issuer", "audience"])
     func anAppsIssuerOrAudienceWithNULIsRefusedNamingIt(_ member: String) throws {
         var settings = AppSettings()
