@@ -31,8 +31,8 @@ enum PushSetup {
         var isEmpty: Bool { apns == nil && fcm == nil && expo == nil && vapid == nil }
     }
 
-    /// - Returns: the providers' settings; a provider whose key does not parse is off, with an
-    ///   error naming the variable.
+    /// - Returns: the providers' settings; a provider whose key or setting does not parse is off,
+    ///   with an error naming the variable, and the start goes on (PU-6: the same for all four).
     static func credentials(environment: [String: String], webPushAllowHTTP: Bool = false, webPushAllowPrivate: Bool = false) -> Credentials {
         var found = Credentials()
         found.webPushAllowHTTP = webPushAllowHTTP

@@ -33,9 +33,32 @@ import Realtime
 
     @Test(arguments: members)
     func aPushMemberWithNULIsRefusedNamingIt(_ member: String) throws {
-        #expect(throws: HTTPError.invalid("notification.\(member)", "\(member) must not contain NUL (U+0000)")) { try push(member, "a\u{0}b") }
+        #expect(throws: HTTPError.invalid("notification.\(member)", "\(member) is 1-200 bytes without NUL (U+0000)")) { try push(member, "a\u{0}b") }
         let taken = try push(member, "a\u{1}b")
         #expect([taken.threadID, taken.sound, taken.androidChannelID].contains("a\u{1}b"))
+    }
+
+    /// edges14: `POST /v1/push` took these of any length (and empty) while `POST /v1/notifications`
+    /// held them to 1-200 bytes; one rule now, counted in UTF-8 bytes on both routes.
+    @Test(arguments: members)
+    func bothRoutesHoldAMemberTo1Through200Bytes(_ member: String) throws {
+        let longest = String(repeating: "é", count: 100)
+        for refused in ["", String(repeating: "a", count: 201), longest + "a", String(repeating: "é", count: 101)] {
+            #expect(throws: HTTPError.invalid(member, "\(member) is 1-200 bytes without NUL (U+0000)")) { try notification(member, refused) }
+            #expect(throws: HTTPError.invalid("notification.\(member)", "\(member) is 1-200 bytes without NUL (U+0000)")) { try push(member, refused) }
+        }
+        for taken in ["a", longest, String(repeating: "a", count: 200)] {
+            _ = try notification(member, taken)
+            let pushed = try push(member, taken)
+            #expect([pushed.threadID, pushed.sound, pushed.androidChannelID].contains(taken))
+        }
+    }
+
+    /// What push's OpenAPI `minLength: 1` on `collapse_key` states: "" is refused on both routes.
+    @Test func anEmptyCollapseKeyIsRefusedOnBothRoutes() throws {
+        #expect(throws: HTTPError.self) { try notification("collapse_key", "") }
+        #expect(throws: HTTPError.self) { try push("collapse_key", "") }
+        #expect(try push("collapse_key", "k").collapseKey == "k")
     }
 
     @Test(arguments: ["issuer", "audience"])

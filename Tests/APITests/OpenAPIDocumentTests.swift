@@ -183,6 +183,24 @@ struct OpenAPIDocumentTests {
         #expect(allow["required"] as? Bool == true)
     }
 
+    @Test("thread_id, sound and android_channel_id have one schema, 1-200 long, and collapse_key 1-64, on both send routes")
+    func pushNamesShareOneSchema() throws {
+        let document = try Self.document()
+        let name = try #require(Self.resolve("#/components/schemas/PushName", in: document) as? [String: Any])
+        #expect(name["minLength"] as? Int == 1)
+        #expect(name["maxLength"] as? Int == NotificationRequest.maxPushNameBytes)
+        for request in ["NotificationRequest", "PushNotificationRequest"] {
+            let properties = try #require(Self.resolve("#/components/schemas/\(request)/properties", in: document) as? [String: Any])
+            // collapse_key has the same 1-64 on both (push's said only the maximum; "" is refused on both).
+            let collapseKey = try #require(properties["collapse_key"] as? [String: Any])
+            #expect(collapseKey["minLength"] as? Int == 1 && collapseKey["maxLength"] as? Int == 64, "\(request).collapse_key")
+            for member in ["thread_id", "sound", "android_channel_id"] {
+                let schema = try #require(properties[member] as? [String: Any], "\(request) has no \(member)")
+                #expect(schema as NSDictionary == ["$ref": "#/components/schemas/PushName"] as NSDictionary, "\(request).\(member)")
+            }
+        }
+    }
+
     @Test("is served by the router at GET /openapi.json")
     func served() throws {
         let table = try Self.withRoutes(dev: false) { $0 }

@@ -862,15 +862,30 @@ def test_a_resume_on_B_while_A_publishes_replays_then_goes_live_without_a_reset(
     cursor A answered, while A publishes without pause: each gets every later message once, in
     order, and no `reset` (its replay was complete). B once started the channel's chain at its
     history read even when it had already heard newer messages, and took the next one for a gap:
-    a `reset` in about one resume of twenty."""
+    a `reset` in about one resume of twenty.
+
+    A resume answered after more than HERALD_HISTORY_SIZE (256) later publishes rightly gets a
+    `reset` (its gap is past the history): the test once relied on a resume being answered sooner
+    than that, and a loaded machine (one failure, passed on rerun) could make it later. So while a
+    resume waits for its first message, A publishes at most half the history past its cursor,
+    then waits for that message (an event, not a time). At a load of 2 the first message came 2 to
+    110 publishes after the cursor (A waited in 2 resumes of 40): A still publishes through the
+    history reads, the race this test is for."""
     ch = f"resume-{uuid.uuid4().hex[:8]}"
     stop = threading.Event()
     published = []
+    ahead = 128
+    held = threading.Condition()
+    bound = [None]   # while a resume waits for its first message: how many publishes A may reach
 
     def pump():
         client = httpx.Client(timeout=10)
         i = 0
-        while not stop.is_set():
+        while True:
+            with held:
+                held.wait_for(lambda: stop.is_set() or bound[0] is None or len(published) < bound[0])
+                if stop.is_set():
+                    return
             r = client.post(cluster.A.url("/v1/publish"), json={"channel": ch, "event": "update", "data": {"i": i}},
                             headers=cluster.A.server_headers())
             assert r.status_code == 200, r.text
@@ -881,18 +896,30 @@ def test_a_resume_on_B_while_A_publishes_replays_then_goes_live_without_a_reset(
     try:
         wait_until(lambda: len(published) >= 5, 10, "A publishing")
         for trial in range(40):
-            cursor, offset = published[-1]
+            with held:
+                cursor, offset = published[-1]
+                bound[0] = len(published) + ahead
             sub = (SSESub if trial % 2 else WSSub)(cluster.B, ch, last_event_id=cursor)
             try:
+                wait_until(lambda: messages(sub, ch) or any(i["kind"] == "reset" for i in sub.items()), 10,
+                           f"the resume's first message (trial {trial})")
+                with held:
+                    bound[0] = None
+                    held.notify_all()
                 wait_until(lambda: len(messages(sub, ch)) >= 8, 10, f"messages after the resume (trial {trial})")
             finally:
+                with held:
+                    bound[0] = None
+                    held.notify_all()
                 sub.close()
             items = sub.items()
             assert not [i for i in items if i["kind"] == "reset"], (trial, type(sub).__name__, cursor, items)
             got = [m["offset"] for m in messages(sub, ch)]
             assert got == list(range(offset + 1, offset + 1 + len(got))), (trial, type(sub).__name__, cursor, got)
     finally:
-        stop.set()
+        with held:
+            stop.set()
+            held.notify_all()
         worker.join(timeout=10)
 
 

@@ -342,3 +342,23 @@ def test_shutdown_does_not_wait_for_a_stalled_reader(herald, raw):
     herald.proc.send_signal(signal.SIGTERM)
     assert [e.event for e in healthy.wait_closed(timeout=5)] == ["shutdown"]
     assert herald.wait_exit(timeout=5) == 0
+
+
+@pytest.mark.parametrize("env,message,variable", [
+    ({"APNS_KEY_P8": "garbage", "APNS_KEY_ID": "ABC1234567", "APNS_TEAM_ID": "TEAM123456", "APNS_TOPIC": "a.b"}, "APNs disabled", "APNS_KEY_P8"),
+    ({"FCM_SERVICE_ACCOUNT_JSON": "{bad"}, "FCM disabled", "FCM_SERVICE_ACCOUNT_JSON"),
+    ({"HERALD_VAPID_PRIVATE_KEY": "bad", "HERALD_VAPID_SUBJECT": "mailto:ops@example.com"}, "Web Push disabled", "HERALD_VAPID_PRIVATE_KEY"),
+    ({"HERALD_EXPO_URL": "ftp://exp.example"}, "Expo disabled", "HERALD_EXPO_URL"),
+    ({"HERALD_EXPO_ENABLED": "1", "HERALD_EXPO_BATCH_MS": "+5"}, "Expo disabled", "HERALD_EXPO_BATCH_MS"),
+    ({"HERALD_EXPO_ENABLED": "maybe"}, "Expo disabled", "HERALD_EXPO_ENABLED"),
+])
+def test_a_malformed_push_setting_turns_its_provider_off_and_the_server_starts(herald_factory, env, message, variable):
+    # PU-6 (docs/operations.md "Push delivery"): the same for all four providers, Expo included
+    # (edges14 checked whether Expo alone was lenient: it is not, none stops the start).
+    h = herald_factory(**env)
+    assert httpx.get(h.url("/healthz")).status_code == 200
+    lines = [line for line in h.logs().splitlines() if message in line]
+    assert lines and variable in lines[0], h.logs()
+    assert "push notifications disabled" in h.logs()
+    r = httpx.post(h.url("/v1/push"), json={"user_id": "u", "notification": {"body": "x"}}, headers={"Authorization": f"Bearer {SERVER_KEY}"})
+    assert r.status_code == 503 and r.json()["error"] == "push_not_configured", r.text

@@ -219,6 +219,21 @@ def test_a_read_only_database_volume_stops_the_start_saying_so(read_only_volume,
 
 
 @pytest.mark.parametrize("path,query,field", [
+    (path, f"{name}={value}", name)
+    for path, name in [("/v1/me/notifications", "limit"), ("/v1/me/notifications", "cursor"), ("/v1/jobs", "limit"),
+                       ("/v1/jobs", "cursor"), ("/v1/scopes/store:1/members", "limit")]
+    for value in ["%2B5", "+5", "-0", "5.0", ""]
+])
+def test_a_number_in_the_query_is_digits_only(herald, path, query, field):
+    # edges14: `limit` and `cursor` were read with Int(), which takes "+5" (sent as %2B5) and "-0".
+    headers = herald.server_headers() if path != "/v1/me/notifications" else {"Authorization": f"Bearer {herald.token()}"}
+    assert_error(httpx.get(herald.url(path + "?" + query), headers=headers), 400, "invalid_request", field)
+    fine = "05" if field == "limit" else "5"
+    r = httpx.get(herald.url(f"{path}?{field}={fine}"), headers=headers)
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("path,query,field", [
     ("/v1/push/vapid-public-key", "app=default&app=chat", "app"),
     ("/v1/me/notifications", "limit=1&limit=2", "limit"),
     ("/v1/me/notifications", "unread=true&unread=true", "unread"),

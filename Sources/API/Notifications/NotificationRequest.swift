@@ -94,14 +94,7 @@ struct NotificationRequest: Sendable {
             throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit) without control characters or a space at either end "
                                     + "(it is sent as the apns-collapse-id header)")
         }
-        // NUL: `thread_id` has a PostgreSQL text column of its own, where libpq ends the parameter
-        // at NUL (stored cut, while SQLite keeps it whole); the other two go the same way to the
-        // providers, so one rule, here and in `POST /v1/push`.
-        for (field, value) in [("thread_id", body.thread_id), ("sound", body.sound), ("android_channel_id", body.android_channel_id)] {
-            if let value, value.isEmpty || value.utf8.count > 200 || value.utf8.contains(0) {
-                throw HTTPError.invalid(field, "\(field) is 1-200 bytes without NUL (U+0000)")
-            }
-        }
+        try Self.checkPushNames(thread: body.thread_id, sound: body.sound, channel: body.android_channel_id)
         let audience = body.audience ?? kind?.audience ?? "everyone"
         guard Self.isName(audience, max: 64) else { throw HTTPError.invalid("audience", "audience must be a name such as everyone or staff") }
         if push.type == .alert {
@@ -361,6 +354,26 @@ struct NotificationRequest: Sendable {
             }
         }
         return data
+    }
+
+    /// The longest `thread_id`, `sound` or `android_channel_id`, in UTF-8 bytes.
+    static let maxPushNameBytes = 200
+
+    /// The rule `thread_id`, `sound` and `android_channel_id` share on `POST /v1/notifications`
+    /// and `POST /v1/push` (the `PushName` schema): each, when given, 1-200 bytes of UTF-8
+    /// without NUL. NUL because `thread_id` has a PostgreSQL text column of its own, where libpq
+    /// ends the parameter at NUL (stored cut, while SQLite keeps it whole); the length because
+    /// they go uncut into payloads of 4,096 bytes where only the texts are shortened to fit.
+    ///
+    /// - Parameter prefix: put before the member's name in the error's field (`notification.`
+    ///   on `POST /v1/push`, whose members are inside `notification`).
+    /// - Throws: 400 `invalid_request` naming the first member that breaks the rule.
+    static func checkPushNames(thread: String?, sound: String?, channel: String?, prefix: String = "") throws(HTTPError) {
+        for (member, value) in [("thread_id", thread), ("sound", sound), ("android_channel_id", channel)] {
+            if let value, value.isEmpty || value.utf8.count > maxPushNameBytes || value.utf8.contains(0) {
+                throw HTTPError.invalid(prefix + member, "\(member) is 1-\(maxPushNameBytes) bytes without NUL (U+0000)")
+            }
+        }
     }
 
     static func isName(_ value: String, max: Int = 64) -> Bool {

@@ -74,6 +74,13 @@ extension OpenAPIComponents {
         "description": "A scope (a store, a team): 1-200 characters of `A-Z a-z 0-9 _ - . :`.",
         "examples": ["store:17"]
       },
+      "PushName": {
+        "type": ["string", "null"],
+        "minLength": 1,
+        "maxLength": 200,
+        "pattern": "^[^\\u0000]*$",
+        "description": "`thread_id`, `sound` or `android_channel_id`, the same rule on `POST /v1/notifications` and `POST /v1/push`: 1-200 bytes of UTF-8 without NUL (U+0000), or null; else 400 naming the member."
+      },
       "LocaleTag": {
         "type": "string",
         "minLength": 2,

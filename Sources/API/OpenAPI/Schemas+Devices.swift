@@ -316,7 +316,7 @@ extension OpenAPIComponents {
           "title": {"type": ["string", "null"]},
           "subtitle": {"type": ["string", "null"]},
           "body": {"type": ["string", "null"]},
-          "sound": {"type": ["string", "null"], "pattern": "^[^\\u0000]*$", "description": "Without NUL (U+0000)."},
+          "sound": {"$ref": "#/components/schemas/PushName"},
           "badge": {"type": ["integer", "null"], "format": "int64"},
           "data": {
             "type": ["object", "null"],
@@ -329,9 +329,9 @@ extension OpenAPIComponents {
             "description": "Default `normal` for alerts, `high` for wakeups."
           },
           "ttl_seconds": {"type": ["integer", "null"], "minimum": 0, "maximum": 2419200, "description": "0 to 28 days."},
-          "collapse_key": {"type": ["string", "null"], "maxLength": 64, "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header): pushes with the same key replace each other on the device (APNs `apns-collapse-id`, FCM `android.collapse_key` and `tag`, Web Push `Topic`, Expo `collapseId` and `tag`). Without one, the id drawn for this call (`push_…`, in each job's `payload.notification.notification_id`) is the collapse id, tag and Topic, never FCM's `collapse_key`, so a push resent after a crash replaces its first copy (ADR 0020)."},
-          "thread_id": {"type": ["string", "null"], "pattern": "^[^\\u0000]*$", "description": "Without NUL (U+0000)."},
-          "android_channel_id": {"type": ["string", "null"], "pattern": "^[^\\u0000]*$", "description": "Without NUL (U+0000)."}
+          "collapse_key": {"type": ["string", "null"], "minLength": 1, "maxLength": 64, "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header): pushes with the same key replace each other on the device (APNs `apns-collapse-id`, FCM `android.collapse_key` and `tag`, Web Push `Topic`, Expo `collapseId` and `tag`). Without one, the id drawn for this call (`push_…`, in each job's `payload.notification.notification_id`) is the collapse id, tag and Topic, never FCM's `collapse_key`, so a push resent after a crash replaces its first copy (ADR 0020)."},
+          "thread_id": {"$ref": "#/components/schemas/PushName"},
+          "android_channel_id": {"$ref": "#/components/schemas/PushName"}
         },
         "if": {"required": ["kind"], "properties": {"kind": {"const": "wakeup"}}},
         "else": {

@@ -128,27 +128,9 @@ extension OpenAPIComponents {
             "maxLength": 64,
             "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header); default the kind's (NO-7). A kind's key its template fills past 64 bytes, or with a control character or a space at either end, is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
           },
-          "thread_id": {
-            "type": ["string", "null"],
-            "minLength": 1,
-            "maxLength": 200,
-            "pattern": "^[^\\u0000]*$",
-            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
-          },
-          "sound": {
-            "type": ["string", "null"],
-            "minLength": 1,
-            "maxLength": 200,
-            "pattern": "^[^\\u0000]*$",
-            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
-          },
-          "android_channel_id": {
-            "type": ["string", "null"],
-            "minLength": 1,
-            "maxLength": 200,
-            "pattern": "^[^\\u0000]*$",
-            "description": "1-200 bytes of UTF-8 without NUL (U+0000)."
-          },
+          "thread_id": {"$ref": "#/components/schemas/PushName"},
+          "sound": {"$ref": "#/components/schemas/PushName"},
+          "android_channel_id": {"$ref": "#/components/schemas/PushName"},
           "priority": {
             "type": ["string", "null"],
             "enum": ["normal", "high", "urgent", null],

@@ -145,8 +145,7 @@ struct DemoRoutes {
         } else {
             query += "apns,fcm,webpush"
         }
-        if let raw = try context.request.queryValue("since") {
-            guard let since = Int64(raw), since >= 0 else { throw HTTPError.invalid("since", "since is a sequence number (0 or more)") }
+        if let since = try context.request.queryNumber("since", in: 0...Int64.max, otherwise: "since is a sequence number (0 or more)") {
             query += "&since=\(since)"
         }
         let base = double.baseURL.hasSuffix("/") ? String(double.baseURL.dropLast()) : double.baseURL

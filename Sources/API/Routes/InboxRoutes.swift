@@ -31,16 +31,8 @@ struct InboxRoutes {
         let claims = try authenticator.client(context, now: unixSeconds())
         let app = claims.app.rawValue
         let request = context.request
-        var limit = 20
-        if let raw = try request.queryValue("limit") {
-            guard let value = Int(raw), (1...100).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-100") }
-            limit = value
-        }
-        var before: Int64?
-        if let raw = try request.queryValue("cursor") {
-            guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
-            before = value
-        }
+        let limit = try request.queryNumber("limit", in: 1...100, otherwise: "limit must be 1-100") ?? 20
+        let before = try request.queryNumber("cursor", in: 1...Int64.max, otherwise: "cursor is the next_cursor of a previous page")
         var unreadOnly = false
         if let raw = try request.queryValue("unread") {
             guard raw == "true" || raw == "false" else { throw HTTPError.invalid("unread", "unread must be true or false") }

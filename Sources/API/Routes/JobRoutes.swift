@@ -65,17 +65,8 @@ struct JobRoutes {
         guard let state = JobState(rawValue: try request.queryValue("state") ?? "dead") else {
             throw HTTPError.invalid("state", "state must be queued, leased, done or dead")
         }
-        var limit = 50
-        if let raw = try request.queryValue("limit") {
-            guard let value = Int(raw), (1...500).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-500") }
-            limit = value
-        }
-        var before: Int64?
-        if let raw = try request.queryValue("cursor") {
-            guard let value = Int64(raw), value > 0 else { throw HTTPError.invalid("cursor", "cursor is the next_cursor of a previous page") }
-            before = value
-        }
-        let pageSize = limit, beforeID = before
+        let pageSize = try request.queryNumber("limit", in: 1...500, otherwise: "limit must be 1-500") ?? 50
+        let beforeID = try request.queryNumber("cursor", in: 1...Int64.max, otherwise: "cursor is the next_cursor of a previous page")
         return responder.read { tx in
             let jobs = try tx.jobs.list(app: app, state: state, limit: pageSize, beforeID: beforeID)
             let next = jobs.count == pageSize ? jobs.last.map { "\"\($0.id)\"" } ?? "null" : "null"

@@ -63,11 +63,7 @@ struct MemberRoutes {
     func list(_ context: RequestContext) throws -> RouteResult {
         let app = try authenticator.server(context).rawValue
         let (scope, _) = try path(context)
-        var limit = 100
-        if let raw = try context.request.queryValue("limit") {
-            guard let value = Int(raw), (1...1000).contains(value) else { throw HTTPError.invalid("limit", "limit must be 1-1000") }
-            limit = value
-        }
+        let limit = try context.request.queryNumber("limit", in: 1...1000, otherwise: "limit must be 1-1000") ?? 100
         let after = try context.request.queryValue("cursor")
         // The previous page's next_cursor is a user id; anything else would silently list from
         // wherever it sorts (an empty or a wrong page), as no other route's cursor does.

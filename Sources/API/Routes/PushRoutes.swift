@@ -268,12 +268,8 @@ struct PushRoutes {
             throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes, without control characters or a space "
                                     + "at either end (it is sent as the apns-collapse-id header)")
         }
-        // As `POST /v1/notifications` has it (NotificationRequest): no NUL, which a PostgreSQL
-        // text value cannot hold, in the members that are names rather than text.
-        for (field, value) in [("thread_id", body.thread_id), ("sound", body.sound), ("android_channel_id", body.android_channel_id)]
-        where value?.utf8.contains(0) == true {
-            throw HTTPError.invalid("notification.\(field)", "\(field) must not contain NUL (U+0000)")
-        }
+        try NotificationRequest.checkPushNames(thread: body.thread_id, sound: body.sound, channel: body.android_channel_id,
+                                               prefix: "notification.")
         return PushNotification(kind: kind, title: body.title, subtitle: body.subtitle, body: body.body, sound: body.sound,
                                 badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key, data: body.data ?? [:],
                                 priority: priority, ttlSeconds: body.ttl_seconds, androidChannelID: body.android_channel_id)
