@@ -26,8 +26,7 @@ enum BrokerScripts {
 
     /// KEYS: meta, ticks, then per message: channel meta, stream, retained.
     /// ARGV: candidate epoch, history size, history TTL seconds, retained TTL seconds, then per
-    /// message: channel name,
-    /// pub/sub channel, event, retain (`1`/`0`), data.
+    /// message: channel name, pub/sub channel, event, retain (`1`/`0`), data.
     /// Returns `{epoch, sequence₁, offset₁, sequence₂, offset₂, …}`.
     static let publish = RedisScript(epochPrelude + """
 
