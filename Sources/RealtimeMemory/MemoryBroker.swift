@@ -9,13 +9,17 @@ import Synchronization
 /// the node in sequence order, and a `subscribe` snapshot (taken under the same lock) sits
 /// exactly between the messages handed over before it and those after.
 public final class MemoryBroker: Broker {
-    /// History bounds (RT-5): `HERALD_HISTORY_SIZE` and `HERALD_HISTORY_TTL_SECONDS`.
+    /// History bounds (RT-5): `HERALD_HISTORY_SIZE` and `HERALD_HISTORY_TTL_SECONDS`; how long a
+    /// retained message is kept (RT-6, ADR 0028): `HERALD_RETAINED_TTL_SECONDS`.
     public struct Limits: Sendable {
         public var historySize: Int
         public var historyTTLNanoseconds: UInt64
-        public init(historySize: Int = 256, historyTTLSeconds: Int = 600) {
+        public var retainedTTLNanoseconds: UInt64
+        /// Values below 1 are taken as 1.
+        public init(historySize: Int = 256, historyTTLSeconds: Int = 600, retainedTTLSeconds: Int = 86_400) {
             self.historySize = max(historySize, 1)
             self.historyTTLNanoseconds = UInt64(max(historyTTLSeconds, 1)) * 1_000_000_000
+            self.retainedTTLNanoseconds = UInt64(max(retainedTTLSeconds, 1)) * 1_000_000_000
         }
     }
 
@@ -39,7 +43,12 @@ public final class MemoryBroker: Broker {
 
         /// Sequence of the newest message evicted from the ring; 0 before any publish.
         var evictedThrough: UInt64 { history?.ring.evictedThrough ?? 0 }
-        var retained: ChannelMessage? { history?.retained }
+        /// The retained message unless it was published before `cutoff` (ADR 0028: a read
+        /// honours the age at once; the sweep frees it later).
+        func retained(since cutoff: UInt64) -> ChannelMessage? {
+            guard let message = history?.retained, message.publishedAt >= cutoff else { return nil }
+            return message
+        }
         var lastSequence: UInt64 { history?.lastSequence ?? 0 }
         var storedCount: Int { history?.ring.count ?? 0 }
 
@@ -105,6 +114,12 @@ public final class MemoryBroker: Broker {
         return now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
     }
 
+    /// Publish time (monotonic) before which a retained message has expired.
+    private var retainedCutoff: UInt64 {
+        let now = clock.monotonicNanoseconds
+        return now >= limits.retainedTTLNanoseconds ? now - limits.retainedTTLNanoseconds : 0
+    }
+
     public func publish(_ batch: [PublishRequest]) -> [PublishReceipt] {
         let now = clock.monotonicNanoseconds
         let cutoff = now >= limits.historyTTLNanoseconds ? now - limits.historyTTLNanoseconds : 0
@@ -138,6 +153,7 @@ public final class MemoryBroker: Broker {
 
     public func subscribe(_ channels: [ChannelName], resume: ResumePoint) -> SubscribeSnapshot {
         let cutoff = self.cutoff
+        let retainedCutoff = self.retainedCutoff
         return state.withLock { state in
             let current = state.sequence
             var replay: [ChannelMessage] = []
@@ -161,13 +177,13 @@ public final class MemoryBroker: Broker {
                     let gap = channel.evictedThrough > from || from < channel.floor
                     if gap {
                         reset.append(name)
-                        if let message = channel.retained { retained.append(message) }
+                        if let message = channel.retained(since: retainedCutoff) { retained.append(message) }
                     } else {
                         replay.append(contentsOf: channel.messages(after: from))
                         // Newer than the cursor, it is in the replay already.
-                        if let message = channel.retained, message.sequence <= from { baseline.append(message) }
+                        if let message = channel.retained(since: retainedCutoff), message.sequence <= from { baseline.append(message) }
                     }
-                } else if let message = channel.retained {
+                } else if let message = channel.retained(since: retainedCutoff) {
                     retained.append(message)
                 }
             }
@@ -206,16 +222,25 @@ public final class MemoryBroker: Broker {
     }
 
     public func retained(_ name: ChannelName) -> ChannelMessage? {
-        state.withLock { $0.channels[name]?.retained }
+        let retainedCutoff = self.retainedCutoff
+        return state.withLock { $0.channels[name]?.retained(since: retainedCutoff) }
+    }
+
+    public func clearRetained(_ name: ChannelName) {
+        state.withLock { $0.channels[name]?.history?.retained = nil }
     }
 
     public func sweep() {
         let cutoff = self.cutoff
+        let retainedCutoff = self.retainedCutoff
         state.withLock { state in
             var forgotten: [ChannelName] = []
             for (name, channel) in state.channels {
                 channel.expire(olderThan: cutoff)
-                if channel.subscriberTotal == 0, channel.storedCount == 0, channel.retained == nil {
+                if let history = channel.history, let message = history.retained, message.publishedAt < retainedCutoff {
+                    history.retained = nil
+                }
+                if channel.subscriberTotal == 0, channel.storedCount == 0, channel.history?.retained == nil {
                     forgotten.append(name)
                     state.forgottenThrough = max(state.forgottenThrough, channel.lastSequence)
                 }

@@ -10,7 +10,8 @@
 ///   `b` sequence before the channel's first message, `t` sequence of the newest trimmed entry.
 ///   Expires with the stream (history TTL after the last publish).
 /// - `{N}:h:<channel>` stream: entry id `<sequence>-0`, field `f` the framed message.
-/// - `{N}:r:<channel>` string: the retained message's frame (no TTL, as in the memory broker).
+/// - `{N}:r:<channel>` string: the retained message's frame; expires the retained TTL after its
+///   publish (ADR 0028), so it may outlive the channel's history.
 /// - pub/sub `{N}:c:<channel>`: frames of live messages.
 enum BrokerScripts {
     /// Creates the epoch when the meta hash is gone (first use, flush, restart without persistence).
@@ -24,19 +25,20 @@ enum BrokerScripts {
     """
 
     /// KEYS: meta, ticks, then per message: channel meta, stream, retained.
-    /// ARGV: candidate epoch, history size, history TTL seconds, then per message: channel name,
-    /// pub/sub channel, event, retain (`1`/`0`), data.
+    /// ARGV: candidate epoch, history size, history TTL seconds, retained TTL seconds, then per
+    /// message: channel name, pub/sub channel, event, retain (`1`/`0`), data.
     /// Returns `{epoch, sequence₁, offset₁, sequence₂, offset₂, …}`.
     static let publish = RedisScript(epochPrelude + """
 
     local maxlen = tonumber(ARGV[2])
     local ttl = tonumber(ARGV[3])
+    local rttl = tonumber(ARGV[4])
     local n = (#KEYS - 2) / 3
     local out = {epoch}
     local seq = 0
     for i = 1, n do
       local cm, st, rk = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
-      local a = 3 + 5 * (i - 1)
+      local a = 4 + 5 * (i - 1)
       local channel, pubsub, event, retain, data = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
       seq = redis.call('HINCRBY', KEYS[1], 's', 1)
       local c = redis.call('HMGET', cm, 'e', 'o', 'l')
@@ -63,7 +65,7 @@ enum BrokerScripts {
       redis.call('XADD', st, 'MAXLEN', maxlen, seq .. '-0', 'f', frame)
       redis.call('EXPIRE', st, ttl)
       redis.call('EXPIRE', cm, ttl)
-      if retain == '1' then redis.call('SET', rk, frame) end
+      if retain == '1' then redis.call('SET', rk, frame, 'EX', rttl) end
       redis.call('PUBLISH', pubsub, frame)
       out[#out + 1] = seq
       out[#out + 1] = offset

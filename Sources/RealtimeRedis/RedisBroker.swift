@@ -38,6 +38,8 @@ public final class RedisBroker: Broker {
         public var historySize: Int
         /// A channel's history expires this long after its last publish (`HERALD_HISTORY_TTL_SECONDS`).
         public var historyTTLSeconds: Int
+        /// A retained message's key expires this long after its publish (`HERALD_RETAINED_TTL_SECONDS`, ADR 0028).
+        public var retainedTTLSeconds: Int
         /// How often the node compares each channel's newest sequence with what arrived.
         public var positionCheckMilliseconds: Int
         /// How long `publish` waits for its own messages to come back before returning anyway.
@@ -45,11 +47,13 @@ public final class RedisBroker: Broker {
         public var client: RedisClientOptions
 
         public init(endpoint: RedisEndpoint, namespace: String = "herald", historySize: Int = 256, historyTTLSeconds: Int = 600,
+                    retainedTTLSeconds: Int = 86_400,
                     positionCheckMilliseconds: Int = 5_000, echoWaitMilliseconds: Int = 500, client: RedisClientOptions = .init()) {
             self.endpoint = endpoint
             self.namespace = namespace
             self.historySize = max(historySize, 1)
             self.historyTTLSeconds = max(historyTTLSeconds, 1)
+            self.retainedTTLSeconds = max(retainedTTLSeconds, 1)
             self.positionCheckMilliseconds = max(positionCheckMilliseconds, 50)
             self.echoWaitMilliseconds = echoWaitMilliseconds
             self.client = client
@@ -195,7 +199,8 @@ public final class RedisBroker: Broker {
         guard !batch.isEmpty else { return [] }
         var keys = [metaKey, ticksKey]
         var arguments: [[UInt8]] = [candidateEpoch, Array(String(configuration.historySize).utf8),
-                                    Array(String(configuration.historyTTLSeconds).utf8)]
+                                    Array(String(configuration.historyTTLSeconds).utf8),
+                                    Array(String(configuration.retainedTTLSeconds).utf8)]
         for request in batch {
             keys.append(contentsOf: self.keys(request.channel))
             arguments.append(Array(request.channel.rawValue.utf8))
@@ -373,7 +378,12 @@ public final class RedisBroker: Broker {
         return frame.message(publishedAt: clock.monotonicNanoseconds)
     }
 
-    /// Redis expires history itself; the node's own state holds only channels with subscribers.
+    public func clearRetained(_ channel: ChannelName) throws(BrokerError) {
+        _ = try brokerCall(RedisCommand([Array("DEL".utf8), Array(keys(channel)[2].utf8)]))
+    }
+
+    /// Redis expires history and retained messages itself; the node's own state holds only
+    /// channels with subscribers.
     public func sweep() {}
 
     /// Deletes the app's channel keys (meta, history, retained) with SCAN + DEL, a page at a time,

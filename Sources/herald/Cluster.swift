@@ -14,7 +14,8 @@ struct Cluster {
 
     init(settings: Settings, endpoint: RedisEndpoint) {
         broker = RedisBroker(RedisBroker.Configuration(endpoint: endpoint, namespace: settings.brokerNamespace,
-                                                       historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds),
+                                                       historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds,
+                                                       retainedTTLSeconds: settings.retainedTTLSeconds),
                              logger: PushSetup.log)
         presence = RedisPresenceStore(RedisPresenceStore.Configuration(endpoint: endpoint, namespace: settings.brokerNamespace,
                                                                        leaseSeconds: settings.foregroundLeaseSeconds,

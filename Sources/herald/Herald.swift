@@ -215,7 +215,8 @@ enum Herald {
         // shared by the nodes of a cluster (HERALD_BROKER, SC-1).
         let cluster = settings.brokerEndpoint.map { Cluster(settings: settings, endpoint: $0) }
         let broker: any Broker = cluster?.broker
-            ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds))
+            ?? MemoryBroker(limits: MemoryBroker.Limits(historySize: settings.historySize, historyTTLSeconds: settings.historyTTLSeconds,
+                                                      retainedTTLSeconds: settings.retainedTTLSeconds))
         let presence: any PresenceStore = cluster?.presence ?? MemoryPresenceStore(leaseSeconds: settings.foregroundLeaseSeconds)
         let node = RealtimeNode(group: group, broker: broker, presence: presence)
         cluster?.connect(node: node, sessions: sessions, storage: database)

@@ -62,6 +62,7 @@ struct Settings {
         SettingSpec(name: "HERALD_DEAD_PEER_HEARTBEATS", defaultValue: "3", help: "a connection whose peer leaves Herald's bytes unacknowledged (or its keep-alive probes unanswered) this many heartbeat intervals is ended by the kernel (TCP_USER_TIMEOUT, TCP keep-alive), so a vanished client's stream and slot go within (this + 1) heartbeats; 1-100, 0 = the kernel's defaults (about 15 min)"),
         SettingSpec(name: "HERALD_HISTORY_SIZE", defaultValue: "256", help: "messages kept per channel for resume"),
         SettingSpec(name: "HERALD_HISTORY_TTL_SECONDS", defaultValue: "600", help: "age after which history messages are dropped"),
+        SettingSpec(name: "HERALD_RETAINED_TTL_SECONDS", defaultValue: "86400", help: "age after which a retained message (RT-6) is no longer given to new subscribers and is dropped (ADR 0028); 1 s to 30 days"),
         SettingSpec(name: "HERALD_FOREGROUND_LEASE_SECONDS", defaultValue: "45", help: "how long app-level life keeps a session foreground (RT-7a)"),
         SettingSpec(name: "HERALD_WS_MAX_MESSAGE_BYTES", defaultValue: "65536", help: "largest WebSocket message from a client (close 1009 above)"),
         SettingSpec(name: "HERALD_WS_IDLE_TIMEOUT_SECONDS", defaultValue: "60", help: "a WebSocket that sends nothing, not even a pong, this long is closed"),
@@ -122,6 +123,8 @@ struct Settings {
     var loops: Int
     var historySize = 256
     var historyTTLSeconds = 600
+    /// `HERALD_RETAINED_TTL_SECONDS` (ADR 0028): a day, so a page opened later still sees the status.
+    var retainedTTLSeconds = 86_400
     var serverKey: String?
     var jwtSecret: String?
     /// `HERALD_ADMIN_KEY`: the admin API of apps (ADR 0006).
@@ -223,6 +226,7 @@ struct Settings {
         server.deadPeerHeartbeats = try integer("HERALD_DEAD_PEER_HEARTBEATS", 3, min: 0, max: 100)
         historySize = try integer("HERALD_HISTORY_SIZE", 256, min: 1, max: 1_000_000)
         historyTTLSeconds = try integer("HERALD_HISTORY_TTL_SECONDS", 600, min: 1, max: 30 * 86_400)
+        retainedTTLSeconds = try integer("HERALD_RETAINED_TTL_SECONDS", 86_400, min: 1, max: 30 * 86_400)
         server.parserLimits.maxBodyBytes = try integer("HERALD_MAX_BODY_BYTES", 1 << 20, min: 1024, max: 1 << 30)
         server.parserLimits.maxHeadBytes = try integer("HERALD_MAX_HEADER_BYTES", 16 * 1024, min: 1024, max: 1 << 20)
         maxDataBytes = try integer("HERALD_MAX_DATA_BYTES", 64 * 1024, min: 16, max: 1 << 30)
@@ -387,6 +391,7 @@ struct Settings {
             "heartbeat_seconds": String(server.heartbeatSeconds),
             "dead_peer_heartbeats": server.deadPeerHeartbeats == 0 ? "0 (kernel defaults)" : String(server.deadPeerHeartbeats),
             "history_size": String(historySize), "history_ttl_seconds": String(historyTTLSeconds),
+            "retained_ttl_seconds": String(retainedTTLSeconds),
             "max_body_bytes": String(server.parserLimits.maxBodyBytes), "max_header_bytes": String(server.parserLimits.maxHeadBytes),
             "max_data_bytes": String(maxDataBytes),
             "foreground_lease_seconds": String(foregroundLeaseSeconds),

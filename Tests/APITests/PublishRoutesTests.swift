@@ -19,6 +19,7 @@ private final class UnavailableBroker: Broker {
     func unsubscribe(_ channels: [ChannelName]) {}
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
+    func clearRetained(_ channel: ChannelName) throws(BrokerError) { throw publishError }
     func sweep() {}
     func removeChannels(app: String) throws(BrokerError) { throw .unavailable("test") }
     var publishedCount: UInt64 { 0 }
@@ -232,5 +233,70 @@ struct PublishPacingTests {
         }
         #expect(pacer.release() == 0)
         #expect(broker.publishedCount == 0)
+    }
+}
+
+/// `DELETE /v1/channels/{name}/retained` (RT-6, ADR 0028).
+@Suite("Clear retained route")
+struct ClearRetainedRouteTests {
+    static func context(_ name: String, key: String = "k") -> RequestContext {
+        let request = HTTPRequest(method: .delete, target: "/v1/channels/\(name)/retained", headers: ["Authorization": "Bearer \(key)"], body: [])
+        return RequestContext(request: request, pathParameters: ["name": name], remoteAddress: "127.0.0.1", loopIndex: 0)
+    }
+
+    static func routes(_ broker: any Broker) -> PublishRoutes {
+        let configuration = APIConfiguration(serverKey: "k", verificationKeys: [])
+        return PublishRoutes(authenticator: Authenticator(configuration: configuration), configuration: configuration,
+                             broker: broker, pacer: NeverBehind())
+    }
+
+    @Test("204, and a later subscriber gets no retained message; a repeat is 204 too")
+    func clears() throws {
+        let broker = MemoryBroker()
+        let name = ChannelName("generation:9")!
+        _ = broker.publish([PublishRequest(channel: name, event: .message, data: "1", retain: true)])
+        for _ in 0..<2 {
+            guard case .response(let response) = try Self.routes(broker).clearRetained(Self.context("generation:9")) else {
+                Issue.record("not answered at once"); return
+            }
+            #expect(response.status == 204 && response.body.isEmpty)
+        }
+        #expect(broker.retained(name) == nil)
+        #expect(broker.subscribe([name], resume: .fresh).retained.isEmpty)
+    }
+
+    @Test("a bad name is a 400 on name; a wrong key a 401; neither clears")
+    func refused() {
+        let broker = MemoryBroker()
+        let name = ChannelName("g")!
+        _ = broker.publish([PublishRequest(channel: name, event: .message, data: "1", retain: true)])
+        for (context, status, field) in [(Self.context("bad%20name"), 400, "name"), (Self.context("g", key: "wrong"), 401, nil)] {
+            do {
+                _ = try Self.routes(broker).clearRetained(context)
+                Issue.record("answered")
+            } catch let error as HTTPError {
+                #expect(error.status == status)
+                if let field { #expect(String(decoding: error.response.body, as: UTF8.self).contains("\"field\":\"\(field)\"")) }
+            } catch {
+                Issue.record("not an HTTPError: \(error)")
+            }
+        }
+        #expect(broker.retained(name)?.data == "1")
+    }
+
+    @Test("503 broker_unavailable saying whether it may have been cleared", arguments: [
+        (BrokerError.unavailable("connection refused"), false),
+        (BrokerError.timedOut, true),
+    ])
+    func unavailable(error: BrokerError, mayHaveHappened: Bool) {
+        do {
+            _ = try Self.routes(UnavailableBroker(publishError: error)).clearRetained(Self.context("g"))
+            Issue.record("answered although the broker failed")
+        } catch let answer as HTTPError {
+            #expect(answer.status == 503 && answer.code == "broker_unavailable")
+            #expect(answer.message == (mayHaveHappened ? PublishRoutes.unconfirmedClearMessage : PublishRoutes.unavailableClearMessage))
+        } catch {
+            Issue.record("not an HTTPError: \(error)")
+        }
     }
 }

@@ -47,6 +47,7 @@ import Testing
         func unsubscribe(_ channels: [ChannelName]) {}
         func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .unavailable("test") }
         func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .unavailable("test") }
+        func clearRetained(_ channel: ChannelName) throws(BrokerError) { throw .unavailable("test") }
         func sweep() {}
         func removeChannels(app: String) throws(BrokerError) { throw .unavailable("test") }
         var publishedCount: UInt64 { 0 }

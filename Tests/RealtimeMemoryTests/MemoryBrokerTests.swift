@@ -270,3 +270,55 @@ extension MemoryBrokerTests {
         #expect(broker.channelCount == 0)
     }
 }
+
+/// Retained messages are bounded (RT-6, ADR 0028): they expire `retainedTTLSeconds` after their
+/// publish and can be cleared, so channels retained on once do not stay in memory for ever.
+@Suite struct MemoryBrokerRetainedExpiryTests {
+    @Test func aRetainedMessageIsGivenUntilItsAgeThenNotAndTheSweepForgetsItsChannel() {
+        let clock = ManualClock()
+        let broker = MemoryBroker(epoch: 1, limits: .init(historySize: 10, historyTTLSeconds: 1, retainedTTLSeconds: 60), clock: clock)
+        let published = publish(broker, "generation:1", "running", retain: true)
+        clock.advance(byMilliseconds: 59_000)
+        broker.sweep()                                                  // history gone, the retained kept
+        #expect(broker.channelCount == 1)
+        #expect(broker.retained(channel("generation:1"))?.data == "running")
+        #expect(broker.subscribe([channel("generation:1")], resume: .fresh).retained.map(\.data) == ["running"])
+        broker.unsubscribe([channel("generation:1")])
+        clock.advance(byMilliseconds: 1_001)
+        // Past its age, reads ignore it before any sweep: a fresh subscriber and a resume alike.
+        #expect(broker.retained(channel("generation:1")) == nil)
+        #expect(broker.subscribe([channel("generation:1")], resume: .fresh).retained.isEmpty)
+        broker.unsubscribe([channel("generation:1")])
+        let resumed = broker.subscribe([channel("generation:1")], resume: .cursor(published.message.cursor))
+        #expect(resumed.baseline.isEmpty && resumed.retained.isEmpty)
+        broker.unsubscribe([channel("generation:1")])
+        broker.sweep()
+        #expect(broker.channelCount == 0, "the sweep frees an expired retained message and its idle channel")
+    }
+
+    @Test func aNewerRetainedPublishRestartsTheAge() {
+        let clock = ManualClock()
+        let broker = MemoryBroker(epoch: 1, limits: .init(retainedTTLSeconds: 10), clock: clock)
+        _ = publish(broker, "g", "1", retain: true)
+        clock.advance(byMilliseconds: 8_000)
+        _ = publish(broker, "g", "2", retain: true)
+        clock.advance(byMilliseconds: 8_000)
+        broker.sweep()
+        #expect(broker.retained(channel("g"))?.data == "2")
+    }
+
+    @Test func clearingForgetsTheRetainedMessageAndLeavesHistory() {
+        let broker = MemoryBroker(epoch: 1)
+        let before = broker.subscribe([channel("z")], resume: .fresh).position
+        broker.unsubscribe([channel("z")])
+        _ = publish(broker, "g", "running", retain: true)
+        broker.clearRetained(channel("g"))
+        broker.clearRetained(channel("never"))                          // none: not an error, nothing made
+        #expect(broker.retained(channel("g")) == nil)
+        #expect(broker.subscribe([channel("g")], resume: .fresh).retained.isEmpty)
+        #expect(broker.history(channel("g"), after: before).messages.map(\.data) == ["running"])
+        #expect(broker.channelCount == 2)                               // z (unsubscribed, not yet swept) and g
+        _ = publish(broker, "g", "again", retain: true)
+        #expect(broker.retained(channel("g"))?.data == "again")
+    }
+}

@@ -74,6 +74,39 @@ final class RedisBrokerTests {
         broker.unsubscribe([channel("gen"), channel("gen"), channel("gen"), channel("gen")])
     }
 
+    /// ADR 0028: the retained key expires the retained TTL after its publish (its own, longer than
+    /// the history's), a plain publish leaves its TTL alone, and a clear deletes it.
+    @Test func theRetainedKeyExpiresAfterItsTTLAndAClearDeletesIt() throws {
+        let broker = makeBroker(server, namespace: "t3r", historyTTLSeconds: 5, retainedTTLSeconds: 3_600)
+        defer { broker.shutdown() }
+        _ = try broker.publish([request("gen", "running", retain: true), request("other", "x", retain: true)])
+        _ = try broker.publish([request("gen", "plain")])
+        guard case .integer(let ttl) = try server.command("TTL", "{t3r}:r:gen") else {
+            Issue.record("no TTL reply"); return
+        }
+        #expect((3_590...3_600).contains(ttl), "retained TTL \(ttl)")
+        guard case .integer(let historyTTL) = try server.command("TTL", "{t3r}:h:gen") else {
+            Issue.record("no TTL reply"); return
+        }
+        #expect((1...5).contains(historyTTL))
+
+        try broker.clearRetained(channel("gen"))
+        try broker.clearRetained(channel("never"))                      // none: not an error
+        #expect(try server.command("EXISTS", "{t3r}:r:gen") == .integer(0))
+        #expect(try broker.retained(channel("gen")) == nil)
+        let fresh = try broker.subscribe([channel("gen"), channel("other")], resume: .fresh)
+        defer { broker.unsubscribe([channel("gen"), channel("other")]) }
+        #expect(fresh.retained.map(\.data) == ["x"], "only the cleared channel's is gone")
+    }
+
+    @Test func aClearWhileRedisIsDownFails() throws {
+        let broker = RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: "t3d",
+                                                           client: RedisClientOptions(callTimeoutMilliseconds: 500)))
+        defer { broker.shutdown() }
+        server.stop()
+        #expect(throws: BrokerError.self) { try broker.clearRetained(channel("d")) }
+    }
+
     @Test func removingAnAppsChannelsDeletesItsKeysOnly() throws {
         let broker = makeBroker(server, namespace: "t-apps")
         defer { broker.shutdown() }
@@ -384,7 +417,7 @@ final class RedisBrokerTests {
         let connection = try RedisConnection(server.endpoint, connectTimeoutMilliseconds: 1_000, readTimeoutMilliseconds: 2_000)
         let script = BrokerScripts.publish
         let arguments = ["EVAL", script.source, "5", prefix + "meta", prefix + "ticks", prefix + "m:" + name, prefix + "h:" + name,
-                         prefix + "r:" + name, "00000001", "256", "600", name, prefix + "nowhere", "message", "0", data]
+                         prefix + "r:" + name, "00000001", "256", "600", "86400", name, prefix + "nowhere", "message", "0", data]
         let reply = try connection.command(arguments.map { Array($0.utf8) })
         guard reply.elements != nil else { throw RedisError.unexpectedReply("\(reply)") }
     }

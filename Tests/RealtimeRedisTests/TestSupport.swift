@@ -54,8 +54,9 @@ func request(_ name: String, _ data: String = "1", event: String = "message", re
 
 /// A broker on `server` with a namespace of its own (tests share nothing through Redis keys).
 func makeBroker(_ server: RedisServerProcess, namespace: String, historySize: Int = 256, historyTTLSeconds: Int = 600,
-                positionCheckMilliseconds: Int = 5_000) -> RedisBroker {
+                retainedTTLSeconds: Int = 86_400, positionCheckMilliseconds: Int = 5_000) -> RedisBroker {
     RedisBroker(RedisBroker.Configuration(endpoint: server.endpoint, namespace: namespace, historySize: historySize,
-                                          historyTTLSeconds: historyTTLSeconds, positionCheckMilliseconds: positionCheckMilliseconds,
+                                          historyTTLSeconds: historyTTLSeconds, retainedTTLSeconds: retainedTTLSeconds,
+                                          positionCheckMilliseconds: positionCheckMilliseconds,
                                           client: RedisClientOptions(callTimeoutMilliseconds: 3_000)))
 }

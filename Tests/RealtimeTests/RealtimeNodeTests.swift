@@ -149,6 +149,7 @@ private final class FailingBroker: Broker {
     func unsubscribe(_ channels: [ChannelName]) {}
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { throw .timedOut }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { throw .timedOut }
+    func clearRetained(_ channel: ChannelName) throws(BrokerError) { throw .unavailable("down") }
     func sweep() {}
     func removeChannels(app: String) throws(BrokerError) { throw .unavailable("down") }
     var publishedCount: UInt64 { 0 }
@@ -168,6 +169,7 @@ private final class ResettingBroker: Broker {
     func unsubscribe(_ channels: [ChannelName]) { inner.unsubscribe(channels) }
     func history(_ channel: ChannelName, after position: StreamCursor) throws(BrokerError) -> ChannelHistory { inner.history(channel, after: position) }
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage? { inner.retained(channel) }
+    func clearRetained(_ channel: ChannelName) throws(BrokerError) { inner.clearRetained(channel) }
     func sweep() {}
     func removeChannels(app: String) throws(BrokerError) { inner.removeChannels(app: app) }
     var publishedCount: UInt64 { inner.publishedCount }

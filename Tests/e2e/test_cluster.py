@@ -1096,6 +1096,15 @@ def test_an_app_created_changed_and_deleted_on_A_is_served_alike_by_B_and_C(clus
         fresh = cluster.C.stream(token=token, channels=["orders:7"])
         fresh.ready()
         assert fresh.expect("update").json()["data"] == {"n": 7}
+        # Cleared on B (ADR 0028: the app's channel, in Redis): a later subscriber on C gets none.
+        r = HTTP.delete(cluster.B.url("/v1/channels/orders:7/retained"), headers={"Authorization": f"Bearer {first}"})
+        assert r.status_code == 204, r.text
+        after = cluster.C.stream(token=token, channels=["orders:7"])
+        after.ready()
+        r = HTTP.post(cluster.A.url("/v1/publish"), json={"channel": "orders:7", "event": "probe", "data": 1},
+                      headers={"Authorization": f"Bearer {first}"})
+        assert r.status_code == 200, r.text
+        assert after.next().event == "probe", "no retained message after the clear"
 
         r = HTTP.patch(cluster.A.url("/v1/apps/shop"), json={"server_keys": [second]}, headers=admin)
         assert r.status_code == 200, r.text

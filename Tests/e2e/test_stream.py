@@ -3,6 +3,7 @@ retained messages, heartbeats and token expiry on an open stream."""
 import re
 import time
 
+import httpx
 import jwt
 
 from conftest import JWT_SECRET, envelope, summary
@@ -226,6 +227,54 @@ def test_retained_on_several_channels_and_personal(herald):
     assert sorted(summary(got)) == sorted([("a:1", {"r": 1}), ("user:alice", {"r": "me"}), ("a:2", {"r": 2})])
     sentinel = herald.publish("a:2", {"s": 1})
     assert s.next().id == sentinel["id"]
+
+
+def test_a_cleared_retained_message_is_not_given_to_a_later_subscriber(herald):
+    """ADR 0028: DELETE /v1/channels/{name}/retained (server key) forgets it; 204 again on a repeat."""
+    token = herald.token(channels=["generation:*"])
+    herald.publish("generation:c", {"state": "done"}, event="status", retain=True)
+    herald.publish("generation:k", {"state": "kept"}, event="status", retain=True)
+    url = herald.url("/v1/channels/generation:c/retained")
+    assert httpx.delete(url, timeout=5).status_code == 401
+    for _ in range(2):
+        r = httpx.delete(url, headers=herald.server_headers(), timeout=5)
+        assert r.status_code == 204 and r.content == b"", r.text
+    bad = httpx.delete(herald.url("/v1/channels/bad%20name/retained"), headers=herald.server_headers(), timeout=5)
+    assert bad.status_code == 400 and bad.json()["field"] == "name", bad.text
+
+    s = herald.stream(token, channels="generation:c,generation:k")
+    s.ready()
+    kept = s.next()
+    assert kept.has_id is False and envelope(kept)["channel"] == "generation:k", "only the cleared channel lost its own"
+    sentinel = herald.publish("generation:c", {"live": 1})
+    assert s.next().id == sentinel["id"], "no retained message of the cleared channel"
+
+
+def test_a_retained_message_expires_after_herald_retained_ttl_seconds(herald_factory):
+    """ADR 0028: past HERALD_RETAINED_TTL_SECONDS a new subscriber gets none (no clock to inject
+    here: each try opens a stream, and the deadline only bounds the wait)."""
+    h = herald_factory(HERALD_RETAINED_TTL_SECONDS=2)
+    token = h.token(channels=["generation:*"])
+    before = time.monotonic()   # at or before the server's publish time
+    h.publish("generation:e", {"state": "running"}, event="status", retain=True)
+    first = h.stream(token, channels="generation:e")
+    first.ready()
+    if time.monotonic() - before < 1.9:
+        assert envelope(first.next())["data"] == {"state": "running"}, "given while younger than the TTL"
+    first.close()
+    deadline = before + 10
+    while True:
+        s = h.stream(token, channels="generation:e")
+        s.ready()
+        sentinel = h.publish("generation:e", {"probe": True})
+        got = s.next()
+        s.close()
+        if got.id == sentinel["id"]:
+            break
+        assert got.has_id is False and envelope(got)["data"] == {"state": "running"}
+        assert time.monotonic() < deadline, "the retained message never expired"
+        time.sleep(0.2)   # between tries of a real clock (nothing to await)
+    assert time.monotonic() - before >= 2, "expired before its TTL"
 
 
 def test_heartbeat_comment_on_idle_stream(herald_factory):

@@ -18,7 +18,7 @@ extension OpenAPIComponents {
           },
           "retain": {
             "type": ["boolean", "null"],
-            "description": "Keep as the channel's retained message for new subscribers."
+            "description": "Keep as the channel's retained message for new subscribers, until `HERALD_RETAINED_TTL_SECONDS` (default 86400) after this publish or `DELETE /v1/channels/{name}/retained` (ADR 0028)."
           }
         }
       },

@@ -34,5 +34,21 @@ extension PublishRoutes {
                 503: .json("The broker cannot take the message now (`broker_unavailable`). The message `the broker cannot be reached; nothing was published, retry shortly`: nothing was published; retry. The message `the broker did not confirm the publish; it may still reach subscribers, and a retry may deliver it twice`: its answer timed out or was lost in flight, so it may have been published.",
                            .error(["broker_unavailable"])),
             ])
+
+        static let clearRetained = RouteSpec(
+            .delete, "/v1/channels/{name}/retained", auth: .serverKey, operationID: "clearRetained",
+            tags: ["server"], summary: "Clear a channel's retained message",
+            description: "Forgets the channel's retained message (RT-6): a later subscriber is not given it. Nothing is sent to current subscribers; publish a message first if they must know. A retained message also expires by itself `HERALD_RETAINED_TTL_SECONDS` after its publish (default 86400, a day; ADR 0028).",
+            parameters: [
+                .path("name", "The channel.", .ref("ChannelName")),
+            ],
+            responses: [
+                204: .content("Cleared, or the channel had no retained message."),
+                400: .invalidRequest,
+                401: .unauthorized,
+                429: .tooManyConnections,
+                503: .json("The broker cannot be reached (`broker_unavailable`). The message `the broker cannot be reached; the retained message was not cleared, retry shortly`: nothing changed. The message `the broker did not confirm the clear; it may have been cleared, retry to be sure`: its answer timed out or was lost; a retry is harmless.",
+                           .error(["broker_unavailable"])),
+            ])
     }
 }

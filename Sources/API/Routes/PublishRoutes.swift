@@ -1,7 +1,8 @@
 import HeraldCore
 import Realtime
 
-/// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), server key only.
+/// `POST /v1/publish` and `POST /v1/publish/batch` (RT-4), and `DELETE /v1/channels/{name}/retained`
+/// (RT-6, ADR 0028), server key only.
 ///
 /// A publish is answered at once while the event loops keep up; when some loop is behind
 /// (`PublishPacer.isBehind`), the answer waits until every loop has written what it was handed,
@@ -34,6 +35,24 @@ struct PublishRoutes {
         let routes = self
         table.on(Spec.publish) { context in try routes.publish(context) }
         table.on(Spec.publishBatch) { context in try routes.publishBatch(context) }
+        table.on(Spec.clearRetained) { context in try routes.clearRetained(context) }
+    }
+
+    /// `DELETE /v1/channels/{name}/retained`: forgets the channel's retained message (ADR 0028);
+    /// 204 whether it had one or not.
+    /// - Throws: `HTTPError` 400 when `name` is not a channel name, 503 `broker_unavailable`.
+    func clearRetained(_ context: RequestContext) throws -> RouteResult {
+        let app = try authenticator.server(context).rawValue
+        guard let raw = context.pathParameters["name"], let named = ChannelName(raw) else {
+            throw HTTPError.invalid("name", "not a valid channel name")
+        }
+        do {
+            try broker.clearRetained(ChannelName.scoped(named, app: app))
+        } catch {
+            Self.brokerFailureLog.write(error)
+            throw HTTPError(503, "broker_unavailable", error.mayHaveTakenEffect ? Self.unconfirmedClearMessage : Self.unavailableClearMessage)
+        }
+        return .response(.empty(204))
     }
 
     func publish(_ context: RequestContext) throws -> RouteResult {
@@ -146,6 +165,11 @@ struct PublishRoutes {
     static let unavailableMessage = "the broker cannot be reached; nothing was published, retry shortly"
     /// The 503's message when the broker's answer timed out or was lost after the publish was sent.
     static let unconfirmedMessage = "the broker did not confirm the publish; it may still reach subscribers, and a retry may deliver it twice"
+
+    /// The 503's message when the broker refused the clear: the retained message is still there.
+    static let unavailableClearMessage = "the broker cannot be reached; the retained message was not cleared, retry shortly"
+    /// The 503's message when the clear was sent and its answer lost.
+    static let unconfirmedClearMessage = "the broker did not confirm the clear; it may have been cleared, retry to be sure"
 
     private static func json(_ receipt: PublishReceipt) -> String {
         "{\"id\":\"\(receipt.message.cursor)\",\"channel\":\(JSONText.quote(receipt.message.channel.clientName)),\"offset\":\(receipt.message.offset),\"delivered\":\(receipt.delivered)}"

@@ -154,7 +154,13 @@ public protocol Broker: Sendable {
     /// - Throws: `BrokerError` when it cannot be read.
     func retained(_ channel: ChannelName) throws(BrokerError) -> ChannelMessage?
 
-    /// Drops history past its age and forgets idle channels; called every few seconds.
+    /// Forgets the channel's retained message (RT-6, ADR 0028: `DELETE /v1/channels/{name}/retained`);
+    /// nothing is sent to subscribers. Clearing a channel with none is not an error.
+    /// - Throws: `BrokerError` when the store cannot be reached; then it may still be there.
+    func clearRetained(_ channel: ChannelName) throws(BrokerError)
+
+    /// Drops history past its age and retained messages past theirs (ADR 0028), and forgets idle
+    /// channels; called every few seconds.
     func sweep()
 
     /// Messages published since start; with `epoch`, the newest stream position (`Herald-Cursor`,
