@@ -199,9 +199,13 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                     return
                 case .stream:
                     // An SSE client has nothing to send after its request, and one that says so
-                    // still reads: the stream goes on. One that is gone is noticed when a write
-                    // (at worst the heartbeat's) draws a reset, or by the kernel's dead-peer
-                    // bound (ADR 0021); both end in `handleEvents`' hang-up or a failed send.
+                    // still reads: the stream goes on. A FIN does not tell a half-close from a
+                    // client that left, so a heartbeat goes now (unless bytes are queued, which
+                    // do the same): a closed socket answers it with a reset within a round trip,
+                    // and its stream and presence end then, not a heartbeat later. A vanished
+                    // one is ended by the kernel's dead-peer bound (ADR 0021); both arrive as
+                    // `handleEvents`' hang-up or error, or a failed send.
+                    if !peerClosed, outbound.isEmpty { write(context.heartbeatBytes) }
                     peerClosed = true
                     return
                 default:
