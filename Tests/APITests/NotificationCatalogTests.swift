@@ -299,11 +299,24 @@ import Testing
         // Up to the limit a key is kept as rendered.
         let fits = String(repeating: "z", count: NotificationRenderer.maximumCollapseKeyBytes - "order-paid-".utf8.count)
         #expect(try collapse(fits) == "order-paid-" + fits)
-        // The call's own key (1-64 bytes, checked at intake) is never touched.
-        let own = try renderer.render(kind: "orders.paid", deviceLocale: "en", title: nil, body: nil, arguments: arguments,
-                                      data: ["store_id": "s1", "order_id": long], collapseKey: "mine",
-                                      threadID: nil, sound: nil, androidChannelID: nil)
-        #expect(own.collapseKey == "mine")
+        // The call's own key (1-64 characters, checked at intake) is kept while it fits 64 bytes;
+        // one of 64 two-byte or four-byte characters is sent fitted, as a kind's (half14).
+        func own(_ key: String) throws -> RenderedNotification {
+            try renderer.render(kind: "orders.paid", deviceLocale: "en", title: nil, body: nil, arguments: arguments,
+                                data: ["store_id": "s1", "order_id": long], collapseKey: key,
+                                threadID: nil, sound: nil, androidChannelID: nil)
+        }
+        #expect(try own("mine").collapseKey == "mine")
+        let ascii = String(repeating: "k", count: 64)
+        #expect(try own(ascii).collapseKey == ascii)
+        for character in ["é", "😀"] {
+            let key = String(repeating: character, count: 64)
+            let rendered = try own(key)
+            let sent = try #require(rendered.collapseKey)
+            #expect(sent.utf8.count <= NotificationRenderer.maximumCollapseKeyBytes && sent.hasPrefix(character))
+            #expect(sent == NotificationRenderer.fitCollapseKey(key) && sent != key)
+            #expect(rendered.tag == key)
+        }
     }
 
     /// A kind's collapse template filled with a control character from the call's data (an order

@@ -88,4 +88,27 @@ import Realtime
         }
         _ = try request(#"{"recipients":{"user_ids":["u1"]},"kind":"k","title":{"pt": "a", "pt-BR": "b", "en": "c"}}"#, now: 1_000)
     }
+
+    /// half14: a title or body is 1-1024 characters (Unicode scalars), as the OpenAPI's `maxLength`
+    /// counts: 1,024 two-byte or four-byte characters are taken, alone or in a locale map; one
+    /// more is refused naming the text.
+    @Test("a text is held to 1024 characters, not bytes")
+    func aTextIsHeldTo1024Characters() throws {
+        func json(_ member: String, _ value: String) -> String {
+            #"{"recipients":{"user_ids":["u1"]},"kind":"k",""# + member + #"":"# + value + "}"
+        }
+        for character in ["a", "é", "😀"] {
+            let longest = String(repeating: character, count: 1024)
+            for member in ["title", "body"] {
+                _ = try request(json(member, JSONText.quote(longest)), now: 1_000)
+                _ = try request(json(member, #"{"pt":"# + JSONText.quote(longest) + "}"), now: 1_000)
+                #expect(throws: HTTPError.invalid(member, "each \(member) is 1-1024 characters")) {
+                    try request(json(member, JSONText.quote(longest + character)), now: 1_000)
+                }
+                #expect(throws: HTTPError.invalid("\(member).pt", "each \(member) is 1-1024 characters")) {
+                    try request(json(member, #"{"pt":"# + JSONText.quote(longest + character) + "}"), now: 1_000)
+                }
+            }
+        }
+    }
 }

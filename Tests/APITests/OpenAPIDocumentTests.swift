@@ -188,7 +188,7 @@ struct OpenAPIDocumentTests {
         let document = try Self.document()
         let name = try #require(Self.resolve("#/components/schemas/PushName", in: document) as? [String: Any])
         #expect(name["minLength"] as? Int == 1)
-        #expect(name["maxLength"] as? Int == NotificationRequest.maxPushNameBytes)
+        #expect(name["maxLength"] as? Int == NotificationRequest.maxPushNameScalars)
         for request in ["NotificationRequest", "PushNotificationRequest"] {
             let properties = try #require(Self.resolve("#/components/schemas/\(request)/properties", in: document) as? [String: Any])
             // collapse_key has the same 1-64 on both (push's said only the maximum; "" is refused on both).

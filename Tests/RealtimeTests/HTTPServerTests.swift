@@ -258,6 +258,36 @@ private func messages(in text: String) -> [(id: String, i: Int)] {
         #expect(server.slowConsumerCuts() == 0)
     }
 
+    /// A client that shuts down its sending side after `GET` (RFC 9112 §9.6) still reads: the
+    /// read of 0 bytes after its request does not drop the stream's head, `ready` or later events,
+    /// nor the stream across a heartbeat (one is sent at the FIN: a client that left answers it
+    /// with a reset). Once the client is gone for good, the next write (the heartbeat's) draws a
+    /// reset and the stream ends.
+    @Test func aHalfClosedStreamClientGetsItsStreamUntilItIsGone() throws {
+        let server = try TestServer { $0.heartbeatSeconds = 1 }
+        var client: TestClient? = try TestClient(port: server.port)
+        client!.send("GET /s/half HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(Glibc.shutdown(client!.fd, Int32(SHUT_WR)) == 0)
+        let head = try #require(client!.read(through: "event: ready\n"))
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        _ = client!.read(through: "\n\n")
+        server.publish("half", count: 1)
+        // The heartbeat sent at the FIN (the probe that tells a client that left) may come first.
+        let event = try #require(client!.read(through: "event: message\n")) + (client!.read(through: "\n\n") ?? "")
+        #expect(messages(in: event).map(\.i) == [1], "\(event)")
+        #expect(client!.read(through: ": heartbeat\n\n") != nil)
+        #expect(server.connectionCounts().reduce(0, +) == 1)
+
+        client = nil
+        var open = 1
+        // The heartbeat, 1 s, is the next write: polled, as the server's close has no event here.
+        for _ in 0..<500 where open != 0 {
+            open = server.connectionCounts().reduce(0, +)
+            if open != 0 { usleep(10_000) }
+        }
+        #expect(open == 0)
+    }
+
     /// ADR 0021: every accepted connection carries keep-alive and TCP_USER_TIMEOUT sized from the
     /// heartbeat, read back from the server's own descriptor.
     @Test func acceptedConnectionsCarryTheDeadPeerTimeout() throws {

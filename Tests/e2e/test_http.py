@@ -6,7 +6,7 @@ import time
 import httpx
 import pytest
 
-from conftest import SERVER_KEY, RawHTTP
+from conftest import SERVER_KEY, RawHTTP, wait_until
 
 REFUSED = {
     "malformed request line": (b"GARBAGE\r\n\r\n", 400),
@@ -463,6 +463,54 @@ def test_half_closed_client_gets_a_deferred_answer(herald):
     sock.close()
     assert data.startswith(b"HTTP/1.1 201 "), data[:200]
     assert b"Connection: close" in data or b"connection: close" in data.lower()
+
+
+def _open_streams(h) -> float:
+    """The sum of `herald_streams` (every transport and state) in `GET /metrics`."""
+    text = httpx.get(h.url("/metrics")).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("herald_streams{"))
+
+
+def test_half_closed_stream_client_gets_its_stream_until_it_is_gone(herald_factory):
+    """`GET /v1/stream` then `shutdown(SHUT_WR)` (some HTTP tools and proxies): the read of 0 bytes
+    that follows the request must not drop the stream's answer (RFC 9112 §9.6). The head,
+    `ready` and later events arrive; once the client closes for good, the next write (at worst
+    the heartbeat) fails and the stream ends."""
+    h = herald_factory(HERALD_HEARTBEAT_SECONDS=1)
+    socks = []
+    for i in range(30):
+        sock = socket.create_connection(("127.0.0.1", h.port))
+        sock.sendall(f"GET /v1/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {h.token(sub=f'half-{i}', sid=f'h{i}')}"
+                     f"\r\n\r\n".encode())
+        sock.shutdown(socket.SHUT_WR)
+        socks.append(sock)
+    for i, sock in enumerate(socks):
+        data = _read_until(sock, b"event: ready\n")
+        assert data.startswith(b"HTTP/1.1 200 ") and b"text/event-stream" in data, (i, data[:200])
+    for i, sock in enumerate(socks):
+        h.publish(f"user:half-{i}", {"n": i})
+        _read_until(sock, b"event: update\n")
+        block = _read_until(sock, b"\n\n").decode()
+        assert json.loads(block.split("data: ", 1)[1].split("\n", 1)[0])["data"] == {"n": i}, block
+    # Still open across a heartbeat: a half-closed client is a reader, not a client that left.
+    _read_until(socks[0], b": heartbeat\n\n")
+    assert _open_streams(h) == 30
+    for sock in socks:
+        sock.close()
+    wait_until(lambda: _open_streams(h) == 0, timeout=10, what="the closed clients' streams ended")
+
+
+def _read_until(sock, marker: bytes, timeout=5.0) -> bytes:
+    """What `sock` receives up to and including `marker`; fails on EOF or after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    while marker not in data:
+        assert time.monotonic() < deadline, f"no {marker!r} within {timeout} s: {data[-300:]!r}"
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        chunk = sock.recv(1)
+        assert chunk, f"closed before {marker!r}: {data[:300]!r}"
+        data += chunk
+    return data
 
 
 def test_404_and_405_repeat_at_most_200_bytes_of_the_path(herald):

@@ -798,7 +798,7 @@ def test_invalid_utf8_lone_surrogates_and_duplicate_keys_are_400(h, member):
     ({"badge": 2.5}, "badge", "0 to 99999"),
     ({"badge": True}, "badge", "0 to 99999"),
     ({"badge": 1e5}, "badge", "0 to 99999"),
-    ({"title": {"en": ""}}, "title.en", "bytes"),
+    ({"title": {"en": ""}}, "title.en", "characters"),
     ({"data": {"": "x"}}, "data", "empty"),
 ])
 def test_number_and_text_errors_name_the_field(h, extra, field, words):

@@ -756,20 +756,22 @@ def test_duplicate_device_ids_queue_one_job(herald_factory, provider_double):
 
 
 @pytest.mark.parametrize("member", ["thread_id", "sound", "android_channel_id"])
-def test_a_push_name_follows_the_notifications_rule_of_1_to_200_bytes(herald_factory, provider_double, member):
+def test_a_push_name_follows_the_notifications_rule_of_1_to_200_characters(herald_factory, provider_double, member):
     # edges14: POST /v1/push took these of any length, and empty, where POST /v1/notifications
-    # refused them: one rule on both routes, and nothing queued for a refused call.
+    # refused them: one rule on both routes, and nothing queued for a refused call. half14: counted
+    # in characters (Unicode scalars), as the OpenAPI's maxLength counts them.
     h = herald_with_push(herald_factory, provider_double)
     device = ios(h)
-    for refused in ["", "é" * 101, "a" * 201]:
+    for refused in ["", "é" * 201, "😀" * 201, "a" * 201]:
         r = HTTP.post(h.url("/v1/push"), json={"device_ids": [device.id], "notification": {"body": "x", member: refused}},
                       headers=h.server_headers())
         assert r.status_code == 400 and r.json()["field"] == f"notification.{member}", r.text
-        assert "1-200 bytes" in r.json()["message"], r.text
+        assert "1-200 characters" in r.json()["message"], r.text
     assert all_jobs(h) == {}
-    r = HTTP.post(h.url("/v1/push"), json={"device_ids": [device.id], "notification": {"body": "x", member: "é" * 100}},
-                  headers=h.server_headers())
-    assert r.status_code == 202 and r.json()["queued"] == 1, r.text
+    for taken in ("é" * 200, "😀" * 200):
+        r = HTTP.post(h.url("/v1/push"), json={"device_ids": [device.id], "notification": {"body": "x", member: taken}},
+                      headers=h.server_headers())
+        assert r.status_code == 202 and r.json()["queued"] == 1, r.text
 
 
 def test_an_id_given_twice_gets_one_answer(herald_factory, provider_double):

@@ -153,8 +153,9 @@ struct AppChange {
         }
         if tokens.keys.contains("issuer") {
             let issuer = try optionalString(tokens["issuer"], "tokens.issuer")
-            // NUL: a PostgreSQL text value cannot hold it; refused on every storage alike.
-            if let issuer, issuer.isEmpty || issuer.utf8.count > 1024 || issuer.utf8.contains(0) {
+            // NUL: a PostgreSQL text value cannot hold it; refused on every storage alike. The
+            // length in Unicode scalars, as the OpenAPI's `maxLength` counts it: no provider limit.
+            if let issuer, issuer.isEmpty || issuer.unicodeScalars.count > 1024 || issuer.utf8.contains(0) {
                 throw HTTPError.invalid("tokens.issuer", "1-1024 characters without NUL (U+0000), or null")
             }
             settings.issuer = issuer
@@ -162,7 +163,7 @@ struct AppChange {
         if tokens.keys.contains("audience") {
             // An empty audience would match no token's `aud`: every token of the app refused.
             let audience = try optionalString(tokens["audience"], "tokens.audience")
-            if let audience, audience.isEmpty || audience.utf8.count > 1024 || audience.utf8.contains(0) {
+            if let audience, audience.isEmpty || audience.unicodeScalars.count > 1024 || audience.utf8.contains(0) {
                 throw HTTPError.invalid("tokens.audience", "1-1024 characters without NUL (U+0000), or null")
             }
             settings.audience = audience

@@ -20,8 +20,9 @@ struct NotificationRequest: Sendable {
     static let maxRecipients = 1000
     /// Most bytes of `data` as compact JSON: with the texts it must fit a 4 KiB push (PU-3).
     static let maxDataBytes = 2048
-    /// Most bytes of one title or body text.
-    static let maxTextBytes = 1024
+    /// Most Unicode scalars of one title or body text: what the OpenAPI's `maxLength` counts. No
+    /// provider limits a text by itself; a push's texts are shortened to fit its payload.
+    static let maxTextScalars = 1024
     /// Most locales in one title or body map.
     static let maxLocales = 32
     /// Most bytes of `args` as compact JSON; most arguments; most characters of one value.
@@ -90,8 +91,8 @@ struct NotificationRequest: Sendable {
         case .keyword("unread")?: badge = .unread
         case .keyword?: throw HTTPError.invalid("badge", "badge must be a whole number 0 to 99999 or \"unread\"")
         }
-        if let key = body.collapse_key, key.isEmpty || key.utf8.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
-            throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 bytes (the APNs limit) without control characters or a space at either end "
+        if let key = body.collapse_key, key.isEmpty || key.unicodeScalars.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
+            throw HTTPError.invalid("collapse_key", "collapse_key is 1-64 characters without control characters or a space at either end "
                                     + "(it is sent as the apns-collapse-id header)")
         }
         try Self.checkPushNames(thread: body.thread_id, sound: body.sound, channel: body.android_channel_id)
@@ -211,7 +212,7 @@ struct NotificationRequest: Sendable {
         switch input {
         case .single(let text):
             // One text, the usual call: no map to walk or to look `*` up in.
-            guard !text.isEmpty, text.utf8.count <= maxTextBytes else { throw textSize(field, field) }
+            guard !text.isEmpty, text.unicodeScalars.count <= maxTextScalars else { throw textSize(field, field) }
             do {
                 return (["*": text], LocalizedText(single: try TextTemplate(text)))
             } catch {
@@ -238,7 +239,7 @@ struct NotificationRequest: Sendable {
             }
             map = texts
         }
-        for (locale, text) in map where text.isEmpty || text.utf8.count > maxTextBytes {
+        for (locale, text) in map where text.isEmpty || text.unicodeScalars.count > maxTextScalars {
             throw textSize("\(field).\(locale)", field)
         }
         do {
@@ -250,7 +251,7 @@ struct NotificationRequest: Sendable {
 
     /// The 400 for a text of `field` (`title`, `body`) that is empty or too long, at `path`.
     private static func textSize(_ path: String, _ field: String) -> HTTPError {
-        HTTPError.invalid(path, "each \(field) is 1-\(maxTextBytes) bytes")
+        HTTPError.invalid(path, "each \(field) is 1-\(maxTextScalars) characters")
     }
 
     private static func push(_ body: NotificationBody.PushBody?) throws(HTTPError) -> (policy: NotificationPlan.Policy, ackWindow: Int, type: NotificationPlan.PushType) {
@@ -356,22 +357,25 @@ struct NotificationRequest: Sendable {
         return data
     }
 
-    /// The longest `thread_id`, `sound` or `android_channel_id`, in UTF-8 bytes.
-    static let maxPushNameBytes = 200
+    /// The longest `thread_id`, `sound` or `android_channel_id`, in Unicode scalars: what the
+    /// OpenAPI's `maxLength` counts (JSON Schema counts code points), so a schema-driven client
+    /// sending 200 two-byte characters is not refused. No provider limits these by bytes.
+    static let maxPushNameScalars = 200
 
     /// The rule `thread_id`, `sound` and `android_channel_id` share on `POST /v1/notifications`
-    /// and `POST /v1/push` (the `PushName` schema): each, when given, 1-200 bytes of UTF-8
-    /// without NUL. NUL because `thread_id` has a PostgreSQL text column of its own, where libpq
-    /// ends the parameter at NUL (stored cut, while SQLite keeps it whole); the length because
-    /// they go uncut into payloads of 4,096 bytes where only the texts are shortened to fit.
+    /// and `POST /v1/push` (the `PushName` schema): each, when given, 1-200 characters (Unicode
+    /// scalars) without NUL. NUL because `thread_id` has a PostgreSQL text column of its own,
+    /// where libpq ends the parameter at NUL (stored cut, while SQLite keeps it whole); the length
+    /// because they go uncut into payloads of 4,096 bytes where only the texts are shortened to
+    /// fit: at most 800 bytes of UTF-8 each.
     ///
     /// - Parameter prefix: put before the member's name in the error's field (`notification.`
     ///   on `POST /v1/push`, whose members are inside `notification`).
     /// - Throws: 400 `invalid_request` naming the first member that breaks the rule.
     static func checkPushNames(thread: String?, sound: String?, channel: String?, prefix: String = "") throws(HTTPError) {
         for (member, value) in [("thread_id", thread), ("sound", sound), ("android_channel_id", channel)] {
-            if let value, value.isEmpty || value.utf8.count > maxPushNameBytes || value.utf8.contains(0) {
-                throw HTTPError.invalid(prefix + member, "\(member) is 1-\(maxPushNameBytes) bytes without NUL (U+0000)")
+            if let value, value.isEmpty || value.unicodeScalars.count > maxPushNameScalars || value.utf8.contains(0) {
+                throw HTTPError.invalid(prefix + member, "\(member) is 1-\(maxPushNameScalars) characters without NUL (U+0000)")
             }
         }
     }

@@ -79,7 +79,7 @@ extension OpenAPIComponents {
         "minLength": 1,
         "maxLength": 200,
         "pattern": "^[^\\u0000]*$",
-        "description": "`thread_id`, `sound` or `android_channel_id`, the same rule on `POST /v1/notifications` and `POST /v1/push`: 1-200 bytes of UTF-8 without NUL (U+0000), or null; else 400 naming the member."
+        "description": "`thread_id`, `sound` or `android_channel_id`, the same rule on `POST /v1/notifications` and `POST /v1/push`: 1-200 characters (Unicode scalars, as `maxLength` counts them) without NUL (U+0000), or null; else 400 naming the member."
       },
       "LocaleTag": {
         "type": "string",

@@ -3,7 +3,7 @@ extension OpenAPIComponents {
     static let notificationsSchemas = #"""
     {
       "NotificationText": {
-        "description": "One text for every language, or a map from language tag to text (NO-5). A push takes the text of the device's `locale` (the tag, then the tag without its last subtags, then another text of its language: a tag naming a script only one of that script or of none), then the same for the user's language (`PUT /v1/users/{id}`), then the catalog's `default_locale`. Each text is 1-1024 bytes of UTF-8; a push whose texts and data pass its provider's 4096-byte payload carries its body, then if need be its title, cut at a whole character and ended with `…` (data is never cut). `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
+        "description": "One text for every language, or a map from language tag to text (NO-5). A push takes the text of the device's `locale` (the tag, then the tag without its last subtags, then another text of its language: a tag naming a script only one of that script or of none), then the same for the user's language (`PUT /v1/users/{id}`), then the catalog's `default_locale`. Each text is 1-1024 characters (Unicode scalars); a push whose texts and data pass its provider's 4096-byte payload carries its body, then if need be its title, cut at a whole character and ended with `…` (data is never cut). `{name}` placeholders are filled from `args`, then `data`; a placeholder without a value is 400, so the pattern admits texts without placeholders only (`{{` and `}}` are literal braces).",
         "oneOf": [
           {"$ref": "#/components/schemas/NotificationTextTemplate"},
           {
@@ -126,7 +126,7 @@ extension OpenAPIComponents {
             "type": ["string", "null"],
             "minLength": 1,
             "maxLength": 64,
-            "description": "1-64 bytes of UTF-8 without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header); default the kind's (NO-7). A kind's key its template fills past 64 bytes, or with a control character or a space at either end, is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
+            "description": "1-64 characters (Unicode scalars) without control characters or a space at either end (it is sent as APNs's `apns-collapse-id` header); default the kind's (NO-7). A key past APNs's 64 bytes (multi-byte characters, or a kind's key its template fills), or with a control character or a space at either end, is sent shortened: its first characters, `~` and 16 hex digits of a hash of the whole key, the same for the same key. Without one (and without the kind's `tag`), the notification's id is the collapse id / tag / Web Push Topic, so a push resent after a crash replaces its first copy instead of showing twice (ADR 0020); it never becomes FCM's `android.collapse_key`."
           },
           "thread_id": {"$ref": "#/components/schemas/PushName"},
           "sound": {"$ref": "#/components/schemas/PushName"},

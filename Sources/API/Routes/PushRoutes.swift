@@ -264,14 +264,14 @@ struct PushRoutes {
         if let ttl = body.ttl_seconds, !(0...2_419_200).contains(ttl) {
             throw HTTPError.invalid("notification.ttl_seconds", "ttl_seconds must be 0 to 2419200 (28 days)")
         }
-        if let key = body.collapse_key, key.utf8.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
-            throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 bytes, without control characters or a space "
+        if let key = body.collapse_key, key.unicodeScalars.count > 64 || !NotificationRenderer.isSendableCollapseKey(key) {
+            throw HTTPError.invalid("notification.collapse_key", "collapse_key is at most 64 characters, without control characters or a space "
                                     + "at either end (it is sent as the apns-collapse-id header)")
         }
         try NotificationRequest.checkPushNames(thread: body.thread_id, sound: body.sound, channel: body.android_channel_id,
                                                prefix: "notification.")
         return PushNotification(kind: kind, title: body.title, subtitle: body.subtitle, body: body.body, sound: body.sound,
-                                badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key, data: body.data ?? [:],
+                                badge: body.badge, threadID: body.thread_id, collapseKey: body.collapse_key.map(NotificationRenderer.fitCollapseKey), data: body.data ?? [:],
                                 priority: priority, ttlSeconds: body.ttl_seconds, androidChannelID: body.android_channel_id)
     }
 }

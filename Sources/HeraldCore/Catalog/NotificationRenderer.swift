@@ -97,7 +97,9 @@ public struct NotificationRenderer: Sendable {
         out.locale = chosenTitle?.locale ?? chosenBody?.locale
         out.subtitle = try? definition?.subtitle?.render(values, field: "subtitle")
         if let collapseKey {
-            out.collapseKey = collapseKey
+            // Taken at intake as 1-64 characters (what the OpenAPI's `maxLength` counts): one of
+            // multi-byte characters past APNs's 64 bytes is sent shortened, as a kind's is.
+            out.collapseKey = Self.fitCollapseKey(collapseKey)
             out.tag = collapseKey
         } else {
             let rendered = try definition?.collapse?.render(values, field: "collapse")
@@ -159,7 +161,8 @@ public struct NotificationRenderer: Sendable {
         return !key.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
-    /// A kind's collapse key as its template rendered it, or, when the call's data made it longer
+    /// A kind's collapse key as its template rendered it (or a call's, 1-64 characters), or, when
+    /// the call's data or multi-byte characters made it longer
     /// than `maximumCollapseKeyBytes`, its first whole characters, `~` and 16 hex digits of a
     /// 64-bit FNV-1a hash of the whole key. APNs refuses a longer `apns-collapse-id`, which would
     /// dead-letter every push of the notification; the hash (not Swift's `Hasher`, which is seeded
@@ -170,7 +173,7 @@ public struct NotificationRenderer: Sendable {
     /// control characters left out of the prefix: sent as it is, the `apns-collapse-id` header
     /// it becomes fails every APNs push of the notification as a transport error, for the whole
     /// retry budget.
-    static func fitCollapseKey(_ key: String) -> String {
+    public static func fitCollapseKey(_ key: String) -> String {
         guard key.utf8.count > maximumCollapseKeyBytes || !isSendableCollapseKey(key) else { return key }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }

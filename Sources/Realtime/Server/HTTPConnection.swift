@@ -74,8 +74,9 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     @exclusivity(unchecked) var flushQueued = false
     private var readPaused = false
     private var lingering = false
-    /// The peer half-closed (read returned 0) while an answer was still owed or queued: finish
-    /// sending it, then close without lingering for an EOF that already came.
+    /// The peer half-closed (read returned 0) while an answer was still owed or queued, or on an
+    /// open SSE stream (RFC 9112 §9.6: it may still read): finish sending, then close without
+    /// lingering for an EOF that already came.
     private var peerClosed = false
     /// The open SSE stream's or WebSocket's `ready` and what follows wait in the backlog (and a
     /// WebSocket client's frames in its parser) until presence told the other nodes about the
@@ -137,6 +138,12 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
     // MARK: - Events
 
     func handleEvents(_ events: UInt32) {
+        // After the peer's FIN a read returns 0 even once the connection has failed (a reset, or
+        // `ETIMEDOUT` from the dead-peer bound): the hang-up or error event is what tells.
+        if peerClosed, events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            close()
+            return
+        }
         if events & EPOLLOUT.rawValue != 0 { flush() }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             readAvailable()
@@ -189,6 +196,17 @@ final class HTTPConnection: EventLoopHandler, StreamSubscriber {
                 case .reading where !outbound.isEmpty, .closing where !outbound.isEmpty:
                     peerClosed = true
                     beginClosing()
+                    return
+                case .stream:
+                    // An SSE client has nothing to send after its request, and one that says so
+                    // still reads: the stream goes on. A FIN does not tell a half-close from a
+                    // client that left, so a heartbeat goes now (unless bytes are queued, which
+                    // do the same): a closed socket answers it with a reset within a round trip,
+                    // and its stream and presence end then, not a heartbeat later. A vanished
+                    // one is ended by the kernel's dead-peer bound (ADR 0021); both arrive as
+                    // `handleEvents`' hang-up or error, or a failed send.
+                    if !peerClosed, outbound.isEmpty { write(context.heartbeatBytes) }
+                    peerClosed = true
                     return
                 default:
                     close()
