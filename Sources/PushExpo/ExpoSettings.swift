@@ -62,7 +62,7 @@ public struct ExpoSettings: Sendable, Equatable {
         var settings = ExpoSettings(baseURL: url ?? defaultBaseURL, accessToken: token)
         if let raw = EnvironmentReading.value("HERALD_EXPO_BATCH_MS", in: environment) {
             // Digits only, as Herald's other numeric settings: `Int` also reads `+5`.
-            guard raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let window = Int(raw), (0...1000).contains(window) else {
+            guard raw.isASCIIDigits, let window = Int(raw), (0...1000).contains(window) else {
                 throw .invalidValue(variable: "HERALD_EXPO_BATCH_MS", reason: "must be a whole number of ms in 0...1000, in digits only, got '\(raw)'")
             }
             settings.batchWindowMilliseconds = window

@@ -136,7 +136,7 @@ enum JobsCommand {
     /// Unix ms from an RFC 3339 time (with or without fractional seconds) or a non-negative integer.
     static func parseTime(_ text: String) -> Int64? {
         // Digits only: `Int64` also reads `+5`, which no RFC 3339 time or unix ms is written as.
-        if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { return Int64(text) }
+        if text.isASCIIDigits { return Int64(text) }
         // Strictly (2026-02-30 or +25:00 is refused, not rolled over into another instant).
         return RFC3339.milliseconds(text)
     }

@@ -200,7 +200,7 @@ struct Settings {
             guard let raw = value(name) else { return fallback }
             // Digits only: `Int` also reads `+8080` and `-0`, spellings no setting documents (every
             // minimum is 0 or more), and a sign there is more likely a slip than a meaning.
-            guard raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = Int(raw), number >= min, number <= max else {
+            guard raw.isASCIIDigits, let number = Int(raw), number >= min, number <= max else {
                 throw .invalid(name: name, value: raw, expected: "an integer from \(min) to \(max == Int.max ? "∞" : String(max)), in digits only")
             }
             return number

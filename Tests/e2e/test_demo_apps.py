@@ -14,7 +14,7 @@ import time
 import jwt
 import pytest
 
-from conftest import JWT_SECRET, assert_error
+from conftest import JWT_SECRET, assert_error, wait_until
 from test_apps import HTTP, bearer  # the shared client lives for the session
 
 ADMIN_KEY = "e2e-admin-key-0123456789"
@@ -225,12 +225,12 @@ def test_a_demo_app_another_node_stored_meanwhile_is_taken_not_given_up(herald_f
                                    "-v", "ON_ERROR_STOP=1", "-q"], stdin=subprocess.PIPE, text=True)
         holder.stdin.write("BEGIN; INSERT INTO apps SELECT * FROM demo_b_copy;\n")
         holder.stdin.flush()
-        wait_for(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'") == [["1"]],
-                 "the other session's uncommitted insert")
+        wait_until(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'") == [["1"]],
+                   15.0, "the other session's uncommitted insert")
         starting = threading.Thread(target=h.start)
         starting.start()
-        wait_for(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == [["1"]],
-                 "this node's insert waiting on the other session's")
+        wait_until(lambda: pg.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") == [["1"]],
+                   15.0, "this node's insert waiting on the other session's")
         holder.stdin.write("COMMIT;\n")
         holder.stdin.close()
         holder.wait(10)
@@ -244,9 +244,3 @@ def test_a_demo_app_another_node_stored_meanwhile_is_taken_not_given_up(herald_f
             holder.kill()
         pg.cleanup()
 
-
-def wait_for(predicate, what, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)

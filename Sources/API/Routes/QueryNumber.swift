@@ -12,8 +12,7 @@ extension HTTPRequest {
     ///   parameter as `queryValue(_:)` refuses it.
     func queryNumber<N: FixedWidthInteger>(_ name: String, in range: ClosedRange<N>, otherwise message: String) throws(HTTPError) -> N? {
         guard let raw = try queryValue(name) else { return nil }
-        guard !raw.isEmpty, raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let value = N(raw), range.contains(value) else {
+        guard raw.isASCIIDigits, let value = N(raw), range.contains(value) else {
             throw HTTPError.invalid(name, message)
         }
         return value

@@ -21,7 +21,7 @@ public struct StreamCursor: Hashable, Sendable, CustomStringConvertible {
         // (`+f1c2a9b`), a spelling Herald never writes.
         guard parts.count == 2, parts[0].utf8.count == 8, (1...20).contains(parts[1].utf8.count),
               parts[0].utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) }),
-              parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              parts[1].isASCIIDigits,
               let epoch = UInt32(parts[0], radix: 16),
               let sequence = UInt64(parts[1]), String(sequence) == parts[1] else { return nil }
         self.init(epoch: epoch, sequence: sequence)
